@@ -1,0 +1,197 @@
+// Package agentconfig validates agent version configurations: the same rules apply to the
+// API, to seed data and to fixtures.
+package agentconfig
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/agentplane/agentplane/internal/schemacheck"
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+func invalid(field, format string, args ...any) error {
+	return &store.ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+func required(field, v string) error {
+	if strings.TrimSpace(v) == "" {
+		return invalid(field, "is required and must not be empty")
+	}
+	return nil
+}
+
+func maxLen(field, v string, n int) error {
+	if len([]rune(v)) > n {
+		return invalid(field, "must be at most %d characters", n)
+	}
+	return nil
+}
+
+func oneOf(field, v string, allowed []string) error {
+	if !slices.Contains(allowed, v) {
+		return invalid(field, "must be one of %s, got %q", strings.Join(allowed, ", "), v)
+	}
+	return nil
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Validate checks a config before it is saved: required fields, ranges, schemas
+// that compile, references that exist, and the shape each agent type needs. agentID is the
+// agent being configured ("" when creating), so it cannot list itself as a sub-agent.
+func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID string, c *store.AgentConfig) error {
+	if err := required("config.model", c.Model); err != nil {
+		return err
+	}
+	if err := st.CheckRefs(ctx, ws, store.KindLLMModel, "config.model", c.Model); err != nil {
+		return err
+	}
+	if c.Temperature != nil && (*c.Temperature < 0 || *c.Temperature > 2 || math.IsNaN(*c.Temperature)) {
+		return invalid("config.temperature", "must be between 0 and 2")
+	}
+	if c.MaxTokens < 0 || c.MaxTokens > 1_000_000 {
+		return invalid("config.max_tokens", "must be between 1 and 1000000")
+	}
+	if c.MaxIterations < 0 || c.MaxIterations > 100 {
+		return invalid("config.max_iterations", "must be between 1 and 100")
+	}
+	if err := maxLen("config.system_prompt", c.SystemPrompt, 100_000); err != nil {
+		return err
+	}
+	for field, raw := range map[string]json.RawMessage{"config.input_schema": c.InputSchema, "config.output_schema": c.OutputSchema} {
+		if len(raw) == 0 || string(raw) == "null" {
+			continue
+		}
+		if _, err := schemacheck.Compile(raw); err != nil {
+			return invalid(field, "is not a valid JSON Schema (2020-12): %s", err.Error())
+		}
+	}
+	if c.PromptVersionID != "" && c.PromptID == "" {
+		return invalid("config.prompt_version_id", "needs config.prompt_id")
+	}
+	if c.PromptID != "" {
+		if err := st.CheckRefs(ctx, ws, store.KindPrompt, "config.prompt_id", c.PromptID); err != nil {
+			return err
+		}
+		if c.PromptVersionID != "" {
+			ok, err := st.PromptVersionBelongs(ctx, ws, c.PromptID, c.PromptVersionID)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return invalid("config.prompt_version_id", "prompt version %s is not a version of prompt %s", c.PromptVersionID, c.PromptID)
+			}
+		}
+	}
+	if err := firstErr(
+		st.CheckRefs(ctx, ws, store.KindMCPTool, "config.tools", c.Tools...),
+		st.CheckRefs(ctx, ws, store.KindGuardrail, "config.guardrails", c.Guardrails...),
+		st.CheckRefs(ctx, ws, store.KindAgent, "config.sub_agents", c.SubAgents...),
+	); err != nil {
+		return err
+	}
+	if agentID != "" && slices.Contains(c.SubAgents, agentID) {
+		return invalid("config.sub_agents", "an agent cannot be its own sub-agent")
+	}
+	if c.Approval != nil {
+		for i, cp := range c.Approval.Checkpoints {
+			f := fmt.Sprintf("config.approval.checkpoints[%d]", i)
+			if err := firstErr(required(f+".name", cp.Name), oneOf(f+".when", cp.When, []string{"before_output", "before_tools"})); err != nil {
+				return err
+			}
+		}
+	}
+	if err := validateSteps(c.Steps, agentType); err != nil {
+		return err
+	}
+	for i, step := range c.Steps {
+		if step.AgentID != "" {
+			if err := st.CheckRefs(ctx, ws, store.KindAgent, fmt.Sprintf("config.steps[%d].agent_id", i), step.AgentID); err != nil {
+				return err
+			}
+		}
+	}
+	switch agentType {
+	case "chain", "workflow":
+		if len(c.Steps) == 0 {
+			return invalid("config.steps", "a %s agent needs at least one step", agentType)
+		}
+	case "multi_agent":
+		if len(c.SubAgents) == 0 {
+			return invalid("config.sub_agents", "a multi_agent agent needs at least one sub-agent")
+		}
+	case "approval":
+		if c.Approval == nil || len(c.Approval.Checkpoints) == 0 {
+			return invalid("config.approval.checkpoints", "an approval agent needs at least one checkpoint")
+		}
+	}
+	return nil
+}
+
+// validateSteps checks step ids are unique and dependencies name earlier-declared or later
+// steps without forming a cycle; chains may not declare dependencies (order is the list's).
+func validateSteps(steps []store.AgentStep, agentType string) error {
+	ids := map[string]int{}
+	for i, st := range steps {
+		f := fmt.Sprintf("config.steps[%d]", i)
+		if err := required(f+".id", st.ID); err != nil {
+			return err
+		}
+		if _, dup := ids[st.ID]; dup {
+			return invalid(f+".id", "step id %q is used twice", st.ID)
+		}
+		ids[st.ID] = i
+		if st.Instruction == "" && st.AgentID == "" {
+			return invalid(f, "a step needs an instruction or an agent_id")
+		}
+	}
+	for i, st := range steps {
+		for j, dep := range st.DependsOn {
+			f := fmt.Sprintf("config.steps[%d].depends_on[%d]", i, j)
+			if agentType == "chain" {
+				return invalid(f, "chain steps run in list order; depends_on is for workflow agents")
+			}
+			if _, ok := ids[dep]; !ok {
+				return invalid(f, "no step has id %q", dep)
+			}
+		}
+	}
+	// Kahn's algorithm: every step must become ready, else there is a cycle.
+	indeg := make([]int, len(steps))
+	for i, st := range steps {
+		indeg[i] = len(st.DependsOn)
+	}
+	done := 0
+	for progress := true; progress; {
+		progress = false
+		for i, st := range steps {
+			if indeg[i] != 0 {
+				continue
+			}
+			indeg[i] = -1
+			done++
+			progress = true
+			for k, other := range steps {
+				if slices.Contains(other.DependsOn, st.ID) {
+					indeg[k]--
+				}
+			}
+		}
+	}
+	if done != len(steps) {
+		return invalid("config.steps", "the depends_on links form a cycle")
+	}
+	return nil
+}

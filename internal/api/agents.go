@@ -1,0 +1,318 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/agentplane/agentplane/internal/agentconfig"
+	"github.com/agentplane/agentplane/internal/runtime"
+	"github.com/agentplane/agentplane/internal/schemacheck"
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+// DefaultModel is the model of an agent created without a config.
+const DefaultModel = "gpt-4o-mini"
+
+type agentCreateRequest struct {
+	Name        string             `json:"name" maxLength:"200" doc:"Display name."`
+	Description string             `json:"description,omitempty" maxLength:"2000"`
+	Type        string             `json:"type" enum:"simple,agent,chain,workflow,multi_agent,approval"`
+	Status      string             `json:"status,omitempty" enum:"active,inactive,archived" doc:"Defaults to active."`
+	Tags        []string           `json:"tags,omitempty"`
+	Metadata    map[string]any     `json:"metadata,omitempty"`
+	Config      *store.AgentConfig `json:"config,omitempty" doc:"Configuration of version 1, which becomes active. Defaults to {\"model\": \"gpt-4o-mini\"}."`
+	Notes       string             `json:"notes,omitempty" doc:"Notes of version 1."`
+}
+
+type agentUpdateRequest struct {
+	Name        *string         `json:"name,omitempty" maxLength:"200"`
+	Description *string         `json:"description,omitempty" maxLength:"2000"`
+	Status      *string         `json:"status,omitempty" enum:"active,inactive,archived"`
+	Tags        *[]string       `json:"tags,omitempty"`
+	Metadata    *map[string]any `json:"metadata,omitempty"`
+}
+
+type agentVersionCreateRequest struct {
+	Config store.AgentConfig `json:"config"`
+	Notes  string            `json:"notes,omitempty" maxLength:"2000"`
+}
+
+type agentPreviewRequest struct {
+	Input     map[string]any     `json:"input"`
+	VersionID string             `json:"version_id,omitempty" doc:"Preview this version instead of the active one."`
+	Config    *store.AgentConfig `json:"config,omitempty" doc:"Preview an unsaved configuration."`
+}
+
+// AgentPreview is what an execution would send to the model, without calling it.
+type AgentPreview struct {
+	AgentID   string             `json:"agent_id"`
+	VersionID *string            `json:"version_id" doc:"The version previewed; null for an unsaved config."`
+	Model     string             `json:"model"`
+	Messages  []runtime.Message  `json:"messages"`
+	Variables []string           `json:"variables" doc:"Variables the prompt template uses."`
+	Missing   []string           `json:"missing" doc:"Template variables the input does not supply."`
+	Config    *store.AgentConfig `json:"config"`
+}
+
+func (s *Server) agentRoutes() []route {
+	const tag = "Agents"
+	return []route{
+		{method: "GET", path: v1 + "/agents", op: "listAgents", tag: tag, scope: "agents:read", summary: "List agents", list: true,
+			params: []param{{name: "type", typ: "string", enum: store.AgentTypes}, {name: "status", typ: "string", enum: store.AgentStatuses},
+				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
+			resp: store.Agent{}, h: s.listAgents},
+		{method: "POST", path: v1 + "/agents", op: "createAgent", tag: tag, scope: "agents:write", summary: "Create an agent (and its version 1)",
+			body: agentCreateRequest{}, resp: store.Agent{}, status: http.StatusCreated, creates: true, h: s.createAgent},
+		{method: "GET", path: v1 + "/agents/{id}", op: "getAgent", tag: tag, scope: "agents:read", summary: "Get an agent", resp: store.Agent{}, h: s.getAgent},
+		{method: "PATCH", path: v1 + "/agents/{id}", op: "updateAgent", tag: tag, scope: "agents:write", summary: "Update an agent's name, description, status, tags or metadata",
+			desc: "Configuration changes are made by creating a version and promoting it.", body: agentUpdateRequest{}, resp: store.Agent{}, h: s.updateAgent},
+		{method: "DELETE", path: v1 + "/agents/{id}", op: "deleteAgent", tag: tag, scope: "agents:write", summary: "Delete an agent and its versions",
+			resp: store.Agent{}, h: s.deleteAgent},
+		{method: "GET", path: v1 + "/agents/{id}/versions", op: "listAgentVersions", tag: tag, scope: "agents:read", summary: "List an agent's versions, newest first",
+			list: true, resp: store.AgentVersion{}, h: s.listAgentVersions},
+		{method: "POST", path: v1 + "/agents/{id}/versions", op: "createAgentVersion", tag: tag, scope: "agents:write", summary: "Create a version",
+			desc: "The new version gets the next number and does not become active until promoted.",
+			body: agentVersionCreateRequest{}, resp: store.AgentVersion{}, status: http.StatusCreated, creates: true, h: s.createAgentVersion},
+		{method: "GET", path: v1 + "/agents/{id}/versions/{version_id}", op: "getAgentVersion", tag: tag, scope: "agents:read", summary: "Get a version",
+			resp: store.AgentVersion{}, h: s.getAgentVersion},
+		{method: "POST", path: v1 + "/agents/{id}/versions/{version_id}/promote", op: "promoteAgentVersion", tag: tag, scope: "agents:write",
+			summary: "Make a version the active one", resp: store.Agent{}, h: s.promoteAgentVersion},
+		{method: "POST", path: v1 + "/agents/{id}/preview", op: "previewAgent", tag: tag, scope: "agents:read",
+			summary: "Validate input and show the messages an execution would send", desc: "No model call is made and nothing is recorded.",
+			body: agentPreviewRequest{}, resp: AgentPreview{}, h: s.previewAgent},
+	}
+}
+
+func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	f := store.AgentFilter{Type: q.Get("type"), Status: q.Get("status"), Query: q.Get("q")}
+	if f.Type != "" {
+		if err := oneOf("type", f.Type, store.AgentTypes); err != nil {
+			return badRequest("%s", err.Error())
+		}
+	}
+	if f.Status != "" {
+		if err := oneOf("status", f.Status, store.AgentStatuses); err != nil {
+			return badRequest("%s", err.Error())
+		}
+	}
+	items, total, err := s.store.AgentList(r.Context(), s.workspace(r), f, p)
+	if err != nil {
+		return err
+	}
+	writeList(w, items, p, total)
+	return nil
+}
+
+func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
+	var req agentCreateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if req.Status == "" {
+		req.Status = "active"
+	}
+	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200), maxLen("description", req.Description, 2000),
+		oneOf("type", req.Type, store.AgentTypes), oneOf("status", req.Status, store.AgentStatuses)); err != nil {
+		return err
+	}
+	ws := s.workspace(r)
+	cfg := req.Config
+	if cfg == nil {
+		cfg = &store.AgentConfig{Model: DefaultModel}
+	}
+	if err := agentconfig.Validate(r.Context(), s.store, ws, req.Type, "", cfg); err != nil {
+		return err
+	}
+	a, err := s.store.AgentCreate(r.Context(), &store.Agent{
+		WorkspaceID: ws, Name: strings.TrimSpace(req.Name), Description: req.Description, Type: req.Type, Status: req.Status,
+		Tags: store.Strings(req.Tags), Metadata: store.JSONObject(req.Metadata),
+	}, cfg, req.Notes)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusCreated, a)
+	return nil
+}
+
+func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
+	a, err := s.store.AgentGet(r.Context(), s.workspace(r), pathID(r, "id"))
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, a)
+	return nil
+}
+
+func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) error {
+	var req agentUpdateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	var p store.AgentPatch
+	if req.Name != nil {
+		if err := firstErr(required("name", *req.Name), maxLen("name", *req.Name, 200)); err != nil {
+			return err
+		}
+		p.Name = ptr(strings.TrimSpace(*req.Name))
+	}
+	if req.Description != nil {
+		if err := maxLen("description", *req.Description, 2000); err != nil {
+			return err
+		}
+		p.Description = req.Description
+	}
+	if req.Status != nil {
+		if err := oneOf("status", *req.Status, store.AgentStatuses); err != nil {
+			return err
+		}
+		p.Status = req.Status
+	}
+	if req.Tags != nil {
+		p.Tags = ptr(store.Strings(*req.Tags))
+	}
+	if req.Metadata != nil {
+		p.Metadata = ptr(store.JSONObject(*req.Metadata))
+	}
+	a, err := s.store.AgentUpdate(r.Context(), s.workspace(r), pathID(r, "id"), p)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, a)
+	return nil
+}
+
+func (s *Server) deleteAgent(w http.ResponseWriter, r *http.Request) error {
+	a, err := s.store.AgentDelete(r.Context(), s.workspace(r), pathID(r, "id"))
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, a)
+	return nil
+}
+
+func (s *Server) listAgentVersions(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	items, total, err := s.store.AgentVersionList(r.Context(), s.workspace(r), pathID(r, "id"), p)
+	if err != nil {
+		return err
+	}
+	writeList(w, items, p, total)
+	return nil
+}
+
+func (s *Server) createAgentVersion(w http.ResponseWriter, r *http.Request) error {
+	var req agentVersionCreateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	ws, id := s.workspace(r), pathID(r, "id")
+	a, err := s.store.AgentGet(r.Context(), ws, id)
+	if err != nil {
+		return err
+	}
+	if err := maxLen("notes", req.Notes, 2000); err != nil {
+		return err
+	}
+	if err := agentconfig.Validate(r.Context(), s.store, ws, a.Type, id, &req.Config); err != nil {
+		return err
+	}
+	v, err := s.store.AgentVersionCreate(r.Context(), &store.AgentVersion{WorkspaceID: ws, AgentID: id, Config: req.Config, Notes: req.Notes})
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusCreated, v)
+	return nil
+}
+
+func (s *Server) getAgentVersion(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.store.AgentVersionGet(r.Context(), s.workspace(r), pathID(r, "id"), pathID(r, "version_id"))
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, v)
+	return nil
+}
+
+func (s *Server) promoteAgentVersion(w http.ResponseWriter, r *http.Request) error {
+	ws, id := s.workspace(r), pathID(r, "id")
+	if err := s.store.AgentVersionPromote(r.Context(), ws, id, pathID(r, "version_id")); err != nil {
+		return err
+	}
+	a, err := s.store.AgentGet(r.Context(), ws, id)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, a)
+	return nil
+}
+
+func (s *Server) previewAgent(w http.ResponseWriter, r *http.Request) error {
+	var req agentPreviewRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	ws, id := s.workspace(r), pathID(r, "id")
+	a, err := s.store.AgentGet(r.Context(), ws, id)
+	if err != nil {
+		return err
+	}
+	if req.VersionID != "" && req.Config != nil {
+		return invalid("config", "give either version_id or config, not both")
+	}
+	var cfg *store.AgentConfig
+	var versionID *string
+	switch {
+	case req.Config != nil:
+		if err := agentconfig.Validate(r.Context(), s.store, ws, a.Type, id, req.Config); err != nil {
+			return err
+		}
+		cfg = req.Config
+	case req.VersionID != "":
+		v, err := s.store.AgentVersionGet(r.Context(), ws, id, req.VersionID)
+		if err != nil {
+			return err
+		}
+		cfg, versionID = &v.Config, &v.ID
+	default:
+		if a.Config == nil {
+			return conflict("agent %s has no active version", id)
+		}
+		cfg, versionID = a.Config, a.ActiveVersionID
+	}
+	if req.Input == nil {
+		req.Input = map[string]any{}
+	}
+	if err := validateInput(cfg, req.Input); err != nil {
+		return err
+	}
+	rendered, err := runtime.Render(r.Context(), s.store, ws, cfg, req.Input)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, AgentPreview{AgentID: id, VersionID: versionID, Model: cfg.Model, Messages: rendered.Messages,
+		Variables: rendered.Variables, Missing: rendered.Missing, Config: cfg})
+	return nil
+}
+
+// validateInput checks an execution input against the config's input_schema (422 naming the path).
+func validateInput(cfg *store.AgentConfig, input map[string]any) error {
+	if len(cfg.InputSchema) == 0 {
+		return nil
+	}
+	sch, err := schemacheck.Compile(cfg.InputSchema)
+	if err != nil {
+		return invalid("config.input_schema", "%s", err.Error())
+	}
+	if err := sch.Validate(input); err != nil {
+		return invalid("input", "%s", err.Error())
+	}
+	return nil
+}

@@ -1,0 +1,4 @@
+package api
+
+// dataSourceRoutes is filled in by its resource file.
+func (s *Server) dataSourceRoutes() []route { return nil }

@@ -1,0 +1,105 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+// Error is an API failure with a stable code and a message safe to show to the caller.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+	Header  http.Header // extra response headers, e.g. Retry-After
+}
+
+func (e *Error) Error() string { return e.Message }
+
+var statusCodes = map[int]string{
+	http.StatusBadRequest:            "bad_request",
+	http.StatusUnauthorized:          "unauthorized",
+	http.StatusPaymentRequired:       "plan_limit_exceeded",
+	http.StatusForbidden:             "forbidden",
+	http.StatusNotFound:              "not_found",
+	http.StatusMethodNotAllowed:      "method_not_allowed",
+	http.StatusConflict:              "conflict",
+	http.StatusRequestEntityTooLarge: "request_too_large",
+	http.StatusUnsupportedMediaType:  "unsupported_media_type",
+	http.StatusUnprocessableEntity:   "validation_error",
+	http.StatusTooManyRequests:       "rate_limited",
+	http.StatusInternalServerError:   "internal_error",
+	http.StatusServiceUnavailable:    "unavailable",
+}
+
+func errorf(status int, format string, args ...any) *Error {
+	return &Error{Status: status, Code: statusCodes[status], Message: fmt.Sprintf(format, args...)}
+}
+
+func badRequest(format string, args ...any) *Error {
+	return errorf(http.StatusBadRequest, format, args...)
+}
+
+// invalid is a 422 naming the field at fault.
+func invalid(field, format string, args ...any) *Error {
+	return errorf(http.StatusUnprocessableEntity, "%s: %s", field, fmt.Sprintf(format, args...))
+}
+
+func conflict(format string, args ...any) *Error { return errorf(http.StatusConflict, format, args...) }
+
+func notFound(resource, id string) *Error {
+	return errorf(http.StatusNotFound, "%s %s not found", resource, id)
+}
+
+// errorBody is the error envelope.
+type errorBody struct {
+	Data    *struct{} `json:"data"`
+	Error   string    `json:"error"`
+	Message string    `json:"message"`
+}
+
+// toAPIError maps any error to an *Error; errors it does not know become 500 with the
+// request id, and their text goes only to the log.
+func (s *Server) toAPIError(r *http.Request, err error) *Error {
+	var ae *Error
+	var nf *store.NotFoundError
+	var ce *store.ConflictError
+	var re *store.ReferenceError
+	var ve *store.ValidationError
+	switch {
+	case errors.As(err, &ve):
+		return errorf(http.StatusUnprocessableEntity, "%s", ve.Error())
+	case errors.As(err, &ae):
+		return ae
+	case errors.As(err, &nf):
+		return errorf(http.StatusNotFound, "%s", nf.Error())
+	case errors.As(err, &ce):
+		return errorf(http.StatusConflict, "%s", ce.Message)
+	case errors.As(err, &re):
+		return errorf(http.StatusUnprocessableEntity, "%s", re.Error())
+	case errors.Is(err, r.Context().Err()) && r.Context().Err() != nil:
+		return errorf(http.StatusServiceUnavailable, "the request was cancelled before it finished")
+	}
+	rid := requestID(r.Context())
+	s.log.ErrorContext(r.Context(), "request failed", slog.String("request_id", rid),
+		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
+	return errorf(http.StatusInternalServerError, "internal error; quote request id %s when reporting it", rid)
+}
+
+// writeError sends the error envelope.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	ae := s.toAPIError(r, err)
+	for k, vs := range ae.Header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	if ae.Status == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", strconv.Itoa(1))
+	}
+	writeJSON(w, ae.Status, errorBody{Error: ae.Code, Message: ae.Message})
+}

@@ -1,0 +1,4 @@
+package api
+
+// guardrailRoutes is filled in by its resource file.
+func (s *Server) guardrailRoutes() []route { return nil }

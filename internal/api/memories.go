@@ -1,0 +1,4 @@
+package api
+
+// memoryRoutes is filled in by its resource file.
+func (s *Server) memoryRoutes() []route { return nil }

@@ -1,0 +1,299 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+// handlerFunc is what every route runs; a returned error becomes the error envelope.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// param documents one query parameter.
+type param struct {
+	name, typ, desc string
+	enum            []string
+}
+
+// route is one entry of the route table: the single source of the mux, the OpenAPI document
+// and the scope each operation requires.
+type route struct {
+	method   string
+	path     string // absolute, e.g. /api/v1/agents/{id}
+	op       string // operationId
+	summary  string
+	desc     string
+	tag      string
+	scope    string // "" for public routes
+	params   []param
+	body     any // request body type (a zero value), nil when there is none
+	resp     any // the "data" type of the success envelope (a zero value)
+	list     bool
+	status   int  // success status; 200 when zero
+	creates  bool // honours Idempotency-Key
+	sse      bool // text/event-stream response
+	raw      bool // response is not the JSON envelope (docs, metrics, openapi)
+	emulator bool // only in the emulator
+	errs     []int
+	h        handlerFunc
+}
+
+func (rt route) pattern() string { return rt.method + " " + rt.path }
+
+var pageQuery = []param{
+	{name: "page", typ: "integer", desc: "1-based page number (default 1)."},
+	{name: "limit", typ: "integer", desc: "Items per page, 1 to 100 (default 20)."},
+}
+
+// openAPIDoc builds the OpenAPI 3.1 document from the route table.
+func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
+	reg := huma.NewMapRegistry("#/components/schemas/", huma.DefaultSchemaNamer)
+	reg.RegisterTypeAlias(reflect.TypeFor[store.Time](), reflect.TypeFor[timeAlias]())
+	reg.RegisterTypeAlias(reflect.TypeFor[json.RawMessage](), reflect.TypeFor[any]())
+	title := "agentplane API"
+	desc := "The agentplane REST API. Every JSON response uses the envelope `{\"data\", \"message\"}` " +
+		"(lists add `pagination` with both `total_pages` and `pages`); errors are `{\"data\": null, \"error\", \"message\"}`. " +
+		"Unknown request fields are ignored; malformed JSON and wrong types are 400, invalid values 422. " +
+		"Prompt templates use Mustache semantics without HTML escaping: `{{ variable }}`, sections `{{#list}}…{{/list}}`, inverted sections `{{^x}}…{{/x}}`. " +
+		"POST requests that create something honour `Idempotency-Key`: the same key and body within 24 h replays the first response; the same key with another body is 409."
+	if emulator {
+		title = "agentplane emulator API"
+		desc += " This is the local emulator: data lives in memory, any X-API-Key (or none) is accepted, and every caller shares one namespace."
+	}
+	doc := &huma.OpenAPI{
+		OpenAPI: "3.1.0",
+		Info:    &huma.Info{Title: title, Version: "1.0.0", Description: desc},
+		Components: &huma.Components{
+			Schemas: reg,
+			SecuritySchemes: map[string]*huma.SecurityScheme{
+				"apiKey": {Type: "apiKey", In: "header", Name: "X-API-Key"},
+				"bearer": {Type: "http", Scheme: "bearer", BearerFormat: "JWT"},
+			},
+		},
+	}
+	errSchema := reg.Schema(reflect.TypeFor[errorBody](), true, "ErrorEnvelope")
+	pagSchema := reg.Schema(reflect.TypeFor[Pagination](), true, "Pagination")
+	requestTypes := map[string]bool{}
+	tags := map[string]bool{}
+	for _, rt := range routes {
+		if rt.emulator && !emulator {
+			continue
+		}
+		op := &huma.Operation{
+			OperationID: rt.op, Method: rt.method, Path: rt.path, Summary: rt.summary, Description: rt.desc,
+			Responses: map[string]*huma.Response{},
+		}
+		if rt.tag != "" {
+			op.Tags = []string{rt.tag}
+			tags[rt.tag] = true
+		}
+		if rt.scope != "" {
+			op.Security = []map[string][]string{{"apiKey": {}}, {"bearer": {}}}
+			op.Description = strings.TrimSpace(op.Description + "\n\nRequires scope `" + rt.scope + "`.")
+		} else {
+			op.Security = []map[string][]string{}
+		}
+		for _, name := range pathParams(rt.path) {
+			op.Parameters = append(op.Parameters, &huma.Param{
+				Name: name, In: "path", Required: true, Schema: &huma.Schema{Type: "string"},
+				Description: "Resource id (KSUID).",
+			})
+		}
+		params := rt.params
+		if rt.list {
+			params = append(append([]param{}, pageQuery...), params...)
+		}
+		for _, p := range params {
+			s := &huma.Schema{Type: p.typ}
+			if p.typ == "integer" && (p.name == "page" || p.name == "limit") {
+				s.Minimum = ptr(1.0)
+				if p.name == "limit" {
+					s.Maximum = ptr(100.0)
+				}
+			}
+			for _, e := range p.enum {
+				s.Enum = append(s.Enum, e)
+			}
+			op.Parameters = append(op.Parameters, &huma.Param{Name: p.name, In: "query", Description: p.desc, Schema: s})
+		}
+		if rt.creates {
+			op.Parameters = append(op.Parameters, &huma.Param{Name: "Idempotency-Key", In: "header", Schema: &huma.Schema{Type: "string", MaxLength: ptr(255)},
+				Description: "Makes the request safe to retry: the same key and body within 24 h returns the first response."})
+		}
+		if rt.body != nil {
+			t := reflect.TypeOf(rt.body)
+			s := reg.Schema(t, true, rt.op+"Request")
+			markRequestSchemas(reg, s, requestTypes)
+			op.RequestBody = &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{"application/json": {Schema: s}}}
+		}
+		status := rt.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		op.Responses[strconv.Itoa(status)] = successResponse(reg, rt, pagSchema)
+		for _, code := range errorStatuses(rt) {
+			op.Responses[strconv.Itoa(code)] = &huma.Response{
+				Description: http.StatusText(code),
+				Content:     map[string]*huma.MediaType{"application/json": {Schema: errSchema}},
+			}
+		}
+		doc.AddOperation(op)
+	}
+	names := make([]string, 0, len(tags))
+	for t := range tags {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	for _, t := range names {
+		doc.Tags = append(doc.Tags, &huma.Tag{Name: t})
+	}
+	for name, s := range reg.Map() {
+		if requestTypes[name] {
+			s.AdditionalProperties = nil // unknown request fields are ignored, not rejected
+		}
+	}
+	return json.Marshal(doc)
+}
+
+// timeAlias documents store.Time as an RFC 3339 date-time string.
+type timeAlias = stdTime
+
+func successResponse(reg huma.Registry, rt route, pag *huma.Schema) *huma.Response {
+	switch {
+	case rt.sse:
+		return &huma.Response{Description: "A Server-Sent Events stream.", Content: map[string]*huma.MediaType{
+			"text/event-stream": {Schema: &huma.Schema{Type: "string"}},
+		}}
+	case rt.raw:
+		var s *huma.Schema
+		if rt.resp != nil {
+			s = reg.Schema(reflect.TypeOf(rt.resp), true, rt.op+"Response")
+		} else {
+			s = &huma.Schema{}
+		}
+		ct := "application/json"
+		if rt.resp == nil {
+			ct = "text/plain"
+		}
+		return &huma.Response{Description: "OK", Content: map[string]*huma.MediaType{ct: {Schema: s}}}
+	}
+	data := &huma.Schema{Type: "null"}
+	if rt.resp != nil {
+		data = reg.Schema(reflect.TypeOf(rt.resp), true, rt.op+"Data")
+	}
+	props := map[string]*huma.Schema{"message": {Type: "string"}}
+	req := []string{"data", "message"}
+	if rt.list {
+		props["data"] = &huma.Schema{Type: "array", Items: data}
+		props["pagination"] = pag
+		req = append(req, "pagination")
+	} else {
+		props["data"] = data
+	}
+	return &huma.Response{
+		Description: http.StatusText(statusOr200(rt.status)),
+		Headers:     map[string]*huma.Param{"X-Request-ID": {Schema: &huma.Schema{Type: "string"}, Description: "The request id (echoed when the client sent one)."}},
+		Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{
+			Type: "object", Properties: props, Required: req,
+		}}},
+	}
+}
+
+func statusOr200(s int) int {
+	if s == 0 {
+		return http.StatusOK
+	}
+	return s
+}
+
+// errorStatuses lists the error responses a route can give, for the document.
+func errorStatuses(rt route) []int {
+	set := map[int]bool{http.StatusInternalServerError: true}
+	if rt.scope != "" {
+		set[http.StatusUnauthorized], set[http.StatusForbidden], set[http.StatusTooManyRequests] = true, true, true
+	}
+	if rt.list {
+		set[http.StatusBadRequest] = true
+	}
+	if len(pathParams(rt.path)) > 0 {
+		set[http.StatusNotFound] = true
+	}
+	if rt.body != nil {
+		set[http.StatusBadRequest], set[http.StatusUnprocessableEntity] = true, true
+		set[http.StatusRequestEntityTooLarge], set[http.StatusUnsupportedMediaType] = true, true
+	}
+	if rt.creates {
+		set[http.StatusConflict] = true
+	}
+	for _, c := range rt.errs {
+		set[c] = true
+	}
+	out := make([]int, 0, len(set))
+	for c := range set {
+		out = append(out, c)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// markRequestSchemas records the named schemas reachable from a request body.
+func markRequestSchemas(reg huma.Registry, s *huma.Schema, seen map[string]bool) {
+	if s == nil {
+		return
+	}
+	if s.Ref != "" {
+		name := strings.TrimPrefix(s.Ref, "#/components/schemas/")
+		if seen[name] {
+			return
+		}
+		seen[name] = true
+		markRequestSchemas(reg, reg.Map()[name], seen)
+		return
+	}
+	for _, p := range s.Properties {
+		markRequestSchemas(reg, p, seen)
+	}
+	markRequestSchemas(reg, s.Items, seen)
+	if as, ok := s.AdditionalProperties.(*huma.Schema); ok {
+		markRequestSchemas(reg, as, seen)
+	}
+	for _, sub := range append(append(s.OneOf, s.AnyOf...), s.AllOf...) {
+		markRequestSchemas(reg, sub, seen)
+	}
+}
+
+var pathParamRe = regexp.MustCompile(`\{([a-z_]+)\}`)
+
+func pathParams(path string) []string {
+	var out []string
+	for _, m := range pathParamRe.FindAllStringSubmatch(path, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// checkRoutes rejects a table with a duplicate pattern or operation id.
+func checkRoutes(routes []route) error {
+	seenPat, seenOp := map[string]bool{}, map[string]bool{}
+	for _, rt := range routes {
+		if seenPat[rt.pattern()] {
+			return fmt.Errorf("route %s registered twice", rt.pattern())
+		}
+		if seenOp[rt.op] {
+			return fmt.Errorf("operation id %s used twice", rt.op)
+		}
+		seenPat[rt.pattern()], seenOp[rt.op] = true, true
+	}
+	return nil
+}

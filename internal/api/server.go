@@ -1,0 +1,128 @@
+// Package api is agentplane's HTTP layer: one route table drives the mux, the OpenAPI
+// document and the scope of every operation, for both the server and the emulator.
+package api
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/agentplane/agentplane/internal/api/docsui"
+	"github.com/agentplane/agentplane/internal/secretbox"
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+// Config is what a Server needs.
+type Config struct {
+	Store  *store.Store
+	Logger *slog.Logger
+	// Secrets encrypts credential values at rest.
+	Secrets *secretbox.Box
+	// Emulator turns on the emulator's behaviour: no auth, one namespace, /admin routes.
+	Emulator bool
+	// WorkspaceID is the namespace of every request while auth is off (the emulator).
+	WorkspaceID string
+	// CORSOrigins lists the origins allowed to call the API from a browser; "*" allows any.
+	CORSOrigins []string
+	// Reset clears the emulator's data and reloads seed and fixtures (emulator only).
+	Reset func(ctx context.Context) error
+	// Version is reported by /health.
+	Version string
+}
+
+// Server serves the API.
+type Server struct {
+	cfg     Config
+	store   *store.Store
+	log     *slog.Logger
+	routes  []route
+	mux     *http.ServeMux
+	handler http.Handler
+	openapi []byte
+	metrics *metrics
+	cors    corsPolicy
+}
+
+// New builds a server and its OpenAPI document.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil || cfg.Logger == nil || cfg.Secrets == nil {
+		return nil, fmt.Errorf("api: Store, Logger and Secrets are required")
+	}
+	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux(), cors: newCORSPolicy(cfg.CORSOrigins)}
+	s.routes = s.routeTable()
+	if err := checkRoutes(s.routes); err != nil {
+		return nil, err
+	}
+	doc, err := openAPIDoc(s.routes, cfg.Emulator)
+	if err != nil {
+		return nil, fmt.Errorf("build openapi document: %w", err)
+	}
+	s.openapi = doc
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.metrics = newMetrics(reg)
+	for _, rt := range s.routes {
+		if rt.emulator && !cfg.Emulator {
+			continue
+		}
+		s.mux.Handle(rt.pattern(), s.wrap(rt))
+	}
+	docs := docsui.Handler("agentplane API", "/openapi.json")
+	s.mux.Handle("GET /docs", docs)
+	s.mux.Handle("GET /docs/", docs)
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	s.mux.HandleFunc("/", s.notFound)
+	s.handler = s.middleware(s.mux)
+	return s, nil
+}
+
+// Handler is the server's whole HTTP handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// OpenAPI returns the OpenAPI 3.1 document as JSON.
+func (s *Server) OpenAPI() []byte { return s.openapi }
+
+// wrap turns a route's handler into an http.Handler that writes errors as the envelope.
+func (s *Server) wrap(rt route) http.Handler {
+	h := rt.h
+	if rt.creates {
+		h = s.idempotent(h)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// notFound answers every path no route matches: 405 when another method would match, else 404.
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "" && pattern != "/" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		s.writeError(w, r, errorf(http.StatusMethodNotAllowed, "method %s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, strings.Join(allow, ", ")))
+		return
+	}
+	s.writeError(w, r, errorf(http.StatusNotFound, "no route for %s %s", r.Method, r.URL.Path))
+}
+
+// workspace returns the workspace the request acts in.
+func (s *Server) workspace(r *http.Request) string {
+	return s.cfg.WorkspaceID
+}

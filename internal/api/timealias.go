@@ -1,0 +1,5 @@
+package api
+
+import "time"
+
+type stdTime = time.Time

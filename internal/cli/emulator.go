@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentplane/agentplane/internal/api"
+	"github.com/agentplane/agentplane/internal/secretbox"
+	"github.com/agentplane/agentplane/internal/seed"
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+// EmulatorWorkspaceID is the one namespace every emulator request acts in.
+const EmulatorWorkspaceID = "2o0yqLDGdJdFRBTuhdfPNEZdAvH"
+
+func emulatorCmd(env Env) *cobra.Command {
+	var (
+		host, fixtures, level, cors string
+		port                        int
+		withSeed                    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "emulator",
+		Short: "Run the local emulator: the same API in memory, seeded, with no auth",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := bindEnv(cmd.Flags(), env, map[string]string{
+				"host": "HOST", "port": "PORT", "seed": "SEED", "fixtures": "FIXTURES", "log-level": "LOG_LEVEL", "cors-origins": "CORS_ORIGINS",
+			}); err != nil {
+				return err
+			}
+			lvl, err := parseLevel(level)
+			if err != nil {
+				return err
+			}
+			if err := checkPort(port); err != nil {
+				return err
+			}
+			return runEmulator(cmd.Context(), cmd.ErrOrStderr(), emulatorOptions{
+				host: host, port: port, seed: withSeed, fixtures: fixtures, level: lvl, cors: splitList(cors),
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&host, "host", "127.0.0.1", "interface to listen on (HOST); 0.0.0.0 for all")
+	f.IntVar(&port, "port", 8080, "port to listen on (PORT); 0 picks a free one")
+	f.BoolVar(&withSeed, "seed", true, "load the built-in seed data (SEED)")
+	f.StringVar(&fixtures, "fixtures", "", "directory of fixture JSON files to load (FIXTURES)")
+	f.StringVar(&level, "log-level", "info", "debug, info, warn or error (LOG_LEVEL)")
+	f.StringVar(&cors, "cors-origins", "*", "comma-separated origins allowed by CORS, or * (CORS_ORIGINS)")
+	return cmd
+}
+
+type emulatorOptions struct {
+	host     string
+	port     int
+	seed     bool
+	fixtures string
+	level    slogLevel
+	cors     []string
+}
+
+func runEmulator(ctx context.Context, stderr io.Writer, o emulatorOptions) error {
+	start := time.Now()
+	log := newLogger(stderr, o.level)
+	st, err := store.Open(ctx, "memory")
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	box := secretbox.NewRandom()
+	load := func(ctx context.Context) error {
+		return st.InTx(ctx, func(tx *store.Store) error {
+			if err := tx.Truncate(ctx); err != nil {
+				return err
+			}
+			if _, err := tx.WorkspaceCreate(ctx, &store.Workspace{ID: EmulatorWorkspaceID, Name: "Emulator", Slug: "default"}); err != nil {
+				return err
+			}
+			return seed.Load(ctx, tx, seed.Options{WorkspaceID: EmulatorWorkspaceID, Seed: o.seed, FixturesDir: o.fixtures, Secrets: box})
+		})
+	}
+	if err := load(ctx); err != nil {
+		return err
+	}
+	srv, err := api.New(api.Config{
+		Store: st, Logger: log, Secrets: box, Emulator: true, WorkspaceID: EmulatorWorkspaceID,
+		CORSOrigins: o.cors, Reset: load, Version: Version,
+	})
+	if err != nil {
+		return err
+	}
+	log.Info("emulator ready: data is in memory and lost on exit; any API key is accepted",
+		"seed", o.seed, "fixtures", o.fixtures, "startup", time.Since(start).Round(time.Millisecond).String())
+	if err := serveHTTP(ctx, log, o.host, o.port, srv.Handler(), "emulator"); err != nil {
+		return fmt.Errorf("emulator: %w", err)
+	}
+	return nil
+}

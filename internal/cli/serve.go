@@ -1,0 +1,204 @@
+package cli
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentplane/agentplane/internal/api"
+	"github.com/agentplane/agentplane/internal/secretbox"
+	"github.com/agentplane/agentplane/internal/seed"
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+// DefaultWorkspaceID is the workspace `serve` creates on an empty database.
+const DefaultWorkspaceID = "2o0yqLDGdJdFRBTuhdfPNEZdAvI"
+
+// dbOptions are the flags shared by every command that opens the server's database.
+type dbOptions struct {
+	dataDir, databaseURL, secretKey, secretKeyFile string
+}
+
+var dbEnv = map[string]string{
+	"data-dir": "DATA_DIR", "database-url": "DATABASE_URL", "secret-key": "SECRET_KEY", "secret-key-file": "SECRET_KEY_FILE",
+}
+
+func (o *dbOptions) flags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.dataDir, "data-dir", "agentplane-data", "directory of the embedded SQLite database and generated key (DATA_DIR)")
+	f.StringVar(&o.databaseURL, "database-url", "", "postgres:// URL; empty uses SQLite in --data-dir (DATABASE_URL)")
+	f.StringVar(&o.secretKey, "secret-key", "", "base64 32-byte key that encrypts credentials at rest (SECRET_KEY)")
+	f.StringVar(&o.secretKeyFile, "secret-key-file", "", "file holding the base64 secret key (SECRET_KEY_FILE); default <data-dir>/secret.key, created if missing")
+}
+
+// url is the store URL the options select.
+func (o *dbOptions) url() (string, error) {
+	if o.databaseURL != "" {
+		if !strings.HasPrefix(o.databaseURL, "postgres://") && !strings.HasPrefix(o.databaseURL, "postgresql://") {
+			return "", usageError{fmt.Errorf("invalid value for --database-url: must start with postgres:// or postgresql://")}
+		}
+		return o.databaseURL, nil
+	}
+	dir, err := filepath.Abs(o.dataDir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "agentplane.db"), nil
+}
+
+// secrets loads the master key: --secret-key, else --secret-key-file, else <data-dir>/secret.key
+// (created with a fresh random key on first start).
+func (o *dbOptions) secrets() (*secretbox.Box, string, error) {
+	if o.secretKey != "" {
+		key, err := decodeKey(o.secretKey)
+		if err != nil {
+			return nil, "", usageError{fmt.Errorf("invalid value for --secret-key: %w", err)}
+		}
+		b, err := secretbox.New(key)
+		return b, "--secret-key", err
+	}
+	path := o.secretKeyFile
+	if path == "" {
+		path = filepath.Join(o.dataDir, "secret.key")
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
+				return nil, "", fmt.Errorf("create data directory: %w", err)
+			}
+			enc := base64.StdEncoding.EncodeToString(secretbox.RandomKey())
+			if err := os.WriteFile(path, []byte(enc+"\n"), 0o600); err != nil {
+				return nil, "", fmt.Errorf("write secret key: %w", err)
+			}
+		}
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("read secret key file: %w", err)
+	}
+	key, err := decodeKey(strings.TrimSpace(string(raw)))
+	if err != nil {
+		return nil, "", fmt.Errorf("secret key file %s: %w", path, err)
+	}
+	b, err := secretbox.New(key)
+	return b, path, err
+}
+
+func decodeKey(s string) ([]byte, error) {
+	key, err := base64.StdEncoding.DecodeString(s)
+	if err != nil || len(key) != secretbox.KeySize {
+		return nil, fmt.Errorf("want the base64 encoding of %d bytes (e.g. `openssl rand -base64 32`)", secretbox.KeySize)
+	}
+	return key, nil
+}
+
+func serveCmd(env Env) *cobra.Command {
+	var (
+		db                dbOptions
+		host, level, cors string
+		port              int
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the server on an embedded SQLite file (default) or PostgreSQL",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			vars := map[string]string{"host": "HOST", "port": "PORT", "log-level": "LOG_LEVEL", "cors-origins": "CORS_ORIGINS"}
+			for k, v := range dbEnv {
+				vars[k] = v
+			}
+			if err := bindEnv(cmd.Flags(), env, vars); err != nil {
+				return err
+			}
+			lvl, err := parseLevel(level)
+			if err != nil {
+				return err
+			}
+			if err := checkPort(port); err != nil {
+				return err
+			}
+			return runServe(cmd.Context(), cmd.ErrOrStderr(), db, host, port, lvl, splitList(cors))
+		},
+	}
+	db.flags(cmd)
+	f := cmd.Flags()
+	f.StringVar(&host, "host", "0.0.0.0", "interface to listen on (HOST)")
+	f.IntVar(&port, "port", 8080, "port to listen on (PORT); 0 picks a free one")
+	f.StringVar(&level, "log-level", "info", "debug, info, warn or error (LOG_LEVEL)")
+	f.StringVar(&cors, "cors-origins", "", "comma-separated origins allowed by CORS, or * (CORS_ORIGINS)")
+	return cmd
+}
+
+// openServerStore opens (and migrates) the server's database and makes sure the model
+// catalog and the default workspace exist.
+func openServerStore(ctx context.Context, stderr io.Writer, db dbOptions) (*store.Store, *secretbox.Box, error) {
+	url, err := db.url()
+	if err != nil {
+		return nil, nil, err
+	}
+	box, _, err := db.secrets()
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st.Dialect() == store.SQLite {
+		fmt.Fprintf(stderr, "agentplane: database %s\n", url)
+	}
+	err = st.InTx(ctx, func(tx *store.Store) error {
+		if _, err := tx.WorkspaceEnsure(ctx, &store.Workspace{ID: DefaultWorkspaceID, Name: "Default", Slug: "default"}); err != nil {
+			return err
+		}
+		return seed.LoadCatalog(ctx, tx)
+	})
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return st, box, nil
+}
+
+func runServe(ctx context.Context, stderr io.Writer, db dbOptions, host string, port int, level slogLevel, cors []string) error {
+	log := newLogger(stderr, level)
+	st, box, err := openServerStore(ctx, stderr, db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: cors, Version: Version})
+	if err != nil {
+		return err
+	}
+	log.Warn("authentication is not enabled yet: every request acts in the default workspace; do not expose this server")
+	return serveHTTP(ctx, log, host, port, srv.Handler(), "server")
+}
+
+func migrateCmd(env Env) *cobra.Command {
+	var db dbOptions
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply pending database migrations and exit",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := bindEnv(cmd.Flags(), env, dbEnv); err != nil {
+				return err
+			}
+			st, _, err := openServerStore(cmd.Context(), cmd.ErrOrStderr(), db)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "migrations applied")
+			return st.Close()
+		},
+	}
+	db.flags(cmd)
+	return cmd
+}

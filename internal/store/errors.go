@@ -1,0 +1,57 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// NotFoundError says that a resource of the caller's workspace does not exist. Resources of
+// other workspaces are reported the same way, so their existence is never revealed.
+type NotFoundError struct {
+	Resource string // "agent", "prompt version", …
+	ID       string
+}
+
+func (e *NotFoundError) Error() string { return fmt.Sprintf("%s %s not found", e.Resource, e.ID) }
+
+// ConflictError says that a write would break a uniqueness or state rule.
+type ConflictError struct{ Message string }
+
+func (e *ConflictError) Error() string { return e.Message }
+
+// ReferenceError says that a write names another resource that does not exist.
+type ReferenceError struct {
+	Field    string // the request field holding the reference, e.g. "config.tools[1]"
+	Resource string
+	ID       string
+}
+
+func (e *ReferenceError) Error() string {
+	return fmt.Sprintf("%s: %s %s does not exist", e.Field, e.Resource, e.ID)
+}
+
+// IsNotFound reports whether err is or wraps a *NotFoundError.
+func IsNotFound(err error) bool {
+	var nf *NotFoundError
+	return errors.As(err, &nf)
+}
+
+func notFound(resource, id string) error { return &NotFoundError{Resource: resource, ID: id} }
+
+// isUniqueViolation recognises a unique-constraint failure on either dialect.
+func isUniqueViolation(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "UNIQUE constraint failed") || strings.Contains(msg, "SQLSTATE 23505")
+}
+
+// ValidationError says a well-formed value is not acceptable; Field names it.
+type ValidationError struct {
+	Field   string
+	Message string
+}
+
+func (e *ValidationError) Error() string { return e.Field + ": " + e.Message }

@@ -1,0 +1,198 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// cond is one optional filter: SQL with a %d (or %[1]d) verb for the placeholder number, and
+// its argument; an empty string argument leaves the filter out.
+type cond struct {
+	sql string
+	arg string
+}
+
+// whereClause builds "WHERE alias.workspace_id = $1 AND …" from the filters that are set.
+func whereClause(alias, ws string, conds []cond) (string, []any) {
+	var b strings.Builder
+	b.WriteString(" WHERE ")
+	if alias != "" {
+		b.WriteString(alias + ".")
+	}
+	b.WriteString("workspace_id = $1")
+	args := []any{ws}
+	for _, c := range conds {
+		if c.arg == "" {
+			continue
+		}
+		args = append(args, c.arg)
+		b.WriteString(" AND ")
+		b.WriteString(fmt.Sprintf(c.sql, len(args)))
+	}
+	return b.String(), args
+}
+
+// likeBoth matches a LIKE pattern against either of two columns, case-insensitively.
+func likeBoth(col1, col2 string) string {
+	return "(lower(" + col1 + `) LIKE $%[1]d ESCAPE '\' OR lower(` + col2 + `) LIKE $%[1]d ESCAPE '\')`
+}
+
+// pageClause orders newest first (id breaks ties) and adds LIMIT/OFFSET placeholders after
+// the n arguments already used.
+func pageClause(alias string, n int) string {
+	if alias != "" {
+		alias += "."
+	}
+	return fmt.Sprintf(" ORDER BY %[1]screated_at DESC, %[1]sid DESC LIMIT $%[2]d OFFSET $%[3]d", alias, n+1, n+2)
+}
+
+func (s *Store) count(ctx context.Context, q string, args []any) (int, error) {
+	var n int
+	if err := s.r.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count: %w", err)
+	}
+	return n, nil
+}
+
+// collect scans every row and closes rows.
+func collect[T any](rows *sql.Rows, scan func(interface{ Scan(...any) error }) (*T, error), total int) ([]*T, int, error) {
+	defer rows.Close()
+	out := []*T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	return out, total, nil
+}
+
+// set is one column of an update. val is a pointer; nil leaves the column out. A pointer to
+// jsonArg stores its value as JSON text.
+type set struct {
+	col string
+	val any
+}
+
+// jsonArg stores a value as JSON text in an update.
+type jsonArg struct{ v any }
+
+func setClause(sets []set) ([]string, []any, error) {
+	var cols []string
+	var args []any
+	for _, s := range sets {
+		rv := reflect.ValueOf(s.val)
+		if rv.Kind() != reflect.Pointer {
+			panic("store: set value must be a pointer")
+		}
+		if rv.IsNil() {
+			continue
+		}
+		v := rv.Elem().Interface()
+		if j, ok := v.(jsonArg); ok {
+			text, err := jsonValue(j.v)
+			if err != nil {
+				return nil, nil, fmt.Errorf("encode %s: %w", s.col, err)
+			}
+			v = text
+		}
+		args = append(args, v)
+		cols = append(cols, fmt.Sprintf("%s = $%d", s.col, len(args)))
+	}
+	return cols, args, nil
+}
+
+// update writes the given columns (plus updated_at) of one row of the workspace.
+func (s *Store) update(ctx context.Context, resource, table, ws, id string, sets []set) error {
+	cols, args, err := setClause(sets)
+	if err != nil {
+		return err
+	}
+	args = append(args, Now(), ws, id)
+	cols = append(cols, fmt.Sprintf("updated_at = $%d", len(args)-2))
+	q := fmt.Sprintf("UPDATE %s SET %s WHERE workspace_id = $%d AND id = $%d", table, strings.Join(cols, ", "), len(args)-1, len(args))
+	res, err := s.exec(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("update %s %s: %w", resource, id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return notFound(resource, id)
+	}
+	return nil
+}
+
+func (s *Store) deleteRow(ctx context.Context, resource, table, ws, id string) error {
+	res, err := s.exec(ctx, "DELETE FROM "+table+" WHERE workspace_id = $1 AND id = $2", ws, id)
+	if err != nil {
+		return fmt.Errorf("delete %s %s: %w", resource, id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return notFound(resource, id)
+	}
+	return nil
+}
+
+// nextVersion advances the parent's version counter and returns the new number. A wanted
+// number (from seed data or fixtures) is used when it is past the counter.
+func (s *Store) nextVersion(ctx context.Context, resource, table, ws, id string, wanted int) (int, error) {
+	var seq int
+	err := s.w.QueryRowContext(ctx, "SELECT version_seq FROM "+table+" WHERE workspace_id = $1 AND id = $2", ws, id).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, notFound(resource, id)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read version counter of %s %s: %w", resource, id, err)
+	}
+	n := seq + 1
+	if wanted > seq {
+		n = wanted
+	}
+	if _, err := s.exec(ctx, "UPDATE "+table+" SET version_seq = $1, updated_at = $2 WHERE id = $3", n, Now(), id); err != nil {
+		return 0, fmt.Errorf("advance version counter of %s %s: %w", resource, id, err)
+	}
+	return n, nil
+}
+
+// missingIDs returns those of ids that are not rows of table in the workspace, in order.
+func (s *Store) missingIDs(ctx context.Context, table, ws string, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := []any{ws}
+	ph := make([]string, len(ids))
+	for i, id := range ids {
+		args = append(args, id)
+		ph[i] = fmt.Sprintf("$%d", i+2)
+	}
+	rows, err := s.r.QueryContext(ctx, "SELECT id FROM "+table+" WHERE workspace_id = $1 AND id IN ("+strings.Join(ph, ", ")+")", args...)
+	if err != nil {
+		return nil, fmt.Errorf("check %s ids: %w", table, err)
+	}
+	defer rows.Close()
+	found := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		found[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, id := range ids {
+		if !found[id] {
+			missing = append(missing, id)
+		}
+	}
+	return missing, nil
+}

@@ -1,0 +1,49 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// statTables maps each key of StoreStats to its table.
+var statTables = []struct{ key, table string }{
+	{"workspaces", "workspaces"},
+	{"agents", "agents"},
+	{"agent_versions", "agent_versions"},
+	{"prompts", "prompts"},
+	{"prompt_versions", "prompt_versions"},
+	{"data_sources", "data_sources"},
+	{"data_source_versions", "data_source_versions"},
+	{"credentials", "credentials"},
+	{"llm_models", "llm_models"},
+	{"mcp_tools", "mcp_tools"},
+	{"guardrails", "guardrails"},
+	{"memories", "memories"},
+}
+
+// StoreStats counts the rows of every resource across all workspaces.
+func (s *Store) StoreStats(ctx context.Context) (map[string]int, error) {
+	out := make(map[string]int, len(statTables))
+	for _, t := range statTables {
+		n, err := s.count(ctx, "SELECT count(*) FROM "+t.table, nil)
+		if err != nil {
+			return nil, fmt.Errorf("count %s: %w", t.table, err)
+		}
+		out[t.key] = n
+	}
+	return out, nil
+}
+
+// Truncate deletes every row of every table but the schema's own bookkeeping, in one
+// transaction. The emulator's reset uses it before reloading its seed.
+func (s *Store) Truncate(ctx context.Context) error {
+	return s.InTx(ctx, func(tx *Store) error {
+		for i := len(statTables) - 1; i >= 0; i-- {
+			if _, err := tx.exec(ctx, "DELETE FROM "+statTables[i].table); err != nil {
+				return fmt.Errorf("truncate %s: %w", statTables[i].table, err)
+			}
+		}
+		_, err := tx.exec(ctx, "DELETE FROM idempotency_keys")
+		return err
+	})
+}

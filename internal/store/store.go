@@ -1,0 +1,202 @@
+// Package store is the single storage seam of agentplane: every resource is read and written
+// through Store, on SQLite (embedded file or in memory) or PostgreSQL, with the same SQL.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+
+	"github.com/pressly/goose/v3"
+	"github.com/segmentio/ksuid"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // PostgreSQL driver for database/sql
+	_ "modernc.org/sqlite"             // SQLite driver, no cgo
+)
+
+// Dialect names the SQL database behind a Store.
+type Dialect string
+
+// The supported dialects.
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// dbtx is what both *sql.DB and *sql.Tx offer; a Store runs its queries on one of them.
+type dbtx interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Store reads and writes every resource. A Store returned by Open runs each call on its own;
+// the Store passed to the function of InTx runs every call inside that one transaction.
+type Store struct {
+	dialect Dialect
+	db      *sql.DB // readers (SQLite) or the whole pool (PostgreSQL)
+	wdb     *sql.DB // the one writer connection on SQLite; same as db on PostgreSQL
+	r, w    dbtx    // where reads and writes go: the pools, or the caller's transaction
+	inTx    bool
+	gen     *atomic.Uint64
+}
+
+// Open connects to url and applies pending migrations. url is one of: "memory" (a private
+// in-memory SQLite database), a SQLite file path (optionally prefixed "sqlite://" or "file:"),
+// or a "postgres://" / "postgresql://" URL.
+func Open(ctx context.Context, url string) (*Store, error) {
+	s := &Store{gen: new(atomic.Uint64)}
+	var err error
+	switch {
+	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
+		s.dialect = Postgres
+		s.db, err = sql.Open("pgx", url)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		s.db.SetMaxOpenConns(32)
+		s.db.SetMaxIdleConns(32)
+		s.wdb = s.db
+	default:
+		s.dialect = SQLite
+		if err := s.openSQLite(url); err != nil {
+			return nil, err
+		}
+	}
+	s.r, s.w = s.db, s.wdb
+	if err := s.ping(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := s.Migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) openSQLite(url string) error {
+	pragmas := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	var dsn string
+	if url == "memory" || url == ":memory:" {
+		// memdb is shared by every connection of this process that names it, unlike :memory:.
+		dsn = "file:/agentplane-" + ksuid.New().String() + "?vfs=memdb&" + pragmas
+	} else {
+		path := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite://"), "file:")
+		if i := strings.IndexByte(path, '?'); i >= 0 {
+			path = path[:i]
+		}
+		if dir := filepath.Dir(path); dir != "" {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return fmt.Errorf("create data directory %s: %w", dir, err)
+			}
+		}
+		dsn = "file:" + path + "?_pragma=journal_mode(WAL)&" + pragmas
+	}
+	var err error
+	if s.db, err = sql.Open("sqlite", dsn); err != nil {
+		return fmt.Errorf("open sqlite: %w", err)
+	}
+	if s.wdb, err = sql.Open("sqlite", dsn); err != nil {
+		s.db.Close()
+		return fmt.Errorf("open sqlite: %w", err)
+	}
+	// SQLite has one writer at a time: queue writers in Go rather than in SQLite's busy loop.
+	s.wdb.SetMaxOpenConns(1)
+	s.wdb.SetMaxIdleConns(1)
+	s.wdb.SetConnMaxLifetime(0)
+	s.db.SetMaxOpenConns(8)
+	s.db.SetMaxIdleConns(8)
+	s.db.SetConnMaxLifetime(0)
+	return nil
+}
+
+func (s *Store) ping(ctx context.Context) error {
+	if err := s.wdb.PingContext(ctx); err != nil {
+		return fmt.Errorf("connect to %s: %w", s.dialect, err)
+	}
+	return nil
+}
+
+// Dialect reports which database the store runs on.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+// Close releases the connections.
+func (s *Store) Close() error {
+	err := s.db.Close()
+	if s.wdb != s.db {
+		err = errors.Join(err, s.wdb.Close())
+	}
+	return err
+}
+
+// Migrate applies the embedded migrations of the store's dialect that are not applied yet.
+func (s *Store) Migrate(ctx context.Context) error {
+	sub, err := fs.Sub(migrations, "migrations/"+string(s.dialect))
+	if err != nil {
+		return fmt.Errorf("migrations for %s: %w", s.dialect, err)
+	}
+	gd := goose.DialectSQLite3
+	if s.dialect == Postgres {
+		gd = goose.DialectPostgres
+	}
+	p, err := goose.NewProvider(gd, s.wdb, sub)
+	if err != nil {
+		return fmt.Errorf("load migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("apply migrations: %w", err)
+	}
+	return nil
+}
+
+// InTx runs fn inside one transaction: every call on the Store given to fn is part of it, and
+// it commits only if fn returns nil. Calling InTx on a transactional Store joins that transaction.
+func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
+	if s.inTx {
+		return fn(s)
+	}
+	sqlTx, err := s.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	tx := *s
+	tx.r, tx.w, tx.inTx = sqlTx, sqlTx, true
+	if err := fn(&tx); err != nil {
+		_ = sqlTx.Rollback()
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	s.gen.Add(1)
+	return nil
+}
+
+// Generation is a counter bumped by every committed write; a cache keyed by it is never stale.
+func (s *Store) Generation() uint64 { return s.gen.Load() }
+
+// exec runs a write outside or inside a transaction and bumps the generation when it commits.
+func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	res, err := s.w.ExecContext(ctx, query, args...)
+	if err == nil && !s.inTx {
+		s.gen.Add(1)
+	}
+	return res, err
+}
+
+// NewID returns a new KSUID string, the form of every resource id.
+func NewID() string { return ksuid.New().String() }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }

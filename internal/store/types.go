@@ -1,0 +1,127 @@
+package store
+
+import (
+	"database/sql/driver"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Time is a UTC instant with millisecond precision, written in JSON as RFC 3339 with exactly
+// three fractional digits ("2026-11-21T11:30:34.120Z") and stored as Unix milliseconds.
+type Time struct{ time.Time }
+
+// Now returns the current time truncated to milliseconds.
+func Now() Time { return Time{time.Now().UTC().Truncate(time.Millisecond)} }
+
+// TimeFromMillis converts stored Unix milliseconds.
+func TimeFromMillis(ms int64) Time { return Time{time.UnixMilli(ms).UTC()} }
+
+const timeLayout = "2006-01-02T15:04:05.000Z"
+
+// MarshalJSON writes the RFC 3339 form, or null for the zero time.
+func (t Time) MarshalJSON() ([]byte, error) {
+	if t.IsZero() {
+		return []byte("null"), nil
+	}
+	return []byte(`"` + t.UTC().Format(timeLayout) + `"`), nil
+}
+
+// UnmarshalJSON reads any RFC 3339 time.
+func (t *Time) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*t = Time{}
+		return nil
+	}
+	var v time.Time
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*t = Time{v.UTC().Truncate(time.Millisecond)}
+	return nil
+}
+
+// Value stores the time as Unix milliseconds.
+func (t Time) Value() (driver.Value, error) {
+	if t.IsZero() {
+		return nil, nil
+	}
+	return t.UnixMilli(), nil
+}
+
+// Scan reads Unix milliseconds.
+func (t *Time) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*t = Time{}
+	case int64:
+		*t = TimeFromMillis(v)
+	default:
+		return fmt.Errorf("scan time: unexpected %T", src)
+	}
+	return nil
+}
+
+// JSONObject is a free-form JSON object column (metadata, settings).
+type JSONObject map[string]any
+
+// Value stores the object as JSON text.
+func (o JSONObject) Value() (driver.Value, error) {
+	if o == nil {
+		return "{}", nil
+	}
+	b, err := json.Marshal(map[string]any(o))
+	return string(b), err
+}
+
+// Scan reads JSON text.
+func (o *JSONObject) Scan(src any) error { return scanJSON(src, o) }
+
+// Strings is a list of strings stored as a JSON array.
+type Strings []string
+
+// Value stores the list as JSON text.
+func (l Strings) Value() (driver.Value, error) {
+	if l == nil {
+		return "[]", nil
+	}
+	b, err := json.Marshal([]string(l))
+	return string(b), err
+}
+
+// Scan reads JSON text.
+func (l *Strings) Scan(src any) error { return scanJSON(src, l) }
+
+// jsonValue stores any value as JSON text.
+func jsonValue(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+func scanJSON(src any, dst any) error {
+	var b []byte
+	switch v := src.(type) {
+	case nil:
+		return nil
+	case string:
+		b = []byte(v)
+	case []byte:
+		b = v
+	default:
+		return fmt.Errorf("scan json: unexpected %T", src)
+	}
+	return json.Unmarshal(b, dst)
+}
+
+// jsonCol adapts a pointer to any JSON-shaped value for Scan.
+type jsonCol struct{ dst any }
+
+func (c jsonCol) Scan(src any) error { return scanJSON(src, c.dst) }
+
+// Page selects one page of a list: Page is 1-based.
+type Page struct {
+	Page  int
+	Limit int
+}
+
+func (p Page) offset() int { return (p.Page - 1) * p.Limit }
