@@ -1,0 +1,236 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// AgentConfig is what one agent version runs with.
+type AgentConfig struct {
+	Model           string          `json:"model"`
+	SystemPrompt    string          `json:"system_prompt,omitempty"`
+	PromptID        string          `json:"prompt_id,omitempty"`
+	PromptVersionID string          `json:"prompt_version_id,omitempty"`
+	Temperature     *float64        `json:"temperature,omitempty"`
+	MaxTokens       int             `json:"max_tokens,omitempty"`
+	MaxIterations   int             `json:"max_iterations,omitempty"`
+	InputSchema     json.RawMessage `json:"input_schema,omitempty"`
+	OutputSchema    json.RawMessage `json:"output_schema,omitempty"`
+	Tools           []string        `json:"tools,omitempty"`
+	Guardrails      []string        `json:"guardrails,omitempty"`
+	Approval        *ApprovalConfig `json:"approval,omitempty"`
+	Steps           []AgentStep     `json:"steps,omitempty"`
+	SubAgents       []string        `json:"sub_agents,omitempty"`
+	Simulation      *Simulation     `json:"simulation,omitempty"`
+}
+
+// ApprovalConfig lists the human checkpoints of a run.
+type ApprovalConfig struct {
+	Checkpoints []Checkpoint `json:"checkpoints"`
+}
+
+// Checkpoint is a place where a run waits for a human decision.
+type Checkpoint struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	When        string `json:"when"`
+}
+
+// AgentStep is one step of a chain or workflow agent.
+type AgentStep struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name,omitempty"`
+	Instruction string   `json:"instruction,omitempty"`
+	AgentID     string   `json:"agent_id,omitempty"`
+	DependsOn   []string `json:"depends_on,omitempty"`
+}
+
+// Simulation tunes the simulated model for a version.
+type Simulation struct {
+	LatencyMS   int    `json:"latency_ms,omitempty"`
+	Fail        bool   `json:"fail,omitempty"`
+	FailMessage string `json:"fail_message,omitempty"`
+}
+
+// Agent is a versioned agent; Config is its active version's.
+type Agent struct {
+	ID              string         `json:"id"`
+	WorkspaceID     string         `json:"workspace_id"`
+	Name            string         `json:"name"`
+	Description     string         `json:"description"`
+	Type            string         `json:"type"`
+	Status          string         `json:"status"`
+	Tags            []string       `json:"tags"`
+	Metadata        map[string]any `json:"metadata"`
+	ActiveVersionID *string        `json:"active_version_id"`
+	ActiveVersion   *int           `json:"active_version"`
+	VersionCount    int            `json:"version_count"`
+	Config          *AgentConfig   `json:"config"`
+	CreatedAt       time.Time      `json:"created_at"`
+	UpdatedAt       time.Time      `json:"updated_at"`
+}
+
+// AgentVersion is one immutable configuration of an agent.
+type AgentVersion struct {
+	ID          string      `json:"id"`
+	WorkspaceID string      `json:"workspace_id"`
+	AgentID     string      `json:"agent_id"`
+	Version     int         `json:"version"`
+	Config      AgentConfig `json:"config"`
+	Notes       string      `json:"notes"`
+	IsActive    bool        `json:"is_active"`
+	CreatedAt   time.Time   `json:"created_at"`
+}
+
+// AgentCreate is the body of AgentCreate.
+type AgentCreate struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	Type        string         `json:"type"`
+	Status      string         `json:"status,omitempty"`
+	Tags        []string       `json:"tags,omitempty"`
+	Metadata    map[string]any `json:"metadata,omitempty"`
+	Config      *AgentConfig   `json:"config,omitempty"`
+	Notes       string         `json:"notes,omitempty"`
+}
+
+// AgentUpdate holds the fields to change; nil fields stay as they are.
+type AgentUpdate struct {
+	Name        *string         `json:"name,omitempty"`
+	Description *string         `json:"description,omitempty"`
+	Status      *string         `json:"status,omitempty"`
+	Tags        *[]string       `json:"tags,omitempty"`
+	Metadata    *map[string]any `json:"metadata,omitempty"`
+}
+
+// AgentListOptions filters AgentList.
+type AgentListOptions struct {
+	ListOptions
+	Type   string
+	Status string
+	Query  string
+}
+
+// AgentPreviewRequest asks what an execution would send.
+type AgentPreviewRequest struct {
+	Input     map[string]any `json:"input"`
+	VersionID string         `json:"version_id,omitempty"`
+	Config    *AgentConfig   `json:"config,omitempty"`
+}
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// AgentPreview is the outcome of a preview.
+type AgentPreview struct {
+	AgentID   string       `json:"agent_id"`
+	VersionID *string      `json:"version_id"`
+	Model     string       `json:"model"`
+	Messages  []Message    `json:"messages"`
+	Variables []string     `json:"variables"`
+	Missing   []string     `json:"missing"`
+	Config    *AgentConfig `json:"config"`
+}
+
+// AgentList lists agents, newest first.
+func (c *Client) AgentList(ctx context.Context, o AgentListOptions) (*List[Agent], error) {
+	q := o.values()
+	setIf(q, "type", o.Type)
+	setIf(q, "status", o.Status)
+	setIf(q, "q", o.Query)
+	return list[Agent](ctx, c, "/api/v1/agents", q)
+}
+
+// AgentCreate creates an agent and its active version 1.
+func (c *Client) AgentCreate(ctx context.Context, in AgentCreate, opts ...RequestOption) (*Agent, error) {
+	return send[Agent](ctx, c, http.MethodPost, "/api/v1/agents", in, opts...)
+}
+
+// AgentGet gets an agent.
+func (c *Client) AgentGet(ctx context.Context, id string) (*Agent, error) {
+	return get[Agent](ctx, c, "/api/v1/agents/"+pathEscape(id), nil)
+}
+
+// AgentUpdate changes an agent's fields.
+func (c *Client) AgentUpdate(ctx context.Context, id string, in AgentUpdate) (*Agent, error) {
+	return send[Agent](ctx, c, http.MethodPatch, "/api/v1/agents/"+pathEscape(id), in)
+}
+
+// AgentDelete deletes an agent and its versions, returning it.
+func (c *Client) AgentDelete(ctx context.Context, id string) (*Agent, error) {
+	return send[Agent](ctx, c, http.MethodDelete, "/api/v1/agents/"+pathEscape(id), nil)
+}
+
+// AgentVersionList lists an agent's versions, newest first.
+func (c *Client) AgentVersionList(ctx context.Context, agentID string, o ListOptions) (*List[AgentVersion], error) {
+	return list[AgentVersion](ctx, c, "/api/v1/agents/"+pathEscape(agentID)+"/versions", o.values())
+}
+
+// AgentVersionCreate adds a version (not active until promoted).
+func (c *Client) AgentVersionCreate(ctx context.Context, agentID string, config AgentConfig, notes string, opts ...RequestOption) (*AgentVersion, error) {
+	body := map[string]any{"config": config, "notes": notes}
+	return send[AgentVersion](ctx, c, http.MethodPost, "/api/v1/agents/"+pathEscape(agentID)+"/versions", body, opts...)
+}
+
+// AgentVersionGet gets one version.
+func (c *Client) AgentVersionGet(ctx context.Context, agentID, versionID string) (*AgentVersion, error) {
+	return get[AgentVersion](ctx, c, "/api/v1/agents/"+pathEscape(agentID)+"/versions/"+pathEscape(versionID), nil)
+}
+
+// AgentVersionPromote makes a version active and returns the agent.
+func (c *Client) AgentVersionPromote(ctx context.Context, agentID, versionID string) (*Agent, error) {
+	return send[Agent](ctx, c, http.MethodPost, "/api/v1/agents/"+pathEscape(agentID)+"/versions/"+pathEscape(versionID)+"/promote", nil)
+}
+
+// AgentPreview validates input and shows the messages an execution would send.
+func (c *Client) AgentPreview(ctx context.Context, agentID string, in AgentPreviewRequest) (*AgentPreview, error) {
+	return send[AgentPreview](ctx, c, http.MethodPost, "/api/v1/agents/"+pathEscape(agentID)+"/preview", in)
+}
+
+// LLMModel is a catalog entry; prices are USD per million tokens.
+type LLMModel struct {
+	ID                    string    `json:"id"`
+	Provider              string    `json:"provider"`
+	Name                  string    `json:"name"`
+	Description           string    `json:"description"`
+	ContextWindow         int       `json:"context_window"`
+	MaxOutputTokens       int       `json:"max_output_tokens"`
+	InputPricePerMillion  float64   `json:"input_price_per_million"`
+	OutputPricePerMillion float64   `json:"output_price_per_million"`
+	Capabilities          []string  `json:"capabilities"`
+	CreatedAt             time.Time `json:"created_at"`
+}
+
+// LLMModelListOptions filters LLMModelList.
+type LLMModelListOptions struct {
+	ListOptions
+	Provider   string
+	Capability string
+	Query      string
+}
+
+// LLMModelList lists the model catalog.
+func (c *Client) LLMModelList(ctx context.Context, o LLMModelListOptions) (*List[LLMModel], error) {
+	q := o.values()
+	setIf(q, "provider", o.Provider)
+	setIf(q, "capability", o.Capability)
+	setIf(q, "q", o.Query)
+	return list[LLMModel](ctx, c, "/api/v1/llm-models", q)
+}
+
+// LLMModelGet gets one model.
+func (c *Client) LLMModelGet(ctx context.Context, id string) (*LLMModel, error) {
+	return get[LLMModel](ctx, c, "/api/v1/llm-models/"+pathEscape(id), nil)
+}
+
+func setIf(q url.Values, k, v string) {
+	if v != "" {
+		q.Set(k, v)
+	}
+}

@@ -1,0 +1,179 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/agentplane/agentplane/client"
+	"github.com/agentplane/agentplane/internal/secretbox"
+	"github.com/agentplane/agentplane/internal/seed"
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+const testWorkspace = "2o0yqLDGdJdFRBTuhdfPNEZdAvX"
+
+// testEnv is a real server on a real in-memory store with the model catalog loaded.
+type testEnv struct {
+	t      *testing.T
+	srv    *Server
+	ts     *httptest.Server
+	c      *client.Client
+	store  *store.Store
+	ws     string
+	logBuf *strings.Builder
+}
+
+func newTestEnv(t *testing.T) *testEnv {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, "memory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.WorkspaceCreate(ctx, &store.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := seed.LoadCatalog(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	logBuf := &strings.Builder{}
+	srv, err := New(Config{Store: st, Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: logBuf}, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Secrets: secretbox.NewRandom(), Emulator: true, WorkspaceID: testWorkspace, CORSOrigins: []string{"*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return &testEnv{t: t, srv: srv, ts: ts, c: client.New(ts.URL), store: st, ws: testWorkspace, logBuf: logBuf}
+}
+
+type lockedWriter struct {
+	mu chan struct{}
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	if l.mu == nil {
+		l.mu = make(chan struct{}, 1)
+	}
+	l.mu <- struct{}{}
+	defer func() { <-l.mu }()
+	return l.w.Write(p)
+}
+
+// scenario is one row of a route table test.
+type scenario struct {
+	name    string
+	method  string
+	path    string
+	body    string            // raw JSON; "" sends no body
+	header  map[string]string // extra request headers
+	status  int
+	code    string         // expected error code for 4xx/5xx
+	message string         // substring of the error message (e.g. the field name)
+	fields  map[string]any // dotted paths into the response, e.g. "data.name" or "pagination.total"
+	check   func(t *testing.T, body map[string]any)
+}
+
+// run executes scenarios in order (later rows may depend on earlier writes).
+func (e *testEnv) run(scenarios []scenario) {
+	e.t.Helper()
+	for _, sc := range scenarios {
+		e.t.Run(sc.name, func(t *testing.T) {
+			var rd io.Reader
+			if sc.body != "" {
+				rd = strings.NewReader(sc.body)
+			}
+			req, err := http.NewRequest(sc.method, e.ts.URL+sc.path, rd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sc.body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			for k, v := range sc.header {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != sc.status {
+				t.Fatalf("%s %s: status %d, want %d; body %s", sc.method, sc.path, resp.StatusCode, sc.status, raw)
+			}
+			var body map[string]any
+			if err := json.Unmarshal(raw, &body); err != nil {
+				t.Fatalf("response is not a JSON object: %s", raw)
+			}
+			if _, ok := body["data"]; !ok {
+				t.Fatalf("response has no data field: %s", raw)
+			}
+			if sc.status >= 400 {
+				if body["data"] != nil || body["error"] == nil || body["message"] == "" {
+					t.Fatalf("not an error envelope: %s", raw)
+				}
+				if sc.code != "" && body["error"] != sc.code {
+					t.Fatalf("error code %v, want %s; body %s", body["error"], sc.code, raw)
+				}
+				if sc.message != "" && !strings.Contains(body["message"].(string), sc.message) {
+					t.Fatalf("message %q does not mention %q", body["message"], sc.message)
+				}
+			}
+			for path, want := range sc.fields {
+				got := lookup(body, path)
+				if !jsonEqual(got, want) {
+					t.Fatalf("%s = %#v, want %#v; body %s", path, got, want, raw)
+				}
+			}
+			if sc.check != nil {
+				sc.check(t, body)
+			}
+		})
+	}
+}
+
+// lookup follows a dotted path ("data.config.model", "data.0.id") into decoded JSON.
+func lookup(v any, path string) any {
+	for _, part := range strings.Split(path, ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[part]
+		case []any:
+			i := 0
+			for _, ch := range part {
+				i = i*10 + int(ch-'0')
+			}
+			if i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+func jsonEqual(got, want any) bool {
+	a, _ := json.Marshal(got)
+	b, _ := json.Marshal(want)
+	return string(a) == string(b)
+}
+
+// mustJSON decodes the data of a response body map into dst.
+func mustJSON(t *testing.T, v any, dst any) {
+	t.Helper()
+	b, _ := json.Marshal(v)
+	if err := json.Unmarshal(b, dst); err != nil {
+		t.Fatal(err)
+	}
+}
