@@ -247,7 +247,9 @@ type Health struct {
 }
 
 // Health checks the server.
-func (c *Client) Health(ctx context.Context) (*Health, error) { return get[Health](ctx, c, "/health", nil) }
+func (c *Client) Health(ctx context.Context) (*Health, error) {
+	return get[Health](ctx, c, "/health", nil)
+}
 
 // StoreStats returns the emulator's row count per resource.
 func (c *Client) StoreStats(ctx context.Context) (map[string]int, error) {
