@@ -55,8 +55,8 @@ func TestAgentRoutes(t *testing.T) {
 		{name: "preview schema failure", method: "POST", path: id + "/preview", body: `{"input":{"question":""}}`, status: 422, message: "/question"},
 		{name: "preview", method: "POST", path: id + "/preview", body: `{"input":{"question":"hi","name":"Ada"}}`, status: 200,
 			fields: map[string]any{"data.messages.0.content": "You help Ada.", "data.messages.1.content": "hi", "data.missing": []string{}}},
-		{name: "method not allowed", method: "PUT", path: id, status: 405, code: "method_not_allowed"},
-		{name: "unknown route", method: "GET", path: "/api/v1/nothing", status: 404, code: "not_found"},
+		{name: "method not allowed", method: "PUT", path: id, status: 405, code: "method_not_allowed", undocumented: true},
+		{name: "unknown route", method: "GET", path: "/api/v1/nothing", status: 404, code: "not_found", undocumented: true},
 	})
 	e.run([]scenario{
 		{name: "promote", method: "POST", path: id + "/versions/" + v2 + "/promote", status: 200, fields: map[string]any{"data.active_version": 2, "data.config.model": "gpt-4o-mini"}},

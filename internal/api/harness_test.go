@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentplane/agentplane/client"
+	"github.com/agentplane/agentplane/internal/api/openapicheck"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/seed"
 	"github.com/agentplane/agentplane/internal/store"
@@ -27,6 +28,7 @@ type testEnv struct {
 	store  *store.Store
 	ws     string
 	logBuf *strings.Builder
+	oapi   *openapicheck.ResponseValidator
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -51,7 +53,11 @@ func newTestEnv(t *testing.T) *testEnv {
 	}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
-	return &testEnv{t: t, srv: srv, ts: ts, c: client.New(ts.URL), store: st, ws: testWorkspace, logBuf: logBuf}
+	v, err := openapicheck.NewResponseValidator(srv.OpenAPI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testEnv{t: t, srv: srv, ts: ts, c: client.New(ts.URL), store: st, ws: testWorkspace, logBuf: logBuf, oapi: v}
 }
 
 type lockedWriter struct {
@@ -80,6 +86,9 @@ type scenario struct {
 	message string         // substring of the error message (e.g. the field name)
 	fields  map[string]any // dotted paths into the response, e.g. "data.name" or "pagination.total"
 	check   func(t *testing.T, body map[string]any)
+	// undocumented marks a request no operation of the document covers (unknown route or
+	// method), so only the envelope is checked, not the contract.
+	undocumented bool
 }
 
 // run executes scenarios in order (later rows may depend on earlier writes).
@@ -109,6 +118,12 @@ func (e *testEnv) run(scenarios []scenario) {
 			resp.Body.Close()
 			if resp.StatusCode != sc.status {
 				t.Fatalf("%s %s: status %d, want %d; body %s", sc.method, sc.path, resp.StatusCode, sc.status, raw)
+			}
+			// Every response of every table test is also a contract check against /openapi.json.
+			if sc.undocumented {
+				// no operation to check against
+			} else if err := e.oapi.Validate(sc.method, req.URL.Path, resp.StatusCode, raw); err != nil {
+				t.Fatalf("response breaks the OpenAPI contract: %v", err)
 			}
 			var body map[string]any
 			if err := json.Unmarshal(raw, &body); err != nil {

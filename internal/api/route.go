@@ -80,7 +80,16 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 			},
 		},
 	}
-	errSchema := reg.Schema(reflect.TypeFor[errorBody](), true, "ErrorEnvelope")
+	reg.Map()["ErrorEnvelope"] = &huma.Schema{
+		Type: "object", Description: "The error envelope: a stable snake_case code and a sentence naming the field or id at fault.",
+		Properties: map[string]*huma.Schema{
+			"data":    {Type: "null"},
+			"error":   {Type: "string", Description: "Stable snake_case error code, e.g. validation_error."},
+			"message": {Type: "string"},
+		},
+		Required: []string{"data", "error", "message"},
+	}
+	errSchema := &huma.Schema{Ref: "#/components/schemas/ErrorEnvelope"}
 	pagSchema := reg.Schema(reflect.TypeFor[Pagination](), true, "Pagination")
 	requestTypes := map[string]bool{}
 	tags := map[string]bool{}
@@ -157,6 +166,7 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 		doc.Tags = append(doc.Tags, &huma.Tag{Name: t})
 	}
 	for name, s := range reg.Map() {
+		allowNullRefs(reg, name, s)
 		if requestTypes[name] {
 			s.AdditionalProperties = nil // unknown request fields are ignored, not rejected
 		}
@@ -268,6 +278,28 @@ func markRequestSchemas(reg huma.Registry, s *huma.Schema, seen map[string]bool)
 	}
 	for _, sub := range append(append(s.OneOf, s.AnyOf...), s.AllOf...) {
 		markRequestSchemas(reg, sub, seen)
+	}
+}
+
+// allowNullRefs documents pointer-to-struct fields, which huma renders as a bare $ref, as
+// "that object or null", since a nil pointer is written as null.
+func allowNullRefs(reg huma.Registry, name string, s *huma.Schema) {
+	t := reg.TypeFromRef("#/components/schemas/" + name)
+	if t == nil || t.Kind() != reflect.Struct {
+		return
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Type.Kind() != reflect.Pointer || f.Type.Elem().Kind() != reflect.Struct {
+			continue
+		}
+		jname, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if jname == "" || jname == "-" {
+			continue
+		}
+		if p := s.Properties[jname]; p != nil && p.Ref != "" {
+			s.Properties[jname] = &huma.Schema{AnyOf: []*huma.Schema{{Ref: p.Ref}, {Type: "null"}}, Description: p.Description}
+		}
 	}
 }
 
