@@ -43,6 +43,7 @@ type route struct {
 	sse      bool // text/event-stream response
 	raw      bool // response is not the JSON envelope (docs, metrics, openapi)
 	emulator bool // only in the emulator
+	nocache  bool // a GET whose answer changes without a store write (never served from the read cache)
 	errs     []int
 	h        handlerFunc
 }

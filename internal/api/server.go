@@ -47,6 +47,7 @@ type Server struct {
 	openapi []byte
 	metrics *metrics
 	cors    corsPolicy
+	cache   *readCache // nil unless the emulator (sole writer of its store)
 }
 
 // New builds a server and its OpenAPI document.
@@ -55,6 +56,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("api: Store, Logger and Secrets are required")
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux(), cors: newCORSPolicy(cfg.CORSOrigins)}
+	if cfg.Emulator {
+		s.cache = newReadCache(cfg.Store.Generation)
+	}
 	s.routes = s.routeTable()
 	if err := checkRoutes(s.routes); err != nil {
 		return nil, err
@@ -93,6 +97,9 @@ func (s *Server) wrap(rt route) http.Handler {
 	h := rt.h
 	if rt.creates {
 		h = s.idempotent(h)
+	}
+	if s.cache != nil && rt.method == http.MethodGet && !rt.raw && !rt.sse && rt.scope != "" && !rt.nocache {
+		h = s.cache.wrap(h, func(r *http.Request) string { return s.workspace(r) + " " + r.URL.RequestURI() })
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -67,11 +69,42 @@ type emulatorOptions struct {
 func runEmulator(ctx context.Context, stderr io.Writer, o emulatorOptions) error {
 	start := time.Now()
 	log := newLogger(stderr, o.level)
-	st, err := store.Open(ctx, "memory")
+	emu, err := NewEmulator(ctx, log, EmulatorConfig{Seed: o.seed, FixturesDir: o.fixtures, CORSOrigins: o.cors})
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer emu.Close()
+	log.Info("emulator ready: data is in memory and lost on exit; any API key is accepted",
+		"seed", o.seed, "fixtures", o.fixtures, "startup", time.Since(start).Round(time.Millisecond).String())
+	if err := serveHTTP(ctx, log, o.host, o.port, emu.Handler, "emulator"); err != nil {
+		return fmt.Errorf("emulator: %w", err)
+	}
+	return nil
+}
+
+// EmulatorConfig is what NewEmulator needs besides a logger.
+type EmulatorConfig struct {
+	Seed        bool
+	FixturesDir string
+	CORSOrigins []string
+}
+
+// Emulator is a ready emulator: its HTTP handler over a seeded in-memory store.
+type Emulator struct {
+	Handler http.Handler
+	Store   *store.Store
+}
+
+// Close releases the in-memory database.
+func (e *Emulator) Close() error { return e.Store.Close() }
+
+// NewEmulator builds the emulator: an in-memory store loaded with seed and fixtures, and the
+// API in emulator mode. Benchmarks and tests use it to run the emulator in-process.
+func NewEmulator(ctx context.Context, log *slog.Logger, c EmulatorConfig) (*Emulator, error) {
+	st, err := store.Open(ctx, "memory")
+	if err != nil {
+		return nil, err
+	}
 	box := secretbox.NewRandom()
 	load := func(ctx context.Context) error {
 		return st.InTx(ctx, func(tx *store.Store) error {
@@ -81,23 +114,20 @@ func runEmulator(ctx context.Context, stderr io.Writer, o emulatorOptions) error
 			if _, err := tx.WorkspaceCreate(ctx, &store.Workspace{ID: EmulatorWorkspaceID, Name: "Emulator", Slug: "default"}); err != nil {
 				return err
 			}
-			return seed.Load(ctx, tx, seed.Options{WorkspaceID: EmulatorWorkspaceID, Seed: o.seed, FixturesDir: o.fixtures, Secrets: box})
+			return seed.Load(ctx, tx, seed.Options{WorkspaceID: EmulatorWorkspaceID, Seed: c.Seed, FixturesDir: c.FixturesDir, Secrets: box})
 		})
 	}
 	if err := load(ctx); err != nil {
-		return err
+		st.Close()
+		return nil, err
 	}
 	srv, err := api.New(api.Config{
 		Store: st, Logger: log, Secrets: box, Emulator: true, WorkspaceID: EmulatorWorkspaceID,
-		CORSOrigins: o.cors, Reset: load, Version: Version,
+		CORSOrigins: c.CORSOrigins, Reset: load, Version: Version,
 	})
 	if err != nil {
-		return err
+		st.Close()
+		return nil, err
 	}
-	log.Info("emulator ready: data is in memory and lost on exit; any API key is accepted",
-		"seed", o.seed, "fixtures", o.fixtures, "startup", time.Since(start).Round(time.Millisecond).String())
-	if err := serveHTTP(ctx, log, o.host, o.port, srv.Handler(), "emulator"); err != nil {
-		return fmt.Errorf("emulator: %w", err)
-	}
-	return nil
+	return &Emulator{Handler: srv.Handler(), Store: st}, nil
 }

@@ -133,16 +133,16 @@ func (s *Store) AgentList(ctx context.Context, ws string, f AgentFilter, p Page)
 		{"a.status = $%d", f.Status},
 		{likeBoth("a.name", "a.description"), likePattern(f.Query)},
 	})
-	total, err := s.count(ctx, "SELECT count(*) FROM agents a"+where, args)
-	if err != nil || total == 0 {
-		return []*Agent{}, total, err
-	}
-	q := "SELECT " + agentColumns + agentFrom + where + pageClause("a", len(args))
-	rows, err := s.r.QueryContext(ctx, q, append(args, p.Limit, p.offset())...)
+	rows, err := s.r.QueryContext(ctx, "SELECT "+agentColumns+agentFrom+where+pageClause("a", p), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list agents: %w", err)
 	}
-	return collect(rows, scanAgent, total)
+	items, err := collect(rows, scanAgent)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM agents a"+where, args)
+	return items, total, err
 }
 
 // AgentGet returns one agent of the workspace.
@@ -238,16 +238,17 @@ func (s *Store) AgentVersionList(ctx context.Context, ws, agentID string, p Page
 	if _, err := s.AgentGet(ctx, ws, agentID); err != nil {
 		return nil, 0, err
 	}
-	total, err := s.count(ctx, "SELECT count(*) FROM agent_versions WHERE workspace_id = $1 AND agent_id = $2", []any{ws, agentID})
-	if err != nil {
-		return nil, 0, err
-	}
 	rows, err := s.r.QueryContext(ctx, "SELECT "+agentVersionColumns+` FROM agent_versions v JOIN agents a ON a.id = v.agent_id
-		WHERE v.workspace_id = $1 AND v.agent_id = $2 ORDER BY v.version DESC LIMIT $3 OFFSET $4`, ws, agentID, p.Limit, p.offset())
+		WHERE v.workspace_id = $1 AND v.agent_id = $2 ORDER BY v.version DESC`+limitClause(p), ws, agentID)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list agent versions: %w", err)
 	}
-	return collect(rows, scanAgentVersion, total)
+	items, err := collect(rows, scanAgentVersion)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM agent_versions WHERE workspace_id = $1 AND agent_id = $2", []any{ws, agentID})
+	return items, total, err
 }
 
 // AgentVersionGet returns one version of an agent.

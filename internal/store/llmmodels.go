@@ -55,16 +55,16 @@ func (s *Store) LLMModelList(ctx context.Context, f LLMModelFilter, p Page) ([]*
 		args = append(args, q)
 		where += fmt.Sprintf(" AND "+likeBoth("id", "name"), len(args))
 	}
-	total, err := s.count(ctx, "SELECT count(*) FROM llm_models"+where, args)
-	if err != nil {
-		return nil, 0, err
-	}
-	q := fmt.Sprintf("SELECT "+llmModelColumns+" FROM llm_models"+where+" ORDER BY provider, id LIMIT $%d OFFSET $%d", len(args)+1, len(args)+2)
-	rows, err := s.r.QueryContext(ctx, q, append(args, p.Limit, p.offset())...)
+	rows, err := s.r.QueryContext(ctx, "SELECT "+llmModelColumns+" FROM llm_models"+where+" ORDER BY provider, id"+limitClause(p), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list llm models: %w", err)
 	}
-	return collect(rows, scanLLMModel, total)
+	items, err := collect(rows, scanLLMModel)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM llm_models"+where, args)
+	return items, total, err
 }
 
 // LLMModelGet returns one catalog entry.

@@ -41,13 +41,27 @@ func likeBoth(col1, col2 string) string {
 	return "(lower(" + col1 + `) LIKE $%[1]d ESCAPE '\' OR lower(` + col2 + `) LIKE $%[1]d ESCAPE '\')`
 }
 
-// pageClause orders newest first (id breaks ties) and adds LIMIT/OFFSET placeholders after
-// the n arguments already used.
-func pageClause(alias string, n int) string {
+// pageClause orders newest first (id breaks ties) and limits to the page. LIMIT and OFFSET
+// are written as integer literals: SQLite re-prepares a statement whose LIMIT is a bound
+// parameter on every execution, which costs more than the whole query.
+func pageClause(alias string, p Page) string {
 	if alias != "" {
 		alias += "."
 	}
-	return fmt.Sprintf(" ORDER BY %[1]screated_at DESC, %[1]sid DESC LIMIT $%[2]d OFFSET $%[3]d", alias, n+1, n+2)
+	return fmt.Sprintf(" ORDER BY %[1]screated_at DESC, %[1]sid DESC", alias) + limitClause(p)
+}
+
+func limitClause(p Page) string {
+	return fmt.Sprintf(" LIMIT %d OFFSET %d", max(p.Limit, 0), max(p.offset(), 0))
+}
+
+// listCount returns the total for a list whose page holds n items: when the first page is
+// not full the total is n and the COUNT query is skipped.
+func (s *Store) listCount(ctx context.Context, p Page, n int, q string, args []any) (int, error) {
+	if p.Page == 1 && n < p.Limit {
+		return n, nil
+	}
+	return s.count(ctx, q, args)
 }
 
 func (s *Store) count(ctx context.Context, q string, args []any) (int, error) {
@@ -59,20 +73,20 @@ func (s *Store) count(ctx context.Context, q string, args []any) (int, error) {
 }
 
 // collect scans every row and closes rows.
-func collect[T any](rows *sql.Rows, scan func(interface{ Scan(...any) error }) (*T, error), total int) ([]*T, int, error) {
+func collect[T any](rows *sql.Rows, scan func(interface{ Scan(...any) error }) (*T, error)) ([]*T, error) {
 	defer rows.Close()
 	out := []*T{}
 	for rows.Next() {
 		v, err := scan(rows)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	return out, total, nil
+	return out, nil
 }
 
 // set is one column of an update. val is a pointer; nil leaves the column out. A pointer to

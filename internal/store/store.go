@@ -49,13 +49,14 @@ type Store struct {
 	r, w    dbtx    // where reads and writes go: the pools, or the caller's transaction
 	inTx    bool
 	gen     *atomic.Uint64
+	stmts   *stmtCache
 }
 
 // Open connects to url and applies pending migrations. url is one of: "memory" (a private
 // in-memory SQLite database), a SQLite file path (optionally prefixed "sqlite://" or "file:"),
 // or a "postgres://" / "postgresql://" URL.
 func Open(ctx context.Context, url string) (*Store, error) {
-	s := &Store{gen: new(atomic.Uint64)}
+	s := &Store{gen: new(atomic.Uint64), stmts: &stmtCache{}}
 	var err error
 	switch {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
@@ -73,7 +74,12 @@ func Open(ctx context.Context, url string) (*Store, error) {
 			return nil, err
 		}
 	}
-	s.r, s.w = s.db, s.wdb
+	s.r = &cachedReader{db: s.db, cache: s.stmts, sqlite: s.dialect == SQLite}
+	s.w = dbtx(s.wdb)
+	if s.dialect == SQLite {
+		s.w = sqliteTx{s.wdb}
+	}
+	s.w = genWriter{q: s.w, gen: s.gen}
 	if err := s.ping(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -133,6 +139,7 @@ func (s *Store) Dialect() Dialect { return s.dialect }
 
 // Close releases the connections.
 func (s *Store) Close() error {
+	s.stmts.close()
 	err := s.db.Close()
 	if s.wdb != s.db {
 		err = errors.Join(err, s.wdb.Close())
@@ -172,6 +179,9 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 	}
 	tx := *s
 	tx.r, tx.w, tx.inTx = sqlTx, sqlTx, true
+	if s.dialect == SQLite {
+		tx.r, tx.w = sqliteTx{sqlTx}, sqliteTx{sqlTx}
+	}
 	if err := fn(&tx); err != nil {
 		_ = sqlTx.Rollback()
 		return err
@@ -183,16 +193,35 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 	return nil
 }
 
-// Generation is a counter bumped by every committed write; a cache keyed by it is never stale.
+// Generation is a counter bumped by every committed write of this process; a cache keyed by
+// it is never stale as long as no other process writes the same database.
 func (s *Store) Generation() uint64 { return s.gen.Load() }
 
-// exec runs a write outside or inside a transaction and bumps the generation when it commits.
+// exec runs a write on the writer (or the caller's transaction).
 func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	res, err := s.w.ExecContext(ctx, query, args...)
-	if err == nil && !s.inTx {
-		s.gen.Add(1)
-	}
-	return res, err
+	return s.w.ExecContext(ctx, query, args...)
+}
+
+// genWriter bumps the store's generation after every statement on the writer outside a
+// transaction (InTx bumps it at commit), so caches keyed by Generation never miss a write.
+type genWriter struct {
+	q   dbtx
+	gen *atomic.Uint64
+}
+
+func (g genWriter) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	defer g.gen.Add(1)
+	return g.q.ExecContext(ctx, q, args...)
+}
+
+func (g genWriter) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	defer g.gen.Add(1)
+	return g.q.QueryContext(ctx, q, args...)
+}
+
+func (g genWriter) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	defer g.gen.Add(1)
+	return g.q.QueryRowContext(ctx, q, args...)
 }
 
 // NewID returns a new KSUID string, the form of every resource id.

@@ -1,0 +1,85 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"strconv"
+	"sync"
+)
+
+// The store's SQL uses PostgreSQL's numbered placeholders ($1, $2 …). SQLite accepts them but
+// binds them by name, which is markedly slower than plain "?" in modernc's driver; so on
+// SQLite each query text is rewritten once to "?" placeholders plus the argument order.
+
+type rebound struct {
+	query string
+	order []int // order[i] is the 0-based index of the argument for the i-th "?"
+}
+
+var rebindCache sync.Map // original text -> *rebound
+
+// rebind rewrites $N placeholders outside string literals and quoted identifiers.
+func rebind(q string) *rebound {
+	if v, ok := rebindCache.Load(q); ok {
+		return v.(*rebound)
+	}
+	out := make([]byte, 0, len(q))
+	var order []int
+	var quote byte
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '$' && i+1 < len(q) && q[i+1] >= '0' && q[i+1] <= '9':
+			j := i + 1
+			for j < len(q) && q[j] >= '0' && q[j] <= '9' {
+				j++
+			}
+			n, _ := strconv.Atoi(q[i+1 : j])
+			order = append(order, n-1)
+			out = append(out, '?')
+			i = j - 1
+			continue
+		}
+		out = append(out, c)
+	}
+	r := &rebound{query: string(out), order: order}
+	rebindCache.Store(q, r)
+	return r
+}
+
+func (r *rebound) args(args []any) []any {
+	if len(r.order) == 0 {
+		return args
+	}
+	out := make([]any, len(r.order))
+	for i, n := range r.order {
+		if n >= 0 && n < len(args) {
+			out[i] = args[n]
+		}
+	}
+	return out
+}
+
+// sqliteTx runs queries of a writer connection or transaction with rebound placeholders.
+type sqliteTx struct{ q dbtx }
+
+func (t sqliteTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	r := rebind(q)
+	return t.q.ExecContext(ctx, r.query, r.args(args)...)
+}
+
+func (t sqliteTx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	r := rebind(q)
+	return t.q.QueryContext(ctx, r.query, r.args(args)...)
+}
+
+func (t sqliteTx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	r := rebind(q)
+	return t.q.QueryRowContext(ctx, r.query, r.args(args)...)
+}

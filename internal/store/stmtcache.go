@@ -1,0 +1,100 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+	"sync/atomic"
+)
+
+// maxCachedStmts bounds the cache; queries are built from a fixed set of shapes, so this is
+// only a guard against an unforeseen explosion of distinct texts.
+const maxCachedStmts = 512
+
+// stmtCache keeps one prepared statement per query text for the read pool: parsing SQL is
+// the largest cost of a small read, and a *sql.Stmt is safe for concurrent use.
+type stmtCache struct {
+	m sync.Map // query text -> *sql.Stmt
+	n    sync.Mutex
+	c    int
+	full atomic.Bool
+}
+
+func (c *stmtCache) get(ctx context.Context, db *sql.DB, q string) (*sql.Stmt, error) {
+	if v, ok := c.m.Load(q); ok {
+		return v.(*sql.Stmt), nil
+	}
+	if c.full.Load() {
+		return nil, nil
+	}
+	st, err := db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	c.n.Lock()
+	defer c.n.Unlock()
+	if v, ok := c.m.Load(q); ok {
+		st.Close()
+		return v.(*sql.Stmt), nil
+	}
+	if c.c >= maxCachedStmts {
+		st.Close()
+		return nil, nil // full: the caller runs the query unprepared
+	}
+	c.m.Store(q, st)
+	c.c++
+	if c.c >= maxCachedStmts {
+		c.full.Store(true)
+	}
+	return st, nil
+}
+
+func (c *stmtCache) close() {
+	c.m.Range(func(_, v any) bool {
+		v.(*sql.Stmt).Close()
+		return true
+	})
+}
+
+// cachedReader runs reads on the pool through prepared statements (placeholders rebound
+// for SQLite when sqlite is set).
+type cachedReader struct {
+	db     *sql.DB
+	cache  *stmtCache
+	sqlite bool
+}
+
+func (r *cachedReader) prep(q string, args []any) (string, []any) {
+	if !r.sqlite {
+		return q, args
+	}
+	rb := rebind(q)
+	return rb.query, rb.args(args)
+}
+
+func (r *cachedReader) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	q, args = r.prep(q, args)
+	return r.db.ExecContext(ctx, q, args...)
+}
+
+func (r *cachedReader) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	q, args = r.prep(q, args)
+	st, err := r.cache.get(ctx, r.db, q)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil {
+		return r.db.QueryContext(ctx, q, args...)
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (r *cachedReader) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	q, args = r.prep(q, args)
+	st, err := r.cache.get(ctx, r.db, q)
+	if err != nil || st == nil {
+		// Uncached, or let database/sql report the prepare error through the Row.
+		return r.db.QueryRowContext(ctx, q, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
+}
