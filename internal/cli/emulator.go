@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -41,6 +42,11 @@ func emulatorCmd(env Env) *cobra.Command {
 			}
 			if err := checkPort(port); err != nil {
 				return err
+			}
+			if fixtures != "" {
+				if info, err := os.Stat(fixtures); err != nil || !info.IsDir() {
+					return usageError{fmt.Errorf("invalid value %q for --fixtures: not a readable directory", fixtures)}
+				}
 			}
 			return runEmulator(cmd.Context(), cmd.ErrOrStderr(), emulatorOptions{
 				host: host, port: port, seed: withSeed, fixtures: fixtures, level: lvl, cors: splitList(cors),

@@ -1,0 +1,261 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+)
+
+// forEachStore runs fn against a fresh in-memory SQLite store and, when TEST_DATABASE_URL is
+// set, against a fresh PostgreSQL schema; the same tests cover both dialects.
+func forEachStore(t *testing.T, fn func(t *testing.T, s *Store)) {
+	t.Run("sqlite", func(t *testing.T) {
+		s, err := Open(context.Background(), "memory")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		fn(t, s)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		s := openTestPostgres(t)
+		fn(t, s)
+	})
+}
+
+// openTestPostgres opens the database at TEST_DATABASE_URL in a schema of its own, dropped
+// when the test ends; it skips the test when the variable is unset.
+func openTestPostgres(t *testing.T) *Store {
+	t.Helper()
+	base := os.Getenv("TEST_DATABASE_URL")
+	if base == "" {
+		t.Skip("TEST_DATABASE_URL is not set: skipping the PostgreSQL run (set it to a postgres:// URL to run it)")
+	}
+	ctx := context.Background()
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	schema := "t_" + strings.ToLower(NewID())
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		a, err := sql.Open("pgx", base)
+		if err == nil {
+			_, _ = a.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+			a.Close()
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	s, err := Open(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func mustWorkspace(t *testing.T, s *Store, slug string) string {
+	t.Helper()
+	w, err := s.WorkspaceCreate(context.Background(), &Workspace{Name: slug, Slug: slug})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w.ID
+}
+
+func mustModel(t *testing.T, s *Store) {
+	t.Helper()
+	if err := s.LLMModelUpsert(context.Background(), &LLMModel{ID: "gpt-4o", Provider: "openai", Name: "GPT-4o", ContextWindow: 128000,
+		MaxOutputTokens: 16384, InputPricePerMillion: 2.5, OutputPricePerMillion: 10, Capabilities: Strings{"chat"}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAgentsAndVersions(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ws := mustWorkspace(t, s, "a")
+		other := mustWorkspace(t, s, "b")
+		a, err := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "Support Bot", Type: "simple", Status: "active",
+			Tags: Strings{"x"}, Metadata: JSONObject{"team": "cx"}}, &AgentConfig{Model: "gpt-4o"}, "first")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *a.ActiveVersion != 1 || a.VersionCount != 1 || a.Config.Model != "gpt-4o" || a.Metadata["team"] != "cx" {
+			t.Fatalf("created agent: %+v", a)
+		}
+		// Versions: new ones never change the active one; numbers are never reused.
+		v2, err := s.AgentVersionCreate(ctx, &AgentVersion{WorkspaceID: ws, AgentID: a.ID, Config: AgentConfig{Model: "gpt-4o", SystemPrompt: "two"}})
+		if err != nil || v2.Version != 2 || v2.IsActive {
+			t.Fatalf("v2 %+v %v", v2, err)
+		}
+		got, _ := s.AgentGet(ctx, ws, a.ID)
+		if *got.ActiveVersion != 1 {
+			t.Fatalf("creating a version changed the active one")
+		}
+		if err := s.AgentVersionPromote(ctx, ws, a.ID, v2.ID); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = s.AgentGet(ctx, ws, a.ID)
+		if *got.ActiveVersion != 2 || got.Config.SystemPrompt != "two" {
+			t.Fatalf("promote: %+v", got)
+		}
+		v3, err := s.AgentVersionCreate(ctx, &AgentVersion{WorkspaceID: ws, AgentID: a.ID, Config: AgentConfig{Model: "gpt-4o"}})
+		if err != nil || v3.Version != 3 {
+			t.Fatalf("v3 %+v %v", v3, err)
+		}
+		// Tenancy: nothing of ws is visible from other.
+		if _, err := s.AgentGet(ctx, other, a.ID); !IsNotFound(err) {
+			t.Fatalf("agent visible across workspaces: %v", err)
+		}
+		if _, err := s.AgentVersionGet(ctx, other, a.ID, v2.ID); !IsNotFound(err) {
+			t.Fatalf("version visible across workspaces: %v", err)
+		}
+		if err := s.AgentVersionPromote(ctx, other, a.ID, v2.ID); !IsNotFound(err) {
+			t.Fatalf("promote across workspaces: %v", err)
+		}
+		if _, err := s.AgentUpdate(ctx, other, a.ID, AgentPatch{Name: ptrTo("x")}); !IsNotFound(err) {
+			t.Fatalf("update across workspaces: %v", err)
+		}
+		if l, n, _ := s.AgentList(ctx, other, AgentFilter{}, Page{1, 20}); n != 0 || len(l) != 0 {
+			t.Fatalf("list across workspaces: %d", n)
+		}
+		// Filters and paging.
+		for i := range 25 {
+			if _, err := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: fmt.Sprintf("Chain %02d", i), Type: "chain", Status: "inactive"}, nil, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l, n, err := s.AgentList(ctx, ws, AgentFilter{Type: "chain"}, Page{2, 10})
+		if err != nil || n != 25 || len(l) != 10 {
+			t.Fatalf("page 2: %d items of %d, %v", len(l), n, err)
+		}
+		if _, n, _ = s.AgentList(ctx, ws, AgentFilter{Query: "support"}, Page{1, 20}); n != 1 {
+			t.Fatalf("q filter: %d", n)
+		}
+		if _, n, _ = s.AgentList(ctx, ws, AgentFilter{Query: "_"}, Page{1, 20}); n != 0 {
+			t.Fatalf("q treats _ as a wildcard: %d", n)
+		}
+		if _, n, _ = s.AgentList(ctx, ws, AgentFilter{Status: "inactive"}, Page{3, 10}); n != 25 {
+			t.Fatalf("total on a late page: %d", n)
+		}
+		// Delete removes the versions.
+		if _, err := s.AgentDelete(ctx, ws, a.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AgentVersionGet(ctx, ws, a.ID, v3.ID); !IsNotFound(err) {
+			t.Fatalf("version outlived its agent: %v", err)
+		}
+		stats, _ := s.StoreStats(ctx)
+		if stats["agent_versions"] != 0 {
+			t.Fatalf("orphan versions: %v", stats)
+		}
+	})
+}
+
+func TestIdempotencyRecords(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ws := mustWorkspace(t, s, "a")
+		prev, err := s.IdempotencyBegin(ctx, ws, "k", "h1")
+		if err != nil || prev != nil {
+			t.Fatalf("first claim: %v %v", prev, err)
+		}
+		prev, err = s.IdempotencyBegin(ctx, ws, "k", "h1")
+		if err != nil || prev == nil || prev.Status != 0 {
+			t.Fatalf("in-flight claim: %+v %v", prev, err)
+		}
+		if err := s.IdempotencyFinish(ctx, ws, "k", 201, `{"data":1}`); err != nil {
+			t.Fatal(err)
+		}
+		prev, _ = s.IdempotencyBegin(ctx, ws, "k", "h2")
+		if prev == nil || prev.RequestHash != "h1" || prev.Status != 201 || prev.Response != `{"data":1}` {
+			t.Fatalf("replay record: %+v", prev)
+		}
+		// Keys are per workspace.
+		other := mustWorkspace(t, s, "b")
+		if prev, _ := s.IdempotencyBegin(ctx, other, "k", "h1"); prev != nil {
+			t.Fatal("idempotency key shared across workspaces")
+		}
+	})
+}
+
+func TestGenerationAndTruncate(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		mustModel(t, s)
+		g := s.Generation()
+		ws := mustWorkspace(t, s, "a")
+		if s.Generation() == g {
+			t.Fatal("a write outside a transaction did not bump the generation")
+		}
+		g = s.Generation()
+		_ = s.InTx(ctx, func(tx *Store) error {
+			_, err := tx.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "x", Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return nil
+		})
+		if s.Generation() == g {
+			t.Fatal("a committed transaction did not bump the generation")
+		}
+		if err := s.Truncate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		stats, _ := s.StoreStats(ctx)
+		for k, n := range stats {
+			if n != 0 {
+				t.Errorf("after truncate %s = %d", k, n)
+			}
+		}
+	})
+}
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *Store) {
+		if err := s.Migrate(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestFileStoreSurvivesReopen(t *testing.T) {
+	ctx := context.Background()
+	path := t.TempDir() + "/sub/dir/agentplane.db"
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustModel(t, s)
+	ws := mustWorkspace(t, s, "a")
+	a, err := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "Keep", Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.AgentGet(ctx, ws, a.ID)
+	if err != nil || got.Name != "Keep" || *got.ActiveVersion != 1 {
+		t.Fatalf("after reopen: %+v %v", got, err)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
