@@ -154,22 +154,17 @@ func (s *Store) deleteRow(ctx context.Context, resource, table, ws, id string) e
 	return nil
 }
 
-// nextVersion advances the parent's version counter and returns the new number. A wanted
-// number (from seed data or fixtures) is used when it is past the counter.
+// nextVersion advances the parent's version counter and returns the new number, in one
+// statement so concurrent creators never get the same number. A wanted number (from seed
+// data or fixtures) is used when it is past the counter.
 func (s *Store) nextVersion(ctx context.Context, resource, table, ws, id string, wanted int) (int, error) {
-	var seq int
-	err := s.w.QueryRowContext(ctx, "SELECT version_seq FROM "+table+" WHERE workspace_id = $1 AND id = $2", ws, id).Scan(&seq)
+	var n int
+	err := s.w.QueryRowContext(ctx, "UPDATE "+table+` SET version_seq = CASE WHEN $1 > version_seq THEN $1 ELSE version_seq + 1 END,
+		updated_at = $2 WHERE workspace_id = $3 AND id = $4 RETURNING version_seq`, wanted, Now(), ws, id).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, notFound(resource, id)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("read version counter of %s %s: %w", resource, id, err)
-	}
-	n := seq + 1
-	if wanted > seq {
-		n = wanted
-	}
-	if _, err := s.exec(ctx, "UPDATE "+table+" SET version_seq = $1, updated_at = $2 WHERE id = $3", n, Now(), id); err != nil {
 		return 0, fmt.Errorf("advance version counter of %s %s: %w", resource, id, err)
 	}
 	return n, nil

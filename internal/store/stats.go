@@ -19,6 +19,13 @@ var statTables = []struct{ key, table string }{
 	{"mcp_tools", "mcp_tools"},
 	{"guardrails", "guardrails"},
 	{"memories", "memories"},
+	{"executions", "executions"},
+	{"execution_events", "execution_events"},
+	{"traces", "traces"},
+	{"spans", "spans"},
+	{"approvals", "approvals"},
+	{"chat_sessions", "chat_sessions"},
+	{"chat_messages", "chat_messages"},
 }
 
 // StoreStats counts the rows of every resource across all workspaces.

@@ -1,0 +1,438 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Execution statuses (API.md section 4).
+const (
+	StatusPending          = "pending"
+	StatusRunning          = "running"
+	StatusCompleted        = "completed"
+	StatusFailed           = "failed"
+	StatusCancelled        = "cancelled"
+	StatusAwaitingApproval = "awaiting_approval"
+	StatusRejected         = "rejected"
+)
+
+// ExecutionStatuses lists every status, for validation and documentation.
+var ExecutionStatuses = []string{StatusPending, StatusRunning, StatusCompleted, StatusFailed, StatusCancelled, StatusAwaitingApproval, StatusRejected}
+
+// ExecutionSources lists the sources an execution can record.
+var ExecutionSources = []string{"api", "webhook", "schedule", "chat", "studio", "playground", "slack", "telegram", "teams", "whatsapp", "agent"}
+
+// transitions is the lifecycle, in one place: every status change goes through it.
+var transitions = map[string][]string{
+	StatusPending:          {StatusRunning, StatusCancelled},
+	StatusRunning:          {StatusCompleted, StatusFailed, StatusCancelled, StatusAwaitingApproval},
+	StatusAwaitingApproval: {StatusRunning, StatusRejected, StatusCancelled},
+}
+
+// CanTransition reports whether the lifecycle allows moving from one status to another.
+func CanTransition(from, to string) bool { return slices.Contains(transitions[from], to) }
+
+// IsTerminal reports whether a status is final.
+func IsTerminal(status string) bool { _, ok := transitions[status]; return !ok }
+
+// TransitionError says the lifecycle forbids a status change; the API answers 409.
+type TransitionError struct {
+	ID, From, To string
+}
+
+func (e *TransitionError) Error() string {
+	return fmt.Sprintf("execution %s is %s and cannot become %s", e.ID, e.From, e.To)
+}
+
+// TokenUsage counts the tokens of an execution, a span or a chat message.
+type TokenUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// Add returns the sum of two usages.
+func (u TokenUsage) Add(o TokenUsage) TokenUsage {
+	p, c := u.PromptTokens+o.PromptTokens, u.CompletionTokens+o.CompletionTokens
+	return TokenUsage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c}
+}
+
+// Execution is one run of an agent: the ledger entry.
+type Execution struct {
+	ID             string          `json:"id"`
+	WorkspaceID    string          `json:"workspace_id"`
+	AgentID        string          `json:"agent_id"`
+	AgentVersionID *string         `json:"agent_version_id" doc:"Null for a playground run of an unsaved config."`
+	ParentID       *string         `json:"parent_id"`
+	RootID         string          `json:"root_id" doc:"The top execution of this one's tree (itself when it has no parent)."`
+	SessionID      *string         `json:"session_id"`
+	Source         string          `json:"source"`
+	Status         string          `json:"status" enum:"pending,running,completed,failed,cancelled,awaiting_approval,rejected"`
+	Input          JSONObject      `json:"input"`
+	Output         json.RawMessage `json:"output" doc:"The result: {\"content\": text}, or an object matching the version's output_schema; null until completed."`
+	Error          *string         `json:"error"`
+	Metadata       JSONObject      `json:"metadata"`
+	TokenUsage     TokenUsage      `json:"token_usage"`
+	Cost           float64         `json:"cost" doc:"USD, from the model catalog's prices."`
+	DurationMS     *int64          `json:"duration_ms"`
+	TraceID        string          `json:"trace_id"`
+	TimeoutMS      int             `json:"timeout_ms"`
+	CreatedAt      Time            `json:"created_at"`
+	StartedAt      *Time           `json:"started_at"`
+	CompletedAt    *Time           `json:"completed_at"`
+	UpdatedAt      Time            `json:"updated_at"`
+
+	// Config is the configuration the run uses (a version's, or an unsaved playground one);
+	// State is the engine's resume point. Neither is part of the API.
+	Config   *AgentConfig    `json:"-"`
+	State    json.RawMessage `json:"-"`
+	EventSeq int             `json:"-"`
+}
+
+// ExecutionNode is an execution with its child executions, for the tree view.
+type ExecutionNode struct {
+	*Execution
+	Children []*ExecutionNode `json:"children"`
+}
+
+// ExecutionFilter narrows ExecutionList.
+type ExecutionFilter struct {
+	AgentID, Status, SessionID, Source string
+	CreatedAfter, CreatedBefore        Time
+}
+
+const executionColumns = `id, workspace_id, agent_id, agent_version_id, parent_id, root_id, session_id, source, status, input,
+	output, error, metadata, config, state, prompt_tokens, completion_tokens, cost, duration_ms, trace_id, timeout_ms, event_seq,
+	created_at, started_at, completed_at, updated_at`
+
+func scanExecution(row interface{ Scan(...any) error }) (*Execution, error) {
+	var e Execution
+	var output, config, state, errText sql.NullString
+	var started, completed Time
+	var duration sql.NullInt64
+	if err := row.Scan(&e.ID, &e.WorkspaceID, &e.AgentID, &e.AgentVersionID, &e.ParentID, &e.RootID, &e.SessionID, &e.Source,
+		&e.Status, &e.Input, &output, &errText, &e.Metadata, &config, &state, &e.TokenUsage.PromptTokens,
+		&e.TokenUsage.CompletionTokens, &e.Cost, &duration, &e.TraceID, &e.TimeoutMS, &e.EventSeq,
+		&e.CreatedAt, &started, &completed, &e.UpdatedAt); err != nil {
+		return nil, err
+	}
+	e.TokenUsage.TotalTokens = e.TokenUsage.PromptTokens + e.TokenUsage.CompletionTokens
+	if output.Valid {
+		e.Output = json.RawMessage(output.String)
+	}
+	if errText.Valid {
+		e.Error = &errText.String
+	}
+	if config.Valid {
+		e.Config = new(AgentConfig)
+		if err := json.Unmarshal([]byte(config.String), e.Config); err != nil {
+			return nil, fmt.Errorf("decode config of execution %s: %w", e.ID, err)
+		}
+	}
+	if state.Valid {
+		e.State = json.RawMessage(state.String)
+	}
+	if duration.Valid {
+		e.DurationMS = &duration.Int64
+	}
+	if !started.IsZero() {
+		e.StartedAt = &started
+	}
+	if !completed.IsZero() {
+		e.CompletedAt = &completed
+	}
+	return &e, nil
+}
+
+// ExecutionCreate records a new execution (pending, or running when the caller runs it at
+// once) together with its trace, in one transaction.
+func (s *Store) ExecutionCreate(ctx context.Context, e *Execution, tr *Trace) error {
+	if e.ID == "" {
+		e.ID = NewID()
+	}
+	if e.RootID == "" {
+		e.RootID = e.ID
+	}
+	now := Now()
+	e.CreatedAt, e.UpdatedAt = now, now
+	if e.Status == StatusRunning {
+		e.StartedAt = &now
+	}
+	config, err := jsonValue(e.Config)
+	if err != nil {
+		return err
+	}
+	return s.InTx(ctx, func(tx *Store) error {
+		if err := tx.TraceCreate(ctx, tr); err != nil {
+			return err
+		}
+		e.TraceID = tr.ID
+		_, err := tx.exec(ctx, `INSERT INTO executions (id, workspace_id, agent_id, agent_version_id, parent_id, root_id, session_id,
+			source, status, input, metadata, config, trace_id, timeout_ms, created_at, started_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $15)`,
+			e.ID, e.WorkspaceID, e.AgentID, e.AgentVersionID, e.ParentID, e.RootID, e.SessionID, e.Source, e.Status,
+			e.Input, e.Metadata, config, e.TraceID, e.TimeoutMS, now, optTime(e.StartedAt))
+		if err != nil {
+			return fmt.Errorf("insert execution: %w", err)
+		}
+		return nil
+	})
+}
+
+func optTime(t *Time) any {
+	if t == nil {
+		return nil
+	}
+	return *t
+}
+
+// ExecutionGet returns one execution of the workspace.
+func (s *Store) ExecutionGet(ctx context.Context, ws, id string) (*Execution, error) {
+	e, err := scanExecution(s.r.QueryRowContext(ctx, "SELECT "+executionColumns+" FROM executions WHERE workspace_id = $1 AND id = $2", ws, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("execution", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get execution %s: %w", id, err)
+	}
+	return e, nil
+}
+
+// ExecutionList returns one page of executions, newest first.
+func (s *Store) ExecutionList(ctx context.Context, ws string, f ExecutionFilter, p Page) ([]*Execution, int, error) {
+	where, args := whereClause("", ws, []cond{
+		{"agent_id = $%d", f.AgentID}, {"status = $%d", f.Status}, {"session_id = $%d", f.SessionID}, {"source = $%d", f.Source},
+	})
+	if !f.CreatedAfter.IsZero() {
+		args = append(args, f.CreatedAfter)
+		where += fmt.Sprintf(" AND created_at > $%d", len(args))
+	}
+	if !f.CreatedBefore.IsZero() {
+		args = append(args, f.CreatedBefore)
+		where += fmt.Sprintf(" AND created_at < $%d", len(args))
+	}
+	rows, err := s.r.QueryContext(ctx, "SELECT "+executionColumns+" FROM executions"+where+pageClause("", p), args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list executions: %w", err)
+	}
+	items, err := collect(rows, scanExecution)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM executions"+where, args)
+	return items, total, err
+}
+
+// ExecutionTree returns an execution with all its descendants nested under it.
+func (s *Store) ExecutionTree(ctx context.Context, ws, id string) (*ExecutionNode, error) {
+	top, err := s.ExecutionGet(ctx, ws, id)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.r.QueryContext(ctx, "SELECT "+executionColumns+" FROM executions WHERE workspace_id = $1 AND root_id = $2 ORDER BY created_at, id",
+		ws, top.RootID)
+	if err != nil {
+		return nil, fmt.Errorf("load execution tree: %w", err)
+	}
+	all, err := collect(rows, scanExecution)
+	if err != nil {
+		return nil, err
+	}
+	nodes := map[string]*ExecutionNode{}
+	for _, e := range all {
+		nodes[e.ID] = &ExecutionNode{Execution: e, Children: []*ExecutionNode{}}
+	}
+	for _, e := range all {
+		if e.ParentID != nil && nodes[*e.ParentID] != nil {
+			parent := nodes[*e.ParentID]
+			parent.Children = append(parent.Children, nodes[e.ID])
+		}
+	}
+	root := nodes[top.ID]
+	if root == nil {
+		root = &ExecutionNode{Execution: top, Children: []*ExecutionNode{}}
+	}
+	return root, nil
+}
+
+// ExecutionPatch holds the fields a transition writes; nil fields stay as they are.
+type ExecutionPatch struct {
+	Output      json.RawMessage
+	Error       *string
+	Usage       *TokenUsage
+	Cost        *float64
+	StartedAt   *Time
+	CompletedAt *Time
+	DurationMS  *int64
+	State       json.RawMessage // written when non-nil; use ClearState to erase
+	ClearState  bool
+	EventSeq    *int
+}
+
+// ExecutionTransition moves an execution to status `to` if the lifecycle allows it from its
+// current status, writing patch in the same statement. A forbidden move is a *TransitionError;
+// a concurrent change between the read and the write is detected and reported the same way.
+func (s *Store) ExecutionTransition(ctx context.Context, ws, id, to string, p ExecutionPatch) (*Execution, error) {
+	var out *Execution
+	err := s.InTx(ctx, func(tx *Store) error {
+		var from string
+		err := tx.w.QueryRowContext(ctx, "SELECT status FROM executions WHERE workspace_id = $1 AND id = $2", ws, id).Scan(&from)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("execution", id)
+		}
+		if err != nil {
+			return fmt.Errorf("read execution %s: %w", id, err)
+		}
+		if !CanTransition(from, to) {
+			return &TransitionError{ID: id, From: from, To: to}
+		}
+		sets := []string{"status = $1", "updated_at = $2"}
+		args := []any{to, Now()}
+		add := func(col string, v any) {
+			args = append(args, v)
+			sets = append(sets, fmt.Sprintf("%s = $%d", col, len(args)))
+		}
+		if p.Output != nil {
+			add("output", string(p.Output))
+		}
+		if p.Error != nil {
+			add("error", *p.Error)
+		}
+		if p.Usage != nil {
+			add("prompt_tokens", p.Usage.PromptTokens)
+			add("completion_tokens", p.Usage.CompletionTokens)
+		}
+		if p.Cost != nil {
+			add("cost", *p.Cost)
+		}
+		if p.StartedAt != nil {
+			add("started_at", *p.StartedAt)
+		}
+		if p.CompletedAt != nil {
+			add("completed_at", *p.CompletedAt)
+		}
+		if p.DurationMS != nil {
+			add("duration_ms", *p.DurationMS)
+		}
+		if p.State != nil {
+			add("state", string(p.State))
+		} else if p.ClearState {
+			sets = append(sets, "state = NULL")
+		}
+		if p.EventSeq != nil {
+			add("event_seq", *p.EventSeq)
+		}
+		args = append(args, ws, id, from)
+		n := len(args)
+		res, err := tx.exec(ctx, fmt.Sprintf("UPDATE executions SET %s WHERE workspace_id = $%d AND id = $%d AND status = $%d",
+			strings.Join(sets, ", "), n-2, n-1, n), args...)
+		if err != nil {
+			return fmt.Errorf("update execution %s: %w", id, err)
+		}
+		if k, _ := res.RowsAffected(); k == 0 {
+			return &TransitionError{ID: id, From: from, To: to}
+		}
+		out, err = tx.ExecutionGet(ctx, ws, id)
+		return err
+	})
+	return out, err
+}
+
+// ExecutionClaim takes the oldest pending execution for a worker and marks it running.
+// It returns nil when none is pending.
+func (s *Store) ExecutionClaim(ctx context.Context) (*Execution, error) {
+	now := Now()
+	pick := "SELECT id FROM executions WHERE status = 'pending' ORDER BY created_at, id LIMIT 1"
+	if s.dialect == Postgres {
+		pick += " FOR UPDATE SKIP LOCKED"
+	}
+	var ws, id string
+	err := s.w.QueryRowContext(ctx, "UPDATE executions SET status = 'running', started_at = $1, updated_at = $1 WHERE id = ("+pick+
+		") AND status = 'pending' RETURNING workspace_id, id", now).Scan(&ws, &id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("claim execution: %w", err)
+	}
+	return s.ExecutionGet(ctx, ws, id)
+}
+
+// ExecutionIDsByStatus returns the ids (with workspaces) of every execution in a status,
+// across workspaces, oldest first; the engine uses it for recovery at start-up.
+func (s *Store) ExecutionIDsByStatus(ctx context.Context, status string) ([][2]string, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT workspace_id, id FROM executions WHERE status = $1 ORDER BY created_at, id", status)
+	if err != nil {
+		return nil, fmt.Errorf("list %s executions: %w", status, err)
+	}
+	defer rows.Close()
+	var out [][2]string
+	for rows.Next() {
+		var ws, id string
+		if err := rows.Scan(&ws, &id); err != nil {
+			return nil, err
+		}
+		out = append(out, [2]string{ws, id})
+	}
+	return out, rows.Err()
+}
+
+// Event is one frame of an execution's event log, as streamed over SSE.
+type Event struct {
+	Seq   int             `json:"seq"`
+	Event string          `json:"event"`
+	Data  json.RawMessage `json:"data"`
+}
+
+// EventAppend stores frames of an execution's log.
+func (s *Store) EventAppend(ctx context.Context, executionID string, events []Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	const chunk = 200
+	for len(events) > 0 {
+		n := min(len(events), chunk)
+		var b strings.Builder
+		b.WriteString("INSERT INTO execution_events (execution_id, seq, event, data) VALUES ")
+		args := make([]any, 0, n*4)
+		for i, ev := range events[:n] {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			k := len(args)
+			fmt.Fprintf(&b, "($%d, $%d, $%d, $%d)", k+1, k+2, k+3, k+4)
+			args = append(args, executionID, ev.Seq, ev.Event, string(ev.Data))
+		}
+		if _, err := s.exec(ctx, b.String(), args...); err != nil {
+			return fmt.Errorf("append events of %s: %w", executionID, err)
+		}
+		events = events[n:]
+	}
+	return nil
+}
+
+// EventList returns the frames of an execution after seq, in order.
+func (s *Store) EventList(ctx context.Context, executionID string, after int) ([]Event, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT seq, event, data FROM execution_events WHERE execution_id = $1 AND seq > $2 ORDER BY seq",
+		executionID, after)
+	if err != nil {
+		return nil, fmt.Errorf("list events of %s: %w", executionID, err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var ev Event
+		var data string
+		if err := rows.Scan(&ev.Seq, &ev.Event, &data); err != nil {
+			return nil, err
+		}
+		ev.Data = json.RawMessage(data)
+		out = append(out, ev)
+	}
+	return out, rows.Err()
+}
