@@ -1,4 +1,315 @@
 package api
 
-// promptRoutes is filled in by its resource file.
-func (s *Server) promptRoutes() []route { return nil }
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/agentplane/agentplane/internal/prompttmpl"
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+// templateDoc explains the template language wherever a template is written or rendered.
+const templateDoc = "Templates use Mustache semantics without HTML escaping (prompts are text, so `{{ name }}` and `{{{ name }}}` are the same): " +
+	"variables `{{ name }}`, dotted names `{{ user.email }}`, sections `{{#items}}…{{/items}}` (repeated for each element of a list, " +
+	"shown once for a truthy value), inverted sections `{{^vip}}…{{/vip}}` (shown when the value is missing, false or empty) and comments `{{! … }}`. " +
+	"Partials (`{{> name}}`) are not supported. A missing variable renders as empty text. " +
+	"A template that does not parse is rejected with 422 naming `template`."
+
+const (
+	maxTemplateLen = 100_000
+	maxTags        = 50
+	maxTagLen      = 100
+)
+
+type promptCreateRequest struct {
+	Name        string         `json:"name" maxLength:"200" doc:"Display name."`
+	Description string         `json:"description,omitempty" maxLength:"2000"`
+	Tags        []string       `json:"tags,omitempty" maxItems:"50"`
+	Metadata    map[string]any `json:"metadata,omitempty"`
+	Template    string         `json:"template" maxLength:"100000" doc:"Mustache template of version 1, which becomes active."`
+	Config      map[string]any `json:"config,omitempty" doc:"Model settings of version 1, e.g. {\"model\": \"gpt-4o\", \"temperature\": 0.3}. model must be in the catalog, temperature 0 to 2, max_tokens 1 to 1000000; other keys are kept as given."`
+	Notes       string         `json:"notes,omitempty" maxLength:"2000" doc:"Notes of version 1."`
+}
+
+type promptUpdateRequest struct {
+	Name        *string         `json:"name,omitempty" maxLength:"200"`
+	Description *string         `json:"description,omitempty" maxLength:"2000"`
+	Tags        *[]string       `json:"tags,omitempty" maxItems:"50"`
+	Metadata    *map[string]any `json:"metadata,omitempty"`
+}
+
+type promptVersionCreateRequest struct {
+	Template string         `json:"template" maxLength:"100000" doc:"Mustache template of the new version."`
+	Config   map[string]any `json:"config,omitempty" doc:"Model settings, e.g. {\"model\": \"gpt-4o\", \"temperature\": 0.3}."`
+	Notes    string         `json:"notes,omitempty" maxLength:"2000"`
+}
+
+type promptPreviewRequest struct {
+	Variables map[string]any `json:"variables,omitempty" doc:"Values of the template's variables; defaults to {}."`
+	VersionID string         `json:"version_id,omitempty" doc:"Render this version instead of the active one."`
+	Strict    bool           `json:"strict,omitempty" doc:"Fail with 422 when any variable the template uses is missing."`
+}
+
+// PromptPreview is a prompt version rendered with the caller's variables.
+type PromptPreview struct {
+	PromptID  string   `json:"prompt_id"`
+	VersionID string   `json:"version_id" doc:"The version rendered."`
+	Version   int      `json:"version"`
+	Rendered  string   `json:"rendered"`
+	Variables []string `json:"variables" doc:"Top-level variables the template uses, in order of first use."`
+	Missing   []string `json:"missing" doc:"Of those, the ones the request does not supply."`
+}
+
+func (s *Server) promptRoutes() []route {
+	const tag = "Prompts"
+	return []route{
+		{method: "GET", path: v1 + "/prompts", op: "listPrompts", tag: tag, scope: "prompts:read", summary: "List prompts", list: true,
+			params: []param{{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."},
+				{name: "tag", typ: "string", desc: "Only prompts with this tag (case-insensitive)."}},
+			resp: store.Prompt{}, h: s.listPrompts},
+		{method: "POST", path: v1 + "/prompts", op: "createPrompt", tag: tag, scope: "prompts:write", summary: "Create a prompt (and its version 1)",
+			desc: "Version 1 is created from `template`, `config` and `notes` and becomes active. " + templateDoc,
+			body: promptCreateRequest{}, resp: store.Prompt{}, status: http.StatusCreated, creates: true, h: s.createPrompt},
+		{method: "GET", path: v1 + "/prompts/{id}", op: "getPrompt", tag: tag, scope: "prompts:read", summary: "Get a prompt",
+			desc: "`template` and `variables` are those of the active version.", resp: store.Prompt{}, h: s.getPrompt},
+		{method: "PATCH", path: v1 + "/prompts/{id}", op: "updatePrompt", tag: tag, scope: "prompts:write", summary: "Update a prompt's name, description, tags or metadata",
+			desc: "Template changes are made by creating a version and promoting it.", body: promptUpdateRequest{}, resp: store.Prompt{}, h: s.updatePrompt},
+		{method: "DELETE", path: v1 + "/prompts/{id}", op: "deletePrompt", tag: tag, scope: "prompts:write", summary: "Delete a prompt and its versions",
+			desc: "Refused with 409 while a version of an agent refers to the prompt (`config.prompt_id`).",
+			resp: store.Prompt{}, errs: []int{http.StatusConflict}, h: s.deletePrompt},
+		{method: "GET", path: v1 + "/prompts/{id}/versions", op: "listPromptVersions", tag: tag, scope: "prompts:read", summary: "List a prompt's versions, newest first",
+			list: true, resp: store.PromptVersion{}, h: s.listPromptVersions},
+		{method: "POST", path: v1 + "/prompts/{id}/versions", op: "createPromptVersion", tag: tag, scope: "prompts:write", summary: "Create a version",
+			desc: "The new version gets the next number (numbers are never reused) and does not become active until promoted. " + templateDoc,
+			body: promptVersionCreateRequest{}, resp: store.PromptVersion{}, status: http.StatusCreated, creates: true, h: s.createPromptVersion},
+		{method: "GET", path: v1 + "/prompts/{id}/versions/{version_id}", op: "getPromptVersion", tag: tag, scope: "prompts:read", summary: "Get a version",
+			resp: store.PromptVersion{}, h: s.getPromptVersion},
+		{method: "POST", path: v1 + "/prompts/{id}/versions/{version_id}/promote", op: "promotePromptVersion", tag: tag, scope: "prompts:write",
+			summary: "Make a version the active one", desc: "Returns the prompt.", resp: store.Prompt{}, h: s.promotePromptVersion},
+		{method: "POST", path: v1 + "/prompts/{id}/preview", op: "previewPrompt", tag: tag, scope: "prompts:execute",
+			summary: "Render a version with variables",
+			desc: "Renders the active version, or `version_id`, with `variables` and lists the variables the template uses and those missing. " +
+				"With `strict: true` any missing variable is a 422 naming them. A prompt without an active version (and no `version_id`) is a 409. " +
+				"No model is called and nothing is recorded. " + templateDoc,
+			body: promptPreviewRequest{}, resp: PromptPreview{}, errs: []int{http.StatusConflict}, h: s.previewPrompt},
+	}
+}
+
+func (s *Server) listPrompts(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	items, total, err := s.store.PromptList(r.Context(), s.workspace(r), store.PromptFilter{Query: q.Get("q"), Tag: strings.TrimSpace(q.Get("tag"))}, p)
+	if err != nil {
+		return err
+	}
+	writeList(w, items, p, total)
+	return nil
+}
+
+// checkTemplate is the 422 for a template that is empty, too long or does not parse.
+func checkTemplate(text string) error {
+	if err := firstErr(required("template", text), maxLen("template", text, maxTemplateLen)); err != nil {
+		return err
+	}
+	if _, err := prompttmpl.Parse(text); err != nil {
+		return invalid("template", "%s", err.Error())
+	}
+	return nil
+}
+
+// checkTags rejects blank, overlong or too many tags, naming the one at fault.
+func checkTags(tags []string) error {
+	if len(tags) > maxTags {
+		return invalid("tags", "must hold at most %d tags", maxTags)
+	}
+	for i, t := range tags {
+		field := fmt.Sprintf("tags[%d]", i)
+		if err := firstErr(required(field, t), maxLen(field, t, maxTagLen)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func trimTags(tags []string) store.Strings {
+	out := make(store.Strings, len(tags))
+	for i, t := range tags {
+		out[i] = strings.TrimSpace(t)
+	}
+	return out
+}
+
+func (s *Server) createPrompt(w http.ResponseWriter, r *http.Request) error {
+	var req promptCreateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200), maxLen("description", req.Description, 2000),
+		checkTags(req.Tags), checkTemplate(req.Template), maxLen("notes", req.Notes, 2000)); err != nil {
+		return err
+	}
+	ws := s.workspace(r)
+	p, err := s.store.PromptCreate(r.Context(), &store.Prompt{
+		WorkspaceID: ws, Name: strings.TrimSpace(req.Name), Description: req.Description,
+		Tags: trimTags(req.Tags), Metadata: store.JSONObject(req.Metadata),
+	}, &store.PromptVersion{Template: req.Template, Config: store.JSONObject(req.Config), Notes: req.Notes})
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusCreated, p)
+	return nil
+}
+
+func (s *Server) getPrompt(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.store.PromptGet(r.Context(), s.workspace(r), pathID(r, "id"))
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, p)
+	return nil
+}
+
+func (s *Server) updatePrompt(w http.ResponseWriter, r *http.Request) error {
+	var req promptUpdateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	var p store.PromptPatch
+	if req.Name != nil {
+		if err := firstErr(required("name", *req.Name), maxLen("name", *req.Name, 200)); err != nil {
+			return err
+		}
+		p.Name = ptr(strings.TrimSpace(*req.Name))
+	}
+	if req.Description != nil {
+		if err := maxLen("description", *req.Description, 2000); err != nil {
+			return err
+		}
+		p.Description = req.Description
+	}
+	if req.Tags != nil {
+		if err := checkTags(*req.Tags); err != nil {
+			return err
+		}
+		p.Tags = ptr(trimTags(*req.Tags))
+	}
+	if req.Metadata != nil {
+		p.Metadata = ptr(store.JSONObject(*req.Metadata))
+	}
+	out, err := s.store.PromptUpdate(r.Context(), s.workspace(r), pathID(r, "id"), p)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) deletePrompt(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.store.PromptDelete(r.Context(), s.workspace(r), pathID(r, "id"))
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, p)
+	return nil
+}
+
+func (s *Server) listPromptVersions(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	items, total, err := s.store.PromptVersionList(r.Context(), s.workspace(r), pathID(r, "id"), p)
+	if err != nil {
+		return err
+	}
+	writeList(w, items, p, total)
+	return nil
+}
+
+func (s *Server) createPromptVersion(w http.ResponseWriter, r *http.Request) error {
+	var req promptVersionCreateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	ws, id := s.workspace(r), pathID(r, "id")
+	if _, err := s.store.PromptGet(r.Context(), ws, id); err != nil {
+		return err
+	}
+	if err := firstErr(checkTemplate(req.Template), maxLen("notes", req.Notes, 2000)); err != nil {
+		return err
+	}
+	v, err := s.store.PromptVersionCreate(r.Context(), &store.PromptVersion{WorkspaceID: ws, PromptID: id,
+		Template: req.Template, Config: store.JSONObject(req.Config), Notes: req.Notes})
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusCreated, v)
+	return nil
+}
+
+func (s *Server) getPromptVersion(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.store.PromptVersionGet(r.Context(), s.workspace(r), pathID(r, "id"), pathID(r, "version_id"))
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, v)
+	return nil
+}
+
+func (s *Server) promotePromptVersion(w http.ResponseWriter, r *http.Request) error {
+	ws, id := s.workspace(r), pathID(r, "id")
+	if err := s.store.PromptVersionPromote(r.Context(), ws, id, pathID(r, "version_id")); err != nil {
+		return err
+	}
+	p, err := s.store.PromptGet(r.Context(), ws, id)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, p)
+	return nil
+}
+
+func (s *Server) previewPrompt(w http.ResponseWriter, r *http.Request) error {
+	var req promptPreviewRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	ws, id := s.workspace(r), pathID(r, "id")
+	p, err := s.store.PromptGet(r.Context(), ws, id)
+	if err != nil {
+		return err
+	}
+	versionID := req.VersionID
+	if versionID == "" {
+		if p.ActiveVersionID == nil {
+			return conflict("prompt %s has no active version; give version_id or promote a version", id)
+		}
+		versionID = *p.ActiveVersionID
+	}
+	v, err := s.store.PromptVersionGet(r.Context(), ws, id, versionID)
+	if err != nil {
+		return err
+	}
+	tmpl, err := prompttmpl.Parse(v.Template)
+	if err != nil {
+		return fmt.Errorf("parse stored template of prompt version %s: %w", v.ID, err)
+	}
+	if req.Variables == nil {
+		req.Variables = map[string]any{}
+	}
+	missing := tmpl.Missing(req.Variables)
+	if req.Strict && len(missing) > 0 {
+		return invalid("variables", "missing %s (strict mode renders only when every variable the template uses is given)", strings.Join(missing, ", "))
+	}
+	rendered, err := tmpl.Render(req.Variables)
+	if err != nil {
+		return invalid("variables", "%s", err.Error())
+	}
+	writeData(w, http.StatusOK, PromptPreview{PromptID: id, VersionID: v.ID, Version: v.Version, Rendered: rendered,
+		Variables: v.Variables, Missing: missing})
+	return nil
+}
