@@ -132,7 +132,7 @@ func TestPromptRoutes(t *testing.T) {
 		{name: "promote missing prompt", method: "POST", path: "/api/v1/prompts/nope/versions/" + v1 + "/promote", status: 404, message: "prompt nope"},
 		{name: "promote back", method: "POST", path: id + "/versions/" + v1 + "/promote", status: 200, fields: map[string]any{"data.active_version": 1}},
 		{name: "numbers not reused after promotions", method: "POST", path: id + "/versions", body: `{"template":"four"}`, status: 201, fields: map[string]any{"data.version": 4}},
-		{name: "method not allowed", method: "PUT", path: id, status: 405, code: "method_not_allowed"},
+		{name: "method not allowed", method: "PUT", path: id, status: 405, code: "method_not_allowed", undocumented: true},
 	})
 
 	// A version of another prompt is not found under this one.

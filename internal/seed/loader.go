@@ -27,6 +27,10 @@ func (l *loader) load(ctx context.Context, file string, e json.RawMessage) error
 		return l.agent(ctx, e)
 	case "agent_versions.json":
 		return l.agentVersion(ctx, e)
+	case "prompts.json":
+		return l.prompt(ctx, e)
+	case "prompt_versions.json":
+		return l.promptVersion(ctx, e)
 	}
 	return l.resource(ctx, file, e)
 }
@@ -134,6 +138,9 @@ func (l *loader) agentVersion(ctx context.Context, e json.RawMessage) error {
 
 // finish promotes the latest version of agents whose fixtures marked none active.
 func (l *loader) finish(ctx context.Context) error {
+	if err := l.finishPrompts(ctx); err != nil {
+		return err
+	}
 	for agentID, versionID := range l.needActive {
 		if err := l.st.AgentVersionPromote(ctx, l.ws, agentID, versionID); err != nil {
 			return fmt.Errorf("activate latest version of agent %s: %w", agentID, err)

@@ -101,16 +101,16 @@ func (s *Store) PromptList(ctx context.Context, ws string, f PromptFilter, p Pag
 		{likeBoth("p.name", "p.description"), likePattern(f.Query)},
 		{`lower(p.tags) LIKE $%d ESCAPE '\'`, tagPattern(f.Tag)},
 	})
-	total, err := s.count(ctx, "SELECT count(*) FROM prompts p"+where, args)
-	if err != nil || total == 0 {
-		return []*Prompt{}, total, err
-	}
-	q := "SELECT " + promptColumns + promptFrom + where + pageClause("p", len(args))
-	rows, err := s.r.QueryContext(ctx, q, append(args, p.Limit, p.offset())...)
+	rows, err := s.r.QueryContext(ctx, "SELECT "+promptColumns+promptFrom+where+pageClause("p", p), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list prompts: %w", err)
 	}
-	return collect(rows, scanPrompt, total)
+	items, err := collect(rows, scanPrompt)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM prompts p"+where, args)
+	return items, total, err
 }
 
 // PromptGet returns one prompt of the workspace.
@@ -269,16 +269,17 @@ func (s *Store) PromptVersionList(ctx context.Context, ws, promptID string, p Pa
 	if _, err := s.PromptGet(ctx, ws, promptID); err != nil {
 		return nil, 0, err
 	}
-	total, err := s.count(ctx, "SELECT count(*) FROM prompt_versions WHERE workspace_id = $1 AND prompt_id = $2", []any{ws, promptID})
-	if err != nil {
-		return nil, 0, err
-	}
 	rows, err := s.r.QueryContext(ctx, "SELECT "+promptVersionColumns+promptVersionFrom+`
-		WHERE v.workspace_id = $1 AND v.prompt_id = $2 ORDER BY v.version DESC LIMIT $3 OFFSET $4`, ws, promptID, p.Limit, p.offset())
+		WHERE v.workspace_id = $1 AND v.prompt_id = $2 ORDER BY v.version DESC`+limitClause(p), ws, promptID)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list prompt versions: %w", err)
 	}
-	return collect(rows, scanPromptVersion, total)
+	items, err := collect(rows, scanPromptVersion)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM prompt_versions WHERE workspace_id = $1 AND prompt_id = $2", []any{ws, promptID})
+	return items, total, err
 }
 
 // PromptVersionGet returns one version of a prompt.
@@ -312,12 +313,6 @@ func (s *Store) PromptVersionCreate(ctx context.Context, v *PromptVersion) (*Pro
 		return nil, err
 	}
 	err := s.InTx(ctx, func(tx *Store) error {
-		// Lock the prompt's row before reading its counter: on PostgreSQL two concurrent
-		// creations would otherwise both read the same counter and one would fail.
-		if _, err := tx.exec(ctx, "UPDATE prompts SET updated_at = $1 WHERE workspace_id = $2 AND id = $3",
-			Now(), v.WorkspaceID, v.PromptID); err != nil {
-			return fmt.Errorf("lock prompt %s: %w", v.PromptID, err)
-		}
 		n, err := tx.nextVersion(ctx, "prompt", "prompts", v.WorkspaceID, v.PromptID, v.Version)
 		if err != nil {
 			return err
