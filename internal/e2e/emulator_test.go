@@ -167,7 +167,7 @@ func TestEmulatorFixtureErrorsStopStartup(t *testing.T) {
 		files map[string]string
 		want  []string
 	}{
-		"malformed": {map[string]string{"agents.json": `[{"name":`}, []string{"agents.json", "malformed"}},
+		"malformed":    {map[string]string{"agents.json": `[{"name":`}, []string{"agents.json", "malformed"}},
 		"not an array": {map[string]string{"prompts.json": `{"name":"x"}`}, []string{"prompts.json"}},
 		"missing agent": {map[string]string{"agent_versions.json": `[{"id":"2rfFtr6n7T8nVN06UbuWhUmlc1Z","agent_id":"2rfFt6qa0UQfFHDSW7MvKn0cfQQ","config":{"model":"gpt-4o"}}]`},
 			[]string{"agent_versions.json", "entry 0", "2rfFtr6n7T8nVN06UbuWhUmlc1Z", "agent 2rfFt6qa0UQfFHDSW7MvKn0cfQQ"}},

@@ -14,7 +14,7 @@ const maxCachedStmts = 512
 // stmtCache keeps one prepared statement per query text for the read pool: parsing SQL is
 // the largest cost of a small read, and a *sql.Stmt is safe for concurrent use.
 type stmtCache struct {
-	m sync.Map // query text -> *sql.Stmt
+	m    sync.Map // query text -> *sql.Stmt
 	n    sync.Mutex
 	c    int
 	full atomic.Bool
