@@ -34,6 +34,8 @@ var statusCodes = map[int]string{
 	http.StatusTooManyRequests:       "rate_limited",
 	http.StatusInternalServerError:   "internal_error",
 	http.StatusServiceUnavailable:    "unavailable",
+	http.StatusBadGateway:            "execution_failed",
+	http.StatusNotImplemented:        "not_implemented",
 }
 
 func errorf(status int, format string, args ...any) *Error {
@@ -70,7 +72,10 @@ func (s *Server) toAPIError(r *http.Request, err error) *Error {
 	var ce *store.ConflictError
 	var re *store.ReferenceError
 	var ve *store.ValidationError
+	var te *store.TransitionError
 	switch {
+	case errors.As(err, &te):
+		return errorf(http.StatusConflict, "%s", te.Error())
 	case errors.As(err, &ve):
 		return errorf(http.StatusUnprocessableEntity, "%s", ve.Error())
 	case errors.As(err, &ae):

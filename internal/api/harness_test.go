@@ -9,9 +9,12 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentplane/agentplane/client"
 	"github.com/agentplane/agentplane/internal/api/openapicheck"
+	"github.com/agentplane/agentplane/internal/llm"
+	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/seed"
 	"github.com/agentplane/agentplane/internal/store"
@@ -46,11 +49,22 @@ func newTestEnv(t *testing.T) *testEnv {
 		t.Fatal(err)
 	}
 	logBuf := &strings.Builder{}
-	srv, err := New(Config{Store: st, Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: logBuf}, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Secrets: secretbox.NewRandom(), Emulator: true, WorkspaceID: testWorkspace, CORSOrigins: []string{"*"}})
+	log := slog.New(slog.NewTextHandler(&lockedWriter{w: logBuf}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	eng := runtime.New(runtime.Config{Store: st, Provider: llm.NewSimulated(), Logger: log, Workers: 4})
+	if err := eng.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Store: st, Logger: log, Secrets: secretbox.NewRandom(), Emulator: true, WorkspaceID: testWorkspace,
+		CORSOrigins: []string{"*"}, Engine: eng})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		srv.CloseStreams()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		eng.Stop(sctx)
+	})
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	v, err := openapicheck.NewResponseValidator(srv.OpenAPI())

@@ -58,7 +58,7 @@ func TestOpenAPIDocumentIsValid31(t *testing.T) {
 
 func TestServerDocumentHasNoEmulatorRoutes(t *testing.T) {
 	e := newTestEnv(t)
-	srv, err := New(Config{Store: e.store, Logger: e.srv.log, Secrets: e.srv.cfg.Secrets, WorkspaceID: e.ws})
+	srv, err := New(Config{Store: e.store, Logger: e.srv.log, Secrets: e.srv.cfg.Secrets, WorkspaceID: e.ws, Engine: e.srv.engine})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,7 @@ type route struct {
 	raw      bool // response is not the JSON envelope (docs, metrics, openapi)
 	emulator bool // only in the emulator
 	nocache  bool // a GET whose answer changes without a store write (never served from the read cache)
+	alsoOK   map[int]any // other success statuses and their data type (nil: the same as resp)
 	errs     []int
 	h        handlerFunc
 }
@@ -150,6 +151,15 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 			status = http.StatusOK
 		}
 		op.Responses[strconv.Itoa(status)] = successResponse(reg, rt, pagSchema)
+		for code, data := range rt.alsoOK {
+			alt := rt
+			if data != nil {
+				alt.resp = data
+			}
+			resp := successResponse(reg, alt, pagSchema)
+			resp.Description = http.StatusText(code)
+			op.Responses[strconv.Itoa(code)] = resp
+		}
 		for _, code := range errorStatuses(rt) {
 			op.Responses[strconv.Itoa(code)] = &huma.Response{
 				Description: http.StatusText(code),

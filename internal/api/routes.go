@@ -14,6 +14,9 @@ func (s *Server) routeTable() []route {
 		s.mcpToolRoutes(),
 		s.guardrailRoutes(),
 		s.memoryRoutes(),
+		s.executionRoutes(),
+		s.chatRoutes(),
+		s.traceRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

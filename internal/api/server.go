@@ -8,12 +8,14 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/agentplane/agentplane/internal/api/docsui"
+	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -34,6 +36,8 @@ type Config struct {
 	Reset func(ctx context.Context) error
 	// Version is reported by /health.
 	Version string
+	// Engine runs executions.
+	Engine *runtime.Engine
 }
 
 // Server serves the API.
@@ -48,14 +52,19 @@ type Server struct {
 	metrics *metrics
 	cors    corsPolicy
 	cache   *readCache // nil unless the emulator (sole writer of its store)
+	engine  *runtime.Engine
+	// streamsDone is closed by CloseStreams so open SSE streams end on shutdown.
+	streamsDone chan struct{}
+	closeOnce   sync.Once
 }
 
 // New builds a server and its OpenAPI document.
 func New(cfg Config) (*Server, error) {
-	if cfg.Store == nil || cfg.Logger == nil || cfg.Secrets == nil {
-		return nil, fmt.Errorf("api: Store, Logger and Secrets are required")
+	if cfg.Store == nil || cfg.Logger == nil || cfg.Secrets == nil || cfg.Engine == nil {
+		return nil, fmt.Errorf("api: Store, Logger, Secrets and Engine are required")
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux(), cors: newCORSPolicy(cfg.CORSOrigins)}
+	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux(), cors: newCORSPolicy(cfg.CORSOrigins),
+		engine: cfg.Engine, streamsDone: make(chan struct{})}
 	if cfg.Emulator {
 		s.cache = newReadCache(cfg.Store.Generation)
 	}
@@ -88,6 +97,10 @@ func New(cfg Config) (*Server, error) {
 
 // Handler is the server's whole HTTP handler.
 func (s *Server) Handler() http.Handler { return s.handler }
+
+// CloseStreams ends every open SSE stream (their runs go on); call it when shutting down so
+// the HTTP server can drain. Safe to call more than once.
+func (s *Server) CloseStreams() { s.closeOnce.Do(func() { close(s.streamsDone) }) }
 
 // OpenAPI returns the OpenAPI 3.1 document as JSON.
 func (s *Server) OpenAPI() []byte { return s.openapi }

@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentplane/agentplane/internal/api"
+	"github.com/agentplane/agentplane/internal/llm"
+	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/seed"
 	"github.com/agentplane/agentplane/internal/store"
@@ -82,7 +84,7 @@ func runEmulator(ctx context.Context, stderr io.Writer, o emulatorOptions) error
 	defer emu.Close()
 	log.Info("emulator ready: data is in memory and lost on exit; any API key is accepted",
 		"seed", o.seed, "fixtures", o.fixtures, "startup", time.Since(start).Round(time.Millisecond).String())
-	if err := serveHTTP(ctx, log, o.host, o.port, emu.Handler, "emulator"); err != nil {
+	if err := serveHTTP(ctx, log, o.host, o.port, emu.Handler, "emulator", emu.API.CloseStreams); err != nil {
 		return fmt.Errorf("emulator: %w", err)
 	}
 	return nil
@@ -93,16 +95,27 @@ type EmulatorConfig struct {
 	Seed        bool
 	FixturesDir string
 	CORSOrigins []string
+	Workers     int // async worker pool size; 0 for the default
 }
 
-// Emulator is a ready emulator: its HTTP handler over a seeded in-memory store.
+// Emulator is a ready emulator: its HTTP handler over a seeded in-memory store, and the
+// engine running its executions.
 type Emulator struct {
 	Handler http.Handler
 	Store   *store.Store
+	API     *api.Server
+	Engine  *runtime.Engine
 }
 
-// Close releases the in-memory database.
-func (e *Emulator) Close() error { return e.Store.Close() }
+// Close stops the engine (runs still going after a grace period are failed) and releases
+// the in-memory database.
+func (e *Emulator) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	e.API.CloseStreams()
+	e.Engine.Stop(ctx)
+	return e.Store.Close()
+}
 
 // NewEmulator builds the emulator: an in-memory store loaded with seed and fixtures, and the
 // API in emulator mode. Benchmarks and tests use it to run the emulator in-process.
@@ -127,13 +140,17 @@ func NewEmulator(ctx context.Context, log *slog.Logger, c EmulatorConfig) (*Emul
 		st.Close()
 		return nil, err
 	}
+	eng := runtime.New(runtime.Config{Store: st, Provider: llm.NewSimulated(), Logger: log, Workers: c.Workers})
 	srv, err := api.New(api.Config{
 		Store: st, Logger: log, Secrets: box, Emulator: true, WorkspaceID: EmulatorWorkspaceID,
-		CORSOrigins: c.CORSOrigins, Reset: load, Version: Version,
+		CORSOrigins: c.CORSOrigins, Reset: load, Version: Version, Engine: eng,
 	})
+	if err == nil {
+		err = eng.Start(ctx)
+	}
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
-	return &Emulator{Handler: srv.Handler(), Store: st}, nil
+	return &Emulator{Handler: srv.Handler(), Store: st, API: srv, Engine: eng}, nil
 }

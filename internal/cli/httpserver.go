@@ -13,7 +13,7 @@ import (
 
 // serveHTTP listens on host:port, logs the URL, and serves until ctx ends; then it drains
 // in-flight requests for up to 10 s.
-func serveHTTP(ctx context.Context, log *slog.Logger, host string, port int, h http.Handler, what string) error {
+func serveHTTP(ctx context.Context, log *slog.Logger, host string, port int, h http.Handler, what string, onShutdown func()) error {
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
 		return fmt.Errorf("listen on %s:%d: %w", host, port, err)
@@ -24,6 +24,9 @@ func serveHTTP(ctx context.Context, log *slog.Logger, host string, port int, h h
 		ReadTimeout:       60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if onShutdown != nil {
+		srv.RegisterOnShutdown(onShutdown)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

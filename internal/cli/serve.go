@@ -10,10 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentplane/agentplane/internal/api"
+	"github.com/agentplane/agentplane/internal/llm"
+	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/seed"
 	"github.com/agentplane/agentplane/internal/store"
@@ -102,14 +105,14 @@ func serveCmd(env Env) *cobra.Command {
 	var (
 		db                dbOptions
 		host, level, cors string
-		port              int
+		port, workers     int
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the server on an embedded SQLite file (default) or PostgreSQL",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			vars := map[string]string{"host": "HOST", "port": "PORT", "log-level": "LOG_LEVEL", "cors-origins": "CORS_ORIGINS"}
+			vars := map[string]string{"host": "HOST", "port": "PORT", "log-level": "LOG_LEVEL", "cors-origins": "CORS_ORIGINS", "workers": "WORKERS"}
 			for k, v := range dbEnv {
 				vars[k] = v
 			}
@@ -123,7 +126,10 @@ func serveCmd(env Env) *cobra.Command {
 			if err := checkPort(port); err != nil {
 				return err
 			}
-			return runServe(cmd.Context(), cmd.ErrOrStderr(), db, host, port, lvl, splitList(cors))
+			if workers < 1 || workers > 1024 {
+				return usageError{fmt.Errorf("invalid value %d for --workers: must be 1 to 1024", workers)}
+			}
+			return runServe(cmd.Context(), cmd.ErrOrStderr(), db, host, port, workers, lvl, splitList(cors))
 		},
 	}
 	db.flags(cmd)
@@ -132,6 +138,7 @@ func serveCmd(env Env) *cobra.Command {
 	f.IntVar(&port, "port", 8080, "port to listen on (PORT); 0 picks a free one")
 	f.StringVar(&level, "log-level", "info", "debug, info, warn or error (LOG_LEVEL)")
 	f.StringVar(&cors, "cors-origins", "", "comma-separated origins allowed by CORS, or * (CORS_ORIGINS)")
+	f.IntVar(&workers, "workers", 16, "how many async executions run at once (WORKERS)")
 	return cmd
 }
 
@@ -166,19 +173,27 @@ func openServerStore(ctx context.Context, stderr io.Writer, db dbOptions) (*stor
 	return st, box, nil
 }
 
-func runServe(ctx context.Context, stderr io.Writer, db dbOptions, host string, port int, level slogLevel, cors []string) error {
+func runServe(ctx context.Context, stderr io.Writer, db dbOptions, host string, port, workers int, level slogLevel, cors []string) error {
 	log := newLogger(stderr, level)
 	st, box, err := openServerStore(ctx, stderr, db)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: cors, Version: Version})
+	eng := runtime.New(runtime.Config{Store: st, Provider: llm.NewSimulated(), Logger: log, Workers: workers})
+	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: cors, Version: Version, Engine: eng})
 	if err != nil {
 		return err
 	}
+	if err := eng.Start(ctx); err != nil {
+		return err
+	}
 	log.Warn("authentication is not enabled yet: every request acts in the default workspace; do not expose this server")
-	return serveHTTP(ctx, log, host, port, srv.Handler(), "server")
+	err = serveHTTP(ctx, log, host, port, srv.Handler(), "server", srv.CloseStreams)
+	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	eng.Stop(stopCtx)
+	return err
 }
 
 func migrateCmd(env Env) *cobra.Command {

@@ -436,3 +436,16 @@ func (s *Store) EventList(ctx context.Context, executionID string, after int) ([
 	}
 	return out, rows.Err()
 }
+
+// EventLastSeq returns the highest stored frame number of an execution (0 if none).
+func (s *Store) EventLastSeq(ctx context.Context, executionID string) (int, error) {
+	var n int
+	err := s.w.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM execution_events WHERE execution_id = $1", executionID).Scan(&n)
+	return n, err
+}
+
+// ExecutionSetState writes the engine's resume point of an execution.
+func (s *Store) ExecutionSetState(ctx context.Context, ws, id string, state json.RawMessage) error {
+	_, err := s.exec(ctx, "UPDATE executions SET state = $1 WHERE workspace_id = $2 AND id = $3", nullJSON(state), ws, id)
+	return err
+}

@@ -1,0 +1,129 @@
+package runtime
+
+import (
+	"sync"
+
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+// hub fans the frames of live executions out to stream subscribers. A topic keeps every
+// frame of its run, so a subscriber never misses one and a slow reader never blocks the run:
+// publishing appends and pokes each subscriber's 1-slot signal channel, and a subscriber
+// reads whatever frames it has not seen yet.
+type hub struct {
+	mu     sync.Mutex
+	topics map[string]*topic
+}
+
+type topic struct {
+	mu     sync.Mutex
+	frames []store.Event
+	closed bool // the run has ended in this process; frames are complete and stored
+	subs   map[*Subscription]struct{}
+}
+
+// Subscription follows one execution's frames.
+type Subscription struct {
+	t      *topic
+	h      *hub
+	id     string
+	signal chan struct{}
+}
+
+func newHub() *hub { return &hub{topics: map[string]*topic{}} }
+
+// open creates the topic of a run starting in this process (or returns the existing one).
+func (h *hub) open(id string) *topic {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t := h.topics[id]
+	if t == nil || t.closed {
+		t = &topic{subs: map[*Subscription]struct{}{}}
+		h.topics[id] = t
+	}
+	return t
+}
+
+// publish appends frames and wakes the subscribers.
+func (t *topic) publish(frames ...store.Event) {
+	t.mu.Lock()
+	t.frames = append(t.frames, frames...)
+	for s := range t.subs {
+		select {
+		case s.signal <- struct{}{}:
+		default:
+		}
+	}
+	t.mu.Unlock()
+}
+
+// close marks the run ended here; subscribers drain what is left and stop.
+func (h *hub) close(id string, t *topic) {
+	t.mu.Lock()
+	t.closed = true
+	for s := range t.subs {
+		select {
+		case s.signal <- struct{}{}:
+		default:
+		}
+	}
+	t.mu.Unlock()
+	h.mu.Lock()
+	if h.topics[id] == t {
+		delete(h.topics, id)
+	}
+	h.mu.Unlock()
+}
+
+// Subscribe follows an execution's frames if it is running in this process; ok is false
+// otherwise (its frames are all in the store, or it has not started here).
+func (h *hub) Subscribe(id string) (*Subscription, bool) {
+	h.mu.Lock()
+	t := h.topics[id]
+	h.mu.Unlock()
+	if t == nil {
+		return nil, false
+	}
+	s := &Subscription{t: t, h: h, id: id, signal: make(chan struct{}, 1)}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, false
+	}
+	t.subs[s] = struct{}{}
+	s.signal <- struct{}{}
+	return s, true
+}
+
+// Signal is ready whenever new frames may be available or the run has ended.
+func (s *Subscription) Signal() <-chan struct{} { return s.signal }
+
+// Next returns the frames with seq greater than after, and whether the run has ended here
+// (then no more frames will come through this subscription).
+func (s *Subscription) Next(after int) ([]store.Event, bool) {
+	s.t.mu.Lock()
+	defer s.t.mu.Unlock()
+	i := len(s.t.frames)
+	for i > 0 && s.t.frames[i-1].Seq > after {
+		i--
+	}
+	out := append([]store.Event(nil), s.t.frames[i:]...)
+	return out, s.t.closed
+}
+
+// Last returns the seq of the newest frame published so far (0 if none).
+func (s *Subscription) Last() int {
+	s.t.mu.Lock()
+	defer s.t.mu.Unlock()
+	if n := len(s.t.frames); n > 0 {
+		return s.t.frames[n-1].Seq
+	}
+	return 0
+}
+
+// Close stops the subscription.
+func (s *Subscription) Close() {
+	s.t.mu.Lock()
+	delete(s.t.subs, s)
+	s.t.mu.Unlock()
+}

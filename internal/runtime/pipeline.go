@@ -1,0 +1,441 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentplane/agentplane/internal/llm"
+	"github.com/agentplane/agentplane/internal/schemacheck"
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+// defaultMaxIterations bounds an agent's tool loop when its version sets no max_iterations.
+const defaultMaxIterations = 5
+
+// errAwait stops a pass at an approval checkpoint.
+type errAwait struct{ approval *store.Approval }
+
+func (e *errAwait) Error() string { return "awaiting approval at " + e.approval.Checkpoint }
+
+// execute runs the pipeline for the run's agent type and returns how it ended.
+func (r *run) execute(ctx context.Context) outcome {
+	text, err := r.pipeline(ctx)
+	var aw *errAwait
+	switch {
+	case errors.As(err, &aw):
+		return outcome{status: store.StatusAwaitingApproval, wait: aw.approval}
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), errCancelled):
+		return outcome{status: store.StatusCancelled, err: "execution cancelled"}
+	case ctx.Err() != nil:
+		return outcome{status: store.StatusFailed, err: "execution stopped: " + context.Cause(ctx).Error()}
+	case err != nil:
+		return outcome{status: store.StatusFailed, err: err.Error()}
+	}
+	out, err := r.finalOutput(text)
+	if err != nil {
+		return outcome{status: store.StatusFailed, err: err.Error()}
+	}
+	return outcome{status: store.StatusCompleted, output: out}
+}
+
+// pipeline produces the final text (or JSON text, with an output_schema).
+func (r *run) pipeline(ctx context.Context) (string, error) {
+	if r.state.Phase == "before_output" {
+		// Resumed after approval: the draft is the output.
+		return r.state.Draft, nil
+	}
+	var text string
+	var err error
+	if r.state.Phase == "before_tools" {
+		text, err = r.agentLoop(ctx, r.state.Messages)
+	} else {
+		msgs, rerr := r.render(ctx)
+		if rerr != nil {
+			return "", rerr
+		}
+		if err := r.guard(ctx, "input", lastUser(msgs)); err != nil {
+			return "", err
+		}
+		switch r.agent.Type {
+		case "agent":
+			text, err = r.agentLoop(ctx, msgs)
+		case "chain":
+			text, err = r.chain(ctx, msgs)
+		case "workflow":
+			text, err = r.workflow(ctx, msgs)
+		case "multi_agent":
+			text, err = r.multiAgent(ctx, msgs)
+		default: // simple, approval
+			text, _, err = r.call(ctx, "llm", "model call", msgs, nil, true)
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := r.guard(ctx, "output", text); err != nil {
+		return "", err
+	}
+	if cp := r.checkpoint("before_output"); cp != nil {
+		r.state.Phase, r.state.Draft, r.state.Checkpoint = "before_output", text, cp.Name
+		return "", r.await(cp, map[string]any{"draft_output": text})
+	}
+	return text, nil
+}
+
+// checkpoint returns the configured checkpoint for a stage, unless it was already approved.
+func (r *run) checkpoint(when string) *store.Checkpoint {
+	if r.cfg.Approval == nil {
+		return nil
+	}
+	for i, cp := range r.cfg.Approval.Checkpoints {
+		if cp.When == when && !slices.Contains(r.state.Passed, cp.Name) {
+			return &r.cfg.Approval.Checkpoints[i]
+		}
+	}
+	return nil
+}
+
+func (r *run) await(cp *store.Checkpoint, awaiting any) error {
+	raw, _ := json.Marshal(awaiting)
+	sp := r.span("approval", "approval: "+cp.Name, awaiting)
+	r.end(sp, map[string]any{"status": "awaiting_approval"}, nil)
+	r.emit("thinking", map[string]any{"content": "Waiting for approval at checkpoint " + cp.Name + "."})
+	return &errAwait{approval: &store.Approval{WorkspaceID: r.x.WorkspaceID, ExecutionID: r.x.ID, AgentID: r.x.AgentID,
+		Checkpoint: cp.Name, Description: cp.Description, Awaiting: raw}}
+}
+
+// call makes one model call as a span, streaming content deltas when stream is set.
+func (r *run) call(ctx context.Context, kind, name string, msgs []llm.Message, tools []llm.ToolSpec, stream bool) (string, []llm.ToolCall, error) {
+	req := llm.Request{Model: r.cfg.Model, Messages: msgs, Tools: tools, Temperature: r.cfg.Temperature, MaxTokens: r.cfg.MaxTokens}
+	if stream && len(r.cfg.OutputSchema) > 0 {
+		req.OutputSchema = r.cfg.OutputSchema
+	}
+	if sim := r.cfg.Simulation; sim != nil {
+		req.Simulation = &llm.Simulation{LatencyMS: sim.LatencyMS, Fail: sim.Fail, FailMessage: sim.FailWith}
+	}
+	sp := r.span(kind, name, map[string]any{"model": r.cfg.Model, "messages": len(msgs), "tools": len(tools)})
+	sp.Attributes["model"] = r.cfg.Model
+	resp, err := r.e.provider.Complete(ctx, req, func(ev llm.Event) error {
+		switch {
+		case ev.Kind == "thinking":
+			r.emit("thinking", map[string]any{"content": ev.Text})
+		case ev.Kind == "content" && stream:
+			r.emit("content", map[string]any{"content": ev.Text})
+		}
+		return nil
+	})
+	if err != nil {
+		r.end(sp, nil, err)
+		if ctx.Err() != nil {
+			return "", nil, ctx.Err()
+		}
+		return "", nil, fmt.Errorf("model %s: %w", r.cfg.Model, err)
+	}
+	r.addUsage(sp, r.cfg.Model, resp.Usage)
+	sp.Attributes["stop_reason"] = resp.StopReason
+	r.end(sp, map[string]any{"content": resp.Content, "tool_calls": resp.ToolCalls}, nil)
+	return resp.Content, resp.ToolCalls, nil
+}
+
+// agentLoop alternates model calls and tool calls until the model answers, at most
+// max_iterations model calls.
+func (r *run) agentLoop(ctx context.Context, msgs []llm.Message) (string, error) {
+	tools, specs, err := r.tools(ctx)
+	if err != nil {
+		return "", err
+	}
+	limit := r.cfg.MaxIterations
+	if limit <= 0 {
+		limit = defaultMaxIterations
+	}
+	calls := r.state.Calls
+	for i := r.state.Iteration; i < limit; i++ {
+		if calls == nil {
+			text, tc, err := r.call(ctx, "llm", fmt.Sprintf("model call %d", i+1), msgs, specs, true)
+			if err != nil {
+				return "", err
+			}
+			if len(tc) == 0 {
+				return text, nil
+			}
+			msgs = append(msgs, llm.Message{Role: "assistant", Content: text, ToolCalls: tc})
+			calls = tc
+			if cp := r.checkpoint("before_tools"); cp != nil {
+				r.state.Phase, r.state.Messages, r.state.Calls, r.state.Iteration, r.state.Checkpoint = "before_tools", msgs, tc, i, cp.Name
+				return "", r.await(cp, map[string]any{"tool_calls": tc})
+			}
+		}
+		for _, c := range calls {
+			result, err := r.runTool(ctx, c, tools)
+			if err != nil {
+				return "", err
+			}
+			msgs = append(msgs, llm.Message{Role: "tool", Name: c.Name, ToolCallID: c.ID, Content: result})
+		}
+		calls = nil
+		r.state.Calls, r.state.Phase = nil, ""
+	}
+	return "", fmt.Errorf("the agent did not answer within max_iterations (%d model calls)", limit)
+}
+
+// tools loads the version's MCP tools as model tool specs.
+func (r *run) tools(ctx context.Context) (map[string]llm.ToolSpec, []llm.ToolSpec, error) {
+	byName := map[string]llm.ToolSpec{}
+	var specs []llm.ToolSpec
+	for _, id := range r.cfg.Tools {
+		t, err := r.e.st.MCPToolGet(ctx, r.x.WorkspaceID, id)
+		if err != nil {
+			return nil, nil, fmt.Errorf("load tool %s: %w", id, err)
+		}
+		if !t.Enabled {
+			continue
+		}
+		for _, fn := range t.Tools {
+			spec := llm.ToolSpec{Name: fn.Name, Description: fn.Description, InputSchema: fn.InputSchema}
+			byName[fn.Name] = spec
+			specs = append(specs, spec)
+		}
+	}
+	return byName, specs, nil
+}
+
+// runTool runs one tool call as a span, with tool_start/tool_end frames.
+func (r *run) runTool(ctx context.Context, c llm.ToolCall, tools map[string]llm.ToolSpec) (string, error) {
+	r.emit("tool_start", map[string]any{"id": c.ID, "name": c.Name})
+	sp := r.span("tool", "tool: "+c.Name, c.Arguments)
+	spec, ok := tools[c.Name]
+	var result string
+	var err error
+	if !ok {
+		result = fmt.Sprintf(`{"error":"unknown tool %q"}`, c.Name)
+	} else {
+		if err = ctx.Err(); err == nil {
+			result = llm.SimulateTool(c, spec)
+		}
+	}
+	r.end(sp, json.RawMessage(jsonOrString(result)), err)
+	if err != nil {
+		return "", err
+	}
+	r.emit("tool_end", map[string]any{"id": c.ID, "name": c.Name, "summary": summarize(result, 160)})
+	return result, nil
+}
+
+// chain runs steps in order; each step's output is the next step's input.
+func (r *run) chain(ctx context.Context, msgs []llm.Message) (string, error) {
+	system := systemOf(msgs)
+	input := lastUser(msgs)
+	var out string
+	for i, st := range r.cfg.Steps {
+		last := i == len(r.cfg.Steps)-1
+		text, err := r.step(ctx, st, system, input, last)
+		if err != nil {
+			return "", err
+		}
+		out, input = text, text
+	}
+	return out, nil
+}
+
+// workflow runs steps in dependency order; a step sees the outputs of its dependencies, and
+// the output is that of the steps nothing depends on.
+func (r *run) workflow(ctx context.Context, msgs []llm.Message) (string, error) {
+	system, input := systemOf(msgs), lastUser(msgs)
+	done := map[string]string{}
+	order := topoOrder(r.cfg.Steps)
+	dependedOn := map[string]bool{}
+	for _, st := range r.cfg.Steps {
+		for _, d := range st.DependsOn {
+			dependedOn[d] = true
+		}
+	}
+	var sinks []string
+	for i, st := range order {
+		stepInput := input
+		if len(st.DependsOn) > 0 {
+			var b strings.Builder
+			b.WriteString(input)
+			for _, d := range st.DependsOn {
+				fmt.Fprintf(&b, "\n\n[%s]\n%s", d, done[d])
+			}
+			stepInput = b.String()
+		}
+		text, err := r.step(ctx, st, system, stepInput, i == len(order)-1)
+		if err != nil {
+			return "", err
+		}
+		done[st.ID] = text
+		if !dependedOn[st.ID] {
+			sinks = append(sinks, text)
+		}
+	}
+	return strings.Join(sinks, "\n\n"), nil
+}
+
+// step runs one chain/workflow step: a model call with the step's instruction, or the
+// step's agent as a child execution.
+func (r *run) step(ctx context.Context, st store.AgentStep, system, input string, last bool) (string, error) {
+	name := st.Name
+	if name == "" {
+		name = st.ID
+	}
+	if !last {
+		r.emit("thinking", map[string]any{"content": "Step " + name + "."})
+	}
+	if st.AgentID != "" {
+		return r.child(ctx, st.AgentID, map[string]any{"message": input, "instruction": st.Instruction})
+	}
+	sys := st.Instruction
+	if system != "" {
+		sys = system + "\n\n" + st.Instruction
+	}
+	msgs := []llm.Message{{Role: "system", Content: sys}, {Role: "user", Content: input}}
+	text, _, err := r.call(ctx, "step", "step: "+name, msgs, nil, last)
+	return text, err
+}
+
+// multiAgent runs each sub-agent as a child execution, then the coordinator's model call
+// over their answers.
+func (r *run) multiAgent(ctx context.Context, msgs []llm.Message) (string, error) {
+	input := lastUser(msgs)
+	var results strings.Builder
+	for _, id := range r.cfg.SubAgents {
+		callID := "agent_" + id
+		name := id
+		if a, err := r.e.st.AgentGet(ctx, r.x.WorkspaceID, id); err == nil {
+			name = a.Name
+		}
+		r.emit("tool_start", map[string]any{"id": callID, "name": name})
+		text, err := r.child(ctx, id, map[string]any{"message": input})
+		if err != nil {
+			return "", err
+		}
+		r.emit("tool_end", map[string]any{"id": callID, "name": name, "summary": summarize(text, 160)})
+		fmt.Fprintf(&results, "\n\n[%s]\n%s", name, text)
+	}
+	coord := append(slices.Clone(msgs), llm.Message{Role: "tool", Name: "sub_agents", ToolCallID: "sub_agents", Content: strings.TrimSpace(results.String())})
+	text, _, err := r.call(ctx, "llm", "coordinator", coord, nil, true)
+	return text, err
+}
+
+// child runs another agent's active version as a child execution of this one and returns
+// its output text.
+func (r *run) child(ctx context.Context, agentID string, input map[string]any) (string, error) {
+	if depth := depthFrom(ctx); depth >= maxDepth {
+		return "", fmt.Errorf("sub-agent nesting is deeper than %d levels", maxDepth)
+	}
+	sp := r.span("subagent", "sub-agent: "+agentID, input)
+	x, err := r.e.runChild(ctx, r.x, agentID, input)
+	if err != nil {
+		r.end(sp, nil, err)
+		return "", err
+	}
+	sp.Attributes["execution_id"] = x.ID
+	r.usage = r.usage.Add(x.TokenUsage)
+	r.cost += x.Cost
+	sp.TokenUsage, sp.Cost = x.TokenUsage, x.Cost
+	if x.Status != store.StatusCompleted {
+		msg := "sub-agent " + agentID + " " + x.Status
+		if x.Error != nil {
+			msg += ": " + *x.Error
+		}
+		r.end(sp, nil, errors.New(msg))
+		return "", errors.New(msg)
+	}
+	text := outputText(x.Output)
+	r.end(sp, map[string]any{"execution_id": x.ID, "output": x.Output}, nil)
+	return text, nil
+}
+
+// finalOutput turns the final text into the execution's output, validating it against the
+// version's output_schema when there is one.
+func (r *run) finalOutput(text string) (json.RawMessage, error) {
+	if len(r.cfg.OutputSchema) == 0 {
+		return json.Marshal(map[string]string{"content": text})
+	}
+	sp := r.span("validation", "output schema", nil)
+	var v any
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		err = fmt.Errorf("output is not valid JSON for the output_schema: %v", err)
+		r.end(sp, nil, err)
+		return nil, err
+	}
+	sch, err := schemacheck.Compile(r.cfg.OutputSchema)
+	if err == nil {
+		err = sch.Validate(v)
+	}
+	if err != nil {
+		err = fmt.Errorf("output does not match the output_schema: %v", err)
+		r.end(sp, nil, err)
+		return nil, err
+	}
+	r.end(sp, map[string]any{"valid": true}, nil)
+	return json.RawMessage(text), nil
+}
+
+func topoOrder(steps []store.AgentStep) []store.AgentStep {
+	done := map[string]bool{}
+	var out []store.AgentStep
+	for len(out) < len(steps) {
+		progress := false
+		for _, st := range steps {
+			if done[st.ID] {
+				continue
+			}
+			ready := true
+			for _, d := range st.DependsOn {
+				ready = ready && done[d]
+			}
+			if ready {
+				done[st.ID] = true
+				out = append(out, st)
+				progress = true
+			}
+		}
+		if !progress { // a cycle: validation prevents it; run the rest in list order
+			for _, st := range steps {
+				if !done[st.ID] {
+					done[st.ID] = true
+					out = append(out, st)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func systemOf(msgs []llm.Message) string {
+	if len(msgs) > 0 && msgs[0].Role == "system" {
+		return msgs[0].Content
+	}
+	return ""
+}
+
+func lastUser(msgs []llm.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			return msgs[i].Content
+		}
+	}
+	return ""
+}
+
+func summarize(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func jsonOrString(s string) string {
+	if json.Valid([]byte(s)) {
+		return s
+	}
+	b, _ := json.Marshal(s)
+	return string(b)
+}

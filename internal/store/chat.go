@@ -1,0 +1,244 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// ChatSession is a conversation with an agent; its messages run as executions.
+type ChatSession struct {
+	ID                string     `json:"id"`
+	WorkspaceID       string     `json:"workspace_id"`
+	AgentID           string     `json:"agent_id"`
+	Title             string     `json:"title"`
+	Metadata          JSONObject `json:"metadata"`
+	MessageCount      int        `json:"message_count"`
+	ActiveExecutionID *string    `json:"active_execution_id" doc:"The reply being generated, if any; a new message meanwhile is a 409."`
+	LastMessageAt     *Time      `json:"last_message_at"`
+	CreatedAt         Time       `json:"created_at"`
+	UpdatedAt         Time       `json:"updated_at"`
+}
+
+// ChatMessage is one message of a session.
+type ChatMessage struct {
+	ID            string     `json:"id"`
+	WorkspaceID   string     `json:"workspace_id"`
+	SessionID     string     `json:"session_id"`
+	Role          string     `json:"role" enum:"user,assistant"`
+	Content       string     `json:"content"`
+	ExecutionID   *string    `json:"execution_id"`
+	UserMessageID *string    `json:"user_message_id" doc:"For an assistant message, the user message it answers."`
+	TokenUsage    TokenUsage `json:"token_usage"`
+	CreatedAt     Time       `json:"created_at"`
+}
+
+const chatSessionColumns = `id, workspace_id, agent_id, title, metadata, message_count, active_execution_id, last_message_at, created_at, updated_at`
+
+func scanChatSession(row interface{ Scan(...any) error }) (*ChatSession, error) {
+	var c ChatSession
+	var last Time
+	if err := row.Scan(&c.ID, &c.WorkspaceID, &c.AgentID, &c.Title, &c.Metadata, &c.MessageCount, &c.ActiveExecutionID, &last,
+		&c.CreatedAt, &c.UpdatedAt); err != nil {
+		return nil, err
+	}
+	if !last.IsZero() {
+		c.LastMessageAt = &last
+	}
+	return &c, nil
+}
+
+// ChatSessionCreate inserts a session.
+func (s *Store) ChatSessionCreate(ctx context.Context, c *ChatSession) (*ChatSession, error) {
+	if c.ID == "" {
+		c.ID = NewID()
+	}
+	now := Now()
+	_, err := s.exec(ctx, `INSERT INTO chat_sessions (id, workspace_id, agent_id, title, metadata, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $6)`, c.ID, c.WorkspaceID, c.AgentID, c.Title, c.Metadata, now)
+	if err != nil {
+		return nil, fmt.Errorf("insert chat session: %w", err)
+	}
+	return s.ChatSessionGet(ctx, c.WorkspaceID, c.ID)
+}
+
+// ChatSessionGet returns one session.
+func (s *Store) ChatSessionGet(ctx context.Context, ws, id string) (*ChatSession, error) {
+	c, err := scanChatSession(s.r.QueryRowContext(ctx, "SELECT "+chatSessionColumns+" FROM chat_sessions WHERE workspace_id = $1 AND id = $2", ws, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("chat session", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get chat session %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// ChatSessionList returns one page of sessions, newest first.
+func (s *Store) ChatSessionList(ctx context.Context, ws, agentID string, p Page) ([]*ChatSession, int, error) {
+	where, args := whereClause("", ws, []cond{{"agent_id = $%d", agentID}})
+	rows, err := s.r.QueryContext(ctx, "SELECT "+chatSessionColumns+" FROM chat_sessions"+where+pageClause("", p), args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list chat sessions: %w", err)
+	}
+	items, err := collect(rows, scanChatSession)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM chat_sessions"+where, args)
+	return items, total, err
+}
+
+// ChatSessionPatch holds the fields of a session to change.
+type ChatSessionPatch struct {
+	Title    *string
+	Metadata *JSONObject
+}
+
+// ChatSessionUpdate changes a session's title or metadata.
+func (s *Store) ChatSessionUpdate(ctx context.Context, ws, id string, p ChatSessionPatch) (*ChatSession, error) {
+	if err := s.update(ctx, "chat session", "chat_sessions", ws, id, []set{{"title", p.Title}, {"metadata", p.Metadata}}); err != nil {
+		return nil, err
+	}
+	return s.ChatSessionGet(ctx, ws, id)
+}
+
+// ChatSessionDelete removes a session and its messages. A session with a reply in progress
+// cannot be deleted (409).
+func (s *Store) ChatSessionDelete(ctx context.Context, ws, id string) (*ChatSession, error) {
+	var c *ChatSession
+	err := s.InTx(ctx, func(tx *Store) error {
+		var err error
+		if c, err = tx.ChatSessionGet(ctx, ws, id); err != nil {
+			return err
+		}
+		if c.ActiveExecutionID != nil {
+			return &ConflictError{Message: fmt.Sprintf("chat session %s is generating a reply (execution %s); cancel it or wait before deleting", id, *c.ActiveExecutionID)}
+		}
+		return tx.deleteRow(ctx, "chat session", "chat_sessions", ws, id)
+	})
+	return c, err
+}
+
+// ChatSessionLock marks a session busy with an execution; a session already busy is a 409.
+func (s *Store) ChatSessionLock(ctx context.Context, ws, id, executionID string) error {
+	res, err := s.exec(ctx, "UPDATE chat_sessions SET active_execution_id = $1 WHERE workspace_id = $2 AND id = $3 AND active_execution_id IS NULL",
+		executionID, ws, id)
+	if err != nil {
+		return fmt.Errorf("lock chat session %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		c, err := s.ChatSessionGet(ctx, ws, id)
+		if err != nil {
+			return err
+		}
+		busy := ""
+		if c.ActiveExecutionID != nil {
+			busy = *c.ActiveExecutionID
+		}
+		return &ConflictError{Message: fmt.Sprintf("chat session %s is still generating a reply (execution %s); wait for it to finish or cancel it", id, busy)}
+	}
+	return nil
+}
+
+// ChatSessionUnlock clears the session's busy mark if executionID holds it.
+func (s *Store) ChatSessionUnlock(ctx context.Context, ws, id, executionID string) error {
+	_, err := s.exec(ctx, "UPDATE chat_sessions SET active_execution_id = NULL WHERE workspace_id = $1 AND id = $2 AND active_execution_id = $3",
+		ws, id, executionID)
+	return err
+}
+
+// ChatMessageAppend adds messages to a session in order and updates its counters.
+func (s *Store) ChatMessageAppend(ctx context.Context, ws, sessionID string, msgs ...*ChatMessage) error {
+	return s.InTx(ctx, func(tx *Store) error {
+		var count int
+		if err := tx.w.QueryRowContext(ctx, "SELECT message_count FROM chat_sessions WHERE workspace_id = $1 AND id = $2", ws, sessionID).Scan(&count); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return notFound("chat session", sessionID)
+			}
+			return err
+		}
+		now := Now()
+		for _, m := range msgs {
+			if m.ID == "" {
+				m.ID = NewID()
+			}
+			count++
+			m.WorkspaceID, m.SessionID, m.CreatedAt = ws, sessionID, now
+			m.TokenUsage.TotalTokens = m.TokenUsage.PromptTokens + m.TokenUsage.CompletionTokens
+			if _, err := tx.exec(ctx, `INSERT INTO chat_messages (id, workspace_id, session_id, seq, role, content, execution_id, user_message_id,
+				prompt_tokens, completion_tokens, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+				m.ID, ws, sessionID, count, m.Role, m.Content, m.ExecutionID, m.UserMessageID, m.TokenUsage.PromptTokens,
+				m.TokenUsage.CompletionTokens, now); err != nil {
+				return fmt.Errorf("insert chat message: %w", err)
+			}
+		}
+		_, err := tx.exec(ctx, "UPDATE chat_sessions SET message_count = $1, last_message_at = $2, updated_at = $2 WHERE workspace_id = $3 AND id = $4",
+			count, now, ws, sessionID)
+		return err
+	})
+}
+
+const chatMessageColumns = `id, workspace_id, session_id, role, content, execution_id, user_message_id, prompt_tokens, completion_tokens, created_at`
+
+func scanChatMessage(row interface{ Scan(...any) error }) (*ChatMessage, error) {
+	var m ChatMessage
+	if err := row.Scan(&m.ID, &m.WorkspaceID, &m.SessionID, &m.Role, &m.Content, &m.ExecutionID, &m.UserMessageID,
+		&m.TokenUsage.PromptTokens, &m.TokenUsage.CompletionTokens, &m.CreatedAt); err != nil {
+		return nil, err
+	}
+	m.TokenUsage.TotalTokens = m.TokenUsage.PromptTokens + m.TokenUsage.CompletionTokens
+	return &m, nil
+}
+
+// ChatMessageList returns one page of a session's messages, oldest first.
+func (s *Store) ChatMessageList(ctx context.Context, ws, sessionID string, p Page) ([]*ChatMessage, int, error) {
+	c, err := s.ChatSessionGet(ctx, ws, sessionID)
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.r.QueryContext(ctx, "SELECT "+chatMessageColumns+" FROM chat_messages WHERE workspace_id = $1 AND session_id = $2 ORDER BY seq"+limitClause(p),
+		ws, sessionID)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list chat messages: %w", err)
+	}
+	items, err := collect(rows, scanChatMessage)
+	return items, c.MessageCount, err
+}
+
+// ChatHistory returns every message of a session, oldest first.
+func (s *Store) ChatHistory(ctx context.Context, ws, sessionID string) ([]*ChatMessage, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT "+chatMessageColumns+" FROM chat_messages WHERE workspace_id = $1 AND session_id = $2 ORDER BY seq",
+		ws, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("load chat history: %w", err)
+	}
+	return collect(rows, scanChatMessage)
+}
+
+// ChatMessageGet returns one message.
+func (s *Store) ChatMessageGet(ctx context.Context, ws, id string) (*ChatMessage, error) {
+	m, err := scanChatMessage(s.r.QueryRowContext(ctx, "SELECT "+chatMessageColumns+" FROM chat_messages WHERE workspace_id = $1 AND id = $2", ws, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("chat message", id)
+	}
+	return m, err
+}
+
+// ChatSessionsUnlockAll clears every busy mark; the engine calls it at start-up, when no
+// reply of a previous process can still be running.
+func (s *Store) ChatSessionsUnlockAll(ctx context.Context) error {
+	_, err := s.exec(ctx, "UPDATE chat_sessions SET active_execution_id = NULL WHERE active_execution_id IS NOT NULL")
+	return err
+}
+
+// ChatReplyOf returns the assistant message an execution produced.
+func (s *Store) ChatReplyOf(ctx context.Context, ws, executionID string) (*ChatMessage, error) {
+	m, err := scanChatMessage(s.r.QueryRowContext(ctx, "SELECT "+chatMessageColumns+
+		" FROM chat_messages WHERE workspace_id = $1 AND execution_id = $2 AND role = 'assistant'", ws, executionID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("reply of execution", executionID)
+	}
+	return m, err
+}
