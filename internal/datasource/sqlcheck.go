@@ -278,8 +278,8 @@ var writeWords = map[string]bool{
 	"ALTER": true, "CREATE": true, "TRUNCATE": true, "GRANT": true, "REVOKE": true, "COPY": true,
 	"INTO": true, "ATTACH": true, "DETACH": true, "PRAGMA": true, "VACUUM": true, "REINDEX": true,
 	"CALL": true, "EXEC": true, "EXECUTE": true, "PREPARE": true, "DEALLOCATE": true, "LOCK": true,
-	"UNLOCK": true, "HANDLER": true, "RENAME": true, "LISTEN": true, "NOTIFY": true, "REFRESH": true,
-	"OUTFILE": true, "DUMPFILE": true, "CLUSTER": true, "SECURITY": true, "IMPORT": true,
+	"UNLOCK": true, "RENAME": true, "LISTEN": true, "NOTIFY": true, "REFRESH": true,
+	"OUTFILE": true, "DUMPFILE": true,
 }
 
 // unsafeFuncs are functions with side effects (sleeping, locking, files, sequences, running
