@@ -1,4 +1,368 @@
 package api
 
-// dataSourceRoutes is filled in by its resource file.
-func (s *Server) dataSourceRoutes() []route { return nil }
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentplane/agentplane/internal/datasource"
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+type dataSourceCreateRequest struct {
+	Name         string         `json:"name" maxLength:"200" doc:"Display name."`
+	Type         string         `json:"type" enum:"postgres,mysql,sqlite,http"`
+	Description  string         `json:"description,omitempty" maxLength:"2000"`
+	CredentialID *string        `json:"credential_id,omitempty" doc:"Id of a credential of the workspace used to connect."`
+	Config       map[string]any `json:"config,omitempty" doc:"Configuration of version 1, which becomes active: connection settings plus max_rows (default 1000), timeout_ms, and for the emulator's mock results tables [{name, columns: [{name, type}], row_count}] (SQL) or sample_fields and sample_rows (http)."`
+	Notes        string         `json:"notes,omitempty" maxLength:"2000" doc:"Notes of version 1."`
+}
+
+type dataSourceUpdateRequest struct {
+	Name         *string         `json:"name,omitempty" maxLength:"200"`
+	Description  *string         `json:"description,omitempty" maxLength:"2000"`
+	CredentialID json.RawMessage `json:"credential_id,omitempty" doc:"A credential id of the workspace, or null (or \"\") to detach the credential."`
+}
+
+type dataSourceVersionCreateRequest struct {
+	Config map[string]any `json:"config" doc:"The version's configuration (see createDataSource)."`
+	Notes  string         `json:"notes,omitempty" maxLength:"2000"`
+}
+
+type dataSourceQueryRequest struct {
+	Query  string          `json:"query" doc:"One read-only SELECT (or WITH … SELECT) statement; for http sources a path relative to base_url, e.g. /products?category=tea."`
+	Params json.RawMessage `json:"params,omitempty" doc:"Bind parameters: an array for positional ($1, ?) or an object for named ones."`
+	Limit  *int            `json:"limit,omitempty" minimum:"1" doc:"Most rows to return, at most the source's max_rows (the default)."`
+}
+
+// DataSourceColumn names and types one column of a query result.
+type DataSourceColumn struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// DataSourceQueryResult is the result set of a data source query, cut to the row bound.
+type DataSourceQueryResult struct {
+	Columns    []DataSourceColumn `json:"columns"`
+	Rows       [][]any            `json:"rows" doc:"One array per row, values in column order."`
+	RowCount   int                `json:"row_count"`
+	DurationMS int64              `json:"duration_ms"`
+	Truncated  bool               `json:"truncated" doc:"True when more rows matched than the limit (or max_rows) allowed."`
+}
+
+func (s *Server) dataSourceRoutes() []route {
+	const tag = "Data sources"
+	return []route{
+		{method: "GET", path: v1 + "/data-sources", op: "listDataSources", tag: tag, scope: "data_sources:read", summary: "List data sources", list: true,
+			params: []param{{name: "type", typ: "string", enum: store.DataSourceTypes},
+				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
+			resp: store.DataSource{}, h: s.listDataSources},
+		{method: "POST", path: v1 + "/data-sources", op: "createDataSource", tag: tag, scope: "data_sources:write", summary: "Create a data source (and its version 1)",
+			body: dataSourceCreateRequest{}, resp: store.DataSource{}, status: http.StatusCreated, creates: true, h: s.createDataSource},
+		{method: "GET", path: v1 + "/data-sources/{id}", op: "getDataSource", tag: tag, scope: "data_sources:read", summary: "Get a data source",
+			resp: store.DataSource{}, h: s.getDataSource},
+		{method: "PATCH", path: v1 + "/data-sources/{id}", op: "updateDataSource", tag: tag, scope: "data_sources:write",
+			summary: "Update a data source's name, description or credential", desc: "Configuration changes are made by creating a version and promoting it.",
+			body: dataSourceUpdateRequest{}, resp: store.DataSource{}, h: s.updateDataSource},
+		{method: "DELETE", path: v1 + "/data-sources/{id}", op: "deleteDataSource", tag: tag, scope: "data_sources:write", summary: "Delete a data source and its versions",
+			resp: store.DataSource{}, h: s.deleteDataSource},
+		{method: "GET", path: v1 + "/data-sources/{id}/versions", op: "listDataSourceVersions", tag: tag, scope: "data_sources:read",
+			summary: "List a data source's versions, newest first", list: true, resp: store.DataSourceVersion{}, h: s.listDataSourceVersions},
+		{method: "POST", path: v1 + "/data-sources/{id}/versions", op: "createDataSourceVersion", tag: tag, scope: "data_sources:write", summary: "Create a version",
+			desc: "The new version gets the next number and does not become active until promoted.",
+			body: dataSourceVersionCreateRequest{}, resp: store.DataSourceVersion{}, status: http.StatusCreated, creates: true, h: s.createDataSourceVersion},
+		{method: "GET", path: v1 + "/data-sources/{id}/versions/{version_id}", op: "getDataSourceVersion", tag: tag, scope: "data_sources:read",
+			summary: "Get a version", resp: store.DataSourceVersion{}, h: s.getDataSourceVersion},
+		{method: "POST", path: v1 + "/data-sources/{id}/versions/{version_id}/promote", op: "promoteDataSourceVersion", tag: tag, scope: "data_sources:write",
+			summary: "Make a version the active one", resp: store.DataSource{}, h: s.promoteDataSourceVersion},
+		{method: "POST", path: v1 + "/data-sources/{id}/query", op: "queryDataSource", tag: tag, scope: "data_sources:execute",
+			summary: "Run a read-only query",
+			desc: "Only a single SELECT (or WITH … SELECT) statement is accepted for SQL sources, and a relative path for http sources; anything else is 422 naming query. " +
+				"Results are bounded by limit and the active version's max_rows (truncated says when rows were cut). " +
+				"The emulator answers with deterministic mock rows shaped by the config's tables (or sample_fields); the server answers 501 until live queries are available.",
+			body: dataSourceQueryRequest{}, resp: DataSourceQueryResult{}, errs: []int{http.StatusNotImplemented}, h: s.queryDataSource},
+	}
+}
+
+func (s *Server) listDataSources(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	f := store.DataSourceFilter{Type: q.Get("type"), Query: q.Get("q")}
+	if f.Type != "" {
+		if err := oneOf("type", f.Type, store.DataSourceTypes); err != nil {
+			return badRequest("%s", err.Error())
+		}
+	}
+	items, total, err := s.store.DataSourceList(r.Context(), s.workspace(r), f, p)
+	if err != nil {
+		return err
+	}
+	writeList(w, items, p, total)
+	return nil
+}
+
+// fieldError turns the datasource package's validation errors into a 422 naming the field.
+func fieldError(err error) error {
+	var fe *datasource.FieldError
+	if errors.As(err, &fe) {
+		return invalid(fe.Field, "%s", fe.Message)
+	}
+	return err
+}
+
+// checkDataSourceConfig validates a version config for a data source type.
+func checkDataSourceConfig(typ string, cfg map[string]any) error {
+	_, err := datasource.ParseConfig(typ, cfg)
+	return fieldError(err)
+}
+
+// checkCredentialRef checks that a credential id names a credential of the workspace.
+func (s *Server) checkCredentialRef(ctx context.Context, ws, id string) error {
+	return s.store.CheckRefs(ctx, ws, store.KindCredential, "credential_id", id)
+}
+
+func (s *Server) createDataSource(w http.ResponseWriter, r *http.Request) error {
+	var req dataSourceCreateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200), maxLen("description", req.Description, 2000),
+		oneOf("type", req.Type, store.DataSourceTypes), maxLen("notes", req.Notes, 2000)); err != nil {
+		return err
+	}
+	if req.Config == nil {
+		req.Config = map[string]any{}
+	}
+	if err := checkDataSourceConfig(req.Type, req.Config); err != nil {
+		return err
+	}
+	ws := s.workspace(r)
+	var credID *string
+	if req.CredentialID != nil && strings.TrimSpace(*req.CredentialID) != "" {
+		credID = ptr(strings.TrimSpace(*req.CredentialID))
+		if err := s.checkCredentialRef(r.Context(), ws, *credID); err != nil {
+			return err
+		}
+	}
+	d, err := s.store.DataSourceCreate(r.Context(), &store.DataSource{
+		WorkspaceID: ws, Name: strings.TrimSpace(req.Name), Type: req.Type, Description: req.Description, CredentialID: credID,
+	}, store.JSONObject(req.Config), req.Notes)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusCreated, d)
+	return nil
+}
+
+func (s *Server) getDataSource(w http.ResponseWriter, r *http.Request) error {
+	d, err := s.store.DataSourceGet(r.Context(), s.workspace(r), pathID(r, "id"))
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, d)
+	return nil
+}
+
+// nullableID reads a PATCH field that holds an id, null or "": nil when it is absent, an
+// invalid NullString when it detaches.
+func nullableID(field string, raw json.RawMessage) (*store.NullString, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	if string(raw) == "null" {
+		return &store.NullString{}, nil
+	}
+	var v string
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, badRequest("%s: expected string or null", field)
+	}
+	if v = strings.TrimSpace(v); v == "" {
+		return &store.NullString{}, nil
+	}
+	return &store.NullString{String: v, Valid: true}, nil
+}
+
+func (s *Server) updateDataSource(w http.ResponseWriter, r *http.Request) error {
+	var req dataSourceUpdateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	var p store.DataSourcePatch
+	if req.Name != nil {
+		if err := firstErr(required("name", *req.Name), maxLen("name", *req.Name, 200)); err != nil {
+			return err
+		}
+		p.Name = ptr(strings.TrimSpace(*req.Name))
+	}
+	if req.Description != nil {
+		if err := maxLen("description", *req.Description, 2000); err != nil {
+			return err
+		}
+		p.Description = req.Description
+	}
+	cred, err := nullableID("credential_id", req.CredentialID)
+	if err != nil {
+		return err
+	}
+	ws, id := s.workspace(r), pathID(r, "id")
+	if _, err := s.store.DataSourceGet(r.Context(), ws, id); err != nil {
+		return err
+	}
+	if cred != nil && cred.Valid {
+		if err := s.checkCredentialRef(r.Context(), ws, cred.String); err != nil {
+			return err
+		}
+	}
+	p.CredentialID = cred
+	d, err := s.store.DataSourceUpdate(r.Context(), ws, id, p)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, d)
+	return nil
+}
+
+func (s *Server) deleteDataSource(w http.ResponseWriter, r *http.Request) error {
+	d, err := s.store.DataSourceDelete(r.Context(), s.workspace(r), pathID(r, "id"))
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, d)
+	return nil
+}
+
+func (s *Server) listDataSourceVersions(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	items, total, err := s.store.DataSourceVersionList(r.Context(), s.workspace(r), pathID(r, "id"), p)
+	if err != nil {
+		return err
+	}
+	writeList(w, items, p, total)
+	return nil
+}
+
+func (s *Server) createDataSourceVersion(w http.ResponseWriter, r *http.Request) error {
+	var req dataSourceVersionCreateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	ws, id := s.workspace(r), pathID(r, "id")
+	d, err := s.store.DataSourceGet(r.Context(), ws, id)
+	if err != nil {
+		return err
+	}
+	if req.Config == nil {
+		return invalid("config", "is required: give the version's configuration object")
+	}
+	if err := firstErr(maxLen("notes", req.Notes, 2000), checkDataSourceConfig(d.Type, req.Config)); err != nil {
+		return err
+	}
+	v, err := s.store.DataSourceVersionCreate(r.Context(), &store.DataSourceVersion{
+		WorkspaceID: ws, DataSourceID: id, Config: store.JSONObject(req.Config), Notes: req.Notes,
+	})
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusCreated, v)
+	return nil
+}
+
+func (s *Server) getDataSourceVersion(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.store.DataSourceVersionGet(r.Context(), s.workspace(r), pathID(r, "id"), pathID(r, "version_id"))
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, v)
+	return nil
+}
+
+func (s *Server) promoteDataSourceVersion(w http.ResponseWriter, r *http.Request) error {
+	ws, id := s.workspace(r), pathID(r, "id")
+	if err := s.store.DataSourceVersionPromote(r.Context(), ws, id, pathID(r, "version_id")); err != nil {
+		return err
+	}
+	d, err := s.store.DataSourceGet(r.Context(), ws, id)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, d)
+	return nil
+}
+
+// queryParams reads params: absent or null, an array, or an object.
+func queryParams(raw json.RawMessage) (any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, badRequest("params: malformed JSON")
+	}
+	switch v.(type) {
+	case []any, map[string]any:
+		return v, nil
+	}
+	return nil, badRequest("params: expected array or object")
+}
+
+func (s *Server) queryDataSource(w http.ResponseWriter, r *http.Request) error {
+	var req dataSourceQueryRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	params, err := queryParams(req.Params)
+	if err != nil {
+		return err
+	}
+	d, err := s.store.DataSourceGet(r.Context(), s.workspace(r), pathID(r, "id"))
+	if err != nil {
+		return err
+	}
+	if err := required("query", req.Query); err != nil {
+		return err
+	}
+	limit := 0
+	if req.Limit != nil {
+		if *req.Limit < 1 {
+			return invalid("limit", "must be at least 1")
+		}
+		limit = *req.Limit
+	}
+	cfg, err := datasource.ParseConfig(d.Type, d.Config)
+	if err != nil {
+		return conflict("the active version of data source %s has an invalid config (%s); create and promote a corrected version", d.ID, err.Error())
+	}
+	if _, err := datasource.RowBound(cfg, limit); err != nil {
+		return fieldError(err)
+	}
+	if err := datasource.Check(d.Type, req.Query); err != nil {
+		return fieldError(err)
+	}
+	if !s.cfg.Emulator {
+		return errorf(http.StatusNotImplemented, "live queries are not available on this server yet; the emulator answers data source queries with mock rows")
+	}
+	start := time.Now()
+	res, err := datasource.Mock(cfg, datasource.Request{Query: req.Query, Params: params, Limit: limit})
+	if err != nil {
+		return fieldError(err)
+	}
+	out := DataSourceQueryResult{Columns: make([]DataSourceColumn, len(res.Columns)), Rows: res.Rows, RowCount: len(res.Rows),
+		DurationMS: time.Since(start).Milliseconds(), Truncated: res.Truncated}
+	for i, c := range res.Columns {
+		out.Columns[i] = DataSourceColumn{Name: c.Name, Type: c.Type}
+	}
+	writeData(w, http.StatusOK, out)
+	return nil
+}

@@ -33,6 +33,7 @@ var statusCodes = map[int]string{
 	http.StatusUnprocessableEntity:   "validation_error",
 	http.StatusTooManyRequests:       "rate_limited",
 	http.StatusInternalServerError:   "internal_error",
+	http.StatusNotImplemented:        "not_implemented",
 	http.StatusServiceUnavailable:    "unavailable",
 	http.StatusBadGateway:            "execution_failed",
 	http.StatusNotImplemented:        "not_implemented",
