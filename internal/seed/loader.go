@@ -27,6 +27,10 @@ func (l *loader) load(ctx context.Context, file string, e json.RawMessage) error
 		return l.agent(ctx, e)
 	case "agent_versions.json":
 		return l.agentVersion(ctx, e)
+	case "credentials.json":
+		return l.credential(ctx, e)
+	case "data_sources.json":
+		return l.dataSource(ctx, e)
 	case "prompts.json":
 		return l.prompt(ctx, e)
 	case "prompt_versions.json":

@@ -55,16 +55,16 @@ func (s *Store) CredentialList(ctx context.Context, ws string, f CredentialFilte
 		{"provider = $%d", f.Provider},
 		{likeBoth("name", "description"), likePattern(f.Query)},
 	})
-	total, err := s.count(ctx, "SELECT count(*) FROM credentials"+where, args)
-	if err != nil || total == 0 {
-		return []*Credential{}, total, err
-	}
-	q := "SELECT " + credentialColumns + " FROM credentials" + where + pageClause("", len(args))
-	rows, err := s.r.QueryContext(ctx, q, append(args, p.Limit, p.offset())...)
+	rows, err := s.r.QueryContext(ctx, "SELECT "+credentialColumns+" FROM credentials"+where+pageClause("", p), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list credentials: %w", err)
 	}
-	return collect(rows, scanCredential, total)
+	items, err := collect(rows, scanCredential)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM credentials"+where, args)
+	return items, total, err
 }
 
 // CredentialGet returns one credential of the workspace (masked).

@@ -77,16 +77,16 @@ func (s *Store) DataSourceList(ctx context.Context, ws string, f DataSourceFilte
 		{"d.type = $%d", f.Type},
 		{likeBoth("d.name", "d.description"), likePattern(f.Query)},
 	})
-	total, err := s.count(ctx, "SELECT count(*) FROM data_sources d"+where, args)
-	if err != nil || total == 0 {
-		return []*DataSource{}, total, err
-	}
-	q := "SELECT " + dataSourceColumns + dataSourceFrom + where + pageClause("d", len(args))
-	rows, err := s.r.QueryContext(ctx, q, append(args, p.Limit, p.offset())...)
+	rows, err := s.r.QueryContext(ctx, "SELECT "+dataSourceColumns+dataSourceFrom+where+pageClause("d", p), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list data sources: %w", err)
 	}
-	return collect(rows, scanDataSource, total)
+	items, err := collect(rows, scanDataSource)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM data_sources d"+where, args)
+	return items, total, err
 }
 
 // DataSourceGet returns one data source of the workspace with its active config.
@@ -185,16 +185,17 @@ func (s *Store) DataSourceVersionList(ctx context.Context, ws, dataSourceID stri
 	if _, err := s.DataSourceGet(ctx, ws, dataSourceID); err != nil {
 		return nil, 0, err
 	}
-	total, err := s.count(ctx, "SELECT count(*) FROM data_source_versions WHERE workspace_id = $1 AND data_source_id = $2", []any{ws, dataSourceID})
-	if err != nil {
-		return nil, 0, err
-	}
 	rows, err := s.r.QueryContext(ctx, "SELECT "+dataSourceVersionColumns+` FROM data_source_versions v JOIN data_sources d ON d.id = v.data_source_id
-		WHERE v.workspace_id = $1 AND v.data_source_id = $2 ORDER BY v.version DESC LIMIT $3 OFFSET $4`, ws, dataSourceID, p.Limit, p.offset())
+		WHERE v.workspace_id = $1 AND v.data_source_id = $2 ORDER BY v.version DESC`+limitClause(p), ws, dataSourceID)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list data source versions: %w", err)
 	}
-	return collect(rows, scanDataSourceVersion, total)
+	items, err := collect(rows, scanDataSourceVersion)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM data_source_versions WHERE workspace_id = $1 AND data_source_id = $2", []any{ws, dataSourceID})
+	return items, total, err
 }
 
 // DataSourceVersionGet returns one version of a data source.
