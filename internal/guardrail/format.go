@@ -74,7 +74,9 @@ var maxLengthOptions = []Option{
 
 type maxLengthDetector struct{ max int }
 
-func buildMaxLength(v values) (detector, error) { return maxLengthDetector{max: v.integer("max_chars")}, nil }
+func buildMaxLength(v values) (detector, error) {
+	return maxLengthDetector{max: v.integer("max_chars")}, nil
+}
 
 func (d maxLengthDetector) redacts() bool { return true }
 

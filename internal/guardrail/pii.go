@@ -264,4 +264,6 @@ func wordNeighbour(text string, start, end int) bool {
 
 func isDigit(b byte) bool { return b >= '0' && b <= '9' }
 
-func isAlnum(b byte) bool { return isDigit(b) || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b == '_' }
+func isAlnum(b byte) bool {
+	return isDigit(b) || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b == '_'
+}
