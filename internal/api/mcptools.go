@@ -46,7 +46,7 @@ func (s *Server) mcpToolRoutes() []route {
 		{method: "GET", path: v1 + "/mcp-tools/templates", op: "listMCPToolTemplates", tag: tag, scope: "agents:read", list: true,
 			summary: "List templates of commonly used MCP servers", desc: "A built-in catalog: each entry is a ready configuration with the tools the server offers.",
 			params: []param{{name: "q", typ: "string", desc: "Case-insensitive substring of the id, name or description."}},
-			resp: mcpspec.Template{}, h: s.listMCPToolTemplates},
+			resp:   mcpspec.Template{}, h: s.listMCPToolTemplates},
 		{method: "GET", path: v1 + "/mcp-tools/{id}", op: "getMCPTool", tag: tag, scope: "agents:read", summary: "Get an MCP server", resp: store.MCPTool{}, h: s.getMCPTool},
 		{method: "PATCH", path: v1 + "/mcp-tools/{id}", op: "updateMCPTool", tag: tag, scope: "agents:write", summary: "Update an MCP server",
 			desc: "The result must be a valid configuration as a whole.", body: mcpToolUpdateRequest{}, resp: store.MCPTool{}, h: s.updateMCPTool},
