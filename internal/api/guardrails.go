@@ -27,7 +27,7 @@ type guardrailUpdateRequest struct {
 }
 
 type guardrailTestRequest struct {
-	Text  *string `json:"text" doc:"The text to check."`
+	Text  *string `json:"text" doc:"The text to check (may be empty)."`
 	Stage string  `json:"stage,omitempty" enum:"input,output" doc:"Defaults to input, or to output for a guardrail that applies only to output."`
 }
 

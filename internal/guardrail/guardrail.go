@@ -8,6 +8,7 @@
 package guardrail
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -110,7 +111,7 @@ func New(g *store.Guardrail) (*Guard, error) {
 		sc, err := NewScanner(spec.Type, spec.Config)
 		if err != nil {
 			var ce *ConfigError
-			if asConfigError(err, &ce) {
+			if errors.As(err, &ce) {
 				if ce.Option == "" {
 					return nil, invalid(field+".type", "%s", ce.Message)
 				}

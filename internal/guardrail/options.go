@@ -1,7 +1,6 @@
 package guardrail
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -37,8 +36,6 @@ func (e *ConfigError) Error() string {
 	}
 	return e.Option + ": " + e.Message
 }
-
-func asConfigError(err error, target **ConfigError) bool { return errors.As(err, target) }
 
 func configErr(option, format string, args ...any) error {
 	return &ConfigError{Option: option, Message: fmt.Sprintf(format, args...)}

@@ -80,7 +80,7 @@ func buildTopics(v values) (detector, error) {
 		if len(kws) == 0 {
 			return nil, configErr(path, "must list at least one keyword")
 		}
-		if _, err := phraseRegexp(path, kws); err != nil {
+		if err := checkPhrases(path, kws); err != nil {
 			return nil, err
 		}
 		lists[name] = append(lists[name], kws...)
@@ -90,11 +90,7 @@ func buildTopics(v values) (detector, error) {
 	}
 	d := topicsDetector{minMatches: v.integer("min_matches")}
 	for _, name := range slices.Sorted(maps.Keys(lists)) {
-		re, err := phraseRegexp("keywords."+name, withPlurals(lists[name]))
-		if err != nil {
-			return nil, err
-		}
-		d.topics = append(d.topics, topic{name: name, re: re})
+		d.topics = append(d.topics, topic{name: name, re: phraseRegexp(withPlurals(lists[name]))})
 	}
 	return d, nil
 }

@@ -8,12 +8,15 @@ import (
 	"unicode/utf8"
 )
 
-// Severities of the toxicity lexicon, mildest first, and the score each gives.
+// Severities lists the severities of the toxicity lexicon, mildest first.
+var Severities = []string{"low", "medium", "high"}
+
+// ToxicityCategories lists the categories of the toxicity lexicon.
+var ToxicityCategories = []string{"profanity", "insult", "threat", "self_harm", "hate"}
+
 var (
-	Severities     = []string{"low", "medium", "high"}
-	severityScore  = map[string]float64{"low": 0.35, "medium": 0.7, "high": 1}
-	severityRank   = map[string]int{"low": 1, "medium": 2, "high": 3}
-	ToxicityGroups = []string{"profanity", "insult", "threat", "self_harm", "hate"}
+	severityScore = map[string]float64{"low": 0.35, "medium": 0.7, "high": 1}
+	severityRank  = map[string]int{"low": 1, "medium": 2, "high": 3}
 )
 
 // toxicTerm is one entry of the lexicon: a pattern (matched case-insensitively as whole
@@ -55,7 +58,7 @@ var toxicGroups = func() []toxicGroup {
 var toxicityOptions = []Option{
 	{Name: "min_severity", Type: "string", Enum: Severities, Default: "medium",
 		Description: "Mildest severity that fails the text: low catches insults like \"stupid\", high only the worst."},
-	{Name: "categories", Type: "string_list", Enum: ToxicityGroups, Default: ToxicityGroups, MaxLen: len(ToxicityGroups),
+	{Name: "categories", Type: "string_list", Enum: ToxicityCategories, Default: ToxicityCategories, MaxLen: len(ToxicityCategories),
 		Description: "Categories to look for."},
 	{Name: "extra_terms", Type: "string_list", MaxLen: 500,
 		Description: "More words or phrases to treat as high-severity toxicity (category custom), matched case-insensitively as whole words."},
@@ -78,14 +81,13 @@ func buildToxicity(v values) (detector, error) {
 		}
 	}
 	if extra := v.strings("extra_terms"); len(extra) > 0 {
-		re, err := phraseRegexp("extra_terms", extra)
-		if err != nil {
+		if err := checkPhrases("extra_terms", extra); err != nil {
 			return nil, err
 		}
-		d.groups = append(d.groups, toxicGroup{"custom", "high", re, true})
+		d.groups = append(d.groups, toxicGroup{"custom", "high", phraseRegexp(extra), true})
 	}
 	if len(d.groups) == 0 {
-		return nil, configErr("categories", "must name at least one of %s, or give extra_terms", strings.Join(ToxicityGroups, ", "))
+		return nil, configErr("categories", "must name at least one of %s, or give extra_terms", strings.Join(ToxicityCategories, ", "))
 	}
 	return d, nil
 }
@@ -109,20 +111,26 @@ func (d toxicityDetector) detect(text string) detection {
 	return detection{spans: c.spans, score: score, failed: len(c.spans) > 0}
 }
 
+// checkPhrases rejects blank or overlong words and phrases of option.
+func checkPhrases(option string, phrases []string) error {
+	for i, p := range phrases {
+		switch {
+		case strings.TrimSpace(p) == "":
+			return configErr(fmt.Sprintf("%s[%d]", option, i), "must not be blank")
+		case len(p) > 200:
+			return configErr(fmt.Sprintf("%s[%d]", option, i), "must be at most 200 characters")
+		}
+	}
+	return nil
+}
+
 // phraseRegexp compiles words or phrases into one case-insensitive alternation preferring
 // the longest phrase; any run of spaces in a phrase matches any run of white space. Use it
-// with findWords, which keeps whole-word matches only. option names the config option for
-// errors.
-func phraseRegexp(option string, phrases []string) (*regexp.Regexp, error) {
+// with findWords, which keeps whole-word matches only.
+func phraseRegexp(phrases []string) *regexp.Regexp {
 	alts := make([]string, 0, len(phrases))
-	for i, p := range phrases {
+	for _, p := range phrases {
 		words := strings.Fields(p)
-		if len(words) == 0 {
-			return nil, configErr(fmt.Sprintf("%s[%d]", option, i), "must not be blank")
-		}
-		if len(p) > 200 {
-			return nil, configErr(fmt.Sprintf("%s[%d]", option, i), "must be at most 200 characters")
-		}
 		for j, w := range words {
 			words[j] = regexp.QuoteMeta(w)
 		}
@@ -130,7 +138,7 @@ func phraseRegexp(option string, phrases []string) (*regexp.Regexp, error) {
 	}
 	re := regexp.MustCompile(`(?i)(?:` + strings.Join(alts, "|") + `)`)
 	re.Longest()
-	return re, nil
+	return re
 }
 
 // findWords returns the matches of re that stand as whole words: no letter or digit touches
