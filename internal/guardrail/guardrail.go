@@ -4,7 +4,8 @@
 // calls and no models, so a check costs microseconds and gives the same answer every time.
 //
 // The API and the seed loader call Validate before saving a guardrail; the runtime compiles
-// each guardrail of an agent once with New and calls Check on every input and output.
+// each enabled guardrail of an agent once with New and passes every input and output through
+// CheckAll (or Guard.Check), acting on the outcome's Action and Output.
 package guardrail
 
 import (
@@ -182,4 +183,20 @@ func (g *Guard) Check(stage Stage, text string) Outcome {
 		o.Output = applyRedactions(text, redact)
 	}
 	return o
+}
+
+// CheckAll runs an agent's guards in order at one stage, each on the text the previous one
+// passed on (so redactions accumulate), and stops at the first block. It returns every outcome
+// produced, the text to pass on, and whether a guard blocked it.
+func CheckAll(guards []*Guard, stage Stage, text string) (outcomes []Outcome, output string, blocked bool) {
+	outcomes = []Outcome{}
+	for _, g := range guards {
+		o := g.Check(stage, text)
+		outcomes = append(outcomes, o)
+		if o.Blocked() {
+			return outcomes, text, true
+		}
+		text = o.Output
+	}
+	return outcomes, text, false
 }
