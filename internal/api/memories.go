@@ -1,4 +1,140 @@
 package api
 
-// memoryRoutes is filled in by its resource file.
-func (s *Server) memoryRoutes() []route { return nil }
+import (
+	"context"
+	"net/http"
+
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+// Limits on a memory.
+const (
+	maxMemoryContentBytes = 64 << 10
+	maxMemoryKeyLen       = 200
+)
+
+type memoryCreateRequest struct {
+	AgentID  *string        `json:"agent_id,omitempty" doc:"The agent the memory belongs to; leave out for a workspace-wide memory."`
+	Key      string         `json:"key,omitempty" maxLength:"200" doc:"Optional lookup key."`
+	Content  string         `json:"content" doc:"The memory itself; at most 64 KiB."`
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+type memoryUpdateRequest struct {
+	AgentID  *string         `json:"agent_id,omitempty" doc:"An empty string makes the memory workspace-wide."`
+	Key      *string         `json:"key,omitempty" maxLength:"200"`
+	Content  *string         `json:"content,omitempty"`
+	Metadata *map[string]any `json:"metadata,omitempty" doc:"Replaces the whole object."`
+}
+
+func (s *Server) memoryRoutes() []route {
+	const tag = "Memories"
+	return []route{
+		{method: "GET", path: v1 + "/memories", op: "listMemories", tag: tag, scope: "agents:read", summary: "List memories", list: true,
+			params: []param{{name: "agent_id", typ: "string", desc: "Only memories of this agent."},
+				{name: "key", typ: "string", desc: "Only memories with exactly this key."},
+				{name: "q", typ: "string", desc: "Case-insensitive substring of the key or content."}},
+			resp: store.Memory{}, h: s.listMemories},
+		{method: "POST", path: v1 + "/memories", op: "createMemory", tag: tag, scope: "agents:write", summary: "Store a memory",
+			desc: "A memory of an agent is deleted with the agent.",
+			body: memoryCreateRequest{}, resp: store.Memory{}, status: http.StatusCreated, creates: true, h: s.createMemory},
+		{method: "GET", path: v1 + "/memories/{id}", op: "getMemory", tag: tag, scope: "agents:read", summary: "Get a memory", resp: store.Memory{}, h: s.getMemory},
+		{method: "PATCH", path: v1 + "/memories/{id}", op: "updateMemory", tag: tag, scope: "agents:write", summary: "Update a memory",
+			body: memoryUpdateRequest{}, resp: store.Memory{}, h: s.updateMemory},
+		{method: "DELETE", path: v1 + "/memories/{id}", op: "deleteMemory", tag: tag, scope: "agents:write", summary: "Delete a memory",
+			resp: store.Memory{}, h: s.deleteMemory},
+	}
+}
+
+func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	f := store.MemoryFilter{AgentID: q.Get("agent_id"), Key: q.Get("key"), Query: q.Get("q")}
+	items, total, err := s.store.MemoryList(r.Context(), s.workspace(r), f, p)
+	if err != nil {
+		return err
+	}
+	writeList(w, items, p, total)
+	return nil
+}
+
+// checkMemory validates the fields of a memory that are set (nil fields are left alone).
+func (s *Server) checkMemory(ctx context.Context, ws string, agentID, key, content *string) error {
+	if content != nil {
+		if err := required("content", *content); err != nil {
+			return err
+		}
+		if len(*content) > maxMemoryContentBytes {
+			return invalid("content", "must be at most %d bytes (64 KiB), got %d", maxMemoryContentBytes, len(*content))
+		}
+	}
+	if key != nil {
+		if err := maxLen("key", *key, maxMemoryKeyLen); err != nil {
+			return err
+		}
+	}
+	if agentID != nil && *agentID != "" {
+		return s.store.CheckRefs(ctx, ws, store.KindAgent, "agent_id", *agentID)
+	}
+	return nil
+}
+
+func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) error {
+	var req memoryCreateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	ws := s.workspace(r)
+	if err := s.checkMemory(r.Context(), ws, req.AgentID, &req.Key, &req.Content); err != nil {
+		return err
+	}
+	m, err := s.store.MemoryCreate(r.Context(), &store.Memory{WorkspaceID: ws, AgentID: req.AgentID, Key: req.Key,
+		Content: req.Content, Metadata: store.JSONObject(req.Metadata)})
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusCreated, m)
+	return nil
+}
+
+func (s *Server) getMemory(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.store.MemoryGet(r.Context(), s.workspace(r), pathID(r, "id"))
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, m)
+	return nil
+}
+
+func (s *Server) updateMemory(w http.ResponseWriter, r *http.Request) error {
+	var req memoryUpdateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	ws := s.workspace(r)
+	if err := s.checkMemory(r.Context(), ws, req.AgentID, req.Key, req.Content); err != nil {
+		return err
+	}
+	p := store.MemoryPatch{AgentID: req.AgentID, Key: req.Key, Content: req.Content}
+	if req.Metadata != nil {
+		p.Metadata = ptr(store.JSONObject(*req.Metadata))
+	}
+	m, err := s.store.MemoryUpdate(r.Context(), ws, pathID(r, "id"), p)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, m)
+	return nil
+}
+
+func (s *Server) deleteMemory(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.store.MemoryDelete(r.Context(), s.workspace(r), pathID(r, "id"))
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, m)
+	return nil
+}

@@ -1,0 +1,213 @@
+// Package mcpspec knows what an MCP server configuration must look like: the rules shared by
+// the API and the seed loader, and the built-in catalog of templates for commonly used
+// servers.
+package mcpspec
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/agentplane/agentplane/internal/schemacheck"
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+// Limits on an MCP server configuration.
+const (
+	MaxNameLen        = 200
+	MaxDescriptionLen = 2000
+	MaxCommandLen     = 1000
+	MaxArgs           = 100
+	MaxArgLen         = 4096
+	MaxURLLen         = 2048
+	MaxTools          = 200
+	MaxToolDescLen    = 10_000
+)
+
+// toolNameRe is the MCP tool name format: 1 to 128 letters, digits, '_', '-' or '.'.
+var toolNameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+
+func invalid(field, format string, args ...any) error {
+	return &store.ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// Validate checks an MCP server configuration before it is saved. Errors are
+// *store.ValidationError or *store.ReferenceError naming the field, e.g.
+// "tools[1].input_schema" or "credential_id".
+func Validate(ctx context.Context, st *store.Store, ws string, t *store.MCPTool) error {
+	switch {
+	case strings.TrimSpace(t.Name) == "":
+		return invalid("name", "is required and must not be empty")
+	case len([]rune(t.Name)) > MaxNameLen:
+		return invalid("name", "must be at most %d characters", MaxNameLen)
+	case len([]rune(t.Description)) > MaxDescriptionLen:
+		return invalid("description", "must be at most %d characters", MaxDescriptionLen)
+	case !slices.Contains(store.MCPTransports, t.Transport):
+		return invalid("transport", "must be one of %s, got %q", strings.Join(store.MCPTransports, ", "), t.Transport)
+	}
+	if err := validateTransport(t); err != nil {
+		return err
+	}
+	if err := ValidateTools(t.Tools); err != nil {
+		return err
+	}
+	if t.CredentialID != nil && *t.CredentialID != "" {
+		return st.CheckRefs(ctx, ws, store.KindCredential, "credential_id", *t.CredentialID)
+	}
+	return nil
+}
+
+// validateTransport checks that the fields of the chosen transport are set and those of the
+// other one are empty, so a configuration never carries a command it will not run.
+func validateTransport(t *store.MCPTool) error {
+	if t.Transport == "stdio" {
+		switch {
+		case strings.TrimSpace(t.Command) == "":
+			return invalid("command", "is required for the stdio transport")
+		case len(t.Command) > MaxCommandLen:
+			return invalid("command", "must be at most %d characters", MaxCommandLen)
+		case strings.ContainsAny(t.Command, "\x00\r\n"):
+			return invalid("command", "must be a single line")
+		case t.URL != "":
+			return invalid("url", "is only for the http transport; leave it empty for stdio")
+		case len(t.Args) > MaxArgs:
+			return invalid("args", "must hold at most %d arguments", MaxArgs)
+		}
+		for i, a := range t.Args {
+			if len(a) > MaxArgLen || strings.ContainsRune(a, 0) {
+				return invalid(fmt.Sprintf("args[%d]", i), "must be at most %d characters, without NUL bytes", MaxArgLen)
+			}
+		}
+		return nil
+	}
+	switch {
+	case t.Command != "":
+		return invalid("command", "is only for the stdio transport; leave it empty for http")
+	case len(t.Args) > 0:
+		return invalid("args", "are only for the stdio transport; leave them empty for http")
+	case strings.TrimSpace(t.URL) == "":
+		return invalid("url", "is required for the http transport")
+	case len(t.URL) > MaxURLLen:
+		return invalid("url", "must be at most %d characters", MaxURLLen)
+	}
+	u, err := url.Parse(t.URL)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return invalid("url", "is not a valid URL: %s", err.Error())
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return invalid("url", "must be an absolute http:// or https:// URL, got %q", t.URL)
+	}
+	if u.User != nil {
+		return invalid("url", "must not carry a user name or password; link a credential instead")
+	}
+	return nil
+}
+
+// ValidateTools checks the tools a server declares: names in the MCP format and unique, and
+// each input_schema a JSON Schema (2020-12) of an object.
+func ValidateTools(tools []store.MCPToolDef) error {
+	if len(tools) > MaxTools {
+		return invalid("tools", "must hold at most %d tools", MaxTools)
+	}
+	seen := map[string]int{}
+	for i, tool := range tools {
+		f := fmt.Sprintf("tools[%d]", i)
+		if !toolNameRe.MatchString(tool.Name) {
+			return invalid(f+".name", "must be 1 to 128 letters, digits, '_', '-' or '.', got %q", tool.Name)
+		}
+		if j, dup := seen[tool.Name]; dup {
+			return invalid(f+".name", "tool %q is already declared by tools[%d]", tool.Name, j)
+		}
+		seen[tool.Name] = i
+		if len([]rune(tool.Description)) > MaxToolDescLen {
+			return invalid(f+".description", "must be at most %d characters", MaxToolDescLen)
+		}
+		if err := checkInputSchema(tool.InputSchema); err != nil {
+			return invalid(f+".input_schema", "%s", err.Error())
+		}
+	}
+	return nil
+}
+
+// checkInputSchema accepts an absent schema, or one that compiles and describes an object:
+// MCP passes tool arguments as a JSON object.
+func checkInputSchema(raw json.RawMessage) error {
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return nil
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return fmt.Errorf("must be a JSON Schema object")
+	}
+	if typ, ok := doc["type"]; ok && typ != "object" {
+		return fmt.Errorf(`must describe an object ("type": "object"), since tool arguments are a JSON object`)
+	}
+	if _, err := schemacheck.Compile(raw); err != nil {
+		return fmt.Errorf("is not a valid JSON Schema (2020-12): %s", err.Error())
+	}
+	return nil
+}
+
+// EnvVar is an environment variable a template's server reads.
+type EnvVar struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// Template is a ready configuration of a commonly used MCP server, with the tools it offers;
+// creating an MCP tool from it usually needs only a credential or a path changed.
+type Template struct {
+	ID             string             `json:"id" doc:"Slug, e.g. github."`
+	Name           string             `json:"name"`
+	Description    string             `json:"description"`
+	Transport      string             `json:"transport" enum:"stdio,http"`
+	Command        string             `json:"command,omitempty"`
+	Args           []string           `json:"args"`
+	URL            string             `json:"url,omitempty"`
+	RequiredEnv    []EnvVar           `json:"required_env" doc:"Environment variables the server needs to start."`
+	CredentialHint string             `json:"credential_hint,omitempty" doc:"What credential to link, if any."`
+	Homepage       string             `json:"homepage"`
+	Tools          []store.MCPToolDef `json:"tools"`
+}
+
+//go:embed templates.json
+var templatesJSON []byte
+
+var loadTemplates = sync.OnceValues(func() ([]Template, error) {
+	var ts []Template
+	dec := json.NewDecoder(bytes.NewReader(templatesJSON))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ts); err != nil {
+		return nil, fmt.Errorf("mcp templates: %w", err)
+	}
+	return ts, nil
+})
+
+// Templates returns the templates whose id, name or description contains query
+// (case-insensitive; "" returns all), in catalog order.
+func Templates(query string) ([]Template, error) {
+	all, err := loadTemplates()
+	if err != nil {
+		return nil, err
+	}
+	q := strings.ToLower(strings.TrimSpace(query))
+	out := make([]Template, 0, len(all))
+	for _, t := range all {
+		if q == "" || strings.Contains(strings.ToLower(t.ID+"\n"+t.Name+"\n"+t.Description), q) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}

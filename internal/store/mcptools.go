@@ -1,0 +1,229 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// MCPTransports are the ways agentplane reaches an MCP server: a local process over stdio, or
+// a remote server over streamable HTTP.
+var MCPTransports = []string{"stdio", "http"}
+
+// MCPToolDef is one tool an MCP server offers, as its tools/list reports it.
+type MCPToolDef struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty" doc:"JSON Schema of the tool's arguments (an object schema)."`
+}
+
+// MCPTool is a configured MCP server whose tools agents may call; agent configs list its id
+// in "tools".
+type MCPTool struct {
+	ID           string       `json:"id"`
+	WorkspaceID  string       `json:"workspace_id"`
+	Name         string       `json:"name"`
+	Description  string       `json:"description"`
+	Transport    string       `json:"transport" enum:"stdio,http"`
+	Command      string       `json:"command" doc:"Executable started for the stdio transport."`
+	Args         Strings      `json:"args"`
+	URL          string       `json:"url" doc:"Endpoint of the http transport."`
+	CredentialID *string      `json:"credential_id" doc:"Credential used to authenticate to the server."`
+	Enabled      bool         `json:"enabled"`
+	Tools        []MCPToolDef `json:"tools"`
+	CreatedAt    Time         `json:"created_at"`
+	UpdatedAt    Time         `json:"updated_at"`
+}
+
+// MCPToolFilter narrows MCPToolList; zero fields match everything.
+type MCPToolFilter struct {
+	Transport string
+	Enabled   *bool
+	Query     string // substring of name or description, case-insensitive
+}
+
+const mcpToolColumns = `id, workspace_id, name, description, transport, command, args, url, credential_id, enabled, tools,
+	created_at, updated_at`
+
+func scanMCPTool(row interface{ Scan(...any) error }) (*MCPTool, error) {
+	var t MCPTool
+	if err := row.Scan(&t.ID, &t.WorkspaceID, &t.Name, &t.Description, &t.Transport, &t.Command, &t.Args, &t.URL,
+		&t.CredentialID, &t.Enabled, jsonCol{&t.Tools}, &t.CreatedAt, &t.UpdatedAt); err != nil {
+		return nil, err
+	}
+	if t.Args == nil {
+		t.Args = Strings{}
+	}
+	if t.Tools == nil {
+		t.Tools = []MCPToolDef{}
+	}
+	return &t, nil
+}
+
+// enabledCond filters a boolean column with a string argument, so one SQL text serves
+// SQLite (integers) and PostgreSQL (booleans).
+func enabledCond(v *bool) cond {
+	if v == nil {
+		return cond{}
+	}
+	c := cond{sql: "(CASE WHEN enabled THEN 'true' ELSE 'false' END) = $%d", arg: "false"}
+	if *v {
+		c.arg = "true"
+	}
+	return c
+}
+
+// MCPToolList returns one page of a workspace's MCP servers, newest first, and the total count.
+func (s *Store) MCPToolList(ctx context.Context, ws string, f MCPToolFilter, p Page) ([]*MCPTool, int, error) {
+	where, args := whereClause("", ws, []cond{
+		{"transport = $%d", f.Transport},
+		enabledCond(f.Enabled),
+		{likeBoth("name", "description"), likePattern(f.Query)},
+	})
+	total, err := s.count(ctx, "SELECT count(*) FROM mcp_tools"+where, args)
+	if err != nil || total == 0 {
+		return []*MCPTool{}, total, err
+	}
+	rows, err := s.r.QueryContext(ctx, "SELECT "+mcpToolColumns+" FROM mcp_tools"+where+pageClause("", len(args)),
+		append(args, p.Limit, p.offset())...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list mcp tools: %w", err)
+	}
+	return collect(rows, scanMCPTool, total)
+}
+
+// MCPToolGet returns one MCP server of the workspace.
+func (s *Store) MCPToolGet(ctx context.Context, ws, id string) (*MCPTool, error) {
+	t, err := scanMCPTool(s.r.QueryRowContext(ctx, "SELECT "+mcpToolColumns+" FROM mcp_tools WHERE workspace_id = $1 AND id = $2", ws, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("mcp tool", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get mcp tool %s: %w", id, err)
+	}
+	return t, nil
+}
+
+// MCPToolCreate inserts an MCP server; a preset ID (from seed data or fixtures) is kept.
+func (s *Store) MCPToolCreate(ctx context.Context, t *MCPTool) (*MCPTool, error) {
+	if t.ID == "" {
+		t.ID = NewID()
+	}
+	tools, err := jsonValue(nonNil(t.Tools))
+	if err != nil {
+		return nil, fmt.Errorf("encode tools: %w", err)
+	}
+	_, err = s.exec(ctx, `INSERT INTO mcp_tools (id, workspace_id, name, description, transport, command, args, url, credential_id,
+		enabled, tools, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)`,
+		t.ID, t.WorkspaceID, t.Name, t.Description, t.Transport, t.Command, t.Args, t.URL, emptyAsNull(t.CredentialID),
+		t.Enabled, tools, Now())
+	if err != nil {
+		if isUniqueViolation(err) {
+			return nil, &ConflictError{Message: fmt.Sprintf("mcp tool %s already exists", t.ID)}
+		}
+		return nil, fmt.Errorf("insert mcp tool: %w", err)
+	}
+	return s.MCPToolGet(ctx, t.WorkspaceID, t.ID)
+}
+
+// MCPToolPatch holds the fields of an MCP server to change; nil fields stay as they are.
+// CredentialID pointing to "" unlinks the credential.
+type MCPToolPatch struct {
+	Name         *string
+	Description  *string
+	Transport    *string
+	Command      *string
+	Args         *Strings
+	URL          *string
+	CredentialID *string
+	Enabled      *bool
+	Tools        *[]MCPToolDef
+}
+
+// MCPToolUpdate changes the given fields of an MCP server.
+func (s *Store) MCPToolUpdate(ctx context.Context, ws, id string, p MCPToolPatch) (*MCPTool, error) {
+	var tools *jsonArg
+	if p.Tools != nil {
+		tools = &jsonArg{nonNil(*p.Tools)}
+	}
+	var cred **string
+	if p.CredentialID != nil {
+		cred = ptrTo(emptyAsNull(p.CredentialID))
+	}
+	err := s.update(ctx, "mcp tool", "mcp_tools", ws, id, []set{
+		{"name", p.Name}, {"description", p.Description}, {"transport", p.Transport}, {"command", p.Command},
+		{"args", p.Args}, {"url", p.URL}, {"credential_id", cred}, {"enabled", p.Enabled}, {"tools", tools},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.MCPToolGet(ctx, ws, id)
+}
+
+// MCPToolDelete removes an MCP server and returns it as it was. It refuses with a
+// *ConflictError while any agent version lists the server in its tools.
+func (s *Store) MCPToolDelete(ctx context.Context, ws, id string) (*MCPTool, error) {
+	var t *MCPTool
+	err := s.InTx(ctx, func(tx *Store) error {
+		var err error
+		if t, err = tx.MCPToolGet(ctx, ws, id); err != nil {
+			return err
+		}
+		if err := tx.refuseIfConfigured(ctx, ws, "mcp tool", id, func(c *AgentConfig) []string { return c.Tools }); err != nil {
+			return err
+		}
+		return tx.deleteRow(ctx, "mcp tool", "mcp_tools", ws, id)
+	})
+	return t, err
+}
+
+// refuseIfConfigured returns a *ConflictError naming the first agent (and version) whose
+// config lists id among the ids that field returns.
+func (s *Store) refuseIfConfigured(ctx context.Context, ws, resource, id string, field func(*AgentConfig) []string) error {
+	// The LIKE narrows the scan to configs that mention the id; decoding confirms the field.
+	esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(id)
+	rows, err := s.r.QueryContext(ctx, `SELECT a.id, a.name, v.version, v.config FROM agent_versions v JOIN agents a ON a.id = v.agent_id
+		WHERE v.workspace_id = $1 AND v.config LIKE $2 ESCAPE '\' ORDER BY a.created_at, a.id, v.version`, ws, `%"`+esc+`"%`)
+	if err != nil {
+		return fmt.Errorf("find agents using %s %s: %w", resource, id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var agentID, name, config string
+		var version int
+		if err := rows.Scan(&agentID, &name, &version, &config); err != nil {
+			return err
+		}
+		var c AgentConfig
+		if err := json.Unmarshal([]byte(config), &c); err != nil {
+			return fmt.Errorf("decode config of agent %s version %d: %w", agentID, version, err)
+		}
+		if slices.Contains(field(&c), id) {
+			return &ConflictError{Message: fmt.Sprintf("%s %s is used by agent %q (%s), version %d",
+				resource, id, name, agentID, version)}
+		}
+	}
+	return rows.Err()
+}
+
+// emptyAsNull stores a missing or empty optional id as NULL.
+func emptyAsNull(p *string) *string {
+	if p == nil || *p == "" {
+		return nil
+	}
+	return p
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// nonNil makes a nil slice encode as [] rather than null.
+func nonNil[T any](l []T) []T {
+	if l == nil {
+		return []T{}
+	}
+	return l
+}
