@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/guardrail"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/schemacheck"
 	"github.com/agentplane/agentplane/internal/store"
@@ -57,7 +58,7 @@ func (r *run) pipeline(ctx context.Context) (string, error) {
 		if rerr != nil {
 			return "", rerr
 		}
-		if err := r.guard(ctx, "input", lastUser(msgs)); err != nil {
+		if msgs, err = r.guardInput(ctx, msgs); err != nil {
 			return "", err
 		}
 		switch r.agent.Type {
@@ -76,7 +77,7 @@ func (r *run) pipeline(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := r.guard(ctx, "output", text); err != nil {
+	if text, err = r.check(ctx, guardrail.StageOutput, text); err != nil {
 		return "", err
 	}
 	if cp := r.checkpoint("before_output"); cp != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/guardrail"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -31,6 +32,8 @@ type run struct {
 	usage   store.TokenUsage
 	cost    float64
 	started time.Time
+	// compiled holds the version's guardrails once loaded.
+	compiled []*guardrail.Guard
 }
 
 // runState is what survives an approval wait: enough to resume without anything in memory.

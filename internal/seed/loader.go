@@ -29,6 +29,10 @@ func (l *loader) load(ctx context.Context, file string, e json.RawMessage) error
 		return l.agentVersion(ctx, e)
 	case "credentials.json":
 		return l.credential(ctx, e)
+	case "mcp_tools.json":
+		return l.mcpTool(ctx, e)
+	case "guardrails.json":
+		return l.guardrail(ctx, e)
 	case "data_sources.json":
 		return l.dataSource(ctx, e)
 	case "prompts.json":
@@ -36,7 +40,7 @@ func (l *loader) load(ctx context.Context, file string, e json.RawMessage) error
 	case "prompt_versions.json":
 		return l.promptVersion(ctx, e)
 	}
-	return l.resource(ctx, file, e)
+	return fmt.Errorf("no loader for %s", file)
 }
 
 func (l *loader) llmModel(ctx context.Context, e json.RawMessage) error {

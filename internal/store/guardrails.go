@@ -60,16 +60,16 @@ func (s *Store) GuardrailList(ctx context.Context, ws string, f GuardrailFilter,
 		enabledCond(f.Enabled),
 		{likeBoth("name", "description"), likePattern(f.Query)},
 	})
-	total, err := s.count(ctx, "SELECT count(*) FROM guardrails"+where, args)
-	if err != nil || total == 0 {
-		return []*Guardrail{}, total, err
-	}
-	rows, err := s.r.QueryContext(ctx, "SELECT "+guardrailColumns+" FROM guardrails"+where+pageClause("", len(args)),
-		append(args, p.Limit, p.offset())...)
+	rows, err := s.r.QueryContext(ctx, "SELECT "+guardrailColumns+" FROM guardrails"+where+pageClause("", p), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list guardrails: %w", err)
 	}
-	return collect(rows, scanGuardrail, total)
+	items, err := collect(rows, scanGuardrail)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM guardrails"+where, args)
+	return items, total, err
 }
 
 // GuardrailGet returns one guardrail of the workspace.

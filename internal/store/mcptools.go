@@ -84,16 +84,16 @@ func (s *Store) MCPToolList(ctx context.Context, ws string, f MCPToolFilter, p P
 		enabledCond(f.Enabled),
 		{likeBoth("name", "description"), likePattern(f.Query)},
 	})
-	total, err := s.count(ctx, "SELECT count(*) FROM mcp_tools"+where, args)
-	if err != nil || total == 0 {
-		return []*MCPTool{}, total, err
-	}
-	rows, err := s.r.QueryContext(ctx, "SELECT "+mcpToolColumns+" FROM mcp_tools"+where+pageClause("", len(args)),
-		append(args, p.Limit, p.offset())...)
+	rows, err := s.r.QueryContext(ctx, "SELECT "+mcpToolColumns+" FROM mcp_tools"+where+pageClause("", p), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list mcp tools: %w", err)
 	}
-	return collect(rows, scanMCPTool, total)
+	items, err := collect(rows, scanMCPTool)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM mcp_tools"+where, args)
+	return items, total, err
 }
 
 // MCPToolGet returns one MCP server of the workspace.

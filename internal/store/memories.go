@@ -47,16 +47,16 @@ func (s *Store) MemoryList(ctx context.Context, ws string, f MemoryFilter, p Pag
 		{"key = $%d", f.Key},
 		{likeBoth("key", "content"), likePattern(f.Query)},
 	})
-	total, err := s.count(ctx, "SELECT count(*) FROM memories"+where, args)
-	if err != nil || total == 0 {
-		return []*Memory{}, total, err
-	}
-	rows, err := s.r.QueryContext(ctx, "SELECT "+memoryColumns+" FROM memories"+where+pageClause("", len(args)),
-		append(args, p.Limit, p.offset())...)
+	rows, err := s.r.QueryContext(ctx, "SELECT "+memoryColumns+" FROM memories"+where+pageClause("", p), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list memories: %w", err)
 	}
-	return collect(rows, scanMemory, total)
+	items, err := collect(rows, scanMemory)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM memories"+where, args)
+	return items, total, err
 }
 
 // MemoryGet returns one memory of the workspace.
