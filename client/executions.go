@@ -1,0 +1,238 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+)
+
+// TokenUsage counts tokens.
+type TokenUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// Execution is one run of an agent.
+type Execution struct {
+	ID             string          `json:"id"`
+	WorkspaceID    string          `json:"workspace_id"`
+	AgentID        string          `json:"agent_id"`
+	AgentVersionID *string         `json:"agent_version_id"`
+	ParentID       *string         `json:"parent_id"`
+	RootID         string          `json:"root_id"`
+	SessionID      *string         `json:"session_id"`
+	Source         string          `json:"source"`
+	Status         string          `json:"status"`
+	Input          map[string]any  `json:"input"`
+	Output         json.RawMessage `json:"output"`
+	Error          *string         `json:"error"`
+	Metadata       map[string]any  `json:"metadata"`
+	TokenUsage     TokenUsage      `json:"token_usage"`
+	Cost           float64         `json:"cost"`
+	DurationMS     *int64          `json:"duration_ms"`
+	TraceID        string          `json:"trace_id"`
+	TimeoutMS      int             `json:"timeout_ms"`
+	CreatedAt      time.Time       `json:"created_at"`
+	StartedAt      *time.Time      `json:"started_at"`
+	CompletedAt    *time.Time      `json:"completed_at"`
+	UpdatedAt      time.Time       `json:"updated_at"`
+}
+
+// Terminal reports whether the execution has reached a final status.
+func (x *Execution) Terminal() bool {
+	switch x.Status {
+	case "completed", "failed", "cancelled", "rejected":
+		return true
+	}
+	return false
+}
+
+// ExecutionNode is an execution with its children.
+type ExecutionNode struct {
+	Execution
+	Children []*ExecutionNode `json:"children"`
+}
+
+// ExecuteRequest is the body of Execute.
+type ExecuteRequest struct {
+	Input     map[string]any `json:"input"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
+	Async     bool           `json:"async,omitempty"`
+	VersionID string         `json:"version_id,omitempty"`
+	TimeoutMS int            `json:"timeout_ms,omitempty"`
+}
+
+// PlaygroundRequest runs an unsaved configuration.
+type PlaygroundRequest struct {
+	Config    AgentConfig    `json:"config"`
+	Input     map[string]any `json:"input"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
+	Async     bool           `json:"async,omitempty"`
+	TimeoutMS int            `json:"timeout_ms,omitempty"`
+}
+
+// Execute runs an agent. Sync calls return the finished execution (or, past timeout_ms or
+// at an approval checkpoint, the execution as it is); async calls return it pending.
+func (c *Client) Execute(ctx context.Context, agentID string, in ExecuteRequest, opts ...RequestOption) (*Execution, error) {
+	return send[Execution](ctx, c, http.MethodPost, "/api/v1/agents/"+pathEscape(agentID)+"/execute", in, opts...)
+}
+
+// Playground runs an unsaved configuration of an agent.
+func (c *Client) Playground(ctx context.Context, agentID string, in PlaygroundRequest, opts ...RequestOption) (*Execution, error) {
+	return send[Execution](ctx, c, http.MethodPost, "/api/v1/agents/"+pathEscape(agentID)+"/playground", in, opts...)
+}
+
+// ExecutionListOptions filters ExecutionList.
+type ExecutionListOptions struct {
+	ListOptions
+	AgentID, Status, SessionID, Source string
+	CreatedAfter, CreatedBefore        time.Time
+}
+
+// ExecutionList lists executions, newest first.
+func (c *Client) ExecutionList(ctx context.Context, o ExecutionListOptions) (*List[Execution], error) {
+	q := o.values()
+	setIf(q, "agent_id", o.AgentID)
+	setIf(q, "status", o.Status)
+	setIf(q, "session_id", o.SessionID)
+	setIf(q, "source", o.Source)
+	if !o.CreatedAfter.IsZero() {
+		q.Set("created_after", o.CreatedAfter.UTC().Format(time.RFC3339Nano))
+	}
+	if !o.CreatedBefore.IsZero() {
+		q.Set("created_before", o.CreatedBefore.UTC().Format(time.RFC3339Nano))
+	}
+	return list[Execution](ctx, c, "/api/v1/executions", q)
+}
+
+// ExecutionGet gets an execution.
+func (c *Client) ExecutionGet(ctx context.Context, id string) (*Execution, error) {
+	return get[Execution](ctx, c, "/api/v1/executions/"+pathEscape(id), nil)
+}
+
+// ExecutionTree gets an execution with its nested child executions.
+func (c *Client) ExecutionTree(ctx context.Context, id string) (*ExecutionNode, error) {
+	return get[ExecutionNode](ctx, c, "/api/v1/executions/"+pathEscape(id)+"/tree", nil)
+}
+
+// ExecutionCancel cancels a pending, running or awaiting execution.
+func (c *Client) ExecutionCancel(ctx context.Context, id string) (*Execution, error) {
+	return send[Execution](ctx, c, http.MethodPost, "/api/v1/executions/"+pathEscape(id)+"/cancel", nil)
+}
+
+// ExecutionApprove approves an execution awaiting approval; it resumes.
+func (c *Client) ExecutionApprove(ctx context.Context, id, comment string) (*Execution, error) {
+	return send[Execution](ctx, c, http.MethodPost, "/api/v1/executions/"+pathEscape(id)+"/approve", map[string]string{"comment": comment})
+}
+
+// ExecutionDeny denies an execution awaiting approval; it ends rejected.
+func (c *Client) ExecutionDeny(ctx context.Context, id, reason string) (*Execution, error) {
+	return send[Execution](ctx, c, http.MethodPost, "/api/v1/executions/"+pathEscape(id)+"/deny", map[string]string{"reason": reason})
+}
+
+// Wait polls an execution until it is terminal (or awaiting approval, when stopAtApproval).
+func (c *Client) Wait(ctx context.Context, id string, every time.Duration, stopAtApproval bool) (*Execution, error) {
+	for {
+		x, err := c.ExecutionGet(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if x.Terminal() || stopAtApproval && x.Status == "awaiting_approval" {
+			return x, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(every):
+		}
+	}
+}
+
+// Approval is a human decision an execution waits for.
+type Approval struct {
+	ID          string          `json:"id"`
+	WorkspaceID string          `json:"workspace_id"`
+	ExecutionID string          `json:"execution_id"`
+	AgentID     string          `json:"agent_id"`
+	AgentName   string          `json:"agent_name"`
+	Checkpoint  string          `json:"checkpoint"`
+	Description string          `json:"description"`
+	Awaiting    json.RawMessage `json:"awaiting"`
+	Status      string          `json:"status"`
+	Comment     string          `json:"comment"`
+	Reason      string          `json:"reason"`
+	RequestedAt time.Time       `json:"requested_at"`
+	DecidedAt   *time.Time      `json:"decided_at"`
+}
+
+// ApprovalList lists approvals (status "" means pending; "all" lists every status).
+func (c *Client) ApprovalList(ctx context.Context, status string, o ListOptions) (*List[Approval], error) {
+	q := o.values()
+	setIf(q, "status", status)
+	return list[Approval](ctx, c, "/api/v1/approvals", q)
+}
+
+// ApprovalGet gets an approval.
+func (c *Client) ApprovalGet(ctx context.Context, id string) (*Approval, error) {
+	return get[Approval](ctx, c, "/api/v1/approvals/"+pathEscape(id), nil)
+}
+
+// Span is one timed step of a trace.
+type Span struct {
+	ID         string          `json:"id"`
+	TraceID    string          `json:"trace_id"`
+	ParentID   *string         `json:"parent_id"`
+	Name       string          `json:"name"`
+	Kind       string          `json:"kind"`
+	Status     string          `json:"status"`
+	Input      json.RawMessage `json:"input"`
+	Output     json.RawMessage `json:"output"`
+	Error      *string         `json:"error"`
+	Attributes map[string]any  `json:"attributes"`
+	TokenUsage TokenUsage      `json:"token_usage"`
+	Cost       float64         `json:"cost"`
+	StartedAt  time.Time       `json:"started_at"`
+	EndedAt    *time.Time      `json:"ended_at"`
+	DurationMS *int64          `json:"duration_ms"`
+}
+
+// Trace groups the spans of one execution.
+type Trace struct {
+	ID          string         `json:"id"`
+	WorkspaceID string         `json:"workspace_id"`
+	ExecutionID *string        `json:"execution_id"`
+	AgentID     *string        `json:"agent_id"`
+	SessionID   *string        `json:"session_id"`
+	Name        string         `json:"name"`
+	Status      string         `json:"status"`
+	TokenUsage  TokenUsage     `json:"token_usage"`
+	Cost        float64        `json:"cost"`
+	DurationMS  *int64         `json:"duration_ms"`
+	Metadata    map[string]any `json:"metadata"`
+	StartedAt   time.Time      `json:"started_at"`
+	EndedAt     *time.Time     `json:"ended_at"`
+	CreatedAt   time.Time      `json:"created_at"`
+	Spans       []*Span        `json:"spans"`
+}
+
+// TraceListOptions filters TraceList.
+type TraceListOptions struct {
+	ListOptions
+	AgentID, ExecutionID, SessionID string
+}
+
+// TraceList lists traces, newest first.
+func (c *Client) TraceList(ctx context.Context, o TraceListOptions) (*List[Trace], error) {
+	q := o.values()
+	setIf(q, "agent_id", o.AgentID)
+	setIf(q, "execution_id", o.ExecutionID)
+	setIf(q, "session_id", o.SessionID)
+	return list[Trace](ctx, c, "/api/v1/traces", q)
+}
+
+// TraceGet gets a trace with its spans.
+func (c *Client) TraceGet(ctx context.Context, id string) (*Trace, error) {
+	return get[Trace](ctx, c, "/api/v1/traces/"+pathEscape(id), nil)
+}
