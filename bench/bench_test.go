@@ -70,7 +70,7 @@ func bareServer() *httptest.Server {
 func emulatorServer(b *testing.B) *httptest.Server {
 	b.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	emu, err := cli.NewEmulator(context.Background(), log, cli.EmulatorConfig{Seed: false, CORSOrigins: []string{"*"}})
+	emu, err := cli.NewEmulator(context.Background(), log, cli.EmulatorConfig{Seed: true, CORSOrigins: []string{"*"}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func BenchmarkListAgents(b *testing.B) {
 	d := 3 * time.Second
 	bare := bareServer()
 	defer bare.Close()
-	emu := emulatorServerTmp(b)
+	emu := emulatorServer(b)
 	defer emu.Close()
 	load(b, bare.URL, conns, 300*time.Millisecond) // warm both
 	load(b, emu.URL+"/api/v1/agents", conns, 300*time.Millisecond)

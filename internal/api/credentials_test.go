@@ -3,43 +3,15 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentplane/agentplane/client"
-	"github.com/agentplane/agentplane/internal/secretbox"
-	"github.com/agentplane/agentplane/internal/seed"
 	"github.com/agentplane/agentplane/internal/store"
 )
-
-// newTestEnvOn is newTestEnv on a store the test opened (a SQLite file, say), as the emulator
-// or as the server; the caller closes the store.
-func newTestEnvOn(t *testing.T, st *store.Store, emulator bool) *testEnv {
-	t.Helper()
-	ctx := context.Background()
-	if _, err := st.WorkspaceGet(ctx, testWorkspace); store.IsNotFound(err) {
-		if _, err := st.WorkspaceCreate(ctx, &store.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"}); err != nil {
-			t.Fatal(err)
-		}
-		if err := seed.LoadCatalog(ctx, st); err != nil {
-			t.Fatal(err)
-		}
-	}
-	logBuf := &strings.Builder{}
-	srv, err := New(Config{Store: st, Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: logBuf}, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Secrets: secretbox.NewRandom(), Emulator: emulator, WorkspaceID: testWorkspace, CORSOrigins: []string{"*"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
-	return &testEnv{t: t, srv: srv, ts: ts, c: client.New(ts.URL), store: st, ws: testWorkspace, logBuf: logBuf}
-}
 
 func TestCredentialRoutes(t *testing.T) {
 	e := newTestEnv(t)

@@ -36,7 +36,6 @@ var statusCodes = map[int]string{
 	http.StatusNotImplemented:        "not_implemented",
 	http.StatusServiceUnavailable:    "unavailable",
 	http.StatusBadGateway:            "execution_failed",
-	http.StatusNotImplemented:        "not_implemented",
 }
 
 func errorf(status int, format string, args ...any) *Error {

@@ -71,7 +71,7 @@ func (s *Server) executionRoutes() []route {
 			body: denyRequest{}, resp: store.Execution{}, errs: []int{http.StatusConflict}, h: s.denyExecution},
 		{method: "GET", path: v1 + "/approvals", op: "listApprovals", tag: tag, scope: "executions:read", summary: "The approval inbox, newest first", list: true,
 			params: []param{{name: "status", typ: "string", enum: []string{"pending", "approved", "denied", "cancelled", "all"}, desc: "Default pending."}},
-			resp: store.Approval{}, h: s.listApprovals},
+			resp:   store.Approval{}, h: s.listApprovals},
 		{method: "GET", path: v1 + "/approvals/{id}", op: "getApproval", tag: tag, scope: "executions:read", summary: "Get an approval", resp: store.Approval{}, h: s.getApproval},
 	}
 }

@@ -36,17 +36,26 @@ type testEnv struct {
 
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, "memory")
+	st, err := store.Open(context.Background(), "memory")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if _, err := st.WorkspaceCreate(ctx, &store.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := seed.LoadCatalog(ctx, st); err != nil {
-		t.Fatal(err)
+	return newTestEnvOn(t, st, true)
+}
+
+// newTestEnvOn is newTestEnv on a store the test opened (a SQLite file, say), as the emulator
+// or as the server; the caller closes the store.
+func newTestEnvOn(t *testing.T, st *store.Store, emulator bool) *testEnv {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := st.WorkspaceGet(ctx, testWorkspace); store.IsNotFound(err) {
+		if _, err := st.WorkspaceCreate(ctx, &store.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := seed.LoadCatalog(ctx, st); err != nil {
+			t.Fatal(err)
+		}
 	}
 	logBuf := &strings.Builder{}
 	log := slog.New(slog.NewTextHandler(&lockedWriter{w: logBuf}, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -54,19 +63,19 @@ func newTestEnv(t *testing.T) *testEnv {
 	if err := eng.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Store: st, Logger: log, Secrets: secretbox.NewRandom(), Emulator: true, WorkspaceID: testWorkspace,
+	srv, err := New(Config{Store: st, Logger: log, Secrets: secretbox.NewRandom(), Emulator: emulator, WorkspaceID: testWorkspace,
 		CORSOrigins: []string{"*"}, Engine: eng})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {
 		srv.CloseStreams()
+		ts.Close()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		eng.Stop(sctx)
 	})
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
 	v, err := openapicheck.NewResponseValidator(srv.OpenAPI())
 	if err != nil {
 		t.Fatal(err)

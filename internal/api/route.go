@@ -38,12 +38,12 @@ type route struct {
 	body     any // request body type (a zero value), nil when there is none
 	resp     any // the "data" type of the success envelope (a zero value)
 	list     bool
-	status   int  // success status; 200 when zero
-	creates  bool // honours Idempotency-Key
-	sse      bool // text/event-stream response
-	raw      bool // response is not the JSON envelope (docs, metrics, openapi)
-	emulator bool // only in the emulator
-	nocache  bool // a GET whose answer changes without a store write (never served from the read cache)
+	status   int         // success status; 200 when zero
+	creates  bool        // honours Idempotency-Key
+	sse      bool        // text/event-stream response
+	raw      bool        // response is not the JSON envelope (docs, metrics, openapi)
+	emulator bool        // only in the emulator
+	nocache  bool        // a GET whose answer changes without a store write (never served from the read cache)
 	alsoOK   map[int]any // other success statuses and their data type (nil: the same as resp)
 	errs     []int
 	h        handlerFunc

@@ -11,7 +11,7 @@ func (s *Server) traceRoutes() []route {
 	return []route{
 		{method: "GET", path: v1 + "/traces", op: "listTraces", tag: tag, scope: "traces:read", summary: "List traces, newest first", list: true,
 			params: []param{{name: "agent_id", typ: "string"}, {name: "execution_id", typ: "string"}, {name: "session_id", typ: "string"}},
-			resp: store.Trace{}, h: s.listTraces},
+			resp:   store.Trace{}, h: s.listTraces},
 		{method: "GET", path: v1 + "/traces/{id}", op: "getTrace", tag: tag, scope: "traces:read", summary: "Get a trace with its spans",
 			resp: store.Trace{}, h: s.getTrace},
 	}

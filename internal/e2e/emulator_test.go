@@ -103,7 +103,11 @@ func TestEmulatorResetRestoresSeed(t *testing.T) {
 	if _, err := p.C.AgentCreate(ctx, client.AgentCreate{Name: "Extra", Type: "simple"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.C.AgentVersionCreate(ctx, l.Data[1].ID, client.AgentConfig{Model: "gpt-4o"}, "more"); err != nil {
+	simple, err := p.C.AgentList(ctx, client.AgentListOptions{Type: "simple"})
+	if err != nil || len(simple.Data) == 0 {
+		t.Fatalf("no simple seed agent: %v", err)
+	}
+	if _, err := p.C.AgentVersionCreate(ctx, simple.Data[0].ID, client.AgentConfig{Model: "gpt-4o"}, "more"); err != nil {
 		t.Fatal(err)
 	}
 	stats, err := p.C.Reset(ctx)

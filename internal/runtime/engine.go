@@ -337,7 +337,9 @@ func (e *Engine) runChild(ctx context.Context, parent *store.Execution, agentID 
 
 type depthKey struct{}
 
-func withDepth(ctx context.Context, d int) context.Context { return context.WithValue(ctx, depthKey{}, d) }
+func withDepth(ctx context.Context, d int) context.Context {
+	return context.WithValue(ctx, depthKey{}, d)
+}
 
 func depthFrom(ctx context.Context) int { d, _ := ctx.Value(depthKey{}).(int); return d }
 

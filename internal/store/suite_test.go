@@ -257,5 +257,3 @@ func TestFileStoreSurvivesReopen(t *testing.T) {
 		t.Fatalf("after reopen: %+v %v", got, err)
 	}
 }
-
-func ptrTo[T any](v T) *T { return &v }
