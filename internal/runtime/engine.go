@@ -311,7 +311,37 @@ func (e *Engine) runPipeline(ctx context.Context, x *store.Execution) {
 			return
 		}
 		e.log.Error("record execution outcome", "execution_id", x.ID, "error", err)
+		return
 	}
+	if store.IsTerminal(o.status) && x.ParentID != nil {
+		e.resumeParent(x.WorkspaceID, *x.ParentID)
+	}
+}
+
+// resumeParent restarts a parent run that was waiting for this child's approval.
+func (e *Engine) resumeParent(ws, parentID string) {
+	ctx := context.WithoutCancel(e.ctx)
+	p, err := e.st.ExecutionGet(ctx, ws, parentID)
+	if err != nil || p.Status != store.StatusAwaitingApproval || waitingChild(p) == "" {
+		return
+	}
+	x, err := e.st.ExecutionTransition(ctx, ws, parentID, store.StatusRunning, store.ExecutionPatch{})
+	if err != nil {
+		return // another path moved it first
+	}
+	e.start(x)
+}
+
+// waitingChild returns the child execution a run waits for, if it waits for one.
+func waitingChild(x *store.Execution) string {
+	var st runState
+	if len(x.State) == 0 || json.Unmarshal(x.State, &st) != nil || st.Phase != "await_child" {
+		return ""
+	}
+	for _, id := range st.Children {
+		return id
+	}
+	return ""
 }
 
 // runChild creates and runs a child execution of parent inline, returning it finished.
@@ -369,6 +399,7 @@ func (e *Engine) Cancel(ctx context.Context, ws, id string) (*store.Execution, e
 				case <-ctx.Done():
 					return nil, ctx.Err()
 				}
+				e.cancelDescendants(ctx, ws, id)
 				return e.st.ExecutionGet(context.WithoutCancel(ctx), ws, id)
 			}
 		}
@@ -386,6 +417,7 @@ func (e *Engine) Cancel(ctx context.Context, ws, id string) (*store.Execution, e
 		if err != nil {
 			return nil, err
 		}
+		e.cancelDescendants(ctx, ws, id)
 		return e.st.ExecutionGet(ctx, ws, id)
 	}
 	return nil, fmt.Errorf("cancel execution %s: its status kept changing", id)
@@ -399,8 +431,15 @@ func (e *Engine) isLive(id string) bool {
 
 // Approve resumes an execution waiting at a checkpoint.
 func (e *Engine) Approve(ctx context.Context, ws, id, comment string) (*store.Execution, error) {
+	cur, err := e.st.ExecutionGet(ctx, ws, id)
+	if err != nil {
+		return nil, err
+	}
+	if child := waitingChild(cur); child != "" && cur.Status == store.StatusAwaitingApproval {
+		return nil, &store.ConflictError{Message: fmt.Sprintf("execution %s is waiting for its sub-agent execution %s; approve or deny that one", id, child)}
+	}
 	var x *store.Execution
-	err := e.st.InTx(ctx, func(tx *store.Store) error {
+	err = e.st.InTx(ctx, func(tx *store.Store) error {
 		var err error
 		if x, err = tx.ExecutionTransition(ctx, ws, id, store.StatusRunning, store.ExecutionPatch{}); err != nil {
 			return err
@@ -465,7 +504,31 @@ func (e *Engine) closeDirect(ctx context.Context, x *store.Execution, to, msg, a
 		}
 		return nil
 	})
+	if err == nil && x.ParentID != nil {
+		e.resumeParent(x.WorkspaceID, *x.ParentID)
+	}
 	return err
+}
+
+// cancelDescendants cancels the unfinished executions under one (children waiting for
+// approval are not reached by the parent's context).
+func (e *Engine) cancelDescendants(ctx context.Context, ws, id string) {
+	tree, err := e.st.ExecutionTree(ctx, ws, id)
+	if err != nil {
+		return
+	}
+	var walk func(n *store.ExecutionNode)
+	walk = func(n *store.ExecutionNode) {
+		for _, c := range n.Children {
+			if !store.IsTerminal(c.Status) {
+				if _, err := e.Cancel(ctx, ws, c.ID); err != nil && !isTransition(err) {
+					e.log.Warn("cancel child execution", "execution_id", c.ID, "error", err)
+				}
+			}
+			walk(c)
+		}
+	}
+	walk(tree)
 }
 
 func isTransition(err error) bool {

@@ -18,9 +18,15 @@ import (
 const defaultMaxIterations = 5
 
 // errAwait stops a pass at an approval checkpoint.
+// approval is nil when the run waits for a sub-agent's approval rather than its own.
 type errAwait struct{ approval *store.Approval }
 
-func (e *errAwait) Error() string { return "awaiting approval at " + e.approval.Checkpoint }
+func (e *errAwait) Error() string {
+	if e.approval == nil {
+		return "awaiting a sub-agent's approval"
+	}
+	return "awaiting approval at " + e.approval.Checkpoint
+}
 
 // execute runs the pipeline for the run's agent type and returns how it ended.
 func (r *run) execute(ctx context.Context) outcome {
@@ -45,6 +51,9 @@ func (r *run) execute(ctx context.Context) outcome {
 
 // pipeline produces the final text (or JSON text, with an output_schema).
 func (r *run) pipeline(ctx context.Context) (string, error) {
+	if r.state.Phase == "await_child" {
+		r.state.Phase = "" // resumed: memoized steps and the finished child are picked up below
+	}
 	if r.state.Phase == "before_output" {
 		// Resumed after approval: the draft is the output.
 		return r.state.Draft, nil
@@ -280,6 +289,10 @@ func (r *run) workflow(ctx context.Context, msgs []llm.Message) (string, error) 
 // step runs one chain/workflow step: a model call with the step's instruction, or the
 // step's agent as a child execution.
 func (r *run) step(ctx context.Context, st store.AgentStep, system, input string, last bool) (string, error) {
+	key := "step:" + st.ID
+	if text, ok := r.state.Results[key]; ok {
+		return text, nil // done before an approval wait
+	}
 	name := st.Name
 	if name == "" {
 		name = st.ID
@@ -287,16 +300,29 @@ func (r *run) step(ctx context.Context, st store.AgentStep, system, input string
 	if !last {
 		r.emit("thinking", map[string]any{"content": "Step " + name + "."})
 	}
+	var text string
+	var err error
 	if st.AgentID != "" {
-		return r.child(ctx, st.AgentID, map[string]any{"message": input, "instruction": st.Instruction})
+		text, err = r.child(ctx, key, st.AgentID, map[string]any{"message": input, "instruction": st.Instruction})
+	} else {
+		sys := st.Instruction
+		if system != "" {
+			sys = system + "\n\n" + st.Instruction
+		}
+		msgs := []llm.Message{{Role: "system", Content: sys}, {Role: "user", Content: input}}
+		text, _, err = r.call(ctx, "step", "step: "+name, msgs, nil, last)
 	}
-	sys := st.Instruction
-	if system != "" {
-		sys = system + "\n\n" + st.Instruction
+	if err == nil {
+		r.memo(key, text)
 	}
-	msgs := []llm.Message{{Role: "system", Content: sys}, {Role: "user", Content: input}}
-	text, _, err := r.call(ctx, "step", "step: "+name, msgs, nil, last)
 	return text, err
+}
+
+func (r *run) memo(key, text string) {
+	if r.state.Results == nil {
+		r.state.Results = map[string]string{}
+	}
+	r.state.Results[key] = text
 }
 
 // multiAgent runs each sub-agent as a child execution, then the coordinator's model call
@@ -310,12 +336,19 @@ func (r *run) multiAgent(ctx context.Context, msgs []llm.Message) (string, error
 		if a, err := r.e.st.AgentGet(ctx, r.x.WorkspaceID, id); err == nil {
 			name = a.Name
 		}
-		r.emit("tool_start", map[string]any{"id": callID, "name": name})
-		text, err := r.child(ctx, id, map[string]any{"message": input})
-		if err != nil {
-			return "", err
+		key := "agent:" + id
+		text, done := r.state.Results[key]
+		if !done {
+			r.emit("tool_start", map[string]any{"id": callID, "name": name})
+			var err error
+			if text, err = r.child(ctx, key, id, map[string]any{"message": input}); err != nil {
+				return "", err
+			}
+			r.memo(key, text)
 		}
-		r.emit("tool_end", map[string]any{"id": callID, "name": name, "summary": summarize(text, 160)})
+		if !done {
+			r.emit("tool_end", map[string]any{"id": callID, "name": name, "summary": summarize(text, 160)})
+		}
 		fmt.Fprintf(&results, "\n\n[%s]\n%s", name, text)
 	}
 	coord := append(slices.Clone(msgs), llm.Message{Role: "tool", Name: "sub_agents", ToolCallID: "sub_agents", Content: strings.TrimSpace(results.String())})
@@ -324,8 +357,22 @@ func (r *run) multiAgent(ctx context.Context, msgs []llm.Message) (string, error
 }
 
 // child runs another agent's active version as a child execution of this one and returns
-// its output text.
-func (r *run) child(ctx context.Context, agentID string, input map[string]any) (string, error) {
+// its output text. A child that stops at an approval checkpoint makes this run wait too; it
+// resumes when the child ends (see Engine.resumeParent), finding the child by key.
+func (r *run) child(ctx context.Context, key, agentID string, input map[string]any) (string, error) {
+	if id, ok := r.state.Children[key]; ok {
+		x, err := r.e.st.ExecutionGet(ctx, r.x.WorkspaceID, id)
+		if err != nil {
+			return "", err
+		}
+		if x.Status == store.StatusAwaitingApproval {
+			return "", &errAwait{}
+		}
+		delete(r.state.Children, key)
+		r.usage = r.usage.Add(x.TokenUsage)
+		r.cost += x.Cost
+		return childResult(x)
+	}
 	if depth := depthFrom(ctx); depth >= maxDepth {
 		return "", fmt.Errorf("sub-agent nesting is deeper than %d levels", maxDepth)
 	}
@@ -336,20 +383,33 @@ func (r *run) child(ctx context.Context, agentID string, input map[string]any) (
 		return "", err
 	}
 	sp.Attributes["execution_id"] = x.ID
+	if x.Status == store.StatusAwaitingApproval {
+		if r.state.Children == nil {
+			r.state.Children = map[string]string{}
+		}
+		r.state.Children[key] = x.ID
+		r.state.Phase = "await_child"
+		r.end(sp, map[string]any{"execution_id": x.ID, "status": x.Status}, nil)
+		r.emit("thinking", map[string]any{"content": "Waiting for sub-agent execution " + x.ID + " to be approved."})
+		return "", &errAwait{}
+	}
 	r.usage = r.usage.Add(x.TokenUsage)
 	r.cost += x.Cost
 	sp.TokenUsage, sp.Cost = x.TokenUsage, x.Cost
+	text, err := childResult(x)
+	r.end(sp, map[string]any{"execution_id": x.ID, "output": x.Output}, err)
+	return text, err
+}
+
+func childResult(x *store.Execution) (string, error) {
 	if x.Status != store.StatusCompleted {
-		msg := "sub-agent " + agentID + " " + x.Status
+		msg := "sub-agent execution " + x.ID + " " + x.Status
 		if x.Error != nil {
 			msg += ": " + *x.Error
 		}
-		r.end(sp, nil, errors.New(msg))
 		return "", errors.New(msg)
 	}
-	text := outputText(x.Output)
-	r.end(sp, map[string]any{"execution_id": x.ID, "output": x.Output}, nil)
-	return text, nil
+	return outputText(x.Output), nil
 }
 
 // finalOutput turns the final text into the execution's output, validating it against the

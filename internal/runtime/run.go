@@ -48,6 +48,10 @@ type runState struct {
 	Cost       float64          `json:"cost"`
 	Chat       *chatState       `json:"chat,omitempty"`
 	Passed     []string         `json:"passed,omitempty"` // checkpoints already approved
+	// Results memoizes finished steps and sub-agents by key, so a resumed run does not redo
+	// them; Children maps the key of a sub-agent waiting for approval to its execution.
+	Results  map[string]string `json:"results,omitempty"`
+	Children map[string]string `json:"children,omitempty"`
 }
 
 // chatState carries a chat turn through the run to the atomic write at its end.
