@@ -57,17 +57,24 @@ func analyze(msgs []Message) convo {
 	return c
 }
 
-// hashMessages is FNV-1a over every field of every message that shapes a reply.
+// hashMessages hashes every field of every message that shapes a reply, eight bytes
+// at a time (bytes are combined little-endian explicitly, so the hash, and with it every
+// reply, is the same on every platform and in every process).
 func hashMessages(msgs []Message) uint64 {
-	const prime = 1099511628211
 	h := uint64(14695981039346656037)
 	add := func(s string) {
-		for i := 0; i < len(s); i++ {
-			h ^= uint64(s[i])
-			h *= prime
+		i := 0
+		for ; i+8 <= len(s); i += 8 {
+			w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			h = (h ^ w) * 0x9e3779b97f4a7c15
+			h ^= h >> 32
 		}
-		h ^= 0xff // field separator
-		h *= prime
+		for ; i < len(s); i++ {
+			h = (h ^ uint64(s[i])) * 1099511628211
+		}
+		h = (h ^ uint64(len(s)) ^ 0xff00) * 0x9e3779b97f4a7c15 // field separator
+		h ^= h >> 29
 	}
 	for i := range msgs {
 		m := &msgs[i]
@@ -219,12 +226,23 @@ var (
 		`I'm ready to help whenever you are.`,
 		`happy to help with whatever you need.`,
 	}
-	// {0} tool name, {1} result phrase.
-	toolSentences = []string{
-		`The {0} lookup returned {1}.`,
-		`The {0} tool came back with {1}.`,
-		`From {0} I got {1}.`,
-		`Checking {0} turned up {1}.`,
+	// {0} tool name, {1} result phrase; indexed by result kind.
+	toolSentences = [...][]string{
+		resultData: {
+			`The {0} lookup returned {1}.`,
+			`The {0} tool came back with {1}.`,
+			`From {0} I got {1}.`,
+			`Checking {0} turned up {1}.`,
+		},
+		resultConfirm: {
+			`The {0} call went through ({1}).`,
+			`{0} confirmed it: {1}.`,
+			`That's done via {0} ({1}).`,
+		},
+		resultError: {
+			`The {0} call failed with {1}.`,
+			`Unfortunately {0} returned {1}.`,
+		},
 	}
 	bodyMany = []string{
 		`The points that stand out to me are {0}.`,
@@ -341,7 +359,8 @@ func (c *convo) appendReply(b []byte, ends []int) ([]byte, int) {
 	// What the tools returned.
 	for k := 0; k < c.toolCount && k < len(c.toolMsgs); k++ {
 		i := c.toolMsgs[k]
-		tmpl := toolSentences[c.pick(saltTool+uint64(k)<<8, len(toolSentences))]
+		set := toolSentences[toolResultKind(c.msgs[i].Content)]
+		tmpl := set[c.pick(saltTool+uint64(k)<<8, len(set))]
 		before, after, _ := splitAt(tmpl, "{1}")
 		b = appendTmpl(b, before, c.toolName(i))
 		b = appendToolSummary(b, c.msgs[i].Content)

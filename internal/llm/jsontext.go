@@ -132,11 +132,16 @@ func scanToolResult(s string) (sum toolResultSummary, ok bool) {
 			depth++
 			keys[depth] = ""
 			expectKey = c == '{'
-			if c == '[' && !sum.hasList && depth <= 3 {
-				sum.hasList = true
-				listDepth = depth
+			if c == '[' && depth <= 3 {
+				key := ""
 				if depth >= 2 && stack[depth-2] == '{' {
-					sum.listKey = keys[depth-1]
+					key = keys[depth-1]
+				}
+				// The first list counts, unless a later one is plainly the payload
+				// ("columns" then "rows").
+				if !sum.hasList || listDepth < 0 && !isPayloadKey(sum.listKey) && isPayloadKey(key) {
+					sum.hasList, sum.listKey, sum.listLen = true, key, 0
+					listDepth = depth
 				}
 			}
 		case c == '}' || c == ']':
@@ -207,6 +212,39 @@ func scanToolResult(s string) (sum toolResultSummary, ok bool) {
 	}
 	sum.json = true
 	return sum, true
+}
+
+// isPayloadKey reports whether a list under key is likely the main content of a result.
+func isPayloadKey(key string) bool {
+	switch strings.ToLower(key) {
+	case "results", "rows", "items", "data", "hits", "records", "entries", "matches", "documents", "files":
+		return true
+	}
+	return false
+}
+
+// Kinds of tool result, which choose how a reply introduces them.
+const (
+	resultData    = iota // something was found or read
+	resultConfirm        // an action went through
+	resultError          // the tool failed
+)
+
+// toolResultKind classifies a tool result for phrasing.
+func toolResultKind(content string) int {
+	sum, ok := scanToolResult(content)
+	switch {
+	case !ok:
+		if t := strings.TrimSpace(content); len(t) >= 5 && strings.EqualFold(t[:5], "error") {
+			return resultError
+		}
+		return resultData
+	case sum.hasErr || sum.okFalse:
+		return resultError
+	case sum.okTrue && !sum.hasList:
+		return resultConfirm
+	}
+	return resultData
 }
 
 // unquoteRaw turns the raw inside of a JSON string literal into its text; it only
@@ -287,17 +325,16 @@ func appendToolSummary(b []byte, content string) []byte {
 		return b
 	case sum.head != "":
 		if sum.okTrue {
-			b = append(b, "a confirmation ("...)
 			b = appendCollapsed(b, unquoteRaw(sum.headKey), 30)
 			b = append(b, " \""...)
 			b = appendCollapsed(b, unquoteRaw(sum.head), 60)
-			return append(b, "\")"...)
+			return append(b, '"')
 		}
 		b = append(b, '"')
 		b = appendCollapsed(b, unquoteRaw(sum.head), 60)
 		return append(b, '"')
 	case sum.okTrue:
-		return append(b, "a confirmation"...)
+		return append(b, "no details"...)
 	case sum.anyMember:
 		return append(b, "a structured result"...)
 	default:

@@ -10,10 +10,25 @@ import (
 
 // Simulated is the built-in model: it needs no network or key and answers
 // deterministically from the conversation itself, so the emulator and a fresh server
-// behave like a real agent platform (replies that quote the question, tool calls with
-// schema-valid arguments, summaries of tool results, structured output, streaming,
-// latency and failures on demand). The same Request always yields the same Response and
-// the same events. A Simulated is safe for concurrent use; its zero value is ready too.
+// behave like a real agent platform. The same Request always yields the same Response
+// and the same events, in every process; Model and Temperature do not change the answer.
+//
+// What it does with a request:
+//   - Tools set and no tool result since the last user message: one or two "thinking"
+//     events explaining the plan, then StopReason "tool_calls" with one (sometimes two)
+//     calls to the tools whose name and description share most words with the user's
+//     message, with arguments generated from each tool's InputSchema.
+//   - Otherwise a 2–5 sentence reply that quotes the user's key phrase, names the role
+//     the system prompt gives, recalls the previous user turn and summarises any tool
+//     results ("The web_search lookup returned 3 results, …"), preceded by a "thinking"
+//     event when there are tool results. With OutputSchema set the reply is instead one
+//     JSON value generated from the schema; only its basic keywords are honoured (see
+//     schema.go), so constraints such as pattern or minimum fail validation on purpose.
+//   - Content streams as word-sized "content" events that concatenate to
+//     Response.Content; MaxTokens cuts it (StopReason "length"); Simulation adds a delay
+//     before every event and can fail the call after a few words.
+//
+// A Simulated is safe for concurrent use; its zero value is ready too.
 type Simulated struct {
 	mu      sync.Mutex
 	schemas map[string]*compiledSchema // compiled tool and output schemas by text; nil = unusable
@@ -57,9 +72,9 @@ func (s *Simulated) schema(raw json.RawMessage) *compiledSchema {
 	return cs
 }
 
-// Complete answers req. With tools and no tool result since the last user message it
-// asks for one or two tool calls; otherwise it answers in prose, or with a JSON object
-// when req.OutputSchema is set. See the package tests for the exact contract.
+// Complete answers req as the Simulated type describes. Errors are ctx.Err() when the
+// context ends, the error emit returned, or a *SimulatedFailureError when
+// req.Simulation.Fail is set; the Response is nil with any error.
 func (s *Simulated) Complete(ctx context.Context, req Request, emit func(Event) error) (*Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

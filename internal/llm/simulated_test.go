@@ -232,7 +232,7 @@ func TestExtractRole(t *testing.T) {
 	}
 }
 
-// compileSchema compiles raw for validation with the library the engine uses.
+// compileJSONSchema compiles raw for validation with the library the engine uses.
 func compileJSONSchema(t *testing.T, raw json.RawMessage) *jsonschema.Schema {
 	t.Helper()
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
@@ -380,6 +380,19 @@ func TestToolArgumentsValidate(t *testing.T) {
 	}
 }
 
+func TestToolArgumentsShape(t *testing.T) {
+	t.Parallel()
+	r := mustComplete(t, NewSimulated(), Request{Messages: []Message{user("Will it rain in Porto this weekend?")}, Tools: []ToolSpec{weatherTool}})
+	// Required properties only, enums take their first value, strings come from the text.
+	if got := string(r.resp.ToolCalls[0].Arguments); got != `{"city":"Porto","units":"metric"}` {
+		t.Errorf("arguments %s", got)
+	}
+	r = mustComplete(t, NewSimulated(), Request{Messages: []Message{user("Will it rain in Porto?")}, Tools: []ToolSpec{{Name: "lookup"}}})
+	if got := string(r.resp.ToolCalls[0].Arguments); got != `{"query":"Will it rain in Porto?"}` {
+		t.Errorf("schemaless arguments %s", got)
+	}
+}
+
 func TestOutputSchema(t *testing.T) {
 	t.Parallel()
 	p := NewSimulated()
@@ -393,6 +406,10 @@ func TestOutputSchema(t *testing.T) {
 	}
 	if r.content() != r.resp.Content || r.count(EventContent) < 10 {
 		t.Errorf("JSON not streamed in word-sized chunks: %d events", r.count(EventContent))
+	}
+	var fields map[string]any
+	if err := json.Unmarshal([]byte(r.resp.Content), &fields); err != nil || len(fields) != 9 {
+		t.Errorf("want every property, optional ones too: %s (%v)", r.resp.Content, err)
 	}
 	if !strings.Contains(r.resp.Content, "bacalhau") {
 		t.Errorf("strings not drawn from the conversation: %s", r.resp.Content)

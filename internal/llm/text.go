@@ -43,6 +43,11 @@ func nextWord(s string, i int) (w span, ok bool) {
 	start := i
 	for i < len(s) {
 		if isUnicodePunct(s, i) {
+			// A typographic apostrophe (U+2019) inside a word joins it: "don’t".
+			if i+3 < len(s) && s[i+1] == 0x80 && s[i+2] == 0x99 && isWordByte(s[i+3]) && !isUnicodePunct(s, i+3) {
+				i += 3
+				continue
+			}
 			break
 		}
 		if isWordByte(s[i]) {
@@ -74,8 +79,19 @@ func prevWord(s string, i int) (w span, ok bool) {
 	return span{start, end}, true
 }
 
+// stopwordSlots sizes the stopword table: a power of two, over twice the word count.
+const stopwordSlots = 1024
+
+// maxStopwordLen is the length of the longest stopword; longer words skip the lookup.
+const maxStopwordLen = 10
+
+// stopwordTable is an open-addressing set of stopwords, cheaper than a map for the
+// many lookups a reply takes. It is built once and never changed.
+type stopwordTable [stopwordSlots]string
+
 // stopwords are function words and chat filler that never make a reply's topic.
-var stopwords = func() map[string]struct{} {
+var stopwords = func() *stopwordTable {
+	var t stopwordTable
 	words := strings.Fields(`a about above after again against all almost also although am an and
 	another any anybody anyone anything are aren't around as ask asked asking at be because been before
 	being below best better between both but by can can't cannot could couldn't dear did didn't do
@@ -94,12 +110,28 @@ var stopwords = func() map[string]struct{} {
 	wants was wasn't way we we'd we'll we're we've well were weren't what what's whatever when
 	where where's whether which while who who's whom whose why will with within without won't
 	would wouldn't yes yet you you'd you'll you're you've your yours yourself yourselves`)
-	m := make(map[string]struct{}, len(words))
 	for _, w := range words {
-		m[w] = struct{}{}
+		if len(w) > maxStopwordLen {
+			panic("stopword longer than maxStopwordLen: " + w)
+		}
+		i := stopwordHash([]byte(w)) & (stopwordSlots - 1)
+		for t[i] != "" && t[i] != w {
+			i = (i + 1) & (stopwordSlots - 1)
+		}
+		t[i] = w
 	}
-	return m
+	return &t
 }()
+
+// stopwordHash is FNV-1a of a lower-case word.
+func stopwordHash(w []byte) uint32 {
+	h := uint32(2166136261)
+	for _, c := range w {
+		h ^= uint32(c)
+		h *= 16777619
+	}
+	return h
+}
 
 // isStopword reports whether w, compared case-insensitively, is a stopword. Single
 // letters count as stopwords.
@@ -107,19 +139,33 @@ func isStopword(w string) bool {
 	if len(w) <= 1 {
 		return true
 	}
-	var lower [16]byte
-	if len(w) > len(lower) {
+	if len(w) > maxStopwordLen+2 {
 		return false
 	}
+	var lower [maxStopwordLen + 2]byte
+	n := 0
 	for i := 0; i < len(w); i++ {
 		c := w[i]
-		if c >= 'A' && c <= 'Z' {
+		switch {
+		case c >= 'A' && c <= 'Z':
 			c += 'a' - 'A'
+		case c == 0xE2 && i+2 < len(w) && w[i+1] == 0x80 && w[i+2] == 0x99:
+			c = '\'' // "don’t" is "don't"
+			i += 2
 		}
-		lower[i] = c
+		lower[n] = c
+		n++
 	}
-	_, ok := stopwords[string(lower[:len(w)])]
-	return ok
+	if n > maxStopwordLen {
+		return false
+	}
+	key := lower[:n]
+	for i := stopwordHash(key) & (stopwordSlots - 1); stopwords[i] != ""; i = (i + 1) & (stopwordSlots - 1) {
+		if stopwords[i] == string(key) {
+			return true
+		}
+	}
+	return false
 }
 
 // isUpper reports whether b is an ASCII capital letter.
@@ -193,22 +239,22 @@ func extractSalient(s string) salient {
 				break
 			}
 		}
-		dup := false
-		for k := 0; k < n; k++ {
-			if strings.EqualFold(top[k].w.text(s), word) {
-				dup = true
-				break
-			}
-		}
-		if dup {
-			continue
-		}
 		// Insert keeping top sorted by score, earlier words first on ties.
 		pos := n
 		for pos > 0 && top[pos-1].score < score {
 			pos--
 		}
 		if pos >= maxSalient {
+			continue
+		}
+		dup := false
+		for k := 0; k < n; k++ {
+			if kw := top[k].w.text(s); len(kw) == len(word) && strings.EqualFold(kw, word) {
+				dup = true
+				break
+			}
+		}
+		if dup {
 			continue
 		}
 		if n < maxSalient {

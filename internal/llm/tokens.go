@@ -40,9 +40,11 @@ func unitsToTokens(units int) int {
 }
 
 // isSpace reports whether b is ASCII whitespace.
-func isSpace(b byte) bool {
-	return b == ' ' || b == '\n' || b == '\t' || b == '\r' || b == '\v' || b == '\f'
-}
+func isSpace(b byte) bool { return spaceBytes[b] }
+
+// spaceBytes marks the ASCII whitespace bytes; a table is cheaper than comparisons in
+// the loops that scan every byte of a prompt.
+var spaceBytes = [256]bool{' ': true, '\n': true, '\t': true, '\r': true, '\v': true, '\f': true}
 
 // nextChunk returns the end of the word-sized chunk of s starting at i: one run of
 // non-space bytes (with any whitespace before it, at the very start) and the whitespace
