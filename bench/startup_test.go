@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-var urlRe = regexp.MustCompile(`url=(http://\S+)`)
+var urlRe = regexp.MustCompile(`listening on (http://\S+)`)
 
 // build compiles a main package into dir and returns the binary's path.
 func build(b *testing.B, dir, pkg string) string {

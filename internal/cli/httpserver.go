@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,7 +14,7 @@ import (
 
 // serveHTTP listens on host:port, logs the URL, and serves until ctx ends; then it drains
 // in-flight requests for up to 10 s.
-func serveHTTP(ctx context.Context, log *slog.Logger, host string, port int, h http.Handler, what string, onShutdown func()) error {
+func serveHTTP(ctx context.Context, log *slog.Logger, announce io.Writer, host string, port int, h http.Handler, what string, onShutdown func()) error {
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
 		return fmt.Errorf("listen on %s:%d: %w", host, port, err)
@@ -30,7 +31,8 @@ func serveHTTP(ctx context.Context, log *slog.Logger, host string, port int, h h
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("listening", "what", what, "url", "http://"+ln.Addr().String())
+	// The address is announced whatever the log level: scripts and tests read it.
+	fmt.Fprintf(announce, "agentplane %s listening on http://%s\n", what, ln.Addr())
 	select {
 	case err := <-errc:
 		return err

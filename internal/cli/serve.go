@@ -189,7 +189,7 @@ func runServe(ctx context.Context, stderr io.Writer, db dbOptions, host string, 
 		return err
 	}
 	log.Warn("authentication is not enabled yet: every request acts in the default workspace; do not expose this server")
-	err = serveHTTP(ctx, log, host, port, srv.Handler(), "server", srv.CloseStreams)
+	err = serveHTTP(ctx, log, stderr, host, port, srv.Handler(), "server", srv.CloseStreams)
 	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	eng.Stop(stopCtx)

@@ -26,7 +26,7 @@ type proc struct {
 	logs   strings.Builder
 }
 
-var urlRe = regexp.MustCompile(`url=(http://\S+)`)
+var urlRe = regexp.MustCompile(`listening on (http://\S+)`)
 
 // start runs `agentplane <args…>` with env as its whole environment and waits until it
 // logs the URL it listens on; the test fails if it exits first.

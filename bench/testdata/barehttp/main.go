@@ -15,7 +15,7 @@ func main() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Fprintf(os.Stderr, "level=INFO msg=listening url=http://%s\n", ln.Addr())
+	fmt.Fprintf(os.Stderr, "barehttp listening on http://%s\n", ln.Addr())
 	_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"data": map[string]string{"status": "ok"}, "message": ""})

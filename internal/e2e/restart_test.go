@@ -1,0 +1,101 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentplane/agentplane/client"
+)
+
+// TestServeRestartLosesNothing restarts `serve` on the same data directory between writes
+// and reads: resources, finished runs with their event logs, and a run waiting for approval
+// all survive, and the waiting run completes after the restart.
+func TestServeRestartLosesNothing(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	p := start(t, serveEnv(dir), "serve")
+	c := p.C
+	a := mustAgent(t, c, "approval", client.AgentConfig{SystemPrompt: "You approve refunds.", Approval: &client.ApprovalConfig{
+		Checkpoints: []client.Checkpoint{{Name: "review", When: "before_output"}}}})
+	plain := mustAgent(t, c, "simple", client.AgentConfig{})
+	done, err := c.Execute(ctx, plain.ID, client.ExecuteRequest{Input: map[string]any{"message": "before the restart"}})
+	if err != nil || done.Status != "completed" {
+		t.Fatalf("run: %+v %v", done, err)
+	}
+	s, _ := c.ExecutionStream(ctx, done.ID, 0)
+	before, err := s.Collect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting, err := c.Execute(ctx, a.ID, client.ExecuteRequest{Input: map[string]any{"message": "refund 40"}})
+	if err != nil || waiting.Status != "awaiting_approval" {
+		t.Fatalf("approval run: %+v %v", waiting, err)
+	}
+	sess, _ := c.ChatSessionCreate(ctx, plain.ID, "kept", nil)
+	if _, err := c.ChatSend(ctx, sess.ID, "remember me"); err != nil {
+		t.Fatal(err)
+	}
+	p.stop(t)
+
+	q := start(t, serveEnv(dir), "serve")
+	c = q.C
+	got, err := c.AgentGet(ctx, a.ID)
+	if err != nil || got.Config.Approval == nil {
+		t.Fatalf("agent after restart: %+v %v", got, err)
+	}
+	s, _ = c.ExecutionStream(ctx, done.ID, 0)
+	after, err := s.Collect()
+	if err != nil || len(after) != len(before) || after[len(after)-1].Data != before[len(before)-1].Data {
+		t.Fatalf("event log after restart: %d frames, before %d (%v)", len(after), len(before), err)
+	}
+	msgs, err := c.ChatMessageList(ctx, sess.ID, client.ListOptions{})
+	if err != nil || msgs.Pagination.Total != 2 {
+		t.Fatalf("chat after restart: %+v %v", msgs, err)
+	}
+	inbox, err := c.ApprovalList(ctx, "", client.ListOptions{})
+	if err != nil || inbox.Pagination.Total != 1 || inbox.Data[0].ExecutionID != waiting.ID {
+		t.Fatalf("inbox after restart: %+v %v", inbox, err)
+	}
+	if _, err := c.ExecutionApprove(ctx, waiting.ID, "ok after restart"); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	final, err := c.Wait(cctx, waiting.ID, 5*time.Millisecond, false)
+	if err != nil || final.Status != "completed" || !strings.Contains(string(final.Output), "content") {
+		t.Fatalf("approved after restart: %+v %v", final, err)
+	}
+}
+
+// TestServeFailsRunsOfAStoppedServer checks that a run cut off by a shutdown is recorded as
+// failed with a message saying so, never left running.
+func TestServeFailsRunsOfAStoppedServer(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	p := start(t, serveEnv(dir), "serve")
+	slow := mustAgent(t, p.C, "simple", client.AgentConfig{Simulation: &client.Simulation{LatencyMS: 500}})
+	x, err := p.C.Execute(ctx, slow.ID, client.ExecuteRequest{Input: map[string]any{"message": "this will be cut off"}, Async: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		cur, _ := p.C.ExecutionGet(ctx, x.ID)
+		if cur.Status == "running" {
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	p.stop(t)
+	q := start(t, serveEnv(dir), "serve")
+	got, err := q.C.ExecutionGet(ctx, x.ID)
+	if err != nil || got.Status != "failed" || got.Error == nil || !strings.Contains(*got.Error, "shut down") {
+		t.Fatalf("after shutdown: %+v %v", got, err)
+	}
+	s, _ := q.C.ExecutionStream(ctx, x.ID, -1)
+	evs, err := s.Collect()
+	if err != nil || len(evs) != 1 || evs[0].Event != "error" {
+		t.Fatalf("terminal frame: %+v %v", evs, err)
+	}
+}
