@@ -84,7 +84,7 @@ func runEmulator(ctx context.Context, stderr io.Writer, o emulatorOptions) error
 	defer emu.Close()
 	log.Info("emulator ready: data is in memory and lost on exit; any API key is accepted",
 		"seed", o.seed, "fixtures", o.fixtures, "startup", time.Since(start).Round(time.Millisecond).String())
-	if err := serveHTTP(ctx, log, stderr, o.host, o.port, emu.Handler, "emulator", emu.API.CloseStreams); err != nil {
+	if err := serveHTTP(ctx, log, stderr, o.host, o.port, emu.Handler, "emulator", emu.API.CloseStreams, 5*time.Second); err != nil {
 		return fmt.Errorf("emulator: %w", err)
 	}
 	return nil

@@ -13,8 +13,8 @@ import (
 )
 
 // serveHTTP listens on host:port, logs the URL, and serves until ctx ends; then it drains
-// in-flight requests for up to 10 s.
-func serveHTTP(ctx context.Context, log *slog.Logger, announce io.Writer, host string, port int, h http.Handler, what string, onShutdown func()) error {
+// in-flight requests for up to grace.
+func serveHTTP(ctx context.Context, log *slog.Logger, announce io.Writer, host string, port int, h http.Handler, what string, onShutdown func(), grace time.Duration) error {
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
 		return fmt.Errorf("listen on %s:%d: %w", host, port, err)
@@ -39,7 +39,7 @@ func serveHTTP(ctx context.Context, log *slog.Logger, announce io.Writer, host s
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err

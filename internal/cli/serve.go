@@ -106,13 +106,14 @@ func serveCmd(env Env) *cobra.Command {
 		db                dbOptions
 		host, level, cors string
 		port, workers     int
+		grace             time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the server on an embedded SQLite file (default) or PostgreSQL",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			vars := map[string]string{"host": "HOST", "port": "PORT", "log-level": "LOG_LEVEL", "cors-origins": "CORS_ORIGINS", "workers": "WORKERS"}
+			vars := map[string]string{"host": "HOST", "port": "PORT", "log-level": "LOG_LEVEL", "cors-origins": "CORS_ORIGINS", "workers": "WORKERS", "shutdown-timeout": "SHUTDOWN_TIMEOUT"}
 			for k, v := range dbEnv {
 				vars[k] = v
 			}
@@ -129,7 +130,10 @@ func serveCmd(env Env) *cobra.Command {
 			if workers < 1 || workers > 1024 {
 				return usageError{fmt.Errorf("invalid value %d for --workers: must be 1 to 1024", workers)}
 			}
-			return runServe(cmd.Context(), cmd.ErrOrStderr(), db, host, port, workers, lvl, splitList(cors))
+			if grace < 0 {
+				return usageError{fmt.Errorf("invalid value %s for --shutdown-timeout: must not be negative", grace)}
+			}
+			return runServe(cmd.Context(), cmd.ErrOrStderr(), db, host, port, workers, grace, lvl, splitList(cors))
 		},
 	}
 	db.flags(cmd)
@@ -139,6 +143,7 @@ func serveCmd(env Env) *cobra.Command {
 	f.StringVar(&level, "log-level", "info", "debug, info, warn or error (LOG_LEVEL)")
 	f.StringVar(&cors, "cors-origins", "", "comma-separated origins allowed by CORS, or * (CORS_ORIGINS)")
 	f.IntVar(&workers, "workers", 16, "how many async executions run at once (WORKERS)")
+	f.DurationVar(&grace, "shutdown-timeout", 10*time.Second, "on SIGTERM, how long requests and runs may finish before runs are failed (SHUTDOWN_TIMEOUT)")
 	return cmd
 }
 
@@ -173,7 +178,7 @@ func openServerStore(ctx context.Context, stderr io.Writer, db dbOptions) (*stor
 	return st, box, nil
 }
 
-func runServe(ctx context.Context, stderr io.Writer, db dbOptions, host string, port, workers int, level slogLevel, cors []string) error {
+func runServe(ctx context.Context, stderr io.Writer, db dbOptions, host string, port, workers int, grace time.Duration, level slogLevel, cors []string) error {
 	log := newLogger(stderr, level)
 	st, box, err := openServerStore(ctx, stderr, db)
 	if err != nil {
@@ -189,8 +194,8 @@ func runServe(ctx context.Context, stderr io.Writer, db dbOptions, host string, 
 		return err
 	}
 	log.Warn("authentication is not enabled yet: every request acts in the default workspace; do not expose this server")
-	err = serveHTTP(ctx, log, stderr, host, port, srv.Handler(), "server", srv.CloseStreams)
-	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	err = serveHTTP(ctx, log, stderr, host, port, srv.Handler(), "server", srv.CloseStreams, grace)
+	stopCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	eng.Stop(stopCtx)
 	return err

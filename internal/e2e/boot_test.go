@@ -24,6 +24,7 @@ type proc struct {
 	done   chan int
 	mu     sync.Mutex
 	logs   strings.Builder
+	once   sync.Once
 }
 
 var urlRe = regexp.MustCompile(`listening on (http://\S+)`)
@@ -97,6 +98,10 @@ func exit(t *testing.T, env map[string]string, args ...string) (int, string) {
 }
 
 func (p *proc) stop(t *testing.T) {
+	p.once.Do(func() { p.stopOnce(t) })
+}
+
+func (p *proc) stopOnce(t *testing.T) {
 	p.cancel()
 	select {
 	case code := <-p.done:

@@ -23,7 +23,7 @@ func targets(t *testing.T) map[string]*proc {
 }
 
 func serveEnv(dir string) map[string]string {
-	return map[string]string{"HOST": "127.0.0.1", "PORT": "0", "DATA_DIR": dir, "LOG_LEVEL": "warn"}
+	return map[string]string{"HOST": "127.0.0.1", "PORT": "0", "DATA_DIR": dir, "LOG_LEVEL": "warn", "SHUTDOWN_TIMEOUT": "200ms"}
 }
 
 func mustAgent(t *testing.T, c *client.Client, typ string, cfg client.AgentConfig) *client.Agent {
@@ -180,7 +180,7 @@ func executionSuite(t *testing.T, c *client.Client) {
 		t0 := time.Now()
 		got, err := c.ExecutionCancel(ctx, x.ID)
 		if err != nil || got.Status != "cancelled" {
-			t.Fatalf("cancel: %+v %v", got, err)
+			t.Fatalf("cancel: %+v %v %v", got, err, *got.Error)
 		}
 		if d := time.Since(t0); d > 2*time.Second {
 			t.Fatalf("cancel took %v while blocked in a model call", d)

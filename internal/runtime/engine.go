@@ -296,7 +296,14 @@ func (e *Engine) runPipeline(ctx context.Context, x *store.Execution) {
 	}
 	var o outcome
 	if r.agent, err = e.st.AgentGet(ctx, x.WorkspaceID, x.AgentID); err != nil {
-		o = outcome{status: store.StatusFailed, err: fmt.Sprintf("agent %s is no longer available", x.AgentID)}
+		switch {
+		case ctx.Err() != nil:
+			o = stopped(ctx)
+		case store.IsNotFound(err):
+			o = outcome{status: store.StatusFailed, err: fmt.Sprintf("agent %s is no longer available", x.AgentID)}
+		default:
+			o = outcome{status: store.StatusFailed, err: "could not load the agent: " + err.Error()}
+		}
 	} else if r.cfg == nil {
 		o = outcome{status: store.StatusFailed, err: "the execution has no configuration to run"}
 	} else {

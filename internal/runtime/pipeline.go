@@ -35,10 +35,8 @@ func (r *run) execute(ctx context.Context) outcome {
 	switch {
 	case errors.As(err, &aw):
 		return outcome{status: store.StatusAwaitingApproval, wait: aw.approval}
-	case ctx.Err() != nil && errors.Is(context.Cause(ctx), errCancelled):
-		return outcome{status: store.StatusCancelled, err: "execution cancelled"}
 	case ctx.Err() != nil:
-		return outcome{status: store.StatusFailed, err: "execution stopped: " + context.Cause(ctx).Error()}
+		return stopped(ctx)
 	case err != nil:
 		return outcome{status: store.StatusFailed, err: err.Error()}
 	}
@@ -47,6 +45,15 @@ func (r *run) execute(ctx context.Context) outcome {
 		return outcome{status: store.StatusFailed, err: err.Error()}
 	}
 	return outcome{status: store.StatusCompleted, output: out}
+}
+
+// stopped is the outcome of a run whose context ended: cancelled by a user, or stopped by
+// a shutdown.
+func stopped(ctx context.Context) outcome {
+	if errors.Is(context.Cause(ctx), errCancelled) {
+		return outcome{status: store.StatusCancelled, err: "execution cancelled"}
+	}
+	return outcome{status: store.StatusFailed, err: "execution stopped: " + context.Cause(ctx).Error()}
 }
 
 // pipeline produces the final text (or JSON text, with an output_schema).

@@ -63,6 +63,15 @@ type chatState struct {
 
 // emit publishes a frame to live subscribers and queues it for the store.
 func (r *run) emit(event string, data any) {
+	ev := r.frame(event, data)
+	r.topic.publish(ev)
+	if len(r.pending) > 64 || time.Since(r.flushed) > eventFlushInterval {
+		r.flushEvents(context.WithoutCancel(r.e.ctx))
+	}
+}
+
+// frame numbers a frame and queues it for the store without publishing it.
+func (r *run) frame(event string, data any) store.Event {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		raw = []byte(`{}`)
@@ -70,10 +79,7 @@ func (r *run) emit(event string, data any) {
 	r.seq++
 	ev := store.Event{Seq: r.seq, Event: event, Data: raw}
 	r.pending = append(r.pending, ev)
-	r.topic.publish(ev)
-	if len(r.pending) > 64 || time.Since(r.flushed) > eventFlushInterval {
-		r.flushEvents(context.WithoutCancel(r.e.ctx))
-	}
+	return ev
 }
 
 // flushEvents stores queued frames outside the final transaction (for long runs).
@@ -147,14 +153,18 @@ func (r *run) finish(o outcome) error {
 	dur := now.Sub(r.x.CreatedAt.Time).Milliseconds()
 	usage, cost := r.usage, r.cost
 	patch := store.ExecutionPatch{Usage: &usage, Cost: &cost}
+	// The terminal frame is published only once everything it announces is committed.
+	var terminalFrame *store.Event
 	switch o.status {
 	case store.StatusCompleted:
 		patch.Output = o.output
-		r.emit("done", map[string]any{"output": o.output, "token_usage": usage, "time": float64(dur) / 1000})
+		ev := r.frame("done", map[string]any{"output": o.output, "token_usage": usage, "time": float64(dur) / 1000})
+		terminalFrame = &ev
 	case store.StatusFailed, store.StatusCancelled:
 		msg := o.err
 		patch.Error = &msg
-		r.emit("error", map[string]any{"message": msg})
+		ev := r.frame("error", map[string]any{"message": msg})
+		terminalFrame = &ev
 	case store.StatusAwaitingApproval:
 		r.state.Usage, r.state.Cost = usage, cost
 		patch.State, _ = json.Marshal(r.state)
@@ -200,6 +210,9 @@ func (r *run) finish(o outcome) error {
 	})
 	if err != nil {
 		return fmt.Errorf("finish execution %s as %s: %w", r.x.ID, o.status, err)
+	}
+	if terminalFrame != nil {
+		r.topic.publish(*terminalFrame)
 	}
 	r.pending, r.spans = r.pending[:0], nil
 	return nil
