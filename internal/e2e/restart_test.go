@@ -91,7 +91,7 @@ func TestServeFailsRunsOfAStoppedServer(t *testing.T) {
 	q := start(t, serveEnv(dir), "serve")
 	got, err := q.C.ExecutionGet(ctx, x.ID)
 	if err != nil || got.Status != "failed" || got.Error == nil || !strings.Contains(*got.Error, "shut down") {
-		t.Fatalf("after shutdown: %+v %v", got, err)
+		t.Fatalf("after shutdown: %v %v %v", got.Status, *got.Error, err)
 	}
 	s, _ := q.C.ExecutionStream(ctx, x.ID, -1)
 	evs, err := s.Collect()

@@ -52,8 +52,10 @@ type Engine struct {
 	models              sync.Map // model id -> *store.LLMModel
 }
 
-// handle is a run in progress in this process.
+// handle is a run in progress in this process; its context exists from registration, so
+// a cancel that arrives before the run starts still reaches it.
 type handle struct {
+	ctx    context.Context
 	cancel context.CancelCauseFunc
 	done   chan struct{}
 }
@@ -241,13 +243,14 @@ func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*store.Executio
 
 // start runs an execution in the background, tracked for Stop.
 func (e *Engine) start(x *store.Execution) <-chan struct{} {
-	h := e.register(x.ID)
-	e.wg.Go(func() { e.runRegistered(e.ctx, x, h) })
+	h := e.register(e.ctx, x.ID)
+	e.wg.Go(func() { e.runRegistered(x, h) })
 	return h.done
 }
 
-func (e *Engine) register(id string) *handle {
-	h := &handle{done: make(chan struct{})}
+func (e *Engine) register(parent context.Context, id string) *handle {
+	ctx, cancel := context.WithCancelCause(parent)
+	h := &handle{ctx: ctx, cancel: cancel, done: make(chan struct{})}
 	e.mu.Lock()
 	e.live[id] = h
 	e.mu.Unlock()
@@ -256,16 +259,13 @@ func (e *Engine) register(id string) *handle {
 
 // runExecution runs a claimed execution in the calling goroutine.
 func (e *Engine) runExecution(ctx context.Context, x *store.Execution) {
-	e.runRegistered(ctx, x, e.register(x.ID))
+	e.runRegistered(x, e.register(ctx, x.ID))
 }
 
-func (e *Engine) runRegistered(parent context.Context, x *store.Execution, h *handle) {
-	ctx, cancel := context.WithCancelCause(parent)
-	e.mu.Lock()
-	h.cancel = cancel
-	e.mu.Unlock()
+func (e *Engine) runRegistered(x *store.Execution, h *handle) {
+	ctx := h.ctx
 	defer func() {
-		cancel(nil)
+		h.cancel(nil)
 		e.mu.Lock()
 		if e.live[x.ID] == h {
 			delete(e.live, x.ID)
@@ -368,7 +368,7 @@ func (e *Engine) runChild(ctx context.Context, parent *store.Execution, agentID 
 	if err := e.st.ExecutionCreate(ctx, x, tr); err != nil {
 		return nil, err
 	}
-	e.runRegistered(withDepth(ctx, depthFrom(ctx)+1), x, e.register(x.ID))
+	e.runRegistered(x, e.register(withDepth(ctx, depthFrom(ctx)+1), x.ID))
 	return e.st.ExecutionGet(context.WithoutCancel(ctx), x.WorkspaceID, x.ID)
 }
 
@@ -383,7 +383,7 @@ func depthFrom(ctx context.Context) int { d, _ := ctx.Value(depthKey{}).(int); r
 // Cancel stops a pending, running or awaiting execution. A run in progress here is
 // cancelled through its context and records itself as cancelled within milliseconds.
 func (e *Engine) Cancel(ctx context.Context, ws, id string) (*store.Execution, error) {
-	for range 20 {
+	for attempt := range 120 {
 		x, err := e.st.ExecutionGet(ctx, ws, id)
 		if err != nil {
 			return nil, err
@@ -395,27 +395,21 @@ func (e *Engine) Cancel(ctx context.Context, ws, id string) (*store.Execution, e
 		h := e.live[id]
 		e.mu.Unlock()
 		if h != nil && x.Status == store.StatusRunning {
-			e.mu.Lock()
-			cancel := h.cancel
-			e.mu.Unlock()
-			if cancel != nil {
-				cancel(errCancelled)
-				select {
-				case <-h.done:
-				case <-time.After(5 * time.Second):
-				case <-ctx.Done():
-					return nil, ctx.Err()
-				}
-				e.cancelDescendants(ctx, ws, id)
-				return e.st.ExecutionGet(context.WithoutCancel(ctx), ws, id)
+			h.cancel(errCancelled)
+			select {
+			case <-h.done:
+			case <-time.After(5 * time.Second):
+			case <-ctx.Done():
+				return nil, ctx.Err()
 			}
+			e.cancelDescendants(ctx, ws, id)
+			return e.st.ExecutionGet(context.WithoutCancel(ctx), ws, id)
 		}
-		if x.Status == store.StatusRunning && h == nil {
-			// Claimed a moment ago and not yet registered, or left by a process that is gone.
+		if x.Status == store.StatusRunning && h == nil && attempt < 100 {
+			// Claimed a moment ago and not registered yet: give the worker a moment. (A run
+			// of a process that is gone was failed when this one started.)
 			time.Sleep(5 * time.Millisecond)
-			if e.isLive(id) {
-				continue
-			}
+			continue
 		}
 		err = e.closeDirect(ctx, x, store.StatusCancelled, "execution cancelled", "cancelled", "", "")
 		if isTransition(err) {
@@ -428,12 +422,6 @@ func (e *Engine) Cancel(ctx context.Context, ws, id string) (*store.Execution, e
 		return e.st.ExecutionGet(ctx, ws, id)
 	}
 	return nil, fmt.Errorf("cancel execution %s: its status kept changing", id)
-}
-
-func (e *Engine) isLive(id string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.live[id] != nil
 }
 
 // Approve resumes an execution waiting at a checkpoint.

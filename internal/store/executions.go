@@ -351,16 +351,17 @@ func (s *Store) ExecutionClaim(ctx context.Context) (*Execution, error) {
 	if s.dialect == Postgres {
 		pick += " FOR UPDATE SKIP LOCKED"
 	}
-	var ws, id string
-	err := s.w.QueryRowContext(ctx, "UPDATE executions SET status = 'running', started_at = $1, updated_at = $1 WHERE id = ("+pick+
-		") AND status = 'pending' RETURNING workspace_id, id", now).Scan(&ws, &id)
+	// One statement claims and reads the row, and it is not cancellable: a claim is never
+	// left half done (running, with no worker that knows it).
+	x, err := scanExecution(s.w.QueryRowContext(context.WithoutCancel(ctx), "UPDATE executions SET status = 'running', started_at = $1, updated_at = $1 WHERE id = ("+pick+
+		") AND status = 'pending' RETURNING "+executionColumns, now))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("claim execution: %w", err)
 	}
-	return s.ExecutionGet(ctx, ws, id)
+	return x, nil
 }
 
 // ExecutionIDsByStatus returns the ids (with workspaces) of every execution in a status,
