@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,8 +27,9 @@ import (
 // DefaultWorkspaceID is the workspace `serve` creates on an empty database.
 const DefaultWorkspaceID = "2o0yqLDGdJdFRBTuhdfPNEZdAvI"
 
-// dbOptions are the flags shared by every command that opens the server's database.
-type dbOptions struct {
+// DBOptions select and unlock the server's database: the flags shared by every command
+// that opens it.
+type DBOptions struct {
 	dataDir, databaseURL, secretKey, secretKeyFile string
 }
 
@@ -34,7 +37,7 @@ var dbEnv = map[string]string{
 	"data-dir": "DATA_DIR", "database-url": "DATABASE_URL", "secret-key": "SECRET_KEY", "secret-key-file": "SECRET_KEY_FILE",
 }
 
-func (o *dbOptions) flags(cmd *cobra.Command) {
+func (o *DBOptions) flags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.dataDir, "data-dir", "agentplane-data", "directory of the embedded SQLite database and generated key (DATA_DIR)")
 	f.StringVar(&o.databaseURL, "database-url", "", "postgres:// URL; empty uses SQLite in --data-dir (DATABASE_URL)")
@@ -43,7 +46,7 @@ func (o *dbOptions) flags(cmd *cobra.Command) {
 }
 
 // url is the store URL the options select.
-func (o *dbOptions) url() (string, error) {
+func (o *DBOptions) url() (string, error) {
 	if o.databaseURL != "" {
 		if !strings.HasPrefix(o.databaseURL, "postgres://") && !strings.HasPrefix(o.databaseURL, "postgresql://") {
 			return "", usageError{fmt.Errorf("invalid value for --database-url: must start with postgres:// or postgresql://")}
@@ -59,7 +62,7 @@ func (o *dbOptions) url() (string, error) {
 
 // secrets loads the master key: --secret-key, else --secret-key-file, else <data-dir>/secret.key
 // (created with a fresh random key on first start).
-func (o *dbOptions) secrets() (*secretbox.Box, string, error) {
+func (o *DBOptions) secrets() (*secretbox.Box, string, error) {
 	if o.secretKey != "" {
 		key, err := decodeKey(o.secretKey)
 		if err != nil {
@@ -103,7 +106,7 @@ func decodeKey(s string) ([]byte, error) {
 
 func serveCmd(env Env) *cobra.Command {
 	var (
-		db                dbOptions
+		db                DBOptions
 		host, level, cors string
 		port, workers     int
 		grace             time.Duration
@@ -149,7 +152,7 @@ func serveCmd(env Env) *cobra.Command {
 
 // openServerStore opens (and migrates) the server's database and makes sure the model
 // catalog and the default workspace exist.
-func openServerStore(ctx context.Context, stderr io.Writer, db dbOptions) (*store.Store, *secretbox.Box, error) {
+func openServerStore(ctx context.Context, stderr io.Writer, db DBOptions) (*store.Store, *secretbox.Box, error) {
 	url, err := db.url()
 	if err != nil {
 		return nil, nil, err
@@ -178,31 +181,68 @@ func openServerStore(ctx context.Context, stderr io.Writer, db dbOptions) (*stor
 	return st, box, nil
 }
 
-func runServe(ctx context.Context, stderr io.Writer, db dbOptions, host string, port, workers int, grace time.Duration, level slogLevel, cors []string) error {
+func runServe(ctx context.Context, stderr io.Writer, db DBOptions, host string, port, workers int, grace time.Duration, level slogLevel, cors []string) error {
 	log := newLogger(stderr, level)
-	st, box, err := openServerStore(ctx, stderr, db)
+	srv, err := NewServer(ctx, log, stderr, ServerConfig{DB: db, Workers: workers, CORSOrigins: cors})
 	if err != nil {
-		return err
-	}
-	defer st.Close()
-	eng := runtime.New(runtime.Config{Store: st, Provider: llm.NewSimulated(), Logger: log, Workers: workers})
-	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: cors, Version: Version, Engine: eng})
-	if err != nil {
-		return err
-	}
-	if err := eng.Start(ctx); err != nil {
 		return err
 	}
 	log.Warn("authentication is not enabled yet: every request acts in the default workspace; do not expose this server")
-	err = serveHTTP(ctx, log, stderr, host, port, srv.Handler(), "server", srv.CloseStreams, grace)
+	err = serveHTTP(ctx, log, stderr, host, port, srv.Handler, "server", srv.API.CloseStreams, grace)
 	stopCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	eng.Stop(stopCtx)
-	return err
+	return errors.Join(err, srv.Close(stopCtx))
+}
+
+// ServerConfig is what NewServer needs besides a logger.
+type ServerConfig struct {
+	DB          DBOptions
+	Workers     int
+	CORSOrigins []string
+}
+
+// ServerDB selects the server's database: a data directory for SQLite, or a PostgreSQL URL.
+func ServerDB(dataDir, databaseURL string) DBOptions {
+	return DBOptions{dataDir: dataDir, databaseURL: databaseURL}
+}
+
+// Server is a ready server: the API over its database and the engine running executions.
+type Server struct {
+	Handler http.Handler
+	Store   *store.Store
+	API     *api.Server
+	Engine  *runtime.Engine
+}
+
+// Close stops the engine (runs still going when ctx ends are failed) and the database.
+func (s *Server) Close(ctx context.Context) error {
+	s.API.CloseStreams()
+	s.Engine.Stop(ctx)
+	return s.Store.Close()
+}
+
+// NewServer opens the server's database (migrating it, making sure the default workspace
+// and the model catalog exist) and starts its engine. Benchmarks and tests use it to run
+// `serve` in-process.
+func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c ServerConfig) (*Server, error) {
+	st, box, err := openServerStore(ctx, stderr, c.DB)
+	if err != nil {
+		return nil, err
+	}
+	eng := runtime.New(runtime.Config{Store: st, Provider: llm.NewSimulated(), Logger: log, Workers: c.Workers})
+	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: c.CORSOrigins, Version: Version, Engine: eng})
+	if err == nil {
+		err = eng.Start(ctx)
+	}
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &Server{Handler: srv.Handler(), Store: st, API: srv, Engine: eng}, nil
 }
 
 func migrateCmd(env Env) *cobra.Command {
-	var db dbOptions
+	var db DBOptions
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Apply pending database migrations and exit",
