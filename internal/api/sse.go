@@ -15,8 +15,8 @@ import (
 const heartbeat = 15 * time.Second
 
 // pollInterval is how often a stream re-checks an execution that is not running in this
-// process (queued, awaiting approval, or on another node).
-const pollInterval = 100 * time.Millisecond
+// process (queued, awaiting approval, or on another node) when no change wakes it first.
+const pollInterval = 2 * time.Second
 
 // sseWriter writes Server-Sent Events frames, flushing each one.
 type sseWriter struct {
@@ -50,6 +50,15 @@ func (s *sseWriter) ping() error {
 		return err
 	}
 	return s.rc.Flush()
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 func isTerminalFrame(ev store.Event) bool { return ev.Event == "done" || ev.Event == "error" }
@@ -94,7 +103,13 @@ func (s *Server) streamExecution(ctx context.Context, sse *sseWriter, ws, id str
 		return false, nil
 	}
 	for {
-		if sub, live := s.engine.Subscribe(id); live {
+		// Watch before looking, so a change between the look and the wait is not missed.
+		changed, unwatch := s.engine.Watch(id)
+		sub, live := s.engine.Subscribe(id)
+		if live {
+			unwatch()
+		}
+		if live {
 			if sent < 0 {
 				sent = sub.Last()
 			} else {
@@ -135,6 +150,7 @@ func (s *Server) streamExecution(ctx context.Context, sse *sseWriter, ws, id str
 		}
 		x, err := s.store.ExecutionGet(ctx, ws, id)
 		if err != nil {
+			unwatch()
 			return nil
 		}
 		if sent < 0 {
@@ -143,6 +159,7 @@ func (s *Server) streamExecution(ctx context.Context, sse *sseWriter, ws, id str
 				return err
 			}
 			if store.IsTerminal(x.Status) && len(stored) > 0 {
+				unwatch()
 				_, err := send(stored[len(stored)-1:])
 				return err
 			}
@@ -153,25 +170,31 @@ func (s *Server) streamExecution(ctx context.Context, sse *sseWriter, ws, id str
 		} else {
 			stored, err := s.store.EventList(ctx, id, sent)
 			if err != nil {
+				unwatch()
 				return err
 			}
 			if end, err := send(stored); end || err != nil {
+				unwatch()
 				return err
 			}
 		}
 		if store.IsTerminal(x.Status) {
+			unwatch()
 			return nil // terminal with no stored frames (should not happen): nothing more will come
 		}
+		wait := time.NewTimer(pollInterval)
 		select {
 		case <-ctx.Done():
-			return nil
 		case <-s.streamsDone:
-			return nil
 		case <-ping.C:
-			if err := sse.ping(); err != nil {
-				return nil
-			}
-		case <-time.After(pollInterval):
+			err = sse.ping()
+		case <-changed:
+		case <-wait.C:
+		}
+		wait.Stop()
+		unwatch()
+		if ctx.Err() != nil || err != nil || isClosed(s.streamsDone) {
+			return nil
 		}
 	}
 }

@@ -499,8 +499,11 @@ func (e *Engine) closeDirect(ctx context.Context, x *store.Execution, to, msg, a
 		}
 		return nil
 	})
-	if err == nil && x.ParentID != nil {
-		e.resumeParent(x.WorkspaceID, *x.ParentID)
+	if err == nil {
+		e.hub.notify(x.ID)
+		if x.ParentID != nil {
+			e.resumeParent(x.WorkspaceID, *x.ParentID)
+		}
 	}
 	return err
 }
@@ -533,6 +536,10 @@ func isTransition(err error) bool {
 
 // Subscribe follows the frames of an execution running in this process.
 func (e *Engine) Subscribe(id string) (*Subscription, bool) { return e.hub.Subscribe(id) }
+
+// Watch returns a channel closed at the next change of an execution that is not running in
+// this process (it starts, or ends without running); call stop when no longer waiting.
+func (e *Engine) Watch(id string) (changed <-chan struct{}, stop func()) { return e.hub.watch(id) }
 
 // model returns a catalog entry, cached for the engine's life (the catalog is read-only).
 func (e *Engine) model(id string) *store.LLMModel {

@@ -11,8 +11,9 @@ import (
 // publishing appends and pokes each subscriber's 1-slot signal channel, and a subscriber
 // reads whatever frames it has not seen yet.
 type hub struct {
-	mu     sync.Mutex
-	topics map[string]*topic
+	mu       sync.Mutex
+	topics   map[string]*topic
+	watchers map[string][]chan struct{}
 }
 
 type topic struct {
@@ -30,7 +31,45 @@ type Subscription struct {
 	signal chan struct{}
 }
 
-func newHub() *hub { return &hub{topics: map[string]*topic{}} }
+func newHub() *hub { return &hub{topics: map[string]*topic{}, watchers: map[string][]chan struct{}{}} }
+
+// watch returns a channel closed at the next change of an execution that is not running
+// here (a run starting, or an end recorded without a run); streams of queued or waiting
+// executions wait on it instead of polling.
+func (h *hub) watch(id string) (<-chan struct{}, func()) {
+	ch := make(chan struct{})
+	h.mu.Lock()
+	h.watchers[id] = append(h.watchers[id], ch)
+	h.mu.Unlock()
+	return ch, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		ws := h.watchers[id]
+		for i, w := range ws {
+			if w == ch {
+				h.watchers[id] = append(ws[:i], ws[i+1:]...)
+				break
+			}
+		}
+		if len(h.watchers[id]) == 0 {
+			delete(h.watchers, id)
+		}
+	}
+}
+
+// notify wakes the watchers of an execution; h.mu must be held.
+func (h *hub) notifyLocked(id string) {
+	for _, ch := range h.watchers[id] {
+		close(ch)
+	}
+	delete(h.watchers, id)
+}
+
+func (h *hub) notify(id string) {
+	h.mu.Lock()
+	h.notifyLocked(id)
+	h.mu.Unlock()
+}
 
 // open creates the topic of a run starting in this process (or returns the existing one).
 func (h *hub) open(id string) *topic {
@@ -41,6 +80,7 @@ func (h *hub) open(id string) *topic {
 		t = &topic{subs: map[*Subscription]struct{}{}}
 		h.topics[id] = t
 	}
+	h.notifyLocked(id)
 	return t
 }
 
@@ -72,6 +112,7 @@ func (h *hub) close(id string, t *topic) {
 	if h.topics[id] == t {
 		delete(h.topics, id)
 	}
+	h.notifyLocked(id)
 	h.mu.Unlock()
 }
 
