@@ -225,10 +225,7 @@ func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*store.Executio
 				return err
 			}
 		}
-		if err := tx.ExecutionCreate(ctx, x, tr); err != nil {
-			return err
-		}
-		return tx.ExecutionSetState(ctx, x.WorkspaceID, x.ID, x.State)
+		return tx.ExecutionCreate(ctx, x, tr)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -291,8 +288,12 @@ func (e *Engine) runPipeline(ctx context.Context, x *store.Execution) {
 	r.topic = e.hub.open(x.ID)
 	defer e.hub.close(x.ID, r.topic)
 	var err error
-	if r.seq, err = e.st.EventLastSeq(context.WithoutCancel(ctx), x.ID); err != nil {
-		e.log.Error("read event sequence", "execution_id", x.ID, "error", err)
+	if x.CreatedAt != x.UpdatedAt || x.StartedAt == nil || !x.StartedAt.Equal(x.CreatedAt.Time) {
+		// Not a run that starts with its record: it may have frames already (resumed after
+		// approval, or claimed from the queue after a restart).
+		if r.seq, err = e.st.EventLastSeq(context.WithoutCancel(ctx), x.ID); err != nil {
+			e.log.Error("read event sequence", "execution_id", x.ID, "error", err)
+		}
 	}
 	var o outcome
 	if r.agent, err = e.st.AgentGet(ctx, x.WorkspaceID, x.AgentID); err != nil {

@@ -173,10 +173,10 @@ func (s *Store) ExecutionCreate(ctx context.Context, e *Execution, tr *Trace) er
 		}
 		e.TraceID = tr.ID
 		_, err := tx.exec(ctx, `INSERT INTO executions (id, workspace_id, agent_id, agent_version_id, parent_id, root_id, session_id,
-			source, status, input, metadata, config, trace_id, timeout_ms, created_at, started_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $15)`,
+			source, status, input, metadata, config, trace_id, timeout_ms, created_at, started_at, updated_at, state)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $15, $17)`,
 			e.ID, e.WorkspaceID, e.AgentID, e.AgentVersionID, e.ParentID, e.RootID, e.SessionID, e.Source, e.Status,
-			e.Input, e.Metadata, config, e.TraceID, e.TimeoutMS, now, optTime(e.StartedAt))
+			e.Input, e.Metadata, config, e.TraceID, e.TimeoutMS, now, optTime(e.StartedAt), nullJSON(e.State))
 		if err != nil {
 			return fmt.Errorf("insert execution: %w", err)
 		}
@@ -278,67 +278,76 @@ type ExecutionPatch struct {
 // current status, writing patch in the same statement. A forbidden move is a *TransitionError;
 // a concurrent change between the read and the write is detected and reported the same way.
 func (s *Store) ExecutionTransition(ctx context.Context, ws, id, to string, p ExecutionPatch) (*Execution, error) {
+	var from []string
+	for f, tos := range transitions {
+		if slices.Contains(tos, to) {
+			from = append(from, f)
+		}
+	}
+	slices.Sort(from)
+	sets := []string{"status = $1", "updated_at = $2"}
+	args := []any{to, Now()}
+	add := func(col string, v any) {
+		args = append(args, v)
+		sets = append(sets, fmt.Sprintf("%s = $%d", col, len(args)))
+	}
+	if p.Output != nil {
+		add("output", string(p.Output))
+	}
+	if p.Error != nil {
+		add("error", *p.Error)
+	}
+	if p.Usage != nil {
+		add("prompt_tokens", p.Usage.PromptTokens)
+		add("completion_tokens", p.Usage.CompletionTokens)
+	}
+	if p.Cost != nil {
+		add("cost", *p.Cost)
+	}
+	if p.StartedAt != nil {
+		add("started_at", *p.StartedAt)
+	}
+	if p.CompletedAt != nil {
+		add("completed_at", *p.CompletedAt)
+	}
+	if p.DurationMS != nil {
+		add("duration_ms", *p.DurationMS)
+	}
+	if p.State != nil {
+		add("state", string(p.State))
+	} else if p.ClearState {
+		sets = append(sets, "state = NULL")
+	}
+	if p.EventSeq != nil {
+		add("event_seq", *p.EventSeq)
+	}
+	args = append(args, ws, id)
+	n := len(args)
+	in := make([]string, len(from))
+	for i, f := range from {
+		in[i] = "'" + f + "'" // statuses are constants of this package
+	}
+	// One statement checks the lifecycle and writes: only rows in an allowed status change.
+	q := fmt.Sprintf("UPDATE executions SET %s WHERE workspace_id = $%d AND id = $%d AND status IN (%s) RETURNING %s",
+		strings.Join(sets, ", "), n-1, n, strings.Join(in, ", "), executionColumns)
 	var out *Execution
 	err := s.InTx(ctx, func(tx *Store) error {
-		var from string
-		err := tx.w.QueryRowContext(ctx, "SELECT status FROM executions WHERE workspace_id = $1 AND id = $2", ws, id).Scan(&from)
+		var err error
+		out, err = scanExecution(tx.w.QueryRowContext(ctx, q, args...))
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound("execution", id)
+			var cur string
+			switch err := tx.w.QueryRowContext(ctx, "SELECT status FROM executions WHERE workspace_id = $1 AND id = $2", ws, id).Scan(&cur); {
+			case errors.Is(err, sql.ErrNoRows):
+				return notFound("execution", id)
+			case err != nil:
+				return fmt.Errorf("read execution %s: %w", id, err)
+			}
+			return &TransitionError{ID: id, From: cur, To: to}
 		}
-		if err != nil {
-			return fmt.Errorf("read execution %s: %w", id, err)
-		}
-		if !CanTransition(from, to) {
-			return &TransitionError{ID: id, From: from, To: to}
-		}
-		sets := []string{"status = $1", "updated_at = $2"}
-		args := []any{to, Now()}
-		add := func(col string, v any) {
-			args = append(args, v)
-			sets = append(sets, fmt.Sprintf("%s = $%d", col, len(args)))
-		}
-		if p.Output != nil {
-			add("output", string(p.Output))
-		}
-		if p.Error != nil {
-			add("error", *p.Error)
-		}
-		if p.Usage != nil {
-			add("prompt_tokens", p.Usage.PromptTokens)
-			add("completion_tokens", p.Usage.CompletionTokens)
-		}
-		if p.Cost != nil {
-			add("cost", *p.Cost)
-		}
-		if p.StartedAt != nil {
-			add("started_at", *p.StartedAt)
-		}
-		if p.CompletedAt != nil {
-			add("completed_at", *p.CompletedAt)
-		}
-		if p.DurationMS != nil {
-			add("duration_ms", *p.DurationMS)
-		}
-		if p.State != nil {
-			add("state", string(p.State))
-		} else if p.ClearState {
-			sets = append(sets, "state = NULL")
-		}
-		if p.EventSeq != nil {
-			add("event_seq", *p.EventSeq)
-		}
-		args = append(args, ws, id, from)
-		n := len(args)
-		res, err := tx.exec(ctx, fmt.Sprintf("UPDATE executions SET %s WHERE workspace_id = $%d AND id = $%d AND status = $%d",
-			strings.Join(sets, ", "), n-2, n-1, n), args...)
 		if err != nil {
 			return fmt.Errorf("update execution %s: %w", id, err)
 		}
-		if k, _ := res.RowsAffected(); k == 0 {
-			return &TransitionError{ID: id, From: from, To: to}
-		}
-		out, err = tx.ExecutionGet(ctx, ws, id)
-		return err
+		return nil
 	})
 	return out, err
 }
@@ -353,8 +362,14 @@ func (s *Store) ExecutionClaim(ctx context.Context) (*Execution, error) {
 	}
 	// One statement claims and reads the row, and it is not cancellable: a claim is never
 	// left half done (running, with no worker that knows it).
-	x, err := scanExecution(s.w.QueryRowContext(context.WithoutCancel(ctx), "UPDATE executions SET status = 'running', started_at = $1, updated_at = $1 WHERE id = ("+pick+
-		") AND status = 'pending' RETURNING "+executionColumns, now))
+	ctx = context.WithoutCancel(ctx)
+	var x *Execution
+	err := s.InTx(ctx, func(tx *Store) error {
+		var err error
+		x, err = scanExecution(tx.w.QueryRowContext(ctx, "UPDATE executions SET status = 'running', started_at = $1, updated_at = $1 WHERE id = ("+pick+
+			") AND status = 'pending' RETURNING "+executionColumns, now))
+		return err
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

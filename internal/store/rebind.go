@@ -66,20 +66,76 @@ func (r *rebound) args(args []any) []any {
 	return out
 }
 
-// sqliteTx runs queries of a writer connection or transaction with rebound placeholders.
-type sqliteTx struct{ q dbtx }
+// sqliteTx runs the statements of a SQLite transaction with rebound placeholders, through
+// statements prepared once on the writer pool and reused on the transaction's connection.
+type sqliteTx struct {
+	tx    *sql.Tx
+	db    *sql.DB
+	cache *stmtCache
+}
+
+func (t sqliteTx) stmt(ctx context.Context, q string) (*sql.Stmt, []any, func(args []any) []any) {
+	r := rebind(q)
+	st := t.cache.lookup(r.query)
+	if st == nil {
+		return nil, nil, r.args
+	}
+	return t.tx.StmtContext(ctx, st), nil, r.args
+}
 
 func (t sqliteTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if st, _, bind := t.stmt(ctx, q); st != nil {
+		return st.ExecContext(ctx, bind(args)...)
+	}
 	r := rebind(q)
-	return t.q.ExecContext(ctx, r.query, r.args(args)...)
+	return t.tx.ExecContext(ctx, r.query, r.args(args)...)
 }
 
 func (t sqliteTx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if st, _, bind := t.stmt(ctx, q); st != nil {
+		return st.QueryContext(ctx, bind(args)...)
+	}
 	r := rebind(q)
-	return t.q.QueryContext(ctx, r.query, r.args(args)...)
+	return t.tx.QueryContext(ctx, r.query, r.args(args)...)
 }
 
 func (t sqliteTx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	if st, _, bind := t.stmt(ctx, q); st != nil {
+		return st.QueryRowContext(ctx, bind(args)...)
+	}
 	r := rebind(q)
-	return t.q.QueryRowContext(ctx, r.query, r.args(args)...)
+	return t.tx.QueryRowContext(ctx, r.query, r.args(args)...)
+}
+
+// sqliteWriter runs a single write outside a transaction, holding the writer lock.
+type sqliteWriter struct {
+	db    *sql.DB
+	mu    *sync.Mutex
+	cache *stmtCache
+}
+
+func (w sqliteWriter) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r := rebind(q)
+	if st, err := w.cache.get(ctx, w.db, r.query); err == nil && st != nil {
+		return st.ExecContext(ctx, r.args(args)...)
+	}
+	return w.db.ExecContext(ctx, r.query, r.args(args)...)
+}
+
+// QueryContext holds the writer lock only while the statement starts; SQLite's own lock
+// and busy timeout cover the rest, as these are rare (reads of RETURNING clauses).
+func (w sqliteWriter) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r := rebind(q)
+	return w.db.QueryContext(ctx, r.query, r.args(args)...)
+}
+
+func (w sqliteWriter) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r := rebind(q)
+	return w.db.QueryRowContext(ctx, r.query, r.args(args)...)
 }

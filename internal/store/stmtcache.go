@@ -18,6 +18,40 @@ type stmtCache struct {
 	n    sync.Mutex
 	c    int
 	full atomic.Bool
+	// wanted holds texts met inside a transaction, to prepare when the writer is free.
+	wanted map[string]struct{}
+}
+
+// lookup returns a prepared statement without preparing one; a miss is remembered so that
+// prepareWanted can prepare it later.
+func (c *stmtCache) lookup(q string) *sql.Stmt {
+	if v, ok := c.m.Load(q); ok {
+		return v.(*sql.Stmt)
+	}
+	if c.full.Load() {
+		return nil
+	}
+	c.n.Lock()
+	if c.wanted == nil {
+		c.wanted = map[string]struct{}{}
+	}
+	c.wanted[q] = struct{}{}
+	c.n.Unlock()
+	return nil
+}
+
+// prepareWanted prepares the statements lookup missed; the caller holds the writer and no
+// transaction is open, so the single writer connection is free.
+func (c *stmtCache) prepareWanted(ctx context.Context, db *sql.DB) {
+	c.n.Lock()
+	wanted := c.wanted
+	c.wanted = nil
+	c.n.Unlock()
+	for q := range wanted {
+		if _, err := c.get(ctx, db, q); err != nil {
+			return // the statement will run unprepared and be retried later
+		}
+	}
 }
 
 func (c *stmtCache) get(ctx context.Context, db *sql.DB, q string) (*sql.Stmt, error) {

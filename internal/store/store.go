@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/pressly/goose/v3"
@@ -45,7 +46,9 @@ type dbtx interface {
 type Store struct {
 	dialect Dialect
 	db      *sql.DB // readers (SQLite) or the whole pool (PostgreSQL)
-	wdb     *sql.DB // the one writer connection on SQLite; same as db on PostgreSQL
+	wdb     *sql.DB // the writer pool on SQLite (serialized by wmu); same as db on PostgreSQL
+	wmu     *sync.Mutex
+	wstmts  *stmtCache // statements prepared on the SQLite writer pool
 	r, w    dbtx    // where reads and writes go: the pools, or the caller's transaction
 	inTx    bool
 	gen     *atomic.Uint64
@@ -56,7 +59,7 @@ type Store struct {
 // in-memory SQLite database), a SQLite file path (optionally prefixed "sqlite://" or "file:"),
 // or a "postgres://" / "postgresql://" URL.
 func Open(ctx context.Context, url string) (*Store, error) {
-	s := &Store{gen: new(atomic.Uint64), stmts: &stmtCache{}}
+	s := &Store{gen: new(atomic.Uint64), stmts: &stmtCache{}, wstmts: &stmtCache{}, wmu: &sync.Mutex{}}
 	var err error
 	switch {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
@@ -77,7 +80,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	s.r = &cachedReader{db: s.db, cache: s.stmts, sqlite: s.dialect == SQLite}
 	s.w = dbtx(s.wdb)
 	if s.dialect == SQLite {
-		s.w = sqliteTx{s.wdb}
+		s.w = sqliteWriter{db: s.wdb, mu: s.wmu, cache: s.wstmts}
 	}
 	s.w = genWriter{q: s.w, gen: s.gen}
 	if err := s.ping(ctx); err != nil {
@@ -117,7 +120,8 @@ func (s *Store) openSQLite(url string) error {
 		s.db.Close()
 		return fmt.Errorf("open sqlite: %w", err)
 	}
-	// SQLite has one writer at a time: queue writers in Go rather than in SQLite's busy loop.
+	// SQLite has one writer at a time: writers queue on wmu in Go rather than in SQLite's busy
+	// loop, on one connection whose prepared statements are reused across transactions.
 	s.wdb.SetMaxOpenConns(1)
 	s.wdb.SetMaxIdleConns(1)
 	s.wdb.SetConnMaxLifetime(0)
@@ -140,6 +144,7 @@ func (s *Store) Dialect() Dialect { return s.dialect }
 // Close releases the connections.
 func (s *Store) Close() error {
 	s.stmts.close()
+	s.wstmts.close()
 	err := s.db.Close()
 	if s.wdb != s.db {
 		err = errors.Join(err, s.wdb.Close())
@@ -173,6 +178,11 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 	if s.inTx {
 		return fn(s)
 	}
+	if s.dialect == SQLite {
+		s.wmu.Lock()
+		defer s.wmu.Unlock()
+		s.wstmts.prepareWanted(ctx, s.wdb)
+	}
 	sqlTx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
@@ -180,7 +190,8 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 	tx := *s
 	tx.r, tx.w, tx.inTx = sqlTx, sqlTx, true
 	if s.dialect == SQLite {
-		tx.r, tx.w = sqliteTx{sqlTx}, sqliteTx{sqlTx}
+		q := sqliteTx{tx: sqlTx, db: s.wdb, cache: s.wstmts}
+		tx.r, tx.w = q, q
 	}
 	if err := fn(&tx); err != nil {
 		_ = sqlTx.Rollback()
