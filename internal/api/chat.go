@@ -150,7 +150,7 @@ func (s *Server) listChatMessages(w http.ResponseWriter, r *http.Request) error 
 }
 
 // startChatTurn validates a message and starts its run; the session is locked for it.
-func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request) (*store.Execution, <-chan struct{}, string, error) {
+func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request) (*store.Execution, *runtime.Waiter, string, error) {
 	var req chatMessageRequest
 	if err := decode(w, r, &req); err != nil {
 		return nil, nil, "", err
@@ -181,12 +181,12 @@ func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request) (*store.E
 }
 
 func (s *Server) sendChatMessage(w http.ResponseWriter, r *http.Request) error {
-	x, done, userMsgID, err := s.startChatTurn(w, r)
+	x, run, userMsgID, err := s.startChatTurn(w, r)
 	if err != nil {
 		return err
 	}
 	select {
-	case <-done:
+	case <-run.Done():
 	case <-r.Context().Done():
 		return nil // the client left; the reply is still stored when it completes
 	}

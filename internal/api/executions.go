@@ -155,26 +155,30 @@ func (s *Server) playground(w http.ResponseWriter, r *http.Request) error {
 
 // submit starts a run and answers: 202 at once for async, else waits up to its timeout.
 func (s *Server) submit(w http.ResponseWriter, r *http.Request, req runtime.SubmitRequest) error {
-	x, done, err := s.engine.Submit(r.Context(), req)
+	x, run, err := s.engine.Submit(r.Context(), req)
 	if err != nil {
 		return err
 	}
-	if done == nil {
+	if run == nil {
 		writeData(w, http.StatusAccepted, x)
 		return nil
 	}
 	timer := time.NewTimer(time.Duration(req.TimeoutMS) * time.Millisecond)
 	defer timer.Stop()
+	var final *store.Execution
 	select {
-	case <-done:
+	case <-run.Done():
+		final = run.Result()
 	case <-timer.C:
 	case <-r.Context().Done():
 		return nil // the client left; the run goes on
 	}
-	x, err = s.store.ExecutionGet(context.WithoutCancel(r.Context()), req.WorkspaceID, x.ID)
-	if err != nil {
-		return err
+	if final == nil {
+		if final, err = s.store.ExecutionGet(context.WithoutCancel(r.Context()), req.WorkspaceID, x.ID); err != nil {
+			return err
+		}
 	}
+	x = final
 	status := http.StatusOK
 	if !store.IsTerminal(x.Status) {
 		status = http.StatusAccepted

@@ -50,6 +50,7 @@ type Engine struct {
 
 	startOnce, stopOnce sync.Once
 	models              sync.Map // model id -> *store.LLMModel
+	versions            sync.Map // agent version id -> *store.AgentConfig
 }
 
 // handle is a run in progress in this process; its context exists from registration, so
@@ -58,7 +59,18 @@ type handle struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	done   chan struct{}
+	result *store.Execution // the execution as its run left it; set before done is closed
 }
+
+// Waiter follows a started run.
+type Waiter struct{ h *handle }
+
+// Done is closed when the run stops (terminal, or waiting for approval).
+func (w *Waiter) Done() <-chan struct{} { return w.h.done }
+
+// Result is the execution as the run left it, once Done is closed; nil if it could not be
+// recorded (read it from the store then).
+func (w *Waiter) Result() *store.Execution { return w.h.result }
 
 // New returns an engine; call Start before submitting.
 func New(cfg Config) *Engine {
@@ -199,7 +211,7 @@ type ChatTurn struct {
 // Submit records a new execution and starts it: async ones are queued (status pending),
 // others start at once in the background. done is closed when the run stops (terminal or
 // awaiting approval); it is nil for async executions.
-func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*store.Execution, <-chan struct{}, error) {
+func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*store.Execution, *Waiter, error) {
 	x := &store.Execution{ID: store.NewID(), WorkspaceID: req.WorkspaceID, AgentID: req.Agent.ID, AgentVersionID: req.VersionID,
 		Source: req.Source, Input: req.Input, Metadata: req.Metadata, Config: req.Config, TimeoutMS: req.TimeoutMS, Status: store.StatusRunning}
 	if req.Async {
@@ -234,15 +246,14 @@ func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*store.Executio
 		e.poke()
 		return x, nil, nil
 	}
-	done := e.start(x)
-	return x, done, nil
+	return x, e.start(x, req.Agent), nil
 }
 
-// start runs an execution in the background, tracked for Stop.
-func (e *Engine) start(x *store.Execution) <-chan struct{} {
+// start runs an execution in the background, tracked for Stop. agent may be nil.
+func (e *Engine) start(x *store.Execution, agent *store.Agent) *Waiter {
 	h := e.register(e.ctx, x.ID)
-	e.wg.Go(func() { e.runRegistered(x, h) })
-	return h.done
+	e.wg.Go(func() { e.runRegistered(x, agent, h) })
+	return &Waiter{h: h}
 }
 
 func (e *Engine) register(parent context.Context, id string) *handle {
@@ -256,10 +267,10 @@ func (e *Engine) register(parent context.Context, id string) *handle {
 
 // runExecution runs a claimed execution in the calling goroutine.
 func (e *Engine) runExecution(ctx context.Context, x *store.Execution) {
-	e.runRegistered(x, e.register(ctx, x.ID))
+	e.runRegistered(x, nil, e.register(ctx, x.ID))
 }
 
-func (e *Engine) runRegistered(x *store.Execution, h *handle) {
+func (e *Engine) runRegistered(x *store.Execution, agent *store.Agent, h *handle) {
 	ctx := h.ctx
 	defer func() {
 		h.cancel(nil)
@@ -270,11 +281,11 @@ func (e *Engine) runRegistered(x *store.Execution, h *handle) {
 		e.mu.Unlock()
 		close(h.done)
 	}()
-	e.runPipeline(ctx, x)
+	h.result = e.runPipeline(ctx, x, agent)
 }
 
-// runPipeline runs a pass and records its outcome.
-func (e *Engine) runPipeline(ctx context.Context, x *store.Execution) {
+// runPipeline runs a pass and records its outcome, returning the execution as recorded.
+func (e *Engine) runPipeline(ctx context.Context, x *store.Execution, agent *store.Agent) *store.Execution {
 	r := &run{e: e, x: x, cfg: x.Config, state: &runState{}, started: time.Now(), flushed: time.Now()}
 	if len(x.State) > 0 {
 		if err := json.Unmarshal(x.State, r.state); err != nil {
@@ -295,8 +306,15 @@ func (e *Engine) runPipeline(ctx context.Context, x *store.Execution) {
 			e.log.Error("read event sequence", "execution_id", x.ID, "error", err)
 		}
 	}
+	if r.cfg == nil && x.AgentVersionID != nil {
+		r.cfg = e.versionConfig(ctx, x.WorkspaceID, x.AgentID, *x.AgentVersionID)
+	}
 	var o outcome
-	if r.agent, err = e.st.AgentGet(ctx, x.WorkspaceID, x.AgentID); err != nil {
+	r.agent = agent
+	if r.agent == nil {
+		r.agent, err = e.st.AgentGet(ctx, x.WorkspaceID, x.AgentID)
+	}
+	if err != nil {
 		switch {
 		case ctx.Err() != nil:
 			o = stopped(ctx)
@@ -313,17 +331,33 @@ func (e *Engine) runPipeline(ctx context.Context, x *store.Execution) {
 		r.root.Attributes["agent_type"] = r.agent.Type
 		o = r.execute(ctx)
 	}
-	if err := r.finish(o); err != nil {
-		if isTransition(err) {
-			// Someone else ended it first (a cancel racing the run's own end); their record stands.
-			return
+	final, err := r.finish(o)
+	if err != nil {
+		if !isTransition(err) {
+			e.log.Error("record execution outcome", "execution_id", x.ID, "error", err)
+		} else {
+			// Someone else ended it first (a cancel racing the run's own end); theirs stands.
+			e.log.Debug("execution ended elsewhere first", "execution_id", x.ID, "error", err)
 		}
-		e.log.Error("record execution outcome", "execution_id", x.ID, "error", err)
-		return
+		return nil
 	}
 	if store.IsTerminal(o.status) && x.ParentID != nil {
 		e.resumeParent(x.WorkspaceID, *x.ParentID)
 	}
+	return final
+}
+
+// versionConfig returns a version's configuration; versions are immutable, so it is cached.
+func (e *Engine) versionConfig(ctx context.Context, ws, agentID, versionID string) *store.AgentConfig {
+	if v, ok := e.versions.Load(versionID); ok {
+		return v.(*store.AgentConfig)
+	}
+	v, err := e.st.AgentVersionGet(ctx, ws, agentID, versionID)
+	if err != nil {
+		return nil
+	}
+	e.versions.Store(versionID, &v.Config)
+	return &v.Config
 }
 
 // resumeParent restarts a parent run that was waiting for this child's approval.
@@ -337,7 +371,7 @@ func (e *Engine) resumeParent(ws, parentID string) {
 	if err != nil {
 		return // another path moved it first
 	}
-	e.start(x)
+	e.start(x, nil)
 }
 
 // waitingChild returns the child execution a run waits for, if it waits for one.
@@ -369,7 +403,7 @@ func (e *Engine) runChild(ctx context.Context, parent *store.Execution, agentID 
 	if err := e.st.ExecutionCreate(ctx, x, tr); err != nil {
 		return nil, err
 	}
-	e.runRegistered(x, e.register(withDepth(ctx, depthFrom(ctx)+1), x.ID))
+	e.runRegistered(x, a, e.register(withDepth(ctx, depthFrom(ctx)+1), x.ID))
 	return e.st.ExecutionGet(context.WithoutCancel(ctx), x.WorkspaceID, x.ID)
 }
 
@@ -446,7 +480,7 @@ func (e *Engine) Approve(ctx context.Context, ws, id, comment string) (*store.Ex
 	if err != nil {
 		return nil, err
 	}
-	e.start(x)
+	e.start(x, nil)
 	return x, nil
 }
 

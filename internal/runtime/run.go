@@ -147,7 +147,7 @@ type outcome struct {
 // finish writes the outcome atomically: the status change with output, usage and cost, the
 // remaining events (terminal frame included), the spans, the trace totals, the chat messages
 // and the session's release. Then live subscribers are told the run has ended here.
-func (r *run) finish(o outcome) error {
+func (r *run) finish(o outcome) (*store.Execution, error) {
 	ctx := context.WithoutCancel(r.e.ctx)
 	now := store.Now()
 	dur := now.Sub(r.x.CreatedAt.Time).Milliseconds()
@@ -177,8 +177,10 @@ func (r *run) finish(o outcome) error {
 		r.end(r.root, map[string]any{"status": o.status}, errIf(o.status == store.StatusFailed, o.err))
 		r.root = nil
 	}
+	var final *store.Execution
 	err := r.e.st.InTx(ctx, func(tx *store.Store) error {
-		if _, err := tx.ExecutionTransition(ctx, r.x.WorkspaceID, r.x.ID, o.status, patch); err != nil {
+		var err error
+		if final, err = tx.ExecutionTransition(ctx, r.x.WorkspaceID, r.x.ID, o.status, patch); err != nil {
 			return err
 		}
 		if err := tx.EventAppend(ctx, r.x.ID, r.pending); err != nil {
@@ -209,13 +211,13 @@ func (r *run) finish(o outcome) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("finish execution %s as %s: %w", r.x.ID, o.status, err)
+		return nil, fmt.Errorf("finish execution %s as %s: %w", r.x.ID, o.status, err)
 	}
 	if terminalFrame != nil {
 		r.topic.publish(*terminalFrame)
 	}
 	r.pending, r.spans = r.pending[:0], nil
-	return nil
+	return final, nil
 }
 
 func (r *run) storeChatTurn(ctx context.Context, tx *store.Store, c *chatState, output json.RawMessage) error {

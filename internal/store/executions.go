@@ -89,7 +89,7 @@ type Execution struct {
 
 	// Config is the configuration the run uses (a version's, or an unsaved playground one);
 	// State is the engine's resume point. Neither is part of the API.
-	Config   *AgentConfig    `json:"-"`
+	Config   *AgentConfig    `json:"-"` // nil for a version's run once read back: see AgentVersionID
 	State    json.RawMessage `json:"-"`
 	EventSeq int             `json:"-"`
 }
@@ -163,9 +163,15 @@ func (s *Store) ExecutionCreate(ctx context.Context, e *Execution, tr *Trace) er
 	if e.Status == StatusRunning {
 		e.StartedAt = &now
 	}
-	config, err := jsonValue(e.Config)
-	if err != nil {
-		return err
+	// A version's configuration is immutable, so a run of a version refers to it; only an
+	// unsaved (playground) configuration is copied into the row.
+	var config any
+	if e.AgentVersionID == nil && e.Config != nil {
+		text, err := jsonValue(e.Config)
+		if err != nil {
+			return err
+		}
+		config = text
 	}
 	return s.InTx(ctx, func(tx *Store) error {
 		if err := tx.TraceCreate(ctx, tr); err != nil {
@@ -405,36 +411,26 @@ type Event struct {
 	Data  json.RawMessage `json:"data"`
 }
 
-// EventAppend stores frames of an execution's log.
+// EventAppend stores frames of an execution's log, in order, as one batch.
 func (s *Store) EventAppend(ctx context.Context, executionID string, events []Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	const chunk = 200
-	for len(events) > 0 {
-		n := min(len(events), chunk)
-		var b strings.Builder
-		b.WriteString("INSERT INTO execution_events (execution_id, seq, event, data) VALUES ")
-		args := make([]any, 0, n*4)
-		for i, ev := range events[:n] {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			k := len(args)
-			fmt.Fprintf(&b, "($%d, $%d, $%d, $%d)", k+1, k+2, k+3, k+4)
-			args = append(args, executionID, ev.Seq, ev.Event, string(ev.Data))
-		}
-		if _, err := s.exec(ctx, b.String(), args...); err != nil {
-			return fmt.Errorf("append events of %s: %w", executionID, err)
-		}
-		events = events[n:]
+	frames, err := json.Marshal(events)
+	if err != nil {
+		return err
+	}
+	_, err = s.exec(ctx, "INSERT INTO execution_events (execution_id, seq_from, seq_to, frames) VALUES ($1, $2, $3, $4)",
+		executionID, events[0].Seq, events[len(events)-1].Seq, string(frames))
+	if err != nil {
+		return fmt.Errorf("append events of %s: %w", executionID, err)
 	}
 	return nil
 }
 
 // EventList returns the frames of an execution after seq, in order.
 func (s *Store) EventList(ctx context.Context, executionID string, after int) ([]Event, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT seq, event, data FROM execution_events WHERE execution_id = $1 AND seq > $2 ORDER BY seq",
+	rows, err := s.r.QueryContext(ctx, "SELECT frames FROM execution_events WHERE execution_id = $1 AND seq_to > $2 ORDER BY seq_from",
 		executionID, after)
 	if err != nil {
 		return nil, fmt.Errorf("list events of %s: %w", executionID, err)
@@ -442,13 +438,19 @@ func (s *Store) EventList(ctx context.Context, executionID string, after int) ([
 	defer rows.Close()
 	var out []Event
 	for rows.Next() {
-		var ev Event
-		var data string
-		if err := rows.Scan(&ev.Seq, &ev.Event, &data); err != nil {
+		var raw string
+		if err := rows.Scan(&raw); err != nil {
 			return nil, err
 		}
-		ev.Data = json.RawMessage(data)
-		out = append(out, ev)
+		var batch []Event
+		if err := json.Unmarshal([]byte(raw), &batch); err != nil {
+			return nil, fmt.Errorf("decode events of %s: %w", executionID, err)
+		}
+		for _, ev := range batch {
+			if ev.Seq > after {
+				out = append(out, ev)
+			}
+		}
 	}
 	return out, rows.Err()
 }
@@ -456,7 +458,7 @@ func (s *Store) EventList(ctx context.Context, executionID string, after int) ([
 // EventLastSeq returns the highest stored frame number of an execution (0 if none).
 func (s *Store) EventLastSeq(ctx context.Context, executionID string) (int, error) {
 	var n int
-	err := s.w.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM execution_events WHERE execution_id = $1", executionID).Scan(&n)
+	err := s.w.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq_to), 0) FROM execution_events WHERE execution_id = $1", executionID).Scan(&n)
 	return n, err
 }
 

@@ -97,7 +97,8 @@ func Open(ctx context.Context, url string) (*Store, error) {
 func (s *Store) openSQLite(url string) error {
 	pragmas := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	var dsn string
-	if url == "memory" || url == ":memory:" {
+	memory := url == "memory" || url == ":memory:"
+	if memory {
 		// memdb is shared by every connection of this process that names it, unlike :memory:.
 		dsn = "file:/agentplane-" + ksuid.New().String() + "?vfs=memdb&" + pragmas
 	} else {
@@ -128,6 +129,13 @@ func (s *Store) openSQLite(url string) error {
 	s.db.SetMaxOpenConns(8)
 	s.db.SetMaxIdleConns(8)
 	s.db.SetConnMaxLifetime(0)
+	if memory {
+		// memdb has no WAL: a reader and the committing writer would block each other and
+		// back off in SQLite's busy handler (1 ms and more). One connection, queued in Go,
+		// is faster.
+		s.db.Close()
+		s.db = s.wdb
+	}
 	return nil
 }
 
@@ -235,8 +243,24 @@ func (g genWriter) QueryRowContext(ctx context.Context, q string, args ...any) *
 	return g.q.QueryRowContext(ctx, q, args...)
 }
 
+// ids makes KSUIDs strictly increasing within the process (KSUID time has one-second
+// resolution), so ordering by (created_at, id) is creation order.
+var ids struct {
+	sync.Mutex
+	last ksuid.KSUID
+}
+
 // NewID returns a new KSUID string, the form of every resource id.
-func NewID() string { return ksuid.New().String() }
+func NewID() string {
+	id := ksuid.New()
+	ids.Lock()
+	if ksuid.Compare(id, ids.last) <= 0 {
+		id = ids.last.Next()
+	}
+	ids.last = id
+	ids.Unlock()
+	return id.String()
+}
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"sort"
 )
 
 // Trace groups the spans of one execution (or of an ingested SDK trace).
@@ -84,38 +84,24 @@ func (s *Store) TraceFinish(ctx context.Context, ws, id, status string, usage To
 	return nil
 }
 
-// SpanInsert stores finished spans.
+// SpanInsert stores finished spans of one trace as one batch.
 func (s *Store) SpanInsert(ctx context.Context, spans []*Span) error {
-	const cols = 16
-	for len(spans) > 0 {
-		n := min(len(spans), 50)
-		var b strings.Builder
-		b.WriteString(`INSERT INTO spans (id, trace_id, workspace_id, parent_id, name, kind, status, input, output, error, attributes,
-			prompt_tokens, completion_tokens, cost, started_at, ended_at, duration_ms) VALUES `)
-		args := make([]any, 0, n*(cols+1))
-		for i, sp := range spans[:n] {
-			if sp.ID == "" {
-				sp.ID = NewID()
-			}
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteByte('(')
-			for j := range cols + 1 {
-				if j > 0 {
-					b.WriteString(", ")
-				}
-				fmt.Fprintf(&b, "$%d", len(args)+j+1)
-			}
-			b.WriteByte(')')
-			args = append(args, sp.ID, sp.TraceID, sp.WorkspaceID, sp.ParentID, sp.Name, sp.Kind, sp.Status, nullJSON(sp.Input),
-				nullJSON(sp.Output), sp.Error, sp.Attributes, sp.TokenUsage.PromptTokens, sp.TokenUsage.CompletionTokens, sp.Cost,
-				sp.StartedAt, optTime(sp.EndedAt), sp.DurationMS)
+	if len(spans) == 0 {
+		return nil
+	}
+	for _, sp := range spans {
+		if sp.ID == "" {
+			sp.ID = NewID()
 		}
-		if _, err := s.exec(ctx, b.String(), args...); err != nil {
-			return fmt.Errorf("insert spans: %w", err)
-		}
-		spans = spans[n:]
+	}
+	raw, err := json.Marshal(spans)
+	if err != nil {
+		return fmt.Errorf("encode spans: %w", err)
+	}
+	_, err = s.exec(ctx, "INSERT INTO spans (trace_id, first_id, workspace_id, count, spans) VALUES ($1, $2, $3, $4, $5)",
+		spans[0].TraceID, spans[0].ID, spans[0].WorkspaceID, len(spans), string(raw))
+	if err != nil {
+		return fmt.Errorf("insert spans: %w", err)
 	}
 	return nil
 }
@@ -168,30 +154,31 @@ func (s *Store) TraceGet(ctx context.Context, ws, id string) (*Trace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get trace %s: %w", id, err)
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT id, trace_id, workspace_id, parent_id, name, kind, status, input, output, error, attributes,
-		prompt_tokens, completion_tokens, cost, started_at, ended_at, duration_ms FROM spans WHERE trace_id = $1 ORDER BY started_at, id`, id)
+	rows, err := s.r.QueryContext(ctx, "SELECT spans FROM spans WHERE trace_id = $1 AND workspace_id = $2", id, ws)
 	if err != nil {
 		return nil, fmt.Errorf("list spans of %s: %w", id, err)
 	}
-	t.Spans, err = collect(rows, func(row interface{ Scan(...any) error }) (*Span, error) {
-		var sp Span
-		var in, out sql.NullString
-		var ended Time
-		if err := row.Scan(&sp.ID, &sp.TraceID, &sp.WorkspaceID, &sp.ParentID, &sp.Name, &sp.Kind, &sp.Status, &in, &out, &sp.Error,
-			&sp.Attributes, &sp.TokenUsage.PromptTokens, &sp.TokenUsage.CompletionTokens, &sp.Cost, &sp.StartedAt, &ended, &sp.DurationMS); err != nil {
+	defer rows.Close()
+	t.Spans = []*Span{}
+	for rows.Next() {
+		var raw string
+		if err := rows.Scan(&raw); err != nil {
 			return nil, err
 		}
-		sp.TokenUsage.TotalTokens = sp.TokenUsage.PromptTokens + sp.TokenUsage.CompletionTokens
-		if in.Valid {
-			sp.Input = json.RawMessage(in.String)
+		var batch []*Span
+		if err := json.Unmarshal([]byte(raw), &batch); err != nil {
+			return nil, fmt.Errorf("decode spans of %s: %w", id, err)
 		}
-		if out.Valid {
-			sp.Output = json.RawMessage(out.String)
+		t.Spans = append(t.Spans, batch...)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(t.Spans, func(i, j int) bool {
+		if !t.Spans[i].StartedAt.Equal(t.Spans[j].StartedAt.Time) {
+			return t.Spans[i].StartedAt.Before(t.Spans[j].StartedAt.Time)
 		}
-		if !ended.IsZero() {
-			sp.EndedAt = &ended
-		}
-		return &sp, nil
+		return t.Spans[i].ID < t.Spans[j].ID
 	})
 	return t, err
 }

@@ -32,12 +32,13 @@ CREATE INDEX executions_status ON executions (status, created_at);
 CREATE INDEX executions_parent ON executions (parent_id);
 CREATE INDEX executions_session ON executions (session_id);
 
+-- Frames are stored in batches (as a run flushes them): one row per batch.
 CREATE TABLE execution_events (
     execution_id  TEXT NOT NULL,
-    seq           BIGINT NOT NULL,
-    event         TEXT NOT NULL,
-    data          TEXT NOT NULL,
-    PRIMARY KEY (execution_id, seq)
+    seq_from      BIGINT NOT NULL,
+    seq_to        BIGINT NOT NULL,
+    frames        TEXT NOT NULL,
+    PRIMARY KEY (execution_id, seq_from)
 );
 
 CREATE TABLE traces (
@@ -60,26 +61,15 @@ CREATE TABLE traces (
 CREATE INDEX traces_ws_created ON traces (workspace_id, created_at DESC, id DESC);
 CREATE INDEX traces_execution ON traces (execution_id);
 
+-- Spans are stored in batches (as a run or an ingest call writes them): one row per batch.
 CREATE TABLE spans (
-    id                TEXT PRIMARY KEY,
-    trace_id          TEXT NOT NULL REFERENCES traces(id) ON DELETE CASCADE,
-    workspace_id      TEXT NOT NULL,
-    parent_id         TEXT,
-    name              TEXT NOT NULL,
-    kind              TEXT NOT NULL,
-    status            TEXT NOT NULL,
-    input             TEXT,
-    output            TEXT,
-    error             TEXT,
-    attributes        TEXT NOT NULL DEFAULT '{}',
-    prompt_tokens     BIGINT NOT NULL DEFAULT 0,
-    completion_tokens BIGINT NOT NULL DEFAULT 0,
-    cost              DOUBLE PRECISION NOT NULL DEFAULT 0,
-    started_at        BIGINT NOT NULL,
-    ended_at          BIGINT,
-    duration_ms       BIGINT
+    trace_id      TEXT NOT NULL REFERENCES traces(id) ON DELETE CASCADE,
+    first_id      TEXT NOT NULL,
+    workspace_id  TEXT NOT NULL,
+    count         BIGINT NOT NULL,
+    spans         TEXT NOT NULL,
+    PRIMARY KEY (trace_id, first_id)
 );
-CREATE INDEX spans_trace ON spans (trace_id, started_at);
 
 CREATE TABLE approvals (
     id            TEXT PRIMARY KEY,
