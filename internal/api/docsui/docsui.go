@@ -157,12 +157,14 @@ type handler struct {
 // page at the mount path (with or without the trailing slash), embedded
 // assets under <mount>/assets/<file>, and 404 for anything else.
 func Handler(title, specURL string) http.Handler {
-	loadOnce.Do(loadAssets)
+	// Assets are hashed and compressed on the first request, not here: start-up stays fast
+	// and a server whose docs are never opened never holds the compressed copies.
 	return &handler{title: title, specURL: specURL}
 }
 
 // ServeHTTP implements http.Handler.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	loadOnce.Do(loadAssets)
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, http.StatusText(http.StatusMethodNotAllowed), http.StatusMethodNotAllowed)
