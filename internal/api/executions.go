@@ -240,8 +240,17 @@ func (s *Server) streamExecutionRoute(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	ws, id := s.workspace(r), pathID(r, "id")
-	if _, err := s.store.ExecutionGet(r.Context(), ws, id); err != nil {
-		return err
+	// A run live in this process is known without the store (its workspace is checked the
+	// same); keeping the store out of a stream's path keeps each stream small.
+	if sub, live := s.engine.Subscribe(id); !live || sub.Workspace() != ws {
+		if live {
+			sub.Close()
+		}
+		if _, err := s.store.ExecutionGet(r.Context(), ws, id); err != nil {
+			return err
+		}
+	} else {
+		sub.Close()
 	}
 	return s.streamExecution(r.Context(), newSSE(w), ws, id, after)
 }

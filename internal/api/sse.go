@@ -112,7 +112,8 @@ func (s *Server) streamExecution(ctx context.Context, sse *sseWriter, ws, id str
 		if live {
 			if sent < 0 {
 				sent = sub.Last()
-			} else {
+			} else if sent < sub.Base() {
+				// Frames from before this run started here are only in the store.
 				stored, err := s.store.EventList(ctx, id, sent)
 				if err != nil {
 					sub.Close()

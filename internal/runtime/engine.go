@@ -296,8 +296,6 @@ func (e *Engine) runPipeline(ctx context.Context, x *store.Execution, agent *sto
 		r.state.Passed = append(r.state.Passed, r.state.Checkpoint)
 	}
 	r.usage, r.cost = r.state.Usage, r.state.Cost
-	r.topic = e.hub.open(x.ID)
-	defer e.hub.close(x.ID, r.topic)
 	var err error
 	if x.CreatedAt != x.UpdatedAt || x.StartedAt == nil || !x.StartedAt.Equal(x.CreatedAt.Time) {
 		// Not a run that starts with its record: it may have frames already (resumed after
@@ -306,6 +304,8 @@ func (e *Engine) runPipeline(ctx context.Context, x *store.Execution, agent *sto
 			e.log.Error("read event sequence", "execution_id", x.ID, "error", err)
 		}
 	}
+	r.topic = e.hub.open(x.WorkspaceID, x.ID, r.seq)
+	defer e.hub.close(x.ID, r.topic)
 	if r.cfg == nil && x.AgentVersionID != nil {
 		r.cfg = e.versionConfig(ctx, x.WorkspaceID, x.AgentID, *x.AgentVersionID)
 	}

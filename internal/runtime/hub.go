@@ -17,6 +17,8 @@ type hub struct {
 }
 
 type topic struct {
+	ws     string // the execution's workspace
+	base   int    // the seq before this topic's first frame (frames up to it are stored)
 	mu     sync.Mutex
 	frames []store.Event
 	closed bool // the run has ended in this process; frames are complete and stored
@@ -72,12 +74,12 @@ func (h *hub) notify(id string) {
 }
 
 // open creates the topic of a run starting in this process (or returns the existing one).
-func (h *hub) open(id string) *topic {
+func (h *hub) open(ws, id string, base int) *topic {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	t := h.topics[id]
 	if t == nil || t.closed {
-		t = &topic{subs: map[*Subscription]struct{}{}}
+		t = &topic{ws: ws, base: base, subs: map[*Subscription]struct{}{}}
 		h.topics[id] = t
 	}
 	h.notifyLocked(id)
@@ -135,6 +137,13 @@ func (h *hub) Subscribe(id string) (*Subscription, bool) {
 	s.signal <- struct{}{}
 	return s, true
 }
+
+// Workspace is the workspace of the followed execution.
+func (s *Subscription) Workspace() string { return s.t.ws }
+
+// Base is the seq before the first frame this subscription can return: frames up to it
+// must be read from the store.
+func (s *Subscription) Base() int { return s.t.base }
 
 // Signal is ready whenever new frames may be available or the run has ended.
 func (s *Subscription) Signal() <-chan struct{} { return s.signal }
