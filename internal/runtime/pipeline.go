@@ -139,9 +139,9 @@ func (r *run) call(ctx context.Context, kind, name string, msgs []llm.Message, t
 	resp, err := r.e.provider.Complete(ctx, req, func(ev llm.Event) error {
 		switch {
 		case ev.Kind == "thinking":
-			r.emit("thinking", map[string]any{"content": ev.Text})
+			r.emitText("thinking", ev.Text)
 		case ev.Kind == "content" && stream:
-			r.emit("content", map[string]any{"content": ev.Text})
+			r.emitText("content", ev.Text)
 		}
 		return nil
 	})

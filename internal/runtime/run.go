@@ -70,11 +70,23 @@ func (r *run) emit(event string, data any) {
 	}
 }
 
+// emitText publishes a {"content": text} frame (content and thinking), the hot path of a
+// streamed reply, without going through reflection.
+func (r *run) emitText(event, text string) {
+	q, _ := json.Marshal(text)
+	raw := make([]byte, 0, len(q)+12)
+	raw = append(append(append(raw, `{"content":`...), q...), '}')
+	r.emit(event, json.RawMessage(raw))
+}
+
 // frame numbers a frame and queues it for the store without publishing it.
 func (r *run) frame(event string, data any) store.Event {
-	raw, err := json.Marshal(data)
-	if err != nil {
-		raw = []byte(`{}`)
+	raw, ok := data.(json.RawMessage)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(data); err != nil {
+			raw = []byte(`{}`)
+		}
 	}
 	r.seq++
 	ev := store.Event{Seq: r.seq, Event: event, Data: raw}

@@ -49,6 +49,7 @@ type Store struct {
 	wdb     *sql.DB // the writer pool on SQLite (serialized by wmu); same as db on PostgreSQL
 	wmu     *sync.Mutex
 	wstmts  *stmtCache // statements prepared on the SQLite writer pool
+	group   *group     // SQLite transactions waiting for group commit
 	r, w    dbtx    // where reads and writes go: the pools, or the caller's transaction
 	inTx    bool
 	gen     *atomic.Uint64
@@ -59,7 +60,7 @@ type Store struct {
 // in-memory SQLite database), a SQLite file path (optionally prefixed "sqlite://" or "file:"),
 // or a "postgres://" / "postgresql://" URL.
 func Open(ctx context.Context, url string) (*Store, error) {
-	s := &Store{gen: new(atomic.Uint64), stmts: &stmtCache{}, wstmts: &stmtCache{}, wmu: &sync.Mutex{}}
+	s := &Store{gen: new(atomic.Uint64), stmts: &stmtCache{}, wstmts: &stmtCache{}, wmu: &sync.Mutex{}, group: &group{}}
 	var err error
 	switch {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
@@ -182,10 +183,23 @@ func (s *Store) Migrate(ctx context.Context) error {
 
 // InTx runs fn inside one transaction: every call on the Store given to fn is part of it, and
 // it commits only if fn returns nil. Calling InTx on a transactional Store joins that transaction.
+//
+// On SQLite, transactions that arrive while another is running are committed together
+// (group commit); if any of them fails the group is rolled back and each runs on its own, so
+// every caller sees exactly its own outcome. fn may therefore run more than once, and must
+// not keep effects of a rolled-back attempt.
 func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 	if s.inTx {
 		return fn(s)
 	}
+	if s.dialect == SQLite {
+		return s.groupTx(ctx, fn)
+	}
+	return s.runTx(ctx, []func(*Store) error{fn})
+}
+
+// runTx runs fns in one transaction and commits if all succeed.
+func (s *Store) runTx(ctx context.Context, fns []func(*Store) error) error {
 	if s.dialect == SQLite {
 		s.wmu.Lock()
 		defer s.wmu.Unlock()
@@ -201,15 +215,104 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 		q := sqliteTx{tx: sqlTx, db: s.wdb, cache: s.wstmts}
 		tx.r, tx.w = q, q
 	}
-	if err := fn(&tx); err != nil {
-		_ = sqlTx.Rollback()
-		return err
+	for _, fn := range fns {
+		if err := safeCall(fn, &tx); err != nil {
+			_ = sqlTx.Rollback()
+			return err
+		}
 	}
 	if err := sqlTx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	s.gen.Add(1)
 	return nil
+}
+
+func safeCall(fn func(*Store) error, tx *Store) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("panic in transaction: %v", v)
+		}
+	}()
+	return fn(tx)
+}
+
+// maxGroup bounds how many transactions are committed together.
+const maxGroup = 64
+
+// group queues SQLite transactions for group commit.
+type group struct {
+	mu      sync.Mutex
+	queue   []*pendingTx
+	leading bool
+}
+
+type pendingTx struct {
+	ctx  context.Context
+	fn   func(*Store) error
+	err  error
+	done bool
+	wake chan struct{}
+}
+
+// groupTx queues fn; the first caller becomes the leader and runs queued transactions in
+// groups, then hands the lead to the next waiting caller, so no caller waits behind an
+// unbounded stream of others.
+func (s *Store) groupTx(ctx context.Context, fn func(*Store) error) error {
+	p := &pendingTx{ctx: ctx, fn: fn, wake: make(chan struct{}, 1)}
+	g := s.group
+	g.mu.Lock()
+	g.queue = append(g.queue, p)
+	if g.leading {
+		g.mu.Unlock()
+		<-p.wake
+		g.mu.Lock()
+		if p.done {
+			g.mu.Unlock()
+			return p.err
+		}
+		// Promoted: lead the next group (which includes p).
+	}
+	g.leading = true
+	batch := g.queue[:min(len(g.queue), maxGroup)]
+	g.queue = append([]*pendingTx(nil), g.queue[len(batch):]...)
+	g.mu.Unlock()
+
+	s.runGroup(batch)
+
+	g.mu.Lock()
+	for _, q := range batch {
+		q.done = true
+		if q != p {
+			q.wake <- struct{}{}
+		}
+	}
+	if len(g.queue) > 0 {
+		next := g.queue[0]
+		next.wake <- struct{}{}
+	} else {
+		g.leading = false
+	}
+	g.mu.Unlock()
+	return p.err
+}
+
+// runGroup commits a group in one transaction, or each alone when one of them fails.
+func (s *Store) runGroup(batch []*pendingTx) {
+	fns := make([]func(*Store) error, len(batch))
+	for i, q := range batch {
+		fns[i] = q.fn
+	}
+	err := s.runTx(context.WithoutCancel(batch[0].ctx), fns)
+	if err == nil || len(batch) == 1 {
+		for _, q := range batch {
+			q.err = err
+		}
+		return
+	}
+	for _, q := range batch {
+		q.err = s.runTx(q.ctx, []func(*Store) error{q.fn})
+	}
 }
 
 // Generation is a counter bumped by every committed write of this process; a cache keyed by
