@@ -50,7 +50,7 @@ type Store struct {
 	wmu     *sync.Mutex
 	wstmts  *stmtCache // statements prepared on the SQLite writer pool
 	group   *group     // SQLite transactions waiting for group commit
-	r, w    dbtx    // where reads and writes go: the pools, or the caller's transaction
+	r, w    dbtx       // where reads and writes go: the pools, or the caller's transaction
 	inTx    bool
 	gen     *atomic.Uint64
 	stmts   *stmtCache
