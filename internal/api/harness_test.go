@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -63,8 +64,19 @@ func newTestEnvOn(t *testing.T, st *store.Store, emulator bool) *testEnv {
 	if err := eng.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	reset := func(ctx context.Context) error {
+		return st.InTx(ctx, func(tx *store.Store) error {
+			if err := tx.Truncate(ctx); err != nil {
+				return err
+			}
+			if _, err := tx.WorkspaceCreate(ctx, &store.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"}); err != nil {
+				return err
+			}
+			return seed.LoadCatalog(ctx, tx)
+		})
+	}
 	srv, err := New(Config{Store: st, Logger: log, Secrets: secretbox.NewRandom(), Emulator: emulator, WorkspaceID: testWorkspace,
-		CORSOrigins: []string{"*"}, Engine: eng})
+		CORSOrigins: []string{"*"}, Engine: eng, Reset: reset})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +124,10 @@ type scenario struct {
 	// undocumented marks a request no operation of the document covers (unknown route or
 	// method), so only the envelope is checked, not the contract.
 	undocumented bool
+	// sse expects a Server-Sent Events stream ending in exactly one terminal frame.
+	sse bool
+	// raw skips the envelope check (the route answers a bare document).
+	raw bool
 }
 
 // run executes scenarios in order (later rows may depend on earlier writes).
@@ -142,7 +158,15 @@ func (e *testEnv) run(scenarios []scenario) {
 			if resp.StatusCode != sc.status {
 				t.Fatalf("%s %s: status %d, want %d; body %s", sc.method, sc.path, resp.StatusCode, sc.status, raw)
 			}
+			if sc.sse && resp.StatusCode == http.StatusOK {
+				checkSSE(t, resp.Header, raw)
+				covered.Store(sc.method+" "+req.URL.Path, true)
+				return
+			}
 			// Every response of every table test is also a contract check against /openapi.json.
+			if !sc.undocumented {
+				covered.Store(sc.method+" "+req.URL.Path, true)
+			}
 			if sc.undocumented {
 				// no operation to check against
 			} else if err := e.oapi.Validate(sc.method, req.URL.Path, resp.StatusCode, raw); err != nil {
@@ -152,7 +176,7 @@ func (e *testEnv) run(scenarios []scenario) {
 			if err := json.Unmarshal(raw, &body); err != nil {
 				t.Fatalf("response is not a JSON object: %s", raw)
 			}
-			if _, ok := body["data"]; !ok {
+			if _, ok := body["data"]; !ok && !sc.raw {
 				t.Fatalf("response has no data field: %s", raw)
 			}
 			if sc.status >= 400 {
@@ -213,5 +237,52 @@ func mustJSON(t *testing.T, v any, dst any) {
 	b, _ := json.Marshal(v)
 	if err := json.Unmarshal(b, dst); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkSSE checks a whole event stream: the headers, an id on every frame, consecutive ids,
+// spec event names, and exactly one terminal frame at the end.
+func checkSSE(t *testing.T, h http.Header, raw []byte) {
+	t.Helper()
+	if !strings.HasPrefix(h.Get("Content-Type"), "text/event-stream") || h.Get("Cache-Control") != "no-cache" || h.Get("X-Accel-Buffering") != "no" {
+		t.Fatalf("stream headers: %v", h)
+	}
+	allowed := map[string]bool{"execution": true, "thinking": true, "tool_start": true, "tool_end": true, "content": true, "done": true, "error": true}
+	frames := strings.Split(strings.TrimSpace(string(raw)), "\n\n")
+	terminals, last := 0, -1
+	for i, f := range frames {
+		if strings.HasPrefix(f, ":") {
+			continue
+		}
+		var id, event, data string
+		for _, line := range strings.Split(f, "\n") {
+			k, v, _ := strings.Cut(line, ": ")
+			switch k {
+			case "id":
+				id = v
+			case "event":
+				event = v
+			case "data":
+				data = v
+			}
+		}
+		if id == "" || !allowed[event] || !json.Valid([]byte(data)) {
+			t.Fatalf("frame %d malformed: %q", i, f)
+		}
+		n := 0
+		fmt.Sscan(id, &n)
+		if last >= 0 && n != last+1 {
+			t.Fatalf("frame ids jump from %d to %d", last, n)
+		}
+		last = n
+		if event == "done" || event == "error" {
+			terminals++
+			if i != len(frames)-1 {
+				t.Fatalf("terminal frame %d is not last", i)
+			}
+		}
+	}
+	if terminals != 1 {
+		t.Fatalf("%d terminal frames in %q", terminals, raw)
 	}
 }

@@ -292,8 +292,9 @@ func markRequestSchemas(reg huma.Registry, s *huma.Schema, seen map[string]bool)
 	}
 }
 
-// allowNullRefs documents pointer-to-struct fields, which huma renders as a bare $ref, as
-// "that object or null", since a nil pointer is written as null.
+// allowNullRefs documents every pointer field as nullable, since a nil pointer is written as
+// null: pointer-to-struct fields (a bare $ref in huma's output) become "that object or
+// null", and aliased scalars such as *store.Time get the null type.
 func allowNullRefs(reg huma.Registry, name string, s *huma.Schema) {
 	t := reg.TypeFromRef("#/components/schemas/" + name)
 	if t == nil || t.Kind() != reflect.Struct {
@@ -301,15 +302,19 @@ func allowNullRefs(reg huma.Registry, name string, s *huma.Schema) {
 	}
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if f.Type.Kind() != reflect.Pointer || f.Type.Elem().Kind() != reflect.Struct {
+		if f.Type.Kind() != reflect.Pointer {
 			continue
 		}
 		jname, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if jname == "" || jname == "-" {
 			continue
 		}
-		if p := s.Properties[jname]; p != nil && p.Ref != "" {
+		switch p := s.Properties[jname]; {
+		case p == nil:
+		case p.Ref != "":
 			s.Properties[jname] = &huma.Schema{AnyOf: []*huma.Schema{{Ref: p.Ref}, {Type: "null"}}, Description: p.Description}
+		case p.Type != "":
+			p.Nullable = true // e.g. *store.Time, documented through its alias as a date-time string
 		}
 	}
 }
