@@ -1,0 +1,132 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+func TestExecutionLedger(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		mustModel(t, s)
+		ws := mustWorkspace(t, s, "a")
+		a, err := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := &Execution{WorkspaceID: ws, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api", Status: StatusPending,
+			Input: JSONObject{"q": "hi"}, Metadata: JSONObject{}, TimeoutMS: 1000, State: json.RawMessage(`{"phase":""}`)}
+		tr := &Trace{WorkspaceID: ws, AgentID: &a.ID, Name: "A"}
+		if err := s.ExecutionCreate(ctx, x, tr); err != nil {
+			t.Fatal(err)
+		}
+		claimed, err := s.ExecutionClaim(ctx)
+		if err != nil || claimed == nil || claimed.ID != x.ID || claimed.Status != StatusRunning || claimed.StartedAt == nil {
+			t.Fatalf("claim: %+v %v", claimed, err)
+		}
+		if again, err := s.ExecutionClaim(ctx); err != nil || again != nil {
+			t.Fatalf("second claim: %+v %v", again, err)
+		}
+		_, err = s.ExecutionTransition(ctx, ws, x.ID, StatusRejected, ExecutionPatch{})
+		var te *TransitionError
+		if !errors.As(err, &te) || te.From != StatusRunning || te.To != StatusRejected {
+			t.Fatalf("illegal move: %v", err)
+		}
+		if err := s.EventAppend(ctx, x.ID, []Event{{Seq: 1, Event: "content", Data: json.RawMessage(`{"content":"a"}`)},
+			{Seq: 2, Event: "content", Data: json.RawMessage(`{"content":"b"}`)}}); err != nil {
+			t.Fatal(err)
+		}
+		out := json.RawMessage(`{"content":"ab"}`)
+		done, err := s.ExecutionTransition(ctx, ws, x.ID, StatusCompleted, ExecutionPatch{Output: out, Usage: &TokenUsage{PromptTokens: 3, CompletionTokens: 2}, ClearState: true})
+		if err != nil || done.Status != StatusCompleted || string(done.Output) != string(out) || done.TokenUsage.TotalTokens != 5 || done.State != nil {
+			t.Fatalf("complete: %+v %v", done, err)
+		}
+		if err := s.EventAppend(ctx, x.ID, []Event{{Seq: 3, Event: "done", Data: json.RawMessage(`{}`)}}); err != nil {
+			t.Fatal(err)
+		}
+		evs, err := s.EventList(ctx, x.ID, 1)
+		if err != nil || len(evs) != 2 || evs[0].Seq != 2 || evs[1].Event != "done" {
+			t.Fatalf("events after 1: %+v %v", evs, err)
+		}
+		if n, _ := s.EventLastSeq(ctx, x.ID); n != 3 {
+			t.Fatalf("last seq %d", n)
+		}
+		if err := s.SpanInsert(ctx, []*Span{{TraceID: tr.ID, WorkspaceID: ws, Name: "llm", Kind: "llm", Status: "ok", StartedAt: Now(), Attributes: JSONObject{}}}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.TraceGet(ctx, ws, tr.ID)
+		if err != nil || len(got.Spans) != 1 || got.Spans[0].Kind != "llm" {
+			t.Fatalf("trace: %+v %v", got, err)
+		}
+		if _, err := s.TraceGet(ctx, mustWorkspace(t, s, "b"), tr.ID); !IsNotFound(err) {
+			t.Fatalf("trace across workspaces: %v", err)
+		}
+		l, n, err := s.ExecutionList(ctx, ws, ExecutionFilter{Status: StatusCompleted, AgentID: a.ID}, Page{1, 10})
+		if err != nil || n != 1 || len(l) != 1 {
+			t.Fatalf("list: %d %v", n, err)
+		}
+		// Approvals.
+		ap := &Approval{WorkspaceID: ws, ExecutionID: x.ID, AgentID: a.ID, Checkpoint: "c", Awaiting: json.RawMessage(`{"draft_output":"x"}`)}
+		if err := s.ApprovalCreate(ctx, ap); err != nil {
+			t.Fatal(err)
+		}
+		decided, err := s.ApprovalDecide(ctx, ws, x.ID, "approved", "fine", "")
+		if err != nil || decided.Status != "approved" || decided.AgentName != "A" || decided.DecidedAt == nil {
+			t.Fatalf("decide: %+v %v", decided, err)
+		}
+		if again, _ := s.ApprovalDecide(ctx, ws, x.ID, "denied", "", ""); again != nil {
+			t.Fatal("an approval was decided twice")
+		}
+	})
+}
+
+func TestChatSessions(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		mustModel(t, s)
+		ws := mustWorkspace(t, s, "a")
+		a, _ := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
+		c, err := s.ChatSessionCreate(ctx, &ChatSession{WorkspaceID: ws, AgentID: a.ID, Title: "t", Metadata: JSONObject{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ChatSessionLock(ctx, ws, c.ID, "x1"); err != nil {
+			t.Fatal(err)
+		}
+		var ce *ConflictError
+		if err := s.ChatSessionLock(ctx, ws, c.ID, "x2"); !errors.As(err, &ce) {
+			t.Fatalf("second lock: %v", err)
+		}
+		if _, err := s.ChatSessionDelete(ctx, ws, c.ID); !errors.As(err, &ce) {
+			t.Fatalf("delete while busy: %v", err)
+		}
+		x1 := "x1"
+		if err := s.ChatMessageAppend(ctx, ws, c.ID, &ChatMessage{Role: "user", Content: "hi", ExecutionID: &x1},
+			&ChatMessage{Role: "assistant", Content: "hello", ExecutionID: &x1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ChatSessionUnlock(ctx, ws, c.ID, "x1"); err != nil {
+			t.Fatal(err)
+		}
+		h, err := s.ChatHistory(ctx, ws, c.ID)
+		if err != nil || len(h) != 2 || h[0].Role != "user" || h[1].Content != "hello" {
+			t.Fatalf("history: %+v %v", h, err)
+		}
+		r, err := s.ChatReplyOf(ctx, ws, "x1")
+		if err != nil || r.Content != "hello" {
+			t.Fatalf("reply: %+v %v", r, err)
+		}
+		got, _ := s.ChatSessionGet(ctx, ws, c.ID)
+		if got.MessageCount != 2 || got.LastMessageAt == nil || got.ActiveExecutionID != nil {
+			t.Fatalf("session: %+v", got)
+		}
+		if _, err := s.ChatSessionDelete(ctx, ws, c.ID); err != nil {
+			t.Fatal(err)
+		}
+		if h, _ := s.ChatHistory(ctx, ws, c.ID); len(h) != 0 {
+			t.Fatal("messages outlived their session")
+		}
+	})
+}
