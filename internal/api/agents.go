@@ -63,11 +63,11 @@ func (s *Server) agentRoutes() []route {
 			resp: store.Agent{}, h: s.listAgents},
 		{method: "POST", path: v1 + "/agents", op: "createAgent", tag: tag, scope: "agents:write", summary: "Create an agent (and its version 1)",
 			body: agentCreateRequest{}, resp: store.Agent{}, status: http.StatusCreated, creates: true, h: s.createAgent},
-		{method: "GET", path: v1 + "/agents/{id}", op: "getAgent", tag: tag, scope: "agents:read", summary: "Get an agent", resp: store.Agent{}, h: s.getAgent},
+		{method: "GET", path: v1 + "/agents/{id}", op: "getAgent", tag: tag, scope: "agents:read", summary: "Get an agent", resp: store.Agent{}, h: byID(s, s.store.AgentGet)},
 		{method: "PATCH", path: v1 + "/agents/{id}", op: "updateAgent", tag: tag, scope: "agents:write", summary: "Update an agent's name, description, status, tags or metadata",
 			desc: "Configuration changes are made by creating a version and promoting it.", body: agentUpdateRequest{}, resp: store.Agent{}, h: s.updateAgent},
 		{method: "DELETE", path: v1 + "/agents/{id}", op: "deleteAgent", tag: tag, scope: "agents:write", summary: "Delete an agent and its versions",
-			resp: store.Agent{}, h: s.deleteAgent},
+			resp: store.Agent{}, h: byID(s, s.store.AgentDelete)},
 		{method: "GET", path: v1 + "/agents/{id}/versions", op: "listAgentVersions", tag: tag, scope: "agents:read", summary: "List an agent's versions, newest first",
 			list: true, resp: store.AgentVersion{}, h: s.listAgentVersions},
 		{method: "POST", path: v1 + "/agents/{id}/versions", op: "createAgentVersion", tag: tag, scope: "agents:write", summary: "Create a version",
@@ -139,15 +139,6 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
-	a, err := s.store.AgentGet(r.Context(), s.workspace(r), pathID(r, "id"))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, a)
-	return nil
-}
-
 func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) error {
 	var req agentUpdateRequest
 	if err := decode(w, r, &req); err != nil {
@@ -179,15 +170,6 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) error {
 		p.Metadata = ptr(store.JSONObject(*req.Metadata))
 	}
 	a, err := s.store.AgentUpdate(r.Context(), s.workspace(r), pathID(r, "id"), p)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, a)
-	return nil
-}
-
-func (s *Server) deleteAgent(w http.ResponseWriter, r *http.Request) error {
-	a, err := s.store.AgentDelete(r.Context(), s.workspace(r), pathID(r, "id"))
 	if err != nil {
 		return err
 	}

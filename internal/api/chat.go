@@ -44,11 +44,11 @@ func (s *Server) chatRoutes() []route {
 			body: chatSessionCreateRequest{}, resp: store.ChatSession{}, status: http.StatusCreated, creates: true, h: s.createChatSession},
 		{method: "GET", path: v1 + "/chat/sessions", op: "listChatSessions", tag: tag, scope: "sessions:read", summary: "List chat sessions, newest first", list: true,
 			params: []param{{name: "agent_id", typ: "string"}}, resp: store.ChatSession{}, h: s.listChatSessions},
-		{method: "GET", path: sess, op: "getChatSession", tag: tag, scope: "sessions:read", summary: "Get a chat session", resp: store.ChatSession{}, h: s.getChatSession},
+		{method: "GET", path: sess, op: "getChatSession", tag: tag, scope: "sessions:read", summary: "Get a chat session", resp: store.ChatSession{}, h: byID(s, s.store.ChatSessionGet)},
 		{method: "PATCH", path: sess, op: "updateChatSession", tag: tag, scope: "chat:write", summary: "Change a session's title or metadata",
 			body: chatSessionUpdateRequest{}, resp: store.ChatSession{}, h: s.updateChatSession},
 		{method: "DELETE", path: sess, op: "deleteChatSession", tag: tag, scope: "chat:write", summary: "Delete a session and its messages",
-			resp: store.ChatSession{}, errs: []int{http.StatusConflict}, h: s.deleteChatSession},
+			resp: store.ChatSession{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.ChatSessionDelete)},
 		{method: "GET", path: sess + "/messages", op: "listChatMessages", tag: tag, scope: "sessions:read", summary: "A session's messages, oldest first", list: true,
 			resp: store.ChatMessage{}, h: s.listChatMessages},
 		{method: "POST", path: sess + "/messages", op: "sendChatMessage", tag: tag, scope: "chat:write", summary: "Send a message and wait for the reply",
@@ -95,15 +95,6 @@ func (s *Server) listChatSessions(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
-func (s *Server) getChatSession(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.store.ChatSessionGet(r.Context(), s.workspace(r), pathID(r, "id"))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, c)
-	return nil
-}
-
 func (s *Server) updateChatSession(w http.ResponseWriter, r *http.Request) error {
 	var req chatSessionUpdateRequest
 	if err := decode(w, r, &req); err != nil {
@@ -120,15 +111,6 @@ func (s *Server) updateChatSession(w http.ResponseWriter, r *http.Request) error
 		p.Metadata = ptr(store.JSONObject(*req.Metadata))
 	}
 	c, err := s.store.ChatSessionUpdate(r.Context(), s.workspace(r), pathID(r, "id"), p)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, c)
-	return nil
-}
-
-func (s *Server) deleteChatSession(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.store.ChatSessionDelete(r.Context(), s.workspace(r), pathID(r, "id"))
 	if err != nil {
 		return err
 	}

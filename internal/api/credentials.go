@@ -39,12 +39,12 @@ func (s *Server) credentialRoutes() []route {
 			desc: "The value is encrypted at rest; the response, like every later read, shows it only masked.",
 			body: credentialCreateRequest{}, resp: store.Credential{}, status: http.StatusCreated, creates: true, h: s.createCredential},
 		{method: "GET", path: v1 + "/credentials/{id}", op: "getCredential", tag: tag, scope: "credentials:read", summary: "Get a credential (masked)",
-			resp: store.Credential{}, h: s.getCredential},
+			resp: store.Credential{}, h: byID(s, s.store.CredentialGet)},
 		{method: "PATCH", path: v1 + "/credentials/{id}", op: "updateCredential", tag: tag, scope: "credentials:write",
 			summary: "Update a credential's name, provider, description, metadata or value", body: credentialUpdateRequest{}, resp: store.Credential{}, h: s.updateCredential},
 		{method: "DELETE", path: v1 + "/credentials/{id}", op: "deleteCredential", tag: tag, scope: "credentials:write", summary: "Delete a credential",
 			desc: "A credential still used by a data source or an MCP tool is not deleted (409 naming the user).",
-			resp: store.Credential{}, errs: []int{http.StatusConflict}, h: s.deleteCredential},
+			resp: store.Credential{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.CredentialDelete)},
 	}
 }
 
@@ -99,15 +99,6 @@ func (s *Server) createCredential(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
-func (s *Server) getCredential(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.store.CredentialGet(r.Context(), s.workspace(r), pathID(r, "id"))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, c)
-	return nil
-}
-
 func (s *Server) updateCredential(w http.ResponseWriter, r *http.Request) error {
 	var req credentialUpdateRequest
 	if err := decode(w, r, &req); err != nil {
@@ -149,11 +140,3 @@ func (s *Server) updateCredential(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
-func (s *Server) deleteCredential(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.store.CredentialDelete(r.Context(), s.workspace(r), pathID(r, "id"))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, c)
-	return nil
-}

@@ -64,12 +64,12 @@ func (s *Server) dataSourceRoutes() []route {
 		{method: "POST", path: v1 + "/data-sources", op: "createDataSource", tag: tag, scope: "data_sources:write", summary: "Create a data source (and its version 1)",
 			body: dataSourceCreateRequest{}, resp: store.DataSource{}, status: http.StatusCreated, creates: true, h: s.createDataSource},
 		{method: "GET", path: v1 + "/data-sources/{id}", op: "getDataSource", tag: tag, scope: "data_sources:read", summary: "Get a data source",
-			resp: store.DataSource{}, h: s.getDataSource},
+			resp: store.DataSource{}, h: byID(s, s.store.DataSourceGet)},
 		{method: "PATCH", path: v1 + "/data-sources/{id}", op: "updateDataSource", tag: tag, scope: "data_sources:write",
 			summary: "Update a data source's name, description or credential", desc: "Configuration changes are made by creating a version and promoting it.",
 			body: dataSourceUpdateRequest{}, resp: store.DataSource{}, h: s.updateDataSource},
 		{method: "DELETE", path: v1 + "/data-sources/{id}", op: "deleteDataSource", tag: tag, scope: "data_sources:write", summary: "Delete a data source and its versions",
-			resp: store.DataSource{}, h: s.deleteDataSource},
+			resp: store.DataSource{}, h: byID(s, s.store.DataSourceDelete)},
 		{method: "GET", path: v1 + "/data-sources/{id}/versions", op: "listDataSourceVersions", tag: tag, scope: "data_sources:read",
 			summary: "List a data source's versions, newest first", list: true, resp: store.DataSourceVersion{}, h: s.listDataSourceVersions},
 		{method: "POST", path: v1 + "/data-sources/{id}/versions", op: "createDataSourceVersion", tag: tag, scope: "data_sources:write", summary: "Create a version",
@@ -161,15 +161,6 @@ func (s *Server) createDataSource(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
-func (s *Server) getDataSource(w http.ResponseWriter, r *http.Request) error {
-	d, err := s.store.DataSourceGet(r.Context(), s.workspace(r), pathID(r, "id"))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, d)
-	return nil
-}
-
 // nullableID reads a PATCH field that holds an id, null or "": nil when it is absent, an
 // invalid NullString when it detaches.
 func nullableID(field string, raw json.RawMessage) (*store.NullString, error) {
@@ -223,15 +214,6 @@ func (s *Server) updateDataSource(w http.ResponseWriter, r *http.Request) error 
 	}
 	p.CredentialID = cred
 	d, err := s.store.DataSourceUpdate(r.Context(), ws, id, p)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, d)
-	return nil
-}
-
-func (s *Server) deleteDataSource(w http.ResponseWriter, r *http.Request) error {
-	d, err := s.store.DataSourceDelete(r.Context(), s.workspace(r), pathID(r, "id"))
 	if err != nil {
 		return err
 	}

@@ -55,9 +55,9 @@ func (s *Server) executionRoutes() []route {
 				{name: "session_id", typ: "string"}, {name: "source", typ: "string"},
 				{name: "created_after", typ: "string", desc: "RFC 3339 time."}, {name: "created_before", typ: "string", desc: "RFC 3339 time."}},
 			resp: store.Execution{}, h: s.listExecutions},
-		{method: "GET", path: id, op: "getExecution", tag: tag, scope: "executions:read", summary: "Get an execution", resp: store.Execution{}, h: s.getExecution},
+		{method: "GET", path: id, op: "getExecution", tag: tag, scope: "executions:read", summary: "Get an execution", resp: store.Execution{}, h: byID(s, s.store.ExecutionGet)},
 		{method: "GET", path: id + "/tree", op: "getExecutionTree", tag: tag, scope: "executions:read", summary: "An execution with its nested child executions",
-			resp: store.ExecutionNode{}, h: s.executionTree},
+			resp: store.ExecutionNode{}, h: byID(s, s.store.ExecutionTree)},
 		{method: "GET", path: id + "/stream", op: "streamExecution", tag: tag, scope: "executions:read", sse: true, summary: "Stream an execution's events (SSE)",
 			desc: "Frames `thinking`, `tool_start`, `tool_end`, `content`, then one `done` or `error`; each has an `id:` (per-execution sequence). " +
 				"A finished execution sends its terminal frame and closes; a live one sends frames from now on. With Last-Event-ID, every frame after that id is replayed first, none twice. " +
@@ -72,7 +72,7 @@ func (s *Server) executionRoutes() []route {
 		{method: "GET", path: v1 + "/approvals", op: "listApprovals", tag: tag, scope: "executions:read", summary: "The approval inbox, newest first", list: true,
 			params: []param{{name: "status", typ: "string", enum: []string{"pending", "approved", "denied", "cancelled", "all"}, desc: "Default pending."}},
 			resp:   store.Approval{}, h: s.listApprovals},
-		{method: "GET", path: v1 + "/approvals/{id}", op: "getApproval", tag: tag, scope: "executions:read", summary: "Get an approval", resp: store.Approval{}, h: s.getApproval},
+		{method: "GET", path: v1 + "/approvals/{id}", op: "getApproval", tag: tag, scope: "executions:read", summary: "Get an approval", resp: store.Approval{}, h: byID(s, s.store.ApprovalGet)},
 	}
 }
 
@@ -216,24 +216,6 @@ func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) getExecution(w http.ResponseWriter, r *http.Request) error {
-	x, err := s.store.ExecutionGet(r.Context(), s.workspace(r), pathID(r, "id"))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, x)
-	return nil
-}
-
-func (s *Server) executionTree(w http.ResponseWriter, r *http.Request) error {
-	t, err := s.store.ExecutionTree(r.Context(), s.workspace(r), pathID(r, "id"))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, t)
-	return nil
-}
-
 func (s *Server) streamExecutionRoute(w http.ResponseWriter, r *http.Request) error {
 	after, err := lastEventID(r)
 	if err != nil {
@@ -320,11 +302,3 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) error {
-	a, err := s.store.ApprovalGet(r.Context(), s.workspace(r), pathID(r, "id"))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, a)
-	return nil
-}

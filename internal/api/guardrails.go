@@ -45,11 +45,11 @@ func (s *Server) guardrailRoutes() []route {
 			summary: "List the scanner types", desc: "Each type with what it detects, whether it can redact, and its config options with types and defaults. " +
 				"Every scanner also takes an action option overriding the guardrail's action.",
 			resp: guardrail.ScannerType{}, h: s.listGuardrailScanners},
-		{method: "GET", path: v1 + "/guardrails/{id}", op: "getGuardrail", tag: tag, scope: "agents:read", summary: "Get a guardrail", resp: store.Guardrail{}, h: s.getGuardrail},
+		{method: "GET", path: v1 + "/guardrails/{id}", op: "getGuardrail", tag: tag, scope: "agents:read", summary: "Get a guardrail", resp: store.Guardrail{}, h: byID(s, s.store.GuardrailGet)},
 		{method: "PATCH", path: v1 + "/guardrails/{id}", op: "updateGuardrail", tag: tag, scope: "agents:write", summary: "Update a guardrail",
 			desc: "The result must be a valid guardrail as a whole.", body: guardrailUpdateRequest{}, resp: store.Guardrail{}, h: s.updateGuardrail},
 		{method: "DELETE", path: v1 + "/guardrails/{id}", op: "deleteGuardrail", tag: tag, scope: "agents:write", summary: "Delete a guardrail",
-			desc: "Refused with 409 while an agent version lists it in its guardrails.", resp: store.Guardrail{}, errs: []int{http.StatusConflict}, h: s.deleteGuardrail},
+			desc: "Refused with 409 while an agent version lists it in its guardrails.", resp: store.Guardrail{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.GuardrailDelete)},
 		{method: "POST", path: v1 + "/guardrails/{id}/test", op: "testGuardrail", tag: tag, scope: "agents:read",
 			summary: "Check a text against a guardrail", desc: "Runs the guardrail's scanners on the text as an agent run would (whether or not the guardrail is enabled) " +
 				"and returns the verdict, each scanner's findings and the text to pass on. Nothing is recorded.",
@@ -101,15 +101,6 @@ func (s *Server) createGuardrail(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) getGuardrail(w http.ResponseWriter, r *http.Request) error {
-	g, err := s.store.GuardrailGet(r.Context(), s.workspace(r), pathID(r, "id"))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, g)
-	return nil
-}
-
 func (s *Server) updateGuardrail(w http.ResponseWriter, r *http.Request) error {
 	var req guardrailUpdateRequest
 	if err := decode(w, r, &req); err != nil {
@@ -145,15 +136,6 @@ func (s *Server) updateGuardrail(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeData(w, http.StatusOK, updated)
-	return nil
-}
-
-func (s *Server) deleteGuardrail(w http.ResponseWriter, r *http.Request) error {
-	g, err := s.store.GuardrailDelete(r.Context(), s.workspace(r), pathID(r, "id"))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, g)
 	return nil
 }
 

@@ -47,11 +47,11 @@ func (s *Server) mcpToolRoutes() []route {
 			summary: "List templates of commonly used MCP servers", desc: "A built-in catalog: each entry is a ready configuration with the tools the server offers.",
 			resp: mcpspec.Template{}, h: s.listMCPToolTemplates,
 			params: []param{{name: "q", typ: "string", desc: "Case-insensitive substring of the id, name or description."}}},
-		{method: "GET", path: v1 + "/mcp-tools/{id}", op: "getMCPTool", tag: tag, scope: "agents:read", summary: "Get an MCP server", resp: store.MCPTool{}, h: s.getMCPTool},
+		{method: "GET", path: v1 + "/mcp-tools/{id}", op: "getMCPTool", tag: tag, scope: "agents:read", summary: "Get an MCP server", resp: store.MCPTool{}, h: byID(s, s.store.MCPToolGet)},
 		{method: "PATCH", path: v1 + "/mcp-tools/{id}", op: "updateMCPTool", tag: tag, scope: "agents:write", summary: "Update an MCP server",
 			desc: "The result must be a valid configuration as a whole.", body: mcpToolUpdateRequest{}, resp: store.MCPTool{}, h: s.updateMCPTool},
 		{method: "DELETE", path: v1 + "/mcp-tools/{id}", op: "deleteMCPTool", tag: tag, scope: "agents:write", summary: "Delete an MCP server",
-			desc: "Refused with 409 while an agent version lists it in its tools.", resp: store.MCPTool{}, errs: []int{http.StatusConflict}, h: s.deleteMCPTool},
+			desc: "Refused with 409 while an agent version lists it in its tools.", resp: store.MCPTool{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.MCPToolDelete)},
 	}
 }
 
@@ -100,15 +100,6 @@ func (s *Server) createMCPTool(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) getMCPTool(w http.ResponseWriter, r *http.Request) error {
-	t, err := s.store.MCPToolGet(r.Context(), s.workspace(r), pathID(r, "id"))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, t)
-	return nil
-}
-
 func (s *Server) updateMCPTool(w http.ResponseWriter, r *http.Request) error {
 	var req mcpToolUpdateRequest
 	if err := decode(w, r, &req); err != nil {
@@ -152,15 +143,6 @@ func (s *Server) updateMCPTool(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeData(w, http.StatusOK, updated)
-	return nil
-}
-
-func (s *Server) deleteMCPTool(w http.ResponseWriter, r *http.Request) error {
-	t, err := s.store.MCPToolDelete(r.Context(), s.workspace(r), pathID(r, "id"))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, t)
 	return nil
 }
 

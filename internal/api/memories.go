@@ -38,11 +38,11 @@ func (s *Server) memoryRoutes() []route {
 		{method: "POST", path: v1 + "/memories", op: "createMemory", tag: tag, scope: "agents:write", summary: "Store a memory",
 			desc: "A memory of an agent is deleted with the agent.",
 			body: memoryCreateRequest{}, resp: store.Memory{}, status: http.StatusCreated, creates: true, h: s.createMemory},
-		{method: "GET", path: v1 + "/memories/{id}", op: "getMemory", tag: tag, scope: "agents:read", summary: "Get a memory", resp: store.Memory{}, h: s.getMemory},
+		{method: "GET", path: v1 + "/memories/{id}", op: "getMemory", tag: tag, scope: "agents:read", summary: "Get a memory", resp: store.Memory{}, h: byID(s, s.store.MemoryGet)},
 		{method: "PATCH", path: v1 + "/memories/{id}", op: "updateMemory", tag: tag, scope: "agents:write", summary: "Update a memory",
 			body: memoryUpdateRequest{}, resp: store.Memory{}, h: s.updateMemory},
 		{method: "DELETE", path: v1 + "/memories/{id}", op: "deleteMemory", tag: tag, scope: "agents:write", summary: "Delete a memory",
-			resp: store.Memory{}, h: s.deleteMemory},
+			resp: store.Memory{}, h: byID(s, s.store.MemoryDelete)},
 	}
 }
 
@@ -100,15 +100,6 @@ func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) getMemory(w http.ResponseWriter, r *http.Request) error {
-	m, err := s.store.MemoryGet(r.Context(), s.workspace(r), pathID(r, "id"))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, m)
-	return nil
-}
-
 func (s *Server) updateMemory(w http.ResponseWriter, r *http.Request) error {
 	var req memoryUpdateRequest
 	if err := decode(w, r, &req); err != nil {
@@ -130,11 +121,3 @@ func (s *Server) updateMemory(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) deleteMemory(w http.ResponseWriter, r *http.Request) error {
-	m, err := s.store.MemoryDelete(r.Context(), s.workspace(r), pathID(r, "id"))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, m)
-	return nil
-}

@@ -72,12 +72,12 @@ func (s *Server) promptRoutes() []route {
 			desc: "Version 1 is created from `template`, `config` and `notes` and becomes active. " + templateDoc,
 			body: promptCreateRequest{}, resp: store.Prompt{}, status: http.StatusCreated, creates: true, h: s.createPrompt},
 		{method: "GET", path: v1 + "/prompts/{id}", op: "getPrompt", tag: tag, scope: "prompts:read", summary: "Get a prompt",
-			desc: "`template` and `variables` are those of the active version.", resp: store.Prompt{}, h: s.getPrompt},
+			desc: "`template` and `variables` are those of the active version.", resp: store.Prompt{}, h: byID(s, s.store.PromptGet)},
 		{method: "PATCH", path: v1 + "/prompts/{id}", op: "updatePrompt", tag: tag, scope: "prompts:write", summary: "Update a prompt's name, description, tags or metadata",
 			desc: "Template changes are made by creating a version and promoting it.", body: promptUpdateRequest{}, resp: store.Prompt{}, h: s.updatePrompt},
 		{method: "DELETE", path: v1 + "/prompts/{id}", op: "deletePrompt", tag: tag, scope: "prompts:write", summary: "Delete a prompt and its versions",
 			desc: "Refused with 409 while a version of an agent refers to the prompt (`config.prompt_id`).",
-			resp: store.Prompt{}, errs: []int{http.StatusConflict}, h: s.deletePrompt},
+			resp: store.Prompt{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.PromptDelete)},
 		{method: "GET", path: v1 + "/prompts/{id}/versions", op: "listPromptVersions", tag: tag, scope: "prompts:read", summary: "List a prompt's versions, newest first",
 			list: true, resp: store.PromptVersion{}, h: s.listPromptVersions},
 		{method: "POST", path: v1 + "/prompts/{id}/versions", op: "createPromptVersion", tag: tag, scope: "prompts:write", summary: "Create a version",
@@ -164,15 +164,6 @@ func (s *Server) createPrompt(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) getPrompt(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.store.PromptGet(r.Context(), s.workspace(r), pathID(r, "id"))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, p)
-	return nil
-}
-
 func (s *Server) updatePrompt(w http.ResponseWriter, r *http.Request) error {
 	var req promptUpdateRequest
 	if err := decode(w, r, &req); err != nil {
@@ -205,15 +196,6 @@ func (s *Server) updatePrompt(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeData(w, http.StatusOK, out)
-	return nil
-}
-
-func (s *Server) deletePrompt(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.store.PromptDelete(r.Context(), s.workspace(r), pathID(r, "id"))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, p)
 	return nil
 }
 

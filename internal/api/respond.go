@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -203,3 +204,16 @@ func pathID(r *http.Request, name string) string { return r.PathValue(name) }
 
 // describe formats an id list for messages.
 func describe(ids []string) string { return fmt.Sprintf("%q", ids) }
+
+// byID answers with the one resource fn finds (or removes) by the path's {id} in the
+// caller's workspace: the whole of every plain get and delete handler.
+func byID[T any](s *Server, fn func(ctx context.Context, ws, id string) (T, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		v, err := fn(r.Context(), s.workspace(r), pathID(r, "id"))
+		if err != nil {
+			return err
+		}
+		writeData(w, http.StatusOK, v)
+		return nil
+	}
+}
