@@ -139,4 +139,3 @@ func (s *Server) updateCredential(w http.ResponseWriter, r *http.Request) error 
 	writeData(w, http.StatusOK, c)
 	return nil
 }
-

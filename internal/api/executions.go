@@ -301,4 +301,3 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) error {
 	writeList(w, items, p, total)
 	return nil
 }
-

@@ -120,4 +120,3 @@ func (s *Server) updateMemory(w http.ResponseWriter, r *http.Request) error {
 	writeData(w, http.StatusOK, m)
 	return nil
 }
-
