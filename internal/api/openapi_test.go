@@ -69,3 +69,24 @@ func TestServerDocumentHasNoEmulatorRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestDocsServedOffline(t *testing.T) {
+	e := newTestEnv(t)
+	for path, ct := range map[string]string{"/docs": "text/html", "/docs/": "text/html"} {
+		resp, err := http.Get(e.ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), ct) || !strings.Contains(string(body), "/openapi.json") ||
+			strings.Contains(string(body), "https://") {
+			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+		}
+	}
+	resp, err := http.Get(e.ts.URL + "/docs/assets/swagger-ui-bundle.js")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("bundle: %v %v", resp, err)
+	}
+	resp.Body.Close()
+}
