@@ -145,8 +145,35 @@ func (s *Store) AgentList(ctx context.Context, ws string, f AgentFilter, p Page)
 	return items, total, err
 }
 
-// AgentGet returns one agent of the workspace.
+// cachedAgent is an agent as read at an agents generation.
+type cachedAgent struct {
+	gen uint64
+	a   *Agent
+}
+
+// AgentGet returns one agent of the workspace. On SQLite, reads outside a transaction are
+// served from a cache that any commit writing the agents table invalidates; callers get
+// their own copy of the struct (its maps and config are shared and must not be modified).
 func (s *Store) AgentGet(ctx context.Context, ws, id string) (*Agent, error) {
+	if s.agentCache == nil || s.inTx {
+		return s.agentGet(ctx, ws, id)
+	}
+	key := ws + "\x00" + id
+	gen := s.agentsGen.Load() // before the read: a write meanwhile makes this entry stale
+	if v, ok := s.agentCache.Load(key); ok && v.(cachedAgent).gen == gen {
+		a := *v.(cachedAgent).a
+		return &a, nil
+	}
+	a, err := s.agentGet(ctx, ws, id)
+	if err != nil {
+		return nil, err
+	}
+	s.agentCache.Store(key, cachedAgent{gen: gen, a: a})
+	c := *a
+	return &c, nil
+}
+
+func (s *Store) agentGet(ctx context.Context, ws, id string) (*Agent, error) {
 	a, err := scanAgent(s.r.QueryRowContext(ctx, "SELECT "+agentColumns+agentFrom+" WHERE a.workspace_id = $1 AND a.id = $2", ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("agent", id)

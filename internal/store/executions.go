@@ -241,8 +241,8 @@ func (s *Store) ExecutionTree(ctx context.Context, ws, id string) (*ExecutionNod
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.r.QueryContext(ctx, "SELECT "+executionColumns+" FROM executions WHERE workspace_id = $1 AND root_id = $2 ORDER BY created_at, id",
-		ws, top.RootID)
+	rows, err := s.r.QueryContext(ctx, "SELECT "+executionColumns+` FROM executions WHERE workspace_id = $1
+		AND (id = $2 OR (root_id = $2 AND parent_id IS NOT NULL)) ORDER BY created_at, id`, ws, top.RootID)
 	if err != nil {
 		return nil, fmt.Errorf("load execution tree: %w", err)
 	}

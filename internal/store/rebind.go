@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"regexp"
 	"strconv"
 	"sync"
+	"sync/atomic"
 )
 
 // The store's SQL uses PostgreSQL's numbered placeholders ($1, $2 …). SQLite accepts them but
@@ -14,7 +16,11 @@ import (
 type rebound struct {
 	query string
 	order []int // order[i] is the 0-based index of the argument for the i-th "?"
+	// agents is set for statements that write the agents table (see Store.AgentGet's cache).
+	agents bool
 }
+
+var agentsWrite = regexp.MustCompile(`(?is)^\s*(INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+agents\b`)
 
 var rebindCache sync.Map // original text -> *rebound
 
@@ -48,7 +54,7 @@ func rebind(q string) *rebound {
 		}
 		out = append(out, c)
 	}
-	r := &rebound{query: string(out), order: order}
+	r := &rebound{query: string(out), order: order, agents: agentsWrite.MatchString(q)}
 	rebindCache.Store(q, r)
 	return r
 }
@@ -69,13 +75,17 @@ func (r *rebound) args(args []any) []any {
 // sqliteTx runs the statements of a SQLite transaction with rebound placeholders, through
 // statements prepared once on the writer pool and reused on the transaction's connection.
 type sqliteTx struct {
-	tx    *sql.Tx
-	db    *sql.DB
-	cache *stmtCache
+	tx      *sql.Tx
+	db      *sql.DB
+	cache   *stmtCache
+	touched *bool // set when a statement writes the agents table
 }
 
 func (t sqliteTx) stmt(ctx context.Context, q string) (*sql.Stmt, []any, func(args []any) []any) {
 	r := rebind(q)
+	if r.agents {
+		*t.touched = true
+	}
 	st := t.cache.lookup(r.query)
 	if st == nil {
 		return nil, nil, r.args
@@ -87,7 +97,7 @@ func (t sqliteTx) ExecContext(ctx context.Context, q string, args ...any) (sql.R
 	if st, _, bind := t.stmt(ctx, q); st != nil {
 		return st.ExecContext(ctx, bind(args)...)
 	}
-	r := rebind(q)
+	r := rebind(q) // stmt has marked an agents write already
 	return t.tx.ExecContext(ctx, r.query, r.args(args)...)
 }
 
@@ -109,15 +119,24 @@ func (t sqliteTx) QueryRowContext(ctx context.Context, q string, args ...any) *s
 
 // sqliteWriter runs a single write outside a transaction, holding the writer lock.
 type sqliteWriter struct {
-	db    *sql.DB
-	mu    *sync.Mutex
-	cache *stmtCache
+	db        *sql.DB
+	mu        *sync.Mutex
+	cache     *stmtCache
+	agentsGen *atomic.Uint64
+}
+
+// done bumps the agents generation after a statement that wrote the agents table.
+func (w sqliteWriter) done(r *rebound) {
+	if r.agents {
+		w.agentsGen.Add(1)
+	}
 }
 
 func (w sqliteWriter) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	r := rebind(q)
+	defer w.done(r)
 	if st, err := w.cache.get(ctx, w.db, r.query); err == nil && st != nil {
 		return st.ExecContext(ctx, r.args(args)...)
 	}
@@ -130,6 +149,7 @@ func (w sqliteWriter) QueryContext(ctx context.Context, q string, args ...any) (
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	r := rebind(q)
+	defer w.done(r)
 	return w.db.QueryContext(ctx, r.query, r.args(args)...)
 }
 
@@ -137,5 +157,6 @@ func (w sqliteWriter) QueryRowContext(ctx context.Context, q string, args ...any
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	r := rebind(q)
+	defer w.done(r)
 	return w.db.QueryRowContext(ctx, r.query, r.args(args)...)
 }

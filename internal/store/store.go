@@ -50,6 +50,10 @@ type Store struct {
 	wmu     *sync.Mutex
 	wstmts  *stmtCache // statements prepared on the SQLite writer pool
 	group   *group     // SQLite transactions waiting for group commit
+	// agentsGen counts commits that wrote the agents table; agentCache entries read at an
+	// older count are stale. Only on SQLite, whose file this process alone writes.
+	agentsGen  *atomic.Uint64
+	agentCache *sync.Map
 	r, w    dbtx       // where reads and writes go: the pools, or the caller's transaction
 	inTx    bool
 	gen     *atomic.Uint64
@@ -60,7 +64,8 @@ type Store struct {
 // in-memory SQLite database), a SQLite file path (optionally prefixed "sqlite://" or "file:"),
 // or a "postgres://" / "postgresql://" URL.
 func Open(ctx context.Context, url string) (*Store, error) {
-	s := &Store{gen: new(atomic.Uint64), stmts: &stmtCache{}, wstmts: &stmtCache{}, wmu: &sync.Mutex{}, group: &group{}}
+	s := &Store{gen: new(atomic.Uint64), stmts: &stmtCache{}, wstmts: &stmtCache{}, wmu: &sync.Mutex{}, group: &group{},
+		agentsGen: new(atomic.Uint64)}
 	var err error
 	switch {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
@@ -81,7 +86,8 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	s.r = &cachedReader{db: s.db, cache: s.stmts, sqlite: s.dialect == SQLite}
 	s.w = dbtx(s.wdb)
 	if s.dialect == SQLite {
-		s.w = sqliteWriter{db: s.wdb, mu: s.wmu, cache: s.wstmts}
+		s.w = sqliteWriter{db: s.wdb, mu: s.wmu, cache: s.wstmts, agentsGen: s.agentsGen}
+		s.agentCache = &sync.Map{}
 	}
 	s.w = genWriter{q: s.w, gen: s.gen}
 	if err := s.ping(ctx); err != nil {
@@ -211,8 +217,9 @@ func (s *Store) runTx(ctx context.Context, fns []func(*Store) error) error {
 	}
 	tx := *s
 	tx.r, tx.w, tx.inTx = sqlTx, sqlTx, true
+	touched := new(bool)
 	if s.dialect == SQLite {
-		q := sqliteTx{tx: sqlTx, db: s.wdb, cache: s.wstmts}
+		q := sqliteTx{tx: sqlTx, db: s.wdb, cache: s.wstmts, touched: touched}
 		tx.r, tx.w = q, q
 	}
 	for _, fn := range fns {
@@ -225,6 +232,9 @@ func (s *Store) runTx(ctx context.Context, fns []func(*Store) error) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	s.gen.Add(1)
+	if *touched {
+		s.agentsGen.Add(1) // after the commit, so no reader can cache the old row as new
+	}
 	return nil
 }
 

@@ -257,3 +257,55 @@ func TestFileStoreSurvivesReopen(t *testing.T) {
 		t.Fatalf("after reopen: %+v %v", got, err)
 	}
 }
+
+// TestAgentReadsSeeEveryWrite: whatever caches AgentGet uses, a read after a committed write
+// sees it (update, new version, promote, delete, a raw write in a transaction, truncate).
+func TestAgentReadsSeeEveryWrite(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		mustModel(t, s)
+		ws := mustWorkspace(t, s, "a")
+		a, _ := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "One", Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
+		read := func() *Agent {
+			t.Helper()
+			got, err := s.AgentGet(ctx, ws, a.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got
+		}
+		read()
+		if _, err := s.AgentUpdate(ctx, ws, a.ID, AgentPatch{Name: ptrTo("Two")}); err != nil {
+			t.Fatal(err)
+		}
+		if got := read(); got.Name != "Two" {
+			t.Fatalf("after update: %s", got.Name)
+		}
+		v, _ := s.AgentVersionCreate(ctx, &AgentVersion{WorkspaceID: ws, AgentID: a.ID, Config: AgentConfig{Model: "gpt-4o", SystemPrompt: "v2"}})
+		if got := read(); got.VersionCount != 2 {
+			t.Fatalf("after new version: %d versions", got.VersionCount)
+		}
+		_ = s.AgentVersionPromote(ctx, ws, a.ID, v.ID)
+		if got := read(); got.Config.SystemPrompt != "v2" {
+			t.Fatal("promotion not seen")
+		}
+		_ = s.InTx(ctx, func(tx *Store) error {
+			_, err := tx.exec(ctx, "UPDATE agents SET status = 'archived' WHERE id = $1", a.ID)
+			return err
+		})
+		if got := read(); got.Status != "archived" {
+			t.Fatal("raw write in a transaction not seen")
+		}
+		got := read()
+		got.Name = "mutated by a caller"
+		if read().Name != "Two" {
+			t.Fatal("a caller's change leaked into the cache")
+		}
+		if _, err := s.AgentDelete(ctx, ws, a.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AgentGet(ctx, ws, a.ID); !IsNotFound(err) {
+			t.Fatalf("deleted agent still served: %v", err)
+		}
+	})
+}

@@ -28,9 +28,11 @@ CREATE TABLE executions (
     updated_at        BIGINT NOT NULL
 );
 CREATE INDEX executions_ws_created ON executions (workspace_id, created_at DESC, id DESC);
-CREATE INDEX executions_status ON executions (status, created_at);
-CREATE INDEX executions_parent ON executions (parent_id);
-CREATE INDEX executions_session ON executions (session_id);
+-- Partial indexes: most runs are never queued, have no parent and no session, so they never
+-- maintain these.
+CREATE INDEX executions_queue ON executions (created_at, id) WHERE status = 'pending';
+CREATE INDEX executions_root ON executions (root_id) WHERE parent_id IS NOT NULL;
+CREATE INDEX executions_session ON executions (session_id) WHERE session_id IS NOT NULL;
 
 -- Frames are stored in batches (as a run flushes them): one row per batch.
 CREATE TABLE execution_events (
