@@ -54,10 +54,10 @@ type Store struct {
 	// older count are stale. Only on SQLite, whose file this process alone writes.
 	agentsGen  *atomic.Uint64
 	agentCache *sync.Map
-	r, w    dbtx       // where reads and writes go: the pools, or the caller's transaction
-	inTx    bool
-	gen     *atomic.Uint64
-	stmts   *stmtCache
+	r, w       dbtx // where reads and writes go: the pools, or the caller's transaction
+	inTx       bool
+	gen        *atomic.Uint64
+	stmts      *stmtCache
 }
 
 // Open connects to url and applies pending migrations. url is one of: "memory" (a private

@@ -24,7 +24,10 @@ func (t Time) MarshalJSON() ([]byte, error) {
 	if t.IsZero() {
 		return []byte("null"), nil
 	}
-	return []byte(`"` + t.UTC().Format(timeLayout) + `"`), nil
+	b := make([]byte, 0, len(timeLayout)+2)
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, timeLayout)
+	return append(b, '"'), nil
 }
 
 // UnmarshalJSON reads any RFC 3339 time.
