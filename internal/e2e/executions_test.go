@@ -16,10 +16,16 @@ import (
 
 // targets boots each way a user runs agentplane: the emulator and `serve` on SQLite.
 func targets(t *testing.T) map[string]*proc {
-	return map[string]*proc{
+	out := map[string]*proc{
 		"emulator": start(t, emulatorEnv(nil), "emulator"),
 		"serve":    start(t, serveEnv(t.TempDir()), "serve"),
 	}
+	if pg := postgresURL(t); pg != "" {
+		env := serveEnv(t.TempDir())
+		env["DATABASE_URL"] = pg
+		out["serve-postgres"] = start(t, env, "serve")
+	}
+	return out
 }
 
 func serveEnv(dir string) map[string]string {

@@ -13,9 +13,21 @@ import (
 // and reads: resources, finished runs with their event logs, and a run waiting for approval
 // all survive, and the waiting run completes after the restart.
 func TestServeRestartLosesNothing(t *testing.T) {
-	dir := t.TempDir()
+	t.Run("sqlite", func(t *testing.T) { restartSuite(t, serveEnv(t.TempDir())) })
+	t.Run("postgres", func(t *testing.T) {
+		pg := postgresURL(t)
+		if pg == "" {
+			t.Skip("TEST_DATABASE_URL is not set")
+		}
+		env := serveEnv(t.TempDir())
+		env["DATABASE_URL"] = pg
+		restartSuite(t, env)
+	})
+}
+
+func restartSuite(t *testing.T, env map[string]string) {
 	ctx := context.Background()
-	p := start(t, serveEnv(dir), "serve")
+	p := start(t, env, "serve")
 	c := p.C
 	a := mustAgent(t, c, "approval", client.AgentConfig{SystemPrompt: "You approve refunds.", Approval: &client.ApprovalConfig{
 		Checkpoints: []client.Checkpoint{{Name: "review", When: "before_output"}}}})
@@ -39,7 +51,7 @@ func TestServeRestartLosesNothing(t *testing.T) {
 	}
 	p.stop(t)
 
-	q := start(t, serveEnv(dir), "serve")
+	q := start(t, env, "serve")
 	c = q.C
 	got, err := c.AgentGet(ctx, a.ID)
 	if err != nil || got.Config.Approval == nil {
