@@ -190,6 +190,8 @@ func executionSuite(t *testing.T, c *client.Client) {
 		}
 		if d := time.Since(t0); d > 2*time.Second {
 			t.Fatalf("cancel took %v while blocked in a model call", d)
+		} else {
+			t.Logf("cancel of a run blocked in a model call answered in %v", d)
 		}
 		_, err = c.ExecutionCancel(ctx, x.ID)
 		if ae := apiErr(t, err, 409); !strings.Contains(ae.Message, "cancelled") {

@@ -111,3 +111,19 @@ func TestServeFailsRunsOfAStoppedServer(t *testing.T) {
 		t.Fatalf("terminal frame: %+v %v", evs, err)
 	}
 }
+
+// TestMigrateCommand: `agentplane migrate` applies the migrations to the configured database
+// and exits; running it again is a no-op.
+func TestMigrateCommand(t *testing.T) {
+	dir := t.TempDir()
+	for range 2 {
+		code, out := exit(t, map[string]string{"DATA_DIR": dir}, "migrate")
+		if code != 0 {
+			t.Fatalf("migrate: exit %d: %s", code, out)
+		}
+	}
+	code, out := exit(t, map[string]string{"DATABASE_URL": "mysql://nope"}, "migrate")
+	if code != 2 || !strings.Contains(out, "--database-url") {
+		t.Fatalf("bad DATABASE_URL: exit %d: %s", code, out)
+	}
+}
