@@ -74,9 +74,9 @@ func (s *Server) agentRoutes() []route {
 			desc: "The new version gets the next number and does not become active until promoted.",
 			body: agentVersionCreateRequest{}, resp: store.AgentVersion{}, status: http.StatusCreated, creates: true, h: s.createAgentVersion},
 		{method: "GET", path: v1 + "/agents/{id}/versions/{version_id}", op: "getAgentVersion", tag: tag, scope: "agents:read", summary: "Get a version",
-			resp: store.AgentVersion{}, h: s.getAgentVersion},
+			resp: store.AgentVersion{}, h: versionByID(s, s.store.AgentVersionGet)},
 		{method: "POST", path: v1 + "/agents/{id}/versions/{version_id}/promote", op: "promoteAgentVersion", tag: tag, scope: "agents:write",
-			summary: "Make a version the active one", resp: store.Agent{}, h: s.promoteAgentVersion},
+			summary: "Make a version the active one", resp: store.Agent{}, h: promoteVersion(s, s.store.AgentVersionPromote, s.store.AgentGet)},
 		{method: "POST", path: v1 + "/agents/{id}/preview", op: "previewAgent", tag: tag, scope: "agents:read",
 			summary: "Validate input and show the messages an execution would send", desc: "No model call is made and nothing is recorded.",
 			body: agentPreviewRequest{}, resp: AgentPreview{}, h: s.previewAgent},
@@ -211,28 +211,6 @@ func (s *Server) createAgentVersion(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	writeData(w, http.StatusCreated, v)
-	return nil
-}
-
-func (s *Server) getAgentVersion(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.store.AgentVersionGet(r.Context(), s.workspace(r), pathID(r, "id"), pathID(r, "version_id"))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, v)
-	return nil
-}
-
-func (s *Server) promoteAgentVersion(w http.ResponseWriter, r *http.Request) error {
-	ws, id := s.workspace(r), pathID(r, "id")
-	if err := s.store.AgentVersionPromote(r.Context(), ws, id, pathID(r, "version_id")); err != nil {
-		return err
-	}
-	a, err := s.store.AgentGet(r.Context(), ws, id)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, a)
 	return nil
 }
 

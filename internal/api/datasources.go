@@ -76,9 +76,9 @@ func (s *Server) dataSourceRoutes() []route {
 			desc: "The new version gets the next number and does not become active until promoted.",
 			body: dataSourceVersionCreateRequest{}, resp: store.DataSourceVersion{}, status: http.StatusCreated, creates: true, h: s.createDataSourceVersion},
 		{method: "GET", path: v1 + "/data-sources/{id}/versions/{version_id}", op: "getDataSourceVersion", tag: tag, scope: "data_sources:read",
-			summary: "Get a version", resp: store.DataSourceVersion{}, h: s.getDataSourceVersion},
+			summary: "Get a version", resp: store.DataSourceVersion{}, h: versionByID(s, s.store.DataSourceVersionGet)},
 		{method: "POST", path: v1 + "/data-sources/{id}/versions/{version_id}/promote", op: "promoteDataSourceVersion", tag: tag, scope: "data_sources:write",
-			summary: "Make a version the active one", resp: store.DataSource{}, h: s.promoteDataSourceVersion},
+			summary: "Make a version the active one", resp: store.DataSource{}, h: promoteVersion(s, s.store.DataSourceVersionPromote, s.store.DataSourceGet)},
 		{method: "POST", path: v1 + "/data-sources/{id}/query", op: "queryDataSource", tag: tag, scope: "data_sources:execute",
 			summary: "Run a read-only query",
 			desc: "Only a single SELECT (or WITH … SELECT) statement is accepted for SQL sources, and a relative path for http sources; anything else is 422 naming query. " +
@@ -257,28 +257,6 @@ func (s *Server) createDataSourceVersion(w http.ResponseWriter, r *http.Request)
 		return err
 	}
 	writeData(w, http.StatusCreated, v)
-	return nil
-}
-
-func (s *Server) getDataSourceVersion(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.store.DataSourceVersionGet(r.Context(), s.workspace(r), pathID(r, "id"), pathID(r, "version_id"))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, v)
-	return nil
-}
-
-func (s *Server) promoteDataSourceVersion(w http.ResponseWriter, r *http.Request) error {
-	ws, id := s.workspace(r), pathID(r, "id")
-	if err := s.store.DataSourceVersionPromote(r.Context(), ws, id, pathID(r, "version_id")); err != nil {
-		return err
-	}
-	d, err := s.store.DataSourceGet(r.Context(), ws, id)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, d)
 	return nil
 }
 

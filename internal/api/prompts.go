@@ -84,9 +84,9 @@ func (s *Server) promptRoutes() []route {
 			desc: "The new version gets the next number (numbers are never reused) and does not become active until promoted. " + templateDoc,
 			body: promptVersionCreateRequest{}, resp: store.PromptVersion{}, status: http.StatusCreated, creates: true, h: s.createPromptVersion},
 		{method: "GET", path: v1 + "/prompts/{id}/versions/{version_id}", op: "getPromptVersion", tag: tag, scope: "prompts:read", summary: "Get a version",
-			resp: store.PromptVersion{}, h: s.getPromptVersion},
+			resp: store.PromptVersion{}, h: versionByID(s, s.store.PromptVersionGet)},
 		{method: "POST", path: v1 + "/prompts/{id}/versions/{version_id}/promote", op: "promotePromptVersion", tag: tag, scope: "prompts:write",
-			summary: "Make a version the active one", desc: "Returns the prompt.", resp: store.Prompt{}, h: s.promotePromptVersion},
+			summary: "Make a version the active one", desc: "Returns the prompt.", resp: store.Prompt{}, h: promoteVersion(s, s.store.PromptVersionPromote, s.store.PromptGet)},
 		{method: "POST", path: v1 + "/prompts/{id}/preview", op: "previewPrompt", tag: tag, scope: "prompts:execute",
 			summary: "Render a version with variables",
 			desc: "Renders the active version, or `version_id`, with `variables` and lists the variables the template uses and those missing. " +
@@ -230,28 +230,6 @@ func (s *Server) createPromptVersion(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	writeData(w, http.StatusCreated, v)
-	return nil
-}
-
-func (s *Server) getPromptVersion(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.store.PromptVersionGet(r.Context(), s.workspace(r), pathID(r, "id"), pathID(r, "version_id"))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, v)
-	return nil
-}
-
-func (s *Server) promotePromptVersion(w http.ResponseWriter, r *http.Request) error {
-	ws, id := s.workspace(r), pathID(r, "id")
-	if err := s.store.PromptVersionPromote(r.Context(), ws, id, pathID(r, "version_id")); err != nil {
-		return err
-	}
-	p, err := s.store.PromptGet(r.Context(), ws, id)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, p)
 	return nil
 }
 

@@ -217,3 +217,32 @@ func byID[T any](s *Server, fn func(ctx context.Context, ws, id string) (T, erro
 		return nil
 	}
 }
+
+// versionByID answers with one version ({version_id}) of a versioned resource ({id}).
+func versionByID[T any](s *Server, fn func(ctx context.Context, ws, id, versionID string) (T, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		v, err := fn(r.Context(), s.workspace(r), pathID(r, "id"), pathID(r, "version_id"))
+		if err != nil {
+			return err
+		}
+		writeData(w, http.StatusOK, v)
+		return nil
+	}
+}
+
+// promoteVersion makes {version_id} the active version of {id} and answers with {id}.
+func promoteVersion[T any](s *Server, promote func(ctx context.Context, ws, id, versionID string) error,
+	get func(ctx context.Context, ws, id string) (T, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		ws, id := s.workspace(r), pathID(r, "id")
+		if err := promote(r.Context(), ws, id, pathID(r, "version_id")); err != nil {
+			return err
+		}
+		v, err := get(r.Context(), ws, id)
+		if err != nil {
+			return err
+		}
+		writeData(w, http.StatusOK, v)
+		return nil
+	}
+}
