@@ -69,7 +69,7 @@ func (s *Server) agentRoutes() []route {
 		{method: "DELETE", path: v1 + "/agents/{id}", op: "deleteAgent", tag: tag, scope: "agents:write", summary: "Delete an agent and its versions",
 			resp: store.Agent{}, h: byID(s, s.store.AgentDelete)},
 		{method: "GET", path: v1 + "/agents/{id}/versions", op: "listAgentVersions", tag: tag, scope: "agents:read", summary: "List an agent's versions, newest first",
-			list: true, resp: store.AgentVersion{}, h: s.listAgentVersions},
+			list: true, resp: store.AgentVersion{}, h: childList(s, s.store.AgentVersionList)},
 		{method: "POST", path: v1 + "/agents/{id}/versions", op: "createAgentVersion", tag: tag, scope: "agents:write", summary: "Create a version",
 			desc: "The new version gets the next number and does not become active until promoted.",
 			body: agentVersionCreateRequest{}, resp: store.AgentVersion{}, status: http.StatusCreated, creates: true, h: s.createAgentVersion},
@@ -174,19 +174,6 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeData(w, http.StatusOK, a)
-	return nil
-}
-
-func (s *Server) listAgentVersions(w http.ResponseWriter, r *http.Request) error {
-	p, err := pageParams(r)
-	if err != nil {
-		return err
-	}
-	items, total, err := s.store.AgentVersionList(r.Context(), s.workspace(r), pathID(r, "id"), p)
-	if err != nil {
-		return err
-	}
-	writeList(w, items, p, total)
 	return nil
 }
 

@@ -50,7 +50,7 @@ func (s *Server) chatRoutes() []route {
 		{method: "DELETE", path: sess, op: "deleteChatSession", tag: tag, scope: "chat:write", summary: "Delete a session and its messages",
 			resp: store.ChatSession{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.ChatSessionDelete)},
 		{method: "GET", path: sess + "/messages", op: "listChatMessages", tag: tag, scope: "sessions:read", summary: "A session's messages, oldest first", list: true,
-			resp: store.ChatMessage{}, h: s.listChatMessages},
+			resp: store.ChatMessage{}, h: childList(s, s.store.ChatMessageList)},
 		{method: "POST", path: sess + "/messages", op: "sendChatMessage", tag: tag, scope: "chat:write", summary: "Send a message and wait for the reply",
 			desc: "Runs the agent (an execution with source chat) over the session's history and the message. The user message and the reply are stored together when the run completes. " +
 				"A message while a reply is still running: 409. A failed run: 502 naming the execution. A run stopped at an approval checkpoint: 202 with the execution.",
@@ -115,19 +115,6 @@ func (s *Server) updateChatSession(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	writeData(w, http.StatusOK, c)
-	return nil
-}
-
-func (s *Server) listChatMessages(w http.ResponseWriter, r *http.Request) error {
-	p, err := pageParams(r)
-	if err != nil {
-		return err
-	}
-	items, total, err := s.store.ChatMessageList(r.Context(), s.workspace(r), pathID(r, "id"), p)
-	if err != nil {
-		return err
-	}
-	writeList(w, items, p, total)
 	return nil
 }
 

@@ -71,7 +71,7 @@ func (s *Server) dataSourceRoutes() []route {
 		{method: "DELETE", path: v1 + "/data-sources/{id}", op: "deleteDataSource", tag: tag, scope: "data_sources:write", summary: "Delete a data source and its versions",
 			resp: store.DataSource{}, h: byID(s, s.store.DataSourceDelete)},
 		{method: "GET", path: v1 + "/data-sources/{id}/versions", op: "listDataSourceVersions", tag: tag, scope: "data_sources:read",
-			summary: "List a data source's versions, newest first", list: true, resp: store.DataSourceVersion{}, h: s.listDataSourceVersions},
+			summary: "List a data source's versions, newest first", list: true, resp: store.DataSourceVersion{}, h: childList(s, s.store.DataSourceVersionList)},
 		{method: "POST", path: v1 + "/data-sources/{id}/versions", op: "createDataSourceVersion", tag: tag, scope: "data_sources:write", summary: "Create a version",
 			desc: "The new version gets the next number and does not become active until promoted.",
 			body: dataSourceVersionCreateRequest{}, resp: store.DataSourceVersion{}, status: http.StatusCreated, creates: true, h: s.createDataSourceVersion},
@@ -218,19 +218,6 @@ func (s *Server) updateDataSource(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	writeData(w, http.StatusOK, d)
-	return nil
-}
-
-func (s *Server) listDataSourceVersions(w http.ResponseWriter, r *http.Request) error {
-	p, err := pageParams(r)
-	if err != nil {
-		return err
-	}
-	items, total, err := s.store.DataSourceVersionList(r.Context(), s.workspace(r), pathID(r, "id"), p)
-	if err != nil {
-		return err
-	}
-	writeList(w, items, p, total)
 	return nil
 }
 

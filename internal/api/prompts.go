@@ -79,7 +79,7 @@ func (s *Server) promptRoutes() []route {
 			desc: "Refused with 409 while a version of an agent refers to the prompt (`config.prompt_id`).",
 			resp: store.Prompt{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.PromptDelete)},
 		{method: "GET", path: v1 + "/prompts/{id}/versions", op: "listPromptVersions", tag: tag, scope: "prompts:read", summary: "List a prompt's versions, newest first",
-			list: true, resp: store.PromptVersion{}, h: s.listPromptVersions},
+			list: true, resp: store.PromptVersion{}, h: childList(s, s.store.PromptVersionList)},
 		{method: "POST", path: v1 + "/prompts/{id}/versions", op: "createPromptVersion", tag: tag, scope: "prompts:write", summary: "Create a version",
 			desc: "The new version gets the next number (numbers are never reused) and does not become active until promoted. " + templateDoc,
 			body: promptVersionCreateRequest{}, resp: store.PromptVersion{}, status: http.StatusCreated, creates: true, h: s.createPromptVersion},
@@ -196,19 +196,6 @@ func (s *Server) updatePrompt(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeData(w, http.StatusOK, out)
-	return nil
-}
-
-func (s *Server) listPromptVersions(w http.ResponseWriter, r *http.Request) error {
-	p, err := pageParams(r)
-	if err != nil {
-		return err
-	}
-	items, total, err := s.store.PromptVersionList(r.Context(), s.workspace(r), pathID(r, "id"), p)
-	if err != nil {
-		return err
-	}
-	writeList(w, items, p, total)
 	return nil
 }
 

@@ -246,3 +246,19 @@ func promoteVersion[T any](s *Server, promote func(ctx context.Context, ws, id, 
 		return nil
 	}
 }
+
+// childList answers with one page of the items under {id} (versions, messages).
+func childList[T any](s *Server, fn func(ctx context.Context, ws, id string, p store.Page) ([]T, int, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		p, err := pageParams(r)
+		if err != nil {
+			return err
+		}
+		items, total, err := fn(r.Context(), s.workspace(r), pathID(r, "id"), p)
+		if err != nil {
+			return err
+		}
+		writeList(w, items, p, total)
+		return nil
+	}
+}
