@@ -1,7 +1,9 @@
 package api
 
 import (
+	"bufio"
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -147,4 +149,35 @@ func longText(n int) string {
 		b[i] = 'x'
 	}
 	return string(b)
+}
+
+// TestStreamHeartbeat: an idle stream gets ": ping" comments (every 50 ms in tests).
+func TestStreamHeartbeat(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := context.Background()
+	slow, _ := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Slow", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini",
+		Simulation: &client.Simulation{LatencyMS: 400}}})
+	x, err := e.c.Execute(ctx, slow.ID, client.ExecuteRequest{Input: map[string]any{"message": "wait"}, Async: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.c.ExecutionCancel(ctx, x.ID)
+	req, _ := http.NewRequest("GET", e.ts.URL+"/api/v1/executions/"+x.ID+"/stream", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line == ": ping\n" {
+			return
+		}
+	}
+	t.Fatal("no heartbeat on an idle stream")
 }

@@ -76,7 +76,7 @@ func newTestEnvOn(t *testing.T, st *store.Store, emulator bool) *testEnv {
 		})
 	}
 	srv, err := New(Config{Store: st, Logger: log, Secrets: secretbox.NewRandom(), Emulator: emulator, WorkspaceID: testWorkspace,
-		CORSOrigins: []string{"*"}, Engine: eng, Reset: reset})
+		CORSOrigins: []string{"*"}, Engine: eng, Reset: reset, Heartbeat: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

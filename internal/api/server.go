@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -38,6 +39,8 @@ type Config struct {
 	Version string
 	// Engine runs executions.
 	Engine *runtime.Engine
+	// Heartbeat is how often idle SSE streams get a ": ping" comment (default 15 s).
+	Heartbeat time.Duration
 }
 
 // Server serves the API.
@@ -56,6 +59,7 @@ type Server struct {
 	// streamsDone is closed by CloseStreams so open SSE streams end on shutdown.
 	streamsDone chan struct{}
 	closeOnce   sync.Once
+	heartbeat   time.Duration
 }
 
 // New builds a server and its OpenAPI document.
@@ -64,7 +68,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("api: Store, Logger, Secrets and Engine are required")
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux(), cors: newCORSPolicy(cfg.CORSOrigins),
-		engine: cfg.Engine, streamsDone: make(chan struct{})}
+		engine: cfg.Engine, streamsDone: make(chan struct{}), heartbeat: cfg.Heartbeat}
+	if s.heartbeat <= 0 {
+		s.heartbeat = defaultHeartbeat
+	}
 	if cfg.Emulator {
 		s.cache = newReadCache(cfg.Store.Generation)
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/agentplane/agentplane/internal/store"
 )
 
-// heartbeat is how often an idle stream gets a ": ping" comment.
-const heartbeat = 15 * time.Second
+// defaultHeartbeat is how often an idle stream gets a ": ping" comment.
+const defaultHeartbeat = 15 * time.Second
 
 // pollInterval is how often a stream re-checks an execution that is not running in this
 // process (queued, awaiting approval, or on another node) when no change wakes it first.
@@ -84,7 +84,7 @@ func lastEventID(r *http.Request) (int, error) {
 // only its terminal frame, a live one the frames from now on) until its terminal frame, the
 // client leaving, or the server shutting down. Leaving never cancels the run.
 func (s *Server) streamExecution(ctx context.Context, sse *sseWriter, ws, id string, after int) error {
-	ping := time.NewTicker(heartbeat)
+	ping := time.NewTicker(s.heartbeat)
 	defer ping.Stop()
 	sent := after
 	send := func(evs []store.Event) (bool, error) {
