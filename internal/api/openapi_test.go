@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentplane/agentplane/internal/api/openapicheck"
+	"github.com/agentplane/agentplane/internal/auth"
 )
 
 func TestOpenAPIDocumentIsValid31(t *testing.T) {
@@ -89,4 +90,14 @@ func TestDocsServedOffline(t *testing.T) {
 		t.Fatalf("bundle: %v %v", resp, err)
 	}
 	resp.Body.Close()
+}
+
+// TestRouteScopesAreKnown: every scope the route table requires is one a key can be given.
+func TestRouteScopesAreKnown(t *testing.T) {
+	s := &Server{cfg: Config{Emulator: true}}
+	for _, rt := range s.routeTable() {
+		if rt.scope != "" && !auth.IsScope(rt.scope) {
+			t.Errorf("%s requires unknown scope %q", rt.pattern(), rt.scope)
+		}
+	}
 }
