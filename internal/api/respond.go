@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -201,9 +200,6 @@ func firstErr(errs ...error) error {
 
 // pathID reads a path wildcard.
 func pathID(r *http.Request, name string) string { return r.PathValue(name) }
-
-// describe formats an id list for messages.
-func describe(ids []string) string { return fmt.Sprintf("%q", ids) }
 
 // byID answers with the one resource fn finds (or removes) by the path's {id} in the
 // caller's workspace: the whole of every plain get and delete handler.

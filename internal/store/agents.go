@@ -335,11 +335,6 @@ func (s *Store) AgentVersionPromote(ctx context.Context, ws, agentID, versionID 
 	})
 }
 
-// AgentIDsMissing returns those of ids that are not agents of the workspace, in order.
-func (s *Store) AgentIDsMissing(ctx context.Context, ws string, ids []string) ([]string, error) {
-	return s.missingIDs(ctx, "agents", ws, ids)
-}
-
 func likePattern(q string) string {
 	q = strings.TrimSpace(q)
 	if q == "" {

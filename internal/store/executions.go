@@ -90,9 +90,8 @@ type Execution struct {
 
 	// Config is the configuration the run uses (a version's, or an unsaved playground one);
 	// State is the engine's resume point. Neither is part of the API.
-	Config   *AgentConfig    `json:"-"` // nil for a version's run once read back: see AgentVersionID
-	State    json.RawMessage `json:"-"`
-	EventSeq int             `json:"-"`
+	Config *AgentConfig    `json:"-"` // nil for a version's run once read back: see AgentVersionID
+	State  json.RawMessage `json:"-"`
 }
 
 // ExecutionNode is an execution with its child executions, for the tree view.
@@ -108,7 +107,7 @@ type ExecutionFilter struct {
 }
 
 const executionColumns = `id, workspace_id, agent_id, agent_version_id, parent_id, root_id, session_id, source, status, input,
-	output, error, metadata, config, state, prompt_tokens, completion_tokens, cost, duration_ms, trace_id, timeout_ms, event_seq,
+	output, error, metadata, config, state, prompt_tokens, completion_tokens, cost, duration_ms, trace_id, timeout_ms,
 	created_at, started_at, completed_at, updated_at`
 
 func scanExecution(row interface{ Scan(...any) error }) (*Execution, error) {
@@ -118,7 +117,7 @@ func scanExecution(row interface{ Scan(...any) error }) (*Execution, error) {
 	var duration sql.NullInt64
 	if err := row.Scan(&e.ID, &e.WorkspaceID, &e.AgentID, &e.AgentVersionID, &e.ParentID, &e.RootID, &e.SessionID, &e.Source,
 		&e.Status, &e.Input, &output, &errText, &e.Metadata, &config, &state, &e.TokenUsage.PromptTokens,
-		&e.TokenUsage.CompletionTokens, &e.Cost, &duration, &e.TraceID, &e.TimeoutMS, &e.EventSeq,
+		&e.TokenUsage.CompletionTokens, &e.Cost, &duration, &e.TraceID, &e.TimeoutMS,
 		&e.CreatedAt, &started, &completed, &e.UpdatedAt); err != nil {
 		return nil, err
 	}
@@ -278,7 +277,6 @@ type ExecutionPatch struct {
 	DurationMS  *int64
 	State       json.RawMessage // written when non-nil; use ClearState to erase
 	ClearState  bool
-	EventSeq    *int
 }
 
 // ExecutionTransition moves an execution to status `to` if the lifecycle allows it from its
@@ -324,9 +322,6 @@ func (s *Store) ExecutionTransition(ctx context.Context, ws, id, to string, p Ex
 		add("state", string(p.State))
 	} else if p.ClearState {
 		sets = append(sets, "state = NULL")
-	}
-	if p.EventSeq != nil {
-		add("event_seq", *p.EventSeq)
 	}
 	args = append(args, ws, id)
 	n := len(args)
@@ -478,10 +473,4 @@ func (s *Store) EventLastSeq(ctx context.Context, executionID string) (int, erro
 	var n int
 	err := s.w.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq_to), 0) FROM execution_events WHERE execution_id = $1", executionID).Scan(&n)
 	return n, err
-}
-
-// ExecutionSetState writes the engine's resume point of an execution.
-func (s *Store) ExecutionSetState(ctx context.Context, ws, id string, state json.RawMessage) error {
-	_, err := s.exec(ctx, "UPDATE executions SET state = $1 WHERE workspace_id = $2 AND id = $3", nullJSON(state), ws, id)
-	return err
 }

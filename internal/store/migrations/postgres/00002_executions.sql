@@ -21,7 +21,6 @@ CREATE TABLE executions (
     duration_ms       BIGINT,
     trace_id          TEXT NOT NULL,
     timeout_ms        BIGINT NOT NULL DEFAULT 300000,
-    event_seq         BIGINT NOT NULL DEFAULT 0,
     created_at        BIGINT NOT NULL,
     started_at        BIGINT,
     completed_at      BIGINT,

@@ -21,7 +21,6 @@ CREATE TABLE executions (
     duration_ms       INTEGER,
     trace_id          TEXT NOT NULL,
     timeout_ms        INTEGER NOT NULL DEFAULT 300000,
-    event_seq         INTEGER NOT NULL DEFAULT 0,
     created_at        INTEGER NOT NULL,
     started_at        INTEGER,
     completed_at      INTEGER,
