@@ -87,6 +87,9 @@ func (s *Server) streamExecution(ctx context.Context, sse *sseWriter, ws, id str
 	ping := time.NewTicker(s.heartbeat)
 	defer ping.Stop()
 	sent := after
+	// fromNow: the client gave no Last-Event-ID, so whatever terminal frame ends the run is
+	// owed to it even if the run ended between its request and this stream's first look.
+	fromNow := after < 0
 	send := func(evs []store.Event) (bool, error) {
 		for _, ev := range evs {
 			if ev.Seq <= sent {
@@ -181,7 +184,14 @@ func (s *Server) streamExecution(ctx context.Context, sse *sseWriter, ws, id str
 		}
 		if store.IsTerminal(x.Status) {
 			unwatch()
-			return nil // terminal with no stored frames (should not happen): nothing more will come
+			if fromNow {
+				// The run ended just as this stream attached: send its terminal frame.
+				stored, err := s.store.EventList(ctx, id, 0)
+				if err == nil && len(stored) > 0 && isTerminalFrame(stored[len(stored)-1]) {
+					_ = sse.frame(stored[len(stored)-1])
+				}
+			}
+			return nil
 		}
 		wait := time.NewTimer(pollInterval)
 		select {

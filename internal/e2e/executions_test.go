@@ -186,7 +186,7 @@ func executionSuite(t *testing.T, c *client.Client) {
 		t0 := time.Now()
 		got, err := c.ExecutionCancel(ctx, x.ID)
 		if err != nil || got.Status != "cancelled" {
-			t.Fatalf("cancel: %+v %v %v", got, err, *got.Error)
+			t.Fatalf("cancel: %s %v %q", got.Status, err, *got.Error)
 		}
 		if d := time.Since(t0); d > 2*time.Second {
 			t.Fatalf("cancel took %v while blocked in a model call", d)

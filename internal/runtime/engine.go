@@ -314,7 +314,10 @@ func (e *Engine) runPipeline(ctx context.Context, x *store.Execution, agent *sto
 	if r.agent == nil {
 		r.agent, err = e.st.AgentGet(ctx, x.WorkspaceID, x.AgentID)
 	}
-	if err != nil {
+	if ctx.Err() != nil {
+		// Cancelled (or shut down) before it started: whatever failed above failed for that.
+		o = stopped(ctx)
+	} else if err != nil {
 		switch {
 		case ctx.Err() != nil:
 			o = stopped(ctx)
