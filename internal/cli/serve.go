@@ -187,7 +187,6 @@ func runServe(ctx context.Context, stderr io.Writer, db DBOptions, host string, 
 	if err != nil {
 		return err
 	}
-	log.Warn("authentication is not enabled yet: every request acts in the default workspace; do not expose this server")
 	err = serveHTTP(ctx, log, stderr, host, port, srv.Handler, "server", srv.API.CloseStreams, grace)
 	stopCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
@@ -227,6 +226,10 @@ func (s *Server) Close(ctx context.Context) error {
 func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c ServerConfig) (*Server, error) {
 	st, box, err := openServerStore(ctx, stderr, c.DB)
 	if err != nil {
+		return nil, err
+	}
+	if err := bootstrapKey(ctx, st, stderr); err != nil {
+		st.Close()
 		return nil, err
 	}
 	eng := runtime.New(runtime.Config{Store: st, Provider: llm.NewSimulated(), Logger: log, Workers: c.Workers})
