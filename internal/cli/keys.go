@@ -14,21 +14,21 @@ import (
 
 // bootstrapKey creates the first API key ("bootstrap", scope "*", default workspace) when the
 // database has never had one, and prints it on stderr: the only time it is shown. It never
-// goes through the logger.
-func bootstrapKey(ctx context.Context, st *store.Store, stderr io.Writer) error {
+// goes through the logger. It returns the raw key, or "" when there was a key already.
+func bootstrapKey(ctx context.Context, st *store.Store, stderr io.Writer) (string, error) {
 	n, err := st.APIKeyCount(ctx)
 	if err != nil {
-		return fmt.Errorf("count api keys: %w", err)
+		return "", fmt.Errorf("count api keys: %w", err)
 	}
 	if n > 0 {
-		return nil
+		return "", nil
 	}
 	raw, err := createKey(ctx, st, DefaultWorkspaceID, "bootstrap", []string{auth.ScopeAll})
 	if err != nil {
-		return err
+		return "", err
 	}
 	fmt.Fprintf(stderr, "agentplane: created API key for workspace default (it will not be shown again):\n%s\n", raw)
-	return nil
+	return raw, nil
 }
 
 // createKey stores a new key in the workspace and returns it raw.
@@ -51,11 +51,11 @@ func keysCmd(env Env) *cobra.Command {
 }
 
 // withKeyStore opens the server's database for a keys subcommand and closes it after fn.
-func withKeyStore(cmd *cobra.Command, env Env, db DBOptions, fn func(ctx context.Context, st *store.Store) error) error {
+func withKeyStore(cmd *cobra.Command, env Env, db *DBOptions, fn func(ctx context.Context, st *store.Store) error) error {
 	if err := bindEnv(cmd.Flags(), env, dbEnv); err != nil {
 		return err
 	}
-	st, _, err := openServerStore(cmd.Context(), io.Discard, db)
+	st, _, err := openServerStore(cmd.Context(), io.Discard, *db)
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func keysCreateCmd(env Env) *cobra.Command {
 			if err := auth.ValidateScopes(list); err != nil {
 				return usageError{fmt.Errorf("invalid value for --scopes: %w", err)}
 			}
-			return withKeyStore(cmd, env, db, func(ctx context.Context, st *store.Store) error {
+			return withKeyStore(cmd, env, &db, func(ctx context.Context, st *store.Store) error {
 				raw, err := createKey(ctx, st, DefaultWorkspaceID, name, list)
 				if err != nil {
 					return err
@@ -104,7 +104,7 @@ func keysListCmd(env Env) *cobra.Command {
 		Short: "List the API keys (never the keys themselves)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withKeyStore(cmd, env, db, func(ctx context.Context, st *store.Store) error {
+			return withKeyStore(cmd, env, &db, func(ctx context.Context, st *store.Store) error {
 				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tSCOPES\tCREATED\tLAST USED")
 				for page := 1; ; page++ {
@@ -139,7 +139,7 @@ func keysRevokeCmd(env Env) *cobra.Command {
 		Short: "Revoke an API key (a running server may accept it for up to 30 s more)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withKeyStore(cmd, env, db, func(ctx context.Context, st *store.Store) error {
+			return withKeyStore(cmd, env, &db, func(ctx context.Context, st *store.Store) error {
 				k, err := st.APIKeyRevoke(ctx, DefaultWorkspaceID, args[0])
 				if err != nil {
 					return err

@@ -211,6 +211,9 @@ type Server struct {
 	Store   *store.Store
 	API     *api.Server
 	Engine  *runtime.Engine
+	// BootstrapKey is the raw key created on first start (also printed on stderr); "" when
+	// the database had keys already.
+	BootstrapKey string
 }
 
 // Close stops the engine (runs still going when ctx ends are failed) and the database.
@@ -228,7 +231,8 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 	if err != nil {
 		return nil, err
 	}
-	if err := bootstrapKey(ctx, st, stderr); err != nil {
+	bootstrap, err := bootstrapKey(ctx, st, stderr)
+	if err != nil {
 		st.Close()
 		return nil, err
 	}
@@ -241,7 +245,7 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 		st.Close()
 		return nil, err
 	}
-	return &Server{Handler: srv.Handler(), Store: st, API: srv, Engine: eng}, nil
+	return &Server{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, BootstrapKey: bootstrap}, nil
 }
 
 func migrateCmd(env Env) *cobra.Command {
