@@ -20,6 +20,14 @@ import (
 	"github.com/agentplane/agentplane/internal/cli"
 )
 
+// withKey sends every request to h with the X-API-Key that `serve` requires.
+func withKey(h http.Handler, key string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set("X-API-Key", key)
+		h.ServeHTTP(w, r)
+	})
+}
+
 func quietLog() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError}))
 }
@@ -101,7 +109,7 @@ func BenchmarkExecuteSync(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer srv.Close(ctx)
-	srvTS := httptest.NewServer(srv.Handler)
+	srvTS := httptest.NewServer(withKey(srv.Handler, srv.BootstrapKey))
 	defer srvTS.Close()
 	body := []byte(`{"input":{"message":"How long does shipping to Canada take?"}}`)
 	emuURL := emuTS.URL + "/api/v1/agents/" + zeroLatencyAgent(b, emuTS.URL) + "/execute"

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentplane/agentplane/client"
 	"github.com/agentplane/agentplane/internal/api/openapicheck"
+	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
@@ -33,6 +34,8 @@ type testEnv struct {
 	ws     string
 	logBuf *strings.Builder
 	oapi   *openapicheck.ResponseValidator
+	// key is sent as X-API-Key by run (outside the emulator): a "*" key of ws.
+	key string
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -92,7 +95,26 @@ func newTestEnvOn(t *testing.T, st *store.Store, emulator bool) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testEnv{t: t, srv: srv, ts: ts, c: client.New(ts.URL), store: st, ws: testWorkspace, logBuf: logBuf, oapi: v}
+	e := &testEnv{t: t, srv: srv, ts: ts, c: client.New(ts.URL), store: st, ws: testWorkspace, logBuf: logBuf, oapi: v}
+	if !emulator {
+		e.key = e.newKey(&store.APIKey{Name: "test", Scopes: store.Strings{"*"}})
+		e.c = client.New(ts.URL, client.WithAPIKey(e.key))
+	}
+	return e
+}
+
+// newKey stores a key of the test workspace (k's other fields as given) and returns it raw.
+func (e *testEnv) newKey(k *store.APIKey) string {
+	e.t.Helper()
+	raw, err := auth.NewKey()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	k.WorkspaceID, k.KeyPrefix = e.ws, auth.KeyPrefix(raw)
+	if _, err := e.store.APIKeyCreate(context.Background(), k, auth.HashKey(raw)); err != nil {
+		e.t.Fatal(err)
+	}
+	return raw
 }
 
 type lockedWriter struct {
@@ -146,8 +168,15 @@ func (e *testEnv) run(scenarios []scenario) {
 			if sc.body != "" {
 				req.Header.Set("Content-Type", "application/json")
 			}
+			if e.key != "" {
+				req.Header.Set("X-API-Key", e.key)
+			}
 			for k, v := range sc.header {
-				req.Header.Set(k, v)
+				if v == "" {
+					req.Header.Del(k) // e.g. send no X-API-Key at all
+				} else {
+					req.Header.Set(k, v)
+				}
 			}
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {

@@ -29,7 +29,8 @@ type Config struct {
 	Secrets *secretbox.Box
 	// Emulator turns on the emulator's behaviour: no auth, one namespace, /admin routes.
 	Emulator bool
-	// WorkspaceID is the namespace of every request while auth is off (the emulator).
+	// WorkspaceID is the namespace of every request while auth is off (the emulator); on the
+	// server a request acts in the workspace of its API key.
 	WorkspaceID string
 	// CORSOrigins lists the origins allowed to call the API from a browser; "*" allows any.
 	CORSOrigins []string
@@ -60,6 +61,7 @@ type Server struct {
 	streamsDone chan struct{}
 	closeOnce   sync.Once
 	heartbeat   time.Duration
+	keys        *keyAuth
 }
 
 // New builds a server and its OpenAPI document.
@@ -68,7 +70,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("api: Store, Logger, Secrets and Engine are required")
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux(), cors: newCORSPolicy(cfg.CORSOrigins),
-		engine: cfg.Engine, streamsDone: make(chan struct{}), heartbeat: cfg.Heartbeat}
+		engine: cfg.Engine, streamsDone: make(chan struct{}), heartbeat: cfg.Heartbeat, keys: newKeyAuth()}
 	if s.heartbeat <= 0 {
 		s.heartbeat = defaultHeartbeat
 	}
@@ -107,7 +109,12 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 // CloseStreams ends every open SSE stream (their runs go on); call it when shutting down so
 // the HTTP server can drain. Safe to call more than once.
-func (s *Server) CloseStreams() { s.closeOnce.Do(func() { close(s.streamsDone) }) }
+func (s *Server) CloseStreams() {
+	s.closeOnce.Do(func() {
+		close(s.streamsDone)
+		s.keys.close()
+	})
+}
 
 // OpenAPI returns the OpenAPI 3.1 document as JSON.
 func (s *Server) OpenAPI() []byte { return s.openapi }
@@ -122,6 +129,12 @@ func (s *Server) wrap(rt route) http.Handler {
 		h = s.cache.wrap(h, func(r *http.Request) string { return s.workspace(r) + " " + r.URL.RequestURI() })
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ar, err := s.authenticate(r, rt)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		r = ar
 		if err := h(w, r); err != nil {
 			s.writeError(w, r, err)
 		}
@@ -149,7 +162,11 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	s.writeError(w, r, errorf(http.StatusNotFound, "no route for %s %s", r.Method, r.URL.Path))
 }
 
-// workspace returns the workspace the request acts in.
+// workspace returns the workspace the request acts in: its API key's on the server, the one
+// namespace in the emulator.
 func (s *Server) workspace(r *http.Request) string {
+	if k := apiKeyOf(r); k != nil {
+		return k.WorkspaceID
+	}
 	return s.cfg.WorkspaceID
 }

@@ -187,7 +187,6 @@ func runServe(ctx context.Context, stderr io.Writer, db DBOptions, host string, 
 	if err != nil {
 		return err
 	}
-	log.Warn("authentication is not enabled yet: every request acts in the default workspace; do not expose this server")
 	err = serveHTTP(ctx, log, stderr, host, port, srv.Handler, "server", srv.API.CloseStreams, grace)
 	stopCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
@@ -212,6 +211,9 @@ type Server struct {
 	Store   *store.Store
 	API     *api.Server
 	Engine  *runtime.Engine
+	// BootstrapKey is the raw key created on first start (also printed on stderr); "" when
+	// the database had keys already.
+	BootstrapKey string
 }
 
 // Close stops the engine (runs still going when ctx ends are failed) and the database.
@@ -229,6 +231,11 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 	if err != nil {
 		return nil, err
 	}
+	bootstrap, err := bootstrapKey(ctx, st, stderr)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	eng := runtime.New(runtime.Config{Store: st, Provider: llm.NewSimulated(), Logger: log, Workers: c.Workers})
 	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: c.CORSOrigins, Version: Version, Engine: eng})
 	if err == nil {
@@ -238,7 +245,7 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 		st.Close()
 		return nil, err
 	}
-	return &Server{Handler: srv.Handler(), Store: st, API: srv, Engine: eng}, nil
+	return &Server{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, BootstrapKey: bootstrap}, nil
 }
 
 func migrateCmd(env Env) *cobra.Command {

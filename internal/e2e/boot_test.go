@@ -25,7 +25,17 @@ type proc struct {
 	mu     sync.Mutex
 	logs   strings.Builder
 	once   sync.Once
+	// Key is the API key of `serve`: the bootstrap key it printed, or the one printed by an
+	// earlier run on the same database.
+	Key string
 }
+
+// bootstrapMarker ends the line after which `serve` prints its bootstrap key.
+const bootstrapMarker = "it will not be shown again"
+
+// serveKeys remembers the bootstrap key of every database (DATA_DIR and DATABASE_URL), so a
+// restarted `serve`, which prints no key, gets the key of its first run.
+var serveKeys sync.Map
 
 var urlRe = regexp.MustCompile(`listening on (http://\S+)`)
 
@@ -56,11 +66,15 @@ func run(t *testing.T, env map[string]string, args ...string) (*proc, int) {
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
-		sent := false
+		sent, keyNext := false, false
 		for sc.Scan() {
 			line := sc.Text()
 			p.mu.Lock()
 			p.logs.WriteString(line + "\n")
+			if keyNext {
+				p.Key = line
+			}
+			keyNext = strings.Contains(line, bootstrapMarker)
 			p.mu.Unlock()
 			if m := urlRe.FindStringSubmatch(line); m != nil && !sent {
 				found <- m[1]
@@ -77,6 +91,18 @@ func run(t *testing.T, env map[string]string, args ...string) (*proc, int) {
 		}
 		p.URL = u
 		p.C = client.New(u)
+		if len(args) > 0 && args[0] == "serve" {
+			db := env["DATA_DIR"] + "|" + env["DATABASE_URL"]
+			p.mu.Lock()
+			if p.Key != "" {
+				serveKeys.Store(db, p.Key)
+			} else if k, ok := serveKeys.Load(db); ok {
+				p.Key = k.(string)
+			}
+			key := p.Key
+			p.mu.Unlock()
+			p.C = client.New(u, client.WithAPIKey(key))
+		}
 		t.Cleanup(func() { p.stop(t) })
 		return p, -1
 	case <-time.After(30 * time.Second):

@@ -8,6 +8,7 @@ import (
 // statTables maps each key of StoreStats to its table.
 var statTables = []struct{ key, table string }{
 	{"workspaces", "workspaces"},
+	{"api_keys", "api_keys"},
 	{"agents", "agents"},
 	{"agent_versions", "agent_versions"},
 	{"prompts", "prompts"},

@@ -1,0 +1,143 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+type apiKeyCreateRequest struct {
+	Name           string   `json:"name" maxLength:"200" doc:"Display name."`
+	Scopes         []string `json:"scopes" doc:"Scopes the key grants; \"*\" grants all, including managing keys."`
+	AllowedIPs     []string `json:"allowed_ips,omitempty" doc:"Addresses and CIDR ranges (IPv4 or IPv6) the key may be used from; empty allows any."`
+	AllowedOrigins []string `json:"allowed_origins,omitempty" doc:"Origins (scheme://host[:port]) a browser may use the key from; empty allows any."`
+	ExpiresAt      *string  `json:"expires_at,omitempty" format:"date-time" doc:"When the key stops working (RFC 3339, in the future); omit for never."`
+}
+
+// APIKeyWithSecret is a key as created or rotated: the key object and, once, the raw key.
+type APIKeyWithSecret struct {
+	ID             string      `json:"id"`
+	WorkspaceID    string      `json:"workspace_id"`
+	Name           string      `json:"name"`
+	KeyPrefix      string      `json:"key_prefix"`
+	Scopes         []string    `json:"scopes"`
+	AllowedIPs     []string    `json:"allowed_ips"`
+	AllowedOrigins []string    `json:"allowed_origins"`
+	ExpiresAt      *store.Time `json:"expires_at"`
+	LastUsedAt     *store.Time `json:"last_used_at"`
+	CreatedAt      store.Time  `json:"created_at"`
+	Key            string      `json:"key" doc:"The raw key. It is shown only in this response; only its hash is stored."`
+}
+
+func withSecret(k *store.APIKey, raw string) APIKeyWithSecret {
+	return APIKeyWithSecret{ID: k.ID, WorkspaceID: k.WorkspaceID, Name: k.Name, KeyPrefix: k.KeyPrefix, Scopes: k.Scopes,
+		AllowedIPs: k.AllowedIPs, AllowedOrigins: k.AllowedOrigins, ExpiresAt: k.ExpiresAt, LastUsedAt: k.LastUsedAt,
+		CreatedAt: k.CreatedAt, Key: raw}
+}
+
+func (s *Server) apiKeyRoutes() []route {
+	const tag, scope = "API keys", auth.ScopeAll
+	// Not idempotent (creates: false) on purpose: a replayed response would have to keep the
+	// raw key, and the raw key is never stored.
+	return []route{
+		{method: "GET", path: v1 + "/api-keys", op: "listAPIKeys", tag: tag, scope: scope, summary: "List the workspace's API keys",
+			desc: "The raw keys are never shown; revoked keys are left out.", list: true, resp: store.APIKey{}, nocache: true, h: s.listAPIKeys},
+		{method: "POST", path: v1 + "/api-keys", op: "createAPIKey", tag: tag, scope: scope, summary: "Create an API key",
+			desc: "The response holds the raw key in `key`; it is shown only once.", body: apiKeyCreateRequest{}, resp: APIKeyWithSecret{},
+			status: http.StatusCreated, h: s.createAPIKey},
+		{method: "GET", path: v1 + "/api-keys/{id}", op: "getAPIKey", tag: tag, scope: scope, summary: "Get an API key", resp: store.APIKey{},
+			nocache: true, h: byID(s, s.store.APIKeyGet)},
+		{method: "DELETE", path: v1 + "/api-keys/{id}", op: "revokeAPIKey", tag: tag, scope: scope, summary: "Revoke an API key",
+			desc: "The key stops working at once.", resp: store.APIKey{}, h: s.revokeAPIKey},
+		{method: "POST", path: v1 + "/api-keys/{id}/rotate", op: "rotateAPIKey", tag: tag, scope: scope, summary: "Replace an API key's secret",
+			desc: "The old key stops working at once; the response holds the new raw key in `key`, shown only once.",
+			resp: APIKeyWithSecret{}, h: s.rotateAPIKey},
+	}
+}
+
+func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	items, total, err := s.store.APIKeyList(r.Context(), s.workspace(r), p)
+	if err != nil {
+		return err
+	}
+	writeList(w, items, p, total)
+	return nil
+}
+
+func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
+	var req apiKeyCreateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200)); err != nil {
+		return err
+	}
+	if err := auth.ValidateScopes(req.Scopes); err != nil {
+		return errorf(http.StatusUnprocessableEntity, "%s", err.Error())
+	}
+	if _, err := auth.ParseIPAllowlist(req.AllowedIPs); err != nil {
+		return errorf(http.StatusUnprocessableEntity, "%s", err.Error())
+	}
+	origins, err := auth.ParseOrigins(req.AllowedOrigins)
+	if err != nil {
+		return errorf(http.StatusUnprocessableEntity, "%s", err.Error())
+	}
+	var expires *store.Time
+	if req.ExpiresAt != nil {
+		t, err := time.Parse(time.RFC3339, *req.ExpiresAt)
+		if err != nil {
+			return invalid("expires_at", "must be an RFC 3339 time such as 2030-01-02T15:04:05Z, got %q", *req.ExpiresAt)
+		}
+		if !t.After(time.Now()) {
+			return invalid("expires_at", "must be in the future, got %s", *req.ExpiresAt)
+		}
+		expires = &store.Time{Time: t.UTC().Truncate(time.Millisecond)}
+	}
+	ips := make([]string, len(req.AllowedIPs))
+	for i, ip := range req.AllowedIPs {
+		ips[i] = strings.TrimSpace(ip)
+	}
+	raw, err := auth.NewKey()
+	if err != nil {
+		return err
+	}
+	k, err := s.store.APIKeyCreate(r.Context(), &store.APIKey{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name),
+		KeyPrefix: auth.KeyPrefix(raw), Scopes: req.Scopes, AllowedIPs: ips, AllowedOrigins: origins, ExpiresAt: expires}, auth.HashKey(raw))
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusCreated, withSecret(k, raw))
+	return nil
+}
+
+func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
+	k, err := s.store.APIKeyRevoke(r.Context(), s.workspace(r), pathID(r, "id"))
+	if err != nil {
+		return err
+	}
+	s.keys.invalidate(k.ID)
+	writeData(w, http.StatusOK, k)
+	return nil
+}
+
+func (s *Server) rotateAPIKey(w http.ResponseWriter, r *http.Request) error {
+	raw, err := auth.NewKey()
+	if err != nil {
+		return err
+	}
+	id := pathID(r, "id")
+	k, err := s.store.APIKeyRotate(r.Context(), s.workspace(r), id, auth.KeyPrefix(raw), auth.HashKey(raw))
+	if err != nil {
+		return err
+	}
+	s.keys.invalidate(k.ID)
+	writeData(w, http.StatusOK, withSecret(k, raw))
+	return nil
+}

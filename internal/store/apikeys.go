@@ -1,0 +1,147 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// APIKey is a key that authenticates requests to one workspace. Only the SHA-256 of the raw
+// key is stored, and it is never part of this type: the raw key is shown once, by the API.
+type APIKey struct {
+	ID             string  `json:"id"`
+	WorkspaceID    string  `json:"workspace_id"`
+	Name           string  `json:"name"`
+	KeyPrefix      string  `json:"key_prefix" doc:"The first characters of the key, for telling keys apart."`
+	Scopes         Strings `json:"scopes"`
+	AllowedIPs     Strings `json:"allowed_ips" doc:"Addresses and CIDR ranges the key may be used from; empty allows any."`
+	AllowedOrigins Strings `json:"allowed_origins" doc:"Origin header values the key may be used with; empty allows any."`
+	ExpiresAt      *Time   `json:"expires_at" doc:"When the key stops working; null for never."`
+	LastUsedAt     *Time   `json:"last_used_at" doc:"Last use, written at most once a minute."`
+	CreatedAt      Time    `json:"created_at"`
+}
+
+const apiKeyColumns = `id, workspace_id, name, key_prefix, scopes, allowed_ips, allowed_origins, expires_at, last_used_at, created_at`
+
+func scanAPIKey(row interface{ Scan(...any) error }) (*APIKey, error) {
+	var k APIKey
+	if err := row.Scan(&k.ID, &k.WorkspaceID, &k.Name, &k.KeyPrefix, &k.Scopes, &k.AllowedIPs, &k.AllowedOrigins,
+		&k.ExpiresAt, &k.LastUsedAt, &k.CreatedAt); err != nil {
+		return nil, err
+	}
+	for _, l := range []*Strings{&k.Scopes, &k.AllowedIPs, &k.AllowedOrigins} {
+		if *l == nil {
+			*l = Strings{}
+		}
+	}
+	return &k, nil
+}
+
+// APIKeyCreate inserts a key with the SHA-256 hash of its raw form; a preset ID is kept.
+func (s *Store) APIKeyCreate(ctx context.Context, k *APIKey, hash string) (*APIKey, error) {
+	if k.ID == "" {
+		k.ID = NewID()
+	}
+	_, err := s.exec(ctx, `INSERT INTO api_keys (id, workspace_id, name, key_prefix, key_hash, scopes, allowed_ips, allowed_origins,
+		expires_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		k.ID, k.WorkspaceID, k.Name, k.KeyPrefix, hash, k.Scopes, k.AllowedIPs, k.AllowedOrigins, k.ExpiresAt, Now())
+	if err != nil {
+		if isUniqueViolation(err) {
+			return nil, &ConflictError{Message: fmt.Sprintf("api key %s already exists", k.ID)}
+		}
+		return nil, fmt.Errorf("insert api key: %w", err)
+	}
+	return s.APIKeyGet(ctx, k.WorkspaceID, k.ID)
+}
+
+// APIKeyList returns one page of a workspace's keys that are not revoked, newest first.
+func (s *Store) APIKeyList(ctx context.Context, ws string, p Page) ([]*APIKey, int, error) {
+	where := " WHERE workspace_id = $1 AND revoked_at IS NULL"
+	rows, err := s.r.QueryContext(ctx, "SELECT "+apiKeyColumns+" FROM api_keys"+where+pageClause("", p), ws)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list api keys: %w", err)
+	}
+	items, err := collect(rows, scanAPIKey)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM api_keys"+where, []any{ws})
+	return items, total, err
+}
+
+// APIKeyGet returns one key of the workspace; a revoked key is not found.
+func (s *Store) APIKeyGet(ctx context.Context, ws, id string) (*APIKey, error) {
+	k, err := scanAPIKey(s.r.QueryRowContext(ctx, "SELECT "+apiKeyColumns+
+		" FROM api_keys WHERE workspace_id = $1 AND id = $2 AND revoked_at IS NULL", ws, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("api key", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get api key %s: %w", id, err)
+	}
+	return k, nil
+}
+
+// APIKeyByHash returns the key, of any workspace, whose raw form hashes to hash; revoked keys
+// are not found.
+func (s *Store) APIKeyByHash(ctx context.Context, hash string) (*APIKey, error) {
+	k, err := scanAPIKey(s.r.QueryRowContext(ctx, "SELECT "+apiKeyColumns+
+		" FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL", hash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("api key", "")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get api key by hash: %w", err)
+	}
+	return k, nil
+}
+
+// APIKeyRevoke marks a key revoked, so it stops working, and returns it as it was.
+func (s *Store) APIKeyRevoke(ctx context.Context, ws, id string) (*APIKey, error) {
+	var k *APIKey
+	err := s.InTx(ctx, func(tx *Store) error {
+		var err error
+		if k, err = tx.APIKeyGet(ctx, ws, id); err != nil {
+			return err
+		}
+		_, err = tx.exec(ctx, "UPDATE api_keys SET revoked_at = $1 WHERE workspace_id = $2 AND id = $3", Now(), ws, id)
+		if err != nil {
+			return fmt.Errorf("revoke api key %s: %w", id, err)
+		}
+		return nil
+	})
+	return k, err
+}
+
+// APIKeyRotate gives a key a new raw form (its prefix and hash); the old one stops working.
+func (s *Store) APIKeyRotate(ctx context.Context, ws, id, newPrefix, newHash string) (*APIKey, error) {
+	var k *APIKey
+	err := s.InTx(ctx, func(tx *Store) error {
+		res, err := tx.exec(ctx, "UPDATE api_keys SET key_prefix = $1, key_hash = $2 WHERE workspace_id = $3 AND id = $4 AND revoked_at IS NULL",
+			newPrefix, newHash, ws, id)
+		if err != nil {
+			return fmt.Errorf("rotate api key %s: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return notFound("api key", id)
+		}
+		k, err = tx.APIKeyGet(ctx, ws, id)
+		return err
+	})
+	return k, err
+}
+
+// APIKeyTouch records that a key was used at the given time.
+func (s *Store) APIKeyTouch(ctx context.Context, id string, at Time) error {
+	if _, err := s.exec(ctx, "UPDATE api_keys SET last_used_at = $1 WHERE id = $2", at, id); err != nil {
+		return fmt.Errorf("touch api key %s: %w", id, err)
+	}
+	return nil
+}
+
+// APIKeyCount counts every key of every workspace, revoked ones included; `serve` creates a
+// bootstrap key only when there has never been one.
+func (s *Store) APIKeyCount(ctx context.Context) (int, error) {
+	return s.count(ctx, "SELECT count(*) FROM api_keys", nil)
+}
