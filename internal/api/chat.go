@@ -124,15 +124,15 @@ func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request) (*store.E
 	if err := decode(w, r, &req); err != nil {
 		return nil, nil, "", err
 	}
+	ws, id := s.workspace(r), pathID(r, "id")
+	c, err := s.store.ChatSessionGet(r.Context(), ws, id) // a missing session is a 404 whatever the body
+	if err != nil {
+		return nil, nil, "", err
+	}
 	if strings.TrimSpace(req.Content) == "" {
 		return nil, nil, "", invalid("content", "is required and must not be empty")
 	}
 	if err := maxLen("content", req.Content, 100_000); err != nil {
-		return nil, nil, "", err
-	}
-	ws, id := s.workspace(r), pathID(r, "id")
-	c, err := s.store.ChatSessionGet(r.Context(), ws, id)
-	if err != nil {
 		return nil, nil, "", err
 	}
 	a, err := s.store.AgentGet(r.Context(), ws, c.AgentID)
