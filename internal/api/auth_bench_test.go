@@ -1,0 +1,85 @@
+package api
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/llm"
+	"github.com/agentplane/agentplane/internal/runtime"
+	"github.com/agentplane/agentplane/internal/secretbox"
+	"github.com/agentplane/agentplane/internal/seed"
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+// BenchmarkAuthCost measures, in-process on `serve`'s SQLite store, the API-key check of a
+// warm key against a whole authenticated GET /api/v1/agents, and reports the check's share
+// (goal: under 5%).
+func BenchmarkAuthCost(b *testing.B) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, b.TempDir()+"/a.db")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	ws, _ := st.WorkspaceCreate(ctx, &store.Workspace{Name: "w", Slug: "w"})
+	if err := seed.LoadCatalog(ctx, st); err != nil {
+		b.Fatal(err)
+	}
+	for range 6 {
+		if _, err := st.AgentCreate(ctx, &store.Agent{WorkspaceID: ws.ID, Name: "A", Type: "simple", Status: "active"}, &store.AgentConfig{Model: "gpt-4o-mini"}, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	raw, _ := auth.NewKey()
+	if _, err := st.APIKeyCreate(ctx, &store.APIKey{WorkspaceID: ws.ID, Name: "k", KeyPrefix: auth.KeyPrefix(raw), Scopes: store.Strings{"*"}}, auth.HashKey(raw)); err != nil {
+		b.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	eng := runtime.New(runtime.Config{Store: st, Provider: llm.NewSimulated(), Logger: log})
+	srv, err := New(Config{Store: st, Logger: log, Secrets: secretbox.NewRandom(), WorkspaceID: ws.ID, Engine: eng})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.CloseStreams()
+	var rt route
+	for _, r := range srv.routes {
+		if r.op == "listAgents" {
+			rt = r
+		}
+	}
+	req := httptest.NewRequest(http.MethodGet, "/api/v1/agents", nil)
+	req.Header.Set("X-API-Key", raw)
+	if _, err := srv.authenticate(req, rt); err != nil { // warm the key
+		b.Fatal(err)
+	}
+	const n = 20000
+	b.ResetTimer()
+	var authD, reqD time.Duration
+	for range b.N {
+		t0 := time.Now()
+		for range n {
+			if _, err := srv.authenticate(req, rt); err != nil {
+				b.Fatal(err)
+			}
+		}
+		authD += time.Since(t0)
+		t0 = time.Now()
+		for range n {
+			w := httptest.NewRecorder()
+			srv.Handler().ServeHTTP(w, req)
+			if w.Code != http.StatusOK {
+				b.Fatalf("list: %d %s", w.Code, w.Body)
+			}
+		}
+		reqD += time.Since(t0)
+	}
+	b.ReportMetric(float64(authD.Nanoseconds())/float64(n*b.N), "auth_ns")
+	b.ReportMetric(float64(reqD.Nanoseconds())/float64(n*b.N), "request_ns")
+	b.ReportMetric(float64(authD)/float64(reqD), "auth_share")
+}
