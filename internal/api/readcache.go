@@ -9,7 +9,7 @@ import (
 // readCache keeps the bodies of successful GET responses, tagged with the store generation
 // they were read at. Any write bumps the generation, so a tagged body is served only while
 // nothing has changed. It is used where this process is the database's only writer (the
-// emulator's in-memory store).
+// emulator's in-memory store, a SQLite file).
 type readCache struct {
 	mu      sync.RWMutex
 	entries map[string]cachedBody

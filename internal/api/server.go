@@ -74,7 +74,10 @@ func New(cfg Config) (*Server, error) {
 	if s.heartbeat <= 0 {
 		s.heartbeat = defaultHeartbeat
 	}
-	if cfg.Emulator {
+	// The read cache is exact where this process is the database's only writer: the emulator's
+	// memory, and a SQLite file (routes whose data other processes may write, such as the
+	// keys the CLI manages, are marked nocache).
+	if cfg.Emulator || cfg.Store.Dialect() == store.SQLite {
 		s.cache = newReadCache(cfg.Store.Generation)
 	}
 	s.routes = s.routeTable()
