@@ -62,7 +62,7 @@ func (s *Server) agentRoutes() []route {
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
 			resp: store.Agent{}, h: s.listAgents},
 		{method: "POST", path: v1 + "/agents", op: "createAgent", tag: tag, scope: "agents:write", summary: "Create an agent (and its version 1)",
-			body: agentCreateRequest{}, resp: store.Agent{}, status: http.StatusCreated, creates: true, h: s.createAgent},
+			body: agentCreateRequest{}, resp: store.Agent{}, status: http.StatusCreated, creates: true, plan: true, h: s.createAgent},
 		{method: "GET", path: v1 + "/agents/{id}", op: "getAgent", tag: tag, scope: "agents:read", summary: "Get an agent", resp: store.Agent{}, h: byID(s, s.store.AgentGet)},
 		{method: "PATCH", path: v1 + "/agents/{id}", op: "updateAgent", tag: tag, scope: "agents:write", summary: "Update an agent's name, description, status, tags or metadata",
 			desc: "Configuration changes are made by creating a version and promoting it.", body: agentUpdateRequest{}, resp: store.Agent{}, h: s.updateAgent},
@@ -126,6 +126,9 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 		cfg = &store.AgentConfig{Model: DefaultModel}
 	}
 	if err := agentconfig.Validate(r.Context(), s.store, ws, req.Type, "", cfg); err != nil {
+		return err
+	}
+	if err := s.checkAgentLimit(r.Context(), ws); err != nil {
 		return err
 	}
 	a, err := s.store.AgentCreate(r.Context(), &store.Agent{

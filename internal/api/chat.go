@@ -54,11 +54,11 @@ func (s *Server) chatRoutes() []route {
 		{method: "POST", path: sess + "/messages", op: "sendChatMessage", tag: tag, scope: "chat:write", summary: "Send a message and wait for the reply",
 			desc: "Runs the agent (an execution with source chat) over the session's history and the message. The user message and the reply are stored together when the run completes. " +
 				"A message while a reply is still running: 409. A failed run: 502 naming the execution. A run stopped at an approval checkpoint: 202 with the execution.",
-			body: chatMessageRequest{}, resp: AssistantReply{}, alsoOK: map[int]any{http.StatusAccepted: store.Execution{}}, errs: []int{http.StatusConflict, http.StatusBadGateway}, h: s.sendChatMessage},
+			body: chatMessageRequest{}, resp: AssistantReply{}, alsoOK: map[int]any{http.StatusAccepted: store.Execution{}}, errs: []int{http.StatusConflict, http.StatusBadGateway}, plan: true, h: s.sendChatMessage},
 		{method: "POST", path: sess + "/messages/stream", op: "streamChatMessage", tag: tag, scope: "chat:write", sse: true, summary: "Send a message and stream the reply (SSE)",
 			desc: "Frames: `execution` {execution_id, user_message_id} first, then `thinking`, `tool_start`, `tool_end`, `content`, then exactly one `done` or `error`. " +
 				"Reconnect with GET /executions/{execution_id}/stream and Last-Event-ID.",
-			body: chatMessageRequest{}, errs: []int{http.StatusConflict}, h: s.streamChatMessage},
+			body: chatMessageRequest{}, errs: []int{http.StatusConflict}, plan: true, h: s.streamChatMessage},
 	}
 }
 
@@ -141,6 +141,9 @@ func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request) (*store.E
 	}
 	if a.Config == nil {
 		return nil, nil, "", conflict("agent %s has no active version", a.ID)
+	}
+	if err := s.checkExecutionLimits(r.Context(), ws); err != nil {
+		return nil, nil, "", err
 	}
 	userMsgID := store.NewID()
 	x, done, err := s.engine.Submit(r.Context(), runtime.SubmitRequest{WorkspaceID: ws, Agent: a, VersionID: a.ActiveVersionID, Config: a.Config,

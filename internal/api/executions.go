@@ -46,10 +46,10 @@ func (s *Server) executionRoutes() []route {
 		{method: "POST", path: v1 + "/agents/{id}/execute", op: "executeAgent", tag: "Agents", scope: "agents:execute", summary: "Run an agent",
 			desc: "Sync (default): waits for the run (up to timeout_ms) and answers 200 with the finished execution, or 202 if it is still running or awaiting approval. " +
 				"Async: answers 202 at once with the pending execution. Input failing the version's input_schema is a 422 and records nothing.",
-			body: executeRequest{}, resp: store.Execution{}, creates: true, alsoOK: map[int]any{http.StatusAccepted: nil}, errs: []int{http.StatusConflict}, h: s.execute},
+			body: executeRequest{}, resp: store.Execution{}, creates: true, alsoOK: map[int]any{http.StatusAccepted: nil}, errs: []int{http.StatusConflict}, plan: true, h: s.execute},
 		{method: "POST", path: v1 + "/agents/{id}/playground", op: "playgroundAgent", tag: "Agents", scope: "agents:execute", summary: "Run an unsaved configuration",
 			desc: "Like execute, for a config that is not saved as a version; recorded with source and metadata.source \"playground\".",
-			body: playgroundRequest{}, resp: store.Execution{}, creates: true, alsoOK: map[int]any{http.StatusAccepted: nil}, h: s.playground},
+			body: playgroundRequest{}, resp: store.Execution{}, creates: true, alsoOK: map[int]any{http.StatusAccepted: nil}, plan: true, h: s.playground},
 		{method: "GET", path: v1 + "/executions", op: "listExecutions", tag: tag, scope: "executions:read", summary: "List executions, newest first", list: true,
 			params: []param{{name: "agent_id", typ: "string"}, {name: "status", typ: "string", enum: store.ExecutionStatuses},
 				{name: "session_id", typ: "string"}, {name: "source", typ: "string"},
@@ -155,6 +155,9 @@ func (s *Server) playground(w http.ResponseWriter, r *http.Request) error {
 
 // submit starts a run and answers: 202 at once for async, else waits up to its timeout.
 func (s *Server) submit(w http.ResponseWriter, r *http.Request, req runtime.SubmitRequest) error {
+	if err := s.checkExecutionLimits(r.Context(), req.WorkspaceID); err != nil {
+		return err
+	}
 	x, run, err := s.engine.Submit(r.Context(), req)
 	if err != nil {
 		return err

@@ -52,6 +52,12 @@ func newTestEnv(t *testing.T) *testEnv {
 // or as the server; the caller closes the store.
 func newTestEnvOn(t *testing.T, st *store.Store, emulator bool) *testEnv {
 	t.Helper()
+	return newTestEnvWith(t, st, emulator, nil)
+}
+
+// newTestEnvWith is newTestEnvOn with the server's Config changed by override (when not nil).
+func newTestEnvWith(t *testing.T, st *store.Store, emulator bool, override func(*Config)) *testEnv {
+	t.Helper()
 	ctx := context.Background()
 	if _, err := st.WorkspaceGet(ctx, testWorkspace); store.IsNotFound(err) {
 		if _, err := st.WorkspaceCreate(ctx, &store.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"}); err != nil {
@@ -78,8 +84,12 @@ func newTestEnvOn(t *testing.T, st *store.Store, emulator bool) *testEnv {
 			return seed.LoadCatalog(ctx, tx)
 		})
 	}
-	srv, err := New(Config{Store: st, Logger: log, Secrets: secretbox.NewRandom(), Emulator: emulator, WorkspaceID: testWorkspace,
-		CORSOrigins: []string{"*"}, Engine: eng, Reset: reset, Heartbeat: 50 * time.Millisecond})
+	cfg := Config{Store: st, Logger: log, Secrets: secretbox.NewRandom(), Emulator: emulator, WorkspaceID: testWorkspace,
+		CORSOrigins: []string{"*"}, Engine: eng, Reset: reset, Heartbeat: 50 * time.Millisecond}
+	if override != nil {
+		override(&cfg)
+	}
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,7 @@ type route struct {
 	nocache  bool        // a GET whose answer changes without a store write (never served from the read cache)
 	alsoOK   map[int]any // other success statuses and their data type (nil: the same as resp)
 	errs     []int
+	plan     bool // may answer 402 plan_limit_exceeded (server only)
 	h        handlerFunc
 }
 
@@ -160,7 +161,12 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 			resp.Description = http.StatusText(code)
 			op.Responses[strconv.Itoa(code)] = resp
 		}
-		for _, code := range errorStatuses(rt) {
+		codes := errorStatuses(rt)
+		if rt.plan && !emulator {
+			codes = append(codes, http.StatusPaymentRequired)
+			sort.Ints(codes)
+		}
+		for _, code := range codes {
 			op.Responses[strconv.Itoa(code)] = &huma.Response{
 				Description: http.StatusText(code),
 				Content:     map[string]*huma.MediaType{"application/json": {Schema: errSchema}},

@@ -42,6 +42,13 @@ type Config struct {
 	Engine *runtime.Engine
 	// Heartbeat is how often idle SSE streams get a ": ping" comment (default 15 s).
 	Heartbeat time.Duration
+	// RateLimit is the requests per second each API key may make (server only); zero or less
+	// turns limiting off.
+	RateLimit float64
+	// RateBurst is how many requests a key may make at once above RateLimit (at least 1).
+	RateBurst int
+	// Plan bounds what each workspace may hold and run (server only; zero values are unlimited).
+	Plan Plan
 }
 
 // Server serves the API.
@@ -62,6 +69,7 @@ type Server struct {
 	closeOnce   sync.Once
 	heartbeat   time.Duration
 	keys        *keyAuth
+	limits      *rateLimits // nil when rate limiting is off
 }
 
 // New builds a server and its OpenAPI document.
@@ -79,6 +87,9 @@ func New(cfg Config) (*Server, error) {
 	// keys the CLI manages, are marked nocache).
 	if cfg.Emulator || cfg.Store.Dialect() == store.SQLite {
 		s.cache = newReadCache(cfg.Store.Generation)
+		s.cfg.Plan = Plan{}
+	} else {
+		s.limits = newRateLimits(cfg.RateLimit, cfg.RateBurst)
 	}
 	s.routes = s.routeTable()
 	if err := checkRoutes(s.routes); err != nil {
@@ -138,6 +149,10 @@ func (s *Server) wrap(rt route) http.Handler {
 			return
 		}
 		r = ar
+		if err := s.limitRate(w, r); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 		if err := h(w, r); err != nil {
 			s.writeError(w, r, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -110,13 +111,16 @@ func serveCmd(env Env) *cobra.Command {
 		host, level, cors string
 		port, workers     int
 		grace             time.Duration
+		limits            Limits
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the server on an embedded SQLite file (default) or PostgreSQL",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			vars := map[string]string{"host": "HOST", "port": "PORT", "log-level": "LOG_LEVEL", "cors-origins": "CORS_ORIGINS", "workers": "WORKERS", "shutdown-timeout": "SHUTDOWN_TIMEOUT"}
+			vars := map[string]string{"host": "HOST", "port": "PORT", "log-level": "LOG_LEVEL", "cors-origins": "CORS_ORIGINS", "workers": "WORKERS", "shutdown-timeout": "SHUTDOWN_TIMEOUT",
+				"rate-limit": "RATE_LIMIT", "rate-burst": "RATE_BURST", "max-agents": "MAX_AGENTS",
+				"max-executions-per-month": "MAX_EXECUTIONS_PER_MONTH", "max-concurrent-executions": "MAX_CONCURRENT_EXECUTIONS"}
 			for k, v := range dbEnv {
 				vars[k] = v
 			}
@@ -136,7 +140,10 @@ func serveCmd(env Env) *cobra.Command {
 			if grace < 0 {
 				return usageError{fmt.Errorf("invalid value %s for --shutdown-timeout: must not be negative", grace)}
 			}
-			return runServe(cmd.Context(), cmd.ErrOrStderr(), db, host, port, workers, grace, lvl, splitList(cors))
+			if err := limits.validate(); err != nil {
+				return err
+			}
+			return runServe(cmd.Context(), cmd.ErrOrStderr(), db, host, port, workers, grace, lvl, splitList(cors), limits)
 		},
 	}
 	db.flags(cmd)
@@ -147,6 +154,7 @@ func serveCmd(env Env) *cobra.Command {
 	f.StringVar(&cors, "cors-origins", "", "comma-separated origins allowed by CORS, or * (CORS_ORIGINS)")
 	f.IntVar(&workers, "workers", 16, "how many async executions run at once (WORKERS)")
 	f.DurationVar(&grace, "shutdown-timeout", 10*time.Second, "on SIGTERM, how long requests and runs may finish before runs are failed (SHUTDOWN_TIMEOUT)")
+	limits.flags(cmd)
 	return cmd
 }
 
@@ -181,9 +189,9 @@ func openServerStore(ctx context.Context, stderr io.Writer, db DBOptions) (*stor
 	return st, box, nil
 }
 
-func runServe(ctx context.Context, stderr io.Writer, db DBOptions, host string, port, workers int, grace time.Duration, level slogLevel, cors []string) error {
+func runServe(ctx context.Context, stderr io.Writer, db DBOptions, host string, port, workers int, grace time.Duration, level slogLevel, cors []string, limits Limits) error {
 	log := newLogger(stderr, level)
-	srv, err := NewServer(ctx, log, stderr, ServerConfig{DB: db, Workers: workers, CORSOrigins: cors})
+	srv, err := NewServer(ctx, log, stderr, ServerConfig{DB: db, Workers: workers, CORSOrigins: cors, Limits: limits})
 	if err != nil {
 		return err
 	}
@@ -198,6 +206,46 @@ type ServerConfig struct {
 	DB          DBOptions
 	Workers     int
 	CORSOrigins []string
+	// Limits are the per-key rate limit and the per-workspace plan; the zero value is unlimited.
+	Limits Limits
+}
+
+// Limits are serve's rate and plan limits.
+type Limits struct {
+	// RateLimit is requests per second per API key (0 disables); RateBurst the bucket size.
+	RateLimit float64
+	RateBurst int
+	// Plan bounds each workspace.
+	Plan api.Plan
+}
+
+func (l *Limits) flags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.Float64Var(&l.RateLimit, "rate-limit", 50, "requests per second allowed per API key; 0 disables (RATE_LIMIT)")
+	f.IntVar(&l.RateBurst, "rate-burst", 100, "requests per API key allowed at once above --rate-limit (RATE_BURST)")
+	f.IntVar(&l.Plan.MaxAgents, "max-agents", 0, "agents per workspace; 0 is unlimited (MAX_AGENTS)")
+	f.IntVar(&l.Plan.MaxExecutionsPerMonth, "max-executions-per-month", 0, "executions per workspace per calendar month (UTC); 0 is unlimited (MAX_EXECUTIONS_PER_MONTH)")
+	f.IntVar(&l.Plan.MaxConcurrentExecutions, "max-concurrent-executions", 0, "pending, running or awaiting executions per workspace; 0 is unlimited (MAX_CONCURRENT_EXECUTIONS)")
+}
+
+// validate rejects negative (or non-finite) limits, naming the flag.
+func (l *Limits) validate() error {
+	if l.RateLimit < 0 || math.IsNaN(l.RateLimit) || math.IsInf(l.RateLimit, 0) {
+		return usageError{fmt.Errorf("invalid value %v for --rate-limit: must be a finite number, 0 or more", l.RateLimit)}
+	}
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"--rate-burst", l.RateBurst}, {"--max-agents", l.Plan.MaxAgents},
+		{"--max-executions-per-month", l.Plan.MaxExecutionsPerMonth}, {"--max-concurrent-executions", l.Plan.MaxConcurrentExecutions}} {
+		if c.v < 0 {
+			return usageError{fmt.Errorf("invalid value %d for %s: must not be negative", c.v, c.name)}
+		}
+	}
+	if l.RateLimit > 0 && l.RateBurst < 1 {
+		return usageError{fmt.Errorf("invalid value %d for --rate-burst: must be at least 1 when --rate-limit is set", l.RateBurst)}
+	}
+	return nil
 }
 
 // ServerDB selects the server's database: a data directory for SQLite, or a PostgreSQL URL.
@@ -237,7 +285,8 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 		return nil, err
 	}
 	eng := runtime.New(runtime.Config{Store: st, Provider: llm.NewSimulated(), Logger: log, Workers: c.Workers})
-	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: c.CORSOrigins, Version: Version, Engine: eng})
+	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: c.CORSOrigins, Version: Version, Engine: eng,
+		RateLimit: c.Limits.RateLimit, RateBurst: c.Limits.RateBurst, Plan: c.Limits.Plan})
 	if err == nil {
 		err = eng.Start(ctx)
 	}

@@ -1,0 +1,62 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentplane/agentplane/client"
+)
+
+func TestServeLimitFlags(t *testing.T) {
+	for name, tc := range map[string]struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		"negative rate":        {nil, []string{"--rate-limit", "-1"}, "--rate-limit"},
+		"negative RATE_BURST":  {map[string]string{"RATE_BURST": "-5"}, nil, "--rate-burst"},
+		"zero burst with rate": {nil, []string{"--rate-burst", "0"}, "--rate-burst"},
+		"negative MAX_AGENTS":  {map[string]string{"MAX_AGENTS": "-1"}, nil, "--max-agents"},
+		"negative per month":   {nil, []string{"--max-executions-per-month=-2"}, "--max-executions-per-month"},
+		"negative concurrent":  {map[string]string{"MAX_CONCURRENT_EXECUTIONS": "-3"}, nil, "--max-concurrent-executions"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			env := serveEnv(t.TempDir())
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			code, stderr := exit(t, env, append([]string{"serve"}, tc.args...)...)
+			if code != 2 || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("exit %d (want 2), stderr %q (want mention of %q)", code, stderr, tc.want)
+			}
+		})
+	}
+}
+
+// TestServeLimits boots serve with tight limits from the environment and meets them through
+// the SDK.
+func TestServeLimits(t *testing.T) {
+	env := serveEnv(t.TempDir())
+	env["RATE_LIMIT"], env["RATE_BURST"], env["MAX_AGENTS"] = "0.001", "4", "1"
+	p := start(t, env, "serve")
+	ctx := context.Background()
+	var ae *client.Error
+	if _, err := p.C.AgentCreate(ctx, client.AgentCreate{Name: "one", Type: "simple"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.C.AgentCreate(ctx, client.AgentCreate{Name: "two", Type: "simple"}); !errors.As(err, &ae) || ae.Status != 402 ||
+		ae.Code != "plan_limit_exceeded" || !strings.Contains(ae.Message, "max_agents (1)") {
+		t.Fatalf("second agent: %v", err)
+	}
+	var err error
+	for range 3 {
+		if _, err = p.C.AgentList(ctx, client.AgentListOptions{}); err != nil {
+			break
+		}
+	}
+	if !errors.As(err, &ae) || ae.Status != 429 || ae.Code != "rate_limited" || ae.Header.Get("Retry-After") == "" {
+		t.Fatalf("after the burst: %v", err)
+	}
+}
