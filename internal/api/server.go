@@ -87,7 +87,9 @@ func New(cfg Config) (*Server, error) {
 	// keys the CLI manages, are marked nocache).
 	if cfg.Emulator || cfg.Store.Dialect() == store.SQLite {
 		s.cache = newReadCache(cfg.Store.Generation)
-		s.cfg.Plan = Plan{}
+	}
+	if cfg.Emulator {
+		s.cfg.Plan = Plan{} // the emulator has no plans and no rate limits
 	} else {
 		s.limits = newRateLimits(cfg.RateLimit, cfg.RateBurst)
 	}
