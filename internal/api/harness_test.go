@@ -24,6 +24,9 @@ import (
 
 const testWorkspace = "2o0yqLDGdJdFRBTuhdfPNEZdAvX"
 
+// testJWTSecret signs the login tokens of test servers.
+var testJWTSecret = []byte("agentplane test jwt secret 32 b!")
+
 // testEnv is a real server on a real in-memory store with the model catalog loaded.
 type testEnv struct {
 	t      *testing.T
@@ -79,7 +82,7 @@ func newTestEnvOn(t *testing.T, st *store.Store, emulator bool) *testEnv {
 		})
 	}
 	srv, err := New(Config{Store: st, Logger: log, Secrets: secretbox.NewRandom(), Emulator: emulator, WorkspaceID: testWorkspace,
-		CORSOrigins: []string{"*"}, Engine: eng, Reset: reset, Heartbeat: 50 * time.Millisecond})
+		CORSOrigins: []string{"*"}, Engine: eng, Reset: reset, Heartbeat: 50 * time.Millisecond, JWTSecret: testJWTSecret})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +43,9 @@ type Config struct {
 	Engine *runtime.Engine
 	// Heartbeat is how often idle SSE streams get a ": ping" comment (default 15 s).
 	Heartbeat time.Duration
+	// JWTSecret signs and verifies the HS256 login tokens of `Authorization: Bearer`; when
+	// empty, login and bearer tokens are refused.
+	JWTSecret []byte
 }
 
 // Server serves the API.
@@ -78,6 +82,10 @@ func New(cfg Config) (*Server, error) {
 		s.cache = newReadCache(cfg.Store.Generation)
 	}
 	s.routes = s.routeTable()
+	if cfg.Emulator {
+		// The emulator has no users: drop the login and workspace routes altogether.
+		s.routes = slices.DeleteFunc(s.routes, func(rt route) bool { return rt.server })
+	}
 	if err := checkRoutes(s.routes); err != nil {
 		return nil, err
 	}
@@ -90,7 +98,7 @@ func New(cfg Config) (*Server, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(reg)
 	for _, rt := range s.routes {
-		if rt.emulator && !cfg.Emulator {
+		if (rt.emulator && !cfg.Emulator) || (rt.server && cfg.Emulator) {
 			continue
 		}
 		s.mux.Handle(rt.pattern(), s.wrap(rt))
@@ -162,9 +170,12 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	s.writeError(w, r, errorf(http.StatusNotFound, "no route for %s %s", r.Method, r.URL.Path))
 }
 
-// workspace returns the workspace the request acts in: its API key's on the server, the one
-// namespace in the emulator.
+// workspace returns the workspace the request acts in: on the server its user's
+// X-Workspace-ID or its API key's, in the emulator the one namespace.
 func (s *Server) workspace(r *http.Request) string {
+	if u := userOf(r); u != nil && u.workspaceID != "" {
+		return u.workspaceID
+	}
 	if k := apiKeyOf(r); k != nil {
 		return k.WorkspaceID
 	}
