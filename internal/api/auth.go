@@ -112,7 +112,15 @@ func (s *Server) authenticate(r *http.Request, rt route) (*http.Request, error) 
 	}
 	raw := r.Header.Get("X-API-Key")
 	if raw == "" {
-		return nil, errorf(http.StatusUnauthorized, "missing API key: send it in the X-API-Key header")
+		if authz := r.Header.Get("Authorization"); authz != "" {
+			return s.authenticateUser(r, rt, authz)
+		}
+	}
+	if rt.userOnly {
+		return nil, errorf(http.StatusForbidden, "%s %s is for logged-in users: send Authorization: Bearer <token> from POST /api/v1/auth/login, not an API key", rt.method, rt.path)
+	}
+	if raw == "" {
+		return nil, errorf(http.StatusUnauthorized, "missing credentials: send an API key in the X-API-Key header or a login token as Authorization: Bearer <token>")
 	}
 	if err := auth.ParseKey(raw); err != nil {
 		return nil, errBadKey

@@ -24,6 +24,9 @@ import (
 
 const testWorkspace = "2o0yqLDGdJdFRBTuhdfPNEZdAvX"
 
+// testJWTSecret signs the login tokens of test servers.
+var testJWTSecret = []byte("agentplane test jwt secret 32 b!")
+
 // testEnv is a real server on a real in-memory store with the model catalog loaded.
 type testEnv struct {
 	t      *testing.T
@@ -85,7 +88,7 @@ func newTestEnvWith(t *testing.T, st *store.Store, emulator bool, override func(
 		})
 	}
 	cfg := Config{Store: st, Logger: log, Secrets: secretbox.NewRandom(), Emulator: emulator, WorkspaceID: testWorkspace,
-		CORSOrigins: []string{"*"}, Engine: eng, Reset: reset, Heartbeat: 50 * time.Millisecond}
+		CORSOrigins: []string{"*"}, Engine: eng, Reset: reset, Heartbeat: 50 * time.Millisecond, JWTSecret: testJWTSecret}
 	if override != nil {
 		override(&cfg)
 	}

@@ -38,11 +38,17 @@ type route struct {
 	body     any // request body type (a zero value), nil when there is none
 	resp     any // the "data" type of the success envelope (a zero value)
 	list     bool
-	status   int         // success status; 200 when zero
-	creates  bool        // honours Idempotency-Key
-	sse      bool        // text/event-stream response
-	raw      bool        // response is not the JSON envelope (docs, metrics, openapi)
-	emulator bool        // only in the emulator
+	status   int  // success status; 200 when zero
+	creates  bool // honours Idempotency-Key
+	sse      bool // text/event-stream response
+	raw      bool // response is not the JSON envelope (docs, metrics, openapi)
+	emulator bool // only in the emulator
+	server   bool // only on the server (users, logins and workspaces)
+	// anyWorkspace marks a route that acts on no single workspace (the workspace list, say):
+	// a bearer token needs no X-Workspace-ID there and any logged-in user may call it.
+	anyWorkspace bool
+	// userOnly marks a route only a logged-in user (bearer token) may call; an API key is 403.
+	userOnly bool
 	nocache  bool        // a GET whose answer changes without a store write (never served from the read cache)
 	alsoOK   map[int]any // other success statuses and their data type (nil: the same as resp)
 	errs     []int
@@ -97,7 +103,7 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 	requestTypes := map[string]bool{}
 	tags := map[string]bool{}
 	for _, rt := range routes {
-		if rt.emulator && !emulator {
+		if (rt.emulator && !emulator) || (rt.server && emulator) {
 			continue
 		}
 		op := &huma.Operation{
@@ -108,10 +114,18 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 			op.Tags = []string{rt.tag}
 			tags[rt.tag] = true
 		}
-		if rt.scope != "" {
+		switch {
+		case rt.userOnly:
+			op.Security = []map[string][]string{{"bearer": {}}}
+		case rt.anyWorkspace:
 			op.Security = []map[string][]string{{"apiKey": {}}, {"bearer": {}}}
-			op.Description = strings.TrimSpace(op.Description + "\n\nRequires scope `" + rt.scope + "`.")
-		} else {
+			op.Description = strings.TrimSpace(op.Description + "\n\nAny logged-in user, or an API key with scope `" + rt.scope + "`.")
+		case rt.scope != "":
+			op.Security = []map[string][]string{{"apiKey": {}}, {"bearer": {}}}
+			op.Description = strings.TrimSpace(op.Description + "\n\nRequires scope `" + rt.scope + "`. With a bearer token, send the workspace in `X-Workspace-ID`.")
+			op.Parameters = append(op.Parameters, &huma.Param{Name: "X-Workspace-ID", In: "header", Schema: &huma.Schema{Type: "string"},
+				Description: "The workspace to act in; required with a bearer token, ignored with an API key."})
+		default:
 			op.Security = []map[string][]string{}
 		}
 		for _, name := range pathParams(rt.path) {
@@ -247,6 +261,9 @@ func errorStatuses(rt route) []int {
 	set := map[int]bool{http.StatusInternalServerError: true}
 	if rt.scope != "" {
 		set[http.StatusUnauthorized], set[http.StatusForbidden], set[http.StatusTooManyRequests] = true, true, true
+		if !rt.anyWorkspace {
+			set[http.StatusBadRequest] = true // a bearer token without X-Workspace-ID
+		}
 	}
 	if rt.list {
 		set[http.StatusBadRequest] = true

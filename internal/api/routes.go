@@ -18,6 +18,7 @@ func (s *Server) routeTable() []route {
 		s.chatRoutes(),
 		s.traceRoutes(),
 		s.apiKeyRoutes(),
+		s.workspaceRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

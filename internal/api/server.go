@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -49,6 +50,9 @@ type Config struct {
 	RateBurst int
 	// Plan bounds what each workspace may hold and run (server only; zero values are unlimited).
 	Plan Plan
+	// JWTSecret signs and verifies the HS256 login tokens of `Authorization: Bearer`; when
+	// empty, login and bearer tokens are refused.
+	JWTSecret []byte
 }
 
 // Server serves the API.
@@ -94,6 +98,10 @@ func New(cfg Config) (*Server, error) {
 		s.limits = newRateLimits(cfg.RateLimit, cfg.RateBurst)
 	}
 	s.routes = s.routeTable()
+	if cfg.Emulator {
+		// The emulator has no users: drop the login and workspace routes altogether.
+		s.routes = slices.DeleteFunc(s.routes, func(rt route) bool { return rt.server })
+	}
 	if err := checkRoutes(s.routes); err != nil {
 		return nil, err
 	}
@@ -106,7 +114,7 @@ func New(cfg Config) (*Server, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(reg)
 	for _, rt := range s.routes {
-		if rt.emulator && !cfg.Emulator {
+		if (rt.emulator && !cfg.Emulator) || (rt.server && cfg.Emulator) {
 			continue
 		}
 		s.mux.Handle(rt.pattern(), s.wrap(rt))
@@ -141,7 +149,9 @@ func (s *Server) wrap(rt route) http.Handler {
 	if rt.creates {
 		h = s.idempotent(h)
 	}
-	if s.cache != nil && rt.method == http.MethodGet && !rt.raw && !rt.sse && rt.scope != "" && !rt.nocache {
+	// Cached answers are keyed by workspace and URL, so only routes whose answer depends on
+	// nothing else are cached (not the caller-specific anyWorkspace routes).
+	if s.cache != nil && rt.method == http.MethodGet && !rt.raw && !rt.sse && rt.scope != "" && !rt.nocache && !rt.anyWorkspace {
 		h = s.cache.wrap(h, func(r *http.Request) string { return s.workspace(r) + " " + r.URL.RequestURI() })
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -182,9 +192,12 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	s.writeError(w, r, errorf(http.StatusNotFound, "no route for %s %s", r.Method, r.URL.Path))
 }
 
-// workspace returns the workspace the request acts in: its API key's on the server, the one
-// namespace in the emulator.
+// workspace returns the workspace the request acts in: on the server its user's
+// X-Workspace-ID or its API key's, in the emulator the one namespace.
 func (s *Server) workspace(r *http.Request) string {
+	if u := userOf(r); u != nil && u.workspaceID != "" {
+		return u.workspaceID
+	}
 	if k := apiKeyOf(r); k != nil {
 		return k.WorkspaceID
 	}

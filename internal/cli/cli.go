@@ -44,7 +44,7 @@ func RunEnv(ctx context.Context, args []string, env Env, stdin io.Reader, stdout
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(emulatorCmd(env), serveCmd(env), migrateCmd(env), keysCmd(env))
+	root.AddCommand(emulatorCmd(env), serveCmd(env), migrateCmd(env), keysCmd(env), usersCmd(env))
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0

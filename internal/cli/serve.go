@@ -284,9 +284,14 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 		st.Close()
 		return nil, err
 	}
+	jwtSecret, err := box.Derive("agentplane jwt v1")
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	eng := runtime.New(runtime.Config{Store: st, Provider: llm.NewSimulated(), Logger: log, Workers: c.Workers})
 	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: c.CORSOrigins, Version: Version, Engine: eng,
-		RateLimit: c.Limits.RateLimit, RateBurst: c.Limits.RateBurst, Plan: c.Limits.Plan})
+		RateLimit: c.Limits.RateLimit, RateBurst: c.Limits.RateBurst, Plan: c.Limits.Plan, JWTSecret: jwtSecret})
 	if err == nil {
 		err = eng.Start(ctx)
 	}

@@ -23,7 +23,8 @@ const version = "v1"
 
 // Box encrypts and decrypts with one master key.
 type Box struct {
-	aead cipher.AEAD
+	aead   cipher.AEAD
+	master []byte
 }
 
 // New returns a Box for a 32-byte master key.
@@ -43,7 +44,18 @@ func New(master []byte) (*Box, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Box{aead: aead}, nil
+	return &Box{aead: aead, master: append([]byte(nil), master...)}, nil
+}
+
+// Derive returns a 32-byte key for another purpose, derived from the master key with
+// HKDF-SHA256 and the info string (e.g. "agentplane jwt v1"), so one configured secret can
+// key several things without them sharing a key.
+func (b *Box) Derive(info string) ([]byte, error) {
+	k, err := hkdf.Key(sha256.New, b.master, nil, info, 32)
+	if err != nil {
+		return nil, fmt.Errorf("secretbox: derive %q key: %w", info, err)
+	}
+	return k, nil
 }
 
 // NewRandom returns a Box with a fresh random key, for data that lives only in memory.

@@ -46,6 +46,11 @@ func (s *Store) StoreStats(ctx context.Context) (map[string]int, error) {
 // transaction. The emulator's reset uses it before reloading its seed.
 func (s *Store) Truncate(ctx context.Context) error {
 	return s.InTx(ctx, func(tx *Store) error {
+		for _, t := range []string{"memberships", "users"} {
+			if _, err := tx.exec(ctx, "DELETE FROM "+t); err != nil {
+				return fmt.Errorf("truncate %s: %w", t, err)
+			}
+		}
 		for i := len(statTables) - 1; i >= 0; i-- {
 			if _, err := tx.exec(ctx, "DELETE FROM "+statTables[i].table); err != nil {
 				return fmt.Errorf("truncate %s: %w", statTables[i].table, err)

@@ -1,0 +1,84 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+const userCtx ctxKey = 200
+
+// user is the logged-in user a bearer token names, with their role in the request's
+// workspace (both empty on routes that act on no single workspace).
+type user struct {
+	id, email   string
+	workspaceID string
+	role        string
+}
+
+var errBadToken = errorf(http.StatusUnauthorized, "invalid or expired token: log in again with POST /api/v1/auth/login")
+
+// memberScopes is what the member role grants: every scope but "*", so members cannot
+// manage keys or the workspace.
+var memberScopes = func() []string {
+	var out []string
+	for _, sc := range auth.Scopes() {
+		if sc != auth.ScopeAll {
+			out = append(out, sc)
+		}
+	}
+	return out
+}()
+
+// roleScopes is what a membership role grants.
+func roleScopes(role string) []string {
+	if role == store.RoleOwner || role == store.RoleAdmin {
+		return []string{auth.ScopeAll}
+	}
+	return memberScopes
+}
+
+// authenticateUser checks an `Authorization: Bearer <jwt>` request: the token, then, on a
+// workspace route, the X-Workspace-ID header and the caller's membership and role there.
+func (s *Server) authenticateUser(r *http.Request, rt route, authz string) (*http.Request, error) {
+	scheme, tok, ok := strings.Cut(authz, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		return nil, errorf(http.StatusUnauthorized, "unsupported Authorization header: send Authorization: Bearer <token>")
+	}
+	if len(s.cfg.JWTSecret) == 0 {
+		return nil, errBadToken
+	}
+	c, err := auth.ParseToken(s.cfg.JWTSecret, strings.TrimSpace(tok))
+	if err != nil {
+		return nil, errBadToken
+	}
+	u := &user{id: c.Subject, email: c.Email}
+	if !rt.anyWorkspace && !rt.userOnly {
+		ws := strings.TrimSpace(r.Header.Get("X-Workspace-ID"))
+		if ws == "" {
+			return nil, badRequest("missing X-Workspace-ID header: a request with a bearer token must name the workspace it acts in")
+		}
+		role, err := s.store.MembershipRole(r.Context(), ws, u.id)
+		if store.IsNotFound(err) {
+			// The same answer whether or not the workspace exists.
+			return nil, errorf(http.StatusForbidden, "you are not a member of workspace %s", ws)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !grants(roleScopes(role), rt.scope) {
+			return nil, errorf(http.StatusForbidden, "your role %s in workspace %s lacks the scope %s required by %s %s", role, ws, rt.scope, rt.method, rt.path)
+		}
+		u.workspaceID, u.role = ws, role
+	}
+	return r.WithContext(context.WithValue(r.Context(), userCtx, u)), nil
+}
+
+// userOf returns the logged-in user of a bearer-token request, or nil.
+func userOf(r *http.Request) *user {
+	u, _ := r.Context().Value(userCtx).(*user)
+	return u
+}

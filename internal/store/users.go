@@ -1,0 +1,117 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// User is a person who logs in with an email and a password and acts in the workspaces they
+// are a member of. The password hash is never part of this type's JSON.
+type User struct {
+	ID           string `json:"id"`
+	Email        string `json:"email"`
+	PasswordHash string `json:"-"`
+	CreatedAt    Time   `json:"created_at"`
+}
+
+// The roles a member can hold in a workspace.
+const (
+	RoleOwner  = "owner"
+	RoleAdmin  = "admin"
+	RoleMember = "member"
+)
+
+// ValidRole reports whether role is one of owner, admin and member.
+func ValidRole(role string) bool {
+	return role == RoleOwner || role == RoleAdmin || role == RoleMember
+}
+
+// UserCreate inserts a user; the email is stored lower-cased and a taken email is a conflict.
+func (s *Store) UserCreate(ctx context.Context, u *User) (*User, error) {
+	if u.ID == "" {
+		u.ID = NewID()
+	}
+	u.Email = strings.ToLower(strings.TrimSpace(u.Email))
+	u.CreatedAt = Now()
+	_, err := s.exec(ctx, "INSERT INTO users (id, email, password_hash, created_at) VALUES ($1, $2, $3, $4)",
+		u.ID, u.Email, u.PasswordHash, u.CreatedAt)
+	if isUniqueViolation(err) {
+		return nil, &ConflictError{Message: fmt.Sprintf("a user with email %q exists already", u.Email)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("insert user: %w", err)
+	}
+	return u, nil
+}
+
+// UserByEmail returns the user with the email, compared case-insensitively.
+func (s *Store) UserByEmail(ctx context.Context, email string) (*User, error) {
+	var u User
+	email = strings.ToLower(strings.TrimSpace(email))
+	err := s.r.QueryRowContext(ctx, "SELECT id, email, password_hash, created_at FROM users WHERE email = $1", email).
+		Scan(&u.ID, &u.Email, &u.PasswordHash, &u.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("user", email)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get user by email: %w", err)
+	}
+	return &u, nil
+}
+
+// MembershipAdd makes the user a member of the workspace with the role, or changes the role
+// of an existing member.
+func (s *Store) MembershipAdd(ctx context.Context, ws, userID, role string) error {
+	if !ValidRole(role) {
+		return &ValidationError{Field: "role", Message: fmt.Sprintf("must be owner, admin or member, got %q", role)}
+	}
+	_, err := s.exec(ctx, `INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (workspace_id, user_id) DO UPDATE SET role = excluded.role`, ws, userID, role, Now())
+	if err != nil {
+		return fmt.Errorf("add member %s to workspace %s: %w", userID, ws, err)
+	}
+	return nil
+}
+
+// MembershipRole returns the user's role in the workspace; not a member (or no such
+// workspace) is not found.
+func (s *Store) MembershipRole(ctx context.Context, ws, userID string) (string, error) {
+	var role string
+	err := s.r.QueryRowContext(ctx, "SELECT role FROM memberships WHERE workspace_id = $1 AND user_id = $2", ws, userID).Scan(&role)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", notFound("membership", ws)
+	}
+	if err != nil {
+		return "", fmt.Errorf("get membership of %s in %s: %w", userID, ws, err)
+	}
+	return role, nil
+}
+
+// WorkspaceList returns one page of the workspaces the user is a member of, newest first;
+// an empty userID lists every workspace.
+func (s *Store) WorkspaceList(ctx context.Context, userID string, p Page) ([]*Workspace, int, error) {
+	from, args := " FROM workspaces w", []any{}
+	if userID != "" {
+		from += " JOIN memberships m ON m.workspace_id = w.id WHERE m.user_id = $1"
+		args = append(args, userID)
+	}
+	rows, err := s.r.QueryContext(ctx, "SELECT w.id, w.name, w.slug, w.created_at, w.updated_at"+from+pageClause("w", p), args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list workspaces: %w", err)
+	}
+	items, err := collect(rows, func(row interface{ Scan(...any) error }) (*Workspace, error) {
+		var w Workspace
+		if err := row.Scan(&w.ID, &w.Name, &w.Slug, &w.CreatedAt, &w.UpdatedAt); err != nil {
+			return nil, err
+		}
+		return &w, nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), "SELECT count(*)"+from, args)
+	return items, total, err
+}
