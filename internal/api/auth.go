@@ -138,7 +138,7 @@ func (s *Server) authenticate(r *http.Request, rt route) (*http.Request, error) 
 		return nil, errorf(http.StatusForbidden, "API key %s lacks the scope %s required by %s %s", k.KeyPrefix, rt.scope, rt.method, rt.path)
 	}
 	if e.ips.Len() > 0 {
-		ip, err := auth.ClientIP(r.RemoteAddr, nil, nil)
+		ip, err := auth.ClientIP(r.RemoteAddr, r.Header.Values("X-Forwarded-For"), s.trusted)
 		if err != nil || !e.ips.Allows(ip) {
 			return nil, errorf(http.StatusForbidden, "API key %s may not be used from address %s (allowed_ips)", k.KeyPrefix, ip)
 		}

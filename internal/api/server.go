@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/agentplane/agentplane/internal/api/docsui"
+	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
@@ -50,6 +51,9 @@ type Config struct {
 	RateBurst int
 	// Plan bounds what each workspace may hold and run (server only; zero values are unlimited).
 	Plan Plan
+	// TrustedProxies lists the proxies (addresses or CIDR ranges) whose X-Forwarded-For is
+	// believed: behind them the client is the right-most address that is not a trusted proxy.
+	TrustedProxies []string
 	// JWTSecret signs and verifies the HS256 login tokens of `Authorization: Bearer`; when
 	// empty, login and bearer tokens are refused.
 	JWTSecret []byte
@@ -72,6 +76,7 @@ type Server struct {
 	streamsDone chan struct{}
 	closeOnce   sync.Once
 	heartbeat   time.Duration
+	trusted     *auth.IPAllowlist // nil: X-Forwarded-For is never believed
 	keys        *keyAuth
 	limits      *rateLimits // nil when rate limiting is off
 }
@@ -85,6 +90,13 @@ func New(cfg Config) (*Server, error) {
 		engine: cfg.Engine, streamsDone: make(chan struct{}), heartbeat: cfg.Heartbeat, keys: newKeyAuth()}
 	if s.heartbeat <= 0 {
 		s.heartbeat = defaultHeartbeat
+	}
+	if len(cfg.TrustedProxies) > 0 {
+		trusted, err := auth.ParseIPAllowlist(cfg.TrustedProxies)
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxies: %w", err)
+		}
+		s.trusted = trusted
 	}
 	// The read cache is exact where this process is the database's only writer: the emulator's
 	// memory, and a SQLite file (routes whose data other processes may write, such as the

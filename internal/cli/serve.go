@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentplane/agentplane/internal/api"
+	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
@@ -112,6 +113,7 @@ func serveCmd(env Env) *cobra.Command {
 		port, workers     int
 		grace             time.Duration
 		limits            Limits
+		trustedProxies    string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -120,7 +122,8 @@ func serveCmd(env Env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			vars := map[string]string{"host": "HOST", "port": "PORT", "log-level": "LOG_LEVEL", "cors-origins": "CORS_ORIGINS", "workers": "WORKERS", "shutdown-timeout": "SHUTDOWN_TIMEOUT",
 				"rate-limit": "RATE_LIMIT", "rate-burst": "RATE_BURST", "max-agents": "MAX_AGENTS",
-				"max-executions-per-month": "MAX_EXECUTIONS_PER_MONTH", "max-concurrent-executions": "MAX_CONCURRENT_EXECUTIONS"}
+				"max-executions-per-month": "MAX_EXECUTIONS_PER_MONTH", "max-concurrent-executions": "MAX_CONCURRENT_EXECUTIONS",
+				"trusted-proxies": "TRUSTED_PROXIES"}
 			for k, v := range dbEnv {
 				vars[k] = v
 			}
@@ -143,7 +146,11 @@ func serveCmd(env Env) *cobra.Command {
 			if err := limits.validate(); err != nil {
 				return err
 			}
-			return runServe(cmd.Context(), cmd.ErrOrStderr(), db, host, port, workers, grace, lvl, splitList(cors), limits)
+			trusted := splitList(trustedProxies)
+			if _, err := auth.ParseIPAllowlist(trusted); err != nil {
+				return usageError{fmt.Errorf("invalid value for --trusted-proxies: %v", err)}
+			}
+			return runServe(cmd.Context(), cmd.ErrOrStderr(), db, host, port, workers, grace, lvl, splitList(cors), limits, trusted)
 		},
 	}
 	db.flags(cmd)
@@ -155,6 +162,7 @@ func serveCmd(env Env) *cobra.Command {
 	f.IntVar(&workers, "workers", 16, "how many async executions run at once (WORKERS)")
 	f.DurationVar(&grace, "shutdown-timeout", 10*time.Second, "on SIGTERM, how long requests and runs may finish before runs are failed (SHUTDOWN_TIMEOUT)")
 	limits.flags(cmd)
+	f.StringVar(&trustedProxies, "trusted-proxies", "", "comma-separated proxy addresses or CIDR ranges whose X-Forwarded-For is believed (TRUSTED_PROXIES)")
 	return cmd
 }
 
@@ -189,9 +197,9 @@ func openServerStore(ctx context.Context, stderr io.Writer, db DBOptions) (*stor
 	return st, box, nil
 }
 
-func runServe(ctx context.Context, stderr io.Writer, db DBOptions, host string, port, workers int, grace time.Duration, level slogLevel, cors []string, limits Limits) error {
+func runServe(ctx context.Context, stderr io.Writer, db DBOptions, host string, port, workers int, grace time.Duration, level slogLevel, cors []string, limits Limits, trusted []string) error {
 	log := newLogger(stderr, level)
-	srv, err := NewServer(ctx, log, stderr, ServerConfig{DB: db, Workers: workers, CORSOrigins: cors, Limits: limits})
+	srv, err := NewServer(ctx, log, stderr, ServerConfig{DB: db, Workers: workers, CORSOrigins: cors, Limits: limits, TrustedProxies: trusted})
 	if err != nil {
 		return err
 	}
@@ -208,6 +216,8 @@ type ServerConfig struct {
 	CORSOrigins []string
 	// Limits are the per-key rate limit and the per-workspace plan; the zero value is unlimited.
 	Limits Limits
+	// TrustedProxies are the proxies whose X-Forwarded-For is believed (addresses or CIDR).
+	TrustedProxies []string
 }
 
 // Limits are serve's rate and plan limits.
@@ -291,7 +301,8 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 	}
 	eng := runtime.New(runtime.Config{Store: st, Provider: llm.NewSimulated(), Logger: log, Workers: c.Workers})
 	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: c.CORSOrigins, Version: Version, Engine: eng,
-		RateLimit: c.Limits.RateLimit, RateBurst: c.Limits.RateBurst, Plan: c.Limits.Plan, JWTSecret: jwtSecret})
+		RateLimit: c.Limits.RateLimit, RateBurst: c.Limits.RateBurst, Plan: c.Limits.Plan, JWTSecret: jwtSecret,
+		TrustedProxies: c.TrustedProxies})
 	if err == nil {
 		err = eng.Start(ctx)
 	}

@@ -127,3 +127,13 @@ func TestMigrateCommand(t *testing.T) {
 		t.Fatalf("bad DATABASE_URL: exit %d: %s", code, out)
 	}
 }
+
+// TestServeBadTrustedProxies: a malformed --trusted-proxies stops start-up naming the flag.
+func TestServeBadTrustedProxies(t *testing.T) {
+	env := serveEnv(t.TempDir())
+	env["TRUSTED_PROXIES"] = "10.0.0.0/8, not-an-address"
+	code, out := exit(t, env, "serve")
+	if code != 2 || !strings.Contains(out, "--trusted-proxies") || !strings.Contains(out, "not-an-address") {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+}
