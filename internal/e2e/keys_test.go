@@ -75,9 +75,30 @@ func wantStatus(t *testing.T, p *proc, key, method, path string, hdr map[string]
 	return out
 }
 
-// TestServeRequiresAPIKey checks the rules of API.md section 2 against `serve` on SQLite.
+// TestServeRequiresAPIKey checks the rules of API.md section 2 against `serve` on SQLite
+// (over IPv4 and IPv6) and on PostgreSQL when TEST_DATABASE_URL is set.
 func TestServeRequiresAPIKey(t *testing.T) {
-	p := start(t, serveEnv(t.TempDir()), "serve")
+	t.Run("sqlite", func(t *testing.T) { requiresAPIKeySuite(t, serveEnv(t.TempDir()), "127.0.0.0/8") })
+	t.Run("sqlite-ipv6", func(t *testing.T) {
+		env := serveEnv(t.TempDir())
+		env["HOST"] = "::1"
+		requiresAPIKeySuite(t, env, "::1/128")
+	})
+	t.Run("postgres", func(t *testing.T) {
+		pg := postgresURL(t)
+		if pg == "" {
+			t.Skip("TEST_DATABASE_URL is not set")
+		}
+		env := serveEnv(t.TempDir())
+		env["DATABASE_URL"] = pg
+		requiresAPIKeySuite(t, env, "127.0.0.0/8")
+	})
+}
+
+// requiresAPIKeySuite runs the key rules against one server; loopback is the CIDR range the
+// test client's address falls in.
+func requiresAPIKeySuite(t *testing.T, env map[string]string, loopback string) {
+	p := start(t, env, "serve")
 	if !strings.HasPrefix(p.Key, "ap_") {
 		t.Fatalf("no bootstrap key in the logs:\n%s", p.Logs())
 	}
@@ -98,7 +119,7 @@ func TestServeRequiresAPIKey(t *testing.T) {
 
 	_, far := newKey(t, p, `{"name":"far","scopes":["*"],"allowed_ips":["10.9.8.7","2001:db8::1"]}`)
 	wantStatus(t, p, far, "GET", agents, nil, 403, "allowed_ips")
-	_, near := newKey(t, p, `{"name":"near","scopes":["*"],"allowed_ips":["10.0.0.0/8","127.0.0.0/8"]}`)
+	_, near := newKey(t, p, `{"name":"near","scopes":["*"],"allowed_ips":["10.0.0.0/8","`+loopback+`"]}`)
 	wantStatus(t, p, near, "GET", agents, nil, 200, "")
 
 	_, web := newKey(t, p, `{"name":"web","scopes":["*"],"allowed_origins":["https://app.example"]}`)

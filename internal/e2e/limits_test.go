@@ -38,7 +38,19 @@ func TestServeLimitFlags(t *testing.T) {
 // TestServeLimits boots serve with tight limits from the environment and meets them through
 // the SDK.
 func TestServeLimits(t *testing.T) {
-	env := serveEnv(t.TempDir())
+	t.Run("sqlite", func(t *testing.T) { limitsSuite(t, serveEnv(t.TempDir())) })
+	t.Run("postgres", func(t *testing.T) {
+		pg := postgresURL(t)
+		if pg == "" {
+			t.Skip("TEST_DATABASE_URL is not set")
+		}
+		env := serveEnv(t.TempDir())
+		env["DATABASE_URL"] = pg
+		limitsSuite(t, env)
+	})
+}
+
+func limitsSuite(t *testing.T, env map[string]string) {
 	env["RATE_LIMIT"], env["RATE_BURST"], env["MAX_AGENTS"] = "0.001", "4", "1"
 	p := start(t, env, "serve")
 	ctx := context.Background()

@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentplane/agentplane/client"
+)
+
+// TestServeLoginAndMembership: a user made with `agentplane users create` logs in, uses the
+// JWT with X-Workspace-ID on a workspace it belongs to, and is refused elsewhere; on SQLite
+// and, when TEST_DATABASE_URL is set, PostgreSQL.
+func TestServeLoginAndMembership(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { loginSuite(t, serveEnv(t.TempDir())) })
+	t.Run("postgres", func(t *testing.T) {
+		pg := postgresURL(t)
+		if pg == "" {
+			t.Skip("TEST_DATABASE_URL is not set")
+		}
+		env := serveEnv(t.TempDir())
+		env["DATABASE_URL"] = pg
+		loginSuite(t, env)
+	})
+}
+
+func loginSuite(t *testing.T, env map[string]string) {
+	ctx := context.Background()
+	p := start(t, env, "serve") // creates the database and the default workspace
+	pw := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pw, []byte("correct horse battery staple\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := exit(t, env, "users", "create", "--email", "Ada@Example.com", "--password-file", pw, "--role", "member"); code != 0 {
+		t.Fatalf("users create: %d %s", code, out)
+	}
+	login := func(password string) (int, map[string]any) {
+		body, _ := json.Marshal(map[string]string{"email": "ada@example.com", "password": password})
+		status, raw, _, err := p.C.Raw(ctx, http.MethodPost, "/api/v1/auth/login", body, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out map[string]any
+		_ = json.Unmarshal(raw, &out)
+		return status, out
+	}
+	if status, _ := login("wrong"); status != 401 {
+		t.Fatalf("wrong password: %d", status)
+	}
+	status, out := login("correct horse battery staple")
+	if status != 200 {
+		t.Fatalf("login: %d %v", status, out)
+	}
+	token := out["data"].(map[string]any)["token"].(string)
+	// The default workspace is the one the bootstrap key acts in.
+	health, raw, _, _ := p.C.Raw(ctx, http.MethodGet, "/api/v1/workspaces", nil, nil)
+	var list struct {
+		Data []struct{ ID, Slug string } `json:"data"`
+	}
+	_ = json.Unmarshal(raw, &list)
+	if health != 200 || len(list.Data) != 1 || list.Data[0].Slug != "default" {
+		t.Fatalf("workspaces seen by the key: %d %s", health, raw)
+	}
+	def := list.Data[0].ID
+	user := client.New(p.URL, client.WithBearer(token), client.WithWorkspace(def))
+	if _, err := user.AgentList(ctx, client.AgentListOptions{}); err != nil {
+		t.Fatalf("member on its workspace: %v", err)
+	}
+	var ae *client.Error
+	noWS := client.New(p.URL, client.WithBearer(token))
+	if _, err := noWS.AgentList(ctx, client.AgentListOptions{}); !errors.As(err, &ae) || ae.Status != 400 {
+		t.Fatalf("bearer without X-Workspace-ID: %v", err)
+	}
+	other := client.New(p.URL, client.WithBearer(token), client.WithWorkspace("2o0yqLDGdJdFRBTuhdfPNEZdAvZ"))
+	if _, err := other.AgentList(ctx, client.AgentListOptions{}); !errors.As(err, &ae) || ae.Status != 403 {
+		t.Fatalf("bearer on a workspace it is not a member of: %v", err)
+	}
+	if _, err := user.APIKeyList(ctx, client.ListOptions{}); !errors.As(err, &ae) || ae.Status != 403 || !strings.Contains(ae.Message, "*") {
+		t.Fatalf("a member managing keys: %v", err)
+	}
+	bad := client.New(p.URL, client.WithBearer(token+"x"), client.WithWorkspace(def))
+	if _, err := bad.AgentList(ctx, client.AgentListOptions{}); !errors.As(err, &ae) || ae.Status != 401 {
+		t.Fatalf("tampered token: %v", err)
+	}
+}
