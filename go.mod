@@ -3,6 +3,7 @@ module github.com/agentplane/agentplane
 go 1.26.8
 
 require (
+	github.com/MicahParks/keyfunc/v3 v3.9.0
 	github.com/cbroglie/mustache v1.4.2
 	github.com/danielgtaylor/huma/v2 v2.37.2
 	github.com/golang-jwt/jwt/v5 v5.3.1
@@ -22,6 +23,7 @@ require (
 )
 
 require (
+	github.com/MicahParks/jwkset v0.11.3 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect

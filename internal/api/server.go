@@ -57,6 +57,10 @@ type Config struct {
 	// JWTSecret signs and verifies the HS256 login tokens of `Authorization: Bearer`; when
 	// empty, login and bearer tokens are refused.
 	JWTSecret []byte
+	// JWKSURL, when set, is the JWKS of an external identity provider: a bearer token that is
+	// not a login token is verified against it (RS256 or ES256), and its email claim must name
+	// an existing user.
+	JWKSURL string
 }
 
 // Server serves the API.
@@ -78,7 +82,8 @@ type Server struct {
 	heartbeat   time.Duration
 	trusted     *auth.IPAllowlist // nil: X-Forwarded-For is never believed
 	keys        *keyAuth
-	limits      *rateLimits // nil when rate limiting is off
+	limits      *rateLimits   // nil when rate limiting is off
+	jwks        *jwksVerifier // nil unless Config.JWKSURL is set
 }
 
 // New builds a server and its OpenAPI document.
@@ -122,6 +127,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("build openapi document: %w", err)
 	}
 	s.openapi = doc
+	if cfg.JWKSURL != "" && !cfg.Emulator {
+		if s.jwks, err = newJWKSVerifier(cfg.JWKSURL, cfg.Logger); err != nil {
+			return nil, err
+		}
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(reg)
@@ -149,6 +159,7 @@ func (s *Server) CloseStreams() {
 	s.closeOnce.Do(func() {
 		close(s.streamsDone)
 		s.keys.close()
+		s.jwks.close()
 	})
 }
 

@@ -48,14 +48,10 @@ func (s *Server) authenticateUser(r *http.Request, rt route, authz string) (*htt
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
 		return nil, errorf(http.StatusUnauthorized, "unsupported Authorization header: send Authorization: Bearer <token>")
 	}
-	if len(s.cfg.JWTSecret) == 0 {
-		return nil, errBadToken
-	}
-	c, err := auth.ParseToken(s.cfg.JWTSecret, strings.TrimSpace(tok))
+	u, err := s.bearerUser(r.Context(), strings.TrimSpace(tok))
 	if err != nil {
-		return nil, errBadToken
+		return nil, err
 	}
-	u := &user{id: c.Subject, email: c.Email}
 	if !rt.anyWorkspace && !rt.userOnly {
 		ws := strings.TrimSpace(r.Header.Get("X-Workspace-ID"))
 		if ws == "" {
@@ -75,6 +71,32 @@ func (s *Server) authenticateUser(r *http.Request, rt route, authz string) (*htt
 		u.workspaceID, u.role = ws, role
 	}
 	return r.WithContext(context.WithValue(r.Context(), userCtx, u)), nil
+}
+
+// bearerUser returns the user a bearer token names: a login token signed by this server,
+// else, with a JWKS configured, a token of the identity provider whose email claim belongs
+// to an existing user.
+func (s *Server) bearerUser(ctx context.Context, tok string) (*user, error) {
+	if len(s.cfg.JWTSecret) > 0 {
+		if c, err := auth.ParseToken(s.cfg.JWTSecret, tok); err == nil {
+			return &user{id: c.Subject, email: c.Email}, nil
+		}
+	}
+	if s.jwks == nil {
+		return nil, errBadToken
+	}
+	email, err := s.jwks.verify(ctx, tok)
+	if err != nil {
+		return nil, errBadToken
+	}
+	su, err := s.store.UserByEmail(ctx, email)
+	if store.IsNotFound(err) {
+		return nil, errBadToken
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &user{id: su.ID, email: su.Email}, nil
 }
 
 // userOf returns the logged-in user of a bearer-token request, or nil.

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,6 +111,7 @@ func serveCmd(env Env) *cobra.Command {
 	var (
 		db                DBOptions
 		host, level, cors string
+		jwksURL           string
 		port, workers     int
 		grace             time.Duration
 		limits            Limits
@@ -123,7 +125,7 @@ func serveCmd(env Env) *cobra.Command {
 			vars := map[string]string{"host": "HOST", "port": "PORT", "log-level": "LOG_LEVEL", "cors-origins": "CORS_ORIGINS", "workers": "WORKERS", "shutdown-timeout": "SHUTDOWN_TIMEOUT",
 				"rate-limit": "RATE_LIMIT", "rate-burst": "RATE_BURST", "max-agents": "MAX_AGENTS",
 				"max-executions-per-month": "MAX_EXECUTIONS_PER_MONTH", "max-concurrent-executions": "MAX_CONCURRENT_EXECUTIONS",
-				"trusted-proxies": "TRUSTED_PROXIES"}
+				"trusted-proxies": "TRUSTED_PROXIES", "jwks-url": "JWKS_URL"}
 			for k, v := range dbEnv {
 				vars[k] = v
 			}
@@ -150,7 +152,10 @@ func serveCmd(env Env) *cobra.Command {
 			if _, err := auth.ParseIPAllowlist(trusted); err != nil {
 				return usageError{fmt.Errorf("invalid value for --trusted-proxies: %v", err)}
 			}
-			return runServe(cmd.Context(), cmd.ErrOrStderr(), db, host, port, workers, grace, lvl, splitList(cors), limits, trusted)
+			if err := checkJWKSURL(jwksURL); err != nil {
+				return err
+			}
+			return runServe(cmd.Context(), cmd.ErrOrStderr(), db, host, port, workers, grace, lvl, splitList(cors), limits, trusted, jwksURL)
 		},
 	}
 	db.flags(cmd)
@@ -161,9 +166,22 @@ func serveCmd(env Env) *cobra.Command {
 	f.StringVar(&cors, "cors-origins", "", "comma-separated origins allowed by CORS, or * (CORS_ORIGINS)")
 	f.IntVar(&workers, "workers", 16, "how many async executions run at once (WORKERS)")
 	f.DurationVar(&grace, "shutdown-timeout", 10*time.Second, "on SIGTERM, how long requests and runs may finish before runs are failed (SHUTDOWN_TIMEOUT)")
+	f.StringVar(&jwksURL, "jwks-url", "", "http(s) URL of an identity provider's JWKS; bearer tokens it signs (RS256/ES256) log in the user of their email claim (JWKS_URL)")
 	limits.flags(cmd)
 	f.StringVar(&trustedProxies, "trusted-proxies", "", "comma-separated proxy addresses or CIDR ranges whose X-Forwarded-For is believed (TRUSTED_PROXIES)")
 	return cmd
+}
+
+// checkJWKSURL accepts an empty --jwks-url or an absolute http or https URL.
+func checkJWKSURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usageError{fmt.Errorf("invalid value %q for --jwks-url: must be an http:// or https:// URL", s)}
+	}
+	return nil
 }
 
 // openServerStore opens (and migrates) the server's database and makes sure the model
@@ -197,9 +215,9 @@ func openServerStore(ctx context.Context, stderr io.Writer, db DBOptions) (*stor
 	return st, box, nil
 }
 
-func runServe(ctx context.Context, stderr io.Writer, db DBOptions, host string, port, workers int, grace time.Duration, level slogLevel, cors []string, limits Limits, trusted []string) error {
+func runServe(ctx context.Context, stderr io.Writer, db DBOptions, host string, port, workers int, grace time.Duration, level slogLevel, cors []string, limits Limits, trusted []string, jwksURL string) error {
 	log := newLogger(stderr, level)
-	srv, err := NewServer(ctx, log, stderr, ServerConfig{DB: db, Workers: workers, CORSOrigins: cors, Limits: limits, TrustedProxies: trusted})
+	srv, err := NewServer(ctx, log, stderr, ServerConfig{DB: db, Workers: workers, CORSOrigins: cors, Limits: limits, TrustedProxies: trusted, JWKSURL: jwksURL})
 	if err != nil {
 		return err
 	}
@@ -218,6 +236,8 @@ type ServerConfig struct {
 	Limits Limits
 	// TrustedProxies are the proxies whose X-Forwarded-For is believed (addresses or CIDR).
 	TrustedProxies []string
+	// JWKSURL is the identity provider's JWKS (--jwks-url); empty accepts only login tokens.
+	JWKSURL string
 }
 
 // Limits are serve's rate and plan limits.
@@ -302,7 +322,7 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 	eng := runtime.New(runtime.Config{Store: st, Provider: llm.NewSimulated(), Logger: log, Workers: c.Workers})
 	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: c.CORSOrigins, Version: Version, Engine: eng,
 		RateLimit: c.Limits.RateLimit, RateBurst: c.Limits.RateBurst, Plan: c.Limits.Plan, JWTSecret: jwtSecret,
-		TrustedProxies: c.TrustedProxies})
+		TrustedProxies: c.TrustedProxies, JWKSURL: c.JWKSURL})
 	if err == nil {
 		err = eng.Start(ctx)
 	}

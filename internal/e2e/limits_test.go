@@ -21,6 +21,9 @@ func TestServeLimitFlags(t *testing.T) {
 		"negative MAX_AGENTS":  {map[string]string{"MAX_AGENTS": "-1"}, nil, "--max-agents"},
 		"negative per month":   {nil, []string{"--max-executions-per-month=-2"}, "--max-executions-per-month"},
 		"negative concurrent":  {map[string]string{"MAX_CONCURRENT_EXECUTIONS": "-3"}, nil, "--max-concurrent-executions"},
+		"jwks ftp url":         {nil, []string{"--jwks-url", "ftp://idp.example/jwks"}, "--jwks-url"},
+		"jwks no host":         {map[string]string{"JWKS_URL": "https:///jwks"}, nil, "--jwks-url"},
+		"jwks not a url":       {map[string]string{"JWKS_URL": "idp.example/jwks"}, nil, "--jwks-url"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			env := serveEnv(t.TempDir())
