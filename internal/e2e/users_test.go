@@ -83,6 +83,38 @@ func loginSuite(t *testing.T, env map[string]string) {
 	if _, err := user.APIKeyList(ctx, client.ListOptions{}); !errors.As(err, &ae) || ae.Status != 403 || !strings.Contains(ae.Message, "*") {
 		t.Fatalf("a member managing keys: %v", err)
 	}
+	// Workspace B: the user creates it (and owns it), makes a key there, and that key sees
+	// nothing of the default workspace: every lookup of A's agent is a 404.
+	status, raw, _, err := user.Raw(ctx, http.MethodPost, "/api/v1/workspaces", []byte(`{"name":"Team B"}`), nil)
+	if err != nil || status != 201 {
+		t.Fatalf("create workspace: %d %s %v", status, raw, err)
+	}
+	var created struct {
+		Data struct{ ID string } `json:"data"`
+	}
+	_ = json.Unmarshal(raw, &created)
+	ownerB := client.New(p.URL, client.WithBearer(token), client.WithWorkspace(created.Data.ID))
+	keyB, err := ownerB.APIKeyCreate(ctx, client.APIKeyCreate{Name: "b", Scopes: []string{"*"}})
+	if err != nil {
+		t.Fatalf("key of workspace B: %v", err)
+	}
+	agentA, err := p.C.AgentCreate(ctx, client.AgentCreate{Name: "Only in A", Type: "simple"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := client.New(p.URL, client.WithAPIKey(keyB.Key))
+	if _, err := b.AgentGet(ctx, agentA.ID); !errors.As(err, &ae) || ae.Status != 404 {
+		t.Fatalf("agent of A read with a key of B: %v", err)
+	}
+	if _, err := b.Execute(ctx, agentA.ID, client.ExecuteRequest{Input: map[string]any{}}); !errors.As(err, &ae) || ae.Status != 404 {
+		t.Fatalf("agent of A run with a key of B: %v", err)
+	}
+	if _, err := b.AgentDelete(ctx, agentA.ID); !errors.As(err, &ae) || ae.Status != 404 {
+		t.Fatalf("agent of A deleted with a key of B: %v", err)
+	}
+	if l, err := b.AgentList(ctx, client.AgentListOptions{}); err != nil || l.Pagination.Total != 0 {
+		t.Fatalf("workspace B lists A's agents: %+v %v", l, err)
+	}
 	bad := client.New(p.URL, client.WithBearer(token+"x"), client.WithWorkspace(def))
 	if _, err := bad.AgentList(ctx, client.AgentListOptions{}); !errors.As(err, &ae) || ae.Status != 401 {
 		t.Fatalf("tampered token: %v", err)
