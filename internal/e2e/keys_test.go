@@ -78,20 +78,11 @@ func wantStatus(t *testing.T, p *proc, key, method, path string, hdr map[string]
 // TestServeRequiresAPIKey checks the rules of API.md section 2 against `serve` on SQLite
 // (over IPv4 and IPv6) and on PostgreSQL when TEST_DATABASE_URL is set.
 func TestServeRequiresAPIKey(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) { requiresAPIKeySuite(t, serveEnv(t.TempDir()), "127.0.0.0/8") })
+	forEachServeDB(t, func(t *testing.T, env map[string]string) { requiresAPIKeySuite(t, env, "127.0.0.0/8") })
 	t.Run("sqlite-ipv6", func(t *testing.T) {
 		env := serveEnv(t.TempDir())
 		env["HOST"] = "::1"
 		requiresAPIKeySuite(t, env, "::1/128")
-	})
-	t.Run("postgres", func(t *testing.T) {
-		pg := postgresURL(t)
-		if pg == "" {
-			t.Skip("TEST_DATABASE_URL is not set")
-		}
-		env := serveEnv(t.TempDir())
-		env["DATABASE_URL"] = pg
-		requiresAPIKeySuite(t, env, "127.0.0.0/8")
 	})
 }
 

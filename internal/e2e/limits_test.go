@@ -41,16 +41,7 @@ func TestServeLimitFlags(t *testing.T) {
 // TestServeLimits boots serve with tight limits from the environment and meets them through
 // the SDK.
 func TestServeLimits(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) { limitsSuite(t, serveEnv(t.TempDir())) })
-	t.Run("postgres", func(t *testing.T) {
-		pg := postgresURL(t)
-		if pg == "" {
-			t.Skip("TEST_DATABASE_URL is not set")
-		}
-		env := serveEnv(t.TempDir())
-		env["DATABASE_URL"] = pg
-		limitsSuite(t, env)
-	})
+	forEachServeDB(t, limitsSuite)
 }
 
 func limitsSuite(t *testing.T, env map[string]string) {

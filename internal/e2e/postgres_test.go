@@ -45,3 +45,18 @@ func postgresURL(t *testing.T) string {
 	u.RawQuery = q.Encode()
 	return u.String()
 }
+
+// forEachServeDB runs suite against `serve` on SQLite and, when TEST_DATABASE_URL is set, on
+// PostgreSQL (a fresh schema), giving it the environment to start serve with.
+func forEachServeDB(t *testing.T, suite func(t *testing.T, env map[string]string)) {
+	t.Run("sqlite", func(t *testing.T) { suite(t, serveEnv(t.TempDir())) })
+	t.Run("postgres", func(t *testing.T) {
+		pg := postgresURL(t)
+		if pg == "" {
+			t.Skip("TEST_DATABASE_URL is not set")
+		}
+		env := serveEnv(t.TempDir())
+		env["DATABASE_URL"] = pg
+		suite(t, env)
+	})
+}

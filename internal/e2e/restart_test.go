@@ -13,16 +13,7 @@ import (
 // and reads: resources, finished runs with their event logs, and a run waiting for approval
 // all survive, and the waiting run completes after the restart.
 func TestServeRestartLosesNothing(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) { restartSuite(t, serveEnv(t.TempDir())) })
-	t.Run("postgres", func(t *testing.T) {
-		pg := postgresURL(t)
-		if pg == "" {
-			t.Skip("TEST_DATABASE_URL is not set")
-		}
-		env := serveEnv(t.TempDir())
-		env["DATABASE_URL"] = pg
-		restartSuite(t, env)
-	})
+	forEachServeDB(t, restartSuite)
 }
 
 func restartSuite(t *testing.T, env map[string]string) {

@@ -17,16 +17,7 @@ import (
 // JWT with X-Workspace-ID on a workspace it belongs to, and is refused elsewhere; on SQLite
 // and, when TEST_DATABASE_URL is set, PostgreSQL.
 func TestServeLoginAndMembership(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) { loginSuite(t, serveEnv(t.TempDir())) })
-	t.Run("postgres", func(t *testing.T) {
-		pg := postgresURL(t)
-		if pg == "" {
-			t.Skip("TEST_DATABASE_URL is not set")
-		}
-		env := serveEnv(t.TempDir())
-		env["DATABASE_URL"] = pg
-		loginSuite(t, env)
-	})
+	forEachServeDB(t, loginSuite)
 }
 
 func loginSuite(t *testing.T, env map[string]string) {
