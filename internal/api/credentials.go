@@ -105,11 +105,9 @@ func (s *Server) updateCredential(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	var p store.CredentialPatch
-	if req.Name != nil {
-		if err := firstErr(required("name", *req.Name), maxLen("name", *req.Name, 200)); err != nil {
-			return err
-		}
-		p.Name = ptr(strings.TrimSpace(*req.Name))
+	var err error
+	if p.Name, err = patchName(req.Name); err != nil {
+		return err
 	}
 	if req.Provider != nil {
 		if err := maxLen("provider", *req.Provider, 100); err != nil {
@@ -117,11 +115,8 @@ func (s *Server) updateCredential(w http.ResponseWriter, r *http.Request) error 
 		}
 		p.Provider = ptr(strings.TrimSpace(*req.Provider))
 	}
-	if req.Description != nil {
-		if err := maxLen("description", *req.Description, 2000); err != nil {
-			return err
-		}
-		p.Description = req.Description
+	if p.Description, err = patchDescription(req.Description); err != nil {
+		return err
 	}
 	if req.Metadata != nil {
 		p.Metadata = ptr(store.JSONObject(*req.Metadata))

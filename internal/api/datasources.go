@@ -187,17 +187,12 @@ func (s *Server) updateDataSource(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	var p store.DataSourcePatch
-	if req.Name != nil {
-		if err := firstErr(required("name", *req.Name), maxLen("name", *req.Name, 200)); err != nil {
-			return err
-		}
-		p.Name = ptr(strings.TrimSpace(*req.Name))
+	var err error
+	if p.Name, err = patchName(req.Name); err != nil {
+		return err
 	}
-	if req.Description != nil {
-		if err := maxLen("description", *req.Description, 2000); err != nil {
-			return err
-		}
-		p.Description = req.Description
+	if p.Description, err = patchDescription(req.Description); err != nil {
+		return err
 	}
 	cred, err := nullableID("credential_id", req.CredentialID)
 	if err != nil {

@@ -170,17 +170,12 @@ func (s *Server) updatePrompt(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var p store.PromptPatch
-	if req.Name != nil {
-		if err := firstErr(required("name", *req.Name), maxLen("name", *req.Name, 200)); err != nil {
-			return err
-		}
-		p.Name = ptr(strings.TrimSpace(*req.Name))
+	var err error
+	if p.Name, err = patchName(req.Name); err != nil {
+		return err
 	}
-	if req.Description != nil {
-		if err := maxLen("description", *req.Description, 2000); err != nil {
-			return err
-		}
-		p.Description = req.Description
+	if p.Description, err = patchDescription(req.Description); err != nil {
+		return err
 	}
 	if req.Tags != nil {
 		if err := checkTags(*req.Tags); err != nil {

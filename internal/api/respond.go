@@ -258,3 +258,25 @@ func childList[T any](s *Server, fn func(ctx context.Context, ws, id string, p s
 		return nil
 	}
 }
+
+// patchName checks a new name of a PATCH (not blank, at most 200 characters) and returns it
+// trimmed; nil (not being changed) stays nil.
+func patchName(name *string) (*string, error) {
+	if name == nil {
+		return nil, nil
+	}
+	if err := firstErr(required("name", *name), maxLen("name", *name, 200)); err != nil {
+		return nil, err
+	}
+	return ptr(strings.TrimSpace(*name)), nil
+}
+
+// patchDescription checks a new description of a PATCH (at most 2000 characters); nil stays nil.
+func patchDescription(d *string) (*string, error) {
+	if d != nil {
+		if err := maxLen("description", *d, 2000); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
