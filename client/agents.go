@@ -10,21 +10,29 @@ import (
 
 // AgentConfig is what one agent version runs with.
 type AgentConfig struct {
-	Model           string          `json:"model"`
-	SystemPrompt    string          `json:"system_prompt,omitempty"`
-	PromptID        string          `json:"prompt_id,omitempty"`
-	PromptVersionID string          `json:"prompt_version_id,omitempty"`
-	Temperature     *float64        `json:"temperature,omitempty"`
-	MaxTokens       int             `json:"max_tokens,omitempty"`
-	MaxIterations   int             `json:"max_iterations,omitempty"`
-	InputSchema     json.RawMessage `json:"input_schema,omitempty"`
-	OutputSchema    json.RawMessage `json:"output_schema,omitempty"`
-	Tools           []string        `json:"tools,omitempty"`
-	Guardrails      []string        `json:"guardrails,omitempty"`
-	Approval        *ApprovalConfig `json:"approval,omitempty"`
-	Steps           []AgentStep     `json:"steps,omitempty"`
-	SubAgents       []string        `json:"sub_agents,omitempty"`
-	Simulation      *Simulation     `json:"simulation,omitempty"`
+	Model string `json:"model"`
+	// CredentialID picks the model credential (default: the workspace's credential for the
+	// model's provider).
+	CredentialID string `json:"credential_id,omitempty"`
+	// MaxRetries bounds retries of a failed model call (nil: 2); RequestTimeoutMS bounds one
+	// model call (0: 120000).
+	MaxRetries       *int            `json:"max_retries,omitempty"`
+	RequestTimeoutMS int             `json:"request_timeout_ms,omitempty"`
+	SystemPrompt     string          `json:"system_prompt,omitempty"`
+	PromptID         string          `json:"prompt_id,omitempty"`
+	PromptVersionID  string          `json:"prompt_version_id,omitempty"`
+	Temperature      *float64        `json:"temperature,omitempty"`
+	MaxTokens        int             `json:"max_tokens,omitempty"`
+	MaxIterations    int             `json:"max_iterations,omitempty"`
+	InputSchema      json.RawMessage `json:"input_schema,omitempty"`
+	OutputSchema     json.RawMessage `json:"output_schema,omitempty"`
+	Tools            []ToolRef       `json:"tools,omitempty"`
+	ToolTimeoutMS    int             `json:"tool_timeout_ms,omitempty"` // bounds one tool call (0: 30000)
+	Guardrails       []string        `json:"guardrails,omitempty"`
+	Approval         *ApprovalConfig `json:"approval,omitempty"`
+	Steps            []AgentStep     `json:"steps,omitempty"`
+	SubAgents        []string        `json:"sub_agents,omitempty"`
+	Simulation       *Simulation     `json:"simulation,omitempty"`
 }
 
 // ApprovalConfig lists the human checkpoints of a run.
@@ -193,9 +201,11 @@ func (c *Client) AgentPreview(ctx context.Context, agentID string, in AgentPrevi
 	return send[AgentPreview](ctx, c, http.MethodPost, "/api/v1/agents/"+pathEscape(agentID)+"/preview", in)
 }
 
-// LLMModel is a catalog entry; prices are USD per million tokens.
+// LLMModel is a model entry, of the built-in catalog or of the workspace (Source);
+// prices are USD per million tokens.
 type LLMModel struct {
 	ID                    string    `json:"id"`
+	Source                string    `json:"source"`
 	Provider              string    `json:"provider"`
 	Name                  string    `json:"name"`
 	Description           string    `json:"description"`
@@ -205,6 +215,32 @@ type LLMModel struct {
 	OutputPricePerMillion float64   `json:"output_price_per_million"`
 	Capabilities          []string  `json:"capabilities"`
 	CreatedAt             time.Time `json:"created_at"`
+	UpdatedAt             time.Time `json:"updated_at"`
+}
+
+// LLMModelCreate registers a workspace model (one the catalog lacks).
+type LLMModelCreate struct {
+	ID                    string   `json:"id"`
+	Provider              string   `json:"provider"`
+	Name                  string   `json:"name,omitempty"`
+	Description           string   `json:"description,omitempty"`
+	ContextWindow         int      `json:"context_window"`
+	MaxOutputTokens       int      `json:"max_output_tokens,omitempty"`
+	InputPricePerMillion  float64  `json:"input_price_per_million,omitempty"`
+	OutputPricePerMillion float64  `json:"output_price_per_million,omitempty"`
+	Capabilities          []string `json:"capabilities,omitempty"`
+}
+
+// LLMModelUpdate holds the fields of a workspace model to change; nil fields stay.
+type LLMModelUpdate struct {
+	Provider              *string   `json:"provider,omitempty"`
+	Name                  *string   `json:"name,omitempty"`
+	Description           *string   `json:"description,omitempty"`
+	ContextWindow         *int      `json:"context_window,omitempty"`
+	MaxOutputTokens       *int      `json:"max_output_tokens,omitempty"`
+	InputPricePerMillion  *float64  `json:"input_price_per_million,omitempty"`
+	OutputPricePerMillion *float64  `json:"output_price_per_million,omitempty"`
+	Capabilities          *[]string `json:"capabilities,omitempty"`
 }
 
 // LLMModelListOptions filters LLMModelList.
@@ -213,6 +249,7 @@ type LLMModelListOptions struct {
 	Provider   string
 	Capability string
 	Query      string
+	Source     string // "catalog" or "workspace"
 }
 
 // LLMModelList lists the model catalog.
@@ -221,7 +258,23 @@ func (c *Client) LLMModelList(ctx context.Context, o LLMModelListOptions) (*List
 	setIf(q, "provider", o.Provider)
 	setIf(q, "capability", o.Capability)
 	setIf(q, "q", o.Query)
+	setIf(q, "source", o.Source)
 	return list[LLMModel](ctx, c, "/api/v1/llm-models", q)
+}
+
+// LLMModelCreate registers a workspace model.
+func (c *Client) LLMModelCreate(ctx context.Context, in LLMModelCreate, opts ...RequestOption) (*LLMModel, error) {
+	return send[LLMModel](ctx, c, http.MethodPost, "/api/v1/llm-models", in, opts...)
+}
+
+// LLMModelUpdate changes a workspace model (built-in entries are read-only: 403).
+func (c *Client) LLMModelUpdate(ctx context.Context, id string, in LLMModelUpdate) (*LLMModel, error) {
+	return send[LLMModel](ctx, c, http.MethodPatch, "/api/v1/llm-models/"+pathEscape(id), in)
+}
+
+// LLMModelDelete deletes a workspace model, returning it.
+func (c *Client) LLMModelDelete(ctx context.Context, id string) (*LLMModel, error) {
+	return send[LLMModel](ctx, c, http.MethodDelete, "/api/v1/llm-models/"+pathEscape(id), nil)
 }
 
 // LLMModelGet gets one model.

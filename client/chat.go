@@ -13,6 +13,8 @@ type ChatSession struct {
 	AgentID           string         `json:"agent_id"`
 	Title             string         `json:"title"`
 	Metadata          map[string]any `json:"metadata"`
+	UserID            *string        `json:"user_id"`
+	EndUserID         *string        `json:"end_user_id"`
 	MessageCount      int            `json:"message_count"`
 	ActiveExecutionID *string        `json:"active_execution_id"`
 	LastMessageAt     *time.Time     `json:"last_message_at"`
@@ -46,6 +48,20 @@ type AssistantReply struct {
 // ChatSessionCreate starts a session with an agent.
 func (c *Client) ChatSessionCreate(ctx context.Context, agentID, title string, metadata map[string]any) (*ChatSession, error) {
 	return send[ChatSession](ctx, c, http.MethodPost, "/api/v1/chat/sessions", map[string]any{"agent_id": agentID, "title": title, "metadata": metadata})
+}
+
+// ChatSessionStart is the body of ChatSessionStart.
+type ChatSessionStart struct {
+	AgentID   string         `json:"agent_id"`
+	Title     string         `json:"title,omitempty"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
+	EndUserID string         `json:"end_user_id,omitempty"`
+}
+
+// ChatSessionStart creates a session with every field of the request (ChatSessionCreate
+// is the short form).
+func (c *Client) ChatSessionStart(ctx context.Context, in ChatSessionStart, opts ...RequestOption) (*ChatSession, error) {
+	return send[ChatSession](ctx, c, http.MethodPost, "/api/v1/chat/sessions", in, opts...)
 }
 
 // ChatSessionList lists sessions, newest first (agentID "" for all).
@@ -82,7 +98,9 @@ func (c *Client) ChatMessageList(ctx context.Context, sessionID string, o ListOp
 	return list[ChatMessage](ctx, c, "/api/v1/chat/sessions/"+pathEscape(sessionID)+"/messages", o.values())
 }
 
-// ChatSend sends a message and waits for the assistant's reply.
-func (c *Client) ChatSend(ctx context.Context, sessionID, content string) (*AssistantReply, error) {
-	return send[AssistantReply](ctx, c, http.MethodPost, "/api/v1/chat/sessions/"+pathEscape(sessionID)+"/messages", map[string]string{"content": content})
+// ChatSend sends a message and waits for the assistant's reply. With WithIdempotencyKey a
+// retry (same key and content) makes no second turn: it waits for the first one and returns
+// its reply.
+func (c *Client) ChatSend(ctx context.Context, sessionID, content string, opts ...RequestOption) (*AssistantReply, error) {
+	return send[AssistantReply](ctx, c, http.MethodPost, "/api/v1/chat/sessions/"+pathEscape(sessionID)+"/messages", map[string]string{"content": content}, opts...)
 }

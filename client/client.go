@@ -101,6 +101,12 @@ func WithIdempotencyKey(key string) RequestOption {
 	return func(r *http.Request) { r.Header.Set("Idempotency-Key", key) }
 }
 
+// WithLastEventID resumes a stream after frame id: a retried ChatStream (with the same
+// Idempotency-Key) sends only the frames after it.
+func WithLastEventID(id int) RequestOption {
+	return func(r *http.Request) { r.Header.Set("Last-Event-ID", strconv.Itoa(id)) }
+}
+
 // WithHeader sets any header on one request.
 func WithHeader(name, value string) RequestOption {
 	return func(r *http.Request) { r.Header.Set(name, value) }
@@ -243,6 +249,7 @@ type Health struct {
 	Mode          string  `json:"mode"`
 	Version       string  `json:"version"`
 	Database      string  `json:"database"`
+	Models        string  `json:"models"` // "real" or "simulated"
 	UptimeSeconds float64 `json:"uptime_seconds"`
 }
 

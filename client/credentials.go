@@ -16,8 +16,21 @@ type Credential struct {
 	Description string         `json:"description"`
 	Metadata    map[string]any `json:"metadata"`
 	MaskedValue string         `json:"masked_value"`
-	CreatedAt   time.Time      `json:"created_at"`
-	UpdatedAt   time.Time      `json:"updated_at"`
+	// Valid, LastValidatedAt and ValidationMessage are the last CredentialValidate's outcome
+	// (nil before the first).
+	Valid             *bool      `json:"valid"`
+	LastValidatedAt   *time.Time `json:"last_validated_at"`
+	ValidationMessage string     `json:"validation_message"`
+	CreatedAt         time.Time  `json:"created_at"`
+	UpdatedAt         time.Time  `json:"updated_at"`
+}
+
+// CredentialValidation is the outcome of CredentialValidate.
+type CredentialValidation struct {
+	Valid     bool      `json:"valid"`
+	Status    int       `json:"status"`
+	Message   string    `json:"message"`
+	CheckedAt time.Time `json:"checked_at"`
 }
 
 // CredentialCreate is the body of CredentialCreate; Value is the secret.
@@ -70,6 +83,12 @@ func (c *Client) CredentialGet(ctx context.Context, id string) (*Credential, err
 // CredentialUpdate changes a credential's fields or rotates its value.
 func (c *Client) CredentialUpdate(ctx context.Context, id string, in CredentialUpdate) (*Credential, error) {
 	return send[Credential](ctx, c, http.MethodPatch, "/api/v1/credentials/"+pathEscape(id), in)
+}
+
+// CredentialValidate checks a model-provider credential against its provider (by listing
+// its models) and stores the outcome on the credential.
+func (c *Client) CredentialValidate(ctx context.Context, id string) (*CredentialValidation, error) {
+	return send[CredentialValidation](ctx, c, http.MethodPost, "/api/v1/credentials/"+pathEscape(id)+"/validate", nil)
 }
 
 // CredentialDelete deletes a credential no data source or MCP tool uses, returning it.

@@ -60,11 +60,14 @@ type DataSourceListOptions struct {
 	Query string
 }
 
-// DataSourceQuery is a read-only query: one SELECT, or a path for http sources.
+// DataSourceQuery is a query run read-only: one SQL statement, or a path for http sources.
 type DataSourceQuery struct {
-	Query  string `json:"query"`
-	Params any    `json:"params,omitempty"` // []any for positional, map[string]any for named
-	Limit  int    `json:"limit,omitempty"`
+	Query string `json:"query"`
+	// Params are bound, never interpolated: []any by position ($1 on PostgreSQL, ? on MySQL
+	// and SQLite), map[string]any by name (SQLite's :name; query parameters or the JSON body
+	// of http sources).
+	Params any `json:"params,omitempty"`
+	Limit  int `json:"limit,omitempty"`
 }
 
 // DataSourceColumn names and types one result column.

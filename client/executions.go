@@ -24,6 +24,8 @@ type Execution struct {
 	RootID         string          `json:"root_id"`
 	SessionID      *string         `json:"session_id"`
 	Source         string          `json:"source"`
+	UserID         *string         `json:"user_id"`     // the signed-in user who started it, for bearer-token calls
+	EndUserID      *string         `json:"end_user_id"` // the caller's own id for its end user
 	Status         string          `json:"status"`
 	Input          map[string]any  `json:"input"`
 	Output         json.RawMessage `json:"output"`
@@ -58,6 +60,7 @@ type ExecutionNode struct {
 // ExecuteRequest is the body of Execute.
 type ExecuteRequest struct {
 	Input     map[string]any `json:"input"`
+	EndUserID string         `json:"end_user_id,omitempty"`
 	Metadata  map[string]any `json:"metadata,omitempty"`
 	Async     bool           `json:"async,omitempty"`
 	VersionID string         `json:"version_id,omitempty"`
@@ -68,6 +71,7 @@ type ExecuteRequest struct {
 type PlaygroundRequest struct {
 	Config    AgentConfig    `json:"config"`
 	Input     map[string]any `json:"input"`
+	EndUserID string         `json:"end_user_id,omitempty"`
 	Metadata  map[string]any `json:"metadata,omitempty"`
 	Async     bool           `json:"async,omitempty"`
 	TimeoutMS int            `json:"timeout_ms,omitempty"`
@@ -87,8 +91,8 @@ func (c *Client) Playground(ctx context.Context, agentID string, in PlaygroundRe
 // ExecutionListOptions filters ExecutionList.
 type ExecutionListOptions struct {
 	ListOptions
-	AgentID, Status, SessionID, Source string
-	CreatedAfter, CreatedBefore        time.Time
+	AgentID, Status, SessionID, Source, EndUserID string
+	CreatedAfter, CreatedBefore                   time.Time
 }
 
 // ExecutionList lists executions, newest first.
@@ -98,6 +102,7 @@ func (c *Client) ExecutionList(ctx context.Context, o ExecutionListOptions) (*Li
 	setIf(q, "status", o.Status)
 	setIf(q, "session_id", o.SessionID)
 	setIf(q, "source", o.Source)
+	setIf(q, "end_user_id", o.EndUserID)
 	if !o.CreatedAfter.IsZero() {
 		q.Set("created_after", o.CreatedAfter.UTC().Format(time.RFC3339Nano))
 	}

@@ -12,6 +12,8 @@ type Memory struct {
 	ID          string         `json:"id"`
 	WorkspaceID string         `json:"workspace_id"`
 	AgentID     *string        `json:"agent_id"`
+	SessionID   *string        `json:"session_id"`
+	EndUserID   *string        `json:"end_user_id"`
 	Key         string         `json:"key"`
 	Content     string         `json:"content"`
 	Metadata    map[string]any `json:"metadata"`
@@ -21,10 +23,12 @@ type Memory struct {
 
 // MemoryCreate is the body of MemoryCreate.
 type MemoryCreate struct {
-	AgentID  *string        `json:"agent_id,omitempty"`
-	Key      string         `json:"key,omitempty"`
-	Content  string         `json:"content"`
-	Metadata map[string]any `json:"metadata,omitempty"`
+	AgentID   *string        `json:"agent_id,omitempty"`
+	SessionID *string        `json:"session_id,omitempty"`
+	EndUserID *string        `json:"end_user_id,omitempty"`
+	Key       string         `json:"key,omitempty"`
+	Content   string         `json:"content"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
 }
 
 // MemoryUpdate holds the fields to change; nil fields stay as they are. An empty AgentID
@@ -39,15 +43,19 @@ type MemoryUpdate struct {
 // MemoryListOptions filters MemoryList.
 type MemoryListOptions struct {
 	ListOptions
-	AgentID string
-	Key     string
-	Query   string
+	AgentID   string
+	SessionID string
+	EndUserID string
+	Key       string
+	Query     string
 }
 
 // MemoryList lists memories, newest first.
 func (c *Client) MemoryList(ctx context.Context, o MemoryListOptions) (*List[Memory], error) {
 	q := o.values()
 	setIf(q, "agent_id", o.AgentID)
+	setIf(q, "session_id", o.SessionID)
+	setIf(q, "end_user_id", o.EndUserID)
 	setIf(q, "key", o.Key)
 	setIf(q, "q", o.Query)
 	return list[Memory](ctx, c, "/api/v1/memories", q)

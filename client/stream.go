@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"net/http"
@@ -20,6 +21,19 @@ type StreamEvent struct {
 // Terminal reports whether the frame ends the stream.
 func (e StreamEvent) Terminal() bool { return e.Event == "done" || e.Event == "error" }
 
+// ErrorCode returns the code of a terminal error frame: failed, cancelled, rejected, timeout
+// or interrupted; "" for other frames and for frames stored before codes existed.
+func (e StreamEvent) ErrorCode() string {
+	if e.Event != "error" {
+		return ""
+	}
+	var d struct {
+		Code string `json:"code"`
+	}
+	_ = json.Unmarshal([]byte(e.Data), &d)
+	return d.Code
+}
+
 // Stream reads frames of an SSE response; Close it when done.
 type Stream struct {
 	resp *http.Response
@@ -27,8 +41,15 @@ type Stream struct {
 	stop func()
 }
 
+// Ended reports whether the server answered 204 No Content: the stream was resumed at or
+// past its terminal frame, so there is nothing more (Next reports no frame).
+func (s *Stream) Ended() bool { return s.resp.StatusCode == http.StatusNoContent }
+
 // Next returns the next frame; io.EOF-like end is reported as ok false.
 func (s *Stream) Next() (StreamEvent, bool, error) {
+	if s.Ended() {
+		return StreamEvent{}, false, nil
+	}
 	ev, err, ok := s.next()
 	if !ok {
 		return StreamEvent{}, false, nil
@@ -46,7 +67,7 @@ func (s *Stream) Close() error {
 	return s.resp.Body.Close()
 }
 
-func (c *Client) openStream(ctx context.Context, method, path string, body any, header http.Header) (*Stream, error) {
+func (c *Client) openStream(ctx context.Context, method, path string, body any, header http.Header, opts ...RequestOption) (*Stream, error) {
 	req, err := c.newRequest(ctx, method, path, nil, body)
 	if err != nil {
 		return nil, err
@@ -55,11 +76,18 @@ func (c *Client) openStream(ctx context.Context, method, path string, body any, 
 	for k, v := range header {
 		req.Header[k] = v
 	}
+	for _, o := range opts {
+		o(req)
+	}
 	hc := *c.http
 	hc.Timeout = 0 // a stream lasts as long as its run
 	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
+	}
+	if resp.StatusCode == http.StatusNoContent {
+		resp.Body.Close()
+		return &Stream{resp: resp, stop: func() {}}, nil
 	}
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()
@@ -73,6 +101,7 @@ func (c *Client) openStream(ctx context.Context, method, path string, body any, 
 
 // ExecutionStream follows an execution's frames. lastEventID < 0 sends no Last-Event-ID
 // (a finished execution then yields its terminal frame only; a live one, frames from now on).
+// Resumed at or past the terminal frame, the stream is Ended and yields nothing.
 func (c *Client) ExecutionStream(ctx context.Context, id string, lastEventID int) (*Stream, error) {
 	h := http.Header{}
 	if lastEventID >= 0 {
@@ -81,15 +110,21 @@ func (c *Client) ExecutionStream(ctx context.Context, id string, lastEventID int
 	return c.openStream(ctx, http.MethodGet, "/api/v1/executions/"+pathEscape(id)+"/stream", nil, h)
 }
 
-// ChatStream sends a message to a session and streams the reply.
-func (c *Client) ChatStream(ctx context.Context, sessionID, content string) (*Stream, error) {
+// ChatStream sends a message to a session and streams the reply. With WithIdempotencyKey a
+// retry (same key and content) makes no second turn but resumes the first one's stream:
+// from its start, or after WithLastEventID; past its terminal frame the stream is Ended.
+func (c *Client) ChatStream(ctx context.Context, sessionID, content string, opts ...RequestOption) (*Stream, error) {
 	return c.openStream(ctx, http.MethodPost, "/api/v1/chat/sessions/"+pathEscape(sessionID)+"/messages/stream",
-		map[string]string{"content": content}, nil)
+		map[string]string{"content": content}, nil, opts...)
 }
 
-// Collect reads a stream to its terminal frame (or its end) and closes it.
+// Collect reads a stream to its terminal frame (or its end) and closes it. An Ended stream
+// yields no frames and no error.
 func (s *Stream) Collect() ([]StreamEvent, error) {
 	defer s.Close()
+	if s.Ended() {
+		return nil, nil
+	}
 	var out []StreamEvent
 	for {
 		ev, ok, err := s.Next()

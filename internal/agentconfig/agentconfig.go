@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/llm/providers"
+	"github.com/agentplane/agentplane/internal/mcpspec"
 	"github.com/agentplane/agentplane/internal/schemacheck"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -52,11 +54,31 @@ func firstErr(errs ...error) error {
 // that compile, references that exist, and the shape each agent type needs. agentID is the
 // agent being configured ("" when creating), so it cannot list itself as a sub-agent.
 func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID string, c *store.AgentConfig) error {
-	if err := required("config.model", c.Model); err != nil {
+	if err := firstErr(required("config.model", c.Model), maxLen("config.model", c.Model, 200)); err != nil {
 		return err
 	}
-	if err := st.CheckRefs(ctx, ws, store.KindLLMModel, "config.model", c.Model); err != nil {
+	if c.CredentialID != "" {
+		// A model outside the catalog (served by vLLM or Ollama, say) is fine with an explicit
+		// credential: the credential says where to send it.
+		cred, err := st.CredentialGet(ctx, ws, c.CredentialID)
+		if store.IsNotFound(err) {
+			return &store.ReferenceError{Field: "config.credential_id", Resource: string(store.KindCredential), ID: c.CredentialID}
+		}
+		if err != nil {
+			return err
+		}
+		if !providers.Known(cred.Provider) {
+			return invalid("config.credential_id", "credential %s has provider %q, which is not a model provider (one of %s)",
+				cred.ID, cred.Provider, strings.Join(providers.Names(), ", "))
+		}
+	} else if err := st.CheckRefs(ctx, ws, store.KindLLMModel, "config.model", c.Model); err != nil {
 		return err
+	}
+	if c.MaxRetries != nil && (*c.MaxRetries < 0 || *c.MaxRetries > 10) {
+		return invalid("config.max_retries", "must be between 0 and 10")
+	}
+	if c.RequestTimeoutMS < 0 || c.RequestTimeoutMS > 3_600_000 {
+		return invalid("config.request_timeout_ms", "must be between 1 and 3600000")
 	}
 	if c.Temperature != nil && (*c.Temperature < 0 || *c.Temperature > 2 || math.IsNaN(*c.Temperature)) {
 		return invalid("config.temperature", "must be between 0 and 2")
@@ -95,8 +117,13 @@ func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID strin
 			}
 		}
 	}
+	if c.ToolTimeoutMS < 0 || c.ToolTimeoutMS > 3_600_000 {
+		return invalid("config.tool_timeout_ms", "must be between 1 and 3600000")
+	}
+	if err := validateTools(ctx, st, ws, c.Tools); err != nil {
+		return err
+	}
 	if err := firstErr(
-		st.CheckRefs(ctx, ws, store.KindMCPTool, "config.tools", c.Tools...),
 		st.CheckRefs(ctx, ws, store.KindGuardrail, "config.guardrails", c.Guardrails...),
 		st.CheckRefs(ctx, ws, store.KindAgent, "config.sub_agents", c.SubAgents...),
 	); err != nil {
@@ -135,6 +162,56 @@ func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID strin
 	case "approval":
 		if c.Approval == nil || len(c.Approval.Checkpoints) == 0 {
 			return invalid("config.approval.checkpoints", "an approval agent needs at least one checkpoint")
+		}
+	}
+	return nil
+}
+
+// validateTools checks the MCP servers a config names: each exists and is named once, and a
+// selection of tools names at least one, each in the MCP format and, when the server's
+// tools are known (refreshed or set), one it offers.
+func validateTools(ctx context.Context, st *store.Store, ws string, refs []store.ToolRef) error {
+	seen := map[string]int{}
+	for i, ref := range refs {
+		f := fmt.Sprintf("config.tools[%d]", i)
+		if err := required(f, ref.MCPToolID); err != nil {
+			return err
+		}
+		if j, dup := seen[ref.MCPToolID]; dup {
+			return invalid(f, "mcp tool %s is already listed at config.tools[%d]; list its tools once", ref.MCPToolID, j)
+		}
+		seen[ref.MCPToolID] = i
+	}
+	ids := make([]string, len(refs))
+	for i, ref := range refs {
+		ids[i] = ref.MCPToolID
+	}
+	if err := st.CheckRefs(ctx, ws, store.KindMCPTool, "config.tools", ids...); err != nil {
+		return err
+	}
+	for i, ref := range refs {
+		if ref.Names == nil {
+			continue
+		}
+		f := fmt.Sprintf("config.tools[%d].names", i)
+		if len(ref.Names) == 0 {
+			return invalid(f, "must name at least one tool; give the mcp tool id alone for all its tools")
+		}
+		t, err := st.MCPToolGet(ctx, ws, ref.MCPToolID)
+		if err != nil {
+			return err
+		}
+		offered := make([]string, len(t.Tools))
+		for k, def := range t.Tools {
+			offered[k] = def.Name
+		}
+		for j, name := range ref.Names {
+			if !mcpspec.ValidToolName(name) {
+				return invalid(fmt.Sprintf("%s[%d]", f, j), "must be 1 to 128 letters, digits, '_', '-' or '.', got %q", name)
+			}
+			if len(offered) > 0 && !slices.Contains(offered, name) {
+				return invalid(fmt.Sprintf("%s[%d]", f, j), "mcp tool %s offers no tool %q (it offers %s)", t.ID, name, strings.Join(offered, ", "))
+			}
 		}
 	}
 	return nil

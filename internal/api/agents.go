@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -33,8 +34,11 @@ type agentUpdateRequest struct {
 }
 
 type agentVersionCreateRequest struct {
-	Config store.AgentConfig `json:"config"`
+	Config store.AgentConfig `json:"config" doc:"The version's whole configuration: a version is a full snapshot. With base_version_id or base, only what changes from that version: a JSON Merge Patch (RFC 7396) applied to its config, where objects merge deeply, arrays and other values replace, and null deletes a field."`
 	Notes  string            `json:"notes,omitempty" maxLength:"2000"`
+	// BaseVersionID and Base make config a patch of an existing version's config.
+	BaseVersionID string `json:"base_version_id,omitempty" doc:"Start from this version's config and apply config as a merge patch."`
+	Base          string `json:"base,omitempty" enum:"active" doc:"\"active\": start from the active version's config and apply config as a merge patch."`
 }
 
 type agentPreviewRequest struct {
@@ -51,32 +55,34 @@ type AgentPreview struct {
 	Messages  []runtime.Message  `json:"messages"`
 	Variables []string           `json:"variables" doc:"Variables the prompt template uses."`
 	Missing   []string           `json:"missing" doc:"Template variables the input does not supply."`
-	Config    *store.AgentConfig `json:"config"`
+	Config    *store.AgentConfig `json:"config" nullable:"false" doc:"The configuration previewed."`
 }
 
 func (s *Server) agentRoutes() []route {
 	const tag = "Agents"
 	return []route{
-		{method: "GET", path: v1 + "/agents", op: "listAgents", tag: tag, scope: "agents:read", summary: "List agents", list: true,
+		{method: "GET", path: v1 + "/agents", op: "listAgents", tag: tag, scope: "agents:read", summary: "List agents", desc: "The workspace's agents, newest first, each with its active version's number, id and configuration. Filter by `type`, `status`, or `q`, a substring of the name or description.", list: true,
 			params: []param{{name: "type", typ: "string", enum: store.AgentTypes}, {name: "status", typ: "string", enum: store.AgentStatuses},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
 			resp: store.Agent{}, h: s.listAgents},
-		{method: "POST", path: v1 + "/agents", op: "createAgent", tag: tag, scope: "agents:write", summary: "Create an agent (and its version 1)",
+		{method: "POST", path: v1 + "/agents", op: "createAgent", tag: tag, scope: "agents:write", summary: "Create an agent (and its version 1)", desc: "Creates the agent and its version 1 from `config` (default `{\"model\": \"gpt-4o-mini\"}`), which becomes active. The config is checked against the agent's type and the workspace: the model, prompt, tools, guardrails and sub-agents it names must exist (422 naming the field).",
 			body: agentCreateRequest{}, resp: store.Agent{}, status: http.StatusCreated, creates: true, plan: true, h: s.createAgent},
-		{method: "GET", path: v1 + "/agents/{id}", op: "getAgent", tag: tag, scope: "agents:read", summary: "Get an agent", resp: store.Agent{}, h: byID(s, s.store.AgentGet)},
+		{method: "GET", path: v1 + "/agents/{id}", op: "getAgent", tag: tag, scope: "agents:read", summary: "Get an agent", desc: "The agent with its active version's number, id and configuration (null while it has no active version).", resp: store.Agent{}, h: byID(s, s.store.AgentGet)},
 		{method: "PATCH", path: v1 + "/agents/{id}", op: "updateAgent", tag: tag, scope: "agents:write", summary: "Update an agent's name, description, status, tags or metadata",
 			desc: "Configuration changes are made by creating a version and promoting it.", body: agentUpdateRequest{}, resp: store.Agent{}, h: s.updateAgent},
-		{method: "DELETE", path: v1 + "/agents/{id}", op: "deleteAgent", tag: tag, scope: "agents:write", summary: "Delete an agent and its versions",
+		{method: "DELETE", path: v1 + "/agents/{id}", op: "deleteAgent", tag: tag, scope: "agents:write", summary: "Delete an agent and its versions", desc: "Deletes the agent, its versions and its memories, and answers with the agent as it was. Its executions and traces are kept.",
 			resp: store.Agent{}, h: byID(s, s.store.AgentDelete)},
-		{method: "GET", path: v1 + "/agents/{id}/versions", op: "listAgentVersions", tag: tag, scope: "agents:read", summary: "List an agent's versions, newest first",
+		{method: "GET", path: v1 + "/agents/{id}/versions", op: "listAgentVersions", tag: tag, scope: "agents:read", summary: "List an agent's versions, newest first", desc: "Every version of the agent, newest first, with its configuration and notes; `is_active` marks the one runs use.",
 			list: true, resp: store.AgentVersion{}, h: childList(s, s.store.AgentVersionList)},
 		{method: "POST", path: v1 + "/agents/{id}/versions", op: "createAgentVersion", tag: tag, scope: "agents:write", summary: "Create a version",
-			desc: "The new version gets the next number and does not become active until promoted.",
+			desc: "The new version gets the next number and does not become active until promoted. A version is a full snapshot of the configuration; " +
+				"to change a few fields, name the version to start from (base_version_id, or base \"active\") and send only those fields in config (a JSON Merge Patch: null deletes a field). " +
+				"An unknown field anywhere in config is a 422 naming it (config.temprature: unknown field; did you mean temperature?).",
 			body: agentVersionCreateRequest{}, resp: store.AgentVersion{}, status: http.StatusCreated, creates: true, h: s.createAgentVersion},
-		{method: "GET", path: v1 + "/agents/{id}/versions/{version_id}", op: "getAgentVersion", tag: tag, scope: "agents:read", summary: "Get a version",
+		{method: "GET", path: v1 + "/agents/{id}/versions/{version_id}", op: "getAgentVersion", tag: tag, scope: "agents:read", summary: "Get a version", desc: "One version of the agent, with its configuration and notes. Versions are immutable.",
 			resp: store.AgentVersion{}, h: versionByID(s, s.store.AgentVersionGet)},
 		{method: "POST", path: v1 + "/agents/{id}/versions/{version_id}/promote", op: "promoteAgentVersion", tag: tag, scope: "agents:write",
-			summary: "Make a version the active one", resp: store.Agent{}, h: promoteVersion(s, s.store.AgentVersionPromote, s.store.AgentGet)},
+			summary: "Make a version the active one", desc: "Makes the version the one executions, previews and chat messages use from now on; runs already started keep theirs. Answers with the agent.", resp: store.Agent{}, h: promoteVersion(s, s.store.AgentVersionPromote, s.store.AgentGet)},
 		{method: "POST", path: v1 + "/agents/{id}/preview", op: "previewAgent", tag: tag, scope: "agents:read",
 			summary: "Validate input and show the messages an execution would send", desc: "No model call is made and nothing is recorded.",
 			body: agentPreviewRequest{}, resp: AgentPreview{}, h: s.previewAgent},
@@ -110,7 +116,11 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	var req agentCreateRequest
-	if err := decode(w, r, &req); err != nil {
+	body, err := decodeKeep(w, r, &req)
+	if err != nil {
+		return err
+	}
+	if err := checkConfigKeys(body, "config"); err != nil {
 		return err
 	}
 	if req.Status == "" {
@@ -128,13 +138,18 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if err := agentconfig.Validate(r.Context(), s.store, ws, req.Type, "", cfg); err != nil {
 		return err
 	}
-	if err := s.checkAgentLimit(r.Context(), ws); err != nil {
+	var a *store.Agent
+	err = s.store.InTx(r.Context(), func(tx *store.Store) error {
+		if err := s.checkAgentLimit(r.Context(), tx, ws); err != nil {
+			return err
+		}
+		var err error
+		a, err = tx.AgentCreate(r.Context(), &store.Agent{
+			WorkspaceID: ws, Name: strings.TrimSpace(req.Name), Description: req.Description, Type: req.Type, Status: req.Status,
+			Tags: store.Strings(req.Tags), Metadata: store.JSONObject(req.Metadata),
+		}, cfg, req.Notes)
 		return err
-	}
-	a, err := s.store.AgentCreate(r.Context(), &store.Agent{
-		WorkspaceID: ws, Name: strings.TrimSpace(req.Name), Description: req.Description, Type: req.Type, Status: req.Status,
-		Tags: store.Strings(req.Tags), Metadata: store.JSONObject(req.Metadata),
-	}, cfg, req.Notes)
+	})
 	if err != nil {
 		return err
 	}
@@ -177,7 +192,8 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) createAgentVersion(w http.ResponseWriter, r *http.Request) error {
 	var req agentVersionCreateRequest
-	if err := decode(w, r, &req); err != nil {
+	body, err := decodeKeep(w, r, &req)
+	if err != nil {
 		return err
 	}
 	ws, id := s.workspace(r), pathID(r, "id")
@@ -185,8 +201,13 @@ func (s *Server) createAgentVersion(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	if err := maxLen("notes", req.Notes, 2000); err != nil {
+	if err := firstErr(maxLen("notes", req.Notes, 2000), checkConfigKeys(body, "config")); err != nil {
 		return err
+	}
+	if req.BaseVersionID != "" || req.Base != "" {
+		if req.Config, err = s.patchedConfig(r, a, req.BaseVersionID, req.Base, bodyField(body, "config")); err != nil {
+			return err
+		}
 	}
 	if err := agentconfig.Validate(r.Context(), s.store, ws, a.Type, id, &req.Config); err != nil {
 		return err
@@ -199,9 +220,84 @@ func (s *Server) createAgentVersion(w http.ResponseWriter, r *http.Request) erro
 	return nil
 }
 
+// patchedConfig applies a merge patch (RFC 7396) to the config of the version a version
+// request starts from: base_version_id, or the active version for base "active".
+func (s *Server) patchedConfig(r *http.Request, a *store.Agent, baseVersionID, base string, patch json.RawMessage) (store.AgentConfig, error) {
+	var cfg store.AgentConfig
+	var from *store.AgentConfig
+	switch {
+	case baseVersionID != "" && base != "":
+		return cfg, invalid("base", "give base_version_id or base, not both")
+	case base != "" && base != "active":
+		return cfg, invalid("base", "must be \"active\", got %q", base)
+	case base == "active":
+		if a.Config == nil {
+			return cfg, conflict("agent %s has no active version to start from", a.ID)
+		}
+		from = a.Config
+	default:
+		v, err := s.store.AgentVersionGet(r.Context(), a.WorkspaceID, a.ID, baseVersionID)
+		if store.IsNotFound(err) {
+			return cfg, &store.ReferenceError{Field: "base_version_id", Resource: "agent version", ID: baseVersionID}
+		}
+		if err != nil {
+			return cfg, err
+		}
+		from = &v.Config
+	}
+	doc, err := json.Marshal(from)
+	if err != nil {
+		return cfg, err
+	}
+	if patch != nil {
+		var target, p any
+		if err := json.Unmarshal(doc, &target); err != nil {
+			return cfg, err
+		}
+		if err := json.Unmarshal(patch, &p); err != nil {
+			return cfg, badRequest("config: %s", err.Error())
+		}
+		if _, isObj := p.(map[string]any); !isObj {
+			return cfg, badRequest("config: with base_version_id or base, config must be an object of the fields to change")
+		}
+		if doc, err = json.Marshal(mergePatch(target, p)); err != nil {
+			return cfg, err
+		}
+	}
+	if err := json.Unmarshal(doc, &cfg); err != nil {
+		return cfg, invalid("config", "the merged configuration is not valid: %s", err.Error())
+	}
+	return cfg, nil
+}
+
+// mergePatch applies an RFC 7396 JSON Merge Patch: an object patch merges key by key
+// (recursively), a null value deletes the key, anything else replaces the target.
+func mergePatch(target, patch any) any {
+	p, ok := patch.(map[string]any)
+	if !ok {
+		return patch
+	}
+	t, ok := target.(map[string]any)
+	if !ok {
+		t = map[string]any{}
+	}
+	for k, v := range p {
+		if v == nil {
+			delete(t, k)
+			continue
+		}
+		t[k] = mergePatch(t[k], v)
+	}
+	return t
+}
+
 func (s *Server) previewAgent(w http.ResponseWriter, r *http.Request) error {
 	var req agentPreviewRequest
-	if err := decode(w, r, &req); err != nil {
+	body, err := decodeKeep(w, r, &req)
+	if err != nil {
+		return err
+	}
+	if err := checkConfigKeys(body, "config"); err != nil {
 		return err
 	}
 	ws, id := s.workspace(r), pathID(r, "id")

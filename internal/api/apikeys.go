@@ -48,7 +48,7 @@ func (s *Server) apiKeyRoutes() []route {
 		{method: "POST", path: v1 + "/api-keys", op: "createAPIKey", tag: tag, scope: scope, summary: "Create an API key",
 			desc: "The response holds the raw key in `key`; it is shown only once.", body: apiKeyCreateRequest{}, resp: APIKeyWithSecret{},
 			status: http.StatusCreated, h: s.createAPIKey},
-		{method: "GET", path: v1 + "/api-keys/{id}", op: "getAPIKey", tag: tag, scope: scope, summary: "Get an API key", resp: store.APIKey{},
+		{method: "GET", path: v1 + "/api-keys/{id}", op: "getAPIKey", tag: tag, scope: scope, summary: "Get an API key", desc: "One key of the workspace: its prefix, scopes, address and origin rules, expiry and last use. The raw key is never shown again.", resp: store.APIKey{},
 			nocache: true, h: byID(s, s.store.APIKeyGet)},
 		{method: "DELETE", path: v1 + "/api-keys/{id}", op: "revokeAPIKey", tag: tag, scope: scope, summary: "Revoke an API key",
 			desc: "The key stops working at once.", resp: store.APIKey{}, h: s.revokeAPIKey},

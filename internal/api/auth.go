@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -66,7 +67,14 @@ func (a *keyAuth) close() {
 	a.wg.Wait()
 }
 
-var errBadKey = errorf(http.StatusUnauthorized, "invalid API key: check the X-API-Key header")
+var errBadKey = errorf(http.StatusUnauthorized, "invalid API key: check the X-API-Key (or Authorization: Bearer) header")
+
+// bearerToken returns the token of an `Authorization: Bearer <token>` header.
+func bearerToken(authz string) (string, bool) {
+	scheme, tok, ok := strings.Cut(authz, " ")
+	tok = strings.TrimSpace(tok)
+	return tok, ok && strings.EqualFold(scheme, "Bearer") && tok != ""
+}
 
 // lookup returns the key whose hash is hash, from the cache or the database.
 func (s *Server) lookupKey(ctx context.Context, hash string) (*authKey, error) {
@@ -113,7 +121,13 @@ func (s *Server) authenticate(r *http.Request, rt route) (*http.Request, error) 
 	raw := r.Header.Get("X-API-Key")
 	if raw == "" {
 		if authz := r.Header.Get("Authorization"); authz != "" {
-			return s.authenticateUser(r, rt, authz)
+			// OpenAI- and Dify-style tooling sends keys as bearer tokens: a bearer value with the
+			// key prefix is a key, anything else a login (or identity provider) token.
+			if tok, ok := bearerToken(authz); ok && strings.HasPrefix(tok, auth.KeyPrefixMarker) {
+				raw = tok
+			} else {
+				return s.authenticateUser(r, rt, authz)
+			}
 		}
 	}
 	if rt.userOnly {

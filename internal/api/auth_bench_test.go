@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/auth"
-	"github.com/agentplane/agentplane/internal/llm"
+	"github.com/agentplane/agentplane/internal/datasource"
+	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/seed"
@@ -41,8 +42,8 @@ func BenchmarkAuthCost(b *testing.B) {
 		b.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	eng := runtime.New(runtime.Config{Store: st, Provider: llm.NewSimulated(), Logger: log})
-	srv, err := New(Config{Store: st, Logger: log, Secrets: secretbox.NewRandom(), WorkspaceID: ws.ID, Engine: eng})
+	eng := runtime.New(runtime.Config{Store: st, Router: runtime.SimulatedRouter{Model: simulated.New()}, Logger: log})
+	srv, err := New(Config{Store: st, Logger: log, Secrets: secretbox.NewRandom(), WorkspaceID: ws.ID, Engine: eng, DataSources: datasource.NewSample(st)})
 	if err != nil {
 		b.Fatal(err)
 	}

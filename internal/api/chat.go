@@ -3,17 +3,20 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
 type chatSessionCreateRequest struct {
-	AgentID  string         `json:"agent_id"`
-	Title    string         `json:"title,omitempty" maxLength:"200"`
-	Metadata map[string]any `json:"metadata,omitempty"`
+	AgentID   string         `json:"agent_id"`
+	Title     string         `json:"title,omitempty" maxLength:"200"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
+	EndUserID string         `json:"end_user_id,omitempty" maxLength:"200" doc:"Your own id for the end user the session is for; each message's run carries it."`
 }
 
 type chatSessionUpdateRequest struct {
@@ -22,7 +25,8 @@ type chatSessionUpdateRequest struct {
 }
 
 type chatMessageRequest struct {
-	Content string `json:"content" maxLength:"100000"`
+	Content   string `json:"content" maxLength:"100000"`
+	EndUserID string `json:"end_user_id,omitempty" maxLength:"200" doc:"Your own id for the end user; default: the session's."`
 }
 
 // AssistantReply is the answer to a chat message.
@@ -40,25 +44,33 @@ func (s *Server) chatRoutes() []route {
 	const tag = "Chat"
 	sess := v1 + "/chat/sessions/{id}"
 	return []route{
-		{method: "POST", path: v1 + "/chat/sessions", op: "createChatSession", tag: tag, scope: "chat:write", summary: "Start a chat session with an agent",
+		{method: "POST", path: v1 + "/chat/sessions", op: "createChatSession", tag: tag, scope: "chat:write", summary: "Start a chat session with an agent", desc: "Starts a session with an agent; each message then runs the agent's active version over the session's history.",
 			body: chatSessionCreateRequest{}, resp: store.ChatSession{}, status: http.StatusCreated, creates: true, h: s.createChatSession},
-		{method: "GET", path: v1 + "/chat/sessions", op: "listChatSessions", tag: tag, scope: "sessions:read", summary: "List chat sessions, newest first", list: true,
-			params: []param{{name: "agent_id", typ: "string"}}, resp: store.ChatSession{}, h: s.listChatSessions},
-		{method: "GET", path: sess, op: "getChatSession", tag: tag, scope: "sessions:read", summary: "Get a chat session", resp: store.ChatSession{}, h: byID(s, s.store.ChatSessionGet)},
-		{method: "PATCH", path: sess, op: "updateChatSession", tag: tag, scope: "chat:write", summary: "Change a session's title or metadata",
+		{method: "GET", path: v1 + "/chat/sessions", op: "listChatSessions", tag: tag, scope: "sessions:read", summary: "List chat sessions, newest first", desc: "The workspace's chat sessions, newest first. Filter by `agent_id` or `end_user_id`.", list: true,
+			params: []param{{name: "agent_id", typ: "string"}, {name: "end_user_id", typ: "string", desc: "Only the sessions of this end user."}},
+			resp:   store.ChatSession{}, h: s.listChatSessions},
+		{method: "GET", path: sess, op: "getChatSession", tag: tag, scope: "sessions:read", summary: "Get a chat session", desc: "One session: its agent, title, metadata, message count, last message time and the reply being generated, if any.", resp: store.ChatSession{}, h: byID(s, s.store.ChatSessionGet)},
+		{method: "PATCH", path: sess, op: "updateChatSession", tag: tag, scope: "chat:write", summary: "Change a session's title or metadata", desc: "Changes the title or replaces the metadata.",
 			body: chatSessionUpdateRequest{}, resp: store.ChatSession{}, h: s.updateChatSession},
-		{method: "DELETE", path: sess, op: "deleteChatSession", tag: tag, scope: "chat:write", summary: "Delete a session and its messages",
+		{method: "DELETE", path: sess, op: "deleteChatSession", tag: tag, scope: "chat:write", summary: "Delete a session and its messages", desc: "Deletes the session and its messages and answers with the session as it was. While a reply is being generated it is a 409: cancel the execution or wait.",
 			resp: store.ChatSession{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.ChatSessionDelete)},
-		{method: "GET", path: sess + "/messages", op: "listChatMessages", tag: tag, scope: "sessions:read", summary: "A session's messages, oldest first", list: true,
+		{method: "GET", path: sess + "/messages", op: "listChatMessages", tag: tag, scope: "sessions:read", summary: "A session's messages, oldest first", desc: "The session's messages, oldest first: each user message and the assistant reply that answers it, with the execution and token usage of the reply.", list: true,
 			resp: store.ChatMessage{}, h: childList(s, s.store.ChatMessageList)},
 		{method: "POST", path: sess + "/messages", op: "sendChatMessage", tag: tag, scope: "chat:write", summary: "Send a message and wait for the reply",
 			desc: "Runs the agent (an execution with source chat) over the session's history and the message. The user message and the reply are stored together when the run completes. " +
-				"A message while a reply is still running: 409. A failed run: 502 naming the execution. A run stopped at an approval checkpoint: 202 with the execution.",
-			body: chatMessageRequest{}, resp: AssistantReply{}, alsoOK: map[int]any{http.StatusAccepted: store.Execution{}}, errs: []int{http.StatusConflict, http.StatusBadGateway}, plan: true, h: s.sendChatMessage},
+				"A message while a reply is still running: 409. A failed run: 502 naming the execution. A run stopped at an approval checkpoint: 202 with the execution. " +
+				"With an Idempotency-Key, a retry with the same key and body makes no second turn: it waits for the first one's run and answers the same reply " +
+				"(same status and body, header `Idempotent-Replayed: true`), even while that run is still going; the same key with another body: 409.",
+			body: chatMessageRequest{}, resp: AssistantReply{}, alsoOK: map[int]any{http.StatusAccepted: store.Execution{}}, errs: []int{http.StatusConflict, http.StatusBadGateway},
+			creates: true, turn: true, plan: true, h: s.sendChatMessage},
 		{method: "POST", path: sess + "/messages/stream", op: "streamChatMessage", tag: tag, scope: "chat:write", sse: true, summary: "Send a message and stream the reply (SSE)",
-			desc: "Frames: `execution` {execution_id, user_message_id} first, then `thinking`, `tool_start`, `tool_end`, `content`, then exactly one `done` or `error`. " +
-				"Reconnect with GET /executions/{execution_id}/stream and Last-Event-ID.",
-			body: chatMessageRequest{}, errs: []int{http.StatusConflict}, plan: true, h: s.streamChatMessage},
+			desc: "Frames: `execution` {execution_id, user_message_id} first, then `thinking`, `tool_start`, `tool_end`, `content`, then exactly one `done` or `error` " +
+				"(`error` data: `{message, code}`, see GET /executions/{id}/stream). Reconnect with GET /executions/{execution_id}/stream and Last-Event-ID, " +
+				"or retry this POST with the same Idempotency-Key and body (as fetch-event-source does): that makes no second turn but resumes the first one's stream — " +
+				"its frames after Last-Event-ID when sent, else all of them from the `execution` frame — and follows the run live. " +
+				"A retry whose Last-Event-ID is at or past the terminal frame: 204 No Content. The same key with another body: 409.",
+			params: []param{{name: "last_event_id", typ: "integer", desc: "Same as the Last-Event-ID header; read on a retry with an Idempotency-Key."}},
+			body:   chatMessageRequest{}, errs: []int{http.StatusConflict}, creates: true, turn: true, plan: true, h: s.streamChatMessage},
 	}
 }
 
@@ -67,14 +79,15 @@ func (s *Server) createChatSession(w http.ResponseWriter, r *http.Request) error
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := firstErr(required("agent_id", req.AgentID), maxLen("title", req.Title, 200)); err != nil {
+	if err := firstErr(required("agent_id", req.AgentID), maxLen("title", req.Title, 200), checkEndUser(req.EndUserID)); err != nil {
 		return err
 	}
 	ws := s.workspace(r)
 	if err := s.store.CheckRefs(r.Context(), ws, store.KindAgent, "agent_id", req.AgentID); err != nil {
 		return err
 	}
-	c, err := s.store.ChatSessionCreate(r.Context(), &store.ChatSession{WorkspaceID: ws, AgentID: req.AgentID, Title: req.Title, Metadata: req.Metadata})
+	c, err := s.store.ChatSessionCreate(r.Context(), &store.ChatSession{WorkspaceID: ws, AgentID: req.AgentID, Title: req.Title, Metadata: req.Metadata,
+		UserID: userIDOf(r), EndUserID: optString(req.EndUserID)})
 	if err != nil {
 		return err
 	}
@@ -87,7 +100,8 @@ func (s *Server) listChatSessions(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	items, total, err := s.store.ChatSessionList(r.Context(), s.workspace(r), r.URL.Query().Get("agent_id"), p)
+	q := r.URL.Query()
+	items, total, err := s.store.ChatSessionList(r.Context(), s.workspace(r), store.ChatSessionFilter{AgentID: q.Get("agent_id"), EndUserID: q.Get("end_user_id")}, p)
 	if err != nil {
 		return err
 	}
@@ -118,8 +132,59 @@ func (s *Server) updateChatSession(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-// startChatTurn validates a message and starts its run; the session is locked for it.
-func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request) (*store.Execution, *runtime.Waiter, string, error) {
+// chatTurn is the turn a chat message request stands for: started by this request, or, for a
+// retry with the same Idempotency-Key, the one the first request started.
+type chatTurn struct {
+	ws            string
+	executionID   string
+	userMessageID string
+	run           *runtime.Waiter // the run this request started; nil for a retry
+}
+
+func (t *chatTurn) replayed() bool { return t.run == nil }
+
+// chatTurnFor starts the turn of a chat message, or finds the turn an earlier request with
+// the same Idempotency-Key and body started. Looking before starting keeps a retry of a
+// running turn clear of the busy session's 409 and of the plan limits its own turn counts in.
+func (s *Server) chatTurnFor(w http.ResponseWriter, r *http.Request) (*chatTurn, error) {
+	ws := s.workspace(r)
+	key, hash, err := idempotencyRequest(w, r)
+	if err != nil {
+		return nil, err
+	}
+	if key != "" {
+		prev, err := s.store.IdempotencyGet(r.Context(), ws, key)
+		if err != nil {
+			return nil, err
+		}
+		if prev != nil {
+			return earlierTurn(ws, key, hash, prev)
+		}
+	}
+	x, run, userMsgID, err := s.startChatTurn(w, r, key, hash)
+	var used *store.IdempotencyUsedError
+	if errors.As(err, &used) {
+		// A concurrent request with the key started the turn first.
+		return earlierTurn(ws, key, hash, used.Record)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &chatTurn{ws: ws, executionID: x.ID, userMessageID: userMsgID, run: run}, nil
+}
+
+// earlierTurn is the turn an earlier request with key started; another request: 409.
+func earlierTurn(ws, key, hash string, prev *store.IdempotencyRecord) (*chatTurn, error) {
+	ref, ok := prev.ChatTurn()
+	if !ok || prev.RequestHash != hash {
+		return nil, conflict("Idempotency-Key %q was already used with a different request body", key)
+	}
+	return &chatTurn{ws: ws, executionID: ref.ExecutionID, userMessageID: ref.UserMessageID}, nil
+}
+
+// startChatTurn validates a message and starts its run; the session is locked for it, and
+// key (when set) is recorded for the turn in the same transaction.
+func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request, key, hash string) (*store.Execution, *runtime.Waiter, string, error) {
 	var req chatMessageRequest
 	if err := decode(w, r, &req); err != nil {
 		return nil, nil, "", err
@@ -132,8 +197,12 @@ func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request) (*store.E
 	if strings.TrimSpace(req.Content) == "" {
 		return nil, nil, "", invalid("content", "is required and must not be empty")
 	}
-	if err := maxLen("content", req.Content, 100_000); err != nil {
+	if err := firstErr(maxLen("content", req.Content, 100_000), checkEndUser(req.EndUserID)); err != nil {
 		return nil, nil, "", err
+	}
+	endUser := c.EndUserID
+	if req.EndUserID != "" {
+		endUser = &req.EndUserID
 	}
 	a, err := s.store.AgentGet(r.Context(), ws, c.AgentID)
 	if err != nil {
@@ -142,31 +211,47 @@ func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request) (*store.E
 	if a.Config == nil {
 		return nil, nil, "", conflict("agent %s has no active version", a.ID)
 	}
-	if err := s.checkExecutionLimits(r.Context(), ws); err != nil {
-		return nil, nil, "", err
-	}
 	userMsgID := store.NewID()
 	x, done, err := s.engine.Submit(r.Context(), runtime.SubmitRequest{WorkspaceID: ws, Agent: a, VersionID: a.ActiveVersionID, Config: a.Config,
 		Input: map[string]any{"message": req.Content}, Metadata: map[string]any{"session_id": id}, Source: "chat", TimeoutMS: defaultTimeoutMS,
-		Chat: &runtime.ChatTurn{SessionID: id, UserMessageID: userMsgID, Content: req.Content}})
+		UserID: userIDOf(r), EndUserID: endUser,
+		Chat: &runtime.ChatTurn{SessionID: id, UserMessageID: userMsgID, Content: req.Content, IdempotencyKey: key, RequestHash: hash},
+		BeforeCreate: func(ctx context.Context, tx *store.Store, _ *store.Execution) error {
+			return s.checkExecutionLimits(ctx, tx, ws)
+		}})
 	return x, done, userMsgID, err
 }
 
 func (s *Server) sendChatMessage(w http.ResponseWriter, r *http.Request) error {
-	x, run, userMsgID, err := s.startChatTurn(w, r)
+	turn, err := s.chatTurnFor(w, r)
 	if err != nil {
 		return err
 	}
-	select {
-	case <-run.Done():
-	case <-r.Context().Done():
-		return nil // the client left; the reply is still stored when it completes
+	var x *store.Execution
+	if turn.replayed() {
+		w.Header().Set("Idempotent-Replayed", "true")
+		x, err = s.awaitExecution(r.Context(), turn.ws, turn.executionID)
+		if x == nil && err == nil {
+			return nil // the client left first
+		}
+	} else {
+		select {
+		case <-turn.run.Done():
+		case <-r.Context().Done():
+			return nil // the client left; the reply is still stored when it completes
+		}
+		x, err = s.store.ExecutionGet(context.WithoutCancel(r.Context()), turn.ws, turn.executionID)
 	}
+	if err != nil {
+		return err
+	}
+	return s.writeChatReply(w, r, x, turn.userMessageID)
+}
+
+// writeChatReply answers a chat message from its execution once it stopped: the reply (200),
+// the execution waiting at an approval checkpoint (202), or a 502 naming a failed run.
+func (s *Server) writeChatReply(w http.ResponseWriter, r *http.Request, x *store.Execution, userMsgID string) error {
 	ctx := context.WithoutCancel(r.Context())
-	x, err = s.store.ExecutionGet(ctx, x.WorkspaceID, x.ID)
-	if err != nil {
-		return err
-	}
 	switch x.Status {
 	case store.StatusCompleted:
 		m, err := s.store.ChatReplyOf(ctx, x.WorkspaceID, x.ID)
@@ -187,15 +272,83 @@ func (s *Server) sendChatMessage(w http.ResponseWriter, r *http.Request) error {
 	return &Error{Status: http.StatusBadGateway, Code: "execution_failed", Message: "execution " + x.ID + " " + x.Status + ": " + msg}
 }
 
+// awaitExecution waits until an execution stops (ends, or waits for approval) and returns
+// it; nil, nil when ctx ends first. Like the request that started the run, it outlasts the
+// closing of streams at shutdown: the run ends then too, and its outcome is the answer.
+func (s *Server) awaitExecution(ctx context.Context, ws, id string) (*store.Execution, error) {
+	var feed *runtime.Feed // the run's changes on other nodes, once it is not running here
+	defer func() { feed.Close() }()
+	for {
+		// Watch before looking, so a run starting or ending between the look and the wait wakes it.
+		changed, unwatch := s.engine.Watch(id)
+		if run, ok := s.engine.Running(id); ok {
+			unwatch()
+			select {
+			case <-run.Done():
+				continue
+			case <-ctx.Done():
+				return nil, nil
+			}
+		}
+		if feed == nil {
+			feed = s.engine.Follow(id)
+		}
+		remote := feed.Changed()
+		x, err := s.store.ExecutionGet(ctx, ws, id)
+		if err != nil || store.IsTerminal(x.Status) || x.Status == store.StatusAwaitingApproval {
+			unwatch()
+			if ctx.Err() != nil {
+				return nil, nil
+			}
+			return x, err
+		}
+		wait := time.NewTimer(pollInterval)
+		select {
+		case <-changed:
+		case <-remote:
+		case <-wait.C:
+		case <-ctx.Done():
+		}
+		wait.Stop()
+		unwatch()
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+	}
+}
+
 func (s *Server) streamChatMessage(w http.ResponseWriter, r *http.Request) error {
-	x, _, userMsgID, err := s.startChatTurn(w, r)
+	turn, err := s.chatTurnFor(w, r)
 	if err != nil {
 		return err
 	}
-	sse := newSSE(w)
-	first, _ := json.Marshal(map[string]string{"execution_id": x.ID, "user_message_id": userMsgID})
-	if err := sse.frame(store.Event{Seq: 0, Event: "execution", Data: first}); err != nil {
-		return nil
+	after := -1
+	if turn.replayed() {
+		// A retry resumes the turn's stream: after Last-Event-ID when sent, else from the start.
+		if after, err = lastEventID(r); err != nil {
+			return err
+		}
+		x, err := s.store.ExecutionGet(r.Context(), turn.ws, turn.executionID)
+		if err != nil {
+			return err
+		}
+		ended, err := s.pastEnd(r.Context(), x, after)
+		if err != nil {
+			return err
+		}
+		if ended {
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		}
+		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	return s.streamExecution(r.Context(), sse, x.WorkspaceID, x.ID, 0)
+	sse := newSSE(w)
+	if after < 0 {
+		first, _ := json.Marshal(map[string]string{"execution_id": turn.executionID, "user_message_id": turn.userMessageID})
+		if err := sse.frame(store.Event{Seq: 0, Event: "execution", Data: first}); err != nil {
+			return nil
+		}
+		after = 0
+	}
+	return s.streamExecution(r.Context(), sse, turn.ws, turn.executionID, after)
 }

@@ -1,9 +1,14 @@
 package api
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/llm/providers"
+	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -13,10 +18,10 @@ const maxCredentialValue = 16 << 10
 type credentialCreateRequest struct {
 	Name        string         `json:"name" maxLength:"200" doc:"Display name."`
 	Type        string         `json:"type" enum:"api_key,bearer_token,basic_auth,database_url,oauth2"`
-	Provider    string         `json:"provider,omitempty" maxLength:"100" doc:"The service the credential is for, e.g. openai or postgres."`
+	Provider    string         `json:"provider,omitempty" maxLength:"100" doc:"The service the credential is for, e.g. openai or postgres. Model providers: openai, anthropic, google, deepseek, xai, mistral, groq, together, openrouter, cohere, ollama, openai_compatible."`
 	Description string         `json:"description,omitempty" maxLength:"2000"`
-	Metadata    map[string]any `json:"metadata,omitempty" doc:"Non-secret settings (header name, scopes, …)."`
-	Value       string         `json:"value" maxLength:"16384" doc:"The secret. It is encrypted at rest and never returned: responses carry masked_value."`
+	Metadata    map[string]any `json:"metadata,omitempty" doc:"Non-secret settings. For a model provider: base_url (http or https; required for ollama and openai_compatible; with the version path for the Chat Completions family, e.g. http://localhost:11434/v1, the host root for anthropic and google) and default (true: the credential runs use for this provider when several exist)."`
+	Value       secretValue    `json:"value" maxLength:"16384" doc:"The secret. It is encrypted at rest and never returned: responses carry masked_value. Text as sent: a lone UTF-16 surrogate escape such as \\udc80, which JSON decoders silently replace, is a 422."`
 }
 
 type credentialUpdateRequest struct {
@@ -24,7 +29,7 @@ type credentialUpdateRequest struct {
 	Provider    *string         `json:"provider,omitempty" maxLength:"100"`
 	Description *string         `json:"description,omitempty" maxLength:"2000"`
 	Metadata    *map[string]any `json:"metadata,omitempty" doc:"Replaces the metadata object."`
-	Value       *string         `json:"value,omitempty" maxLength:"16384" doc:"A new secret (rotation); encrypted at rest and never returned."`
+	Value       *secretValue    `json:"value,omitempty" maxLength:"16384" doc:"A new secret (rotation); encrypted at rest and never returned. A lone UTF-16 surrogate escape is a 422, as on create."`
 }
 
 func (s *Server) credentialRoutes() []route {
@@ -38,14 +43,55 @@ func (s *Server) credentialRoutes() []route {
 		{method: "POST", path: v1 + "/credentials", op: "createCredential", tag: tag, scope: "credentials:write", summary: "Create a credential",
 			desc: "The value is encrypted at rest; the response, like every later read, shows it only masked.",
 			body: credentialCreateRequest{}, resp: store.Credential{}, status: http.StatusCreated, creates: true, h: s.createCredential},
-		{method: "GET", path: v1 + "/credentials/{id}", op: "getCredential", tag: tag, scope: "credentials:read", summary: "Get a credential (masked)",
+		{method: "GET", path: v1 + "/credentials/{id}", op: "getCredential", tag: tag, scope: "credentials:read", summary: "Get a credential (masked)", desc: "The credential with its value masked (`masked_value`, e.g. `sk-…abcd`) and the outcome of its last validation; the value itself is never returned.",
 			resp: store.Credential{}, h: byID(s, s.store.CredentialGet)},
 		{method: "PATCH", path: v1 + "/credentials/{id}", op: "updateCredential", tag: tag, scope: "credentials:write",
-			summary: "Update a credential's name, provider, description, metadata or value", body: credentialUpdateRequest{}, resp: store.Credential{}, h: s.updateCredential},
+			summary: "Update a credential's name, provider, description, metadata or value", desc: "Changes the given fields. A new `value` replaces the secret (rotation): it is encrypted at rest and shown only masked.", body: credentialUpdateRequest{}, resp: store.Credential{}, h: s.updateCredential},
 		{method: "DELETE", path: v1 + "/credentials/{id}", op: "deleteCredential", tag: tag, scope: "credentials:write", summary: "Delete a credential",
 			desc: "A credential still used by a data source or an MCP tool is not deleted (409 naming the user).",
 			resp: store.Credential{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.CredentialDelete)},
+		{method: "POST", path: v1 + "/credentials/{id}/validate", op: "validateCredential", tag: tag, scope: "credentials:write",
+			summary: "Check a credential against its service",
+			desc: "For a model provider, lists the provider's models with the credential: valid true when it is accepted, else false with the provider's status and message " +
+				"(status 0 when the provider could not be reached). The outcome is stored on the credential (valid, last_validated_at, validation_message). " +
+				"A credential of a service it cannot check is a 422. The emulator does not contact providers.",
+			resp: runtime.Validation{}, errs: []int{http.StatusUnprocessableEntity}, h: s.validateCredential},
 	}
+}
+
+// checkModelCredential validates the settings of a model-provider credential: its base URL
+// (required where the provider has no public one) and the default flag. Credentials of
+// other services are not checked.
+func checkModelCredential(provider string, metadata map[string]any) error {
+	if !providers.Known(provider) {
+		return nil
+	}
+	if _, err := providers.BaseURL(provider, metadata); err != nil {
+		return errorf(http.StatusUnprocessableEntity, "%s", err.Error())
+	}
+	if d, ok := metadata["default"]; ok {
+		if _, isBool := d.(bool); !isBool {
+			return invalid("metadata.default", "must be true or false")
+		}
+	}
+	return nil
+}
+
+func (s *Server) validateCredential(w http.ResponseWriter, r *http.Request) error {
+	ws := s.workspace(r)
+	c, err := s.store.CredentialGet(r.Context(), ws, pathID(r, "id"))
+	if err != nil {
+		return err
+	}
+	v, err := s.engine.ValidateCredential(r.Context(), ws, c)
+	if err != nil {
+		return err
+	}
+	if _, err := s.store.CredentialSetValidation(context.WithoutCancel(r.Context()), ws, c.ID, v.Valid, v.Message, v.CheckedAt); err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, v)
+	return nil
 }
 
 func (s *Server) listCredentials(w http.ResponseWriter, r *http.Request) error {
@@ -68,6 +114,85 @@ func (s *Server) listCredentials(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// secretValue is a credential value as sent. encoding/json turns a lone UTF-16 surrogate
+// escape ("\udc80") into U+FFFD without a word, which would store a secret other than the one
+// the caller holds and make it fail later for no visible reason: such a value is a 422 naming
+// value instead. Raw invalid UTF-8 never gets this far: decode refuses the whole body (400).
+type secretValue string
+
+// UnmarshalJSON decodes a JSON string, refusing lone surrogate escapes.
+func (v *secretValue) UnmarshalJSON(b []byte) error {
+	if len(b) == 0 || b[0] != '"' {
+		if string(b) == "null" {
+			return nil
+		}
+		return badRequest("value: expected string, got %s", jsonValueKind(b))
+	}
+	if hasLoneSurrogate(b) {
+		return invalid("value", "must be valid Unicode text; it holds a lone UTF-16 surrogate escape (\\ud800 to \\udfff) that would be replaced")
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return badRequest("value: malformed string")
+	}
+	*v = secretValue(s)
+	return nil
+}
+
+// jsonValueKind names the kind of a raw JSON value for an error message.
+func jsonValueKind(b []byte) string {
+	switch {
+	case len(b) == 0:
+		return "nothing"
+	case b[0] == '{':
+		return "object"
+	case b[0] == '[':
+		return "array"
+	case b[0] == 't' || b[0] == 'f':
+		return "boolean"
+	}
+	return "number"
+}
+
+// hasLoneSurrogate reports whether a raw JSON string holds a \uXXXX escape of a UTF-16
+// surrogate that is not part of a high-low pair.
+func hasLoneSurrogate(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		r, ok := unicodeEscapeAt(b, i)
+		if !ok {
+			i++ // another escape (\\, \", \n …): skip its character
+			continue
+		}
+		i += 5
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		case r >= 0xD800 && r <= 0xDBFF:
+			lo, ok := unicodeEscapeAt(b, i+1)
+			if !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return true
+			}
+			i += 6
+		}
+	}
+	return false
+}
+
+// unicodeEscapeAt reads a \uXXXX escape starting at b[i].
+func unicodeEscapeAt(b []byte, i int) (rune, bool) {
+	if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(b[i+2:i+6]), 16, 16)
+	if err != nil {
+		return 0, false
+	}
+	return rune(n), true
+}
+
 // checkCredentialValue validates a secret without ever echoing it.
 func checkCredentialValue(v string) error {
 	if strings.TrimSpace(v) == "" {
@@ -85,13 +210,14 @@ func (s *Server) createCredential(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200), oneOf("type", req.Type, store.CredentialTypes),
-		maxLen("provider", req.Provider, 100), maxLen("description", req.Description, 2000), checkCredentialValue(req.Value)); err != nil {
+		maxLen("provider", req.Provider, 100), maxLen("description", req.Description, 2000), checkCredentialValue(string(req.Value)),
+		checkModelCredential(strings.TrimSpace(req.Provider), req.Metadata)); err != nil {
 		return err
 	}
 	c, err := s.store.CredentialCreate(r.Context(), &store.Credential{
 		WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name), Type: req.Type, Provider: strings.TrimSpace(req.Provider),
 		Description: req.Description, Metadata: store.JSONObject(req.Metadata),
-	}, req.Value, s.cfg.Secrets)
+	}, string(req.Value), s.cfg.Secrets)
 	if err != nil {
 		return err
 	}
@@ -122,10 +248,26 @@ func (s *Server) updateCredential(w http.ResponseWriter, r *http.Request) error 
 		p.Metadata = ptr(store.JSONObject(*req.Metadata))
 	}
 	if req.Value != nil {
-		if err := checkCredentialValue(*req.Value); err != nil {
+		if err := checkCredentialValue(string(*req.Value)); err != nil {
 			return err
 		}
-		p.Value = req.Value
+		p.Value = ptr(string(*req.Value))
+	}
+	if p.Provider != nil || p.Metadata != nil {
+		cur, err := s.store.CredentialGet(r.Context(), s.workspace(r), pathID(r, "id"))
+		if err != nil {
+			return err
+		}
+		provider, metadata := cur.Provider, map[string]any(cur.Metadata)
+		if p.Provider != nil {
+			provider = *p.Provider
+		}
+		if p.Metadata != nil {
+			metadata = *p.Metadata
+		}
+		if err := checkModelCredential(provider, metadata); err != nil {
+			return err
+		}
 	}
 	c, err := s.store.CredentialUpdate(r.Context(), s.workspace(r), pathID(r, "id"), p, s.cfg.Secrets)
 	if err != nil {

@@ -60,7 +60,7 @@ func TestCredentialRoutes(t *testing.T) {
 				}
 			}},
 		{name: "create short value masked", method: "POST", path: "/api/v1/credentials", body: `{"name":"PIN","type":"basic_auth","value":"1234"}`, status: 201,
-			fields: map[string]any{"data.masked_value": "…4", "data.provider": "", "data.metadata": map[string]any{}}},
+			fields: map[string]any{"data.masked_value": "…34", "data.provider": "", "data.metadata": map[string]any{}}},
 		{name: "patch name and metadata", method: "PATCH", path: id, body: `{"name":"Renamed","metadata":{"org":"o1"}}`, status: 200, check: noSecret,
 			fields: map[string]any{"data.name": "Renamed", "data.metadata": map[string]any{"org": "o1"}, "data.masked_value": "sk-…wxyz", "data.description": "prod key"}},
 		{name: "patch value", method: "PATCH", path: id, body: `{"value":"sk-rotated-abcdefghijklmnop-9876"}`, status: 200, fields: map[string]any{"data.masked_value": "sk-…9876"}},

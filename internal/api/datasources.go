@@ -17,8 +17,8 @@ type dataSourceCreateRequest struct {
 	Name         string         `json:"name" maxLength:"200" doc:"Display name."`
 	Type         string         `json:"type" enum:"postgres,mysql,sqlite,http"`
 	Description  string         `json:"description,omitempty" maxLength:"2000"`
-	CredentialID *string        `json:"credential_id,omitempty" doc:"Id of a credential of the workspace used to connect."`
-	Config       map[string]any `json:"config,omitempty" doc:"Configuration of version 1, which becomes active: connection settings plus max_rows (default 1000), timeout_ms, and for the emulator's mock results tables [{name, columns: [{name, type}], row_count}] (SQL) or sample_fields and sample_rows (http)."`
+	CredentialID *string        `json:"credential_id,omitempty" doc:"Id of a credential of the workspace used to connect: a database_url credential (postgres:// URL, MySQL DSN or mysql:// URL, SQLite file path) for SQL sources; a bearer_token, oauth2, api_key or basic_auth credential for http sources."`
+	Config       map[string]any `json:"config,omitempty" doc:"Configuration of version 1, which becomes active. SQL sources: host, port, database, ssl_mode (override the credential's URL), schema, path (sqlite), max_rows (default 1000), max_bytes (default 1048576), max_execution_ms (statement timeout, default 10000), timeout_ms, read_only (always true), and tables [{name, columns: [{name, type, nullable}], row_count}] for the emulator's sample tables. http sources: base_url, method (GET or POST), headers, query, timeout_ms (default 10000), max_rows, max_bytes, and sample_fields and sample_rows for the emulator."`
 	Notes        string         `json:"notes,omitempty" maxLength:"2000" doc:"Notes of version 1."`
 }
 
@@ -34,57 +34,61 @@ type dataSourceVersionCreateRequest struct {
 }
 
 type dataSourceQueryRequest struct {
-	Query  string          `json:"query" doc:"One read-only SELECT (or WITH … SELECT) statement; for http sources a path relative to base_url, e.g. /products?category=tea."`
-	Params json.RawMessage `json:"params,omitempty" doc:"Bind parameters: an array for positional ($1, ?) or an object for named ones."`
+	Query  string          `json:"query" doc:"One SQL statement, run read-only; for http sources a path relative to base_url, e.g. /products?category=tea."`
+	Params json.RawMessage `json:"params,omitempty" doc:"Bound, never interpolated. SQL: an array bound in order to $1, $2… (postgres) or ? (mysql, sqlite; also ?1 and $1), or for sqlite an object bound to :name. http: an object of query parameters (GET) or the JSON body (POST)."`
 	Limit  *int            `json:"limit,omitempty" minimum:"1" doc:"Most rows to return, at most the source's max_rows (the default)."`
 }
 
 // DataSourceColumn names and types one column of a query result.
 type DataSourceColumn struct {
 	Name string `json:"name"`
-	Type string `json:"type"`
+	Type string `json:"type" doc:"The database's type name in lower case (int4, text, numeric, timestamptz, varchar(255)); for http sources the JSON type."`
 }
 
 // DataSourceQueryResult is the result set of a data source query, cut to the row bound.
 type DataSourceQueryResult struct {
 	Columns    []DataSourceColumn `json:"columns"`
-	Rows       [][]any            `json:"rows" doc:"One array per row, values in column order."`
+	Rows       [][]any            `json:"rows" doc:"One array per row, values in column order: numbers, strings, booleans and null; numeric/decimal as strings, timestamps as RFC 3339 strings, dates as YYYY-MM-DD, json/jsonb as their JSON value, binary as base64."`
 	RowCount   int                `json:"row_count"`
 	DurationMS int64              `json:"duration_ms"`
-	Truncated  bool               `json:"truncated" doc:"True when more rows matched than the limit (or max_rows) allowed."`
+	Truncated  bool               `json:"truncated" doc:"True when rows were left out: more matched than the limit (or max_rows) allowed, or the next row would have taken the result past max_bytes."`
 }
 
 func (s *Server) dataSourceRoutes() []route {
 	const tag = "Data sources"
 	return []route{
-		{method: "GET", path: v1 + "/data-sources", op: "listDataSources", tag: tag, scope: "data_sources:read", summary: "List data sources", list: true,
+		{method: "GET", path: v1 + "/data-sources", op: "listDataSources", tag: tag, scope: "data_sources:read", summary: "List data sources", desc: "The workspace's data sources, newest first, each with its active version's configuration. Filter by `type` or `q`.", list: true,
 			params: []param{{name: "type", typ: "string", enum: store.DataSourceTypes},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
 			resp: store.DataSource{}, h: s.listDataSources},
-		{method: "POST", path: v1 + "/data-sources", op: "createDataSource", tag: tag, scope: "data_sources:write", summary: "Create a data source (and its version 1)",
+		{method: "POST", path: v1 + "/data-sources", op: "createDataSource", tag: tag, scope: "data_sources:write", summary: "Create a data source (and its version 1)", desc: "Creates the data source and its version 1 from `config`, which becomes active. The config is checked for the source's type (422 naming the field); a `credential_id` must name a credential of the workspace.",
 			body: dataSourceCreateRequest{}, resp: store.DataSource{}, status: http.StatusCreated, creates: true, h: s.createDataSource},
-		{method: "GET", path: v1 + "/data-sources/{id}", op: "getDataSource", tag: tag, scope: "data_sources:read", summary: "Get a data source",
+		{method: "GET", path: v1 + "/data-sources/{id}", op: "getDataSource", tag: tag, scope: "data_sources:read", summary: "Get a data source", desc: "The data source with its active version's number, id and configuration.",
 			resp: store.DataSource{}, h: byID(s, s.store.DataSourceGet)},
 		{method: "PATCH", path: v1 + "/data-sources/{id}", op: "updateDataSource", tag: tag, scope: "data_sources:write",
 			summary: "Update a data source's name, description or credential", desc: "Configuration changes are made by creating a version and promoting it.",
 			body: dataSourceUpdateRequest{}, resp: store.DataSource{}, h: s.updateDataSource},
-		{method: "DELETE", path: v1 + "/data-sources/{id}", op: "deleteDataSource", tag: tag, scope: "data_sources:write", summary: "Delete a data source and its versions",
+		{method: "DELETE", path: v1 + "/data-sources/{id}", op: "deleteDataSource", tag: tag, scope: "data_sources:write", summary: "Delete a data source and its versions", desc: "Deletes the data source and its versions, and answers with the data source as it was.",
 			resp: store.DataSource{}, h: byID(s, s.store.DataSourceDelete)},
 		{method: "GET", path: v1 + "/data-sources/{id}/versions", op: "listDataSourceVersions", tag: tag, scope: "data_sources:read",
-			summary: "List a data source's versions, newest first", list: true, resp: store.DataSourceVersion{}, h: childList(s, s.store.DataSourceVersionList)},
+			summary: "List a data source's versions, newest first", desc: "Every version of the data source, newest first, with its configuration and notes.", list: true, resp: store.DataSourceVersion{}, h: childList(s, s.store.DataSourceVersionList)},
 		{method: "POST", path: v1 + "/data-sources/{id}/versions", op: "createDataSourceVersion", tag: tag, scope: "data_sources:write", summary: "Create a version",
 			desc: "The new version gets the next number and does not become active until promoted.",
 			body: dataSourceVersionCreateRequest{}, resp: store.DataSourceVersion{}, status: http.StatusCreated, creates: true, h: s.createDataSourceVersion},
 		{method: "GET", path: v1 + "/data-sources/{id}/versions/{version_id}", op: "getDataSourceVersion", tag: tag, scope: "data_sources:read",
-			summary: "Get a version", resp: store.DataSourceVersion{}, h: versionByID(s, s.store.DataSourceVersionGet)},
+			summary: "Get a version", desc: "One version of the data source, with its configuration and notes. Versions are immutable.", resp: store.DataSourceVersion{}, h: versionByID(s, s.store.DataSourceVersionGet)},
 		{method: "POST", path: v1 + "/data-sources/{id}/versions/{version_id}/promote", op: "promoteDataSourceVersion", tag: tag, scope: "data_sources:write",
-			summary: "Make a version the active one", resp: store.DataSource{}, h: promoteVersion(s, s.store.DataSourceVersionPromote, s.store.DataSourceGet)},
+			summary: "Make a version the active one", desc: "Makes the version the one queries use from now on. Answers with the data source.", resp: store.DataSource{}, h: promoteVersion(s, s.store.DataSourceVersionPromote, s.store.DataSourceGet)},
 		{method: "POST", path: v1 + "/data-sources/{id}/query", op: "queryDataSource", tag: tag, scope: "data_sources:execute",
 			summary: "Run a read-only query",
-			desc: "Only a single SELECT (or WITH … SELECT) statement is accepted for SQL sources, and a relative path for http sources; anything else is 422 naming query. " +
-				"Results are bounded by limit and the active version's max_rows (truncated says when rows were cut). " +
-				"The emulator answers with deterministic mock rows shaped by the config's tables (or sample_fields); the server answers 501 until live queries are available.",
-			body: dataSourceQueryRequest{}, resp: DataSourceQueryResult{}, errs: []int{http.StatusNotImplemented}, h: s.queryDataSource},
+			desc: "Runs `query` on the active version's data source with `params` bound, never interpolated. " +
+				"SQL sources run it in a read-only transaction with the database's statement timeout (`max_execution_ms`): read-only is enforced by the database, " +
+				"so a write is a 422 carrying the database's message, and so is any error of the statement; running out of time is a 422 saying so. " +
+				"Results are bounded by `limit` (at most `max_rows`) and by `max_bytes`; `truncated` says when rows were left out. " +
+				"http sources send a GET or POST to `base_url` + `query` and shape the JSON answer as rows. " +
+				"A data source without usable connection settings or credential is a 409; one that cannot be reached (or answers 5xx) a 502 `data_source_unavailable`. " +
+				"The emulator answers SQL from sample tables built from the config's `tables` in an in-memory SQLite (so the result is what the SQL says), and http from generated items.",
+			body: dataSourceQueryRequest{}, resp: DataSourceQueryResult{}, errs: []int{http.StatusConflict, http.StatusBadGateway}, h: s.queryDataSource},
 	}
 }
 
@@ -242,14 +246,17 @@ func (s *Server) createDataSourceVersion(w http.ResponseWriter, r *http.Request)
 	return nil
 }
 
-// queryParams reads params: absent or null, an array, or an object.
+// queryParams reads params: absent or null, an array, or an object; numbers keep their
+// digits (json.Number), so large integers reach the database exactly.
 func queryParams(raw json.RawMessage) (any, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
 	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
+	if err := d.Decode(&v); err != nil {
 		return nil, badRequest("params: malformed JSON")
 	}
 	switch v.(type) {
@@ -268,13 +275,6 @@ func (s *Server) queryDataSource(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.store.DataSourceGet(r.Context(), s.workspace(r), pathID(r, "id"))
-	if err != nil {
-		return err
-	}
-	if err := required("query", req.Query); err != nil {
-		return err
-	}
 	limit := 0
 	if req.Limit != nil {
 		if *req.Limit < 1 {
@@ -282,23 +282,10 @@ func (s *Server) queryDataSource(w http.ResponseWriter, r *http.Request) error {
 		}
 		limit = *req.Limit
 	}
-	cfg, err := datasource.ParseConfig(d.Type, d.Config)
-	if err != nil {
-		return conflict("the active version of data source %s has an invalid config (%s); create and promote a corrected version", d.ID, err.Error())
-	}
-	if _, err := datasource.RowBound(cfg, limit); err != nil {
-		return fieldError(err)
-	}
-	if err := datasource.Check(d.Type, req.Query); err != nil {
-		return fieldError(err)
-	}
-	if !s.cfg.Emulator {
-		return errorf(http.StatusNotImplemented, "live queries are not available on this server yet; the emulator answers data source queries with mock rows")
-	}
 	start := time.Now()
-	res, err := datasource.Mock(cfg, datasource.Request{Query: req.Query, Params: params, Limit: limit})
+	res, err := s.cfg.DataSources.Query(r.Context(), s.workspace(r), pathID(r, "id"), datasource.Request{Query: req.Query, Params: params, Limit: limit})
 	if err != nil {
-		return fieldError(err)
+		return dataSourceError(err)
 	}
 	out := DataSourceQueryResult{Columns: make([]DataSourceColumn, len(res.Columns)), Rows: res.Rows, RowCount: len(res.Rows),
 		DurationMS: time.Since(start).Milliseconds(), Truncated: res.Truncated}
@@ -307,4 +294,21 @@ func (s *Server) queryDataSource(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeData(w, http.StatusOK, out)
 	return nil
+}
+
+// dataSourceError maps the executor's errors: a request field or the database's refusal is
+// a 422 naming it, a data source that cannot be used as configured a 409, one that cannot be
+// reached a 502.
+func dataSourceError(err error) error {
+	var qe *datasource.QueryError
+	var se *datasource.SourceError
+	switch {
+	case errors.As(err, &qe):
+		return invalid("query", "%s", qe.Message)
+	case errors.As(err, &se) && se.Unreachable:
+		return &Error{Status: http.StatusBadGateway, Code: "data_source_unavailable", Message: se.Message}
+	case errors.As(err, &se):
+		return conflict("%s", se.Message)
+	}
+	return fieldError(err)
 }

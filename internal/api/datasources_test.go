@@ -2,13 +2,18 @@ package api
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentplane/agentplane/client"
 	"github.com/agentplane/agentplane/internal/api/openapicheck"
+	"github.com/agentplane/agentplane/internal/dbtest"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -167,27 +172,31 @@ func TestDataSourceQuery(t *testing.T) {
 		{name: "positional params", method: "POST", path: q, body: `{"query":"SELECT id FROM orders WHERE status = $1 LIMIT $2","params":["paid",4]}`, status: 200,
 			fields: map[string]any{"data.row_count": 4}},
 		{name: "count", method: "POST", path: q, body: `{"query":"SELECT count(*) AS n FROM orders WHERE status = 'paid'"}`, status: 200,
-			fields: map[string]any{"data.columns.0": map[string]any{"name": "n", "type": "bigint"}, "data.rows": [][]any{{250}}}},
+			fields: map[string]any{"data.columns.0": map[string]any{"name": "n", "type": "integer"}, "data.row_count": 1},
+			check: func(t *testing.T, b map[string]any) {
+				if n := lookup(b, "data.rows.0.0").(float64); n <= 0 || n >= 250 {
+					t.Fatalf("the WHERE did not filter: %v of 250", n)
+				}
+			}},
 		{name: "literals in strings and comments are not statements", method: "POST", path: q,
 			body: body(map[string]any{"query": "-- DROP TABLE customers;\nSELECT id, 'DELETE FROM x; DROP' AS note FROM customers /* ; UPDATE */ LIMIT 1"}), status: 200,
 			fields: map[string]any{"data.rows.0": []any{1, "DELETE FROM x; DROP"}}},
-		{name: "delete rejected", method: "POST", path: q, body: `{"query":"DELETE FROM customers"}`, status: 422, code: "validation_error", message: "query"},
-		{name: "update rejected", method: "POST", path: q, body: `{"query":"UPDATE customers SET email = 'x'"}`, status: 422, message: "query"},
-		{name: "insert rejected", method: "POST", path: q, body: `{"query":"insert into customers (id) values (1)"}`, status: 422, message: "query"},
-		{name: "drop rejected", method: "POST", path: q, body: `{"query":"DROP TABLE customers"}`, status: 422, message: "query"},
-		{name: "truncate rejected", method: "POST", path: q, body: `{"query":"TRUNCATE orders"}`, status: 422, message: "query"},
-		{name: "write in CTE rejected", method: "POST", path: q, body: `{"query":"WITH d AS (DELETE FROM orders RETURNING *) SELECT * FROM d"}`, status: 422, message: "DELETE"},
-		{name: "select into rejected", method: "POST", path: q, body: `{"query":"SELECT * INTO copy FROM orders"}`, status: 422, message: "INTO"},
-		{name: "multiple statements rejected", method: "POST", path: q, body: `{"query":"SELECT 1; SELECT 2"}`, status: 422, message: "single statement"},
-		{name: "hidden second statement rejected", method: "POST", path: q, body: `{"query":"SELECT * FROM customers; DROP TABLE customers; --"}`, status: 422, message: "single statement"},
-		{name: "unknown table", method: "POST", path: q, body: `{"query":"SELECT * FROM invoices"}`, status: 422, message: `"invoices"`,
+		{name: "delete refused", method: "POST", path: q, body: `{"query":"DELETE FROM customers"}`, status: 422, code: "validation_error", message: "query: attempt to write a readonly database"},
+		{name: "update refused", method: "POST", path: q, body: `{"query":"UPDATE customers SET email = 'x'"}`, status: 422, message: "readonly"},
+		{name: "insert refused", method: "POST", path: q, body: `{"query":"insert into customers (id) values (1)"}`, status: 422, message: "readonly"},
+		{name: "drop refused", method: "POST", path: q, body: `{"query":"DROP TABLE customers"}`, status: 422, message: "readonly"},
+		{name: "hidden second statement refused", method: "POST", path: q, body: `{"query":"SELECT * FROM customers; DROP TABLE customers; --"}`, status: 422, message: "readonly"},
+		{name: "still 50 customers", method: "POST", path: q, body: `{"query":"SELECT count(*) FROM customers"}`, status: 200, fields: map[string]any{"data.rows": [][]any{{50}}}},
+		{name: "unknown table", method: "POST", path: q, body: `{"query":"SELECT * FROM invoices"}`, status: 422, message: "no such table: invoices",
 			check: func(t *testing.T, b map[string]any) {
 				if m := b["message"].(string); !strings.Contains(m, "customers, orders") || !strings.HasPrefix(m, "query:") {
 					t.Fatalf("message %q", m)
 				}
 			}},
-		{name: "unknown column", method: "POST", path: q, body: `{"query":"SELECT id, phone FROM customers"}`, status: 422, message: `"phone"`},
-		{name: "missing params", method: "POST", path: q, body: `{"query":"SELECT * FROM orders WHERE id = $1"}`, status: 422, message: "params"},
+		{name: "unknown column", method: "POST", path: q, body: `{"query":"SELECT id, phone FROM customers"}`, status: 422, message: "no such column: phone"},
+		{name: "missing params", method: "POST", path: q, body: `{"query":"SELECT * FROM orders WHERE id = $1"}`, status: 422, message: "query"},
+		{name: "named params", method: "POST", path: q, body: `{"query":"SELECT id FROM orders WHERE id < :below ORDER BY id","params":{"below":3}}`, status: 200,
+			fields: map[string]any{"data.rows": [][]any{{1}, {2}}}},
 		{name: "empty query", method: "POST", path: q, body: `{"query":"  "}`, status: 422, message: "query"},
 		{name: "no body", method: "POST", path: q, status: 422, message: "query"},
 		{name: "query wrong type", method: "POST", path: q, body: `{"query":["SELECT 1"]}`, status: 400, code: "bad_request", message: "query"},
@@ -198,7 +207,7 @@ func TestDataSourceQuery(t *testing.T) {
 		{name: "malformed", method: "POST", path: q, body: `{"query":`, status: 400},
 		{name: "missing data source", method: "POST", path: "/api/v1/data-sources/nope/query", body: `{"query":"SELECT 1"}`, status: 404, code: "not_found"},
 		{name: "mysql backslash escape", method: "POST", path: "/api/v1/data-sources/" + my.ID + "/query", body: body(map[string]any{"query": `SELECT 'a\'; DROP TABLE orders; -- '`}),
-			status: 422, message: "single statement"},
+			status: 422, message: "readonly"},
 		{name: "mysql select", method: "POST", path: "/api/v1/data-sources/" + my.ID + "/query", body: "{\"query\":\"SELECT `id` FROM `orders` LIMIT 2\"}", status: 200,
 			fields: map[string]any{"data.row_count": 2}},
 		{name: "http items", method: "POST", path: "/api/v1/data-sources/" + api.ID + "/query", body: `{"query":"/products?category=tea&limit=4"}`, status: 200,
@@ -238,9 +247,123 @@ func isStatus(err error, status int) bool {
 	return ok && ae.Status == status
 }
 
-// TestDataSourceQueryOnServer: outside the emulator queries are validated the same way, then
-// answered 501 until live connections exist.
+// TestDataSourceQueryOnServer: the server runs queries on the data sources themselves.
+// SQLite always; PostgreSQL and MySQL/MariaDB when TEST_DATABASE_URL and TEST_MYSQL_URL are
+// set (each test says when it skips).
 func TestDataSourceQueryOnServer(t *testing.T) {
+	type target struct {
+		typ, dsn, ddl, sleep, readOnly string
+		driver                         string
+		ph                             func(int) string
+	}
+	dollar := func(n int) string { return fmt.Sprintf("$%d", n) }
+	qmark := func(int) string { return "?" }
+	targets := map[string]target{"sqlite": {typ: "sqlite", driver: "sqlite", dsn: filepath.Join(t.TempDir(), "shop.db"), ph: qmark,
+		ddl:      "CREATE TABLE products (id integer PRIMARY KEY, name text, price numeric, added_at timestamp)",
+		sleep:    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
+		readOnly: "attempt to write a readonly database"}}
+	if u := dbtest.PostgresURL(t); u != "" {
+		targets["postgres"] = target{typ: "postgres", driver: "pgx", dsn: u, ph: dollar,
+			ddl:   "CREATE TABLE products (id int PRIMARY KEY, name text, price numeric(8,2), added_at timestamptz)",
+			sleep: "SELECT pg_sleep(30)", readOnly: "cannot execute INSERT in a read-only transaction"}
+	} else {
+		t.Log(dbtest.SkipMessage)
+	}
+	if u := dbtest.MySQLURL(t); u != "" {
+		targets["mysql"] = target{typ: "mysql", driver: "mysql", dsn: u, ph: qmark,
+			ddl:   "CREATE TABLE products (id int PRIMARY KEY, name varchar(50), price decimal(8,2), added_at datetime)",
+			sleep: "SELECT SLEEP(30)", readOnly: "Cannot execute statement in a READ ONLY transaction"}
+	} else {
+		t.Log(dbtest.MySQLSkipMessage)
+	}
+	for name, tg := range targets {
+		t.Run(name, func(t *testing.T) {
+			admin, err := sql.Open(tg.driver, tg.dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer admin.Close()
+			if _, err := admin.Exec(tg.ddl); err != nil {
+				t.Fatal(err)
+			}
+			for i := 1; i <= 12; i++ {
+				if _, err := admin.Exec("INSERT INTO products VALUES ("+tg.ph(1)+", "+tg.ph(2)+", "+tg.ph(3)+", "+tg.ph(4)+")",
+					i, fmt.Sprintf("Product %d", i), fmt.Sprintf("%d.25", i), "2025-01-02 03:04:05"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx := context.Background()
+			st, err := store.Open(ctx, "memory")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			e := newTestEnvOn(t, st, false)
+			cred, err := e.c.CredentialCreate(ctx, client.CredentialCreate{Name: "db", Type: "database_url", Value: tg.dsn})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := e.c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "Shop", Type: tg.typ, CredentialID: cred.ID, Config: map[string]any{"max_rows": 10}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := "/api/v1/data-sources/" + d.ID + "/query"
+			price := map[string]any{"sqlite": 3.25, "postgres": "3.25", "mysql": "3.25"}[name]
+			scenarios := []scenario{
+				{name: "results", method: "POST", path: q, body: `{"query":"SELECT id, name, price FROM products WHERE id = 3"}`, status: 200,
+					fields: map[string]any{"data.row_count": 1, "data.truncated": false, "data.rows": [][]any{{3, "Product 3", price}}, "data.columns.1.name": "name"}},
+				{name: "bound parameters", method: "POST", path: q, body: mustMarshal(map[string]any{
+					"query": "SELECT id FROM products WHERE name = " + tg.ph(1) + " OR id > " + tg.ph(2) + " ORDER BY id", "params": []any{"Product 2", 10}}),
+					status: 200, fields: map[string]any{"data.rows": [][]any{{2}, {11}, {12}}}},
+				{name: "a parameter is data, not SQL", method: "POST", path: q, body: mustMarshal(map[string]any{
+					"query": "SELECT count(*) FROM products WHERE name = " + tg.ph(1), "params": []any{"x' OR '1'='1"}}), status: 200,
+					fields: map[string]any{"data.rows": [][]any{{0}}}},
+				{name: "write refused by the database", method: "POST", path: q, body: `{"query":"INSERT INTO products (id, name) VALUES (99, 'x')"}`,
+					status: 422, code: "validation_error", message: "query: " + tg.readOnly},
+				{name: "delete refused", method: "POST", path: q, body: `{"query":"DELETE FROM products"}`, status: 422, message: "query:"},
+				{name: "max_rows truncates", method: "POST", path: q, body: `{"query":"SELECT id FROM products"}`, status: 200,
+					fields: map[string]any{"data.row_count": 10, "data.truncated": true}},
+				{name: "limit truncates", method: "POST", path: q, body: `{"query":"SELECT id FROM products ORDER BY id","limit":2}`, status: 200,
+					fields: map[string]any{"data.rows": [][]any{{1}, {2}}, "data.truncated": true}},
+				{name: "limit over max_rows", method: "POST", path: q, body: `{"query":"SELECT 1","limit":11}`, status: 422, message: "limit"},
+				{name: "unknown table", method: "POST", path: q, body: `{"query":"SELECT * FROM invoices"}`, status: 422, message: "invoices"},
+				{name: "missing data source", method: "POST", path: "/api/v1/data-sources/nope/query", body: `{"query":"SELECT 1"}`, status: 404},
+			}
+			if tg.typ != "sqlite" { // SQLite binds an object to :name; the others only by position
+				scenarios = append(scenarios, scenario{name: "params object refused", method: "POST", path: q,
+					body: `{"query":"SELECT 1","params":{"a":1}}`, status: 422, message: "params: must be an array"})
+			}
+			e.run(scenarios)
+			if n := rowCount(t, admin); n != 12 {
+				t.Fatalf("%d products after the refused writes", n)
+			}
+			v, err := e.c.DataSourceVersionCreate(ctx, d.ID, map[string]any{"max_execution_ms": 300}, "short timeout")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.c.DataSourceVersionPromote(ctx, d.ID, v.ID); err != nil {
+				t.Fatal(err)
+			}
+			e.run([]scenario{
+				{name: "timeout", method: "POST", path: q, body: mustMarshal(map[string]any{"query": tg.sleep}), status: 422, message: "query: timed out after 300 ms"},
+				{name: "fine after a timeout", method: "POST", path: q, body: `{"query":"SELECT count(*) FROM products"}`, status: 200, fields: map[string]any{"data.rows": [][]any{{12}}}},
+			})
+		})
+	}
+}
+
+func rowCount(t *testing.T, db *sql.DB) int {
+	t.Helper()
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM products").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestDataSourceQueryOnServerErrors: a data source that cannot be used as configured is a
+// 409 saying why; one that cannot be reached a 502; an http source reaches its API.
+func TestDataSourceQueryOnServerErrors(t *testing.T) {
 	ctx := context.Background()
 	st, err := store.Open(ctx, "memory")
 	if err != nil {
@@ -248,15 +371,33 @@ func TestDataSourceQueryOnServer(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	e := newTestEnvOn(t, st, false)
-	d, err := e.c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "Orders", Type: "postgres", Config: ordersConfig()})
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer tok" {
+			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
+			return
+		}
+		_, _ = w.Write([]byte(`[{"sku":"TEA-1","price":12.5},{"sku":"COF-1","price":18}]`))
+	}))
+	defer api.Close()
+	tok, err := e.c.CredentialCreate(ctx, client.CredentialCreate{Name: "api", Type: "bearer_token", Value: "tok"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := "/api/v1/data-sources/" + d.ID + "/query"
+	create := func(typ, cred string, cfg map[string]any) string {
+		d, err := e.c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "x", Type: typ, CredentialID: cred, Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return "/api/v1/data-sources/" + d.ID + "/query"
+	}
 	e.run([]scenario{
-		{name: "not implemented", method: "POST", path: q, body: `{"query":"SELECT * FROM customers"}`, status: 501, code: "not_implemented", message: "not available on this server"},
-		{name: "still read-only", method: "POST", path: q, body: `{"query":"DELETE FROM customers"}`, status: 422, message: "query"},
-		{name: "still bounded", method: "POST", path: q, body: `{"query":"SELECT 1","limit":1000}`, status: 422, message: "limit"},
+		{name: "no credential", method: "POST", path: create("postgres", "", nil), body: `{"query":"SELECT 1"}`, status: 409, code: "conflict", message: "needs a database_url credential"},
+		{name: "wrong credential type", method: "POST", path: create("postgres", tok.ID, nil), body: `{"query":"SELECT 1"}`, status: 409, message: "bearer_token"},
+		{name: "unreachable", method: "POST", path: create("sqlite", "", map[string]any{"path": filepath.Join(t.TempDir(), "missing.db")}), body: `{"query":"SELECT 1"}`,
+			status: 502, code: "data_source_unavailable", message: "could not connect"},
+		{name: "http", method: "POST", path: create("http", tok.ID, map[string]any{"base_url": api.URL}), body: `{"query":"/products"}`, status: 200,
+			fields: map[string]any{"data.columns": []map[string]any{{"name": "sku", "type": "string"}, {"name": "price", "type": "number"}}, "data.rows.1": []any{"COF-1", 18}}},
+		{name: "http 4xx", method: "POST", path: create("http", "", map[string]any{"base_url": api.URL}), body: `{"query":"/products"}`, status: 422, message: "401"},
 	})
 }
 
@@ -323,29 +464,40 @@ func TestDataSourceAndCredentialContract(t *testing.T) {
 	call("DELETE", "/api/v1/data-sources/"+dsID, "")
 	call("DELETE", "/api/v1/credentials/"+credID, "")
 
-	// The server's 501 is documented.
+	// On the server a query runs on the data source itself; its 409 and 502 are documented.
 	st, err := store.Open(ctx, "memory")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
 	srv := newTestEnvOn(t, st, false)
-	ds, err := srv.c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "db", Type: "sqlite"})
+	path := filepath.Join(t.TempDir(), "db.sqlite")
+	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := "/api/v1/data-sources/" + ds.ID + "/query"
-	status, resp, _, err := srv.c.Raw(ctx, http.MethodPost, path, []byte(`{"query":"SELECT 1"}`), nil)
-	if err != nil || status != 501 {
-		t.Fatalf("%d %s %v", status, resp, err)
+	if _, err := db.Exec("CREATE TABLE t (id integer, at timestamp, price numeric, blob blob); INSERT INTO t VALUES (1, '2025-01-01T00:00:00Z', 1.5, x'00ff')"); err != nil {
+		t.Fatal(err)
 	}
+	db.Close()
+	ds, err := srv.c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "db", Type: "sqlite", Config: map[string]any{"path": path}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.run([]scenario{{name: "server query", method: "POST", path: "/api/v1/data-sources/" + ds.ID + "/query", body: `{"query":"SELECT * FROM t"}`, status: 200,
+		fields: map[string]any{"data.rows": [][]any{{1, "2025-01-01T00:00:00Z", 1.5, "AP8="}}}}})
 	var served struct {
 		Paths map[string]map[string]struct {
 			Responses map[string]any `json:"responses"`
 		} `json:"paths"`
 	}
 	mustJSON(t, json.RawMessage(srv.srv.OpenAPI()), &served)
-	if served.Paths["/api/v1/data-sources/{id}/query"]["post"].Responses["501"] == nil {
-		t.Fatal("the 501 of queryDataSource is not documented")
+	for _, code := range []string{"409", "422", "502"} {
+		if served.Paths["/api/v1/data-sources/{id}/query"]["post"].Responses[code] == nil {
+			t.Fatalf("the %s of queryDataSource is not documented", code)
+		}
+	}
+	if served.Paths["/api/v1/data-sources/{id}/query"]["post"].Responses["501"] != nil {
+		t.Fatal("queryDataSource still documents a 501")
 	}
 }

@@ -2,7 +2,9 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/agentplane/agentplane/internal/agentconfig"
@@ -16,7 +18,8 @@ const (
 )
 
 type executeRequest struct {
-	Input     map[string]any `json:"input" doc:"Validated against the version's input_schema before anything is recorded."`
+	Input     map[string]any `json:"input" doc:"Validated against the version's input_schema before anything is recorded; required when the version has one."`
+	EndUserID string         `json:"end_user_id,omitempty" maxLength:"200" doc:"Your own id for the end user the run is for (filter GET /executions by it)."`
 	Metadata  map[string]any `json:"metadata,omitempty"`
 	Async     bool           `json:"async,omitempty" doc:"Queue the run and answer 202 at once (default false: wait for the result)."`
 	VersionID string         `json:"version_id,omitempty" doc:"Run this version instead of the active one."`
@@ -26,6 +29,7 @@ type executeRequest struct {
 type playgroundRequest struct {
 	Config    store.AgentConfig `json:"config" doc:"An unsaved configuration to run."`
 	Input     map[string]any    `json:"input"`
+	EndUserID string            `json:"end_user_id,omitempty" maxLength:"200" doc:"Your own id for the end user the run is for."`
 	Metadata  map[string]any    `json:"metadata,omitempty"`
 	Async     bool              `json:"async,omitempty"`
 	TimeoutMS int               `json:"timeout_ms,omitempty" minimum:"1" maximum:"3600000"`
@@ -50,30 +54,77 @@ func (s *Server) executionRoutes() []route {
 		{method: "POST", path: v1 + "/agents/{id}/playground", op: "playgroundAgent", tag: "Agents", scope: "agents:execute", summary: "Run an unsaved configuration",
 			desc: "Like execute, for a config that is not saved as a version; recorded with source and metadata.source \"playground\".",
 			body: playgroundRequest{}, resp: store.Execution{}, creates: true, alsoOK: map[int]any{http.StatusAccepted: nil}, plan: true, h: s.playground},
-		{method: "GET", path: v1 + "/executions", op: "listExecutions", tag: tag, scope: "executions:read", summary: "List executions, newest first", list: true,
+		{method: "GET", path: v1 + "/executions", op: "listExecutions", tag: tag, scope: "executions:read", summary: "List executions, newest first", desc: "The workspace's executions, newest first. Filter by `agent_id`, `status`, `session_id`, `source`, and a creation window (`created_after`, `created_before`, RFC 3339).", list: true,
 			params: []param{{name: "agent_id", typ: "string"}, {name: "status", typ: "string", enum: store.ExecutionStatuses},
-				{name: "session_id", typ: "string"}, {name: "source", typ: "string"},
+				{name: "session_id", typ: "string"}, {name: "source", typ: "string"}, {name: "end_user_id", typ: "string", desc: "Only the runs of this end user."},
 				{name: "created_after", typ: "string", desc: "RFC 3339 time."}, {name: "created_before", typ: "string", desc: "RFC 3339 time."}},
 			resp: store.Execution{}, h: s.listExecutions},
-		{method: "GET", path: id, op: "getExecution", tag: tag, scope: "executions:read", summary: "Get an execution", resp: store.Execution{}, h: byID(s, s.store.ExecutionGet)},
-		{method: "GET", path: id + "/tree", op: "getExecutionTree", tag: tag, scope: "executions:read", summary: "An execution with its nested child executions",
+		{method: "GET", path: id, op: "getExecution", tag: tag, scope: "executions:read", summary: "Get an execution", desc: "One execution: its status, input, output (once completed), error, token usage, cost, duration, trace id and timestamps.", resp: store.Execution{}, h: byID(s, s.store.ExecutionGet)},
+		{method: "GET", path: id + "/tree", op: "getExecutionTree", tag: tag, scope: "executions:read", summary: "An execution with its nested child executions", desc: "The execution with its child executions (sub-agents of a multi_agent run) nested under `children`, recursively; a leaf has `children: []`.",
 			resp: store.ExecutionNode{}, h: byID(s, s.store.ExecutionTree)},
 		{method: "GET", path: id + "/stream", op: "streamExecution", tag: tag, scope: "executions:read", sse: true, summary: "Stream an execution's events (SSE)",
 			desc: "Frames `thinking`, `tool_start`, `tool_end`, `content`, then one `done` or `error`; each has an `id:` (per-execution sequence). " +
-				"A finished execution sends its terminal frame and closes; a live one sends frames from now on. With Last-Event-ID, every frame after that id is replayed first, none twice. " +
+				"A finished execution sends its terminal frame and closes; a live one sends frames from now on. With Last-Event-ID, every frame after that id is replayed first, none twice; " +
+				"at or past the terminal frame's id the answer is 204 No Content, so EventSource stops reconnecting. " +
+				"The terminal `error` frame's data is `{message, code}`, code one of `failed`, `cancelled`, `rejected` (denied at approval), `timeout` (a model call exceeded config.request_timeout_ms) " +
+				"or `interrupted` (the server running it stopped, crashed or shut down after its first model call); frames stored by older versions have no code. " +
+				"Ids increase and are never given to two frames, also across a server's crash (frames a crashed server sent but never stored are skipped); a stream may be resumed on any server of a cluster. " +
 				"A `: ping` comment comes every 15 s. Disconnecting does not cancel the run.",
 			params: []param{{name: "last_event_id", typ: "integer", desc: "Same as the Last-Event-ID header."}}, errs: []int{http.StatusBadRequest}, h: s.streamExecutionRoute},
-		{method: "POST", path: id + "/cancel", op: "cancelExecution", tag: tag, scope: "executions:write", summary: "Cancel a pending, running or awaiting execution",
+		{method: "POST", path: id + "/cancel", op: "cancelExecution", tag: tag, scope: "executions:read", summary: "Cancel a pending, running or awaiting execution", desc: "Cancels a pending, running or awaiting_approval execution: a run blocked in a model or tool call stops at once (on whichever server runs it), its stream ends with an `error` frame of code `cancelled`, and a pending approval is closed. " +
+			"The 200 comes only once the execution is recorded `cancelled`: no model call starts after it. An execution that ended otherwise first (completed, failed, rejected) is a 409 naming its status; " +
+			"a cancel of an execution awaiting approval that an approve resumed first is a 409 too (cancel again to stop the resumed run).",
 			resp: store.Execution{}, errs: []int{http.StatusConflict}, h: s.cancelExecution},
-		{method: "POST", path: id + "/approve", op: "approveExecution", tag: tag, scope: "executions:write", summary: "Approve an execution awaiting approval; it resumes",
+		{method: "POST", path: id + "/approve", op: "approveExecution", tag: tag, scope: "executions:read", summary: "Approve an execution awaiting approval; it resumes", desc: "Approves an execution waiting at a checkpoint: it goes back to running and continues from where it stopped, on the server that received the approve, with `comment` recorded on the approval. " +
+			"Any other status is a 409; approve, deny and cancel of one waiting execution have exactly one winner, the others get 409.",
 			body: approveRequest{}, resp: store.Execution{}, errs: []int{http.StatusConflict}, h: s.approveExecution},
-		{method: "POST", path: id + "/deny", op: "denyExecution", tag: tag, scope: "executions:write", summary: "Deny an execution awaiting approval; it ends rejected",
+		{method: "POST", path: id + "/deny", op: "denyExecution", tag: tag, scope: "executions:read", summary: "Deny an execution awaiting approval; it ends rejected", desc: "Denies an execution waiting at a checkpoint: it ends `rejected`, with `reason` recorded on the approval and as the execution's error. Any other status is a 409 (also when an approve or cancel decided first).",
 			body: denyRequest{}, resp: store.Execution{}, errs: []int{http.StatusConflict}, h: s.denyExecution},
-		{method: "GET", path: v1 + "/approvals", op: "listApprovals", tag: tag, scope: "executions:read", summary: "The approval inbox, newest first", list: true,
+		{method: "GET", path: v1 + "/approvals", op: "listApprovals", tag: tag, scope: "executions:read", summary: "The approval inbox, newest first", desc: "Approvals, newest first: by default the pending ones (the inbox), each with its execution, agent, checkpoint and what awaits the decision. `status` selects decided ones, or `all`.", list: true,
 			params: []param{{name: "status", typ: "string", enum: []string{"pending", "approved", "denied", "cancelled", "all"}, desc: "Default pending."}},
 			resp:   store.Approval{}, h: s.listApprovals},
-		{method: "GET", path: v1 + "/approvals/{id}", op: "getApproval", tag: tag, scope: "executions:read", summary: "Get an approval", resp: store.Approval{}, h: byID(s, s.store.ApprovalGet)},
+		{method: "GET", path: v1 + "/approvals/{id}", op: "getApproval", tag: tag, scope: "executions:read", summary: "Get an approval", desc: "One approval: its checkpoint, what awaits the decision, its status and, once decided, the comment or reason and when.", resp: store.Approval{}, h: byID(s, s.store.ApprovalGet)},
 	}
+}
+
+// requireInput validates a run's input against the config's input_schema. A missing (or
+// null) input is a 422 naming input when there is a schema, rather than an empty object
+// that the schema may happen to accept; without a schema it is an empty object.
+func requireInput(cfg *store.AgentConfig, input map[string]any) (map[string]any, error) {
+	if input == nil {
+		if hasSchema(cfg.InputSchema) {
+			return nil, invalid("input", "is required: the version has an input_schema")
+		}
+		input = map[string]any{}
+	}
+	return input, validateInput(cfg, input)
+}
+
+// hasSchema reports whether a schema field is set (not absent, not null).
+func hasSchema(raw json.RawMessage) bool {
+	t := strings.TrimSpace(string(raw))
+	return t != "" && t != "null"
+}
+
+// checkEndUser validates an end_user_id: at most 200 characters.
+func checkEndUser(id string) error {
+	return maxLen("end_user_id", id, 200)
+}
+
+// userIDOf is the signed-in user of a bearer-token request, or nil.
+func userIDOf(r *http.Request) *string {
+	if u := userOf(r); u != nil {
+		return &u.id
+	}
+	return nil
+}
+
+// optString is nil for "", else a pointer to s.
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 func checkTimeout(ms int) (int, error) {
@@ -100,6 +151,9 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := checkEndUser(req.EndUserID); err != nil {
+		return err
+	}
 	cfg, versionID := a.Config, a.ActiveVersionID
 	if req.VersionID != "" {
 		v, err := s.store.AgentVersionGet(r.Context(), ws, a.ID, req.VersionID)
@@ -111,19 +165,20 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
 	if cfg == nil {
 		return conflict("agent %s has no active version; create and promote one first", a.ID)
 	}
-	if req.Input == nil {
-		req.Input = map[string]any{}
-	}
-	if err := validateInput(cfg, req.Input); err != nil {
+	if req.Input, err = requireInput(cfg, req.Input); err != nil {
 		return err
 	}
 	return s.submit(w, r, runtime.SubmitRequest{WorkspaceID: ws, Agent: a, VersionID: versionID, Config: cfg, Input: req.Input,
-		Metadata: req.Metadata, Source: "api", TimeoutMS: timeout, Async: req.Async})
+		Metadata: req.Metadata, Source: "api", TimeoutMS: timeout, Async: req.Async, UserID: userIDOf(r), EndUserID: optString(req.EndUserID)})
 }
 
 func (s *Server) playground(w http.ResponseWriter, r *http.Request) error {
 	var req playgroundRequest
-	if err := decode(w, r, &req); err != nil {
+	body, err := decodeKeep(w, r, &req)
+	if err != nil {
+		return err
+	}
+	if err := checkConfigKeys(body, "config"); err != nil {
 		return err
 	}
 	ws := s.workspace(r)
@@ -135,13 +190,13 @@ func (s *Server) playground(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := checkEndUser(req.EndUserID); err != nil {
+		return err
+	}
 	if err := agentconfig.Validate(r.Context(), s.store, ws, a.Type, a.ID, &req.Config); err != nil {
 		return err
 	}
-	if req.Input == nil {
-		req.Input = map[string]any{}
-	}
-	if err := validateInput(&req.Config, req.Input); err != nil {
+	if req.Input, err = requireInput(&req.Config, req.Input); err != nil {
 		return err
 	}
 	md := req.Metadata
@@ -150,13 +205,26 @@ func (s *Server) playground(w http.ResponseWriter, r *http.Request) error {
 	}
 	md["source"] = "playground"
 	return s.submit(w, r, runtime.SubmitRequest{WorkspaceID: ws, Agent: a, Config: &req.Config, Input: req.Input,
-		Metadata: md, Source: "playground", TimeoutMS: timeout, Async: req.Async})
+		Metadata: md, Source: "playground", TimeoutMS: timeout, Async: req.Async, UserID: userIDOf(r), EndUserID: optString(req.EndUserID)})
 }
 
-// submit starts a run and answers: 202 at once for async, else waits up to its timeout.
+// submit starts a run and answers: 202 at once for async, else waits up to its timeout. The
+// plan limits are checked, and the request's Idempotency-Key linked to the execution, in the
+// transaction that records it; a retry that took over the key of a request that had already
+// created its execution (its process died) answers from that execution instead.
 func (s *Server) submit(w http.ResponseWriter, r *http.Request, req runtime.SubmitRequest) error {
-	if err := s.checkExecutionLimits(r.Context(), req.WorkspaceID); err != nil {
-		return err
+	claim := idempotencyClaimOf(r)
+	if claim != nil && claim.ExecutionID != "" {
+		return s.answerExecution(w, r, req, claim.ExecutionID)
+	}
+	req.BeforeCreate = func(ctx context.Context, tx *store.Store, x *store.Execution) error {
+		if err := s.checkExecutionLimits(ctx, tx, req.WorkspaceID); err != nil {
+			return err
+		}
+		if claim != nil {
+			return tx.IdempotencyLinkExecution(ctx, claim, x.ID)
+		}
+		return nil
 	}
 	x, run, err := s.engine.Submit(r.Context(), req)
 	if err != nil {
@@ -190,13 +258,44 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, req runtime.Subm
 	return nil
 }
 
+// answerExecution answers a request whose execution id was created by an earlier request
+// with the same Idempotency-Key, as submit would have: async at once (202), sync once the
+// run stops (200 when it ended) or at the request's timeout (202).
+func (s *Server) answerExecution(w http.ResponseWriter, r *http.Request, req runtime.SubmitRequest, id string) error {
+	var x *store.Execution
+	var err error
+	if !req.Async {
+		ctx, cancel := context.WithTimeout(r.Context(), time.Duration(req.TimeoutMS)*time.Millisecond)
+		x, err = s.awaitExecution(ctx, req.WorkspaceID, id)
+		cancel()
+		if err != nil {
+			return err
+		}
+		if r.Context().Err() != nil {
+			return nil // the client left
+		}
+	}
+	if x == nil {
+		if x, err = s.store.ExecutionGet(context.WithoutCancel(r.Context()), req.WorkspaceID, id); err != nil {
+			return err
+		}
+	}
+	status := http.StatusOK
+	if req.Async || !store.IsTerminal(x.Status) {
+		status = http.StatusAccepted
+	}
+	writeData(w, status, x)
+	return nil
+}
+
 func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) error {
 	p, err := pageParams(r)
 	if err != nil {
 		return err
 	}
 	q := r.URL.Query()
-	f := store.ExecutionFilter{AgentID: q.Get("agent_id"), Status: q.Get("status"), SessionID: q.Get("session_id"), Source: q.Get("source")}
+	f := store.ExecutionFilter{AgentID: q.Get("agent_id"), Status: q.Get("status"), SessionID: q.Get("session_id"), Source: q.Get("source"),
+		EndUserID: q.Get("end_user_id")}
 	if f.Status != "" {
 		if err := oneOf("status", f.Status, store.ExecutionStatuses); err != nil {
 			return badRequest("%s", err.Error())
@@ -231,11 +330,26 @@ func (s *Server) streamExecutionRoute(w http.ResponseWriter, r *http.Request) er
 		if live {
 			sub.Close()
 		}
-		if _, err := s.store.ExecutionGet(r.Context(), ws, id); err != nil {
+		x, err := s.store.ExecutionGet(r.Context(), ws, id)
+		if err != nil {
 			return err
 		}
+		ended, err := s.pastEnd(r.Context(), x, after)
+		if err != nil {
+			return err
+		}
+		if ended {
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		}
 	} else {
+		// Its terminal frame may be out already, the run not yet gone from this process.
+		ended := after >= 0 && sub.EndedBy(after)
 		sub.Close()
+		if ended {
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		}
 	}
 	return s.streamExecution(r.Context(), newSSE(w), ws, id, after)
 }

@@ -27,14 +27,14 @@ type guardrailUpdateRequest struct {
 }
 
 type guardrailTestRequest struct {
-	Text  *string `json:"text" doc:"The text to check (may be empty)."`
+	Text  *string `json:"text" nullable:"false" doc:"The text to check (may be empty)."`
 	Stage string  `json:"stage,omitempty" enum:"input,output" doc:"Defaults to input, or to output for a guardrail that applies only to output."`
 }
 
 func (s *Server) guardrailRoutes() []route {
 	const tag = "Guardrails"
 	return []route{
-		{method: "GET", path: v1 + "/guardrails", op: "listGuardrails", tag: tag, scope: "agents:read", summary: "List guardrails", list: true,
+		{method: "GET", path: v1 + "/guardrails", op: "listGuardrails", tag: tag, scope: "agents:read", summary: "List guardrails", desc: "The workspace's guardrails, newest first, with their scanners. Filter by `enabled` or `q`.", list: true,
 			params: []param{{name: "enabled", typ: "boolean", desc: "true or false."},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
 			resp: store.Guardrail{}, h: s.listGuardrails},
@@ -45,7 +45,7 @@ func (s *Server) guardrailRoutes() []route {
 			summary: "List the scanner types", desc: "Each type with what it detects, whether it can redact, and its config options with types and defaults. " +
 				"Every scanner also takes an action option overriding the guardrail's action.",
 			resp: guardrail.ScannerType{}, h: s.listGuardrailScanners},
-		{method: "GET", path: v1 + "/guardrails/{id}", op: "getGuardrail", tag: tag, scope: "agents:read", summary: "Get a guardrail", resp: store.Guardrail{}, h: byID(s, s.store.GuardrailGet)},
+		{method: "GET", path: v1 + "/guardrails/{id}", op: "getGuardrail", tag: tag, scope: "agents:read", summary: "Get a guardrail", desc: "One guardrail with its scanners, what it applies to (input, output or both) and its action.", resp: store.Guardrail{}, h: byID(s, s.store.GuardrailGet)},
 		{method: "PATCH", path: v1 + "/guardrails/{id}", op: "updateGuardrail", tag: tag, scope: "agents:write", summary: "Update a guardrail",
 			desc: "The result must be a valid guardrail as a whole.", body: guardrailUpdateRequest{}, resp: store.Guardrail{}, h: s.updateGuardrail},
 		{method: "DELETE", path: v1 + "/guardrails/{id}", op: "deleteGuardrail", tag: tag, scope: "agents:write", summary: "Delete a guardrail",

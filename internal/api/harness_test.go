@@ -15,7 +15,9 @@ import (
 	"github.com/agentplane/agentplane/client"
 	"github.com/agentplane/agentplane/internal/api/openapicheck"
 	"github.com/agentplane/agentplane/internal/auth"
-	"github.com/agentplane/agentplane/internal/llm"
+	"github.com/agentplane/agentplane/internal/datasource"
+	"github.com/agentplane/agentplane/internal/llm/simulated"
+	"github.com/agentplane/agentplane/internal/metrics"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/seed"
@@ -61,6 +63,15 @@ func newTestEnvOn(t *testing.T, st *store.Store, emulator bool) *testEnv {
 // newTestEnvWith is newTestEnvOn with the server's Config changed by override (when not nil).
 func newTestEnvWith(t *testing.T, st *store.Store, emulator bool, override func(*Config)) *testEnv {
 	t.Helper()
+	return newTestEnvRouted(t, st, emulator, override, nil, nil)
+}
+
+// newTestEnvRouted is newTestEnvWith with the engine's model router made by router (nil:
+// the simulated model answers every call) and its MCP sessions opened by tools (nil: they
+// are simulated).
+func newTestEnvRouted(t *testing.T, st *store.Store, emulator bool, override func(*Config),
+	router func(*store.Store, *secretbox.Box) runtime.ModelRouter, tools func(*store.Store, *secretbox.Box) runtime.ToolServers) *testEnv {
+	t.Helper()
 	ctx := context.Background()
 	if _, err := st.WorkspaceGet(ctx, testWorkspace); store.IsNotFound(err) {
 		if _, err := st.WorkspaceCreate(ctx, &store.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"}); err != nil {
@@ -72,7 +83,17 @@ func newTestEnvWith(t *testing.T, st *store.Store, emulator bool, override func(
 	}
 	logBuf := &strings.Builder{}
 	log := slog.New(slog.NewTextHandler(&lockedWriter{w: logBuf}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	eng := runtime.New(runtime.Config{Store: st, Provider: llm.NewSimulated(), Logger: log, Workers: 4})
+	box := secretbox.NewRandom()
+	var models runtime.ModelRouter = runtime.SimulatedRouter{Model: simulated.New()}
+	if router != nil {
+		models = router(st, box)
+	}
+	var toolServers runtime.ToolServers
+	if tools != nil {
+		toolServers = tools(st, box)
+	}
+	m := metrics.New()
+	eng := runtime.New(runtime.Config{Store: st, Router: models, Tools: toolServers, Logger: log, Workers: 4, Metrics: m})
 	if err := eng.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -87,8 +108,14 @@ func newTestEnvWith(t *testing.T, st *store.Store, emulator bool, override func(
 			return seed.LoadCatalog(ctx, tx)
 		})
 	}
-	cfg := Config{Store: st, Logger: log, Secrets: secretbox.NewRandom(), Emulator: emulator, WorkspaceID: testWorkspace,
-		CORSOrigins: []string{"*"}, Engine: eng, Reset: reset, Heartbeat: 50 * time.Millisecond, JWTSecret: testJWTSecret}
+	var sources datasource.Executor = datasource.NewSample(st)
+	if !emulator {
+		sources = datasource.NewLive(datasource.LiveConfig{Store: st, Secrets: box})
+	}
+	t.Cleanup(func() { sources.Close() })
+	cfg := Config{Store: st, Logger: log, Secrets: box, Emulator: emulator, WorkspaceID: testWorkspace,
+		CORSOrigins: []string{"*"}, Engine: eng, Reset: reset, Heartbeat: 50 * time.Millisecond, JWTSecret: testJWTSecret, DataSources: sources,
+		AllowStdioMCP: emulator, Metrics: m}
 	if override != nil {
 		override(&cfg)
 	}
@@ -202,12 +229,21 @@ func (e *testEnv) run(scenarios []scenario) {
 			}
 			if sc.sse && resp.StatusCode == http.StatusOK {
 				checkSSE(t, resp.Header, raw)
+				if err := e.oapi.ValidateStream(sc.method, req.URL.Path, resp.StatusCode, raw); err != nil {
+					t.Fatalf("stream breaks the OpenAPI contract: %v", err)
+				}
 				covered.Store(sc.method+" "+req.URL.Path, true)
 				return
 			}
 			// Every response of every table test is also a contract check against /openapi.json.
 			if !sc.undocumented {
 				covered.Store(sc.method+" "+req.URL.Path, true)
+			}
+			if resp.StatusCode == http.StatusNoContent {
+				if err := e.oapi.Validate(sc.method, req.URL.Path, resp.StatusCode, raw); err != nil || len(raw) != 0 {
+					t.Fatalf("204 response: %v, body %q", err, raw)
+				}
+				return
 			}
 			if sc.undocumented {
 				// no operation to check against

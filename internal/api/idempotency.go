@@ -6,8 +6,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
+	"sync"
+	"time"
+
+	"github.com/agentplane/agentplane/internal/store"
 )
 
 // recorder tees a response so it can be stored for replay.
@@ -32,25 +37,50 @@ func (rw *recorder) Write(b []byte) (int, error) {
 	return rw.ResponseWriter.Write(b)
 }
 
+// idempotencyRequest reads a request's Idempotency-Key ("" when it has none) and, with a key,
+// the hash of its method, path and body; the body stays readable.
+func idempotencyRequest(w http.ResponseWriter, r *http.Request) (key, hash string, err error) {
+	key = r.Header.Get("Idempotency-Key")
+	if key == "" {
+		return "", "", nil
+	}
+	if len(key) > 255 || !printable(key) {
+		return "", "", badRequest("Idempotency-Key must be 1 to 255 printable ASCII characters")
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		return "", "", errorf(http.StatusRequestEntityTooLarge, "request body exceeds %d bytes", maxBodyBytes)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	sum := sha256.Sum256([]byte(r.Method + " " + r.URL.Path + "\n" + string(body)))
+	return key, hex.EncodeToString(sum[:]), nil
+}
+
+const idempotencyClaimCtx ctxKey = 300
+
+// idempotencyClaimOf returns the Idempotency-Key claim of the request being handled, or nil.
+func idempotencyClaimOf(r *http.Request) *store.IdempotencyClaim {
+	c, _ := r.Context().Value(idempotencyClaimCtx).(*store.IdempotencyClaim)
+	return c
+}
+
 // idempotent makes a creating POST safe to retry with an Idempotency-Key: the first successful
-// response is stored and replayed for the same key and body; another body is a 409.
+// response is stored and replayed for the same key and body; another body is a 409, and so
+// is the same request while the first is still in progress. The key is leased while the
+// request runs and the lease renewed, so the key of a process that died is taken over by a
+// retry once the lease ran out (at most Config.IdempotencyLease): the retry replays what was
+// recorded, answers from the execution the dead request created (see submit), or runs the
+// request.
 func (s *Server) idempotent(next handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		key := r.Header.Get("Idempotency-Key")
+		key, hash, err := idempotencyRequest(w, r)
+		if err != nil {
+			return err
+		}
 		if key == "" {
 			return next(w, r)
 		}
-		if len(key) > 255 || !printable(key) {
-			return badRequest("Idempotency-Key must be 1 to 255 printable ASCII characters")
-		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-		if err != nil {
-			return errorf(http.StatusRequestEntityTooLarge, "request body exceeds %d bytes", maxBodyBytes)
-		}
-		sum := sha256.Sum256([]byte(r.Method + " " + r.URL.Path + "\n" + string(body)))
-		hash := hex.EncodeToString(sum[:])
-		ws := s.workspace(r)
-		prev, err := s.store.IdempotencyBegin(r.Context(), ws, key, hash)
+		claim, prev, err := s.store.IdempotencyBegin(r.Context(), s.workspace(r), key, hash, s.lease)
 		if err != nil {
 			return err
 		}
@@ -59,7 +89,11 @@ func (s *Server) idempotent(next handlerFunc) handlerFunc {
 			case prev.RequestHash != hash:
 				return conflict("Idempotency-Key %q was already used with a different request body", key)
 			case prev.Status == 0:
-				return conflict("a request with Idempotency-Key %q is still in progress; retry later", key)
+				e := conflict("a request with Idempotency-Key %q is still in progress; retry later", key)
+				// Its lease is renewed while it runs; once it ran out, a retry takes over.
+				wait := max(int(math.Ceil(time.Until(prev.LockedUntil.Time).Seconds())), 1)
+				e.Header = http.Header{"Retry-After": {strconv.Itoa(wait)}}
+				return e
 			}
 			w.Header().Set("Idempotent-Replayed", "true")
 			w.Header().Set("Content-Type", "application/json")
@@ -68,20 +102,61 @@ func (s *Server) idempotent(next handlerFunc) handlerFunc {
 			_, _ = io.WriteString(w, prev.Response)
 			return nil
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		if claim.TakenOver {
+			s.log.Info("idempotency key taken over from a request whose lease ran out", "key", key, "execution_id", claim.ExecutionID)
+		}
+		stop := s.holdLease(claim)
 		rec := &recorder{ResponseWriter: w}
-		herr := next(rec, r)
+		herr := next(rec, r.WithContext(context.WithValue(r.Context(), idempotencyClaimCtx, claim)))
+		stop()
 		// Store the outcome even if the client has gone: the work was done.
 		ctx := context.WithoutCancel(r.Context())
 		if herr == nil && rec.status >= 200 && rec.status < 300 {
-			if err := s.store.IdempotencyFinish(ctx, ws, key, rec.status, rec.body.String()); err != nil {
-				s.log.Error("store idempotent response", "error", err)
+			ok, err := s.store.IdempotencyFinish(ctx, claim, rec.status, rec.body.String())
+			switch {
+			case err != nil:
+				s.log.Error("store idempotent response", "key", key, "error", err)
+			case !ok:
+				s.log.Warn("idempotent response not stored: a retry took the key over after its lease ran out", "key", key)
 			}
 			return nil
 		}
-		if err := s.store.IdempotencyRelease(ctx, ws, key); err != nil {
-			s.log.Error("release idempotency key", "error", err)
+		if err := s.store.IdempotencyRelease(ctx, claim); err != nil {
+			s.log.Error("release idempotency key", "key", key, "error", err)
 		}
 		return herr
+	}
+}
+
+// holdLease renews claim's lease every third of it until the returned stop is called (which
+// waits for the renewer to end). A renewal that fails is retried at the next tick: the lease
+// still has two thirds to run; one that finds the claim lost stops.
+func (s *Server) holdLease(claim *store.IdempotencyClaim) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(s.lease / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), s.lease/3)
+			ok, err := s.store.IdempotencyRenew(ctx, claim, s.lease)
+			cancel()
+			switch {
+			case err != nil:
+				s.log.Warn("renew idempotency key lease", "key", claim.Key, "error", err)
+			case !ok:
+				s.log.Warn("idempotency key lease lost to a retry", "key", claim.Key)
+				return
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
 	}
 }

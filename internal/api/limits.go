@@ -26,14 +26,18 @@ func planExceeded(format string, args ...any) *Error {
 	return errorf(http.StatusPaymentRequired, format, args...)
 }
 
-// checkAgentLimit refuses a new agent when the workspace holds MaxAgents already. The count
-// is read before the insert, so concurrent creations may overshoot by their number.
-func (s *Server) checkAgentLimit(ctx context.Context, ws string) error {
+// checkAgentLimit refuses a new agent when the workspace holds MaxAgents already. It runs in
+// the transaction that creates the agent, under the workspace's plan lock, so simultaneous
+// creations never overshoot.
+func (s *Server) checkAgentLimit(ctx context.Context, tx *store.Store, ws string) error {
 	limit := s.cfg.Plan.MaxAgents
 	if limit <= 0 {
 		return nil
 	}
-	n, err := s.store.AgentCount(ctx, ws)
+	if err := tx.PlanLock(ctx, ws); err != nil {
+		return err
+	}
+	n, err := tx.AgentCount(ctx, ws)
 	if err != nil {
 		return err
 	}
@@ -44,13 +48,21 @@ func (s *Server) checkAgentLimit(ctx context.Context, ws string) error {
 }
 
 // checkExecutionLimits refuses a new execution when the workspace has started
-// MaxExecutionsPerMonth this month or has MaxConcurrentExecutions in flight.
-func (s *Server) checkExecutionLimits(ctx context.Context, ws string) error {
+// MaxExecutionsPerMonth this month or has MaxConcurrentExecutions in flight. It runs in the
+// transaction that records the execution (runtime.SubmitRequest.BeforeCreate), under the
+// workspace's plan lock, so simultaneous requests never overshoot.
+func (s *Server) checkExecutionLimits(ctx context.Context, tx *store.Store, ws string) error {
 	p := s.cfg.Plan
+	if p.MaxExecutionsPerMonth <= 0 && p.MaxConcurrentExecutions <= 0 {
+		return nil
+	}
+	if err := tx.PlanLock(ctx, ws); err != nil {
+		return err
+	}
 	if p.MaxExecutionsPerMonth > 0 {
 		now := time.Now().UTC()
 		month := store.Time{Time: time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)}
-		n, err := s.store.ExecutionCount(ctx, ws, month, nil)
+		n, err := tx.ExecutionCount(ctx, ws, month, nil)
 		if err != nil {
 			return err
 		}
@@ -60,7 +72,7 @@ func (s *Server) checkExecutionLimits(ctx context.Context, ws string) error {
 		}
 	}
 	if p.MaxConcurrentExecutions > 0 {
-		n, err := s.store.ExecutionCount(ctx, ws, store.Time{}, liveStatuses)
+		n, err := tx.ExecutionCount(ctx, ws, store.Time{}, liveStatuses)
 		if err != nil {
 			return err
 		}

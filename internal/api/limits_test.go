@@ -2,12 +2,13 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
-	"time"
 
 	"github.com/agentplane/agentplane/client"
 	"github.com/agentplane/agentplane/internal/store"
@@ -101,29 +102,6 @@ func TestRateLimitOff(t *testing.T) {
 	}
 }
 
-func TestRateLimitsEvictIdle(t *testing.T) {
-	l := newRateLimits(10, 5)
-	t0 := time.Now()
-	if _, err := l.allow("a", t0); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.allow("b", t0.Add(limiterIdle/2)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.allow("c", t0.Add(limiterIdle+time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	if n := l.size(); n != 2 { // a idle long enough; b and c kept
-		t.Fatalf("%d limiters, want 2", n)
-	}
-	if _, err := l.allow("c", t0.Add(3*limiterIdle)); err != nil {
-		t.Fatal(err)
-	}
-	if n := l.size(); n != 1 {
-		t.Fatalf("%d limiters, want 1", n)
-	}
-}
-
 func TestPlanMaxAgents(t *testing.T) {
 	e := newServerEnvWith(t, func(c *Config) { c.Plan.MaxAgents = 2 })
 	body := `{"name":"a","type":"simple"}`
@@ -179,4 +157,83 @@ func TestPlanMaxConcurrentExecutions(t *testing.T) {
 		{name: "deny", method: "POST", path: "/api/v1/executions/" + waiting + "/deny", body: `{"reason":"no"}`, status: 200},
 		{name: "room again", method: "POST", path: agent + "/execute", body: `{"input":{"message":"hi"}}`, status: 202, fields: map[string]any{"data.status": "awaiting_approval"}},
 	})
+}
+
+// TestPlanLimitsConcurrent: simultaneous requests split over two nodes of one database never
+// overshoot a plan limit (agents, executions per month, concurrent executions), on both
+// dialects: the check and the insert are one transaction under the workspace's plan lock.
+func TestPlanLimitsConcurrent(t *testing.T) {
+	forEachDatabase(t, func(t *testing.T, url string) {
+		plan := func(c *Config) {
+			c.Plan = Plan{MaxAgents: 3, MaxExecutionsPerMonth: 5, MaxConcurrentExecutions: 2}
+		}
+		a := newTestEnvWith(t, openTestStore(t, url), false, plan)
+		b := newTestEnvWith(t, openTestStore(t, url), false, plan)
+		nodes := []*testEnv{a, b}
+		race := func(path, body string) map[int]int {
+			const n = 12
+			statuses := make([]int, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() { statuses[i] = nodes[i%2].post(t, path, "", body).status })
+			}
+			wg.Wait()
+			counts := map[int]int{}
+			for _, s := range statuses {
+				counts[s]++
+			}
+			return counts
+		}
+		// One agent exists, whose runs wait for approval (live, and with nothing running that
+		// a node would have to stop): two more fit.
+		gate, err := a.c.AgentCreate(context.Background(), client.AgentCreate{Name: "Gate", Type: "approval", Config: &client.AgentConfig{Model: "gpt-4o-mini",
+			Approval: &client.ApprovalConfig{Checkpoints: []client.Checkpoint{{Name: "review", When: "before_output"}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		agent := gate.ID
+		if got := race("/api/v1/agents", `{"name":"more","type":"simple"}`); got[201] != 2 || got[402] != 10 {
+			t.Fatalf("agents: %v, want two 201 and ten 402", got)
+		}
+		// Two may be live at once.
+		exec := "/api/v1/agents/" + agent + "/execute"
+		if got := race(exec, `{"input":{"message":"hi"}}`); got[202] != 2 || got[402] != 10 {
+			t.Fatalf("concurrent executions: %v, want two 202 and ten 402", got)
+		}
+		if n := executionCount(t, a.store, a.ws); n != 2 {
+			t.Fatalf("%d executions", n)
+		}
+		// Deny them: three more of the month's five remain.
+		for _, x := range mustList(t, a, "/api/v1/executions") {
+			if ans := a.post(t, "/api/v1/executions/"+x+"/deny", "", `{"reason":"no"}`); ans.status != 200 {
+				t.Fatalf("deny: %d %v", ans.status, ans.body)
+			}
+		}
+		b.srv.cfg.Plan.MaxConcurrentExecutions, a.srv.cfg.Plan.MaxConcurrentExecutions = 0, 0
+		if got := race(exec, `{"input":{"message":"hi"}}`); got[202] != 3 || got[402] != 9 {
+			t.Fatalf("executions per month: %v, want three 202 and nine 402", got)
+		}
+		if n := executionCount(t, a.store, a.ws); n != 5 {
+			t.Fatalf("%d executions, want 5", n)
+		}
+	})
+}
+
+// mustList returns the ids of GET path's items.
+func mustList(t *testing.T, e *testEnv, path string) []string {
+	t.Helper()
+	resp, raw := e.getWithKey(t, path, e.key)
+	var body struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &body); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, raw)
+	}
+	var ids []string
+	for _, d := range body.Data {
+		ids = append(ids, d.ID)
+	}
+	return ids
 }

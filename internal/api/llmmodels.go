@@ -1,22 +1,59 @@
 package api
 
 import (
+	"math"
 	"net/http"
+	"strings"
 
 	"github.com/agentplane/agentplane/internal/store"
 )
 
+type llmModelCreateRequest struct {
+	ID                    string   `json:"id" maxLength:"200" doc:"The model id sent to the provider, e.g. llama3.1:8b or meta-llama/Llama-3.1-8B-Instruct."`
+	Provider              string   `json:"provider" maxLength:"100" doc:"Whose credential serves it by default, e.g. ollama or openai_compatible."`
+	Name                  string   `json:"name,omitempty" maxLength:"200" doc:"Display name (default: the id)."`
+	Description           string   `json:"description,omitempty" maxLength:"2000"`
+	ContextWindow         int      `json:"context_window" minimum:"1" doc:"Tokens the model reads at most; chat history is trimmed to fit."`
+	MaxOutputTokens       int      `json:"max_output_tokens,omitempty" minimum:"0" doc:"Tokens the model writes at most (0: unknown)."`
+	InputPricePerMillion  float64  `json:"input_price_per_million,omitempty" minimum:"0" doc:"USD per million prompt tokens (0 for a model you host)."`
+	OutputPricePerMillion float64  `json:"output_price_per_million,omitempty" minimum:"0" doc:"USD per million completion tokens."`
+	Capabilities          []string `json:"capabilities,omitempty" doc:"e.g. chat, tools, json_mode, reasoning, streaming."`
+}
+
+type llmModelUpdateRequest struct {
+	Provider              *string   `json:"provider,omitempty" maxLength:"100"`
+	Name                  *string   `json:"name,omitempty" maxLength:"200"`
+	Description           *string   `json:"description,omitempty" maxLength:"2000"`
+	ContextWindow         *int      `json:"context_window,omitempty" minimum:"1"`
+	MaxOutputTokens       *int      `json:"max_output_tokens,omitempty" minimum:"0"`
+	InputPricePerMillion  *float64  `json:"input_price_per_million,omitempty" minimum:"0"`
+	OutputPricePerMillion *float64  `json:"output_price_per_million,omitempty" minimum:"0"`
+	Capabilities          *[]string `json:"capabilities,omitempty"`
+}
+
 func (s *Server) llmModelRoutes() []route {
 	const tag = "LLM models"
+	builtIn := "Built-in catalog entries are read-only (403)."
 	return []route{
 		{method: "GET", path: v1 + "/llm-models", op: "listLLMModels", tag: tag, scope: "agents:read", list: true,
-			summary: "List the model catalog", desc: "Ordered by provider, then id. Prices are USD per million tokens.",
+			summary: "List the model catalog and the workspace's models",
+			desc:    "Ordered by provider, then id. Prices are USD per million tokens. source tells built-in catalog entries from the workspace's own.",
 			params: []param{{name: "provider", typ: "string", desc: "Provider slug, e.g. openai."},
 				{name: "capability", typ: "string", desc: "Only models with this capability, e.g. tools."},
-				{name: "q", typ: "string", desc: "Case-insensitive substring of the id or name."}},
+				{name: "q", typ: "string", desc: "Case-insensitive substring of the id or name."},
+				{name: "source", typ: "string", enum: []string{store.ModelSourceCatalog, store.ModelSourceWorkspace}}},
 			resp: store.LLMModel{}, h: s.listLLMModels},
-		{method: "GET", path: v1 + "/llm-models/{id}", op: "getLLMModel", tag: tag, scope: "agents:read", summary: "Get a model",
+		{method: "POST", path: v1 + "/llm-models", op: "createLLMModel", tag: tag, scope: "agents:write", summary: "Register a workspace model",
+			desc: "For a model the catalog lacks (served by Ollama, vLLM, a fine-tune): agent versions may then name it in config.model, and its prices drive cost. " +
+				"An id of the catalog, or one already registered here, is a 409.",
+			body: llmModelCreateRequest{}, resp: store.LLMModel{}, status: http.StatusCreated, creates: true, errs: []int{http.StatusConflict}, h: s.createLLMModel},
+		{method: "GET", path: v1 + "/llm-models/{id}", op: "getLLMModel", tag: tag, scope: "agents:read", summary: "Get a model", desc: "One model of the catalog or of the workspace, with its context window, prices (USD per million tokens) and capabilities.",
 			resp: store.LLMModel{}, h: s.getLLMModel},
+		{method: "PATCH", path: v1 + "/llm-models/{id}", op: "updateLLMModel", tag: tag, scope: "agents:write", summary: "Update a workspace model",
+			desc: builtIn, body: llmModelUpdateRequest{}, resp: store.LLMModel{}, errs: []int{http.StatusForbidden}, h: s.updateLLMModel},
+		{method: "DELETE", path: v1 + "/llm-models/{id}", op: "deleteLLMModel", tag: tag, scope: "agents:write", summary: "Delete a workspace model",
+			desc: builtIn + " Versions naming a deleted model fail to run until they name another (or set config.credential_id).",
+			resp: store.LLMModel{}, errs: []int{http.StatusForbidden}, h: s.deleteLLMModel},
 	}
 }
 
@@ -26,7 +63,13 @@ func (s *Server) listLLMModels(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	items, total, err := s.store.LLMModelList(r.Context(), store.LLMModelFilter{Provider: q.Get("provider"), Capability: q.Get("capability"), Query: q.Get("q")}, p)
+	f := store.LLMModelFilter{Provider: q.Get("provider"), Capability: q.Get("capability"), Query: q.Get("q"), Source: q.Get("source")}
+	if f.Source != "" {
+		if err := oneOf("source", f.Source, []string{store.ModelSourceCatalog, store.ModelSourceWorkspace}); err != nil {
+			return badRequest("%s", err.Error())
+		}
+	}
+	items, total, err := s.store.LLMModelList(r.Context(), s.workspace(r), f, p)
 	if err != nil {
 		return err
 	}
@@ -35,10 +78,137 @@ func (s *Server) listLLMModels(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getLLMModel(w http.ResponseWriter, r *http.Request) error {
-	m, err := s.store.LLMModelGet(r.Context(), pathID(r, "id"))
+	m, err := s.store.LLMModelGet(r.Context(), s.workspace(r), pathID(r, "id"))
 	if err != nil {
 		return err
 	}
 	writeData(w, http.StatusOK, m)
+	return nil
+}
+
+// checkModelNumbers validates a model's size and prices.
+func checkModelNumbers(contextWindow, maxOutput *int, in, out *float64) error {
+	if contextWindow != nil && (*contextWindow < 1 || *contextWindow > 100_000_000) {
+		return invalid("context_window", "must be between 1 and 100000000")
+	}
+	if maxOutput != nil && (*maxOutput < 0 || *maxOutput > 100_000_000) {
+		return invalid("max_output_tokens", "must be between 0 and 100000000")
+	}
+	for field, v := range map[string]*float64{"input_price_per_million": in, "output_price_per_million": out} {
+		if v != nil && (*v < 0 || *v > 1_000_000 || math.IsNaN(*v)) {
+			return invalid(field, "must be between 0 and 1000000 (USD per million tokens)")
+		}
+	}
+	return nil
+}
+
+func checkCapabilities(caps []string) error {
+	if len(caps) > 32 {
+		return invalid("capabilities", "must have at most 32 entries")
+	}
+	for i, c := range caps {
+		if strings.TrimSpace(c) == "" || len(c) > 50 {
+			return invalid("capabilities", "entry %d must be 1 to 50 characters", i)
+		}
+	}
+	return nil
+}
+
+func (s *Server) createLLMModel(w http.ResponseWriter, r *http.Request) error {
+	var req llmModelCreateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	req.ID, req.Provider = strings.TrimSpace(req.ID), strings.TrimSpace(req.Provider)
+	if err := firstErr(required("id", req.ID), maxLen("id", req.ID, 200), required("provider", req.Provider), maxLen("provider", req.Provider, 100),
+		maxLen("name", req.Name, 200), maxLen("description", req.Description, 2000),
+		checkModelNumbers(&req.ContextWindow, &req.MaxOutputTokens, &req.InputPricePerMillion, &req.OutputPricePerMillion),
+		checkCapabilities(req.Capabilities)); err != nil {
+		return err
+	}
+	if strings.ContainsAny(req.ID, "\n\r\t") {
+		return invalid("id", "must not contain control characters")
+	}
+	name := strings.TrimSpace(req.Name)
+	if name == "" {
+		name = req.ID
+	}
+	caps := req.Capabilities
+	if caps == nil {
+		caps = []string{}
+	}
+	m, err := s.store.LLMModelCreate(r.Context(), s.workspace(r), &store.LLMModel{ID: req.ID, Provider: req.Provider, Name: name,
+		Description: req.Description, ContextWindow: req.ContextWindow, MaxOutputTokens: req.MaxOutputTokens,
+		InputPricePerMillion: req.InputPricePerMillion, OutputPricePerMillion: req.OutputPricePerMillion, Capabilities: caps})
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusCreated, m)
+	return nil
+}
+
+// workspaceModel returns the workspace's own model id, refusing catalog entries (403).
+func (s *Server) workspaceModel(r *http.Request) (*store.LLMModel, error) {
+	m, err := s.store.LLMModelGet(r.Context(), s.workspace(r), pathID(r, "id"))
+	if err != nil {
+		return nil, err
+	}
+	if m.Source == store.ModelSourceCatalog {
+		return nil, errorf(http.StatusForbidden, "llm model %s is a built-in catalog model and is read-only; register a workspace model under another id", m.ID)
+	}
+	return m, nil
+}
+
+func (s *Server) updateLLMModel(w http.ResponseWriter, r *http.Request) error {
+	var req llmModelUpdateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	m, err := s.workspaceModel(r)
+	if err != nil {
+		return err
+	}
+	p := store.LLMModelPatch{ContextWindow: req.ContextWindow, MaxOutputTokens: req.MaxOutputTokens,
+		InputPricePerMillion: req.InputPricePerMillion, OutputPricePerMillion: req.OutputPricePerMillion}
+	if err := checkModelNumbers(req.ContextWindow, req.MaxOutputTokens, req.InputPricePerMillion, req.OutputPricePerMillion); err != nil {
+		return err
+	}
+	if req.Provider != nil {
+		v := strings.TrimSpace(*req.Provider)
+		if err := firstErr(required("provider", v), maxLen("provider", v, 100)); err != nil {
+			return err
+		}
+		p.Provider = &v
+	}
+	if p.Name, err = patchName(req.Name); err != nil {
+		return err
+	}
+	if p.Description, err = patchDescription(req.Description); err != nil {
+		return err
+	}
+	if req.Capabilities != nil {
+		if err := checkCapabilities(*req.Capabilities); err != nil {
+			return err
+		}
+		p.Capabilities = ptr(store.Strings(*req.Capabilities))
+	}
+	out, err := s.store.LLMModelUpdate(r.Context(), s.workspace(r), m.ID, p)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) deleteLLMModel(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.workspaceModel(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.store.LLMModelDelete(r.Context(), s.workspace(r), m.ID)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, out)
 	return nil
 }

@@ -1,8 +1,12 @@
 package api
 
 import (
+	"context"
 	"net/http"
+	"reflect"
 	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/agentplane/agentplane/internal/mcpspec"
 	"github.com/agentplane/agentplane/internal/store"
@@ -11,31 +15,55 @@ import (
 type mcpToolCreateRequest struct {
 	Name         string             `json:"name" maxLength:"200" doc:"Display name."`
 	Description  string             `json:"description,omitempty" maxLength:"2000"`
-	Transport    string             `json:"transport" enum:"stdio,http"`
-	Command      string             `json:"command,omitempty" doc:"Executable to start; required for stdio, empty for http."`
+	Transport    string             `json:"transport,omitempty" enum:"streamable_http,sse,stdio,http" doc:"streamable_http (the default), sse (the older HTTP+SSE transport) or stdio (a local command: 422 unless the server runs with --allow-stdio-mcp; the emulator accepts it and never runs it). http is read as streamable_http."`
+	Command      string             `json:"command,omitempty" doc:"Executable to start; required for stdio, empty for the HTTP transports."`
 	Args         []string           `json:"args,omitempty" doc:"Arguments of the command (stdio only)."`
-	URL          string             `json:"url,omitempty" doc:"Absolute http:// or https:// URL; required for http, empty for stdio."`
-	CredentialID *string            `json:"credential_id,omitempty" doc:"Credential used to authenticate to the server."`
+	Env          store.Env          `json:"env,omitempty" doc:"Environment variables of the command (stdio only), beside PATH, HOME, USER, LOGNAME, SHELL, TERM, TMPDIR and LANG from the server's; secrets belong in the credential."`
+	URL          string             `json:"url,omitempty" doc:"Absolute http:// or https:// URL of the endpoint; required for streamable_http and sse, empty for stdio."`
+	CredentialID *string            `json:"credential_id,omitempty" doc:"An api_key or bearer_token credential: sent as Authorization: Bearer <value>, or, when its metadata.header names another header, as that header (with metadata.scheme before the value, if set). A stdio command gets it in the environment variable its metadata.env names."`
 	Enabled      *bool              `json:"enabled,omitempty" doc:"Defaults to true."`
-	Tools        []store.MCPToolDef `json:"tools,omitempty" doc:"The tools the server offers; names unique, input_schema an object schema."`
+	Tools        []store.MCPToolDef `json:"tools,omitempty" doc:"The tools the server offers, if known: names unique, input_schema an object schema. POST /mcp-tools/{id}/refresh replaces them with what the server lists."`
 }
 
 type mcpToolUpdateRequest struct {
 	Name         *string             `json:"name,omitempty" maxLength:"200"`
 	Description  *string             `json:"description,omitempty" maxLength:"2000"`
-	Transport    *string             `json:"transport,omitempty" enum:"stdio,http" doc:"Switching transport also needs the other transport's fields set and this one's cleared."`
+	Transport    *string             `json:"transport,omitempty" enum:"streamable_http,sse,stdio,http" doc:"streamable_http (the default), sse (the older HTTP+SSE transport) or stdio (a local command: 422 unless the server runs with --allow-stdio-mcp; the emulator accepts it and never runs it). http is read as streamable_http. Switching between stdio and the HTTP transports also needs the other transport's fields set and this one's cleared."`
 	Command      *string             `json:"command,omitempty"`
 	Args         *[]string           `json:"args,omitempty"`
+	Env          *store.Env          `json:"env,omitempty" doc:"Replaces all the variables."`
 	URL          *string             `json:"url,omitempty"`
 	CredentialID *string             `json:"credential_id,omitempty" doc:"An empty string unlinks the credential."`
 	Enabled      *bool               `json:"enabled,omitempty"`
 	Tools        *[]store.MCPToolDef `json:"tools,omitempty" doc:"Replaces the whole list."`
 }
 
+// MCPToolSelection is the object form of an entry of an agent config's tools: some of an
+// MCP server's tools.
+type MCPToolSelection struct {
+	MCPToolID string   `json:"mcp_tool_id" doc:"The MCP tool (server)."`
+	Names     []string `json:"names,omitempty" minItems:"1" doc:"The names of the tools to offer, as the server names them; absent: all of them."`
+}
+
+// toolRefSchema documents store.ToolRef, which is read and written as an id or as an
+// MCPToolSelection.
+type toolRefSchema struct{}
+
+// Schema is the oneOf of the two forms.
+func (toolRefSchema) Schema(r huma.Registry) *huma.Schema {
+	return &huma.Schema{
+		Description: "An MCP server whose tools the agent may call: its id (all its tools), or an object naming some of them.",
+		OneOf: []*huma.Schema{
+			{Type: huma.TypeString, Description: "An MCP tool id: all the server's tools."},
+			r.Schema(reflect.TypeFor[MCPToolSelection](), true, ""),
+		},
+	}
+}
+
 func (s *Server) mcpToolRoutes() []route {
 	const tag = "MCP tools"
 	return []route{
-		{method: "GET", path: v1 + "/mcp-tools", op: "listMCPTools", tag: tag, scope: "agents:read", summary: "List MCP servers", list: true,
+		{method: "GET", path: v1 + "/mcp-tools", op: "listMCPTools", tag: tag, scope: "agents:read", summary: "List MCP servers", desc: "The workspace's MCP servers, newest first, with the tools each offers. Filter by `transport`, `enabled` or `q`.", list: true,
 			params: []param{{name: "transport", typ: "string", enum: store.MCPTransports},
 				{name: "enabled", typ: "boolean", desc: "true or false."},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
@@ -47,7 +75,13 @@ func (s *Server) mcpToolRoutes() []route {
 			summary: "List templates of commonly used MCP servers", desc: "A built-in catalog: each entry is a ready configuration with the tools the server offers.",
 			resp: mcpspec.Template{}, h: s.listMCPToolTemplates,
 			params: []param{{name: "q", typ: "string", desc: "Case-insensitive substring of the id, name or description."}}},
-		{method: "GET", path: v1 + "/mcp-tools/{id}", op: "getMCPTool", tag: tag, scope: "agents:read", summary: "Get an MCP server", resp: store.MCPTool{}, h: byID(s, s.store.MCPToolGet)},
+		{method: "POST", path: v1 + "/mcp-tools/{id}/refresh", op: "refreshMCPTool", tag: tag, scope: "agents:write", summary: "List an MCP server's tools",
+			desc: "Connects to the server (with its credential) and lists its tools: their names, descriptions and input schemas replace `tools`, " +
+				"`refreshed_at` is now and `last_error` null. When the server cannot be reached or listed, the answer is still 200: `refreshed_at` is now, " +
+				"`last_error` says what went wrong, `tools` stay as they were, and the message repeats the error. " +
+				"The emulator (and a server started with --models simulated) does not connect: the tools stay the record's own, or are its template's when it has none, and the message says so.",
+			resp: store.MCPTool{}, h: s.refreshMCPTool},
+		{method: "GET", path: v1 + "/mcp-tools/{id}", op: "getMCPTool", tag: tag, scope: "agents:read", summary: "Get an MCP server", desc: "One MCP server with its transport settings and the tools it offers.", resp: store.MCPTool{}, h: byID(s, s.store.MCPToolGet)},
 		{method: "PATCH", path: v1 + "/mcp-tools/{id}", op: "updateMCPTool", tag: tag, scope: "agents:write", summary: "Update an MCP server",
 			desc: "The result must be a valid configuration as a whole.", body: mcpToolUpdateRequest{}, resp: store.MCPTool{}, h: s.updateMCPTool},
 		{method: "DELETE", path: v1 + "/mcp-tools/{id}", op: "deleteMCPTool", tag: tag, scope: "agents:write", summary: "Delete an MCP server",
@@ -63,6 +97,7 @@ func (s *Server) listMCPTools(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := store.MCPToolFilter{Transport: q.Get("transport"), Query: q.Get("q")}
 	if f.Transport != "" {
+		f.Transport = mcpspec.NormalizeTransport(f.Transport)
 		if err := oneOf("transport", f.Transport, store.MCPTransports); err != nil {
 			return badRequest("%s", err.Error())
 		}
@@ -84,12 +119,15 @@ func (s *Server) createMCPTool(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ws := s.workspace(r)
-	t := &store.MCPTool{WorkspaceID: ws, Name: strings.TrimSpace(req.Name), Description: req.Description, Transport: req.Transport,
-		Command: req.Command, Args: store.Strings(req.Args), URL: req.URL, CredentialID: req.CredentialID, Enabled: true, Tools: req.Tools}
+	t := &store.MCPTool{WorkspaceID: ws, Name: strings.TrimSpace(req.Name), Description: req.Description, Transport: mcpspec.NormalizeTransport(req.Transport),
+		Command: req.Command, Args: store.Strings(req.Args), Env: req.Env, URL: req.URL, CredentialID: req.CredentialID, Enabled: true, Tools: req.Tools}
 	if req.Enabled != nil {
 		t.Enabled = *req.Enabled
 	}
-	if err := mcpspec.Validate(r.Context(), s.store, ws, t); err != nil {
+	if err := s.validateMCPTool(r.Context(), s.store, ws, t); err != nil {
+		return err
+	}
+	if err := mcpspec.ValidateTools(t.Tools); err != nil {
 		return err
 	}
 	created, err := s.store.MCPToolCreate(r.Context(), t)
@@ -107,9 +145,18 @@ func (s *Server) updateMCPTool(w http.ResponseWriter, r *http.Request) error {
 	}
 	ws, id := s.workspace(r), pathID(r, "id")
 	p := store.MCPToolPatch{Name: req.Name, Description: req.Description, Transport: req.Transport, Command: req.Command,
-		URL: req.URL, CredentialID: req.CredentialID, Enabled: req.Enabled, Tools: req.Tools}
+		Env: req.Env, URL: req.URL, CredentialID: req.CredentialID, Enabled: req.Enabled, Tools: req.Tools}
 	if req.Name != nil {
 		p.Name = ptr(strings.TrimSpace(*req.Name))
+	}
+	if req.Transport != nil {
+		p.Transport = ptr(mcpspec.NormalizeTransport(*req.Transport))
+	}
+	if req.Tools != nil {
+		// Only tools given here are checked: those a refresh stored are the server's word.
+		if err := mcpspec.ValidateTools(*req.Tools); err != nil {
+			return err
+		}
 	}
 	if req.Args != nil {
 		p.Args = ptr(store.Strings(*req.Args))
@@ -128,12 +175,13 @@ func (s *Server) updateMCPTool(w http.ResponseWriter, r *http.Request) error {
 		setIfPresent(&merged.Transport, p.Transport)
 		setIfPresent(&merged.Command, p.Command)
 		setIfPresent(&merged.Args, p.Args)
+		setIfPresent(&merged.Env, p.Env)
 		setIfPresent(&merged.URL, p.URL)
 		setIfPresent(&merged.Tools, p.Tools)
 		if p.CredentialID != nil {
 			merged.CredentialID = p.CredentialID
 		}
-		if err := mcpspec.Validate(r.Context(), tx, ws, &merged); err != nil {
+		if err := s.validateMCPTool(r.Context(), tx, ws, &merged); err != nil {
 			return err
 		}
 		updated, err = tx.MCPToolUpdate(r.Context(), ws, id, p)
@@ -143,6 +191,48 @@ func (s *Server) updateMCPTool(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeData(w, http.StatusOK, updated)
+	return nil
+}
+
+// validateMCPTool checks a configuration about to be saved: mcpspec's rules, and stdio only
+// where this server may run commands.
+func (s *Server) validateMCPTool(ctx context.Context, st *store.Store, ws string, t *store.MCPTool) error {
+	if err := mcpspec.Validate(ctx, st, ws, t); err != nil {
+		return err
+	}
+	if t.Transport == "stdio" && !s.cfg.AllowStdioMCP {
+		return invalid("transport", "stdio MCP servers run a command on the server's host, which this server does not allow; "+
+			"start it with --allow-stdio-mcp (ALLOW_STDIO_MCP=true), or use streamable_http or sse")
+	}
+	return nil
+}
+
+// refreshMCPTool lists the server's tools and records the outcome on the record.
+func (s *Server) refreshMCPTool(w http.ResponseWriter, r *http.Request) error {
+	ctx, ws := r.Context(), s.workspace(r)
+	t, err := s.store.MCPToolGet(ctx, ws, pathID(r, "id"))
+	if err != nil {
+		return err
+	}
+	tools, simulated, failure := s.engine.ListMCPTools(ctx, ws, t)
+	if failure != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if len(tools) > mcpspec.MaxTools {
+		tools = tools[:mcpspec.MaxTools]
+	}
+	updated, err := s.store.MCPToolRefreshed(context.WithoutCancel(ctx), ws, t.ID, tools, failure, store.Now())
+	if err != nil {
+		return err
+	}
+	var msg string
+	switch {
+	case failure != nil:
+		msg = "the server's tools could not be listed: " + failure.Error()
+	case simulated:
+		msg = "not connected: MCP servers are simulated here, so the tools are the record's own (or, when it has none, its template's)"
+	}
+	writeJSON(w, http.StatusOK, envelope{Data: updated, Message: msg})
 	return nil
 }
 

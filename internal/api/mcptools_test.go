@@ -31,7 +31,8 @@ func TestMCPToolRoutes(t *testing.T) {
 	e.run([]scenario{
 		{name: "list", method: "GET", path: "/api/v1/mcp-tools", status: 200,
 			fields: map[string]any{"pagination.total": 1, "pagination.pages": 1, "data.0.name": "Filesystem", "data.0.tools.0.name": "read_file", "data.0.url": ""}},
-		{name: "list filter transport miss", method: "GET", path: "/api/v1/mcp-tools?transport=http", status: 200, fields: map[string]any{"pagination.total": 0}},
+		{name: "list filter transport miss", method: "GET", path: "/api/v1/mcp-tools?transport=sse", status: 200, fields: map[string]any{"pagination.total": 0}},
+		{name: "list filter transport alias", method: "GET", path: "/api/v1/mcp-tools?transport=http", status: 200, fields: map[string]any{"pagination.total": 0}},
 		{name: "list filter enabled", method: "GET", path: "/api/v1/mcp-tools?enabled=true&transport=stdio", status: 200, fields: map[string]any{"pagination.total": 1}},
 		{name: "list filter disabled", method: "GET", path: "/api/v1/mcp-tools?enabled=false", status: 200, fields: map[string]any{"pagination.total": 0, "data": []any{}}},
 		{name: "list q", method: "GET", path: "/api/v1/mcp-tools?q=LOCAL", status: 200, fields: map[string]any{"pagination.total": 1}},
@@ -42,15 +43,21 @@ func TestMCPToolRoutes(t *testing.T) {
 		{name: "get", method: "GET", path: id, status: 200, fields: map[string]any{"data.id": fs.ID, "data.transport": "stdio", "data.enabled": true, "data.credential_id": nil}},
 		{name: "get missing", method: "GET", path: "/api/v1/mcp-tools/nope", status: 404, code: "not_found", message: "mcp tool nope"},
 		{name: "create http", method: "POST", path: "/api/v1/mcp-tools", status: 201,
-			body:   `{"name":"Remote","transport":"http","url":"https://mcp.example.com/mcp","enabled":false,"tools":` + fsTools + `}`,
-			fields: map[string]any{"data.url": "https://mcp.example.com/mcp", "data.enabled": false, "data.args": []any{}, "data.command": "", "data.tools.0.input_schema.required": []any{"path"}},
-			check:  func(t *testing.T, b map[string]any) { remoteID = lookup(b, "data.id").(string) }},
+			body: `{"name":"Remote","transport":"http","url":"https://mcp.example.com/mcp","enabled":false,"tools":` + fsTools + `}`,
+			fields: map[string]any{"data.url": "https://mcp.example.com/mcp", "data.transport": "streamable_http", "data.enabled": false, "data.args": []any{}, "data.command": "",
+				"data.tools.0.input_schema.required": []any{"path"}, "data.refreshed_at": nil, "data.last_error": nil},
+			check: func(t *testing.T, b map[string]any) { remoteID = lookup(b, "data.id").(string) }},
 		{name: "create malformed", method: "POST", path: "/api/v1/mcp-tools", body: `{"name":"x",`, status: 400, code: "bad_request"},
 		{name: "create args wrong type", method: "POST", path: "/api/v1/mcp-tools", body: `{"name":"x","transport":"stdio","command":"npx","args":"-y"}`, status: 400, code: "bad_request", message: "args"},
 		{name: "create tools wrong type", method: "POST", path: "/api/v1/mcp-tools", body: `{"name":"x","transport":"stdio","command":"npx","tools":{"a":1}}`, status: 400, message: "tools"},
 		{name: "create enabled wrong type", method: "POST", path: "/api/v1/mcp-tools", body: `{"name":"x","transport":"stdio","command":"npx","enabled":"yes"}`, status: 400, message: "enabled"},
 		{name: "create blank name", method: "POST", path: "/api/v1/mcp-tools", body: `{"name":"  ","transport":"stdio","command":"npx"}`, status: 422, code: "validation_error", message: "name"},
-		{name: "create bad transport", method: "POST", path: "/api/v1/mcp-tools", body: `{"name":"x","transport":"sse","url":"https://x.example"}`, status: 422, message: "transport"},
+		{name: "create bad transport", method: "POST", path: "/api/v1/mcp-tools", body: `{"name":"x","transport":"grpc","url":"https://x.example"}`, status: 422, message: "transport"},
+		{name: "create default transport", method: "POST", path: "/api/v1/mcp-tools", body: `{"name":"Default","url":"https://x.example/mcp"}`, status: 201,
+			fields: map[string]any{"data.transport": "streamable_http"}},
+		{name: "create sse", method: "POST", path: "/api/v1/mcp-tools", body: `{"name":"Old","transport":"sse","url":"https://x.example/sse"}`, status: 201,
+			fields: map[string]any{"data.transport": "sse"}},
+		{name: "create sse with args", method: "POST", path: "/api/v1/mcp-tools", body: `{"name":"x","transport":"sse","url":"https://x.example/sse","args":["-y"]}`, status: 422, message: "args"},
 		{name: "create stdio without command", method: "POST", path: "/api/v1/mcp-tools", body: `{"name":"x","transport":"stdio"}`, status: 422, message: "command"},
 		{name: "create stdio with url", method: "POST", path: "/api/v1/mcp-tools", body: `{"name":"x","transport":"stdio","command":"npx","url":"https://x.example"}`, status: 422, message: "url"},
 		{name: "create http without url", method: "POST", path: "/api/v1/mcp-tools", body: `{"name":"x","transport":"http"}`, status: 422, message: "url"},
@@ -69,17 +76,17 @@ func TestMCPToolRoutes(t *testing.T) {
 			fields: map[string]any{"data.description": "Files of /srv", "data.enabled": false, "data.name": "Filesystem", "data.command": "npx"}},
 		{name: "patch to http keeping the command", method: "PATCH", path: id, body: `{"transport":"http","url":"https://x.example"}`, status: 422, message: "command"},
 		{name: "patch to http", method: "PATCH", path: id, body: `{"transport":"http","url":"https://files.example/mcp","command":"","args":[]}`, status: 200,
-			fields: map[string]any{"data.transport": "http", "data.args": []any{}, "data.url": "https://files.example/mcp"}},
+			fields: map[string]any{"data.transport": "streamable_http", "data.args": []any{}, "data.url": "https://files.example/mcp"}},
 		{name: "patch bad tools", method: "PATCH", path: id, body: `{"tools":[{"name":"x","input_schema":[]}]}`, status: 422, message: "tools[0].input_schema"},
 		{name: "patch missing credential", method: "PATCH", path: id, body: `{"credential_id":"nope"}`, status: 422, message: "credential_id"},
 		{name: "patch unlink credential", method: "PATCH", path: id, body: `{"credential_id":""}`, status: 200, fields: map[string]any{"data.credential_id": nil}},
 		{name: "patch wrong type", method: "PATCH", path: id, body: `{"enabled":1}`, status: 400, message: "enabled"},
 		{name: "patch missing", method: "PATCH", path: "/api/v1/mcp-tools/nope", body: `{"description":"x"}`, status: 404, code: "not_found"},
-		{name: "unchanged after failed patches", method: "GET", path: id, status: 200, fields: map[string]any{"data.transport": "http", "data.tools.0.name": "read_file"}},
+		{name: "unchanged after failed patches", method: "GET", path: id, status: 200, fields: map[string]any{"data.transport": "streamable_http", "data.tools.0.name": "read_file"}},
 	})
 
 	// An agent version that lists a server keeps it from being deleted.
-	agent, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Librarian", Type: "agent", Config: &client.AgentConfig{Model: "gpt-4o", Tools: []string{fs.ID}}})
+	agent, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Librarian", Type: "agent", Config: &client.AgentConfig{Model: "gpt-4o", Tools: client.MCPTools(fs.ID)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +111,7 @@ func TestMCPToolTemplates(t *testing.T) {
 		{name: "all", method: "GET", path: "/api/v1/mcp-tools/templates", status: 200,
 			fields: map[string]any{"pagination.total": 12, "pagination.limit": 20, "data.0.id": "filesystem", "data.0.transport": "stdio", "data.0.command": "npx"}},
 		{name: "q", method: "GET", path: "/api/v1/mcp-tools/templates?q=GitHub", status: 200,
-			fields: map[string]any{"pagination.total": 1, "data.0.id": "github", "data.0.transport": "http", "data.0.url": "https://api.githubcopilot.com/mcp/"},
+			fields: map[string]any{"pagination.total": 1, "data.0.id": "github", "data.0.transport": "streamable_http", "data.0.url": "https://api.githubcopilot.com/mcp/"},
 			check: func(t *testing.T, b map[string]any) {
 				if hint, _ := lookup(b, "data.0.credential_hint").(string); !strings.Contains(hint, "personal access token") {
 					t.Fatalf("credential hint %q", hint)

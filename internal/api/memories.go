@@ -14,10 +14,12 @@ const (
 )
 
 type memoryCreateRequest struct {
-	AgentID  *string        `json:"agent_id,omitempty" doc:"The agent the memory belongs to; leave out for a workspace-wide memory."`
-	Key      string         `json:"key,omitempty" maxLength:"200" doc:"Optional lookup key."`
-	Content  string         `json:"content" doc:"The memory itself; at most 64 KiB."`
-	Metadata map[string]any `json:"metadata,omitempty"`
+	AgentID   *string        `json:"agent_id,omitempty" doc:"The agent the memory belongs to; leave out for a workspace-wide memory."`
+	SessionID *string        `json:"session_id,omitempty" doc:"The chat session the memory belongs to (runs with config.memory.scope session use it)."`
+	EndUserID *string        `json:"end_user_id,omitempty" maxLength:"200" doc:"The end user the memory is about (runs with config.memory.scope end_user for that end_user_id use it)."`
+	Key       string         `json:"key,omitempty" maxLength:"200" doc:"Optional lookup key."`
+	Content   string         `json:"content" doc:"The memory itself; at most 64 KiB."`
+	Metadata  map[string]any `json:"metadata,omitempty"`
 }
 
 type memoryUpdateRequest struct {
@@ -30,18 +32,20 @@ type memoryUpdateRequest struct {
 func (s *Server) memoryRoutes() []route {
 	const tag = "Memories"
 	return []route{
-		{method: "GET", path: v1 + "/memories", op: "listMemories", tag: tag, scope: "agents:read", summary: "List memories", list: true,
+		{method: "GET", path: v1 + "/memories", op: "listMemories", tag: tag, scope: "agents:read", summary: "List memories", desc: "The workspace's memories, newest first. Filter by `agent_id`, `session_id`, `end_user_id`, an exact `key`, or `q`, a substring of the key or content.", list: true,
 			params: []param{{name: "agent_id", typ: "string", desc: "Only memories of this agent."},
+				{name: "session_id", typ: "string", desc: "Only memories of this chat session."},
+				{name: "end_user_id", typ: "string", desc: "Only memories about this end user."},
 				{name: "key", typ: "string", desc: "Only memories with exactly this key."},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the key or content."}},
 			resp: store.Memory{}, h: s.listMemories},
 		{method: "POST", path: v1 + "/memories", op: "createMemory", tag: tag, scope: "agents:write", summary: "Store a memory",
 			desc: "A memory of an agent is deleted with the agent.",
 			body: memoryCreateRequest{}, resp: store.Memory{}, status: http.StatusCreated, creates: true, h: s.createMemory},
-		{method: "GET", path: v1 + "/memories/{id}", op: "getMemory", tag: tag, scope: "agents:read", summary: "Get a memory", resp: store.Memory{}, h: byID(s, s.store.MemoryGet)},
-		{method: "PATCH", path: v1 + "/memories/{id}", op: "updateMemory", tag: tag, scope: "agents:write", summary: "Update a memory",
+		{method: "GET", path: v1 + "/memories/{id}", op: "getMemory", tag: tag, scope: "agents:read", summary: "Get a memory", desc: "One memory: its key, content and metadata, and the agent it belongs to (null for a workspace-wide memory).", resp: store.Memory{}, h: byID(s, s.store.MemoryGet)},
+		{method: "PATCH", path: v1 + "/memories/{id}", op: "updateMemory", tag: tag, scope: "agents:write", summary: "Update a memory", desc: "Changes the given fields; `metadata` replaces the whole object, and an empty `agent_id` makes the memory workspace-wide.",
 			body: memoryUpdateRequest{}, resp: store.Memory{}, h: s.updateMemory},
-		{method: "DELETE", path: v1 + "/memories/{id}", op: "deleteMemory", tag: tag, scope: "agents:write", summary: "Delete a memory",
+		{method: "DELETE", path: v1 + "/memories/{id}", op: "deleteMemory", tag: tag, scope: "agents:write", summary: "Delete a memory", desc: "Deletes the memory and answers with it as it was.",
 			resp: store.Memory{}, h: byID(s, s.store.MemoryDelete)},
 	}
 }
@@ -52,7 +56,7 @@ func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	f := store.MemoryFilter{AgentID: q.Get("agent_id"), Key: q.Get("key"), Query: q.Get("q")}
+	f := store.MemoryFilter{AgentID: q.Get("agent_id"), SessionID: q.Get("session_id"), EndUserID: q.Get("end_user_id"), Key: q.Get("key"), Query: q.Get("q")}
 	items, total, err := s.store.MemoryList(r.Context(), s.workspace(r), f, p)
 	if err != nil {
 		return err
@@ -91,8 +95,20 @@ func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkMemory(r.Context(), ws, req.AgentID, &req.Key, &req.Content); err != nil {
 		return err
 	}
-	m, err := s.store.MemoryCreate(r.Context(), &store.Memory{WorkspaceID: ws, AgentID: req.AgentID, Key: req.Key,
-		Content: req.Content, Metadata: store.JSONObject(req.Metadata)})
+	if req.SessionID != nil && *req.SessionID != "" {
+		if _, err := s.store.ChatSessionGet(r.Context(), ws, *req.SessionID); store.IsNotFound(err) {
+			return &store.ReferenceError{Field: "session_id", Resource: "chat session", ID: *req.SessionID}
+		} else if err != nil {
+			return err
+		}
+	}
+	if req.EndUserID != nil {
+		if err := checkEndUser(*req.EndUserID); err != nil {
+			return err
+		}
+	}
+	m, err := s.store.MemoryCreate(r.Context(), &store.Memory{WorkspaceID: ws, AgentID: req.AgentID, SessionID: req.SessionID,
+		EndUserID: req.EndUserID, Key: req.Key, Content: req.Content, Metadata: store.JSONObject(req.Metadata)})
 	if err != nil {
 		return err
 	}

@@ -6,11 +6,10 @@ import (
 	"net/http"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/ksuid"
 )
 
@@ -73,7 +72,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 				pattern = "unmatched"
 			}
 			elapsed := time.Since(start)
-			s.metrics.observe(r.Method, pattern, sw.status, elapsed)
+			s.metrics.HTTPRequest(r.Method, pattern, sw.status, elapsed)
 			if s.log.Enabled(r.Context(), slog.LevelDebug) {
 				s.log.DebugContext(r.Context(), "request", slog.String("request_id", rid), slog.String("method", r.Method),
 					slog.String("path", r.URL.Path), slog.Int("status", sw.status), slog.Duration("duration", elapsed))
@@ -82,8 +81,57 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		if s.cors.handle(sw, r) {
 			return
 		}
+		if err := checkRequestShape(r); err != nil {
+			s.writeError(sw, r, err)
+			return
+		}
 		next.ServeHTTP(sw, r)
 	})
+}
+
+// MaxHeaderBytes bounds a request's header fields (names and values) in total: a request
+// over it is a 431 with the envelope. The HTTP server's own limit (see internal/cli) is set
+// well above it, so that net/http's plain-text 431 only meets requests far beyond this one.
+const MaxHeaderBytes = 64 << 10
+
+// checkRequestShape refuses, before routing, what no route can serve: oversized headers
+// (431), a path with an empty, "." or ".." segment (the mux would answer with a 307 redirect
+// to the cleaned path and an HTML body; an API client gets the 404 envelope instead), and
+// an X-Workspace-ID that is not UTF-8 text (400 rather than a database error).
+func checkRequestShape(r *http.Request) error {
+	n := len(r.Method) + len(r.RequestURI)
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4 // ": " and CRLF
+		}
+	}
+	if n > MaxHeaderBytes {
+		return errorf(http.StatusRequestHeaderFieldsTooLarge, "request headers must be at most %d bytes in total", MaxHeaderBytes)
+	}
+	if p := r.URL.Path; !cleanPath(p) {
+		return errorf(http.StatusNotFound, "no route for %s %s: the path has an empty, \".\" or \"..\" segment", r.Method, p)
+	}
+	if ws := r.Header.Get("X-Workspace-ID"); ws != "" && (!utf8.ValidString(ws) || hasControl(ws)) {
+		return badRequest("X-Workspace-ID must be a workspace id or slug")
+	}
+	return nil
+}
+
+// cleanPath reports whether a path has no empty, "." or ".." segment (a trailing slash aside).
+func cleanPath(p string) bool {
+	if p == "/" {
+		return true
+	}
+	if !strings.HasPrefix(p, "/") {
+		return false
+	}
+	segs := strings.Split(strings.TrimSuffix(p[1:], "/"), "/")
+	for _, seg := range segs {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 func printable(s string) bool {
@@ -139,7 +187,7 @@ func (p corsPolicy) handle(w http.ResponseWriter, r *http.Request) bool {
 	} else {
 		h.Set("Access-Control-Allow-Origin", origin)
 	}
-	h.Set("Access-Control-Expose-Headers", "X-Request-ID, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Location")
+	h.Set("Access-Control-Expose-Headers", "X-Request-ID, Idempotent-Replayed, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Location")
 	if preflight {
 		h.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, PUT, DELETE, OPTIONS")
 		if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
@@ -152,29 +200,4 @@ func (p corsPolicy) handle(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	return false
-}
-
-// metrics are the server's Prometheus instruments. Labels are route patterns, never ids.
-type metrics struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-}
-
-func newMetrics(reg prometheus.Registerer) *metrics {
-	m := &metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "agentplane_http_requests_total", Help: "HTTP requests by method, route and status.",
-		}, []string{"method", "route", "status"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "agentplane_http_request_duration_seconds", Help: "HTTP request latency by route.",
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
-		}, []string{"route"}),
-	}
-	reg.MustRegister(m.requests, m.duration)
-	return m
-}
-
-func (m *metrics) observe(method, route string, status int, d time.Duration) {
-	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
-	m.duration.WithLabelValues(route).Observe(d.Seconds())
 }

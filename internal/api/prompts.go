@@ -28,7 +28,7 @@ type promptCreateRequest struct {
 	Tags        []string       `json:"tags,omitempty" maxItems:"50"`
 	Metadata    map[string]any `json:"metadata,omitempty"`
 	Template    string         `json:"template" maxLength:"100000" doc:"Mustache template of version 1, which becomes active."`
-	Config      map[string]any `json:"config,omitempty" doc:"Model settings of version 1, e.g. {\"model\": \"gpt-4o\", \"temperature\": 0.3}. model must be in the catalog, temperature 0 to 2, max_tokens 1 to 1000000; other keys are kept as given."`
+	Config      map[string]any `json:"config,omitempty" doc:"Model settings of version 1, e.g. {\"model\": \"gpt-4o\", \"temperature\": 0.3}. model must be in the catalog, temperature 0 to 2, max_tokens 1 to 1000000; the other keys allowed are top_p, stop, presence_penalty, frequency_penalty and seed (an unknown key is a 422 naming it)."`
 	Notes       string         `json:"notes,omitempty" maxLength:"2000" doc:"Notes of version 1."`
 }
 
@@ -41,7 +41,7 @@ type promptUpdateRequest struct {
 
 type promptVersionCreateRequest struct {
 	Template string         `json:"template" maxLength:"100000" doc:"Mustache template of the new version."`
-	Config   map[string]any `json:"config,omitempty" doc:"Model settings, e.g. {\"model\": \"gpt-4o\", \"temperature\": 0.3}."`
+	Config   map[string]any `json:"config,omitempty" doc:"Model settings, e.g. {\"model\": \"gpt-4o\", \"temperature\": 0.3}: model, temperature, max_tokens, top_p, stop, presence_penalty, frequency_penalty, seed."`
 	Notes    string         `json:"notes,omitempty" maxLength:"2000"`
 }
 
@@ -64,7 +64,7 @@ type PromptPreview struct {
 func (s *Server) promptRoutes() []route {
 	const tag = "Prompts"
 	return []route{
-		{method: "GET", path: v1 + "/prompts", op: "listPrompts", tag: tag, scope: "prompts:read", summary: "List prompts", list: true,
+		{method: "GET", path: v1 + "/prompts", op: "listPrompts", tag: tag, scope: "prompts:read", summary: "List prompts", desc: "The workspace's prompts, newest first, each with the template and variables of its active version. Filter by `q` or `tag`.", list: true,
 			params: []param{{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."},
 				{name: "tag", typ: "string", desc: "Only prompts with this tag (case-insensitive)."}},
 			resp: store.Prompt{}, h: s.listPrompts},
@@ -78,12 +78,12 @@ func (s *Server) promptRoutes() []route {
 		{method: "DELETE", path: v1 + "/prompts/{id}", op: "deletePrompt", tag: tag, scope: "prompts:write", summary: "Delete a prompt and its versions",
 			desc: "Refused with 409 while a version of an agent refers to the prompt (`config.prompt_id`).",
 			resp: store.Prompt{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.PromptDelete)},
-		{method: "GET", path: v1 + "/prompts/{id}/versions", op: "listPromptVersions", tag: tag, scope: "prompts:read", summary: "List a prompt's versions, newest first",
+		{method: "GET", path: v1 + "/prompts/{id}/versions", op: "listPromptVersions", tag: tag, scope: "prompts:read", summary: "List a prompt's versions, newest first", desc: "Every version of the prompt, newest first, with its template, the variables it uses, its config and notes.",
 			list: true, resp: store.PromptVersion{}, h: childList(s, s.store.PromptVersionList)},
 		{method: "POST", path: v1 + "/prompts/{id}/versions", op: "createPromptVersion", tag: tag, scope: "prompts:write", summary: "Create a version",
 			desc: "The new version gets the next number (numbers are never reused) and does not become active until promoted. " + templateDoc,
 			body: promptVersionCreateRequest{}, resp: store.PromptVersion{}, status: http.StatusCreated, creates: true, h: s.createPromptVersion},
-		{method: "GET", path: v1 + "/prompts/{id}/versions/{version_id}", op: "getPromptVersion", tag: tag, scope: "prompts:read", summary: "Get a version",
+		{method: "GET", path: v1 + "/prompts/{id}/versions/{version_id}", op: "getPromptVersion", tag: tag, scope: "prompts:read", summary: "Get a version", desc: "One version of the prompt, with its template and the variables it uses. Versions are immutable.",
 			resp: store.PromptVersion{}, h: versionByID(s, s.store.PromptVersionGet)},
 		{method: "POST", path: v1 + "/prompts/{id}/versions/{version_id}/promote", op: "promotePromptVersion", tag: tag, scope: "prompts:write",
 			summary: "Make a version the active one", desc: "Returns the prompt.", resp: store.Prompt{}, h: promoteVersion(s, s.store.PromptVersionPromote, s.store.PromptGet)},

@@ -2,14 +2,14 @@ package api
 
 import (
 	"net/http"
-	"strconv"
 	"sync"
 )
 
-// readCache keeps the bodies of successful GET responses, tagged with the store generation
-// they were read at. Any write bumps the generation, so a tagged body is served only while
-// nothing has changed. It is used where this process is the database's only writer (the
-// emulator's in-memory store, a SQLite file).
+// readCache keeps the bodies (and ETags) of successful GET responses, tagged with the store
+// generation they were read at. Any write bumps the generation, so a kept body is served only
+// while nothing has changed. Only the emulator uses it: it is the one writer of its in-memory
+// store, while the database of `serve` may be written by other nodes and by the CLI (there,
+// clients revalidate with If-None-Match instead; see etagged).
 type readCache struct {
 	mu      sync.RWMutex
 	entries map[string]cachedBody
@@ -19,6 +19,7 @@ type readCache struct {
 type cachedBody struct {
 	gen  uint64
 	body []byte
+	tag  string
 }
 
 const readCacheMax = 4096
@@ -27,7 +28,8 @@ func newReadCache(gen func() uint64) *readCache {
 	return &readCache{entries: make(map[string]cachedBody), gen: gen}
 }
 
-// wrap serves h through the cache; key identifies the response (workspace and URL).
+// wrap serves h through the cache, with ETags as etagged gives them; key identifies the
+// response (workspace and URL).
 func (c *readCache) wrap(h handlerFunc, key func(r *http.Request) string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		k := key(r)
@@ -36,23 +38,27 @@ func (c *readCache) wrap(h handlerFunc, key func(r *http.Request) string) handle
 		e, ok := c.entries[k]
 		c.mu.RUnlock()
 		if ok && e.gen == gen {
-			hd := w.Header()
-			hd.Set("Content-Type", "application/json")
-			hd.Set("Content-Length", strconv.Itoa(len(e.body)))
-			w.WriteHeader(http.StatusOK)
-			_, _ = w.Write(e.body)
+			w.Header().Set("Content-Type", "application/json")
+			writeTagged(w, r, e.body, e.tag)
 			return nil
 		}
-		rec := &recorder{ResponseWriter: w}
-		if err := h(rec, r); err != nil || rec.status != http.StatusOK {
+		buf := &bufferedWriter{header: w.Header()}
+		if err := h(buf, r); err != nil {
 			return err
 		}
+		if buf.status != http.StatusOK {
+			buf.flushTo(w)
+			return nil
+		}
+		e = cachedBody{gen: gen, body: append([]byte(nil), buf.body.Bytes()...)}
+		e.tag = entityTag(e.body)
 		c.mu.Lock()
 		if len(c.entries) >= readCacheMax {
 			clear(c.entries)
 		}
-		c.entries[k] = cachedBody{gen: gen, body: append([]byte(nil), rec.body.Bytes()...)}
+		c.entries[k] = e
 		c.mu.Unlock()
+		writeTagged(w, r, e.body, e.tag)
 		return nil
 	}
 }

@@ -5,11 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"mime"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -92,11 +96,13 @@ func pageParams(r *http.Request) (store.Page, error) {
 	return p, nil
 }
 
-// decode reads a JSON body into dst. Malformed JSON, a wrong type or trailing data is a 400
-// naming the field; an empty body decodes as {}. Unknown fields are ignored.
+// decode reads a JSON body into dst. A Content-Type other than application/json (charset
+// absent or utf-8) is a 415; a body that is not UTF-8, malformed JSON, null, a wrong type or
+// trailing data is a 400 naming the field; a string holding NUL (\u0000) anywhere is a 422
+// naming its JSON path. An empty body decodes as {}. Unknown fields are ignored.
 func decode(w http.ResponseWriter, r *http.Request, dst any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
-		return errorf(http.StatusUnsupportedMediaType, "Content-Type must be application/json, got %q", ct)
+	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
+		return err
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
@@ -109,9 +115,34 @@ func decode(w http.ResponseWriter, r *http.Request, dst any) error {
 	return decodeBytes(body, dst)
 }
 
+// checkContentType accepts a JSON request body's media type: no header at all, or exactly
+// application/json with no charset or utf-8. Suffix types such as application/merge-patch+json
+// name formats with their own semantics, which no route implements, so they are 415 too.
+func checkContentType(ct string) error {
+	if ct == "" {
+		return nil
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil || mt != "application/json" {
+		return errorf(http.StatusUnsupportedMediaType, "Content-Type must be application/json, got %q", ct)
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return errorf(http.StatusUnsupportedMediaType, "Content-Type charset must be utf-8 (or absent), got %q", cs)
+	}
+	return nil
+}
+
 func decodeBytes(body []byte, dst any) error {
-	if len(bytes.TrimSpace(body)) == 0 {
+	// encoding/json replaces invalid UTF-8 with U+FFFD without a word, which would store
+	// something other than what was sent: refuse the body instead.
+	if !utf8.Valid(body) {
+		return badRequest("request body is not valid UTF-8")
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
 		body = []byte("{}")
+	} else if string(trimmed) == "null" {
+		return badRequest("request body must be a JSON object, got null")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(dst); err != nil {
@@ -120,7 +151,71 @@ func decodeBytes(body []byte, dst any) error {
 	if dec.More() {
 		return badRequest("request body must hold a single JSON object, found more data after it")
 	}
+	// A raw NUL byte is not valid JSON, so a string can only hold one through the escape.
+	if bytes.Contains(body, []byte(`\u0000`)) {
+		return findNUL(body)
+	}
 	return nil
+}
+
+// findNUL answers a 422 naming the JSON path of the first string (value or object key) in
+// body that holds U+0000: PostgreSQL cannot store it in text, and no field needs it. Every
+// route decodes through here, so nested free-form objects (metadata, input) are covered too.
+func findNUL(body []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil // already decoded once; cannot happen
+	}
+	path, key, ok := nulPath(v, "")
+	if !ok {
+		return nil
+	}
+	if path == "" {
+		path = "request body"
+	}
+	if key {
+		return invalid(path, `keys must not contain NUL (\u0000)`)
+	}
+	return invalid(path, `must not contain NUL (\u0000)`)
+}
+
+// nulPath finds the first string holding NUL in v: its path ("config.tools[0]"), and whether
+// it is an object key (then path names the object).
+func nulPath(v any, path string) (string, bool, bool) {
+	switch x := v.(type) {
+	case string:
+		return path, false, strings.IndexByte(x, 0) >= 0
+	case []any:
+		for i, e := range x {
+			if p, key, ok := nulPath(e, fmt.Sprintf("%s[%d]", path, i)); ok {
+				return p, key, true
+			}
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // the same answer for the same body
+		for _, k := range keys {
+			if strings.IndexByte(k, 0) >= 0 {
+				return path, true, true
+			}
+			if p, key, ok := nulPath(x[k], joinPath(path, k)); ok {
+				return p, key, true
+			}
+		}
+	}
+	return "", false, false
+}
+
+func joinPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
 }
 
 func jsonError(err error) error {
@@ -200,6 +295,82 @@ func firstErr(errs ...error) error {
 
 // pathID reads a path wildcard.
 func pathID(r *http.Request, name string) string { return r.PathValue(name) }
+
+// maxQueryValue bounds every query parameter, in characters: free-text filters become LIKE
+// patterns, and SQLite refuses long ones as too complex.
+const maxQueryValue = 500
+
+// pathIDNoun is a path wildcard of a route and the resource it names ("agent").
+type pathIDNoun struct{ name, noun string }
+
+// pathIDNouns lists the wildcards of a route path with the noun of the segment before each:
+// /api/v1/data-sources/{id} gives {id, "data source"}.
+func pathIDNouns(path string) []pathIDNoun {
+	var out []pathIDNoun
+	segs := strings.Split(path, "/")
+	for i, seg := range segs {
+		if !strings.HasPrefix(seg, "{") || i == 0 {
+			continue
+		}
+		noun := strings.ReplaceAll(segs[i-1], "-", " ")
+		switch {
+		case strings.HasSuffix(noun, "ies"):
+			noun = strings.TrimSuffix(noun, "ies") + "y"
+		case strings.HasSuffix(noun, "s"):
+			noun = strings.TrimSuffix(noun, "s")
+		}
+		if i > 1 && segs[i-2] == "chat" {
+			noun = "chat " + noun
+		}
+		out = append(out, pathIDNoun{name: strings.Trim(seg, "{}"), noun: noun})
+	}
+	return out
+}
+
+// checkPathIDs answers 404 for a path id that no resource can have: net/http has already
+// decoded %00 or %FF, and such bytes would reach the database (PostgreSQL refuses them with
+// an error). The message names the resource only, never the bytes.
+func checkPathIDs(r *http.Request, ids []pathIDNoun) error {
+	for _, id := range ids {
+		if v := r.PathValue(id.name); !utf8.ValidString(v) || hasControl(v) {
+			return errorf(http.StatusNotFound, "%s not found", id.noun)
+		}
+	}
+	return nil
+}
+
+// checkQuery refuses query parameters no filter can use: over maxQueryValue characters,
+// invalid UTF-8 or holding NUL; 400 naming the parameter.
+func checkQuery(r *http.Request) error {
+	if r.URL.RawQuery == "" {
+		return nil
+	}
+	for name, vs := range r.URL.Query() {
+		for _, v := range vs {
+			switch {
+			case !utf8.ValidString(name) || strings.IndexByte(name, 0) >= 0:
+				return badRequest("query parameter names must be UTF-8 text without NUL")
+			case !utf8.ValidString(v):
+				return badRequest("query parameter %s is not valid UTF-8", name)
+			case strings.IndexByte(v, 0) >= 0:
+				return badRequest(`query parameter %s must not contain NUL (\u0000)`, name)
+			case utf8.RuneCountInString(v) > maxQueryValue:
+				return badRequest("query parameter %s must be at most %d characters", name, maxQueryValue)
+			}
+		}
+	}
+	return nil
+}
+
+// hasControl reports whether s holds an ASCII control character (NUL, newline, DEL …).
+func hasControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			return true
+		}
+	}
+	return false
+}
 
 // byID answers with the one resource fn finds (or removes) by the path's {id} in the
 // caller's workspace: the whole of every plain get and delete handler.

@@ -40,6 +40,7 @@ type route struct {
 	list     bool
 	status   int  // success status; 200 when zero
 	creates  bool // honours Idempotency-Key
+	turn     bool // with creates: the handler honours Idempotency-Key itself (a chat turn replays its run, not a stored body)
 	sse      bool // text/event-stream response
 	raw      bool // response is not the JSON envelope (docs, metrics, openapi)
 	emulator bool // only in the emulator
@@ -49,7 +50,7 @@ type route struct {
 	anyWorkspace bool
 	// userOnly marks a route only a logged-in user (bearer token) may call; an API key is 403.
 	userOnly bool
-	nocache  bool        // a GET whose answer changes without a store write (never served from the read cache)
+	nocache  bool        // a GET whose answer changes without a store write (never served from the emulator's read cache)
 	alsoOK   map[int]any // other success statuses and their data type (nil: the same as resp)
 	errs     []int
 	plan     bool // may answer 402 plan_limit_exceeded (server only)
@@ -57,6 +58,10 @@ type route struct {
 }
 
 func (rt route) pattern() string { return rt.method + " " + rt.path }
+
+// tagged reports whether rt's answers carry an ETag and honour If-None-Match: every GET that
+// answers with the JSON envelope.
+func (rt route) tagged() bool { return rt.method == http.MethodGet && !rt.raw && !rt.sse }
 
 var pageQuery = []param{
 	{name: "page", typ: "integer", desc: "1-based page number (default 1)."},
@@ -68,10 +73,16 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 	reg := huma.NewMapRegistry("#/components/schemas/", huma.DefaultSchemaNamer)
 	reg.RegisterTypeAlias(reflect.TypeFor[store.Time](), reflect.TypeFor[timeAlias]())
 	reg.RegisterTypeAlias(reflect.TypeFor[json.RawMessage](), reflect.TypeFor[any]())
+	reg.RegisterTypeAlias(reflect.TypeFor[store.ToolRef](), reflect.TypeFor[toolRefSchema]())
 	title := "agentplane API"
 	desc := "The agentplane REST API. Every JSON response uses the envelope `{\"data\", \"message\"}` " +
 		"(lists add `pagination` with both `total_pages` and `pages`); errors are `{\"data\": null, \"error\", \"message\"}`. " +
 		"Unknown request fields are ignored; malformed JSON and wrong types are 400, invalid values 422. " +
+		"Request bodies are JSON objects sent as `application/json` (charset absent or utf-8; `+json` suffix types are not accepted): another media type is 415; " +
+		"a body that is not valid UTF-8, or `null`, is 400; a string holding NUL (`\\u0000`) anywhere in a body, nested objects included, is 422 naming its JSON path. " +
+		"Every query parameter is at most 500 characters of UTF-8 without NUL (400 naming it); `%` and `_` in filters match literally. " +
+		"A path id holding NUL, control characters or invalid UTF-8 is 404; a path with an empty, `.` or `..` segment is 404. " +
+		"Request headers are limited to 65536 bytes in total: 431 `request_headers_too_large`. " +
 		"Prompt templates use Mustache semantics without HTML escaping: `{{ variable }}`, sections `{{#list}}…{{/list}}`, inverted sections `{{^x}}…{{/x}}`. " +
 		"POST requests that create something honour `Idempotency-Key`: the same key and body within 24 h replays the first response; the same key with another body is 409."
 	if emulator {
@@ -80,9 +91,11 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 	}
 	doc := &huma.OpenAPI{
 		OpenAPI: "3.1.0",
-		Info:    &huma.Info{Title: title, Version: "1.0.0", Description: desc},
+		Info: &huma.Info{Title: title, Version: "1.0.0", Description: desc,
+			License: &huma.License{Name: licenseName, Identifier: licenseIdentifier}},
 		Components: &huma.Components{
 			Schemas: reg,
+			Headers: responseHeaders(emulator),
 			SecuritySchemes: map[string]*huma.SecurityScheme{
 				"apiKey": {Type: "apiKey", In: "header", Name: "X-API-Key"},
 				"bearer": {Type: "http", Scheme: "bearer", BearerFormat: "JWT"},
@@ -140,6 +153,9 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 		}
 		for _, p := range params {
 			s := &huma.Schema{Type: p.typ}
+			if p.typ == "string" {
+				s.MaxLength = ptr(maxQueryValue)
+			}
 			if p.typ == "integer" && (p.name == "page" || p.name == "limit") {
 				s.Minimum = ptr(1.0)
 				if p.name == "limit" {
@@ -152,8 +168,19 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 			op.Parameters = append(op.Parameters, &huma.Param{Name: p.name, In: "query", Description: p.desc, Schema: s})
 		}
 		if rt.creates {
+			desc := "Makes the request safe to retry: the same key and body within 24 h returns the first response; another body: 409. " +
+				"While the first request is still being handled, a retry is a 409 with Retry-After. If the server handling it stopped, " +
+				"a retry once its lease ran out (at most 60 s) takes over: it replays the recorded response, answers from the execution " +
+				"the first request created (execute, playground), or else handles the request."
+			if rt.turn {
+				desc = "Makes the message safe to retry: the same key and body within 24 h starts no second turn but answers from the first one; another body: 409."
+			}
 			op.Parameters = append(op.Parameters, &huma.Param{Name: "Idempotency-Key", In: "header", Schema: &huma.Schema{Type: "string", MaxLength: ptr(255)},
-				Description: "Makes the request safe to retry: the same key and body within 24 h returns the first response."})
+				Description: desc})
+		}
+		if rt.tagged() {
+			op.Parameters = append(op.Parameters, &huma.Param{Name: "If-None-Match", In: "header", Schema: &huma.Schema{Type: "string"},
+				Description: "The ETag of a response kept from before (or a list of them, or `*`): when it is the current one, the answer is 304 without a body."})
 		}
 		if rt.body != nil {
 			t := reflect.TypeOf(rt.body)
@@ -166,6 +193,18 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 			status = http.StatusOK
 		}
 		op.Responses[strconv.Itoa(status)] = successResponse(reg, rt, pagSchema)
+		if rt.sse {
+			noContent := &huma.Response{
+				Description: "Nothing more to stream: Last-Event-ID is at or past the execution's terminal frame (EventSource stops reconnecting)."}
+			addHeaders(noContent, rt, http.StatusNoContent, emulator)
+			op.Responses[strconv.Itoa(http.StatusNoContent)] = noContent
+		}
+		addHeaders(op.Responses[strconv.Itoa(status)], rt, status, emulator)
+		if rt.tagged() {
+			notModified := &huma.Response{Description: "Not Modified: If-None-Match named the current ETag; no body (use the one kept)."}
+			addHeaders(notModified, rt, http.StatusNotModified, emulator)
+			op.Responses[strconv.Itoa(http.StatusNotModified)] = notModified
+		}
 		for code, data := range rt.alsoOK {
 			alt := rt
 			if data != nil {
@@ -173,6 +212,7 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 			}
 			resp := successResponse(reg, alt, pagSchema)
 			resp.Description = http.StatusText(code)
+			addHeaders(resp, rt, code, emulator)
 			op.Responses[strconv.Itoa(code)] = resp
 		}
 		codes := errorStatuses(rt)
@@ -181,10 +221,12 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 			sort.Ints(codes)
 		}
 		for _, code := range codes {
-			op.Responses[strconv.Itoa(code)] = &huma.Response{
+			resp := &huma.Response{
 				Description: http.StatusText(code),
 				Content:     map[string]*huma.MediaType{"application/json": {Schema: errSchema}},
 			}
+			addHeaders(resp, rt, code, emulator)
+			op.Responses[strconv.Itoa(code)] = resp
 		}
 		doc.AddOperation(op)
 	}
@@ -194,8 +236,13 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 	}
 	sort.Strings(names)
 	for _, t := range names {
-		doc.Tags = append(doc.Tags, &huma.Tag{Name: t})
+		d, ok := tagDescriptions[t]
+		if !ok {
+			return nil, fmt.Errorf("tag %q has no description in tagDescriptions", t)
+		}
+		doc.Tags = append(doc.Tags, &huma.Tag{Name: t, Description: d})
 	}
+	arraysNotNullable(doc)
 	for name, s := range reg.Map() {
 		allowNullRefs(reg, name, s)
 		if requestTypes[name] {
@@ -211,9 +258,7 @@ type timeAlias = stdTime
 func successResponse(reg huma.Registry, rt route, pag *huma.Schema) *huma.Response {
 	switch {
 	case rt.sse:
-		return &huma.Response{Description: "A Server-Sent Events stream.", Content: map[string]*huma.MediaType{
-			"text/event-stream": {Schema: &huma.Schema{Type: "string"}},
-		}}
+		return sseResponse(reg, rt)
 	case rt.raw:
 		var s *huma.Schema
 		if rt.resp != nil {
@@ -242,7 +287,6 @@ func successResponse(reg huma.Registry, rt route, pag *huma.Schema) *huma.Respon
 	}
 	return &huma.Response{
 		Description: http.StatusText(statusOr200(rt.status)),
-		Headers:     map[string]*huma.Param{"X-Request-ID": {Schema: &huma.Schema{Type: "string"}, Description: "The request id (echoed when the client sent one)."}},
 		Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{
 			Type: "object", Properties: props, Required: req,
 		}}},
@@ -315,28 +359,35 @@ func markRequestSchemas(reg huma.Registry, s *huma.Schema, seen map[string]bool)
 	}
 }
 
-// allowNullRefs documents every pointer field as nullable, since a nil pointer is written as
-// null: pointer-to-struct fields (a bare $ref in huma's output) become "that object or
-// null", and aliased scalars such as *store.Time get the null type.
+// allowNullRefs documents as nullable every pointer field the server may send as null (a nil
+// pointer without omitempty is written as null): pointer-to-struct fields (a bare $ref in
+// huma's output) become "that object or null", and aliased scalars such as *store.Time get
+// the null type.
 func allowNullRefs(reg huma.Registry, name string, s *huma.Schema) {
 	t := reg.TypeFromRef("#/components/schemas/" + name)
 	if t == nil || t.Kind() != reflect.Struct {
 		return
 	}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if f.Type.Kind() != reflect.Pointer {
+	// VisibleFields reaches the fields of embedded structs too (ExecutionNode embeds
+	// *Execution, whose completed_at is null until the run ends).
+	for _, f := range reflect.VisibleFields(t) {
+		if f.Anonymous || !f.IsExported() || f.Type.Kind() != reflect.Pointer {
 			continue
 		}
-		jname, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		jname, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if jname == "" || jname == "-" {
+			continue
+		}
+		// A nil pointer with omitempty is left out, never sent as null; nullable:"false"
+		// marks a pointer the server always sets.
+		if strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero") || f.Tag.Get("nullable") == "false" {
 			continue
 		}
 		switch p := s.Properties[jname]; {
 		case p == nil:
 		case p.Ref != "":
 			s.Properties[jname] = &huma.Schema{AnyOf: []*huma.Schema{{Ref: p.Ref}, {Type: "null"}}, Description: p.Description}
-		case p.Type != "":
+		case p.Type != "" && p.Type != huma.TypeArray: // arrays are never null (see arraysNotNullable)
 			p.Nullable = true // e.g. *store.Time, documented through its alias as a date-time string
 		}
 	}

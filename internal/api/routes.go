@@ -17,6 +17,7 @@ func (s *Server) routeTable() []route {
 		s.executionRoutes(),
 		s.chatRoutes(),
 		s.traceRoutes(),
+		s.scoreRoutes(),
 		s.apiKeyRoutes(),
 		s.workspaceRoutes(),
 	} {

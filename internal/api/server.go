@@ -4,6 +4,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -12,12 +13,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/agentplane/agentplane/internal/api/docsui"
 	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/datasource"
+	"github.com/agentplane/agentplane/internal/metrics"
+	"github.com/agentplane/agentplane/internal/ratelimit"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
@@ -42,6 +42,12 @@ type Config struct {
 	Version string
 	// Engine runs executions.
 	Engine *runtime.Engine
+	// DataSources runs data source queries: datasource.Live on the server, datasource.Sample
+	// in the emulator.
+	DataSources datasource.Executor
+	// AllowStdioMCP lets MCP tools with the stdio transport be saved (serve
+	// --allow-stdio-mcp; always in the emulator, which never runs them).
+	AllowStdioMCP bool
 	// Heartbeat is how often idle SSE streams get a ": ping" comment (default 15 s).
 	Heartbeat time.Duration
 	// RateLimit is the requests per second each API key may make (server only); zero or less
@@ -49,6 +55,12 @@ type Config struct {
 	RateLimit float64
 	// RateBurst is how many requests a key may make at once above RateLimit (at least 1).
 	RateBurst int
+	// RateShared, when set, holds the rate limit and failed-login buckets for every node
+	// (PostgreSQL or Redis); nil keeps them in this process.
+	RateShared ratelimit.Shared
+	// LoginLimits bound failed logins per email and per client address; zero rules are
+	// DefaultLoginLimits'.
+	LoginLimits LoginLimits
 	// Plan bounds what each workspace may hold and run (server only; zero values are unlimited).
 	Plan Plan
 	// TrustedProxies lists the proxies (addresses or CIDR ranges) whose X-Forwarded-For is
@@ -57,11 +69,26 @@ type Config struct {
 	// JWTSecret signs and verifies the HS256 login tokens of `Authorization: Bearer`; when
 	// empty, login and bearer tokens are refused.
 	JWTSecret []byte
+	// PublicURL is the absolute http(s) base URL clients reach the API at (behind a proxy, say);
+	// /openapi.json lists it as the document's one server. Empty: the server is built from
+	// each request's Host and scheme.
+	PublicURL string
+	// IdempotencyLease is how long an Idempotency-Key in progress stays claimed without a
+	// renewal (renewed every third of it while its request runs); zero is
+	// store.IdempotencyLease (60 s).
+	IdempotencyLease time.Duration
 	// JWKSURL, when set, is the JWKS of an external identity provider: a bearer token that is
 	// not a login token is verified against it (RS256 or ES256), and its email claim must name
 	// an existing user.
 	JWKSURL string
+	// Metrics are the process's Prometheus instruments, served at /metrics; give the engine
+	// the same ones (runtime.Config.Metrics) so that runs are counted. Nil: the server makes
+	// its own (without the engine's).
+	Metrics *metrics.Metrics
 }
+
+// maxQueueCount bounds agentplane_queue_depth: past it the gauge reads this many.
+const maxQueueCount = 100000
 
 // Server serves the API.
 type Server struct {
@@ -71,30 +98,38 @@ type Server struct {
 	routes  []route
 	mux     *http.ServeMux
 	handler http.Handler
-	openapi []byte
-	metrics *metrics
-	cors    corsPolicy
-	cache   *readCache // nil unless the emulator (sole writer of its store)
-	engine  *runtime.Engine
+	openapi []byte // the document without servers, built once
+	// openapiPublic is the document with Config.PublicURL as its server (nil when unset).
+	openapiPublic []byte
+	metrics       *metrics.Metrics
+	cors          corsPolicy
+	cache         *readCache // nil unless the emulator (the one writer of its store)
+	engine        *runtime.Engine
 	// streamsDone is closed by CloseStreams so open SSE streams end on shutdown.
 	streamsDone chan struct{}
 	closeOnce   sync.Once
 	heartbeat   time.Duration
 	trusted     *auth.IPAllowlist // nil: X-Forwarded-For is never believed
 	keys        *keyAuth
-	limits      *rateLimits   // nil when rate limiting is off
-	jwks        *jwksVerifier // nil unless Config.JWKSURL is set
+	limits      *ratelimit.Limiter // per API key and user; nil when rate limiting is off
+	loginEmail  *ratelimit.Limiter // failed logins per email
+	loginAddr   *ratelimit.Limiter // failed logins per client address
+	jwks        *jwksVerifier      // nil unless Config.JWKSURL is set
+	lease       time.Duration      // of an Idempotency-Key in progress
 }
 
 // New builds a server and its OpenAPI document.
 func New(cfg Config) (*Server, error) {
-	if cfg.Store == nil || cfg.Logger == nil || cfg.Secrets == nil || cfg.Engine == nil {
-		return nil, fmt.Errorf("api: Store, Logger, Secrets and Engine are required")
+	if cfg.Store == nil || cfg.Logger == nil || cfg.Secrets == nil || cfg.Engine == nil || cfg.DataSources == nil {
+		return nil, fmt.Errorf("api: Store, Logger, Secrets, Engine and DataSources are required")
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux(), cors: newCORSPolicy(cfg.CORSOrigins),
 		engine: cfg.Engine, streamsDone: make(chan struct{}), heartbeat: cfg.Heartbeat, keys: newKeyAuth()}
 	if s.heartbeat <= 0 {
 		s.heartbeat = defaultHeartbeat
+	}
+	if s.lease = cfg.IdempotencyLease; s.lease <= 0 {
+		s.lease = store.IdempotencyLease
 	}
 	if len(cfg.TrustedProxies) > 0 {
 		trusted, err := auth.ParseIPAllowlist(cfg.TrustedProxies)
@@ -103,16 +138,15 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.trusted = trusted
 	}
-	// The read cache is exact where this process is the database's only writer: the emulator's
-	// memory, and a SQLite file (routes whose data other processes may write, such as the
-	// keys the CLI manages, are marked nocache).
-	if cfg.Emulator || cfg.Store.Dialect() == store.SQLite {
+	// The read cache is exact only where this process is the database's one writer: the
+	// emulator's memory. A database of `serve` may be written by other nodes and by the CLI.
+	if cfg.Emulator {
 		s.cache = newReadCache(cfg.Store.Generation)
 	}
 	if cfg.Emulator {
 		s.cfg.Plan = Plan{} // the emulator has no plans and no rate limits
 	} else {
-		s.limits = newRateLimits(cfg.RateLimit, cfg.RateBurst)
+		s.newLimiters(cfg)
 	}
 	s.routes = s.routeTable()
 	if cfg.Emulator {
@@ -127,14 +161,23 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("build openapi document: %w", err)
 	}
 	s.openapi = doc
+	if cfg.PublicURL != "" {
+		base, err := NormalizePublicURL(cfg.PublicURL)
+		if err != nil {
+			return nil, fmt.Errorf("public URL: %w", err)
+		}
+		s.cfg.PublicURL = base
+		s.openapiPublic = withServers(doc, base)
+	}
 	if cfg.JWKSURL != "" && !cfg.Emulator {
 		if s.jwks, err = newJWKSVerifier(cfg.JWKSURL, cfg.Logger); err != nil {
 			return nil, err
 		}
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s.metrics = newMetrics(reg)
+	if s.metrics = cfg.Metrics; s.metrics == nil {
+		s.metrics = metrics.New()
+	}
+	s.metrics.SetQueue(func(ctx context.Context) (int, error) { return cfg.Store.ExecutionsQueued(ctx, maxQueueCount) })
 	for _, rt := range s.routes {
 		if (rt.emulator && !cfg.Emulator) || (rt.server && cfg.Emulator) {
 			continue
@@ -144,7 +187,7 @@ func New(cfg Config) (*Server, error) {
 	docs := docsui.Handler("agentplane API", "/openapi.json")
 	s.mux.Handle("GET /docs", docs)
 	s.mux.Handle("GET /docs/", docs)
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	s.mux.Handle("GET /metrics", s.metrics.Handler())
 	s.mux.HandleFunc("/", s.notFound)
 	s.handler = s.middleware(s.mux)
 	return s, nil
@@ -163,20 +206,31 @@ func (s *Server) CloseStreams() {
 	})
 }
 
-// OpenAPI returns the OpenAPI 3.1 document as JSON.
-func (s *Server) OpenAPI() []byte { return s.openapi }
+// OpenAPI returns the OpenAPI 3.1 document as JSON: with Config.PublicURL as its server when
+// that is set, else without servers (GET /openapi.json adds the one the request reached).
+func (s *Server) OpenAPI() []byte {
+	if s.openapiPublic != nil {
+		return s.openapiPublic
+	}
+	return s.openapi
+}
 
 // wrap turns a route's handler into an http.Handler that writes errors as the envelope.
 func (s *Server) wrap(rt route) http.Handler {
 	h := rt.h
-	if rt.creates {
+	if rt.creates && !rt.turn {
 		h = s.idempotent(h)
 	}
-	// Cached answers are keyed by workspace and URL, so only routes whose answer depends on
-	// nothing else are cached (not the caller-specific anyWorkspace routes).
-	if s.cache != nil && rt.method == http.MethodGet && !rt.raw && !rt.sse && rt.scope != "" && !rt.nocache && !rt.anyWorkspace {
-		h = s.cache.wrap(h, func(r *http.Request) string { return s.workspace(r) + " " + r.URL.RequestURI() })
+	if rt.tagged() {
+		// Cached answers are keyed by workspace and URL, so only routes whose answer depends on
+		// nothing else are cached (not the caller-specific anyWorkspace routes).
+		if s.cache != nil && rt.scope != "" && !rt.nocache && !rt.anyWorkspace {
+			h = s.cache.wrap(h, func(r *http.Request) string { return s.workspace(r) + " " + r.URL.RequestURI() })
+		} else {
+			h = etagged(h)
+		}
 	}
+	ids := pathIDNouns(rt.path)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ar, err := s.authenticate(r, rt)
 		if err != nil {
@@ -188,10 +242,33 @@ func (s *Server) wrap(rt route) http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		if err := h(w, r); err != nil {
+		if err := firstErr(checkPathIDs(r, ids), checkQuery(r)); err != nil {
 			s.writeError(w, r, err)
+			return
+		}
+		if err := h(w, r); err != nil {
+			s.handlerError(w, r, err)
 		}
 	})
+}
+
+// handlerError answers a handler's error with the envelope, unless the handler has already
+// started its response (an SSE stream): then no status can be sent any more, and writing an
+// envelope would corrupt the stream, so the error is only logged; a client that left is
+// routine and logged at debug level.
+func (s *Server) handlerError(w http.ResponseWriter, r *http.Request, err error) {
+	if sw, ok := w.(*statusWriter); !ok || sw.status == 0 {
+		s.writeError(w, r, err)
+		return
+	}
+	var gone *clientGoneError
+	if errors.As(err, &gone) {
+		s.log.DebugContext(r.Context(), "client left the stream", slog.String("request_id", requestID(r.Context())),
+			slog.String("path", r.URL.Path), slog.Any("error", gone.err))
+		return
+	}
+	s.log.ErrorContext(r.Context(), "request failed after its response started", slog.String("request_id", requestID(r.Context())),
+		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
 }
 
 // notFound answers every path no route matches: 405 when another method would match, else 404.

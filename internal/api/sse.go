@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -16,7 +17,9 @@ const defaultHeartbeat = 15 * time.Second
 
 // pollInterval is how often a stream re-checks an execution that is not running in this
 // process (queued, awaiting approval, or on another node) when no change wakes it first.
-const pollInterval = 2 * time.Second
+// Changes wake it (this node's, and other nodes' over LISTEN/NOTIFY): this is only the net
+// under a message lost with a connection.
+const pollInterval = 5 * time.Second
 
 // sseWriter writes Server-Sent Events frames, flushing each one.
 type sseWriter struct {
@@ -40,16 +43,23 @@ func newSSE(w http.ResponseWriter) *sseWriter {
 
 func (s *sseWriter) frame(ev store.Event) error {
 	if _, err := fmt.Fprintf(s.w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Event, ev.Data); err != nil {
-		return err
+		return &clientGoneError{err}
 	}
-	return s.rc.Flush()
+	return s.flush()
 }
 
 func (s *sseWriter) ping() error {
 	if _, err := s.w.Write([]byte(": ping\n\n")); err != nil {
-		return err
+		return &clientGoneError{err}
 	}
-	return s.rc.Flush()
+	return s.flush()
+}
+
+func (s *sseWriter) flush() error {
+	if err := s.rc.Flush(); err != nil {
+		return &clientGoneError{err}
+	}
+	return nil
 }
 
 func isClosed(ch <-chan struct{}) bool {
@@ -80,10 +90,25 @@ func lastEventID(r *http.Request) (int, error) {
 	return n, nil
 }
 
+// pastEnd reports whether a stream of x resumed after frame `after` has nothing more to
+// send: x has ended and its terminal frame is at or before `after`. The answer is then 204,
+// which tells EventSource to stop reconnecting.
+func (s *Server) pastEnd(ctx context.Context, x *store.Execution, after int) (bool, error) {
+	if after < 0 || !store.IsTerminal(x.Status) {
+		return false, nil
+	}
+	// An ended execution's frames are all stored: its terminal frame commits with its status.
+	last, err := s.store.EventLastSeq(ctx, x.ID)
+	return err == nil && after >= last, err
+}
+
 // streamExecution sends an execution's frames after `after` (-1: a finished execution sends
 // only its terminal frame, a live one the frames from now on) until its terminal frame, the
-// client leaving, or the server shutting down. Leaving never cancels the run.
+// client leaving, or the server shutting down. Leaving never cancels the run. A run of this
+// node is followed in memory; a run on another node through the frames it sends this one
+// (Engine.Follow), the store filling in what came before.
 func (s *Server) streamExecution(ctx context.Context, sse *sseWriter, ws, id string, after int) error {
+	defer s.metrics.StreamOpened()()
 	ping := time.NewTicker(s.heartbeat)
 	defer ping.Stop()
 	sent := after
@@ -105,6 +130,8 @@ func (s *Server) streamExecution(ctx context.Context, sse *sseWriter, ws, id str
 		}
 		return false, nil
 	}
+	var feed *runtime.Feed // following the run on other nodes, once it is not here
+	defer func() { feed.Close() }()
 	for {
 		// Watch before looking, so a change between the look and the wait is not missed.
 		changed, unwatch := s.engine.Watch(id)
@@ -152,6 +179,11 @@ func (s *Server) streamExecution(ctx context.Context, sse *sseWriter, ws, id str
 			sub.Close()
 			continue // the run stopped here without a terminal frame (awaiting approval): look again
 		}
+		if feed == nil {
+			// Registered before the look below, so nothing sent meanwhile is missed.
+			feed = s.engine.Follow(id)
+		}
+		status := feed.Status()
 		x, err := s.store.ExecutionGet(ctx, ws, id)
 		if err != nil {
 			unwatch()
@@ -160,6 +192,7 @@ func (s *Server) streamExecution(ctx context.Context, sse *sseWriter, ws, id str
 		if sent < 0 {
 			stored, err := s.store.EventList(ctx, id, 0)
 			if err != nil {
+				unwatch()
 				return err
 			}
 			if store.IsTerminal(x.Status) && len(stored) > 0 {
@@ -170,6 +203,12 @@ func (s *Server) streamExecution(ctx context.Context, sse *sseWriter, ws, id str
 			sent = 0
 			if len(stored) > 0 {
 				sent = stored[len(stored)-1].Seq
+			}
+			if x.Status == store.StatusRunning {
+				// Live elsewhere: "from now on" starts at what reaches this node from there.
+				if frames, _, ready := feed.Frames(sent); ready && len(frames) > 0 {
+					sent = max(sent, frames[len(frames)-1].Seq)
+				}
 			}
 		} else {
 			stored, err := s.store.EventList(ctx, id, sent)
@@ -193,19 +232,63 @@ func (s *Server) streamExecution(ctx context.Context, sse *sseWriter, ws, id str
 			}
 			return nil
 		}
-		wait := time.NewTimer(pollInterval)
-		select {
-		case <-ctx.Done():
-		case <-s.streamsDone:
-		case <-ping.C:
-			err = sse.ping()
-		case <-changed:
-		case <-wait.C:
-		}
-		wait.Stop()
+		end, err := s.followRemote(ctx, sse, feed, id, status, changed, ping, send, &sent)
 		unwatch()
-		if ctx.Err() != nil || err != nil || isClosed(s.streamsDone) {
+		if end || err != nil || ctx.Err() != nil || isClosed(s.streamsDone) {
 			return nil
 		}
 	}
 }
+
+// followRemote sends the frames of a run on another node as they arrive, until the run's
+// terminal frame (end), a change that calls for a new look (its status changed, here or
+// there), the poll interval, or the stream's end.
+func (s *Server) followRemote(ctx context.Context, sse *sseWriter, feed *runtime.Feed, id string, status uint64,
+	changed <-chan struct{}, ping *time.Ticker, send func([]store.Event) (bool, error), sent *int) (bool, error) {
+	wait := time.NewTimer(pollInterval)
+	defer wait.Stop()
+	for {
+		arrived := feed.Changed()
+		if feed.Status() != status {
+			return false, nil
+		}
+		if frames, stored, ready := feed.Frames(*sent); ready {
+			if stored > *sent {
+				// Frames up to stored are in the store (sent before this node followed, or too
+				// big for a message).
+				evs, err := s.store.EventList(ctx, id, *sent)
+				if err != nil {
+					return false, err
+				}
+				if end, err := send(evs); end || err != nil {
+					return end, err
+				}
+			}
+			if end, err := send(frames); end || err != nil {
+				return end, err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return false, nil
+		case <-s.streamsDone:
+			return false, nil
+		case <-ping.C:
+			if err := sse.ping(); err != nil {
+				return false, err
+			}
+		case <-changed:
+			return false, nil
+		case <-wait.C:
+			return false, nil
+		case <-arrived:
+		}
+	}
+}
+
+// clientGoneError is a failed write to a stream: the client has left. The run goes on; the
+// request ends quietly (logged at debug level, see handlerError).
+type clientGoneError struct{ err error }
+
+func (e *clientGoneError) Error() string { return "stream client gone: " + e.err.Error() }
+func (e *clientGoneError) Unwrap() error { return e.err }

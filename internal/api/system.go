@@ -13,6 +13,7 @@ type Health struct {
 	Mode          string  `json:"mode" enum:"server,emulator"`
 	Version       string  `json:"version"`
 	Database      string  `json:"database" enum:"sqlite,postgres"`
+	Models        string  `json:"models" enum:"real,simulated" doc:"real: model calls go to the providers of each workspace's credentials (versions with config.simulation excepted); simulated: every call is answered by the simulated model."`
 	UptimeSeconds float64 `json:"uptime_seconds"`
 }
 
@@ -20,10 +21,10 @@ func (s *Server) systemRoutes() []route {
 	return []route{
 		{method: "GET", path: "/health", op: "getHealth", tag: "System", summary: "Liveness and readiness",
 			desc: "Reports ok when the server can reach its database; 503 otherwise.", resp: Health{}, errs: []int{http.StatusServiceUnavailable}, h: s.health},
-		{method: "GET", path: "/openapi.json", op: "getOpenAPI", tag: "System", summary: "This OpenAPI 3.1 document", raw: true, resp: map[string]any{}, h: s.openAPI},
-		{method: "POST", path: "/admin/reset", op: "adminReset", tag: "Emulator", emulator: true, summary: "Clear all data and reload seed and fixtures",
+		{method: "GET", path: "/openapi.json", op: "getOpenAPI", tag: "System", summary: "This OpenAPI 3.1 document", desc: "The OpenAPI 3.1 document of this server: every operation, schema and error it answers (the emulator's lists the emulator's routes). Its `servers` entry is the --public-url when one is set, else the scheme and host this request reached.", raw: true, resp: map[string]any{}, h: s.openAPI},
+		{method: "POST", path: "/admin/reset", op: "adminReset", tag: "Emulator", emulator: true, summary: "Clear all data and reload seed and fixtures", desc: "Deletes everything the emulator holds, then loads the built-in seed (unless it was started with --seed=false) and the --fixtures again. Answers with the count of each resource afterwards.",
 			resp: map[string]int{}, h: s.adminReset},
-		{method: "GET", path: "/admin/store/stats", op: "adminStoreStats", tag: "Emulator", emulator: true, summary: "Count of stored rows per resource",
+		{method: "GET", path: "/admin/store/stats", op: "adminStoreStats", tag: "Emulator", emulator: true, summary: "Count of stored rows per resource", desc: "How many rows of each resource the emulator holds, by resource name.",
 			resp: map[string]int{}, h: s.adminStats},
 	}
 }
@@ -37,14 +38,8 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 		s.log.Error("health: database unreachable", "error", err)
 		return errorf(http.StatusServiceUnavailable, "the database is unreachable")
 	}
-	writeData(w, http.StatusOK, Health{Status: "ok", Mode: mode, Version: s.cfg.Version, Database: string(s.store.Dialect()),
+	writeData(w, http.StatusOK, Health{Status: "ok", Mode: mode, Version: s.cfg.Version, Database: string(s.store.Dialect()), Models: s.engine.Models(),
 		UptimeSeconds: time.Since(started).Seconds()})
-	return nil
-}
-
-func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) error {
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(s.openapi)
 	return nil
 }
 

@@ -9,10 +9,10 @@ import (
 func (s *Server) traceRoutes() []route {
 	const tag = "Traces"
 	return []route{
-		{method: "GET", path: v1 + "/traces", op: "listTraces", tag: tag, scope: "traces:read", summary: "List traces, newest first", list: true,
+		{method: "GET", path: v1 + "/traces", op: "listTraces", tag: tag, scope: "traces:read", summary: "List traces, newest first", desc: "The workspace's traces, newest first, with their totals (tokens, cost, duration) but without spans. Filter by `agent_id`, `execution_id` or `session_id`.", list: true,
 			params: []param{{name: "agent_id", typ: "string"}, {name: "execution_id", typ: "string"}, {name: "session_id", typ: "string"}},
 			resp:   store.Trace{}, h: s.listTraces},
-		{method: "GET", path: v1 + "/traces/{id}", op: "getTrace", tag: tag, scope: "traces:read", summary: "Get a trace with its spans",
+		{method: "GET", path: v1 + "/traces/{id}", op: "getTrace", tag: tag, scope: "traces:read", summary: "Get a trace with its spans", desc: "One trace with its spans ordered by start time: prompt rendering, history trimming, each model call, tool call, guardrail check, sub-agent and approval wait.",
 			resp: store.Trace{}, h: s.getTrace},
 	}
 }

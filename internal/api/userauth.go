@@ -42,13 +42,14 @@ func roleScopes(role string) []string {
 }
 
 // authenticateUser checks an `Authorization: Bearer <jwt>` request: the token, then, on a
-// workspace route, the X-Workspace-ID header and the caller's membership and role there.
+// workspace route, the X-Workspace-ID header (the workspace's id or slug) and the caller's
+// membership and role there.
 func (s *Server) authenticateUser(r *http.Request, rt route, authz string) (*http.Request, error) {
-	scheme, tok, ok := strings.Cut(authz, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+	tok, ok := bearerToken(authz)
+	if !ok {
 		return nil, errorf(http.StatusUnauthorized, "unsupported Authorization header: send Authorization: Bearer <token>")
 	}
-	u, err := s.bearerUser(r.Context(), strings.TrimSpace(tok))
+	u, err := s.bearerUser(r.Context(), tok)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +58,7 @@ func (s *Server) authenticateUser(r *http.Request, rt route, authz string) (*htt
 		if ws == "" {
 			return nil, badRequest("missing X-Workspace-ID header: a request with a bearer token must name the workspace it acts in")
 		}
-		role, err := s.store.MembershipRole(r.Context(), ws, u.id)
+		id, role, err := s.store.MembershipFind(r.Context(), ws, u.id)
 		if store.IsNotFound(err) {
 			// The same answer whether or not the workspace exists.
 			return nil, errorf(http.StatusForbidden, "you are not a member of workspace %s", ws)
@@ -68,7 +69,7 @@ func (s *Server) authenticateUser(r *http.Request, rt route, authz string) (*htt
 		if !grants(roleScopes(role), rt.scope) {
 			return nil, errorf(http.StatusForbidden, "your role %s in workspace %s lacks the scope %s required by %s %s", role, ws, rt.scope, rt.method, rt.path)
 		}
-		u.workspaceID, u.role = ws, role
+		u.workspaceID, u.role = id, role
 	}
 	return r.WithContext(context.WithValue(r.Context(), userCtx, u)), nil
 }

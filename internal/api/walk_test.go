@@ -115,7 +115,13 @@ func TestWorkspaceWalk(t *testing.T) {
 	must(err)
 	pv, err := e.store.PromptGet(ctx, e.ws, p.ID)
 	must(err)
+	model, err := e.store.LLMModelCreate(ctx, e.ws, &store.LLMModel{ID: "llama3.1:8b", Provider: "ollama", Name: "Llama", ContextWindow: 8192, Capabilities: store.Strings{}})
+	must(err)
 	dsv, err := e.store.DataSourceGet(ctx, e.ws, ds.ID)
+	must(err)
+	sc, err := e.store.ScoreConfigCreate(ctx, &store.ScoreConfig{WorkspaceID: e.ws, Name: "ok", DataType: store.ScoreBoolean})
+	must(err)
+	score, err := e.store.ScoreCreate(ctx, &store.Score{WorkspaceID: e.ws, ConfigID: &sc.ID, Value: ptr(1.0), ExecutionID: &x.ID})
 	must(err)
 	ids := map[string][2]string{ // route prefix -> {id, version_id}
 		"/api/v1/agents/":        {a.ID, *a.ActiveVersionID},
@@ -131,6 +137,9 @@ func TestWorkspaceWalk(t *testing.T) {
 		"/api/v1/traces/":        {x.TraceID},
 		"/api/v1/api-keys/":      {keys.Data[0].ID},
 		"/api/v1/workspaces/":    {e.ws},
+		"/api/v1/llm-models/":    {model.ID},
+		"/api/v1/score-configs/": {sc.ID},
+		"/api/v1/scores/":        {score.ID},
 	}
 	// Workspace B with a key holding every scope.
 	wsB, err := e.store.WorkspaceCreate(ctx, &store.Workspace{Name: "B", Slug: "b"})
@@ -140,8 +149,8 @@ func TestWorkspaceWalk(t *testing.T) {
 	must(err)
 	checked := 0
 	for _, rt := range e.srv.routes {
-		if !strings.Contains(rt.path, "{id}") || strings.HasPrefix(rt.path, "/api/v1/llm-models/") {
-			continue // the model catalog is shared by every workspace
+		if !strings.Contains(rt.path, "{id}") {
+			continue
 		}
 		var pair [2]string
 		found := false

@@ -24,11 +24,12 @@ type LoginUser struct {
 	Email string `json:"email"`
 }
 
-// LoginResponse is a login token and who it is for.
-type LoginResponse struct {
-	Token     string     `json:"token" doc:"An HS256 JWT; send it as Authorization: Bearer <token>, with X-Workspace-ID on workspace routes."`
-	ExpiresAt store.Time `json:"expires_at"`
-	User      LoginUser  `json:"user"`
+// LoginToken is a login token, who it is for and the workspaces they may act in.
+type LoginToken struct {
+	Token      string              `json:"token" doc:"An HS256 JWT; send it as Authorization: Bearer <token>, with X-Workspace-ID (a workspace's id or slug) on workspace routes."`
+	ExpiresAt  store.Time          `json:"expires_at"`
+	User       LoginUser           `json:"user"`
+	Workspaces []*store.Membership `json:"workspaces" doc:"The workspaces the user is a member of, with their role in each."`
 }
 
 type workspaceCreateRequest struct {
@@ -42,8 +43,12 @@ func (s *Server) workspaceRoutes() []route {
 	const tag, scope = "Workspaces", auth.ScopeAll
 	return []route{
 		{method: "POST", path: v1 + "/auth/login", op: "login", tag: "Auth", server: true, summary: "Log in with an email and a password",
-			desc: "Returns a JWT valid for 12 hours. A wrong email or password gives the same 401.", body: loginRequest{}, resp: LoginResponse{},
-			errs: []int{http.StatusUnauthorized}, h: s.login},
+			desc: "Returns a JWT valid for 12 hours and the user's workspaces (id, slug, name, role). A wrong email or password gives the same 401. " +
+				"Failed logins are limited per email (10, then one a minute) and per client address (30, then one every 2 s; an IPv6 /64 counts as one address), " +
+				"across every node: over either limit the answer is a 429 with Retry-After, before any password is checked. A successful login does not count. " +
+				"Password checks run a few at a time per node; when too many wait, the answer is a 429 with Retry-After: 1.",
+			body: loginRequest{}, resp: LoginToken{},
+			errs: []int{http.StatusUnauthorized, http.StatusTooManyRequests}, h: s.login},
 		{method: "GET", path: v1 + "/workspaces", op: "listWorkspaces", tag: tag, scope: scope, server: true, anyWorkspace: true,
 			summary: "List the caller's workspaces", desc: "A logged-in user sees the workspaces they are a member of; an API key sees its own.",
 			list: true, resp: store.Workspace{}, nocache: true, h: s.listWorkspaces},
@@ -75,6 +80,10 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if len(s.cfg.JWTSecret) == 0 {
 		return errorf(http.StatusUnauthorized, "login is not enabled on this server")
 	}
+	refund, err := s.loginCharge(r.Context(), r, req.Email)
+	if err != nil {
+		return err
+	}
 	u, err := s.store.UserByEmail(r.Context(), req.Email)
 	hash := ""
 	switch {
@@ -88,20 +97,26 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		hash = u.PasswordHash
 	}
 	if err := auth.VerifyPassword(r.Context(), req.Password, hash); err != nil {
-		if errors.Is(err, auth.ErrPasswordMismatch) || u == nil {
+		if errors.Is(err, auth.ErrPasswordMismatch) || (u == nil && !errors.Is(err, auth.ErrBusy)) {
 			return errBadLogin
 		}
-		return err
+		refund() // not checked: no guess was made
+		return loginBusy(err)
 	}
 	if u == nil {
 		return errBadLogin
 	}
+	refund()
 	tok, exp, err := auth.SignToken(s.cfg.JWTSecret, u.ID, u.Email, time.Now())
 	if err != nil {
 		return err
 	}
-	writeData(w, http.StatusOK, LoginResponse{Token: tok, ExpiresAt: store.Time{Time: exp.UTC().Truncate(time.Millisecond)},
-		User: LoginUser{ID: u.ID, Email: u.Email}})
+	memberships, err := s.store.MembershipList(r.Context(), u.ID)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, LoginToken{Token: tok, ExpiresAt: store.Time{Time: exp.UTC().Truncate(time.Millisecond)},
+		User: LoginUser{ID: u.ID, Email: u.Email}, Workspaces: memberships})
 	return nil
 }
 

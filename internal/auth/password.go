@@ -7,7 +7,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -21,20 +24,63 @@ const (
 	argonKeyLen  = 32
 )
 
-// hashSlots bounds how many Argon2id hashes run at once: each takes 64 MiB, so a burst of
-// logins must queue rather than exhaust memory.
-var hashSlots = make(chan struct{}, 2)
+// hashing bounds the Argon2id work of this process. Each hash takes 64 MiB and a core for
+// tens of milliseconds, so at most half the cores hash at once (the API keeps the others),
+// and a flood of logins queues only so far: past maxHashWaiting waiting, or maxHashWait of
+// waiting, a check fails at once with ErrBusy instead of piling up goroutines and memory.
+var hashing = newHashGate(max(1, runtime.GOMAXPROCS(0)/2), 32, 5*time.Second)
+
+// ErrBusy is returned by HashPassword and VerifyPassword when too many password hashes are
+// already running or waiting in this process; retry shortly.
+var ErrBusy = errors.New("too many password checks in progress")
+
+// hashGate is a semaphore with a bounded queue and a bounded wait.
+type hashGate struct {
+	slots      chan struct{}
+	waiting    atomic.Int32
+	maxWaiting int32
+	maxWait    time.Duration
+}
+
+func newHashGate(slots, maxWaiting int, maxWait time.Duration) *hashGate {
+	return &hashGate{slots: make(chan struct{}, slots), maxWaiting: int32(maxWaiting), maxWait: maxWait}
+}
+
+// acquire takes a slot, waiting in the queue if there is room; release gives it back.
+func (g *hashGate) acquire(ctx context.Context) (release func(), err error) {
+	select {
+	case g.slots <- struct{}{}:
+		return g.release, nil
+	default:
+	}
+	if g.waiting.Add(1) > g.maxWaiting {
+		g.waiting.Add(-1)
+		return nil, ErrBusy
+	}
+	defer g.waiting.Add(-1)
+	timer := time.NewTimer(g.maxWait)
+	defer timer.Stop()
+	select {
+	case g.slots <- struct{}{}:
+		return g.release, nil
+	case <-timer.C:
+		return nil, ErrBusy
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (g *hashGate) release() { <-g.slots }
 
 // ErrPasswordMismatch is returned by VerifyPassword when the password is wrong.
 var ErrPasswordMismatch = errors.New("password does not match")
 
 func argonKey(ctx context.Context, password string, salt []byte, m uint32, t uint32, p uint8, n uint32) ([]byte, error) {
-	select {
-	case hashSlots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	release, err := hashing.acquire(ctx)
+	if err != nil {
+		return nil, err
 	}
-	defer func() { <-hashSlots }()
+	defer release()
 	return argon2.IDKey([]byte(password), salt, t, m, p, n), nil
 }
 

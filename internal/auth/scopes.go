@@ -27,7 +27,6 @@ var scopeList = [...]string{
 	"data_sources:read",
 	"data_sources:write",
 	"executions:read",
-	"executions:write",
 	"keys:admin",
 	"prompts:execute",
 	"prompts:read",

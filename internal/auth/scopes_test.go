@@ -12,13 +12,16 @@ func TestScopes(t *testing.T) {
 	if !slices.IsSorted(s) {
 		t.Errorf("Scopes() not sorted: %v", s)
 	}
-	if len(s) != 25 || len(slices.Compact(slices.Clone(s))) != len(s) {
+	if len(s) != 24 || len(slices.Compact(slices.Clone(s))) != len(s) {
 		t.Errorf("Scopes() has %d entries or duplicates: %v", len(s), s)
 	}
 	for _, want := range []string{"*", "agents:read", "agents:execute", "keys:admin", "sessions:read", "chat:write", "data_sources:execute"} {
 		if !slices.Contains(s, want) {
 			t.Errorf("Scopes() lacks %q", want)
 		}
+	}
+	if slices.Contains(s, "executions:write") {
+		t.Error("executions:write is not a scope of the spec: cancel, approve and deny need executions:read")
 	}
 	s[0] = "mutated"
 	if Scopes()[0] != "*" {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,7 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentplane/agentplane/internal/api"
-	"github.com/agentplane/agentplane/internal/llm"
+	"github.com/agentplane/agentplane/internal/datasource"
+	"github.com/agentplane/agentplane/internal/llm/simulated"
+	"github.com/agentplane/agentplane/internal/metrics"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/seed"
@@ -26,6 +29,7 @@ const EmulatorWorkspaceID = "2o0yqLDGdJdFRBTuhdfPNEZdAvH"
 func emulatorCmd(env Env) *cobra.Command {
 	var (
 		host, fixtures, level, cors string
+		publicURL                   string
 		port                        int
 		withSeed                    bool
 	)
@@ -36,6 +40,7 @@ func emulatorCmd(env Env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := bindEnv(cmd.Flags(), env, map[string]string{
 				"host": "HOST", "port": "PORT", "seed": "SEED", "fixtures": "FIXTURES", "log-level": "LOG_LEVEL", "cors-origins": "CORS_ORIGINS",
+				"public-url": "PUBLIC_URL",
 			}); err != nil {
 				return err
 			}
@@ -46,13 +51,16 @@ func emulatorCmd(env Env) *cobra.Command {
 			if err := checkPort(port); err != nil {
 				return err
 			}
+			if err := checkPublicURL(publicURL); err != nil {
+				return err
+			}
 			if fixtures != "" {
 				if info, err := os.Stat(fixtures); err != nil || !info.IsDir() {
 					return usageError{fmt.Errorf("invalid value %q for --fixtures: not a readable directory", fixtures)}
 				}
 			}
 			return runEmulator(cmd.Context(), cmd.ErrOrStderr(), emulatorOptions{
-				host: host, port: port, seed: withSeed, fixtures: fixtures, level: lvl, cors: splitList(cors),
+				host: host, port: port, seed: withSeed, fixtures: fixtures, level: lvl, cors: splitList(cors), publicURL: publicURL,
 			})
 		},
 	}
@@ -63,16 +71,18 @@ func emulatorCmd(env Env) *cobra.Command {
 	f.StringVar(&fixtures, "fixtures", "", "directory of fixture JSON files to load (FIXTURES)")
 	f.StringVar(&level, "log-level", "info", "debug, info, warn or error (LOG_LEVEL)")
 	f.StringVar(&cors, "cors-origins", "*", "comma-separated origins allowed by CORS, or * (CORS_ORIGINS)")
+	f.StringVar(&publicURL, "public-url", "", publicURLUsage)
 	return cmd
 }
 
 type emulatorOptions struct {
-	host     string
-	port     int
-	seed     bool
-	fixtures string
-	level    slogLevel
-	cors     []string
+	host      string
+	port      int
+	seed      bool
+	fixtures  string
+	level     slogLevel
+	cors      []string
+	publicURL string
 }
 
 // EmulatorGCPercent is the emulator's GC target when GOGC is not set: it favours throughput
@@ -85,16 +95,21 @@ func runEmulator(ctx context.Context, stderr io.Writer, o emulatorOptions) error
 		debug.SetGCPercent(EmulatorGCPercent)
 	}
 	log := newLogger(stderr, o.level)
-	emu, err := NewEmulator(ctx, log, EmulatorConfig{Seed: o.seed, FixturesDir: o.fixtures, CORSOrigins: o.cors})
+	ln, err := listen(o.host, o.port)
 	if err != nil {
+		return fmt.Errorf("emulator: %w", err)
+	}
+	emu, err := NewEmulator(ctx, log, EmulatorConfig{Seed: o.seed, FixturesDir: o.fixtures, CORSOrigins: o.cors, PublicURL: o.publicURL})
+	if err != nil {
+		ln.Close()
 		return err
 	}
 	defer emu.Close()
 	// Loading the seed leaves garbage behind: hand it back now so an idle emulator stays small.
 	debug.FreeOSMemory()
-	log.Info("emulator ready: data is in memory and lost on exit; any API key is accepted",
+	log.Info("emulator ready: data is in memory and lost on exit; any API key is accepted", "address", ln.Addr().String(),
 		"seed", o.seed, "fixtures", o.fixtures, "startup", time.Since(start).Round(time.Millisecond).String())
-	if err := serveHTTP(ctx, log, stderr, o.host, o.port, emu.Handler, "emulator", emu.API.CloseStreams, 5*time.Second); err != nil {
+	if err := serveHTTP(ctx, log, stderr, ln, emu.Handler, "emulator", emu.API.CloseStreams, 5*time.Second); err != nil {
 		return fmt.Errorf("emulator: %w", err)
 	}
 	return nil
@@ -106,6 +121,9 @@ type EmulatorConfig struct {
 	FixturesDir string
 	CORSOrigins []string
 	Workers     int // async worker pool size; 0 for the default
+	// PublicURL is the base URL /openapi.json lists as its server (--public-url); empty
+	// uses each request's scheme and host.
+	PublicURL string
 }
 
 // Emulator is a ready emulator: its HTTP handler over a seeded in-memory store, and the
@@ -115,16 +133,17 @@ type Emulator struct {
 	Store   *store.Store
 	API     *api.Server
 	Engine  *runtime.Engine
+	sources *datasource.Sample
 }
 
 // Close stops the engine (runs still going after a grace period are failed) and releases
-// the in-memory database.
+// the in-memory databases.
 func (e *Emulator) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	e.API.CloseStreams()
 	e.Engine.Stop(ctx)
-	return e.Store.Close()
+	return errors.Join(e.sources.Close(), e.Store.Close())
 }
 
 // NewEmulator builds the emulator: an in-memory store loaded with seed and fixtures, and the
@@ -150,17 +169,23 @@ func NewEmulator(ctx context.Context, log *slog.Logger, c EmulatorConfig) (*Emul
 		st.Close()
 		return nil, err
 	}
-	eng := runtime.New(runtime.Config{Store: st, Provider: llm.NewSimulated(), Logger: log, Workers: c.Workers})
+	// Tool calls are simulated too: the emulator reaches no MCP server, so it may hold stdio
+	// ones (as the seed does) without ever running them.
+	m := metrics.New()
+	eng := runtime.New(runtime.Config{Store: st, Router: runtime.SimulatedRouter{Model: simulated.New()}, Tools: runtime.SimulatedTools{},
+		Logger: log, Workers: c.Workers, Metrics: m})
+	sources := datasource.NewSample(st)
 	srv, err := api.New(api.Config{
-		Store: st, Logger: log, Secrets: box, Emulator: true, WorkspaceID: EmulatorWorkspaceID,
-		CORSOrigins: c.CORSOrigins, Reset: load, Version: Version, Engine: eng,
+		Store: st, Logger: log, Secrets: box, Emulator: true, WorkspaceID: EmulatorWorkspaceID, DataSources: sources,
+		CORSOrigins: c.CORSOrigins, Reset: load, Version: Version, Engine: eng, PublicURL: c.PublicURL, AllowStdioMCP: true, Metrics: m,
 	})
 	if err == nil {
 		err = eng.Start(ctx)
 	}
 	if err != nil {
+		sources.Close()
 		st.Close()
 		return nil, err
 	}
-	return &Emulator{Handler: srv.Handler(), Store: st, API: srv, Engine: eng}, nil
+	return &Emulator{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, sources: sources}, nil
 }

@@ -10,21 +10,33 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/api"
 )
 
-// serveHTTP listens on host:port, logs the URL, and serves until ctx ends; then it drains
-// in-flight requests for up to grace.
-func serveHTTP(ctx context.Context, log *slog.Logger, announce io.Writer, host string, port int, h http.Handler, what string, onShutdown func(), grace time.Duration) error {
+// listen opens host:port before anything else starts, so that a busy port fails the command
+// before it creates a database, prints a key or says it is ready.
+func listen(host string, port int) (net.Listener, error) {
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
-		return fmt.Errorf("listen on %s:%d: %w", host, port, err)
+		return nil, fmt.Errorf("listen on %s: %w", net.JoinHostPort(host, strconv.Itoa(port)), err)
 	}
+	return ln, nil
+}
+
+// serveHTTP logs the listener's URL and serves on it until ctx ends; then it drains
+// in-flight requests for up to grace.
+func serveHTTP(ctx context.Context, log *slog.Logger, announce io.Writer, ln net.Listener, h http.Handler, what string, onShutdown func(), grace time.Duration) error {
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		// Headers over api.MaxHeaderBytes get a 431 with the JSON envelope from the API's
+		// middleware; net/http's own limit sits far above it, so its plain-text 431 only meets
+		// requests 16 times over.
+		MaxHeaderBytes: 16 * api.MaxHeaderBytes,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	if onShutdown != nil {
 		srv.RegisterOnShutdown(onShutdown)

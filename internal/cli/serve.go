@@ -14,13 +14,20 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentplane/agentplane/internal/api"
 	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/datasource"
+	"github.com/agentplane/agentplane/internal/egress"
 	"github.com/agentplane/agentplane/internal/llm"
+	"github.com/agentplane/agentplane/internal/llm/simulated"
+	"github.com/agentplane/agentplane/internal/mcpclient"
+	"github.com/agentplane/agentplane/internal/metrics"
+	"github.com/agentplane/agentplane/internal/ratelimit"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/seed"
@@ -116,6 +123,12 @@ func serveCmd(env Env) *cobra.Command {
 		grace             time.Duration
 		limits            Limits
 		trustedProxies    string
+		models            string
+		publicURL         string
+		redisURL          string
+		denyPrivateEgress bool
+		leases            Leases
+		allowStdioMCP     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -125,7 +138,8 @@ func serveCmd(env Env) *cobra.Command {
 			vars := map[string]string{"host": "HOST", "port": "PORT", "log-level": "LOG_LEVEL", "cors-origins": "CORS_ORIGINS", "workers": "WORKERS", "shutdown-timeout": "SHUTDOWN_TIMEOUT",
 				"rate-limit": "RATE_LIMIT", "rate-burst": "RATE_BURST", "max-agents": "MAX_AGENTS",
 				"max-executions-per-month": "MAX_EXECUTIONS_PER_MONTH", "max-concurrent-executions": "MAX_CONCURRENT_EXECUTIONS",
-				"trusted-proxies": "TRUSTED_PROXIES", "jwks-url": "JWKS_URL"}
+				"trusted-proxies": "TRUSTED_PROXIES", "jwks-url": "JWKS_URL", "models": "MODELS", "public-url": "PUBLIC_URL", "redis-url": "REDIS_URL", "deny-private-egress": "DENY_PRIVATE_EGRESS",
+				"lease-timeout": "LEASE_TIMEOUT", "heartbeat-interval": "HEARTBEAT_INTERVAL", "allow-stdio-mcp": "ALLOW_STDIO_MCP"}
 			for k, v := range dbEnv {
 				vars[k] = v
 			}
@@ -148,6 +162,13 @@ func serveCmd(env Env) *cobra.Command {
 			if err := limits.validate(); err != nil {
 				return err
 			}
+			if !cmd.Flags().Changed("heartbeat-interval") {
+				// Only the lease was set: the heartbeat follows it.
+				leases.Heartbeat = min(runtime.DefaultHeartbeatInterval, leases.Timeout/3)
+			}
+			if err := leases.Validate(); err != nil {
+				return err
+			}
 			trusted := splitList(trustedProxies)
 			if _, err := auth.ParseIPAllowlist(trusted); err != nil {
 				return usageError{fmt.Errorf("invalid value for --trusted-proxies: %v", err)}
@@ -155,7 +176,18 @@ func serveCmd(env Env) *cobra.Command {
 			if err := checkJWKSURL(jwksURL); err != nil {
 				return err
 			}
-			return runServe(cmd.Context(), cmd.ErrOrStderr(), db, host, port, workers, grace, lvl, splitList(cors), limits, trusted, jwksURL)
+			if err := checkPublicURL(publicURL); err != nil {
+				return err
+			}
+			if err := checkRedisURL(redisURL); err != nil {
+				return err
+			}
+			if models != ModelsReal && models != ModelsSimulated {
+				return usageError{fmt.Errorf("invalid value %q for --models: must be real or simulated", models)}
+			}
+			return runServe(cmd.Context(), cmd.ErrOrStderr(), db, host, port, workers, grace, lvl, ServerConfig{
+				CORSOrigins: splitList(cors), Limits: limits, TrustedProxies: trusted, JWKSURL: jwksURL, Models: models, PublicURL: publicURL,
+				RedisURL: redisURL, Leases: leases, DenyPrivateEgress: denyPrivateEgress, AllowStdioMCP: allowStdioMCP})
 		},
 	}
 	db.flags(cmd)
@@ -165,11 +197,44 @@ func serveCmd(env Env) *cobra.Command {
 	f.StringVar(&level, "log-level", "info", "debug, info, warn or error (LOG_LEVEL)")
 	f.StringVar(&cors, "cors-origins", "", "comma-separated origins allowed by CORS, or * (CORS_ORIGINS)")
 	f.IntVar(&workers, "workers", 16, "how many async executions run at once (WORKERS)")
-	f.DurationVar(&grace, "shutdown-timeout", 10*time.Second, "on SIGTERM, how long requests and runs may finish before runs are failed (SHUTDOWN_TIMEOUT)")
+	f.DurationVar(&grace, "shutdown-timeout", 10*time.Second, "on SIGTERM, how long requests and runs may finish; then runs that never reached a model call are queued again for another server and the rest fail as interrupted (SHUTDOWN_TIMEOUT)")
+	leases.flags(cmd)
 	f.StringVar(&jwksURL, "jwks-url", "", "http(s) URL of an identity provider's JWKS; bearer tokens it signs (RS256/ES256) log in the user of their email claim (JWKS_URL)")
 	limits.flags(cmd)
 	f.StringVar(&trustedProxies, "trusted-proxies", "", "comma-separated proxy addresses or CIDR ranges whose X-Forwarded-For is believed (TRUSTED_PROXIES)")
+	f.StringVar(&publicURL, "public-url", "", publicURLUsage)
+	f.BoolVar(&denyPrivateEgress, "deny-private-egress", false, "refuse outbound connections (model providers, MCP servers, data sources) to loopback, private and link-local addresses, checked when connecting (DENY_PRIVATE_EGRESS)")
+	f.StringVar(&redisURL, "redis-url", "", "redis:// URL of a Redis that holds the rate limit buckets of every node (REDIS_URL); default: PostgreSQL with --database-url, else this process")
+	f.BoolVar(&allowStdioMCP, "allow-stdio-mcp", false, "let MCP tools use the stdio transport: a command this server starts for the runs that call it (ALLOW_STDIO_MCP)")
+	f.StringVar(&models, "models", ModelsReal, "real: model calls go to each workspace's provider credentials; simulated: every call is answered by the simulated model, for demos and staging (MODELS)")
 	return cmd
+}
+
+// publicURLUsage is the help text of --public-url (serve and emulator).
+const publicURLUsage = "absolute http(s) base URL clients reach the API at, e.g. behind a proxy; /openapi.json lists it as the server (PUBLIC_URL); default: each request's scheme and host"
+
+// checkPublicURL accepts an empty --public-url or what api.NormalizePublicURL accepts.
+func checkPublicURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	if _, err := api.NormalizePublicURL(s); err != nil {
+		return usageError{fmt.Errorf("invalid value for --public-url: %v", err)}
+	}
+	return nil
+}
+
+// checkRedisURL accepts an empty --redis-url or a redis://, rediss:// or unix:// URL.
+func checkRedisURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	for _, scheme := range []string{"redis://", "rediss://", "unix://"} {
+		if strings.HasPrefix(s, scheme) {
+			return nil
+		}
+	}
+	return usageError{fmt.Errorf("invalid value for --redis-url: must start with redis://, rediss:// or unix://")}
 }
 
 // checkJWKSURL accepts an empty --jwks-url or an absolute http or https URL.
@@ -208,6 +273,11 @@ func openServerStore(ctx context.Context, stderr io.Writer, db DBOptions) (*stor
 		}
 		return seed.LoadCatalog(ctx, tx)
 	})
+	if err == nil {
+		// Masks are computed when a value is written: bring those of older versions'
+		// rule in line (it shows fewer characters now).
+		_, err = st.CredentialMasksRefresh(ctx, box)
+	}
 	if err != nil {
 		st.Close()
 		return nil, nil, err
@@ -215,14 +285,30 @@ func openServerStore(ctx context.Context, stderr io.Writer, db DBOptions) (*stor
 	return st, box, nil
 }
 
-func runServe(ctx context.Context, stderr io.Writer, db DBOptions, host string, port, workers int, grace time.Duration, level slogLevel, cors []string, limits Limits, trusted []string, jwksURL string) error {
+func runServe(ctx context.Context, stderr io.Writer, db DBOptions, host string, port, workers int, grace time.Duration, level slogLevel, c ServerConfig) error {
 	log := newLogger(stderr, level)
-	srv, err := NewServer(ctx, log, stderr, ServerConfig{DB: db, Workers: workers, CORSOrigins: cors, Limits: limits, TrustedProxies: trusted, JWKSURL: jwksURL})
+	c.DB, c.Workers = db, workers
+	ln, err := listen(host, port)
 	if err != nil {
 		return err
 	}
-	err = serveHTTP(ctx, log, stderr, host, port, srv.Handler, "server", srv.API.CloseStreams, grace)
-	stopCtx, cancel := context.WithTimeout(context.Background(), grace)
+	srv, err := NewServer(ctx, log, stderr, c)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	// One --shutdown-timeout for the whole drain: from the signal on, the node claims no more
+	// runs, and requests and runs share the time left.
+	var began atomic.Int64
+	onShutdown := func() {
+		began.CompareAndSwap(0, time.Now().UnixNano())
+		srv.API.CloseStreams()
+		srv.Engine.StopClaiming()
+	}
+	err = serveHTTP(ctx, log, stderr, ln, srv.Handler, "server", onShutdown, grace)
+	began.CompareAndSwap(0, time.Now().UnixNano())
+	deadline := time.Unix(0, began.Load()).Add(grace)
+	stopCtx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	return errors.Join(err, srv.Close(stopCtx))
 }
@@ -238,6 +324,63 @@ type ServerConfig struct {
 	TrustedProxies []string
 	// JWKSURL is the identity provider's JWKS (--jwks-url); empty accepts only login tokens.
 	JWKSURL string
+	// PublicURL is the base URL /openapi.json lists as its server (--public-url); empty uses
+	// each request's scheme and host.
+	PublicURL string
+	// Models is ModelsReal (the default when empty) or ModelsSimulated (--models).
+	Models string
+	// ProviderClient carries calls to model providers; nil uses a shared pooled client.
+	ProviderClient *http.Client
+	// DenyPrivateEgress refuses outbound connections to non-public addresses
+	// (--deny-private-egress): model providers, MCP servers and data sources.
+	DenyPrivateEgress bool
+	// RedisURL, when set, keeps the rate limit buckets in that Redis (--redis-url); else they
+	// are in PostgreSQL (shared by every node) or, on SQLite, in this process.
+	RedisURL string
+	// Leases are the run leases (--lease-timeout, --heartbeat-interval); zero values take
+	// the defaults.
+	Leases Leases
+	// AllowStdioMCP lets MCP tools use the stdio transport (--allow-stdio-mcp): saving one
+	// is a 422 without it, and runs never start one.
+	AllowStdioMCP bool
+	// MCPDialCheck, when set, vets the address of every connection to an MCP server before
+	// it is opened (an egress policy); an error refuses it.
+	MCPDialCheck func(ctx context.Context, network, address string) error
+}
+
+// The values of --models.
+const (
+	ModelsReal      = "real"
+	ModelsSimulated = "simulated"
+)
+
+// Leases are how long a server owns the runs it executes without renewing them, and how
+// often it renews them: when a server stops (crash, kill -9), another takes its runs over
+// once their lease expired.
+type Leases struct {
+	// Timeout is a run's lease (--lease-timeout); Heartbeat how often leases are renewed
+	// (--heartbeat-interval). Zero values take the defaults.
+	Timeout, Heartbeat time.Duration
+}
+
+func (l *Leases) flags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.DurationVar(&l.Timeout, "lease-timeout", runtime.DefaultLeaseTimeout, "how long a run stays owned by a server that stopped renewing it; then another server takes it over: queued again if it never reached a model call, else failed as interrupted (LEASE_TIMEOUT)")
+	f.DurationVar(&l.Heartbeat, "heartbeat-interval", runtime.DefaultHeartbeatInterval, "how often a server renews the leases of its runs; at most a third of --lease-timeout, which it follows when not set (HEARTBEAT_INTERVAL)")
+}
+
+// Validate rejects leases a heartbeat could not keep, naming the flag.
+func (l *Leases) Validate() error {
+	if l.Timeout < 100*time.Millisecond {
+		return usageError{fmt.Errorf("invalid value %s for --lease-timeout: must be at least 100ms", l.Timeout)}
+	}
+	if l.Heartbeat <= 0 {
+		return usageError{fmt.Errorf("invalid value %s for --heartbeat-interval: must be positive", l.Heartbeat)}
+	}
+	if 3*l.Heartbeat > l.Timeout {
+		return usageError{fmt.Errorf("invalid value %s for --heartbeat-interval: must be at most a third of --lease-timeout (%s), so that a missed heartbeat does not lose a lease", l.Heartbeat, l.Timeout)}
+	}
+	return nil
 }
 
 // Limits are serve's rate and plan limits.
@@ -292,13 +435,21 @@ type Server struct {
 	// BootstrapKey is the raw key created on first start (also printed on stderr); "" when
 	// the database had keys already.
 	BootstrapKey string
+	redis        *ratelimit.Redis // nil without --redis-url
+	sources      *datasource.Live
+	mcp          *mcpclient.Client // the MCP connections of runs and refreshes
 }
 
 // Close stops the engine (runs still going when ctx ends are failed) and the database.
 func (s *Server) Close(ctx context.Context) error {
 	s.API.CloseStreams()
 	s.Engine.Stop(ctx)
-	return s.Store.Close()
+	s.mcp.Close()
+	err := s.sources.Close()
+	if s.redis != nil {
+		err = errors.Join(err, s.redis.Close())
+	}
+	return errors.Join(err, s.Store.Close())
 }
 
 // NewServer opens the server's database (migrating it, making sure the default workspace
@@ -319,18 +470,79 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 		st.Close()
 		return nil, err
 	}
-	eng := runtime.New(runtime.Config{Store: st, Provider: llm.NewSimulated(), Logger: log, Workers: c.Workers})
-	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: c.CORSOrigins, Version: Version, Engine: eng,
-		RateLimit: c.Limits.RateLimit, RateBurst: c.Limits.RateBurst, Plan: c.Limits.Plan, JWTSecret: jwtSecret,
-		TrustedProxies: c.TrustedProxies, JWKSURL: c.JWKSURL})
+	guard := egress.Guard{DenyPrivate: c.DenyPrivateEgress}
+	providerClient := c.ProviderClient
+	if providerClient == nil && guard.DenyPrivate {
+		providerClient = &http.Client{Transport: guard.Transport(llm.NewTransport())}
+	}
+	var router runtime.ModelRouter = &runtime.CredentialRouter{Store: st, Secrets: box, Simulated: simulated.New(), HTTPClient: providerClient}
+	mcpCheck := c.MCPDialCheck
+	if mcpCheck == nil && guard.DenyPrivate {
+		mcpCheck = guard.Check
+	}
+	mcp := mcpclient.New(mcpclient.Options{AllowStdio: c.AllowStdioMCP, CheckDial: mcpCheck, Version: Version})
+	var tools runtime.ToolServers = &runtime.MCPServers{Store: st, Secrets: box, Client: mcp}
+	if c.Models == ModelsSimulated {
+		// Simulated models make tool arguments up: their calls are simulated too.
+		router, tools = runtime.SimulatedRouter{Model: simulated.New()}, runtime.SimulatedTools{}
+	}
+	if c.Models == ModelsSimulated {
+		log.Warn("every model call is answered by the simulated model (--models simulated)", "models", ModelsSimulated)
+	} else {
+		log.Info("model calls go to the providers of each workspace's credentials", "models", ModelsReal)
+	}
+	if c.AllowStdioMCP {
+		log.Warn("MCP tools may start commands on this host (--allow-stdio-mcp)")
+	}
+	// Rate limits hold across nodes: in Redis when given, else in PostgreSQL; a SQLite file
+	// has one server, whose buckets stay in memory.
+	var shared ratelimit.Shared
+	var rdb *ratelimit.Redis
+	switch {
+	case c.RedisURL != "":
+		if rdb, err = ratelimit.NewRedis(ctx, c.RedisURL); err != nil {
+			st.Close()
+			return nil, err
+		}
+		shared = rdb
+		log.Info("rate limits are shared through Redis")
+	case st.Dialect() == store.Postgres:
+		shared = ratelimit.NewDatabase(st)
+		log.Info("rate limits are shared through PostgreSQL")
+	}
+	m := metrics.New()
+	eng := runtime.New(runtime.Config{Store: st, Router: router, Tools: tools, Logger: log, Workers: c.Workers,
+		LeaseTimeout: c.Leases.Timeout, HeartbeatInterval: c.Leases.Heartbeat, PostgresURL: c.DB.databaseURL, Metrics: m})
+	// Data sources connect to the workspaces' own databases and APIs; a sqlite data source may
+	// not read the server's data directory (its database and secret key) or its key file.
+	var deny []string
+	for _, p := range []string{c.DB.dataDir, c.DB.secretKeyFile} {
+		if abs, err := filepath.Abs(p); p != "" && err == nil {
+			deny = append(deny, abs)
+		}
+	}
+	dsConfig := datasource.LiveConfig{Store: st, Secrets: box, DenyPaths: deny}
+	if guard.DenyPrivate {
+		dsConfig.HTTPClient = &http.Client{Transport: guard.Transport(nil)}
+		dsConfig.Dial = guard.DialContext
+		log.Info("egress to private, loopback and link-local addresses is denied (--deny-private-egress)")
+	}
+	sources := datasource.NewLive(dsConfig)
+	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: c.CORSOrigins, Version: Version, Engine: eng, DataSources: sources,
+		RateLimit: c.Limits.RateLimit, RateBurst: c.Limits.RateBurst, RateShared: shared, Plan: c.Limits.Plan, JWTSecret: jwtSecret,
+		TrustedProxies: c.TrustedProxies, JWKSURL: c.JWKSURL, PublicURL: c.PublicURL, AllowStdioMCP: c.AllowStdioMCP, Metrics: m})
 	if err == nil {
 		err = eng.Start(ctx)
 	}
 	if err != nil {
+		if rdb != nil {
+			rdb.Close()
+		}
+		sources.Close()
 		st.Close()
 		return nil, err
 	}
-	return &Server{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, BootstrapKey: bootstrap}, nil
+	return &Server{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, BootstrapKey: bootstrap, redis: rdb, sources: sources, mcp: mcp}, nil
 }
 
 func migrateCmd(env Env) *cobra.Command {

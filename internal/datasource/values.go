@@ -1,5 +1,9 @@
 package datasource
 
+// The generator of sample rows: a value is a pure function of (table, column, row), shaped by
+// the column's type and name (emails that belong to the row's person, later timestamps for
+// later ids, plausible prices), so the emulator's sample data is realistic and deterministic.
+
 import (
 	"fmt"
 	"hash/fnv"
@@ -9,8 +13,8 @@ import (
 	"time"
 )
 
-// mockEpoch is the first row's timestamp; later rows are later, so ids and times agree.
-var mockEpoch = time.Date(2025, 1, 6, 9, 0, 0, 0, time.UTC)
+// sampleEpoch is the first sample row's timestamp; later rows are later, so ids and times agree.
+var sampleEpoch = time.Date(2025, 1, 6, 9, 0, 0, 0, time.UTC)
 
 func hash(parts ...any) uint64 {
 	h := fnv.New64a()
@@ -20,7 +24,7 @@ func hash(parts ...any) uint64 {
 	return h.Sum64()
 }
 
-// typeClass maps a database or JSON type name to the kind of value the mock produces.
+// typeClass maps a database or JSON type name to the kind of value a sample column holds.
 func typeClass(typ string) string {
 	t := strings.ToLower(strings.TrimSpace(typ))
 	if i := strings.IndexByte(t, '('); i >= 0 {
@@ -91,7 +95,7 @@ func person(table string, i int) (first, last string) {
 	return pick(firstNames, h), pick(lastNames, h>>16)
 }
 
-// generator returns the mock value of a column for row i: a pure function of the table, the
+// generator returns the sample value of a column for row i: a pure function of the table, the
 // column and the row, shaped by the column's type and name.
 func generator(table string, f Field) func(i int) any {
 	name := strings.ToLower(f.Name)
@@ -103,16 +107,16 @@ func generator(table string, f Field) func(i int) any {
 		}
 		switch class {
 		case "int":
-			return mockInt(name, i, h)
+			return sampleInt(name, i, h)
 		case "num":
-			return mockNum(name, h)
+			return sampleNum(name, h)
 		case "bool":
 			if strings.Contains(name, "active") || strings.Contains(name, "enabled") || strings.Contains(name, "verified") {
 				return h%10 != 0
 			}
 			return h%2 == 0
 		case "ts", "date", "time":
-			return formatTime(mockTime(name, i, h), f.Type)
+			return formatTime(sampleTime(name, i, h), f.Type)
 		case "uuid":
 			h2 := hash(table, name, i, "uuid")
 			return fmt.Sprintf("%08x-%04x-4%03x-%04x-%012x", uint32(h), uint16(h>>32), uint16(h>>48)&0xfff,
@@ -122,11 +126,11 @@ func generator(table string, f Field) func(i int) any {
 		case "array":
 			return []any{pick(categories, h), pick(colors, h>>8)}
 		}
-		return mockText(table, name, i, h)
+		return sampleText(table, name, i, h)
 	}
 }
 
-func mockInt(name string, i int, h uint64) any {
+func sampleInt(name string, i int, h uint64) any {
 	switch {
 	case name == "id":
 		return int64(i + 1)
@@ -151,7 +155,7 @@ func mockInt(name string, i int, h uint64) any {
 	return int64(h % 1000)
 }
 
-func mockNum(name string, h uint64) any {
+func sampleNum(name string, h uint64) any {
 	switch {
 	case strings.Contains(name, "rate") || strings.Contains(name, "percent") || strings.Contains(name, "ratio"):
 		return float64(h%10000) / 100
@@ -167,10 +171,10 @@ func mockNum(name string, h uint64) any {
 	return float64(199+h%49800) / 100 // prices, amounts, totals
 }
 
-// mockTime spaces rows about 7 hours apart from mockEpoch; "later" columns (updated, shipped,
+// sampleTime spaces rows about 7 hours apart from sampleEpoch; "later" columns (updated, shipped,
 // delivered, …) fall 1–72 hours after the row's own time, birth dates decades earlier.
-func mockTime(name string, i int, h uint64) time.Time {
-	t := mockEpoch.Add(time.Duration(i)*(7*time.Hour+13*time.Minute) + time.Duration(h%3600)*time.Second)
+func sampleTime(name string, i int, h uint64) time.Time {
+	t := sampleEpoch.Add(time.Duration(i)*(7*time.Hour+13*time.Minute) + time.Duration(h%3600)*time.Second)
 	switch {
 	case strings.Contains(name, "birth") || name == "dob":
 		return time.Date(1960+int(h%45), time.Month(1+h%12), 1+int(h>>8%28), 0, 0, 0, 0, time.UTC)
@@ -183,7 +187,7 @@ func mockTime(name string, i int, h uint64) time.Time {
 	return t
 }
 
-func mockText(table, name string, i int, h uint64) any {
+func sampleText(table, name string, i int, h uint64) any {
 	first, last := person(table, i)
 	compact := strings.ToLower(strings.NewReplacer(" ", "", "-", "").Replace(last))
 	tbl := strings.ToLower(table)
@@ -255,69 +259,6 @@ func defaultFields(resource string) []Field {
 			{"currency", "string", false}, {"created_at", "timestamp", false}}
 	}
 	return []Field{{"id", "integer", false}, {"name", "string", false}, {"created_at", "timestamp", false}}
-}
-
-// mockHTTP answers a path of an HTTP source with items shaped by config.sample_fields (or by
-// the resource's name). A trailing numeric segment selects one item by id; query parameters
-// named like a field fix that field's value (a filter), and limit/offset page the items.
-func mockHTTP(cfg *Config, req Request) (*relation, error) {
-	u, err := CheckPath(req.Query)
-	if err != nil {
-		return nil, err
-	}
-	segs := strings.FieldsFunc(u.Path, func(r rune) bool { return r == '/' })
-	resource, itemID := "", -1
-	for j := len(segs) - 1; j >= 0; j-- {
-		if n, err := strconv.Atoi(segs[j]); err == nil && j == len(segs)-1 && n > 0 {
-			itemID = n
-			continue
-		}
-		resource = segs[j]
-		break
-	}
-	if resource == "" && cfg.BaseURL != "" {
-		base := strings.FieldsFunc(cfg.BaseURL, func(r rune) bool { return r == '/' })
-		resource = base[len(base)-1]
-	}
-	fields := cfg.SampleFields
-	if len(fields) == 0 {
-		fields = defaultFields(resource)
-	}
-	if resource == "" {
-		resource = "items"
-	}
-	filters := map[string]string{}
-	for k, vs := range u.Query() {
-		filters[strings.ToLower(k)] = vs[len(vs)-1]
-	}
-	if named, ok := req.Params.(map[string]any); ok {
-		for k, v := range named {
-			filters[strings.ToLower(k)] = fmt.Sprint(v)
-		}
-	}
-	rel := &relation{rows: cfg.SampleRows}
-	shift := 0
-	if itemID > 0 { // one item: the row whose id is itemID, so its other fields match it
-		rel.rows, shift = min(rel.rows, 1), itemID-1
-	}
-	for _, f := range fields {
-		gen := generator(resource, f)
-		value := func(i int) any { return gen(i + shift) }
-		if v, ok := filters[strings.ToLower(f.Name)]; ok {
-			fixed := typedValue(v, f.Type)
-			value = func(int) any { return fixed }
-		}
-		rel.cols = append(rel.cols, &column{name: f.Name, typ: f.Type, value: value})
-	}
-	m := &mocker{cfg: cfg}
-	var cl clauses
-	if v, ok := filters["limit"]; ok {
-		cl.limit = []token{{kind: tNumber, text: v}}
-	}
-	if v, ok := filters["offset"]; ok {
-		cl.offset = []token{{kind: tNumber, text: v}}
-	}
-	return m.window(rel, cl)
 }
 
 // typedValue converts a filter's text to the field's type when it parses.

@@ -72,7 +72,7 @@ func TestEmulatorSeed(t *testing.T) {
 	p := start(t, emulatorEnv(nil), "emulator")
 	checkCounts(t, p.C, seedCounts)
 	h, err := p.C.Health(context.Background())
-	if err != nil || h.Status != "ok" || h.Mode != "emulator" {
+	if err != nil || h.Status != "ok" || h.Mode != "emulator" || h.Models != "simulated" {
 		t.Fatalf("health: %+v %v", h, err)
 	}
 	// The six agent types are all seeded.
@@ -178,6 +178,11 @@ func TestEmulatorFixtureErrorsStopStartup(t *testing.T) {
 		"missing prompt": {map[string]string{"prompt_versions.json": `[{"prompt_id":"2rfFt6qa0UQfFHDSW7MvKn0cfQQ","version":1,"template":"x"}]`},
 			[]string{"prompt_versions.json", "entry 0", "prompt 2rfFt6qa0UQfFHDSW7MvKn0cfQQ"}},
 		"unknown field": {map[string]string{"agents.json": `[{"name":"x","type":"simple","colour":"red"}]`}, []string{"agents.json", "colour"}},
+		"config typo": {map[string]string{"agents.json": `[{"name":"x","type":"simple","config":{"model":"gpt-4o","temprature":1}}]`},
+			[]string{"agents.json", "entry 0", "config.temprature: unknown field; did you mean temperature?"}},
+		"prompt config typo": {map[string]string{"prompts.json": `[{"id":"2rfFt6qa0UQfFHDSW7MvKn0cfQQ","name":"p"}]`,
+			"prompt_versions.json": `[{"prompt_id":"2rfFt6qa0UQfFHDSW7MvKn0cfQQ","version":1,"template":"x","config":{"modle":"gpt-4o"}}]`},
+			[]string{"prompt_versions.json", "config.modle", "did you mean model?"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()

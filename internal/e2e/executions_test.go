@@ -28,8 +28,11 @@ func targets(t *testing.T) map[string]*proc {
 	return out
 }
 
+// serveEnv is the environment of a `serve` on a data directory. Its models are simulated:
+// these suites test the engine, the API and auth on every server; providers_test.go runs
+// `serve` on real models (fake provider servers speaking the real wire formats).
 func serveEnv(dir string) map[string]string {
-	return map[string]string{"HOST": "127.0.0.1", "PORT": "0", "DATA_DIR": dir, "LOG_LEVEL": "warn", "SHUTDOWN_TIMEOUT": "200ms"}
+	return map[string]string{"HOST": "127.0.0.1", "PORT": "0", "DATA_DIR": dir, "LOG_LEVEL": "warn", "SHUTDOWN_TIMEOUT": "200ms", "MODELS": "simulated"}
 }
 
 func mustAgent(t *testing.T, c *client.Client, typ string, cfg client.AgentConfig) *client.Agent {
@@ -61,6 +64,9 @@ func TestExecutionsEndToEnd(t *testing.T) {
 
 func executionSuite(t *testing.T, c *client.Client) {
 	ctx := context.Background()
+	if h, err := c.Health(ctx); err != nil || h.Models != "simulated" {
+		t.Fatalf("health: %+v %v", h, err)
+	}
 	simple := mustAgent(t, c, "simple", client.AgentConfig{SystemPrompt: "You answer questions about {{ product }}.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"question":{"type":"string","minLength":1}},"required":["question"]}`)})
 

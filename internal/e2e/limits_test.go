@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -24,6 +25,10 @@ func TestServeLimitFlags(t *testing.T) {
 		"jwks ftp url":         {nil, []string{"--jwks-url", "ftp://idp.example/jwks"}, "--jwks-url"},
 		"jwks no host":         {map[string]string{"JWKS_URL": "https:///jwks"}, nil, "--jwks-url"},
 		"jwks not a url":       {map[string]string{"JWKS_URL": "idp.example/jwks"}, nil, "--jwks-url"},
+		"unknown MODELS":       {map[string]string{"MODELS": "fake"}, nil, "--models"},
+		"unknown --models":     {nil, []string{"--models", "mock"}, "--models"},
+		"redis http url":       {nil, []string{"--redis-url", "http://127.0.0.1:6379"}, "--redis-url"},
+		"redis host only":      {map[string]string{"REDIS_URL": "127.0.0.1:6379"}, nil, "--redis-url"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			env := serveEnv(t.TempDir())
@@ -39,9 +44,30 @@ func TestServeLimitFlags(t *testing.T) {
 }
 
 // TestServeLimits boots serve with tight limits from the environment and meets them through
-// the SDK.
+// the SDK: on SQLite (buckets in the process), PostgreSQL (buckets in the database) and,
+// when TEST_REDIS_URL is set, with REDIS_URL (buckets in Redis).
 func TestServeLimits(t *testing.T) {
 	forEachServeDB(t, limitsSuite)
+	t.Run("redis", func(t *testing.T) {
+		u := os.Getenv("TEST_REDIS_URL")
+		if u == "" {
+			t.Skip("TEST_REDIS_URL is not set: skipping the Redis run (set it to a redis:// URL, e.g. redis://127.0.0.1:6379/0, to run it)")
+		}
+		env := serveEnv(t.TempDir())
+		env["REDIS_URL"] = u
+		limitsSuite(t, env)
+	})
+}
+
+// TestServeRedisDown: a --redis-url that does not answer stops start-up with a message
+// naming Redis.
+func TestServeRedisDown(t *testing.T) {
+	env := serveEnv(t.TempDir())
+	env["REDIS_URL"] = "redis://127.0.0.1:1/0"
+	code, stderr := exit(t, env, "serve")
+	if code == 0 || !strings.Contains(stderr, "redis") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
 }
 
 func limitsSuite(t *testing.T, env map[string]string) {

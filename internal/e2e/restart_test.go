@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"net"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -98,7 +101,7 @@ func TestServeFailsRunsOfAStoppedServer(t *testing.T) {
 	}
 	s, _ := q.C.ExecutionStream(ctx, x.ID, -1)
 	evs, err := s.Collect()
-	if err != nil || len(evs) != 1 || evs[0].Event != "error" {
+	if err != nil || len(evs) != 1 || evs[0].Event != "error" || evs[0].ErrorCode() != "interrupted" {
 		t.Fatalf("terminal frame: %+v %v", evs, err)
 	}
 }
@@ -127,4 +130,49 @@ func TestServeBadTrustedProxies(t *testing.T) {
 	if code != 2 || !strings.Contains(out, "--trusted-proxies") || !strings.Contains(out, "not-an-address") {
 		t.Fatalf("exit %d: %s", code, out)
 	}
+}
+
+// TestBusyPort: `serve` on a port in use fails before it creates its database or prints a
+// key; the emulator fails before it says it is ready.
+func TestBusyPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	dir := t.TempDir()
+	env := serveEnv(dir)
+	env["PORT"] = port
+	code, out := exit(t, env, "serve")
+	if code != 1 || !strings.Contains(out, "listen on 127.0.0.1:"+port) || strings.Contains(out, bootstrapMarker) {
+		t.Fatalf("serve on a busy port: exit %d: %s", code, out)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("serve on a busy port left files in its data directory: %v", entries)
+	}
+	code, out = exit(t, emulatorEnv(map[string]string{"PORT": port}), "emulator")
+	if code != 1 || !strings.Contains(out, "listen on 127.0.0.1:"+port) || strings.Contains(out, "emulator ready") {
+		t.Fatalf("emulator on a busy port: exit %d: %s", code, out)
+	}
+}
+
+// TestServeBadLeases: a lease a heartbeat could not keep stops start-up naming the flag.
+func TestServeBadLeases(t *testing.T) {
+	for _, c := range []struct{ lease, heartbeat, flag string }{
+		{"50ms", "10ms", "--lease-timeout"},
+		{"3s", "2s", "--heartbeat-interval"},
+		{"3s", "0s", "--heartbeat-interval"},
+	} {
+		env := serveEnv(t.TempDir())
+		env["LEASE_TIMEOUT"], env["HEARTBEAT_INTERVAL"] = c.lease, c.heartbeat
+		code, out := exit(t, env, "serve")
+		if code != 2 || !strings.Contains(out, c.flag) {
+			t.Errorf("lease %s, heartbeat %s: exit %d: %s", c.lease, c.heartbeat, code, out)
+		}
+	}
+	// A lease alone takes a heartbeat of a third of it.
+	env := serveEnv(t.TempDir())
+	env["LEASE_TIMEOUT"] = "3s"
+	start(t, env, "serve")
 }

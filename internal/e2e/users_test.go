@@ -58,9 +58,30 @@ func loginSuite(t *testing.T, env map[string]string) {
 		t.Fatalf("workspaces seen by the key: %d %s", health, raw)
 	}
 	def := list.Data[0].ID
+	// The login answer lists the user's workspaces with their role.
+	wss, _ := out["data"].(map[string]any)["workspaces"].([]any)
+	if len(wss) != 1 || wss[0].(map[string]any)["id"] != def || wss[0].(map[string]any)["slug"] != "default" ||
+		wss[0].(map[string]any)["role"] != "member" || wss[0].(map[string]any)["name"] != "Default" {
+		t.Fatalf("login workspaces %v", out["data"])
+	}
 	user := client.New(p.URL, client.WithBearer(token), client.WithWorkspace(def))
 	if _, err := user.AgentList(ctx, client.AgentListOptions{}); err != nil {
 		t.Fatalf("member on its workspace: %v", err)
+	}
+	// X-Workspace-ID may name the workspace by its slug.
+	bySlug := client.New(p.URL, client.WithBearer(token), client.WithWorkspace("default"))
+	if _, err := bySlug.AgentList(ctx, client.AgentListOptions{}); err != nil {
+		t.Fatalf("member on its workspace by slug: %v", err)
+	}
+	// An API key sent as a bearer token (OpenAI-style tooling) is a key.
+	asBearer := client.New(p.URL, client.WithBearer(p.Key))
+	if _, err := asBearer.AgentList(ctx, client.AgentListOptions{}); err != nil {
+		t.Fatalf("API key as a bearer token: %v", err)
+	}
+	var ae0 *client.Error
+	if _, err := client.New(p.URL, client.WithBearer(p.Key+"x")).AgentList(ctx, client.AgentListOptions{}); !errors.As(err, &ae0) || ae0.Status != 401 ||
+		!strings.Contains(ae0.Message, "API key") {
+		t.Fatalf("a bad key as a bearer token: %v", err)
 	}
 	var ae *client.Error
 	noWS := client.New(p.URL, client.WithBearer(token))

@@ -42,6 +42,18 @@ func unitsToTokens(units int) int {
 // isSpace reports whether b is ASCII whitespace.
 func isSpace(b byte) bool { return spaceBytes[b] }
 
+// IsSpace reports whether b is ASCII whitespace, as CountTokens splits words.
+func IsSpace(b byte) bool { return spaceBytes[b] }
+
+// NextChunk returns the end of the word-sized chunk of s starting at i (one run of
+// non-space bytes, any whitespace before it at the very start, and the whitespace after
+// it) and its word count; WordTokens turns a running word count into tokens, so a stream
+// cut after any chunk counts exactly CountTokens of what it sent.
+func NextChunk(s string, i int) (end, words int) { return nextChunk(s, i) }
+
+// WordTokens converts a word count (as NextChunk counts words) to tokens.
+func WordTokens(words int) int { return unitsToTokens(words) }
+
 // spaceBytes marks the ASCII whitespace bytes; a table is cheaper than comparisons in
 // the loops that scan every byte of a prompt.
 var spaceBytes = [256]bool{' ': true, '\n': true, '\t': true, '\r': true, '\v': true, '\f': true}
@@ -63,4 +75,37 @@ func nextChunk(s string, i int) (end, units int) {
 		k++
 	}
 	return k, (run + bytesPerUnit - 1) / bytesPerUnit
+}
+
+// EstimateUsage counts a call's tokens with CountTokens, for a server that reports none:
+// the prompt is every message (content, tool calls), tool spec and the output schema; the
+// completion is the answer, its reasoning and its tool calls.
+func EstimateUsage(req *Request, resp *Response) Usage {
+	completion := CountTokens(resp.Content)
+	for _, th := range resp.Thinking {
+		completion += CountTokens(th.Text)
+	}
+	for _, tc := range resp.ToolCalls {
+		completion += CountTokens(tc.Name) + unitsToTokens(countUnits(tc.Arguments))
+	}
+	return Usage{PromptTokens: PromptTokens(req), CompletionTokens: completion, Estimated: true}
+}
+
+// PromptTokens estimates the size of a request's prompt with CountTokens: every message's
+// content and tool calls, the tool specs and the output schema.
+func PromptTokens(req *Request) int {
+	prompt := 0
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		prompt += CountTokens(m.Content)
+		for _, tc := range m.ToolCalls {
+			prompt += CountTokens(tc.Name) + unitsToTokens(countUnits(tc.Arguments))
+		}
+	}
+	for i := range req.Tools {
+		t := &req.Tools[i]
+		prompt += CountTokens(t.Name) + CountTokens(t.Description) + unitsToTokens(countUnits(t.InputSchema))
+	}
+	prompt += unitsToTokens(countUnits(req.OutputSchema))
+	return prompt
 }

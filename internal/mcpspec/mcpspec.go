@@ -27,10 +27,14 @@ const (
 	MaxCommandLen     = 1000
 	MaxArgs           = 100
 	MaxArgLen         = 4096
+	MaxEnv            = 50
 	MaxURLLen         = 2048
 	MaxTools          = 200
 	MaxToolDescLen    = 10_000
 )
+
+// envNameRe is the form of an environment variable's name.
+var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 
 // toolNameRe is the MCP tool name format: 1 to 128 letters, digits, '_', '-' or '.'.
 var toolNameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
@@ -39,9 +43,18 @@ func invalid(field, format string, args ...any) error {
 	return &store.ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
-// Validate checks an MCP server configuration before it is saved. Errors are
-// *store.ValidationError or *store.ReferenceError naming the field, e.g.
-// "tools[1].input_schema" or "credential_id".
+// NormalizeTransport returns the stored name of a transport given on input: "" (the
+// default) and "http" (the name before the SSE transport existed) are streamable_http.
+func NormalizeTransport(t string) string {
+	if t == "" || t == "http" {
+		return "streamable_http"
+	}
+	return t
+}
+
+// Validate checks an MCP server configuration before it is saved (its tools apart: see
+// ValidateTools). Errors are *store.ValidationError or *store.ReferenceError naming the
+// field, e.g. "url" or "credential_id".
 func Validate(ctx context.Context, st *store.Store, ws string, t *store.MCPTool) error {
 	switch {
 	case strings.TrimSpace(t.Name) == "":
@@ -56,17 +69,34 @@ func Validate(ctx context.Context, st *store.Store, ws string, t *store.MCPTool)
 	if err := validateTransport(t); err != nil {
 		return err
 	}
-	if err := ValidateTools(t.Tools); err != nil {
+	if t.CredentialID != nil && *t.CredentialID != "" {
+		return checkCredential(ctx, st, ws, t.Transport, *t.CredentialID)
+	}
+	return nil
+}
+
+// httpCredentialTypes are the credential types a server over HTTP takes: a token, sent as a
+// bearer token or in a custom header. A stdio command takes any credential, in an
+// environment variable.
+var httpCredentialTypes = []string{"api_key", "bearer_token"}
+
+func checkCredential(ctx context.Context, st *store.Store, ws, transport, id string) error {
+	c, err := st.CredentialGet(ctx, ws, id)
+	if store.IsNotFound(err) {
+		return &store.ReferenceError{Field: "credential_id", Resource: string(store.KindCredential), ID: id}
+	}
+	if err != nil {
 		return err
 	}
-	if t.CredentialID != nil && *t.CredentialID != "" {
-		return st.CheckRefs(ctx, ws, store.KindCredential, "credential_id", *t.CredentialID)
+	if transport != "stdio" && !slices.Contains(httpCredentialTypes, c.Type) {
+		return invalid("credential_id", "credential %s is of type %s; a server over %s takes a token: one of %s",
+			id, c.Type, transport, strings.Join(httpCredentialTypes, ", "))
 	}
 	return nil
 }
 
 // validateTransport checks that the fields of the chosen transport are set and those of the
-// other one are empty, so a configuration never carries a command it will not run.
+// others are empty, so a configuration never carries a command it will not run.
 func validateTransport(t *store.MCPTool) error {
 	if t.Transport == "stdio" {
 		switch {
@@ -77,7 +107,7 @@ func validateTransport(t *store.MCPTool) error {
 		case strings.ContainsAny(t.Command, "\x00\r\n"):
 			return invalid("command", "must be a single line")
 		case t.URL != "":
-			return invalid("url", "is only for the http transport; leave it empty for stdio")
+			return invalid("url", "is only for the streamable_http and sse transports; leave it empty for stdio")
 		case len(t.Args) > MaxArgs:
 			return invalid("args", "must hold at most %d arguments", MaxArgs)
 		}
@@ -86,15 +116,17 @@ func validateTransport(t *store.MCPTool) error {
 				return invalid(fmt.Sprintf("args[%d]", i), "must be at most %d characters, without NUL bytes", MaxArgLen)
 			}
 		}
-		return nil
+		return validateEnv(t.Env)
 	}
 	switch {
+	case len(t.Env) > 0:
+		return invalid("env", "is only for the stdio transport; leave it empty for %s", t.Transport)
 	case t.Command != "":
-		return invalid("command", "is only for the stdio transport; leave it empty for http")
+		return invalid("command", "is only for the stdio transport; leave it empty for %s", t.Transport)
 	case len(t.Args) > 0:
-		return invalid("args", "are only for the stdio transport; leave them empty for http")
+		return invalid("args", "are only for the stdio transport; leave them empty for %s", t.Transport)
 	case strings.TrimSpace(t.URL) == "":
-		return invalid("url", "is required for the http transport")
+		return invalid("url", "is required for the %s transport", t.Transport)
 	case len(t.URL) > MaxURLLen:
 		return invalid("url", "must be at most %d characters", MaxURLLen)
 	}
@@ -115,6 +147,28 @@ func validateTransport(t *store.MCPTool) error {
 	return nil
 }
 
+// validateEnv checks a stdio command's variables: at most MaxEnv, names of letters, digits
+// and '_' not starting with a digit, values of at most MaxArgLen characters without NUL.
+func validateEnv(env store.Env) error {
+	if len(env) > MaxEnv {
+		return invalid("env", "must hold at most %d variables", MaxEnv)
+	}
+	names := make([]string, 0, len(env))
+	for k := range env {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		if !envNameRe.MatchString(k) {
+			return invalid("env", "%q is not a variable name (letters, digits and '_', not starting with a digit)", k)
+		}
+		if v := env[k]; len(v) > MaxArgLen || strings.ContainsRune(v, 0) {
+			return invalid("env."+k, "must be at most %d characters, without NUL bytes", MaxArgLen)
+		}
+	}
+	return nil
+}
+
 // ValidateTools checks the tools a server declares: names in the MCP format and unique, and
 // each input_schema a JSON Schema (2020-12) of an object.
 func ValidateTools(tools []store.MCPToolDef) error {
@@ -124,7 +178,7 @@ func ValidateTools(tools []store.MCPToolDef) error {
 	seen := map[string]int{}
 	for i, tool := range tools {
 		f := fmt.Sprintf("tools[%d]", i)
-		if !toolNameRe.MatchString(tool.Name) {
+		if !ValidToolName(tool.Name) {
 			return invalid(f+".name", "must be 1 to 128 letters, digits, '_', '-' or '.', got %q", tool.Name)
 		}
 		if j, dup := seen[tool.Name]; dup {
@@ -140,6 +194,10 @@ func ValidateTools(tools []store.MCPToolDef) error {
 	}
 	return nil
 }
+
+// ValidToolName reports whether name has the MCP tool name format: 1 to 128 letters,
+// digits, '_', '-' or '.'.
+func ValidToolName(name string) bool { return toolNameRe.MatchString(name) }
 
 // checkInputSchema accepts an absent schema, or one that compiles and describes an object:
 // MCP passes tool arguments as a JSON object.
@@ -172,7 +230,7 @@ type Template struct {
 	ID             string             `json:"id" doc:"Slug, e.g. github."`
 	Name           string             `json:"name"`
 	Description    string             `json:"description"`
-	Transport      string             `json:"transport" enum:"stdio,http"`
+	Transport      string             `json:"transport" enum:"streamable_http,sse,stdio"`
 	Command        string             `json:"command,omitempty"`
 	Args           []string           `json:"args"`
 	URL            string             `json:"url,omitempty"`
@@ -192,8 +250,54 @@ var loadTemplates = sync.OnceValues(func() ([]Template, error) {
 	if err := dec.Decode(&ts); err != nil {
 		return nil, fmt.Errorf("mcp templates: %w", err)
 	}
+	for i := range ts { // lists are sent as [], never null
+		t := &ts[i]
+		if t.Args == nil {
+			t.Args = []string{}
+		}
+		if t.RequiredEnv == nil {
+			t.RequiredEnv = []EnvVar{}
+		}
+		if t.Tools == nil {
+			t.Tools = []store.MCPToolDef{}
+		}
+	}
 	return ts, nil
 })
+
+// TemplateFor returns the template t was made from (shared: not to be changed), nil when
+// none: one of the same transport and URL, or of the same command whose package argument
+// (its first argument that is not a flag) is among t's arguments.
+func TemplateFor(t *store.MCPTool) *Template {
+	all, err := loadTemplates()
+	if err != nil {
+		return nil
+	}
+	for i := range all {
+		tp := &all[i]
+		if tp.Transport != t.Transport {
+			continue
+		}
+		if tp.Transport != "stdio" {
+			if tp.URL == t.URL {
+				return tp
+			}
+			continue
+		}
+		if tp.Command != t.Command {
+			continue
+		}
+		for _, a := range tp.Args {
+			if !strings.HasPrefix(a, "-") {
+				if slices.Contains(t.Args, a) {
+					return tp
+				}
+				break
+			}
+		}
+	}
+	return nil
+}
 
 // Templates returns the templates whose id, name or description contains query
 // (case-insensitive; "" returns all), in catalog order.

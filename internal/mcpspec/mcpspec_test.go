@@ -3,9 +3,12 @@ package mcpspec
 import (
 	"context"
 	"errors"
+	"net/url"
 	"regexp"
+	"slices"
 	"testing"
 
+	"github.com/agentplane/agentplane/internal/mcpclient"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -36,6 +39,9 @@ func TestTemplatesAreValidConfigurations(t *testing.T) {
 		cfg := &store.MCPTool{Name: tp.Name, Description: tp.Description, Transport: tp.Transport, Command: tp.Command,
 			Args: tp.Args, URL: tp.URL, Tools: tp.Tools}
 		if err := Validate(context.Background(), nil, "ws", cfg); err != nil {
+			t.Errorf("%s: %v", tp.ID, err)
+		}
+		if err := ValidateTools(cfg.Tools); err != nil {
 			t.Errorf("%s: %v", tp.ID, err)
 		}
 	}
@@ -69,11 +75,21 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"multi-line command", func(t *store.MCPTool) { t.Command = "npx\nrm -rf /" }, "command"},
 		{"url on stdio", func(t *store.MCPTool) { t.URL = "https://x.example" }, "url"},
 		{"nul in arg", func(t *store.MCPTool) { t.Args = store.Strings{"ok", "a\x00b"} }, "args[1]"},
-		{"args on http", func(t *store.MCPTool) {
-			t.Transport, t.Command, t.URL, t.Args = "http", "", "https://x.example", store.Strings{"-y"}
+		{"env name", func(t *store.MCPTool) { t.Env = store.Env{"OK": "1", "1BAD": "x"} }, "env"},
+		{"nul in env", func(t *store.MCPTool) { t.Env = store.Env{"TEAM": "T\x00"} }, "env.TEAM"},
+		{"env on sse", func(t *store.MCPTool) {
+			t.Transport, t.Command, t.URL, t.Env = "sse", "", "https://x.example", store.Env{"A": "b"}
+		}, "env"},
+		{"args on sse", func(t *store.MCPTool) {
+			t.Transport, t.Command, t.URL, t.Args = "sse", "", "https://x.example", store.Strings{"-y"}
 		}, "args"},
-		{"credentials in url", func(t *store.MCPTool) { t.Transport, t.Command, t.URL = "http", "", "https://user:pw@x.example/mcp" }, "url"},
-		{"schemeless url", func(t *store.MCPTool) { t.Transport, t.Command, t.URL = "http", "", "x.example/mcp" }, "url"},
+		{"command on streamable_http", func(t *store.MCPTool) { t.Transport, t.URL = "streamable_http", "https://x.example" }, "command"},
+		{"no url", func(t *store.MCPTool) { t.Transport, t.Command = "sse", "" }, "url"},
+		{"http is not stored", func(t *store.MCPTool) { t.Transport, t.Command, t.URL = "http", "", "https://x.example/mcp" }, "transport"},
+		{"credentials in url", func(t *store.MCPTool) {
+			t.Transport, t.Command, t.URL = "streamable_http", "", "https://user:pw@x.example/mcp"
+		}, "url"},
+		{"schemeless url", func(t *store.MCPTool) { t.Transport, t.Command, t.URL = "sse", "", "x.example/mcp" }, "url"},
 		{"tool name", func(t *store.MCPTool) { t.Tools[1].Name = "" }, "tools[1].name"},
 		{"duplicate tool", func(t *store.MCPTool) { t.Tools[2].Name = "a" }, "tools[2].name"},
 		{"schema array", func(t *store.MCPTool) { t.Tools[0].InputSchema = []byte(`[]`) }, "tools[0].input_schema"},
@@ -83,6 +99,9 @@ func TestValidateNamesTheField(t *testing.T) {
 		cfg := ok()
 		c.edit(cfg)
 		err := Validate(context.Background(), nil, "ws", cfg)
+		if err == nil {
+			err = ValidateTools(cfg.Tools)
+		}
 		var ve *store.ValidationError
 		if !errors.As(err, &ve) || ve.Field != c.field {
 			t.Errorf("%s: error %v, want one on %s", c.name, err, c.field)
@@ -90,5 +109,69 @@ func TestValidateNamesTheField(t *testing.T) {
 	}
 	if err := Validate(context.Background(), nil, "ws", ok()); err != nil {
 		t.Fatal(err)
+	}
+	if err := ValidateTools(ok().Tools); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNormalizeTransport(t *testing.T) {
+	for in, want := range map[string]string{"": "streamable_http", "http": "streamable_http", "sse": "sse", "stdio": "stdio", "grpc": "grpc"} {
+		if got := NormalizeTransport(in); got != want {
+			t.Errorf("NormalizeTransport(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if !slices.Equal(store.MCPTransports, mcpclient.Transports) {
+		t.Errorf("stored transports %v, the client speaks %v", store.MCPTransports, mcpclient.Transports)
+	}
+}
+
+// packageRe is an npm (@scope/name) or PyPI package name, with an optional @version.
+var packageRe = regexp.MustCompile(`^(@[a-z0-9][a-z0-9._-]*/)?[a-z0-9][a-z0-9._-]*(@[a-z0-9.^~-]+)?$`)
+
+// TestTemplatesReachTheirServers checks each template against its transport: an HTTP one
+// names an https endpoint and a transport the client speaks; a stdio one runs its package
+// with npx or uvx the way those tools run a server non-interactively (npx -y <package>:
+// without -y, npx asks on the server's stdin whether to install it, and the session hangs).
+func TestTemplatesReachTheirServers(t *testing.T) {
+	all, err := Templates("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range all {
+		if !slices.Contains(mcpclient.Transports, tp.Transport) {
+			t.Errorf("%s: transport %q is not one the client speaks", tp.ID, tp.Transport)
+			continue
+		}
+		switch tp.Transport {
+		case mcpclient.StreamableHTTP, mcpclient.SSE:
+			u, err := url.Parse(tp.URL)
+			if err != nil || u.Scheme != "https" || u.Host == "" || tp.Command != "" || len(tp.Args) > 0 {
+				t.Errorf("%s: an HTTP server needs an https URL and no command: %q %q %q", tp.ID, tp.URL, tp.Command, tp.Args)
+			}
+		case mcpclient.Stdio:
+			var pkg string
+			switch {
+			case tp.Command == "npx" && len(tp.Args) >= 2 && tp.Args[0] == "-y":
+				pkg = tp.Args[1]
+			case tp.Command == "uvx" && len(tp.Args) >= 1:
+				pkg = tp.Args[0]
+			default:
+				t.Errorf("%s: runs %q %q; want npx -y <package> or uvx <package>", tp.ID, tp.Command, tp.Args)
+				continue
+			}
+			if !packageRe.MatchString(pkg) || tp.URL != "" {
+				t.Errorf("%s: package %q (url %q)", tp.ID, pkg, tp.URL)
+			}
+		}
+		// A record made from the template is recognised as made from it (the emulator's
+		// refresh answers with its tools).
+		rec := &store.MCPTool{Transport: tp.Transport, URL: tp.URL, Command: tp.Command, Args: tp.Args}
+		if got := TemplateFor(rec); got == nil || got.ID != tp.ID {
+			t.Errorf("%s: TemplateFor found %v", tp.ID, got)
+		}
+	}
+	if TemplateFor(&store.MCPTool{Transport: "stdio", Command: "npx", Args: store.Strings{"-y", "unknown-server"}}) != nil {
+		t.Error("an unknown server matched a template")
 	}
 }

@@ -24,7 +24,8 @@ func Parse(text string) (*Template, error) {
 		return nil, fmt.Errorf("template does not parse: %w", err)
 	}
 	t.Escape(func(s string) string { return s }) // prompts are text, not HTML
-	var vars []string
+	// Never nil: the list is sent as [] when the template has none.
+	vars := []string{}
 	if err := collect(t.Tags(), "", &vars); err != nil {
 		return nil, err
 	}

@@ -33,3 +33,15 @@ func TestParseErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestVariablesNeverNil: a template without variables reports [] (sent as a JSON list, never
+// null, by the preview routes).
+func TestVariablesNeverNil(t *testing.T) {
+	tmpl, err := Parse("You answer briefly.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vars := tmpl.Variables(); vars == nil || len(vars) != 0 {
+		t.Fatalf("Variables() = %#v, want an empty non-nil list", vars)
+	}
+}

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentplane/agentplane/internal/llm"
@@ -22,44 +24,119 @@ var errCancelled = errors.New("execution cancelled")
 // errShutdown is the cause when the server stops before a run ends.
 var errShutdown = errors.New("the server shut down before the execution finished")
 
+// errLeaseLost is the cause when this node no longer holds a run's lease: another node
+// rescued it, or this node could not renew it in time.
+var errLeaseLost = errors.New("this server lost the execution's lease (it could not renew it in time, or another server took the execution over)")
+
+// Codes of a terminal error frame ({message, code}): why the execution ended without output.
+// Frames stored by older versions have no code.
+const (
+	CodeFailed      = "failed"      // the run failed
+	CodeCancelled   = "cancelled"   // a user cancelled it
+	CodeRejected    = "rejected"    // denied at an approval checkpoint
+	CodeTimeout     = "timeout"     // a model call exceeded config.request_timeout_ms
+	CodeInterrupted = "interrupted" // the server running it stopped, crashed or shut down after its first model call
+)
+
+// errorFrame is the data of a terminal error frame.
+func errorFrame(msg, code string) json.RawMessage {
+	raw, _ := json.Marshal(map[string]string{"message": msg, "code": code})
+	return raw
+}
+
 // Config is what an Engine needs.
 type Config struct {
-	Store    *store.Store
-	Provider llm.Provider
-	Logger   *slog.Logger
+	Store *store.Store
+	// Router decides which provider answers each version's model calls.
+	Router ModelRouter
+	// Tools opens the MCP sessions of runs' tool calls; nil is SimulatedTools.
+	Tools  ToolServers
+	Logger *slog.Logger
 	// Workers is the size of the pool that runs async executions (default 16).
 	Workers int
+	// LeaseTimeout is how long a run stays owned by this node without a heartbeat (default
+	// 30 s); HeartbeatInterval how often the node renews the leases of its runs (default
+	// 10 s). The elected node rescues expired leases every min(5 s, LeaseTimeout/3).
+	LeaseTimeout, HeartbeatInterval time.Duration
+	// PostgresURL, on PostgreSQL, is the database the store runs on: the node opens its
+	// LISTEN connection and its leader lock there. Empty on SQLite (one node).
+	PostgresURL string
+	// Metrics is told of every run end and model call (nil: nothing is reported).
+	Metrics Metrics
 }
+
+// Defaults of Config's lease settings.
+const (
+	DefaultLeaseTimeout      = 30 * time.Second
+	DefaultHeartbeatInterval = 10 * time.Second
+)
+
+// seqBlock is how many frame ids a pass reserves at a time (see store.Claim).
+const seqBlock = 512
 
 // Engine runs executions: async ones from a durable queue with a bounded worker pool,
 // sync ones and chat turns at once, all through the same pipeline.
+//
+// Every running execution is owned by one node (one process; see lease.go) with a lease the
+// node renews by heartbeat; the elected leader rescues the runs of nodes that stopped. On
+// PostgreSQL the nodes of one database talk over LISTEN/NOTIFY (cluster.go).
 type Engine struct {
-	st       *store.Store
-	provider llm.Provider
-	log      *slog.Logger
-	workers  int
-	hub      *hub
+	st      *store.Store
+	router  ModelRouter
+	tools   ToolServers
+	log     *slog.Logger
+	workers int
+	hub     *hub
+	metrics Metrics
 
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	wake   chan struct{}
-	wg     sync.WaitGroup
+	// node is this process's id among the nodes sharing the database.
+	node                          string
+	lease, heartbeat, rescueEvery time.Duration
+	pgURL                         string
+	cl                            *cluster // nil on SQLite
 
-	mu   sync.Mutex
-	live map[string]*handle
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	wake     chan struct{}
+	idle     atomic.Int32  // workers waiting for work
+	draining chan struct{} // closed when Stop starts: no more claims
+	wg       sync.WaitGroup
 
-	startOnce, stopOnce sync.Once
-	models              sync.Map // model id -> *store.LLMModel
-	versions            sync.Map // agent version id -> *store.AgentConfig
+	// bg runs the heartbeat, the leader's rescues and the cluster's sender.
+	bg       context.Context
+	bgCancel context.CancelFunc
+	bgwg     sync.WaitGroup
+	leader   leaderLock
+	// lastRenewal is when the last successful heartbeat started (Unix ns).
+	lastRenewal atomic.Int64
+
+	// claimMu is held for reading from the statement that makes a row this node's (create,
+	// claim, resume) until its handle is registered, and for writing by whoever needs to know
+	// that every running row of this node has a handle (cancel, heartbeat).
+	claimMu sync.RWMutex
+	mu      sync.Mutex
+	live    map[string]*handle
+
+	// testFault, set by tests, fails the writes that end a run, and the heartbeat, while it
+	// returns an error.
+	testFault atomic.Pointer[func() error]
+
+	startOnce, stopOnce, drainOnce sync.Once
+	catalog                        sync.Map // model id -> *store.LLMModel, catalog entries only (read-only)
+	versions                       sync.Map // agent version id -> *store.AgentConfig
 }
 
 // handle is a run in progress in this process; its context exists from registration, so
 // a cancel that arrives before the run starts still reaches it.
 type handle struct {
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	done   chan struct{}
-	result *store.Execution // the execution as its run left it; set before done is closed
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	done    chan struct{}
+	attempt int              // the pass of the row this handle runs (see store.Owner)
+	result  *store.Execution // the execution as its run left it; set before done is closed
+	// finishing is set when the pass starts writing its outcome: its row leaves running
+	// then, which the heartbeat must not take for a lost lease.
+	finishing atomic.Bool
 }
 
 // Waiter follows a started run.
@@ -77,30 +154,79 @@ func New(cfg Config) *Engine {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 16
 	}
+	if cfg.Tools == nil {
+		cfg.Tools = SimulatedTools{}
+	}
+	if cfg.LeaseTimeout <= 0 {
+		cfg.LeaseTimeout = DefaultLeaseTimeout
+	}
+	if cfg.HeartbeatInterval <= 0 {
+		cfg.HeartbeatInterval = min(DefaultHeartbeatInterval, cfg.LeaseTimeout/3)
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = noMetrics{}
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	return &Engine{st: cfg.Store, provider: cfg.Provider, log: cfg.Logger, workers: cfg.Workers, hub: newHub(),
-		ctx: ctx, cancel: cancel, wake: make(chan struct{}, cfg.Workers), live: map[string]*handle{}}
+	bg, bgCancel := context.WithCancel(context.Background())
+	e := &Engine{st: cfg.Store, router: cfg.Router, tools: cfg.Tools, log: cfg.Logger, workers: cfg.Workers, hub: newHub(), metrics: cfg.Metrics,
+		node: newNodeID(), lease: cfg.LeaseTimeout, heartbeat: cfg.HeartbeatInterval, rescueEvery: min(5*time.Second, cfg.LeaseTimeout/3),
+		pgURL: cfg.PostgresURL, ctx: ctx, cancel: cancel, wake: make(chan struct{}, cfg.Workers), draining: make(chan struct{}),
+		bg: bg, bgCancel: bgCancel, live: map[string]*handle{}}
+	e.log = e.log.With("node", e.node)
+	return e
 }
 
-// Start recovers from a previous process (runs it left running are failed; pending ones
-// are queued) and starts the workers. Calling it again does nothing.
+// fault returns the error a test injects into the writes that end a run (nil normally).
+func (e *Engine) fault() error {
+	if f := e.testFault.Load(); f != nil {
+		return (*f)()
+	}
+	return nil
+}
+
+// Node is this process's id among the nodes sharing the database (random per process).
+func (e *Engine) Node() string { return e.node }
+
+// Start joins the cluster (on PostgreSQL: LISTEN, and the leader election), rescues the
+// runs whose lease expired if this node leads (runs other nodes own are left alone), and
+// starts the workers and the heartbeat. Calling it again does nothing.
 func (e *Engine) Start(ctx context.Context) error {
 	var err error
 	e.startOnce.Do(func() {
-		if err = e.recover(ctx); err != nil {
+		err = e.startCluster(ctx)
+		if err != nil {
 			return
 		}
+		e.leader = e.newLeaderLock()
+		if lead, lerr := e.leader.hold(ctx); lerr != nil {
+			e.log.Warn("leader election", "error", lerr)
+		} else if lead {
+			if _, err = e.rescue(ctx); err != nil {
+				e.stopBackground()
+				return
+			}
+		}
+		host, _ := os.Hostname()
+		e.log.Info("engine started", "host", host, "cluster", e.cl != nil, "lease_timeout", e.lease, "heartbeat_interval", e.heartbeat)
+		e.lastRenewal.Store(time.Now().UnixNano())
+		e.bgwg.Go(e.heartbeatLoop)
+		e.bgwg.Go(e.leaderLoop)
 		for range e.workers {
 			e.wg.Go(e.worker)
 		}
+		e.wg.Go(e.pollLoop)
+		e.poke()
 	})
 	return err
 }
 
-// Stop lets runs in progress finish until ctx ends, then cancels the rest (they are
-// recorded as failed) and waits for the workers. Calling it again does nothing.
+// Stop drains the node: it claims nothing more, lets runs in progress finish until ctx ends,
+// then stops the rest, which go back to the queue when they never reached a model call
+// and are failed as interrupted otherwise, and releases its leases and connections.
+// Calling it again does nothing.
 func (e *Engine) Stop(ctx context.Context) {
 	e.stopOnce.Do(func() {
+		e.StopClaiming()
 		idle := make(chan struct{})
 		go func() {
 			for {
@@ -122,31 +248,24 @@ func (e *Engine) Stop(ctx context.Context) {
 		<-idle
 		e.cancel(errShutdown)
 		e.wg.Wait()
+		e.stopBackground()
 	})
 }
 
-// recover fails the executions a dead process left running and releases chat sessions.
-func (e *Engine) recover(ctx context.Context) error {
-	running, err := e.st.ExecutionIDsByStatus(ctx, store.StatusRunning)
-	if err != nil {
-		return err
+// StopClaiming makes the workers take no more runs from the queue (the first step of a
+// drain: other nodes take them); runs in progress go on. Calling it again does nothing.
+func (e *Engine) StopClaiming() {
+	e.drainOnce.Do(func() { close(e.draining) })
+}
+
+// stopBackground stops the heartbeat, the leader and the cluster connections.
+func (e *Engine) stopBackground() {
+	e.bgCancel()
+	e.bgwg.Wait()
+	if e.leader != nil {
+		e.leader.release()
 	}
-	for _, r := range running {
-		x, err := e.st.ExecutionGet(ctx, r[0], r[1])
-		if err != nil {
-			return err
-		}
-		msg := "the server stopped while this execution was running; it was marked failed when the server started again"
-		if err := e.closeDirect(ctx, x, store.StatusFailed, msg, "", "", ""); err != nil && !isTransition(err) {
-			return err
-		}
-		e.log.Warn("failed an execution left running by a previous process", "execution_id", x.ID)
-	}
-	if err := e.st.ChatSessionsUnlockAll(ctx); err != nil {
-		return err
-	}
-	e.poke()
-	return nil
+	e.cl.stop()
 }
 
 func (e *Engine) poke() {
@@ -156,32 +275,79 @@ func (e *Engine) poke() {
 	}
 }
 
-// worker claims pending executions and runs them, one at a time.
-func (e *Engine) worker() {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for e.ctx.Err() == nil {
-		x, err := e.st.ExecutionClaim(e.ctx)
-		if err != nil {
-			if e.ctx.Err() == nil {
-				e.log.Error("claim execution", "error", err)
+// queued wakes a worker for a run just queued: one of this node when one is idle, else the
+// other nodes' (on PostgreSQL), so that claims do not multiply with the number of nodes.
+func (e *Engine) queued() {
+	if e.idle.Load() > 0 || e.cl == nil || e.cl.alone() {
+		e.poke()
+		return
+	}
+	e.cl.send(message{K: msgQueued, N: e.node})
+}
+
+// claim is this node's claim on a new pass.
+func (e *Engine) claim() store.Claim {
+	return store.Claim{Node: e.node, Lease: e.lease, SeqBlock: seqBlock}
+}
+
+// pollInterval is how often an idle node looks at the queue when nothing woke it: a run
+// queued here or announced by another node wakes a worker at once; this is the net under a
+// lost message.
+const pollInterval = time.Second
+
+// pollLoop wakes one idle worker every pollInterval (one claim per node, not per worker).
+func (e *Engine) pollLoop() {
+	t := time.NewTicker(pollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.draining:
+			return
+		case <-t.C:
+			if e.idle.Load() > 0 {
+				e.poke()
 			}
+		}
+	}
+}
+
+// worker claims pending executions and runs them, one at a time, until the node drains.
+func (e *Engine) worker() {
+	for {
+		select {
+		case <-e.draining:
+			return
+		default:
+		}
+		e.claimMu.RLock()
+		x, err := e.st.ExecutionClaim(e.ctx, e.claim())
+		var h *handle
+		if x != nil {
+			h = e.register(e.ctx, x)
+		}
+		e.claimMu.RUnlock()
+		if x != nil {
+			e.changed(x.ID) // it started: streams waiting for it, here or elsewhere, look again
+		}
+		if err != nil {
+			e.log.Error("claim execution", "error", err)
 			select {
-			case <-e.ctx.Done():
-			case <-tick.C:
+			case <-e.draining:
+			case <-time.After(pollInterval):
 			}
 			continue
 		}
 		if x == nil {
+			e.idle.Add(1)
 			select {
-			case <-e.ctx.Done():
+			case <-e.draining:
 			case <-e.wake:
-			case <-tick.C:
 			}
+			e.idle.Add(-1)
 			continue
 		}
 		e.poke() // there may be more
-		e.runExecution(e.ctx, x)
+		e.runRegistered(x, nil, h, nil)
 	}
 }
 
@@ -196,9 +362,17 @@ type SubmitRequest struct {
 	Source      string
 	TimeoutMS   int
 	Async       bool
+	// UserID is the signed-in user who started the run; EndUserID the caller's id for its
+	// end user. Either may be nil.
+	UserID, EndUserID *string
 	// Chat makes the run a chat turn: the session is locked for it (409 when busy) and the
 	// user message and reply are stored when it completes.
 	Chat *ChatTurn
+	// BeforeCreate, when set, runs inside the transaction that records the execution, before
+	// anything else is written (x has its id): the API checks the plan limits there, under a
+	// per-workspace lock, and links an Idempotency-Key to x. Its error rolls everything back
+	// and is Submit's error.
+	BeforeCreate func(ctx context.Context, tx *store.Store, x *store.Execution) error
 }
 
 // ChatTurn is a user message sent to a session.
@@ -206,16 +380,44 @@ type ChatTurn struct {
 	SessionID     string
 	UserMessageID string
 	Content       string
+	// IdempotencyKey, when set, is recorded with RequestHash in the transaction that creates
+	// the turn (see store.ChatTurnClaim); a key already used makes Submit start nothing and
+	// return the *store.IdempotencyUsedError naming the earlier turn.
+	IdempotencyKey string
+	RequestHash    string
 }
 
 // Submit records a new execution and starts it: async ones are queued (status pending),
 // others start at once in the background. done is closed when the run stops (terminal or
 // awaiting approval); it is nil for async executions.
 func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*store.Execution, *Waiter, error) {
+	var pre *prepared
+	if req.Config != nil {
+		// A run that cannot reach its model is refused before anything is recorded. A run
+		// that starts now keeps the route (one credential read instead of two); a queued one
+		// resolves it when it starts.
+		m, err := e.model(ctx, req.WorkspaceID, req.Config.Model)
+		if err != nil {
+			return nil, nil, err
+		}
+		if req.Async {
+			err = e.router.Check(ctx, req.WorkspaceID, req.Config, m)
+		} else {
+			pre = &prepared{model: m}
+			pre.route, err = e.router.Route(ctx, req.WorkspaceID, req.Config, m)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
 	x := &store.Execution{ID: store.NewID(), WorkspaceID: req.WorkspaceID, AgentID: req.Agent.ID, AgentVersionID: req.VersionID,
-		Source: req.Source, Input: req.Input, Metadata: req.Metadata, Config: req.Config, TimeoutMS: req.TimeoutMS, Status: store.StatusRunning}
+		Source: req.Source, Input: req.Input, Metadata: req.Metadata, Config: req.Config, TimeoutMS: req.TimeoutMS, Status: store.StatusRunning,
+		UserID: req.UserID, EndUserID: req.EndUserID}
 	if req.Async {
 		x.Status = store.StatusPending
+	} else {
+		c := e.claim()
+		x.Claim = &c
 	}
 	if x.Input == nil {
 		x.Input = store.JSONObject{}
@@ -231,8 +433,25 @@ func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*store.Executio
 	x.State, _ = json.Marshal(state)
 	tr := &store.Trace{WorkspaceID: req.WorkspaceID, ExecutionID: &x.ID, AgentID: &req.Agent.ID, SessionID: x.SessionID,
 		Name: req.Agent.Name, Metadata: store.JSONObject{"source": req.Source}}
+	if !req.Async {
+		// The row is this node's from its insert: its handle is registered before anyone
+		// needing to find it (a cancel, the heartbeat) can look.
+		e.claimMu.RLock()
+		defer e.claimMu.RUnlock()
+	}
 	err := e.st.InTx(ctx, func(tx *store.Store) error {
+		if req.BeforeCreate != nil {
+			if err := req.BeforeCreate(ctx, tx, x); err != nil {
+				return err
+			}
+		}
 		if c := req.Chat; c != nil {
+			if c.IdempotencyKey != "" {
+				ref := store.ChatTurnRef{ExecutionID: x.ID, UserMessageID: c.UserMessageID}
+				if err := tx.ChatTurnClaim(ctx, req.WorkspaceID, c.IdempotencyKey, c.RequestHash, ref); err != nil {
+					return err
+				}
+			}
 			if err := tx.ChatSessionLock(ctx, req.WorkspaceID, c.SessionID, x.ID); err != nil {
 				return err
 			}
@@ -243,34 +462,53 @@ func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*store.Executio
 		return nil, nil, err
 	}
 	if req.Async {
-		e.poke()
+		e.queued()
 		return x, nil, nil
 	}
-	return x, e.start(x, req.Agent), nil
+	return x, e.start(x, req.Agent, pre), nil
 }
 
-// start runs an execution in the background, tracked for Stop. agent may be nil.
-func (e *Engine) start(x *store.Execution, agent *store.Agent) *Waiter {
-	h := e.register(e.ctx, x.ID)
-	e.wg.Go(func() { e.runRegistered(x, agent, h) })
+// prepared is what Submit resolved for a run that starts at once: its model entry and
+// where its model calls go.
+type prepared struct {
+	model *store.LLMModel
+	route *Route
+}
+
+// start runs an execution this node owns in the background, tracked for Stop. agent and
+// pre may be nil. The caller holds claimMu for reading.
+func (e *Engine) start(x *store.Execution, agent *store.Agent, pre *prepared) *Waiter {
+	h := e.register(e.ctx, x)
+	e.wg.Go(func() { e.runRegistered(x, agent, h, pre) })
 	return &Waiter{h: h}
 }
 
-func (e *Engine) register(parent context.Context, id string) *handle {
+// register makes the handle of a pass over x, which this node owns; the caller holds
+// claimMu for reading.
+func (e *Engine) register(parent context.Context, x *store.Execution) *handle {
 	ctx, cancel := context.WithCancelCause(parent)
-	h := &handle{ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	h := &handle{ctx: ctx, cancel: cancel, done: make(chan struct{}), attempt: x.Attempt}
 	e.mu.Lock()
-	e.live[id] = h
+	if old := e.live[x.ID]; old != nil {
+		// A pass of this node that lost the row (rescued, queued again, claimed here again):
+		// it must not run on beside the new one.
+		old.cancel(errLeaseLost)
+	}
+	e.live[x.ID] = h
 	e.mu.Unlock()
 	return h
 }
 
-// runExecution runs a claimed execution in the calling goroutine.
-func (e *Engine) runExecution(ctx context.Context, x *store.Execution) {
-	e.runRegistered(x, nil, e.register(ctx, x.ID))
+// changed tells whoever waits on an execution, here and on other nodes, that its status
+// changed (this node changed it).
+func (e *Engine) changed(id string) {
+	e.hub.notify(id)
+	if e.cl != nil {
+		e.cl.statusChanged(id)
+	}
 }
 
-func (e *Engine) runRegistered(x *store.Execution, agent *store.Agent, h *handle) {
+func (e *Engine) runRegistered(x *store.Execution, agent *store.Agent, h *handle, pre *prepared) {
 	ctx := h.ctx
 	defer func() {
 		h.cancel(nil)
@@ -281,12 +519,18 @@ func (e *Engine) runRegistered(x *store.Execution, agent *store.Agent, h *handle
 		e.mu.Unlock()
 		close(h.done)
 	}()
-	h.result = e.runPipeline(ctx, x, agent)
+	h.result = e.runPipeline(ctx, h, x, agent, pre)
 }
 
 // runPipeline runs a pass and records its outcome, returning the execution as recorded.
-func (e *Engine) runPipeline(ctx context.Context, x *store.Execution, agent *store.Agent) *store.Execution {
-	r := &run{e: e, x: x, cfg: x.Config, state: &runState{}, started: time.Now(), flushed: time.Now()}
+func (e *Engine) runPipeline(ctx context.Context, h *handle, x *store.Execution, agent *store.Agent, pre *prepared) *store.Execution {
+	r := &run{e: e, x: x, cfg: x.Config, state: &runState{}, started: time.Now(), flushed: time.Now(),
+		owner: store.Owner{Node: e.node, Attempt: x.Attempt}, stop: h.cancel}
+	// The pass took a block of frame ids above every id an earlier pass may have sent.
+	r.seq, r.reserved = max(x.SeqReserved-seqBlock, 0), x.SeqReserved
+	if pre != nil {
+		r.model, r.modelSet, r.route = pre.model, true, pre.route
+	}
 	if len(x.State) > 0 {
 		if err := json.Unmarshal(x.State, r.state); err != nil {
 			e.log.Error("decode execution state", "execution_id", x.ID, "error", err)
@@ -297,13 +541,6 @@ func (e *Engine) runPipeline(ctx context.Context, x *store.Execution, agent *sto
 	}
 	r.usage, r.cost = r.state.Usage, r.state.Cost
 	var err error
-	if x.CreatedAt != x.UpdatedAt || x.StartedAt == nil || !x.StartedAt.Equal(x.CreatedAt.Time) {
-		// Not a run that starts with its record: it may have frames already (resumed after
-		// approval, or claimed from the queue after a restart).
-		if r.seq, err = e.st.EventLastSeq(context.WithoutCancel(ctx), x.ID); err != nil {
-			e.log.Error("read event sequence", "execution_id", x.ID, "error", err)
-		}
-	}
 	r.topic = e.hub.open(x.WorkspaceID, x.ID, r.seq)
 	defer e.hub.close(x.ID, r.topic)
 	if r.cfg == nil && x.AgentVersionID != nil {
@@ -316,35 +553,43 @@ func (e *Engine) runPipeline(ctx context.Context, x *store.Execution, agent *sto
 	}
 	if ctx.Err() != nil {
 		// Cancelled (or shut down) before it started: whatever failed above failed for that.
-		o = stopped(ctx)
+		o = r.stopped(ctx)
 	} else if err != nil {
 		switch {
 		case ctx.Err() != nil:
-			o = stopped(ctx)
+			o = r.stopped(ctx)
 		case store.IsNotFound(err):
-			o = outcome{status: store.StatusFailed, err: fmt.Sprintf("agent %s is no longer available", x.AgentID)}
+			o = failed(fmt.Sprintf("agent %s is no longer available", x.AgentID))
 		default:
-			o = outcome{status: store.StatusFailed, err: "could not load the agent: " + err.Error()}
+			o = failed("could not load the agent: " + err.Error())
 		}
 	} else if r.cfg == nil {
-		o = outcome{status: store.StatusFailed, err: "the execution has no configuration to run"}
+		o = failed("the execution has no configuration to run")
 	} else {
 		r.root = r.span("agent", r.agent.Name, x.Input)
 		r.root.ParentID = nil
 		r.root.Attributes["agent_type"] = r.agent.Type
 		o = r.execute(ctx)
 	}
+	h.finishing.Store(true)
 	final, err := r.finish(o)
 	if err != nil {
 		if !isTransition(err) {
 			e.log.Error("record execution outcome", "execution_id", x.ID, "error", err)
 		} else {
-			// Someone else ended it first (a cancel racing the run's own end); theirs stands.
-			e.log.Debug("execution ended elsewhere first", "execution_id", x.ID, "error", err)
+			// Someone else ended it first (a rescue after this node lost the lease); theirs stands.
+			e.log.Warn("execution ended elsewhere first", "execution_id", x.ID, "error", err)
 		}
 		return nil
 	}
-	if store.IsTerminal(o.status) && x.ParentID != nil {
+	e.changed(x.ID)
+	if final.DurationMS != nil {
+		e.reportEnd(context.WithoutCancel(ctx), x, r.cfg, final.Status, *final.DurationMS, r.agent, r.route)
+	}
+	if final.Status == store.StatusPending {
+		e.queued() // drained: another node may take it
+	}
+	if store.IsTerminal(final.Status) && x.ParentID != nil {
 		e.resumeParent(x.WorkspaceID, *x.ParentID)
 	}
 	return final
@@ -370,11 +615,15 @@ func (e *Engine) resumeParent(ws, parentID string) {
 	if err != nil || p.Status != store.StatusAwaitingApproval || waitingChild(p) == "" {
 		return
 	}
-	x, err := e.st.ExecutionTransition(ctx, ws, parentID, store.StatusRunning, store.ExecutionPatch{})
+	c := e.claim()
+	e.claimMu.RLock()
+	defer e.claimMu.RUnlock()
+	x, err := e.st.ExecutionTransition(ctx, ws, parentID, store.StatusRunning, store.ExecutionPatch{From: store.StatusAwaitingApproval, Claim: &c})
 	if err != nil {
 		return // another path moved it first
 	}
-	e.start(x, nil)
+	e.start(x, nil, nil)
+	e.changed(x.ID)
 }
 
 // waitingChild returns the child execution a run waits for, if it waits for one.
@@ -398,15 +647,21 @@ func (e *Engine) runChild(ctx context.Context, parent *store.Execution, agentID 
 	if a.Config == nil || a.ActiveVersionID == nil {
 		return nil, fmt.Errorf("sub-agent %s has no active version", agentID)
 	}
+	c := e.claim()
 	x := &store.Execution{ID: store.NewID(), WorkspaceID: parent.WorkspaceID, AgentID: a.ID, AgentVersionID: a.ActiveVersionID,
 		ParentID: &parent.ID, RootID: parent.RootID, SessionID: parent.SessionID, Source: "agent", Status: store.StatusRunning,
+		UserID: parent.UserID, EndUserID: parent.EndUserID, Claim: &c,
 		Input: input, Metadata: store.JSONObject{"parent_id": parent.ID}, Config: a.Config, TimeoutMS: parent.TimeoutMS}
 	tr := &store.Trace{WorkspaceID: parent.WorkspaceID, ExecutionID: &x.ID, AgentID: &a.ID, SessionID: parent.SessionID, Name: a.Name,
 		Metadata: store.JSONObject{"source": "agent", "parent_execution_id": parent.ID}}
+	e.claimMu.RLock()
 	if err := e.st.ExecutionCreate(ctx, x, tr); err != nil {
+		e.claimMu.RUnlock()
 		return nil, err
 	}
-	e.runRegistered(x, a, e.register(withDepth(ctx, depthFrom(ctx)+1), x.ID))
+	h := e.register(withDepth(ctx, depthFrom(ctx)+1), x)
+	e.claimMu.RUnlock()
+	e.runRegistered(x, a, h, nil)
 	return e.st.ExecutionGet(context.WithoutCancel(ctx), x.WorkspaceID, x.ID)
 }
 
@@ -418,51 +673,153 @@ func withDepth(ctx context.Context, d int) context.Context {
 
 func depthFrom(ctx context.Context) int { d, _ := ctx.Value(depthKey{}).(int); return d }
 
-// Cancel stops a pending, running or awaiting execution. A run in progress here is
-// cancelled through its context and records itself as cancelled within milliseconds.
+// cancelWait bounds how long Cancel waits for the node running an execution to stop it.
+const cancelWait = 30 * time.Second
+
+// Cancel stops a pending, running or awaiting execution and returns it as recorded
+// cancelled: a run in progress anywhere is cancelled through its context (on this node
+// directly, on another through a message to it) and the answer waits until the run has
+// recorded itself cancelled, so no model call starts after it. A run that ended otherwise
+// first is a *store.TransitionError naming how; a cancel decided on an awaiting_approval
+// execution that an approve moved first is a *store.ConflictError (one decision wins).
 func (e *Engine) Cancel(ctx context.Context, ws, id string) (*store.Execution, error) {
-	for attempt := range 120 {
+	var feed *Feed // following the run on another node, once it is there
+	defer feed.Close()
+	asked := "" // the owner and attempt asked to cancel, once asked
+	var lastAsk time.Time
+	deadline := time.Now().Add(cancelWait)
+	for {
+		// Watch before looking, so a change between the look and the wait is not missed.
+		changed, unwatch := e.hub.watch(id)
+		var remote <-chan struct{}
+		if feed != nil {
+			remote = feed.Changed()
+		}
 		x, err := e.st.ExecutionGet(ctx, ws, id)
 		if err != nil {
+			unwatch()
 			return nil, err
 		}
 		if store.IsTerminal(x.Status) {
+			unwatch()
+			if x.Status == store.StatusCancelled && asked != "" {
+				e.cancelDescendants(ctx, ws, id)
+				return x, nil
+			}
 			return nil, &store.TransitionError{ID: id, From: x.Status, To: store.StatusCancelled}
 		}
-		e.mu.Lock()
-		h := e.live[id]
-		e.mu.Unlock()
-		if h != nil && x.Status == store.StatusRunning {
-			h.cancel(errCancelled)
-			select {
-			case <-h.done:
-			case <-time.After(5 * time.Second):
-			case <-ctx.Done():
-				return nil, ctx.Err()
+		switch x.Status {
+		case store.StatusPending, store.StatusAwaitingApproval:
+			err := e.closeDirect(ctx, x, store.StatusCancelled, CodeCancelled, "execution cancelled", "cancelled", "", "", false)
+			if err == nil {
+				unwatch()
+				e.cancelDescendants(ctx, ws, id)
+				return e.st.ExecutionGet(context.WithoutCancel(ctx), ws, id)
 			}
-			e.cancelDescendants(ctx, ws, id)
-			return e.st.ExecutionGet(context.WithoutCancel(ctx), ws, id)
+			if !isTransition(err) {
+				unwatch()
+				return nil, err
+			}
+			if x.Status == store.StatusAwaitingApproval {
+				// Decided on the waiting run; an approve (or deny) decided first.
+				unwatch()
+				now, gerr := e.st.ExecutionGet(ctx, ws, id)
+				if gerr != nil {
+					return nil, gerr
+				}
+				if store.IsTerminal(now.Status) {
+					return nil, &store.TransitionError{ID: id, From: now.Status, To: store.StatusCancelled}
+				}
+				return nil, &store.ConflictError{Message: fmt.Sprintf("execution %s was approved and is %s again; this cancel was decided on it waiting for approval: cancel again to stop it", id, now.Status)}
+			}
+			unwatch()
+			continue // claimed meanwhile: cancel the run
+		case store.StatusRunning:
+			owner := ""
+			if x.OwnerNode != nil {
+				owner = *x.OwnerNode
+			}
+			switch {
+			case owner == e.node:
+				if !e.cancelOwned(id) {
+					unwatch()
+					continue // its run ended meanwhile: look again
+				}
+				asked = fmt.Sprintf("%s/%d", owner, x.Attempt)
+			case e.cl == nil || e.leaseExpired(x):
+				// Its node stopped: close it here (unless the rescuer does first). On SQLite,
+				// one process, another node's run is a dead process's; a live one (two
+				// processes on one file, which is not supported) would find its writes fenced.
+				err := e.closeDirect(ctx, x, store.StatusCancelled, CodeCancelled, "execution cancelled", "", "", "", e.cl != nil)
+				if err == nil {
+					unwatch()
+					e.cancelDescendants(ctx, ws, id)
+					return e.st.ExecutionGet(context.WithoutCancel(ctx), ws, id)
+				}
+				if !isTransition(err) {
+					unwatch()
+					return nil, err
+				}
+				unwatch()
+				continue
+			case e.cl != nil:
+				if feed == nil {
+					feed = e.cl.follow(id)
+					remote = feed.Changed()
+				}
+				key := fmt.Sprintf("%s/%d", owner, x.Attempt)
+				if asked != key || time.Since(lastAsk) > time.Second {
+					// Sent after the interest, so the owner hears who waits before it stops the run.
+					e.cl.send(message{K: msgCancel, N: e.node, X: id, O: owner})
+					asked, lastAsk = key, time.Now()
+				}
+			}
 		}
-		if x.Status == store.StatusRunning && h == nil && attempt < 100 {
-			// Claimed a moment ago and not registered yet: give the worker a moment. (A run
-			// of a process that is gone was failed when this one started.)
-			time.Sleep(5 * time.Millisecond)
-			continue
+		if time.Now().After(deadline) {
+			unwatch()
+			return nil, fmt.Errorf("cancel execution %s: the server running it did not stop it within %s", id, cancelWait)
 		}
-		err = e.closeDirect(ctx, x, store.StatusCancelled, "execution cancelled", "cancelled", "", "")
-		if isTransition(err) {
-			continue // it moved meanwhile; look again
+		// Wake on a change here or there, and look again at least every second (a lease
+		// that expires in between, a lost message).
+		wait := time.NewTimer(time.Second)
+		select {
+		case <-changed:
+		case <-remote:
+		case <-wait.C:
+		case <-ctx.Done():
 		}
-		if err != nil {
-			return nil, err
+		wait.Stop()
+		unwatch()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
-		e.cancelDescendants(ctx, ws, id)
-		return e.st.ExecutionGet(ctx, ws, id)
 	}
-	return nil, fmt.Errorf("cancel execution %s: its status kept changing", id)
 }
 
-// Approve resumes an execution waiting at a checkpoint.
+// cancelOwned cancels this node's run of an execution; it reports false when there is none
+// (its run ended, or the row is not this node's).
+func (e *Engine) cancelOwned(id string) bool {
+	// With claimMu held for writing, every running row of this node has its handle.
+	e.claimMu.Lock()
+	e.mu.Lock()
+	h := e.live[id]
+	e.mu.Unlock()
+	e.claimMu.Unlock()
+	if h == nil {
+		return false
+	}
+	h.cancel(errCancelled)
+	return true
+}
+
+// leaseExpired reports whether x's lease has run out (its node stopped renewing it). The
+// database's clock decides: the guarded write in closeDirect checks it again there.
+func (e *Engine) leaseExpired(x *store.Execution) bool {
+	return x.LeaseExpiresAt == nil || time.UnixMilli(*x.LeaseExpiresAt).Before(time.Now().Add(-time.Second))
+}
+
+// Approve resumes an execution waiting at a checkpoint, on this node with a lease of its own.
+// An approve that loses to a cancel or deny decided first is a *store.TransitionError.
 func (e *Engine) Approve(ctx context.Context, ws, id, comment string) (*store.Execution, error) {
 	cur, err := e.st.ExecutionGet(ctx, ws, id)
 	if err != nil {
@@ -471,10 +828,13 @@ func (e *Engine) Approve(ctx context.Context, ws, id, comment string) (*store.Ex
 	if child := waitingChild(cur); child != "" && cur.Status == store.StatusAwaitingApproval {
 		return nil, &store.ConflictError{Message: fmt.Sprintf("execution %s is waiting for its sub-agent execution %s; approve or deny that one", id, child)}
 	}
+	c := e.claim()
+	e.claimMu.RLock()
+	defer e.claimMu.RUnlock()
 	var x *store.Execution
 	err = e.st.InTx(ctx, func(tx *store.Store) error {
 		var err error
-		if x, err = tx.ExecutionTransition(ctx, ws, id, store.StatusRunning, store.ExecutionPatch{}); err != nil {
+		if x, err = tx.ExecutionTransition(ctx, ws, id, store.StatusRunning, store.ExecutionPatch{From: store.StatusAwaitingApproval, Claim: &c}); err != nil {
 			return err
 		}
 		_, err = tx.ApprovalDecide(ctx, ws, id, "approved", comment, "")
@@ -483,7 +843,8 @@ func (e *Engine) Approve(ctx context.Context, ws, id, comment string) (*store.Ex
 	if err != nil {
 		return nil, err
 	}
-	e.start(x, nil)
+	e.start(x, nil, nil)
+	e.changed(x.ID)
 	return x, nil
 }
 
@@ -500,28 +861,35 @@ func (e *Engine) Deny(ctx context.Context, ws, id, reason string) (*store.Execut
 	if reason != "" {
 		msg += ": " + reason
 	}
-	if err := e.closeDirect(ctx, x, store.StatusRejected, msg, "denied", "", reason); err != nil {
+	if err := e.closeDirect(ctx, x, store.StatusRejected, CodeRejected, msg, "denied", "", reason, false); err != nil {
 		return nil, err
 	}
 	return e.st.ExecutionGet(ctx, ws, id)
 }
 
 // closeDirect ends an execution that no run of this process owns (pending, awaiting
-// approval, or orphaned): the status change, its terminal error frame, the trace, the
-// approval decision and the chat session's release, in one transaction.
-func (e *Engine) closeDirect(ctx context.Context, x *store.Execution, to, msg, approval, comment, reason string) error {
+// approval, or running on a node whose lease expired: expired must then be set): the status
+// change, its terminal error frame, the trace, the approval decision and the chat session's
+// release, in one transaction. code is the terminal frame's code. The frame's id is above
+// every id a pass may have sent.
+func (e *Engine) closeDirect(ctx context.Context, x *store.Execution, to, code, msg, approval, comment, reason string, expired bool) error {
 	now := store.Now()
 	dur := now.Sub(x.CreatedAt.Time).Milliseconds()
 	err := e.st.InTx(ctx, func(tx *store.Store) error {
-		if _, err := tx.ExecutionTransition(ctx, x.WorkspaceID, x.ID, to, store.ExecutionPatch{Error: &msg, CompletedAt: &now, DurationMS: &dur, ClearState: true}); err != nil {
-			return err
-		}
-		seq, err := tx.EventLastSeq(ctx, x.ID)
+		last, err := tx.EventLastSeq(ctx, x.ID)
 		if err != nil {
 			return err
 		}
-		data, _ := json.Marshal(map[string]string{"message": msg})
-		if err := tx.EventAppend(ctx, x.ID, []store.Event{{Seq: seq + 1, Event: "error", Data: data}}); err != nil {
+		seq := max(last, x.SeqReserved) + 1
+		// Only from the status (and pass) x was read in: a run claimed meanwhile is not closed
+		// under its feet.
+		attempt := x.Attempt
+		patch := store.ExecutionPatch{Error: &msg, CompletedAt: &now, DurationMS: &dur, ClearState: true, From: x.Status,
+			SeqUsed: &seq, Attempt: &attempt, LeaseExpired: expired}
+		if _, err := tx.ExecutionTransition(ctx, x.WorkspaceID, x.ID, to, patch); err != nil {
+			return err
+		}
+		if err := tx.EventAppend(ctx, x.ID, []store.Event{{Seq: seq, Event: "error", Data: errorFrame(msg, code)}}); err != nil {
 			return err
 		}
 		if err := tx.TraceFinish(ctx, x.WorkspaceID, x.TraceID, to, x.TokenUsage, x.Cost, now, dur); err != nil {
@@ -538,7 +906,8 @@ func (e *Engine) closeDirect(ctx context.Context, x *store.Execution, to, msg, a
 		return nil
 	})
 	if err == nil {
-		e.hub.notify(x.ID)
+		e.changed(x.ID)
+		e.reportEnd(context.WithoutCancel(ctx), x, nil, to, dur, nil, nil)
 		if x.ParentID != nil {
 			e.resumeParent(x.WorkspaceID, *x.ParentID)
 		}
@@ -572,38 +941,69 @@ func isTransition(err error) bool {
 	return errors.As(err, &te)
 }
 
+// Running returns a Waiter for an execution whose run is in progress in this process, so a
+// second caller can wait for a run another request started.
+func (e *Engine) Running(id string) (*Waiter, bool) {
+	e.mu.Lock()
+	h := e.live[id]
+	e.mu.Unlock()
+	if h == nil {
+		return nil, false
+	}
+	return &Waiter{h: h}, true
+}
+
 // Subscribe follows the frames of an execution running in this process.
 func (e *Engine) Subscribe(id string) (*Subscription, bool) { return e.hub.Subscribe(id) }
 
 // Watch returns a channel closed at the next change of an execution that is not running in
-// this process (it starts, or ends without running); call stop when no longer waiting.
+// this process (it starts here, or ends without running, or a node tells of a change);
+// call stop when no longer waiting.
 func (e *Engine) Watch(id string) (changed <-chan struct{}, stop func()) { return e.hub.watch(id) }
 
-// model returns a catalog entry, cached for the engine's life (the catalog is read-only).
-func (e *Engine) model(id string) *store.LLMModel {
-	if v, ok := e.models.Load(id); ok {
-		return v.(*store.LLMModel)
+// Follow follows an execution that may run on another node: the feed hears its frames and
+// status changes from there. Close it when done. On a single node it never changes, and
+// costs nothing.
+func (e *Engine) Follow(id string) *Feed {
+	if e.cl == nil {
+		return &Feed{}
 	}
-	m, err := e.st.LLMModelGet(context.WithoutCancel(e.ctx), id)
-	if err != nil {
-		return nil
-	}
-	e.models.Store(id, m)
-	return m
+	return e.cl.follow(id)
 }
 
-// price is the USD cost of a model call at the catalog's per-million-token prices.
-func (e *Engine) price(model string, u llm.Usage) float64 {
-	m := e.model(model)
+// Models is how model calls are answered: "real" or "simulated".
+func (e *Engine) Models() string { return e.router.Mode() }
+
+// ValidateCredential checks a credential against its service.
+func (e *Engine) ValidateCredential(ctx context.Context, ws string, c *store.Credential) (*Validation, error) {
+	return e.router.Validate(ctx, ws, c)
+}
+
+// model returns the catalog or workspace entry of a model id, nil when there is none.
+// Catalog entries are cached for the engine's life: they are read-only, and a workspace
+// cannot register a catalog id, so a cached entry is always the one a lookup would find.
+func (e *Engine) model(ctx context.Context, ws, id string) (*store.LLMModel, error) {
+	if v, ok := e.catalog.Load(id); ok {
+		return v.(*store.LLMModel), nil
+	}
+	m, err := e.st.LLMModelGet(ctx, ws, id)
+	if store.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if m.Source == store.ModelSourceCatalog {
+		e.catalog.Store(id, m)
+	}
+	return m, nil
+}
+
+// price is the USD cost of a model call at the model's per-million-token prices (0 for a
+// model outside the catalog and the workspace's models).
+func price(m *store.LLMModel, u llm.Usage) float64 {
 	if m == nil {
 		return 0
 	}
 	return (float64(u.PromptTokens)*m.InputPricePerMillion + float64(u.CompletionTokens)*m.OutputPricePerMillion) / 1e6
-}
-
-func (e *Engine) contextWindow(model string) int {
-	if m := e.model(model); m != nil {
-		return m.ContextWindow
-	}
-	return 0
 }

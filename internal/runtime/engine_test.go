@@ -10,7 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/agentplane/agentplane/internal/llm"
+	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/seed"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -45,12 +45,18 @@ func TestLifecycleTable(t *testing.T) {
 // fixture opens a store with a workspace, the catalog and one simple agent.
 func fixture(t *testing.T) (*store.Store, *store.Agent) {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, t.TempDir()+"/a.db")
+	st, err := store.Open(context.Background(), t.TempDir()+"/a.db")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	return st, fixtureAgent(t, st)
+}
+
+// fixtureAgent adds a workspace, the catalog and one simple agent to st.
+func fixtureAgent(t *testing.T, st *store.Store) *store.Agent {
+	t.Helper()
+	ctx := context.Background()
 	ws, _ := st.WorkspaceCreate(ctx, &store.Workspace{Name: "w", Slug: "w"})
 	if err := seed.LoadCatalog(ctx, st); err != nil {
 		t.Fatal(err)
@@ -59,11 +65,11 @@ func fixture(t *testing.T) (*store.Store, *store.Agent) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return st, a
+	return a
 }
 
 func newEngine(st *store.Store) *Engine {
-	return New(Config{Store: st, Provider: llm.NewSimulated(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Workers: 2})
+	return New(Config{Store: st, Router: SimulatedRouter{Model: simulated.New()}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Workers: 2})
 }
 
 func stop(e *Engine) {
@@ -72,48 +78,106 @@ func stop(e *Engine) {
 	e.Stop(ctx)
 }
 
-// TestRecovery: a run a dead process left running is failed at start-up with a message saying
-// so and a terminal frame; a pending one is picked up and completed.
-func TestRecovery(t *testing.T) {
+// ownedRun records a running execution of a owned by node with a lease ending after lease,
+// as a node that died would leave it; called marks its pass as having reached a model call.
+// session, when set, is locked for it.
+func ownedRun(t *testing.T, st *store.Store, a *store.Agent, node string, lease time.Duration, called bool, session string) *store.Execution {
+	t.Helper()
 	ctx := context.Background()
-	st, a := fixture(t)
-	orphan := &store.Execution{WorkspaceID: a.WorkspaceID, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api",
-		Status: store.StatusRunning, Input: store.JSONObject{"message": "x"}, Metadata: store.JSONObject{}, TimeoutMS: 1000}
-	if err := st.ExecutionCreate(ctx, orphan, &store.Trace{WorkspaceID: a.WorkspaceID, Name: "A"}); err != nil {
+	c := store.Claim{Node: node, Lease: lease, SeqBlock: seqBlock}
+	x := &store.Execution{WorkspaceID: a.WorkspaceID, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api",
+		Status: store.StatusRunning, Input: store.JSONObject{"message": "x"}, Metadata: store.JSONObject{}, TimeoutMS: 1000, Claim: &c}
+	if session != "" {
+		x.SessionID = &session
+	}
+	if err := st.ExecutionCreate(ctx, x, &store.Trace{WorkspaceID: a.WorkspaceID, Name: "A"}); err != nil {
 		t.Fatal(err)
 	}
-	queued := &store.Execution{WorkspaceID: a.WorkspaceID, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api",
-		Status: store.StatusPending, Input: store.JSONObject{"message": "queued before the restart"}, Metadata: store.JSONObject{}, TimeoutMS: 1000}
-	if err := st.ExecutionCreate(ctx, queued, &store.Trace{WorkspaceID: a.WorkspaceID, Name: "A"}); err != nil {
-		t.Fatal(err)
+	if session != "" {
+		if err := st.ChatSessionLock(ctx, a.WorkspaceID, session, x.ID); err != nil {
+			t.Fatal(err)
+		}
 	}
-	e := newEngine(st)
-	if err := e.Start(ctx); err != nil {
-		t.Fatal(err)
+	if called {
+		if ok, err := st.ExecutionMarkModelCalled(ctx, x.ID, store.Owner{Node: node, Attempt: x.Attempt}); err != nil || !ok {
+			t.Fatalf("mark: %v %v", ok, err)
+		}
 	}
-	defer stop(e)
-	if err := e.Start(ctx); err != nil { // a second Start does nothing
-		t.Fatal(err)
-	}
-	x, _ := st.ExecutionGet(ctx, a.WorkspaceID, orphan.ID)
-	if x.Status != store.StatusFailed || x.Error == nil || !strings.Contains(*x.Error, "stopped while this execution was running") {
-		t.Fatalf("orphan: %+v", x)
-	}
-	evs, _ := st.EventList(ctx, orphan.ID, 0)
-	if len(evs) != 1 || evs[0].Event != "error" {
-		t.Fatalf("orphan frames: %+v", evs)
-	}
+	return x
+}
+
+// waitStatus waits (up to 10 s) until an execution reaches status.
+func waitStatus(t *testing.T, st *store.Store, ws, id, status string) *store.Execution {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		x, _ = st.ExecutionGet(ctx, a.WorkspaceID, queued.ID)
-		if x.Status == store.StatusCompleted {
-			break
+		x, err := st.ExecutionGet(context.Background(), ws, id)
+		if err == nil && x.Status == status {
+			return x
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("queued execution never ran: %+v", x)
+			t.Fatalf("execution %s did not become %s: %+v %v", id, status, x, err)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// TestRecovery: start-up touches only expired leases. A run of a dead node that had reached
+// a model call is failed (interrupted, its terminal frame above the ids its node reserved, its
+// chat session released); one that had not is queued again and completed; a run another node
+// still holds a lease on is left alone; a pending one is picked up and completed.
+func TestRecovery(t *testing.T) {
+	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *store.Agent) {
+		ctx := context.Background()
+		sess, err := st.ChatSessionCreate(ctx, &store.ChatSession{WorkspaceID: a.WorkspaceID, AgentID: a.ID, Metadata: store.JSONObject{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		called := ownedRun(t, st, a, "dead-node", time.Millisecond, true, sess.ID)
+		fresh := ownedRun(t, st, a, "dead-node", time.Millisecond, false, "")
+		held := ownedRun(t, st, a, "live-node", time.Minute, true, "")
+		queued := &store.Execution{WorkspaceID: a.WorkspaceID, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api",
+			Status: store.StatusPending, Input: store.JSONObject{"message": "queued before the restart"}, Metadata: store.JSONObject{}, TimeoutMS: 1000}
+		if err := st.ExecutionCreate(ctx, queued, &store.Trace{WorkspaceID: a.WorkspaceID, Name: "A"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+		e := newEngine(st)
+		if err := e.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer stop(e)
+		if err := e.Start(ctx); err != nil { // a second Start does nothing
+			t.Fatal(err)
+		}
+		x, _ := st.ExecutionGet(ctx, a.WorkspaceID, called.ID)
+		if x.Status != store.StatusFailed || x.Error == nil || !strings.Contains(*x.Error, "stopped before it finished") || x.OwnerNode != nil {
+			t.Fatalf("orphan: %+v", x)
+		}
+		evs, _ := st.EventList(ctx, called.ID, 0)
+		if len(evs) != 1 || evs[0].Event != "error" || evs[0].Seq != seqBlock+1 {
+			t.Fatalf("orphan frames: %+v", evs)
+		}
+		if s, _ := st.ChatSessionGet(ctx, a.WorkspaceID, sess.ID); s.ActiveExecutionID != nil {
+			t.Fatal("the orphan's chat session is still locked")
+		}
+		done := waitStatus(t, st, a.WorkspaceID, fresh.ID, store.StatusCompleted)
+		if done.Attempt != 2 {
+			t.Fatalf("requeued run ran as attempt %d", done.Attempt)
+		}
+		evs, _ = st.EventList(ctx, fresh.ID, 0)
+		if len(evs) == 0 || evs[0].Seq <= seqBlock {
+			t.Fatalf("the second pass reused frame ids of the first: %+v", evs)
+		}
+		waitStatus(t, st, a.WorkspaceID, queued.ID, store.StatusCompleted)
+		if _, err := e.rescue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		x, _ = st.ExecutionGet(ctx, a.WorkspaceID, held.ID)
+		if x.Status != store.StatusRunning || x.OwnerNode == nil || *x.OwnerNode != "live-node" {
+			t.Fatalf("a run another node holds was touched: %+v", x)
+		}
+	})
 }
 
 // TestCancelBeforeStart: a cancel that lands between registration and the run's start still

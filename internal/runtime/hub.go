@@ -14,15 +14,26 @@ type hub struct {
 	mu       sync.Mutex
 	topics   map[string]*topic
 	watchers map[string][]chan struct{}
+	// cl carries frames to other nodes following a run of this one; nil on a single node.
+	cl *cluster
 }
 
 type topic struct {
+	id     string
 	ws     string // the execution's workspace
 	base   int    // the seq before this topic's first frame (frames up to it are stored)
+	cl     *cluster
 	mu     sync.Mutex
 	frames []store.Event
 	closed bool // the run has ended in this process; frames are complete and stored
 	subs   map[*Subscription]struct{}
+	// stored is the highest seq known to be stored: frames up to it can be read from the store.
+	stored int
+	// For other nodes following the run (see cluster): remote says some do; notified is the
+	// last seq sent to them; catchup asks the next send to start with a stored marker.
+	remote   bool
+	notified int
+	catchup  bool
 }
 
 // Subscription follows one execution's frames.
@@ -73,20 +84,25 @@ func (h *hub) notify(id string) {
 	h.mu.Unlock()
 }
 
-// open creates the topic of a run starting in this process (or returns the existing one).
+// open creates the topic of a pass starting in this process. A pass gets a topic of its own
+// even when the previous pass's is still open (it is closing): subscribers of that one move
+// to this one when it closes, reading what lies between from the store.
 func (h *hub) open(ws, id string, base int) *topic {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	t := h.topics[id]
-	if t == nil || t.closed {
-		t = &topic{ws: ws, base: base, subs: map[*Subscription]struct{}{}}
-		h.topics[id] = t
+	t := &topic{id: id, ws: ws, base: base, stored: base, cl: h.cl, subs: map[*Subscription]struct{}{}}
+	h.topics[id] = t
+	if h.cl != nil && h.cl.interested(id) {
+		// Followed from another node before it started here: its frames go out from the first.
+		t.remote, t.catchup = true, true
+		h.cl.kickTopic(t)
 	}
 	h.notifyLocked(id)
 	return t
 }
 
-// publish appends frames and wakes the subscribers.
+// publish appends frames and wakes the subscribers, here and (when some follow the run) on
+// other nodes.
 func (t *topic) publish(frames ...store.Event) {
 	t.mu.Lock()
 	t.frames = append(t.frames, frames...)
@@ -96,7 +112,25 @@ func (t *topic) publish(frames ...store.Event) {
 		default:
 		}
 	}
+	remote := t.remote
 	t.mu.Unlock()
+	if remote {
+		t.cl.kickTopic(t)
+	}
+}
+
+// setStored records that the frames up to seq are stored.
+func (t *topic) setStored(seq int) {
+	t.mu.Lock()
+	t.stored = max(t.stored, seq)
+	t.mu.Unlock()
+}
+
+// lookup returns the topic of a run in progress here, or nil.
+func (h *hub) lookup(id string) *topic {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.topics[id]
 }
 
 // close marks the run ended here; subscribers drain what is left and stop.
@@ -169,6 +203,19 @@ func (s *Subscription) Last() int {
 		return s.t.frames[n-1].Seq
 	}
 	return 0
+}
+
+// EndedBy reports whether the run's terminal frame (done or error) was published with a seq
+// at or before after: a stream resumed there has nothing more to get.
+func (s *Subscription) EndedBy(after int) bool {
+	s.t.mu.Lock()
+	defer s.t.mu.Unlock()
+	n := len(s.t.frames)
+	if n == 0 {
+		return false
+	}
+	last := s.t.frames[n-1]
+	return (last.Event == "done" || last.Event == "error") && last.Seq <= after
 }
 
 // Close stops the subscription.

@@ -35,7 +35,9 @@ func (r *run) render(ctx context.Context) ([]llm.Message, error) {
 		for _, m := range past {
 			history = append(history, llm.Message{Role: m.Role, Content: m.Content})
 		}
-		history = r.trimHistory(system, history, user)
+		if history, err = r.trimHistory(ctx, system, history, user); err != nil {
+			return nil, err
+		}
 	}
 	msgs := append(append(system, history...), llm.Message{Role: "user", Content: user.Content})
 	return msgs, nil
@@ -43,11 +45,12 @@ func (r *run) render(ctx context.Context) ([]llm.Message, error) {
 
 // trimHistory drops the oldest history messages until system + history + the new message
 // + the reply budget fit the model's context window, and records what it dropped.
-func (r *run) trimHistory(system, history []llm.Message, user Message) []llm.Message {
-	window := r.e.contextWindow(r.cfg.Model)
-	if window <= 0 {
-		return history
+func (r *run) trimHistory(ctx context.Context, system, history []llm.Message, user Message) ([]llm.Message, error) {
+	m, err := r.modelEntry(ctx)
+	if err != nil || m == nil || m.ContextWindow <= 0 {
+		return history, err
 	}
+	window := m.ContextWindow
 	budget := r.cfg.MaxTokens
 	if budget <= 0 {
 		budget = min(4096, window/4)
@@ -76,5 +79,5 @@ func (r *run) trimHistory(system, history []llm.Message, user Message) []llm.Mes
 		sp.Attributes["kept_messages"] = len(history)
 		r.end(sp, map[string]any{"summary": fmt.Sprintf("dropped the %d oldest messages (%d tokens) to fit the %d-token context window", dropped, droppedTokens, window)}, nil)
 	}
-	return history
+	return history, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentplane/agentplane/internal/guardrail"
 	"github.com/agentplane/agentplane/internal/llm"
@@ -36,24 +37,43 @@ func (r *run) execute(ctx context.Context) outcome {
 	case errors.As(err, &aw):
 		return outcome{status: store.StatusAwaitingApproval, wait: aw.approval}
 	case ctx.Err() != nil:
-		return stopped(ctx)
+		return r.stopped(ctx)
 	case err != nil:
-		return outcome{status: store.StatusFailed, err: err.Error()}
+		o := failed(err.Error())
+		var te *llm.TimeoutError
+		if errors.As(err, &te) {
+			o.code = CodeTimeout
+		}
+		return o
 	}
 	out, err := r.finalOutput(text)
 	if err != nil {
-		return outcome{status: store.StatusFailed, err: err.Error()}
+		return failed(err.Error())
 	}
 	return outcome{status: store.StatusCompleted, output: out}
 }
 
-// stopped is the outcome of a run whose context ended: cancelled by a user, or stopped by
-// a shutdown.
-func stopped(ctx context.Context) outcome {
-	if errors.Is(context.Cause(ctx), errCancelled) {
-		return outcome{status: store.StatusCancelled, err: "execution cancelled"}
+// failed is the outcome of a run that failed for msg.
+func failed(msg string) outcome {
+	return outcome{status: store.StatusFailed, err: msg, code: CodeFailed}
+}
+
+// stopped is the outcome of a run whose context ended: cancelled by a user, stopped by a
+// shutdown (queued again when the pass never reached a model call, so another node runs it
+// from the start), or stopped because this node lost its lease.
+func (r *run) stopped(ctx context.Context) outcome {
+	cause := context.Cause(ctx)
+	switch {
+	case errors.Is(cause, errCancelled):
+		return outcome{status: store.StatusCancelled, err: "execution cancelled", code: CodeCancelled}
+	case errors.Is(cause, errShutdown) && !r.modelCalled && r.x.ParentID == nil:
+		return outcome{status: store.StatusPending}
 	}
-	return outcome{status: store.StatusFailed, err: "execution stopped: " + context.Cause(ctx).Error()}
+	o := failed("execution stopped: " + cause.Error())
+	if errors.Is(cause, errShutdown) || errors.Is(cause, errLeaseLost) {
+		o.code = CodeInterrupted
+	}
+	return o
 }
 
 // pipeline produces the final text (or JSON text, with an output_schema).
@@ -87,7 +107,7 @@ func (r *run) pipeline(ctx context.Context) (string, error) {
 		case "multi_agent":
 			text, err = r.multiAgent(ctx, msgs)
 		default: // simple, approval
-			text, _, err = r.call(ctx, "llm", "model call", msgs, nil, true)
+			text, err = r.answer(ctx, "llm", "model call", msgs, true)
 		}
 	}
 	if err != nil {
@@ -125,46 +145,112 @@ func (r *run) await(cp *store.Checkpoint, awaiting any) error {
 		Checkpoint: cp.Name, Description: cp.Description, Awaiting: raw}}
 }
 
+// Defaults of a model call's bounds (config.max_retries, config.request_timeout_ms).
+const (
+	defaultMaxRetries     = 2
+	defaultRequestTimeout = 120 * time.Second
+)
+
 // call makes one model call as a span, streaming content deltas when stream is set.
-func (r *run) call(ctx context.Context, kind, name string, msgs []llm.Message, tools []llm.ToolSpec, stream bool) (string, []llm.ToolCall, error) {
+func (r *run) call(ctx context.Context, kind, name string, msgs []llm.Message, tools []llm.ToolSpec, stream bool) (*llm.Response, error) {
 	req := llm.Request{Model: r.cfg.Model, Messages: msgs, Tools: tools, Temperature: r.cfg.Temperature, MaxTokens: r.cfg.MaxTokens}
 	if stream && len(r.cfg.OutputSchema) > 0 {
 		req.OutputSchema = r.cfg.OutputSchema
 	}
-	if sim := r.cfg.Simulation; sim != nil {
-		req.Simulation = &llm.Simulation{LatencyMS: sim.LatencyMS, Fail: sim.Fail, FailMessage: sim.FailWith}
-	}
 	sp := r.span(kind, name, map[string]any{"model": r.cfg.Model, "messages": len(msgs), "tools": len(tools)})
 	sp.Attributes["model"] = r.cfg.Model
-	resp, err := r.e.provider.Complete(ctx, req, func(ev llm.Event) error {
-		switch {
-		case ev.Kind == "thinking":
-			r.emitText("thinking", ev.Text)
-		case ev.Kind == "content" && stream:
-			r.emitText("content", ev.Text)
-		}
-		return nil
-	})
+	rt, err := r.provider(ctx)
 	if err != nil {
 		r.end(sp, nil, err)
-		if ctx.Err() != nil {
-			return "", nil, ctx.Err()
-		}
-		return "", nil, fmt.Errorf("model %s: %w", r.cfg.Model, err)
+		return nil, err
 	}
-	r.addUsage(sp, r.cfg.Model, resp.Usage)
+	sp.Attributes["provider"] = rt.Name
+	if rt.Credential != "" {
+		sp.Attributes["credential"] = rt.Credential
+	}
+	if err := r.reachModel(ctx); err != nil {
+		r.end(sp, nil, err)
+		return nil, err
+	}
+	opts := llm.CallOptions{MaxRetries: defaultMaxRetries, Timeout: defaultRequestTimeout}
+	if r.cfg.MaxRetries != nil {
+		opts.MaxRetries = *r.cfg.MaxRetries
+	}
+	if r.cfg.RequestTimeoutMS > 0 {
+		opts.Timeout = time.Duration(r.cfg.RequestTimeoutMS) * time.Millisecond
+	}
+	defer r.observeModelCall(sp) // after the span ends, on every path below
+	resp, attempts, err := llm.Call(ctx, rt.Provider, req, func(ev llm.Event) bool {
+		switch {
+		case ev.Kind == llm.EventThinking:
+			r.emitText("thinking", ev.Text)
+		case ev.Kind == llm.EventContent && stream:
+			r.emitText("content", ev.Text)
+		default:
+			return false
+		}
+		return true
+	}, opts)
+	sp.Attributes["attempts"] = attempts
+	if err != nil {
+		if ctx.Err() != nil {
+			r.end(sp, nil, ctx.Err())
+			return nil, ctx.Err()
+		}
+		err = callError(rt, r.cfg.Model, err)
+		r.end(sp, nil, err)
+		return nil, err
+	}
+	r.addUsage(sp, resp.Usage)
 	sp.Attributes["stop_reason"] = resp.StopReason
 	r.end(sp, map[string]any{"content": resp.Content, "tool_calls": resp.ToolCalls}, nil)
-	return resp.Content, resp.ToolCalls, nil
+	return resp, nil
 }
 
-// agentLoop alternates model calls and tool calls until the model answers, at most
-// max_iterations model calls.
-func (r *run) agentLoop(ctx context.Context, msgs []llm.Message) (string, error) {
-	tools, specs, err := r.tools(ctx)
+// callError words a failed model call for the execution's error: a rejected credential
+// names the provider, the credential and the status; other provider errors carry the
+// provider's message; a timeout names the setting that bounds it.
+func callError(rt *Route, model string, err error) error {
+	var pe *llm.Error
+	var te *llm.TimeoutError
+	switch {
+	case errors.As(err, &pe) && pe.Rejected():
+		return fmt.Errorf("%s rejected credential %q (%d): %s", pe.Provider, rt.Credential, pe.Status, pe.Message)
+	case errors.As(err, &pe):
+		return fmt.Errorf("model %s: %w", model, pe)
+	case errors.As(err, &te):
+		return &callTimeoutError{msg: fmt.Sprintf("model %s: the call to %s did not finish within %d ms (config.request_timeout_ms)", model, rt.Name, te.Timeout.Milliseconds()), err: te}
+	}
+	return fmt.Errorf("model %s: %w", model, err)
+}
+
+// callTimeoutError words a model call's timeout for the execution and keeps the
+// *llm.TimeoutError for errors.As (the terminal frame's code).
+type callTimeoutError struct {
+	msg string
+	err *llm.TimeoutError
+}
+
+func (e *callTimeoutError) Error() string { return e.msg }
+func (e *callTimeoutError) Unwrap() error { return e.err }
+
+// answer makes a model call without tools and returns its text.
+func (r *run) answer(ctx context.Context, kind, name string, msgs []llm.Message, stream bool) (string, error) {
+	resp, err := r.call(ctx, kind, name, msgs, nil, stream)
 	if err != nil {
 		return "", err
 	}
+	return resp.Content, nil
+}
+
+// agentLoop alternates model calls and tool calls until the model answers, at most
+// max_iterations model calls. The MCP sessions the tool calls open last until it returns.
+func (r *run) agentLoop(ctx context.Context, msgs []llm.Message) (string, error) {
+	tools, err := r.tools(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer tools.close()
 	limit := r.cfg.MaxIterations
 	if limit <= 0 {
 		limit = defaultMaxIterations
@@ -172,14 +258,15 @@ func (r *run) agentLoop(ctx context.Context, msgs []llm.Message) (string, error)
 	calls := r.state.Calls
 	for i := r.state.Iteration; i < limit; i++ {
 		if calls == nil {
-			text, tc, err := r.call(ctx, "llm", fmt.Sprintf("model call %d", i+1), msgs, specs, true)
+			resp, err := r.call(ctx, "llm", fmt.Sprintf("model call %d", i+1), msgs, tools.specs, true)
 			if err != nil {
 				return "", err
 			}
+			tc := resp.ToolCalls
 			if len(tc) == 0 {
-				return text, nil
+				return resp.Content, nil
 			}
-			msgs = append(msgs, llm.Message{Role: "assistant", Content: text, ToolCalls: tc})
+			msgs = append(msgs, llm.Message{Role: "assistant", Content: resp.Content, ToolCalls: tc, Thinking: resp.Thinking})
 			calls = tc
 			if cp := r.checkpoint("before_tools"); cp != nil {
 				r.state.Phase, r.state.Messages, r.state.Calls, r.state.Iteration, r.state.Checkpoint = "before_tools", msgs, tc, i, cp.Name
@@ -199,46 +286,26 @@ func (r *run) agentLoop(ctx context.Context, msgs []llm.Message) (string, error)
 	return "", fmt.Errorf("the agent did not answer within max_iterations (%d model calls)", limit)
 }
 
-// tools loads the version's MCP tools as model tool specs.
-func (r *run) tools(ctx context.Context) (map[string]llm.ToolSpec, []llm.ToolSpec, error) {
-	byName := map[string]llm.ToolSpec{}
-	var specs []llm.ToolSpec
-	for _, id := range r.cfg.Tools {
-		t, err := r.e.st.MCPToolGet(ctx, r.x.WorkspaceID, id)
-		if err != nil {
-			return nil, nil, fmt.Errorf("load tool %s: %w", id, err)
-		}
-		if !t.Enabled {
-			continue
-		}
-		for _, fn := range t.Tools {
-			spec := llm.ToolSpec{Name: fn.Name, Description: fn.Description, InputSchema: fn.InputSchema}
-			byName[fn.Name] = spec
-			specs = append(specs, spec)
-		}
-	}
-	return byName, specs, nil
-}
-
-// runTool runs one tool call as a span, with tool_start/tool_end frames.
-func (r *run) runTool(ctx context.Context, c llm.ToolCall, tools map[string]llm.ToolSpec) (string, error) {
+// runTool runs one tool call as a span (its arguments and result, each cut at 8 KiB), with
+// tool_start/tool_end frames. A tool that fails, times out or does not exist answers the
+// model with an error result; only the run's own end is an error.
+func (r *run) runTool(ctx context.Context, c llm.ToolCall, tools *toolset) (string, error) {
 	r.emit("tool_start", map[string]any{"id": c.ID, "name": c.Name})
-	sp := r.span("tool", "tool: "+c.Name, c.Arguments)
-	spec, ok := tools[c.Name]
-	var result string
-	var err error
-	if !ok {
-		result = fmt.Sprintf(`{"error":"unknown tool %q"}`, c.Name)
-	} else {
-		if err = ctx.Err(); err == nil {
-			result = llm.SimulateTool(c, spec)
-		}
-	}
-	r.end(sp, json.RawMessage(jsonOrString(result)), err)
+	sp := r.span("tool", "tool: "+c.Name, nil)
+	sp.Input = spanJSON(sp, "input_bytes", c.Arguments)
+	text, outcome, err := tools.call(ctx, c, sp)
 	if err != nil {
+		r.end(sp, nil, err)
 		return "", err
 	}
-	r.emit("tool_end", map[string]any{"id": c.ID, "name": c.Name, "summary": summarize(result, 160)})
+	sp.Attributes["outcome"] = string(outcome)
+	result, summary := text, text
+	var failure error
+	if outcome != toolOK {
+		result, summary, failure = errorResult(text), "error: "+text, errors.New(text)
+	}
+	r.end(sp, spanJSON(sp, "output_bytes", []byte(result)), failure)
+	r.emit("tool_end", map[string]any{"id": c.ID, "name": c.Name, "summary": summarize(summary, 160)})
 	return result, nil
 }
 
@@ -317,7 +384,7 @@ func (r *run) step(ctx context.Context, st store.AgentStep, system, input string
 			sys = system + "\n\n" + st.Instruction
 		}
 		msgs := []llm.Message{{Role: "system", Content: sys}, {Role: "user", Content: input}}
-		text, _, err = r.call(ctx, "step", "step: "+name, msgs, nil, last)
+		text, err = r.answer(ctx, "step", "step: "+name, msgs, last)
 	}
 	if err == nil {
 		r.memo(key, text)
@@ -359,8 +426,7 @@ func (r *run) multiAgent(ctx context.Context, msgs []llm.Message) (string, error
 		fmt.Fprintf(&results, "\n\n[%s]\n%s", name, text)
 	}
 	coord := append(slices.Clone(msgs), llm.Message{Role: "tool", Name: "sub_agents", ToolCallID: "sub_agents", Content: strings.TrimSpace(results.String())})
-	text, _, err := r.call(ctx, "llm", "coordinator", coord, nil, true)
-	return text, err
+	return r.answer(ctx, "llm", "coordinator", coord, true)
 }
 
 // child runs another agent's active version as a child execution of this one and returns
@@ -382,6 +448,10 @@ func (r *run) child(ctx context.Context, key, agentID string, input map[string]a
 	}
 	if depth := depthFrom(ctx); depth >= maxDepth {
 		return "", fmt.Errorf("sub-agent nesting is deeper than %d levels", maxDepth)
+	}
+	// A sub-agent's model calls are this run's work too: a rescue must not start it over.
+	if err := r.reachModel(ctx); err != nil {
+		return "", err
 	}
 	sp := r.span("subagent", "sub-agent: "+agentID, input)
 	x, err := r.e.runChild(ctx, r.x, agentID, input)
@@ -498,12 +568,4 @@ func summarize(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
-}
-
-func jsonOrString(s string) string {
-	if json.Valid([]byte(s)) {
-		return s
-	}
-	b, _ := json.Marshal(s)
-	return string(b)
 }

@@ -34,6 +34,17 @@ type run struct {
 	started time.Time
 	// compiled holds the version's guardrails once loaded.
 	compiled []*guardrail.Guard
+	// model and route are resolved at the pass's first need (see modelEntry, provider).
+	model    *store.LLMModel
+	modelSet bool
+	route    *Route
+	// owner fences the pass's writes; stop cancels the pass (its handle's context).
+	owner store.Owner
+	stop  context.CancelCauseFunc
+	// reserved is the highest frame id the pass may send (see store.ExecutionReserveSeqs);
+	// modelCalled says the pass recorded reaching a model call (see reachModel).
+	reserved    int
+	modelCalled bool
 }
 
 // runState is what survives an approval wait: enough to resume without anything in memory.
@@ -61,13 +72,57 @@ type chatState struct {
 	Content       string `json:"content"`
 }
 
-// emit publishes a frame to live subscribers and queues it for the store.
+// emit publishes a frame to live subscribers and queues it for the store. Its id is reserved
+// first (a block at a time), so an id a client saw is never given to another frame, even
+// after a crash; a frame too big for a message to other nodes is stored before it is sent.
 func (r *run) emit(event string, data any) {
+	ctx := context.WithoutCancel(r.e.ctx)
+	if r.seq >= r.reserved {
+		ok, err := r.e.st.ExecutionReserveSeqs(ctx, r.x.ID, r.owner, r.reserved+seqBlock)
+		if err != nil {
+			r.e.log.Error("reserve frame ids", "execution_id", r.x.ID, "error", err)
+			return // not sent: an id may only go out reserved
+		}
+		if !ok {
+			r.stop(errLeaseLost) // another node took the run over
+			return
+		}
+		r.reserved += seqBlock
+	}
 	ev := r.frame(event, data)
+	if len(ev.Data) > bigFrame {
+		r.flushEvents(ctx)
+	}
 	r.topic.publish(ev)
 	if len(r.pending) > 64 || time.Since(r.flushed) > eventFlushInterval {
-		r.flushEvents(context.WithoutCancel(r.e.ctx))
+		r.flushEvents(ctx)
 	}
+}
+
+// reachModel records, once per pass and right before its first model call (or sub-agent),
+// that the pass reached one: a rescue then fails the run instead of queueing it again. The
+// statement is fenced, so a pass that lost its run (cancelled and closed, or rescued) learns
+// it here and starts no model call.
+func (r *run) reachModel(ctx context.Context) error {
+	if r.modelCalled {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ok, err := r.e.st.ExecutionMarkModelCalled(ctx, r.x.ID, r.owner)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("could not record the start of the model call: %w", err)
+	}
+	if !ok {
+		r.stop(errLeaseLost)
+		return ctx.Err()
+	}
+	r.modelCalled = true
+	return nil
 }
 
 // emitText publishes a {"content": text} frame (content and thinking), the hot path of a
@@ -103,6 +158,7 @@ func (r *run) flushEvents(ctx context.Context) {
 		r.e.log.Error("store execution events", "execution_id", r.x.ID, "error", err)
 		return
 	}
+	r.topic.setStored(r.pending[len(r.pending)-1].Seq)
 	r.pending = r.pending[:0]
 	r.flushed = time.Now()
 }
@@ -137,34 +193,80 @@ func (r *run) end(sp *store.Span, output any, err error) {
 	r.spans = append(r.spans, sp)
 }
 
-// addUsage accounts a model call's tokens and cost (catalog prices of the model).
-func (r *run) addUsage(sp *store.Span, model string, u llm.Usage) {
+// modelEntry returns the catalog or workspace entry of the version's model (nil for a
+// model only its credential's server knows), looked up once per pass.
+func (r *run) modelEntry(ctx context.Context) (*store.LLMModel, error) {
+	if !r.modelSet {
+		m, err := r.e.model(ctx, r.x.WorkspaceID, r.cfg.Model)
+		if err != nil {
+			return nil, err
+		}
+		r.model, r.modelSet = m, true
+	}
+	return r.model, nil
+}
+
+// provider returns where the pass's model calls go, resolved once per pass so that a
+// credential changed or deleted meanwhile is noticed when a run resumes.
+func (r *run) provider(ctx context.Context) (*Route, error) {
+	if r.route != nil {
+		return r.route, nil
+	}
+	m, err := r.modelEntry(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.route, err = r.e.router.Route(ctx, r.x.WorkspaceID, r.cfg, m); err != nil {
+		return nil, err
+	}
+	return r.route, nil
+}
+
+// addUsage accounts a model call's tokens and cost (the model's prices).
+func (r *run) addUsage(sp *store.Span, u llm.Usage) {
 	tu := store.TokenUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens}
-	c := r.e.price(model, u)
+	c := price(r.model, u)
 	r.usage = r.usage.Add(tu)
 	r.cost += c
 	if sp != nil {
 		sp.TokenUsage, sp.Cost = tu, c
+		if u.CachedTokens > 0 {
+			sp.Attributes["cached_tokens"] = u.CachedTokens
+		}
+		if u.ReasoningTokens > 0 {
+			sp.Attributes["reasoning_tokens"] = u.ReasoningTokens
+		}
+		if u.Estimated {
+			sp.Attributes["usage_estimated"] = true
+		}
 	}
 }
 
 // outcome is how a pipeline pass ended.
 type outcome struct {
-	status string          // completed | failed | cancelled | awaiting_approval
+	status string          // completed | failed | cancelled | awaiting_approval | pending (queued again)
 	output json.RawMessage // completed
 	err    string          // failed, cancelled
+	code   string          // failed, cancelled: the terminal frame's code (CodeFailed …)
 	wait   *store.Approval // awaiting_approval
 }
 
 // finish writes the outcome atomically: the status change with output, usage and cost, the
 // remaining events (terminal frame included), the spans, the trace totals, the chat messages
-// and the session's release. Then live subscribers are told the run has ended here.
+// and the session's release. Then live subscribers are told the run has ended here. Every
+// write is fenced by the pass's owner and attempt: a pass that lost its run writes nothing
+// (a *store.TransitionError). A write the database refuses is recorded as failed instead
+// (see finishFailed): a run is never left running.
 func (r *run) finish(o outcome) (*store.Execution, error) {
 	ctx := context.WithoutCancel(r.e.ctx)
+	if o.status == store.StatusPending {
+		return r.requeue(ctx)
+	}
 	now := store.Now()
 	dur := now.Sub(r.x.CreatedAt.Time).Milliseconds()
 	usage, cost := r.usage, r.cost
-	patch := store.ExecutionPatch{Usage: &usage, Cost: &cost}
+	owner := r.owner
+	patch := store.ExecutionPatch{Usage: &usage, Cost: &cost, Owner: &owner}
 	// The terminal frame is published only once everything it announces is committed.
 	var terminalFrame *store.Event
 	switch o.status {
@@ -175,12 +277,19 @@ func (r *run) finish(o outcome) (*store.Execution, error) {
 	case store.StatusFailed, store.StatusCancelled:
 		msg := o.err
 		patch.Error = &msg
-		ev := r.frame("error", map[string]any{"message": msg})
+		code := o.code
+		if code == "" {
+			code = CodeFailed
+		}
+		ev := r.frame("error", errorFrame(msg, code))
 		terminalFrame = &ev
 	case store.StatusAwaitingApproval:
 		r.state.Usage, r.state.Cost = usage, cost
 		patch.State, _ = json.Marshal(r.state)
 	}
+	// Every frame of the pass is stored with the move: the ids reserved above it go back.
+	seq := r.seq
+	patch.SeqUsed = &seq
 	terminal := store.IsTerminal(o.status)
 	if terminal {
 		patch.CompletedAt, patch.DurationMS, patch.ClearState = &now, &dur, true
@@ -190,7 +299,10 @@ func (r *run) finish(o outcome) (*store.Execution, error) {
 		r.root = nil
 	}
 	var final *store.Execution
-	err := r.e.st.InTx(ctx, func(tx *store.Store) error {
+	write := func(tx *store.Store) error {
+		if err := r.e.fault(); err != nil {
+			return err
+		}
 		var err error
 		if final, err = tx.ExecutionTransition(ctx, r.x.WorkspaceID, r.x.ID, o.status, patch); err != nil {
 			return err
@@ -221,15 +333,131 @@ func (r *run) finish(o outcome) (*store.Execution, error) {
 			}
 		}
 		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("finish execution %s as %s: %w", r.x.ID, o.status, err)
 	}
+	// A failed write is tried again a few times (a connection lost, a busy database) before the
+	// run is recorded as failed instead.
+	var err error
+	for attempt, pause := 1, 50*time.Millisecond; ; attempt, pause = attempt+1, pause*4 {
+		if err = r.e.st.InTx(ctx, write); err == nil || isTransition(err) || attempt == finishAttempts {
+			break
+		}
+		r.e.log.Warn("record execution outcome; trying again", "execution_id", r.x.ID, "error", err, "retry_in", pause)
+		time.Sleep(pause)
+	}
+	if err != nil {
+		err = fmt.Errorf("finish execution %s as %s: %w", r.x.ID, o.status, err)
+		if isTransition(err) {
+			return nil, err // someone else ended it first; theirs stands
+		}
+		// Something of the pass was refused (a value the database cannot store, say), or the
+		// database failed: the run must still end, or it stays running and its chat session
+		// locked until its lease expires.
+		r.e.log.Error("record execution outcome; recording it as failed instead", "execution_id", r.x.ID, "error", err)
+		if terminalFrame != nil {
+			r.seq-- // the refused terminal frame was never published: the failure takes its place
+		}
+		return r.finishFailed(ctx, now, dur)
+	}
+	r.topic.setStored(r.seq)
 	if terminalFrame != nil {
 		r.topic.publish(*terminalFrame)
 	}
 	r.pending, r.spans = r.pending[:0], nil
 	return final, nil
+}
+
+// finishAttempts is how many times finish tries to write a pass's outcome before it
+// records the run as failed instead.
+const finishAttempts = 3
+
+// finishRetryFor bounds how long finishFailed keeps trying once the node is shutting down
+// (before that it tries until it succeeds: the database may come back).
+const finishRetryFor = 5 * time.Second
+
+// finishFailed ends a run whose outcome could not be written as failed, writing only what
+// cannot be at fault: the status with a message, the terminal error frame, the trace's end and
+// the chat session's release. The pass's unstored frames, spans and chat messages are dropped.
+// A failing write is tried again with backoff: while it is, the run's handle stays
+// registered, so the heartbeat keeps its lease and nobody else takes it over.
+func (r *run) finishFailed(ctx context.Context, now store.Time, dur int64) (*store.Execution, error) {
+	msg := fmt.Sprintf("the outcome of execution %s could not be stored; the server log has the cause", r.x.ID)
+	usage, cost := r.usage, r.cost
+	r.pending, r.spans = r.pending[:0], nil
+	ev := r.frame("error", errorFrame(msg, CodeFailed))
+	seq := r.seq
+	owner := r.owner
+	patch := store.ExecutionPatch{Usage: &usage, Cost: &cost, Error: &msg, CompletedAt: &now, DurationMS: &dur, ClearState: true,
+		SeqUsed: &seq, Owner: &owner}
+	var stopping time.Time
+	backoff := 50 * time.Millisecond
+	for {
+		var final *store.Execution
+		err := r.e.st.InTx(ctx, func(tx *store.Store) error {
+			if err := r.e.fault(); err != nil {
+				return err
+			}
+			var err error
+			if final, err = tx.ExecutionTransition(ctx, r.x.WorkspaceID, r.x.ID, store.StatusFailed, patch); err != nil {
+				return err
+			}
+			if err := tx.EventAppend(ctx, r.x.ID, r.pending); err != nil {
+				return err
+			}
+			if err := tx.TraceFinish(ctx, r.x.WorkspaceID, r.x.TraceID, store.StatusFailed, usage, cost, now, dur); err != nil {
+				return err
+			}
+			if c := r.state.Chat; c != nil {
+				return tx.ChatSessionUnlock(ctx, r.x.WorkspaceID, c.SessionID, r.x.ID)
+			}
+			return nil
+		})
+		if err == nil {
+			r.pending = r.pending[:0]
+			r.topic.setStored(seq)
+			r.topic.publish(ev)
+			return final, nil
+		}
+		if isTransition(err) {
+			return nil, fmt.Errorf("record execution %s as failed: %w", r.x.ID, err)
+		}
+		if r.e.ctx.Err() != nil {
+			if stopping.IsZero() {
+				stopping = time.Now()
+			} else if time.Since(stopping) > finishRetryFor {
+				// The node stops: its lease expires and the leader fails the run.
+				return nil, fmt.Errorf("record execution %s as failed: %w", r.x.ID, err)
+			}
+		}
+		r.e.log.Error("record execution as failed; trying again", "execution_id", r.x.ID, "error", err, "retry_in", backoff)
+		time.Sleep(backoff)
+		backoff = min(backoff*2, 2*time.Second)
+	}
+}
+
+// requeue puts a run stopped by a drain before any model call back in the queue, with the
+// frames it sent stored, for another node (or this one, restarted) to run from the start.
+func (r *run) requeue(ctx context.Context) (*store.Execution, error) {
+	seq, owner := r.seq, r.owner
+	var ok bool
+	err := r.e.st.InTx(ctx, func(tx *store.Store) error {
+		if err := tx.EventAppend(ctx, r.x.ID, r.pending); err != nil {
+			return err
+		}
+		var err error
+		ok, err = tx.ExecutionRequeue(ctx, r.x.WorkspaceID, r.x.ID, &owner, &seq)
+		if err == nil && !ok {
+			err = &store.TransitionError{ID: r.x.ID, From: store.StatusRunning, To: store.StatusPending, Fenced: true}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue execution %s again: %w", r.x.ID, err)
+	}
+	r.topic.setStored(seq)
+	r.pending = r.pending[:0]
+	x := *r.x
+	x.Status, x.OwnerNode, x.LeaseExpiresAt, x.ModelCalled, x.SeqReserved = store.StatusPending, nil, nil, false, seq
+	return &x, nil
 }
 
 func (r *run) storeChatTurn(ctx context.Context, tx *store.Store, c *chatState, output json.RawMessage) error {

@@ -105,22 +105,27 @@ func (b *Box) Open(workspaceID, id, sealed string) (string, error) {
 	return string(pt), nil
 }
 
-// Mask shows a secret the way reads return it: a short prefix, an ellipsis and the last four
-// characters ("sk-…abcd"); short values show only the ellipsis and their last character(s).
+// Mask shows a secret the way reads return it, in characters (runes): values of 12 or more
+// show a prefix of at most 3 characters (cut after a "-" or "_" within them, as in "sk-"),
+// an ellipsis and the last four ("sk-…abcd"); shorter values show only the ellipsis
+// and their last two ("…cd"), and values of one or two characters only the ellipsis, since
+// their last two would be the whole secret.
 func Mask(v string) string {
 	r := []rune(v)
 	switch {
 	case len(r) == 0:
 		return ""
-	case len(r) <= 8:
-		return "…" + string(r[len(r)-1:])
+	case len(r) <= 2:
+		return "…"
+	case len(r) < 12:
+		return "…" + string(r[len(r)-2:])
 	}
 	prefix := 3
-	if i := strings.IndexAny(v, "-_"); i > 0 && i < 8 {
-		prefix = i + 1
-	}
-	if prefix > 4 {
-		prefix = 4
+	for i, c := range r[:3] {
+		if c == '-' || c == '_' {
+			prefix = i + 1
+			break
+		}
 	}
 	return string(r[:prefix]) + "…" + string(r[len(r)-4:])
 }

@@ -32,9 +32,16 @@ func TestSealOpen(t *testing.T) {
 func TestMask(t *testing.T) {
 	for in, want := range map[string]string{
 		"sk-emulator-0000000000000000abcd": "sk-…abcd",
-		"ghp_1234567890abcdefWXYZ":         "ghp_…WXYZ",
+		"ghp_1234567890abcdefWXYZ":         "ghp…WXYZ", // never more than 3 prefix characters
+		"a_b-1234567890":                   "a_…7890",
 		"postgres://u:p@h/db":              "pos…h/db",
-		"short":                            "…t",
+		"twelve-chars":                     "twe…hars", // 12: prefix and last 4
+		"eleven-char":                      "…ar",      // under 12: the last 2 only
+		"short":                            "…rt",
+		"abc":                              "…bc",
+		"ab":                               "…", // the last 2 would be all of it
+		"x":                                "…",
+		"clé-secrète-ü12":                  "clé…-ü12", // characters, not bytes
 		"":                                 "",
 	} {
 		if got := Mask(in); got != want {

@@ -4,12 +4,15 @@
 package seed
 
 import (
+	"reflect"
+
 	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentplane/agentplane/internal/jsonfields"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -111,8 +114,13 @@ func entryID(e json.RawMessage) string {
 	return ""
 }
 
-// strict decodes one entry, rejecting unknown fields so typos in fixtures are caught.
+// strict decodes one entry, rejecting unknown fields so typos in fixtures are caught: the
+// error names the field's path and the likely intended one (config.temprature: unknown
+// field; did you mean temperature?).
 func strict(e json.RawMessage, dst any) error {
+	if err := jsonfields.Unknown(e, reflect.TypeOf(dst), ""); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(e))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {

@@ -17,6 +17,7 @@ type mcpToolEntry struct {
 	Transport    string             `json:"transport"`
 	Command      string             `json:"command"`
 	Args         []string           `json:"args"`
+	Env          store.Env          `json:"env"`
 	URL          string             `json:"url"`
 	CredentialID *string            `json:"credential_id"`
 	Enabled      *bool              `json:"enabled"` // defaults to true
@@ -30,9 +31,12 @@ func (l *loader) mcpTool(ctx context.Context, e json.RawMessage) error {
 	if err := strict(e, &m); err != nil {
 		return err
 	}
-	t := &store.MCPTool{ID: m.ID, WorkspaceID: l.ws, Name: m.Name, Description: m.Description, Transport: m.Transport,
-		Command: m.Command, Args: m.Args, URL: m.URL, CredentialID: m.CredentialID, Enabled: m.Enabled == nil || *m.Enabled, Tools: m.Tools}
+	t := &store.MCPTool{ID: m.ID, WorkspaceID: l.ws, Name: m.Name, Description: m.Description, Transport: mcpspec.NormalizeTransport(m.Transport),
+		Command: m.Command, Args: m.Args, Env: m.Env, URL: m.URL, CredentialID: m.CredentialID, Enabled: m.Enabled == nil || *m.Enabled, Tools: m.Tools}
 	if err := mcpspec.Validate(ctx, l.st, l.ws, t); err != nil {
+		return err
+	}
+	if err := mcpspec.ValidateTools(t.Tools); err != nil {
 		return err
 	}
 	_, err := l.st.MCPToolCreate(ctx, t)

@@ -99,7 +99,7 @@ func TestSeedMCPToolsAndGuardrails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gh.Transport != "http" || gh.CredentialID == nil || *gh.CredentialID != "2rfFpEcK0JerZzF3kGBRzpSq7yL" || len(gh.Tools) != 4 || !gh.Enabled {
+	if gh.Transport != "streamable_http" || gh.CredentialID == nil || *gh.CredentialID != "2rfFpEcK0JerZzF3kGBRzpSq7yL" || len(gh.Tools) != 4 || !gh.Enabled {
 		t.Fatalf("github server %+v", gh)
 	}
 	g, err := st.GuardrailGet(ctx, testWorkspace, "2rfFqC60oa2plLafJ3t4RLSRFV0")

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // Agent types and statuses.
@@ -15,29 +14,85 @@ var (
 	AgentStatuses = []string{"active", "inactive", "archived"}
 )
 
-// AgentConfig is what one agent version runs with. Unknown keys are kept in Extra so a newer
-// client's settings survive a round trip.
+// AgentConfig is what one agent version runs with.
 type AgentConfig struct {
-	Model           string          `json:"model"`
-	SystemPrompt    string          `json:"system_prompt,omitempty"`
-	PromptID        string          `json:"prompt_id,omitempty"`
-	PromptVersionID string          `json:"prompt_version_id,omitempty"`
-	Temperature     *float64        `json:"temperature,omitempty"`
-	MaxTokens       int             `json:"max_tokens,omitempty"`
-	MaxIterations   int             `json:"max_iterations,omitempty"`
-	InputSchema     json.RawMessage `json:"input_schema,omitempty"`
-	OutputSchema    json.RawMessage `json:"output_schema,omitempty"`
-	Tools           []string        `json:"tools,omitempty"`
-	Guardrails      []string        `json:"guardrails,omitempty"`
-	Approval        *ApprovalConfig `json:"approval,omitempty"`
-	Steps           []AgentStep     `json:"steps,omitempty"`
-	SubAgents       []string        `json:"sub_agents,omitempty"`
-	Simulation      *Simulation     `json:"simulation,omitempty"`
+	Model string `json:"model"`
+	// CredentialID picks the model credential; without it, the workspace's credential for
+	// the model's provider is used.
+	CredentialID     string          `json:"credential_id,omitempty" doc:"The model-provider credential runs use; default: the workspace's credential for the model's provider (the one with metadata.default true, else the newest)."`
+	MaxRetries       *int            `json:"max_retries,omitempty" minimum:"0" maximum:"10" doc:"How many times a model call is retried on a connection error, 429, 500, 502, 503 or 529 (default 2), only while nothing of it has streamed."`
+	RequestTimeoutMS int             `json:"request_timeout_ms,omitempty" minimum:"1" maximum:"3600000" doc:"Bound of one model call, retries included, in ms (default 120000)."`
+	SystemPrompt     string          `json:"system_prompt,omitempty"`
+	PromptID         string          `json:"prompt_id,omitempty"`
+	PromptVersionID  string          `json:"prompt_version_id,omitempty"`
+	Temperature      *float64        `json:"temperature,omitempty"`
+	MaxTokens        int             `json:"max_tokens,omitempty"`
+	MaxIterations    int             `json:"max_iterations,omitempty"`
+	InputSchema      json.RawMessage `json:"input_schema,omitempty"`
+	OutputSchema     json.RawMessage `json:"output_schema,omitempty"`
+	Tools            []ToolRef       `json:"tools,omitempty" doc:"The MCP servers whose tools the agent may call: an MCP tool id (all its tools), or {\"mcp_tool_id\", \"names\"} for some of them."`
+	ToolTimeoutMS    int             `json:"tool_timeout_ms,omitempty" minimum:"1" maximum:"3600000" doc:"Bound of one tool call in ms, connecting to its server included (default 30000); a call that runs out answers the model with an error."`
+	Guardrails       []string        `json:"guardrails,omitempty"`
+	Approval         *ApprovalConfig `json:"approval,omitempty"`
+	Steps            []AgentStep     `json:"steps,omitempty"`
+	SubAgents        []string        `json:"sub_agents,omitempty"`
+	Simulation       *Simulation     `json:"simulation,omitempty"`
+}
+
+// ToolRef names an MCP server whose tools a version may call: all of them, or those in
+// Names. It is written as the server's id alone when Names is empty, and as
+// {"mcp_tool_id", "names"} otherwise; both forms are read.
+type ToolRef struct {
+	MCPToolID string   `json:"mcp_tool_id"`
+	Names     []string `json:"names,omitempty"`
+}
+
+// MarshalJSON writes the id alone when the reference takes all the server's tools.
+func (t ToolRef) MarshalJSON() ([]byte, error) {
+	if t.Names == nil {
+		return json.Marshal(t.MCPToolID)
+	}
+	type plain ToolRef
+	return json.Marshal(plain(t))
+}
+
+// UnmarshalJSON reads an id or an object.
+func (t *ToolRef) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		*t = ToolRef{}
+		return json.Unmarshal(b, &t.MCPToolID)
+	}
+	type plain ToolRef
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*t = ToolRef(p)
+	return nil
+}
+
+// ToolIDs returns the ids of the MCP servers the config's tools name.
+func (c *AgentConfig) ToolIDs() []string {
+	ids := make([]string, len(c.Tools))
+	for i, t := range c.Tools {
+		ids[i] = t.MCPToolID
+	}
+	return ids
 }
 
 // ApprovalConfig lists the human checkpoints of a run.
 type ApprovalConfig struct {
 	Checkpoints []Checkpoint `json:"checkpoints"`
+}
+
+// MarshalJSON writes checkpoints as [] when there are none (a config sent as
+// "approval": {}), never as null.
+func (a ApprovalConfig) MarshalJSON() ([]byte, error) {
+	type plain ApprovalConfig
+	if a.Checkpoints == nil {
+		a.Checkpoints = []Checkpoint{}
+	}
+	return json.Marshal(plain(a))
 }
 
 // Checkpoint is one place where a run waits for a human decision.
@@ -56,7 +111,8 @@ type AgentStep struct {
 	DependsOn   []string `json:"depends_on,omitempty"`
 }
 
-// Simulation tunes the simulated model for this version: latency per token and forced failure.
+// Simulation makes a version run on the simulated model, tuned: latency per streamed event
+// and forced failure. Its presence alone selects the simulated model, on every server.
 type Simulation struct {
 	LatencyMS int    `json:"latency_ms,omitempty"`
 	Fail      bool   `json:"fail,omitempty"`
@@ -69,8 +125,8 @@ type Agent struct {
 	WorkspaceID     string       `json:"workspace_id"`
 	Name            string       `json:"name"`
 	Description     string       `json:"description"`
-	Type            string       `json:"type"`
-	Status          string       `json:"status"`
+	Type            string       `json:"type" enum:"simple,agent,chain,workflow,multi_agent,approval"`
+	Status          string       `json:"status" enum:"active,inactive,archived"`
 	Tags            Strings      `json:"tags"`
 	Metadata        JSONObject   `json:"metadata"`
 	ActiveVersionID *string      `json:"active_version_id"`
@@ -145,35 +201,8 @@ func (s *Store) AgentList(ctx context.Context, ws string, f AgentFilter, p Page)
 	return items, total, err
 }
 
-// cachedAgent is an agent as read at an agents generation.
-type cachedAgent struct {
-	gen uint64
-	a   *Agent
-}
-
-// AgentGet returns one agent of the workspace. On SQLite, reads outside a transaction are
-// served from a cache that any commit writing the agents table invalidates; callers get
-// their own copy of the struct (its maps and config are shared and must not be modified).
+// AgentGet returns one agent of the workspace.
 func (s *Store) AgentGet(ctx context.Context, ws, id string) (*Agent, error) {
-	if s.agentCache == nil || s.inTx {
-		return s.agentGet(ctx, ws, id)
-	}
-	key := ws + "\x00" + id
-	gen := s.agentsGen.Load() // before the read: a write meanwhile makes this entry stale
-	if v, ok := s.agentCache.Load(key); ok && v.(cachedAgent).gen == gen {
-		a := *v.(cachedAgent).a
-		return &a, nil
-	}
-	a, err := s.agentGet(ctx, ws, id)
-	if err != nil {
-		return nil, err
-	}
-	s.agentCache.Store(key, cachedAgent{gen: gen, a: a})
-	c := *a
-	return &c, nil
-}
-
-func (s *Store) agentGet(ctx context.Context, ws, id string) (*Agent, error) {
 	a, err := scanAgent(s.r.QueryRowContext(ctx, "SELECT "+agentColumns+agentFrom+" WHERE a.workspace_id = $1 AND a.id = $2", ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("agent", id)
@@ -333,13 +362,4 @@ func (s *Store) AgentVersionPromote(ctx context.Context, ws, agentID, versionID 
 			versionID, Now(), ws, agentID)
 		return err
 	})
-}
-
-func likePattern(q string) string {
-	q = strings.TrimSpace(q)
-	if q == "" {
-		return ""
-	}
-	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return "%" + strings.ToLower(r.Replace(q)) + "%"
 }

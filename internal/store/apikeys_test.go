@@ -85,3 +85,30 @@ func TestAPIKeys(t *testing.T) {
 		}
 	})
 }
+
+// Migration 6 retires the executions:write scope: a key that held it holds executions:read,
+// which the spec says allows cancel, approve and deny.
+func TestMigrationRetiresExecutionsWrite(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		p, err := s.migrations()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.DownTo(ctx, 5); err != nil {
+			t.Fatal(err)
+		}
+		ws := mustWorkspace(t, s, "a")
+		k, err := s.APIKeyCreate(ctx, &APIKey{WorkspaceID: ws, Name: "old", KeyPrefix: "ap_old", Scopes: Strings{"agents:read", "executions:write"}}, "hash-old")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Up(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.APIKeyGet(ctx, ws, k.ID)
+		if err != nil || len(got.Scopes) != 2 || got.Scopes[0] != "agents:read" || got.Scopes[1] != "executions:read" {
+			t.Fatalf("scopes after the migration: %+v %v", got, err)
+		}
+	})
+}

@@ -14,6 +14,8 @@ type ChatSession struct {
 	AgentID           string     `json:"agent_id"`
 	Title             string     `json:"title"`
 	Metadata          JSONObject `json:"metadata"`
+	UserID            *string    `json:"user_id" doc:"The signed-in user who created it (bearer-token calls); null for API keys."`
+	EndUserID         *string    `json:"end_user_id" doc:"The caller's own id for its end user; each message's run carries it unless the message names another."`
 	MessageCount      int        `json:"message_count"`
 	ActiveExecutionID *string    `json:"active_execution_id" doc:"The reply being generated, if any; a new message meanwhile is a 409."`
 	LastMessageAt     *Time      `json:"last_message_at"`
@@ -28,18 +30,19 @@ type ChatMessage struct {
 	SessionID     string     `json:"session_id"`
 	Role          string     `json:"role" enum:"user,assistant"`
 	Content       string     `json:"content"`
-	ExecutionID   *string    `json:"execution_id"`
+	ExecutionID   *string    `json:"execution_id" nullable:"false" doc:"The execution of the turn: a user message and the reply to it have the same."`
 	UserMessageID *string    `json:"user_message_id" doc:"For an assistant message, the user message it answers."`
 	TokenUsage    TokenUsage `json:"token_usage"`
 	CreatedAt     Time       `json:"created_at"`
 }
 
-const chatSessionColumns = `id, workspace_id, agent_id, title, metadata, message_count, active_execution_id, last_message_at, created_at, updated_at`
+const chatSessionColumns = `id, workspace_id, agent_id, title, metadata, user_id, end_user_id, message_count, active_execution_id,
+	last_message_at, created_at, updated_at`
 
 func scanChatSession(row interface{ Scan(...any) error }) (*ChatSession, error) {
 	var c ChatSession
 	var last Time
-	if err := row.Scan(&c.ID, &c.WorkspaceID, &c.AgentID, &c.Title, &c.Metadata, &c.MessageCount, &c.ActiveExecutionID, &last,
+	if err := row.Scan(&c.ID, &c.WorkspaceID, &c.AgentID, &c.Title, &c.Metadata, &c.UserID, &c.EndUserID, &c.MessageCount, &c.ActiveExecutionID, &last,
 		&c.CreatedAt, &c.UpdatedAt); err != nil {
 		return nil, err
 	}
@@ -55,8 +58,8 @@ func (s *Store) ChatSessionCreate(ctx context.Context, c *ChatSession) (*ChatSes
 		c.ID = NewID()
 	}
 	now := Now()
-	_, err := s.exec(ctx, `INSERT INTO chat_sessions (id, workspace_id, agent_id, title, metadata, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $6)`, c.ID, c.WorkspaceID, c.AgentID, c.Title, c.Metadata, now)
+	_, err := s.exec(ctx, `INSERT INTO chat_sessions (id, workspace_id, agent_id, title, metadata, user_id, end_user_id, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`, c.ID, c.WorkspaceID, c.AgentID, c.Title, c.Metadata, c.UserID, c.EndUserID, now)
 	if err != nil {
 		return nil, fmt.Errorf("insert chat session: %w", err)
 	}
@@ -75,9 +78,14 @@ func (s *Store) ChatSessionGet(ctx context.Context, ws, id string) (*ChatSession
 	return c, nil
 }
 
+// ChatSessionFilter narrows ChatSessionList; empty fields match everything.
+type ChatSessionFilter struct {
+	AgentID, EndUserID string
+}
+
 // ChatSessionList returns one page of sessions, newest first.
-func (s *Store) ChatSessionList(ctx context.Context, ws, agentID string, p Page) ([]*ChatSession, int, error) {
-	where, args := whereClause("", ws, []cond{{"agent_id = $%d", agentID}})
+func (s *Store) ChatSessionList(ctx context.Context, ws string, f ChatSessionFilter, p Page) ([]*ChatSession, int, error) {
+	where, args := whereClause("", ws, []cond{{"agent_id = $%d", f.AgentID}, {"end_user_id = $%d", f.EndUserID}})
 	rows, err := s.r.QueryContext(ctx, "SELECT "+chatSessionColumns+" FROM chat_sessions"+where+pageClause("", p), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list chat sessions: %w", err)
@@ -224,13 +232,6 @@ func (s *Store) ChatMessageGet(ctx context.Context, ws, id string) (*ChatMessage
 		return nil, notFound("chat message", id)
 	}
 	return m, err
-}
-
-// ChatSessionsUnlockAll clears every busy mark; the engine calls it at start-up, when no
-// reply of a previous process can still be running.
-func (s *Store) ChatSessionsUnlockAll(ctx context.Context) error {
-	_, err := s.exec(ctx, "UPDATE chat_sessions SET active_execution_id = NULL WHERE active_execution_id IS NOT NULL")
-	return err
 }
 
 // ChatReplyOf returns the assistant message an execution produced.

@@ -18,13 +18,18 @@ type Credential struct {
 	ID          string     `json:"id"`
 	WorkspaceID string     `json:"workspace_id"`
 	Name        string     `json:"name"`
-	Type        string     `json:"type"`
+	Type        string     `json:"type" enum:"api_key,bearer_token,basic_auth,database_url,oauth2"`
 	Provider    string     `json:"provider"`
 	Description string     `json:"description"`
 	Metadata    JSONObject `json:"metadata"`
-	MaskedValue string     `json:"masked_value" doc:"The value as reads show it, e.g. sk-…abcd; the value itself is never returned."`
-	CreatedAt   Time       `json:"created_at"`
-	UpdatedAt   Time       `json:"updated_at"`
+	MaskedValue string     `json:"masked_value" doc:"The value as reads show it: at most a 3-character prefix and the last 4 characters (sk-…abcd); under 12 characters only … and the last 2. The value itself is never returned."`
+	// Valid is the outcome of the last validation (POST /credentials/{id}/validate); null
+	// until the first one.
+	Valid             *bool  `json:"valid" doc:"Whether the last validation found the credential accepted; null before the first."`
+	LastValidatedAt   *Time  `json:"last_validated_at" doc:"When the credential was last validated; null before the first validation."`
+	ValidationMessage string `json:"validation_message" doc:"What the last validation found (the provider's message for a rejected key)."`
+	CreatedAt         Time   `json:"created_at"`
+	UpdatedAt         Time   `json:"updated_at"`
 }
 
 // CredentialFilter narrows CredentialList; empty fields match everything.
@@ -34,18 +39,121 @@ type CredentialFilter struct {
 	Query    string // substring of name or description, case-insensitive
 }
 
-const credentialColumns = `id, workspace_id, name, type, provider, description, metadata, masked_value, created_at, updated_at`
+const credentialColumns = `id, workspace_id, name, type, provider, description, metadata, masked_value, valid,
+	last_validated_at, validation_message, created_at, updated_at`
 
 func scanCredential(row interface{ Scan(...any) error }) (*Credential, error) {
 	var c Credential
+	var valid sql.NullBool
+	var validated Time
 	if err := row.Scan(&c.ID, &c.WorkspaceID, &c.Name, &c.Type, &c.Provider, &c.Description, &c.Metadata,
-		&c.MaskedValue, &c.CreatedAt, &c.UpdatedAt); err != nil {
+		&c.MaskedValue, &valid, &validated, &c.ValidationMessage, &c.CreatedAt, &c.UpdatedAt); err != nil {
 		return nil, err
 	}
 	if c.Metadata == nil {
 		c.Metadata = JSONObject{}
 	}
+	if valid.Valid {
+		c.Valid = &valid.Bool
+	}
+	if !validated.IsZero() {
+		c.LastValidatedAt = &validated
+	}
 	return &c, nil
+}
+
+// CredentialForProvider returns the credential a workspace's runs use for a model
+// provider: the one whose metadata has "default": true, else the newest. None is a
+// *NotFoundError.
+func (s *Store) CredentialForProvider(ctx context.Context, ws, provider string) (*Credential, error) {
+	c, _, err := s.credentialFor(ctx, ws, "", provider, false)
+	return c, err
+}
+
+// CredentialForRun finds the credential a run calls its model with (id when set, else
+// the one CredentialForProvider picks) and opens its value, in one read. The value is
+// for the runtime only; it is never exposed over HTTP.
+func (s *Store) CredentialForRun(ctx context.Context, ws, id, provider string, box *secretbox.Box) (*Credential, string, error) {
+	if box == nil {
+		return nil, "", errors.New("reveal credential: no secret box")
+	}
+	c, sealed, err := s.credentialFor(ctx, ws, id, provider, true)
+	if err != nil {
+		return nil, "", err
+	}
+	v, err := box.Open(ws, c.ID, sealed)
+	if err != nil {
+		return nil, "", fmt.Errorf("open credential %s: %w", c.ID, err)
+	}
+	return c, v, nil
+}
+
+// credentialFor reads the credential with id, or the provider's default (else newest)
+// credential, with its sealed value when withSecret is set.
+func (s *Store) credentialFor(ctx context.Context, ws, id, provider string, withSecret bool) (*Credential, string, error) {
+	cols := credentialColumns
+	if withSecret {
+		cols += ", secret"
+	}
+	q, arg, what := "SELECT "+cols+" FROM credentials WHERE workspace_id = $1 AND id = $2", id, "credential"
+	if id == "" {
+		q, arg, what = "SELECT "+cols+" FROM credentials WHERE workspace_id = $1 AND provider = $2 ORDER BY created_at DESC, id DESC", provider, "credential for provider"
+	}
+	rows, err := s.r.QueryContext(ctx, q, ws, arg)
+	if err != nil {
+		return nil, "", fmt.Errorf("find %s %s: %w", what, arg, err)
+	}
+	defer rows.Close()
+	var first *Credential
+	var firstSealed string
+	for rows.Next() {
+		var sealed string
+		c, err := scanCredential(scanWith{rows, &sealed, withSecret})
+		if err != nil {
+			return nil, "", fmt.Errorf("find %s %s: %w", what, arg, err)
+		}
+		if d, _ := c.Metadata["default"].(bool); d {
+			return c, sealed, nil
+		}
+		if first == nil {
+			first, firstSealed = c, sealed
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("find %s %s: %w", what, arg, err)
+	}
+	if first == nil {
+		return nil, "", notFound(what, arg)
+	}
+	return first, firstSealed, nil
+}
+
+// scanWith scans a row of credentialColumns followed, when extra is set, by one more
+// column into dst.
+type scanWith struct {
+	rows  *sql.Rows
+	dst   *string
+	extra bool
+}
+
+func (w scanWith) Scan(dest ...any) error {
+	if w.extra {
+		dest = append(dest, w.dst)
+	}
+	return w.rows.Scan(dest...)
+}
+
+// CredentialSetValidation records the outcome of validating a credential.
+func (s *Store) CredentialSetValidation(ctx context.Context, ws, id string, valid bool, message string, at Time) (*Credential, error) {
+	res, err := s.exec(ctx, "UPDATE credentials SET valid = $1, validation_message = $2, last_validated_at = $3 WHERE workspace_id = $4 AND id = $5",
+		valid, message, at, ws, id)
+	if err != nil {
+		return nil, fmt.Errorf("record validation of credential %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil, notFound("credential", id)
+	}
+	return s.CredentialGet(ctx, ws, id)
 }
 
 // CredentialList returns one page of a workspace's credentials, newest first, and the total.
@@ -176,4 +284,42 @@ func (s *Store) CredentialReveal(ctx context.Context, ws, id string, box *secret
 		return "", fmt.Errorf("open credential %s: %w", id, err)
 	}
 	return v, nil
+}
+
+// CredentialMasksRefresh recomputes every credential's masked_value with the current
+// masking rule (values are only stored sealed, so a change of the rule needs the key); it
+// returns how many changed. A credential that cannot be opened with box is left as it is.
+func (s *Store) CredentialMasksRefresh(ctx context.Context, box *secretbox.Box) (int, error) {
+	type row struct{ id, ws, sealed, masked string }
+	rows, err := s.r.QueryContext(ctx, "SELECT id, workspace_id, secret, masked_value FROM credentials")
+	if err != nil {
+		return 0, fmt.Errorf("read credential masks: %w", err)
+	}
+	var all []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.id, &r.ws, &r.sealed, &r.masked); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		all = append(all, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range all {
+		v, err := box.Open(r.ws, r.id, r.sealed)
+		if err != nil {
+			continue
+		}
+		if m := secretbox.Mask(v); m != r.masked {
+			if _, err := s.exec(ctx, "UPDATE credentials SET masked_value = $1 WHERE workspace_id = $2 AND id = $3", m, r.ws, r.id); err != nil {
+				return n, fmt.Errorf("update mask of credential %s: %w", r.id, err)
+			}
+			n++
+		}
+	}
+	return n, nil
 }

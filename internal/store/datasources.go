@@ -20,11 +20,11 @@ type DataSource struct {
 	ID              string     `json:"id"`
 	WorkspaceID     string     `json:"workspace_id"`
 	Name            string     `json:"name"`
-	Type            string     `json:"type"`
+	Type            string     `json:"type" enum:"postgres,mysql,sqlite,http"`
 	Description     string     `json:"description"`
 	CredentialID    *string    `json:"credential_id"`
-	ActiveVersionID *string    `json:"active_version_id"`
-	ActiveVersion   *int       `json:"active_version"`
+	ActiveVersionID *string    `json:"active_version_id" nullable:"false" doc:"A data source always has an active version (version 1 from creation on)."`
+	ActiveVersion   *int       `json:"active_version" nullable:"false"`
 	VersionCount    int        `json:"version_count"`
 	Config          JSONObject `json:"config"`
 	CreatedAt       Time       `json:"created_at"`

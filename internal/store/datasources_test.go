@@ -3,9 +3,10 @@ package store
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/agentplane/agentplane/internal/dbtest"
 
 	"github.com/agentplane/agentplane/internal/secretbox"
 )
@@ -19,7 +20,7 @@ func dsTestStores(t *testing.T) map[Dialect]struct {
 	t.Helper()
 	ctx := context.Background()
 	urls := map[Dialect]string{SQLite: "memory"}
-	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
+	if u := dbtest.PostgresURL(t); u != "" {
 		urls[Postgres] = u
 	}
 	out := map[Dialect]struct {
@@ -296,6 +297,34 @@ func TestDataSourceStore(t *testing.T) {
 			}
 			if _, err := st.CredentialDelete(ctx, ws, cred.ID); err != nil {
 				t.Fatalf("credential free after its data source is deleted: %v", err)
+			}
+		})
+	}
+}
+
+func TestCredentialMasksRefresh(t *testing.T) {
+	for d, s := range dsTestStores(t) {
+		t.Run(string(d), func(t *testing.T) {
+			ctx := context.Background()
+			box := secretbox.NewRandom()
+			c, err := s.st.CredentialCreate(ctx, &Credential{WorkspaceID: s.ws, Name: "old", Type: "api_key"}, "sk-proj-0123456789abcdef", box)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// As an older masking rule left it.
+			if _, err := s.st.exec(ctx, "UPDATE credentials SET masked_value = 'sk-p…cdef' WHERE id = $1", c.ID); err != nil {
+				t.Fatal(err)
+			}
+			n, err := s.st.CredentialMasksRefresh(ctx, box)
+			if err != nil || n < 1 {
+				t.Fatalf("refreshed %d: %v", n, err)
+			}
+			got, _ := s.st.CredentialGet(ctx, s.ws, c.ID)
+			if got.MaskedValue != "sk-…cdef" {
+				t.Fatalf("mask %q", got.MaskedValue)
+			}
+			if n, _ := s.st.CredentialMasksRefresh(ctx, box); n != 0 {
+				t.Fatalf("a second pass changed %d", n)
 			}
 		})
 	}

@@ -3,7 +3,10 @@ package store
 import (
 	"errors"
 	"fmt"
-	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // NotFoundError says that a resource of the caller's workspace does not exist. Resources of
@@ -39,13 +42,23 @@ func IsNotFound(err error) bool {
 
 func notFound(resource, id string) error { return &NotFoundError{Resource: resource, ID: id} }
 
-// isUniqueViolation recognises a unique-constraint failure on either dialect.
+// pgUniqueViolation is PostgreSQL's SQLSTATE for a unique (or primary key) violation.
+const pgUniqueViolation = "23505"
+
+// isUniqueViolation recognises a unique-constraint failure on either dialect by its error
+// code: SQLSTATE 23505 on PostgreSQL; on SQLite the extended result codes of a UNIQUE or
+// PRIMARY KEY constraint (modernc's driver turns extended codes on for every connection).
 func isUniqueViolation(err error) bool {
-	if err == nil {
-		return false
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == pgUniqueViolation
 	}
-	msg := err.Error()
-	return strings.Contains(msg, "UNIQUE constraint failed") || strings.Contains(msg, "SQLSTATE 23505")
+	var lite *sqlite.Error
+	if errors.As(err, &lite) {
+		c := lite.Code()
+		return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return false
 }
 
 // ValidationError says a well-formed value is not acceptable; Field names it.

@@ -44,6 +44,9 @@ func IsTerminal(status string) bool { _, ok := transitions[status]; return !ok }
 // TransitionError says the lifecycle forbids a status change; the API answers 409.
 type TransitionError struct {
 	ID, From, To string
+	// Fenced says the status allowed the move but the row belongs to another pass or node now
+	// (see ExecutionPatch.Owner).
+	Fenced bool
 }
 
 func (e *TransitionError) Error() string {
@@ -72,7 +75,9 @@ type Execution struct {
 	ParentID       *string         `json:"parent_id"`
 	RootID         string          `json:"root_id" doc:"The top execution of this one's tree (itself when it has no parent)."`
 	SessionID      *string         `json:"session_id"`
-	Source         string          `json:"source"`
+	Source         string          `json:"source" example:"api" doc:"What started the run. Known values: api, webhook, schedule, chat, studio, playground, slack, telegram, teams, whatsapp, agent (a sub-agent run). The set is open: new trigger types add values, so this is not a closed enum and clients should accept others."`
+	UserID         *string         `json:"user_id" doc:"The signed-in user who started it (bearer-token calls); null for API keys."`
+	EndUserID      *string         `json:"end_user_id" doc:"The caller's own id for its end user, as sent on execute, playground or chat."`
 	Status         string          `json:"status" enum:"pending,running,completed,failed,cancelled,awaiting_approval,rejected"`
 	Input          JSONObject      `json:"input"`
 	Output         json.RawMessage `json:"output" doc:"The result: {\"content\": text}, or an object matching the version's output_schema; null until completed."`
@@ -92,6 +97,18 @@ type Execution struct {
 	// State is the engine's resume point. Neither is part of the API.
 	Config *AgentConfig    `json:"-"` // nil for a version's run once read back: see AgentVersionID
 	State  json.RawMessage `json:"-"`
+
+	// The lease of a running execution (see leases.go); none of it is part of the API.
+	// OwnerNode is the node running it, until LeaseExpiresAt (Unix ms, the database's clock);
+	// Attempt counts the passes that took the row; ModelCalled says the current pass reached a
+	// model call; SeqReserved is the highest frame id the pass may have sent.
+	OwnerNode      *string `json:"-"`
+	LeaseExpiresAt *int64  `json:"-"`
+	Attempt        int     `json:"-"`
+	ModelCalled    bool    `json:"-"`
+	SeqReserved    int     `json:"-"`
+	// Claim, when set on ExecutionCreate of a running execution, makes the caller its owner.
+	Claim *Claim `json:"-"`
 }
 
 // ExecutionNode is an execution with its child executions, for the tree view.
@@ -102,13 +119,13 @@ type ExecutionNode struct {
 
 // ExecutionFilter narrows ExecutionList.
 type ExecutionFilter struct {
-	AgentID, Status, SessionID, Source string
-	CreatedAfter, CreatedBefore        Time
+	AgentID, Status, SessionID, Source, EndUserID string
+	CreatedAfter, CreatedBefore                   Time
 }
 
-const executionColumns = `id, workspace_id, agent_id, agent_version_id, parent_id, root_id, session_id, source, status, input,
-	output, error, metadata, config, state, prompt_tokens, completion_tokens, cost, duration_ms, trace_id, timeout_ms,
-	created_at, started_at, completed_at, updated_at`
+const executionColumns = `id, workspace_id, agent_id, agent_version_id, parent_id, root_id, session_id, source, user_id,
+	end_user_id, status, input, output, error, metadata, config, state, prompt_tokens, completion_tokens, cost, duration_ms,
+	trace_id, timeout_ms, created_at, started_at, completed_at, updated_at, owner_node, lease_expires_at, attempt, model_called, seq_reserved`
 
 func scanExecution(row interface{ Scan(...any) error }) (*Execution, error) {
 	var e Execution
@@ -116,9 +133,9 @@ func scanExecution(row interface{ Scan(...any) error }) (*Execution, error) {
 	var started, completed Time
 	var duration sql.NullInt64
 	if err := row.Scan(&e.ID, &e.WorkspaceID, &e.AgentID, &e.AgentVersionID, &e.ParentID, &e.RootID, &e.SessionID, &e.Source,
-		&e.Status, &e.Input, &output, &errText, &e.Metadata, &config, &state, &e.TokenUsage.PromptTokens,
+		&e.UserID, &e.EndUserID, &e.Status, &e.Input, &output, &errText, &e.Metadata, &config, &state, &e.TokenUsage.PromptTokens,
 		&e.TokenUsage.CompletionTokens, &e.Cost, &duration, &e.TraceID, &e.TimeoutMS,
-		&e.CreatedAt, &started, &completed, &e.UpdatedAt); err != nil {
+		&e.CreatedAt, &started, &completed, &e.UpdatedAt, &e.OwnerNode, &e.LeaseExpiresAt, &e.Attempt, &e.ModelCalled, &e.SeqReserved); err != nil {
 		return nil, err
 	}
 	e.TokenUsage.TotalTokens = e.TokenUsage.PromptTokens + e.TokenUsage.CompletionTokens
@@ -173,16 +190,27 @@ func (s *Store) ExecutionCreate(ctx context.Context, e *Execution, tr *Trace) er
 		}
 		config = text
 	}
+	// A running execution is owned from its first statement: its lease, its first pass and
+	// that pass's block of frame ids are written with the row.
+	var owner, leaseMS any
+	attempt, reserved := 0, 0
+	if c := e.Claim; c != nil && e.Status == StatusRunning {
+		owner, leaseMS, attempt, reserved = c.Node, c.Lease.Milliseconds(), 1, c.SeqBlock
+		e.OwnerNode, e.Attempt, e.SeqReserved = &c.Node, 1, c.SeqBlock
+	}
 	return s.InTx(ctx, func(tx *Store) error {
 		if err := tx.TraceCreate(ctx, tr); err != nil {
 			return err
 		}
 		e.TraceID = tr.ID
 		_, err := tx.exec(ctx, `INSERT INTO executions (id, workspace_id, agent_id, agent_version_id, parent_id, root_id, session_id,
-			source, status, input, metadata, config, trace_id, timeout_ms, created_at, started_at, updated_at, state)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $15, $17)`,
+			source, status, input, metadata, config, trace_id, timeout_ms, created_at, started_at, updated_at, state, user_id, end_user_id,
+			owner_node, lease_expires_at, attempt, seq_reserved)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $15, $17, $18, $19,
+			$20, `+tx.nowMS()+` + $21, $22, $23)`,
 			e.ID, e.WorkspaceID, e.AgentID, e.AgentVersionID, e.ParentID, e.RootID, e.SessionID, e.Source, e.Status,
-			e.Input, e.Metadata, config, e.TraceID, e.TimeoutMS, now, optTime(e.StartedAt), nullJSON(e.State))
+			e.Input, e.Metadata, config, e.TraceID, e.TimeoutMS, now, optTime(e.StartedAt), nullJSON(e.State), e.UserID, e.EndUserID,
+			owner, leaseMS, attempt, reserved)
 		if err != nil {
 			return fmt.Errorf("insert execution: %w", err)
 		}
@@ -213,6 +241,7 @@ func (s *Store) ExecutionGet(ctx context.Context, ws, id string) (*Execution, er
 func (s *Store) ExecutionList(ctx context.Context, ws string, f ExecutionFilter, p Page) ([]*Execution, int, error) {
 	where, args := whereClause("", ws, []cond{
 		{"agent_id = $%d", f.AgentID}, {"status = $%d", f.Status}, {"session_id = $%d", f.SessionID}, {"source = $%d", f.Source},
+		{"end_user_id = $%d", f.EndUserID},
 	})
 	if !f.CreatedAfter.IsZero() {
 		args = append(args, f.CreatedAfter)
@@ -277,6 +306,23 @@ type ExecutionPatch struct {
 	DurationMS  *int64
 	State       json.RawMessage // written when non-nil; use ClearState to erase
 	ClearState  bool
+	// From, when set, allows the move only from this status: the caller decided on a read of
+	// it (a cancel of a pending execution must not land on the run a worker just claimed).
+	From string
+	// Claim, on a move to running, makes the caller the owner of the new pass (see Claim).
+	// Any move out of running ends the lease.
+	Claim *Claim
+	// SeqUsed records the last frame id the ending pass used (its frames are stored with the
+	// move), giving back the rest of its reserved block.
+	SeqUsed *int
+	// Owner allows the move only while this pass holds the row: a pass that lost its lease
+	// to a rescue must not write over what the rescue decided.
+	Owner *Owner
+	// Attempt allows the move only for this pass of the row (see Execution.Attempt).
+	Attempt *int
+	// LeaseExpired allows the move only when the row's lease has expired: a node closing the
+	// run of a node that stopped, never a live one.
+	LeaseExpired bool
 }
 
 // ExecutionTransition moves an execution to status `to` if the lifecycle allows it from its
@@ -290,6 +336,12 @@ func (s *Store) ExecutionTransition(ctx context.Context, ws, id, to string, p Ex
 		}
 	}
 	slices.Sort(from)
+	if p.From != "" {
+		if !CanTransition(p.From, to) {
+			return nil, &TransitionError{ID: id, From: p.From, To: to}
+		}
+		from = []string{p.From}
+	}
 	sets := []string{"status = $1", "updated_at = $2"}
 	args := []any{to, Now()}
 	add := func(col string, v any) {
@@ -323,15 +375,47 @@ func (s *Store) ExecutionTransition(ctx context.Context, ws, id, to string, p Ex
 	} else if p.ClearState {
 		sets = append(sets, "state = NULL")
 	}
+	if c := p.Claim; c != nil && to == StatusRunning {
+		add("owner_node", c.Node)
+		args = append(args, c.Lease.Milliseconds())
+		sets = append(sets, fmt.Sprintf("lease_expires_at = %s + $%d", s.nowMS(), len(args)),
+			"attempt = attempt + 1", "model_called = FALSE")
+		args = append(args, c.SeqBlock)
+		sets = append(sets, fmt.Sprintf("seq_reserved = seq_reserved + $%d", len(args)))
+	} else if to != StatusRunning {
+		sets = append(sets, "owner_node = NULL", "lease_expires_at = NULL")
+	}
+	if p.SeqUsed != nil {
+		add("seq_reserved", *p.SeqUsed)
+	}
+	var guards []string
+	guard := func(cond string, v any) {
+		args = append(args, v)
+		guards = append(guards, fmt.Sprintf(cond, len(args)))
+	}
+	if o := p.Owner; o != nil {
+		guard("owner_node = $%d", o.Node)
+		guard("attempt = $%d", o.Attempt)
+	}
+	if p.Attempt != nil {
+		guard("attempt = $%d", *p.Attempt)
+	}
+	if p.LeaseExpired {
+		guards = append(guards, "lease_expires_at < "+s.nowMS())
+	}
 	args = append(args, ws, id)
 	n := len(args)
 	in := make([]string, len(from))
 	for i, f := range from {
 		in[i] = "'" + f + "'" // statuses are constants of this package
 	}
+	where := ""
+	for _, g := range guards {
+		where += " AND " + g
+	}
 	// One statement checks the lifecycle and writes: only rows in an allowed status change.
-	q := fmt.Sprintf("UPDATE executions SET %s WHERE workspace_id = $%d AND id = $%d AND status IN (%s) RETURNING %s",
-		strings.Join(sets, ", "), n-1, n, strings.Join(in, ", "), executionColumns)
+	q := fmt.Sprintf("UPDATE executions SET %s WHERE workspace_id = $%d AND id = $%d AND status IN (%s)%s RETURNING %s",
+		strings.Join(sets, ", "), n-1, n, strings.Join(in, ", "), where, executionColumns)
 	var out *Execution
 	err := s.InTx(ctx, func(tx *Store) error {
 		var err error
@@ -344,7 +428,9 @@ func (s *Store) ExecutionTransition(ctx context.Context, ws, id, to string, p Ex
 			case err != nil:
 				return fmt.Errorf("read execution %s: %w", id, err)
 			}
-			return &TransitionError{ID: id, From: cur, To: to}
+			// The status allowed the move but a guard did not: another pass or node holds it
+			// now; reported like a status that moved meanwhile.
+			return &TransitionError{ID: id, From: cur, To: to, Fenced: len(guards) > 0 && slices.Contains(from, cur)}
 		}
 		if err != nil {
 			return fmt.Errorf("update execution %s: %w", id, err)
@@ -354,24 +440,21 @@ func (s *Store) ExecutionTransition(ctx context.Context, ws, id, to string, p Ex
 	return out, err
 }
 
-// ExecutionClaim takes the oldest pending execution for a worker and marks it running.
-// It returns nil when none is pending.
-func (s *Store) ExecutionClaim(ctx context.Context) (*Execution, error) {
+// ExecutionClaim takes the oldest pending execution for a worker and marks it running, owned
+// by c's node with a fresh lease, a new attempt and a block of frame ids above every id an
+// earlier pass may have sent. It returns nil when none is pending.
+func (s *Store) ExecutionClaim(ctx context.Context, c Claim) (*Execution, error) {
 	now := Now()
 	pick := "SELECT id FROM executions WHERE status = 'pending' ORDER BY created_at, id LIMIT 1"
 	if s.dialect == Postgres {
 		pick += " FOR UPDATE SKIP LOCKED"
 	}
-	// One statement claims and reads the row, and it is not cancellable: a claim is never
-	// left half done (running, with no worker that knows it).
+	// One statement (its own transaction) claims and reads the row, and it is not
+	// cancellable: a claim is never left half done (running, with no worker that knows it).
 	ctx = context.WithoutCancel(ctx)
-	var x *Execution
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		x, err = scanExecution(tx.w.QueryRowContext(ctx, "UPDATE executions SET status = 'running', started_at = $1, updated_at = $1 WHERE id = ("+pick+
-			") AND status = 'pending' RETURNING "+executionColumns, now))
-		return err
-	})
+	x, err := scanExecution(s.w.QueryRowContext(ctx, `UPDATE executions SET status = 'running', started_at = $1, updated_at = $1,
+		owner_node = $2, lease_expires_at = `+s.nowMS()+` + $3, attempt = attempt + 1, model_called = FALSE, seq_reserved = seq_reserved + $4
+		WHERE id = (`+pick+`) AND status = 'pending' RETURNING `+executionColumns, now, c.Node, c.Lease.Milliseconds(), c.SeqBlock))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

@@ -22,11 +22,11 @@ func TestExecutionLedger(t *testing.T) {
 		if err := s.ExecutionCreate(ctx, x, tr); err != nil {
 			t.Fatal(err)
 		}
-		claimed, err := s.ExecutionClaim(ctx)
+		claimed, err := s.ExecutionClaim(ctx, testClaim)
 		if err != nil || claimed == nil || claimed.ID != x.ID || claimed.Status != StatusRunning || claimed.StartedAt == nil {
 			t.Fatalf("claim: %+v %v", claimed, err)
 		}
-		if again, err := s.ExecutionClaim(ctx); err != nil || again != nil {
+		if again, err := s.ExecutionClaim(ctx, testClaim); err != nil || again != nil {
 			t.Fatalf("second claim: %+v %v", again, err)
 		}
 		_, err = s.ExecutionTransition(ctx, ws, x.ID, StatusRejected, ExecutionPatch{})
@@ -127,6 +127,40 @@ func TestChatSessions(t *testing.T) {
 		}
 		if h, _ := s.ChatHistory(ctx, ws, c.ID); len(h) != 0 {
 			t.Fatal("messages outlived their session")
+		}
+	})
+}
+
+// TestExecutionTransitionFrom: a move decided on a read of one status does not land on an
+// execution that has moved meanwhile (a cancel of a pending run racing a worker's claim).
+func TestExecutionTransitionFrom(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		mustModel(t, s)
+		ws := mustWorkspace(t, s, "a")
+		a, err := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := &Execution{WorkspaceID: ws, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api", Status: StatusPending,
+			Input: JSONObject{}, Metadata: JSONObject{}, TimeoutMS: 1000}
+		if err := s.ExecutionCreate(ctx, x, &Trace{WorkspaceID: ws, Name: "A"}); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := s.ExecutionClaim(ctx, testClaim); err != nil || c == nil {
+			t.Fatalf("claim: %v", err)
+		}
+		_, err = s.ExecutionTransition(ctx, ws, x.ID, StatusCancelled, ExecutionPatch{From: StatusPending})
+		var te *TransitionError
+		if !errors.As(err, &te) || te.From != StatusRunning {
+			t.Fatalf("cancel of a claimed run read as pending: %v", err)
+		}
+		if _, err := s.ExecutionTransition(ctx, ws, x.ID, StatusCancelled, ExecutionPatch{From: StatusCompleted}); !errors.As(err, &te) {
+			t.Fatalf("impossible move: %v", err)
+		}
+		got, err := s.ExecutionTransition(ctx, ws, x.ID, StatusCancelled, ExecutionPatch{From: StatusRunning})
+		if err != nil || got.Status != StatusCancelled {
+			t.Fatalf("cancel from running: %+v %v", got, err)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -11,51 +12,256 @@ import (
 // IdempotencyTTL is how long a stored response answers a repeated Idempotency-Key.
 const IdempotencyTTL = 24 * time.Hour
 
+// IdempotencyLease is how long a key stays claimed by a request in progress without being
+// renewed: the process handling the request renews it while it works, so the lease only
+// runs out when that process died (or lost its database), and then a retry takes over.
+const IdempotencyLease = 60 * time.Second
+
+// idempotencyChatTurn is the Status of a record that stands for a chat turn: its Response
+// is a ChatTurnRef, and the turn's execution is the answer to replay.
+const idempotencyChatTurn = 1
+
 // IdempotencyRecord is the first response to a request made with an Idempotency-Key. Status 0
-// means that request is still being handled.
+// means that request is still being handled (or its process died: see LockedUntil).
 type IdempotencyRecord struct {
 	RequestHash string
 	Status      int
 	Response    string
+	// ExecutionID is the execution the request created, once it did (execute and playground).
+	ExecutionID string
+	// LockedUntil is when the lease of a request in progress runs out.
+	LockedUntil Time
 }
 
-// IdempotencyBegin claims key for a request. It returns nil when the claim is new (the caller
-// handles the request, then calls IdempotencyFinish or IdempotencyRelease), or the record of
-// the earlier request with that key.
-func (s *Store) IdempotencyBegin(ctx context.Context, ws, key, hash string) (*IdempotencyRecord, error) {
-	var rec *IdempotencyRecord
-	err := s.InTx(ctx, func(tx *Store) error {
-		var r IdempotencyRecord
-		var created Time
-		err := tx.w.QueryRowContext(ctx, "SELECT request_hash, status, response, created_at FROM idempotency_keys WHERE workspace_id = $1 AND key = $2",
-			ws, key).Scan(&r.RequestHash, &r.Status, &r.Response, &created)
+// ChatTurn returns the chat turn a record stands for, if it is a chat turn's record.
+func (r *IdempotencyRecord) ChatTurn() (*ChatTurnRef, bool) {
+	if r.Status != idempotencyChatTurn {
+		return nil, false
+	}
+	var ref ChatTurnRef
+	if json.Unmarshal([]byte(r.Response), &ref) != nil || ref.ExecutionID == "" {
+		return nil, false
+	}
+	return &ref, true
+}
+
+// ChatTurnRef is the chat turn an Idempotency-Key started: a retry with the key follows that
+// turn's execution instead of starting another.
+type ChatTurnRef struct {
+	ExecutionID   string `json:"execution_id"`
+	UserMessageID string `json:"user_message_id"`
+}
+
+// IdempotencyUsedError says that an Idempotency-Key already names an earlier request (within
+// IdempotencyTTL); Record is that request's record.
+type IdempotencyUsedError struct {
+	Key    string
+	Record *IdempotencyRecord
+}
+
+func (e *IdempotencyUsedError) Error() string {
+	return fmt.Sprintf("Idempotency-Key %q was already used", e.Key)
+}
+
+// IdempotencyClaim is an Idempotency-Key held by the request this process is handling. Its
+// Token fences the holder: renewing, linking, finishing and releasing act only while the
+// record still carries it, so a process whose lease was taken over changes nothing.
+type IdempotencyClaim struct {
+	Workspace string
+	Key       string
+	Token     string
+	// TakenOver is set when the claim took the key over from a request whose lease ran out.
+	TakenOver bool
+	// ExecutionID, on a taken-over claim, is the execution the earlier request had created:
+	// the answer is that execution, not a second one.
+	ExecutionID string
+}
+
+// IdempotencyBegin claims key for a request. It returns the claim when this request is to be
+// handled (a new key, or one whose earlier request's lease ran out: see TakenOver), else the
+// record of the earlier request: finished (replay it), in progress (409), or with another
+// hash. The caller renews the claim while it works (IdempotencyRenew), then calls
+// IdempotencyFinish or IdempotencyRelease.
+func (s *Store) IdempotencyBegin(ctx context.Context, ws, key, hash string, lease time.Duration) (*IdempotencyClaim, *IdempotencyRecord, error) {
+	c := &IdempotencyClaim{Workspace: ws, Key: key, Token: NewID()}
+	// A record can vanish between the claim's insert and its read (its request failed and
+	// released it): then the key is free, and the next round claims it.
+	for range 5 {
+		var prev *IdempotencyRecord
+		claimed := false
+		err := s.InTx(ctx, func(tx *Store) error {
+			var err error
+			claimed, prev, err = tx.idempotencyClaim(ctx, c, hash, 0, "", lease)
+			return err
+		})
 		switch {
-		case err == nil && time.Since(created.Time) < IdempotencyTTL:
-			rec = &r
-			return nil
-		case err == nil:
-			if _, err := tx.exec(ctx, "DELETE FROM idempotency_keys WHERE workspace_id = $1 AND key = $2", ws, key); err != nil {
-				return err
-			}
-		case !errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("read idempotency key: %w", err)
+		case err != nil:
+			return nil, nil, err
+		case claimed:
+			return c, nil, nil
+		case prev != nil:
+			return nil, prev, nil
 		}
-		_, err = tx.exec(ctx, "INSERT INTO idempotency_keys (workspace_id, key, request_hash, created_at) VALUES ($1, $2, $3, $4)",
-			ws, key, hash, Now())
+	}
+	// Requests with this key keep failing and releasing it: report the race as what it is.
+	return nil, nil, &ConflictError{Message: fmt.Sprintf("requests with Idempotency-Key %q are being handled and released concurrently; retry", key)}
+}
+
+// ChatTurnClaim records that key started the chat turn ref; call it in the transaction that
+// creates the turn, so the turn and its key are committed together and two concurrent
+// retries cannot both start a turn. A key already used makes it record nothing and return
+// an *IdempotencyUsedError with the earlier record.
+func (s *Store) ChatTurnClaim(ctx context.Context, ws, key, hash string, ref ChatTurnRef) error {
+	raw, err := json.Marshal(ref)
+	if err != nil {
 		return err
+	}
+	c := &IdempotencyClaim{Workspace: ws, Key: key, Token: NewID()}
+	claimed, prev, err := s.idempotencyClaim(ctx, c, hash, idempotencyChatTurn, string(raw), 0)
+	if err != nil {
+		return err
+	}
+	if !claimed {
+		if prev == nil {
+			// Released between the insert and the read by a request of another route: this
+			// is a race a retry wins, never a 500.
+			return &ConflictError{Message: fmt.Sprintf("a request with Idempotency-Key %q was just handled; retry", key)}
+		}
+		return &IdempotencyUsedError{Key: key, Record: prev}
+	}
+	return nil
+}
+
+// IdempotencyGet returns the live record of key, or nil when there is none (or it expired).
+func (s *Store) IdempotencyGet(ctx context.Context, ws, key string) (*IdempotencyRecord, error) {
+	r, created, err := scanIdempotency(s.r.QueryRowContext(ctx, "SELECT "+idempotencyCols+" FROM idempotency_keys WHERE workspace_id = $1 AND key = $2", ws, key))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("read idempotency key: %w", err)
+	case time.Since(created.Time) >= IdempotencyTTL:
+		return nil, nil
+	}
+	return r, nil
+}
+
+const idempotencyCols = "request_hash, status, response, execution_id, locked_until, created_at"
+
+func scanIdempotency(row *sql.Row) (*IdempotencyRecord, Time, error) {
+	var r IdempotencyRecord
+	var exec sql.NullString
+	var until int64
+	var created Time
+	if err := row.Scan(&r.RequestHash, &r.Status, &r.Response, &exec, &until, &created); err != nil {
+		return nil, Time{}, err
+	}
+	r.ExecutionID, r.LockedUntil = exec.String, TimeFromMillis(until)
+	return &r, created, nil
+}
+
+// idempotencyClaim inserts key's record for c unless a live one exists; an expired record
+// is replaced, and an in-progress one of the same request whose lease ran out (lease > 0
+// only: chat turns are recorded done) is taken over. When it claims nothing it returns the
+// record found (nil if it vanished meanwhile). It must run in a transaction: on PostgreSQL
+// a concurrent claim of the same key waits for this one's transaction and then finds its
+// record, and a concurrent take-over finds the lease renewed.
+func (s *Store) idempotencyClaim(ctx context.Context, c *IdempotencyClaim, hash string, status int, response string, lease time.Duration) (bool, *IdempotencyRecord, error) {
+	now := Now()
+	until := Time{Time: now.Add(lease)}
+	cutoff := Time{Time: now.Add(-IdempotencyTTL)}
+	if _, err := s.exec(ctx, "DELETE FROM idempotency_keys WHERE workspace_id = $1 AND key = $2 AND created_at <= $3", c.Workspace, c.Key, cutoff); err != nil {
+		return false, nil, fmt.Errorf("expire idempotency key: %w", err)
+	}
+	res, err := s.exec(ctx, `INSERT INTO idempotency_keys (workspace_id, key, request_hash, status, response, created_at, locked_until, lock_token)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (workspace_id, key) DO NOTHING`,
+		c.Workspace, c.Key, hash, status, response, now, until.UnixMilli(), c.Token)
+	if err != nil {
+		return false, nil, fmt.Errorf("claim idempotency key: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return true, nil, nil
+	}
+	if lease > 0 {
+		// The earlier request's process stopped renewing: take its key over, keeping what it
+		// had done (the execution it created).
+		var exec sql.NullString
+		err := s.w.QueryRowContext(ctx, `UPDATE idempotency_keys SET locked_until = $1, lock_token = $2
+			WHERE workspace_id = $3 AND key = $4 AND status = 0 AND request_hash = $5 AND locked_until <= $6 RETURNING execution_id`,
+			until.UnixMilli(), c.Token, c.Workspace, c.Key, hash, now.UnixMilli()).Scan(&exec)
+		switch {
+		case err == nil:
+			c.TakenOver, c.ExecutionID = true, exec.String
+			return true, nil, nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return false, nil, fmt.Errorf("take over idempotency key: %w", err)
+		}
+	}
+	r, _, err := scanIdempotency(s.w.QueryRowContext(ctx, "SELECT "+idempotencyCols+" FROM idempotency_keys WHERE workspace_id = $1 AND key = $2",
+		c.Workspace, c.Key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil, nil
+	}
+	if err != nil {
+		return false, nil, fmt.Errorf("read idempotency key: %w", err)
+	}
+	return false, r, nil
+}
+
+// IdempotencyRenew extends the lease of c's request in progress; false means the claim was
+// lost (a retry took the key over after the lease ran out).
+func (s *Store) IdempotencyRenew(ctx context.Context, c *IdempotencyClaim, lease time.Duration) (bool, error) {
+	res, err := s.exec(ctx, "UPDATE idempotency_keys SET locked_until = $1 WHERE workspace_id = $2 AND key = $3 AND lock_token = $4 AND status = 0",
+		Now().Add(lease).UnixMilli(), c.Workspace, c.Key, c.Token)
+	if err != nil {
+		return false, fmt.Errorf("renew idempotency key: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// IdempotencyLinkExecution records the execution c's request creates; call it in the
+// transaction that creates it, so a retry after a crash answers from that execution rather
+// than start another. A claim lost to a retry is a *ConflictError, which rolls the creation
+// back: a key never has two executions.
+func (s *Store) IdempotencyLinkExecution(ctx context.Context, c *IdempotencyClaim, executionID string) error {
+	res, err := s.exec(ctx, "UPDATE idempotency_keys SET execution_id = $1 WHERE workspace_id = $2 AND key = $3 AND lock_token = $4 AND status = 0",
+		executionID, c.Workspace, c.Key, c.Token)
+	if err != nil {
+		return fmt.Errorf("link idempotency key: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return &ConflictError{Message: fmt.Sprintf("the request with Idempotency-Key %q was taken over by a retry after its lease ran out", c.Key)}
+	}
+	return nil
+}
+
+// IdempotencyFinish stores the response to replay for c's key; false means the claim was
+// lost to a retry and nothing was stored.
+func (s *Store) IdempotencyFinish(ctx context.Context, c *IdempotencyClaim, status int, response string) (bool, error) {
+	res, err := s.exec(ctx, "UPDATE idempotency_keys SET status = $1, response = $2 WHERE workspace_id = $3 AND key = $4 AND lock_token = $5 AND status = 0",
+		status, response, c.Workspace, c.Key, c.Token)
+	if err != nil {
+		return false, fmt.Errorf("record idempotent response: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// IdempotencyRelease forgets c's key, so a corrected retry is handled afresh (a claim lost
+// to a retry releases nothing). A key whose request created an execution is kept, with its
+// lease ended: a retry answers from that execution at once instead of starting another.
+func (s *Store) IdempotencyRelease(ctx context.Context, c *IdempotencyClaim) error {
+	return s.InTx(ctx, func(tx *Store) error {
+		_, err := tx.exec(ctx, "DELETE FROM idempotency_keys WHERE workspace_id = $1 AND key = $2 AND lock_token = $3 AND status = 0 AND execution_id IS NULL",
+			c.Workspace, c.Key, c.Token)
+		if err == nil {
+			_, err = tx.exec(ctx, "UPDATE idempotency_keys SET locked_until = 0 WHERE workspace_id = $1 AND key = $2 AND lock_token = $3 AND status = 0",
+				c.Workspace, c.Key, c.Token)
+		}
+		if err != nil {
+			return fmt.Errorf("release idempotency key: %w", err)
+		}
+		return nil
 	})
-	return rec, err
-}
-
-// IdempotencyFinish stores the response to replay for key.
-func (s *Store) IdempotencyFinish(ctx context.Context, ws, key string, status int, response string) error {
-	_, err := s.exec(ctx, "UPDATE idempotency_keys SET status = $1, response = $2 WHERE workspace_id = $3 AND key = $4",
-		status, response, ws, key)
-	return err
-}
-
-// IdempotencyRelease forgets key, so a corrected retry is handled afresh.
-func (s *Store) IdempotencyRelease(ctx context.Context, ws, key string) error {
-	_, err := s.exec(ctx, "DELETE FROM idempotency_keys WHERE workspace_id = $1 AND key = $2", ws, key)
-	return err
 }

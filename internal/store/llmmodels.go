@@ -7,10 +7,18 @@ import (
 	"fmt"
 )
 
-// LLMModel is an entry of the model catalog, shared by every workspace; prices are USD per
-// million tokens and drive the cost of each execution.
+// Model sources: the built-in catalog shared by every workspace, or a workspace's own entry.
+const (
+	ModelSourceCatalog   = "catalog"
+	ModelSourceWorkspace = "workspace"
+)
+
+// LLMModel is a model entry: of the built-in catalog, shared by every workspace and
+// read-only, or registered by one workspace. Prices are USD per million tokens and drive
+// the cost of each execution.
 type LLMModel struct {
 	ID                    string  `json:"id"`
+	Source                string  `json:"source" enum:"catalog,workspace" doc:"catalog: built in, read-only; workspace: registered by this workspace."`
 	Provider              string  `json:"provider"`
 	Name                  string  `json:"name"`
 	Description           string  `json:"description"`
@@ -20,6 +28,7 @@ type LLMModel struct {
 	OutputPricePerMillion float64 `json:"output_price_per_million"`
 	Capabilities          Strings `json:"capabilities"`
 	CreatedAt             Time    `json:"created_at"`
+	UpdatedAt             Time    `json:"updated_at"`
 }
 
 // LLMModelFilter narrows LLMModelList.
@@ -27,35 +36,45 @@ type LLMModelFilter struct {
 	Provider   string
 	Capability string
 	Query      string
+	Source     string // ModelSourceCatalog or ModelSourceWorkspace; "" for both
 }
 
 const llmModelColumns = `id, provider, name, description, context_window, max_output_tokens, input_price_per_million,
 	output_price_per_million, capabilities, created_at`
 
+// modelsUnion is the catalog and one workspace's models ($1) as one relation.
+const modelsUnion = `(SELECT ` + llmModelColumns + `, created_at AS updated_at, 'catalog' AS source FROM llm_models
+	UNION ALL SELECT ` + llmModelColumns + `, updated_at, 'workspace' AS source FROM workspace_llm_models WHERE workspace_id = $1) m`
+
 func scanLLMModel(row interface{ Scan(...any) error }) (*LLMModel, error) {
 	var m LLMModel
 	err := row.Scan(&m.ID, &m.Provider, &m.Name, &m.Description, &m.ContextWindow, &m.MaxOutputTokens,
-		&m.InputPricePerMillion, &m.OutputPricePerMillion, &m.Capabilities, &m.CreatedAt)
+		&m.InputPricePerMillion, &m.OutputPricePerMillion, &m.Capabilities, &m.CreatedAt, &m.UpdatedAt, &m.Source)
 	return &m, err
 }
 
-// LLMModelList returns one page of the catalog, ordered by provider then id.
-func (s *Store) LLMModelList(ctx context.Context, f LLMModelFilter, p Page) ([]*LLMModel, int, error) {
+// LLMModelList returns one page of the catalog and the workspace's own models, ordered by
+// provider then id.
+func (s *Store) LLMModelList(ctx context.Context, ws string, f LLMModelFilter, p Page) ([]*LLMModel, int, error) {
 	where := " WHERE 1 = 1"
-	var args []any
+	args := []any{ws}
 	if f.Provider != "" {
 		args = append(args, f.Provider)
 		where += fmt.Sprintf(" AND provider = $%d", len(args))
 	}
-	if f.Capability != "" {
-		args = append(args, `%"`+f.Capability+`"%`)
-		where += fmt.Sprintf(" AND capabilities LIKE $%d", len(args))
+	if c := jsonElementPattern(f.Capability); c != "" {
+		args = append(args, c)
+		where += fmt.Sprintf(` AND capabilities LIKE $%d ESCAPE '\'`, len(args))
 	}
 	if q := likePattern(f.Query); q != "" {
 		args = append(args, q)
 		where += fmt.Sprintf(" AND "+likeBoth("id", "name"), len(args))
 	}
-	rows, err := s.r.QueryContext(ctx, "SELECT "+llmModelColumns+" FROM llm_models"+where+" ORDER BY provider, id"+limitClause(p), args...)
+	if f.Source != "" {
+		args = append(args, f.Source)
+		where += fmt.Sprintf(" AND source = $%d", len(args))
+	}
+	rows, err := s.r.QueryContext(ctx, "SELECT "+llmModelColumns+", updated_at, source FROM "+modelsUnion+where+" ORDER BY provider, id, source"+limitClause(p), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list llm models: %w", err)
 	}
@@ -63,13 +82,15 @@ func (s *Store) LLMModelList(ctx context.Context, f LLMModelFilter, p Page) ([]*
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM llm_models"+where, args)
+	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM "+modelsUnion+where, args)
 	return items, total, err
 }
 
-// LLMModelGet returns one catalog entry.
-func (s *Store) LLMModelGet(ctx context.Context, id string) (*LLMModel, error) {
-	m, err := scanLLMModel(s.r.QueryRowContext(ctx, "SELECT "+llmModelColumns+" FROM llm_models WHERE id = $1", id))
+// LLMModelGet returns the model a workspace means by id: the catalog entry, else the
+// workspace's own (a workspace cannot register a catalog id, see LLMModelCreate).
+func (s *Store) LLMModelGet(ctx context.Context, ws, id string) (*LLMModel, error) {
+	m, err := scanLLMModel(s.r.QueryRowContext(ctx, "SELECT "+llmModelColumns+", updated_at, source FROM "+modelsUnion+
+		" WHERE id = $2 ORDER BY source LIMIT 1", ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("llm model", id)
 	}
@@ -95,4 +116,77 @@ func (s *Store) LLMModelUpsert(ctx context.Context, m *LLMModel) error {
 		return fmt.Errorf("upsert llm model %s: %w", m.ID, err)
 	}
 	return nil
+}
+
+// LLMModelCreate registers a model of workspace ws. An id of the catalog, or one the
+// workspace registered already, is a *ConflictError.
+func (s *Store) LLMModelCreate(ctx context.Context, ws string, m *LLMModel) (*LLMModel, error) {
+	err := s.InTx(ctx, func(tx *Store) error {
+		var x int
+		err := tx.w.QueryRowContext(ctx, "SELECT 1 FROM llm_models WHERE id = $1", m.ID).Scan(&x)
+		if err == nil {
+			return &ConflictError{Message: fmt.Sprintf("llm model %s is a built-in catalog model; register the workspace model under another id", m.ID)}
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("check llm model %s: %w", m.ID, err)
+		}
+		now := Now()
+		_, err = tx.exec(ctx, `INSERT INTO workspace_llm_models (workspace_id, `+llmModelColumns+`, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
+			ws, m.ID, m.Provider, m.Name, m.Description, m.ContextWindow, m.MaxOutputTokens, m.InputPricePerMillion,
+			m.OutputPricePerMillion, m.Capabilities, now)
+		if isUniqueViolation(err) {
+			return &ConflictError{Message: fmt.Sprintf("llm model %s already exists in this workspace", m.ID)}
+		}
+		if err != nil {
+			return fmt.Errorf("insert llm model %s: %w", m.ID, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.LLMModelGet(ctx, ws, m.ID)
+}
+
+// LLMModelPatch holds the fields of a workspace model to change; nil fields stay.
+type LLMModelPatch struct {
+	Provider              *string
+	Name                  *string
+	Description           *string
+	ContextWindow         *int
+	MaxOutputTokens       *int
+	InputPricePerMillion  *float64
+	OutputPricePerMillion *float64
+	Capabilities          *Strings
+}
+
+// LLMModelUpdate changes a workspace model (catalog entries are not the workspace's: not found).
+func (s *Store) LLMModelUpdate(ctx context.Context, ws, id string, p LLMModelPatch) (*LLMModel, error) {
+	var caps *jsonArg
+	if p.Capabilities != nil {
+		caps = &jsonArg{v: []string(*p.Capabilities)}
+	}
+	err := s.update(ctx, "llm model", "workspace_llm_models", ws, id, []set{
+		{"provider", p.Provider}, {"name", p.Name}, {"description", p.Description}, {"context_window", p.ContextWindow},
+		{"max_output_tokens", p.MaxOutputTokens}, {"input_price_per_million", p.InputPricePerMillion},
+		{"output_price_per_million", p.OutputPricePerMillion}, {"capabilities", caps},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.LLMModelGet(ctx, ws, id)
+}
+
+// LLMModelDelete removes a workspace model and returns it as it was.
+func (s *Store) LLMModelDelete(ctx context.Context, ws, id string) (*LLMModel, error) {
+	var m *LLMModel
+	err := s.InTx(ctx, func(tx *Store) error {
+		var err error
+		if m, err = tx.LLMModelGet(ctx, ws, id); err != nil {
+			return err
+		}
+		return tx.deleteRow(ctx, "llm model", "workspace_llm_models", ws, id)
+	})
+	return m, err
 }

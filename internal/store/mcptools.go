@@ -10,9 +10,9 @@ import (
 	"strings"
 )
 
-// MCPTransports are the ways agentplane reaches an MCP server: a local process over stdio, or
-// a remote server over streamable HTTP.
-var MCPTransports = []string{"stdio", "http"}
+// MCPTransports are the ways agentplane reaches an MCP server: streamable HTTP (the
+// default), the older HTTP+SSE transport, or a local command over stdio.
+var MCPTransports = []string{"streamable_http", "sse", "stdio"}
 
 // MCPToolDef is one tool an MCP server offers, as its tools/list reports it.
 type MCPToolDef struct {
@@ -28,16 +28,22 @@ type MCPTool struct {
 	WorkspaceID  string       `json:"workspace_id"`
 	Name         string       `json:"name"`
 	Description  string       `json:"description"`
-	Transport    string       `json:"transport" enum:"stdio,http"`
+	Transport    string       `json:"transport" enum:"streamable_http,sse,stdio" doc:"streamable_http (the current HTTP transport), sse (the older HTTP+SSE transport) or stdio (a local command; only on a server started with --allow-stdio-mcp)."`
 	Command      string       `json:"command" doc:"Executable started for the stdio transport."`
 	Args         Strings      `json:"args"`
-	URL          string       `json:"url" doc:"Endpoint of the http transport."`
-	CredentialID *string      `json:"credential_id" doc:"Credential used to authenticate to the server."`
+	Env          Env          `json:"env" doc:"Environment variables of the stdio command (not secrets: those come from the credential)."`
+	URL          string       `json:"url" doc:"Endpoint of the streamable_http and sse transports."`
+	CredentialID *string      `json:"credential_id" doc:"Credential used to authenticate to the server: sent as Authorization: Bearer, or in the header its metadata.header names."`
 	Enabled      bool         `json:"enabled"`
-	Tools        []MCPToolDef `json:"tools"`
+	Tools        []MCPToolDef `json:"tools" doc:"The tools the server offers: what the last successful refresh found, or what was set by hand. Runs of a server with none list its tools themselves."`
+	RefreshedAt  *Time        `json:"refreshed_at" doc:"When POST /mcp-tools/{id}/refresh last tried to list the server's tools; null before the first refresh."`
+	LastError    *string      `json:"last_error" doc:"Why the last refresh failed; null when it succeeded (or none was made)."`
 	CreatedAt    Time         `json:"created_at"`
 	UpdatedAt    Time         `json:"updated_at"`
 }
+
+// Env holds environment variables by name.
+type Env map[string]string
 
 // MCPToolFilter narrows MCPToolList; zero fields match everything.
 type MCPToolFilter struct {
@@ -46,17 +52,24 @@ type MCPToolFilter struct {
 	Query     string // substring of name or description, case-insensitive
 }
 
-const mcpToolColumns = `id, workspace_id, name, description, transport, command, args, url, credential_id, enabled, tools,
-	created_at, updated_at`
+const mcpToolColumns = `id, workspace_id, name, description, transport, command, args, env, url, credential_id, enabled, tools,
+	refreshed_at, last_error, created_at, updated_at`
 
 func scanMCPTool(row interface{ Scan(...any) error }) (*MCPTool, error) {
 	var t MCPTool
-	if err := row.Scan(&t.ID, &t.WorkspaceID, &t.Name, &t.Description, &t.Transport, &t.Command, &t.Args, &t.URL,
-		&t.CredentialID, &t.Enabled, jsonCol{&t.Tools}, &t.CreatedAt, &t.UpdatedAt); err != nil {
+	var refreshed Time
+	if err := row.Scan(&t.ID, &t.WorkspaceID, &t.Name, &t.Description, &t.Transport, &t.Command, &t.Args, jsonCol{&t.Env}, &t.URL,
+		&t.CredentialID, &t.Enabled, jsonCol{&t.Tools}, &refreshed, &t.LastError, &t.CreatedAt, &t.UpdatedAt); err != nil {
 		return nil, err
+	}
+	if !refreshed.IsZero() {
+		t.RefreshedAt = &refreshed
 	}
 	if t.Args == nil {
 		t.Args = Strings{}
+	}
+	if t.Env == nil {
+		t.Env = Env{}
 	}
 	if t.Tools == nil {
 		t.Tools = []MCPToolDef{}
@@ -117,9 +130,13 @@ func (s *Store) MCPToolCreate(ctx context.Context, t *MCPTool) (*MCPTool, error)
 	if err != nil {
 		return nil, fmt.Errorf("encode tools: %w", err)
 	}
-	_, err = s.exec(ctx, `INSERT INTO mcp_tools (id, workspace_id, name, description, transport, command, args, url, credential_id,
-		enabled, tools, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)`,
-		t.ID, t.WorkspaceID, t.Name, t.Description, t.Transport, t.Command, t.Args, t.URL, emptyAsNull(t.CredentialID),
+	env, err := jsonValue(envOf(t.Env))
+	if err != nil {
+		return nil, fmt.Errorf("encode env: %w", err)
+	}
+	_, err = s.exec(ctx, `INSERT INTO mcp_tools (id, workspace_id, name, description, transport, command, args, env, url, credential_id,
+		enabled, tools, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)`,
+		t.ID, t.WorkspaceID, t.Name, t.Description, t.Transport, t.Command, t.Args, env, t.URL, emptyAsNull(t.CredentialID),
 		t.Enabled, tools, Now())
 	if err != nil {
 		if isUniqueViolation(err) {
@@ -138,6 +155,7 @@ type MCPToolPatch struct {
 	Transport    *string
 	Command      *string
 	Args         *Strings
+	Env          *Env
 	URL          *string
 	CredentialID *string
 	Enabled      *bool
@@ -146,9 +164,12 @@ type MCPToolPatch struct {
 
 // MCPToolUpdate changes the given fields of an MCP server.
 func (s *Store) MCPToolUpdate(ctx context.Context, ws, id string, p MCPToolPatch) (*MCPTool, error) {
-	var tools *jsonArg
+	var tools, env *jsonArg
 	if p.Tools != nil {
 		tools = &jsonArg{nonNil(*p.Tools)}
+	}
+	if p.Env != nil {
+		env = &jsonArg{envOf(*p.Env)}
 	}
 	var cred **string
 	if p.CredentialID != nil {
@@ -156,10 +177,34 @@ func (s *Store) MCPToolUpdate(ctx context.Context, ws, id string, p MCPToolPatch
 	}
 	err := s.update(ctx, "mcp tool", "mcp_tools", ws, id, []set{
 		{"name", p.Name}, {"description", p.Description}, {"transport", p.Transport}, {"command", p.Command},
-		{"args", p.Args}, {"url", p.URL}, {"credential_id", cred}, {"enabled", p.Enabled}, {"tools", tools},
+		{"args", p.Args}, {"env", env}, {"url", p.URL}, {"credential_id", cred}, {"enabled", p.Enabled}, {"tools", tools},
 	})
 	if err != nil {
 		return nil, err
+	}
+	return s.MCPToolGet(ctx, ws, id)
+}
+
+// MCPToolRefreshed records a refresh of an MCP server at a time: on success (failure nil)
+// the tools it listed, which replace the stored ones; on failure its message, keeping the
+// tools as they were.
+func (s *Store) MCPToolRefreshed(ctx context.Context, ws, id string, tools []MCPToolDef, failure error, at Time) (*MCPTool, error) {
+	q, args := "UPDATE mcp_tools SET tools = $1, refreshed_at = $2, last_error = NULL WHERE workspace_id = $3 AND id = $4", []any{nil, at, ws, id}
+	if failure != nil {
+		q, args = "UPDATE mcp_tools SET refreshed_at = $1, last_error = $2 WHERE workspace_id = $3 AND id = $4", []any{at, failure.Error(), ws, id}
+	} else {
+		raw, err := jsonValue(nonNil(tools))
+		if err != nil {
+			return nil, fmt.Errorf("encode tools: %w", err)
+		}
+		args[0] = raw
+	}
+	res, err := s.exec(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("record refresh of mcp tool %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil, notFound("mcp tool", id)
 	}
 	return s.MCPToolGet(ctx, ws, id)
 }
@@ -173,7 +218,7 @@ func (s *Store) MCPToolDelete(ctx context.Context, ws, id string) (*MCPTool, err
 		if t, err = tx.MCPToolGet(ctx, ws, id); err != nil {
 			return err
 		}
-		if err := tx.refuseIfConfigured(ctx, ws, "mcp tool", id, func(c *AgentConfig) []string { return c.Tools }); err != nil {
+		if err := tx.refuseIfConfigured(ctx, ws, "mcp tool", id, (*AgentConfig).ToolIDs); err != nil {
 			return err
 		}
 		return tx.deleteRow(ctx, "mcp tool", "mcp_tools", ws, id)
@@ -208,6 +253,14 @@ func (s *Store) refuseIfConfigured(ctx context.Context, ws, resource, id string,
 		}
 	}
 	return rows.Err()
+}
+
+// envOf makes a nil Env encode as {} rather than null.
+func envOf(e Env) Env {
+	if e == nil {
+		return Env{}
+	}
+	return e
 }
 
 // emptyAsNull stores a missing or empty optional id as NULL.

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode"
 )
 
 // Memory is a piece of long-term knowledge kept for a workspace, or for one agent of it when
@@ -13,6 +15,8 @@ type Memory struct {
 	ID          string     `json:"id"`
 	WorkspaceID string     `json:"workspace_id"`
 	AgentID     *string    `json:"agent_id" doc:"The agent the memory belongs to; null for a workspace-wide memory."`
+	SessionID   *string    `json:"session_id" doc:"The chat session the memory belongs to, if any (memory scope session)."`
+	EndUserID   *string    `json:"end_user_id" doc:"The end user the memory is about, if any (memory scope end_user)."`
 	Key         string     `json:"key" doc:"Optional lookup key, e.g. \"user.preferences\"."`
 	Content     string     `json:"content"`
 	Metadata    JSONObject `json:"metadata"`
@@ -22,16 +26,18 @@ type Memory struct {
 
 // MemoryFilter narrows MemoryList; empty fields match everything.
 type MemoryFilter struct {
-	AgentID string
-	Key     string // exact key
-	Query   string // substring of key or content, case-insensitive
+	AgentID   string
+	SessionID string
+	EndUserID string
+	Key       string // exact key
+	Query     string // substring of key or content, case-insensitive
 }
 
-const memoryColumns = `id, workspace_id, agent_id, key, content, metadata, created_at, updated_at`
+const memoryColumns = `id, workspace_id, agent_id, session_id, end_user_id, key, content, metadata, created_at, updated_at`
 
 func scanMemory(row interface{ Scan(...any) error }) (*Memory, error) {
 	var m Memory
-	if err := row.Scan(&m.ID, &m.WorkspaceID, &m.AgentID, &m.Key, &m.Content, &m.Metadata, &m.CreatedAt, &m.UpdatedAt); err != nil {
+	if err := row.Scan(&m.ID, &m.WorkspaceID, &m.AgentID, &m.SessionID, &m.EndUserID, &m.Key, &m.Content, &m.Metadata, &m.CreatedAt, &m.UpdatedAt); err != nil {
 		return nil, err
 	}
 	if m.Metadata == nil {
@@ -44,6 +50,8 @@ func scanMemory(row interface{ Scan(...any) error }) (*Memory, error) {
 func (s *Store) MemoryList(ctx context.Context, ws string, f MemoryFilter, p Page) ([]*Memory, int, error) {
 	where, args := whereClause("", ws, []cond{
 		{"agent_id = $%d", f.AgentID},
+		{"session_id = $%d", f.SessionID},
+		{"end_user_id = $%d", f.EndUserID},
 		{"key = $%d", f.Key},
 		{likeBoth("key", "content"), likePattern(f.Query)},
 	})
@@ -76,8 +84,9 @@ func (s *Store) MemoryCreate(ctx context.Context, m *Memory) (*Memory, error) {
 	if m.ID == "" {
 		m.ID = NewID()
 	}
-	_, err := s.exec(ctx, `INSERT INTO memories (id, workspace_id, agent_id, key, content, metadata, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`, m.ID, m.WorkspaceID, emptyAsNull(m.AgentID), m.Key, m.Content, m.Metadata, Now())
+	_, err := s.exec(ctx, `INSERT INTO memories (id, workspace_id, agent_id, session_id, end_user_id, key, content, metadata, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`, m.ID, m.WorkspaceID, emptyAsNull(m.AgentID), emptyAsNull(m.SessionID),
+		emptyAsNull(m.EndUserID), m.Key, m.Content, m.Metadata, Now())
 	if err != nil {
 		if isUniqueViolation(err) {
 			return nil, &ConflictError{Message: fmt.Sprintf("memory %s already exists", m.ID)}
@@ -122,4 +131,84 @@ func (s *Store) MemoryDelete(ctx context.Context, ws, id string) (*Memory, error
 		return tx.deleteRow(ctx, "memory", "memories", ws, id)
 	})
 	return m, err
+}
+
+// MemoryScope selects the memories a run may use: those of one agent, one chat session or one
+// end user (exactly one field set), within a workspace.
+type MemoryScope struct {
+	AgentID   string
+	SessionID string
+	EndUserID string
+}
+
+// where is the scope's condition, with its argument numbered n.
+func (sc MemoryScope) where(n int) (string, any, error) {
+	switch {
+	case sc.AgentID != "":
+		return fmt.Sprintf("m.agent_id = $%d", n), sc.AgentID, nil
+	case sc.SessionID != "":
+		return fmt.Sprintf("m.session_id = $%d", n), sc.SessionID, nil
+	case sc.EndUserID != "":
+		return fmt.Sprintf("m.end_user_id = $%d", n), sc.EndUserID, nil
+	}
+	return "", nil, errors.New("memory scope: no agent, session or end user")
+}
+
+// MemorySearch returns up to limit memories of the scope, the most relevant to text first
+// (full-text match: SQLite FTS5 with Porter stemming, PostgreSQL tsvector in English; any of
+// the text's words counts), newest first among equals; memories matching none of the words
+// come after, newest first, so a scope with few memories still gives them all.
+func (s *Store) MemorySearch(ctx context.Context, ws string, sc MemoryScope, text string, limit int) ([]*Memory, error) {
+	cond, arg, err := sc.where(2)
+	if err != nil {
+		return nil, err
+	}
+	words := searchWords(text)
+	cols := "m.id, m.workspace_id, m.agent_id, m.session_id, m.end_user_id, m.key, m.content, m.metadata, m.created_at, m.updated_at"
+	var q string
+	args := []any{ws, arg}
+	switch {
+	case len(words) == 0:
+		q = "SELECT " + cols + " FROM memories m WHERE m.workspace_id = $1 AND " + cond + " ORDER BY m.created_at DESC, m.id DESC LIMIT $3"
+		args = append(args, limit)
+	case s.dialect == Postgres:
+		q = "SELECT " + cols + ` FROM memories m WHERE m.workspace_id = $1 AND ` + cond + `
+			ORDER BY ts_rank(m.search, to_tsquery('english', $3)) DESC, m.created_at DESC, m.id DESC LIMIT $4`
+		args = append(args, strings.Join(words, " | "), limit)
+	default:
+		quoted := make([]string, len(words))
+		for i, w := range words {
+			quoted[i] = `"` + w + `"`
+		}
+		q = "SELECT " + cols + ` FROM memories m LEFT JOIN (SELECT rowid, bm25(memories_fts) AS score FROM memories_fts WHERE memories_fts MATCH $3) f
+			ON f.rowid = m.rowid WHERE m.workspace_id = $1 AND ` + cond + `
+			ORDER BY f.score IS NULL, f.score, m.created_at DESC, m.id DESC LIMIT $4`
+		args = append(args, strings.Join(quoted, " OR "), limit)
+	}
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("search memories: %w", err)
+	}
+	return collect(rows, scanMemory)
+}
+
+// maxSearchWords bounds the words of a memory search, so a long input makes a bounded query.
+const maxSearchWords = 32
+
+// searchWords are the distinct words (letters and digits, lower case) of text, at most
+// maxSearchWords, safe to put into an FTS5 or tsquery expression.
+func searchWords(text string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len(f) < 2 || seen[f] {
+			continue
+		}
+		seen[f] = true
+		out = append(out, f)
+		if len(out) == maxSearchWords {
+			break
+		}
+	}
+	return out
 }

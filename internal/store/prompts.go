@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentplane/agentplane/internal/jsonfields"
 	"math"
 	"strings"
 
@@ -87,12 +88,7 @@ func scanPrompt(row interface{ Scan(...any) error }) (*Prompt, error) {
 
 // tagPattern matches one element of a tags column (a JSON array) with LIKE; "" for no filter.
 func tagPattern(tag string) string {
-	if tag == "" {
-		return ""
-	}
-	b, _ := json.Marshal(tag) // the stored array is written by json.Marshal too
-	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return "%" + strings.ToLower(r.Replace(string(b))) + "%"
+	return strings.ToLower(jsonElementPattern(tag))
 }
 
 // PromptList returns one page of a workspace's prompts, newest first, and the total count.
@@ -334,10 +330,17 @@ func (s *Store) PromptVersionCreate(ctx context.Context, v *PromptVersion) (*Pro
 	return s.PromptVersionGet(ctx, v.WorkspaceID, v.PromptID, v.ID)
 }
 
+// PromptConfigKeys are the model settings a prompt version's config may hold; any other key
+// is refused, so that a typo does not vanish.
+var PromptConfigKeys = []string{"model", "temperature", "max_tokens", "top_p", "stop", "presence_penalty", "frequency_penalty", "seed"}
+
 // checkPromptVersion applies the rules every prompt version obeys, whoever writes it: the
-// template parses, and the settings the runtime reads (model, temperature, max_tokens) are valid.
-// Other config keys are kept as they are.
+// template parses, the config has only known keys, and the settings the runtime reads
+// (model, temperature, max_tokens) are valid.
 func (s *Store) checkPromptVersion(ctx context.Context, v *PromptVersion) error {
+	if err := jsonfields.CheckKeys(v.Config, PromptConfigKeys, "config"); err != nil {
+		return &ValidationError{Field: err.Path, Message: err.Message()}
+	}
 	if strings.TrimSpace(v.Template) == "" {
 		return &ValidationError{Field: "template", Message: "is required and must not be empty"}
 	}

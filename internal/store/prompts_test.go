@@ -2,10 +2,8 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -29,45 +27,11 @@ func promptTestStores(t *testing.T, fn func(t *testing.T, s *Store)) {
 		fn(t, s)
 	})
 	t.Run("postgres", func(t *testing.T) {
-		url := os.Getenv("TEST_DATABASE_URL")
-		if url == "" {
-			t.Skip("TEST_DATABASE_URL is not set; PostgreSQL tests skipped")
-		}
 		t.Parallel()
-		s := promptTestPostgres(t, url)
+		s := openTestPostgres(t)
 		promptTestSetup(t, s)
 		fn(t, s)
 	})
-}
-
-// promptTestPostgres opens a store on a new schema of the database at url.
-func promptTestPostgres(t *testing.T, url string) *Store {
-	t.Helper()
-	ctx := context.Background()
-	admin, err := sql.Open("pgx", url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close() })
-	schema := "test_" + strings.ToLower(NewID())
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	sep := "?"
-	if strings.Contains(url, "?") {
-		sep = "&"
-	}
-	s, err := Open(ctx, url+sep+"search_path="+schema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
 }
 
 func promptTestSetup(t *testing.T, s *Store) {

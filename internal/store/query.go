@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -34,6 +35,30 @@ func whereClause(alias, ws string, conds []cond) (string, []any) {
 		b.WriteString(fmt.Sprintf(c.sql, len(args)))
 	}
 	return b.String(), args
+}
+
+// likeEscaper escapes the LIKE wildcards (and the escape character itself) of user input so
+// it matches literally; every LIKE built from input says ESCAPE '\' (both dialects).
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
+// likePattern is a case-insensitive substring pattern for a free-text filter (lowercase: use it
+// against lower(column)); "" for no filter.
+func likePattern(q string) string {
+	q = strings.TrimSpace(q)
+	if q == "" {
+		return ""
+	}
+	return "%" + strings.ToLower(likeEscaper.Replace(q)) + "%"
+}
+
+// jsonElementPattern matches a column holding a JSON array of strings (written by
+// json.Marshal) that has v as one element; "" for no filter.
+func jsonElementPattern(v string) string {
+	if v == "" {
+		return ""
+	}
+	b, _ := json.Marshal(v)
+	return "%" + likeEscaper.Replace(string(b)) + "%"
 }
 
 // likeBoth matches a LIKE pattern against either of two columns, case-insensitively.

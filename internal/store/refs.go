@@ -36,7 +36,7 @@ func (s *Store) CheckRefs(ctx context.Context, ws string, kind Kind, field strin
 	var missing []string
 	var err error
 	if kind == KindLLMModel {
-		missing, err = s.missingGlobalIDs(ctx, "llm_models", ids)
+		missing, err = s.missingModelIDs(ctx, ws, ids)
 	} else {
 		missing, err = s.missingIDs(ctx, kindTables[kind], ws, ids)
 	}
@@ -55,15 +55,17 @@ func (s *Store) CheckRefs(ctx context.Context, ws string, kind Kind, field strin
 	return nil
 }
 
-func (s *Store) missingGlobalIDs(ctx context.Context, table string, ids []string) ([]string, error) {
+// missingModelIDs returns those of ids that are neither catalog models nor models of the
+// workspace, in order.
+func (s *Store) missingModelIDs(ctx context.Context, ws string, ids []string) ([]string, error) {
 	var missing []string
 	for _, id := range ids {
 		var x int
-		err := s.r.QueryRowContext(ctx, "SELECT 1 FROM "+table+" WHERE id = $1", id).Scan(&x)
+		err := s.r.QueryRowContext(ctx, "SELECT 1 FROM "+modelsUnion+" WHERE id = $2", ws, id).Scan(&x)
 		if errors.Is(err, sql.ErrNoRows) {
 			missing = append(missing, id)
 		} else if err != nil {
-			return nil, fmt.Errorf("check %s ids: %w", table, err)
+			return nil, fmt.Errorf("check llm model ids: %w", err)
 		}
 	}
 	return missing, nil

@@ -27,6 +27,8 @@ var statTables = []struct{ key, table string }{
 	{"approvals", "approvals"},
 	{"chat_sessions", "chat_sessions"},
 	{"chat_messages", "chat_messages"},
+	{"score_configs", "score_configs"},
+	{"scores", "scores"},
 }
 
 // StoreStats counts the rows of every resource across all workspaces.
@@ -59,4 +61,11 @@ func (s *Store) Truncate(ctx context.Context) error {
 		_, err := tx.exec(ctx, "DELETE FROM idempotency_keys")
 		return err
 	})
+}
+
+// ExecutionsQueued counts the pending executions of every workspace, up to limit: the queue
+// depth of the metrics, counted on the index of pending rows at each scrape, and bounded so
+// a flood of queued runs cannot make a scrape slow.
+func (s *Store) ExecutionsQueued(ctx context.Context, limit int) (int, error) {
+	return s.count(ctx, fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM executions WHERE status = 'pending' LIMIT %d) q", max(limit, 0)), nil)
 }

@@ -2,12 +2,10 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"net/url"
-	"os"
-	"strings"
 	"testing"
+
+	"github.com/agentplane/agentplane/internal/dbtest"
 )
 
 // forEachStore runs fn against a fresh in-memory SQLite store and, when TEST_DATABASE_URL is
@@ -31,35 +29,11 @@ func forEachStore(t *testing.T, fn func(t *testing.T, s *Store)) {
 // when the test ends; it skips the test when the variable is unset.
 func openTestPostgres(t *testing.T) *Store {
 	t.Helper()
-	base := os.Getenv("TEST_DATABASE_URL")
-	if base == "" {
-		t.Skip("TEST_DATABASE_URL is not set: skipping the PostgreSQL run (set it to a postgres:// URL to run it)")
+	u := dbtest.PostgresURL(t)
+	if u == "" {
+		t.Skip(dbtest.SkipMessage)
 	}
-	ctx := context.Background()
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	schema := "t_" + strings.ToLower(NewID())
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		a, err := sql.Open("pgx", base)
-		if err == nil {
-			_, _ = a.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-			a.Close()
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	s, err := Open(ctx, u.String())
+	s, err := Open(context.Background(), u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +41,7 @@ func openTestPostgres(t *testing.T) *Store {
 	return s
 }
 
-func mustWorkspace(t *testing.T, s *Store, slug string) string {
+func mustWorkspace(t testing.TB, s *Store, slug string) string {
 	t.Helper()
 	w, err := s.WorkspaceCreate(context.Background(), &Workspace{Name: slug, Slug: slug})
 	if err != nil {
@@ -162,33 +136,6 @@ func TestAgentsAndVersions(t *testing.T) {
 		stats, _ := s.StoreStats(ctx)
 		if stats["agent_versions"] != 0 {
 			t.Fatalf("orphan versions: %v", stats)
-		}
-	})
-}
-
-func TestIdempotencyRecords(t *testing.T) {
-	forEachStore(t, func(t *testing.T, s *Store) {
-		ctx := context.Background()
-		ws := mustWorkspace(t, s, "a")
-		prev, err := s.IdempotencyBegin(ctx, ws, "k", "h1")
-		if err != nil || prev != nil {
-			t.Fatalf("first claim: %v %v", prev, err)
-		}
-		prev, err = s.IdempotencyBegin(ctx, ws, "k", "h1")
-		if err != nil || prev == nil || prev.Status != 0 {
-			t.Fatalf("in-flight claim: %+v %v", prev, err)
-		}
-		if err := s.IdempotencyFinish(ctx, ws, "k", 201, `{"data":1}`); err != nil {
-			t.Fatal(err)
-		}
-		prev, _ = s.IdempotencyBegin(ctx, ws, "k", "h2")
-		if prev == nil || prev.RequestHash != "h1" || prev.Status != 201 || prev.Response != `{"data":1}` {
-			t.Fatalf("replay record: %+v", prev)
-		}
-		// Keys are per workspace.
-		other := mustWorkspace(t, s, "b")
-		if prev, _ := s.IdempotencyBegin(ctx, other, "k", "h1"); prev != nil {
-			t.Fatal("idempotency key shared across workspaces")
 		}
 	})
 }

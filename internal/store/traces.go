@@ -17,7 +17,7 @@ type Trace struct {
 	AgentID     *string    `json:"agent_id"`
 	SessionID   *string    `json:"session_id"`
 	Name        string     `json:"name"`
-	Status      string     `json:"status"`
+	Status      string     `json:"status" enum:"pending,running,completed,failed,cancelled,awaiting_approval,rejected" doc:"The status of the trace's execution."`
 	TokenUsage  TokenUsage `json:"token_usage"`
 	Cost        float64    `json:"cost"`
 	DurationMS  *int64     `json:"duration_ms"`

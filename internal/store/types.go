@@ -78,7 +78,13 @@ func (o JSONObject) Value() (driver.Value, error) {
 }
 
 // Scan reads JSON text.
-func (o *JSONObject) Scan(src any) error { return scanJSON(src, o) }
+func (o *JSONObject) Scan(src any) error {
+	if isJSONText(src, "{}") { // most rows: no need to run the decoder
+		*o = JSONObject{}
+		return nil
+	}
+	return scanJSON(src, o)
+}
 
 // Strings is a list of strings stored as a JSON array.
 type Strings []string
@@ -93,7 +99,32 @@ func (l Strings) Value() (driver.Value, error) {
 }
 
 // Scan reads JSON text.
-func (l *Strings) Scan(src any) error { return scanJSON(src, l) }
+func (l *Strings) Scan(src any) error {
+	if isJSONText(src, "[]") {
+		*l = Strings{}
+		return nil
+	}
+	return scanJSON(src, l)
+}
+
+// isJSONText reports whether a scanned column holds exactly text.
+func isJSONText(src any, text string) bool {
+	switch v := src.(type) {
+	case string:
+		return v == text
+	case []byte:
+		return string(v) == text
+	}
+	return false
+}
+
+// MarshalJSON writes the list, and [] for a nil one: a list is never null in a response.
+func (l Strings) MarshalJSON() ([]byte, error) {
+	if l == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal([]string(l))
+}
 
 // jsonValue stores any value as JSON text.
 func jsonValue(v any) (string, error) {

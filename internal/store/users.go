@@ -90,6 +90,41 @@ func (s *Store) MembershipRole(ctx context.Context, ws, userID string) (string, 
 	return role, nil
 }
 
+// MembershipFind returns the workspace a user means by ws (its id or its slug) and their
+// role there; not a member (or no such workspace) is not found.
+func (s *Store) MembershipFind(ctx context.Context, ws, userID string) (workspaceID, role string, err error) {
+	err = s.r.QueryRowContext(ctx, `SELECT m.workspace_id, m.role FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
+		WHERE m.user_id = $1 AND (w.id = $2 OR w.slug = $2) ORDER BY (w.id = $2) DESC LIMIT 1`, userID, ws).Scan(&workspaceID, &role)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", notFound("membership", ws)
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("get membership of %s in %s: %w", userID, ws, err)
+	}
+	return workspaceID, role, nil
+}
+
+// Membership is a workspace a user belongs to, with their role there.
+type Membership struct {
+	ID   string `json:"id"`
+	Slug string `json:"slug"`
+	Name string `json:"name"`
+	Role string `json:"role" enum:"owner,admin,member"`
+}
+
+// MembershipList returns every workspace the user is a member of, oldest membership first.
+func (s *Store) MembershipList(ctx context.Context, userID string) ([]*Membership, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT w.id, w.slug, w.name, m.role FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
+		WHERE m.user_id = $1 ORDER BY m.created_at, w.id`, userID)
+	if err != nil {
+		return nil, fmt.Errorf("list memberships of %s: %w", userID, err)
+	}
+	return collect(rows, func(row interface{ Scan(...any) error }) (*Membership, error) {
+		var m Membership
+		return &m, row.Scan(&m.ID, &m.Slug, &m.Name, &m.Role)
+	})
+}
+
 // WorkspaceList returns one page of the workspaces the user is a member of, newest first;
 // an empty userID lists every workspace.
 func (s *Store) WorkspaceList(ctx context.Context, userID string, p Page) ([]*Workspace, int, error) {

@@ -5,6 +5,7 @@ package openapicheck
 import (
 	"bytes"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -522,6 +523,7 @@ type ResponseValidator struct {
 	mu       sync.Mutex
 	compiler *jsonschema.Compiler
 	cache    map[string]*compiledResponse
+	streams  map[string]*jsonschema.Schema // text/event-stream schemas by response pointer
 }
 
 // NewResponseValidator parses doc (JSON) and indexes its paths; response
@@ -749,4 +751,135 @@ func pickJSONMediaType(content map[string]any) string {
 		return keys[i]
 	}
 	return ""
+}
+
+// StreamMediaType is the media type of Server-Sent Events responses.
+const StreamMediaType = "text/event-stream"
+
+// ValidateStream checks a Server-Sent Events response to method path: the
+// status must be documented with a text/event-stream media type, and every
+// frame of body (comments skipped) must match that media type's schema as the
+// object {"id": <id>, "event": <name>, "data": <data parsed as JSON>}. An id
+// that is a decimal integer is passed as a number; a frame without an id or
+// event leaves that member out; data lines are joined with "\n".
+func (v *ResponseValidator) ValidateStream(method, path string, status int, body []byte) error {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("openapicheck: %s %s -> %d: %s", method, path, status, fmt.Sprintf(format, args...))
+	}
+	r, opPtr, pathKnown := v.match(strings.ToLower(method), path)
+	if r == nil {
+		if pathKnown {
+			return fail("undocumented method: no %s operation on a matching path", strings.ToUpper(method))
+		}
+		return fail("undocumented path: no template in paths matches")
+	}
+	key, _, err := v.response(r, opPtr, status)
+	if err != nil {
+		return fail("%v", err)
+	}
+	sch, err := v.streamSchema(opPtr + "/responses/" + escapeToken(key))
+	if err != nil {
+		return fail("%v", err)
+	}
+	for i, frame := range sseFrames(body) {
+		inst := map[string]any{}
+		if frame.id != "" {
+			if n, err := strconv.ParseInt(frame.id, 10, 64); err == nil {
+				inst["id"] = json.Number(strconv.FormatInt(n, 10))
+			} else {
+				inst["id"] = frame.id
+			}
+		}
+		if frame.event != "" {
+			inst["event"] = frame.event
+		}
+		if frame.hasData {
+			data, err := jsonschema.UnmarshalJSON(strings.NewReader(frame.data))
+			if err != nil {
+				return fail("frame %d (%s): data is not JSON: %v", i, frame.event, err)
+			}
+			inst["data"] = data
+		}
+		if err := sch.Validate(inst); err != nil {
+			return fail("frame %d (%s) does not match the %s schema: %v", i, frame.event, StreamMediaType, err)
+		}
+	}
+	return nil
+}
+
+// streamSchema compiles (once) the text/event-stream schema of the Response
+// Object at ptr.
+func (v *ResponseValidator) streamSchema(ptr string) (*jsonschema.Schema, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if s, ok := v.streams[ptr]; ok {
+		return s, nil
+	}
+	respPtr, resp, err := deref(v.doc, ptr)
+	if err != nil {
+		return nil, err
+	}
+	respObj, _ := resp.(map[string]any)
+	content, _ := respObj["content"].(map[string]any)
+	mtObj, ok := content[StreamMediaType].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("response #%s documents no %s content", respPtr, StreamMediaType)
+	}
+	if _, ok := mtObj["schema"]; !ok {
+		return nil, fmt.Errorf("response #%s documents no schema for %s", respPtr, StreamMediaType)
+	}
+	schemaPtr := respPtr + "/content/" + escapeToken(StreamMediaType) + "/schema"
+	s, err := v.compiler.Compile(docURL + "#" + fragment(schemaPtr))
+	if err != nil {
+		return nil, fmt.Errorf("compiling schema #%s: %w", schemaPtr, err)
+	}
+	if v.streams == nil {
+		v.streams = map[string]*jsonschema.Schema{}
+	}
+	v.streams[ptr] = s
+	return s, nil
+}
+
+// sseFrame is one event of a text/event-stream body.
+type sseFrame struct {
+	id, event, data string
+	hasData         bool
+}
+
+// sseFrames splits an event stream into its frames, skipping comments and
+// blank frames (the Server-Sent Events parsing rules, without retry).
+func sseFrames(body []byte) []sseFrame {
+	var frames []sseFrame
+	var cur sseFrame
+	var data []string
+	seen := false
+	flush := func() {
+		if seen {
+			cur.data, cur.hasData = strings.Join(data, "\n"), data != nil
+			frames = append(frames, cur)
+		}
+		cur, data, seen = sseFrame{}, nil, false
+	}
+	text := strings.ReplaceAll(strings.ReplaceAll(string(body), "\r\n", "\n"), "\r", "\n")
+	for _, line := range strings.Split(text, "\n") {
+		if line == "" {
+			flush()
+			continue
+		}
+		if strings.HasPrefix(line, ":") {
+			continue
+		}
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "id":
+			cur.id, seen = value, true
+		case "event":
+			cur.event, seen = value, true
+		case "data":
+			data, seen = append(data, value), true
+		}
+	}
+	flush()
+	return frames
 }

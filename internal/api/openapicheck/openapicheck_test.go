@@ -438,3 +438,57 @@ func TestPatternSegments(t *testing.T) {
 		t.Errorf("param segment: %v", err)
 	}
 }
+
+// streamDoc documents one SSE operation whose frames are `content` or `done`.
+const streamDoc = `{
+  "openapi": "3.1.0",
+  "info": {"title": "stream", "version": "1.0.0"},
+  "paths": {"/runs/{id}/stream": {"get": {
+    "responses": {
+      "200": {"description": "events", "content": {"text/event-stream": {"schema": {"$ref": "#/components/schemas/Frame"}}}},
+      "404": {"description": "missing", "content": {"application/json": {"schema": {"type": "object"}}}}
+    }
+  }}},
+  "components": {"schemas": {
+    "Frame": {"oneOf": [{"$ref": "#/components/schemas/Content"}, {"$ref": "#/components/schemas/Done"}],
+      "discriminator": {"propertyName": "event"}},
+    "Content": {"type": "object", "required": ["id", "event", "data"], "properties": {
+      "id": {"type": "integer"}, "event": {"enum": ["content"]},
+      "data": {"type": "object", "required": ["content"], "properties": {"content": {"type": "string"}}}}},
+    "Done": {"type": "object", "required": ["id", "event", "data"], "properties": {
+      "id": {"type": "integer"}, "event": {"enum": ["done"]},
+      "data": {"type": "object", "required": ["time"], "properties": {"time": {"type": "number"}}}}}
+  }}
+}`
+
+func TestValidateStream(t *testing.T) {
+	v, err := NewResponseValidator([]byte(streamDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := "id: 1\nevent: content\ndata: {\"content\": \"Hel\"}\n\n: ping\n\nid: 2\r\nevent: content\r\ndata: {\"content\":\r\ndata: \"lo\"}\r\n\r\nid: 3\nevent: done\ndata: {\"time\": 0.5}\n\n"
+	if err := v.ValidateStream("GET", "/runs/x/stream", 200, []byte(good)); err != nil {
+		t.Fatalf("a valid stream was rejected: %v", err)
+	}
+	for name, tc := range map[string]struct {
+		status int
+		body   string
+		want   string
+	}{
+		"wrong data":          {200, "id: 1\nevent: content\ndata: {\"text\": \"x\"}\n\n", "frame 0 (content)"},
+		"unknown event":       {200, "id: 1\nevent: thinking\ndata: {\"content\": \"x\"}\n\n", "frame 0 (thinking)"},
+		"id not a number":     {200, "id: abc\nevent: done\ndata: {\"time\": 1}\n\n", "frame 0 (done)"},
+		"data not JSON":       {200, "id: 1\nevent: done\ndata: {time\n\n", "not JSON"},
+		"second frame bad":    {200, "id: 1\nevent: done\ndata: {\"time\": 1}\n\nid: 2\nevent: done\n\n", "frame 1 (done)"},
+		"undocumented status": {500, "", "undocumented status"},
+		"no stream content":   {404, "", "no text/event-stream content"},
+	} {
+		err := v.ValidateStream("GET", "/runs/x/stream", tc.status, []byte(tc.body))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", name, err, tc.want)
+		}
+	}
+	if err := v.ValidateStream("GET", "/nope", 200, nil); err == nil {
+		t.Error("an undocumented path was accepted")
+	}
+}

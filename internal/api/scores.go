@@ -1,0 +1,350 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+// Limits on scores and score configs.
+const (
+	maxScoreNameLen    = 200
+	maxScoreLabelLen   = 200
+	maxScoreCommentLen = 10000
+	maxScoreTargetLen  = 200
+)
+
+type scoreConfigCreateRequest struct {
+	Name        string                `json:"name" maxLength:"200" doc:"Unique in the workspace."`
+	DataType    string                `json:"data_type" enum:"numeric,categorical,boolean"`
+	Min         *float64              `json:"min,omitempty" doc:"Numeric only: the lowest value a score may have."`
+	Max         *float64              `json:"max,omitempty" doc:"Numeric only: the highest value a score may have."`
+	Categories  []store.ScoreCategory `json:"categories,omitempty" doc:"Categorical only (and required): the labels scores may name and the numbers they stand for; labels and values unique, at most 100."`
+	Description string                `json:"description,omitempty" maxLength:"2000"`
+	Archived    bool                  `json:"archived,omitempty"`
+}
+
+type scoreConfigUpdateRequest struct {
+	Name        *string                `json:"name,omitempty" maxLength:"200"`
+	Description *string                `json:"description,omitempty" maxLength:"2000"`
+	Archived    *bool                  `json:"archived,omitempty" doc:"true: the config takes no new scores; false takes them again."`
+	Min         *float64               `json:"min,omitempty" nullable:"true" doc:"A new lower bound; null removes it."`
+	Max         *float64               `json:"max,omitempty" nullable:"true" doc:"A new upper bound; null removes it."`
+	Categories  *[]store.ScoreCategory `json:"categories,omitempty" doc:"Replaces the categories (categorical configs)."`
+}
+
+type scoreCreateRequest struct {
+	Name        string         `json:"name,omitempty" maxLength:"200" doc:"What is scored. Required without config_id; with it, the config's name or left out."`
+	ConfigID    *string        `json:"config_id,omitempty" doc:"A score config to check the score against (not archived)."`
+	DataType    string         `json:"data_type,omitempty" enum:"numeric,categorical,boolean" doc:"Required without config_id; with it, the config's data type or left out."`
+	Value       *float64       `json:"value,omitempty" doc:"Numeric: the score (within the config's min and max). Categorical: a category's value (the label is filled in). Boolean: 1 or 0."`
+	StringValue *string        `json:"string_value,omitempty" maxLength:"200" doc:"Categorical: the category's label (its value is filled in from the config). Boolean: \"true\" or \"false\"."`
+	ExecutionID *string        `json:"execution_id,omitempty" maxLength:"200" doc:"The execution scored."`
+	TraceID     *string        `json:"trace_id,omitempty" maxLength:"200" doc:"The trace scored (or, with span_id, the trace of the span)."`
+	SpanID      *string        `json:"span_id,omitempty" maxLength:"200" doc:"The span scored; needs trace_id (or execution_id)."`
+	SessionID   *string        `json:"session_id,omitempty" maxLength:"200" doc:"The chat session scored (or a session id ingested traces carry)."`
+	Source      string         `json:"source,omitempty" enum:"api,annotation,eval" doc:"Who gives the score (default api): an application, a person reviewing runs, an automated evaluation."`
+	Comment     string         `json:"comment,omitempty" maxLength:"10000"`
+	Metadata    map[string]any `json:"metadata,omitempty"`
+}
+
+type scoreUpdateRequest struct {
+	Value       *float64        `json:"value,omitempty" doc:"A new value, checked as on create; the label is derived again."`
+	StringValue *string         `json:"string_value,omitempty" maxLength:"200" doc:"A new label, checked as on create; the value is derived again."`
+	Comment     *string         `json:"comment,omitempty" maxLength:"10000"`
+	Metadata    *map[string]any `json:"metadata,omitempty" doc:"Replaces the whole object."`
+}
+
+// scoreFilterParams are the filters of GET /scores and GET /scores/summary.
+var scoreFilterParams = []param{
+	{name: "name", typ: "string", desc: "Only scores of this name."},
+	{name: "config_id", typ: "string", desc: "Only scores given under this score config."},
+	{name: "data_type", typ: "string", desc: "Only scores of this data type.", enum: store.ScoreDataTypes},
+	{name: "source", typ: "string", desc: "Only scores from this source.", enum: store.ScoreSources},
+	{name: "execution_id", typ: "string", desc: "Only scores of this execution (its trace and spans included)."},
+	{name: "trace_id", typ: "string", desc: "Only scores of this trace (its spans and execution included)."},
+	{name: "span_id", typ: "string", desc: "Only scores of this span."},
+	{name: "session_id", typ: "string", desc: "Only scores of this session (its executions and traces included)."},
+	{name: "created_after", typ: "string", desc: "RFC 3339 time: only scores created after it."},
+	{name: "created_before", typ: "string", desc: "RFC 3339 time: only scores created before it."},
+}
+
+func (s *Server) scoreRoutes() []route {
+	const tag, cfgTag = "Scores", "Score configs"
+	return []route{
+		{method: "GET", path: v1 + "/scores", op: "listScores", tag: tag, scope: "scores:read", summary: "List scores, newest first",
+			desc: "The workspace's scores, newest first. Filter by `name`, `config_id`, `data_type`, `source`, a target " +
+				"(`execution_id`, `trace_id`, `span_id`, `session_id`: a score carries the ids containing its target, so a trace's list holds its spans' and execution's scores too) " +
+				"and a creation window (`created_after`, `created_before`).", list: true,
+			params: scoreFilterParams, resp: store.Score{}, h: s.listScores},
+		{method: "POST", path: v1 + "/scores", op: "createScore", tag: tag, scope: "scores:write", summary: "Score an execution, trace, span or session",
+			desc: "Gives a score to at least one target of the workspace: `execution_id`, `trace_id` (with `span_id` for a span) or `session_id`; the ids containing it are filled in " +
+				"(an execution's trace and session, a trace's execution), and ids given together must agree. " +
+				"With `config_id` the score is checked against the config: not archived, its name and data type, numeric values within `min`/`max`, " +
+				"a categorical label among its categories (its value filled in, or the label from a value), boolean 1/0 or \"true\"/\"false\". " +
+				"Without it, `name` and `data_type` are required and the value is kept as sent. A broken rule is a 422 naming the field and the rule. " +
+				"`author` is the request's API key (its id and prefix) or signed-in user (id and email).",
+			body: scoreCreateRequest{}, resp: store.Score{}, status: http.StatusCreated, creates: true, h: s.createScore},
+		{method: "GET", path: v1 + "/scores/summary", op: "summarizeScores", tag: tag, scope: "scores:read", summary: "Sum up scores per name",
+			desc: "One entry per score name and data type, ordered by name, over the scores the filters select (those of GET /scores): " +
+				"`count`; `mean` (numeric, and boolean as the share of true); numeric `min`, `max` and `buckets` (one per value when there are at most 10 distinct values, " +
+				"else 10 equal-width buckets from min to max); categorical and boolean `categories`, the count of each label, most frequent first. Pages are of entries.", list: true,
+			params: scoreFilterParams, resp: store.ScoreSummary{}, h: s.summarizeScores},
+		{method: "GET", path: v1 + "/scores/{id}", op: "getScore", tag: tag, scope: "scores:read", summary: "Get a score",
+			desc: "One score with its targets, value, source, comment and author.", resp: store.Score{}, h: byID(s, s.store.ScoreGet)},
+		{method: "PATCH", path: v1 + "/scores/{id}", op: "updateScore", tag: tag, scope: "scores:write", summary: "Update a score",
+			desc: "Changes the comment, the metadata (the whole object) or the value. A new `value` or `string_value` is checked as on create, against the score's config " +
+				"(even if archived since) or data type, and the other of the two is derived again. Name, config, data type, targets, source and author do not change.",
+			body: scoreUpdateRequest{}, resp: store.Score{}, h: s.updateScore},
+		{method: "DELETE", path: v1 + "/scores/{id}", op: "deleteScore", tag: tag, scope: "scores:write", summary: "Delete a score",
+			desc: "Deletes the score and answers with it as it was.", resp: store.Score{}, h: byID(s, s.store.ScoreDelete)},
+
+		{method: "GET", path: v1 + "/score-configs", op: "listScoreConfigs", tag: cfgTag, scope: "scores:read", summary: "List score configs, newest first",
+			desc: "The workspace's score configs, newest first. Filter by `data_type`, `archived`, or `q`, a substring of the name or description.", list: true,
+			params: []param{{name: "data_type", typ: "string", desc: "Only configs of this data type.", enum: store.ScoreDataTypes},
+				{name: "archived", typ: "boolean", desc: "true or false."},
+				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
+			resp: store.ScoreConfig{}, h: s.listScoreConfigs},
+		{method: "POST", path: v1 + "/score-configs", op: "createScoreConfig", tag: cfgTag, scope: "scores:write", summary: "Create a score config",
+			desc: "Defines what scores of a name may hold: `numeric` (optional `min` and `max`), `categorical` (`categories`, label and value each) or `boolean`. " +
+				"Names are unique in a workspace (409). Configs are never deleted: archive one to stop new scores under it, so the scores given keep their meaning.",
+			body: scoreConfigCreateRequest{}, resp: store.ScoreConfig{}, status: http.StatusCreated, creates: true, h: s.createScoreConfig},
+		{method: "GET", path: v1 + "/score-configs/{id}", op: "getScoreConfig", tag: cfgTag, scope: "scores:read", summary: "Get a score config",
+			desc: "One score config.", resp: store.ScoreConfig{}, h: byID(s, s.store.ScoreConfigGet)},
+		{method: "PATCH", path: v1 + "/score-configs/{id}", op: "updateScoreConfig", tag: cfgTag, scope: "scores:write", summary: "Update a score config",
+			desc: "Changes the name, description, archived flag, range (`null` removes a bound) or categories; the result must be a valid config. " +
+				"The data type cannot change (422). Scores already given keep their values.",
+			body: scoreConfigUpdateRequest{}, resp: store.ScoreConfig{}, errs: []int{http.StatusConflict}, h: s.updateScoreConfig},
+	}
+}
+
+// scoreFilter reads the filters of GET /scores and GET /scores/summary; a value outside an
+// enum or a time that is not RFC 3339 is a 400 naming the parameter.
+func scoreFilter(r *http.Request) (store.ScoreFilter, error) {
+	q := r.URL.Query()
+	f := store.ScoreFilter{Name: q.Get("name"), ConfigID: q.Get("config_id"), DataType: q.Get("data_type"), Source: q.Get("source"),
+		ExecutionID: q.Get("execution_id"), TraceID: q.Get("trace_id"), SpanID: q.Get("span_id"), SessionID: q.Get("session_id")}
+	for name, v := range map[string]struct {
+		val     string
+		allowed []string
+	}{"data_type": {f.DataType, store.ScoreDataTypes}, "source": {f.Source, store.ScoreSources}} {
+		if v.val != "" {
+			if err := oneOf(name, v.val, v.allowed); err != nil {
+				return f, badRequest("%s", err.Error())
+			}
+		}
+	}
+	for name, dst := range map[string]*store.Time{"created_after": &f.CreatedAfter, "created_before": &f.CreatedBefore} {
+		if v := q.Get(name); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return f, badRequest("%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z, got %q", name, v)
+			}
+			*dst = store.Time{Time: t.UTC()}
+		}
+	}
+	return f, nil
+}
+
+func (s *Server) listScores(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	f, err := scoreFilter(r)
+	if err != nil {
+		return err
+	}
+	items, total, err := s.store.ScoreList(r.Context(), s.workspace(r), f, p)
+	if err != nil {
+		return err
+	}
+	writeList(w, items, p, total)
+	return nil
+}
+
+func (s *Server) summarizeScores(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	f, err := scoreFilter(r)
+	if err != nil {
+		return err
+	}
+	items, total, err := s.store.ScoreSummary(r.Context(), s.workspace(r), f, p)
+	if err != nil {
+		return err
+	}
+	writeList(w, items, p, total)
+	return nil
+}
+
+// scoreAuthor is who a request acts as: its signed-in user, else its API key; nil in the
+// emulator, which has neither.
+func scoreAuthor(r *http.Request) *store.ScoreAuthor {
+	if u := userOf(r); u != nil {
+		return &store.ScoreAuthor{Type: "user", ID: u.id, Name: u.email}
+	}
+	if k := apiKeyOf(r); k != nil {
+		return &store.ScoreAuthor{Type: "api_key", ID: k.ID, Name: k.KeyPrefix}
+	}
+	return nil
+}
+
+func (s *Server) createScore(w http.ResponseWriter, r *http.Request) error {
+	var req scoreCreateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if req.ConfigID == nil || *req.ConfigID == "" {
+		req.ConfigID = nil
+		if err := required("name", req.Name); err != nil {
+			return invalid("name", "is required without config_id")
+		}
+	}
+	checks := []error{maxLen("name", req.Name, maxScoreNameLen), maxLen("comment", req.Comment, maxScoreCommentLen)}
+	if req.DataType != "" {
+		checks = append(checks, oneOf("data_type", req.DataType, store.ScoreDataTypes))
+	}
+	if req.Source != "" {
+		checks = append(checks, oneOf("source", req.Source, store.ScoreSources))
+	}
+	if req.StringValue != nil {
+		checks = append(checks, maxLen("string_value", *req.StringValue, maxScoreLabelLen))
+	}
+	for name, id := range map[string]*string{"execution_id": req.ExecutionID, "trace_id": req.TraceID, "span_id": req.SpanID, "session_id": req.SessionID} {
+		if id != nil {
+			checks = append(checks, maxLen(name, *id, maxScoreTargetLen))
+		}
+	}
+	if err := firstErr(checks...); err != nil {
+		return err
+	}
+	sc, err := s.store.ScoreCreate(r.Context(), &store.Score{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name), ConfigID: req.ConfigID,
+		DataType: req.DataType, Value: req.Value, StringValue: req.StringValue, ExecutionID: req.ExecutionID, TraceID: req.TraceID,
+		SpanID: req.SpanID, SessionID: req.SessionID, Source: req.Source, Comment: req.Comment, Author: scoreAuthor(r),
+		Metadata: store.JSONObject(req.Metadata)})
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusCreated, sc)
+	return nil
+}
+
+func (s *Server) updateScore(w http.ResponseWriter, r *http.Request) error {
+	var req scoreUpdateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	var checks []error
+	if req.StringValue != nil {
+		checks = append(checks, maxLen("string_value", *req.StringValue, maxScoreLabelLen))
+	}
+	if req.Comment != nil {
+		checks = append(checks, maxLen("comment", *req.Comment, maxScoreCommentLen))
+	}
+	if err := firstErr(checks...); err != nil {
+		return err
+	}
+	p := store.ScorePatch{Value: req.Value, StringValue: req.StringValue, Comment: req.Comment}
+	if req.Metadata != nil {
+		p.Metadata = ptr(store.JSONObject(*req.Metadata))
+	}
+	sc, err := s.store.ScoreUpdate(r.Context(), s.workspace(r), pathID(r, "id"), p)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, sc)
+	return nil
+}
+
+func (s *Server) listScoreConfigs(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	f := store.ScoreConfigFilter{DataType: q.Get("data_type"), Query: q.Get("q")}
+	if f.DataType != "" {
+		if err := oneOf("data_type", f.DataType, store.ScoreDataTypes); err != nil {
+			return badRequest("%s", err.Error())
+		}
+	}
+	if f.Archived, err = boolParam(r, "archived"); err != nil {
+		return err
+	}
+	items, total, err := s.store.ScoreConfigList(r.Context(), s.workspace(r), f, p)
+	if err != nil {
+		return err
+	}
+	writeList(w, items, p, total)
+	return nil
+}
+
+func (s *Server) createScoreConfig(w http.ResponseWriter, r *http.Request) error {
+	var req scoreConfigCreateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, maxScoreNameLen),
+		required("data_type", req.DataType), maxLen("description", req.Description, 2000)); err != nil {
+		return err
+	}
+	c, err := s.store.ScoreConfigCreate(r.Context(), &store.ScoreConfig{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name),
+		DataType: req.DataType, Min: req.Min, Max: req.Max, Categories: req.Categories, Description: req.Description, Archived: req.Archived})
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusCreated, c)
+	return nil
+}
+
+func (s *Server) updateScoreConfig(w http.ResponseWriter, r *http.Request) error {
+	var req scoreConfigUpdateRequest
+	body, err := decodeKeep(w, r, &req)
+	if err != nil {
+		return err
+	}
+	ws, id := s.workspace(r), pathID(r, "id")
+	if raw := bodyField(body, "data_type"); raw != nil {
+		cur, err := s.store.ScoreConfigGet(r.Context(), ws, id)
+		if err != nil {
+			return err
+		}
+		var dt string
+		if json.Unmarshal(raw, &dt) != nil || dt != cur.DataType {
+			return invalid("data_type", "cannot be changed (score config %s is %s); create another config", id, cur.DataType)
+		}
+	}
+	name, err := patchName(req.Name)
+	if err != nil {
+		return err
+	}
+	desc, err := patchDescription(req.Description)
+	if err != nil {
+		return err
+	}
+	p := store.ScoreConfigPatch{Name: name, Description: desc, Archived: req.Archived, Min: req.Min, Max: req.Max, Categories: req.Categories,
+		ClearMin: isNullField(body, "min"), ClearMax: isNullField(body, "max")}
+	c, err := s.store.ScoreConfigUpdate(r.Context(), ws, id, p)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, c)
+	return nil
+}
+
+// isNullField reports whether a JSON object body has the top-level field name set to null
+// (a PATCH removing a value), as opposed to leaving it out.
+func isNullField(body []byte, name string) bool {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(body, &obj) != nil {
+		return false
+	}
+	raw, ok := obj[name]
+	return ok && strings.TrimSpace(string(raw)) == "null"
+}

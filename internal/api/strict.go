@@ -1,0 +1,55 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"reflect"
+
+	"github.com/agentplane/agentplane/internal/jsonfields"
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+// decodeKeep is decode that also returns the raw body, for handlers that read a part of it
+// again: a strict look at an agent config, or a version's patch.
+func decodeKeep(w http.ResponseWriter, r *http.Request, dst any) ([]byte, error) {
+	var buf bytes.Buffer
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.TeeReader(r.Body, &buf), r.Body}
+	err := decode(w, r, dst)
+	return buf.Bytes(), err
+}
+
+// bodyField returns the raw JSON of one top-level field of a JSON object body; nil when it
+// is absent or null.
+func bodyField(body []byte, name string) json.RawMessage {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(body, &obj) != nil {
+		return nil
+	}
+	raw := obj[name]
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return nil
+	}
+	return raw
+}
+
+var agentConfigType = reflect.TypeFor[store.AgentConfig]()
+
+// checkConfigKeys answers 422 for the first key of the body's agent config (field name)
+// that an agent config does not have, with the closest known key: a typo such as
+// "temprature" would otherwise be dropped without a word. Other top-level request fields
+// stay lenient (unknown ones are ignored).
+func checkConfigKeys(body []byte, name string) error {
+	raw := bodyField(body, name)
+	if raw == nil {
+		return nil
+	}
+	if err := jsonfields.Unknown(raw, agentConfigType, name); err != nil {
+		return invalid(err.Path, "%s", err.Message())
+	}
+	return nil
+}

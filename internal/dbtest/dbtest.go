@@ -1,0 +1,93 @@
+// Package dbtest gives tests a PostgreSQL schema of their own on the database named by
+// TEST_DATABASE_URL, and a MySQL/MariaDB database of their own on the server named by
+// TEST_MYSQL_URL, so that tests of every package can run on them side by side.
+package dbtest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+	_ "github.com/jackc/pgx/v5/stdlib" // the pgx driver for database/sql
+)
+
+// PostgresURL returns a URL of the database at TEST_DATABASE_URL whose search_path is a fresh
+// schema, dropped when the test ends; "" when the variable is unset (the caller skips or
+// logs, saying so).
+func PostgresURL(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv("TEST_DATABASE_URL")
+	if base == "" {
+		return ""
+	}
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	schema := "t_" + hex.EncodeToString(b[:])
+	if _, err := admin.ExecContext(context.Background(), "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		if a, err := sql.Open("pgx", base); err == nil {
+			_, _ = a.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+			a.Close()
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// SkipMessage is what a test skipped for want of TEST_DATABASE_URL says.
+const SkipMessage = "TEST_DATABASE_URL is not set: skipping the PostgreSQL run (set it to a postgres:// URL to run it)"
+
+// MySQLURL returns a DSN (user:password@tcp(host:port)/db) of a fresh database on the MySQL or
+// MariaDB server at TEST_MYSQL_URL, dropped when the test ends; "" when the variable is unset
+// (the caller skips, saying so with MySQLSkipMessage).
+func MySQLURL(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv("TEST_MYSQL_URL")
+	if base == "" {
+		return ""
+	}
+	cfg, err := mysql.ParseDSN(base)
+	if err != nil {
+		t.Fatalf("TEST_MYSQL_URL: %v", err)
+	}
+	admin, err := sql.Open("mysql", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	name := "t_" + hex.EncodeToString(b[:])
+	if _, err := admin.ExecContext(context.Background(), "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		if a, err := sql.Open("mysql", base); err == nil {
+			_, _ = a.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name)
+			a.Close()
+		}
+	})
+	cfg.DBName = name
+	return cfg.FormatDSN()
+}
+
+// MySQLSkipMessage is what a test skipped for want of TEST_MYSQL_URL says.
+const MySQLSkipMessage = "TEST_MYSQL_URL is not set: skipping the MySQL/MariaDB run (set it to a DSN such as root@tcp(127.0.0.1:3306)/test)"

@@ -1,0 +1,344 @@
+package simulated
+
+import (
+	"encoding/json"
+	"github.com/agentplane/agentplane/internal/llm"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// appendJSONString appends s as a JSON string literal. Invalid UTF-8 becomes U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// appendCollapsed appends s with every whitespace run turned into one space, cut at a
+// word boundary near maxBytes with an ellipsis.
+func appendCollapsed(b []byte, s string, maxBytes int) []byte {
+	s = strings.TrimSpace(s)
+	written := 0
+	space := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if llm.IsSpace(c) {
+			space = true
+			continue
+		}
+		if space {
+			if written >= maxBytes {
+				return append(b, "…"...)
+			}
+			b = append(b, ' ')
+			written++
+			space = false
+		}
+		if written >= maxBytes+20 && c < 0x80 {
+			return append(b, "…"...) // one very long word
+		}
+		b = append(b, c)
+		written++
+	}
+	return b
+}
+
+// toolResultSummary is what the simulated provider gathers from a tool's JSON result to
+// describe it in one phrase.
+type toolResultSummary struct {
+	json      bool   // the result parsed as a JSON object or array
+	listKey   string // key of the first list found ("results", "rows"); "" at top level
+	listLen   int
+	hasList   bool
+	head      string // the most telling string value (a title, name, summary …)
+	headKey   string
+	headRank  int
+	errMsg    string
+	hasErr    bool
+	okFalse   bool
+	okTrue    bool
+	anyMember bool
+}
+
+// headKeys ranks object keys whose string values best describe a result.
+var headKeys = []string{"title", "name", "summary", "snippet", "answer", "message", "text", "content",
+	"description", "result", "status", "path", "url", "id"}
+
+// headRankOf returns the rank of key in headKeys, or len(headKeys) for any other key.
+func headRankOf(key string) int {
+	for i, k := range headKeys {
+		if strings.EqualFold(k, key) {
+			return i
+		}
+	}
+	return len(headKeys)
+}
+
+// scanToolResult walks a JSON document without allocating and fills a summary: the first
+// list (at most three levels deep) and its length, the best headline string, and error
+// or ok markers. It reports ok false when s is not a JSON object or array.
+func scanToolResult(s string) (sum toolResultSummary, ok bool) {
+	s = strings.TrimSpace(s)
+	if s == "" || s[0] != '{' && s[0] != '[' {
+		return sum, false
+	}
+	const maxDepth = 32
+	var stack [maxDepth]byte
+	var keys [maxDepth]string
+	depth := 0
+	expectKey := false
+	listDepth := -1 // depth of the counted list while it is open
+	sum.headRank = len(headKeys) + 1
+	valueStart := func() {
+		if listDepth >= 0 && depth == listDepth {
+			sum.listLen++
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case llm.IsSpace(c):
+		case c == '{' || c == '[':
+			valueStart()
+			if depth == maxDepth {
+				return sum, false
+			}
+			stack[depth] = c
+			depth++
+			keys[depth] = ""
+			expectKey = c == '{'
+			if c == '[' && depth <= 3 {
+				key := ""
+				if depth >= 2 && stack[depth-2] == '{' {
+					key = keys[depth-1]
+				}
+				// The first list counts, unless a later one is plainly the payload
+				// ("columns" then "rows").
+				if !sum.hasList || listDepth < 0 && !isPayloadKey(sum.listKey) && isPayloadKey(key) {
+					sum.hasList, sum.listKey, sum.listLen = true, key, 0
+					listDepth = depth
+				}
+			}
+		case c == '}' || c == ']':
+			if depth == 0 {
+				return sum, false
+			}
+			if depth == listDepth {
+				listDepth = -1
+			}
+			depth--
+			expectKey = false
+		case c == ',':
+			expectKey = depth > 0 && stack[depth-1] == '{'
+		case c == ':':
+			expectKey = false
+		case c == '"':
+			j := i + 1
+			for j < len(s) && s[j] != '"' {
+				if s[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(s) {
+				return sum, false
+			}
+			str := s[i+1 : j]
+			i = j
+			if depth > 0 && stack[depth-1] == '{' && expectKey {
+				keys[depth] = str
+				sum.anyMember = true
+				continue
+			}
+			valueStart()
+			if depth == 0 || stack[depth-1] != '{' {
+				continue
+			}
+			key := keys[depth]
+			if !sum.hasErr && (strings.EqualFold(key, "error") || depth >= 2 && strings.EqualFold(keys[depth-1], "error") && strings.EqualFold(key, "message")) {
+				sum.hasErr, sum.errMsg = true, str
+			}
+			if str != "" {
+				if r := headRankOf(key); r < sum.headRank {
+					sum.headRank, sum.head, sum.headKey = r, str, key
+				}
+			}
+		default:
+			j := i
+			for j < len(s) && !llm.IsSpace(s[j]) && s[j] != ',' && s[j] != '}' && s[j] != ']' {
+				j++
+			}
+			valueStart()
+			if depth == 1 && stack[0] == '{' {
+				switch key, lit := keys[depth], s[i:j]; {
+				case strings.EqualFold(key, "ok") || strings.EqualFold(key, "success"):
+					sum.okTrue, sum.okFalse = lit == "true", lit == "false"
+				case strings.EqualFold(key, "error") && lit != "null" && lit != "false":
+					sum.hasErr = true
+				case strings.EqualFold(key, "is_error") || strings.EqualFold(key, "isError"):
+					sum.hasErr = sum.hasErr || lit == "true"
+				}
+			}
+			i = j - 1
+		}
+	}
+	if depth != 0 {
+		return sum, false
+	}
+	sum.json = true
+	return sum, true
+}
+
+// isPayloadKey reports whether a list under key is likely the main content of a result.
+func isPayloadKey(key string) bool {
+	switch strings.ToLower(key) {
+	case "results", "rows", "items", "data", "hits", "records", "entries", "matches", "documents", "files":
+		return true
+	}
+	return false
+}
+
+// Kinds of tool result, which choose how a reply introduces them.
+const (
+	resultData    = iota // something was found or read
+	resultConfirm        // an action went through
+	resultError          // the tool failed
+)
+
+// toolResultKind classifies a tool result for phrasing.
+func toolResultKind(content string) int {
+	sum, ok := scanToolResult(content)
+	switch {
+	case !ok:
+		if t := strings.TrimSpace(content); len(t) >= 5 && strings.EqualFold(t[:5], "error") {
+			return resultError
+		}
+		return resultData
+	case sum.hasErr || sum.okFalse:
+		return resultError
+	case sum.okTrue && !sum.hasList:
+		return resultConfirm
+	}
+	return resultData
+}
+
+// unquoteRaw turns the raw inside of a JSON string literal into its text; it only
+// allocates when there is an escape to decode.
+func unquoteRaw(raw string) string {
+	if strings.IndexByte(raw, '\\') < 0 {
+		return raw
+	}
+	var out string
+	if err := json.Unmarshal([]byte(`"`+raw+`"`), &out); err != nil {
+		return raw
+	}
+	return out
+}
+
+// appendToolSummary appends a noun phrase describing a tool result: `3 results, starting
+// with "Lisbon travel guide"`, `an error ("not found")`, `"README.md"`, or the opening
+// words of a plain-text result.
+func appendToolSummary(b []byte, content string) []byte {
+	sum, ok := scanToolResult(content)
+	if !ok {
+		if strings.TrimSpace(content) == "" {
+			return append(b, "an empty result"...)
+		}
+		b = append(b, '"')
+		b = appendCollapsed(b, content, 80)
+		return append(b, '"')
+	}
+	switch {
+	case sum.hasErr:
+		b = append(b, "an error"...)
+		if sum.errMsg != "" {
+			b = append(b, " (\""...)
+			b = appendCollapsed(b, unquoteRaw(sum.errMsg), 60)
+			b = append(b, "\")"...)
+		}
+		return b
+	case sum.okFalse:
+		return append(b, "a failure"...)
+	case sum.hasList:
+		// Name the entries after the list's key: "3 results", "2 forecast entries".
+		key := sum.listKey
+		word := len(key) > 2 && len(key) < 24 && !isStopword(key)
+		for i := 0; i < len(key) && word; i++ {
+			word = isLower(key[i]) || key[i] == '_'
+		}
+		if sum.listLen == 0 {
+			b = append(b, "no "...)
+		} else {
+			b = strconv.AppendInt(b, int64(sum.listLen), 10)
+			b = append(b, ' ')
+		}
+		one := sum.listLen == 1
+		switch {
+		case word && key[len(key)-1] == 's' && one && strings.HasSuffix(key, "ies"):
+			b = append(append(b, key[:len(key)-3]...), 'y')
+		case word && key[len(key)-1] == 's' && one:
+			b = append(b, key[:len(key)-1]...)
+		case word && key[len(key)-1] == 's':
+			b = append(b, key...)
+		case word:
+			b = append(append(b, key...), " entr"...)
+			if one {
+				b = append(b, 'y')
+			} else {
+				b = append(b, "ies"...)
+			}
+		case one:
+			b = append(b, "item"...)
+		default:
+			b = append(b, "items"...)
+		}
+		if sum.head != "" {
+			b = append(b, ", starting with \""...)
+			b = appendCollapsed(b, unquoteRaw(sum.head), 60)
+			b = append(b, '"')
+		}
+		return b
+	case sum.head != "":
+		if sum.okTrue {
+			b = appendCollapsed(b, unquoteRaw(sum.headKey), 30)
+			b = append(b, " \""...)
+			b = appendCollapsed(b, unquoteRaw(sum.head), 60)
+			return append(b, '"')
+		}
+		b = append(b, '"')
+		b = appendCollapsed(b, unquoteRaw(sum.head), 60)
+		return append(b, '"')
+	case sum.okTrue:
+		return append(b, "no details"...)
+	case sum.anyMember:
+		return append(b, "a structured result"...)
+	default:
+		return append(b, "an empty result"...)
+	}
+}

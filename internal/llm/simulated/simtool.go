@@ -1,0 +1,274 @@
+package simulated
+
+import (
+	"encoding/json"
+	"github.com/agentplane/agentplane/internal/llm"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// SimulateTool returns a plausible, deterministic mock result (JSON text) for a tool call,
+// so agents can run their tool loop without real tools. The shape follows the tool's
+// name: file readers return file content, search tools three example.com results, SQL
+// and query tools rows, fetchers a page summary, list_* tools items, create_*, post_*,
+// send_* (and similar writers) {"ok":true,"id":…}, and anything else {"ok":true,
+// "result":<the arguments>}. Strings are drawn from the call's arguments.
+func SimulateTool(call llm.ToolCall, spec llm.ToolSpec) (result string) {
+	name := call.Name
+	if name == "" {
+		name = spec.Name
+	}
+	base := strings.ToLower(name)
+	for _, sep := range []string{"__", ".", "/", ":"} {
+		if i := strings.LastIndex(base, sep); i >= 0 {
+			base = base[i+len(sep):]
+		}
+	}
+	var args map[string]any
+	_ = json.Unmarshal(call.Arguments, &args) // a malformed call still gets a result
+	seed := hashString(base) ^ mix(hashString(string(call.Arguments)))
+	subject := argSubject(args)
+	if subject == "" {
+		subject = leadText(spec.Description, 5)
+	}
+	if subject == "" {
+		subject = "example"
+	}
+	var v any
+	switch {
+	case hasAnyPrefix(base, "create", "post", "send", "add", "insert", "write", "submit", "schedule", "book",
+		"publish", "upload", "save", "update", "delete", "remove"):
+		v = toolCreated{OK: true, ID: nounOf(base) + "_" + string(appendHex(nil, mix(seed), 8))}
+	case strings.HasPrefix(base, "list"):
+		v = listResult(base, subject, seed)
+	case strings.Contains(base, "search") || hasAnyPrefix(base, "brave", "google", "bing", "tavily", "serp", "exa_", "duckduckgo"):
+		v = searchResult(subject, seed)
+	case hasAnyPart(base, "fetch", "scrape", "browse", "crawl", "http", "download", "webpage", "url"):
+		v = fetchResult(args, subject)
+	case strings.Contains(base, "file") || hasAnyPrefix(base, "read", "cat", "open", "view"):
+		v = fileResult(args, subject)
+	case hasAnyPart(base, "sql", "query", "database", "db"):
+		v = rowsResult(subject, seed)
+	default:
+		if args == nil {
+			args = map[string]any{}
+		}
+		v = toolEcho{OK: true, Result: args}
+	}
+	out, err := json.Marshal(v)
+	if err != nil { // only possible for values json cannot hold, which args never are
+		return `{"ok":true}`
+	}
+	return string(out)
+}
+
+type toolCreated struct {
+	OK bool   `json:"ok"`
+	ID string `json:"id"`
+}
+
+type toolEcho struct {
+	OK     bool           `json:"ok"`
+	Result map[string]any `json:"result"`
+}
+
+type searchHit struct {
+	Title   string `json:"title"`
+	URL     string `json:"url"`
+	Snippet string `json:"snippet"`
+}
+
+type listItem struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// hasAnyPrefix reports whether s starts with one of the prefixes.
+func hasAnyPrefix(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasAnyPart reports whether one of the '_'/'-'-separated parts of s is in parts.
+func hasAnyPart(s string, parts ...string) bool {
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == '_' || r == '-' }) {
+		for _, p := range parts {
+			if f == p {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// subjectKeys are the argument names, in order of preference, that say what a call is about.
+var subjectKeys = []string{"query", "q", "search", "question", "prompt", "input", "text", "topic", "title",
+	"name", "url", "path", "file", "filename", "file_path", "sql", "message", "content", "subject"}
+
+// argSubject returns the most telling string argument: a preferred key, else the first
+// string value by key order.
+func argSubject(args map[string]any) string {
+	for _, k := range subjectKeys {
+		if s, ok := args[k].(string); ok && strings.TrimSpace(s) != "" {
+			return strings.TrimSpace(s)
+		}
+	}
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if s, ok := args[k].(string); ok && strings.TrimSpace(s) != "" {
+			return strings.TrimSpace(s)
+		}
+	}
+	return ""
+}
+
+// stringArg returns the first non-empty string argument among keys.
+func stringArg(args map[string]any, keys ...string) string {
+	for _, k := range keys {
+		if s, ok := args[k].(string); ok && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// leadText returns the first max words of s.
+func leadText(s string, max int) string {
+	lead, _ := leadWords(s, max)
+	return lead.text(s)
+}
+
+// shortSubject bounds a subject for titles.
+func shortSubject(s string) string {
+	lead, more := leadWords(s, 8)
+	t := lead.text(s)
+	if more {
+		t += "…"
+	}
+	return t
+}
+
+// nounOf returns the object of a tool name ("create_issue" → "issue"), singular.
+func nounOf(base string) string {
+	i := strings.LastIndexAny(base, "_-")
+	noun := base[i+1:]
+	if i < 0 || noun == "" {
+		return "item"
+	}
+	if len(noun) > 3 && strings.HasSuffix(noun, "s") && !strings.HasSuffix(noun, "ss") {
+		noun = noun[:len(noun)-1]
+	}
+	return string(appendSlug(nil, noun, "item"))
+}
+
+// titleCase upper-cases the first ASCII letter of s.
+func titleCase(s string) string {
+	if s != "" && isLower(s[0]) {
+		return string(s[0]-'a'+'A') + s[1:]
+	}
+	return s
+}
+
+// searchResult returns three example.com hits about subject.
+func searchResult(subject string, seed uint64) any {
+	slug := string(appendSlug(nil, subject, "topic"))
+	s := shortSubject(subject)
+	titles := [...]struct{ title, path, snippet string }{
+		{titleCase(s) + ": an overview", "", "A concise introduction to " + s + ", covering the essentials and common pitfalls."},
+		{"A practical guide to " + s, "/guide", "Step-by-step advice on " + s + ", with worked examples."},
+		{"Frequently asked questions about " + s, "/faq", "Answers to the questions people most often ask about " + s + "."},
+		{titleCase(s) + " explained", "/explained", "Background and context on " + s + " for newcomers."},
+	}
+	start := int(mix(seed) % uint64(len(titles)))
+	hits := make([]searchHit, 3)
+	for k := range hits {
+		t := titles[(start+k)%len(titles)]
+		hits[k] = searchHit{Title: t.title, URL: "https://example.com/" + slug + t.path, Snippet: t.snippet}
+	}
+	return struct {
+		Query   string      `json:"query"`
+		Results []searchHit `json:"results"`
+	}{subject, hits}
+}
+
+// fetchResult summarises an imaginary page at the requested URL.
+func fetchResult(args map[string]any, subject string) any {
+	url := stringArg(args, "url", "uri", "link", "href")
+	if url == "" {
+		url = "https://example.com/" + string(appendSlug(nil, subject, "page"))
+	}
+	s := shortSubject(subject)
+	return struct {
+		URL     string `json:"url"`
+		Status  int    `json:"status"`
+		Title   string `json:"title"`
+		Summary string `json:"summary"`
+	}{url, 200, titleCase(s) + " | Example Domain", "The page introduces " + s + ", lists three key points and links to further reading."}
+}
+
+// fileResult returns the content of an imaginary file.
+func fileResult(args map[string]any, subject string) any {
+	path := stringArg(args, "path", "file", "filename", "file_path", "filepath", "name")
+	if path == "" {
+		path = "docs/" + string(appendSlug(nil, subject, "notes")) + ".md"
+	}
+	var content string
+	switch {
+	case strings.HasSuffix(path, ".json"):
+		content = `{"name": "` + string(appendSlug(nil, subject, "example")) + `", "version": "1.0.0", "enabled": true}` + "\n"
+	case strings.HasSuffix(path, ".go"):
+		content = "package main\n\n// run does the work described in the README.\nfunc run() error {\n\treturn nil\n}\n"
+	case strings.HasSuffix(path, ".py"):
+		content = "def run():\n    \"\"\"Do the work described in the README.\"\"\"\n    return None\n"
+	default:
+		s := shortSubject(subject)
+		content = "# " + titleCase(s) + "\n\nNotes on " + s + ".\n\n- Background and goals\n- Open questions\n- Next steps\n"
+	}
+	return struct {
+		Path      string `json:"path"`
+		Content   string `json:"content"`
+		SizeBytes int    `json:"size_bytes"`
+	}{path, content, len(content)}
+}
+
+// rowsResult returns three rows of an imaginary query.
+func rowsResult(subject string, seed uint64) any {
+	word := string(appendSlug(nil, leadText(subject, 1), "item"))
+	rows := make([][]any, 3)
+	for k := range rows {
+		rows[k] = []any{k + 1, word + "_" + strconv.Itoa(k+1), int(mix(seed+uint64(k))%900) + 100}
+	}
+	return struct {
+		Columns  []string `json:"columns"`
+		Rows     [][]any  `json:"rows"`
+		RowCount int      `json:"row_count"`
+	}{[]string{"id", "name", "value"}, rows, len(rows)}
+}
+
+// listResult returns three items of the listed kind.
+func listResult(base, subject string, seed uint64) any {
+	noun := nounOf(base)
+	if noun == "list" {
+		noun = "item"
+	}
+	items := make([]listItem, 3)
+	for k := range items {
+		items[k] = listItem{
+			ID:   noun + "_" + string(appendHex(nil, mix(seed+uint64(k)), 8)),
+			Name: titleCase(noun) + " " + strconv.Itoa(k+1) + ": " + shortSubject(subject),
+		}
+	}
+	return struct {
+		Items []listItem `json:"items"`
+		Total int        `json:"total"`
+	}{items, len(items)}
+}

@@ -1,0 +1,424 @@
+package simulated
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/agentplane/agentplane/internal/llm"
+)
+
+// Model is the built-in model: it needs no network or key and answers
+// deterministically from the conversation itself, so the emulator and a fresh server
+// behave like a real agent platform. The same Request always yields the same Response
+// and the same events, in every process; Model and Temperature do not change the answer.
+//
+// What it does with a request:
+//   - Tools set and no tool result since the last user message: one or two "thinking"
+//     events explaining the plan, then StopReason "tool_calls" with one (sometimes two)
+//     calls to the tools whose name and description share most words with the user's
+//     message, with arguments generated from each tool's InputSchema.
+//   - Otherwise a 2–5 sentence reply that quotes the user's key phrase, names the role
+//     the system prompt gives, recalls the previous user turn and summarises any tool
+//     results ("The web_search lookup returned 3 results, …"), preceded by a "thinking"
+//     event when there are tool results. With OutputSchema set the reply is instead one
+//     JSON value generated from the schema; only its basic keywords are honoured (see
+//     schema.go), so constraints such as pattern or minimum fail validation on purpose.
+//   - Content streams as word-sized "content" events that concatenate to
+//     Response.Content; MaxTokens cuts it (StopReason "length"); Options (see With) add a
+//     delay before every event and can fail the call after a few words.
+//
+// A Model is safe for concurrent use; its zero value is ready too.
+type Model struct {
+	mu      sync.Mutex
+	schemas map[string]*compiledSchema // compiled tool and output schemas by text; nil = unusable
+}
+
+var _ llm.Provider = (*Model)(nil)
+
+// New returns a simulated model.
+func New() *Model {
+	return &Model{schemas: make(map[string]*compiledSchema)}
+}
+
+// Options tune the simulated model for one agent version (its config.simulation): a delay
+// before every streamed event, and a forced failure after some partial output.
+type Options struct {
+	LatencyMS   int
+	Fail        bool
+	FailMessage string
+}
+
+// With returns the model answering with o, sharing m's compiled schemas.
+func (m *Model) With(o Options) llm.Provider { return tuned{m: m, o: o} }
+
+// tuned is a Model with Options.
+type tuned struct {
+	m *Model
+	o Options
+}
+
+func (t tuned) Complete(ctx context.Context, req llm.Request, emit func(llm.Event) error) (*llm.Response, error) {
+	return t.m.complete(ctx, &req, t.o, emit)
+}
+
+// FailureError is the error a call with Options.Fail ends with; its text is exactly the
+// configured message.
+type FailureError struct {
+	Message string
+}
+
+// Error returns the configured failure message.
+func (e *FailureError) Error() string { return e.Message }
+
+// maxCachedSchemas bounds the schema cache; it is cleared when full.
+const maxCachedSchemas = 1024
+
+// schema returns the compiled form of raw, compiling it once. A missing or unusable
+// schema yields an empty one, for which the generators write {"query": …} arguments or
+// an {"answer": …} object.
+func (s *Model) schema(raw json.RawMessage) *compiledSchema {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return &compiledSchema{root: &schemaNode{}}
+	}
+	s.mu.Lock()
+	cs, ok := s.schemas[string(raw)]
+	s.mu.Unlock()
+	if !ok {
+		var err error
+		if cs, err = compileSchema(raw); err != nil {
+			cs = nil
+		}
+		s.mu.Lock()
+		if s.schemas == nil || len(s.schemas) >= maxCachedSchemas {
+			s.schemas = make(map[string]*compiledSchema)
+		}
+		s.schemas[string(raw)] = cs
+		s.mu.Unlock()
+	}
+	if cs == nil {
+		return &compiledSchema{root: &schemaNode{}}
+	}
+	return cs
+}
+
+// Complete answers req as the Model type describes, with no Options. Errors are
+// ctx.Err() when the context ends, or the error emit returned; the Response is nil with
+// any error.
+func (s *Model) Complete(ctx context.Context, req llm.Request, emit func(llm.Event) error) (*llm.Response, error) {
+	return s.complete(ctx, &req, Options{}, emit)
+}
+
+// complete answers req with o; with o.Fail the error is a *FailureError.
+func (s *Model) complete(ctx context.Context, req *llm.Request, o Options, emit func(llm.Event) error) (*llm.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c := analyze(req.Messages)
+	st := stream{ctx: ctx, done: ctx.Done(), emit: emit, opts: o}
+	if o.LatencyMS > 0 {
+		st.delay = time.Duration(o.LatencyMS) * time.Millisecond
+	}
+	defer st.stop()
+	resp := &llm.Response{Usage: llm.Usage{PromptTokens: promptTokens(req)}}
+	if len(req.Tools) > 0 && c.toolCount == 0 {
+		return s.callTools(&c, req, &st, resp)
+	}
+	return s.answer(&c, req, &st, resp)
+}
+
+// failure returns the error a call with Options.Fail ends with.
+func (st *stream) failure() error {
+	msg := st.opts.FailMessage
+	if msg == "" {
+		msg = "simulated model failure"
+	}
+	return &FailureError{Message: msg}
+}
+
+// callTools plans and returns tool calls.
+func (s *Model) callTools(c *convo, req *llm.Request, st *stream, resp *llm.Response) (*llm.Response, error) {
+	chosen, n := chooseTools(c, req.Tools)
+	topic := c.topic()
+	var tb [256]byte
+	var think []byte
+	if topic != "" {
+		think = appendTmpl(tb[:0], planFirst[c.pick(saltPlan, len(planFirst))], req.Tools[chosen[0]].Name, topic)
+	} else {
+		think = appendTmpl(tb[:0], planFirstNoTopic[c.pick(saltPlan, len(planFirstNoTopic))], req.Tools[chosen[0]].Name)
+	}
+	if err := st.send(llm.EventThinking, string(think)); err != nil {
+		return nil, err
+	}
+	if st.opts.Fail {
+		return nil, st.failure()
+	}
+	switch {
+	case n == 2:
+		think = appendTmpl(tb[:0], planSecondTool[c.pick(saltPlan2, len(planSecondTool))], req.Tools[chosen[1]].Name)
+	case c.pick(saltPlan2, 2) == 0:
+		think = append(tb[:0], planSecondWait[c.pick(saltPlan2+1, len(planSecondWait))]...)
+	default:
+		think = nil
+	}
+	if think != nil {
+		if err := st.send(llm.EventThinking, string(think)); err != nil {
+			return nil, err
+		}
+	}
+
+	resp.ToolCalls = make([]llm.ToolCall, 0, n)
+	for k := 0; k < n; k++ {
+		spec := &req.Tools[chosen[k]]
+		g := gen{b: make([]byte, 0, 128), c: c, cs: s.schema(spec.InputSchema), args: true}
+		g.root()
+		tokens := llm.CountTokens(string(g.b))
+		if req.MaxTokens > 0 && resp.Usage.CompletionTokens+tokens > req.MaxTokens {
+			break
+		}
+		resp.Usage.CompletionTokens += tokens
+		id := make([]byte, 0, 13)
+		id = appendHex(append(id, "call_"...), mix(c.h^saltCallID<<8+uint64(k)), 8)
+		resp.ToolCalls = append(resp.ToolCalls, llm.ToolCall{ID: string(id), Name: spec.Name, Arguments: g.b})
+	}
+	if len(resp.ToolCalls) == 0 {
+		resp.ToolCalls = nil
+		resp.StopReason = llm.StopLength
+		return resp, nil
+	}
+	resp.StopReason = llm.StopToolCalls
+	return resp, nil
+}
+
+// answer writes the final answer, prose or JSON, and streams it word by word.
+func (s *Model) answer(c *convo, req *llm.Request, st *stream, resp *llm.Response) (*llm.Response, error) {
+	if c.toolCount > 0 {
+		var tb [256]byte
+		names := append(tb[:0], c.toolName(c.toolMsgs[0])...)
+		if c.toolCount > 1 {
+			if second := c.toolName(c.toolMsgs[1]); second != c.toolName(c.toolMsgs[0]) {
+				names = append(append(names, " and "...), second...)
+			}
+		}
+		think := appendTmpl(names[len(names):], afterTools[c.pick(saltAfter, len(afterTools))], string(names))
+		if err := st.send(llm.EventThinking, string(think)); err != nil {
+			return nil, err
+		}
+	}
+
+	var content string
+	if len(bytes.TrimSpace(req.OutputSchema)) > 0 {
+		g := gen{b: make([]byte, 0, 512), c: c, cs: s.schema(req.OutputSchema)}
+		g.root()
+		content = string(g.b)
+	} else {
+		var ends [maxSentences]int
+		b, _ := c.appendReply(make([]byte, 0, 512), ends[:])
+		content = string(b)
+	}
+
+	failAfter := -1
+	if st.opts.Fail {
+		failAfter = 3 + c.pick(saltFail, 3)
+	}
+	units, chunks, i := 0, 0, 0
+	for i < len(content) {
+		if chunks == failAfter {
+			return nil, st.failure()
+		}
+		end, u := llm.NextChunk(content, i)
+		if req.MaxTokens > 0 && llm.WordTokens(units+u) > req.MaxTokens {
+			resp.StopReason = llm.StopLength
+			break
+		}
+		if err := st.send(llm.EventContent, content[i:end]); err != nil {
+			return nil, err
+		}
+		units += u
+		chunks++
+		i = end
+	}
+	if failAfter >= 0 {
+		return nil, st.failure()
+	}
+	if resp.StopReason == "" {
+		resp.StopReason = llm.StopEnd
+	}
+	resp.Content = content[:i]
+	resp.Usage.CompletionTokens = llm.WordTokens(units)
+	return resp, nil
+}
+
+// promptTokens estimates the prompt's size (llm.PromptTokens), at least 1 for a
+// conversation.
+func promptTokens(req *llm.Request) int {
+	total := llm.PromptTokens(req)
+	if total == 0 && len(req.Messages) > 0 {
+		total = 1
+	}
+	return total
+}
+
+// stream paces and delivers events, honouring latency and cancellation.
+type stream struct {
+	ctx   context.Context
+	done  <-chan struct{}
+	delay time.Duration
+	timer *time.Timer
+	emit  func(llm.Event) error
+	opts  Options
+}
+
+// send waits out the simulated latency (or returns ctx.Err() if the context ends
+// first) and emits one event.
+func (st *stream) send(kind, text string) error {
+	if st.delay > 0 {
+		if st.timer == nil {
+			st.timer = time.NewTimer(st.delay)
+		} else {
+			st.timer.Reset(st.delay)
+		}
+		select {
+		case <-st.done:
+			return st.ctx.Err()
+		case <-st.timer.C:
+		}
+	} else if st.done != nil {
+		select {
+		case <-st.done:
+			return st.ctx.Err()
+		default:
+		}
+	}
+	if st.emit == nil {
+		return nil
+	}
+	return st.emit(llm.Event{Kind: kind, Text: text})
+}
+
+// stop releases the latency timer.
+func (st *stream) stop() {
+	if st.timer != nil {
+		st.timer.Stop()
+	}
+}
+
+// maxStems bounds how many of the user's words tool selection compares.
+const maxStems = 64
+
+// chooseTools picks the tools most relevant to the user's message: a word shared with
+// a tool's name scores 3 and one shared with its description 1; ties go by hash. It
+// picks a second tool sometimes, more often when that one is relevant too.
+func chooseTools(c *convo, tools []llm.ToolSpec) (chosen [2]int, n int) {
+	var stems [maxStems]uint64
+	ns := 0
+	for i := 0; ns < maxStems; {
+		w, ok := nextWord(c.user, i)
+		if !ok {
+			break
+		}
+		i = w.end
+		if word := w.text(c.user); !isStopword(word) {
+			stems[ns] = stemHash(word)
+			ns++
+		}
+	}
+	user := stems[:ns]
+	has := func(word string) bool {
+		if isStopword(word) {
+			return false
+		}
+		h := stemHash(word)
+		for _, u := range user {
+			if u == h {
+				return true
+			}
+		}
+		return false
+	}
+	type rank struct {
+		i     int
+		score int
+		tie   uint64
+	}
+	better := func(a, b rank) bool { return a.score > b.score || a.score == b.score && a.tie > b.tie }
+	best, second := rank{i: -1}, rank{i: -1}
+	for i := range tools {
+		r := rank{i: i, tie: mix(c.h ^ hashString(tools[i].Name))}
+		forNameParts(tools[i].Name, func(part string) {
+			if has(part) {
+				r.score += 3
+			}
+		})
+		desc := tools[i].Description
+		for j := 0; ; {
+			w, ok := nextWord(desc, j)
+			if !ok {
+				break
+			}
+			j = w.end
+			if has(w.text(desc)) {
+				r.score++
+			}
+		}
+		switch {
+		case best.i < 0 || better(r, best):
+			best, second = r, best
+		case second.i < 0 || better(r, second):
+			second = r
+		}
+	}
+	chosen[0], n = best.i, 1
+	if second.i >= 0 && (second.score > 0 && c.pick(saltTwoCalls, 2) == 0 || c.pick(saltTwoCalls+1, 6) == 0) {
+		chosen[1], n = second.i, 2
+	}
+	return chosen, n
+}
+
+// forNameParts calls f with each part of a tool name split at punctuation and at
+// lower-to-upper case changes ("web_search", "getWeather", "github.create_issue").
+func forNameParts(name string, f func(string)) {
+	start := -1
+	for i := 0; i <= len(name); i++ {
+		boundary := i == len(name) || !(isLower(name[i]) || isUpper(name[i]) || name[i] >= '0' && name[i] <= '9' || name[i] >= 0x80)
+		camel := !boundary && i > 0 && isUpper(name[i]) && isLower(name[i-1])
+		if (boundary || camel) && start >= 0 {
+			f(name[start:i])
+			start = -1
+		}
+		if !boundary && start < 0 {
+			start = i
+		}
+	}
+}
+
+// stemHash hashes a crude, case-insensitive stem of w so "files", "file" and "searching",
+// "search" match: a plural s and -ing/-ed are dropped and the rest cut to 6 bytes.
+func stemHash(w string) uint64 {
+	var buf [16]byte
+	n := 0
+	for i := 0; i < len(w) && n < len(buf); i++ {
+		c := w[i]
+		if isUpper(c) {
+			c += 'a' - 'A'
+		}
+		buf[n] = c
+		n++
+	}
+	s := buf[:n]
+	if len(s) > 3 && s[len(s)-1] == 's' && s[len(s)-2] != 's' {
+		s = s[:len(s)-1]
+	}
+	switch {
+	case len(s) > 5 && string(s[len(s)-3:]) == "ing":
+		s = s[:len(s)-3]
+	case len(s) > 4 && string(s[len(s)-2:]) == "ed":
+		s = s[:len(s)-2]
+	}
+	if len(s) > 6 {
+		s = s[:6]
+	}
+	return hashString(string(s))
+}

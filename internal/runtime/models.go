@@ -1,0 +1,242 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentplane/agentplane/internal/llm"
+	"github.com/agentplane/agentplane/internal/llm/providers"
+	"github.com/agentplane/agentplane/internal/llm/simulated"
+	"github.com/agentplane/agentplane/internal/secretbox"
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+// ModelRouter decides which provider answers an agent version's model calls, and checks
+// credentials against their service. There are two: CredentialRouter (serve: each
+// workspace's provider credentials) and SimulatedRouter (the emulator, and serve
+// --models simulated).
+type ModelRouter interface {
+	// Check reports, without contacting any provider, whether cfg's model calls could be
+	// routed now; its error is a *ModelError. model is the catalog or workspace entry of
+	// cfg.Model, nil when there is none.
+	Check(ctx context.Context, ws string, cfg *store.AgentConfig, model *store.LLMModel) error
+	// Route returns the provider for cfg's model calls (a *ModelError when there is none).
+	Route(ctx context.Context, ws string, cfg *store.AgentConfig, model *store.LLMModel) (*Route, error)
+	// Validate checks a credential against its service (a *ModelError when it cannot).
+	Validate(ctx context.Context, ws string, c *store.Credential) (*Validation, error)
+	// Mode is "real" or "simulated", as /health reports it.
+	Mode() string
+}
+
+// Route is where a run's model calls go.
+type Route struct {
+	Provider llm.Provider
+	// Name is the provider's name for spans and messages: "openai", …, or "simulated".
+	Name string
+	// Credential is the name of the credential used; "" for the simulated model.
+	Credential string
+}
+
+// Validation is the outcome of checking a credential against its service.
+type Validation struct {
+	Valid     bool       `json:"valid"`
+	Status    int        `json:"status" doc:"The provider's HTTP status (200 when accepted; 0 when it could not be reached)."`
+	Message   string     `json:"message"`
+	CheckedAt store.Time `json:"checked_at"`
+}
+
+// ModelError says a version's model cannot be run as configured (no credential for its
+// provider, a credential gone, a model nobody knows); the message says how to fix it.
+type ModelError struct{ Message string }
+
+func (e *ModelError) Error() string { return e.Message }
+
+func modelErrorf(format string, args ...any) *ModelError {
+	return &ModelError{Message: fmt.Sprintf(format, args...)}
+}
+
+// SimulatedRouter sends every model call to the simulated model.
+type SimulatedRouter struct{ Model *simulated.Model }
+
+var (
+	_ ModelRouter = SimulatedRouter{}
+	_ ModelRouter = (*CredentialRouter)(nil)
+)
+
+// Mode is "simulated".
+func (SimulatedRouter) Mode() string { return "simulated" }
+
+// Check accepts every configuration.
+func (SimulatedRouter) Check(context.Context, string, *store.AgentConfig, *store.LLMModel) error {
+	return nil
+}
+
+// Route returns the simulated model, tuned by cfg.Simulation.
+func (s SimulatedRouter) Route(_ context.Context, _ string, cfg *store.AgentConfig, _ *store.LLMModel) (*Route, error) {
+	return simulatedRoute(s.Model, cfg), nil
+}
+
+// Validate does not contact the provider: every model is simulated here.
+func (SimulatedRouter) Validate(_ context.Context, _ string, c *store.Credential) (*Validation, error) {
+	if !providers.Known(c.Provider) {
+		return nil, notModelProvider(c)
+	}
+	return &Validation{Valid: true, Status: http.StatusOK, CheckedAt: store.Now(),
+		Message: "not sent to " + c.Provider + ": every model call here is answered by the simulated model"}, nil
+}
+
+func simulatedRoute(m *simulated.Model, cfg *store.AgentConfig) *Route {
+	var o simulated.Options
+	if sim := cfg.Simulation; sim != nil {
+		o = simulated.Options{LatencyMS: sim.LatencyMS, Fail: sim.Fail, FailMessage: sim.FailWith}
+	}
+	return &Route{Provider: m.With(o), Name: "simulated"}
+}
+
+// CredentialRouter sends a version's model calls to the provider of its credential:
+// config.credential_id, else the workspace's credential for the model's provider. A
+// version with config.simulation runs on the simulated model.
+type CredentialRouter struct {
+	Store     *store.Store
+	Secrets   *secretbox.Box
+	Simulated *simulated.Model
+	// HTTPClient carries provider calls; nil uses llm's shared client.
+	HTTPClient *http.Client
+}
+
+// Mode is "real".
+func (c *CredentialRouter) Mode() string { return "real" }
+
+// Check finds the credential Route would use.
+func (c *CredentialRouter) Check(ctx context.Context, ws string, cfg *store.AgentConfig, model *store.LLMModel) error {
+	if cfg.Simulation != nil {
+		return nil
+	}
+	cred, _, err := c.credential(ctx, ws, cfg, model, false)
+	if err != nil {
+		return err
+	}
+	if _, err := providers.BaseURL(cred.Provider, cred.Metadata); err != nil {
+		return modelErrorf("credential %q: %v", cred.Name, err)
+	}
+	return nil
+}
+
+// Route builds the provider of the credential Check finds, with its value.
+func (c *CredentialRouter) Route(ctx context.Context, ws string, cfg *store.AgentConfig, model *store.LLMModel) (*Route, error) {
+	if cfg.Simulation != nil {
+		return simulatedRoute(c.Simulated, cfg), nil
+	}
+	cred, key, err := c.credential(ctx, ws, cfg, model, true)
+	if err != nil {
+		return nil, err
+	}
+	base, err := providers.BaseURL(cred.Provider, cred.Metadata)
+	if err != nil {
+		return nil, modelErrorf("credential %q: %v", cred.Name, err)
+	}
+	p, err := providers.New(llm.Endpoint{Provider: cred.Provider, BaseURL: base, APIKey: key, HTTPClient: c.HTTPClient})
+	if err != nil {
+		return nil, modelErrorf("credential %q: %v", cred.Name, err)
+	}
+	return &Route{Provider: p, Name: cred.Provider, Credential: cred.Name}, nil
+}
+
+// validateTimeout bounds one credential check.
+const validateTimeout = 15 * time.Second
+
+// Validate lists the provider's models with the credential.
+func (c *CredentialRouter) Validate(ctx context.Context, ws string, cred *store.Credential) (*Validation, error) {
+	if !providers.Known(cred.Provider) {
+		return nil, notModelProvider(cred)
+	}
+	ep, err := c.endpoint(ctx, ws, cred)
+	if err != nil {
+		return nil, err
+	}
+	p, err := providers.New(ep)
+	if err != nil {
+		return nil, modelErrorf("credential %q: %v", cred.Name, err)
+	}
+	lister, ok := p.(llm.ModelLister)
+	if !ok {
+		return nil, modelErrorf("credential %q: provider %s cannot be checked", cred.Name, cred.Provider)
+	}
+	ctx, cancel := context.WithTimeout(ctx, validateTimeout)
+	defer cancel()
+	models, err := lister.ListModels(ctx)
+	v := &Validation{CheckedAt: store.Now()}
+	var pe *llm.Error
+	switch {
+	case err == nil:
+		v.Valid, v.Status = true, http.StatusOK
+		v.Message = fmt.Sprintf("%s accepted the credential; it may use %d models", cred.Provider, len(models))
+	case errors.As(err, &pe):
+		v.Status, v.Message = pe.Status, pe.Message
+		if pe.Status == 0 {
+			v.Message = "could not reach " + cred.Provider + " at " + ep.BaseURL + ": " + pe.Message
+		}
+	case ctx.Err() != nil:
+		v.Message = fmt.Sprintf("%s did not answer within %s", cred.Provider, validateTimeout)
+	default:
+		v.Message = llm.Redact(err.Error(), ep.APIKey)
+	}
+	return v, nil
+}
+
+// credential finds the credential a configuration's model calls use, with its value when
+// withValue is set.
+func (c *CredentialRouter) credential(ctx context.Context, ws string, cfg *store.AgentConfig, model *store.LLMModel, withValue bool) (*store.Credential, string, error) {
+	id, provider := cfg.CredentialID, ""
+	if id == "" {
+		if model == nil {
+			return nil, "", modelErrorf("llm model %s is not in the catalog or this workspace: register it with POST /api/v1/llm-models, or set config.credential_id", cfg.Model)
+		}
+		if !providers.Known(model.Provider) {
+			return nil, "", modelErrorf("llm model %s is from %s, which has no API of its own here: set config.credential_id to the credential of a provider that serves it (groq, together, openrouter or openai_compatible, say)", model.ID, model.Provider)
+		}
+		provider = model.Provider
+	}
+	var cred *store.Credential
+	var key string
+	var err error
+	if withValue {
+		cred, key, err = c.Store.CredentialForRun(ctx, ws, id, provider, c.Secrets)
+	} else if id != "" {
+		cred, err = c.Store.CredentialGet(ctx, ws, id)
+	} else {
+		cred, err = c.Store.CredentialForProvider(ctx, ws, provider)
+	}
+	switch {
+	case store.IsNotFound(err) && id != "":
+		return nil, "", modelErrorf("credential %s (config.credential_id) does not exist in this workspace: add one with POST /api/v1/credentials and set config.credential_id to its id", id)
+	case store.IsNotFound(err):
+		return nil, "", modelErrorf("no credential for provider %s in this workspace: add one with POST /api/v1/credentials", provider)
+	}
+	return cred, key, err
+}
+
+// endpoint resolves where and as whom a credential calls its provider.
+func (c *CredentialRouter) endpoint(ctx context.Context, ws string, cred *store.Credential) (llm.Endpoint, error) {
+	base, err := providers.BaseURL(cred.Provider, cred.Metadata)
+	if err != nil {
+		return llm.Endpoint{}, modelErrorf("credential %q: %v", cred.Name, err)
+	}
+	key, err := c.Store.CredentialReveal(ctx, ws, cred.ID, c.Secrets)
+	if store.IsNotFound(err) {
+		return llm.Endpoint{}, modelErrorf("credential %q was deleted: add one with POST /api/v1/credentials", cred.Name)
+	}
+	if err != nil {
+		return llm.Endpoint{}, err
+	}
+	return llm.Endpoint{Provider: cred.Provider, BaseURL: base, APIKey: key, HTTPClient: c.HTTPClient}, nil
+}
+
+func notModelProvider(c *store.Credential) error {
+	return modelErrorf("credential %s has provider %q: only model-provider credentials can be validated (provider one of %s)",
+		c.ID, c.Provider, strings.Join(providers.Names(), ", "))
+}

@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+func TestMemorySearch(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		mustModel(t, s)
+		ws := mustWorkspace(t, s, "a")
+		a, err := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active", Tags: Strings{}, Metadata: JSONObject{}},
+			&AgentConfig{Model: "gpt-4o"}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		agent, user := a.ID, "cust-1"
+		mk := func(m Memory) *Memory {
+			t.Helper()
+			m.WorkspaceID, m.Metadata = ws, JSONObject{}
+			got, err := s.MemoryCreate(ctx, &m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(2 * time.Millisecond) // "newest first" orders by created_at, in milliseconds
+			return got
+		}
+		ship := mk(Memory{AgentID: &agent, Key: "shipping", Content: "Orders ship from Lisbon within two days."})
+		refund := mk(Memory{AgentID: &agent, Key: "refunds", Content: "Refunds are paid back within 14 days of the return."})
+		mk(Memory{AgentID: &agent, Key: "tone", Content: "Answer politely and briefly."})
+		mine := mk(Memory{EndUserID: &user, Content: "The customer prefers email over phone calls."})
+
+		got, err := s.MemorySearch(ctx, ws, MemoryScope{AgentID: agent}, "When will my order be shipped?", 2)
+		if err != nil || len(got) != 2 || got[0].ID != ship.ID {
+			t.Fatalf("search: %v %v", memoryKeys(got), err) // stemming: order~orders, shipped~ship
+		}
+		got, _ = s.MemorySearch(ctx, ws, MemoryScope{AgentID: agent}, "I want a REFUND!", 3)
+		if len(got) != 3 || got[0].ID != refund.ID {
+			t.Fatalf("refund first, then the others newest first: %v", memoryKeys(got))
+		}
+		got, _ = s.MemorySearch(ctx, ws, MemoryScope{AgentID: agent}, "", 10)
+		if len(got) != 3 || got[2].ID != ship.ID {
+			t.Fatalf("no words: newest first: %v", memoryKeys(got))
+		}
+		got, _ = s.MemorySearch(ctx, ws, MemoryScope{EndUserID: user}, "how should we contact them", 10)
+		if len(got) != 1 || got[0].ID != mine.ID {
+			t.Fatalf("end user scope: %v", memoryKeys(got))
+		}
+		if got, _ = s.MemorySearch(ctx, mustWorkspace(t, s, "b"), MemoryScope{EndUserID: user}, "email", 10); len(got) != 0 {
+			t.Fatalf("another workspace sees %v", memoryKeys(got))
+		}
+		// Quotes, operators and other syntax of the search languages are only text.
+		if _, err := s.MemorySearch(ctx, ws, MemoryScope{AgentID: agent}, `"ship" OR NEAR(a b) * ^ & | ! ' : -x`, 5); err != nil {
+			t.Fatalf("hostile text: %v", err)
+		}
+		// Updates and deletes reach the index.
+		content := "Orders now ship from Porto."
+		if _, err := s.MemoryUpdate(ctx, ws, refund.ID, MemoryPatch{Content: &content}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ = s.MemorySearch(ctx, ws, MemoryScope{AgentID: agent}, "porto", 1); len(got) != 1 || got[0].ID != refund.ID {
+			t.Fatalf("after update: %v", memoryKeys(got))
+		}
+		if _, err := s.AgentDelete(ctx, ws, agent); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ = s.MemorySearch(ctx, ws, MemoryScope{AgentID: agent}, "porto ship", 5); len(got) != 0 {
+			t.Fatalf("memories of a deleted agent: %v", memoryKeys(got))
+		}
+		if _, err := s.MemorySearch(ctx, ws, MemoryScope{}, "x", 1); err == nil {
+			t.Fatal("a search without a scope")
+		}
+	})
+}
+
+func memoryKeys(ms []*Memory) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Key + ":" + m.Content[:min(12, len(m.Content))]
+	}
+	return out
+}

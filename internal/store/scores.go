@@ -1,0 +1,583 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Score sources: who gave the score.
+const (
+	ScoreSourceAPI        = "api"        // an application, through the API (the default)
+	ScoreSourceAnnotation = "annotation" // a person reviewing runs
+	ScoreSourceEval       = "eval"       // an automated evaluation
+)
+
+// ScoreSources lists the sources of scores.
+var ScoreSources = []string{ScoreSourceAPI, ScoreSourceAnnotation, ScoreSourceEval}
+
+// ScoreAuthor is who wrote a score: the API key or the signed-in user of the request.
+type ScoreAuthor struct {
+	Type string `json:"type" enum:"api_key,user"`
+	ID   string `json:"id" doc:"The API key's id, or the user's id."`
+	Name string `json:"name" doc:"The API key's prefix (its first 11 characters), or the user's email."`
+}
+
+// Score is a judgement of a run: a number, a category or a boolean, given to an execution, a
+// trace, a span of a trace or a chat session, by name alone or under a score config that
+// checked it.
+type Score struct {
+	ID          string   `json:"id"`
+	WorkspaceID string   `json:"workspace_id"`
+	Name        string   `json:"name" doc:"What is scored, e.g. \"helpfulness\"; the config's name for a score given under a config."`
+	ConfigID    *string  `json:"config_id" doc:"The score config that checked the score; null for a score given by name alone."`
+	DataType    string   `json:"data_type" enum:"numeric,categorical,boolean"`
+	Value       *float64 `json:"value" doc:"The number: the score itself (numeric), the category's value (categorical; null for a category without a config and a value), 1 or 0 (boolean)."`
+	StringValue *string  `json:"string_value" doc:"The category's label (categorical), \"true\" or \"false\" (boolean); null for numeric scores."`
+	ExecutionID *string  `json:"execution_id" doc:"The execution scored, or the one whose trace is scored."`
+	TraceID     *string  `json:"trace_id" doc:"The trace scored, or the trace of the execution or span scored."`
+	SpanID      *string  `json:"span_id" doc:"The span scored (a span of trace_id)."`
+	SessionID   *string  `json:"session_id" doc:"The chat session scored, or the session of the execution or trace scored."`
+	Source      string   `json:"source" enum:"api,annotation,eval"`
+	Comment     string   `json:"comment"`
+	// Author is nil in the emulator, which has no keys or users.
+	Author    *ScoreAuthor `json:"author" doc:"Who wrote the score: the request's API key or signed-in user; null in the emulator."`
+	Metadata  JSONObject   `json:"metadata"`
+	CreatedAt Time         `json:"created_at"`
+	UpdatedAt Time         `json:"updated_at"`
+}
+
+// ScoreFilter narrows ScoreList and ScoreSummary; zero fields match everything. A target
+// filter matches scores of that target and of what it contains (trace_id: the trace's
+// spans too; session_id: its executions too).
+type ScoreFilter struct {
+	Name, ConfigID, DataType, Source        string
+	ExecutionID, TraceID, SpanID, SessionID string
+	CreatedAfter, CreatedBefore             Time
+}
+
+// clause is the filter's WHERE clause and its arguments ($1 is the workspace).
+func (f ScoreFilter) clause(ws string) (string, []any) {
+	where, args := whereClause("", ws, []cond{
+		{"name = $%d", f.Name}, {"config_id = $%d", f.ConfigID}, {"data_type = $%d", f.DataType}, {"source = $%d", f.Source},
+		{"execution_id = $%d", f.ExecutionID}, {"trace_id = $%d", f.TraceID}, {"span_id = $%d", f.SpanID}, {"session_id = $%d", f.SessionID},
+	})
+	if !f.CreatedAfter.IsZero() {
+		args = append(args, f.CreatedAfter)
+		where += fmt.Sprintf(" AND created_at > $%d", len(args))
+	}
+	if !f.CreatedBefore.IsZero() {
+		args = append(args, f.CreatedBefore)
+		where += fmt.Sprintf(" AND created_at < $%d", len(args))
+	}
+	return where, args
+}
+
+const scoreColumns = `id, workspace_id, name, config_id, data_type, value, string_value, execution_id, trace_id, span_id, session_id,
+	source, comment, author_type, author_id, author_name, metadata, created_at, updated_at`
+
+func scanScore(row interface{ Scan(...any) error }) (*Score, error) {
+	var sc Score
+	var aType, aID, aName *string
+	if err := row.Scan(&sc.ID, &sc.WorkspaceID, &sc.Name, &sc.ConfigID, &sc.DataType, &sc.Value, &sc.StringValue,
+		&sc.ExecutionID, &sc.TraceID, &sc.SpanID, &sc.SessionID, &sc.Source, &sc.Comment, &aType, &aID, &aName,
+		&sc.Metadata, &sc.CreatedAt, &sc.UpdatedAt); err != nil {
+		return nil, err
+	}
+	if aType != nil {
+		sc.Author = &ScoreAuthor{Type: *aType, ID: deref(aID), Name: deref(aName)}
+	}
+	if sc.Metadata == nil {
+		sc.Metadata = JSONObject{}
+	}
+	return &sc, nil
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// ScoreList returns one page of a workspace's scores, newest first, and the total count.
+func (s *Store) ScoreList(ctx context.Context, ws string, f ScoreFilter, p Page) ([]*Score, int, error) {
+	where, args := f.clause(ws)
+	rows, err := s.r.QueryContext(ctx, "SELECT "+scoreColumns+" FROM scores"+where+pageClause("", p), args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list scores: %w", err)
+	}
+	items, err := collect(rows, scanScore)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM scores"+where, args)
+	return items, total, err
+}
+
+// ScoreGet returns one score of the workspace.
+func (s *Store) ScoreGet(ctx context.Context, ws, id string) (*Score, error) {
+	sc, err := scanScore(s.r.QueryRowContext(ctx, "SELECT "+scoreColumns+" FROM scores WHERE workspace_id = $1 AND id = $2", ws, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("score", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get score %s: %w", id, err)
+	}
+	return sc, nil
+}
+
+// ScoreCreate checks a score and inserts it, in one transaction. Under a config (ConfigID)
+// the config must exist and not be archived, Name and DataType must be the config's (or
+// empty: they are filled in), and the value must pass ScoreConfig.Apply; without one,
+// DataType is required and the value is kept as sent. The targets must exist in the
+// workspace and agree with each other; the ids containing the most specific one are filled
+// in (see scoreTargets). Rule violations are *ValidationError or *ReferenceError, naming the
+// field.
+func (s *Store) ScoreCreate(ctx context.Context, sc *Score) (*Score, error) {
+	var out *Score
+	err := s.InTx(ctx, func(tx *Store) error {
+		var err error
+		if sc.ConfigID != nil {
+			c, err := tx.ScoreConfigGet(ctx, sc.WorkspaceID, *sc.ConfigID)
+			if IsNotFound(err) {
+				return &ReferenceError{Field: "config_id", Resource: "score config", ID: *sc.ConfigID}
+			}
+			if err != nil {
+				return err
+			}
+			switch {
+			case c.Archived:
+				return &ValidationError{Field: "config_id", Message: fmt.Sprintf("score config %s (%s) is archived and takes no new scores; unarchive it or use another", c.Name, c.ID)}
+			case sc.Name != "" && sc.Name != c.Name:
+				return &ValidationError{Field: "name", Message: fmt.Sprintf("must be %q, the name of score config %s, or left out; got %q", c.Name, c.ID, sc.Name)}
+			case sc.DataType != "" && sc.DataType != c.DataType:
+				return &ValidationError{Field: "data_type", Message: fmt.Sprintf("score config %s (%s) is %s, got %s", c.Name, c.ID, c.DataType, sc.DataType)}
+			}
+			sc.Name, sc.DataType = c.Name, c.DataType
+			if sc.Value, sc.StringValue, err = c.Apply(sc.Value, sc.StringValue); err != nil {
+				return err
+			}
+		} else {
+			if sc.DataType == "" {
+				return &ValidationError{Field: "data_type", Message: "is required for a score without config_id: one of " + strings.Join(ScoreDataTypes, ", ")}
+			}
+			if sc.Value, sc.StringValue, err = applyUnconfigured(sc.DataType, sc.Value, sc.StringValue); err != nil {
+				return err
+			}
+		}
+		if err := tx.scoreTargets(ctx, sc); err != nil {
+			return err
+		}
+		if sc.ID == "" {
+			sc.ID = NewID()
+		}
+		if sc.Source == "" {
+			sc.Source = ScoreSourceAPI
+		}
+		var aType, aID, aName *string
+		if a := sc.Author; a != nil {
+			aType, aID, aName = &a.Type, &a.ID, &a.Name
+		}
+		_, err = tx.exec(ctx, `INSERT INTO scores (id, workspace_id, name, config_id, data_type, value, string_value, execution_id, trace_id,
+			span_id, session_id, source, comment, author_type, author_id, author_name, metadata, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18)`,
+			sc.ID, sc.WorkspaceID, sc.Name, sc.ConfigID, sc.DataType, sc.Value, sc.StringValue, sc.ExecutionID, sc.TraceID,
+			sc.SpanID, sc.SessionID, sc.Source, sc.Comment, aType, aID, aName, sc.Metadata, Now())
+		if isUniqueViolation(err) {
+			return &ConflictError{Message: fmt.Sprintf("score %s already exists", sc.ID)}
+		}
+		if err != nil {
+			return fmt.Errorf("insert score: %w", err)
+		}
+		out, err = tx.ScoreGet(ctx, sc.WorkspaceID, sc.ID)
+		return err
+	})
+	return out, err
+}
+
+// scoreTargets checks that the targets a score names exist in its workspace and agree with
+// each other, and fills in the ids that contain the most specific one: an execution's trace
+// and chat session, a trace's execution and session. So listing scores by trace_id finds the
+// scores of its execution and spans, and by session_id those of its executions.
+//
+// A session is a chat session, or a session id that a trace of the workspace carries (traces
+// ingested from other frameworks); a span is named by its trace and its id.
+func (s *Store) scoreTargets(ctx context.Context, sc *Score) error {
+	sc.ExecutionID, sc.TraceID, sc.SpanID, sc.SessionID = emptyAsNull(sc.ExecutionID), emptyAsNull(sc.TraceID), emptyAsNull(sc.SpanID), emptyAsNull(sc.SessionID)
+	if sc.ExecutionID == nil && sc.TraceID == nil && sc.SpanID == nil && sc.SessionID == nil {
+		return &ValidationError{Field: "execution_id", Message: "a score needs a target: execution_id, trace_id (with span_id for a span) or session_id"}
+	}
+	if sc.SpanID != nil && sc.TraceID == nil && sc.ExecutionID == nil {
+		return &ValidationError{Field: "span_id", Message: "needs trace_id (or execution_id): a span is named by its trace and its id"}
+	}
+	sessionKnown := false
+	// fill sets *dst to v, or checks that the id the caller gave is v.
+	fill := func(dst **string, v *string, field, what string) error {
+		switch {
+		case *dst == nil:
+			*dst = v
+		case v == nil:
+			return &ValidationError{Field: field, Message: fmt.Sprintf("%s has no %s; leave %s out", what, strings.ReplaceAll(field, "_id", ""), field)}
+		case **dst != *v:
+			return &ValidationError{Field: field, Message: fmt.Sprintf("%s has %s %s, not %s", what, strings.ReplaceAll(field, "_id", ""), *v, **dst)}
+		}
+		return nil
+	}
+	if sc.ExecutionID != nil {
+		var traceID string
+		var sessionID *string
+		err := s.r.QueryRowContext(ctx, "SELECT trace_id, session_id FROM executions WHERE workspace_id = $1 AND id = $2",
+			sc.WorkspaceID, *sc.ExecutionID).Scan(&traceID, &sessionID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return &ReferenceError{Field: "execution_id", Resource: "execution", ID: *sc.ExecutionID}
+		}
+		if err != nil {
+			return fmt.Errorf("check execution %s: %w", *sc.ExecutionID, err)
+		}
+		what := "execution " + *sc.ExecutionID
+		if err := fill(&sc.TraceID, &traceID, "trace_id", what); err != nil {
+			return err
+		}
+		if sessionID != nil || sc.SessionID != nil {
+			if err := fill(&sc.SessionID, sessionID, "session_id", what); err != nil {
+				return err
+			}
+			sessionKnown = true
+		}
+	} else if sc.TraceID != nil {
+		var execID, sessionID *string
+		err := s.r.QueryRowContext(ctx, "SELECT execution_id, session_id FROM traces WHERE workspace_id = $1 AND id = $2",
+			sc.WorkspaceID, *sc.TraceID).Scan(&execID, &sessionID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return &ReferenceError{Field: "trace_id", Resource: "trace", ID: *sc.TraceID}
+		}
+		if err != nil {
+			return fmt.Errorf("check trace %s: %w", *sc.TraceID, err)
+		}
+		sc.ExecutionID = execID
+		if sessionID != nil || sc.SessionID != nil {
+			if err := fill(&sc.SessionID, sessionID, "session_id", "trace "+*sc.TraceID); err != nil {
+				return err
+			}
+			sessionKnown = true
+		}
+	}
+	if sc.SpanID != nil {
+		ok, err := s.spanExists(ctx, sc.WorkspaceID, *sc.TraceID, *sc.SpanID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return &ReferenceError{Field: "span_id", Resource: "span of trace " + *sc.TraceID, ID: *sc.SpanID}
+		}
+	}
+	if sc.SessionID != nil && !sessionKnown {
+		var x int
+		err := s.r.QueryRowContext(ctx, `SELECT 1 FROM chat_sessions WHERE workspace_id = $1 AND id = $2
+			UNION ALL SELECT 1 FROM traces WHERE workspace_id = $1 AND session_id = $2 LIMIT 1`, sc.WorkspaceID, *sc.SessionID).Scan(&x)
+		if errors.Is(err, sql.ErrNoRows) {
+			return &ReferenceError{Field: "session_id", Resource: "session", ID: *sc.SessionID}
+		}
+		if err != nil {
+			return fmt.Errorf("check session %s: %w", *sc.SessionID, err)
+		}
+	}
+	return nil
+}
+
+// spanExists reports whether trace traceID of the workspace has a span spanID.
+//
+// Spans are stored today in batches, one JSON array per row of table spans; this is the one
+// place scores depend on that. When spans move to one row each, it becomes a call to SpanGet.
+func (s *Store) spanExists(ctx context.Context, ws, traceID, spanID string) (bool, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT spans FROM spans WHERE trace_id = $1 AND workspace_id = $2", traceID, ws)
+	if err != nil {
+		return false, fmt.Errorf("check span %s: %w", spanID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var raw string
+		if err := rows.Scan(&raw); err != nil {
+			return false, err
+		}
+		var batch []struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal([]byte(raw), &batch); err != nil {
+			return false, fmt.Errorf("decode spans of %s: %w", traceID, err)
+		}
+		for _, sp := range batch {
+			if sp.ID == spanID {
+				return true, nil
+			}
+		}
+	}
+	return false, rows.Err()
+}
+
+// ScorePatch holds the fields of a score to change; nil fields stay as they are. Setting
+// Value or StringValue replaces the score's value as on create: it is checked again against
+// the score's config (archived or not) or data type, and the other of the two is derived.
+type ScorePatch struct {
+	Value       *float64
+	StringValue *string
+	Comment     *string
+	Metadata    *JSONObject
+}
+
+// ScoreUpdate changes the given fields of a score.
+func (s *Store) ScoreUpdate(ctx context.Context, ws, id string, p ScorePatch) (*Score, error) {
+	var out *Score
+	err := s.InTx(ctx, func(tx *Store) error {
+		cur, err := tx.ScoreGet(ctx, ws, id)
+		if err != nil {
+			return err
+		}
+		var value **float64
+		var label **string
+		if p.Value != nil || p.StringValue != nil {
+			var v *float64
+			var l *string
+			if cur.ConfigID != nil {
+				c, err := tx.ScoreConfigGet(ctx, ws, *cur.ConfigID)
+				if err != nil {
+					return err
+				}
+				v, l, err = c.Apply(p.Value, p.StringValue)
+				if err != nil {
+					return err
+				}
+			} else if v, l, err = applyUnconfigured(cur.DataType, p.Value, p.StringValue); err != nil {
+				return err
+			}
+			value, label = &v, &l
+		}
+		if err := tx.update(ctx, "score", "scores", ws, id, []set{
+			{"value", value}, {"string_value", label}, {"comment", p.Comment}, {"metadata", p.Metadata},
+		}); err != nil {
+			return err
+		}
+		out, err = tx.ScoreGet(ctx, ws, id)
+		return err
+	})
+	return out, err
+}
+
+// ScoreDelete removes a score and returns it as it was.
+func (s *Store) ScoreDelete(ctx context.Context, ws, id string) (*Score, error) {
+	var sc *Score
+	err := s.InTx(ctx, func(tx *Store) error {
+		var err error
+		if sc, err = tx.ScoreGet(ctx, ws, id); err != nil {
+			return err
+		}
+		return tx.deleteRow(ctx, "score", "scores", ws, id)
+	})
+	return sc, err
+}
+
+// ScoreSummary sums up the scores of one name and data type.
+type ScoreSummary struct {
+	Name     string        `json:"name"`
+	DataType string        `json:"data_type" enum:"numeric,categorical,boolean"`
+	Count    int           `json:"count"`
+	Mean     *float64      `json:"mean" doc:"The mean value: of the numbers (numeric), the share of true (boolean); null for categorical scores."`
+	Min      *float64      `json:"min" doc:"The lowest value (numeric); null otherwise."`
+	Max      *float64      `json:"max" doc:"The highest value (numeric); null otherwise."`
+	Buckets  []ScoreBucket `json:"buckets" doc:"Numeric scores' distribution: with at most 10 distinct values, one bucket per value (lower = upper = the value); else 10 buckets of equal width from min to max, each holding lower <= value < upper (the last one includes max). Empty for other types."`
+	// Categories is for categorical and boolean scores.
+	Categories []ScoreLabelCount `json:"categories" doc:"Categorical and boolean scores' distribution: the count of each label (\"true\" and \"false\" for boolean), most frequent first. Empty for numeric scores."`
+}
+
+// ScoreBucket counts the numeric scores from Lower to Upper.
+type ScoreBucket struct {
+	Lower float64 `json:"lower"`
+	Upper float64 `json:"upper"`
+	Count int     `json:"count"`
+}
+
+// ScoreLabelCount counts the scores of one label.
+type ScoreLabelCount struct {
+	Label string `json:"label"`
+	Count int    `json:"count"`
+}
+
+// summaryBuckets is how many buckets a numeric distribution has (and the most distinct
+// values shown one by one).
+const summaryBuckets = 10
+
+// ScoreSummary returns one page of the summaries of the scores f selects, one per name and
+// data type, ordered by name, and how many there are in all. It makes at most four
+// queries over the selected scores: the totals of the page's groups, their number (skipped
+// when the first page is not full), then for the groups of the page the label counts with
+// the counts of numeric groups of few distinct values, and the histograms of the others.
+func (s *Store) ScoreSummary(ctx context.Context, ws string, f ScoreFilter, p Page) ([]*ScoreSummary, int, error) {
+	where, args := f.clause(ws)
+	rows, err := s.r.QueryContext(ctx, `SELECT name, data_type, count(*), avg(value), min(value), max(value), count(DISTINCT value)
+		FROM scores`+where+` GROUP BY name, data_type ORDER BY name, data_type`+limitClause(p), args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("summarize scores: %w", err)
+	}
+	type key struct{ name, dataType string }
+	out := []*ScoreSummary{}
+	byKey := map[key]*ScoreSummary{}
+	var labelled, few, many []string // names of the page, by what their distribution needs
+	err = func() error {
+		defer rows.Close()
+		for rows.Next() {
+			var sm ScoreSummary
+			var distinct int
+			if err := rows.Scan(&sm.Name, &sm.DataType, &sm.Count, &sm.Mean, &sm.Min, &sm.Max, &distinct); err != nil {
+				return err
+			}
+			sm.Buckets, sm.Categories = []ScoreBucket{}, []ScoreLabelCount{}
+			switch sm.DataType {
+			case ScoreNumeric:
+				if distinct <= summaryBuckets {
+					few = append(few, sm.Name)
+				} else {
+					many = append(many, sm.Name)
+				}
+			case ScoreCategorical:
+				sm.Mean = nil
+				fallthrough
+			default:
+				sm.Min, sm.Max = nil, nil
+				labelled = append(labelled, sm.Name)
+			}
+			out = append(out, &sm)
+			byKey[key{sm.Name, sm.DataType}] = &sm
+		}
+		return rows.Err()
+	}()
+	if err != nil {
+		return nil, 0, fmt.Errorf("summarize scores: %w", err)
+	}
+	total, err := s.listCount(ctx, p, len(out), "SELECT count(*) FROM (SELECT 1 FROM scores"+where+" GROUP BY name, data_type) g", args)
+	if err != nil {
+		return nil, 0, err
+	}
+	// in restricts a query to the page's names (the arguments follow the filter's).
+	in := func(names []string) (string, []any) {
+		a := append([]any{}, args...)
+		ph := make([]string, len(names))
+		for i, n := range names {
+			a = append(a, n)
+			ph[i] = fmt.Sprintf("$%d", len(a))
+		}
+		return " AND name IN (" + strings.Join(ph, ", ") + ")", a
+	}
+	// The labels, and the values of numeric groups with few of them, in one pass in the
+	// order of the index on (workspace_id, name, data_type, value, string_value).
+	if len(labelled)+len(few) > 0 {
+		cond, a := in(append(append([]string{}, labelled...), few...))
+		if len(few) > 0 {
+			ph := make([]string, len(few))
+			for i, n := range few {
+				a = append(a, n)
+				ph[i] = fmt.Sprintf("$%d", len(a))
+			}
+			cond += " AND (data_type <> 'numeric' OR name IN (" + strings.Join(ph, ", ") + "))"
+		} else {
+			cond += " AND data_type <> 'numeric'"
+		}
+		err := s.scanRows(ctx, `SELECT name, data_type, value, string_value, count(*) FROM scores`+where+cond+
+			` GROUP BY name, data_type, value, string_value ORDER BY name, data_type, value, string_value`, a,
+			func(r *sql.Rows) error {
+				var name, dataType string
+				var v *float64
+				var label *string
+				var n int
+				if err := r.Scan(&name, &dataType, &v, &label, &n); err != nil {
+					return err
+				}
+				sm := byKey[key{name, dataType}]
+				switch {
+				case sm == nil:
+				case dataType == ScoreNumeric && v != nil:
+					sm.Buckets = append(sm.Buckets, ScoreBucket{Lower: *v, Upper: *v, Count: n})
+				case dataType != ScoreNumeric:
+					sm.addLabel(deref(label), n)
+				}
+				return nil
+			})
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, sm := range out {
+			sort.SliceStable(sm.Categories, func(i, j int) bool {
+				a, b := sm.Categories[i], sm.Categories[j]
+				return a.Count > b.Count || a.Count == b.Count && a.Label < b.Label
+			})
+		}
+	}
+	if len(many) > 0 {
+		for _, name := range many {
+			sm := byKey[key{name, ScoreNumeric}]
+			lo, width := *sm.Min, (*sm.Max-*sm.Min)/summaryBuckets
+			sm.Buckets = make([]ScoreBucket, summaryBuckets)
+			for i := range sm.Buckets {
+				sm.Buckets[i] = ScoreBucket{Lower: lo + float64(i)*width, Upper: lo + float64(i+1)*width}
+			}
+			sm.Buckets[summaryBuckets-1].Upper = *sm.Max
+		}
+		// The bucket of a value: floor((value - min) / (max - min) * 10), max itself in the
+		// last bucket. Groups here have more than 10 distinct values, so max > min.
+		bucket := fmt.Sprintf("min(CAST((f.value - m.lo) * %d / (m.hi - m.lo) AS INTEGER), %d)", summaryBuckets, summaryBuckets-1)
+		if s.dialect == Postgres {
+			bucket = fmt.Sprintf("LEAST(CAST(floor((f.value - m.lo) * %d / (m.hi - m.lo)) AS INTEGER), %d)", summaryBuckets, summaryBuckets-1)
+		}
+		cond, a := in(many)
+		sel := "FROM scores" + where + cond + " AND data_type = 'numeric'"
+		err := s.scanRows(ctx, `SELECT f.name, `+bucket+` AS b, count(*) FROM (SELECT name, value `+sel+`) f
+			JOIN (SELECT name, min(value) AS lo, max(value) AS hi `+sel+` GROUP BY name) m ON m.name = f.name
+			GROUP BY f.name, b`, a,
+			func(r *sql.Rows) error {
+				var name string
+				var b, n int
+				if err := r.Scan(&name, &b, &n); err != nil {
+					return err
+				}
+				if sm := byKey[key{name, ScoreNumeric}]; sm != nil && b >= 0 && b < len(sm.Buckets) {
+					sm.Buckets[b].Count += n
+				}
+				return nil
+			})
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	return out, total, nil
+}
+
+// addLabel counts n more scores of label (a label may come with several values when no
+// config fixed them).
+func (sm *ScoreSummary) addLabel(label string, n int) {
+	for i := range sm.Categories {
+		if sm.Categories[i].Label == label {
+			sm.Categories[i].Count += n
+			return
+		}
+	}
+	sm.Categories = append(sm.Categories, ScoreLabelCount{Label: label, Count: n})
+}
+
+// scanRows runs a query and calls fn for each row.
+func (s *Store) scanRows(ctx context.Context, q string, args []any, fn func(*sql.Rows) error) error {
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("summarize scores: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return fmt.Errorf("summarize scores: %w", err)
+		}
+	}
+	return rows.Err()
+}
