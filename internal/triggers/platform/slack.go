@@ -72,13 +72,13 @@ type slackEnvelope struct {
 		IsBot  bool   `json:"is_bot"`
 	} `json:"authorizations"`
 	Event *struct {
-		Type     string `json:"type"`
-		Subtype  string `json:"subtype"`
-		User     string `json:"user"`
-		BotID    string `json:"bot_id"`
-		Text     string `json:"text"`
-		Channel  string `json:"channel"`
-		TS       string `json:"ts"`
+		Type        string `json:"type"`
+		Subtype     string `json:"subtype"`
+		User        string `json:"user"`
+		BotID       string `json:"bot_id"`
+		Text        string `json:"text"`
+		Channel     string `json:"channel"`
+		TS          string `json:"ts"`
 		ThreadTS    string `json:"thread_ts"`
 		Team        string `json:"team"`
 		ChannelType string `json:"channel_type"`
