@@ -213,4 +213,3 @@ func errorsContainNoSecret(t *testing.T, err error, secrets ...string) {
 		}
 	}
 }
-
