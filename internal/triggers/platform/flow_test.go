@@ -123,7 +123,7 @@ func TestHookFlowSlack(t *testing.T) {
 		t.Fatalf("%d runs, want 1 (retry and own message run nothing)", len(h.runs))
 	}
 	reqs := slackAPI.requests()
-	if len(reqs) != 1 || reqs[0].Body["text"] != "you said: <@UBOT> ping" || reqs[0].Body["thread_ts"] != "1.0" {
+	if len(reqs) != 1 || reqs[0].Body["text"] != "you said: ping" || reqs[0].Body["thread_ts"] != "1.0" {
 		t.Fatalf("Slack got %+v", reqs)
 	}
 }
