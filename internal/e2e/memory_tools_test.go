@@ -433,3 +433,29 @@ func TestServeAgentQueriesDataSources(t *testing.T) {
 		checkTool(t, x, d.ID, "timeout")
 	})
 }
+
+// TestEmulatorAgentQueriesSampleData: on the emulator, a data source's tool runs through the
+// sample executor (real SQL over its sample tables): the simulated model's made-up query
+// reaches the sample database, which answers or refuses it; the run completes either way.
+func TestEmulatorAgentQueriesSampleData(t *testing.T) {
+	c := start(t, emulatorEnv(nil), "emulator").C
+	a := mustAgent(t, c, "agent", client.AgentConfig{SystemPrompt: "Answer from the orders.", DataSources: []string{seedOrdersDB}})
+	x := mustRun(t, c, a.ID, "", "How many orders were placed?")
+	tr, err := c.TraceGet(context.Background(), x.TraceID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var span *client.Span
+	for _, sp := range tr.Spans {
+		if sp.Kind == "tool" && sp.Attributes["data_source_id"] == seedOrdersDB {
+			span = sp
+		}
+	}
+	// "failed" would mean the query never reached a database (no executor, source unusable).
+	if span == nil || (span.Attributes["outcome"] != "ok" && span.Attributes["outcome"] != "tool_error") {
+		t.Fatalf("tool span %+v", span)
+	}
+	if !strings.HasPrefix(span.Name, "tool: query_") {
+		t.Errorf("tool name %q", span.Name)
+	}
+}
