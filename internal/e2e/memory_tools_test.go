@@ -382,6 +382,33 @@ func TestServeAgentQueriesDataSources(t *testing.T) {
 		if res, err := c.DataSourceQuery(ctx, d.ID, client.DataSourceQuery{Query: "SELECT count(*) FROM items"}); err != nil || res.Rows[0][0] != float64(3) {
 			t.Fatalf("after the refused write: %+v %v", res, err)
 		}
+		// A database that cannot be reached: the tool is described without tables, and the
+		// model reads why its query failed; the run completes.
+		cred, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "down", Type: "database_url", Value: "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		down, err := c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "Down", Type: "postgres", CredentialID: cred.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := mustAgent(t, c, "agent", client.AgentConfig{DataSources: []string{down.ID}})
+		x = ask(t, b.ID, "SQL[query_down]: SELECT 1")
+		if got := outputText(x); !strings.Contains(got, "connection refused") {
+			t.Errorf("unreachable: %s", got)
+		}
+		checkTool(t, x, down.ID, "failed")
+		if desc := toolsOffered(t, fake, "SQL[query_down]: SELECT 1")["query_down"]; !strings.Contains(desc, "could not be listed") {
+			t.Errorf("description of an unreachable source: %s", desc)
+		}
+		// A data source deleted after the version was saved fails the run, naming it.
+		if _, err := c.DataSourceDelete(ctx, down.ID); err != nil {
+			t.Fatal(err)
+		}
+		x, err = c.Execute(ctx, b.ID, client.ExecuteRequest{Input: map[string]any{"message": "hi"}})
+		if err != nil || x.Status != "failed" || x.Error == nil || !strings.Contains(*x.Error, down.ID) {
+			t.Fatalf("deleted data source: %+v %v", x, err)
+		}
 	})
 
 	t.Run("postgres", func(t *testing.T) {

@@ -24,6 +24,9 @@ import (
 // thousands of columns does not fill the model's context.
 const maxCatalogText = 8 << 10
 
+// errNoExecutor is why a server without a data source executor cannot query data sources.
+var errNoExecutor = errors.New("this server has no data source executor; data sources cannot be queried here")
+
 // dataTool is one data source as a tool.
 type dataTool struct {
 	r  *run
@@ -45,21 +48,21 @@ func (r *run) dataTools(ctx context.Context, timeout time.Duration) ([]llm.ToolS
 			return nil, nil, fmt.Errorf("load data source %s: %w", id, err)
 		}
 		var tables []datasource.Table
+		catalogErr := errNoExecutor
 		if r.e.sources != nil {
 			dctx, cancel := context.WithTimeout(ctx, timeout)
-			tables, err = r.e.sources.Describe(dctx, r.x.WorkspaceID, id)
+			tables, catalogErr = r.e.sources.Describe(dctx, r.x.WorkspaceID, id)
 			cancel()
 			if ctx.Err() != nil {
 				return nil, nil, ctx.Err()
 			}
-			if err != nil {
+			if catalogErr != nil {
 				sp := r.span("tool", "describe data source: "+ds.Name, nil)
 				sp.Attributes["data_source_id"] = ds.ID
-				r.end(sp, nil, fmt.Errorf("the tables of data source %s could not be read; its tool is described without them: %w", ds.ID, err))
-				tables = nil
+				r.end(sp, nil, fmt.Errorf("the tables of data source %s could not be read; its tool is described without them: %w", ds.ID, catalogErr))
 			}
 		}
-		specs = append(specs, llm.ToolSpec{Name: "query_" + dataToolName(ds.Name), Description: describeSource(ds, tables, err), InputSchema: querySchema(ds.Type)})
+		specs = append(specs, llm.ToolSpec{Name: "query_" + dataToolName(ds.Name), Description: describeSource(ds, tables, catalogErr), InputSchema: querySchema(ds.Type)})
 		tools = append(tools, &dataTool{r: r, ds: ds})
 	}
 	return specs, tools, nil
@@ -166,7 +169,7 @@ type queryColumn struct {
 func (t *dataTool) call(ctx context.Context, c llm.ToolCall, sp *store.Span) (string, toolOutcome, error) {
 	sp.Attributes["data_source_id"], sp.Attributes["data_source"] = t.ds.ID, t.ds.Name
 	if t.r.e.sources == nil {
-		return "this server has no data source executor; data sources cannot be queried here", toolFailed, nil
+		return errNoExecutor.Error(), toolFailed, nil
 	}
 	var args struct {
 		Query  string `json:"query"`
