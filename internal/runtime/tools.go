@@ -224,7 +224,8 @@ type boundTool struct {
 	name   string
 }
 
-// tools loads the version's MCP servers and their tools. A server whose record lists no
+// tools loads the version's MCP servers and their tools, then the platform's own tools (a
+// query tool per data source, remember when memory is on). A server whose record lists no
 // tools is asked for them (opening the run's session with it); a server that cannot be
 // asked fails the run, since the version was configured with its tools.
 func (r *run) tools(ctx context.Context) (*toolset, error) {
