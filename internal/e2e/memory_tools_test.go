@@ -304,6 +304,17 @@ func memorySuite(t *testing.T, env map[string]string) {
 				t.Errorf("%s: %d %s %v", tc.config, status, raw, err)
 			}
 		}
+		// A version is checked the same way when it is saved.
+		d, err := c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "Real", Type: "sqlite", Config: map[string]any{"path": filepath.Join(t.TempDir(), "x.db")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := mustAgent(t, c, "agent", client.AgentConfig{DataSources: []string{d.ID}})
+		status, raw, _, err := c.Raw(ctx, http.MethodPost, "/api/v1/agents/"+a.ID+"/versions",
+			[]byte(`{"config":{"model":"gpt-4o-mini","data_sources":["`+d.ID+`","nope"]}}`), nil)
+		if err != nil || status != 422 || !strings.Contains(string(raw), "config.data_sources[1]") {
+			t.Errorf("version with an unknown data source: %d %s %v", status, raw, err)
+		}
 	})
 }
 
