@@ -217,6 +217,17 @@ func memorySuite(t *testing.T, env map[string]string) {
 		if out := outputText(mustRun(t, c, a.ID, "", "Which codename does the project have?")); !strings.Contains(out, "Bluebird") || strings.Contains(out, "teal") {
 			t.Errorf("a later run: %q", out)
 		}
+		// A bad remember call is an error for the model, not a failed run, and stores nothing.
+		x = mustRun(t, c, a.ID, "", "Remember:   ")
+		if out := outputText(x); !strings.Contains(out, `{"error":"content is required`) {
+			t.Errorf("empty remember: %q", out)
+		}
+		if rs := spansOf(t, c, x, "memory.remember"); len(rs) != 1 || rs[0].Status != "error" || rs[0].Attributes["outcome"] != "tool_error" {
+			t.Errorf("span of a bad remember call: %+v", rs)
+		}
+		if l, err := c.MemoryList(ctx, client.MemoryListOptions{AgentID: a.ID}); err != nil || l.Pagination.Total != 3 {
+			t.Errorf("memories of the agent: %+v %v", l, err)
+		}
 		// Nothing relevant: no memories and no error.
 		x = mustRun(t, c, a.ID, "", "Tell me a joke about penguins.")
 		if out := outputText(x); out != "system: "+system {
