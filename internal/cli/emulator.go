@@ -172,9 +172,9 @@ func NewEmulator(ctx context.Context, log *slog.Logger, c EmulatorConfig) (*Emul
 	// Tool calls are simulated too: the emulator reaches no MCP server, so it may hold stdio
 	// ones (as the seed does) without ever running them.
 	m := metrics.New()
-	eng := runtime.New(runtime.Config{Store: st, Router: runtime.SimulatedRouter{Model: simulated.New()}, Tools: runtime.SimulatedTools{},
-		Logger: log, Workers: c.Workers, Metrics: m})
 	sources := datasource.NewSample(st)
+	eng := runtime.New(runtime.Config{Store: st, Router: runtime.SimulatedRouter{Model: simulated.New()}, Tools: runtime.SimulatedTools{},
+		Logger: log, Workers: c.Workers, Metrics: m, DataSources: sources})
 	srv, err := api.New(api.Config{
 		Store: st, Logger: log, Secrets: box, Emulator: true, WorkspaceID: EmulatorWorkspaceID, DataSources: sources,
 		CORSOrigins: c.CORSOrigins, Reset: load, Version: Version, Engine: eng, PublicURL: c.PublicURL, AllowStdioMCP: true, Metrics: m,

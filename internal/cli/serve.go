@@ -511,8 +511,6 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 		log.Info("rate limits are shared through PostgreSQL")
 	}
 	m := metrics.New()
-	eng := runtime.New(runtime.Config{Store: st, Router: router, Tools: tools, Logger: log, Workers: c.Workers,
-		LeaseTimeout: c.Leases.Timeout, HeartbeatInterval: c.Leases.Heartbeat, PostgresURL: c.DB.databaseURL, Metrics: m})
 	// Data sources connect to the workspaces' own databases and APIs; a sqlite data source may
 	// not read the server's data directory (its database and secret key) or its key file.
 	var deny []string
@@ -528,6 +526,10 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 		log.Info("egress to private, loopback and link-local addresses is denied (--deny-private-egress)")
 	}
 	sources := datasource.NewLive(dsConfig)
+	// Runs query the same data sources through config.data_sources tools.
+	eng := runtime.New(runtime.Config{Store: st, Router: router, Tools: tools, Logger: log, Workers: c.Workers,
+		LeaseTimeout: c.Leases.Timeout, HeartbeatInterval: c.Leases.Heartbeat, PostgresURL: c.DB.databaseURL, Metrics: m,
+		DataSources: sources})
 	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: c.CORSOrigins, Version: Version, Engine: eng, DataSources: sources,
 		RateLimit: c.Limits.RateLimit, RateBurst: c.Limits.RateBurst, RateShared: shared, Plan: c.Limits.Plan, JWTSecret: jwtSecret,
 		TrustedProxies: c.TrustedProxies, JWKSURL: c.JWKSURL, PublicURL: c.PublicURL, AllowStdioMCP: c.AllowStdioMCP, Metrics: m})

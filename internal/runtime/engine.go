@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/datasource"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -63,6 +64,9 @@ type Config struct {
 	PostgresURL string
 	// Metrics is told of every run end and model call (nil: nothing is reported).
 	Metrics Metrics
+	// DataSources runs the queries of config.data_sources tools (serve: datasource.Live,
+	// the emulator: datasource.Sample); nil answers them with an error result.
+	DataSources datasource.Executor
 }
 
 // Defaults of Config's lease settings.
@@ -88,6 +92,7 @@ type Engine struct {
 	workers int
 	hub     *hub
 	metrics Metrics
+	sources datasource.Executor
 
 	// node is this process's id among the nodes sharing the database.
 	node                          string
@@ -168,7 +173,7 @@ func New(cfg Config) *Engine {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	bg, bgCancel := context.WithCancel(context.Background())
-	e := &Engine{st: cfg.Store, router: cfg.Router, tools: cfg.Tools, log: cfg.Logger, workers: cfg.Workers, hub: newHub(), metrics: cfg.Metrics,
+	e := &Engine{st: cfg.Store, router: cfg.Router, tools: cfg.Tools, log: cfg.Logger, workers: cfg.Workers, hub: newHub(), metrics: cfg.Metrics, sources: cfg.DataSources,
 		node: newNodeID(), lease: cfg.LeaseTimeout, heartbeat: cfg.HeartbeatInterval, rescueEvery: min(5*time.Second, cfg.LeaseTimeout/3),
 		pgURL: cfg.PostgresURL, ctx: ctx, cancel: cancel, wake: make(chan struct{}, cfg.Workers), draining: make(chan struct{}),
 		bg: bg, bgCancel: bgCancel, live: map[string]*handle{}}
