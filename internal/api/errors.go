@@ -22,22 +22,23 @@ type Error struct {
 func (e *Error) Error() string { return e.Message }
 
 var statusCodes = map[int]string{
-	http.StatusBadRequest:                  "bad_request",
-	http.StatusUnauthorized:                "unauthorized",
-	http.StatusPaymentRequired:             "plan_limit_exceeded",
-	http.StatusForbidden:                   "forbidden",
-	http.StatusNotFound:                    "not_found",
-	http.StatusMethodNotAllowed:            "method_not_allowed",
-	http.StatusConflict:                    "conflict",
-	http.StatusRequestEntityTooLarge:       "request_too_large",
-	http.StatusUnsupportedMediaType:        "unsupported_media_type",
-	http.StatusUnprocessableEntity:         "validation_error",
-	http.StatusTooManyRequests:             "rate_limited",
-	http.StatusRequestHeaderFieldsTooLarge: "request_headers_too_large",
-	http.StatusInternalServerError:         "internal_error",
-	http.StatusNotImplemented:              "not_implemented",
-	http.StatusServiceUnavailable:          "unavailable",
-	http.StatusBadGateway:                  "execution_failed",
+	http.StatusBadRequest:                   "bad_request",
+	http.StatusUnauthorized:                 "unauthorized",
+	http.StatusPaymentRequired:              "plan_limit_exceeded",
+	http.StatusForbidden:                    "forbidden",
+	http.StatusNotFound:                     "not_found",
+	http.StatusMethodNotAllowed:             "method_not_allowed",
+	http.StatusConflict:                     "conflict",
+	http.StatusRequestEntityTooLarge:        "request_too_large",
+	http.StatusUnsupportedMediaType:         "unsupported_media_type",
+	http.StatusUnprocessableEntity:          "validation_error",
+	http.StatusTooManyRequests:              "rate_limited",
+	http.StatusRequestHeaderFieldsTooLarge:  "request_headers_too_large",
+	http.StatusRequestedRangeNotSatisfiable: "range_not_satisfiable",
+	http.StatusInternalServerError:          "internal_error",
+	http.StatusNotImplemented:               "not_implemented",
+	http.StatusServiceUnavailable:           "unavailable",
+	http.StatusBadGateway:                   "execution_failed",
 }
 
 func errorf(status int, format string, args ...any) *Error {
@@ -76,7 +77,10 @@ func (s *Server) toAPIError(r *http.Request, err error) *Error {
 	var ve *store.ValidationError
 	var te *store.TransitionError
 	var me *runtime.ModelError
+	var qe *store.QuotaError
 	switch {
+	case errors.As(err, &qe):
+		return assetError(err).(*Error)
 	case errors.As(err, &me):
 		return errorf(http.StatusUnprocessableEntity, "%s", me.Message)
 	case errors.As(err, &te):
