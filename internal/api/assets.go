@@ -45,7 +45,7 @@ func (s *Server) assetRoutes() []route {
 			desc: "The bytes, with the asset's own `Content-Type`, `ETag` (its SHA-256, quoted) and `Last-Modified`. Honours `If-None-Match` (304), " +
 				"`Range` (206 with `Content-Range`; several ranges answer `multipart/byteranges`; a range past the end is 416) and `If-Range`. " +
 				"Served with `Content-Security-Policy: sandbox` and `X-Content-Type-Options: nosniff`, so an SVG or HTML file cannot run script on this origin.",
-			raw: true, content: true, h: s.assetContent},
+			raw: true, content: true, errs: []int{http.StatusPreconditionFailed, http.StatusRequestedRangeNotSatisfiable}, h: s.assetContent},
 		{method: "DELETE", path: v1 + "/assets/{id}", op: "deleteAsset", tag: tag, scope: "assets:write", summary: "Delete an asset",
 			desc: "Deletes the asset and answers with it as it was. Its content is removed with the last asset that holds the same bytes.",
 			resp: store.Asset{}, h: s.deleteAsset},
