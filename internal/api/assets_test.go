@@ -103,7 +103,9 @@ func TestAssetRoutes(t *testing.T) {
 		{name: "upload", method: "POST", path: "/api/v1/assets", body: `{"mime_type":"image/png","data":"` + data + `","name":"cat.png"}`, status: 201,
 			fields: map[string]any{"data.type": "image", "data.mime_type": "image/png", "data.size": len(testPNG), "data.name": "cat.png",
 				"data.source": "upload", "data.execution_id": nil, "data.sha256": blob.Sum(testPNG)},
-			check: func(t *testing.T, b map[string]any) { first, sum = lookup(b, "data.id").(string), lookup(b, "data.sha256").(string) }},
+			check: func(t *testing.T, b map[string]any) {
+				first, sum = lookup(b, "data.id").(string), lookup(b, "data.sha256").(string)
+			}},
 		{name: "same bytes again", method: "POST", path: "/api/v1/assets", body: `{"mime_type":"image/png; charset=binary","data":"` + data + `"}`, status: 201,
 			fields: map[string]any{"data.mime_type": "image/png", "data.sha256": blob.Sum(testPNG)},
 			check:  func(t *testing.T, b map[string]any) { second = lookup(b, "data.id").(string) }},
