@@ -88,7 +88,7 @@ func (r *run) storeMedia(ctx context.Context, sp *store.Span, items []producedMe
 			}
 			skipped = append(skipped, map[string]any{"type": kind, "mime_type": mt, "size": len(m.data), "source": m.source, "reason": reason})
 			notes[i] = fmt.Sprintf("[%s %s, %d bytes, not stored: %s]", kind, mt, len(m.data), why)
-			r.emitText("thinking", fmt.Sprintf("Skipped a %s (%s, %d bytes): %s.", kind, mt, len(m.data), why))
+			r.emitText("thinking", fmt.Sprintf("Skipped %s content (%s, %d bytes): %s.", kind, mt, len(m.data), why))
 			continue
 		}
 		stored = append(stored, map[string]any{"asset_id": a.ID, "type": a.Type, "mime_type": a.MimeType, "size": a.Size, "sha256": a.SHA256, "source": a.Source})
