@@ -30,7 +30,8 @@ type Service struct {
 	blobs blob.Store
 	quota int64
 	// locks serialize, per workspace and content, the write of a blob with its record and
-	// the removal of a record with its blob, so a blob is never removed under a new asset.
+	// the removal of a record with its blob, so a blob is never removed under a new asset
+	// (across nodes, store.AssetBlobLock does it on PostgreSQL).
 	locks [64]sync.Mutex
 }
 
@@ -79,6 +80,9 @@ func (s *Service) Create(ctx context.Context, n Input, data []byte) (*store.Asse
 	wrote := false
 	var out *store.Asset
 	err := s.st.InTx(ctx, func(tx *store.Store) error {
+		if err := tx.AssetBlobLock(ctx, n.WorkspaceID, sum); err != nil {
+			return err
+		}
 		fresh, err := tx.AssetBlobEnsure(ctx, n.WorkspaceID, sum, a.Size, s.quota)
 		if err != nil {
 			return err
@@ -121,14 +125,24 @@ func (s *Service) Delete(ctx context.Context, ws, id string) (*store.Asset, erro
 	mu := s.lock(ws, a.SHA256)
 	mu.Lock()
 	defer mu.Unlock()
-	a, freed, err := s.st.AssetDelete(ctx, ws, id)
+	// The bytes are removed inside the transaction, under the blob's lock: a writer of the
+	// same content on another node waits, then finds no record and writes them again.
+	err = s.st.InTx(ctx, func(tx *store.Store) error {
+		if err := tx.AssetBlobLock(ctx, ws, a.SHA256); err != nil {
+			return err
+		}
+		var freed bool
+		var err error
+		if a, freed, err = tx.AssetDelete(ctx, ws, id); err != nil || !freed {
+			return err
+		}
+		if err := s.blobs.Delete(context.WithoutCancel(ctx), ws, a.SHA256); err != nil && !errors.Is(err, blob.ErrNotFound) {
+			return fmt.Errorf("delete asset content: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	if freed {
-		if err := s.blobs.Delete(context.WithoutCancel(ctx), ws, a.SHA256); err != nil && !errors.Is(err, blob.ErrNotFound) {
-			return nil, fmt.Errorf("delete asset content: %w", err)
-		}
 	}
 	return a, nil
 }

@@ -81,13 +81,16 @@ func TestConcurrentDedup(t *testing.T) {
 		if err != nil || s.Count != 8 || s.Blobs != 1 || s.Bytes != int64(len(img)) {
 			t.Fatalf("storage %+v %v", s, err)
 		}
-		// Deletes racing with new creates of the same content never leave an asset without bytes.
+		// Deletes racing with new creates of the same content never leave an asset without
+		// bytes, also when they come from two nodes (two services, each with its own locks,
+		// sharing the database and the blob directory).
+		node2 := New(st, blobs, 0)
 		for i, id := range ids {
 			wg.Add(2)
 			go func() { defer wg.Done(); _, errs[i] = svc.Delete(ctx, ws, id) }()
 			go func() {
 				defer wg.Done()
-				if a, err := svc.Create(ctx, Input{WorkspaceID: ws, MimeType: "image/png", Source: store.AssetSourceUpload}, img); err == nil {
+				if a, err := node2.Create(ctx, Input{WorkspaceID: ws, MimeType: "image/png", Source: store.AssetSourceUpload}, img); err == nil {
 					ids[i] = a.ID
 				} else {
 					t.Error(err)

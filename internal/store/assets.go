@@ -106,26 +106,37 @@ func (s *Store) AssetGet(ctx context.Context, ws, id string) (*Asset, error) {
 	return a, nil
 }
 
+// AssetBlobLock holds, until the caller's transaction ends, a lock on the blob sum of
+// workspace ws, so that writing a blob with its record and removing a record with its blob
+// take turns across nodes (PostgreSQL's transaction-scoped advisory lock). SQLite has one
+// writer, whose transactions take turns already.
+func (s *Store) AssetBlobLock(ctx context.Context, ws, sum string) error {
+	if s.dialect != Postgres {
+		return nil
+	}
+	if _, err := s.exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "asset blob "+ws+" "+sum); err != nil {
+		return fmt.Errorf("lock blob: %w", err)
+	}
+	return nil
+}
+
 // AssetBlobEnsure records the blob sum of workspace ws, unless it is recorded already, and
 // reports whether it was new. A new blob must fit the quota (bytes; 0 is unlimited) with the
 // workspace's other blobs, else it is a *QuotaError. Call it inside a transaction, with the
-// asset's insert: on PostgreSQL it locks the workspace's row so that concurrent writers
-// check the quota one at a time (SQLite has one writer).
+// asset's insert: with a quota on PostgreSQL it locks the workspace's row so that concurrent
+// writers check the quota one at a time (SQLite has one writer).
 func (s *Store) AssetBlobEnsure(ctx context.Context, ws, sum string, size, quota int64) (bool, error) {
-	if s.dialect == Postgres && quota > 0 {
-		var id string
-		if err := s.w.QueryRowContext(ctx, "SELECT id FROM workspaces WHERE id = $1 FOR UPDATE", ws).Scan(&id); err != nil {
-			return false, fmt.Errorf("lock workspace %s: %w", ws, err)
-		}
-	}
-	var n int
-	if err := s.w.QueryRowContext(ctx, "SELECT count(*) FROM asset_blobs WHERE workspace_id = $1 AND sha256 = $2", ws, sum).Scan(&n); err != nil {
-		return false, fmt.Errorf("find blob: %w", err)
-	}
-	if n > 0 {
-		return false, nil
+	recorded, err := s.assetBlobRecorded(ctx, s.w, ws, sum)
+	if err != nil || recorded {
+		return false, err
 	}
 	if quota > 0 {
+		if s.dialect == Postgres {
+			var id string
+			if err := s.w.QueryRowContext(ctx, "SELECT id FROM workspaces WHERE id = $1 FOR UPDATE", ws).Scan(&id); err != nil {
+				return false, fmt.Errorf("lock workspace %s: %w", ws, err)
+			}
+		}
 		var used int64
 		if err := s.w.QueryRowContext(ctx, "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM asset_blobs WHERE workspace_id = $1", ws).Scan(&used); err != nil {
 			return false, fmt.Errorf("asset storage: %w", err)
@@ -134,10 +145,13 @@ func (s *Store) AssetBlobEnsure(ctx context.Context, ws, sum string, size, quota
 			return false, &QuotaError{Quota: quota, Used: used, Size: size}
 		}
 	}
-	if _, err := s.exec(ctx, "INSERT INTO asset_blobs (workspace_id, sha256, size, created_at) VALUES ($1, $2, $3, $4)", ws, sum, size, Now()); err != nil {
+	// Another writer may have recorded it meanwhile: then it is not new.
+	res, err := s.exec(ctx, "INSERT INTO asset_blobs (workspace_id, sha256, size, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING", ws, sum, size, Now())
+	if err != nil {
 		return false, fmt.Errorf("insert blob: %w", err)
 	}
-	return true, nil
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 // AssetInsert inserts an asset whose blob is recorded (AssetBlobEnsure); a preset ID is kept.
@@ -188,8 +202,12 @@ func (s *Store) AssetDelete(ctx context.Context, ws, id string) (a *Asset, blobF
 
 // AssetBlobRecorded reports whether workspace ws has a blob record for sum.
 func (s *Store) AssetBlobRecorded(ctx context.Context, ws, sum string) (bool, error) {
+	return s.assetBlobRecorded(ctx, s.r, ws, sum)
+}
+
+func (s *Store) assetBlobRecorded(ctx context.Context, q dbtx, ws, sum string) (bool, error) {
 	var n int
-	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM asset_blobs WHERE workspace_id = $1 AND sha256 = $2", ws, sum).Scan(&n); err != nil {
+	if err := q.QueryRowContext(ctx, "SELECT count(*) FROM asset_blobs WHERE workspace_id = $1 AND sha256 = $2", ws, sum).Scan(&n); err != nil {
 		return false, fmt.Errorf("find blob: %w", err)
 	}
 	return n > 0, nil
