@@ -142,3 +142,40 @@ func serveStoresAssets(t *testing.T, env map[string]string) {
 		}
 	})
 }
+
+// TestEmulatorAssets: the emulator serves the asset routes over blobs in memory, deduplicated
+// like serve's, and a reset drops them with the rest of its data.
+func TestEmulatorAssets(t *testing.T) {
+	p := start(t, emulatorEnv(nil), "emulator")
+	c := p.C
+	ctx := context.Background()
+	img := []byte("\x89PNG emulator image")
+	var ids []string
+	for range 2 {
+		a, err := c.AssetUpload(ctx, client.AssetUpload{MimeType: "image/png", Data: img, Name: "e.png"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, a.ID)
+	}
+	if st, err := c.AssetStorage(ctx); err != nil || st.Count != 2 || st.Blobs != 1 || st.Bytes != int64(len(img)) {
+		t.Fatalf("storage %+v %v", st, err)
+	}
+	if got, ct, err := c.AssetContent(ctx, ids[1]); err != nil || !bytes.Equal(got, img) || ct != "image/png" {
+		t.Fatalf("content %q %q %v", got, ct, err)
+	}
+	stats, err := c.StoreStats(ctx)
+	if err != nil || stats["assets"] != 2 || stats["asset_blobs"] != 1 {
+		t.Fatalf("stats %v %v", stats, err)
+	}
+	if _, err := c.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := c.AssetStorage(ctx); err != nil || st.Count != 0 || st.Bytes != 0 {
+		t.Fatalf("storage after reset %+v %v", st, err)
+	}
+	var ce *client.Error
+	if _, _, err := c.AssetContent(ctx, ids[0]); !errors.As(err, &ce) || ce.Status != 404 {
+		t.Fatalf("content after reset: %v", err)
+	}
+}
