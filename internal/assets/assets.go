@@ -77,43 +77,72 @@ func (s *Service) Create(ctx context.Context, n Input, data []byte) (*store.Asse
 	mu := s.lock(n.WorkspaceID, sum)
 	mu.Lock()
 	defer mu.Unlock()
+	// New bytes are written before the transaction, so that the database's writer (SQLite
+	// has one) does not wait for the file's sync; content past the quota is refused first.
+	recorded, err := s.st.AssetBlobRecorded(ctx, n.WorkspaceID, sum)
+	if err != nil {
+		return nil, err
+	}
 	wrote := false
+	if !recorded {
+		if s.quota > 0 {
+			used, err := s.st.AssetStorageGet(ctx, n.WorkspaceID)
+			if err != nil {
+				return nil, err
+			}
+			if used.Bytes+a.Size > s.quota {
+				return nil, &store.QuotaError{Quota: s.quota, Used: used.Bytes, Size: a.Size}
+			}
+		}
+		if _, err := s.blobs.Put(ctx, n.WorkspaceID, sum, bytes.NewReader(data)); err != nil {
+			return nil, fmt.Errorf("store asset content: %w", err)
+		}
+		wrote = true
+	}
 	var out *store.Asset
-	err := s.st.InTx(ctx, func(tx *store.Store) error {
+	err = s.st.InTx(ctx, func(tx *store.Store) error {
 		if err := tx.AssetBlobLock(ctx, n.WorkspaceID, sum); err != nil {
 			return err
 		}
-		fresh, err := tx.AssetBlobEnsure(ctx, n.WorkspaceID, sum, a.Size, s.quota)
-		if err != nil {
+		if _, err := tx.AssetBlobEnsure(ctx, n.WorkspaceID, sum, a.Size, s.quota); err != nil {
 			return err
 		}
-		// A recorded blob whose bytes are missing (a lost file) is written again.
-		if !fresh {
-			if _, err := s.blobs.Stat(ctx, n.WorkspaceID, sum); errors.Is(err, blob.ErrNotFound) {
-				fresh = true
-			} else if err != nil {
-				return err
-			}
-		}
-		if fresh {
+		// The bytes may be missing: removed by another node's delete of the last asset before
+		// the blob's lock was taken here, or lost. They are written again.
+		if _, err := s.blobs.Stat(ctx, n.WorkspaceID, sum); errors.Is(err, blob.ErrNotFound) {
 			if _, err := s.blobs.Put(ctx, n.WorkspaceID, sum, bytes.NewReader(data)); err != nil {
 				return fmt.Errorf("store asset content: %w", err)
 			}
 			wrote = true
+		} else if err != nil {
+			return err
 		}
+		var err error
 		out, err = tx.AssetInsert(ctx, a)
 		return err
 	})
 	if err != nil {
 		if wrote {
-			// The record was rolled back: drop the bytes unless an older record has them.
-			if rec, rerr := s.st.AssetBlobRecorded(context.WithoutCancel(ctx), n.WorkspaceID, sum); rerr == nil && !rec {
-				_ = s.blobs.Delete(context.WithoutCancel(ctx), n.WorkspaceID, sum)
-			}
+			s.dropUnrecorded(context.WithoutCancel(ctx), n.WorkspaceID, sum)
 		}
 		return nil, err
 	}
 	return out, nil
+}
+
+// dropUnrecorded removes bytes written for an asset whose record was rolled back, unless
+// another asset has recorded them meanwhile.
+func (s *Service) dropUnrecorded(ctx context.Context, ws, sum string) {
+	_ = s.st.InTx(ctx, func(tx *store.Store) error {
+		if err := tx.AssetBlobLock(ctx, ws, sum); err != nil {
+			return err
+		}
+		rec, err := tx.AssetBlobRecorded(ctx, ws, sum)
+		if err != nil || rec {
+			return err
+		}
+		return s.blobs.Delete(ctx, ws, sum)
+	})
 }
 
 // Delete removes an asset and returns it as it was; its blob goes with the last asset using it.
