@@ -80,7 +80,7 @@ func (s *Server) uploadAsset(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ws := s.workspace(r)
-	if err := required("mime_type", req.MimeType); err != nil {
+	if err := firstErr(required("mime_type", req.MimeType), maxLen("mime_type", req.MimeType, 255)); err != nil {
 		return err
 	}
 	if t, _, err := mime.ParseMediaType(req.MimeType); err != nil || !strings.Contains(t, "/") {

@@ -114,6 +114,7 @@ func TestAssetRoutes(t *testing.T) {
 		{name: "bad base64", method: "POST", path: "/api/v1/assets", body: `{"mime_type":"image/png","data":"***"}`, status: 422, message: "data"},
 		{name: "no data", method: "POST", path: "/api/v1/assets", body: `{"mime_type":"image/png"}`, status: 422, message: "data"},
 		{name: "bad mime", method: "POST", path: "/api/v1/assets", body: `{"mime_type":"png","data":"AA=="}`, status: 422, message: "mime_type"},
+		{name: "long mime", method: "POST", path: "/api/v1/assets", body: `{"mime_type":"image/` + strings.Repeat("p", 300) + `","data":"AA=="}`, status: 422, message: "mime_type"},
 		{name: "bad name", method: "POST", path: "/api/v1/assets", body: `{"mime_type":"image/png","data":"AA==","name":"../x"}`, status: 422, message: "name"},
 		{name: "unknown execution", method: "POST", path: "/api/v1/assets", body: `{"mime_type":"image/png","data":"AA==","execution_id":"nope"}`, status: 422, message: "execution_id"},
 		{name: "read-only key cannot upload", method: "POST", path: "/api/v1/assets", body: `{"mime_type":"image/png","data":"AA=="}`,
