@@ -29,7 +29,7 @@ func (o *AssetOptions) flags(cmd *cobra.Command) {
 // validate rejects a negative quota, naming the flag.
 func (o *AssetOptions) validate() error {
 	if o.QuotaMB < 0 || o.QuotaMB > 1<<40 {
-		return usageError{fmt.Errorf("invalid value %d for --assets-quota-mb: must be 0 (unlimited) or more", o.QuotaMB)}
+		return usageError{fmt.Errorf("invalid value %d for --assets-quota-mb: must be 0 (unlimited) to %d", o.QuotaMB, int64(1)<<40)}
 	}
 	return nil
 }
