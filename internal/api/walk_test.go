@@ -123,6 +123,8 @@ func TestWorkspaceWalk(t *testing.T) {
 	must(err)
 	score, err := e.store.ScoreCreate(ctx, &store.Score{WorkspaceID: e.ws, ConfigID: &sc.ID, Value: ptr(1.0), ExecutionID: &x.ID})
 	must(err)
+	asset, err := c.AssetUpload(ctx, client.AssetUpload{MimeType: "image/png", Data: []byte("png"), ExecutionID: x.ID})
+	must(err)
 	ids := map[string][2]string{ // route prefix -> {id, version_id}
 		"/api/v1/agents/":        {a.ID, *a.ActiveVersionID},
 		"/api/v1/prompts/":       {p.ID, *pv.ActiveVersionID},
@@ -140,6 +142,7 @@ func TestWorkspaceWalk(t *testing.T) {
 		"/api/v1/llm-models/":    {model.ID},
 		"/api/v1/score-configs/": {sc.ID},
 		"/api/v1/scores/":        {score.ID},
+		"/api/v1/assets/":        {asset.ID},
 	}
 	// Workspace B with a key holding every scope.
 	wsB, err := e.store.WorkspaceCreate(ctx, &store.Workspace{Name: "B", Slug: "b"})

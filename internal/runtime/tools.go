@@ -377,16 +377,17 @@ const (
 	toolFailed  toolOutcome = "failed"       // the server could not be reached or refused the call
 )
 
-// call runs one tool call on its server within the timeout and returns the result's text,
-// or, when the outcome is not toolOK, what went wrong. Only the run's own end (cancel,
-// shutdown) is returned as an error.
-func (ts *toolset) call(ctx context.Context, c llm.ToolCall, sp *store.Span) (string, toolOutcome, error) {
+// call runs one tool call on its server within the timeout and returns its result, or, when
+// the outcome is not toolOK or toolError, a result whose Text says what went wrong. Only the
+// run's own end (cancel, shutdown) is returned as an error.
+func (ts *toolset) call(ctx context.Context, c llm.ToolCall, sp *store.Span) (*mcpclient.Result, toolOutcome, error) {
 	if t, ok := ts.local[c.Name]; ok {
-		return ts.callLocal(ctx, t, c, sp)
+		text, outcome, err := ts.callLocal(ctx, t, c, sp)
+		return &mcpclient.Result{Text: text}, outcome, err
 	}
 	bt, ok := ts.byName[c.Name]
 	if !ok {
-		return fmt.Sprintf("unknown tool %q", c.Name), toolUnknown, nil
+		return &mcpclient.Result{Text: fmt.Sprintf("unknown tool %q", c.Name)}, toolUnknown, nil
 	}
 	sp.Attributes["mcp_tool_id"], sp.Attributes["server"], sp.Attributes["tool"] = bt.server.rec.ID, bt.server.rec.Name, bt.name
 	callCtx, cancel := context.WithTimeout(ctx, ts.timeout)
@@ -398,15 +399,15 @@ func (ts *toolset) call(ctx context.Context, c llm.ToolCall, sp *store.Span) (st
 	}
 	switch {
 	case ctx.Err() != nil:
-		return "", "", ctx.Err()
+		return nil, "", ctx.Err()
 	case err == nil && res.IsError:
-		return res.Text, toolError, nil
+		return res, toolError, nil
 	case err == nil:
-		return res.Text, toolOK, nil
+		return res, toolOK, nil
 	case callCtx.Err() != nil:
-		return fmt.Sprintf("tool %s did not answer within %d ms (config.tool_timeout_ms)", c.Name, ts.timeout.Milliseconds()), toolTimeout, nil
+		return &mcpclient.Result{Text: fmt.Sprintf("tool %s did not answer within %d ms (config.tool_timeout_ms)", c.Name, ts.timeout.Milliseconds())}, toolTimeout, nil
 	}
-	return fmt.Sprintf("tool %s failed: %v", c.Name, err), toolFailed, nil
+	return &mcpclient.Result{Text: fmt.Sprintf("tool %s failed: %v", c.Name, err)}, toolFailed, nil
 }
 
 // errorResult is what the model reads for a tool call that did not succeed.
