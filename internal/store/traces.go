@@ -6,18 +6,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
 )
 
-// Trace groups the spans of one execution (or of an ingested SDK trace).
+// Trace groups the spans of one execution, or of a trace ingested by an SDK or OTLP exporter
+// (then its id is the exporter's, 32 hex digits for OTLP, and its totals are its spans').
 type Trace struct {
 	ID          string     `json:"id"`
 	WorkspaceID string     `json:"workspace_id"`
 	ExecutionID *string    `json:"execution_id"`
 	AgentID     *string    `json:"agent_id"`
 	SessionID   *string    `json:"session_id"`
+	EndUserID   *string    `json:"end_user_id" doc:"The caller's own id for its end user: the execution's, or an ingested span's user.id / enduser.id attribute."`
+	ServiceName *string    `json:"service_name" doc:"An ingested trace's resource service.name; null for executions."`
 	Name        string     `json:"name"`
-	Status      string     `json:"status" enum:"pending,running,completed,failed,cancelled,awaiting_approval,rejected" doc:"The status of the trace's execution."`
+	Status      string     `json:"status" enum:"pending,running,completed,failed,cancelled,awaiting_approval,rejected" doc:"The status of the trace's execution; an ingested trace is failed when one of its spans is an error, else completed."`
 	TokenUsage  TokenUsage `json:"token_usage"`
 	Cost        float64    `json:"cost"`
 	DurationMS  *int64     `json:"duration_ms"`
@@ -25,32 +30,91 @@ type Trace struct {
 	StartedAt   Time       `json:"started_at"`
 	EndedAt     *Time      `json:"ended_at"`
 	CreatedAt   Time       `json:"created_at"`
-	Spans       []*Span    `json:"spans,omitempty" doc:"Present on GET /traces/{id}, ordered by start time."`
+	// Spans are the trace's spans in start order (TraceGet); the API sends them as a tree.
+	Spans []*Span `json:"-"`
 }
 
+// Span kinds. The runtime writes the first ten; ingested spans may also be embedding or the
+// generic span.
+var SpanKinds = []string{"agent", "prompt", "llm", "tool", "guardrail", "history", "approval", "validation", "step", "subagent", "embedding", "span"}
+
+// Span statuses.
+var SpanStatuses = []string{"ok", "error"}
+
 // Span is one timed step of a trace: prompt rendering, a model call, a tool call, a
-// guardrail check, history trimming, an approval wait, a sub-agent.
+// guardrail check, history trimming, an approval wait, a sub-agent, or an ingested span.
 type Span struct {
 	ID          string          `json:"id"`
 	TraceID     string          `json:"trace_id"`
 	WorkspaceID string          `json:"workspace_id"`
 	ParentID    *string         `json:"parent_id"`
 	Name        string          `json:"name"`
-	Kind        string          `json:"kind" enum:"agent,prompt,llm,tool,guardrail,history,approval,validation,step,subagent"`
+	Kind        string          `json:"kind" enum:"agent,prompt,llm,tool,guardrail,history,approval,validation,step,subagent,embedding,span"`
 	Status      string          `json:"status" enum:"ok,error"`
-	Input       json.RawMessage `json:"input"`
-	Output      json.RawMessage `json:"output"`
+	Model       *string         `json:"model" doc:"The model called (gen_ai.response.model, else gen_ai.request.model, for ingested spans)."`
+	Provider    *string         `json:"provider" doc:"The model's provider (gen_ai.provider.name or gen_ai.system for ingested spans)."`
+	Input       json.RawMessage `json:"input" doc:"JSON; a value over 32 KiB is kept as a string of its first 32 KiB."`
+	Output      json.RawMessage `json:"output" doc:"JSON; a value over 32 KiB is kept as a string of its first 32 KiB."`
 	Error       *string         `json:"error"`
 	Attributes  JSONObject      `json:"attributes"`
 	TokenUsage  TokenUsage      `json:"token_usage"`
 	Cost        float64         `json:"cost"`
+	ServiceName *string         `json:"service_name"`
 	StartedAt   Time            `json:"started_at"`
 	EndedAt     *Time           `json:"ended_at"`
 	DurationMS  *int64          `json:"duration_ms"`
+
+	// What an ingested span says of its trace (read by SpanIngest, never stored on the span).
+	TraceAgentID, TraceSessionID, TraceEndUserID string `json:"-"`
+}
+
+// SpanNode is a span with its children, for the tree of GET /traces/{id}.
+type SpanNode struct {
+	*Span
+	Children []*SpanNode `json:"children" doc:"The spans whose parent is this one, in start order."`
+}
+
+// SpanTree nests spans (in start order) under their parents; a span whose parent is not
+// among them is a root.
+func SpanTree(spans []*Span) []*SpanNode {
+	nodes := make(map[string]*SpanNode, len(spans))
+	for _, sp := range spans {
+		nodes[sp.ID] = &SpanNode{Span: sp, Children: []*SpanNode{}}
+	}
+	roots := []*SpanNode{}
+	for _, sp := range spans {
+		n := nodes[sp.ID]
+		if sp.ParentID != nil && *sp.ParentID != sp.ID {
+			if p, ok := nodes[*sp.ParentID]; ok && !ancestorOf(nodes, n, p) {
+				p.Children = append(p.Children, n)
+				continue
+			}
+		}
+		roots = append(roots, n)
+	}
+	return roots
+}
+
+// ancestorOf reports whether n is p or one of p's ancestors (a cycle of ingested parent
+// links must not hide spans from the tree).
+func ancestorOf(nodes map[string]*SpanNode, n, p *SpanNode) bool {
+	for i := 0; p != nil && i <= len(nodes); i++ {
+		if p == n {
+			return true
+		}
+		if p.ParentID == nil {
+			return false
+		}
+		p = nodes[*p.ParentID]
+	}
+	return false
 }
 
 // TraceFilter narrows TraceList.
-type TraceFilter struct{ AgentID, ExecutionID, SessionID string }
+type TraceFilter struct {
+	AgentID, ExecutionID, SessionID, EndUserID, Status string
+	CreatedAfter, CreatedBefore                        Time
+}
 
 // TraceCreate inserts a trace.
 func (s *Store) TraceCreate(ctx context.Context, t *Trace) error {
@@ -65,9 +129,10 @@ func (s *Store) TraceCreate(ctx context.Context, t *Trace) error {
 	if t.Status == "" {
 		t.Status = StatusRunning
 	}
-	_, err := s.exec(ctx, `INSERT INTO traces (id, workspace_id, execution_id, agent_id, session_id, name, status, metadata, started_at, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		t.ID, t.WorkspaceID, t.ExecutionID, t.AgentID, t.SessionID, t.Name, t.Status, t.Metadata, t.StartedAt, now)
+	_, err := s.exec(ctx, `INSERT INTO traces (id, workspace_id, execution_id, agent_id, session_id, end_user_id, service_name, name, status,
+		metadata, started_at, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		t.ID, t.WorkspaceID, t.ExecutionID, t.AgentID, t.SessionID, t.EndUserID, t.ServiceName, t.Name, t.Status, t.Metadata, t.StartedAt, now)
 	if err != nil {
 		return fmt.Errorf("insert trace: %w", err)
 	}
@@ -84,7 +149,38 @@ func (s *Store) TraceFinish(ctx context.Context, ws, id, status string, usage To
 	return nil
 }
 
-// SpanInsert stores finished spans of one trace as one batch.
+// MaxSpanIO is how much of a span's input and output is kept: a longer JSON value is stored
+// as a JSON string of its first MaxSpanIO bytes.
+const MaxSpanIO = 32 << 10
+
+// cutJSON keeps raw JSON up to MaxSpanIO bytes (nil for none or null).
+func cutJSON(raw json.RawMessage) any {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if len(raw) <= MaxSpanIO {
+		return string(raw)
+	}
+	cut := raw[:MaxSpanIO]
+	for len(cut) > 0 && !utf8.Valid(cut) { // never split a character
+		cut = cut[:len(cut)-1]
+	}
+	b, _ := json.Marshal(string(cut))
+	return string(b)
+}
+
+const spanInsertColumns = `workspace_id, trace_id, id, parent_span_id, name, kind, status, started_at, ended_at, model, provider,
+	input, output, error, prompt_tokens, completion_tokens, cost, attributes, service_name`
+
+const spanColumnCount = 19
+
+// spanChunk is how many spans one INSERT writes (19 parameters each: well under both
+// dialects' limits).
+const spanChunk = 500
+
+// SpanInsert stores spans, one row each; a span already stored (same workspace, trace and
+// id) is replaced. Spans without an id get one; a model call's model and provider are read
+// from its attributes when the fields are not set.
 func (s *Store) SpanInsert(ctx context.Context, spans []*Span) error {
 	if len(spans) == 0 {
 		return nil
@@ -93,17 +189,208 @@ func (s *Store) SpanInsert(ctx context.Context, spans []*Span) error {
 		if sp.ID == "" {
 			sp.ID = NewID()
 		}
+		if sp.Model == nil {
+			if m, ok := sp.Attributes["model"].(string); ok && m != "" {
+				sp.Model = &m
+			}
+		}
+		if sp.Provider == nil {
+			if p, ok := sp.Attributes["provider"].(string); ok && p != "" {
+				sp.Provider = &p
+			}
+		}
 	}
-	raw, err := json.Marshal(spans)
-	if err != nil {
-		return fmt.Errorf("encode spans: %w", err)
+	spans = lastOfEachID(spans)
+	return s.InTx(ctx, func(tx *Store) error {
+		for i := 0; i < len(spans); i += spanChunk {
+			if err := tx.spanUpsert(ctx, spans[i:min(i+spanChunk, len(spans))]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// lastOfEachID keeps, of spans sharing workspace, trace and id, the last (one statement
+// cannot upsert a row twice).
+func lastOfEachID(spans []*Span) []*Span {
+	type key struct{ ws, trace, id string }
+	seen := make(map[key]int, len(spans))
+	dup := false
+	for i, sp := range spans {
+		k := key{sp.WorkspaceID, sp.TraceID, sp.ID}
+		if _, ok := seen[k]; ok {
+			dup = true
+		}
+		seen[k] = i
 	}
-	_, err = s.exec(ctx, "INSERT INTO spans (trace_id, first_id, workspace_id, count, spans) VALUES ($1, $2, $3, $4, $5)",
-		spans[0].TraceID, spans[0].ID, spans[0].WorkspaceID, len(spans), string(raw))
-	if err != nil {
+	if !dup {
+		return spans
+	}
+	out := make([]*Span, 0, len(seen))
+	for i, sp := range spans {
+		if seen[key{sp.WorkspaceID, sp.TraceID, sp.ID}] == i {
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+var spanUpsertTail = ` ON CONFLICT (workspace_id, trace_id, id) DO UPDATE SET parent_span_id = excluded.parent_span_id, name = excluded.name,
+	kind = excluded.kind, status = excluded.status, started_at = excluded.started_at, ended_at = excluded.ended_at, model = excluded.model,
+	provider = excluded.provider, input = excluded.input, output = excluded.output, error = excluded.error,
+	prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens, cost = excluded.cost,
+	attributes = excluded.attributes, service_name = excluded.service_name`
+
+func (s *Store) spanUpsert(ctx context.Context, spans []*Span) error {
+	var b strings.Builder
+	b.Grow(len(spanInsertColumns) + len(spans)*spanColumnCount*5 + len(spanUpsertTail) + 32)
+	b.WriteString("INSERT INTO spans (" + spanInsertColumns + ") VALUES ")
+	args := make([]any, 0, len(spans)*spanColumnCount)
+	for i, sp := range spans {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('(')
+		for j := range spanColumnCount {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "$%d", i*spanColumnCount+j+1)
+		}
+		b.WriteByte(')')
+		attrs := sp.Attributes
+		if attrs == nil {
+			attrs = JSONObject{}
+		}
+		attrText, err := attrs.Value()
+		if err != nil {
+			return fmt.Errorf("encode attributes of span %s: %w", sp.ID, err)
+		}
+		args = append(args, sp.WorkspaceID, sp.TraceID, sp.ID, sp.ParentID, sp.Name, sp.Kind, sp.Status, sp.StartedAt, optTime(sp.EndedAt),
+			sp.Model, sp.Provider, cutJSON(sp.Input), cutJSON(sp.Output), sp.Error, sp.TokenUsage.PromptTokens,
+			sp.TokenUsage.CompletionTokens, sp.Cost, attrText, sp.ServiceName)
+	}
+	b.WriteString(spanUpsertTail)
+	if _, err := s.exec(ctx, b.String(), args...); err != nil {
 		return fmt.Errorf("insert spans: %w", err)
 	}
 	return nil
+}
+
+// SpanIngest stores ingested spans (see SpanInsert) of any number of traces and creates or
+// updates each trace's row in the same transaction: its name (the root span's), agent,
+// session, end user and service name (from the spans that say them), and its totals over all
+// its stored spans: status (failed when a span is an error), start, end, duration, and the
+// tokens and cost of its model calls (spans of kind llm and embedding). A trace of an
+// execution keeps the execution's row.
+func (s *Store) SpanIngest(ctx context.Context, ws string, spans []*Span) error {
+	if len(spans) == 0 {
+		return nil
+	}
+	type meta struct {
+		name                             string
+		root                             bool
+		agent, session, endUser, service *string
+	}
+	metas := map[string]*meta{}
+	var order []string
+	for _, sp := range spans {
+		sp.WorkspaceID = ws
+		m := metas[sp.TraceID]
+		if m == nil {
+			m = &meta{name: sp.Name}
+			metas[sp.TraceID] = m
+			order = append(order, sp.TraceID)
+		}
+		if sp.ParentID == nil && !m.root {
+			m.name, m.root = sp.Name, true
+		}
+		setFirst(&m.agent, sp.TraceAgentID)
+		setFirst(&m.session, sp.TraceSessionID)
+		setFirst(&m.endUser, sp.TraceEndUserID)
+		if sp.ServiceName != nil {
+			setFirst(&m.service, *sp.ServiceName)
+		}
+	}
+	return s.InTx(ctx, func(tx *Store) error {
+		if err := tx.SpanInsert(ctx, spans); err != nil {
+			return err
+		}
+		now := Now()
+		for _, id := range order {
+			m := metas[id]
+			_, err := tx.exec(ctx, `INSERT INTO traces (id, workspace_id, agent_id, session_id, end_user_id, service_name, name, status, metadata,
+				started_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'completed', '{"source":"ingest"}', $8, $8)
+				ON CONFLICT (workspace_id, id) DO UPDATE SET
+				agent_id = coalesce(excluded.agent_id, traces.agent_id), session_id = coalesce(excluded.session_id, traces.session_id),
+				end_user_id = coalesce(excluded.end_user_id, traces.end_user_id), service_name = coalesce(excluded.service_name, traces.service_name),
+				name = CASE WHEN $9 THEN excluded.name ELSE traces.name END
+				WHERE traces.execution_id IS NULL`,
+				id, ws, m.agent, m.session, m.endUser, m.service, m.name, now, m.root)
+			if err != nil {
+				return fmt.Errorf("upsert trace %s: %w", id, err)
+			}
+			_, err = tx.exec(ctx, `UPDATE traces SET (status, prompt_tokens, completion_tokens, cost, started_at, ended_at, duration_ms, created_at) =
+				(SELECT CASE WHEN sum(CASE WHEN status = 'error' THEN 1 ELSE 0 END) > 0 THEN 'failed' ELSE 'completed' END,
+					coalesce(sum(CASE WHEN kind IN ('llm', 'embedding') THEN prompt_tokens ELSE 0 END), 0),
+					coalesce(sum(CASE WHEN kind IN ('llm', 'embedding') THEN completion_tokens ELSE 0 END), 0),
+					coalesce(sum(CASE WHEN kind IN ('llm', 'embedding') THEN cost ELSE 0 END), 0),
+					min(started_at), max(ended_at), max(ended_at) - min(started_at), min(started_at)
+				FROM spans WHERE workspace_id = $1 AND trace_id = $2)
+				WHERE workspace_id = $1 AND id = $2 AND execution_id IS NULL`, ws, id)
+			if err != nil {
+				return fmt.Errorf("total trace %s: %w", id, err)
+			}
+		}
+		return nil
+	})
+}
+
+func setFirst(dst **string, v string) {
+	if *dst == nil && v != "" {
+		*dst = &v
+	}
+}
+
+const spanColumns = `trace_id, id, workspace_id, parent_span_id, name, kind, status, model, provider, input, output, error,
+	attributes, prompt_tokens, completion_tokens, cost, service_name, started_at, ended_at`
+
+func scanSpan(row interface{ Scan(...any) error }) (*Span, error) {
+	var sp Span
+	var in, out sql.NullString
+	var ended Time
+	if err := row.Scan(&sp.TraceID, &sp.ID, &sp.WorkspaceID, &sp.ParentID, &sp.Name, &sp.Kind, &sp.Status, &sp.Model, &sp.Provider,
+		&in, &out, &sp.Error, &sp.Attributes, &sp.TokenUsage.PromptTokens, &sp.TokenUsage.CompletionTokens, &sp.Cost,
+		&sp.ServiceName, &sp.StartedAt, &ended); err != nil {
+		return nil, err
+	}
+	if in.Valid {
+		sp.Input = json.RawMessage(in.String)
+	}
+	if out.Valid {
+		sp.Output = json.RawMessage(out.String)
+	}
+	sp.TokenUsage.TotalTokens = sp.TokenUsage.PromptTokens + sp.TokenUsage.CompletionTokens
+	if !ended.IsZero() {
+		sp.EndedAt = &ended
+		d := ended.Sub(sp.StartedAt.Time).Milliseconds()
+		sp.DurationMS = &d
+	}
+	return &sp, nil
+}
+
+// SpanGet returns one span of a trace of the workspace.
+func (s *Store) SpanGet(ctx context.Context, ws, traceID, spanID string) (*Span, error) {
+	sp, err := scanSpan(s.r.QueryRowContext(ctx, "SELECT "+spanColumns+" FROM spans WHERE workspace_id = $1 AND trace_id = $2 AND id = $3",
+		ws, traceID, spanID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("span", spanID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get span %s: %w", spanID, err)
+	}
+	return sp, nil
 }
 
 func nullJSON(raw json.RawMessage) any {
@@ -113,13 +400,13 @@ func nullJSON(raw json.RawMessage) any {
 	return string(raw)
 }
 
-const traceColumns = `id, workspace_id, execution_id, agent_id, session_id, name, status, prompt_tokens, completion_tokens, cost,
-	duration_ms, metadata, started_at, ended_at, created_at`
+const traceColumns = `id, workspace_id, execution_id, agent_id, session_id, end_user_id, service_name, name, status, prompt_tokens,
+	completion_tokens, cost, duration_ms, metadata, started_at, ended_at, created_at`
 
 func scanTrace(row interface{ Scan(...any) error }) (*Trace, error) {
 	var t Trace
 	var ended Time
-	if err := row.Scan(&t.ID, &t.WorkspaceID, &t.ExecutionID, &t.AgentID, &t.SessionID, &t.Name, &t.Status,
+	if err := row.Scan(&t.ID, &t.WorkspaceID, &t.ExecutionID, &t.AgentID, &t.SessionID, &t.EndUserID, &t.ServiceName, &t.Name, &t.Status,
 		&t.TokenUsage.PromptTokens, &t.TokenUsage.CompletionTokens, &t.Cost, &t.DurationMS, &t.Metadata, &t.StartedAt, &ended, &t.CreatedAt); err != nil {
 		return nil, err
 	}
@@ -132,7 +419,16 @@ func scanTrace(row interface{ Scan(...any) error }) (*Trace, error) {
 
 // TraceList returns one page of traces, newest first.
 func (s *Store) TraceList(ctx context.Context, ws string, f TraceFilter, p Page) ([]*Trace, int, error) {
-	where, args := whereClause("", ws, []cond{{"agent_id = $%d", f.AgentID}, {"execution_id = $%d", f.ExecutionID}, {"session_id = $%d", f.SessionID}})
+	where, args := whereClause("", ws, []cond{{"agent_id = $%d", f.AgentID}, {"execution_id = $%d", f.ExecutionID},
+		{"session_id = $%d", f.SessionID}, {"end_user_id = $%d", f.EndUserID}, {"status = $%d", f.Status}})
+	if !f.CreatedAfter.IsZero() {
+		args = append(args, f.CreatedAfter)
+		where += fmt.Sprintf(" AND created_at > $%d", len(args))
+	}
+	if !f.CreatedBefore.IsZero() {
+		args = append(args, f.CreatedBefore)
+		where += fmt.Sprintf(" AND created_at < $%d", len(args))
+	}
 	rows, err := s.r.QueryContext(ctx, "SELECT "+traceColumns+" FROM traces"+where+pageClause("", p), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list traces: %w", err)
@@ -145,7 +441,7 @@ func (s *Store) TraceList(ctx context.Context, ws string, f TraceFilter, p Page)
 	return items, total, err
 }
 
-// TraceGet returns a trace with its spans.
+// TraceGet returns a trace with its spans in start order.
 func (s *Store) TraceGet(ctx context.Context, ws, id string) (*Trace, error) {
 	t, err := scanTrace(s.r.QueryRowContext(ctx, "SELECT "+traceColumns+" FROM traces WHERE workspace_id = $1 AND id = $2", ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -154,31 +450,121 @@ func (s *Store) TraceGet(ctx context.Context, ws, id string) (*Trace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get trace %s: %w", id, err)
 	}
-	rows, err := s.r.QueryContext(ctx, "SELECT spans FROM spans WHERE trace_id = $1 AND workspace_id = $2", id, ws)
+	rows, err := s.r.QueryContext(ctx, "SELECT "+spanColumns+" FROM spans WHERE workspace_id = $1 AND trace_id = $2 ORDER BY started_at, id", ws, id)
 	if err != nil {
 		return nil, fmt.Errorf("list spans of %s: %w", id, err)
 	}
+	if t.Spans, err = collect(rows, scanSpan); err != nil {
+		return nil, fmt.Errorf("list spans of %s: %w", id, err)
+	}
+	return t, nil
+}
+
+// Latency holds latency percentiles in milliseconds (null when no run of the bucket ended).
+type Latency struct {
+	P50 *float64 `json:"p50"`
+	P95 *float64 `json:"p95"`
+	P99 *float64 `json:"p99"`
+}
+
+// TraceBucket is the summary of one agent's traces started in one time bucket.
+type TraceBucket struct {
+	AgentID     *string    `json:"agent_id" doc:"null for traces of no agent (ingested without an agent id)."`
+	BucketStart Time       `json:"bucket_start" doc:"Start of the bucket (UTC hour or day)."`
+	Runs        int64      `json:"runs"`
+	Errors      int64      `json:"errors" doc:"Runs that failed."`
+	ErrorRate   float64    `json:"error_rate" doc:"errors / runs, from 0 to 1."`
+	TokenUsage  TokenUsage `json:"token_usage"`
+	Cost        float64    `json:"cost"`
+	LatencyMS   Latency    `json:"latency_ms" doc:"Percentiles (linear interpolation, as PostgreSQL's percentile_cont) of the duration of the runs that ended."`
+}
+
+// TraceSummary summarises the workspace's traces started in [from, to) per agent and bucket
+// (bucket start = start time rounded down to a multiple of bucket since the Unix epoch),
+// ordered by bucket then agent. Buckets without runs are left out.
+func (s *Store) TraceSummary(ctx context.Context, ws string, from, to Time, bucket time.Duration) ([]*TraceBucket, error) {
+	bms := bucket.Milliseconds()
+	if bms <= 0 {
+		return nil, fmt.Errorf("trace summary: bucket must be positive")
+	}
+	out := []*TraceBucket{}
+	if s.dialect == Postgres {
+		rows, err := s.r.QueryContext(ctx, `SELECT agent_id, (started_at / $4) * $4 AS b, count(*),
+			sum(CASE WHEN status = 'failed' THEN 1 ELSE 0 END), sum(prompt_tokens)::bigint, sum(completion_tokens)::bigint, sum(cost),
+			percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms), percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_ms),
+			percentile_cont(0.99) WITHIN GROUP (ORDER BY duration_ms)
+			FROM traces WHERE workspace_id = $1 AND started_at >= $2 AND started_at < $3
+			GROUP BY agent_id, b ORDER BY b, agent_id NULLS FIRST`, ws, from, to, bms)
+		if err != nil {
+			return nil, fmt.Errorf("trace summary: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var tb TraceBucket
+			var b int64
+			if err := rows.Scan(&tb.AgentID, &b, &tb.Runs, &tb.Errors, &tb.TokenUsage.PromptTokens, &tb.TokenUsage.CompletionTokens, &tb.Cost,
+				&tb.LatencyMS.P50, &tb.LatencyMS.P95, &tb.LatencyMS.P99); err != nil {
+				return nil, err
+			}
+			out = append(out, tb.finish(b))
+		}
+		return out, rows.Err()
+	}
+	// SQLite has no percentile_cont: one ordered pass per (agent, bucket) numbers the runs by
+	// duration (window functions, one sort), and each percentile takes the two values around
+	// its rank; Go interpolates between them.
+	rows, err := s.r.QueryContext(ctx, `WITH d AS (
+			SELECT agent_id, started_at / $4 AS b, status, prompt_tokens, completion_tokens, cost, duration_ms AS v,
+				row_number() OVER w - 1 AS rn, count(duration_ms) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS n
+			FROM traces WHERE workspace_id = $1 AND started_at >= $2 AND started_at < $3
+			WINDOW w AS (PARTITION BY agent_id, started_at / $4 ORDER BY duration_ms NULLS LAST))
+		SELECT agent_id, b * $4, count(*), sum(CASE WHEN status = 'failed' THEN 1 ELSE 0 END), sum(prompt_tokens), sum(completion_tokens),
+			sum(cost), max(n),
+			max(CASE WHEN rn = (n - 1) * 50 / 100 THEN v END), max(CASE WHEN rn = (n - 1) * 50 / 100 + 1 AND rn < n THEN v END),
+			max(CASE WHEN rn = (n - 1) * 95 / 100 THEN v END), max(CASE WHEN rn = (n - 1) * 95 / 100 + 1 AND rn < n THEN v END),
+			max(CASE WHEN rn = (n - 1) * 99 / 100 THEN v END), max(CASE WHEN rn = (n - 1) * 99 / 100 + 1 AND rn < n THEN v END)
+		FROM d GROUP BY agent_id, b ORDER BY b, agent_id`, ws, from, to, bms)
+	if err != nil {
+		return nil, fmt.Errorf("trace summary: %w", err)
+	}
 	defer rows.Close()
-	t.Spans = []*Span{}
 	for rows.Next() {
-		var raw string
-		if err := rows.Scan(&raw); err != nil {
+		var tb TraceBucket
+		var b, n int64
+		var around [6]sql.NullInt64
+		if err := rows.Scan(&tb.AgentID, &b, &tb.Runs, &tb.Errors, &tb.TokenUsage.PromptTokens, &tb.TokenUsage.CompletionTokens, &tb.Cost, &n,
+			&around[0], &around[1], &around[2], &around[3], &around[4], &around[5]); err != nil {
 			return nil, err
 		}
-		var batch []*Span
-		if err := json.Unmarshal([]byte(raw), &batch); err != nil {
-			return nil, fmt.Errorf("decode spans of %s: %w", id, err)
+		if n > 0 {
+			tb.LatencyMS.P50 = interpolate(50, n, around[0], around[1])
+			tb.LatencyMS.P95 = interpolate(95, n, around[2], around[3])
+			tb.LatencyMS.P99 = interpolate(99, n, around[4], around[5])
 		}
-		t.Spans = append(t.Spans, batch...)
+		out = append(out, tb.finish(b))
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
+	return out, rows.Err()
+}
+
+// interpolate is percentile_cont's value at pct percent of n sorted values, given the value
+// at rank floor((n-1)*pct/100) and the next one (integer arithmetic, as the query's).
+func interpolate(pct, n int64, lo, hi sql.NullInt64) *float64 {
+	if !lo.Valid {
+		return nil
 	}
-	sort.SliceStable(t.Spans, func(i, j int) bool {
-		if !t.Spans[i].StartedAt.Equal(t.Spans[j].StartedAt.Time) {
-			return t.Spans[i].StartedAt.Before(t.Spans[j].StartedAt.Time)
-		}
-		return t.Spans[i].ID < t.Spans[j].ID
-	})
-	return t, err
+	frac := float64((n-1)*pct%100) / 100
+	v := float64(lo.Int64)
+	if hi.Valid && frac > 0 {
+		v += (float64(hi.Int64) - v) * frac
+	}
+	return &v
+}
+
+func (tb *TraceBucket) finish(bucketMS int64) *TraceBucket {
+	tb.BucketStart = TimeFromMillis(bucketMS)
+	tb.TokenUsage.TotalTokens = tb.TokenUsage.PromptTokens + tb.TokenUsage.CompletionTokens
+	if tb.Runs > 0 {
+		tb.ErrorRate = float64(tb.Errors) / float64(tb.Runs)
+	}
+	return tb
 }
