@@ -153,7 +153,8 @@ func (s *Store) TraceFinish(ctx context.Context, ws, id, status string, usage To
 // as a JSON string of its first MaxSpanIO bytes.
 const MaxSpanIO = 32 << 10
 
-// cutJSON keeps raw JSON up to MaxSpanIO bytes (nil for none or null).
+// cutJSON keeps raw JSON up to MaxSpanIO bytes (nil for none or null): a longer value becomes
+// a JSON string of its first MaxSpanIO bytes (of a string, of its text).
 func cutJSON(raw json.RawMessage) any {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
@@ -161,11 +162,18 @@ func cutJSON(raw json.RawMessage) any {
 	if len(raw) <= MaxSpanIO {
 		return string(raw)
 	}
-	cut := raw[:MaxSpanIO]
-	for len(cut) > 0 && !utf8.Valid(cut) { // never split a character
-		cut = cut[:len(cut)-1]
+	text := string(raw)
+	var str string
+	if raw[0] == '"' && json.Unmarshal(raw, &str) == nil {
+		text = str // a string keeps its first bytes, not its quoted form's
 	}
-	b, _ := json.Marshal(string(cut))
+	if len(text) > MaxSpanIO {
+		text = text[:MaxSpanIO]
+	}
+	for len(text) > 0 && !utf8.ValidString(text) { // never split a character
+		text = text[:len(text)-1]
+	}
+	b, _ := json.Marshal(text)
 	return string(b)
 }
 
