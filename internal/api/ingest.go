@@ -79,12 +79,12 @@ type ingestResult struct {
 
 // otlpResponseDoc documents the JSON form of the OTLP answer.
 type otlpResponseDoc struct {
-	PartialSuccess *otlpPartialSuccess `json:"partialSuccess,omitempty" doc:"Present when spans were rejected."`
+	PartialSuccess *otlpPartialSuccess `json:"partialSuccess,omitempty" doc:"Counts and explains the rejected spans (empty when none was)."`
 }
 
 type otlpPartialSuccess struct {
-	RejectedSpans string `json:"rejectedSpans" doc:"How many spans were rejected (an int64, written as a string in OTLP JSON)."`
-	ErrorMessage  string `json:"errorMessage"`
+	RejectedSpans string `json:"rejectedSpans,omitempty" doc:"How many spans were rejected (an int64, written as a string in OTLP JSON)."`
+	ErrorMessage  string `json:"errorMessage,omitempty" doc:"Names the first rejected spans and why."`
 }
 
 // readIngestBody reads a body of at most maxIngestBytes, inflating gzip (also bounded),
