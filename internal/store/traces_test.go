@@ -36,7 +36,7 @@ func TestSpansMigration(t *testing.T) {
 			{"id": "s1", "trace_id": "tr1", "workspace_id": ws, "parent_id": nil, "name": "agent", "kind": "agent", "status": "ok",
 				"input": map[string]any{"q": "hi"}, "output": nil, "error": nil, "attributes": map[string]any{}, "cost": 0,
 				"token_usage": map[string]any{"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-				"started_at": "2025-11-21T11:30:34.120Z", "ended_at": "2025-11-21T11:30:35.000Z", "duration_ms": 880},
+				"started_at":  "2025-11-21T11:30:34.120Z", "ended_at": "2025-11-21T11:30:35.000Z", "duration_ms": 880},
 		})
 		batch2, _ := json.Marshal([]map[string]any{
 			{"id": "s2", "trace_id": "tr1", "workspace_id": ws, "parent_id": "s1", "name": "gpt-4o", "kind": "llm", "status": "error",
