@@ -497,12 +497,16 @@ func (s *Store) TraceSummary(ctx context.Context, ws string, from, to Time, buck
 	}
 	out := []*TraceBucket{}
 	if s.dialect == Postgres {
-		rows, err := s.r.QueryContext(ctx, `SELECT agent_id, (started_at / $4) * $4 AS b, count(*),
-			sum(CASE WHEN status = 'failed' THEN 1 ELSE 0 END), sum(prompt_tokens)::bigint, sum(completion_tokens)::bigint, sum(cost),
-			percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms), percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_ms),
-			percentile_cont(0.99) WITHIN GROUP (ORDER BY duration_ms)
+		// One ordered-set aggregate gives the three percentiles (one sort per group); the
+		// groups are sorted by agent in the C collation (byte order, several times faster
+		// than a locale's, and Go's order too).
+		rows, err := s.r.QueryContext(ctx, `SELECT a, b, runs, errors, pt, ct, cost, p[1], p[2], p[3] FROM (
+			SELECT agent_id COLLATE "C" AS a, (started_at / $4) * $4 AS b, count(*) AS runs,
+				sum(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) AS errors, sum(prompt_tokens)::bigint AS pt,
+				sum(completion_tokens)::bigint AS ct, sum(cost) AS cost,
+				percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (ORDER BY duration_ms) AS p
 			FROM traces WHERE workspace_id = $1 AND started_at >= $2 AND started_at < $3
-			GROUP BY agent_id, b ORDER BY b, agent_id NULLS FIRST`, ws, from, to, bms)
+			GROUP BY b, a) q ORDER BY b, a NULLS FIRST`, ws, from, to, bms)
 		if err != nil {
 			return nil, fmt.Errorf("trace summary: %w", err)
 		}
@@ -518,54 +522,26 @@ func (s *Store) TraceSummary(ctx context.Context, ws string, from, to Time, buck
 		}
 		return out, rows.Err()
 	}
-	// SQLite has no percentile_cont: one ordered pass per (agent, bucket) numbers the runs by
-	// duration (window functions, one sort), and each percentile takes the two values around
-	// its rank; Go interpolates between them.
-	rows, err := s.r.QueryContext(ctx, `WITH d AS (
-			SELECT agent_id, started_at / $4 AS b, status, prompt_tokens, completion_tokens, cost, duration_ms AS v,
-				row_number() OVER w - 1 AS rn, count(duration_ms) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS n
-			FROM traces WHERE workspace_id = $1 AND started_at >= $2 AND started_at < $3
-			WINDOW w AS (PARTITION BY agent_id, started_at / $4 ORDER BY duration_ms NULLS LAST))
-		SELECT agent_id, b * $4, count(*), sum(CASE WHEN status = 'failed' THEN 1 ELSE 0 END), sum(prompt_tokens), sum(completion_tokens),
-			sum(cost), max(n),
-			max(CASE WHEN rn = (n - 1) * 50 / 100 THEN v END), max(CASE WHEN rn = (n - 1) * 50 / 100 + 1 AND rn < n THEN v END),
-			max(CASE WHEN rn = (n - 1) * 95 / 100 THEN v END), max(CASE WHEN rn = (n - 1) * 95 / 100 + 1 AND rn < n THEN v END),
-			max(CASE WHEN rn = (n - 1) * 99 / 100 THEN v END), max(CASE WHEN rn = (n - 1) * 99 / 100 + 1 AND rn < n THEN v END)
-		FROM d GROUP BY agent_id, b ORDER BY b, agent_id`, ws, from, to, bms)
+	// SQLite: see agentplane_trace_summary (tracesummary.go).
+	var text sql.NullString
+	err := s.r.QueryRowContext(ctx, `SELECT agentplane_trace_summary(agent_id, started_at, status, duration_ms, prompt_tokens,
+		completion_tokens, cost, $4) FROM traces WHERE workspace_id = $1 AND started_at >= $2 AND started_at < $3`, ws, from, to, bms).Scan(&text)
 	if err != nil {
 		return nil, fmt.Errorf("trace summary: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var tb TraceBucket
-		var b, n int64
-		var around [6]sql.NullInt64
-		if err := rows.Scan(&tb.AgentID, &b, &tb.Runs, &tb.Errors, &tb.TokenUsage.PromptTokens, &tb.TokenUsage.CompletionTokens, &tb.Cost, &n,
-			&around[0], &around[1], &around[2], &around[3], &around[4], &around[5]); err != nil {
-			return nil, err
-		}
-		if n > 0 {
-			tb.LatencyMS.P50 = interpolate(50, n, around[0], around[1])
-			tb.LatencyMS.P95 = interpolate(95, n, around[2], around[3])
-			tb.LatencyMS.P99 = interpolate(99, n, around[4], around[5])
-		}
-		out = append(out, tb.finish(b))
+	var groups []summaryRow
+	if !text.Valid { // no row at all
+		return out, nil
 	}
-	return out, rows.Err()
-}
-
-// interpolate is percentile_cont's value at pct percent of n sorted values, given the value
-// at rank floor((n-1)*pct/100) and the next one (integer arithmetic, as the query's).
-func interpolate(pct, n int64, lo, hi sql.NullInt64) *float64 {
-	if !lo.Valid {
-		return nil
+	if err := json.Unmarshal([]byte(text.String), &groups); err != nil {
+		return nil, fmt.Errorf("trace summary: %w", err)
 	}
-	frac := float64((n-1)*pct%100) / 100
-	v := float64(lo.Int64)
-	if hi.Valid && frac > 0 {
-		v += (float64(hi.Int64) - v) * frac
+	for _, g := range groups {
+		tb := &TraceBucket{AgentID: g.Agent, Runs: g.Runs, Errors: g.Errors, TokenUsage: TokenUsage{PromptTokens: int(g.Prompt),
+			CompletionTokens: int(g.Complete)}, Cost: g.Cost, LatencyMS: Latency{P50: g.P50, P95: g.P95, P99: g.P99}}
+		out = append(out, tb.finish(g.Bucket))
 	}
-	return &v
+	return out, nil
 }
 
 func (tb *TraceBucket) finish(bucketMS int64) *TraceBucket {
