@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -264,7 +265,14 @@ func (s *Store) spanUpsert(ctx context.Context, spans []*Span) error {
 			if j > 0 {
 				b.WriteByte(',')
 			}
-			fmt.Fprintf(&b, "$%d", i*spanColumnCount+j+1)
+			if s.dialect == SQLite {
+				// Anonymous parameters: modernc binds a named one ($1) by looking its name up
+				// in a list, which costs quadratic time over thousands of them.
+				b.WriteByte('?')
+			} else {
+				b.WriteByte('$')
+				b.WriteString(strconv.Itoa(i*spanColumnCount + j + 1))
+			}
 		}
 		b.WriteByte(')')
 		attrs := sp.Attributes
