@@ -9,7 +9,8 @@ import (
 )
 
 // IngestSpan is one span sent with IngestSpans. ID, TraceID, Name and StartedAt are required;
-// ids are 1 to 128 printable characters (OpenTelemetry's hex ids fit). A span sent again
+// ids are 1 to 128 letters, digits, '-', '_', '.' or ':'
+// (OpenTelemetry's hex ids, KSUIDs and UUIDs fit). A span sent again
 // (same trace and id) replaces the stored one.
 type IngestSpan struct {
 	ID          string          `json:"id"`

@@ -34,9 +34,9 @@ const (
 
 // ingestSpan is one span of POST /traces/ingest.
 type ingestSpan struct {
-	ID          string            `json:"id" maxLength:"128" doc:"The span's id, unique in its trace (OTLP: 16 hex digits)."`
-	TraceID     string            `json:"trace_id" maxLength:"128" doc:"The trace's id (OTLP: 32 hex digits; or an execution's trace id)."`
-	ParentID    *string           `json:"parent_id,omitempty" maxLength:"128" doc:"The parent span's id; absent for a root span."`
+	ID          string            `json:"id" maxLength:"128" pattern:"^[A-Za-z0-9._:-]+$" doc:"The span's id, unique in its trace (OTLP: 16 hex digits)."`
+	TraceID     string            `json:"trace_id" maxLength:"128" pattern:"^[A-Za-z0-9._:-]+$" doc:"The trace's id (OTLP: 32 hex digits; or an execution's trace id)."`
+	ParentID    *string           `json:"parent_id,omitempty" maxLength:"128" pattern:"^[A-Za-z0-9._:-]+$" doc:"The parent span's id; absent for a root span."`
 	Name        string            `json:"name" maxLength:"1000"`
 	Kind        string            `json:"kind,omitempty" enum:"agent,prompt,llm,tool,guardrail,history,approval,validation,step,subagent,embedding,span" doc:"Default: llm when model is set, else span."`
 	Status      string            `json:"status,omitempty" enum:"ok,error" doc:"Default ok (error when error is set)."`
@@ -135,20 +135,31 @@ func readIngestBody(w http.ResponseWriter, r *http.Request, types ...string) ([]
 	return body, mt, nil
 }
 
-// validSpanID reports whether an SDK id is 1 to maxIngestIDLen printable characters.
+// validSpanID reports whether an SDK id is 1 to maxIngestIDLen letters, digits, '-', '_',
+// '.' or ':' (OTLP's hex ids, KSUIDs and UUIDs fit; every id can be a path segment).
 func validSpanID(id string) bool {
-	return id != "" && len(id) <= maxIngestIDLen && utf8.ValidString(id) && printable(id)
+	if id == "" || len(id) > maxIngestIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.', c == ':':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // checkSpan applies the rules every ingested span follows; "" when it is valid.
 func checkSpan(sp *store.Span) string {
 	switch {
 	case !validSpanID(sp.TraceID):
-		return "trace_id must be 1 to 128 printable characters"
+		return "trace_id must be 1 to 128 letters, digits, '-', '_', '.' or ':'"
 	case !validSpanID(sp.ID):
-		return "id must be 1 to 128 printable characters"
+		return "id must be 1 to 128 letters, digits, '-', '_', '.' or ':'"
 	case sp.ParentID != nil && !validSpanID(*sp.ParentID):
-		return "parent_id must be 1 to 128 printable characters"
+		return "parent_id must be 1 to 128 letters, digits, '-', '_', '.' or ':'"
 	case strings.TrimSpace(sp.Name) == "":
 		return "name is required"
 	case utf8.RuneCountInString(sp.Name) > maxIngestName:

@@ -51,7 +51,7 @@ func (s *Server) traceRoutes() []route {
 			resp: traceDetail{}, h: s.getTrace},
 		{method: "POST", path: v1 + "/traces/ingest", op: "ingestSpans", tag: tag, scope: "traces:write", summary: "Ingest a batch of spans (SDK)",
 			desc: "Stores spans sent by an SDK in agentplane's own shape (the Go SDK's `IngestSpans`). Each span needs `id` and `trace_id` " +
-				"(1 to 128 printable characters; OTLP's hex ids fit), a `name`, and `started_at`; `ended_at` may not be before it. A span sent again " +
+				"(1 to 128 letters, digits, `-`, `_`, `.` or `:`; OTLP's hex ids, KSUIDs and UUIDs fit), a `name`, and `started_at`; `ended_at` may not be before it. A span sent again " +
 				"(same trace and id) replaces the stored one. Invalid spans are rejected one by one and listed in `errors`; the others are stored. " +
 				"Each trace's row is created or updated with its totals (tokens and cost of its `llm` and `embedding` spans; cost from the model " +
 				"catalog's prices when a span gives a known `model` and no `cost`), so ingested traces show in `GET /traces` and the summary. " +

@@ -287,7 +287,7 @@ func TestTraceRoutes(t *testing.T) {
 		`{"id":"bad","trace_id":"sdk-trace-1","started_at":"` + now.Format(time.RFC3339) + `"},` +
 		span("late", "root", `,"ended_at":"2000-01-01T00:00:00Z"`) + `,` +
 		`{"id":"bad-kind","trace_id":"sdk-trace-1","name":"x","kind":"robot","started_at":"` + now.Format(time.RFC3339) + `"},` +
-		`{"id":3,"trace_id":"sdk-trace-1"}]}`
+		`{"id":3,"trace_id":"sdk-trace-1"},` + span("a/b", "", "") + `]}`
 	e.run([]scenario{
 		{name: "list by execution", method: "GET", path: "/api/v1/traces?execution_id=" + x.ID, status: 200,
 			fields: map[string]any{"pagination.total": 1, "data.0.id": x.TraceID, "data.0.end_user_id": "eu-1", "data.0.status": "completed"}},
@@ -314,8 +314,9 @@ func TestTraceRoutes(t *testing.T) {
 		{name: "summary bad window", method: "GET", path: "/api/v1/traces/summary?window=2h", status: 422, code: "validation_error", message: "window"},
 		{name: "summary bad bucket", method: "GET", path: "/api/v1/traces/summary?bucket=minute", status: 422, message: "bucket"},
 		{name: "ingest partial", method: "POST", path: "/api/v1/traces/ingest", body: ingest, status: 200,
-			fields: map[string]any{"data.accepted": 2, "data.rejected": 4, "data.errors.0.index": 2, "data.errors.0.message": "name is required",
-				"data.errors.1.message": "ended_at is before started_at", "data.errors.2.id": "bad-kind", "data.errors.3.index": 5}},
+			fields: map[string]any{"data.accepted": 2, "data.rejected": 5, "data.errors.0.index": 2, "data.errors.0.message": "name is required",
+				"data.errors.1.message": "ended_at is before started_at", "data.errors.2.id": "bad-kind", "data.errors.3.index": 5,
+				"data.errors.4.id": "a/b", "data.errors.4.message": "id must be 1 to 128 letters, digits, '-', '_', '.' or ':'"}},
 		{name: "ingested trace", method: "GET", path: "/api/v1/traces/sdk-trace-1", status: 200,
 			fields: map[string]any{"data.span_count": 2, "data.spans.0.id": "root", "data.spans.0.children.0.id": "llm-1",
 				"data.spans.0.children.0.kind": "llm", "data.spans.0.children.0.input.q": "hi", "data.spans.0.children.0.duration_ms": 1000,

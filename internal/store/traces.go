@@ -183,9 +183,10 @@ const spanInsertColumns = `workspace_id, trace_id, id, parent_span_id, name, kin
 
 const spanColumnCount = 19
 
-// spanChunk is how many spans one INSERT writes (19 parameters each: well under both
-// dialects' limits).
-const spanChunk = 500
+// spanChunks are the numbers of spans one INSERT writes (19 parameters each: well under both
+// dialects' limits), largest first: a batch is cut into these, so that whatever its size only
+// five statement texts exist, each prepared once per connection and kept.
+var spanChunks = []int{256, 64, 16, 4, 1}
 
 // SpanInsert stores spans, one row each; a span already stored (same workspace, trace and
 // id) is replaced. Spans without an id get one; a model call's model and provider are read
@@ -211,10 +212,18 @@ func (s *Store) SpanInsert(ctx context.Context, spans []*Span) error {
 	}
 	spans = lastOfEachID(spans)
 	return s.InTx(ctx, func(tx *Store) error {
-		for i := 0; i < len(spans); i += spanChunk {
-			if err := tx.spanUpsert(ctx, spans[i:min(i+spanChunk, len(spans))]); err != nil {
+		for len(spans) > 0 {
+			n := spanChunks[0]
+			for _, c := range spanChunks {
+				if c <= len(spans) {
+					n = c
+					break
+				}
+			}
+			if err := tx.spanUpsert(ctx, spans[:n]); err != nil {
 				return err
 			}
+			spans = spans[n:]
 		}
 		return nil
 	})
