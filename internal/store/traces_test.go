@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// TestSpansMigration puts a database back to before migration 00012, stores spans the old way
+// TestSpansMigration puts a database back to before migration 00012 (with 00013 applied), stores spans the old way
 // (one JSON array per batch), and checks that migrating again turns them into rows, one each,
 // with the same fields, and that the trace keeps its end user.
 func TestSpansMigration(t *testing.T) {
@@ -21,6 +21,11 @@ func TestSpansMigration(t *testing.T) {
 			t.Fatal(err)
 		}
 		if _, err := p.DownTo(ctx, 11); err != nil {
+			t.Fatal(err)
+		}
+		// As a database made before this migration was written: 00013 (scores) applied, 00012
+		// not; Migrate applies 00012 out of order.
+		if _, err := p.ApplyVersion(ctx, 13, true); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.exec(ctx, `INSERT INTO executions (id, workspace_id, agent_id, root_id, source, status, trace_id, created_at, updated_at, end_user_id)
