@@ -184,22 +184,41 @@ type pricer struct {
 	models map[string]*store.LLMModel
 }
 
-func (p *pricer) price(ctx context.Context, model string, u store.TokenUsage) (float64, error) {
+// fill sets a model call's cost (unless given) and provider (unless given) from the entry of
+// its model.
+func (p *pricer) fill(ctx context.Context, sp *store.Span, costGiven bool) error {
+	if sp.Model == nil {
+		return nil
+	}
+	m, err := p.model(ctx, *sp.Model)
+	if err != nil || m == nil {
+		return err
+	}
+	if !costGiven {
+		u := sp.TokenUsage
+		sp.Cost = (float64(u.PromptTokens)*m.InputPricePerMillion + float64(u.CompletionTokens)*m.OutputPricePerMillion) / 1e6
+	}
+	if sp.Provider == nil && m.Provider != "" {
+		provider := m.Provider
+		sp.Provider = &provider
+	}
+	return nil
+}
+
+// model is the catalog's or the workspace's entry of a model id, nil for an unknown one.
+func (p *pricer) model(ctx context.Context, model string) (*store.LLMModel, error) {
 	m, ok := p.models[model]
 	if !ok {
 		var err error
 		if m, err = p.st.LLMModelGet(ctx, p.ws, model); err != nil && !store.IsNotFound(err) {
-			return 0, err
+			return nil, err
 		}
 		if p.models == nil {
 			p.models = map[string]*store.LLMModel{}
 		}
 		p.models[model] = m
 	}
-	if m == nil {
-		return 0, nil
-	}
-	return (float64(u.PromptTokens)*m.InputPricePerMillion + float64(u.CompletionTokens)*m.OutputPricePerMillion) / 1e6, nil
+	return m, nil
 }
 
 func (s *Server) ingestSpans(w http.ResponseWriter, r *http.Request) error {
@@ -243,10 +262,8 @@ func (s *Server) ingestSpans(w http.ResponseWriter, r *http.Request) error {
 			reject(i, in.ID, in.TraceID, msg)
 			continue
 		}
-		if in.Cost == nil && sp.Model != nil {
-			if sp.Cost, err = prices.price(r.Context(), *sp.Model, sp.TokenUsage); err != nil {
-				return err
-			}
+		if err := prices.fill(r.Context(), sp, in.Cost != nil); err != nil {
+			return err
 		}
 		spans = append(spans, sp)
 	}
@@ -395,11 +412,8 @@ func otlpSpans(ctx context.Context, td ptrace.Traces, ws string, prices *pricer)
 					}
 					continue
 				}
-				if sp.Model != nil && sp.TokenUsage.TotalTokens > 0 {
-					var err error
-					if sp.Cost, err = prices.price(ctx, *sp.Model, sp.TokenUsage); err != nil {
-						return nil, 0, nil, err
-					}
+				if err := prices.fill(ctx, sp, false); err != nil {
+					return nil, 0, nil, err
 				}
 				spans = append(spans, sp)
 			}

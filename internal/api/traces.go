@@ -54,7 +54,7 @@ func (s *Server) traceRoutes() []route {
 				"(1 to 128 letters, digits, `-`, `_`, `.` or `:`; OTLP's hex ids, KSUIDs and UUIDs fit), a `name`, and `started_at`; `ended_at` may not be before it. A span sent again " +
 				"(same trace and id) replaces the stored one. Invalid spans are rejected one by one and listed in `errors`; the others are stored. " +
 				"Each trace's row is created or updated with its totals (tokens and cost of its `llm` and `embedding` spans; cost from the model " +
-				"catalog's prices when a span gives a known `model` and no `cost`), so ingested traces show in `GET /traces` and the summary. " +
+				"catalog's prices when a span gives a known `model` and no `cost`; the provider too, when not given), so ingested traces show in `GET /traces` and the summary. " +
 				"Body: at most 5 MiB (413), gzip accepted (`Content-Encoding: gzip`, at most 5 MiB once inflated), at most 10,000 spans (413).",
 			body: ingestRequest{}, resp: ingestResult{}, errs: []int{http.StatusRequestEntityTooLarge}, h: s.ingestSpans},
 		{method: "POST", path: v1 + "/otlp/v1/traces", op: "exportOTLPTraces", tag: tag, scope: "traces:write", summary: "Receive OTLP/HTTP traces",

@@ -319,7 +319,7 @@ func TestTraceRoutes(t *testing.T) {
 				"data.errors.4.id": "a/b", "data.errors.4.message": "id must be 1 to 128 letters, digits, '-', '_', '.' or ':'"}},
 		{name: "ingested trace", method: "GET", path: "/api/v1/traces/sdk-trace-1", status: 200,
 			fields: map[string]any{"data.span_count": 2, "data.spans.0.id": "root", "data.spans.0.children.0.id": "llm-1",
-				"data.spans.0.children.0.kind": "llm", "data.spans.0.children.0.input.q": "hi", "data.spans.0.children.0.duration_ms": 1000,
+				"data.spans.0.children.0.kind": "llm", "data.spans.0.children.0.input.q": "hi", "data.spans.0.children.0.provider": "openai", "data.spans.0.children.0.duration_ms": 1000,
 				"data.agent_id": agent.ID, "data.session_id": "s-1", "data.end_user_id": "eu-2", "data.token_usage.total_tokens": 1010,
 				"data.metadata.source": "ingest"},
 			check: func(t *testing.T, b map[string]any) {
