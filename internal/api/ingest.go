@@ -11,6 +11,7 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -446,7 +447,9 @@ func otlpSpan(o ptrace.Span, ws string, service *string, scope string) (*store.S
 		return nil, ids + ": name is over 1000 characters"
 	}
 	sp := &store.Span{ID: sid.String(), TraceID: tid.String(), WorkspaceID: ws, Name: cleanText(o.Name()), Kind: "span", Status: "ok",
-		StartedAt: otlpTime(o.StartTimestamp()), ServiceName: service, Attributes: make(store.JSONObject, o.Attributes().Len()+2)}
+		StartedAt: otlpTime(o.StartTimestamp()), ServiceName: service}
+	attrs := attrWriter{buf: make([]byte, 0, 256)}
+	attrs.buf = append(attrs.buf, '{')
 	end := otlpTime(o.EndTimestamp())
 	sp.EndedAt = &end
 	if p := o.ParentSpanID(); !p.IsEmpty() {
@@ -462,10 +465,10 @@ func otlpSpan(o ptrace.Span, ws string, service *string, scope string) (*store.S
 		sp.Error = &msg
 	}
 	if k := o.Kind(); k != ptrace.SpanKindUnspecified {
-		sp.Attributes["otel.span_kind"] = strings.ToLower(k.String())
+		attrs.str("otel.span_kind", strings.ToLower(k.String()))
 	}
 	if scope != "" {
-		sp.Attributes["otel.scope.name"] = cleanText(scope)
+		attrs.str("otel.scope.name", scope)
 	}
 	var op string
 	var requestModel, responseModel, system, providerName string
@@ -498,8 +501,9 @@ func otlpSpan(o ptrace.Span, ws string, service *string, scope string) (*store.S
 		case "gen_ai.agent.id":
 			sp.TraceAgentID = cleanText(v.AsString())
 		}
-		sp.Attributes[key] = attrValue(v)
+		attrs.value(key, v)
 	}
+	sp.AttributesJSON = string(append(attrs.buf, '}'))
 	if sp.TokenUsage.PromptTokens < 0 || sp.TokenUsage.CompletionTokens < 0 {
 		return nil, ids + ": gen_ai.usage token counts must not be negative"
 	}
@@ -526,24 +530,96 @@ func cleanText(s string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
 }
 
-// attrValue is an attribute's value as stored in the span's attributes object: what JSON
-// cannot write (NaN, infinities, anything holding them) becomes its string form.
-func attrValue(v pcommon.Value) any {
+// attrWriter writes a span's attributes as a JSON object, straight from OTLP's values (the
+// common scalars without encoding/json's reflection): what JSON cannot hold (NaN, infinities)
+// becomes its string form, invalid UTF-8 becomes U+FFFD.
+type attrWriter struct {
+	buf []byte
+	n   int
+}
+
+func (w *attrWriter) key(k string) {
+	if w.n > 0 {
+		w.buf = append(w.buf, ',')
+	}
+	w.n++
+	w.buf = appendJSONString(w.buf, k)
+	w.buf = append(w.buf, ':')
+}
+
+func (w *attrWriter) str(k, v string) {
+	w.key(k)
+	w.buf = appendJSONString(w.buf, v)
+}
+
+func (w *attrWriter) value(k string, v pcommon.Value) {
+	w.key(k)
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
-		return v.Str() // json.Marshal writes invalid UTF-8 as U+FFFD and NUL as \u0000
+		w.buf = appendJSONString(w.buf, v.Str())
+	case pcommon.ValueTypeInt:
+		w.buf = strconv.AppendInt(w.buf, v.Int(), 10)
+	case pcommon.ValueTypeBool:
+		w.buf = strconv.AppendBool(w.buf, v.Bool())
 	case pcommon.ValueTypeDouble:
 		if f := v.Double(); math.IsNaN(f) || math.IsInf(f, 0) {
-			return v.AsString()
+			w.buf = appendJSONString(w.buf, v.AsString())
+		} else {
+			w.buf = strconv.AppendFloat(w.buf, f, 'g', -1, 64)
 		}
-	case pcommon.ValueTypeMap, pcommon.ValueTypeSlice:
-		raw := v.AsRaw()
-		if _, err := json.Marshal(raw); err != nil {
-			return v.AsString()
+	case pcommon.ValueTypeEmpty:
+		w.buf = append(w.buf, "null"...)
+	default: // maps, slices, bytes
+		b, err := json.Marshal(v.AsRaw())
+		if err != nil { // NaN somewhere inside: OTLP's own JSON form, as a string
+			b, _ = json.Marshal(v.AsString())
 		}
-		return raw
+		w.buf = append(w.buf, b...)
 	}
-	return v.AsRaw()
+}
+
+// appendJSONString appends s as a JSON string: control characters escaped, invalid UTF-8 as
+// U+FFFD (as encoding/json writes it).
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, "\\ufffd"...)
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 func firstNonEmpty(vs ...string) string {

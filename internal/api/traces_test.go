@@ -5,8 +5,10 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -376,5 +378,45 @@ func TestTraceRoutes(t *testing.T) {
 	sum, err := e.c.TraceSummaryGet(ctx, "7d", "hour")
 	if err != nil || sum.Bucket != "hour" || len(sum.Buckets) == 0 {
 		t.Fatalf("summary: %+v %v", sum, err)
+	}
+}
+
+// TestOTLPAttributesJSON: the attributes written straight from OTLP values read back as the
+// values sent (strings with quotes, control characters and invalid UTF-8; numbers, NaN,
+// nested maps and slices).
+func TestOTLPAttributesJSON(t *testing.T) {
+	for _, s := range []string{"", "plain", `quote " and \ backslash`, "tab\tnew\nline\r\x01\x1f", "é 中文 😀", "bad \xff\xfe utf8", "nul \x00 inside", "<&>"} {
+		got := appendJSONString(nil, s)
+		var back string
+		if err := json.Unmarshal(got, &back); err != nil {
+			t.Fatalf("%q → %s: %v", s, got, err)
+		}
+		want, _ := json.Marshal(s) // encoding/json's reading of the same string
+		var wantBack string
+		_ = json.Unmarshal(want, &wantBack)
+		if back != wantBack {
+			t.Fatalf("%q read back as %q, want %q", s, back, wantBack)
+		}
+	}
+	m := pcommon.NewMap()
+	m.PutStr("s", "a\"b")
+	m.PutInt("i", -42)
+	m.PutDouble("f", 1.5e300)
+	m.PutDouble("nan", math.NaN())
+	m.PutBool("b", true)
+	m.PutEmpty("e")
+	m.PutEmptySlice("l").AppendEmpty().SetStr("x")
+	m.PutEmptyMap("m").PutInt("k", 1)
+	w := attrWriter{buf: []byte{'{'}}
+	for k, v := range m.All() {
+		w.value(k, v)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(append(w.buf, '}'), &got); err != nil {
+		t.Fatalf("%s: %v", w.buf, err)
+	}
+	if got["s"] != "a\"b" || got["i"] != -42.0 || got["f"] != 1.5e300 || got["nan"] != "NaN" || got["b"] != true || got["e"] != nil ||
+		got["l"].([]any)[0] != "x" || got["m"].(map[string]any)["k"] != 1.0 {
+		t.Fatalf("attributes: %s → %v", w.buf, got)
 	}
 }

@@ -67,6 +67,9 @@ type Span struct {
 
 	// What an ingested span says of its trace (read by SpanIngest, never stored on the span).
 	TraceAgentID, TraceSessionID, TraceEndUserID string `json:"-"`
+	// AttributesJSON, when set, is what is stored for the attributes (a JSON object written by
+	// the caller, faster than encoding Attributes); Attributes is then not read.
+	AttributesJSON string `json:"-"`
 }
 
 // SpanNode is a span with its children, for the tree of GET /traces/{id}.
@@ -284,13 +287,12 @@ func (s *Store) spanUpsert(ctx context.Context, spans []*Span) error {
 			}
 		}
 		b.WriteByte(')')
-		attrs := sp.Attributes
-		if attrs == nil {
-			attrs = JSONObject{}
-		}
-		attrText, err := attrs.Value()
-		if err != nil {
-			return fmt.Errorf("encode attributes of span %s: %w", sp.ID, err)
+		var attrText any = sp.AttributesJSON
+		if sp.AttributesJSON == "" {
+			var err error
+			if attrText, err = sp.Attributes.Value(); err != nil {
+				return fmt.Errorf("encode attributes of span %s: %w", sp.ID, err)
+			}
 		}
 		args = append(args, sp.WorkspaceID, sp.TraceID, sp.ID, sp.ParentID, sp.Name, sp.Kind, sp.Status, sp.StartedAt, optTime(sp.EndedAt),
 			sp.Model, sp.Provider, cutJSON(sp.Input), cutJSON(sp.Output), sp.Error, sp.TokenUsage.PromptTokens,
