@@ -82,6 +82,29 @@ func TestSpansMigration(t *testing.T) {
 		if ok, err := s.spanExists(ctx, ws, "tr1", "s2"); !ok || err != nil {
 			t.Fatalf("span s2 exists: %v %v", ok, err)
 		}
+		// Down and up again: the spans go back into batches and come out the same.
+		if _, err := p.DownTo(ctx, 11); err != nil {
+			t.Fatal(err)
+		}
+		var batches int
+		if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM spans WHERE trace_id = 'tr1'").Scan(&batches); err != nil || batches != 1 {
+			t.Fatalf("%d batches after down: %v", batches, err)
+		}
+		if err := s.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		again, err := s.TraceGet(ctx, ws, "tr1")
+		if err != nil || len(again.Spans) != 2 {
+			t.Fatalf("after down and up: %+v %v", again, err)
+		}
+		for i, sp := range again.Spans {
+			was := tr.Spans[i]
+			if sp.ID != was.ID || !sp.StartedAt.Equal(was.StartedAt.Time) || *sp.DurationMS != *was.DurationMS || sp.Status != was.Status ||
+				string(sp.Input) != string(was.Input) || string(sp.Output) != string(was.Output) || sp.Cost != was.Cost ||
+				sp.TokenUsage != was.TokenUsage || (sp.ParentID == nil) != (was.ParentID == nil) {
+				t.Fatalf("span %d after down and up: %+v, was %+v", i, sp, was)
+			}
+		}
 	})
 }
 
