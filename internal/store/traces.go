@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -79,39 +80,72 @@ type SpanNode struct {
 }
 
 // SpanTree nests spans (in start order) under their parents; a span whose parent is not
-// among them is a root.
+// among them is a root, and so is the first span (in start order) of a cycle of parent links
+// (ingested spans may hold any). It takes time linear in the number of spans.
 func SpanTree(spans []*Span) []*SpanNode {
 	nodes := make(map[string]*SpanNode, len(spans))
 	for _, sp := range spans {
 		nodes[sp.ID] = &SpanNode{Span: sp, Children: []*SpanNode{}}
 	}
+	parentOf := func(n *SpanNode) *SpanNode {
+		if n.ParentID == nil || *n.ParentID == n.ID {
+			return nil
+		}
+		return nodes[*n.ParentID]
+	}
 	roots := []*SpanNode{}
 	for _, sp := range spans {
 		n := nodes[sp.ID]
-		if sp.ParentID != nil && *sp.ParentID != sp.ID {
-			if p, ok := nodes[*sp.ParentID]; ok && !ancestorOf(nodes, n, p) {
-				p.Children = append(p.Children, n)
+		if p := parentOf(n); p != nil {
+			p.Children = append(p.Children, n)
+		} else {
+			roots = append(roots, n)
+		}
+	}
+	// Spans not reachable from a root sit on cycles: cut each cycle at its first span.
+	seen := make(map[*SpanNode]bool, len(nodes))
+	mark := func(n *SpanNode) {
+		stack := []*SpanNode{n}
+		for len(stack) > 0 {
+			top := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if seen[top] {
 				continue
+			}
+			seen[top] = true
+			stack = append(stack, top.Children...)
+		}
+	}
+	for _, r := range roots {
+		mark(r)
+	}
+	cut := false
+	for _, sp := range spans {
+		n := nodes[sp.ID]
+		if seen[n] {
+			continue
+		}
+		p := parentOf(n)
+		for i, c := range p.Children {
+			if c == n {
+				p.Children = append(p.Children[:i:i], p.Children[i+1:]...)
+				break
 			}
 		}
 		roots = append(roots, n)
+		mark(n)
+		cut = true
+	}
+	if cut { // keep the roots in start order
+		pos := make(map[*SpanNode]int, len(roots))
+		for i, sp := range spans {
+			if n := nodes[sp.ID]; n.Span == sp {
+				pos[n] = i
+			}
+		}
+		slices.SortStableFunc(roots, func(x, y *SpanNode) int { return pos[x] - pos[y] })
 	}
 	return roots
-}
-
-// ancestorOf reports whether n is p or one of p's ancestors (a cycle of ingested parent
-// links must not hide spans from the tree).
-func ancestorOf(nodes map[string]*SpanNode, n, p *SpanNode) bool {
-	for i := 0; p != nil && i <= len(nodes); i++ {
-		if p == n {
-			return true
-		}
-		if p.ParentID == nil {
-			return false
-		}
-		p = nodes[*p.ParentID]
-	}
-	return false
 }
 
 // TraceFilter narrows TraceList.

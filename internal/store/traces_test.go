@@ -270,3 +270,31 @@ func mkTrace(t testing.TB, s *Store, ws, agent string, start time.Time, status s
 		t.Fatal(err)
 	}
 }
+
+func TestSpanTreeCycles(t *testing.T) {
+	p := func(s string) *string { return &s }
+	at := func(ms int) Time { return Time{time.UnixMilli(int64(ms)).UTC()} }
+	spans := []*Span{
+		{ID: "a", ParentID: p("c"), StartedAt: at(1)}, // a → c → b → a: a cycle
+		{ID: "b", ParentID: p("a"), StartedAt: at(2)},
+		{ID: "c", ParentID: p("b"), StartedAt: at(3)},
+		{ID: "d", ParentID: p("d"), StartedAt: at(4)},       // its own parent
+		{ID: "e", ParentID: p("missing"), StartedAt: at(5)}, // parent not stored
+		{ID: "f", ParentID: p("e"), StartedAt: at(6)},
+	}
+	roots := SpanTree(spans)
+	var ids []string
+	var walk func(ns []*SpanNode, depth int)
+	count := 0
+	walk = func(ns []*SpanNode, depth int) {
+		for _, n := range ns {
+			count++
+			ids = append(ids, fmt.Sprintf("%d%s", depth, n.ID))
+			walk(n.Children, depth+1)
+		}
+	}
+	walk(roots, 0)
+	if got := strings.Join(ids, " "); got != "0a 1b 2c 0d 0e 1f" || count != len(spans) {
+		t.Fatalf("tree: %s", got)
+	}
+}
