@@ -27,7 +27,7 @@ func init() {
 
 type summaryKey struct {
 	agent  string
-	noAgnt bool
+	noAgent bool
 	bucket int64
 }
 
@@ -95,13 +95,13 @@ func (a *summaryAgg) Step(_ *sqlite.FunctionContext, args []driver.Value) error 
 	case []byte:
 		k.agent = string(v)
 	default:
-		k.noAgnt = true
+		k.noAgent = true
 	}
 	g := a.groups[k]
 	if g == nil {
 		k.agent = strings.Clone(k.agent)
 		g = &summaryGroup{bucket: k.bucket}
-		if !k.noAgnt {
+		if !k.noAgent {
 			g.agent = &k.agent
 		}
 		a.groups[k] = g
