@@ -26,9 +26,9 @@ func init() {
 }
 
 type summaryKey struct {
-	agent  string
+	agent   string
 	noAgent bool
-	bucket int64
+	bucket  int64
 }
 
 type summaryGroup struct {
