@@ -346,6 +346,8 @@ func TestTraceRoutes(t *testing.T) {
 		{name: "otlp read-only key", method: "POST", path: "/api/v1/otlp/v1/traces", body: `{}`, header: map[string]string{"X-API-Key": readOnly},
 			status: 403, message: "traces:write"},
 		{name: "otlp json empty", method: "POST", path: "/api/v1/otlp/v1/traces", body: `{}`, status: 200, raw: true},
+		{name: "otlp key as bearer token", method: "POST", path: "/api/v1/otlp/v1/traces", body: `{}`, status: 200, raw: true,
+			header: map[string]string{"X-API-Key": "", "Authorization": "Bearer " + e.key}},
 		{name: "otlp json partial", method: "POST", path: "/api/v1/otlp/v1/traces", raw: true, status: 200,
 			body: `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"ok",` +
 				`"startTimeUnixNano":"1700000000000000000","endTimeUnixNano":"1700000000500000000"},{"traceId":"5b8efff798038103d269b633813fc60c",` +
