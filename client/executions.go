@@ -184,32 +184,39 @@ func (c *Client) ApprovalGet(ctx context.Context, id string) (*Approval, error) 
 	return get[Approval](ctx, c, "/api/v1/approvals/"+pathEscape(id), nil)
 }
 
-// Span is one timed step of a trace.
+// Span is one timed step of a trace. In a trace of TraceGet, spans are a tree: Children
+// holds the spans whose parent is this one (Trace.AllSpans flattens it).
 type Span struct {
-	ID         string          `json:"id"`
-	TraceID    string          `json:"trace_id"`
-	ParentID   *string         `json:"parent_id"`
-	Name       string          `json:"name"`
-	Kind       string          `json:"kind"`
-	Status     string          `json:"status"`
-	Input      json.RawMessage `json:"input"`
-	Output     json.RawMessage `json:"output"`
-	Error      *string         `json:"error"`
-	Attributes map[string]any  `json:"attributes"`
-	TokenUsage TokenUsage      `json:"token_usage"`
-	Cost       float64         `json:"cost"`
-	StartedAt  time.Time       `json:"started_at"`
-	EndedAt    *time.Time      `json:"ended_at"`
-	DurationMS *int64          `json:"duration_ms"`
+	ID          string          `json:"id"`
+	TraceID     string          `json:"trace_id"`
+	ParentID    *string         `json:"parent_id"`
+	Name        string          `json:"name"`
+	Kind        string          `json:"kind"`
+	Status      string          `json:"status"`
+	Model       *string         `json:"model"`
+	Provider    *string         `json:"provider"`
+	Input       json.RawMessage `json:"input"`
+	Output      json.RawMessage `json:"output"`
+	Error       *string         `json:"error"`
+	Attributes  map[string]any  `json:"attributes"`
+	TokenUsage  TokenUsage      `json:"token_usage"`
+	Cost        float64         `json:"cost"`
+	ServiceName *string         `json:"service_name"`
+	StartedAt   time.Time       `json:"started_at"`
+	EndedAt     *time.Time      `json:"ended_at"`
+	DurationMS  *int64          `json:"duration_ms"`
+	Children    []*Span         `json:"children"`
 }
 
-// Trace groups the spans of one execution.
+// Trace groups the spans of one execution, or of an ingested trace.
 type Trace struct {
 	ID          string         `json:"id"`
 	WorkspaceID string         `json:"workspace_id"`
 	ExecutionID *string        `json:"execution_id"`
 	AgentID     *string        `json:"agent_id"`
 	SessionID   *string        `json:"session_id"`
+	EndUserID   *string        `json:"end_user_id"`
+	ServiceName *string        `json:"service_name"`
 	Name        string         `json:"name"`
 	Status      string         `json:"status"`
 	TokenUsage  TokenUsage     `json:"token_usage"`
@@ -219,13 +226,30 @@ type Trace struct {
 	StartedAt   time.Time      `json:"started_at"`
 	EndedAt     *time.Time     `json:"ended_at"`
 	CreatedAt   time.Time      `json:"created_at"`
-	Spans       []*Span        `json:"spans"`
+	SpanCount   int            `json:"span_count"`
+	// Spans are the root spans (TraceGet), each with its Children.
+	Spans []*Span `json:"spans"`
+}
+
+// AllSpans returns every span of the trace's tree, depth first, parents before children.
+func (t *Trace) AllSpans() []*Span {
+	var out []*Span
+	var walk func([]*Span)
+	walk = func(spans []*Span) {
+		for _, sp := range spans {
+			out = append(out, sp)
+			walk(sp.Children)
+		}
+	}
+	walk(t.Spans)
+	return out
 }
 
 // TraceListOptions filters TraceList.
 type TraceListOptions struct {
 	ListOptions
-	AgentID, ExecutionID, SessionID string
+	AgentID, ExecutionID, SessionID, EndUserID, Status string
+	CreatedAfter, CreatedBefore                        time.Time
 }
 
 // TraceList lists traces, newest first.
@@ -234,6 +258,14 @@ func (c *Client) TraceList(ctx context.Context, o TraceListOptions) (*List[Trace
 	setIf(q, "agent_id", o.AgentID)
 	setIf(q, "execution_id", o.ExecutionID)
 	setIf(q, "session_id", o.SessionID)
+	setIf(q, "end_user_id", o.EndUserID)
+	setIf(q, "status", o.Status)
+	if !o.CreatedAfter.IsZero() {
+		q.Set("created_after", o.CreatedAfter.UTC().Format(time.RFC3339Nano))
+	}
+	if !o.CreatedBefore.IsZero() {
+		q.Set("created_before", o.CreatedBefore.UTC().Format(time.RFC3339Nano))
+	}
 	return list[Trace](ctx, c, "/api/v1/traces", q)
 }
 

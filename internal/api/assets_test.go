@@ -275,7 +275,7 @@ func spanOf(t *testing.T, e *testEnv, x *client.Execution, kind string) *client.
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, sp := range tr.Spans {
+	for _, sp := range tr.AllSpans() {
 		if sp.Kind == kind {
 			return sp
 		}

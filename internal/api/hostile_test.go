@@ -381,7 +381,11 @@ func hostileRequests(rt route, ids map[string][2]string) []hostileRequest {
 	} {
 		add(hostileRequest{what: what, body: []byte(b), status: http.StatusBadRequest})
 	}
-	add(hostileRequest{what: "oversized body", body: []byte(`{"name":"` + strings.Repeat("a", maxBodyBytes) + `"}`), status: http.StatusRequestEntityTooLarge})
+	limit := maxBodyBytes
+	if rt.op == "ingestSpans" { // a batch of spans may be larger
+		limit = maxIngestBytes
+	}
+	add(hostileRequest{what: "oversized body", body: []byte(`{"name":"` + strings.Repeat("a", limit) + `"}`), status: http.StatusRequestEntityTooLarge})
 	var sample map[string]any
 	if err := json.Unmarshal(base, &sample); err != nil {
 		panic(fmt.Sprintf("%s: representative body %s: %v", rt.op, base, err))

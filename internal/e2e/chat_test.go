@@ -33,7 +33,7 @@ func TestChatHistoryTrimmed(t *testing.T) {
 		t.Fatal(err)
 	}
 	var dropped float64
-	for _, sp := range tr.Spans {
+	for _, sp := range tr.AllSpans() {
 		if sp.Kind == "history" {
 			dropped, _ = sp.Attributes["dropped_messages"].(float64)
 		}

@@ -88,7 +88,7 @@ func executionSuite(t *testing.T, c *client.Client) {
 			t.Fatal(err)
 		}
 		kinds := map[string]int{}
-		for _, sp := range tr.Spans {
+		for _, sp := range tr.AllSpans() {
 			kinds[sp.Kind]++
 		}
 		if kinds["prompt"] != 1 || kinds["llm"] != 1 || kinds["agent"] != 1 || tr.Cost != x.Cost || tr.TokenUsage != x.TokenUsage {

@@ -92,7 +92,7 @@ func TestServeAgentCallsMCPTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	var span *client.Span
-	for _, sp := range tr.Spans {
+	for _, sp := range tr.AllSpans() {
 		if sp.Kind == "tool" {
 			span = sp
 		}

@@ -96,7 +96,7 @@ func spansOf(t *testing.T, c *client.Client, x *client.Execution, name string) [
 		t.Fatal(err)
 	}
 	var out []*client.Span
-	for _, sp := range tr.Spans {
+	for _, sp := range tr.AllSpans() {
 		if sp.Name == name {
 			out = append(out, sp)
 		}
@@ -352,7 +352,7 @@ func TestServeAgentQueriesDataSources(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, sp := range tr.Spans {
+		for _, sp := range tr.AllSpans() {
 			if sp.Kind == "tool" {
 				span = sp
 			}
@@ -495,7 +495,7 @@ func TestEmulatorAgentQueriesSampleData(t *testing.T) {
 		t.Fatal(err)
 	}
 	var span *client.Span
-	for _, sp := range tr.Spans {
+	for _, sp := range tr.AllSpans() {
 		if sp.Kind == "tool" && sp.Attributes["data_source_id"] == seedOrdersDB {
 			span = sp
 		}

@@ -257,9 +257,9 @@ func TestServeRunsRealProviders(t *testing.T) {
 						t.Fatal(err)
 					}
 					var call *client.Span
-					for i := range tr.Spans {
-						if tr.Spans[i].Kind == "llm" {
-							call = tr.Spans[i]
+					for _, sp := range tr.AllSpans() {
+						if sp.Kind == "llm" {
+							call = sp
 						}
 					}
 					if call == nil || call.Attributes["provider"] != w.provider || call.Attributes["credential"] != "prod-"+w.provider ||

@@ -198,6 +198,9 @@ func (s *Store) ExecutionCreate(ctx context.Context, e *Execution, tr *Trace) er
 		owner, leaseMS, attempt, reserved = c.Node, c.Lease.Milliseconds(), 1, c.SeqBlock
 		e.OwnerNode, e.Attempt, e.SeqReserved = &c.Node, 1, c.SeqBlock
 	}
+	if tr.EndUserID == nil {
+		tr.EndUserID = e.EndUserID
+	}
 	return s.InTx(ctx, func(tx *Store) error {
 		if err := tx.TraceCreate(ctx, tr); err != nil {
 			return err

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -291,33 +290,12 @@ func (s *Store) scoreTargets(ctx context.Context, sc *Score) error {
 }
 
 // spanExists reports whether trace traceID of the workspace has a span spanID.
-//
-// Spans are stored today in batches, one JSON array per row of table spans; this is the one
-// place scores depend on that. When spans move to one row each, it becomes a call to SpanGet.
 func (s *Store) spanExists(ctx context.Context, ws, traceID, spanID string) (bool, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT spans FROM spans WHERE trace_id = $1 AND workspace_id = $2", traceID, ws)
-	if err != nil {
-		return false, fmt.Errorf("check span %s: %w", spanID, err)
+	_, err := s.SpanGet(ctx, ws, traceID, spanID)
+	if IsNotFound(err) {
+		return false, nil
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var raw string
-		if err := rows.Scan(&raw); err != nil {
-			return false, err
-		}
-		var batch []struct {
-			ID string `json:"id"`
-		}
-		if err := json.Unmarshal([]byte(raw), &batch); err != nil {
-			return false, fmt.Errorf("decode spans of %s: %w", traceID, err)
-		}
-		for _, sp := range batch {
-			if sp.ID == spanID {
-				return true, nil
-			}
-		}
-	}
-	return false, rows.Err()
+	return err == nil, err
 }
 
 // ScorePatch holds the fields of a score to change; nil fields stay as they are. Setting

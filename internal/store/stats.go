@@ -23,7 +23,7 @@ var statTables = []struct{ key, table string }{
 	{"executions", "executions"},
 	{"execution_event_batches", "execution_events"},
 	{"traces", "traces"},
-	{"span_batches", "spans"},
+	{"spans", "spans"},
 	{"approvals", "approvals"},
 	{"chat_sessions", "chat_sessions"},
 	{"chat_messages", "chat_messages"},

@@ -186,7 +186,9 @@ func (s *Store) migrations() (*goose.Provider, error) {
 	if s.dialect == Postgres {
 		gd = goose.DialectPostgres
 	}
-	p, err := goose.NewProvider(gd, s.wdb, sub)
+	// Migrations are numbered as they are planned, not as they land: one numbered below the
+	// database's newest (00012 after 00013, say) is still applied.
+	p, err := goose.NewProvider(gd, s.wdb, sub, goose.WithAllowOutofOrder(true))
 	if err != nil {
 		return nil, fmt.Errorf("load migrations: %w", err)
 	}

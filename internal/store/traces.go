@@ -6,18 +6,25 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
 )
 
-// Trace groups the spans of one execution (or of an ingested SDK trace).
+// Trace groups the spans of one execution, or of a trace ingested by an SDK or OTLP exporter
+// (then its id is the exporter's, 32 hex digits for OTLP, and its totals are its spans').
 type Trace struct {
 	ID          string     `json:"id"`
 	WorkspaceID string     `json:"workspace_id"`
 	ExecutionID *string    `json:"execution_id"`
 	AgentID     *string    `json:"agent_id"`
 	SessionID   *string    `json:"session_id"`
+	EndUserID   *string    `json:"end_user_id" doc:"The caller's own id for its end user: the execution's, or an ingested span's user.id / enduser.id attribute."`
+	ServiceName *string    `json:"service_name" doc:"An ingested trace's resource service.name; null for executions."`
 	Name        string     `json:"name"`
-	Status      string     `json:"status" enum:"pending,running,completed,failed,cancelled,awaiting_approval,rejected" doc:"The status of the trace's execution."`
+	Status      string     `json:"status" enum:"pending,running,completed,failed,cancelled,awaiting_approval,rejected" doc:"The status of the trace's execution; an ingested trace is failed when one of its spans is an error, else completed."`
 	TokenUsage  TokenUsage `json:"token_usage"`
 	Cost        float64    `json:"cost"`
 	DurationMS  *int64     `json:"duration_ms"`
@@ -25,32 +32,128 @@ type Trace struct {
 	StartedAt   Time       `json:"started_at"`
 	EndedAt     *Time      `json:"ended_at"`
 	CreatedAt   Time       `json:"created_at"`
-	Spans       []*Span    `json:"spans,omitempty" doc:"Present on GET /traces/{id}, ordered by start time."`
+	// Spans are the trace's spans in start order (TraceGet); the API sends them as a tree.
+	Spans []*Span `json:"-"`
 }
 
+// Span kinds. The runtime writes the first eleven; ingested spans may also be embedding or the
+// generic span.
+var SpanKinds = []string{"agent", "prompt", "llm", "tool", "guardrail", "history", "approval", "validation", "step", "subagent", "memory", "embedding", "span"}
+
+// Span statuses.
+var SpanStatuses = []string{"ok", "error"}
+
 // Span is one timed step of a trace: prompt rendering, a model call, a tool call, a
-// guardrail check, history trimming, an approval wait, a sub-agent, memories retrieved or stored.
+// guardrail check, history trimming, an approval wait, a sub-agent, memories retrieved or
+// stored, or an ingested span.
 type Span struct {
 	ID          string          `json:"id"`
 	TraceID     string          `json:"trace_id"`
 	WorkspaceID string          `json:"workspace_id"`
 	ParentID    *string         `json:"parent_id"`
 	Name        string          `json:"name"`
-	Kind        string          `json:"kind" enum:"agent,prompt,llm,tool,guardrail,history,approval,validation,step,subagent,memory"`
+	Kind        string          `json:"kind" enum:"agent,prompt,llm,tool,guardrail,history,approval,validation,step,subagent,memory,embedding,span"`
 	Status      string          `json:"status" enum:"ok,error"`
-	Input       json.RawMessage `json:"input"`
-	Output      json.RawMessage `json:"output"`
+	Model       *string         `json:"model" doc:"The model called (gen_ai.response.model, else gen_ai.request.model, for ingested spans)."`
+	Provider    *string         `json:"provider" doc:"The model's provider (gen_ai.provider.name or gen_ai.system for ingested spans)."`
+	Input       json.RawMessage `json:"input" doc:"JSON; a value over 32 KiB is kept as a string of its first 32 KiB."`
+	Output      json.RawMessage `json:"output" doc:"JSON; a value over 32 KiB is kept as a string of its first 32 KiB."`
 	Error       *string         `json:"error"`
 	Attributes  JSONObject      `json:"attributes"`
 	TokenUsage  TokenUsage      `json:"token_usage"`
 	Cost        float64         `json:"cost"`
+	ServiceName *string         `json:"service_name"`
 	StartedAt   Time            `json:"started_at"`
 	EndedAt     *Time           `json:"ended_at"`
 	DurationMS  *int64          `json:"duration_ms"`
+
+	// What an ingested span says of its trace (read by SpanIngest, never stored on the span).
+	TraceAgentID, TraceSessionID, TraceEndUserID string `json:"-"`
+	// AttributesJSON, when set, is what is stored for the attributes (a JSON object written by
+	// the caller, faster than encoding Attributes); Attributes is then not read.
+	AttributesJSON string `json:"-"`
+}
+
+// SpanNode is a span with its children, for the tree of GET /traces/{id}.
+type SpanNode struct {
+	*Span
+	Children []*SpanNode `json:"children" doc:"The spans whose parent is this one, in start order."`
+}
+
+// SpanTree nests spans (in start order) under their parents; a span whose parent is not
+// among them is a root, and so is the first span (in start order) of a cycle of parent links
+// (ingested spans may hold any). It takes time linear in the number of spans.
+func SpanTree(spans []*Span) []*SpanNode {
+	nodes := make(map[string]*SpanNode, len(spans))
+	for _, sp := range spans {
+		nodes[sp.ID] = &SpanNode{Span: sp, Children: []*SpanNode{}}
+	}
+	parentOf := func(n *SpanNode) *SpanNode {
+		if n.ParentID == nil || *n.ParentID == n.ID {
+			return nil
+		}
+		return nodes[*n.ParentID]
+	}
+	roots := []*SpanNode{}
+	for _, sp := range spans {
+		n := nodes[sp.ID]
+		if p := parentOf(n); p != nil {
+			p.Children = append(p.Children, n)
+		} else {
+			roots = append(roots, n)
+		}
+	}
+	// Spans not reachable from a root sit on cycles: cut each cycle at its first span.
+	seen := make(map[*SpanNode]bool, len(nodes))
+	mark := func(n *SpanNode) {
+		stack := []*SpanNode{n}
+		for len(stack) > 0 {
+			top := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if seen[top] {
+				continue
+			}
+			seen[top] = true
+			stack = append(stack, top.Children...)
+		}
+	}
+	for _, r := range roots {
+		mark(r)
+	}
+	cut := false
+	for _, sp := range spans {
+		n := nodes[sp.ID]
+		if seen[n] {
+			continue
+		}
+		p := parentOf(n)
+		for i, c := range p.Children {
+			if c == n {
+				p.Children = append(p.Children[:i:i], p.Children[i+1:]...)
+				break
+			}
+		}
+		roots = append(roots, n)
+		mark(n)
+		cut = true
+	}
+	if cut { // keep the roots in start order
+		pos := make(map[*SpanNode]int, len(roots))
+		for i, sp := range spans {
+			if n := nodes[sp.ID]; n.Span == sp {
+				pos[n] = i
+			}
+		}
+		slices.SortStableFunc(roots, func(x, y *SpanNode) int { return pos[x] - pos[y] })
+	}
+	return roots
 }
 
 // TraceFilter narrows TraceList.
-type TraceFilter struct{ AgentID, ExecutionID, SessionID string }
+type TraceFilter struct {
+	AgentID, ExecutionID, SessionID, EndUserID, Status string
+	CreatedAfter, CreatedBefore                        Time
+}
 
 // TraceCreate inserts a trace.
 func (s *Store) TraceCreate(ctx context.Context, t *Trace) error {
@@ -65,9 +168,10 @@ func (s *Store) TraceCreate(ctx context.Context, t *Trace) error {
 	if t.Status == "" {
 		t.Status = StatusRunning
 	}
-	_, err := s.exec(ctx, `INSERT INTO traces (id, workspace_id, execution_id, agent_id, session_id, name, status, metadata, started_at, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		t.ID, t.WorkspaceID, t.ExecutionID, t.AgentID, t.SessionID, t.Name, t.Status, t.Metadata, t.StartedAt, now)
+	_, err := s.exec(ctx, `INSERT INTO traces (id, workspace_id, execution_id, agent_id, session_id, end_user_id, service_name, name, status,
+		metadata, started_at, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		t.ID, t.WorkspaceID, t.ExecutionID, t.AgentID, t.SessionID, t.EndUserID, t.ServiceName, t.Name, t.Status, t.Metadata, t.StartedAt, now)
 	if err != nil {
 		return fmt.Errorf("insert trace: %w", err)
 	}
@@ -84,7 +188,47 @@ func (s *Store) TraceFinish(ctx context.Context, ws, id, status string, usage To
 	return nil
 }
 
-// SpanInsert stores finished spans of one trace as one batch.
+// MaxSpanIO is how much of a span's input and output is kept: a longer JSON value is stored
+// as a JSON string of its first MaxSpanIO bytes.
+const MaxSpanIO = 32 << 10
+
+// cutJSON keeps raw JSON up to MaxSpanIO bytes (nil for none or null): a longer value becomes
+// a JSON string of its first MaxSpanIO bytes (of a string, of its text).
+func cutJSON(raw json.RawMessage) any {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if len(raw) <= MaxSpanIO {
+		return string(raw)
+	}
+	text := string(raw)
+	var str string
+	if raw[0] == '"' && json.Unmarshal(raw, &str) == nil {
+		text = str // a string keeps its first bytes, not its quoted form's
+	}
+	if len(text) > MaxSpanIO {
+		text = text[:MaxSpanIO]
+	}
+	for len(text) > 0 && !utf8.ValidString(text) { // never split a character
+		text = text[:len(text)-1]
+	}
+	b, _ := json.Marshal(text)
+	return string(b)
+}
+
+const spanInsertColumns = `workspace_id, trace_id, id, parent_span_id, name, kind, status, started_at, ended_at, model, provider,
+	input, output, error, prompt_tokens, completion_tokens, cost, attributes, service_name`
+
+const spanColumnCount = 19
+
+// spanChunks are the numbers of spans one INSERT writes (19 parameters each: well under both
+// dialects' limits), largest first: a batch is cut into these, so that whatever its size only
+// five statement texts exist, each prepared once per connection and kept.
+var spanChunks = []int{256, 64, 16, 4, 1}
+
+// SpanInsert stores spans, one row each; a span already stored (same workspace, trace and
+// id) is replaced. Spans without an id get one; a model call's model and provider are read
+// from its attributes when the fields are not set.
 func (s *Store) SpanInsert(ctx context.Context, spans []*Span) error {
 	if len(spans) == 0 {
 		return nil
@@ -93,17 +237,222 @@ func (s *Store) SpanInsert(ctx context.Context, spans []*Span) error {
 		if sp.ID == "" {
 			sp.ID = NewID()
 		}
+		if sp.Model == nil {
+			if m, ok := sp.Attributes["model"].(string); ok && m != "" {
+				sp.Model = &m
+			}
+		}
+		if sp.Provider == nil {
+			if p, ok := sp.Attributes["provider"].(string); ok && p != "" {
+				sp.Provider = &p
+			}
+		}
 	}
-	raw, err := json.Marshal(spans)
-	if err != nil {
-		return fmt.Errorf("encode spans: %w", err)
+	spans = lastOfEachID(spans)
+	return s.InTx(ctx, func(tx *Store) error {
+		for len(spans) > 0 {
+			n := spanChunks[0]
+			for _, c := range spanChunks {
+				if c <= len(spans) {
+					n = c
+					break
+				}
+			}
+			if err := tx.spanUpsert(ctx, spans[:n]); err != nil {
+				return err
+			}
+			spans = spans[n:]
+		}
+		return nil
+	})
+}
+
+// lastOfEachID keeps, of spans sharing workspace, trace and id, the last (one statement
+// cannot upsert a row twice).
+func lastOfEachID(spans []*Span) []*Span {
+	type key struct{ ws, trace, id string }
+	seen := make(map[key]int, len(spans))
+	dup := false
+	for i, sp := range spans {
+		k := key{sp.WorkspaceID, sp.TraceID, sp.ID}
+		if _, ok := seen[k]; ok {
+			dup = true
+		}
+		seen[k] = i
 	}
-	_, err = s.exec(ctx, "INSERT INTO spans (trace_id, first_id, workspace_id, count, spans) VALUES ($1, $2, $3, $4, $5)",
-		spans[0].TraceID, spans[0].ID, spans[0].WorkspaceID, len(spans), string(raw))
-	if err != nil {
+	if !dup {
+		return spans
+	}
+	out := make([]*Span, 0, len(seen))
+	for i, sp := range spans {
+		if seen[key{sp.WorkspaceID, sp.TraceID, sp.ID}] == i {
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+var spanUpsertTail = ` ON CONFLICT (workspace_id, trace_id, id) DO UPDATE SET parent_span_id = excluded.parent_span_id, name = excluded.name,
+	kind = excluded.kind, status = excluded.status, started_at = excluded.started_at, ended_at = excluded.ended_at, model = excluded.model,
+	provider = excluded.provider, input = excluded.input, output = excluded.output, error = excluded.error,
+	prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens, cost = excluded.cost,
+	attributes = excluded.attributes, service_name = excluded.service_name`
+
+func (s *Store) spanUpsert(ctx context.Context, spans []*Span) error {
+	var b strings.Builder
+	b.Grow(len(spanInsertColumns) + len(spans)*spanColumnCount*5 + len(spanUpsertTail) + 32)
+	b.WriteString("INSERT INTO spans (" + spanInsertColumns + ") VALUES ")
+	args := make([]any, 0, len(spans)*spanColumnCount)
+	for i, sp := range spans {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('(')
+		for j := range spanColumnCount {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			if s.dialect == SQLite {
+				// Anonymous parameters: modernc binds a named one ($1) by looking its name up
+				// in a list, which costs quadratic time over thousands of them.
+				b.WriteByte('?')
+			} else {
+				b.WriteByte('$')
+				b.WriteString(strconv.Itoa(i*spanColumnCount + j + 1))
+			}
+		}
+		b.WriteByte(')')
+		var attrText any = sp.AttributesJSON
+		if sp.AttributesJSON == "" {
+			var err error
+			if attrText, err = sp.Attributes.Value(); err != nil {
+				return fmt.Errorf("encode attributes of span %s: %w", sp.ID, err)
+			}
+		}
+		args = append(args, sp.WorkspaceID, sp.TraceID, sp.ID, sp.ParentID, sp.Name, sp.Kind, sp.Status, sp.StartedAt, optTime(sp.EndedAt),
+			sp.Model, sp.Provider, cutJSON(sp.Input), cutJSON(sp.Output), sp.Error, sp.TokenUsage.PromptTokens,
+			sp.TokenUsage.CompletionTokens, sp.Cost, attrText, sp.ServiceName)
+	}
+	b.WriteString(spanUpsertTail)
+	if _, err := s.exec(ctx, b.String(), args...); err != nil {
 		return fmt.Errorf("insert spans: %w", err)
 	}
 	return nil
+}
+
+// SpanIngest stores ingested spans (see SpanInsert) of any number of traces and creates or
+// updates each trace's row in the same transaction: its name (the root span's), agent,
+// session, end user and service name (from the spans that say them), and its totals over all
+// its stored spans: status (failed when a span is an error), start, end, duration, and the
+// tokens and cost of its model calls (spans of kind llm and embedding). A trace of an
+// execution keeps the execution's row.
+func (s *Store) SpanIngest(ctx context.Context, ws string, spans []*Span) error {
+	if len(spans) == 0 {
+		return nil
+	}
+	type meta struct {
+		name                             string
+		root                             bool
+		agent, session, endUser, service *string
+	}
+	metas := map[string]*meta{}
+	var order []string
+	for _, sp := range spans {
+		sp.WorkspaceID = ws
+		m := metas[sp.TraceID]
+		if m == nil {
+			m = &meta{name: sp.Name}
+			metas[sp.TraceID] = m
+			order = append(order, sp.TraceID)
+		}
+		if sp.ParentID == nil && !m.root {
+			m.name, m.root = sp.Name, true
+		}
+		setFirst(&m.agent, sp.TraceAgentID)
+		setFirst(&m.session, sp.TraceSessionID)
+		setFirst(&m.endUser, sp.TraceEndUserID)
+		if sp.ServiceName != nil {
+			setFirst(&m.service, *sp.ServiceName)
+		}
+	}
+	return s.InTx(ctx, func(tx *Store) error {
+		if err := tx.SpanInsert(ctx, spans); err != nil {
+			return err
+		}
+		now := Now()
+		for _, id := range order {
+			m := metas[id]
+			_, err := tx.exec(ctx, `INSERT INTO traces (id, workspace_id, agent_id, session_id, end_user_id, service_name, name, status, metadata,
+				started_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'completed', '{"source":"ingest"}', $8, $8)
+				ON CONFLICT (workspace_id, id) DO UPDATE SET
+				agent_id = coalesce(excluded.agent_id, traces.agent_id), session_id = coalesce(excluded.session_id, traces.session_id),
+				end_user_id = coalesce(excluded.end_user_id, traces.end_user_id), service_name = coalesce(excluded.service_name, traces.service_name),
+				name = CASE WHEN $9 THEN excluded.name ELSE traces.name END
+				WHERE traces.execution_id IS NULL`,
+				id, ws, m.agent, m.session, m.endUser, m.service, m.name, now, m.root)
+			if err != nil {
+				return fmt.Errorf("upsert trace %s: %w", id, err)
+			}
+			_, err = tx.exec(ctx, `UPDATE traces SET (status, prompt_tokens, completion_tokens, cost, started_at, ended_at, duration_ms, created_at) =
+				(SELECT CASE WHEN sum(CASE WHEN status = 'error' THEN 1 ELSE 0 END) > 0 THEN 'failed' ELSE 'completed' END,
+					coalesce(sum(CASE WHEN kind IN ('llm', 'embedding') THEN prompt_tokens ELSE 0 END), 0),
+					coalesce(sum(CASE WHEN kind IN ('llm', 'embedding') THEN completion_tokens ELSE 0 END), 0),
+					coalesce(sum(CASE WHEN kind IN ('llm', 'embedding') THEN cost ELSE 0 END), 0),
+					min(started_at), max(ended_at), max(ended_at) - min(started_at), min(started_at)
+				FROM spans WHERE workspace_id = $1 AND trace_id = $2)
+				WHERE workspace_id = $1 AND id = $2 AND execution_id IS NULL`, ws, id)
+			if err != nil {
+				return fmt.Errorf("total trace %s: %w", id, err)
+			}
+		}
+		return nil
+	})
+}
+
+func setFirst(dst **string, v string) {
+	if *dst == nil && v != "" {
+		*dst = &v
+	}
+}
+
+const spanColumns = `trace_id, id, workspace_id, parent_span_id, name, kind, status, model, provider, input, output, error,
+	attributes, prompt_tokens, completion_tokens, cost, service_name, started_at, ended_at`
+
+func scanSpan(row interface{ Scan(...any) error }) (*Span, error) {
+	var sp Span
+	var in, out sql.NullString
+	var ended Time
+	if err := row.Scan(&sp.TraceID, &sp.ID, &sp.WorkspaceID, &sp.ParentID, &sp.Name, &sp.Kind, &sp.Status, &sp.Model, &sp.Provider,
+		&in, &out, &sp.Error, &sp.Attributes, &sp.TokenUsage.PromptTokens, &sp.TokenUsage.CompletionTokens, &sp.Cost,
+		&sp.ServiceName, &sp.StartedAt, &ended); err != nil {
+		return nil, err
+	}
+	if in.Valid {
+		sp.Input = json.RawMessage(in.String)
+	}
+	if out.Valid {
+		sp.Output = json.RawMessage(out.String)
+	}
+	sp.TokenUsage.TotalTokens = sp.TokenUsage.PromptTokens + sp.TokenUsage.CompletionTokens
+	if !ended.IsZero() {
+		sp.EndedAt = &ended
+		d := ended.Sub(sp.StartedAt.Time).Milliseconds()
+		sp.DurationMS = &d
+	}
+	return &sp, nil
+}
+
+// SpanGet returns one span of a trace of the workspace.
+func (s *Store) SpanGet(ctx context.Context, ws, traceID, spanID string) (*Span, error) {
+	sp, err := scanSpan(s.r.QueryRowContext(ctx, "SELECT "+spanColumns+" FROM spans WHERE workspace_id = $1 AND trace_id = $2 AND id = $3",
+		ws, traceID, spanID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("span", spanID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get span %s: %w", spanID, err)
+	}
+	return sp, nil
 }
 
 func nullJSON(raw json.RawMessage) any {
@@ -113,13 +462,13 @@ func nullJSON(raw json.RawMessage) any {
 	return string(raw)
 }
 
-const traceColumns = `id, workspace_id, execution_id, agent_id, session_id, name, status, prompt_tokens, completion_tokens, cost,
-	duration_ms, metadata, started_at, ended_at, created_at`
+const traceColumns = `id, workspace_id, execution_id, agent_id, session_id, end_user_id, service_name, name, status, prompt_tokens,
+	completion_tokens, cost, duration_ms, metadata, started_at, ended_at, created_at`
 
 func scanTrace(row interface{ Scan(...any) error }) (*Trace, error) {
 	var t Trace
 	var ended Time
-	if err := row.Scan(&t.ID, &t.WorkspaceID, &t.ExecutionID, &t.AgentID, &t.SessionID, &t.Name, &t.Status,
+	if err := row.Scan(&t.ID, &t.WorkspaceID, &t.ExecutionID, &t.AgentID, &t.SessionID, &t.EndUserID, &t.ServiceName, &t.Name, &t.Status,
 		&t.TokenUsage.PromptTokens, &t.TokenUsage.CompletionTokens, &t.Cost, &t.DurationMS, &t.Metadata, &t.StartedAt, &ended, &t.CreatedAt); err != nil {
 		return nil, err
 	}
@@ -132,7 +481,16 @@ func scanTrace(row interface{ Scan(...any) error }) (*Trace, error) {
 
 // TraceList returns one page of traces, newest first.
 func (s *Store) TraceList(ctx context.Context, ws string, f TraceFilter, p Page) ([]*Trace, int, error) {
-	where, args := whereClause("", ws, []cond{{"agent_id = $%d", f.AgentID}, {"execution_id = $%d", f.ExecutionID}, {"session_id = $%d", f.SessionID}})
+	where, args := whereClause("", ws, []cond{{"agent_id = $%d", f.AgentID}, {"execution_id = $%d", f.ExecutionID},
+		{"session_id = $%d", f.SessionID}, {"end_user_id = $%d", f.EndUserID}, {"status = $%d", f.Status}})
+	if !f.CreatedAfter.IsZero() {
+		args = append(args, f.CreatedAfter)
+		where += fmt.Sprintf(" AND created_at > $%d", len(args))
+	}
+	if !f.CreatedBefore.IsZero() {
+		args = append(args, f.CreatedBefore)
+		where += fmt.Sprintf(" AND created_at < $%d", len(args))
+	}
 	rows, err := s.r.QueryContext(ctx, "SELECT "+traceColumns+" FROM traces"+where+pageClause("", p), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list traces: %w", err)
@@ -145,7 +503,7 @@ func (s *Store) TraceList(ctx context.Context, ws string, f TraceFilter, p Page)
 	return items, total, err
 }
 
-// TraceGet returns a trace with its spans.
+// TraceGet returns a trace with its spans in start order.
 func (s *Store) TraceGet(ctx context.Context, ws, id string) (*Trace, error) {
 	t, err := scanTrace(s.r.QueryRowContext(ctx, "SELECT "+traceColumns+" FROM traces WHERE workspace_id = $1 AND id = $2", ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -154,31 +512,97 @@ func (s *Store) TraceGet(ctx context.Context, ws, id string) (*Trace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get trace %s: %w", id, err)
 	}
-	rows, err := s.r.QueryContext(ctx, "SELECT spans FROM spans WHERE trace_id = $1 AND workspace_id = $2", id, ws)
+	rows, err := s.r.QueryContext(ctx, "SELECT "+spanColumns+" FROM spans WHERE workspace_id = $1 AND trace_id = $2 ORDER BY started_at, id", ws, id)
 	if err != nil {
 		return nil, fmt.Errorf("list spans of %s: %w", id, err)
 	}
-	defer rows.Close()
-	t.Spans = []*Span{}
-	for rows.Next() {
-		var raw string
-		if err := rows.Scan(&raw); err != nil {
-			return nil, err
-		}
-		var batch []*Span
-		if err := json.Unmarshal([]byte(raw), &batch); err != nil {
-			return nil, fmt.Errorf("decode spans of %s: %w", id, err)
-		}
-		t.Spans = append(t.Spans, batch...)
+	if t.Spans, err = collect(rows, scanSpan); err != nil {
+		return nil, fmt.Errorf("list spans of %s: %w", id, err)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
+	return t, nil
+}
+
+// Latency holds latency percentiles in milliseconds (null when no run of the bucket ended).
+type Latency struct {
+	P50 *float64 `json:"p50"`
+	P95 *float64 `json:"p95"`
+	P99 *float64 `json:"p99"`
+}
+
+// TraceBucket is the summary of one agent's traces started in one time bucket.
+type TraceBucket struct {
+	AgentID     *string    `json:"agent_id" doc:"null for traces of no agent (ingested without an agent id)."`
+	BucketStart Time       `json:"bucket_start" doc:"Start of the bucket (UTC hour or day)."`
+	Runs        int64      `json:"runs"`
+	Errors      int64      `json:"errors" doc:"Runs that failed."`
+	ErrorRate   float64    `json:"error_rate" doc:"errors / runs, from 0 to 1."`
+	TokenUsage  TokenUsage `json:"token_usage"`
+	Cost        float64    `json:"cost"`
+	LatencyMS   Latency    `json:"latency_ms" doc:"Percentiles (linear interpolation, as PostgreSQL's percentile_cont) of the duration of the runs that ended."`
+}
+
+// TraceSummary summarises the workspace's traces started in [from, to) per agent and bucket
+// (bucket start = start time rounded down to a multiple of bucket since the Unix epoch),
+// ordered by bucket then agent. Buckets without runs are left out.
+func (s *Store) TraceSummary(ctx context.Context, ws string, from, to Time, bucket time.Duration) ([]*TraceBucket, error) {
+	bms := bucket.Milliseconds()
+	if bms <= 0 {
+		return nil, fmt.Errorf("trace summary: bucket must be positive")
 	}
-	sort.SliceStable(t.Spans, func(i, j int) bool {
-		if !t.Spans[i].StartedAt.Equal(t.Spans[j].StartedAt.Time) {
-			return t.Spans[i].StartedAt.Before(t.Spans[j].StartedAt.Time)
+	out := []*TraceBucket{}
+	if s.dialect == Postgres {
+		// One ordered-set aggregate gives the three percentiles (one sort per group); the
+		// groups are sorted by agent in the C collation (byte order, several times faster
+		// than a locale's, and Go's order too).
+		rows, err := s.r.QueryContext(ctx, `SELECT a, b, runs, errors, pt, ct, cost, p[1], p[2], p[3] FROM (
+			SELECT agent_id COLLATE "C" AS a, (started_at / $4) * $4 AS b, count(*) AS runs,
+				sum(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) AS errors, sum(prompt_tokens)::bigint AS pt,
+				sum(completion_tokens)::bigint AS ct, sum(cost) AS cost,
+				percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (ORDER BY duration_ms) AS p
+			FROM traces WHERE workspace_id = $1 AND started_at >= $2 AND started_at < $3
+			GROUP BY b, a) q ORDER BY b, a NULLS FIRST`, ws, from, to, bms)
+		if err != nil {
+			return nil, fmt.Errorf("trace summary: %w", err)
 		}
-		return t.Spans[i].ID < t.Spans[j].ID
-	})
-	return t, err
+		defer rows.Close()
+		for rows.Next() {
+			var tb TraceBucket
+			var b int64
+			if err := rows.Scan(&tb.AgentID, &b, &tb.Runs, &tb.Errors, &tb.TokenUsage.PromptTokens, &tb.TokenUsage.CompletionTokens, &tb.Cost,
+				&tb.LatencyMS.P50, &tb.LatencyMS.P95, &tb.LatencyMS.P99); err != nil {
+				return nil, err
+			}
+			out = append(out, tb.finish(b))
+		}
+		return out, rows.Err()
+	}
+	// SQLite: see agentplane_trace_summary (tracesummary.go).
+	var text sql.NullString
+	err := s.r.QueryRowContext(ctx, `SELECT agentplane_trace_summary(agent_id, started_at, status, duration_ms, prompt_tokens,
+		completion_tokens, cost, $4) FROM traces WHERE workspace_id = $1 AND started_at >= $2 AND started_at < $3`, ws, from, to, bms).Scan(&text)
+	if err != nil {
+		return nil, fmt.Errorf("trace summary: %w", err)
+	}
+	var groups []summaryRow
+	if !text.Valid { // no row at all
+		return out, nil
+	}
+	if err := json.Unmarshal([]byte(text.String), &groups); err != nil {
+		return nil, fmt.Errorf("trace summary: %w", err)
+	}
+	for _, g := range groups {
+		tb := &TraceBucket{AgentID: g.Agent, Runs: g.Runs, Errors: g.Errors, TokenUsage: TokenUsage{PromptTokens: int(g.Prompt),
+			CompletionTokens: int(g.Complete)}, Cost: g.Cost, LatencyMS: Latency{P50: g.P50, P95: g.P95, P99: g.P99}}
+		out = append(out, tb.finish(g.Bucket))
+	}
+	return out, nil
+}
+
+func (tb *TraceBucket) finish(bucketMS int64) *TraceBucket {
+	tb.BucketStart = TimeFromMillis(bucketMS)
+	tb.TokenUsage.TotalTokens = tb.TokenUsage.PromptTokens + tb.TokenUsage.CompletionTokens
+	if tb.Runs > 0 {
+		tb.ErrorRate = float64(tb.Errors) / float64(tb.Runs)
+	}
+	return tb
 }
