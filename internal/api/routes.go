@@ -20,6 +20,9 @@ func (s *Server) routeTable() []route {
 		s.scoreRoutes(),
 		s.apiKeyRoutes(),
 		s.workspaceRoutes(),
+		// Agent triggers and their hook endpoint.
+		s.triggerRoutes(),
+		s.hookRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

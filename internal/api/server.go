@@ -85,6 +85,10 @@ type Config struct {
 	// the same ones (runtime.Config.Metrics) so that runs are counted. Nil: the server makes
 	// its own (without the engine's).
 	Metrics *metrics.Metrics
+	// TriggerReplies sends the replies of chat platform triggers (Slack, Telegram, WhatsApp)
+	// once their runs end; nil sends none (the emulator). Teams' reply is the response body
+	// and needs no client.
+	TriggerReplies *http.Client
 }
 
 // maxQueueCount bounds agentplane_queue_depth: past it the gauge reads this many.
@@ -116,6 +120,7 @@ type Server struct {
 	loginAddr   *ratelimit.Limiter // failed logins per client address
 	jwks        *jwksVerifier      // nil unless Config.JWKSURL is set
 	lease       time.Duration      // of an Idempotency-Key in progress
+	replies     *hookReplies       // chat platform replies in flight
 }
 
 // New builds a server and its OpenAPI document.
@@ -124,7 +129,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("api: Store, Logger, Secrets, Engine and DataSources are required")
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux(), cors: newCORSPolicy(cfg.CORSOrigins),
-		engine: cfg.Engine, streamsDone: make(chan struct{}), heartbeat: cfg.Heartbeat, keys: newKeyAuth()}
+		engine: cfg.Engine, streamsDone: make(chan struct{}), heartbeat: cfg.Heartbeat, keys: newKeyAuth(), replies: newHookReplies()}
 	if s.heartbeat <= 0 {
 		s.heartbeat = defaultHeartbeat
 	}

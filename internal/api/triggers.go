@@ -19,16 +19,16 @@ import (
 )
 
 type triggerCreateRequest struct {
-	AgentID      string            `json:"agent_id" doc:"The agent the trigger runs."`
-	Type         string            `json:"type" enum:"webhook,slack,telegram,teams,whatsapp,schedule"`
-	Name         string            `json:"name" maxLength:"200"`
-	Enabled      *bool             `json:"enabled,omitempty" doc:"Default true."`
-	VersionID    string            `json:"version_id,omitempty" doc:"Run this version of the agent instead of its active one."`
-	Config       map[string]any    `json:"config,omitempty" doc:"Per-type settings (unknown keys are a 422). webhook: signing_secret (a Standard Webhooks whsec_… secret, optional), respond (async, the default, or sync). slack: signing_secret, bot_credential_id. telegram: secret_token, bot_credential_id. whatsapp: verify_token, app_secret, phone_number_id, credential_id. teams: hmac_secret (the base64 security token Teams shows). schedule: cron (five fields), timezone (IANA, default UTC), catch_up (default false). Secrets are encrypted at rest and shown masked."`
-	InputMapping map[string]string `json:"input_mapping,omitempty" doc:"How an event becomes the run's input: input field → GJSON path. A webhook's paths read its JSON body (default: the whole body is the input); a chat platform's read {text, user, payload} (default {\"message\": \"text\"}). Not for schedules."`
-	Input        map[string]any    `json:"input,omitempty" doc:"A schedule's fixed run input, checked against the agent's input_schema. Only for schedules."`
-	WebhookURL   string            `json:"webhook_url,omitempty" maxLength:"2000" doc:"An http(s) URL told of each run's end (completion webhook)."`
-	WebhookSecret string           `json:"webhook_secret,omitempty" maxLength:"1000" doc:"The completion webhook's signing secret; encrypted at rest, never returned."`
+	AgentID       string            `json:"agent_id" doc:"The agent the trigger runs."`
+	Type          string            `json:"type" enum:"webhook,slack,telegram,teams,whatsapp,schedule"`
+	Name          string            `json:"name" maxLength:"200"`
+	Enabled       *bool             `json:"enabled,omitempty" doc:"Default true."`
+	VersionID     string            `json:"version_id,omitempty" doc:"Run this version of the agent instead of its active one."`
+	Config        map[string]any    `json:"config,omitempty" doc:"Per-type settings (unknown keys are a 422). webhook: signing_secret (a Standard Webhooks whsec_… secret, optional), respond (async, the default, or sync). slack: signing_secret, bot_credential_id. telegram: secret_token, bot_credential_id. whatsapp: verify_token, app_secret, phone_number_id, credential_id. teams: hmac_secret (the base64 security token Teams shows). schedule: cron (five fields), timezone (IANA, default UTC), catch_up (default false). Secrets are encrypted at rest and shown masked."`
+	InputMapping  map[string]string `json:"input_mapping,omitempty" doc:"How an event becomes the run's input: input field → GJSON path. A webhook's paths read its JSON body (default: the whole body is the input); a chat platform's read {text, user, payload} (default {\"message\": \"text\"}). Not for schedules."`
+	Input         map[string]any    `json:"input,omitempty" doc:"A schedule's fixed run input, checked against the agent's input_schema. Only for schedules."`
+	WebhookURL    string            `json:"webhook_url,omitempty" maxLength:"2000" doc:"An http(s) URL told of each run's end (completion webhook)."`
+	WebhookSecret string            `json:"webhook_secret,omitempty" maxLength:"1000" doc:"The completion webhook's signing secret; encrypted at rest, never returned."`
 }
 
 type triggerUpdateRequest struct {
