@@ -70,7 +70,7 @@ func (f *fakeAPI) requests() []captured {
 	return append([]captured(nil), f.reqs...)
 }
 
-func mustJSON(t *testing.T, v any) string {
+func mustJSON(t testing.TB, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -213,4 +213,3 @@ func errorsContainNoSecret(t *testing.T, err error, secrets ...string) {
 		}
 	}
 }
-

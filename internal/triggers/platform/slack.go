@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -86,7 +87,8 @@ type slackEnvelope struct {
 }
 
 // Parse answers url_verification, ignores what is not a person's message, and otherwise returns
-// the message event: ConversationKey team:channel:thread (the thread's root ts, or the message's
+// the message event with the bot's own <@mention> removed from its text:
+// ConversationKey team:channel:thread (the thread's root ts, or the message's
 // own ts when it starts one), ReplyTo channel and thread_ts so the answer lands in the thread.
 // A direct message (channel_type im) outside a thread is keyed team:channel and answered in the
 // DM without a thread, so a one-to-one chat keeps its history.
@@ -119,14 +121,24 @@ func (Slack) Parse(r *http.Request, body []byte, cfg Config) (*Event, error) {
 		// bot_message, message_changed, message_deleted, channel_join, ...
 		return respondOnly(ignored()), nil
 	}
-	if ev.BotID != "" || ev.User == "" || ev.User == cfg.str("bot_user_id") {
-		return respondOnly(ignored()), nil
+	bots := []string{}
+	if id := cfg.str("bot_user_id"); id != "" {
+		bots = append(bots, id)
 	}
 	for _, a := range env.Authorizations {
-		if a.IsBot && a.UserID == ev.User {
-			return respondOnly(ignored()), nil
+		if a.IsBot && a.UserID != "" {
+			bots = append(bots, a.UserID)
 		}
 	}
+	if ev.BotID != "" || ev.User == "" || slices.Contains(bots, ev.User) {
+		return respondOnly(ignored()), nil
+	}
+	// The bot's own mention says who is asked, not what: the agent gets the rest.
+	text := ev.Text
+	for _, id := range bots {
+		text = strings.ReplaceAll(text, "<@"+id+">", "")
+	}
+	text = strings.TrimSpace(text)
 	if ev.Channel == "" || ev.TS == "" {
 		return nil, parseErr("message event without channel or ts")
 	}
@@ -154,7 +166,7 @@ func (Slack) Parse(r *http.Request, body []byte, cfg Config) (*Event, error) {
 		DedupKey:        env.EventID,
 		ConversationKey: conv,
 		User:            ev.User,
-		Text:            ev.Text,
+		Text:            text,
 		Payload:         payload,
 		ReplyTo:         map[string]string{"channel": ev.Channel, "thread_ts": thread},
 	}, nil

@@ -116,7 +116,7 @@ func TestSlackParse(t *testing.T) {
 		{"reply in a thread continues it", slackCallback(msg(map[string]any{"ts": "1531420700.000300", "thread_ts": "1531420618.000200"})), nil,
 			want{conv: "T0001:C123:1531420618.000200", user: "U42", text: "hello agent", replyTo: map[string]string{"channel": "C123", "thread_ts": "1531420618.000200"}}},
 		{"app_mention", slackCallback(msg(map[string]any{"type": "app_mention", "text": "<@UBOT> hi"})), nil,
-			want{conv: "T0001:C123:1531420618.000200", user: "U42", text: "<@UBOT> hi", replyTo: map[string]string{"channel": "C123", "thread_ts": "1531420618.000200"}}},
+			want{conv: "T0001:C123:1531420618.000200", user: "U42", text: "hi", replyTo: map[string]string{"channel": "C123", "thread_ts": "1531420618.000200"}}},
 		{"direct message keeps one conversation", slackCallback(msg(map[string]any{"channel": "D777", "channel_type": "im"})), nil,
 			want{conv: "T0001:D777", user: "U42", text: "hello agent", replyTo: map[string]string{"channel": "D777", "thread_ts": ""}}},
 		{"thread_broadcast", slackCallback(msg(map[string]any{"subtype": "thread_broadcast", "thread_ts": "1.1"})), nil,

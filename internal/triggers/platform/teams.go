@@ -78,15 +78,18 @@ type teamsActivity struct {
 var (
 	teamsMention = regexp.MustCompile(`(?s)<at>.*?</at>`)
 	teamsTag     = regexp.MustCompile(`<[^>]*>`)
+	teamsSpaces  = regexp.MustCompile(`[ \t]{2,}`)
 )
 
 // teamsText is the text the user typed: the <at>webhook</at> mention removed, the light HTML
-// Teams wraps messages in stripped, entities decoded and whitespace trimmed.
+// Teams wraps messages in stripped, entities decoded, runs of spaces left by removed mentions
+// collapsed and the ends trimmed.
 func teamsText(s string) string {
 	s = teamsMention.ReplaceAllString(s, "")
 	s = teamsTag.ReplaceAllString(s, "")
 	s = html.UnescapeString(s)
 	s = strings.ReplaceAll(s, "\u00a0", " ")
+	s = teamsSpaces.ReplaceAllString(s, " ")
 	return strings.TrimSpace(s)
 }
 
