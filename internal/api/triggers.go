@@ -16,6 +16,7 @@ import (
 	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/triggers"
+	"github.com/agentplane/agentplane/internal/triggers/platform"
 )
 
 type triggerCreateRequest struct {
@@ -24,7 +25,7 @@ type triggerCreateRequest struct {
 	Name          string            `json:"name" maxLength:"200"`
 	Enabled       *bool             `json:"enabled,omitempty" doc:"Default true."`
 	VersionID     string            `json:"version_id,omitempty" doc:"Run this version of the agent instead of its active one."`
-	Config        map[string]any    `json:"config,omitempty" doc:"Per-type settings (unknown keys are a 422). webhook: signing_secret (a Standard Webhooks whsec_… secret, optional), respond (async, the default, or sync). slack: signing_secret, bot_credential_id. telegram: secret_token, bot_credential_id. whatsapp: verify_token, app_secret, phone_number_id, credential_id. teams: hmac_secret (the base64 security token Teams shows). schedule: cron (five fields), timezone (IANA, default UTC), catch_up (default false). Secrets are encrypted at rest and shown masked."`
+	Config        map[string]any    `json:"config,omitempty" doc:"Per-type settings (unknown keys are a 422). webhook: signing_secret (a Standard Webhooks whsec_… secret, optional), respond (async, the default, or sync). slack: signing_secret, bot_credential_id, bot_user_id (optional: the bot's own user id, whose messages are ignored). telegram: secret_token, bot_credential_id. whatsapp: verify_token, app_secret, phone_number_id, credential_id. teams: hmac_secret (the base64 security token Teams shows). schedule: cron (five fields), timezone (IANA, default UTC), catch_up (default false). Secrets are encrypted at rest and shown masked."`
 	InputMapping  map[string]string `json:"input_mapping,omitempty" doc:"How an event becomes the run's input: input field → GJSON path. A webhook's paths read its JSON body (default: the whole body is the input); a chat platform's read {text, user, payload} (default {\"message\": \"text\"}). Not for schedules."`
 	Input         map[string]any    `json:"input,omitempty" doc:"A schedule's fixed run input, checked against the agent's input_schema. Only for schedules."`
 	WebhookURL    string            `json:"webhook_url,omitempty" maxLength:"2000" doc:"An http(s) URL told of each run's end (completion webhook)."`
@@ -123,6 +124,7 @@ var triggerFields = map[string][]triggerField{
 	"slack": {
 		{name: "signing_secret", kind: "secret", required: true},
 		{name: "bot_credential_id", kind: "credential", required: true},
+		{name: "bot_user_id", kind: "text"},
 	},
 	"telegram": {
 		{name: "secret_token", kind: "secret", required: true, check: checkTelegramToken},
@@ -234,6 +236,16 @@ func (s *Server) buildTriggerConfig(ctx context.Context, ws, typ string, in map[
 			}
 		}
 		config[f.name] = str
+	}
+	all := platform.Config{}
+	for k, v := range config {
+		all[k] = v
+	}
+	for k, v := range secrets {
+		all[k] = v
+	}
+	if err := platform.ValidateConfig(typ, all); err != nil {
+		return nil, nil, invalid("config", "%s", err.Error())
 	}
 	if typ == "schedule" {
 		tz, _ := config["timezone"].(string)
