@@ -395,3 +395,12 @@ func (s *Server) sendReply(t *store.Trigger, p platform.Platform, ev *platform.E
 		log.Warn("reply not sent", slog.String("platform", t.Type), slog.Any("error", err))
 	}
 }
+
+// logPath is a request's path as logs show it: a hook token (the credential of its
+// trigger) is replaced by {token}.
+func logPath(r *http.Request) string {
+	if rest, ok := strings.CutPrefix(r.URL.Path, v1+"/hooks/"); ok && rest != "" {
+		return v1 + "/hooks/{token}"
+	}
+	return r.URL.Path
+}

@@ -269,11 +269,11 @@ func (s *Server) handlerError(w http.ResponseWriter, r *http.Request, err error)
 	var gone *clientGoneError
 	if errors.As(err, &gone) {
 		s.log.DebugContext(r.Context(), "client left the stream", slog.String("request_id", requestID(r.Context())),
-			slog.String("path", r.URL.Path), slog.Any("error", gone.err))
+			slog.String("path", logPath(r)), slog.Any("error", gone.err))
 		return
 	}
 	s.log.ErrorContext(r.Context(), "request failed after its response started", slog.String("request_id", requestID(r.Context())),
-		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
+		slog.String("method", r.Method), slog.String("path", logPath(r)), slog.Any("error", err))
 }
 
 // notFound answers every path no route matches: 405 when another method would match, else 404.
