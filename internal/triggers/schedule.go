@@ -6,6 +6,7 @@ package triggers
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -32,6 +33,9 @@ func ParseSchedule(expr, timezone string) (*Schedule, error) {
 			return nil, &FieldError{Field: "timezone", Message: fmt.Sprintf("%q is not an IANA time zone such as Europe/Berlin", timezone)}
 		}
 		loc = l
+	}
+	if f := strings.Fields(expr); len(f) > 0 && strings.Contains(f[0], "TZ=") {
+		return nil, &FieldError{Field: "cron", Message: "must not name a time zone (TZ=, CRON_TZ=): set timezone instead"}
 	}
 	s, err := cronParser.Parse(expr)
 	if err != nil {
