@@ -46,7 +46,7 @@ func (s *Server) hookRoutes() []route {
 			h:    s.receiveHook},
 		{method: "GET", path: v1 + "/hooks/{token}", op: "verifyHook", tag: tag, raw: true, summary: "WhatsApp's webhook verification handshake",
 			desc: "Answers WhatsApp's `hub.mode=subscribe` check with `hub.challenge` (text/plain) when `hub.verify_token` matches the trigger's verify_token; a wrong token is a 401. " +
-				"Other trigger types: 405-like 404.",
+				"Any other trigger type: 404.",
 			errs: []int{http.StatusBadRequest, http.StatusUnauthorized}, h: s.receiveHook},
 	}
 }

@@ -62,8 +62,11 @@ func (s *Server) triggerRoutes() []route {
 		{method: "POST", path: v1 + "/agent-triggers", op: "createAgentTrigger", tag: tag, scope: "agent_triggers:write", summary: "Create an agent trigger",
 			desc: "Creates a webhook, chat platform (slack, telegram, teams, whatsapp) or schedule trigger of an agent. The answer carries `token` and `hook_url` once (not for schedules): " +
 				"give hook_url to the platform. Config keys are checked per type (an unknown key is a 422 naming it); secrets are encrypted at rest and shown masked. " +
-				"A schedule gets `next_run_at`; its `input` is checked against the agent's input_schema.",
-			body: triggerCreateRequest{}, resp: TriggerWithToken{}, status: http.StatusCreated, creates: true, h: s.createTrigger},
+				"A schedule gets `next_run_at`; its `input` is checked against the agent's input_schema. " +
+				"Idempotency-Key is not honoured here (a replay would need the token, which is never stored).",
+			// Not idempotent (creates: false) on purpose, like API keys: a replayed response would
+			// have to keep the raw hook token, which is never stored.
+			body: triggerCreateRequest{}, resp: TriggerWithToken{}, status: http.StatusCreated, h: s.createTrigger},
 		{method: "GET", path: id, op: "getAgentTrigger", tag: tag, scope: "agent_triggers:read", summary: "Get an agent trigger",
 			desc: "One trigger with its secrets masked; the hook token is never shown again (rotate to get a new one).", resp: store.Trigger{}, h: byID(s, s.store.TriggerGet)},
 		{method: "PATCH", path: id, op: "updateAgentTrigger", tag: tag, scope: "agent_triggers:write", summary: "Update an agent trigger",
