@@ -9,7 +9,13 @@
 //     runs nothing (a handshake, the bot's own message, an event that is not a message). Any
 //     other Event starts a run; DedupKey lets the caller answer platform retries once.
 //  3. Reply with the agent's answer: through the platform's API (Slack, Telegram, WhatsApp), or,
-//     for Sync platforms (Teams), as the Response the caller writes to the pending call.
+//     for Sync platforms (Teams), as the Response the caller writes to the pending call. Reply
+//     sends with hc (nil: http.DefaultClient), so pass the client the server uses for outbound
+//     calls; the context bounds the whole reply.
+//
+// An Event's ReplyTo and ConversationKey are plain strings so the caller can store them with the
+// run and reply when the run ends, on any node, even after a restart. Teams waits 5 s for its
+// answer; a caller whose run takes longer writes a holding answer (Teams.Reply with a short text).
 //
 // Parse errors wrap ErrParse (a 400: the body is not what the platform sends); Verify errors wrap
 // ErrVerify. Reply errors from a platform's API are *APIError. No error text ever contains a

@@ -9,7 +9,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -19,6 +21,9 @@ type APIError struct {
 	Status   int    // the HTTP status of the answer
 	Code     string // the platform's error code (Slack "channel_not_found", Telegram error_code, Graph error code)
 	Message  string // the platform's description, when it gave one
+	// RetryAfter is how long the platform asked to wait before sending again (Slack's
+	// Retry-After header, Telegram's parameters.retry_after on a 429); zero when it did not say.
+	RetryAfter time.Duration
 }
 
 func (e *APIError) Error() string {
@@ -38,20 +43,26 @@ const maxAnswer = 1 << 20
 // ErrEmptyReply is returned by Reply for an empty answer text: every platform refuses one.
 var ErrEmptyReply = errors.New("reply text is empty")
 
+// answer is the HTTP status and the Retry-After header of a platform API's answer.
+type answer struct {
+	Status     int
+	RetryAfter time.Duration
+}
+
 // postJSON POSTs v as JSON to u with the given bearer token (if any) and decodes the answer into
-// out. It returns the HTTP status; transport errors are returned with the URL replaced by redacted
-// (Telegram puts the bot token in the path, and *url.Error prints it).
-func postJSON(ctx context.Context, hc *http.Client, u, bearer, redacted string, v, out any) (int, error) {
+// out. Transport errors are returned with the URL replaced by redacted (Telegram puts the bot
+// token in the path, and *url.Error prints it).
+func postJSON(ctx context.Context, hc *http.Client, u, bearer, redacted string, v, out any) (answer, error) {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
 	body, err := json.Marshal(v)
 	if err != nil {
-		return 0, fmt.Errorf("encode reply: %w", err)
+		return answer{}, fmt.Errorf("encode reply: %w", err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return 0, fmt.Errorf("build request to %s: %w", redacted, redactURL(err, redacted))
+		return answer{}, fmt.Errorf("build request to %s: %w", redacted, redactURL(err, redacted))
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	req.Header.Set("Accept", "application/json")
@@ -60,18 +71,22 @@ func postJSON(ctx context.Context, hc *http.Client, u, bearer, redacted string, 
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return 0, redactURL(err, redacted)
+		return answer{}, redactURL(err, redacted)
 	}
 	defer resp.Body.Close()
+	a := answer{Status: resp.StatusCode}
+	if sec, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && sec > 0 {
+		a.RetryAfter = time.Duration(sec) * time.Second
+	}
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if err != nil {
-		return resp.StatusCode, fmt.Errorf("read answer of %s: %w", redacted, redactURL(err, redacted))
+		return a, fmt.Errorf("read answer of %s: %w", redacted, redactURL(err, redacted))
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		// A non-JSON answer (a proxy's HTML error page, say) is reported by its status.
-		return resp.StatusCode, &APIError{Status: resp.StatusCode, Message: "answer is not JSON: " + snippet(raw)}
+		return a, &APIError{Status: a.Status, Message: "answer is not JSON: " + snippet(raw), RetryAfter: a.RetryAfter}
 	}
-	return resp.StatusCode, nil
+	return a, nil
 }
 
 // redactURL replaces the URL of a *url.Error so the error can be logged without the token.

@@ -187,12 +187,12 @@ func (Slack) Reply(ctx context.Context, hc *http.Client, cred Credential, ev *Ev
 		OK    bool   `json:"ok"`
 		Error string `json:"error"`
 	}
-	status, err := postJSON(ctx, hc, u, cred.Token, u, msg, &out)
+	a, err := postJSON(ctx, hc, u, cred.Token, u, msg, &out)
 	if err != nil {
 		return nil, apiErr(err, TypeSlack)
 	}
-	if status/100 != 2 || !out.OK {
-		return nil, &APIError{Platform: TypeSlack, Status: status, Code: out.Error}
+	if a.Status/100 != 2 || !out.OK {
+		return nil, &APIError{Platform: TypeSlack, Status: a.Status, Code: out.Error, RetryAfter: a.RetryAfter}
 	}
 	return nil, nil
 }

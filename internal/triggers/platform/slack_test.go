@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 )
@@ -240,5 +242,28 @@ func TestSlackReplyErrors(t *testing.T) {
 	}
 	if _, err := (Slack{}).Reply(t.Context(), nil, Credential{}, &Event{}, " \n"); !errors.Is(err, ErrEmptyReply) {
 		t.Fatalf("empty reply: %v", err)
+	}
+}
+
+func TestReplyRetryAfter(t *testing.T) {
+	t.Parallel()
+	slack := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "30")
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, `{"ok":false,"error":"ratelimited"}`)
+	}))
+	defer slack.Close()
+	_, err := Slack{}.Reply(t.Context(), slack.Client(), Credential{Token: "xoxb-1", BaseURL: slack.URL}, &Event{ReplyTo: map[string]string{"channel": "C1"}}, "x")
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.RetryAfter != 30*time.Second || ae.Code != "ratelimited" {
+		t.Fatalf("slack err = %#v", err)
+	}
+
+	tg := newFakeAPI(t, func(int) (int, string) {
+		return 429, `{"ok":false,"error_code":429,"description":"Too Many Requests: retry after 7","parameters":{"retry_after":7}}`
+	})
+	_, err = Telegram{}.Reply(t.Context(), tg.Client(), Credential{Token: "1:x", BaseURL: tg.URL}, &Event{ReplyTo: map[string]string{"chat_id": "1"}}, "x")
+	if !errors.As(err, &ae) || ae.RetryAfter != 7*time.Second || ae.Code != "429" {
+		t.Fatalf("telegram err = %#v", err)
 	}
 }

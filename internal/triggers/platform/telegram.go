@@ -129,17 +129,23 @@ func (Telegram) Reply(ctx context.Context, hc *http.Client, cred Credential, ev 
 			OK          bool   `json:"ok"`
 			ErrorCode   int    `json:"error_code"`
 			Description string `json:"description"`
+			Parameters  struct {
+				RetryAfter int `json:"retry_after"`
+			} `json:"parameters"`
 		}
-		status, err := postJSON(ctx, hc, u, "", redacted, msg, &out)
+		a, err := postJSON(ctx, hc, u, "", redacted, msg, &out)
 		if err != nil {
 			return nil, apiErr(err, TypeTelegram)
 		}
-		if status/100 != 2 || !out.OK {
-			code := ""
+		if a.Status/100 != 2 || !out.OK {
+			ae := &APIError{Platform: TypeTelegram, Status: a.Status, Message: out.Description, RetryAfter: a.RetryAfter}
 			if out.ErrorCode != 0 {
-				code = strconv.Itoa(out.ErrorCode)
+				ae.Code = strconv.Itoa(out.ErrorCode)
 			}
-			return nil, &APIError{Platform: TypeTelegram, Status: status, Code: code, Message: out.Description}
+			if out.Parameters.RetryAfter > 0 {
+				ae.RetryAfter = time.Duration(out.Parameters.RetryAfter) * time.Second
+			}
+			return nil, ae
 		}
 	}
 	return nil, nil

@@ -215,12 +215,12 @@ func (WhatsApp) Reply(ctx context.Context, hc *http.Client, cred Credential, ev 
 				Code    int    `json:"code"`
 			} `json:"error"`
 		}
-		status, err := postJSON(ctx, hc, u, cred.Token, u, msg, &out)
+		a, err := postJSON(ctx, hc, u, cred.Token, u, msg, &out)
 		if err != nil {
 			return nil, apiErr(err, TypeWhatsApp)
 		}
-		if status/100 != 2 || out.Error != nil {
-			ae := &APIError{Platform: TypeWhatsApp, Status: status}
+		if a.Status/100 != 2 || out.Error != nil {
+			ae := &APIError{Platform: TypeWhatsApp, Status: a.Status, RetryAfter: a.RetryAfter}
 			if out.Error != nil {
 				ae.Code = strconv.Itoa(out.Error.Code)
 				ae.Message = out.Error.Message
