@@ -23,8 +23,6 @@ const (
 	busyWait = 2 * time.Second
 	// syncReplyWait bounds a Teams run: Teams gives an outgoing webhook 5 s.
 	syncReplyWait = 4500 * time.Millisecond
-	// replyTimeout bounds one reply sent through a platform's API.
-	replyTimeout = 30 * time.Second
 )
 
 func (s *Server) hookRoutes() []route {
@@ -187,10 +185,17 @@ func writePlatformResponse(w http.ResponseWriter, resp *platform.Response) {
 
 // claimEvent returns a BeforeCreate that records the event's dedup key with the execution
 // and checks the plan limits, in the transaction that creates the execution.
-func (s *Server) claimEvent(t *store.Trigger, ev *platform.Event) func(ctx context.Context, tx *store.Store, x *store.Execution) error {
+// With reply set, the reply the run owes is recorded there too, so it is sent even if this
+// node stops before the run ends.
+func (s *Server) claimEvent(t *store.Trigger, ev *platform.Event, reply bool) func(ctx context.Context, tx *store.Store, x *store.Execution) error {
 	return func(ctx context.Context, tx *store.Store, x *store.Execution) error {
 		if ev.DedupKey != "" {
 			if err := tx.TriggerEventClaim(ctx, t.ID, ev.DedupKey, x.ID, time.Now()); err != nil {
+				return err
+			}
+		}
+		if reply {
+			if err := tx.TriggerReplyCreate(ctx, &store.TriggerReply{ExecutionID: x.ID, WorkspaceID: t.WorkspaceID, TriggerID: t.ID, ReplyTo: ev.ReplyTo}); err != nil {
 				return err
 			}
 		}
@@ -202,9 +207,22 @@ func (s *Server) claimEvent(t *store.Trigger, ev *platform.Event) func(ctx conte
 func (s *Server) answerDuplicate(w http.ResponseWriter, r *http.Request, t *store.Trigger, dup *store.DuplicateEventError) error {
 	w.Header().Set("Idempotent-Replayed", "true")
 	if dup.ExecutionID != "" {
-		if x, err := s.store.ExecutionGet(r.Context(), t.WorkspaceID, dup.ExecutionID); err == nil {
-			writeData(w, http.StatusOK, x)
-			return nil
+		// On SQLite a transaction queued behind the first delivery's shares its commit: it
+		// can see the event recorded a moment before the execution is readable elsewhere.
+		for wait := time.Millisecond; ; wait *= 2 {
+			x, err := s.store.ExecutionGet(r.Context(), t.WorkspaceID, dup.ExecutionID)
+			if err == nil {
+				writeData(w, http.StatusOK, x)
+				return nil
+			}
+			if !store.IsNotFound(err) || wait > time.Second {
+				break
+			}
+			select {
+			case <-time.After(wait):
+			case <-r.Context().Done():
+				return nil
+			}
 		}
 	}
 	writeData(w, http.StatusOK, nil)
@@ -216,7 +234,7 @@ func (s *Server) answerDuplicate(w http.ResponseWriter, r *http.Request, t *stor
 func (s *Server) webhookRun(w http.ResponseWriter, r *http.Request, t *store.Trigger, ev *platform.Event, req runtime.SubmitRequest) error {
 	sync := t.Config["respond"] == "sync"
 	req.Async = !sync
-	req.BeforeCreate = s.claimEvent(t, ev)
+	req.BeforeCreate = s.claimEvent(t, ev, false)
 	x, run, err := s.engine.Submit(r.Context(), req)
 	var dup *store.DuplicateEventError
 	if errors.As(err, &dup) {
@@ -269,7 +287,8 @@ func (s *Server) chatPlatformRun(w http.ResponseWriter, r *http.Request, t *stor
 		return err
 	}
 	req.Metadata["session_id"] = sessionID
-	req.BeforeCreate = s.claimEvent(t, ev)
+	replies := s.cfg.Replier != nil && !p.Sync()
+	req.BeforeCreate = s.claimEvent(t, ev, replies)
 	var x *store.Execution
 	var run *runtime.Waiter
 	deadline := time.Now().Add(busyWait)
@@ -311,7 +330,7 @@ func (s *Server) chatPlatformRun(w http.ResponseWriter, r *http.Request, t *stor
 		case <-ctx.Done():
 			return nil
 		}
-		text := s.replyText(context.WithoutCancel(ctx), t.WorkspaceID, x.ID)
+		text := triggers.ReplyText(context.WithoutCancel(ctx), s.store, t.WorkspaceID, x.ID)
 		resp, err := p.Reply(ctx, nil, platform.Credential{}, ev, text)
 		if err != nil {
 			return err
@@ -319,11 +338,11 @@ func (s *Server) chatPlatformRun(w http.ResponseWriter, r *http.Request, t *stor
 		writePlatformResponse(w, resp)
 		return nil
 	}
-	if s.cfg.TriggerReplies != nil {
+	if replies {
 		s.replies.wg.Add(1)
 		go func() {
 			defer s.replies.wg.Done()
-			s.sendReply(t, p, ev, x.ID, run)
+			s.sendReply(x.ID, run)
 		}()
 	}
 	writeData(w, http.StatusAccepted, x)
@@ -332,7 +351,7 @@ func (s *Server) chatPlatformRun(w http.ResponseWriter, r *http.Request, t *stor
 
 // answerSyncDuplicate answers a retried Teams message with the first delivery's reply.
 func (s *Server) answerSyncDuplicate(w http.ResponseWriter, r *http.Request, t *store.Trigger, p platform.Platform, ev *platform.Event, dup *store.DuplicateEventError) error {
-	text := s.replyText(r.Context(), t.WorkspaceID, dup.ExecutionID)
+	text := triggers.ReplyText(r.Context(), s.store, t.WorkspaceID, dup.ExecutionID)
 	resp, err := p.Reply(r.Context(), nil, platform.Credential{}, ev, text)
 	if err != nil {
 		return err
@@ -341,58 +360,17 @@ func (s *Server) answerSyncDuplicate(w http.ResponseWriter, r *http.Request, t *
 	return nil
 }
 
-// replyText is what a chat platform is told once a run stopped (or is still going): the
-// agent's reply, or a short note saying why there is none.
-func (s *Server) replyText(ctx context.Context, ws, executionID string) string {
-	x, err := s.store.ExecutionGet(ctx, ws, executionID)
-	if err != nil {
-		return "Sorry, I could not answer."
-	}
-	switch x.Status {
-	case store.StatusCompleted:
-		if m, err := s.store.ChatReplyOf(ctx, ws, x.ID); err == nil && strings.TrimSpace(m.Content) != "" {
-			return m.Content
-		}
-		return "(no answer)"
-	case store.StatusAwaitingApproval:
-		return "Your request is waiting for approval (execution " + x.ID + ")."
-	case store.StatusPending, store.StatusRunning:
-		return "Still working on it (execution " + x.ID + ")."
-	}
-	return "Sorry, I could not answer (execution " + x.ID + " " + x.Status + ")."
-}
-
-// sendReply waits for a chat platform's run to stop and posts its answer in the
-// conversation with the trigger's bot credential.
-func (s *Server) sendReply(t *store.Trigger, p platform.Platform, ev *platform.Event, executionID string, run *runtime.Waiter) {
+// sendReply sends the reply of a chat platform's run as soon as it stops. Should this fail,
+// or this node stop first, the schedulers' reply sweep sends it (it was recorded with the
+// execution).
+func (s *Server) sendReply(executionID string, run *runtime.Waiter) {
 	select {
 	case <-run.Done():
 	case <-s.replies.ctx.Done():
 		return
 	}
-	ctx, cancel := context.WithTimeout(s.replies.ctx, replyTimeout)
-	defer cancel()
-	log := s.log.With(slog.String("trigger_id", t.ID), slog.String("execution_id", executionID))
-	credID, _ := t.Config["bot_credential_id"].(string)
-	if credID == "" {
-		credID, _ = t.Config["credential_id"].(string)
-	}
-	if credID == "" {
-		log.Warn("no bot credential to reply with")
-		return
-	}
-	c, token, err := s.store.CredentialForRun(ctx, t.WorkspaceID, credID, "", s.cfg.Secrets)
-	if err != nil {
-		log.Warn("reply not sent: bot credential unavailable", slog.String("credential_id", credID), slog.Any("error", err))
-		return
-	}
-	cred := platform.Credential{Token: token}
-	if base, ok := c.Metadata["base_url"].(string); ok {
-		cred.BaseURL = base
-	}
-	text := s.replyText(ctx, t.WorkspaceID, executionID)
-	if _, err := p.Reply(ctx, s.cfg.TriggerReplies, cred, ev, text); err != nil {
-		log.Warn("reply not sent", slog.String("platform", t.Type), slog.Any("error", err))
+	if _, err := s.cfg.Replier.Deliver(s.replies.ctx, executionID); err != nil && s.replies.ctx.Err() == nil {
+		s.log.Warn("reply not recorded", slog.String("execution_id", executionID), slog.Any("error", err))
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/triggers"
 )
 
 // Config is what a Server needs.
@@ -85,10 +86,10 @@ type Config struct {
 	// the same ones (runtime.Config.Metrics) so that runs are counted. Nil: the server makes
 	// its own (without the engine's).
 	Metrics *metrics.Metrics
-	// TriggerReplies sends the replies of chat platform triggers (Slack, Telegram, WhatsApp)
-	// once their runs end; nil sends none (the emulator). Teams' reply is the response body
-	// and needs no client.
-	TriggerReplies *http.Client
+	// Replier sends the replies of chat platform triggers (Slack, Telegram, WhatsApp) once
+	// their runs stop; nil sends none (the emulator). Teams' reply is the response body and
+	// needs none.
+	Replier *triggers.Replier
 }
 
 // maxQueueCount bounds agentplane_queue_depth: past it the gauge reads this many.

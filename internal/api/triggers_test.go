@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/triggers"
 )
 
 // Secrets the trigger tests configure; none of them may ever be in a response after
@@ -79,16 +81,23 @@ func (p recordingProvider) Complete(ctx context.Context, req llm.Request, emit f
 // and a router recording every model call.
 type triggerEnv struct {
 	*testEnv
-	agent string
-	rec   *recordingRouter
+	agent   string
+	rec     *recordingRouter
+	replier *triggers.Replier // nil in the emulator
+	// skew moves the replier's clock ahead (ns), to reach a retry's time without waiting.
+	skew *atomic.Int64
 }
 
 func newTriggerEnv(t *testing.T, st *store.Store, emulator bool) *triggerEnv {
 	t.Helper()
 	rec := &recordingRouter{SimulatedRouter: runtime.SimulatedRouter{Model: simulated.New()}}
+	skew := new(atomic.Int64)
+	var replier *triggers.Replier
 	e := newTestEnvRouted(t, st, emulator, func(c *Config) {
 		if !emulator {
-			c.TriggerReplies = &http.Client{Timeout: 10 * time.Second}
+			replier = &triggers.Replier{Store: st, Secrets: c.Secrets, Client: &http.Client{Timeout: 10 * time.Second}, Logger: c.Logger,
+				Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }}
+			c.Replier = replier
 		}
 	}, func(*store.Store, *secretbox.Box) runtime.ModelRouter { return rec }, nil)
 	t.Cleanup(func() {
@@ -101,7 +110,7 @@ func newTriggerEnv(t *testing.T, st *store.Store, emulator bool) *triggerEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &triggerEnv{testEnv: e, agent: a.ID, rec: rec}
+	return &triggerEnv{testEnv: e, agent: a.ID, rec: rec, replier: replier, skew: skew}
 }
 
 // createTrigger creates a trigger and returns its id, token and hook URL.
@@ -503,6 +512,8 @@ type fakePlatform struct {
 	mu   sync.Mutex
 	got  []fakeCall
 	resp string
+	// failing is how many calls still get a 500 before the platform answers.
+	failing atomic.Int32
 }
 
 type fakeCall struct {
@@ -516,10 +527,15 @@ func newFakePlatform(t *testing.T, resp string) *fakePlatform {
 		raw, _ := io.ReadAll(r.Body)
 		var b map[string]any
 		_ = json.Unmarshal(raw, &b)
+		w.Header().Set("Content-Type", "application/json")
+		if f.failing.Add(-1) >= 0 {
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(`{"ok":false,"error":"fatal_error"}`))
+			return
+		}
 		f.mu.Lock()
 		f.got = append(f.got, fakeCall{path: r.URL.Path, auth: r.Header.Get("Authorization"), body: b})
 		f.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(f.resp))
 	}))
 	t.Cleanup(f.Close)
@@ -587,6 +603,10 @@ func TestHookSlack(t *testing.T) {
 		t.Fatalf("the thread's messages ran in sessions %v and %v", x1["session_id"], x2["session_id"])
 	}
 	waitUntil(t, "the second reply", func() bool { return len(slack.calls()) == 2 })
+	waitUntil(t, "the reply recorded sent", func() bool {
+		r, err := e.store.TriggerReplyGet(context.Background(), x2["id"].(string))
+		return err == nil && r.Status == store.ReplySent && r.Attempts == 1
+	})
 	if c := executionCount(t, e.store, e.ws); c != 2 {
 		t.Fatalf("%d executions, want 2", c)
 	}
@@ -761,4 +781,53 @@ func TestTriggerSecretsStayHidden(t *testing.T) {
 			t.Fatalf("the log holds the secret %q", secret[:6])
 		}
 	}
+}
+
+// TestHookReplyRetried: a reply the platform refuses is not lost: it stays owed with its
+// error, and the sweep every scheduler runs sends it once its backoff passed — once, however
+// many sweeps run.
+func TestHookReplyRetried(t *testing.T) {
+	forEachDatabase(t, func(t *testing.T, url string) {
+		e := newTriggerEnv(t, openTestStore(t, url), false)
+		slack := newFakePlatform(t, `{"ok":true}`)
+		slack.failing.Store(1)
+		cred := e.credential(t, slack.URL)
+		_, _, hook := e.createTrigger(t, fmt.Sprintf(`{"agent_id":%q,"type":"slack","name":"Slack","config":{"signing_secret":%q,"bot_credential_id":%q}}`, e.agent, testSlackSecret, cred))
+		msg := slackMessage("EvR", "Are you there?", "1700000009.000100", "")
+		st, raw := hookCall(t, "POST", hook, slackHeaders(testSlackSecret, msg, time.Now()), msg)
+		if st != 202 {
+			t.Fatalf("message: %d %s", st, raw)
+		}
+		id := dataOf(t, raw)["id"].(string)
+		ctx := context.Background()
+		waitUntil(t, "the failed first attempt", func() bool {
+			r, err := e.store.TriggerReplyGet(ctx, id)
+			return err == nil && r.Attempts == 1 && r.LastError != ""
+		})
+		if r, _ := e.store.TriggerReplyGet(ctx, id); r.Status != store.ReplyPending || !strings.Contains(r.LastError, "500") {
+			t.Fatalf("after a refused attempt: %+v", r)
+		}
+		if n, err := e.replier.Sweep(ctx); err != nil || n != 0 {
+			t.Fatalf("sweep before the backoff: %d %v", n, err)
+		}
+		e.skew.Store(int64(time.Minute))
+		var sent atomic.Int32
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				n, err := e.replier.Sweep(ctx)
+				if err != nil {
+					t.Error(err)
+				}
+				sent.Add(int32(n))
+			})
+		}
+		wg.Wait()
+		if sent.Load() != 1 || len(slack.calls()) != 1 {
+			t.Fatalf("sweeps sent %d, platform got %d, want 1", sent.Load(), len(slack.calls()))
+		}
+		if r, _ := e.store.TriggerReplyGet(ctx, id); r.Status != store.ReplySent || r.Attempts != 2 {
+			t.Fatalf("after the sweep: %+v", r)
+		}
+	})
 }

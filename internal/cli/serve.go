@@ -533,10 +533,11 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 		log.Info("egress to private, loopback and link-local addresses is denied (--deny-private-egress)")
 	}
 	sources := datasource.NewLive(dsConfig)
+	replier := &triggers.Replier{Store: st, Secrets: box, Client: triggerReplyClient(guard), Logger: log}
 	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: c.CORSOrigins, Version: Version, Engine: eng, DataSources: sources,
 		RateLimit: c.Limits.RateLimit, RateBurst: c.Limits.RateBurst, RateShared: shared, Plan: c.Limits.Plan, JWTSecret: jwtSecret,
 		TrustedProxies: c.TrustedProxies, JWKSURL: c.JWKSURL, PublicURL: c.PublicURL, AllowStdioMCP: c.AllowStdioMCP, Metrics: m,
-		TriggerReplies: triggerReplyClient(guard)})
+		Replier: replier})
 	if err == nil {
 		err = eng.Start(ctx)
 	}
@@ -548,7 +549,7 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 		st.Close()
 		return nil, err
 	}
-	schedules := triggers.NewScheduler(triggers.SchedulerConfig{Store: st, Engine: eng, Logger: log, BeforeCreate: srv.ExecutionLimits})
+	schedules := triggers.NewScheduler(triggers.SchedulerConfig{Store: st, Engine: eng, Logger: log, BeforeCreate: srv.ExecutionLimits, Replier: replier})
 	schedules.Start(ctx)
 	return &Server{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, BootstrapKey: bootstrap, redis: rdb, sources: sources, mcp: mcp,
 		schedules: schedules}, nil

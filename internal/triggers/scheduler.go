@@ -37,6 +37,9 @@ type SchedulerConfig struct {
 	// BeforeCreate, when set, runs in the transaction that records a tick's execution (the
 	// server checks its plan limits there); its error leaves the tick unclaimed for now.
 	BeforeCreate func(ctx context.Context, tx *store.Store, ws string) error
+	// Replier, when set, is swept at every poll: it sends the chat platform replies whose
+	// sender failed or stopped.
+	Replier *Replier
 }
 
 // Scheduler fires the ticks of schedule triggers. Every node runs one; a tick is claimed
@@ -101,6 +104,11 @@ func (s *Scheduler) loop(ctx context.Context, done chan struct{}) {
 	for {
 		if _, err := s.Tick(ctx); err != nil && ctx.Err() == nil {
 			s.cfg.Logger.Warn("schedule tick failed", slog.Any("error", err))
+		}
+		if s.cfg.Replier != nil {
+			if _, err := s.cfg.Replier.Sweep(ctx); err != nil && ctx.Err() == nil {
+				s.cfg.Logger.Warn("reply sweep failed", slog.Any("error", err))
+			}
 		}
 		if now := s.cfg.Now(); now.Sub(pruned) > time.Hour {
 			if _, err := s.cfg.Store.TriggerEventsPrune(ctx, now); err != nil && ctx.Err() == nil {

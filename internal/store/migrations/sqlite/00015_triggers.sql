@@ -50,7 +50,25 @@ CREATE TABLE trigger_sessions (
 );
 CREATE INDEX trigger_sessions_session ON trigger_sessions (session_id);
 
+-- The reply each chat platform message is owed, written with its execution: whichever node
+-- sees the run stop (the one running it, or any node's sweeper after a crash) claims the row
+-- and sends the reply once.
+CREATE TABLE trigger_replies (
+    execution_id  TEXT PRIMARY KEY,
+    workspace_id  TEXT NOT NULL,
+    trigger_id    TEXT NOT NULL REFERENCES agent_triggers(id) ON DELETE CASCADE,
+    reply_to      TEXT NOT NULL DEFAULT '{}',
+    status        TEXT NOT NULL DEFAULT 'pending',
+    attempts      INTEGER NOT NULL DEFAULT 0,
+    locked_until  INTEGER,
+    last_error    TEXT NOT NULL DEFAULT '',
+    created_at    INTEGER NOT NULL,
+    updated_at    INTEGER NOT NULL
+);
+CREATE INDEX trigger_replies_pending ON trigger_replies (created_at) WHERE status = 'pending';
+
 -- +goose Down
+DROP TABLE trigger_replies;
 DROP TABLE trigger_sessions;
 DROP TABLE trigger_events;
 DROP TABLE agent_triggers;
