@@ -93,8 +93,22 @@ func TestTriggerStore(t *testing.T) {
 		if s1 != s2 || s1 == s3 {
 			t.Fatalf("sessions %s %s %s", s1, s2, s3)
 		}
+		cred, err := s.CredentialCreate(ctx, &Credential{WorkspaceID: ws, Name: "bot", Type: "bearer_token"}, "xoxb-1", box)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.TriggerUpdate(ctx, ws, tr.ID, TriggerPatch{Config: &JSONObject{"bot_credential_id": cred.ID}, Secrets: &secrets}, box); err != nil {
+			t.Fatal(err)
+		}
+		var ce *ConflictError
+		if _, err := s.CredentialDelete(ctx, ws, cred.ID); !errors.As(err, &ce) || !strings.Contains(ce.Message, tr.ID) {
+			t.Fatalf("deleting a credential a trigger replies with: %v", err)
+		}
 		if _, err := s.TriggerDelete(ctx, ws, tr.ID); err != nil {
 			t.Fatal(err)
+		}
+		if _, err := s.CredentialDelete(ctx, ws, cred.ID); err != nil {
+			t.Fatalf("credential no trigger uses: %v", err)
 		}
 		if _, err := s.TriggerGet(ctx, ws, tr.ID); !IsNotFound(err) {
 			t.Fatalf("after delete: %v", err)
