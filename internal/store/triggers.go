@@ -325,7 +325,7 @@ func (s *Store) TriggerDelete(ctx context.Context, ws, id string) (*Trigger, err
 	return t, err
 }
 
-// ErrDuplicateEvent says an inbound event was already handled within TriggerDedupWindow.
+// DuplicateEventError says an inbound event was already handled within TriggerDedupWindow.
 type DuplicateEventError struct {
 	// ExecutionID is the execution the first delivery started ("" when unknown).
 	ExecutionID string
