@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/runtime"
@@ -132,6 +134,16 @@ func (s *Server) receiveHook(w http.ResponseWriter, r *http.Request) error {
 			msg = "verification failed"
 		}
 		return errorf(http.StatusUnauthorized, "the call could not be verified as coming from %s: %s", t.Type, msg)
+	}
+	// As for every JSON body: invalid UTF-8 is refused, and so is a string holding NUL, which
+	// PostgreSQL cannot store.
+	if !utf8.Valid(body) {
+		return badRequest("request body is not valid UTF-8")
+	}
+	if bytes.Contains(body, []byte(`\u0000`)) {
+		if err := findNUL(body); err != nil {
+			return err
+		}
 	}
 	ev, err := p.Parse(r, body, cfg)
 	if err != nil {

@@ -421,6 +421,8 @@ func TestHookWebhook(t *testing.T) {
 			header: whsecHeaders(t, "whsec_"+base64.StdEncoding.EncodeToString([]byte("another secret of 24 b!!")), "msg_1", body, now), status: 401},
 		{name: "stale timestamp", method: "POST", path: "/api/v1/hooks/" + token, body: body,
 			header: whsecHeaders(t, testWhsec, "msg_1", body, now.Add(-6*time.Minute)), status: 401, message: "timestamp"},
+		{name: "NUL in the body", method: "POST", path: "/api/v1/hooks/" + token, body: `{"commit":{"message":"a\u0000b"}}`,
+			header: whsecHeaders(t, testWhsec, "msg_n", `{"commit":{"message":"a\u0000b"}}`, now), status: 422, message: "commit.message"},
 		{name: "schema failure records nothing", method: "POST", path: "/api/v1/hooks/" + token, body: `{"commit":{}}`,
 			header: whsecHeaders(t, testWhsec, "msg_0", `{"commit":{}}`, now), status: 422, message: "input"},
 	})
