@@ -33,6 +33,18 @@ type AgentConfig struct {
 	Steps            []AgentStep     `json:"steps,omitempty"`
 	SubAgents        []string        `json:"sub_agents,omitempty"`
 	Simulation       *Simulation     `json:"simulation,omitempty"`
+	// Memory makes runs use memories; DataSources gives an agent a query_<name> tool per
+	// data source id.
+	Memory      *MemoryConfig `json:"memory,omitempty"`
+	DataSources []string      `json:"data_sources,omitempty"`
+}
+
+// MemoryConfig says whether and how runs use memories: Scope is "agent" (default),
+// "session" or "end_user"; MaxItems bounds the memories put into a prompt (0: 10).
+type MemoryConfig struct {
+	Enabled  bool   `json:"enabled"`
+	Scope    string `json:"scope,omitempty"`
+	MaxItems int    `json:"max_items,omitempty"`
 }
 
 // ApprovalConfig lists the human checkpoints of a run.

@@ -123,6 +123,12 @@ func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID strin
 	if err := validateTools(ctx, st, ws, c.Tools); err != nil {
 		return err
 	}
+	if err := validateMemory(c.Memory); err != nil {
+		return err
+	}
+	if err := validateDataSources(ctx, st, ws, c.DataSources); err != nil {
+		return err
+	}
 	if err := firstErr(
 		st.CheckRefs(ctx, ws, store.KindGuardrail, "config.guardrails", c.Guardrails...),
 		st.CheckRefs(ctx, ws, store.KindAgent, "config.sub_agents", c.SubAgents...),
@@ -215,6 +221,40 @@ func validateTools(ctx context.Context, st *store.Store, ws string, refs []store
 		}
 	}
 	return nil
+}
+
+// validateMemory checks config.memory: a scope of store.MemoryScopes and max_items from 1
+// to 100 (0 is the default, 10).
+func validateMemory(m *store.MemoryConfig) error {
+	if m == nil {
+		return nil
+	}
+	if m.Scope != "" {
+		if err := oneOf("config.memory.scope", m.Scope, store.MemoryScopes); err != nil {
+			return err
+		}
+	}
+	if m.MaxItems < 0 || m.MaxItems > 100 {
+		return invalid("config.memory.max_items", "must be between 1 and 100, got %d", m.MaxItems)
+	}
+	return nil
+}
+
+// validateDataSources checks config.data_sources: each id is a data source of the workspace,
+// listed once.
+func validateDataSources(ctx context.Context, st *store.Store, ws string, ids []string) error {
+	seen := map[string]int{}
+	for i, id := range ids {
+		f := fmt.Sprintf("config.data_sources[%d]", i)
+		if err := required(f, id); err != nil {
+			return err
+		}
+		if j, dup := seen[id]; dup {
+			return invalid(f, "data source %s is already listed at config.data_sources[%d]", id, j)
+		}
+		seen[id] = i
+	}
+	return st.CheckRefs(ctx, ws, store.KindDataSource, "config.data_sources", ids...)
 }
 
 // validateSteps checks step ids are unique and dependencies name earlier-declared or later

@@ -76,7 +76,10 @@ func (s *Server) toAPIError(r *http.Request, err error) *Error {
 	var ve *store.ValidationError
 	var te *store.TransitionError
 	var me *runtime.ModelError
+	var qe *store.QuotaError
 	switch {
+	case errors.As(err, &qe):
+		return assetError(err).(*Error)
 	case errors.As(err, &me):
 		return errorf(http.StatusUnprocessableEntity, "%s", me.Message)
 	case errors.As(err, &te):

@@ -72,6 +72,14 @@ func newTestEnvWith(t *testing.T, st *store.Store, emulator bool, override func(
 func newTestEnvRouted(t *testing.T, st *store.Store, emulator bool, override func(*Config),
 	router func(*store.Store, *secretbox.Box) runtime.ModelRouter, tools func(*store.Store, *secretbox.Box) runtime.ToolServers) *testEnv {
 	t.Helper()
+	return newTestEnvEngine(t, st, emulator, override, router, tools, nil)
+}
+
+// newTestEnvEngine is newTestEnvRouted with the engine's Config changed by engine (when not nil).
+func newTestEnvEngine(t *testing.T, st *store.Store, emulator bool, override func(*Config),
+	router func(*store.Store, *secretbox.Box) runtime.ModelRouter, tools func(*store.Store, *secretbox.Box) runtime.ToolServers,
+	engine func(*runtime.Config)) *testEnv {
+	t.Helper()
 	ctx := context.Background()
 	if _, err := st.WorkspaceGet(ctx, testWorkspace); store.IsNotFound(err) {
 		if _, err := st.WorkspaceCreate(ctx, &store.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"}); err != nil {
@@ -93,7 +101,11 @@ func newTestEnvRouted(t *testing.T, st *store.Store, emulator bool, override fun
 		toolServers = tools(st, box)
 	}
 	m := metrics.New()
-	eng := runtime.New(runtime.Config{Store: st, Router: models, Tools: toolServers, Logger: log, Workers: 4, Metrics: m})
+	ecfg := runtime.Config{Store: st, Router: models, Tools: toolServers, Logger: log, Workers: 4, Metrics: m}
+	if engine != nil {
+		engine(&ecfg)
+	}
+	eng := runtime.New(ecfg)
 	if err := eng.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

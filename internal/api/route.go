@@ -43,6 +43,7 @@ type route struct {
 	turn     bool // with creates: the handler honours Idempotency-Key itself (a chat turn replays its run, not a stored body)
 	sse      bool // text/event-stream response
 	raw      bool // response is not the JSON envelope (docs, metrics, openapi)
+	content  bool // with raw: stored bytes of any media type, with ETag and Range (206, 304, 416; see contentResponses)
 	emulator bool // only in the emulator
 	server   bool // only on the server (users, logins and workspaces)
 	// anyWorkspace marks a route that acts on no single workspace (the workspace list, say):
@@ -200,6 +201,9 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 			op.Responses[strconv.Itoa(http.StatusNoContent)] = noContent
 		}
 		addHeaders(op.Responses[strconv.Itoa(status)], rt, status, emulator)
+		if rt.content {
+			contentResponses(op, rt, emulator)
+		}
 		if rt.tagged() {
 			notModified := &huma.Response{Description: "Not Modified: If-None-Match named the current ETag; no body (use the one kept)."}
 			addHeaders(notModified, rt, http.StatusNotModified, emulator)
@@ -252,6 +256,32 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 	return json.Marshal(doc)
 }
 
+// contentResponses documents what a content route adds to a 200: its request headers
+// (If-None-Match, Range, If-Range), 206 and 304, and the headers of each.
+func contentResponses(op *huma.Operation, rt route, emulator bool) {
+	str := &huma.Schema{Type: "string"}
+	op.Parameters = append(op.Parameters,
+		&huma.Param{Name: "If-None-Match", In: "header", Schema: str, Description: "The content's ETag (its quoted SHA-256), a list of them, or `*`: when it matches, the answer is 304 without a body."},
+		&huma.Param{Name: "Range", In: "header", Schema: str, Description: "Byte ranges to send, e.g. `bytes=0-1023`, `bytes=-500` or `bytes=100-`: 206 with those bytes; a range starting past the end is 416."},
+		&huma.Param{Name: "If-Range", In: "header", Schema: str, Description: "An ETag or date: the Range is honoured only when it still matches, else the whole content is sent (200)."})
+	etag := &huma.Header{Description: "The content's SHA-256 in lower-case hex, quoted: a strong entity tag.", Schema: str}
+	headers := func(resp *huma.Response, status int) {
+		addHeaders(resp, rt, status, emulator)
+		resp.Headers["ETag"] = etag
+		resp.Headers["Last-Modified"] = &huma.Header{Description: "When the asset was created.", Schema: str}
+		resp.Headers["Accept-Ranges"] = &huma.Header{Description: "`bytes`: Range requests are honoured.", Schema: str}
+	}
+	headers(op.Responses["200"], http.StatusOK)
+	partial := &huma.Response{Description: "Partial Content: the requested range (`Content-Range` says which), or `multipart/byteranges` for several.",
+		Content: map[string]*huma.MediaType{"application/octet-stream": {Schema: &huma.Schema{Type: "string", Format: "binary"}}}}
+	headers(partial, http.StatusPartialContent)
+	partial.Headers["Content-Range"] = &huma.Header{Description: "The bytes sent and the full size, e.g. `bytes 0-1023/4096`.", Schema: str}
+	op.Responses["206"] = partial
+	notModified := &huma.Response{Description: "Not Modified: If-None-Match named the content's ETag; no body."}
+	headers(notModified, http.StatusNotModified)
+	op.Responses["304"] = notModified
+}
+
 // timeAlias documents store.Time as an RFC 3339 date-time string.
 type timeAlias = stdTime
 
@@ -259,6 +289,9 @@ func successResponse(reg huma.Registry, rt route, pag *huma.Schema) *huma.Respon
 	switch {
 	case rt.sse:
 		return sseResponse(reg, rt)
+	case rt.content:
+		return &huma.Response{Description: "The content, with its own media type in `Content-Type` (the schema's `application/octet-stream` stands for any).",
+			Content: map[string]*huma.MediaType{"application/octet-stream": {Schema: &huma.Schema{Type: "string", Format: "binary"}}}}
 	case rt.raw:
 		var s *huma.Schema
 		if rt.resp != nil {

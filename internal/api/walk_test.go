@@ -123,6 +123,8 @@ func TestWorkspaceWalk(t *testing.T) {
 	must(err)
 	score, err := e.store.ScoreCreate(ctx, &store.Score{WorkspaceID: e.ws, ConfigID: &sc.ID, Value: ptr(1.0), ExecutionID: &x.ID})
 	must(err)
+	asset, err := c.AssetUpload(ctx, client.AssetUpload{MimeType: "image/png", Data: []byte("png"), ExecutionID: x.ID})
+	must(err)
 	trig, err := e.store.TriggerCreate(ctx, &store.Trigger{WorkspaceID: e.ws, AgentID: a.ID, Type: "webhook", Name: "W", Enabled: true,
 		Config: store.JSONObject{"respond": "async"}, TokenPrefix: "aph_walk"}, "walk-token-hash", nil, nil)
 	must(err)
@@ -144,6 +146,7 @@ func TestWorkspaceWalk(t *testing.T) {
 		"/api/v1/score-configs/":  {sc.ID},
 		"/api/v1/scores/":         {score.ID},
 		"/api/v1/agent-triggers/": {trig.ID},
+		"/api/v1/assets/":         {asset.ID},
 	}
 	// Workspace B with a key holding every scope.
 	wsB, err := e.store.WorkspaceCreate(ctx, &store.Workspace{Name: "B", Slug: "b"})

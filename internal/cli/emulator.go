@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentplane/agentplane/internal/api"
+	"github.com/agentplane/agentplane/internal/assets"
+	"github.com/agentplane/agentplane/internal/blob"
 	"github.com/agentplane/agentplane/internal/datasource"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/metrics"
@@ -159,7 +161,10 @@ func NewEmulator(ctx context.Context, log *slog.Logger, c EmulatorConfig) (*Emul
 		return nil, err
 	}
 	box := secretbox.NewRandom()
+	// Asset blobs live in memory with the rest of the emulator's data, and go with a reset.
+	blobs := blob.NewMemory()
 	load := func(ctx context.Context) error {
+		defer blobs.Clear()
 		return st.InTx(ctx, func(tx *store.Store) error {
 			if err := tx.Truncate(ctx); err != nil {
 				return err
@@ -177,9 +182,9 @@ func NewEmulator(ctx context.Context, log *slog.Logger, c EmulatorConfig) (*Emul
 	// Tool calls are simulated too: the emulator reaches no MCP server, so it may hold stdio
 	// ones (as the seed does) without ever running them.
 	m := metrics.New()
-	eng := runtime.New(runtime.Config{Store: st, Router: runtime.SimulatedRouter{Model: simulated.New()}, Tools: runtime.SimulatedTools{},
-		Logger: log, Workers: c.Workers, Metrics: m})
 	sources := datasource.NewSample(st)
+	eng := runtime.New(runtime.Config{Store: st, Router: runtime.SimulatedRouter{Model: simulated.New()}, Tools: runtime.SimulatedTools{},
+		Logger: log, Workers: c.Workers, Metrics: m, DataSources: sources, Assets: assets.New(st, blobs, 0)})
 	srv, err := api.New(api.Config{
 		Store: st, Logger: log, Secrets: box, Emulator: true, WorkspaceID: EmulatorWorkspaceID, DataSources: sources,
 		CORSOrigins: c.CORSOrigins, Reset: load, Version: Version, Engine: eng, PublicURL: c.PublicURL, AllowStdioMCP: true, Metrics: m,

@@ -130,6 +130,7 @@ func serveCmd(env Env) *cobra.Command {
 		denyPrivateEgress bool
 		leases            Leases
 		allowStdioMCP     bool
+		assetOpts         AssetOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -140,7 +141,8 @@ func serveCmd(env Env) *cobra.Command {
 				"rate-limit": "RATE_LIMIT", "rate-burst": "RATE_BURST", "max-agents": "MAX_AGENTS",
 				"max-executions-per-month": "MAX_EXECUTIONS_PER_MONTH", "max-concurrent-executions": "MAX_CONCURRENT_EXECUTIONS",
 				"trusted-proxies": "TRUSTED_PROXIES", "jwks-url": "JWKS_URL", "models": "MODELS", "public-url": "PUBLIC_URL", "redis-url": "REDIS_URL", "deny-private-egress": "DENY_PRIVATE_EGRESS",
-				"lease-timeout": "LEASE_TIMEOUT", "heartbeat-interval": "HEARTBEAT_INTERVAL", "allow-stdio-mcp": "ALLOW_STDIO_MCP"}
+				"lease-timeout": "LEASE_TIMEOUT", "heartbeat-interval": "HEARTBEAT_INTERVAL", "allow-stdio-mcp": "ALLOW_STDIO_MCP",
+				"assets-quota-mb": "ASSETS_QUOTA_MB", "assets-dir": "ASSETS_DIR"}
 			for k, v := range dbEnv {
 				vars[k] = v
 			}
@@ -183,12 +185,16 @@ func serveCmd(env Env) *cobra.Command {
 			if err := checkRedisURL(redisURL); err != nil {
 				return err
 			}
+			if err := assetOpts.validate(); err != nil {
+				return err
+			}
 			if models != ModelsReal && models != ModelsSimulated {
 				return usageError{fmt.Errorf("invalid value %q for --models: must be real or simulated", models)}
 			}
 			return runServe(cmd.Context(), cmd.ErrOrStderr(), db, host, port, workers, grace, lvl, ServerConfig{
 				CORSOrigins: splitList(cors), Limits: limits, TrustedProxies: trusted, JWKSURL: jwksURL, Models: models, PublicURL: publicURL,
-				RedisURL: redisURL, Leases: leases, DenyPrivateEgress: denyPrivateEgress, AllowStdioMCP: allowStdioMCP})
+				RedisURL: redisURL, Leases: leases, DenyPrivateEgress: denyPrivateEgress, AllowStdioMCP: allowStdioMCP,
+				Assets: assetOpts})
 		},
 	}
 	db.flags(cmd)
@@ -207,6 +213,7 @@ func serveCmd(env Env) *cobra.Command {
 	f.BoolVar(&denyPrivateEgress, "deny-private-egress", false, "refuse outbound connections (model providers, MCP servers, data sources) to loopback, private and link-local addresses, checked when connecting (DENY_PRIVATE_EGRESS)")
 	f.StringVar(&redisURL, "redis-url", "", "redis:// URL of a Redis that holds the rate limit buckets of every node (REDIS_URL); default: PostgreSQL with --database-url, else this process")
 	f.BoolVar(&allowStdioMCP, "allow-stdio-mcp", false, "let MCP tools use the stdio transport: a command this server starts for the runs that call it (ALLOW_STDIO_MCP)")
+	assetOpts.flags(cmd)
 	f.StringVar(&models, "models", ModelsReal, "real: model calls go to each workspace's provider credentials; simulated: every call is answered by the simulated model, for demos and staging (MODELS)")
 	return cmd
 }
@@ -344,6 +351,9 @@ type ServerConfig struct {
 	// AllowStdioMCP lets MCP tools use the stdio transport (--allow-stdio-mcp): saving one
 	// is a 422 without it, and runs never start one.
 	AllowStdioMCP bool
+	// Assets are where the assets of runs keep their bytes and how much each workspace may
+	// store (--assets-dir, --assets-quota-mb).
+	Assets AssetOptions
 	// MCPDialCheck, when set, vets the address of every connection to an MCP server before
 	// it is opened (an egress policy); an error refuses it.
 	MCPDialCheck func(ctx context.Context, network, address string) error
@@ -516,12 +526,18 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 		log.Info("rate limits are shared through PostgreSQL")
 	}
 	m := metrics.New()
-	eng := runtime.New(runtime.Config{Store: st, Router: router, Tools: tools, Logger: log, Workers: c.Workers,
-		LeaseTimeout: c.Leases.Timeout, HeartbeatInterval: c.Leases.Heartbeat, PostgresURL: c.DB.databaseURL, Metrics: m})
+	assetService, err := c.Assets.service(st, c.DB.dataDir)
+	if err != nil {
+		if rdb != nil {
+			rdb.Close()
+		}
+		st.Close()
+		return nil, err
+	}
 	// Data sources connect to the workspaces' own databases and APIs; a sqlite data source may
 	// not read the server's data directory (its database and secret key) or its key file.
 	var deny []string
-	for _, p := range []string{c.DB.dataDir, c.DB.secretKeyFile} {
+	for _, p := range []string{c.DB.dataDir, c.DB.secretKeyFile, c.Assets.Dir} {
 		if abs, err := filepath.Abs(p); p != "" && err == nil {
 			deny = append(deny, abs)
 		}
@@ -533,6 +549,10 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 		log.Info("egress to private, loopback and link-local addresses is denied (--deny-private-egress)")
 	}
 	sources := datasource.NewLive(dsConfig)
+	// Runs query the same data sources through config.data_sources tools.
+	eng := runtime.New(runtime.Config{Store: st, Router: router, Tools: tools, Logger: log, Workers: c.Workers,
+		LeaseTimeout: c.Leases.Timeout, HeartbeatInterval: c.Leases.Heartbeat, PostgresURL: c.DB.databaseURL, Metrics: m,
+		DataSources: sources, Assets: assetService})
 	replier := &triggers.Replier{Store: st, Secrets: box, Client: triggerReplyClient(guard), Logger: log}
 	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: c.CORSOrigins, Version: Version, Engine: eng, DataSources: sources,
 		RateLimit: c.Limits.RateLimit, RateBurst: c.Limits.RateBurst, RateShared: shared, Plan: c.Limits.Plan, JWTSecret: jwtSecret,

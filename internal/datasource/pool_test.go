@@ -177,3 +177,49 @@ func TestLiveSourceErrors(t *testing.T) {
 		t.Fatalf("missing data source: %v", err)
 	}
 }
+
+// TestDescribeCache: the catalog is read once per pool, so a table added later is not seen
+// until the version or the credential changes, and then it is.
+func TestDescribeCache(t *testing.T) {
+	f := newFixture(t)
+	l := f.live()
+	ctx := context.Background()
+	first, second := sqliteFile(t, "first"), sqliteFile(t, "second")
+	cred := f.credential("database_url", first, nil)
+	id := f.source("sqlite", cred, map[string]any{})
+	names := func() []string {
+		t.Helper()
+		tables, err := l.Describe(ctx, testWS, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tb := range tables {
+			out = append(out, tb.Name)
+		}
+		return out
+	}
+	if got := names(); strings.Join(got, ",") != "t" {
+		t.Fatalf("tables %v", got)
+	}
+	for _, path := range []string{first, second} {
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = db.Exec("CREATE TABLE later (id int)")
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := names(); len(got) != 1 {
+		t.Fatalf("the catalog was read again within the pool: %v", got)
+	}
+	if _, err := f.st.CredentialUpdate(ctx, testWS, cred, store.CredentialPatch{Value: &second}, f.box); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); len(got) != 2 {
+		t.Fatalf("a changed credential did not read the catalog again: %v", got)
+	}
+}

@@ -30,6 +30,9 @@ const (
 const (
 	EventThinking = "thinking" // the model's reasoning, never part of Response.Content
 	EventContent  = "content"  // a delta of Response.Content
+	// EventMedia carries one piece of media of the reply (an image, say) in Event.Media;
+	// the same media is in Response.Media once the call ends.
+	EventMedia = "media"
 )
 
 // Message is one chat message of a conversation sent to a model.
@@ -103,12 +106,23 @@ type Response struct {
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	Usage      Usage      `json:"usage"`
 	StopReason string     `json:"stop_reason"`
+	// Media is the media the reply carried besides its text (images a model generated),
+	// in the order received.
+	Media []Media `json:"media,omitempty"`
 }
 
-// Event is one streamed delta of a model call: Kind is EventThinking or EventContent.
+// Media is one piece of media of a model's reply: its media type and its bytes.
+type Media struct {
+	MimeType string `json:"mime_type"`
+	Data     []byte `json:"data"`
+}
+
+// Event is one streamed delta of a model call: Kind is EventThinking or EventContent (with
+// Text), or EventMedia (with Media).
 type Event struct {
-	Kind string `json:"kind"`
-	Text string `json:"text"`
+	Kind  string `json:"kind"`
+	Text  string `json:"text"`
+	Media *Media `json:"media,omitempty"`
 }
 
 // Provider answers one model request, streaming deltas through emit as they are produced.

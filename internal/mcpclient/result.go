@@ -17,22 +17,79 @@ type Result struct {
 	Text string
 	// IsError reports that the tool ran and failed; Text is its message.
 	IsError bool
+	// Media are the binary content items (images, audio, embedded resources with a blob),
+	// in order; Text holds a placeholder for each (see TextWith).
+	Media []Media
+
+	parts      []string // the text of each content item
+	mediaAt    []int    // the index in parts of each Media
+	structured []byte   // the structured content as JSON, nil without
+}
+
+// Media is one binary content item of a tool result.
+type Media struct {
+	Kind     string // "image", "audio" or "resource"
+	MimeType string
+	Data     []byte
+	Name     string // a resource's URI, "" for images and audio
+}
+
+// TextWith is Text with the placeholder of each Media replaced by notes[i] (a note that the
+// item was stored, say); a missing or empty note keeps the placeholder.
+func (r *Result) TextWith(notes []string) string {
+	if len(r.mediaAt) == 0 {
+		return r.Text
+	}
+	parts := append([]string(nil), r.parts...)
+	for i, at := range r.mediaAt {
+		if i < len(notes) && notes[i] != "" {
+			parts[at] = notes[i]
+		}
+	}
+	return render(parts, r.structured)
 }
 
 // resultOf turns a CallToolResult into the model's Result.
 func resultOf(res *mcp.CallToolResult) *Result {
-	parts := make([]string, 0, len(res.Content))
+	out := &Result{IsError: res.IsError, parts: make([]string, 0, len(res.Content))}
 	for _, c := range res.Content {
-		parts = append(parts, contentText(c))
+		if m, ok := mediaOf(c); ok {
+			out.mediaAt = append(out.mediaAt, len(out.parts))
+			out.Media = append(out.Media, m)
+		}
+		out.parts = append(out.parts, contentText(c))
 	}
-	text := strings.Join(parts, "\n")
 	if res.StructuredContent != nil {
-		structured, err := json.Marshal(res.StructuredContent)
-		if err == nil {
-			text = withStructured(structured, parts, text)
+		if structured, err := json.Marshal(res.StructuredContent); err == nil {
+			out.structured = structured
 		}
 	}
-	return &Result{Text: text, IsError: res.IsError}
+	out.Text = render(out.parts, out.structured)
+	return out
+}
+
+// render joins the parts' text, with the structured content when there is some.
+func render(parts []string, structured []byte) string {
+	text := strings.Join(parts, "\n")
+	if structured != nil {
+		text = withStructured(structured, parts, text)
+	}
+	return text
+}
+
+// mediaOf returns the binary payload of a content item, if it has one.
+func mediaOf(c mcp.Content) (Media, bool) {
+	switch c := c.(type) {
+	case *mcp.ImageContent:
+		return Media{Kind: "image", MimeType: c.MIMEType, Data: c.Data}, len(c.Data) > 0
+	case *mcp.AudioContent:
+		return Media{Kind: "audio", MimeType: c.MIMEType, Data: c.Data}, len(c.Data) > 0
+	case *mcp.EmbeddedResource:
+		if r := c.Resource; r != nil && r.Text == "" && len(r.Blob) > 0 {
+			return Media{Kind: "resource", MimeType: r.MIMEType, Data: r.Blob, Name: r.URI}, true
+		}
+	}
+	return Media{}, false
 }
 
 // withStructured is the text of a result with structured content: the JSON alone when the

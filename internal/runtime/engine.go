@@ -11,6 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/assets"
+	"github.com/agentplane/agentplane/internal/blob"
+	"github.com/agentplane/agentplane/internal/datasource"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -63,6 +66,12 @@ type Config struct {
 	PostgresURL string
 	// Metrics is told of every run end and model call (nil: nothing is reported).
 	Metrics Metrics
+	// DataSources runs the queries of config.data_sources tools (serve: datasource.Live,
+	// the emulator: datasource.Sample); nil answers them with an error result.
+	DataSources datasource.Executor
+	// Assets stores the media runs produce (model replies, MCP tool results); nil keeps
+	// them in memory, unlimited (tests). The API serves the same service (Engine.Assets).
+	Assets *assets.Service
 }
 
 // Defaults of Config's lease settings.
@@ -88,6 +97,8 @@ type Engine struct {
 	workers int
 	hub     *hub
 	metrics Metrics
+	sources datasource.Executor
+	assets  *assets.Service
 
 	// node is this process's id among the nodes sharing the database.
 	node                          string
@@ -166,15 +177,21 @@ func New(cfg Config) *Engine {
 	if cfg.Metrics == nil {
 		cfg.Metrics = noMetrics{}
 	}
+	if cfg.Assets == nil {
+		cfg.Assets = assets.New(cfg.Store, blob.NewMemory(), 0)
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	bg, bgCancel := context.WithCancel(context.Background())
-	e := &Engine{st: cfg.Store, router: cfg.Router, tools: cfg.Tools, log: cfg.Logger, workers: cfg.Workers, hub: newHub(), metrics: cfg.Metrics,
+	e := &Engine{st: cfg.Store, router: cfg.Router, tools: cfg.Tools, log: cfg.Logger, workers: cfg.Workers, hub: newHub(), metrics: cfg.Metrics, sources: cfg.DataSources,
 		node: newNodeID(), lease: cfg.LeaseTimeout, heartbeat: cfg.HeartbeatInterval, rescueEvery: min(5*time.Second, cfg.LeaseTimeout/3),
 		pgURL: cfg.PostgresURL, ctx: ctx, cancel: cancel, wake: make(chan struct{}, cfg.Workers), draining: make(chan struct{}),
-		bg: bg, bgCancel: bgCancel, live: map[string]*handle{}}
+		bg: bg, bgCancel: bgCancel, live: map[string]*handle{}, assets: cfg.Assets}
 	e.log = e.log.With("node", e.node)
 	return e
 }
+
+// Assets is the service that stores the assets of runs; the API serves it.
+func (e *Engine) Assets() *assets.Service { return e.assets }
 
 // fault returns the error a test injects into the writes that end a run (nil normally).
 func (e *Engine) fault() error {

@@ -25,6 +25,13 @@ func (r *run) render(ctx context.Context) ([]llm.Message, error) {
 	sp.Attributes["variables"] = rendered.Variables
 	sp.Attributes["missing"] = rendered.Missing
 	r.end(sp, map[string]any{"messages": rendered.Messages}, nil)
+	if r.memoryOn() {
+		text, err := r.recall(ctx, user.Content)
+		if err != nil {
+			return nil, err
+		}
+		system = withMemories(system, text)
+	}
 
 	var history []llm.Message
 	if c := r.state.Chat; c != nil {

@@ -203,6 +203,9 @@ func (r *run) call(ctx context.Context, kind, name string, msgs []llm.Message, t
 	}
 	r.addUsage(sp, resp.Usage)
 	sp.Attributes["stop_reason"] = resp.StopReason
+	if len(resp.Media) > 0 {
+		r.storeMedia(ctx, sp, modelMedia(resp.Media, r.cfg.Model, rt.Name))
+	}
 	r.end(sp, map[string]any{"content": resp.Content, "tool_calls": resp.ToolCalls}, nil)
 	return resp, nil
 }
@@ -293,10 +296,16 @@ func (r *run) runTool(ctx context.Context, c llm.ToolCall, tools *toolset) (stri
 	r.emit("tool_start", map[string]any{"id": c.ID, "name": c.Name})
 	sp := r.span("tool", "tool: "+c.Name, nil)
 	sp.Input = spanJSON(sp, "input_bytes", c.Arguments)
-	text, outcome, err := tools.call(ctx, c, sp)
+	res, outcome, err := tools.call(ctx, c, sp)
 	if err != nil {
 		r.end(sp, nil, err)
 		return "", err
+	}
+	text := res.Text
+	if len(res.Media) > 0 {
+		// Images, audio and files go to the asset store; the model reads a note naming each
+		// stored asset in its place instead of the bytes.
+		text = res.TextWith(r.storeMedia(ctx, sp, toolMedia(res.Media, sp)))
 	}
 	sp.Attributes["outcome"] = string(outcome)
 	result, summary := text, text

@@ -195,7 +195,21 @@ type toolset struct {
 	specs   []llm.ToolSpec
 	byName  map[string]boundTool
 	servers []*toolServer
+	// local are the tools the platform answers itself: query_<name> per data source and
+	// remember (see datatools.go, memory.go).
+	local map[string]localTool
 }
+
+// localTool is a tool the platform answers itself, without an MCP server. call returns an
+// error only when its context ends (the call's timeout or the run's end).
+type localTool interface {
+	call(ctx context.Context, c llm.ToolCall, sp *store.Span) (string, toolOutcome, error)
+}
+
+var (
+	_ localTool = (*dataTool)(nil)
+	_ localTool = (*rememberTool)(nil)
+)
 
 // toolServer is one MCP server of a run and its session.
 type toolServer struct {
@@ -210,7 +224,8 @@ type boundTool struct {
 	name   string
 }
 
-// tools loads the version's MCP servers and their tools. A server whose record lists no
+// tools loads the version's MCP servers and their tools, then the platform's own tools (a
+// query tool per data source, remember when memory is on). A server whose record lists no
 // tools is asked for them (opening the run's session with it); a server that cannot be
 // asked fails the run, since the version was configured with its tools.
 func (r *run) tools(ctx context.Context) (*toolset, error) {
@@ -247,12 +262,63 @@ func (r *run) tools(ctx context.Context) (*toolset, error) {
 			}
 		}
 	}
+	used := map[string]bool{}
 	for i, name := range exposedNames(offers) {
 		o := offers[i]
 		ts.byName[name] = boundTool{server: o.server, name: o.def.Name}
 		ts.specs = append(ts.specs, llm.ToolSpec{Name: name, Description: o.def.Description, InputSchema: o.def.InputSchema})
+		used[name] = true
+	}
+	if err := ts.addLocal(ctx, used); err != nil {
+		ts.close()
+		return nil, err
 	}
 	return ts, nil
+}
+
+// addLocal adds the data sources' query tools and the remember tool, under names no other
+// tool of the run has (numbered _2, _3 … when taken).
+func (ts *toolset) addLocal(ctx context.Context, used map[string]bool) error {
+	ts.local = map[string]localTool{}
+	add := func(spec llm.ToolSpec, t localTool) {
+		base, n := spec.Name, spec.Name
+		for k := 2; used[n]; k++ {
+			suffix := fmt.Sprintf("_%d", k)
+			n = base[:min(len(base), maxToolName-len(suffix))] + suffix
+		}
+		used[n], spec.Name = true, n
+		ts.local[n] = t
+		ts.specs = append(ts.specs, spec)
+	}
+	specs, tools, err := ts.r.dataTools(ctx, ts.timeout)
+	if err != nil {
+		return err
+	}
+	for i, spec := range specs {
+		add(spec, tools[i])
+	}
+	if ts.r.memoryOn() {
+		if scope, sc, missing := ts.r.memoryScope(); missing == "" {
+			add(rememberSpec(scope), &rememberTool{r: ts.r, scope: scope, sc: sc})
+		}
+	}
+	return nil
+}
+
+// callLocal runs a call of a platform tool within the timeout.
+func (ts *toolset) callLocal(ctx context.Context, t localTool, c llm.ToolCall, sp *store.Span) (string, toolOutcome, error) {
+	callCtx, cancel := context.WithTimeout(ctx, ts.timeout)
+	defer cancel()
+	text, outcome, err := t.call(callCtx, c, sp)
+	switch {
+	case ctx.Err() != nil:
+		return "", "", ctx.Err()
+	case err == nil:
+		return text, outcome, nil
+	case callCtx.Err() != nil:
+		return fmt.Sprintf("tool %s did not answer within %d ms (config.tool_timeout_ms)", c.Name, ts.timeout.Milliseconds()), toolTimeout, nil
+	}
+	return fmt.Sprintf("tool %s failed: %v", c.Name, err), toolFailed, nil
 }
 
 // list asks a server for its tools over the run's session with it, within the timeout.
@@ -311,13 +377,17 @@ const (
 	toolFailed  toolOutcome = "failed"       // the server could not be reached or refused the call
 )
 
-// call runs one tool call on its server within the timeout and returns the result's text,
-// or, when the outcome is not toolOK, what went wrong. Only the run's own end (cancel,
-// shutdown) is returned as an error.
-func (ts *toolset) call(ctx context.Context, c llm.ToolCall, sp *store.Span) (string, toolOutcome, error) {
+// call runs one tool call on its server within the timeout and returns its result, or, when
+// the outcome is not toolOK or toolError, a result whose Text says what went wrong. Only the
+// run's own end (cancel, shutdown) is returned as an error.
+func (ts *toolset) call(ctx context.Context, c llm.ToolCall, sp *store.Span) (*mcpclient.Result, toolOutcome, error) {
+	if t, ok := ts.local[c.Name]; ok {
+		text, outcome, err := ts.callLocal(ctx, t, c, sp)
+		return &mcpclient.Result{Text: text}, outcome, err
+	}
 	bt, ok := ts.byName[c.Name]
 	if !ok {
-		return fmt.Sprintf("unknown tool %q", c.Name), toolUnknown, nil
+		return &mcpclient.Result{Text: fmt.Sprintf("unknown tool %q", c.Name)}, toolUnknown, nil
 	}
 	sp.Attributes["mcp_tool_id"], sp.Attributes["server"], sp.Attributes["tool"] = bt.server.rec.ID, bt.server.rec.Name, bt.name
 	callCtx, cancel := context.WithTimeout(ctx, ts.timeout)
@@ -329,15 +399,15 @@ func (ts *toolset) call(ctx context.Context, c llm.ToolCall, sp *store.Span) (st
 	}
 	switch {
 	case ctx.Err() != nil:
-		return "", "", ctx.Err()
+		return nil, "", ctx.Err()
 	case err == nil && res.IsError:
-		return res.Text, toolError, nil
+		return res, toolError, nil
 	case err == nil:
-		return res.Text, toolOK, nil
+		return res, toolOK, nil
 	case callCtx.Err() != nil:
-		return fmt.Sprintf("tool %s did not answer within %d ms (config.tool_timeout_ms)", c.Name, ts.timeout.Milliseconds()), toolTimeout, nil
+		return &mcpclient.Result{Text: fmt.Sprintf("tool %s did not answer within %d ms (config.tool_timeout_ms)", c.Name, ts.timeout.Milliseconds())}, toolTimeout, nil
 	}
-	return fmt.Sprintf("tool %s failed: %v", c.Name, err), toolFailed, nil
+	return &mcpclient.Result{Text: fmt.Sprintf("tool %s failed: %v", c.Name, err)}, toolFailed, nil
 }
 
 // errorResult is what the model reads for a tool call that did not succeed.

@@ -37,7 +37,22 @@ type AgentConfig struct {
 	Steps            []AgentStep     `json:"steps,omitempty"`
 	SubAgents        []string        `json:"sub_agents,omitempty"`
 	Simulation       *Simulation     `json:"simulation,omitempty"`
+	// Memory and DataSources are what an agent remembers and what data it may read (see
+	// runtime/memory.go and runtime/datatools.go).
+	Memory      *MemoryConfig `json:"memory,omitempty" doc:"Long-term memory: the most relevant memories of the scope go into the prompt, and an agent-type agent gets a remember tool that stores one."`
+	DataSources []string      `json:"data_sources,omitempty" doc:"Data source ids; an agent-type agent gets a query_<name> tool for each, described with the tables and columns of its catalog."`
 }
+
+// MemoryConfig says whether and how runs use memories.
+type MemoryConfig struct {
+	Enabled bool   `json:"enabled" doc:"Whether runs use memories."`
+	Scope   string `json:"scope,omitempty" enum:"agent,session,end_user" doc:"Whose memories: the agent's own (default), the run's chat session's, or the run's end user's (end_user_id)."`
+	// MaxItems bounds the memories put into a prompt.
+	MaxItems int `json:"max_items,omitempty" minimum:"1" maximum:"100" doc:"Most memories put into the prompt (default 10)."`
+}
+
+// MemoryScopes are the values of config.memory.scope.
+var MemoryScopes = []string{"agent", "session", "end_user"}
 
 // ToolRef names an MCP server whose tools a version may call: all of them, or those in
 // Names. It is written as the server's id alone when Names is empty, and as

@@ -133,8 +133,9 @@ func (s *Store) MemoryDelete(ctx context.Context, ws, id string) (*Memory, error
 	return m, err
 }
 
-// MemoryScope selects the memories a run may use: those of one agent, one chat session or one
-// end user (exactly one field set), within a workspace.
+// MemoryScope selects the memories a run may use: those of one agent (its own, not those kept
+// for one of its sessions or end users), one chat session or one end user (whichever agent
+// stored them), within a workspace. Exactly one field is set.
 type MemoryScope struct {
 	AgentID   string
 	SessionID string
@@ -145,7 +146,9 @@ type MemoryScope struct {
 func (sc MemoryScope) where(n int) (string, any, error) {
 	switch {
 	case sc.AgentID != "":
-		return fmt.Sprintf("m.agent_id = $%d", n), sc.AgentID, nil
+		// An agent's own memories: not those its runs keep for one session or end user, which
+		// other sessions and end users must not see.
+		return fmt.Sprintf("m.agent_id = $%d AND m.session_id IS NULL AND m.end_user_id IS NULL", n), sc.AgentID, nil
 	case sc.SessionID != "":
 		return fmt.Sprintf("m.session_id = $%d", n), sc.SessionID, nil
 	case sc.EndUserID != "":
@@ -156,14 +159,28 @@ func (sc MemoryScope) where(n int) (string, any, error) {
 
 // MemorySearch returns up to limit memories of the scope, the most relevant to text first
 // (full-text match: SQLite FTS5 with Porter stemming, PostgreSQL tsvector in English; any of
-// the text's words counts), newest first among equals; memories matching none of the words
-// come after, newest first, so a scope with few memories still gives them all.
+// the text's words counts, English stop words aside), newest first among equals; memories
+// matching none of the words come after, newest first, so a scope with few memories still
+// gives them all.
 func (s *Store) MemorySearch(ctx context.Context, ws string, sc MemoryScope, text string, limit int) ([]*Memory, error) {
+	return s.memorySearch(ctx, ws, sc, text, limit, false)
+}
+
+// MemoryMatch is MemorySearch without the memories that match none of text's words: what a
+// run puts into its prompt. A text without words (or only stop words) matches nothing.
+func (s *Store) MemoryMatch(ctx context.Context, ws string, sc MemoryScope, text string, limit int) ([]*Memory, error) {
+	return s.memorySearch(ctx, ws, sc, text, limit, true)
+}
+
+func (s *Store) memorySearch(ctx context.Context, ws string, sc MemoryScope, text string, limit int, matchOnly bool) ([]*Memory, error) {
 	cond, arg, err := sc.where(2)
 	if err != nil {
 		return nil, err
 	}
 	words := searchWords(text)
+	if matchOnly && len(words) == 0 {
+		return []*Memory{}, nil
+	}
 	cols := "m.id, m.workspace_id, m.agent_id, m.session_id, m.end_user_id, m.key, m.content, m.metadata, m.created_at, m.updated_at"
 	var q string
 	args := []any{ws, arg}
@@ -172,7 +189,11 @@ func (s *Store) MemorySearch(ctx context.Context, ws string, sc MemoryScope, tex
 		q = "SELECT " + cols + " FROM memories m WHERE m.workspace_id = $1 AND " + cond + " ORDER BY m.created_at DESC, m.id DESC LIMIT $3"
 		args = append(args, limit)
 	case s.dialect == Postgres:
-		q = "SELECT " + cols + ` FROM memories m WHERE m.workspace_id = $1 AND ` + cond + `
+		match := ""
+		if matchOnly {
+			match = " AND m.search @@ to_tsquery('english', $3)"
+		}
+		q = "SELECT " + cols + ` FROM memories m WHERE m.workspace_id = $1 AND ` + cond + match + `
 			ORDER BY ts_rank(m.search, to_tsquery('english', $3)) DESC, m.created_at DESC, m.id DESC LIMIT $4`
 		args = append(args, strings.Join(words, " | "), limit)
 	default:
@@ -180,7 +201,11 @@ func (s *Store) MemorySearch(ctx context.Context, ws string, sc MemoryScope, tex
 		for i, w := range words {
 			quoted[i] = `"` + w + `"`
 		}
-		q = "SELECT " + cols + ` FROM memories m LEFT JOIN (SELECT rowid, bm25(memories_fts) AS score FROM memories_fts WHERE memories_fts MATCH $3) f
+		join := "LEFT JOIN"
+		if matchOnly {
+			join = "JOIN"
+		}
+		q = "SELECT " + cols + ` FROM memories m ` + join + ` (SELECT rowid, bm25(memories_fts) AS score FROM memories_fts WHERE memories_fts MATCH $3) f
 			ON f.rowid = m.rowid WHERE m.workspace_id = $1 AND ` + cond + `
 			ORDER BY f.score IS NULL, f.score, m.created_at DESC, m.id DESC LIMIT $4`
 		args = append(args, strings.Join(quoted, " OR "), limit)
@@ -195,13 +220,13 @@ func (s *Store) MemorySearch(ctx context.Context, ws string, sc MemoryScope, tex
 // maxSearchWords bounds the words of a memory search, so a long input makes a bounded query.
 const maxSearchWords = 32
 
-// searchWords are the distinct words (letters and digits, lower case) of text, at most
-// maxSearchWords, safe to put into an FTS5 or tsquery expression.
+// searchWords are the distinct words (letters and digits, lower case) of text that are not
+// stop words, at most maxSearchWords, safe to put into an FTS5 or tsquery expression.
 func searchWords(text string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, f := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		if len(f) < 2 || seen[f] {
+		if len(f) < 2 || seen[f] || stopWords[f] {
 			continue
 		}
 		seen[f] = true
@@ -212,3 +237,19 @@ func searchWords(text string) []string {
 	}
 	return out
 }
+
+// stopWords are PostgreSQL's English stop words (the Snowball list), which its tsquery drops:
+// leaving them out on SQLite too makes both dialects match the same memories, and keeps
+// "what is my …" from matching every memory that says "is" or "my".
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`i me my myself we our ours ourselves you your yours yourself yourselves he him his himself
+		she her hers herself it its itself they them their theirs themselves what which who whom this that these those am is are
+		was were be been being have has had having do does did doing a an the and but if or because as until while of at by for
+		with about against between into through during before after above below to from up down in out on off over under again
+		further then once here there when where why how all any both each few more most other some such no nor not only own same
+		so than too very s t can will just don should now`) {
+		m[w] = true
+	}
+	return m
+}()

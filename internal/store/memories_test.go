@@ -51,6 +51,25 @@ func TestMemorySearch(t *testing.T) {
 		if got, _ = s.MemorySearch(ctx, mustWorkspace(t, s, "b"), MemoryScope{EndUserID: user}, "email", 10); len(got) != 0 {
 			t.Fatalf("another workspace sees %v", memoryKeys(got))
 		}
+		// MemoryMatch keeps only the memories matching a word of the text; stop words match nothing.
+		if got, err = s.MemoryMatch(ctx, ws, MemoryScope{AgentID: agent}, "Is my refund on its way?", 10); err != nil || len(got) != 1 || got[0].ID != refund.ID {
+			t.Fatalf("match: %v %v", memoryKeys(got), err)
+		}
+		if got, _ = s.MemoryMatch(ctx, ws, MemoryScope{AgentID: agent}, "What is it that you do?", 10); len(got) != 0 {
+			t.Fatalf("stop words matched %v", memoryKeys(got))
+		}
+		// The agent's own memories leave out those it keeps for one session or end user.
+		sess := "sess-1"
+		kept := mk(Memory{AgentID: &agent, SessionID: &sess, Content: "In this chat the refund was already promised."})
+		if got, _ = s.MemoryMatch(ctx, ws, MemoryScope{AgentID: agent}, "refund", 10); len(got) != 1 || got[0].ID != refund.ID {
+			t.Fatalf("agent scope sees a session's memory: %v", memoryKeys(got))
+		}
+		if got, _ = s.MemoryMatch(ctx, ws, MemoryScope{SessionID: sess}, "refund", 10); len(got) != 1 || got[0].ID != kept.ID {
+			t.Fatalf("session scope: %v", memoryKeys(got))
+		}
+		if got, _ = s.MemoryMatch(ctx, ws, MemoryScope{SessionID: "sess-2"}, "refund", 10); len(got) != 0 {
+			t.Fatalf("another session sees %v", memoryKeys(got))
+		}
 		// Quotes, operators and other syntax of the search languages are only text.
 		if _, err := s.MemorySearch(ctx, ws, MemoryScope{AgentID: agent}, `"ship" OR NEAR(a b) * ^ & | ! ' : -x`, 5); err != nil {
 			t.Fatalf("hostile text: %v", err)

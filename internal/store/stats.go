@@ -29,6 +29,8 @@ var statTables = []struct{ key, table string }{
 	{"chat_messages", "chat_messages"},
 	{"score_configs", "score_configs"},
 	{"scores", "scores"},
+	{"asset_blobs", "asset_blobs"},
+	{"assets", "assets"},
 }
 
 // StoreStats counts the rows of every resource across all workspaces.

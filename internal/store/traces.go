@@ -29,14 +29,14 @@ type Trace struct {
 }
 
 // Span is one timed step of a trace: prompt rendering, a model call, a tool call, a
-// guardrail check, history trimming, an approval wait, a sub-agent.
+// guardrail check, history trimming, an approval wait, a sub-agent, memories retrieved or stored.
 type Span struct {
 	ID          string          `json:"id"`
 	TraceID     string          `json:"trace_id"`
 	WorkspaceID string          `json:"workspace_id"`
 	ParentID    *string         `json:"parent_id"`
 	Name        string          `json:"name"`
-	Kind        string          `json:"kind" enum:"agent,prompt,llm,tool,guardrail,history,approval,validation,step,subagent"`
+	Kind        string          `json:"kind" enum:"agent,prompt,llm,tool,guardrail,history,approval,validation,step,subagent,memory"`
 	Status      string          `json:"status" enum:"ok,error"`
 	Input       json.RawMessage `json:"input"`
 	Output      json.RawMessage `json:"output"`

@@ -21,6 +21,7 @@ type stream struct {
 	thought  bool   // a reasoning part arrived (even an empty one with a signature)
 	thinkSig []byte // the reasoning block's signature, if a thought part carried one
 	calls    []llm.ToolCall
+	media    []llm.Media
 	usage    *genai.GenerateContentResponseUsageMetadata
 	reason   genai.FinishReason
 }
@@ -74,6 +75,11 @@ func (st *stream) part(part *genai.Part, emit func(llm.Event) error) error {
 			tc.Signature = base64.StdEncoding.EncodeToString(part.ThoughtSignature)
 		}
 		st.calls = append(st.calls, tc)
+	case part.InlineData != nil && !part.Thought:
+		// An image (or other media) the model generated: bytes and their media type.
+		m := llm.Media{MimeType: part.InlineData.MIMEType, Data: part.InlineData.Data}
+		st.media = append(st.media, m)
+		return emit(llm.Event{Kind: llm.EventMedia, Media: &m})
 	case part.Thought:
 		st.thought = true
 		if len(part.ThoughtSignature) > 0 {
@@ -95,7 +101,7 @@ func (st *stream) part(part *genai.Part, emit func(llm.Event) error) error {
 // finish returns the Response once the stream has ended: an error for a stream without
 // a finish reason (cut short) or one that ended for any reason but STOP or MAX_TOKENS.
 func (st *stream) finish(ctx context.Context, ep llm.Endpoint) (*llm.Response, error) {
-	resp := &llm.Response{Content: st.content.String()}
+	resp := &llm.Response{Content: st.content.String(), Media: st.media}
 	switch st.reason {
 	case "":
 		return nil, llm.TransportError(ctx, ep, llm.ErrIncomplete)

@@ -11,7 +11,8 @@ import (
 //
 // A streamed Reply becomes one SSE "data:" GenerateContentResponse per chunk: each
 // Reasoning delta a {"text", "thought": true} part (Signature, base64, rides as
-// thoughtSignature on the last of them), each Text delta a {"text"} part, each ToolCall
+// thoughtSignature on the last of them), each Text delta a {"text"} part, each Image an
+// {"inlineData": {"mimeType", "data"}} part (data base64), each ToolCall
 // one {"functionCall": {"id", "name", "args"}, "thoughtSignature"} part whose args object
 // is the concatenation of Args (no id when ID is empty). A last chunk carries the
 // finishReason (StopReason, default "STOP", also for tool calls as Gemini does) and, when
@@ -63,7 +64,12 @@ type (
 		Text             string              `json:"text,omitempty"`
 		Thought          bool                `json:"thought,omitempty"`
 		FunctionCall     *geminiFunctionCall `json:"functionCall,omitempty"`
+		InlineData       *geminiBlob         `json:"inlineData,omitempty"`
 		ThoughtSignature string              `json:"thoughtSignature,omitempty"`
+	}
+	geminiBlob struct {
+		MimeType string `json:"mimeType"`
+		Data     []byte `json:"data"` // base64 on the wire, as encoding/json writes []byte
 	}
 	geminiFunctionCall struct {
 		ID   string          `json:"id,omitempty"`
@@ -189,6 +195,11 @@ func streamGemini(s *Server, w http.ResponseWriter, r *http.Request, reply *Repl
 	}
 	for _, d := range reply.Text {
 		if !send(geminiPart{Text: d}) {
+			return
+		}
+	}
+	for _, im := range reply.Images {
+		if !send(geminiPart{InlineData: &geminiBlob{MimeType: im.MimeType, Data: im.Data}}) {
 			return
 		}
 	}

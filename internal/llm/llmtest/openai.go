@@ -1,6 +1,7 @@
 package llmtest
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -17,7 +18,8 @@ import (
 //
 // A streamed Reply becomes chat.completion.chunk events: a first chunk with only the role,
 // one chunk per Reasoning delta (in delta.reasoning_content, or delta.reasoning when the
-// request's model contains "openrouter"), one per Text delta (delta.content), for each
+// request's model contains "openrouter"), one per Text delta (delta.content), one per
+// Image (OpenRouter's delta.images: a data: URL of type image_url), for each
 // ToolCall one chunk with its index, ID and Name and then one per Args piece
 // (function.arguments), a chunk with the finish_reason (StopReason, default "stop", or
 // "tool_calls" with ToolCalls), then, when Usage is set and the request asked for it with
@@ -118,6 +120,13 @@ type (
 		ReasoningContent string       `json:"reasoning_content,omitempty"`
 		Reasoning        string       `json:"reasoning,omitempty"`
 		ToolCalls        []oaToolCall `json:"tool_calls,omitempty"`
+		Images           []oaImage    `json:"images,omitempty"`
+	}
+	oaImage struct {
+		Type     string `json:"type"`
+		ImageURL struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
 	}
 	oaToolCall struct {
 		Index    int        `json:"index"`
@@ -167,6 +176,13 @@ func openaiStream(s *Server, w http.ResponseWriter, r *http.Request, reply *Repl
 	}
 	for _, t := range reply.Text {
 		if !send(oaDelta{Content: t}, nil) {
+			return
+		}
+	}
+	for _, im := range reply.Images {
+		img := oaImage{Type: "image_url"}
+		img.ImageURL.URL = "data:" + im.MimeType + ";base64," + base64.StdEncoding.EncodeToString(im.Data)
+		if !send(oaDelta{Images: []oaImage{img}}, nil) {
 			return
 		}
 	}

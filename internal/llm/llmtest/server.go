@@ -23,6 +23,9 @@ type Reply struct {
 	Reasoning []string // reasoning / thinking deltas
 	Signature string   // the thinking block's signature (Anthropic)
 	Text      []string // content deltas
+	// Images are media the reply carries after its text: Gemini inlineData parts, or on the
+	// Chat Completions wire OpenRouter's delta.images data: URLs (Anthropic's has none).
+	Images    []Image
 	ToolCalls []ToolCall
 	// Usage is reported in the stream's last chunk; nil reports none.
 	Usage *Usage
@@ -34,6 +37,12 @@ type Reply struct {
 	Delay time.Duration
 	// CutAfter closes the connection after this many chunks, without the end marker.
 	CutAfter int
+}
+
+// Image is a scripted piece of media of a reply.
+type Image struct {
+	MimeType string
+	Data     []byte
 }
 
 // ToolCall is a scripted tool call; Args are the chunks its JSON arguments arrive in.

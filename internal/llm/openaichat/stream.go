@@ -1,6 +1,7 @@
 package openaichat
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ type accumulator struct {
 	calls     []*toolCall
 	finish    string // the last finish_reason seen; "" until the model finished
 	usage     llm.Usage
+	media     []llm.Media
 }
 
 // toolCall is a tool call being assembled from its deltas.
@@ -63,6 +65,12 @@ func (a *accumulator) add(chunk openai.ChatCompletionChunk, emit func(llm.Event)
 			}
 			a.content.WriteString(text)
 			if err := emit(llm.Event{Kind: llm.EventContent, Text: text}); err != nil {
+				return err
+			}
+		}
+		for _, m := range deltaImages(&c.Delta) {
+			a.media = append(a.media, m)
+			if err := emit(llm.Event{Kind: llm.EventMedia, Media: &m}); err != nil {
 				return err
 			}
 		}
@@ -119,11 +127,65 @@ func reasoningDelta(d *openai.ChatCompletionChunkChoiceDelta) string {
 	return ""
 }
 
+// deltaImages returns the images of a delta: OpenRouter (and servers following it) send a
+// generated image as delta.images, [{"type": "image_url", "image_url": {"url": "data:…"}}].
+// Only data: URLs are taken (the bytes are in the reply); a remote URL is not fetched.
+func deltaImages(d *openai.ChatCompletionChunkChoiceDelta) []llm.Media {
+	if len(d.JSON.ExtraFields) == 0 {
+		return nil
+	}
+	raw := d.JSON.ExtraFields["images"].Raw()
+	if raw == "" || raw == "null" {
+		return nil
+	}
+	var images []struct {
+		ImageURL struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if json.Unmarshal([]byte(raw), &images) != nil {
+		return nil
+	}
+	var out []llm.Media
+	for _, im := range images {
+		if m, ok := parseDataURL(im.ImageURL.URL); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// parseDataURL decodes a base64 data: URL (data:image/png;base64,…).
+func parseDataURL(u string) (llm.Media, bool) {
+	rest, ok := strings.CutPrefix(u, "data:")
+	if !ok {
+		return llm.Media{}, false
+	}
+	meta, payload, ok := strings.Cut(rest, ",")
+	if !ok {
+		return llm.Media{}, false
+	}
+	mt, isBase64 := strings.CutSuffix(meta, ";base64")
+	if !isBase64 {
+		return llm.Media{}, false
+	}
+	data, err := base64.StdEncoding.DecodeString(payload)
+	if err != nil {
+		if data, err = base64.RawStdEncoding.DecodeString(payload); err != nil {
+			return llm.Media{}, false
+		}
+	}
+	if mt == "" {
+		mt = "application/octet-stream"
+	}
+	return llm.Media{MimeType: mt, Data: data}, true
+}
+
 // response is the completed answer. A turn with tool calls stops for them whatever its
 // finish_reason says (Ollama reports "stop"), except when it was cut at the token limit:
 // the arguments of the last call are then truncated and cannot be run.
 func (a *accumulator) response() *llm.Response {
-	resp := &llm.Response{Content: a.content.String(), Usage: a.usage}
+	resp := &llm.Response{Content: a.content.String(), Usage: a.usage, Media: a.media}
 	if a.reasoning.Len() > 0 {
 		resp.Thinking = []llm.Thinking{{Text: a.reasoning.String()}}
 	}

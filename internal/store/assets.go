@@ -1,0 +1,227 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// The types of an asset.
+const (
+	AssetImage = "image"
+	AssetAudio = "audio"
+	AssetFile  = "file"
+)
+
+// The sources of an asset: what produced it.
+const (
+	AssetSourceModel  = "model"  // a part of a model's reply
+	AssetSourceMCP    = "mcp"    // an image or audio item of an MCP tool result
+	AssetSourceTool   = "tool"   // a file (embedded resource) a tool returned
+	AssetSourceUpload = "upload" // sent through POST /assets
+)
+
+// Asset is one piece of media of a workspace (an image, audio or a file), usually produced
+// by a run. Its bytes are a blob of the workspace, shared with other assets of the same
+// bytes.
+type Asset struct {
+	ID          string     `json:"id"`
+	WorkspaceID string     `json:"workspace_id"`
+	ExecutionID *string    `json:"execution_id" doc:"The execution that produced the asset; null for an upload without one."`
+	Type        string     `json:"type" enum:"image,audio,file"`
+	MimeType    string     `json:"mime_type" doc:"The media type the content is served with, e.g. image/png."`
+	Size        int64      `json:"size" doc:"Size of the content in bytes."`
+	SHA256      string     `json:"sha256" doc:"Lower-case hex SHA-256 of the content; also its ETag."`
+	Name        string     `json:"name" doc:"A file name, when the source gave one."`
+	Source      string     `json:"source" enum:"model,mcp,tool,upload" doc:"What produced it: a model reply, an MCP tool's image or audio, a file a tool returned, or an upload."`
+	Metadata    JSONObject `json:"metadata" doc:"Where it came from, e.g. the model, or the MCP server and tool."`
+	CreatedAt   Time       `json:"created_at"`
+}
+
+// AssetFilter narrows AssetList; empty fields match everything.
+type AssetFilter struct {
+	ExecutionID string
+	Type        string
+}
+
+// AssetStorage is what a workspace's assets take up.
+type AssetStorage struct {
+	Bytes      int64 `json:"bytes" doc:"Bytes stored: each distinct content counted once (what the quota limits)."`
+	Count      int   `json:"count" doc:"Number of assets."`
+	Blobs      int   `json:"blobs" doc:"Number of distinct contents stored."`
+	AssetBytes int64 `json:"asset_bytes" doc:"Sum of the sizes of all assets, shared contents counted once per asset."`
+	QuotaBytes int64 `json:"quota_bytes" doc:"The workspace's asset quota in bytes; 0 is unlimited."`
+}
+
+// QuotaError says that storing a new blob would take a workspace past its asset quota.
+type QuotaError struct {
+	Quota, Used, Size int64
+}
+
+func (e *QuotaError) Error() string {
+	return fmt.Sprintf("storing %d bytes would exceed the workspace's asset quota (%d of %d bytes used)", e.Size, e.Used, e.Quota)
+}
+
+const assetColumns = `id, workspace_id, execution_id, type, mime_type, size, sha256, name, source, metadata, created_at`
+
+func scanAsset(row interface{ Scan(...any) error }) (*Asset, error) {
+	var a Asset
+	if err := row.Scan(&a.ID, &a.WorkspaceID, &a.ExecutionID, &a.Type, &a.MimeType, &a.Size, &a.SHA256, &a.Name, &a.Source, &a.Metadata, &a.CreatedAt); err != nil {
+		return nil, err
+	}
+	if a.Metadata == nil {
+		a.Metadata = JSONObject{}
+	}
+	return &a, nil
+}
+
+// AssetList returns one page of a workspace's assets, newest first, and the total count.
+func (s *Store) AssetList(ctx context.Context, ws string, f AssetFilter, p Page) ([]*Asset, int, error) {
+	where, args := whereClause("", ws, []cond{
+		{"execution_id = $%d", f.ExecutionID},
+		{"type = $%d", f.Type},
+	})
+	rows, err := s.r.QueryContext(ctx, "SELECT "+assetColumns+" FROM assets"+where+pageClause("", p), args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list assets: %w", err)
+	}
+	items, err := collect(rows, scanAsset)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM assets"+where, args)
+	return items, total, err
+}
+
+// AssetGet returns one asset of the workspace.
+func (s *Store) AssetGet(ctx context.Context, ws, id string) (*Asset, error) {
+	a, err := scanAsset(s.r.QueryRowContext(ctx, "SELECT "+assetColumns+" FROM assets WHERE workspace_id = $1 AND id = $2", ws, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("asset", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get asset %s: %w", id, err)
+	}
+	return a, nil
+}
+
+// AssetBlobLock holds, until the caller's transaction ends, a lock on the blob sum of
+// workspace ws, so that writing a blob with its record and removing a record with its blob
+// take turns across nodes (PostgreSQL's transaction-scoped advisory lock). SQLite has one
+// writer, whose transactions take turns already.
+func (s *Store) AssetBlobLock(ctx context.Context, ws, sum string) error {
+	if s.dialect != Postgres {
+		return nil
+	}
+	if _, err := s.exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "asset blob "+ws+" "+sum); err != nil {
+		return fmt.Errorf("lock blob: %w", err)
+	}
+	return nil
+}
+
+// AssetBlobEnsure records the blob sum of workspace ws, unless it is recorded already, and
+// reports whether it was new. A new blob must fit the quota (bytes; 0 is unlimited) with the
+// workspace's other blobs, else it is a *QuotaError. Call it inside a transaction, with the
+// asset's insert: with a quota on PostgreSQL it locks the workspace's row so that concurrent
+// writers check the quota one at a time (SQLite has one writer).
+func (s *Store) AssetBlobEnsure(ctx context.Context, ws, sum string, size, quota int64) (bool, error) {
+	recorded, err := s.assetBlobRecorded(ctx, s.w, ws, sum)
+	if err != nil || recorded {
+		return false, err
+	}
+	if quota > 0 {
+		if s.dialect == Postgres {
+			var id string
+			if err := s.w.QueryRowContext(ctx, "SELECT id FROM workspaces WHERE id = $1 FOR UPDATE", ws).Scan(&id); err != nil {
+				return false, fmt.Errorf("lock workspace %s: %w", ws, err)
+			}
+		}
+		var used int64
+		if err := s.w.QueryRowContext(ctx, "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM asset_blobs WHERE workspace_id = $1", ws).Scan(&used); err != nil {
+			return false, fmt.Errorf("asset storage: %w", err)
+		}
+		if used+size > quota {
+			return false, &QuotaError{Quota: quota, Used: used, Size: size}
+		}
+	}
+	// Another writer may have recorded it meanwhile: then it is not new.
+	res, err := s.exec(ctx, "INSERT INTO asset_blobs (workspace_id, sha256, size, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING", ws, sum, size, Now())
+	if err != nil {
+		return false, fmt.Errorf("insert blob: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// AssetInsert inserts an asset whose blob is recorded (AssetBlobEnsure); a preset ID is kept.
+func (s *Store) AssetInsert(ctx context.Context, a *Asset) (*Asset, error) {
+	if a.ID == "" {
+		a.ID = NewID()
+	}
+	if a.Metadata == nil {
+		a.Metadata = JSONObject{}
+	}
+	a.CreatedAt = Now()
+	_, err := s.exec(ctx, `INSERT INTO assets (id, workspace_id, execution_id, type, mime_type, size, sha256, name, source, metadata, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, a.ID, a.WorkspaceID, emptyAsNull(a.ExecutionID), a.Type, a.MimeType,
+		a.Size, a.SHA256, a.Name, a.Source, a.Metadata, a.CreatedAt)
+	if err != nil {
+		if isUniqueViolation(err) {
+			return nil, &ConflictError{Message: fmt.Sprintf("asset %s already exists", a.ID)}
+		}
+		return nil, fmt.Errorf("insert asset: %w", err)
+	}
+	return s.AssetGet(ctx, a.WorkspaceID, a.ID)
+}
+
+// AssetDelete removes an asset and returns it as it was; blobFreed reports that it was the
+// last asset of its blob, whose record is removed with it (the caller then deletes the bytes).
+func (s *Store) AssetDelete(ctx context.Context, ws, id string) (a *Asset, blobFreed bool, err error) {
+	err = s.InTx(ctx, func(tx *Store) error {
+		if a, err = tx.AssetGet(ctx, ws, id); err != nil {
+			return err
+		}
+		if err := tx.deleteRow(ctx, "asset", "assets", ws, id); err != nil {
+			return err
+		}
+		res, err := tx.exec(ctx, `DELETE FROM asset_blobs WHERE workspace_id = $1 AND sha256 = $2
+			AND NOT EXISTS (SELECT 1 FROM assets WHERE workspace_id = $1 AND sha256 = $2)`, ws, a.SHA256)
+		if err != nil {
+			return fmt.Errorf("release blob: %w", err)
+		}
+		n, err := res.RowsAffected()
+		blobFreed = n > 0
+		return err
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return a, blobFreed, nil
+}
+
+// AssetBlobRecorded reports whether workspace ws has a blob record for sum.
+func (s *Store) AssetBlobRecorded(ctx context.Context, ws, sum string) (bool, error) {
+	return s.assetBlobRecorded(ctx, s.r, ws, sum)
+}
+
+func (s *Store) assetBlobRecorded(ctx context.Context, q dbtx, ws, sum string) (bool, error) {
+	var n int
+	if err := q.QueryRowContext(ctx, "SELECT count(*) FROM asset_blobs WHERE workspace_id = $1 AND sha256 = $2", ws, sum).Scan(&n); err != nil {
+		return false, fmt.Errorf("find blob: %w", err)
+	}
+	return n > 0, nil
+}
+
+// AssetStorageGet sums up what a workspace's assets take; QuotaBytes is left for the caller.
+func (s *Store) AssetStorageGet(ctx context.Context, ws string) (*AssetStorage, error) {
+	var st AssetStorage
+	err := s.r.QueryRowContext(ctx, "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT), count(*) FROM asset_blobs WHERE workspace_id = $1", ws).Scan(&st.Bytes, &st.Blobs)
+	if err == nil {
+		err = s.r.QueryRowContext(ctx, "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT), count(*) FROM assets WHERE workspace_id = $1", ws).Scan(&st.AssetBytes, &st.Count)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("asset storage: %w", err)
+	}
+	return &st, nil
+}
