@@ -2,10 +2,16 @@ package e2e
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -87,6 +93,73 @@ func TestTriggersEndToEnd(t *testing.T) {
 			if _, err := c.TriggerDelete(ctx, tr.ID); err != nil {
 				t.Fatal(err)
 			}
+			slackReplies(t, name, c, a.ID)
 		})
+	}
+}
+
+// slackReplies: a signed Slack message runs the agent; serve replies in the thread through
+// chat.postMessage (a fake Slack here), the emulator does not.
+func slackReplies(t *testing.T, name string, c *client.Client, agentID string) {
+	t.Helper()
+	ctx := context.Background()
+	var mu sync.Mutex
+	var got []map[string]any
+	slack := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&b)
+		b["path"], b["auth"] = r.URL.Path, r.Header.Get("Authorization")
+		mu.Lock()
+		got = append(got, b)
+		mu.Unlock()
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	defer slack.Close()
+	cred, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "slack bot", Type: "bearer_token", Value: "xoxb-e2e-token",
+		Metadata: map[string]any{"base_url": slack.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secret = "e2e-slack-signing-secret"
+	tr, err := c.TriggerCreate(ctx, client.TriggerCreate{AgentID: agentID, Type: "slack", Name: "Slack",
+		Config: map[string]any{"signing_secret": secret, "bot_credential_id": cred.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"type":"event_callback","team_id":"T1","event_id":"Ev1","event":{"type":"app_mention","user":"U1","text":"hello","channel":"C1","ts":"1.5"}}`
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte("v0:" + ts + ":" + body))
+	req, _ := http.NewRequest("POST", tr.HookURL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Slack-Request-Timestamp", ts)
+	req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(m.Sum(nil)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("slack event: %d", resp.StatusCode)
+	}
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
+	if name == "emulator" {
+		time.Sleep(500 * time.Millisecond)
+		if n := count(); n != 0 {
+			t.Fatalf("the emulator sent %d replies", n)
+		}
+		return
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for count() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no reply reached Slack")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if r := got[0]; r["path"] != "/api/chat.postMessage" || r["auth"] != "Bearer xoxb-e2e-token" || r["channel"] != "C1" || r["thread_ts"] != "1.5" || r["text"] == "" {
+		t.Fatalf("reply %v", r)
 	}
 }
