@@ -113,6 +113,16 @@ func newTriggerEnv(t *testing.T, st *store.Store, emulator bool) *triggerEnv {
 	return &triggerEnv{testEnv: e, agent: a.ID, rec: rec, replier: replier, skew: skew}
 }
 
+// activeVersion is the id of the agent's active version.
+func (e *triggerEnv) activeVersion(t *testing.T) string {
+	t.Helper()
+	a, err := e.c.AgentGet(context.Background(), e.agent)
+	if err != nil || a.ActiveVersionID == nil {
+		t.Fatalf("agent: %v", err)
+	}
+	return *a.ActiveVersionID
+}
+
 // createTrigger creates a trigger and returns its id, token and hook URL.
 func (e *triggerEnv) createTrigger(t *testing.T, body string) (id, token, hookURL string) {
 	t.Helper()
@@ -327,6 +337,12 @@ func TestTriggerRoutes(t *testing.T) {
 		{name: "patch sends the masked secret back", method: "PATCH", path: "/api/v1/agent-triggers/" + triggerID, status: 200,
 			body:   fmt.Sprintf(`{"config":{"signing_secret":%q}}`, secretbox.Mask(testSlackSecret)),
 			fields: map[string]any{"data.config.signing_secret": secretbox.Mask(testSlackSecret)}},
+		{name: "pin a version", method: "PATCH", path: "/api/v1/agent-triggers/" + triggerID, status: 200,
+			body: fmt.Sprintf(`{"version_id":%q}`, e.activeVersion(t)), fields: map[string]any{"data.version_id": e.activeVersion(t)}},
+		{name: "pin an unknown version", method: "PATCH", path: "/api/v1/agent-triggers/" + triggerID, status: 422, message: "version_id",
+			body: `{"version_id":"nope"}`},
+		{name: "unpin the version", method: "PATCH", path: "/api/v1/agent-triggers/" + triggerID, status: 200,
+			body: `{"version_id":null}`, fields: map[string]any{"data.version_id": nil}},
 		{name: "patch unknown key", method: "PATCH", path: "/api/v1/agent-triggers/" + triggerID, status: 422, message: "config.cron",
 			body: `{"config":{"cron":"* * * * *"}}`},
 		{name: "patch removing a required key", method: "PATCH", path: "/api/v1/agent-triggers/" + triggerID, status: 422, message: "config.signing_secret",
