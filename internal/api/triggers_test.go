@@ -849,3 +849,24 @@ func TestHookReplyRetried(t *testing.T) {
 		}
 	})
 }
+
+// TestHookURLFromPublicURL: behind --public-url the hook URL is built from it, not from the
+// request's host.
+func TestHookURLFromPublicURL(t *testing.T) {
+	e := newTestEnvWith(t, openTestStore(t, "memory"), false, func(c *Config) { c.PublicURL = "https://agents.example.com/" })
+	a, err := e.c.AgentCreate(context.Background(), client.AgentCreate{Name: "A", Type: "simple"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := e.c.TriggerCreate(context.Background(), client.TriggerCreate{AgentID: a.ID, Type: "webhook", Name: "W"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.HookURL != "https://agents.example.com/api/v1/hooks/"+tr.Token {
+		t.Fatalf("hook_url %q", tr.HookURL)
+	}
+	rot, err := e.c.TriggerRotate(context.Background(), tr.ID)
+	if err != nil || rot.HookURL != "https://agents.example.com/api/v1/hooks/"+rot.Token || rot.Token == tr.Token {
+		t.Fatalf("rotated: %v %+v", err, rot)
+	}
+}
