@@ -451,3 +451,25 @@ func (s *Store) TriggerTickClaim(ctx context.Context, id string, old, next time.
 	}
 	return nil
 }
+
+// TriggerWebhook returns the completion webhook of a trigger: its URL and signing secret
+// (opened with box), both "" when it has none. Executions a trigger started carry its id in
+// metadata.trigger_id; the completion webhook sender looks their webhook up here.
+func (s *Store) TriggerWebhook(ctx context.Context, ws, id string, box *secretbox.Box) (url, secret string, err error) {
+	var sealed string
+	err = s.r.QueryRowContext(ctx, "SELECT webhook_url, secrets FROM agent_triggers WHERE workspace_id = $1 AND id = $2", ws, id).Scan(&url, &sealed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", notFound("trigger", id)
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("read webhook of trigger %s: %w", id, err)
+	}
+	if url == "" {
+		return "", "", nil
+	}
+	secrets, err := openTriggerSecrets(box, ws, id, sealed)
+	if err != nil {
+		return "", "", err
+	}
+	return url, secrets[webhookSecretKey], nil
+}

@@ -38,6 +38,12 @@ func TestTriggerStore(t *testing.T) {
 		if strings.Contains(raw, "very-secret") {
 			t.Fatal("the secret is stored in the clear")
 		}
+		if _, err := s.TriggerUpdate(ctx, ws, tr.ID, TriggerPatch{WebhookURL: ptrTo("https://example.com/done")}, box); err != nil {
+			t.Fatal(err)
+		}
+		if u, sec, err := s.TriggerWebhook(ctx, ws, tr.ID, box); err != nil || u != "https://example.com/done" || sec != "whsec_x" {
+			t.Fatalf("webhook: %q %q %v", u, sec, err)
+		}
 		got, secrets, err := s.TriggerByToken(ctx, "hash-1", box)
 		if err != nil || got.ID != tr.ID || secrets["signing_secret"] != "very-secret-value-123" {
 			t.Fatalf("by token: %v %v %v", got, secrets, err)
