@@ -116,3 +116,16 @@ func (s *Store) TriggerRepliesDue(ctx context.Context, now time.Time, limit int)
 	}
 	return out, rows.Err()
 }
+
+// TriggerReplyRetention is how long the record of a sent (or given up) reply is kept.
+const TriggerReplyRetention = 7 * 24 * time.Hour
+
+// TriggerRepliesPrune deletes the records of replies sent or given up more than
+// TriggerReplyRetention ago; it returns how many went.
+func (s *Store) TriggerRepliesPrune(ctx context.Context, now time.Time) (int64, error) {
+	res, err := s.exec(ctx, "DELETE FROM trigger_replies WHERE status <> 'pending' AND updated_at < $1", now.Add(-TriggerReplyRetention).UnixMilli())
+	if err != nil {
+		return 0, fmt.Errorf("prune trigger replies: %w", err)
+	}
+	return res.RowsAffected()
+}

@@ -69,6 +69,23 @@ func TestTriggerStore(t *testing.T) {
 		if n, err := s.TriggerEventsPrune(ctx, now.Add(50*time.Hour)); err != nil || n != 1 {
 			t.Fatalf("prune: %d %v", n, err)
 		}
+		for _, id := range []string{"xa", "xb"} {
+			if err := s.TriggerReplyCreate(ctx, &TriggerReply{ExecutionID: id, WorkspaceID: ws, TriggerID: tr.ID, ReplyTo: map[string]string{"channel": "C1"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if r, err := s.TriggerReplyClaim(ctx, "xa", now, time.Minute); err != nil || r == nil || r.ReplyTo["channel"] != "C1" || r.Attempts != 1 {
+			t.Fatalf("claim: %+v %v", r, err)
+		}
+		if r, err := s.TriggerReplyClaim(ctx, "xa", now, time.Minute); err != nil || r != nil {
+			t.Fatalf("a held reply claimed again: %+v %v", r, err)
+		}
+		if err := s.TriggerReplyFinish(ctx, "xa", ReplySent, "", time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.TriggerRepliesPrune(ctx, time.Now().Add(8*24*time.Hour)); err != nil || n != 1 {
+			t.Fatalf("prune replies: %d %v (the pending one stays)", n, err)
+		}
 
 		sched, err := s.TriggerCreate(ctx, &Trigger{WorkspaceID: ws, AgentID: a.ID, Type: "schedule", Name: "D", Enabled: true,
 			Config: JSONObject{"cron": "* * * * *"}, NextRunAt: &Time{time.UnixMilli(1_000_000)}}, "", nil, box)

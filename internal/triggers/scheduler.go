@@ -114,6 +114,9 @@ func (s *Scheduler) loop(ctx context.Context, done chan struct{}) {
 			if _, err := s.cfg.Store.TriggerEventsPrune(ctx, now); err != nil && ctx.Err() == nil {
 				s.cfg.Logger.Warn("pruning trigger events failed", slog.Any("error", err))
 			}
+			if _, err := s.cfg.Store.TriggerRepliesPrune(ctx, now); err != nil && ctx.Err() == nil {
+				s.cfg.Logger.Warn("pruning trigger replies failed", slog.Any("error", err))
+			}
 			pruned = now
 		}
 		select {
