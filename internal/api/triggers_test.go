@@ -870,3 +870,46 @@ func TestHookURLFromPublicURL(t *testing.T) {
 		t.Fatalf("rotated: %v %+v", err, rot)
 	}
 }
+
+// TestHookSlackConcurrentRetries: Slack delivering one event several times at once (its
+// retries racing the first delivery) starts one run and sends one reply.
+func TestHookSlackConcurrentRetries(t *testing.T) {
+	forEachDatabase(t, func(t *testing.T, url string) {
+		e := newTriggerEnv(t, openTestStore(t, url), false)
+		slack := newFakePlatform(t, `{"ok":true}`)
+		cred := e.credential(t, slack.URL)
+		_, _, hook := e.createTrigger(t, fmt.Sprintf(`{"agent_id":%q,"type":"slack","name":"Slack","config":{"signing_secret":%q,"bot_credential_id":%q}}`, e.agent, testSlackSecret, cred))
+		msg := slackMessage("EvC", "Once, please", "1700000100.000100", "")
+		const n = 8
+		statuses := make([]int, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				h := slackHeaders(testSlackSecret, msg, time.Now())
+				if i > 0 {
+					h["X-Slack-Retry-Num"] = strconv.Itoa(i)
+				}
+				statuses[i], _ = hookCall(t, "POST", hook, h, msg)
+			})
+		}
+		wg.Wait()
+		started := 0
+		for _, st := range statuses {
+			switch st {
+			case 202:
+				started++
+			case 200:
+			default:
+				t.Fatalf("statuses %v", statuses)
+			}
+		}
+		if started != 1 {
+			t.Fatalf("%d deliveries started a run: %v", started, statuses)
+		}
+		waitUntil(t, "the reply", func() bool { return len(slack.calls()) == 1 })
+		time.Sleep(200 * time.Millisecond)
+		if c := executionCount(t, e.store, e.ws); c != 1 || len(slack.calls()) != 1 {
+			t.Fatalf("%d executions, %d replies", c, len(slack.calls()))
+		}
+	})
+}
