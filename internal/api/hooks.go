@@ -286,6 +286,7 @@ func (s *Server) webhookRun(w http.ResponseWriter, r *http.Request, t *store.Tri
 // reply through the platform's API when the run ends.
 func (s *Server) chatPlatformRun(w http.ResponseWriter, r *http.Request, t *store.Trigger, p platform.Platform, ev *platform.Event, req runtime.SubmitRequest) error {
 	ctx := r.Context()
+	began := time.Now()
 	conversation := ev.ConversationKey
 	if conversation == "" {
 		conversation = "user:" + ev.User
@@ -334,7 +335,8 @@ func (s *Server) chatPlatformRun(w http.ResponseWriter, r *http.Request, t *stor
 		return err
 	}
 	if p.Sync() {
-		wait := time.NewTimer(syncReplyWait)
+		// Teams' 5 s count from its call: time spent waiting for a busy session is taken off.
+		wait := time.NewTimer(syncReplyWait - time.Since(began))
 		defer wait.Stop()
 		select {
 		case <-run.Done():
