@@ -913,3 +913,26 @@ func TestHookSlackConcurrentRetries(t *testing.T) {
 		}
 	})
 }
+
+// TestHookTeamsSlowRun: a Teams run still going when Teams' 5 s are nearly up is answered in
+// time with a note naming the execution, rather than with no answer at all.
+func TestHookTeamsSlowRun(t *testing.T) {
+	e := newTriggerEnv(t, openTestStore(t, "memory"), false)
+	agent := slowAgent(t, e.testEnv, 2*time.Second)
+	_, _, hook := e.createTrigger(t, fmt.Sprintf(`{"agent_id":%q,"type":"teams","name":"Teams","config":{"hmac_secret":%q}}`, agent, testTeamsSecret))
+	activity := `{"type":"message","id":"slow-1","text":"<at>Bot</at> think hard","from":{"id":"29:1"},"conversation":{"id":"19:slow"}}`
+	began := time.Now()
+	st, raw := hookCall(t, "POST", hook, map[string]string{"Authorization": teamsAuth(testTeamsSecret, activity)}, activity)
+	if took := time.Since(began); st != 200 || took > 5*time.Second {
+		t.Fatalf("teams: %d after %s: %s", st, took, raw)
+	}
+	var m map[string]string
+	if err := json.Unmarshal(raw, &m); err != nil || m["type"] != "message" || !strings.Contains(m["text"], "Still working") {
+		t.Fatalf("teams body: %s", raw)
+	}
+	// The run goes on; cancel it rather than wait for the engine's shutdown grace.
+	_, id, _ := strings.Cut(strings.TrimSuffix(m["text"], ")."), "(execution ")
+	if a := e.post(t, "/api/v1/executions/"+id+"/cancel", "", ""); a.status != 200 {
+		t.Fatalf("cancel %q: %d %v", id, a.status, a.body)
+	}
+}
