@@ -48,7 +48,7 @@ func (s *Server) credentialRoutes() []route {
 		{method: "PATCH", path: v1 + "/credentials/{id}", op: "updateCredential", tag: tag, scope: "credentials:write",
 			summary: "Update a credential's name, provider, description, metadata or value", desc: "Changes the given fields. A new `value` replaces the secret (rotation): it is encrypted at rest and shown only masked.", body: credentialUpdateRequest{}, resp: store.Credential{}, h: s.updateCredential},
 		{method: "DELETE", path: v1 + "/credentials/{id}", op: "deleteCredential", tag: tag, scope: "credentials:write", summary: "Delete a credential",
-			desc: "A credential still used by a data source or an MCP tool is not deleted (409 naming the user).",
+			desc: "A credential still used by a data source, an MCP tool or a trigger (its bot credential) is not deleted (409 naming the user).",
 			resp: store.Credential{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.CredentialDelete)},
 		{method: "POST", path: v1 + "/credentials/{id}/validate", op: "validateCredential", tag: tag, scope: "credentials:write",
 			summary: "Check a credential against its service",

@@ -99,7 +99,7 @@ func (s *Server) toAPIError(r *http.Request, err error) *Error {
 	}
 	rid := requestID(r.Context())
 	s.log.ErrorContext(r.Context(), "request failed", slog.String("request_id", rid),
-		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
+		slog.String("method", r.Method), slog.String("path", logPath(r)), slog.Any("error", err))
 	return errorf(http.StatusInternalServerError, "internal error; quote request id %s when reporting it", rid)
 }
 

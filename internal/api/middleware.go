@@ -75,7 +75,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			s.metrics.HTTPRequest(r.Method, pattern, sw.status, elapsed)
 			if s.log.Enabled(r.Context(), slog.LevelDebug) {
 				s.log.DebugContext(r.Context(), "request", slog.String("request_id", rid), slog.String("method", r.Method),
-					slog.String("path", r.URL.Path), slog.Int("status", sw.status), slog.Duration("duration", elapsed))
+					slog.String("path", logPath(r)), slog.Int("status", sw.status), slog.Duration("duration", elapsed))
 			}
 		}()
 		if s.cors.handle(sw, r) {

@@ -38,6 +38,7 @@ var tagDescriptions = map[string]string{
 	"Scores":        "Judgements of runs (numbers, categories, booleans) given to executions, traces, spans and chat sessions, by people, applications or evaluations, with a summary per name.",
 	"Assets":        "Images, audio and files runs produced (model replies, MCP tool results) and uploads, stored once per distinct content in each workspace, within its quota.",
 	"Score configs": "What the scores of a name may hold: a data type, a numeric range or categories. Archived, never deleted.",
+	"Triggers":      "Agent triggers: a generic webhook, Slack, Telegram, Teams and WhatsApp bots, and cron schedules that start runs; and the hook endpoint their calls arrive at.",
 }
 
 // The licence the document declares (the project has no licence file of its own; MIT is the

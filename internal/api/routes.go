@@ -21,6 +21,9 @@ func (s *Server) routeTable() []route {
 		s.assetRoutes(),
 		s.apiKeyRoutes(),
 		s.workspaceRoutes(),
+		// Agent triggers and their hook endpoint.
+		s.triggerRoutes(),
+		s.hookRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/triggers"
 )
 
 // Config is what a Server needs.
@@ -85,6 +86,10 @@ type Config struct {
 	// the same ones (runtime.Config.Metrics) so that runs are counted. Nil: the server makes
 	// its own (without the engine's).
 	Metrics *metrics.Metrics
+	// Replier sends the replies of chat platform triggers (Slack, Telegram, WhatsApp) once
+	// their runs stop; nil sends none (the emulator). Teams' reply is the response body and
+	// needs none.
+	Replier *triggers.Replier
 }
 
 // maxQueueCount bounds agentplane_queue_depth: past it the gauge reads this many.
@@ -116,6 +121,7 @@ type Server struct {
 	loginAddr   *ratelimit.Limiter // failed logins per client address
 	jwks        *jwksVerifier      // nil unless Config.JWKSURL is set
 	lease       time.Duration      // of an Idempotency-Key in progress
+	replies     *hookReplies       // chat platform replies in flight
 }
 
 // New builds a server and its OpenAPI document.
@@ -124,7 +130,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("api: Store, Logger, Secrets, Engine and DataSources are required")
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux(), cors: newCORSPolicy(cfg.CORSOrigins),
-		engine: cfg.Engine, streamsDone: make(chan struct{}), heartbeat: cfg.Heartbeat, keys: newKeyAuth()}
+		engine: cfg.Engine, streamsDone: make(chan struct{}), heartbeat: cfg.Heartbeat, keys: newKeyAuth(), replies: newHookReplies()}
 	if s.heartbeat <= 0 {
 		s.heartbeat = defaultHeartbeat
 	}
@@ -264,11 +270,11 @@ func (s *Server) handlerError(w http.ResponseWriter, r *http.Request, err error)
 	var gone *clientGoneError
 	if errors.As(err, &gone) {
 		s.log.DebugContext(r.Context(), "client left the stream", slog.String("request_id", requestID(r.Context())),
-			slog.String("path", r.URL.Path), slog.Any("error", gone.err))
+			slog.String("path", logPath(r)), slog.Any("error", gone.err))
 		return
 	}
 	s.log.ErrorContext(r.Context(), "request failed after its response started", slog.String("request_id", requestID(r.Context())),
-		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
+		slog.String("method", r.Method), slog.String("path", logPath(r)), slog.Any("error", err))
 }
 
 // notFound answers every path no route matches: 405 when another method would match, else 404.

@@ -23,6 +23,7 @@ import (
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/seed"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/triggers"
 )
 
 // EmulatorWorkspaceID is the one namespace every emulator request acts in.
@@ -136,6 +137,8 @@ type Emulator struct {
 	API     *api.Server
 	Engine  *runtime.Engine
 	sources *datasource.Sample
+	// schedules fires the ticks of schedule triggers.
+	schedules *triggers.Scheduler
 }
 
 // Close stops the engine (runs still going after a grace period are failed) and releases
@@ -144,7 +147,9 @@ func (e *Emulator) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	e.API.CloseStreams()
+	e.schedules.Stop()
 	e.Engine.Stop(ctx)
+	e.API.WaitReplies(ctx)
 	return errors.Join(e.sources.Close(), e.Store.Close())
 }
 
@@ -192,5 +197,9 @@ func NewEmulator(ctx context.Context, log *slog.Logger, c EmulatorConfig) (*Emul
 		st.Close()
 		return nil, err
 	}
-	return &Emulator{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, sources: sources}, nil
+	// Schedule triggers fire in the emulator too; chat platform replies are not sent
+	// (api.Config.TriggerReplies is nil).
+	schedules := triggers.NewScheduler(triggers.SchedulerConfig{Store: st, Engine: eng, Logger: log})
+	schedules.Start(ctx)
+	return &Emulator{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, sources: sources, schedules: schedules}, nil
 }

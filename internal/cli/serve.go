@@ -32,6 +32,7 @@ import (
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/seed"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/triggers"
 )
 
 // DefaultWorkspaceID is the workspace `serve` creates on an empty database.
@@ -448,12 +449,16 @@ type Server struct {
 	redis        *ratelimit.Redis // nil without --redis-url
 	sources      *datasource.Live
 	mcp          *mcpclient.Client // the MCP connections of runs and refreshes
+	// schedules fires the ticks of schedule triggers (each exactly once across the nodes).
+	schedules *triggers.Scheduler
 }
 
 // Close stops the engine (runs still going when ctx ends are failed) and the database.
 func (s *Server) Close(ctx context.Context) error {
 	s.API.CloseStreams()
+	s.schedules.Stop()
 	s.Engine.Stop(ctx)
+	s.API.WaitReplies(ctx)
 	s.mcp.Close()
 	err := s.sources.Close()
 	if s.redis != nil {
@@ -548,9 +553,11 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 	eng := runtime.New(runtime.Config{Store: st, Router: router, Tools: tools, Logger: log, Workers: c.Workers,
 		LeaseTimeout: c.Leases.Timeout, HeartbeatInterval: c.Leases.Heartbeat, PostgresURL: c.DB.databaseURL, Metrics: m,
 		DataSources: sources, Assets: assetService})
+	replier := &triggers.Replier{Store: st, Secrets: box, Client: triggerReplyClient(guard), Logger: log}
 	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: c.CORSOrigins, Version: Version, Engine: eng, DataSources: sources,
 		RateLimit: c.Limits.RateLimit, RateBurst: c.Limits.RateBurst, RateShared: shared, Plan: c.Limits.Plan, JWTSecret: jwtSecret,
-		TrustedProxies: c.TrustedProxies, JWKSURL: c.JWKSURL, PublicURL: c.PublicURL, AllowStdioMCP: c.AllowStdioMCP, Metrics: m})
+		TrustedProxies: c.TrustedProxies, JWKSURL: c.JWKSURL, PublicURL: c.PublicURL, AllowStdioMCP: c.AllowStdioMCP, Metrics: m,
+		Replier: replier})
 	if err == nil {
 		err = eng.Start(ctx)
 	}
@@ -562,7 +569,20 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 		st.Close()
 		return nil, err
 	}
-	return &Server{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, BootstrapKey: bootstrap, redis: rdb, sources: sources, mcp: mcp}, nil
+	schedules := triggers.NewScheduler(triggers.SchedulerConfig{Store: st, Engine: eng, Logger: log, BeforeCreate: srv.ExecutionLimits, Replier: replier})
+	schedules.Start(ctx)
+	return &Server{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, BootstrapKey: bootstrap, redis: rdb, sources: sources, mcp: mcp,
+		schedules: schedules}, nil
+}
+
+// triggerReplyClient is the client chat platform replies go out with: bounded, and under
+// --deny-private-egress refused to non-public addresses like every other outbound call.
+func triggerReplyClient(guard egress.Guard) *http.Client {
+	c := &http.Client{Timeout: 30 * time.Second}
+	if guard.DenyPrivate {
+		c.Transport = guard.Transport(nil)
+	}
+	return c
 }
 
 func migrateCmd(env Env) *cobra.Command {

@@ -260,9 +260,28 @@ func (s *Store) CredentialDelete(ctx context.Context, ws, id string) (*Credentia
 				return fmt.Errorf("check users of credential %s: %w", id, err)
 			}
 		}
+		if err := tx.credentialTriggerUser(ctx, ws, id); err != nil {
+			return err
+		}
 		return tx.deleteRow(ctx, "credential", "credentials", ws, id)
 	})
 	return c, err
+}
+
+// credentialTriggerUser returns a *ConflictError naming a trigger whose config sends its
+// replies with credential id (bot_credential_id, or a WhatsApp trigger's credential_id).
+func (s *Store) credentialTriggerUser(ctx context.Context, ws, id string) error {
+	var triggerID, name string
+	err := s.w.QueryRowContext(ctx, `SELECT id, name FROM agent_triggers WHERE workspace_id = $1
+		AND (config LIKE $2 ESCAPE '\' OR config LIKE $3 ESCAPE '\') ORDER BY id LIMIT 1`, ws,
+		"%\"bot_credential_id\":\""+likeEscaper.Replace(id)+"\"%", "%\"credential_id\":\""+likeEscaper.Replace(id)+"\"%").Scan(&triggerID, &name)
+	if err == nil {
+		return &ConflictError{Message: fmt.Sprintf("credential %s is used by trigger %s (%q); change or delete it first", id, triggerID, name)}
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("check triggers using credential %s: %w", id, err)
+	}
+	return nil
 }
 
 // CredentialReveal returns the value of a credential for the runtime that must use it. It is

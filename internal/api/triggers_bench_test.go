@@ -1,0 +1,92 @@
+package api
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/datasource"
+	"github.com/agentplane/agentplane/internal/llm/simulated"
+	"github.com/agentplane/agentplane/internal/runtime"
+	"github.com/agentplane/agentplane/internal/secretbox"
+	"github.com/agentplane/agentplane/internal/seed"
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+// BenchmarkHookWebhook measures, in-process on `serve`'s SQLite store, one accepted call of a
+// generic webhook trigger: token lookup, secret opening, (with a signing secret) the
+// Standard Webhooks check, input mapping, the dedup record and the queued execution, all in
+// one transaction; the answer is the 202.
+func BenchmarkHookWebhook(b *testing.B) {
+	for _, signed := range []bool{false, true} {
+		name := "unsigned"
+		if signed {
+			name = "signed"
+		}
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			st, err := store.Open(ctx, b.TempDir()+"/a.db")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			ws, _ := st.WorkspaceCreate(ctx, &store.Workspace{Name: "w", Slug: "w"})
+			if err := seed.LoadCatalog(ctx, st); err != nil {
+				b.Fatal(err)
+			}
+			a, err := st.AgentCreate(ctx, &store.Agent{WorkspaceID: ws.ID, Name: "A", Type: "simple", Status: "active"}, &store.AgentConfig{Model: "gpt-4o-mini"}, "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			box := secretbox.NewRandom()
+			token, _ := newHookToken()
+			secrets := store.TriggerSecrets{}
+			if signed {
+				secrets["signing_secret"] = testWhsec
+			}
+			if _, err := st.TriggerCreate(ctx, &store.Trigger{WorkspaceID: ws.ID, AgentID: a.ID, Type: "webhook", Name: "W", Enabled: true,
+				Config: store.JSONObject{"respond": "async"}, InputMapping: map[string]string{"message": "text"}}, auth.HashKey(token), secrets, box); err != nil {
+				b.Fatal(err)
+			}
+			log := slog.New(slog.NewTextHandler(io.Discard, nil))
+			// Queued runs are not worked off: the benchmark measures accepting calls.
+			eng := runtime.New(runtime.Config{Store: st, Router: runtime.SimulatedRouter{Model: simulated.New()}, Logger: log})
+			srv, err := New(Config{Store: st, Logger: log, Secrets: box, WorkspaceID: ws.ID, Engine: eng, DataSources: datasource.NewSample(st)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer srv.CloseStreams()
+			h := srv.Handler()
+			wh, _ := standardwebhooks.NewWebhook(testWhsec)
+			body := []byte(`{"text":"deploy finished","meta":{"env":"prod"}}`)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				req := httptest.NewRequest(http.MethodPost, "/api/v1/hooks/"+token, strings.NewReader(string(body)))
+				req.Header.Set("Content-Type", "application/json")
+				id := "msg_" + strconv.Itoa(i)
+				req.Header.Set("webhook-id", id)
+				if signed {
+					now := time.Now()
+					sig, _ := wh.Sign(id, now, body)
+					req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
+					req.Header.Set("webhook-signature", sig)
+				}
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusAccepted {
+					b.Fatalf("call %d: %d %s", i, rec.Code, rec.Body)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,158 @@
+package triggers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentplane/agentplane/internal/secretbox"
+	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/triggers/platform"
+)
+
+// Reply delivery settings.
+const (
+	// replyLease is how long one attempt holds a reply before another sender may take it.
+	replyLease = time.Minute
+	// maxReplyAttempts bounds the attempts of one reply; then it is recorded failed.
+	maxReplyAttempts = 5
+	// replyTimeout bounds one attempt.
+	replyTimeout = 30 * time.Second
+)
+
+// Replier sends the replies chat platform runs owe (Slack, Telegram, WhatsApp), each once:
+// the reply is recorded with its execution, and a sender claims it before sending. The node
+// running the run sends it as the run stops (Deliver); Sweep, run by every node's scheduler,
+// sends those whose sender crashed or failed, once their lease or backoff ran out.
+type Replier struct {
+	Store   *store.Store
+	Secrets *secretbox.Box
+	// Client carries the platform API calls.
+	Client *http.Client
+	Logger *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+func (r *Replier) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func (r *Replier) log() *slog.Logger {
+	if r.Logger != nil {
+		return r.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// Sweep sends every reply that is due; it returns how many went out.
+func (r *Replier) Sweep(ctx context.Context) (int, error) {
+	ids, err := r.Store.TriggerRepliesDue(ctx, r.now(), 50)
+	if err != nil {
+		return 0, err
+	}
+	sent := 0
+	for _, id := range ids {
+		ok, err := r.Deliver(ctx, id)
+		if err != nil {
+			return sent, err
+		}
+		if ok {
+			sent++
+		}
+	}
+	return sent, nil
+}
+
+// Deliver sends the reply execution executionID owes, if it is pending and no other sender
+// holds it; it reports whether it was sent. A failed attempt is retried later (by Sweep)
+// with backoff, up to maxReplyAttempts. Only store errors are returned.
+func (r *Replier) Deliver(ctx context.Context, executionID string) (bool, error) {
+	rep, err := r.Store.TriggerReplyClaim(ctx, executionID, r.now(), replyLease)
+	if err != nil || rep == nil {
+		return false, err
+	}
+	log := r.log().With(slog.String("trigger_id", rep.TriggerID), slog.String("execution_id", executionID))
+	sendErr := r.send(ctx, rep)
+	if sendErr == nil {
+		return true, r.Store.TriggerReplyFinish(context.WithoutCancel(ctx), executionID, store.ReplySent, "", time.Time{})
+	}
+	status, retryAt := store.ReplyPending, r.now().Add(time.Duration(1<<min(rep.Attempts, 8))*5*time.Second)
+	var apiErr *platform.APIError
+	if errors.As(sendErr, &apiErr) && apiErr.RetryAfter > 0 {
+		retryAt = r.now().Add(apiErr.RetryAfter)
+	}
+	var perm *permanentError
+	if rep.Attempts >= maxReplyAttempts || errors.As(sendErr, &perm) {
+		status = store.ReplyFailed
+	}
+	log.Warn("reply not sent", slog.Int("attempt", rep.Attempts), slog.String("outcome", status), slog.Any("error", sendErr))
+	return false, r.Store.TriggerReplyFinish(context.WithoutCancel(ctx), executionID, status, sendErr.Error(), retryAt)
+}
+
+// permanentError is a reply failure no retry can mend (the trigger or its credential gone).
+type permanentError struct{ msg string }
+
+func (e *permanentError) Error() string { return e.msg }
+
+func (r *Replier) send(ctx context.Context, rep *store.TriggerReply) error {
+	ctx, cancel := context.WithTimeout(ctx, replyTimeout)
+	defer cancel()
+	t, err := r.Store.TriggerGet(ctx, rep.WorkspaceID, rep.TriggerID)
+	if store.IsNotFound(err) {
+		return &permanentError{"the trigger was deleted"}
+	}
+	if err != nil {
+		return err
+	}
+	p, ok := platform.For(t.Type)
+	if !ok || p.Sync() {
+		return &permanentError{fmt.Sprintf("a %s trigger sends no replies", t.Type)}
+	}
+	credID, _ := t.Config["bot_credential_id"].(string)
+	if credID == "" {
+		credID, _ = t.Config["credential_id"].(string)
+	}
+	c, token, err := r.Store.CredentialForRun(ctx, t.WorkspaceID, credID, "", r.Secrets)
+	if store.IsNotFound(err) {
+		return &permanentError{fmt.Sprintf("bot credential %s not found", credID)}
+	}
+	if err != nil {
+		return fmt.Errorf("bot credential %s: %w", credID, err)
+	}
+	cred := platform.Credential{Token: token}
+	if base, ok := c.Metadata["base_url"].(string); ok {
+		cred.BaseURL = base
+	}
+	text := ReplyText(ctx, r.Store, rep.WorkspaceID, rep.ExecutionID)
+	_, err = p.Reply(ctx, r.Client, cred, &platform.Event{ReplyTo: rep.ReplyTo}, text)
+	return err
+}
+
+// ReplyText is what a chat platform is told once a run stopped (or while it still runs): the
+// agent's reply, or a short note saying why there is none.
+func ReplyText(ctx context.Context, st *store.Store, ws, executionID string) string {
+	x, err := st.ExecutionGet(ctx, ws, executionID)
+	if err != nil {
+		return "Sorry, I could not answer."
+	}
+	switch x.Status {
+	case store.StatusCompleted:
+		if m, err := st.ChatReplyOf(ctx, ws, x.ID); err == nil && strings.TrimSpace(m.Content) != "" {
+			return m.Content
+		}
+		return "(no answer)"
+	case store.StatusAwaitingApproval:
+		return "Your request is waiting for approval (execution " + x.ID + ")."
+	case store.StatusPending, store.StatusRunning:
+		return "Still working on it (execution " + x.ID + ")."
+	}
+	return "Sorry, I could not answer (execution " + x.ID + " " + x.Status + ")."
+}
