@@ -29,6 +29,7 @@ var statTables = []struct{ key, table string }{
 	{"chat_messages", "chat_messages"},
 	{"score_configs", "score_configs"},
 	{"scores", "scores"},
+	{"webhook_deliveries", "webhook_deliveries"},
 }
 
 // StoreStats counts the rows of every resource across all workspaces.
