@@ -20,6 +20,7 @@ func (s *Server) routeTable() []route {
 		s.scoreRoutes(),
 		s.apiKeyRoutes(),
 		s.workspaceRoutes(),
+		s.webhookRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/seed"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/webhook"
 )
 
 // EmulatorWorkspaceID is the one namespace every emulator request acts in.
@@ -134,6 +135,7 @@ type Emulator struct {
 	API     *api.Server
 	Engine  *runtime.Engine
 	sources *datasource.Sample
+	hooks   *webhook.Deliverer
 }
 
 // Close stops the engine (runs still going after a grace period are failed) and releases
@@ -143,6 +145,7 @@ func (e *Emulator) Close() error {
 	defer cancel()
 	e.API.CloseStreams()
 	e.Engine.Stop(ctx)
+	e.hooks.Stop(ctx)
 	return errors.Join(e.sources.Close(), e.Store.Close())
 }
 
@@ -179,13 +182,16 @@ func NewEmulator(ctx context.Context, log *slog.Logger, c EmulatorConfig) (*Emul
 		Store: st, Logger: log, Secrets: box, Emulator: true, WorkspaceID: EmulatorWorkspaceID, DataSources: sources,
 		CORSOrigins: c.CORSOrigins, Reset: load, Version: Version, Engine: eng, PublicURL: c.PublicURL, AllowStdioMCP: true, Metrics: m,
 	})
+	hooks := webhook.New(webhook.Config{Store: st, Secrets: box, Logger: log, Node: eng.Node()})
 	if err == nil {
 		err = eng.Start(ctx)
 	}
 	if err != nil {
+		hooks.Stop(ctx)
 		sources.Close()
 		st.Close()
 		return nil, err
 	}
-	return &Emulator{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, sources: sources}, nil
+	hooks.Start(ctx)
+	return &Emulator{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, sources: sources, hooks: hooks}, nil
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/seed"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/webhook"
 )
 
 // DefaultWorkspaceID is the workspace `serve` creates on an empty database.
@@ -438,12 +439,14 @@ type Server struct {
 	redis        *ratelimit.Redis // nil without --redis-url
 	sources      *datasource.Live
 	mcp          *mcpclient.Client // the MCP connections of runs and refreshes
+	webhooks     *webhook.Deliverer // completion webhooks' outbox
 }
 
 // Close stops the engine (runs still going when ctx ends are failed) and the database.
 func (s *Server) Close(ctx context.Context) error {
 	s.API.CloseStreams()
 	s.Engine.Stop(ctx)
+	s.webhooks.Stop(ctx)
 	s.mcp.Close()
 	err := s.sources.Close()
 	if s.redis != nil {
@@ -531,10 +534,13 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: c.CORSOrigins, Version: Version, Engine: eng, DataSources: sources,
 		RateLimit: c.Limits.RateLimit, RateBurst: c.Limits.RateBurst, RateShared: shared, Plan: c.Limits.Plan, JWTSecret: jwtSecret,
 		TrustedProxies: c.TrustedProxies, JWKSURL: c.JWKSURL, PublicURL: c.PublicURL, AllowStdioMCP: c.AllowStdioMCP, Metrics: m})
+	// Completion webhooks: the outbox is written as runs end; every node sends what is due.
+	hooks := webhook.New(webhook.Config{Store: st, Secrets: box, Logger: log, Node: eng.Node(), Guard: guard})
 	if err == nil {
 		err = eng.Start(ctx)
 	}
 	if err != nil {
+		hooks.Stop(ctx)
 		if rdb != nil {
 			rdb.Close()
 		}
@@ -542,7 +548,9 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 		st.Close()
 		return nil, err
 	}
-	return &Server{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, BootstrapKey: bootstrap, redis: rdb, sources: sources, mcp: mcp}, nil
+	hooks.Start(ctx)
+	return &Server{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, BootstrapKey: bootstrap, redis: rdb, sources: sources, mcp: mcp,
+		webhooks: hooks}, nil
 }
 
 func migrateCmd(env Env) *cobra.Command {
