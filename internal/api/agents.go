@@ -72,7 +72,7 @@ func (s *Server) agentRoutes() []route {
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
 			resp: store.Agent{}, h: s.listAgents},
 		{method: "POST", path: v1 + "/agents", op: "createAgent", tag: tag, scope: "agents:write", summary: "Create an agent (and its version 1)", desc: "Creates the agent and its version 1 from `config` (default `{\"model\": \"gpt-4o-mini\"}`), which becomes active. The config is checked against the agent's type and the workspace: the model, prompt, tools, guardrails and sub-agents it names must exist (422 naming the field). " +
-				"With `webhook_url`, every execution of the agent is POSTed there when it ends, signed with the Standard Webhooks scheme; a `webhook_secret` left out is generated and returned once, in this response (`webhook_secret`), never again.",
+			"With `webhook_url`, every execution of the agent is POSTed there when it ends, signed with the Standard Webhooks scheme; a `webhook_secret` left out is generated and returned once, in this response (`webhook_secret`), never again.",
 			body: agentCreateRequest{}, resp: store.Agent{}, status: http.StatusCreated, creates: true, plan: true, h: s.createAgent},
 		{method: "GET", path: v1 + "/agents/{id}", op: "getAgent", tag: tag, scope: "agents:read", summary: "Get an agent", desc: "The agent with its active version's number, id and configuration (null while it has no active version).", resp: store.Agent{}, h: byID(s, s.store.AgentGet)},
 		{method: "PATCH", path: v1 + "/agents/{id}", op: "updateAgent", tag: tag, scope: "agents:write", summary: "Update an agent's name, description, status, tags, metadata or webhook",

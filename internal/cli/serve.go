@@ -438,7 +438,7 @@ type Server struct {
 	BootstrapKey string
 	redis        *ratelimit.Redis // nil without --redis-url
 	sources      *datasource.Live
-	mcp          *mcpclient.Client // the MCP connections of runs and refreshes
+	mcp          *mcpclient.Client  // the MCP connections of runs and refreshes
 	webhooks     *webhook.Deliverer // completion webhooks' outbox
 }
 
