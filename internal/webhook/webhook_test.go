@@ -59,7 +59,7 @@ type fixture struct {
 func newFixture(t *testing.T, st *store.Store, box *secretbox.Box, url string) fixture {
 	t.Helper()
 	ctx := context.Background()
-	w, err := st.WorkspaceCreate(ctx, &store.Workspace{Name: "W", Slug: "w" + strings.ToLower(store.NewID()[:8])})
+	w, err := st.WorkspaceCreate(ctx, &store.Workspace{Name: "W", Slug: "w" + strings.ToLower(store.NewID()[19:])})
 	if err != nil {
 		t.Fatal(err)
 	}
