@@ -37,6 +37,8 @@ var tagDescriptions = map[string]string{
 	"Traces":        "Every run's trace and its spans (prompt rendering, model and tool calls, guardrail checks).",
 	"Scores":        "Judgements of runs (numbers, categories, booleans) given to executions, traces, spans and chat sessions, by people, applications or evaluations, with a summary per name.",
 	"Score configs": "What the scores of a name may hold: a data type, a numeric range or categories. Archived, never deleted.",
+	"Webhook deliveries": "Completion webhooks: each ended execution of an agent with a webhook_url is POSTed to it, signed with the Standard Webhooks scheme (webhook-id, webhook-timestamp, webhook-signature), " +
+		"from a durable outbox retried with exponential backoff for up to 24 hours. These routes show every delivery and its attempts.",
 }
 
 // The licence the document declares (the project has no licence file of its own; MIT is the
