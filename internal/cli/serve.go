@@ -204,7 +204,7 @@ func serveCmd(env Env) *cobra.Command {
 	limits.flags(cmd)
 	f.StringVar(&trustedProxies, "trusted-proxies", "", "comma-separated proxy addresses or CIDR ranges whose X-Forwarded-For is believed (TRUSTED_PROXIES)")
 	f.StringVar(&publicURL, "public-url", "", publicURLUsage)
-	f.BoolVar(&denyPrivateEgress, "deny-private-egress", false, "refuse outbound connections (model providers, MCP servers, data sources) to loopback, private and link-local addresses, checked when connecting (DENY_PRIVATE_EGRESS)")
+	f.BoolVar(&denyPrivateEgress, "deny-private-egress", false, "refuse outbound connections (model providers, MCP servers, data sources, completion webhooks) to loopback, private and link-local addresses, checked when connecting (DENY_PRIVATE_EGRESS)")
 	f.StringVar(&redisURL, "redis-url", "", "redis:// URL of a Redis that holds the rate limit buckets of every node (REDIS_URL); default: PostgreSQL with --database-url, else this process")
 	f.BoolVar(&allowStdioMCP, "allow-stdio-mcp", false, "let MCP tools use the stdio transport: a command this server starts for the runs that call it (ALLOW_STDIO_MCP)")
 	f.StringVar(&models, "models", ModelsReal, "real: model calls go to each workspace's provider credentials; simulated: every call is answered by the simulated model, for demos and staging (MODELS)")
@@ -333,7 +333,7 @@ type ServerConfig struct {
 	// ProviderClient carries calls to model providers; nil uses a shared pooled client.
 	ProviderClient *http.Client
 	// DenyPrivateEgress refuses outbound connections to non-public addresses
-	// (--deny-private-egress): model providers, MCP servers and data sources.
+	// (--deny-private-egress): model providers, MCP servers, data sources and webhooks.
 	DenyPrivateEgress bool
 	// RedisURL, when set, keeps the rate limit buckets in that Redis (--redis-url); else they
 	// are in PostgreSQL (shared by every node) or, on SQLite, in this process.
