@@ -233,6 +233,18 @@ func (s *Store) WebhookDeliveryRecord(ctx context.Context, id, node string, atte
 	return n == 1, nil
 }
 
+// WebhookDeliveryPrune deletes up to limit settled (delivered or failed) deliveries last
+// changed before `before`, oldest first, and returns how many it deleted.
+func (s *Store) WebhookDeliveryPrune(ctx context.Context, before time.Time, limit int) (int, error) {
+	res, err := s.exec(ctx, fmt.Sprintf(`DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries
+		WHERE status <> 'pending' AND updated_at < $1 ORDER BY updated_at LIMIT %d)`, max(limit, 1)), before.UnixMilli())
+	if err != nil {
+		return 0, fmt.Errorf("prune webhook deliveries: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
 // AgentWebhook returns an agent's webhook URL and sealed secret; ok is false when the agent
 // has none.
 func (s *Store) AgentWebhook(ctx context.Context, ws, agentID string) (url, sealedSecret string, ok bool, err error) {

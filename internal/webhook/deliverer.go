@@ -33,6 +33,10 @@ const (
 	DefaultPoll = time.Second
 	// DefaultConcurrency is how many attempts one deliverer makes at once.
 	DefaultConcurrency = 8
+	// DefaultRetention is how long delivered and failed deliveries are kept.
+	DefaultRetention = 30 * 24 * time.Hour
+	// pruneEvery is how often a deliverer deletes settled deliveries past the retention.
+	pruneEvery = time.Hour
 	// lease is how long a claimed attempt is this node's: well above AttemptTimeout, so an
 	// attempt in progress is never taken by another node; a node that stops mid-attempt
 	// leaves the row to be taken again when it expires.
@@ -75,6 +79,9 @@ type Config struct {
 	Concurrency int
 	// TriggerWebhook finds a trigger's webhook; nil until agent triggers have webhooks.
 	TriggerWebhook TriggerWebhookFunc
+	// Retention is how long delivered and failed deliveries are kept (DefaultRetention when
+	// zero; negative keeps them forever).
+	Retention time.Duration
 }
 
 // Deliverer writes the outbox (as the store's terminal hook) and sends what is due.
@@ -115,6 +122,9 @@ func New(cfg Config) *Deliverer {
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = DefaultConcurrency
+	}
+	if cfg.Retention == 0 {
+		cfg.Retention = DefaultRetention
 	}
 	if cfg.Node == "" {
 		cfg.Node = "webhooks-" + store.NewID()
@@ -258,6 +268,7 @@ func (d *Deliverer) loop() {
 	defer close(d.loopDone)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	var pruned time.Time
 	for {
 		select {
 		case <-d.stopLoop:
@@ -267,6 +278,12 @@ func (d *Deliverer) loop() {
 			timer.Reset(20 * time.Millisecond)
 			continue
 		case <-timer.C:
+		}
+		if time.Since(pruned) >= pruneEvery {
+			pruned = time.Now()
+			if _, err := d.Prune(context.Background()); err != nil {
+				d.log.Error("prune webhook deliveries", "error", err)
+			}
 		}
 		n, err := d.claimAndSend()
 		if err != nil {
@@ -310,6 +327,24 @@ func (d *Deliverer) claimAndSend() (int, error) {
 		}()
 	}
 	return len(ds), nil
+}
+
+// Prune deletes the delivered and failed deliveries last changed more than the retention
+// ago (by the configured clock), in batches; it returns how many it deleted. Every node may
+// run it: a row is deleted once.
+func (d *Deliverer) Prune(ctx context.Context) (int, error) {
+	if d.cfg.Retention < 0 {
+		return 0, nil
+	}
+	before := d.cfg.Now().Add(-d.cfg.Retention)
+	total := 0
+	for {
+		n, err := d.st.WebhookDeliveryPrune(ctx, before, 1000)
+		total += n
+		if err != nil || n < 1000 {
+			return total, err
+		}
+	}
 }
 
 // RunDue claims every delivery due now (by the configured clock), sends them and waits for

@@ -718,3 +718,35 @@ func TestCheckURLAndSecret(t *testing.T) {
 		}
 	}
 }
+
+// Settled deliveries are deleted after the retention; pending ones are kept whatever their age.
+func TestPruneSettledAfterRetention(t *testing.T) {
+	forEachDB(t, func(t *testing.T, url string) {
+		st := open(t, url)
+		box := secretbox.NewRandom()
+		rcv := newReceiver(t, always(200))
+		f := newFixture(t, st, box, rcv.URL)
+		clock := &fakeClock{}
+		d := New(Config{Store: st, Secrets: box, Now: clock.Now, Retention: 30 * 24 * time.Hour})
+		defer d.Stop(context.Background())
+		f.end(t, st, store.StatusCompleted, nil)
+		f.end(t, st, store.StatusFailed, nil)
+		clock.Set(time.Now().Truncate(time.Millisecond))
+		ctx := context.Background()
+		if n, err := d.RunDue(ctx); n != 2 || err != nil {
+			t.Fatalf("RunDue = %d, %v", n, err)
+		}
+		pending := f.end(t, st, store.StatusCancelled, nil)
+		if n, err := d.Prune(ctx); n != 0 || err != nil {
+			t.Fatalf("pruned %d within the retention (%v)", n, err)
+		}
+		clock.Add(31 * 24 * time.Hour)
+		if n, err := d.Prune(ctx); n != 2 || err != nil {
+			t.Fatalf("pruned %d, want 2 (%v)", n, err)
+		}
+		_, total, err := st.WebhookDeliveryList(ctx, f.ws, store.WebhookDeliveryFilter{}, store.Page{Page: 1, Limit: 10})
+		if err != nil || total != 1 || len(deliveries(t, st, f.ws, pending.ID)) != 1 {
+			t.Fatalf("left %d deliveries (%v), want the pending one", total, err)
+		}
+	})
+}

@@ -37,6 +37,8 @@ CREATE INDEX webhook_deliveries_ws_created ON webhook_deliveries (workspace_id, 
 CREATE INDEX webhook_deliveries_execution ON webhook_deliveries (execution_id);
 -- Only pending rows are in it: what the deliverers look for.
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+-- Settled rows are pruned after a retention period, oldest first.
+CREATE INDEX webhook_deliveries_settled ON webhook_deliveries (updated_at) WHERE status <> 'pending';
 
 -- +goose Down
 DROP TABLE webhook_deliveries;
