@@ -203,3 +203,76 @@ func TestEmulatorDeliversWebhooks(t *testing.T) {
 		t.Fatalf("receiver saw %+v", calls)
 	}
 }
+
+// TestCompletionWebhooksCluster: two `serve` nodes on one PostgreSQL both deliver from the one
+// outbox; every attempt of every message is sent once (each message fails its first attempt,
+// so both nodes' deliverers meet again at the retries).
+func TestCompletionWebhooksCluster(t *testing.T) {
+	pg := postgresURL(t)
+	if pg == "" {
+		t.Skip("TEST_DATABASE_URL is not set: the cluster needs PostgreSQL")
+	}
+	ctx := context.Background()
+	var mu sync.Mutex
+	seen := map[string]int{}
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.Header.Get("webhook-id")]++
+		n := seen[r.Header.Get("webhook-id")]
+		mu.Unlock()
+		if n == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer rcv.Close()
+	env := serveEnv(t.TempDir())
+	env["DATABASE_URL"] = pg
+	env["RATE_LIMIT"] = "0"
+	n1 := start(t, env, "serve")
+	n2 := start(t, env, "serve")
+	a, err := n1.C.AgentCreate(ctx, client.AgentCreate{Name: "Hooked", Type: "simple", WebhookURL: rcv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const runs = 20
+	for i := range runs {
+		c := n1.C
+		if i%2 == 1 {
+			c = n2.C
+		}
+		if _, err := c.Execute(ctx, a.ID, client.ExecuteRequest{Input: map[string]any{"message": "hi"}, Async: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		l, err := n2.C.WebhookDeliveryList(ctx, client.WebhookDeliveryListOptions{Status: "delivered", ListOptions: client.ListOptions{Limit: 100}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Pagination.Total == runs {
+			for _, d := range l.Data {
+				if d.Attempts != 2 {
+					t.Fatalf("delivery %s: %d attempts, want 2", d.ID, d.Attempts)
+				}
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d delivered after 30 s", l.Pagination.Total, runs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != runs {
+		t.Fatalf("%d messages, want %d", len(seen), runs)
+	}
+	for id, n := range seen {
+		if n != 2 {
+			t.Fatalf("message %s sent %d times, want 2", id, n)
+		}
+	}
+}
