@@ -54,8 +54,10 @@ func Backoff(attempt int, jitter float64) time.Duration {
 }
 
 // TriggerWebhookFunc finds the completion webhook of an agent trigger: its URL and signing
-// secret (plaintext), ok false when it has none. It is called inside the transaction that
-// ends an execution whose metadata.trigger_id is set, and must read through tx.
+// secret (plaintext), ok false when it has none (or the trigger is gone). It is called inside
+// the transaction that ends an execution whose metadata.trigger_id is set, and must read
+// through tx. An error rolls the execution's end back (the runtime tries again), so return
+// one only when the database fails; a secret that cannot be decrypted is logged and ok false.
 type TriggerWebhookFunc func(ctx context.Context, tx *store.Store, ws, triggerID string) (url, secret string, ok bool, err error)
 
 // Config is what a Deliverer needs.
