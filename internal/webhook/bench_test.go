@@ -57,3 +57,51 @@ func BenchmarkDeliver(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEndExecution measures what the outbox adds to the transaction that ends an
+// execution (SQLite file): without a deliverer (no hook), with the hook on an agent without a
+// webhook (one indexed read), and with a webhook (the read, the payload and one insert).
+func BenchmarkEndExecution(b *testing.B) {
+	for _, mode := range []string{"no_hook", "hook_no_webhook", "hook_webhook"} {
+		b.Run(mode, func(b *testing.B) {
+			st, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			box := secretbox.NewRandom()
+			ctx := context.Background()
+			w, err := st.WorkspaceCreate(ctx, &store.Workspace{Name: "B", Slug: "bench"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			a, err := st.AgentCreate(ctx, &store.Agent{WorkspaceID: w.ID, Name: "A", Type: "simple", Status: "active"}, nil, "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if mode != "no_hook" {
+				d := New(Config{Store: st, Secrets: box})
+				defer d.Stop(ctx)
+			}
+			if mode == "hook_webhook" {
+				if err := st.AgentWebhookSet(ctx, w.ID, a.ID, "https://example.com/hook", box.Seal(w.ID, a.ID, NewSecret())); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ids := make([]string, b.N)
+			for i := range ids {
+				x := &store.Execution{WorkspaceID: w.ID, AgentID: a.ID, Source: "api", Status: store.StatusPending, Input: store.JSONObject{"q": "hi"}, Metadata: store.JSONObject{}}
+				if err := st.ExecutionCreate(ctx, x, &store.Trace{WorkspaceID: w.ID, Name: "A"}); err != nil {
+					b.Fatal(err)
+				}
+				ids[i] = x.ID
+			}
+			b.ResetTimer()
+			for _, id := range ids {
+				if _, err := st.ExecutionTransition(ctx, w.ID, id, store.StatusCancelled, store.ExecutionPatch{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
