@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/webhook"
@@ -108,7 +109,23 @@ func (s *Server) webhookRoutes() []route {
 		{method: "GET", path: v1 + "/webhook-deliveries/{id}", op: "getWebhookDelivery", tag: tag, scope: "executions:read",
 			summary: "Get a completion webhook delivery", desc: "One delivery with its state and the payload POSTed (`{type, timestamp, data}`, data the execution). The signing secret is never shown.",
 			resp: store.WebhookDelivery{}, nocache: true, h: byID(s, s.store.WebhookDeliveryGet)},
+		{method: "POST", path: v1 + "/webhook-deliveries/{id}/retry", op: "retryWebhookDelivery", tag: tag, scope: "executions:read",
+			summary: "Send a delivered or failed message again",
+			desc: "Makes the delivery pending again and due at once, with the same webhook-id, payload and signing secret, and attempts for another 24 hours (expires_at); " +
+				"a receiver that was down longer than a day gets its messages this way. A pending delivery is a 409 (it is being tried already). " +
+				"Like cancel and approve, it needs only executions:read (there is no executions:write scope).",
+			resp: store.WebhookDelivery{}, errs: []int{http.StatusConflict}, h: s.retryWebhookDelivery},
 	}
+}
+
+func (s *Server) retryWebhookDelivery(w http.ResponseWriter, r *http.Request) error {
+	now := time.Now()
+	d, err := s.store.WebhookDeliveryRetry(r.Context(), s.workspace(r), pathID(r, "id"), now, now.Add(webhook.RetryFor))
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, d)
+	return nil
 }
 
 func (s *Server) rotateAgentWebhookSecret(w http.ResponseWriter, r *http.Request) error {

@@ -66,6 +66,7 @@ type WebhookDelivery struct {
 	LastResponseCode *int            `json:"last_response_code" doc:"The HTTP status of the last attempt; null when it got no answer (connection refused, timeout) or none was made."`
 	LastError        *string         `json:"last_error" doc:"Why the last attempt did not count as delivered."`
 	DeliveredAt      *Time           `json:"delivered_at"`
+	ExpiresAt        Time            `json:"expires_at" doc:"No attempt is scheduled after it: 24 hours after the execution ended, or after a retry (POST /webhook-deliveries/{id}/retry)."`
 	CreatedAt        Time            `json:"created_at"`
 	UpdatedAt        Time            `json:"updated_at"`
 	Payload          json.RawMessage `json:"payload,omitempty" doc:"The body POSTed: {type, timestamp, data}, data the execution as GET /executions/{id} returns it. Only in GET /webhook-deliveries/{id}."`
@@ -81,7 +82,7 @@ type WebhookDeliveryFilter struct {
 }
 
 const deliveryColumns = `id, workspace_id, execution_id, target_type, target_id, url, event_type, status, attempts,
-	next_attempt_at, last_attempt_at, last_response_code, last_error, delivered_at, created_at, updated_at`
+	next_attempt_at, last_attempt_at, last_response_code, last_error, delivered_at, expires_at, created_at, updated_at`
 
 func scanDelivery(row interface{ Scan(...any) error }, extra ...any) (*WebhookDelivery, error) {
 	var d WebhookDelivery
@@ -89,7 +90,7 @@ func scanDelivery(row interface{ Scan(...any) error }, extra ...any) (*WebhookDe
 	var code sql.NullInt64
 	var lastErr sql.NullString
 	dest := []any{&d.ID, &d.WorkspaceID, &d.ExecutionID, &d.TargetType, &d.TargetID, &d.URL, &d.EventType, &d.Status, &d.Attempts,
-		&next, &last, &code, &lastErr, &delivered, &d.CreatedAt, &d.UpdatedAt}
+		&next, &last, &code, &lastErr, &delivered, &d.ExpiresAt, &d.CreatedAt, &d.UpdatedAt}
 	if err := row.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
 	}
@@ -112,18 +113,26 @@ func scanDelivery(row interface{ Scan(...any) error }, extra ...any) (*WebhookDe
 	return &d, nil
 }
 
+// DefaultDeliveryWindow is how long after its creation a delivery is attempted when
+// WebhookDeliveryCreate is given no ExpiresAt.
+const DefaultDeliveryWindow = 24 * time.Hour
+
 // WebhookDeliveryCreate adds a pending delivery, due at once. d.ID must be set (the secret
-// is sealed to it), d.Secret sealed, d.Payload the body.
+// is sealed to it), d.Secret sealed, d.Payload the body; a zero d.ExpiresAt is
+// DefaultDeliveryWindow from now.
 func (s *Store) WebhookDeliveryCreate(ctx context.Context, d *WebhookDelivery) error {
 	if d.ID == "" || d.Secret == "" {
 		return errors.New("webhook delivery: id and sealed secret are required")
 	}
 	now := Now()
 	d.Status, d.Attempts, d.CreatedAt, d.UpdatedAt, d.NextAttemptAt = DeliveryPending, 0, now, now, &now
+	if d.ExpiresAt.IsZero() {
+		d.ExpiresAt = Time{now.Add(DefaultDeliveryWindow)}
+	}
 	_, err := s.exec(ctx, `INSERT INTO webhook_deliveries (id, workspace_id, execution_id, target_type, target_id, url, secret,
-		event_type, payload, status, attempts, next_attempt_at, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0, $11, $11, $11)`,
-		d.ID, d.WorkspaceID, d.ExecutionID, d.TargetType, d.TargetID, d.URL, d.Secret, d.EventType, string(d.Payload), d.Status, now)
+		event_type, payload, status, attempts, next_attempt_at, expires_at, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0, $11, $12, $11, $11)`,
+		d.ID, d.WorkspaceID, d.ExecutionID, d.TargetType, d.TargetID, d.URL, d.Secret, d.EventType, string(d.Payload), d.Status, now, d.ExpiresAt)
 	if err != nil {
 		return fmt.Errorf("insert webhook delivery: %w", err)
 	}
@@ -242,6 +251,29 @@ func (s *Store) WebhookDeliveryRecord(ctx context.Context, id, node string, atte
 	}
 	n, _ := res.RowsAffected()
 	return n == 1, nil
+}
+
+// WebhookDeliveryRetry makes a delivered or failed delivery pending again, due at now, with
+// attempts until `until`; a pending one is a *ConflictError (it is being tried already).
+func (s *Store) WebhookDeliveryRetry(ctx context.Context, ws, id string, now, until time.Time) (*WebhookDelivery, error) {
+	d, err := scanDelivery(s.w.QueryRowContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1,
+		expires_at = $2, delivered_at = NULL, updated_at = $3 WHERE workspace_id = $4 AND id = $5 AND status <> 'pending'
+		RETURNING `+deliveryColumns, now.UnixMilli(), until.UnixMilli(), Now(), ws, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		cur, err := s.WebhookDeliveryGet(ctx, ws, id)
+		if err != nil {
+			return nil, err
+		}
+		next := ""
+		if cur.NextAttemptAt != nil {
+			next = "; its next attempt is due at " + cur.NextAttemptAt.UTC().Format(time.RFC3339)
+		}
+		return nil, &ConflictError{Message: fmt.Sprintf("webhook delivery %s is pending already%s", id, next)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("retry webhook delivery %s: %w", id, err)
+	}
+	return d, nil
 }
 
 // WebhookDeliveryPrune deletes up to limit settled (delivered or failed) deliveries last

@@ -28,7 +28,7 @@ const (
 	// AttemptTimeout bounds one attempt: connecting, sending and the receiver's answer.
 	AttemptTimeout = 10 * time.Second
 	// RetryFor is how long after the execution ended a delivery is tried; then it fails.
-	RetryFor = 24 * time.Hour
+	RetryFor = store.DefaultDeliveryWindow
 	// DefaultPoll is how often an idle deliverer looks for due deliveries.
 	DefaultPoll = time.Second
 	// DefaultConcurrency is how many attempts one deliverer makes at once.
@@ -392,9 +392,9 @@ func (d *Deliverer) attempt(ctx context.Context, dl *store.WebhookDelivery) {
 		res.Status = store.DeliveryFailed
 	default:
 		res.Status, res.Next = store.DeliveryPending, now.Add(Backoff(dl.Attempts, d.cfg.Jitter()))
-		if deadline := dl.CreatedAt.Add(RetryFor); res.Next.After(deadline) {
+		if res.Next.After(dl.ExpiresAt.Time) {
 			res.Status = store.DeliveryFailed
-			res.Error += fmt.Sprintf("; giving up after %d attempts over %s", dl.Attempts, RetryFor)
+			res.Error += fmt.Sprintf("; giving up after %d attempts (retries end at %s)", dl.Attempts, dl.ExpiresAt.UTC().Format(time.RFC3339))
 		}
 	}
 	ok, err := d.st.WebhookDeliveryRecord(context.WithoutCancel(ctx), dl.ID, d.cfg.Node, dl.Attempts, res)

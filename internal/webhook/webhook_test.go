@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -747,6 +748,74 @@ func TestPruneSettledAfterRetention(t *testing.T) {
 		_, total, err := st.WebhookDeliveryList(ctx, f.ws, store.WebhookDeliveryFilter{}, store.Page{Page: 1, Limit: 10})
 		if err != nil || total != 1 || len(deliveries(t, st, f.ws, pending.ID)) != 1 {
 			t.Fatalf("left %d deliveries (%v), want the pending one", total, err)
+		}
+	})
+}
+
+// A failed delivery retried by hand (POST /webhook-deliveries/{id}/retry) gets another 24
+// hours of attempts, with the same webhook-id.
+func TestManualRetryAfterGivingUp(t *testing.T) {
+	forEachDB(t, func(t *testing.T, url string) {
+		st := open(t, url)
+		box := secretbox.NewRandom()
+		var up sync.Mutex
+		healthy := false
+		rcv := newReceiver(t, func(int) int {
+			up.Lock()
+			defer up.Unlock()
+			if healthy {
+				return 200
+			}
+			return 502
+		})
+		f := newFixture(t, st, box, rcv.URL)
+		clock := &fakeClock{}
+		d := New(Config{Store: st, Secrets: box, Now: clock.Now, Jitter: half})
+		defer d.Stop(context.Background())
+		x := f.end(t, st, store.StatusCompleted, nil)
+		ctx := context.Background()
+		dl := deliveries(t, st, f.ws, x.ID)[0]
+		// The receiver is down for two days: the first attempt is made late, and fails for good.
+		clock.Set(time.Now().Add(48 * time.Hour).Truncate(time.Millisecond))
+		if n, err := d.RunDue(ctx); n != 1 || err != nil {
+			t.Fatalf("RunDue = %d, %v", n, err)
+		}
+		got, _ := st.WebhookDeliveryGet(ctx, f.ws, dl.ID)
+		if got.Status != store.DeliveryFailed {
+			t.Fatalf("after its window: %+v", got)
+		}
+		if _, err := st.WebhookDeliveryRetry(ctx, f.ws, dl.ID, clock.Now(), clock.Now().Add(RetryFor)); err != nil {
+			t.Fatal(err)
+		}
+		var conflict *store.ConflictError
+		if _, err := st.WebhookDeliveryRetry(ctx, f.ws, dl.ID, clock.Now(), clock.Now().Add(RetryFor)); !errors.As(err, &conflict) {
+			t.Fatalf("retry of a pending delivery: %v", err)
+		}
+		if _, err := st.WebhookDeliveryRetry(ctx, "other", dl.ID, clock.Now(), clock.Now()); !store.IsNotFound(err) {
+			t.Fatalf("retry from another workspace: %v", err)
+		}
+		if n, _ := d.RunDue(ctx); n != 1 { // still down: retried within the new window
+			t.Fatalf("RunDue = %d", n)
+		}
+		got, _ = st.WebhookDeliveryGet(ctx, f.ws, dl.ID)
+		if got.Status != store.DeliveryPending || got.Attempts != 2 {
+			t.Fatalf("after the retry's first attempt: %+v", got)
+		}
+		up.Lock()
+		healthy = true
+		up.Unlock()
+		clock.Set(got.NextAttemptAt.Time)
+		if n, _ := d.RunDue(ctx); n != 1 {
+			t.Fatalf("RunDue = %d", n)
+		}
+		got, _ = st.WebhookDeliveryGet(ctx, f.ws, dl.ID)
+		if got.Status != store.DeliveryDelivered || got.Attempts != 3 {
+			t.Fatalf("after recovery: %+v", got)
+		}
+		for _, r := range rcv.requests() {
+			if r.header.Get("webhook-id") != dl.ID {
+				t.Fatalf("webhook-id %q", r.header.Get("webhook-id"))
+			}
 		}
 	})
 }

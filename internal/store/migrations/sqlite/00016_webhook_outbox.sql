@@ -10,7 +10,8 @@ ALTER TABLE agents ADD COLUMN webhook_secret TEXT;
 -- claims due rows under a lease (lease_owner until lease_expires_at, Unix ms on the database's
 -- clock): an attempt is sent by one node only. secret is the receiver's signing secret at the
 -- time, sealed and bound to the workspace and delivery id. next_attempt_at is null once the row
--- is delivered or failed.
+-- is delivered or failed; no attempt is scheduled after expires_at (24 hours after the execution
+-- ended, or after a manual retry).
 CREATE TABLE webhook_deliveries (
     id                  TEXT PRIMARY KEY,
     workspace_id        TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
@@ -30,6 +31,7 @@ CREATE TABLE webhook_deliveries (
     delivered_at        BIGINT,
     lease_owner         TEXT,
     lease_expires_at    BIGINT,
+    expires_at          BIGINT NOT NULL,
     created_at          BIGINT NOT NULL,
     updated_at          BIGINT NOT NULL
 );
