@@ -23,6 +23,7 @@ type WebhookDelivery struct {
 	LastResponseCode *int            `json:"last_response_code"`
 	LastError        *string         `json:"last_error"`
 	DeliveredAt      *time.Time      `json:"delivered_at"`
+	ExpiresAt        time.Time       `json:"expires_at"` // no attempt is scheduled after it
 	CreatedAt        time.Time       `json:"created_at"`
 	UpdatedAt        time.Time       `json:"updated_at"`
 	Payload          json.RawMessage `json:"payload,omitempty"` // only from WebhookDeliveryGet
@@ -51,4 +52,10 @@ func (c *Client) WebhookDeliveryGet(ctx context.Context, id string) (*WebhookDel
 // returned Agent.WebhookSecret, this once.
 func (c *Client) AgentWebhookSecretRotate(ctx context.Context, agentID string) (*Agent, error) {
 	return send[Agent](ctx, c, http.MethodPost, "/api/v1/agents/"+pathEscape(agentID)+"/webhook-secret/rotate", nil)
+}
+
+// WebhookDeliveryRetry sends a delivered or failed message again, with another 24 hours of
+// attempts; a pending one is a 409.
+func (c *Client) WebhookDeliveryRetry(ctx context.Context, id string) (*WebhookDelivery, error) {
+	return send[WebhookDelivery](ctx, c, http.MethodPost, "/api/v1/webhook-deliveries/"+pathEscape(id)+"/retry", nil)
 }

@@ -179,6 +179,13 @@ func TestCompletionWebhookEgressDenied(t *testing.T) {
 	if d.Attempts != 1 || d.LastError == nil || !strings.Contains(*d.LastError, "denied") {
 		t.Fatalf("delivery %+v", d)
 	}
+	// A retry is refused the same way.
+	if r, err := p.C.WebhookDeliveryRetry(ctx, d.ID); err != nil || r.Status != "pending" {
+		t.Fatalf("retry: %+v %v", r, err)
+	}
+	if d = waitDelivery(t, p.C, x.ID, "failed", 10*time.Second); d.Attempts != 2 {
+		t.Fatalf("after the retry: %+v", d)
+	}
 	if len(rcv.snapshot()) != 0 {
 		t.Fatal("the loopback receiver was reached")
 	}
