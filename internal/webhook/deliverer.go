@@ -270,14 +270,22 @@ func (d *Deliverer) loop() {
 	defer close(d.loopDone)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	due := time.Now() // when the timer fires
+	reset := func(after time.Duration) {
+		timer.Reset(after)
+		due = time.Now().Add(after)
+	}
 	var pruned time.Time
 	for {
 		select {
 		case <-d.stopLoop:
 			return
 		case <-d.wake:
-			// Give the transaction that wrote the rows time to commit.
-			timer.Reset(20 * time.Millisecond)
+			// Look shortly, giving the transaction that wrote the rows time to commit; a
+			// look already due sooner stays (a stream of wake-ups must not keep delaying it).
+			if wakeDelay := 20 * time.Millisecond; time.Until(due) > wakeDelay {
+				reset(wakeDelay)
+			}
 			continue
 		case <-timer.C:
 		}
@@ -304,7 +312,7 @@ func (d *Deliverer) loop() {
 				return
 			}
 		}
-		timer.Reset(next)
+		reset(next)
 	}
 }
 

@@ -819,3 +819,35 @@ func TestManualRetryAfterGivingUp(t *testing.T) {
 		}
 	})
 }
+
+// A steady stream of wake-ups (executions ending every few milliseconds) does not keep
+// postponing the look for due deliveries.
+func TestWakeUpsDoNotStarveTheLoop(t *testing.T) {
+	st := open(t, "memory")
+	box := secretbox.NewRandom()
+	rcv := newReceiver(t, always(200))
+	f := newFixture(t, st, box, rcv.URL)
+	d := New(Config{Store: st, Secrets: box, Poll: time.Hour})
+	d.Start(context.Background())
+	defer d.Stop(context.Background())
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+				d.nudge()
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	f.end(t, st, store.StatusCompleted, nil)
+	select {
+	case <-rcv.got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("wake-ups every 5 ms starved the loop")
+	}
+}
