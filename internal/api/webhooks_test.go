@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/agentplane/agentplane/client"
 	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/webhook"
 )
@@ -192,4 +194,65 @@ func TestWebhookDeliveriesScope(t *testing.T) {
 		{name: "executions:read", method: "GET", path: "/api/v1/webhook-deliveries", header: map[string]string{"X-API-Key": execs}, status: 200, fields: map[string]any{"pagination.total": 0}},
 		{name: "rotate needs agents:write", method: "POST", path: "/api/v1/agents/x/webhook-secret/rotate", header: map[string]string{"X-API-Key": execs}, status: 403, message: "agents:write"},
 	})
+}
+
+// Every way a run of the engine ends writes its message: completed, failed (a model error),
+// rejected (denied at approval) and cancelled (while awaiting approval).
+func TestWebhookOnEveryTerminalPath(t *testing.T) {
+	e := newTestEnv(t)
+	d := webhook.New(webhook.Config{Store: e.store, Secrets: e.srv.cfg.Secrets})
+	t.Cleanup(func() { d.Stop(context.Background()) })
+	ctx := context.Background()
+	hook := "https://example.com/hook"
+	approval := &client.ApprovalConfig{Checkpoints: []client.Checkpoint{{Name: "review", When: "before_output"}}}
+	gated, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Gated", Type: "approval", WebhookURL: hook,
+		Config: &client.AgentConfig{Model: "gpt-4o-mini", Approval: approval}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failing, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Failing", Type: "simple", WebhookURL: hook,
+		Config: &client.AgentConfig{Model: "gpt-4o-mini", Simulation: &client.Simulation{Fail: true, FailMessage: "model down"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := client.ExecuteRequest{Input: map[string]any{"message": "hi"}}
+	want := map[string]string{}
+	x, err := e.c.Execute(ctx, failing.ID, in)
+	if err != nil || x.Status != "failed" {
+		t.Fatalf("failing run: %+v %v", x, err)
+	}
+	want[x.ID] = "execution.failed"
+	for _, end := range []string{"deny", "cancel"} {
+		x, err := e.c.Execute(ctx, gated.ID, in)
+		if err != nil || x.Status != "awaiting_approval" {
+			t.Fatalf("gated run: %+v %v", x, err)
+		}
+		if end == "deny" {
+			_, err = e.c.ExecutionDeny(ctx, x.ID, "no")
+			want[x.ID] = "execution.rejected"
+		} else {
+			_, err = e.c.ExecutionCancel(ctx, x.ID)
+			want[x.ID] = "execution.cancelled"
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id, event := range want {
+		l, err := e.c.WebhookDeliveryList(ctx, client.WebhookDeliveryListOptions{ExecutionID: id})
+		if err != nil || len(l.Data) != 1 || l.Data[0].EventType != event || l.Data[0].Status != "pending" {
+			t.Fatalf("deliveries of %s: %+v %v (want one %s)", id, l, err, event)
+		}
+		full, err := e.c.WebhookDeliveryGet(ctx, l.Data[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p struct {
+			Type string         `json:"type"`
+			Data map[string]any `json:"data"`
+		}
+		if err := json.Unmarshal(full.Payload, &p); err != nil || p.Type != event || p.Data["id"] != id || p.Data["error"] == nil {
+			t.Fatalf("payload %s (%v)", full.Payload, err)
+		}
+	}
 }
