@@ -91,6 +91,12 @@ type Agent struct {
 	Config          *AgentConfig   `json:"config"`
 	CreatedAt       time.Time      `json:"created_at"`
 	UpdatedAt       time.Time      `json:"updated_at"`
+	// WebhookURL receives each execution of the agent when it ends (nil: none).
+	WebhookURL       *string `json:"webhook_url"`
+	WebhookSecretSet bool    `json:"webhook_secret_set"`
+	// WebhookSecret is set only in the response that generated it (create, PATCH of a first
+	// webhook_url, rotation): keep it then, it is never shown again.
+	WebhookSecret string `json:"webhook_secret,omitempty"`
 }
 
 // AgentVersion is one immutable configuration of an agent.
@@ -115,6 +121,10 @@ type AgentCreate struct {
 	Metadata    map[string]any `json:"metadata,omitempty"`
 	Config      *AgentConfig   `json:"config,omitempty"`
 	Notes       string         `json:"notes,omitempty"`
+	// WebhookURL sets a completion webhook; without WebhookSecret one is generated and
+	// returned once in Agent.WebhookSecret.
+	WebhookURL    string `json:"webhook_url,omitempty"`
+	WebhookSecret string `json:"webhook_secret,omitempty"`
 }
 
 // AgentUpdate holds the fields to change; nil fields stay as they are.
@@ -124,6 +134,9 @@ type AgentUpdate struct {
 	Status      *string         `json:"status,omitempty"`
 	Tags        *[]string       `json:"tags,omitempty"`
 	Metadata    *map[string]any `json:"metadata,omitempty"`
+	// WebhookURL sets the completion webhook; a pointer to "" removes it and its secret.
+	WebhookURL    *string `json:"webhook_url,omitempty"`
+	WebhookSecret *string `json:"webhook_secret,omitempty"`
 }
 
 // AgentListOptions filters AgentList.

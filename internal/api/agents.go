@@ -23,6 +23,9 @@ type agentCreateRequest struct {
 	Metadata    map[string]any     `json:"metadata,omitempty"`
 	Config      *store.AgentConfig `json:"config,omitempty" doc:"Configuration of version 1, which becomes active. Defaults to {\"model\": \"gpt-4o-mini\"}."`
 	Notes       string             `json:"notes,omitempty" doc:"Notes of version 1."`
+	// Completion webhook.
+	WebhookURL    *string `json:"webhook_url,omitempty" maxLength:"2048" doc:"An http(s) URL each execution of the agent is POSTed to when it ends, signed with the Standard Webhooks scheme (see webhook_secret)."`
+	WebhookSecret *string `json:"webhook_secret,omitempty" doc:"The Standard Webhooks signing secret: whsec_ followed by the base64 of 24 to 64 bytes. Left out with a webhook_url, one is generated and returned once, in this response."`
 }
 
 type agentUpdateRequest struct {
@@ -31,6 +34,9 @@ type agentUpdateRequest struct {
 	Status      *string         `json:"status,omitempty" enum:"active,inactive,archived"`
 	Tags        *[]string       `json:"tags,omitempty"`
 	Metadata    *map[string]any `json:"metadata,omitempty"`
+	// Completion webhook.
+	WebhookURL    *string `json:"webhook_url,omitempty" maxLength:"2048" nullable:"true" doc:"A new webhook URL (the secret is kept, or generated and returned once if the agent has none); null or \"\" removes the webhook and its secret."`
+	WebhookSecret *string `json:"webhook_secret,omitempty" doc:"A new signing secret (whsec_ + base64 of 24 to 64 bytes) for the agent's webhook."`
 }
 
 type agentVersionCreateRequest struct {
@@ -65,11 +71,12 @@ func (s *Server) agentRoutes() []route {
 			params: []param{{name: "type", typ: "string", enum: store.AgentTypes}, {name: "status", typ: "string", enum: store.AgentStatuses},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
 			resp: store.Agent{}, h: s.listAgents},
-		{method: "POST", path: v1 + "/agents", op: "createAgent", tag: tag, scope: "agents:write", summary: "Create an agent (and its version 1)", desc: "Creates the agent and its version 1 from `config` (default `{\"model\": \"gpt-4o-mini\"}`), which becomes active. The config is checked against the agent's type and the workspace: the model, prompt, tools, guardrails, data sources and sub-agents it names must exist (422 naming the field, e.g. `config.data_sources[1]`).",
+		{method: "POST", path: v1 + "/agents", op: "createAgent", tag: tag, scope: "agents:write", summary: "Create an agent (and its version 1)", desc: "Creates the agent and its version 1 from `config` (default `{\"model\": \"gpt-4o-mini\"}`), which becomes active. The config is checked against the agent's type and the workspace: the model, prompt, tools, guardrails, data sources and sub-agents it names must exist (422 naming the field, e.g. `config.data_sources[1]`). " +
+			"With `webhook_url`, every execution of the agent is POSTed there when it ends, signed with the Standard Webhooks scheme; a `webhook_secret` left out is generated and returned once, in this response (`webhook_secret`), never again.",
 			body: agentCreateRequest{}, resp: store.Agent{}, status: http.StatusCreated, creates: true, plan: true, h: s.createAgent},
 		{method: "GET", path: v1 + "/agents/{id}", op: "getAgent", tag: tag, scope: "agents:read", summary: "Get an agent", desc: "The agent with its active version's number, id and configuration (null while it has no active version).", resp: store.Agent{}, h: byID(s, s.store.AgentGet)},
-		{method: "PATCH", path: v1 + "/agents/{id}", op: "updateAgent", tag: tag, scope: "agents:write", summary: "Update an agent's name, description, status, tags or metadata",
-			desc: "Configuration changes are made by creating a version and promoting it.", body: agentUpdateRequest{}, resp: store.Agent{}, h: s.updateAgent},
+		{method: "PATCH", path: v1 + "/agents/{id}", op: "updateAgent", tag: tag, scope: "agents:write", summary: "Update an agent's name, description, status, tags, metadata or webhook",
+			desc: "Configuration changes are made by creating a version and promoting it. `webhook_url` sets the completion webhook (a secret is generated and returned once if the agent has none), null or \"\" removes it with its secret; `webhook_secret` replaces the secret.", body: agentUpdateRequest{}, resp: store.Agent{}, h: s.updateAgent},
 		{method: "DELETE", path: v1 + "/agents/{id}", op: "deleteAgent", tag: tag, scope: "agents:write", summary: "Delete an agent and its versions", desc: "Deletes the agent, its versions and its memories, and answers with the agent as it was. Its executions and traces are kept.",
 			resp: store.Agent{}, h: byID(s, s.store.AgentDelete)},
 		{method: "GET", path: v1 + "/agents/{id}/versions", op: "listAgentVersions", tag: tag, scope: "agents:read", summary: "List an agent's versions, newest first", desc: "Every version of the agent, newest first, with its configuration and notes; `is_active` marks the one runs use.",
@@ -138,7 +145,15 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if err := agentconfig.Validate(r.Context(), s.store, ws, req.Type, "", cfg); err != nil {
 		return err
 	}
+	hook, err := webhookChangeOf(body, req.WebhookURL, req.WebhookSecret)
+	if err != nil {
+		return err
+	}
+	if hook.secret != nil && hook.url == nil {
+		return invalid("webhook_secret", "needs a webhook_url")
+	}
 	var a *store.Agent
+	var secret string
 	err = s.store.InTx(r.Context(), func(tx *store.Store) error {
 		if err := s.checkAgentLimit(r.Context(), tx, ws); err != nil {
 			return err
@@ -148,22 +163,33 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 			WorkspaceID: ws, Name: strings.TrimSpace(req.Name), Description: req.Description, Type: req.Type, Status: req.Status,
 			Tags: store.Strings(req.Tags), Metadata: store.JSONObject(req.Metadata),
 		}, cfg, req.Notes)
+		if err != nil || hook.url == nil {
+			return err
+		}
+		if secret, err = s.applyWebhook(r.Context(), tx, ws, a.ID, hook); err != nil {
+			return err
+		}
+		a, err = tx.AgentGet(r.Context(), ws, a.ID)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	writeData(w, http.StatusCreated, a)
+	writeAgentWithSecret(w, http.StatusCreated, a, secret)
 	return nil
 }
 
 func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) error {
 	var req agentUpdateRequest
-	if err := decode(w, r, &req); err != nil {
+	body, err := decodeKeep(w, r, &req)
+	if err != nil {
+		return err
+	}
+	hook, err := webhookChangeOf(body, req.WebhookURL, req.WebhookSecret)
+	if err != nil {
 		return err
 	}
 	var p store.AgentPatch
-	var err error
 	if p.Name, err = patchName(req.Name); err != nil {
 		return err
 	}
@@ -182,11 +208,24 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) error {
 	if req.Metadata != nil {
 		p.Metadata = ptr(store.JSONObject(*req.Metadata))
 	}
-	a, err := s.store.AgentUpdate(r.Context(), s.workspace(r), pathID(r, "id"), p)
+	ws, id := s.workspace(r), pathID(r, "id")
+	var a *store.Agent
+	var secret string
+	err = s.store.InTx(r.Context(), func(tx *store.Store) error {
+		var err error
+		if a, err = tx.AgentUpdate(r.Context(), ws, id, p); err != nil || hook.empty() {
+			return err
+		}
+		if secret, err = s.applyWebhook(r.Context(), tx, ws, id, hook); err != nil {
+			return err
+		}
+		a, err = tx.AgentGet(r.Context(), ws, id)
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	writeData(w, http.StatusOK, a)
+	writeAgentWithSecret(w, http.StatusOK, a, secret)
 	return nil
 }
 

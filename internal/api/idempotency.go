@@ -20,6 +20,17 @@ type recorder struct {
 	http.ResponseWriter
 	status int
 	body   bytes.Buffer
+	// replay, when set (see setReplay), is stored for replays instead of body: the response
+	// holds a secret shown once, which must not be kept.
+	replay []byte
+}
+
+// setReplay makes an idempotent request's replays answer body instead of what was sent (a
+// response without the one-time secret it held). Without an Idempotency-Key it does nothing.
+func setReplay(w http.ResponseWriter, body []byte) {
+	if rec, ok := w.(*recorder); ok {
+		rec.replay = body
+	}
 }
 
 func (rw *recorder) WriteHeader(code int) {
@@ -112,7 +123,11 @@ func (s *Server) idempotent(next handlerFunc) handlerFunc {
 		// Store the outcome even if the client has gone: the work was done.
 		ctx := context.WithoutCancel(r.Context())
 		if herr == nil && rec.status >= 200 && rec.status < 300 {
-			ok, err := s.store.IdempotencyFinish(ctx, claim, rec.status, rec.body.String())
+			stored := rec.body.String()
+			if rec.replay != nil {
+				stored = string(rec.replay)
+			}
+			ok, err := s.store.IdempotencyFinish(ctx, claim, rec.status, stored)
 			switch {
 			case err != nil:
 				s.log.Error("store idempotent response", "key", key, "error", err)

@@ -39,6 +39,8 @@ var tagDescriptions = map[string]string{
 	"Assets":        "Images, audio and files runs produced (model replies, MCP tool results) and uploads, stored once per distinct content in each workspace, within its quota.",
 	"Score configs": "What the scores of a name may hold: a data type, a numeric range or categories. Archived, never deleted.",
 	"Triggers":      "Agent triggers: a generic webhook, Slack, Telegram, Teams and WhatsApp bots, and cron schedules that start runs; and the hook endpoint their calls arrive at.",
+	"Webhook deliveries": "Completion webhooks: each ended execution of an agent with a webhook_url is POSTed to it, signed with the Standard Webhooks scheme (webhook-id, webhook-timestamp, webhook-signature), " +
+		"from a durable outbox retried with exponential backoff for up to 24 hours. These routes show every delivery and its attempts.",
 }
 
 // The licence the document declares (the project has no licence file of its own; MIT is the

@@ -24,6 +24,7 @@ func (s *Server) routeTable() []route {
 		// Agent triggers and their hook endpoint.
 		s.triggerRoutes(),
 		s.hookRoutes(),
+		s.webhookRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/triggers"
 	"github.com/agentplane/agentplane/internal/triggers/platform"
+	"github.com/agentplane/agentplane/internal/webhook"
 )
 
 type triggerCreateRequest struct {
@@ -29,7 +30,7 @@ type triggerCreateRequest struct {
 	InputMapping  map[string]string `json:"input_mapping,omitempty" doc:"How an event becomes the run's input: input field → GJSON path. A webhook's paths read its JSON body (default: the whole body is the input); a chat platform's read {text, user, payload} (default {\"message\": \"text\"}). Not for schedules."`
 	Input         map[string]any    `json:"input,omitempty" doc:"A schedule's fixed run input, checked against the agent's input_schema. Only for schedules."`
 	WebhookURL    string            `json:"webhook_url,omitempty" maxLength:"2000" doc:"An http(s) URL told of each run's end (completion webhook)."`
-	WebhookSecret string            `json:"webhook_secret,omitempty" maxLength:"1000" doc:"The completion webhook's signing secret; encrypted at rest, never returned."`
+	WebhookSecret string            `json:"webhook_secret,omitempty" maxLength:"1000" doc:"The completion webhook's Standard Webhooks signing secret (whsec_ + base64); generated and returned once when webhook_url is given without it; encrypted at rest, never returned again."`
 }
 
 type triggerUpdateRequest struct {
@@ -425,6 +426,16 @@ func (s *Server) createTrigger(w http.ResponseWriter, r *http.Request) error {
 	if req.WebhookSecret != "" && req.WebhookURL == "" {
 		return invalid("webhook_secret", "needs webhook_url")
 	}
+	if req.WebhookSecret != "" {
+		if err := webhook.CheckSecret(req.WebhookSecret); err != nil {
+			return invalid("webhook_secret", "%s", err.Error())
+		}
+	}
+	var generated string
+	if req.WebhookURL != "" && req.WebhookSecret == "" {
+		generated = webhook.NewSecret()
+		req.WebhookSecret = generated
+	}
 	ctx, ws := r.Context(), s.workspace(r)
 	if err := s.store.CheckRefs(ctx, ws, store.KindAgent, "agent_id", req.AgentID); err != nil {
 		return err
@@ -473,6 +484,9 @@ func (s *Server) createTrigger(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := TriggerWithToken{Trigger: *created}
+	if generated != "" {
+		out.WebhookSecret = generated // shown this once; reads show it masked
+	}
 	if token != "" {
 		out.Token, out.HookURL = token, s.hookURL(r, token)
 	}
@@ -536,10 +550,16 @@ func (s *Server) updateTrigger(w http.ResponseWriter, r *http.Request) error {
 		}
 		p.WebhookURL, next.WebhookURL = req.WebhookURL, *req.WebhookURL
 	}
-	if req.WebhookSecret != nil {
-		if err := maxLen("webhook_secret", *req.WebhookSecret, 1000); err != nil {
-			return err
+	if req.WebhookSecret != nil && *req.WebhookSecret != "" {
+		if err := webhook.CheckSecret(*req.WebhookSecret); err != nil {
+			return invalid("webhook_secret", "%s", err.Error())
 		}
+	}
+	// A webhook added without a secret gets one, shown in this answer only (as on create).
+	var generated string
+	if next.WebhookURL != "" && cur.WebhookURL == "" && (req.WebhookSecret == nil || *req.WebhookSecret == "") {
+		generated = webhook.NewSecret()
+		req.WebhookSecret = &generated
 	}
 	if req.Config != nil || req.WebhookSecret != nil {
 		prev, err := s.store.TriggerSecretsGet(ctx, ws, id, s.cfg.Secrets)
@@ -594,6 +614,9 @@ func (s *Server) updateTrigger(w http.ResponseWriter, r *http.Request) error {
 	t, err := s.store.TriggerUpdate(ctx, ws, id, p, s.cfg.Secrets)
 	if err != nil {
 		return err
+	}
+	if generated != "" {
+		t.WebhookSecret = generated // shown this once; reads show it masked
 	}
 	writeData(w, http.StatusOK, t)
 	return nil

@@ -30,6 +30,7 @@ import (
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/triggers"
+	"github.com/agentplane/agentplane/internal/webhook"
 )
 
 // Secrets the trigger tests configure; none of them may ever be in a response after
@@ -257,11 +258,11 @@ func TestTriggerRoutes(t *testing.T) {
 			}
 		}
 	}
-	slack := fmt.Sprintf(`{"agent_id":%q,"type":"slack","name":"Support bot","config":{"signing_secret":%q,"bot_credential_id":%q},"webhook_url":"https://example.com/done","webhook_secret":"whsec_hookhookhookhook"}`, e.agent, testSlackSecret, cred)
+	slack := fmt.Sprintf(`{"agent_id":%q,"type":"slack","name":"Support bot","config":{"signing_secret":%q,"bot_credential_id":%q},"webhook_url":"https://example.com/done","webhook_secret":"whsec_aG9va2hvb2tob29raG9va2hvb2tob29r"}`, e.agent, testSlackSecret, cred)
 	e.run([]scenario{
 		{name: "create slack", method: "POST", path: "/api/v1/agent-triggers", body: slack, status: 201,
 			fields: map[string]any{"data.type": "slack", "data.enabled": true, "data.config.signing_secret": secretbox.Mask(testSlackSecret),
-				"data.config.bot_credential_id": cred, "data.webhook_url": "https://example.com/done", "data.webhook_secret": secretbox.Mask("whsec_hookhookhookhook"),
+				"data.config.bot_credential_id": cred, "data.webhook_url": "https://example.com/done", "data.webhook_secret": secretbox.Mask("whsec_aG9va2hvb2tob29raG9va2hvb2tob29r"),
 				"data.next_run_at": nil},
 			check: func(t *testing.T, body map[string]any) { tokenKeyed(t, body) }},
 	})
@@ -770,7 +771,7 @@ func TestTriggerSecretsStayHidden(t *testing.T) {
 	e := newTriggerEnv(t, openTestStore(t, filepath.Join(dir, "agentplane.db")), false)
 	slack := newFakePlatform(t, `{"ok":true}`)
 	cred := e.credential(t, slack.URL)
-	_, token, hook := e.createTrigger(t, fmt.Sprintf(`{"agent_id":%q,"type":"slack","name":"Slack","config":{"signing_secret":%q,"bot_credential_id":%q},"webhook_url":"https://example.com/x","webhook_secret":"whsec_completion_secret_value"}`,
+	_, token, hook := e.createTrigger(t, fmt.Sprintf(`{"agent_id":%q,"type":"slack","name":"Slack","config":{"signing_secret":%q,"bot_credential_id":%q},"webhook_url":"https://example.com/x","webhook_secret":"whsec_Y29tcGxldGlvbi1zZWNyZXQtdmFsdWUh"}`,
 		e.agent, testSlackSecret, cred))
 	msg := slackMessage("EvS", "hello", "1.1", "")
 	if st, _ := hookCall(t, "POST", hook, slackHeaders(testSlackSecret, msg, time.Now()), msg); st != 202 {
@@ -791,7 +792,7 @@ func TestTriggerSecretsStayHidden(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no database files read")
 	}
-	for _, secret := range []string{testSlackSecret, token, testBotToken, "whsec_completion_secret_value"} {
+	for _, secret := range []string{testSlackSecret, token, testBotToken, "whsec_Y29tcGxldGlvbi1zZWNyZXQtdmFsdWUh"} {
 		if bytes.Contains(files, []byte(secret)) {
 			t.Fatalf("the database file holds the secret %q", secret[:6])
 		}
@@ -935,4 +936,93 @@ func TestHookTeamsSlowRun(t *testing.T) {
 	if a := e.post(t, "/api/v1/executions/"+id+"/cancel", "", ""); a.status != 200 {
 		t.Fatalf("cancel %q: %d %v", id, a.status, a.body)
 	}
+}
+
+// A trigger's completion webhook: a webhook_url given without a secret gets one, shown once;
+// each execution the trigger starts is POSTed there when it ends, signed with that secret (a
+// receiver using the Standard Webhooks library accepts it); a secret that is not a Standard
+// Webhooks secret is a 422.
+func TestTriggerCompletionWebhook(t *testing.T) {
+	e := newTriggerEnv(t, openTestStore(t, "memory"), false)
+	ctx := context.Background()
+	got := make(chan *http.Request, 4)
+	bodies := make(chan []byte, 4)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- r
+		bodies <- b
+	}))
+	t.Cleanup(recv.Close)
+	d := webhook.New(webhook.Config{Store: e.store, Secrets: e.srv.cfg.Secrets, Logger: e.srv.log,
+		TriggerWebhook: webhook.StoreTriggerWebhook(e.srv.cfg.Secrets, e.srv.log), Poll: 20 * time.Millisecond})
+	d.Start(ctx)
+	t.Cleanup(func() { d.Stop(context.Background()) })
+
+	e.run([]scenario{
+		{name: "not a whsec secret", method: "POST", path: "/api/v1/agent-triggers", status: 422, message: "webhook_secret",
+			body: fmt.Sprintf(`{"agent_id":%q,"type":"webhook","name":"W","webhook_url":"https://example.com/done","webhook_secret":"plain"}`, e.agent)},
+	})
+	a := e.post(t, "/api/v1/agent-triggers", "", fmt.Sprintf(`{"agent_id":%q,"type":"webhook","name":"W","webhook_url":%q}`, e.agent, recv.URL))
+	if a.status != http.StatusCreated {
+		t.Fatalf("create: %d %v", a.status, a.body)
+	}
+	data := a.body["data"].(map[string]any)
+	secret, _ := data["webhook_secret"].(string)
+	if err := webhook.CheckSecret(secret); err != nil {
+		t.Fatalf("generated secret %q: %v", secret, err)
+	}
+	id, token := data["id"].(string), data["token"].(string)
+	tr, err := e.c.TriggerGet(ctx, id)
+	if err != nil || tr.WebhookSecret == secret || tr.WebhookSecret == "" {
+		t.Fatalf("read shows %q (%v); want it masked", tr.WebhookSecret, err)
+	}
+
+	st, raw := hookCall(t, "POST", e.ts.URL+"/api/v1/hooks/"+token, nil, `{"message":"deploy done"}`)
+	if st != http.StatusAccepted {
+		t.Fatalf("hook: %d %s", st, raw)
+	}
+	var accepted struct {
+		Data struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &accepted); err != nil {
+		t.Fatal(err)
+	}
+	var r *http.Request
+	select {
+	case r = <-got:
+	case <-time.After(15 * time.Second):
+		t.Fatal("no completion webhook received")
+	}
+	body := <-bodies
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wh.Verify(body, r.Header); err != nil {
+		t.Fatalf("the receiver refuses the signature: %v", err)
+	}
+	var msg struct {
+		Type string         `json:"type"`
+		Data map[string]any `json:"data"`
+	}
+	if err := json.Unmarshal(body, &msg); err != nil || msg.Type != "execution.completed" || msg.Data["id"] != accepted.Data.ID {
+		t.Fatalf("message %s (%v)", body, err)
+	}
+	l, err := e.c.WebhookDeliveryList(ctx, client.WebhookDeliveryListOptions{ExecutionID: accepted.Data.ID})
+	if err != nil || len(l.Data) != 1 || l.Data[0].TargetType != "trigger" || l.Data[0].TargetID != id {
+		t.Fatalf("deliveries %+v %v", l, err)
+	}
+
+	// A webhook added by PATCH to a trigger without one gets a secret the same way.
+	id2, _, _ := e.createTrigger(t, fmt.Sprintf(`{"agent_id":%q,"type":"webhook","name":"W2"}`, e.agent))
+	e.run([]scenario{
+		{name: "patch adds a webhook", method: "PATCH", path: "/api/v1/agent-triggers/" + id2, body: `{"webhook_url":"https://example.com/two"}`, status: 200,
+			check: func(t *testing.T, b map[string]any) {
+				if s, _ := lookup(b, "data.webhook_secret").(string); webhook.CheckSecret(s) != nil {
+					t.Fatalf("secret %q", s)
+				}
+			}},
+	})
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/agentplane/agentplane/internal/seed"
 	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/triggers"
+	"github.com/agentplane/agentplane/internal/webhook"
 )
 
 // EmulatorWorkspaceID is the one namespace every emulator request acts in.
@@ -139,6 +140,7 @@ type Emulator struct {
 	sources *datasource.Sample
 	// schedules fires the ticks of schedule triggers.
 	schedules *triggers.Scheduler
+	hooks     *webhook.Deliverer
 }
 
 // Close stops the engine (runs still going after a grace period are failed) and releases
@@ -150,6 +152,7 @@ func (e *Emulator) Close() error {
 	e.schedules.Stop()
 	e.Engine.Stop(ctx)
 	e.API.WaitReplies(ctx)
+	e.hooks.Stop(ctx)
 	return errors.Join(e.sources.Close(), e.Store.Close())
 }
 
@@ -189,10 +192,13 @@ func NewEmulator(ctx context.Context, log *slog.Logger, c EmulatorConfig) (*Emul
 		Store: st, Logger: log, Secrets: box, Emulator: true, WorkspaceID: EmulatorWorkspaceID, DataSources: sources,
 		CORSOrigins: c.CORSOrigins, Reset: load, Version: Version, Engine: eng, PublicURL: c.PublicURL, AllowStdioMCP: true, Metrics: m,
 	})
+	hooks := webhook.New(webhook.Config{Store: st, Secrets: box, Logger: log, Node: eng.Node(),
+		TriggerWebhook: webhook.StoreTriggerWebhook(box, log)})
 	if err == nil {
 		err = eng.Start(ctx)
 	}
 	if err != nil {
+		hooks.Stop(ctx)
 		sources.Close()
 		st.Close()
 		return nil, err
@@ -201,5 +207,6 @@ func NewEmulator(ctx context.Context, log *slog.Logger, c EmulatorConfig) (*Emul
 	// (api.Config.TriggerReplies is nil).
 	schedules := triggers.NewScheduler(triggers.SchedulerConfig{Store: st, Engine: eng, Logger: log})
 	schedules.Start(ctx)
-	return &Emulator{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, sources: sources, schedules: schedules}, nil
+	hooks.Start(ctx)
+	return &Emulator{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, sources: sources, schedules: schedules, hooks: hooks}, nil
 }

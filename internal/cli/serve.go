@@ -33,6 +33,7 @@ import (
 	"github.com/agentplane/agentplane/internal/seed"
 	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/triggers"
+	"github.com/agentplane/agentplane/internal/webhook"
 )
 
 // DefaultWorkspaceID is the workspace `serve` creates on an empty database.
@@ -210,7 +211,7 @@ func serveCmd(env Env) *cobra.Command {
 	limits.flags(cmd)
 	f.StringVar(&trustedProxies, "trusted-proxies", "", "comma-separated proxy addresses or CIDR ranges whose X-Forwarded-For is believed (TRUSTED_PROXIES)")
 	f.StringVar(&publicURL, "public-url", "", publicURLUsage)
-	f.BoolVar(&denyPrivateEgress, "deny-private-egress", false, "refuse outbound connections (model providers, MCP servers, data sources) to loopback, private and link-local addresses, checked when connecting (DENY_PRIVATE_EGRESS)")
+	f.BoolVar(&denyPrivateEgress, "deny-private-egress", false, "refuse outbound connections (model providers, MCP servers, data sources, completion webhooks) to loopback, private and link-local addresses, checked when connecting (DENY_PRIVATE_EGRESS)")
 	f.StringVar(&redisURL, "redis-url", "", "redis:// URL of a Redis that holds the rate limit buckets of every node (REDIS_URL); default: PostgreSQL with --database-url, else this process")
 	f.BoolVar(&allowStdioMCP, "allow-stdio-mcp", false, "let MCP tools use the stdio transport: a command this server starts for the runs that call it (ALLOW_STDIO_MCP)")
 	assetOpts.flags(cmd)
@@ -340,7 +341,7 @@ type ServerConfig struct {
 	// ProviderClient carries calls to model providers; nil uses a shared pooled client.
 	ProviderClient *http.Client
 	// DenyPrivateEgress refuses outbound connections to non-public addresses
-	// (--deny-private-egress): model providers, MCP servers and data sources.
+	// (--deny-private-egress): model providers, MCP servers, data sources and webhooks.
 	DenyPrivateEgress bool
 	// RedisURL, when set, keeps the rate limit buckets in that Redis (--redis-url); else they
 	// are in PostgreSQL (shared by every node) or, on SQLite, in this process.
@@ -451,6 +452,7 @@ type Server struct {
 	mcp          *mcpclient.Client // the MCP connections of runs and refreshes
 	// schedules fires the ticks of schedule triggers (each exactly once across the nodes).
 	schedules *triggers.Scheduler
+	webhooks  *webhook.Deliverer // completion webhooks' outbox
 }
 
 // Close stops the engine (runs still going when ctx ends are failed) and the database.
@@ -459,6 +461,7 @@ func (s *Server) Close(ctx context.Context) error {
 	s.schedules.Stop()
 	s.Engine.Stop(ctx)
 	s.API.WaitReplies(ctx)
+	s.webhooks.Stop(ctx)
 	s.mcp.Close()
 	err := s.sources.Close()
 	if s.redis != nil {
@@ -558,10 +561,14 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 		RateLimit: c.Limits.RateLimit, RateBurst: c.Limits.RateBurst, RateShared: shared, Plan: c.Limits.Plan, JWTSecret: jwtSecret,
 		TrustedProxies: c.TrustedProxies, JWKSURL: c.JWKSURL, PublicURL: c.PublicURL, AllowStdioMCP: c.AllowStdioMCP, Metrics: m,
 		Replier: replier})
+	// Completion webhooks: the outbox is written as runs end; every node sends what is due.
+	hooks := webhook.New(webhook.Config{Store: st, Secrets: box, Logger: log, Node: eng.Node(), Guard: guard,
+		TriggerWebhook: webhook.StoreTriggerWebhook(box, log)})
 	if err == nil {
 		err = eng.Start(ctx)
 	}
 	if err != nil {
+		hooks.Stop(ctx)
 		if rdb != nil {
 			rdb.Close()
 		}
@@ -571,8 +578,9 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 	}
 	schedules := triggers.NewScheduler(triggers.SchedulerConfig{Store: st, Engine: eng, Logger: log, BeforeCreate: srv.ExecutionLimits, Replier: replier})
 	schedules.Start(ctx)
+	hooks.Start(ctx)
 	return &Server{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, BootstrapKey: bootstrap, redis: rdb, sources: sources, mcp: mcp,
-		schedules: schedules}, nil
+		schedules: schedules, webhooks: hooks}, nil
 }
 
 // triggerReplyClient is the client chat platform replies go out with: bounded, and under

@@ -1,5 +1,5 @@
 // Package egress decides which addresses the server's outbound connections may reach: model
-// providers, MCP servers and data sources. Self-hosted platforms call internal services, so
+// providers, MCP servers, data sources and completion webhooks. Self-hosted platforms call internal services, so
 // private addresses are allowed unless `serve --deny-private-egress` is set; then loopback,
 // private, link-local and other non-public addresses are refused when the connection is made
 // (after DNS resolution), not only when a URL is saved, so a name that later resolves inward

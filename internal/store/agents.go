@@ -150,6 +150,12 @@ type Agent struct {
 	Config          *AgentConfig `json:"config"`
 	CreatedAt       Time         `json:"created_at"`
 	UpdatedAt       Time         `json:"updated_at"`
+
+	// Completion webhook (see internal/webhook): the secret itself is stored sealed and only
+	// ever returned in the response that generated it.
+	WebhookURL       *string `json:"webhook_url" doc:"Each execution of the agent is POSTed here when it ends (completed, failed, cancelled, rejected), signed with the Standard Webhooks scheme; null when none."`
+	WebhookSecretSet bool    `json:"webhook_secret_set" doc:"Whether a signing secret is stored (it is never returned after the response that generated it)."`
+	WebhookSecret    string  `json:"webhook_secret,omitempty" doc:"The signing secret (whsec_ + base64), only in the response of the request that generated it: store it then."`
 }
 
 // AgentVersion is one immutable configuration of an agent.
@@ -172,7 +178,7 @@ type AgentFilter struct {
 }
 
 const agentColumns = `a.id, a.workspace_id, a.name, a.description, a.type, a.status, a.tags, a.metadata,
-	a.active_version_id, v.version, a.version_seq, v.config, a.created_at, a.updated_at`
+	a.active_version_id, v.version, a.version_seq, v.config, a.created_at, a.updated_at, a.webhook_url, a.webhook_secret IS NOT NULL`
 
 const agentFrom = ` FROM agents a LEFT JOIN agent_versions v ON v.id = a.active_version_id`
 
@@ -181,7 +187,7 @@ func scanAgent(row interface{ Scan(...any) error }) (*Agent, error) {
 	var activeVersion sql.NullInt64
 	var config sql.NullString
 	if err := row.Scan(&a.ID, &a.WorkspaceID, &a.Name, &a.Description, &a.Type, &a.Status, &a.Tags, &a.Metadata,
-		&a.ActiveVersionID, &activeVersion, &a.VersionCount, &config, &a.CreatedAt, &a.UpdatedAt); err != nil {
+		&a.ActiveVersionID, &activeVersion, &a.VersionCount, &config, &a.CreatedAt, &a.UpdatedAt, &a.WebhookURL, &a.WebhookSecretSet); err != nil {
 		return nil, err
 	}
 	if activeVersion.Valid {

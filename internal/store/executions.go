@@ -438,6 +438,9 @@ func (s *Store) ExecutionTransition(ctx context.Context, ws, id, to string, p Ex
 		if err != nil {
 			return fmt.Errorf("update execution %s: %w", id, err)
 		}
+		if IsTerminal(to) {
+			return tx.runTerminalHook(ctx, out)
+		}
 		return nil
 	})
 	return out, err

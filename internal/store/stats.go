@@ -31,6 +31,7 @@ var statTables = []struct{ key, table string }{
 	{"scores", "scores"},
 	{"asset_blobs", "asset_blobs"},
 	{"assets", "assets"},
+	{"webhook_deliveries", "webhook_deliveries"},
 }
 
 // StoreStats counts the rows of every resource across all workspaces.

@@ -56,13 +56,14 @@ type Store struct {
 	inTx    bool
 	gen     *atomic.Uint64 // see Generation
 	writer  *sqliteWriter  // SQLite's transactions; nil on PostgreSQL
+	hooks   *hooks         // shared by the Store and its transactions; see SetTerminalHook
 }
 
 // Open connects to url and applies pending migrations. url is one of: "memory" (a private
 // in-memory SQLite database), a SQLite file path (optionally prefixed "sqlite://" or "file:"),
 // or a "postgres://" / "postgresql://" URL.
 func Open(ctx context.Context, url string) (*Store, error) {
-	s := &Store{gen: new(atomic.Uint64)}
+	s := &Store{gen: new(atomic.Uint64), hooks: new(hooks)}
 	var err error
 	switch {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):

@@ -35,7 +35,7 @@ type Trigger struct {
 	Input        JSONObject        `json:"input,omitempty" doc:"A schedule's fixed run input."`
 	WebhookURL   string            `json:"webhook_url" doc:"Where the outcome of each run is POSTed when it ends; empty for none."`
 	// WebhookSecret is the masked completion webhook secret ("" when none).
-	WebhookSecret string `json:"webhook_secret" doc:"The completion webhook's signing secret, masked; empty when none."`
+	WebhookSecret string `json:"webhook_secret" doc:"The completion webhook's signing secret, masked; empty when none. In the create or update answer that generated it (webhook_url given without webhook_secret), the whole secret, shown only then."`
 	TokenPrefix   string `json:"token_prefix" doc:"The first characters of the hook token, for telling tokens apart; empty for schedules."`
 	NextRunAt     *Time  `json:"next_run_at" doc:"A schedule's next tick; null for other types and disabled schedules."`
 	LastRunAt     *Time  `json:"last_run_at" doc:"The scheduled time of the last tick that ran."`

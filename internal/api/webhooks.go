@@ -1,0 +1,177 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/webhook"
+)
+
+// webhookChange is what a create or PATCH of an agent asks of its completion webhook.
+type webhookChange struct {
+	url, secret *string // nil: not given
+	clear       bool    // webhook_url null or "": remove the webhook
+}
+
+// webhookChangeOf reads and checks the webhook fields of an agent request (422 naming the
+// field; a secret's value is never echoed).
+func webhookChangeOf(body []byte, url, secret *string) (webhookChange, error) {
+	c := webhookChange{url: url, secret: secret}
+	if isNullField(body, "webhook_url") || (url != nil && *url == "") {
+		c.url, c.clear = nil, true
+	}
+	if isNullField(body, "webhook_secret") || (secret != nil && *secret == "") {
+		c.secret = nil
+	}
+	if c.url != nil {
+		if err := webhook.CheckURL(*c.url); err != nil {
+			return c, invalid("webhook_url", "%s", err.Error())
+		}
+	}
+	if c.secret != nil {
+		if c.clear {
+			return c, invalid("webhook_secret", "cannot be set while webhook_url is removed")
+		}
+		if err := webhook.CheckSecret(*c.secret); err != nil {
+			return c, invalid("webhook_secret", "%s", err.Error())
+		}
+	}
+	return c, nil
+}
+
+func (c webhookChange) empty() bool { return c.url == nil && c.secret == nil && !c.clear }
+
+// applyWebhook writes an agent's webhook change inside tx. It returns the secret it
+// generated ("" when none): a webhook_url set without a secret on an agent that has none.
+func (s *Server) applyWebhook(ctx context.Context, tx *store.Store, ws, agentID string, c webhookChange) (string, error) {
+	if c.empty() {
+		return "", nil
+	}
+	if c.clear {
+		return "", tx.AgentWebhookSet(ctx, ws, agentID, "", "")
+	}
+	url, sealed, has, err := tx.AgentWebhook(ctx, ws, agentID)
+	if err != nil {
+		return "", err
+	}
+	if c.url != nil {
+		url = *c.url
+	} else if !has {
+		return "", invalid("webhook_secret", "the agent has no webhook_url; set one with it")
+	}
+	generated := ""
+	switch {
+	case c.secret != nil:
+		sealed = s.cfg.Secrets.Seal(ws, agentID, *c.secret)
+	case !has:
+		generated = webhook.NewSecret()
+		sealed = s.cfg.Secrets.Seal(ws, agentID, generated)
+	}
+	return generated, tx.AgentWebhookSet(ctx, ws, agentID, url, sealed)
+}
+
+// writeAgentWithSecret answers with an agent whose generated webhook secret is shown this
+// once; a replay of the request (Idempotency-Key) answers without it, as the secret is
+// not kept.
+func writeAgentWithSecret(w http.ResponseWriter, status int, a *store.Agent, secret string) {
+	if secret != "" {
+		if b, err := json.Marshal(envelope{Data: a}); err == nil {
+			setReplay(w, b)
+		}
+		shown := *a
+		shown.WebhookSecret = secret
+		a = &shown
+	}
+	writeData(w, status, a)
+}
+
+func (s *Server) webhookRoutes() []route {
+	const tag = "Webhook deliveries"
+	return []route{
+		{method: "POST", path: v1 + "/agents/{id}/webhook-secret/rotate", op: "rotateAgentWebhookSecret", tag: "Agents", scope: "agents:write",
+			summary: "Replace an agent's webhook signing secret",
+			desc: "Generates a new Standard Webhooks secret (`whsec_…`) and answers with the agent holding it in `webhook_secret`, shown only in this response. " +
+				"Executions that end from now on are signed with it; deliveries already in the outbox keep the secret they were written with. " +
+				"An agent without a webhook_url is a 409.",
+			resp: store.Agent{}, errs: []int{http.StatusConflict}, h: s.rotateAgentWebhookSecret},
+		{method: "GET", path: v1 + "/webhook-deliveries", op: "listWebhookDeliveries", tag: tag, scope: "executions:read", list: true,
+			summary: "List completion webhook deliveries, newest first",
+			desc: "One delivery per ended execution and receiver (the agent's webhook_url): its status (`pending` while attempts continue, `delivered` once a 2xx came, " +
+				"`failed` after 24 hours without one or when the URL is refused by the server's egress policy), the number of attempts, the last response code and error, and when the next attempt is due. " +
+				"Attempts are retried with exponential backoff and jitter (about 5 s, 30 s, 2 min, 10 min, 30 min, then hourly). Filter by `execution_id` and `status`. " +
+				"Readable with the executions:read scope, like the executions they report on. Payloads are left out; GET /webhook-deliveries/{id} has them.",
+			params: []param{{name: "execution_id", typ: "string", desc: "Only the deliveries of this execution."},
+				{name: "status", typ: "string", enum: store.DeliveryStatuses, desc: "Only deliveries in this status."}},
+			resp: store.WebhookDelivery{}, nocache: true, h: s.listWebhookDeliveries},
+		{method: "GET", path: v1 + "/webhook-deliveries/{id}", op: "getWebhookDelivery", tag: tag, scope: "executions:read",
+			summary: "Get a completion webhook delivery", desc: "One delivery with its state and the payload POSTed (`{type, timestamp, data}`, data the execution). The signing secret is never shown.",
+			resp: store.WebhookDelivery{}, nocache: true, h: byID(s, s.store.WebhookDeliveryGet)},
+		{method: "POST", path: v1 + "/webhook-deliveries/{id}/retry", op: "retryWebhookDelivery", tag: tag, scope: "executions:read",
+			summary: "Send a delivered or failed message again",
+			desc: "Makes the delivery pending again and due at once, with the same webhook-id, payload and signing secret, and attempts for another 24 hours (expires_at); " +
+				"a receiver that was down longer than a day gets its messages this way. A pending delivery is a 409 (it is being tried already). " +
+				"Like cancel and approve, it needs only executions:read (there is no executions:write scope).",
+			resp: store.WebhookDelivery{}, errs: []int{http.StatusConflict}, h: s.retryWebhookDelivery},
+	}
+}
+
+func (s *Server) retryWebhookDelivery(w http.ResponseWriter, r *http.Request) error {
+	now := time.Now()
+	d, err := s.store.WebhookDeliveryRetry(r.Context(), s.workspace(r), pathID(r, "id"), now, now.Add(webhook.RetryFor))
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, d)
+	return nil
+}
+
+func (s *Server) rotateAgentWebhookSecret(w http.ResponseWriter, r *http.Request) error {
+	ws, id := s.workspace(r), pathID(r, "id")
+	secret := webhook.NewSecret()
+	var a *store.Agent
+	err := s.store.InTx(r.Context(), func(tx *store.Store) error {
+		url, _, has, err := tx.AgentWebhook(r.Context(), ws, id)
+		if err != nil {
+			return err
+		}
+		if !has {
+			if _, err := tx.AgentGet(r.Context(), ws, id); err != nil {
+				return err
+			}
+			return conflict("agent %s has no webhook_url: set one with PATCH /agents/%s", id, id)
+		}
+		if err := tx.AgentWebhookSet(r.Context(), ws, id, url, s.cfg.Secrets.Seal(ws, id, secret)); err != nil {
+			return err
+		}
+		a, err = tx.AgentGet(r.Context(), ws, id)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	writeAgentWithSecret(w, http.StatusOK, a, secret)
+	return nil
+}
+
+func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	f := store.WebhookDeliveryFilter{ExecutionID: q.Get("execution_id"), Status: q.Get("status")}
+	if f.Status != "" {
+		if err := oneOf("status", f.Status, store.DeliveryStatuses); err != nil {
+			return badRequest("%s", err.Error())
+		}
+	}
+	items, total, err := s.store.WebhookDeliveryList(r.Context(), s.workspace(r), f, p)
+	if err != nil {
+		return err
+	}
+	writeList(w, items, p, total)
+	return nil
+}

@@ -1,0 +1,327 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// TerminalHook runs inside the transaction that moves an execution to a terminal status
+// (completed, failed, cancelled, rejected), with the execution as written: what it writes
+// through tx commits with the status change or not at all. An error rolls the change back,
+// so a hook fails only when the database does.
+type TerminalHook func(ctx context.Context, tx *Store, x *Execution) error
+
+type hooks struct {
+	terminal atomic.Pointer[TerminalHook]
+}
+
+// SetTerminalHook installs the hook every terminal status change runs (nil removes it). The
+// completion webhooks' outbox is written by it, in the same transaction as the status.
+func (s *Store) SetTerminalHook(fn TerminalHook) {
+	if fn == nil {
+		s.hooks.terminal.Store(nil)
+		return
+	}
+	s.hooks.terminal.Store(&fn)
+}
+
+func (s *Store) runTerminalHook(ctx context.Context, x *Execution) error {
+	fn := s.hooks.terminal.Load()
+	if fn == nil {
+		return nil
+	}
+	return (*fn)(ctx, s, x)
+}
+
+// Webhook delivery statuses.
+const (
+	DeliveryPending   = "pending"
+	DeliveryDelivered = "delivered"
+	DeliveryFailed    = "failed"
+)
+
+// DeliveryStatuses lists the statuses of a webhook delivery.
+var DeliveryStatuses = []string{DeliveryPending, DeliveryDelivered, DeliveryFailed}
+
+// WebhookDelivery is one message of the completion webhooks' outbox: an execution's end, sent
+// to one receiver until it answers 2xx or the retries run out.
+type WebhookDelivery struct {
+	ID               string          `json:"id" doc:"Also the webhook-id header of every attempt: receivers deduplicate by it."`
+	WorkspaceID      string          `json:"workspace_id"`
+	ExecutionID      string          `json:"execution_id"`
+	TargetType       string          `json:"target_type" enum:"agent,trigger" doc:"Whose webhook: the execution's agent, or the trigger that started it."`
+	TargetID         string          `json:"target_id" doc:"The agent or trigger id."`
+	URL              string          `json:"url"`
+	EventType        string          `json:"event_type" example:"execution.completed" doc:"execution.completed, execution.failed, execution.cancelled or execution.rejected."`
+	Status           string          `json:"status" enum:"pending,delivered,failed" doc:"pending: not answered 2xx yet, more attempts will come; delivered: a 2xx came; failed: no 2xx within 24 hours (or the URL is refused by the server's egress policy)."`
+	Attempts         int             `json:"attempts" doc:"Attempts made so far."`
+	NextAttemptAt    *Time           `json:"next_attempt_at" doc:"When the next attempt is due; null once delivered or failed."`
+	LastAttemptAt    *Time           `json:"last_attempt_at"`
+	LastResponseCode *int            `json:"last_response_code" doc:"The HTTP status of the last attempt; null when it got no answer (connection refused, timeout) or none was made."`
+	LastError        *string         `json:"last_error" doc:"Why the last attempt did not count as delivered."`
+	DeliveredAt      *Time           `json:"delivered_at"`
+	ExpiresAt        Time            `json:"expires_at" doc:"No attempt is scheduled after it: 24 hours after the execution ended, or after a retry (POST /webhook-deliveries/{id}/retry)."`
+	CreatedAt        Time            `json:"created_at"`
+	UpdatedAt        Time            `json:"updated_at"`
+	Payload          json.RawMessage `json:"payload,omitempty" doc:"The body POSTed: {type, timestamp, data}, data the execution as GET /executions/{id} returns it. Only in GET /webhook-deliveries/{id}."`
+
+	// Secret is the receiver's signing secret, sealed (secretbox, bound to the workspace and
+	// the delivery id); never part of the API.
+	Secret string `json:"-"`
+}
+
+// WebhookDeliveryFilter narrows WebhookDeliveryList.
+type WebhookDeliveryFilter struct {
+	ExecutionID, Status string
+}
+
+const deliveryColumns = `id, workspace_id, execution_id, target_type, target_id, url, event_type, status, attempts,
+	next_attempt_at, last_attempt_at, last_response_code, last_error, delivered_at, expires_at, created_at, updated_at`
+
+func scanDelivery(row interface{ Scan(...any) error }, extra ...any) (*WebhookDelivery, error) {
+	var d WebhookDelivery
+	var next, last, delivered Time
+	var code sql.NullInt64
+	var lastErr sql.NullString
+	dest := []any{&d.ID, &d.WorkspaceID, &d.ExecutionID, &d.TargetType, &d.TargetID, &d.URL, &d.EventType, &d.Status, &d.Attempts,
+		&next, &last, &code, &lastErr, &delivered, &d.ExpiresAt, &d.CreatedAt, &d.UpdatedAt}
+	if err := row.Scan(append(dest, extra...)...); err != nil {
+		return nil, err
+	}
+	if !next.IsZero() {
+		d.NextAttemptAt = &next
+	}
+	if !last.IsZero() {
+		d.LastAttemptAt = &last
+	}
+	if !delivered.IsZero() {
+		d.DeliveredAt = &delivered
+	}
+	if code.Valid {
+		n := int(code.Int64)
+		d.LastResponseCode = &n
+	}
+	if lastErr.Valid {
+		d.LastError = &lastErr.String
+	}
+	return &d, nil
+}
+
+// DefaultDeliveryWindow is how long after its creation a delivery is attempted when
+// WebhookDeliveryCreate is given no ExpiresAt.
+const DefaultDeliveryWindow = 24 * time.Hour
+
+// WebhookDeliveryCreate adds a pending delivery, due at once. d.ID must be set (the secret
+// is sealed to it), d.Secret sealed, d.Payload the body; a zero d.ExpiresAt is
+// DefaultDeliveryWindow from now.
+func (s *Store) WebhookDeliveryCreate(ctx context.Context, d *WebhookDelivery) error {
+	if d.ID == "" || d.Secret == "" {
+		return errors.New("webhook delivery: id and sealed secret are required")
+	}
+	now := Now()
+	d.Status, d.Attempts, d.CreatedAt, d.UpdatedAt, d.NextAttemptAt = DeliveryPending, 0, now, now, &now
+	if d.ExpiresAt.IsZero() {
+		d.ExpiresAt = Time{now.Add(DefaultDeliveryWindow)}
+	}
+	_, err := s.exec(ctx, `INSERT INTO webhook_deliveries (id, workspace_id, execution_id, target_type, target_id, url, secret,
+		event_type, payload, status, attempts, next_attempt_at, expires_at, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0, $11, $12, $11, $11)`,
+		d.ID, d.WorkspaceID, d.ExecutionID, d.TargetType, d.TargetID, d.URL, d.Secret, d.EventType, string(d.Payload), d.Status, now, d.ExpiresAt)
+	if err != nil {
+		return fmt.Errorf("insert webhook delivery: %w", err)
+	}
+	return nil
+}
+
+// WebhookDeliveryList returns one page of a workspace's deliveries, newest first (without
+// their payloads).
+func (s *Store) WebhookDeliveryList(ctx context.Context, ws string, f WebhookDeliveryFilter, p Page) ([]*WebhookDelivery, int, error) {
+	where, args := whereClause("", ws, []cond{{"execution_id = $%d", f.ExecutionID}, {"status = $%d", f.Status}})
+	rows, err := s.r.QueryContext(ctx, "SELECT "+deliveryColumns+" FROM webhook_deliveries"+where+pageClause("", p), args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list webhook deliveries: %w", err)
+	}
+	items, err := collect(rows, func(row interface{ Scan(...any) error }) (*WebhookDelivery, error) { return scanDelivery(row) })
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM webhook_deliveries"+where, args)
+	return items, total, err
+}
+
+// WebhookDeliveryGet returns one delivery of the workspace with its payload.
+func (s *Store) WebhookDeliveryGet(ctx context.Context, ws, id string) (*WebhookDelivery, error) {
+	var payload string
+	row := s.r.QueryRowContext(ctx, "SELECT "+deliveryColumns+", payload FROM webhook_deliveries WHERE workspace_id = $1 AND id = $2", ws, id)
+	d, err := scanDelivery(row, &payload)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("webhook delivery", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get webhook delivery %s: %w", id, err)
+	}
+	d.Payload = json.RawMessage(payload)
+	return d, nil
+}
+
+// WebhookDeliveryClaim takes up to limit pending deliveries due at now for one attempt by
+// node: each gets its attempt counted and a lease of the given length (on the database's
+// clock), during which no other node takes it. It returns them with payload and sealed
+// secret. A node that stops mid-attempt leaves its lease to expire; the row is then due again.
+func (s *Store) WebhookDeliveryClaim(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*WebhookDelivery, error) {
+	// Most polls find nothing due: a read says so without a write (which would also move
+	// the store's Generation, and with it the emulator's read cache, every poll).
+	var one int
+	err := s.r.QueryRowContext(ctx, "SELECT 1 FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $1 LIMIT 1",
+		now.UnixMilli()).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look for due webhook deliveries: %w", err)
+	}
+	pick := fmt.Sprintf(`SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $1
+		AND (lease_expires_at IS NULL OR lease_expires_at < %s) ORDER BY next_attempt_at, id LIMIT %d`, s.nowMS(), max(limit, 1))
+	if s.dialect == Postgres {
+		pick += " FOR UPDATE SKIP LOCKED"
+	}
+	// The conditions are checked again on the row itself: under READ COMMITTED a row another
+	// node claimed between the pick and the update is skipped, not taken twice.
+	ctx = context.WithoutCancel(ctx) // a claim is never left half done
+	rows, err := s.w.QueryContext(ctx, `UPDATE webhook_deliveries SET attempts = attempts + 1, lease_owner = $2,
+		lease_expires_at = `+s.nowMS()+` + $3, updated_at = $4
+		WHERE id IN (`+pick+`) AND status = 'pending' AND next_attempt_at <= $1
+		AND (lease_expires_at IS NULL OR lease_expires_at < `+s.nowMS()+`)
+		RETURNING `+deliveryColumns+`, payload, secret`, now.UnixMilli(), node, lease.Milliseconds(), Now())
+	if err != nil {
+		return nil, fmt.Errorf("claim webhook deliveries: %w", err)
+	}
+	return collect(rows, func(row interface{ Scan(...any) error }) (*WebhookDelivery, error) {
+		var payload string
+		var secret string
+		d, err := scanDelivery(row, &payload, &secret)
+		if err != nil {
+			return nil, err
+		}
+		d.Payload, d.Secret = json.RawMessage(payload), secret
+		return d, nil
+	})
+}
+
+// WebhookAttempt is the outcome of one attempt, as WebhookDeliveryRecord writes it.
+type WebhookAttempt struct {
+	At           time.Time
+	ResponseCode int    // 0: no answer
+	Error        string // "" when delivered
+	// Status is the delivery's status after the attempt; Next the next attempt's time when
+	// it stays pending.
+	Status string
+	Next   time.Time
+}
+
+// WebhookDeliveryRecord writes the outcome of attempt number `attempt` made by node and ends
+// its lease. It reports false, writing nothing, when the node no longer holds that attempt
+// (its lease expired and another node claimed the row).
+func (s *Store) WebhookDeliveryRecord(ctx context.Context, id, node string, attempt int, a WebhookAttempt) (bool, error) {
+	var next, delivered, code, lastErr any
+	if a.Status == DeliveryPending {
+		next = a.Next.UnixMilli()
+	}
+	if a.Status == DeliveryDelivered {
+		delivered = a.At.UnixMilli()
+	}
+	if a.ResponseCode != 0 {
+		code = a.ResponseCode
+	}
+	if a.Error != "" {
+		lastErr = a.Error
+	}
+	res, err := s.exec(ctx, `UPDATE webhook_deliveries SET status = $1, next_attempt_at = $2, last_attempt_at = $3,
+		last_response_code = $4, last_error = $5, delivered_at = $6, lease_owner = NULL, lease_expires_at = NULL, updated_at = $7
+		WHERE id = $8 AND lease_owner = $9 AND attempts = $10 AND status = 'pending'`,
+		a.Status, next, a.At.UnixMilli(), code, lastErr, delivered, Now(), id, node, attempt)
+	if err != nil {
+		return false, fmt.Errorf("record webhook delivery %s: %w", id, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// WebhookDeliveryRetry makes a delivered or failed delivery pending again, due at now, with
+// attempts until `until`; a pending one is a *ConflictError (it is being tried already).
+func (s *Store) WebhookDeliveryRetry(ctx context.Context, ws, id string, now, until time.Time) (*WebhookDelivery, error) {
+	d, err := scanDelivery(s.w.QueryRowContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1,
+		expires_at = $2, delivered_at = NULL, updated_at = $3 WHERE workspace_id = $4 AND id = $5 AND status <> 'pending'
+		RETURNING `+deliveryColumns, now.UnixMilli(), until.UnixMilli(), Now(), ws, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		cur, err := s.WebhookDeliveryGet(ctx, ws, id)
+		if err != nil {
+			return nil, err
+		}
+		next := ""
+		if cur.NextAttemptAt != nil {
+			next = "; its next attempt is due at " + cur.NextAttemptAt.UTC().Format(time.RFC3339)
+		}
+		return nil, &ConflictError{Message: fmt.Sprintf("webhook delivery %s is pending already%s", id, next)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("retry webhook delivery %s: %w", id, err)
+	}
+	return d, nil
+}
+
+// WebhookDeliveryPrune deletes up to limit settled (delivered or failed) deliveries last
+// changed before `before`, oldest first, and returns how many it deleted.
+func (s *Store) WebhookDeliveryPrune(ctx context.Context, before time.Time, limit int) (int, error) {
+	res, err := s.exec(ctx, fmt.Sprintf(`DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries
+		WHERE status <> 'pending' AND updated_at < $1 ORDER BY updated_at LIMIT %d)`, max(limit, 1)), before.UnixMilli())
+	if err != nil {
+		return 0, fmt.Errorf("prune webhook deliveries: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
+// AgentWebhook returns an agent's webhook URL and sealed secret; ok is false when the agent
+// has none.
+func (s *Store) AgentWebhook(ctx context.Context, ws, agentID string) (url, sealedSecret string, ok bool, err error) {
+	var u, sec sql.NullString
+	err = s.r.QueryRowContext(ctx, "SELECT webhook_url, webhook_secret FROM agents WHERE workspace_id = $1 AND id = $2", ws, agentID).Scan(&u, &sec)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", false, nil
+	}
+	if err != nil {
+		return "", "", false, fmt.Errorf("read webhook of agent %s: %w", agentID, err)
+	}
+	if !u.Valid || !sec.Valid || strings.TrimSpace(u.String) == "" {
+		return "", "", false, nil
+	}
+	return u.String, sec.String, true, nil
+}
+
+// AgentWebhookSet sets (url and sealed secret both non-empty) or clears (both empty) an
+// agent's completion webhook.
+func (s *Store) AgentWebhookSet(ctx context.Context, ws, agentID, url, sealedSecret string) error {
+	var u, sec any
+	if url != "" {
+		if sealedSecret == "" {
+			return errors.New("agent webhook: a URL needs a secret")
+		}
+		u, sec = url, sealedSecret
+	}
+	res, err := s.exec(ctx, "UPDATE agents SET webhook_url = $1, webhook_secret = $2, updated_at = $3 WHERE workspace_id = $4 AND id = $5",
+		u, sec, Now(), ws, agentID)
+	if err != nil {
+		return fmt.Errorf("set webhook of agent %s: %w", agentID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return notFound("agent", agentID)
+	}
+	return nil
+}
