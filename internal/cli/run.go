@@ -308,11 +308,18 @@ func (r *renderer) frame(ev client.StreamEvent, id *string) (outcome, bool) {
 	return outcome{}, false
 }
 
-// outputText is an execution's output as text: a JSON string unquoted, anything else as JSON.
+// outputText is an execution's output as text: a plain reply ({"content": "…"}) or a JSON
+// string as the text itself, anything else (structured output) as JSON.
 func outputText(raw json.RawMessage) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return s
+	}
+	var reply map[string]any
+	if json.Unmarshal(raw, &reply) == nil && len(reply) == 1 {
+		if s, ok := reply["content"].(string); ok {
+			return s
+		}
 	}
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
