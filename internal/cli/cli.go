@@ -34,23 +34,11 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 // RunEnv is Run with an explicit environment.
 func RunEnv(ctx context.Context, args []string, env Env, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := &cobra.Command{
-		Use:           "agentplane",
-		Short:         "agentplane: a self-hosted agent platform",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Version:       Version,
-	}
+	root := newRoot(env)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(emulatorCmd(env), serveCmd(env), migrateCmd(env), usersCmd(env), adminCmd(env))
-	// The client commands: they call a server's API with the Go SDK (client/).
-	root.AddCommand(loginCmd(env), logoutCmd(env), agentsCmd(env), runCmd(env), chatCmd(env), executionsCmd(env),
-		keysCmd(env), tracesCmd(env))
-	usageArgs(root)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
@@ -74,6 +62,24 @@ func RunEnv(ctx context.Context, args []string, env Env, stdin io.Reader, stdout
 		return 2
 	}
 	return 1
+}
+
+// newRoot builds the command tree.
+func newRoot(env Env) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "agentplane",
+		Short:         "agentplane: a self-hosted agent platform",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(emulatorCmd(env), serveCmd(env), migrateCmd(env), usersCmd(env), adminCmd(env))
+	// The client commands: they call a server's API with the Go SDK (client/).
+	root.AddCommand(loginCmd(env), logoutCmd(env), agentsCmd(env), runCmd(env), chatCmd(env), executionsCmd(env),
+		keysCmd(env), tracesCmd(env))
+	usageArgs(root)
+	return root
 }
 
 // groupCmd makes a command that only holds subcommands answer an unknown subcommand with a
