@@ -215,6 +215,11 @@ func (h *history) load() {
 	}
 	if len(h.lines) > historyKeep {
 		h.lines = h.lines[len(h.lines)-historyKeep:]
+		// Keep the file to the same lines, so it does not grow without end.
+		tmp := h.path + ".tmp"
+		if os.WriteFile(tmp, []byte(strings.Join(h.lines, "\n")+"\n"), 0o600) == nil {
+			_ = os.Rename(tmp, h.path)
+		}
 	}
 }
 

@@ -185,6 +185,21 @@ func TestRunInTerminal(t *testing.T) {
 		t.Fatalf("no spinner, colour or content on the terminal:\n%q", out)
 	}
 
+	// Ctrl-C stops following, not the run.
+	tm = startTerm(t, env, "run", "terminal run", "--input", `{"message":"interrupt me"}`)
+	tm.waitFor("Following my brief", 0)
+	tm.f.Write([]byte{3})
+	if code := tm.exit(); code != 130 || !strings.Contains(tm.output(), "goes on") {
+		t.Fatalf("Ctrl-C: exit %d:\n%q", code, tm.output())
+	}
+	l, err := emu.C.ExecutionList(context.Background(), client.ExecutionListOptions{ListOptions: client.ListOptions{Limit: 1}})
+	if err != nil || len(l.Data) != 1 || l.Data[0].Input["message"] != "interrupt me" {
+		t.Fatalf("the interrupted run: %+v %v", l, err)
+	}
+	if x, err := emu.C.Wait(context.Background(), l.Data[0].ID, 20*time.Millisecond, false); err != nil || x.Status != "completed" {
+		t.Fatalf("the run did not go on after Ctrl-C: %+v %v", x, err)
+	}
+
 	tm = startTerm(t, env, "agents", "list")
 	if code := tm.exit(); code != 0 || !strings.Contains(tm.output(), "\x1b[1mID") {
 		t.Fatalf("agents list on a terminal has no bold header (exit %d):\n%q", code, tm.output())

@@ -20,6 +20,8 @@ const (
 	exitFailed   = 1 // the run failed, was cancelled or rejected; or the API answered an error
 	exitUsage    = 2 // a bad flag, argument or configuration
 	exitAwaiting = 3 // the run waits for a human decision (approve or deny)
+
+	exitInterrupted = 130 // Ctrl-C while following a run; the run goes on
 )
 
 // exitError ends the command with a given status; its message (if any) goes to stderr.
@@ -121,6 +123,10 @@ func follow(cmd *cobra.Command, o *clientOpts, c *client.Client, id string, asJS
 	}
 	r := newRenderer(cmd, o.env, content)
 	out, err := r.follow(ctx, c, func(ctx context.Context) (*client.Stream, error) { return c.ExecutionStream(ctx, id, 0) }, id)
+	if err != nil && ctx.Err() != nil {
+		// Ctrl-C stops following, not the run (128+SIGINT, as a shell reports it).
+		return exitError{exitInterrupted, fmt.Errorf("interrupted: execution %s goes on (agentplane executions tail %s; or cancel it)", id, id)}
+	}
 	if err != nil {
 		return err
 	}
