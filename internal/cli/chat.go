@@ -9,8 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/agentplane/agentplane/client"
 )
@@ -95,47 +97,113 @@ func (r *repl) newSession(ctx context.Context) error {
 	return nil
 }
 
+// lineResult is one line read, or why there is none.
+type lineResult struct {
+	line string
+	err  error
+}
+
+// lineSource returns a function that reads one line. On a terminal (stdin and stdout) it edits
+// the line in raw mode with golang.org/x/term, up and down arrows recalling the history, and
+// gives the terminal back to cooked mode before returning, so replies print as usual.
+// Elsewhere it reads plain lines and shows no prompt.
+func (r *repl) lineSource() (read func() (string, error), restore func()) {
+	in, out := r.cmd.InOrStdin(), r.cmd.OutOrStdout()
+	inFile, ok := in.(*os.File)
+	if !ok || !isTerminal(in) || !isTerminal(out) {
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		return func() (string, error) {
+			if r.prompt {
+				fmt.Fprint(out, r.pal.bold("you> "))
+			}
+			if sc.Scan() {
+				return sc.Text(), nil
+			}
+			if err := sc.Err(); err != nil {
+				return "", err
+			}
+			return "", io.EOF
+		}, func() {}
+	}
+	fd := int(inFile.Fd())
+	t := term.NewTerminal(struct {
+		io.Reader
+		io.Writer
+	}{in, out}, r.pal.bold("you> "))
+	t.History = termHistory{r.hist}
+	var (
+		mu    sync.Mutex
+		saved *term.State
+	)
+	restore = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if saved != nil {
+			_ = term.Restore(fd, saved)
+			saved = nil
+		}
+	}
+	return func() (string, error) {
+		st, err := term.MakeRaw(fd)
+		if err != nil {
+			return "", fmt.Errorf("terminal: %w", err)
+		}
+		mu.Lock()
+		saved = st
+		mu.Unlock()
+		defer restore()
+		return t.ReadLine() // Ctrl-D on an empty line and Ctrl-C are io.EOF
+	}, restore
+}
+
+// termHistory shows the chat history to the line editor. Its Add does nothing: the loop
+// records the messages it sends (not /commands) itself.
+type termHistory struct{ h *history }
+
+func (th termHistory) Add(string)      {}
+func (th termHistory) Len() int        { return len(th.h.lines) }
+func (th termHistory) At(i int) string { return th.h.lines[len(th.h.lines)-1-i] }
+
 // loop reads lines until /exit, end of input or ctx's end. A failed reply is reported and the
 // loop goes on; the exit status is 0 unless the input could not be read.
 func (r *repl) loop(ctx context.Context) error {
-	lines := make(chan string)
-	readErr := make(chan error, 1)
-	done := make(chan struct{})
-	defer close(done)
+	read, restore := r.lineSource()
+	defer restore()
+	// Lines are read one at a time, on request, by a goroutine (so ctx can end the wait):
+	// never ahead of the reply being printed, which needs the terminal in cooked mode.
+	want := make(chan struct{})
+	lines := make(chan lineResult, 1)
+	defer close(want)
 	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(r.cmd.InOrStdin())
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			case <-done:
+		for range want {
+			l, err := read()
+			lines <- lineResult{l, err}
+			if err != nil {
 				return
 			}
 		}
-		readErr <- sc.Err()
 	}()
 	out := r.cmd.OutOrStdout()
 	for {
-		if r.prompt {
-			fmt.Fprint(out, r.pal.bold("you> "))
-		}
+		want <- struct{}{}
 		var line string
 		select {
 		case <-ctx.Done():
+			restore()
 			fmt.Fprintln(out)
 			return nil
-		case l, ok := <-lines:
-			if !ok {
+		case l := <-lines:
+			if l.err != nil {
 				if r.prompt {
 					fmt.Fprintln(out) // Ctrl-D leaves the cursor after the prompt
 				}
-				if err := <-readErr; err != nil {
-					return fmt.Errorf("read input: %w", err)
+				if errors.Is(l.err, io.EOF) {
+					return nil
 				}
-				return nil
+				return fmt.Errorf("read input: %w", l.err)
 			}
-			line = strings.TrimSpace(l)
+			line = strings.TrimSpace(l.line)
 		}
 		if line == "" {
 			continue

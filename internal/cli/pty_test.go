@@ -127,7 +127,7 @@ func slowAgent(t *testing.T, c *client.Client, name string, delay int) *client.A
 }
 
 // TestChatInTerminal types into `agentplane chat` in a pseudo-terminal: a message, whose reply
-// streams back, /history, then Ctrl-D.
+// streams back, /history, up-arrow to send it again, then Ctrl-D.
 func TestChatInTerminal(t *testing.T) {
 	emu := emulatorTarget(t)
 	a := slowAgent(t, emu.C, "terminal chat", 30)
@@ -160,7 +160,17 @@ func TestChatInTerminal(t *testing.T) {
 	}
 	tm.typeLine("/history")
 	at = tm.waitFor("1  hello from a terminal", at)
+	at = tm.waitFor("you> ", at)
+	// Up-arrow recalls the last message (not /history); Enter sends it again.
+	tm.f.Write([]byte("\x1b[A"))
+	at = tm.waitFor("hello from a terminal", at)
+	tm.typeLine("")
+	at = tm.waitFor("completed", at)
 	tm.waitFor("you> ", at)
+	msgs, err = emu.C.ChatMessageList(context.Background(), sessions.Data[0].ID, client.ListOptions{})
+	if err != nil || len(msgs.Data) != 4 || msgs.Data[2].Content != "hello from a terminal" {
+		t.Fatalf("the recalled message was not sent: %+v %v", msgs, err)
+	}
 	tm.f.Write([]byte{4}) // Ctrl-D
 	if code := tm.exit(); code != 0 {
 		t.Fatalf("exit %d after Ctrl-D; the terminal shows:\n%q", code, tm.output())
