@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -111,8 +112,15 @@ func readJSONArg(cmd *cobra.Command, flag, v string, out any) error {
 			return usageError{fmt.Errorf("read --%s: %w", flag, err)}
 		}
 	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return usageError{fmt.Errorf("invalid value for --%s: not a JSON object: %v", flag, err)}
+	// Unknown fields are refused rather than dropped: a config field this CLI's SDK does not
+	// know would otherwise vanish without a word.
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(out); err != nil {
+		return usageError{fmt.Errorf("invalid value for --%s: %v", flag, err)}
+	}
+	if dec.More() {
+		return usageError{fmt.Errorf("invalid value for --%s: more than one JSON value", flag)}
 	}
 	return nil
 }

@@ -179,6 +179,10 @@ func clientCommands(t *testing.T, tg *target) {
 	want(t, agentplane(t, env, "", "agents", "promote", "cli helper", "9"), 1, "promote a missing version")
 	want(t, agentplane(t, env, "", "agents", "promote", "cli helper"), 2, "promote without a version")
 	want(t, agentplane(t, env, "", "agents", "create"), 2, "create without --name")
+	if r := want(t, agentplane(t, env, "", "agents", "create", "--name", "x", "--config", `{"modle":"gpt-4o-mini"}`), 2, "a config with an unknown field"); !strings.Contains(r.stderr, "modle") {
+		t.Fatalf("unknown config field: %s", r)
+	}
+	want(t, agentplane(t, env, "", "agents", "create", "--name", "x", "--model", "no-such-model"), 1, "a config the server refuses (422)")
 	want(t, agentplane(t, env, "", "agents", "frob"), 2, "an unknown subcommand")
 
 	// run: content streams to stdout and equals the output; source recorded.
