@@ -82,7 +82,10 @@ func TestLoginConfigFile(t *testing.T) {
 	// A second server under its own profile becomes the current one; --profile picks either.
 	keyFile := filepath.Join(t.TempDir(), "key")
 	os.WriteFile(keyFile, []byte("anything\n"), 0o600)
-	want(t, agentplane(t, env, "", "login", "--profile", "local", "--url", emu.URL, "--api-key-file", keyFile), 0, "login to the emulator")
+	r = want(t, agentplane(t, env, "", "login", "--profile", "local", "--url", emu.URL, "--api-key-file", keyFile, "-o", "json"), 0, "login to the emulator")
+	if out := decodeJSON[map[string]string](t, r.stdout); out["profile"] != "local" || out["mode"] != "emulator" || out["config"] != path {
+		t.Fatalf("login -o json: %s", r)
+	}
 	if info, _ := os.Stat(path); info.Mode().Perm() != 0o600 {
 		t.Fatalf("config file mode %04o after a second login", info.Mode().Perm())
 	}

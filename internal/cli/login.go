@@ -33,6 +33,9 @@ func loginCmd(env Env) *cobra.Command {
 			if serverURL == "" {
 				return usageError{errors.New("--url is required (or AGENTPLANE_URL)")}
 			}
+			if _, err := o.json(); err != nil {
+				return err
+			}
 			serverURL = strings.TrimRight(serverURL, "/")
 			if err := checkServerURL(serverURL); err != nil {
 				return err
@@ -79,8 +82,11 @@ func loginCmd(env Env) *cobra.Command {
 			if err := cfg.save(path); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Logged in to %s (%s %s) as profile %s%s; saved in %s\n", serverURL, h.Mode, h.Version, name, note, path)
-			return nil
+			return o.print(cmd, map[string]string{"profile": name, "url": serverURL, "mode": h.Mode, "version": h.Version, "config": path},
+				func(palette) error {
+					_, err := fmt.Fprintf(cmd.OutOrStdout(), "Logged in to %s (%s %s) as profile %s%s; saved in %s\n", serverURL, h.Mode, h.Version, name, note, path)
+					return err
+				})
 		},
 	}
 	o.flags(cmd)
@@ -163,10 +169,12 @@ func logoutCmd(env Env) *cobra.Command {
 			if err := cfg.save(path); err != nil {
 				return err
 			}
-			for _, n := range gone {
-				fmt.Fprintf(cmd.OutOrStdout(), "Logged out of profile %s\n", n)
-			}
-			return nil
+			return o.print(cmd, map[string]any{"removed": gone}, func(palette) error {
+				for _, n := range gone {
+					fmt.Fprintf(cmd.OutOrStdout(), "Logged out of profile %s\n", n)
+				}
+				return nil
+			})
 		},
 	}
 	o.flags(cmd)
