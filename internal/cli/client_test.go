@@ -3,6 +3,9 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,6 +115,21 @@ func TestLoginConfigFile(t *testing.T) {
 	if ws := health(bare); ws != serveWS {
 		t.Fatal("the environment alone did not reach serve")
 	}
+	// AGENTPLANE_URL naming another server: the profile's key is not sent there.
+	seen := make(chan string, 1)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case seen <- r.Header.Get("X-API-Key"):
+		default:
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"data":[],"message":"","pagination":{"page":1,"limit":20,"total":0,"total_pages":0,"pages":0}}`)
+	}))
+	defer other.Close()
+	want(t, agentplane(t, map[string]string{"XDG_CONFIG_HOME": dir, "AGENTPLANE_PROFILE": "default", "AGENTPLANE_URL": other.URL}, "", "agents", "list"), 0, "list on another URL")
+	if k := <-seen; k != "" {
+		t.Fatalf("the profile's key went to another server: %q", k)
+	}
 	want(t, agentplane(t, env, "", "agents", "list", "--profile", "nope"), 2, "an unknown profile")
 	want(t, agentplane(t, env, "", "agents", "list", "-o", "yaml"), 2, "an unknown output format")
 
@@ -204,6 +222,9 @@ func clientCommands(t *testing.T, tg *target) {
 	}
 	if !strings.Contains(r.stderr, "completed") || !strings.Contains(r.stderr, x.ID) {
 		t.Fatalf("run's stderr: %s", r)
+	}
+	if strings.ContainsAny(r.stderr+r.stdout, "\x1b⠋") {
+		t.Fatalf("a spinner or colours off a terminal: %q %q", r.stdout, r.stderr)
 	}
 	// --version by number, input from a file, -o json prints the execution.
 	in := filepath.Join(t.TempDir(), "in.json")

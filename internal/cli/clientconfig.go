@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -165,7 +166,8 @@ func (o *clientOpts) profileName(cfg *clientConfig) string {
 }
 
 // connect returns a client for the selected profile; AGENTPLANE_URL and AGENTPLANE_API_KEY
-// override the profile's URL and key (and need no config file at all).
+// override the profile's URL and key (and need no config file at all). A profile's key is
+// only ever sent to its own URL.
 func (o *clientOpts) connect(cmd *cobra.Command) (*client.Client, error) {
 	if _, err := o.json(); err != nil {
 		return nil, err
@@ -192,8 +194,9 @@ func (o *clientOpts) connect(cmd *cobra.Command) (*client.Client, error) {
 		p = &clientProfile{}
 	}
 	base, key := p.URL, p.APIKey
-	if envURL != "" {
-		base = envURL
+	if envURL != "" && strings.TrimRight(envURL, "/") != p.URL {
+		// Another server than the profile's: its key is not sent there.
+		base, key = envURL, ""
 	}
 	if keySet {
 		key = envKey
