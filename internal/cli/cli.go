@@ -74,10 +74,18 @@ func newRoot(env Env) *cobra.Command {
 		Version:       Version,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(emulatorCmd(env), serveCmd(env), migrateCmd(env), usersCmd(env), adminCmd(env))
-	// The client commands: they call a server's API with the Go SDK (client/).
-	root.AddCommand(loginCmd(env), logoutCmd(env), agentsCmd(env), runCmd(env), chatCmd(env), executionsCmd(env),
-		keysCmd(env), tracesCmd(env))
+	root.AddGroup(&cobra.Group{ID: "server", Title: "Server and database commands:"},
+		&cobra.Group{ID: "client", Title: "Client commands (over the API of a server or emulator; agentplane login first):"})
+	for _, c := range []*cobra.Command{emulatorCmd(env), serveCmd(env), migrateCmd(env), usersCmd(env), adminCmd(env)} {
+		c.GroupID = "server"
+		root.AddCommand(c)
+	}
+	// The client commands call a server's API with the Go SDK (client/), never a database.
+	for _, c := range []*cobra.Command{loginCmd(env), logoutCmd(env), agentsCmd(env), runCmd(env), chatCmd(env), executionsCmd(env),
+		keysCmd(env), tracesCmd(env)} {
+		c.GroupID = "client"
+		root.AddCommand(c)
+	}
 	usageArgs(root)
 	return root
 }
