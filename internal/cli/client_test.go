@@ -119,7 +119,7 @@ func TestLoginConfigFile(t *testing.T) {
 	seen := make(chan string, 1)
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
-		case seen <- r.Header.Get("X-API-Key"):
+		case seen <- r.Header.Get("X-API-Key") + "|" + r.Header.Get("User-Agent"):
 		default:
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -127,8 +127,8 @@ func TestLoginConfigFile(t *testing.T) {
 	}))
 	defer other.Close()
 	want(t, agentplane(t, map[string]string{"XDG_CONFIG_HOME": dir, "AGENTPLANE_PROFILE": "default", "AGENTPLANE_URL": other.URL}, "", "agents", "list"), 0, "list on another URL")
-	if k := <-seen; k != "" {
-		t.Fatalf("the profile's key went to another server: %q", k)
+	if k := <-seen; k != "|agentplane-cli/dev" {
+		t.Fatalf("the profile's key went to another server, or no User-Agent: %q", k)
 	}
 	want(t, agentplane(t, env, "", "agents", "list", "--profile", "nope"), 2, "an unknown profile")
 	want(t, agentplane(t, env, "", "agents", "list", "-o", "yaml"), 2, "an unknown output format")

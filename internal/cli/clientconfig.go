@@ -204,11 +204,16 @@ func (o *clientOpts) connect(cmd *cobra.Command) (*client.Client, error) {
 	if err := checkServerURL(base); err != nil {
 		return nil, err
 	}
-	var opts []client.Option
+	opts := []client.Option{client.WithUserAgent(userAgent())}
 	if key != "" {
 		opts = append(opts, client.WithAPIKey(key))
 	}
 	return client.New(base, opts...), nil
+}
+
+// userAgent names the CLI to the servers it calls.
+func userAgent() string {
+	return "agentplane-cli/" + Version
 }
 
 // checkServerURL accepts an http or https URL with a host.

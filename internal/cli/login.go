@@ -53,7 +53,7 @@ func loginCmd(env Env) *cobra.Command {
 				name = defaultProfile
 			}
 			ctx := cmd.Context()
-			h, err := client.New(serverURL).Health(ctx)
+			h, err := client.New(serverURL, client.WithUserAgent(userAgent())).Health(ctx)
 			if err != nil {
 				return fmt.Errorf("no agentplane server answers at %s: %w", serverURL, err)
 			}
@@ -61,7 +61,7 @@ func loginCmd(env Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var opts []client.Option
+			opts := []client.Option{client.WithUserAgent(userAgent())}
 			if key != "" {
 				opts = append(opts, client.WithAPIKey(key))
 			}
