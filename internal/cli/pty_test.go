@@ -130,7 +130,7 @@ func slowAgent(t *testing.T, c *client.Client, name string, delay int) *client.A
 // streams back, /history, up-arrow to send it again, then Ctrl-D.
 func TestChatInTerminal(t *testing.T) {
 	emu := emulatorTarget(t)
-	a := slowAgent(t, emu.C, "terminal chat", 30)
+	a := slowAgent(t, emu.C, "terminal chat", 60)
 	cfg := filepath.Join(t.TempDir(), "config.json")
 	tm := startTerm(t, map[string]string{"AGENTPLANE_URL": emu.URL, "AGENTPLANE_CONFIG": cfg}, "chat", "terminal chat")
 	at := tm.waitFor("you> ", 0)
@@ -184,7 +184,8 @@ func TestChatInTerminal(t *testing.T) {
 // content streams to stdout; with NO_COLOR there are no colours; and /exit leaves a chat.
 func TestRunInTerminal(t *testing.T) {
 	emu := emulatorTarget(t)
-	slowAgent(t, emu.C, "terminal run", 40)
+	slowAgent(t, emu.C, "terminal run", 20)
+	slowAgent(t, emu.C, "terminal slow", 150)
 	env := map[string]string{"AGENTPLANE_URL": emu.URL, "AGENTPLANE_CONFIG": filepath.Join(t.TempDir(), "config.json")}
 	tm := startTerm(t, env, "run", "terminal run", "--input", `{"message":"spin"}`)
 	if code := tm.exit(); code != 0 {
@@ -196,7 +197,7 @@ func TestRunInTerminal(t *testing.T) {
 	}
 
 	// Ctrl-C stops following, not the run.
-	tm = startTerm(t, env, "run", "terminal run", "--input", `{"message":"interrupt me"}`)
+	tm = startTerm(t, env, "run", "terminal slow", "--input", `{"message":"interrupt me"}`)
 	tm.waitFor("Following my brief", 0)
 	tm.f.Write([]byte{3})
 	if code := tm.exit(); code != 130 || !strings.Contains(tm.output(), "goes on") {
