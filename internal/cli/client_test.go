@@ -335,6 +335,11 @@ func clientCommands(t *testing.T, tg *target) {
 	if err != nil || hist.Mode().Perm() != 0o600 {
 		t.Fatalf("history file: %v %v", hist, err)
 	}
+	want(t, agentplane(t, env, "one more\n", "chat", "cli helper", "--session", sessions.Data[0].ID), 0, "chat --session")
+	if s, _ := tg.C.ChatSessionGet(ctx, sessions.Data[0].ID); s.MessageCount != 6 {
+		t.Fatalf("chat --session: %d messages, want 6", s.MessageCount)
+	}
+	want(t, agentplane(t, env, "", "chat", "cli failing", "--session", sessions.Data[0].ID), 2, "chat --session of another agent")
 	want(t, agentplane(t, env, "", "chat", "cli helper"), 0, "chat ended by Ctrl-D at once")
 	want(t, agentplane(t, env, "", "chat"), 2, "chat without an agent")
 
