@@ -22,6 +22,7 @@ type Client struct {
 	apiKey    string
 	bearer    string
 	workspace string
+	userAgent string
 }
 
 // Option configures a Client.
@@ -35,6 +36,10 @@ func WithBearer(token string) Option { return func(c *Client) { c.bearer = token
 
 // WithWorkspace sends X-Workspace-ID on every request.
 func WithWorkspace(id string) Option { return func(c *Client) { c.workspace = id } }
+
+// WithUserAgent sends User-Agent on every request, naming the program that calls (the CLI
+// sends agentplane-cli/VERSION).
+func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua } }
 
 // WithHTTPClient replaces the default HTTP client (which has a 5-minute timeout).
 func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
@@ -142,6 +147,9 @@ func (c *Client) newRequest(ctx context.Context, method, path string, query url.
 	}
 	if c.workspace != "" {
 		req.Header.Set("X-Workspace-ID", c.workspace)
+	}
+	if c.userAgent != "" {
+		req.Header.Set("User-Agent", c.userAgent)
 	}
 	return req, nil
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/agentplane/agentplane/client"
 )
 
 // Version is the build's version, set with -ldflags "-X …/internal/cli.Version=v1.2.3".
@@ -32,22 +34,27 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 // RunEnv is Run with an explicit environment.
 func RunEnv(ctx context.Context, args []string, env Env, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := &cobra.Command{
-		Use:           "agentplane",
-		Short:         "agentplane: a self-hosted agent platform",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Version:       Version,
-	}
+	root := newRoot(env)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(emulatorCmd(env), serveCmd(env), migrateCmd(env), keysCmd(env), usersCmd(env))
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
+	}
+	var xe exitError
+	if errors.As(err, &xe) {
+		if xe.err != nil {
+			fmt.Fprintln(stderr, "agentplane:", xe.err)
+		}
+		return xe.code
+	}
+	var ae *client.Error
+	if errors.As(err, &ae) {
+		// The SDK's message starts with "agentplane:" already.
+		fmt.Fprintf(stderr, "agentplane: %d %s: %s (request %s)\n", ae.Status, ae.Code, ae.Message, ae.RequestID)
+		return 1
 	}
 	fmt.Fprintln(stderr, "agentplane:", err)
 	var ue usageError
@@ -55,6 +62,60 @@ func RunEnv(ctx context.Context, args []string, env Env, stdin io.Reader, stdout
 		return 2
 	}
 	return 1
+}
+
+// newRoot builds the command tree.
+func newRoot(env Env) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "agentplane",
+		Short:         "agentplane: a self-hosted agent platform",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddGroup(&cobra.Group{ID: "server", Title: "Server and database commands:"},
+		&cobra.Group{ID: "client", Title: "Client commands (over the API of a server or emulator; agentplane login first):"})
+	for _, c := range []*cobra.Command{emulatorCmd(env), serveCmd(env), migrateCmd(env), usersCmd(env), adminCmd(env)} {
+		c.GroupID = "server"
+		root.AddCommand(c)
+	}
+	// The client commands call a server's API with the Go SDK (client/), never a database.
+	for _, c := range []*cobra.Command{loginCmd(env), logoutCmd(env), agentsCmd(env), runCmd(env), chatCmd(env), executionsCmd(env),
+		keysCmd(env), tracesCmd(env)} {
+		c.GroupID = "client"
+		root.AddCommand(c)
+	}
+	usageArgs(root)
+	return root
+}
+
+// groupCmd makes a command that only holds subcommands answer an unknown subcommand with a
+// usage error (exit status 2) rather than its help and status 0.
+func groupCmd(cmd *cobra.Command) *cobra.Command {
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usageError{fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())}
+		}
+		return cmd.Help()
+	}
+	return cmd
+}
+
+// usageArgs makes every wrong count of arguments a usage error (exit status 2).
+func usageArgs(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return usageError{err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
 }
 
 // bindEnv gives every flag that was not set on the command line the value of its environment

@@ -44,7 +44,10 @@ func createKey(ctx context.Context, st *store.Store, ws, name string, scopes []s
 	return raw, nil
 }
 
-func keysCmd(env Env) *cobra.Command {
+// adminKeysCmd is `agentplane admin keys`: keys of the default workspace, straight in the
+// server's database (for the first key, or when no key works). `agentplane keys` is the
+// client command, over the API.
+func adminKeysCmd(env Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "keys", Short: "Manage the API keys of the default workspace in the configured database"}
 	cmd.AddCommand(keysCreateCmd(env), keysListCmd(env), keysRevokeCmd(env))
 	return cmd

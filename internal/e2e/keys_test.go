@@ -157,7 +157,7 @@ func requiresAPIKeySuite(t *testing.T, env map[string]string, loopback string) {
 	}
 }
 
-// TestServeKeysCommand: `agentplane keys` creates, lists and revokes keys in the configured
+// TestServeKeysCommand: `agentplane admin keys` creates, lists and revokes keys in the configured
 // database; a key it creates works on a running server.
 func TestServeKeysCommand(t *testing.T) {
 	dir := t.TempDir()
@@ -167,7 +167,7 @@ func TestServeKeysCommand(t *testing.T) {
 		lookup := func(k string) (string, bool) { v, ok := map[string]string{"DATA_DIR": dir}[k]; return v, ok }
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		code := cli.RunEnv(ctx, append([]string{"keys"}, args...), lookup, strings.NewReader(""), &stdout, &stderr)
+		code := cli.RunEnv(ctx, append([]string{"admin", "keys"}, args...), lookup, strings.NewReader(""), &stdout, &stderr)
 		return code, stdout.String(), stderr.String()
 	}
 	code, out, errs := keys("create", "--name", "from-cli", "--scopes", "agents:read,agents:execute")
