@@ -52,13 +52,14 @@ func printTrace(cmd *cobra.Command, p palette, tr *client.Trace) error {
 		return err
 	}
 	fmt.Fprintln(cmd.OutOrStdout())
+	all := tr.AllSpans() // the tree, flattened: parents are found by parent_id below
 	children := map[string][]*client.Span{}
 	ids := map[string]bool{}
-	for _, s := range tr.Spans {
+	for _, s := range all {
 		ids[s.ID] = true
 	}
 	var roots []*client.Span
-	for _, s := range tr.Spans {
+	for _, s := range all {
 		if s.ParentID != nil && ids[*s.ParentID] {
 			children[*s.ParentID] = append(children[*s.ParentID], s)
 		} else {
