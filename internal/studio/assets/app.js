@@ -77,7 +77,7 @@ function pager(p, go) {
 
 function render(title, ...kids) {
   document.title = `${title} · agentplane Studio`;
-  main.replaceChildren(h('h1', {}, title), ...kids);
+  main.replaceChildren(h('h1', {}, title), ...kids.flat(Infinity).filter((k) => k != null && k !== false));
 }
 
 // --- routing -----------------------------------------------------------------------------
