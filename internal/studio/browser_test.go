@@ -321,8 +321,8 @@ func TestStudioServe(t *testing.T) {
 	b.createAgent("Greeter", "simple", `{"model":"gpt-4o-mini","system_prompt":"Greet people."}`)
 	b.runInPlayground(`{"message":"Hello from the browser"}`, "completed")
 	out, tokens := b.text("#run-output .content"), b.text("#run-tokens")
-	if strings.TrimSpace(out) == "" {
-		t.Error("the playground showed no streamed content")
+	if strings.TrimSpace(out) == "" || strings.HasPrefix(out, "{") {
+		t.Errorf("the playground showed %q, want the text streamed in content frames", out)
 	}
 	if strings.HasPrefix(tokens, "0 ") {
 		t.Errorf("tokens = %q, want some", tokens)

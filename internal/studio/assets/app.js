@@ -384,7 +384,9 @@ async function watchRun(id, out, summary) {
     } catch { /* shown at the end */ }
   }, 1500);
   try {
-    await stream('GET', `/executions/${id}/stream`, {
+    // last_event_id=0 replays every frame from the first, so a run that finished before
+    // the stream opened still shows its steps and text.
+    await stream('GET', `/executions/${id}/stream?last_event_id=0`, {
       signal: pageAbort.signal,
       onEvent(name, d) {
         switch (name) {
