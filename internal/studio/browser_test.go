@@ -134,8 +134,18 @@ func (b *browser) run(actions ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
-// shot saves a screenshot named after the test and the step.
+// shot saves a screenshot named after the test and the step, and checks that every form
+// control on the page has a label.
 func (b *browser) shot(step string) {
+	if step != "failure" {
+		unlabelled, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('input, select, textarea')]
+			.filter(el => !el.labels?.length && !el.getAttribute('aria-label')).map(el => el.id || el.outerHTML)`))
+		if err != nil {
+			b.t.Errorf("label check at %s: %v", step, err)
+		} else if len(unlabelled) > 0 {
+			b.t.Errorf("at %s, form controls without a label: %v", step, unlabelled)
+		}
+	}
 	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		b.t.Logf("screenshot %s: %v", step, err)
@@ -436,6 +446,18 @@ func TestStudioEmulator(t *testing.T) {
 		t.Error("the emulator's Studio asked to sign in")
 	}
 	b.shot("agents")
+
+	// Keyboard: focus moves to the page on navigation; Tab goes through the search field and
+	// button to "New agent", with a visible focus ring, and Enter opens it.
+	b.run(chromedp.KeyEvent("\t"))
+	if got := js[string](b, `document.activeElement.id`); got != "agent-search" {
+		t.Errorf("first Tab focuses %q, want the search field", got)
+	}
+	b.run(chromedp.KeyEvent("\t"), chromedp.KeyEvent("\t"))
+	if got := js[string](b, `document.activeElement.id + ' ' + getComputedStyle(document.activeElement).outlineStyle`); got != "new-agent solid" {
+		t.Errorf("third Tab focuses %q, want the New agent link with a solid outline", got)
+	}
+	b.run(chromedp.KeyEvent("\r"), until(`document.querySelector('h1')?.textContent === 'New agent'`))
 
 	b.createAgent("Echo", "simple", `{"model":"gpt-4o-mini"}`)
 	// The draft runs through the playground endpoint, also recorded as source studio.
