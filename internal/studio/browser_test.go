@@ -411,6 +411,7 @@ func TestStudioServe(t *testing.T) {
 		until(`document.querySelectorAll('tbody tr').length === 2`),
 		chromedp.Click(chromedp.CSS(`tbody tr a`)),
 		chromedp.WaitVisible(chromedp.CSS("#x-input")),
+		until(`document.querySelectorAll('#waterfall tbody tr').length > 0`),
 	)
 	b.shot("execution")
 	b.noConsoleErrors()

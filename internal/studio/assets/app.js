@@ -457,8 +457,46 @@ async function executionsPage(params) {
     pager(res.pagination, (p) => go(query(p))));
 }
 
+/** The trace's spans as a waterfall: one bar per span, placed on the trace's time line. */
+function waterfall(trace) {
+  const spans = trace.spans || [];
+  if (!spans.length) return h('p', { class: 'muted' }, 'No spans.');
+  const t0 = Math.min(...spans.map((s) => Date.parse(s.started_at)));
+  const end = (s) => (s.ended_at ? Date.parse(s.ended_at) : Date.parse(s.started_at) + (s.duration_ms || 0));
+  const total = Math.max(1, Math.max(...spans.map(end)) - t0);
+  const depth = new Map();
+  const level = (s) => {
+    if (depth.has(s.id)) return depth.get(s.id);
+    const parent = spans.find((p) => p.id === s.parent_id);
+    const d = parent && parent !== s ? Math.min(level(parent) + 1, 8) : 0;
+    depth.set(s.id, d);
+    return d;
+  };
+  return h('table', { class: 'waterfall', id: 'waterfall' },
+    h('thead', {}, h('tr', {}, ['Span', 'Kind', 'Duration', 'Tokens', 'Timeline'].map((t) => h('th', { scope: 'col' }, t)))),
+    h('tbody', {}, spans.map((s) => {
+      const bar = h('div', { class: 'bar' + (s.status === 'error' ? ' bad' : ''), title: `${s.name}: ${s.duration_ms ?? 0} ms` });
+      bar.style.marginLeft = `${((Date.parse(s.started_at) - t0) / total) * 100}%`;
+      bar.style.width = `${Math.max(0.5, ((end(s) - Date.parse(s.started_at)) / total) * 100)}%`;
+      const name = h('td', {}, s.name);
+      name.style.paddingLeft = `${0.5 + level(s)}rem`;
+      return h('tr', {}, name, h('td', {}, s.kind), h('td', {}, `${s.duration_ms ?? 0} ms`),
+        h('td', {}, s.token_usage?.total_tokens || ''), h('td', { class: 'track' }, bar));
+    })));
+}
+
+function childTree(node) {
+  if (!node.children?.length) return null;
+  return h('ul', {}, node.children.map((c) => h('li', {},
+    h('a', { href: `#/executions/${c.id}` }, c.id), ' ', badge(c.status), ` ${c.source}`, childTree(c))));
+}
+
 async function executionPage(id) {
   const x = await call('GET', `/executions/${id}`);
+  const [tree, trace] = await Promise.all([
+    call('GET', `/executions/${id}/tree`).catch((e) => e),
+    x.trace_id ? call('GET', `/traces/${x.trace_id}`).catch((e) => e) : null,
+  ]);
   const live = ['pending', 'running', 'awaiting_approval'].includes(x.status);
   const actions = h('div', { class: 'row' });
   if (live) {
@@ -485,7 +523,10 @@ async function executionPage(id) {
     x.status === 'awaiting_approval' ? h('p', {}, 'Waiting at an approval checkpoint: decide in the ', h('a', { href: '#/approvals' }, 'approvals inbox'), '.') : null,
     h('h2', {}, 'Input'), h('pre', { id: 'x-input' }, json(x.input)),
     h('h2', {}, 'Output'), h('pre', { id: 'x-output' }, json(x.output)),
-    x.error ? [h('h2', {}, 'Error'), h('pre', { class: 'error', id: 'x-error' }, x.error)] : null);
+    x.error ? [h('h2', {}, 'Error'), h('pre', { class: 'error', id: 'x-error' }, x.error)] : null,
+    h('h2', {}, 'Trace'),
+    trace instanceof Error ? h('p', { class: 'muted' }, `The trace is not available: ${trace.message}`) : trace ? waterfall(trace) : h('p', { class: 'muted' }, 'No trace.'),
+    tree instanceof Error || !tree.children?.length ? null : [h('h2', {}, 'Child executions'), childTree(tree)]);
 }
 
 // --- approvals ---------------------------------------------------------------------------
