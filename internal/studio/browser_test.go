@@ -414,6 +414,23 @@ func TestStudioServe(t *testing.T) {
 		until(`document.querySelectorAll('#waterfall tbody tr').length > 0`),
 	)
 	b.shot("execution")
+
+	// Prompts: create one, then preview it with variables.
+	b.run(
+		hash("#/prompts"),
+		chromedp.WaitVisible(chromedp.CSS("#prompt-name")),
+		chromedp.SendKeys(chromedp.CSS("#prompt-name"), "Welcome"),
+		chromedp.SetValue(chromedp.CSS("#prompt-template"), "Hi {{name}}, welcome to {{place}}."),
+		chromedp.Click(chromedp.CSS("#prompt-create")),
+		chromedp.WaitVisible(chromedp.CSS("#preview-vars")),
+		chromedp.SetValue(chromedp.CSS("#preview-vars"), `{"name":"Ada"}`),
+		chromedp.Click(chromedp.CSS("#preview")),
+		until(`document.querySelector('#preview-out').textContent !== ''`),
+	)
+	if got := b.text("#preview-out"); !strings.Contains(got, "Hi Ada, welcome to .") || !strings.Contains(got, "missing: place") {
+		t.Errorf("prompt preview %q", got)
+	}
+	b.shot("prompt")
 	b.noConsoleErrors()
 }
 

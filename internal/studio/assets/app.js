@@ -92,6 +92,8 @@ const routes = [
   [/^\/chat$/, chatPage],
   [/^\/chat\/([^/]+)$/, chatSessionPage],
   [/^\/keys$/, keysPage],
+  [/^\/prompts$/, promptsPage],
+  [/^\/prompts\/([^/]+)$/, promptPage],
 ];
 
 let pageAbort = new AbortController();
@@ -608,6 +610,75 @@ async function chatSessionPage(id) {
       },
     }, field('Message', text), h('div', { class: 'row' }, send)));
   text.focus();
+}
+
+// --- prompts -----------------------------------------------------------------------------
+
+async function promptsPage(params) {
+  const page = Number(params.get('page') || 1);
+  const res = await call('GET', `/prompts?page=${page}&limit=20`, undefined, { full: true });
+  const name = h('input', { id: 'prompt-name', required: true, maxlength: 200 });
+  const template = h('textarea', { id: 'prompt-template', required: true, value: 'Hello {{name}}!' });
+  render('Prompts',
+    res.data.length
+      ? h('table', {}, h('thead', {}, h('tr', {}, ['Name', 'Active version', 'Variables', 'Updated'].map((t) => h('th', { scope: 'col' }, t)))),
+        h('tbody', {}, res.data.map((p) => h('tr', {},
+          h('td', {}, h('a', { href: `#/prompts/${p.id}` }, p.name)), h('td', {}, p.active_version ? `v${p.active_version}` : '—'),
+          h('td', {}, (p.variables || []).join(', ')), h('td', {}, when(p.updated_at))))))
+      : h('p', { class: 'muted' }, 'No prompts yet.'),
+    pager(res.pagination, (n) => go(`#/prompts?page=${n}`)),
+    h('h2', {}, 'New prompt'),
+    h('form', {
+      onsubmit: (ev) => {
+        ev.preventDefault();
+        act(ev.submitter, async () => {
+          const p = await call('POST', '/prompts', { name: name.value, template: template.value });
+          go(`#/prompts/${p.id}`);
+        });
+      },
+    }, field('Name', name), field('Template (Mustache)', template), h('div', { class: 'row' }, h('button', { class: 'primary', type: 'submit', id: 'prompt-create' }, 'Create prompt'))));
+}
+
+async function promptPage(id) {
+  const [p, versions] = await Promise.all([call('GET', `/prompts/${id}`), call('GET', `/prompts/${id}/versions?limit=100`)]);
+  const template = h('textarea', { id: 'prompt-draft', class: 'config', value: p.template });
+  const notes = h('input', { id: 'prompt-notes' });
+  const which = h('select', { id: 'preview-version' }, versions.map((v) => h('option', { value: v.id, selected: v.is_active }, `v${v.version}${v.is_active ? ' (active)' : ''}`)));
+  const vars = h('textarea', { id: 'preview-vars', value: json(Object.fromEntries((p.variables || []).map((n) => [n, '']))) });
+  const rendered = h('pre', { id: 'preview-out', 'aria-live': 'polite' });
+  render(p.name,
+    h('section', { 'aria-labelledby': 'h-preview' }, h('h2', { id: 'h-preview' }, 'Preview'),
+      h('form', {
+        onsubmit: (ev) => {
+          ev.preventDefault();
+          act(ev.submitter, async () => {
+            const r = await call('POST', `/prompts/${id}/preview`, { version_id: which.value, variables: parseJSON(vars.value, 'The variables') });
+            rendered.textContent = r.rendered + (r.missing?.length ? `\n\n(missing: ${r.missing.join(', ')})` : '');
+          });
+        },
+      }, field('Version', which), field('Variables (JSON)', vars), h('div', { class: 'row' }, h('button', { type: 'submit', id: 'preview' }, 'Preview'))),
+      rendered),
+    h('section', { 'aria-labelledby': 'h-pversion' }, h('h2', { id: 'h-pversion' }, 'New version'),
+      h('form', {
+        onsubmit: (ev) => {
+          ev.preventDefault();
+          act(ev.submitter, async () => {
+            const v = await call('POST', `/prompts/${id}/versions`, { template: template.value, notes: notes.value });
+            toast(`Version ${v.version} saved`);
+            route();
+          });
+        },
+      }, field('Template (Mustache)', template), field('Notes', notes), h('div', { class: 'row' }, h('button', { type: 'submit' }, 'Save as new version')))),
+    h('h2', {}, 'Versions'),
+    h('table', {}, h('thead', {}, h('tr', {}, ['Version', '', 'Variables', 'Notes', 'Created', ''].map((t) => h('th', { scope: 'col' }, t)))),
+      h('tbody', {}, versions.map((v) => h('tr', {},
+        h('td', {}, `v${v.version}`), h('td', {}, v.is_active ? h('strong', {}, 'active') : ''), h('td', {}, (v.variables || []).join(', ')),
+        h('td', {}, v.notes || '—'), h('td', {}, when(v.created_at)),
+        h('td', {}, v.is_active ? null : h('button', { type: 'button', onclick: (ev) => act(ev.currentTarget, async () => {
+          await call('POST', `/prompts/${id}/versions/${v.id}/promote`);
+          toast(`v${v.version} is now active`);
+          route();
+        }) }, `Promote v${v.version}`)))))));
 }
 
 // --- API keys ----------------------------------------------------------------------------
