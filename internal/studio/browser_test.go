@@ -431,6 +431,22 @@ func TestStudioServe(t *testing.T) {
 		t.Errorf("prompt preview %q", got)
 	}
 	b.shot("prompt")
+
+	// Credentials: the value is shown masked, never raw.
+	const secret = "sk-test-0123456789abcdefXYZW"
+	b.run(
+		hash("#/credentials"),
+		chromedp.WaitVisible(chromedp.CSS("#cred-name")),
+		chromedp.SendKeys(chromedp.CSS("#cred-name"), "openai-main"),
+		chromedp.SendKeys(chromedp.CSS("#cred-provider"), "openai"),
+		chromedp.SendKeys(chromedp.CSS("#cred-value"), secret),
+		chromedp.Click(chromedp.CSS("#cred-create")),
+		until(`!!document.querySelector('tr[data-credential="openai-main"]')`),
+	)
+	if html := get(b, chromedp.OuterHTML(chromedp.CSS("html"))); strings.Contains(html, secret) {
+		t.Error("the credential's raw value is on the page")
+	}
+	b.shot("credentials")
 	b.noConsoleErrors()
 }
 
@@ -511,5 +527,9 @@ func TestStudioEmulator(t *testing.T) {
 	if stored := b.text("#chat-log .msg.assistant"); stored != reply {
 		t.Errorf("stored reply %q, streamed %q", stored, reply)
 	}
+
+	// MCP tools: the seed's servers with their tools, and a refresh.
+	b.run(hash("#/mcp-tools"), until(`document.querySelectorAll('main section.card').length > 0`))
+	b.shot("mcp-tools")
 	b.noConsoleErrors()
 }

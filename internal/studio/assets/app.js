@@ -93,6 +93,8 @@ const routes = [
   [/^\/chat\/([^/]+)$/, chatSessionPage],
   [/^\/keys$/, keysPage],
   [/^\/prompts$/, promptsPage],
+  [/^\/credentials$/, credentialsPage],
+  [/^\/mcp-tools$/, mcpToolsPage],
   [/^\/prompts\/([^/]+)$/, promptPage],
 ];
 
@@ -679,6 +681,64 @@ async function promptPage(id) {
           toast(`v${v.version} is now active`);
           route();
         }) }, `Promote v${v.version}`)))))));
+}
+
+// --- credentials and MCP tools ---------------------------------------------------------
+
+const CREDENTIAL_TYPES = ['api_key', 'bearer_token', 'basic_auth', 'database_url', 'oauth2'];
+
+async function credentialsPage(params) {
+  const page = Number(params.get('page') || 1);
+  const res = await call('GET', `/credentials?page=${page}&limit=50`, undefined, { full: true });
+  const name = h('input', { id: 'cred-name', required: true, maxlength: 200 });
+  const type = h('select', { id: 'cred-type' }, CREDENTIAL_TYPES.map((t) => h('option', { value: t }, t)));
+  const provider = h('input', { id: 'cred-provider', placeholder: 'openai, anthropic, postgres…' });
+  const value = h('input', { id: 'cred-value', type: 'password', autocomplete: 'off', required: true });
+  const validity = (c) => (c.valid == null ? 'not checked' : c.valid ? 'valid' : `invalid: ${c.validation_message}`);
+  render('Credentials',
+    h('p', { class: 'muted' }, 'Values are encrypted at rest and only ever shown masked.'),
+    res.data.length
+      ? h('table', { id: 'credentials' }, h('thead', {}, h('tr', {}, ['Name', 'Type', 'Provider', 'Value', 'Validation', 'Actions'].map((t) => h('th', { scope: 'col' }, t)))),
+        h('tbody', {}, res.data.map((c) => h('tr', { 'data-credential': c.name },
+          h('td', {}, c.name), h('td', {}, c.type), h('td', {}, c.provider || '—'), h('td', {}, h('code', {}, c.masked_value)),
+          h('td', {}, validity(c), c.last_validated_at ? h('span', { class: 'muted' }, ` (${when(c.last_validated_at)})`) : null),
+          h('td', {}, h('button', { type: 'button', onclick: (ev) => act(ev.currentTarget, async () => {
+            const v = await call('POST', `/credentials/${c.id}/validate`);
+            toast(v?.valid ? `${c.name} is valid` : `${c.name} was not accepted`, !v?.valid);
+            route();
+          }) }, `Validate ${c.name}`))))))
+      : h('p', { class: 'muted' }, 'No credentials.'),
+    pager(res.pagination, (n) => go(`#/credentials?page=${n}`)),
+    h('h2', {}, 'New credential'),
+    h('form', {
+      onsubmit: (ev) => {
+        ev.preventDefault();
+        act(ev.submitter, async () => {
+          await call('POST', '/credentials', { name: name.value, type: type.value, provider: provider.value || undefined, value: value.value });
+          value.value = '';
+          toast('Credential saved');
+          route();
+        });
+      },
+    }, h('div', { class: 'row' }, field('Name', name), field('Type', type), field('Provider', provider), field('Value', value)),
+    h('div', { class: 'row' }, h('button', { class: 'primary', type: 'submit', id: 'cred-create' }, 'Save credential'))));
+}
+
+async function mcpToolsPage() {
+  const list = await call('GET', '/mcp-tools?limit=100');
+  render('MCP tools', list.length ? list.map((m) => h('section', { class: 'card', 'aria-label': m.name },
+    h('h2', {}, m.name, ' ', h('span', { class: 'badge' }, m.transport), m.enabled ? null : h('span', { class: 'badge' }, 'disabled')),
+    h('p', { class: 'muted' }, m.url || [m.command, ...(m.args || [])].join(' '),
+      ` · refreshed ${when(m.refreshed_at)}`),
+    m.last_error ? h('p', { class: 'error' }, `Last refresh failed: ${m.last_error}`) : null,
+    (m.tools || []).length
+      ? h('ul', {}, m.tools.map((t) => h('li', {}, h('strong', {}, t.name), t.description ? ` — ${t.description}` : '')))
+      : h('p', { class: 'muted' }, 'No tools listed yet.'),
+    h('button', { type: 'button', onclick: (ev) => act(ev.currentTarget, async () => {
+      await call('POST', `/mcp-tools/${m.id}/refresh`);
+      toast(`${m.name} refreshed`);
+      route();
+    }) }, `Refresh ${m.name}`))) : h('p', { class: 'muted' }, 'No MCP servers registered (POST /api/v1/mcp-tools).'));
 }
 
 // --- API keys ----------------------------------------------------------------------------
