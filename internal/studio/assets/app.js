@@ -61,7 +61,7 @@ async function act(button, fn) {
   try {
     await fn();
   } catch (e) {
-    toast(e.message, true);
+    if (e.name !== 'AbortError') toast(e.message, true); // aborted: the user left the page
   } finally {
     if (button && button.isConnected) button.disabled = false;
   }
