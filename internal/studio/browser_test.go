@@ -351,6 +351,13 @@ func TestStudioServe(t *testing.T) {
 	b.createAgent("Gate", "approval", `{"model":"gpt-4o-mini","approval":{"checkpoints":[{"name":"review","when":"before_output"}]}}`)
 	b.runInPlayground(`{"message":"needs a yes"}`, "")
 	b.run(until(`!!document.querySelector('#run-summary .inbox')`))
+	// Its page says it waits, offers cancel, and watches it live.
+	b.run(
+		chromedp.Click(chromedp.CSS(`#run-summary a[href^="#/executions/"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#cancel")),
+		until(`document.querySelector('#x-status').textContent === 'awaiting approval' && !!document.querySelector('#h-live')`),
+	)
+	b.shot("awaiting")
 	b.run(
 		hash("#/approvals"),
 		chromedp.WaitVisible(chromedp.CSS("section.approval button.approve")),

@@ -495,6 +495,16 @@ function childTree(node) {
     h('a', { href: `#/executions/${c.id}` }, c.id), ' ', badge(c.status), ` ${c.source}`, childTree(c))));
 }
 
+/** The live frames of a pending or running execution, streamed while the page is open. */
+function liveSection(id) {
+  const out = h('div', { class: 'stream', 'aria-live': 'polite' });
+  const summary = h('div', {});
+  watchRun(id, out, summary).catch((e) => {
+    if (e.name !== 'AbortError') summary.replaceChildren(h('p', { class: 'error', role: 'alert' }, e.message));
+  });
+  return h('section', { 'aria-labelledby': 'h-live' }, h('h2', { id: 'h-live' }, 'Live'), out, summary);
+}
+
 async function executionPage(id) {
   const x = await call('GET', `/executions/${id}`);
   const [tree, trace] = await Promise.all([
@@ -525,6 +535,7 @@ async function executionPage(id) {
       x.parent_id ? [h('dt', {}, 'Parent'), h('dd', {}, h('a', { href: `#/executions/${x.parent_id}` }, x.parent_id))] : null),
     actions,
     x.status === 'awaiting_approval' ? h('p', {}, 'Waiting at an approval checkpoint: decide in the ', h('a', { href: '#/approvals' }, 'approvals inbox'), '.') : null,
+    live ? liveSection(id) : null,
     h('h2', {}, 'Input'), h('pre', { id: 'x-input' }, json(x.input)),
     h('h2', {}, 'Output'), h('pre', { id: 'x-output' }, json(x.output)),
     x.error ? [h('h2', {}, 'Error'), h('pre', { class: 'error', id: 'x-error' }, x.error)] : null,
