@@ -372,10 +372,10 @@ function playground(agent, versions, config) {
 }
 
 /** Streams a run's frames into out, then shows its status, tokens and cost in summary. */
-async function watchRun(id, out, summary) {
+async function watchRun(id, out, summary, status = 'pending') {
   let content = null;
   const link = h('a', { href: `#/executions/${id}` }, id);
-  const state = h('span', {}, badge('running'));
+  const state = h('span', {}, badge(status));
   summary.replaceChildren(h('p', {}, 'Execution ', link, ' ', state));
   // Poll the status meanwhile: a run waiting at an approval checkpoint sends no frames.
   const poll = setInterval(async () => {
@@ -496,10 +496,10 @@ function childTree(node) {
 }
 
 /** The live frames of a pending or running execution, streamed while the page is open. */
-function liveSection(id) {
+function liveSection(id, status) {
   const out = h('div', { class: 'stream', 'aria-live': 'polite' });
   const summary = h('div', {});
-  watchRun(id, out, summary).catch((e) => {
+  watchRun(id, out, summary, status).catch((e) => {
     if (e.name !== 'AbortError') summary.replaceChildren(h('p', { class: 'error', role: 'alert' }, e.message));
   });
   return h('section', { 'aria-labelledby': 'h-live' }, h('h2', { id: 'h-live' }, 'Live'), out, summary);
@@ -535,7 +535,7 @@ async function executionPage(id) {
       x.parent_id ? [h('dt', {}, 'Parent'), h('dd', {}, h('a', { href: `#/executions/${x.parent_id}` }, x.parent_id))] : null),
     actions,
     x.status === 'awaiting_approval' ? h('p', {}, 'Waiting at an approval checkpoint: decide in the ', h('a', { href: '#/approvals' }, 'approvals inbox'), '.') : null,
-    live ? liveSection(id) : null,
+    live ? liveSection(id, x.status) : null,
     h('h2', {}, 'Input'), h('pre', { id: 'x-input' }, json(x.input)),
     h('h2', {}, 'Output'), h('pre', { id: 'x-output' }, json(x.output)),
     x.error ? [h('h2', {}, 'Error'), h('pre', { class: 'error', id: 'x-error' }, x.error)] : null,
