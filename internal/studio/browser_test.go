@@ -486,6 +486,8 @@ func TestStudioEmulator(t *testing.T) {
 	if js[int](b, `document.querySelectorAll('#login-email').length`) != 0 {
 		t.Error("the emulator's Studio asked to sign in")
 	}
+	b.run(until(`!!document.body.dataset.ready`))
+	t.Logf("first page interactive %s ms after navigation", js[string](b, `document.body.dataset.ready`))
 	b.shot("agents")
 
 	// Keyboard: focus moves to the page on navigation; Tab goes through the search field and
