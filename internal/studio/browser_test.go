@@ -234,22 +234,18 @@ func apiGet(t *testing.T, base, path string, header http.Header) (int, map[strin
 
 func startServe(t *testing.T) (base, email, password string) {
 	t.Helper()
-	ctx := context.Background()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := cli.NewServer(ctx, log, io.Discard, cli.ServerConfig{DB: cli.ServerDB(t.TempDir(), ""), Workers: 2, Models: cli.ModelsSimulated})
-	if err != nil {
-		t.Fatal(err)
-	}
+	base, st := startServeStore(t)
 	email, password = "ada@example.com", "correct horse battery"
-	hash, err := auth.HashPassword(ctx, password)
+	addUser(t, st, email, password, cli.DefaultWorkspaceID)
+	return base, email, password
+}
+
+// startServeStore starts `serve` in-process on SQLite in a temp dir, with simulated models.
+func startServeStore(t *testing.T) (string, *store.Store) {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := cli.NewServer(context.Background(), log, io.Discard, cli.ServerConfig{DB: cli.ServerDB(t.TempDir(), ""), Workers: 2, Models: cli.ModelsSimulated})
 	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := srv.Store.UserCreate(ctx, &store.User{Email: email, PasswordHash: hash})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Store.MembershipAdd(ctx, cli.DefaultWorkspaceID, u.ID, "owner"); err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(srv.Handler)
@@ -260,7 +256,26 @@ func startServe(t *testing.T) (base, email, password string) {
 		defer cancel()
 		_ = srv.Close(sctx)
 	})
-	return ts.URL, email, password
+	return ts.URL, srv.Store
+}
+
+// addUser creates a user who is an owner of the workspaces.
+func addUser(t *testing.T, st *store.Store, email, password string, workspaces ...string) {
+	t.Helper()
+	ctx := context.Background()
+	hash, err := auth.HashPassword(ctx, password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := st.UserCreate(ctx, &store.User{Email: email, PasswordHash: hash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ws := range workspaces {
+		if err := st.MembershipAdd(ctx, ws, u.ID, "owner"); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func startEmulator(t *testing.T) string {
@@ -473,6 +488,47 @@ func TestStudioSignInRejectsBadPassword(t *testing.T) {
 		t.Errorf("sign-in error %q", msg)
 	}
 	b.shot("bad-password")
+}
+
+func TestStudioPicksWorkspace(t *testing.T) {
+	base, st := startServeStore(t)
+	research, err := st.WorkspaceCreate(context.Background(), &store.Workspace{Name: "Research", Slug: "research"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addUser(t, st, "grace@example.com", "a long enough password", cli.DefaultWorkspaceID, research.ID)
+	b := newBrowser(t, base)
+	b.run(
+		chromedp.Navigate(base+"/studio"),
+		chromedp.WaitVisible(chromedp.CSS("#login-email")),
+		chromedp.SendKeys(chromedp.CSS("#login-email"), "grace@example.com"),
+		chromedp.SendKeys(chromedp.CSS("#login-password"), "a long enough password"),
+		chromedp.Click(chromedp.CSS("#login-submit")),
+		chromedp.WaitVisible(chromedp.CSS("#workspace")),
+	)
+	b.shot("pick")
+	b.run(
+		chromedp.SetValue(chromedp.CSS("#workspace"), research.ID),
+		chromedp.Click(chromedp.CSS(`main button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#new-agent")),
+	)
+	if who := b.text("#who"); !strings.Contains(who, "Research") {
+		t.Errorf("header %q does not name the chosen workspace", who)
+	}
+	b.createAgent("Researcher", "simple", `{"model":"gpt-4o-mini"}`)
+	token := js[string](b, `JSON.parse(sessionStorage.getItem('agentplane.studio')).token`)
+	for ws, want := range map[string]float64{research.ID: 1, cli.DefaultWorkspaceID: 0} {
+		_, body := apiGet(t, base, "/api/v1/agents", http.Header{"Authorization": {"Bearer " + token}, "X-Workspace-ID": {ws}})
+		if got := body["pagination"].(map[string]any)["total"]; got != want {
+			t.Errorf("workspace %s holds %v agents, want %v", ws, got, want)
+		}
+	}
+	// Signing out forgets the credential and shows the sign-in form.
+	b.run(chromedp.Click(chromedp.CSS("#signout")), chromedp.WaitVisible(chromedp.CSS("#login-email")))
+	if left := js[bool](b, `sessionStorage.getItem('agentplane.studio') === null`); !left {
+		t.Error("the credential is still in sessionStorage after signing out")
+	}
+	b.noConsoleErrors()
 }
 
 func TestStudioEmulator(t *testing.T) {
