@@ -472,8 +472,8 @@ func TestStudioServe(t *testing.T) {
 	b.noConsoleErrors()
 }
 
-func TestStudioSignInRejectsBadPassword(t *testing.T) {
-	base, email, _ := startServe(t)
+func TestStudioSignInErrorsAndKey(t *testing.T) {
+	base, email, password := startServe(t)
 	b := newBrowser(t, base)
 	b.run(
 		chromedp.Navigate(base+"/studio"),
@@ -488,6 +488,46 @@ func TestStudioSignInRejectsBadPassword(t *testing.T) {
 		t.Errorf("sign-in error %q", msg)
 	}
 	b.shot("bad-password")
+
+	// An unknown API key is refused; a real one (made through the API) signs in.
+	b.run(
+		chromedp.SendKeys(chromedp.CSS("#login-key"), "ap_not_a_real_key_at_all_0000000000000000"),
+		chromedp.Click(chromedp.CSS("#key-submit")),
+		until(`document.querySelector('#signin-error').textContent.includes('API key')`),
+	)
+	key := createKeyViaAPI(t, base, email, password)
+	b.run(
+		chromedp.SetValue(chromedp.CSS("#login-key"), key),
+		chromedp.Click(chromedp.CSS("#key-submit")),
+		chromedp.WaitVisible(chromedp.CSS("#new-agent")),
+	)
+	if who := b.text("#who"); !strings.Contains(who, key[:11]) || strings.Contains(who, key) {
+		t.Errorf("header %q: want the key's prefix only", who)
+	}
+	b.shot("key-signin")
+}
+
+// createKeyViaAPI logs in and creates an API key with every scope, returning the raw key.
+func createKeyViaAPI(t *testing.T, base, email, password string) string {
+	t.Helper()
+	post := func(path, body string, h http.Header) map[string]any {
+		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+		req.Header = h
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode >= 300 {
+			t.Fatalf("POST %s: %d %v %v", path, res.StatusCode, out, err)
+		}
+		return out["data"].(map[string]any)
+	}
+	tok := post("/api/v1/auth/login", fmt.Sprintf(`{"email":%q,"password":%q}`, email, password), http.Header{})["token"].(string)
+	return post("/api/v1/api-keys", `{"name":"browser","scopes":["*"]}`,
+		http.Header{"Authorization": {"Bearer " + tok}, "X-Workspace-ID": {cli.DefaultWorkspaceID}})["key"].(string)
 }
 
 func TestStudioPicksWorkspace(t *testing.T) {
