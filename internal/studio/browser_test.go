@@ -505,6 +505,31 @@ func TestStudioSignInErrorsAndKey(t *testing.T) {
 		t.Errorf("header %q: want the key's prefix only", who)
 	}
 	b.shot("key-signin")
+
+	// Schemas: edit the input schema on its own, check samples against the draft (the server
+	// validates; a failing one is its 422 message), then save the draft as a version.
+	b.createAgent("Typed", "simple", `{"model":"gpt-4o-mini"}`)
+	b.run(
+		chromedp.SetValue(chromedp.CSS("#input-schema"), `{"type":"object","properties":{"message":{"type":"string","minLength":3}},"required":["message"]}`),
+		chromedp.SetValue(chromedp.CSS("#schema-sample"), `{"message":"hi"}`),
+		chromedp.Click(chromedp.CSS("#schema-check")),
+		until(`document.querySelector('#schema-result .error')?.textContent.includes('/message')`),
+	)
+	b.shot("schema-invalid")
+	b.run(
+		chromedp.SetValue(chromedp.CSS("#schema-sample"), `{"message":"hello there"}`),
+		chromedp.Click(chromedp.CSS("#schema-check")),
+		until(`document.querySelector('#schema-result .ok')?.textContent.startsWith('Valid')`),
+		chromedp.Click(chromedp.CSS("#save-version")),
+		until(`[...document.querySelectorAll('#h-versions ~ table tbody tr')].length === 2`),
+	)
+	b.shot("schema-saved")
+	agentID := js[string](b, `location.hash.split('/')[2]`)
+	_, body := apiGet(t, base, "/api/v1/agents/"+agentID, http.Header{"X-API-Key": {key}})
+	cfg, _ := body["data"].(map[string]any)["config"].(map[string]any)
+	if _, ok := cfg["input_schema"]; !ok || body["data"].(map[string]any)["active_version"] != float64(2) {
+		t.Errorf("after saving, the agent is %v", body["data"])
+	}
 }
 
 // createKeyViaAPI logs in and creates an API key with every scope, returning the raw key.

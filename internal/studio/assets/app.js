@@ -320,9 +320,60 @@ async function agentPage(id) {
     h('div', { class: 'cols' },
       h('section', { 'aria-labelledby': 'h-config' }, h('h2', { id: 'h-config' }, 'Configuration'), saveVersion),
       h('section', { 'aria-labelledby': 'h-play' }, h('h2', { id: 'h-play' }, 'Playground'), playground(agent, versions, config))),
+    schemaEditor(agent, config),
     h('section', { 'aria-labelledby': 'h-versions' }, h('h2', { id: 'h-versions' }, 'Versions'),
       h('table', {}, h('thead', {}, h('tr', {}, ['Version', '', 'Notes', 'Created', 'Actions'].map((t) => h('th', { scope: 'col' }, t)))),
         h('tbody', {}, versionRows)), diffOut));
+}
+
+/**
+ * Edits the draft's input_schema and output_schema (JSON Schema) on their own, and checks an
+ * input against the draft with POST /agents/{id}/preview: the server validates it against the
+ * input schema and shows the messages the model would get, without a model call.
+ */
+function schemaEditor(agent, config) {
+  const draft = () => parseJSON(config.value, 'The configuration');
+  const initial = (() => { try { return JSON.parse(config.value); } catch { return {}; } })();
+  const input = h('textarea', { id: 'input-schema', spellcheck: 'false', value: initial.input_schema ? json(initial.input_schema) : '' });
+  const output = h('textarea', { id: 'output-schema', spellcheck: 'false', value: initial.output_schema ? json(initial.output_schema) : '' });
+  const sample = h('textarea', { id: 'schema-sample', spellcheck: 'false', value: json({ message: 'Hello!' }) });
+  const result = h('div', { id: 'schema-result', 'aria-live': 'polite' });
+  const schemaOf = (el, what) => {
+    if (!el.value.trim()) return undefined;
+    const v = parseJSON(el.value, what);
+    if (typeof v !== 'object' || Array.isArray(v) || v === null) throw new Error(`${what} must be a JSON object (a JSON Schema)`);
+    return v;
+  };
+  const apply = () => {
+    const cfg = draft();
+    const inS = schemaOf(input, 'The input schema');
+    const outS = schemaOf(output, 'The output schema');
+    if (inS) cfg.input_schema = inS; else delete cfg.input_schema;
+    if (outS) cfg.output_schema = outS; else delete cfg.output_schema;
+    config.value = json(cfg);
+    return cfg;
+  };
+  return h('section', { 'aria-labelledby': 'h-schemas' }, h('h2', { id: 'h-schemas' }, 'Input and output schemas'),
+    h('div', { class: 'cols' },
+      field('Input schema (JSON Schema; empty for none)', input),
+      field('Output schema (JSON Schema; empty for none)', output)),
+    h('div', { class: 'row' }, h('button', { type: 'button', id: 'schema-apply', onclick: (ev) => act(ev.currentTarget, async () => {
+      apply();
+      toast('Schemas copied into the draft configuration');
+    }) }, 'Apply to draft')),
+    field('Sample input (JSON)', sample),
+    h('div', { class: 'row' }, h('button', { type: 'button', id: 'schema-check', onclick: (ev) => act(ev.currentTarget, async () => {
+      result.replaceChildren();
+      try {
+        const p = await call('POST', `/agents/${agent.id}/preview`, { input: parseJSON(sample.value, 'The sample input'), config: apply() });
+        result.replaceChildren(h('p', { class: 'ok' }, `Valid for the draft. The model (${p.model}) would get:`),
+          h('pre', {}, p.messages.map((m) => `${m.role}: ${m.content}`).join('\n\n')));
+      } catch (e) {
+        if (!(e instanceof APIError) || e.status >= 500 || e.status === 401) throw e;
+        result.replaceChildren(h('p', { class: 'error', role: 'alert' }, e.message));
+      }
+    }) }, 'Check the sample against the draft')),
+    result);
 }
 
 /** A line diff (longest common subsequence) of two texts, as "- " / "+ " / "  " lines. */
