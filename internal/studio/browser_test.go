@@ -434,6 +434,10 @@ func TestStudioServe(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`tbody tr a`)),
 		chromedp.WaitVisible(chromedp.CSS("#x-input")),
 		until(`document.querySelectorAll('#waterfall tbody tr').length > 0`),
+		chromedp.SendKeys(chromedp.CSS("#score-value"), "4"),
+		chromedp.SendKeys(chromedp.CSS("#score-comment"), "clear answer"),
+		chromedp.Click(chromedp.CSS("#score-add")),
+		until(`document.querySelector('#scores tbody tr')?.textContent.includes('clear answer')`),
 	)
 	b.shot("execution")
 

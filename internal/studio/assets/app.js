@@ -558,9 +558,10 @@ function liveSection(id, status) {
 
 async function executionPage(id) {
   const x = await call('GET', `/executions/${id}`);
-  const [tree, trace] = await Promise.all([
+  const [tree, trace, scores] = await Promise.all([
     call('GET', `/executions/${id}/tree`).catch((e) => e),
     x.trace_id ? call('GET', `/traces/${x.trace_id}`).catch((e) => e) : null,
+    call('GET', `/scores?execution_id=${encodeURIComponent(id)}&limit=100`).catch((e) => e),
   ]);
   const live = ['pending', 'running', 'awaiting_approval'].includes(x.status);
   const actions = h('div', { class: 'row' });
@@ -592,7 +593,32 @@ async function executionPage(id) {
     x.error ? [h('h2', {}, 'Error'), h('pre', { class: 'error', id: 'x-error' }, x.error)] : null,
     h('h2', {}, 'Trace'),
     trace instanceof Error ? h('p', { class: 'muted' }, `The trace is not available: ${trace.message}`) : trace ? waterfall(trace) : h('p', { class: 'muted' }, 'No trace.'),
-    tree instanceof Error || !tree.children?.length ? null : [h('h2', {}, 'Child executions'), childTree(tree)]);
+    tree instanceof Error || !tree.children?.length ? null : [h('h2', {}, 'Child executions'), childTree(tree)],
+    scoresSection(id, scores));
+}
+
+/** The execution's scores, and a form to annotate it with a numeric score. */
+function scoresSection(id, scores) {
+  if (scores instanceof Error) return [h('h2', {}, 'Scores'), h('p', { class: 'muted' }, `Scores are not available: ${scores.message}`)];
+  const name = h('input', { id: 'score-name', required: true, maxlength: 200, value: 'quality' });
+  const value = h('input', { id: 'score-value', type: 'number', step: 'any', required: true });
+  const comment = h('input', { id: 'score-comment', maxlength: 10000 });
+  return h('section', { 'aria-labelledby': 'h-scores' }, h('h2', { id: 'h-scores' }, 'Scores'),
+    scores.length ? h('table', { id: 'scores' }, h('thead', {}, h('tr', {}, ['Name', 'Value', 'Source', 'Comment', 'Created'].map((t) => h('th', { scope: 'col' }, t)))),
+      h('tbody', {}, scores.map((sc) => h('tr', {}, h('td', {}, sc.name), h('td', {}, sc.string_value ?? sc.value ?? '—'),
+        h('td', {}, sc.source), h('td', {}, sc.comment || '—'), h('td', {}, when(sc.created_at))))))
+      : h('p', { class: 'muted' }, 'No scores yet.'),
+    h('form', {
+      class: 'row',
+      onsubmit: (ev) => {
+        ev.preventDefault();
+        act(ev.submitter, async () => {
+          await call('POST', '/scores', { name: name.value, data_type: 'numeric', value: Number(value.value), execution_id: id, source: 'annotation', comment: comment.value || undefined });
+          toast('Score saved');
+          route();
+        });
+      },
+    }, field('Score name', name), field('Value', value), field('Comment', comment), h('button', { type: 'submit', id: 'score-add' }, 'Add score')));
 }
 
 // --- approvals ---------------------------------------------------------------------------
