@@ -24,6 +24,7 @@ type executeRequest struct {
 	Async     bool           `json:"async,omitempty" doc:"Queue the run and answer 202 at once (default false: wait for the result)."`
 	VersionID string         `json:"version_id,omitempty" doc:"Run this version instead of the active one."`
 	TimeoutMS int            `json:"timeout_ms,omitempty" minimum:"1" maximum:"3600000" doc:"How long a sync call waits (default 300000); still running then: 202."`
+	Source    string         `json:"source,omitempty" enum:"api,studio" doc:"What the execution records as its source: api (the default) or studio (runs started from Studio, /studio)."`
 }
 
 type playgroundRequest struct {
@@ -33,6 +34,7 @@ type playgroundRequest struct {
 	Metadata  map[string]any    `json:"metadata,omitempty"`
 	Async     bool              `json:"async,omitempty"`
 	TimeoutMS int               `json:"timeout_ms,omitempty" minimum:"1" maximum:"3600000"`
+	Source    string            `json:"source,omitempty" enum:"playground,studio" doc:"What the execution records as its source: playground (the default) or studio (draft runs from Studio's playground); metadata.source stays playground."`
 }
 
 type approveRequest struct {
@@ -49,10 +51,11 @@ func (s *Server) executionRoutes() []route {
 	return []route{
 		{method: "POST", path: v1 + "/agents/{id}/execute", op: "executeAgent", tag: "Agents", scope: "agents:execute", summary: "Run an agent",
 			desc: "Sync (default): waits for the run (up to timeout_ms) and answers 200 with the finished execution, or 202 if it is still running or awaiting approval. " +
-				"Async: answers 202 at once with the pending execution. Input failing the version's input_schema is a 422 and records nothing.",
+				"Async: answers 202 at once with the pending execution. Input failing the version's input_schema is a 422 and records nothing. " +
+				"The execution's source is api, or studio when the body says `\"source\": \"studio\"` (Studio does; any other value is a 422).",
 			body: executeRequest{}, resp: store.Execution{}, creates: true, alsoOK: map[int]any{http.StatusAccepted: nil}, errs: []int{http.StatusConflict}, plan: true, h: s.execute},
 		{method: "POST", path: v1 + "/agents/{id}/playground", op: "playgroundAgent", tag: "Agents", scope: "agents:execute", summary: "Run an unsaved configuration",
-			desc: "Like execute, for a config that is not saved as a version; recorded with source and metadata.source \"playground\".",
+			desc: "Like execute, for a config that is not saved as a version; recorded with source and metadata.source \"playground\" (source \"studio\" when the body says so, as Studio does).",
 			body: playgroundRequest{}, resp: store.Execution{}, creates: true, alsoOK: map[int]any{http.StatusAccepted: nil}, plan: true, h: s.playground},
 		{method: "GET", path: v1 + "/executions", op: "listExecutions", tag: tag, scope: "executions:read", summary: "List executions, newest first", desc: "The workspace's executions, newest first. Filter by `agent_id`, `status`, `session_id`, `source`, and a creation window (`created_after`, `created_before`, RFC 3339).", list: true,
 			params: []param{{name: "agent_id", typ: "string"}, {name: "status", typ: "string", enum: store.ExecutionStatuses},
@@ -127,6 +130,19 @@ func optString(s string) *string {
 	return &s
 }
 
+// runSource is the source a caller may set on execute or playground: the route's default
+// ("api" or "playground") or "studio", so that runs started from Studio are told apart; the
+// other sources (webhook, schedule, chat, …) are set by the server only.
+func runSource(source, def string) (string, error) {
+	switch source {
+	case "":
+		return def, nil
+	case def, "studio":
+		return source, nil
+	}
+	return "", invalid("source", "must be %s or studio, not %q", def, source)
+}
+
 func checkTimeout(ms int) (int, error) {
 	if ms == 0 {
 		return defaultTimeoutMS, nil
@@ -168,8 +184,12 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
 	if req.Input, err = requireInput(cfg, req.Input); err != nil {
 		return err
 	}
+	source, err := runSource(req.Source, "api")
+	if err != nil {
+		return err
+	}
 	return s.submit(w, r, runtime.SubmitRequest{WorkspaceID: ws, Agent: a, VersionID: versionID, Config: cfg, Input: req.Input,
-		Metadata: req.Metadata, Source: "api", TimeoutMS: timeout, Async: req.Async, UserID: userIDOf(r), EndUserID: optString(req.EndUserID)})
+		Metadata: req.Metadata, Source: source, TimeoutMS: timeout, Async: req.Async, UserID: userIDOf(r), EndUserID: optString(req.EndUserID)})
 }
 
 func (s *Server) playground(w http.ResponseWriter, r *http.Request) error {
@@ -204,8 +224,12 @@ func (s *Server) playground(w http.ResponseWriter, r *http.Request) error {
 		md = map[string]any{}
 	}
 	md["source"] = "playground"
+	source, err := runSource(req.Source, "playground")
+	if err != nil {
+		return err
+	}
 	return s.submit(w, r, runtime.SubmitRequest{WorkspaceID: ws, Agent: a, Config: &req.Config, Input: req.Input,
-		Metadata: md, Source: "playground", TimeoutMS: timeout, Async: req.Async, UserID: userIDOf(r), EndUserID: optString(req.EndUserID)})
+		Metadata: md, Source: source, TimeoutMS: timeout, Async: req.Async, UserID: userIDOf(r), EndUserID: optString(req.EndUserID)})
 }
 
 // submit starts a run and answers: 202 at once for async, else waits up to its timeout. The

@@ -22,6 +22,7 @@ import (
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/triggers"
+	"github.com/agentplane/agentplane/internal/studio"
 )
 
 // Config is what a Server needs.
@@ -194,6 +195,10 @@ func New(cfg Config) (*Server, error) {
 	s.mux.Handle("GET /docs", docs)
 	s.mux.Handle("GET /docs/", docs)
 	s.mux.Handle("GET /metrics", s.metrics.Handler())
+	// Studio, the web console: static files only; it calls /api/v1 like any other client.
+	studioUI := studio.New()
+	s.mux.Handle("GET /studio", studioUI)
+	s.mux.Handle("GET /studio/", studioUI)
 	s.mux.HandleFunc("/", s.notFound)
 	s.handler = s.middleware(s.mux)
 	return s, nil

@@ -1,0 +1,176 @@
+// Studio's execution pages: the filtered list, the detail (trace waterfall, children,
+// scores, live frames, cancel) and the approvals inbox.
+import { call } from './api.js';
+import { act, badge, cost, field, h, json, parseJSON, pager, render, toast, when } from './ui.js';
+import { go, pageAbort, route } from './nav.js';
+import { watchRun } from './agents.js';
+
+const STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled', 'awaiting_approval', 'rejected'];
+const SOURCES = ['api', 'studio', 'playground', 'chat', 'webhook', 'schedule', 'slack', 'telegram', 'teams', 'whatsapp'];
+
+export async function agentNames() {
+  const list = await call('GET', '/agents?limit=100');
+  return new Map(list.map((a) => [a.id, a.name]));
+}
+
+export async function executionsPage(params) {
+  const page = Number(params.get('page') || 1);
+  const filters = ['agent_id', 'status', 'source'].filter((k) => params.get(k)).map((k) => `&${k}=${encodeURIComponent(params.get(k))}`).join('');
+  const [res, names] = await Promise.all([call('GET', `/executions?page=${page}&limit=25${filters}`, undefined, { full: true }), agentNames()]);
+  const pick = (id, values, current, labels) => h('select', { id, name: id },
+    h('option', { value: '' }, 'any'), values.map((v, i) => h('option', { value: v, selected: v === current }, labels ? labels[i] : v)));
+  const agentSel = pick('f-agent', [...names.keys()], params.get('agent_id'), [...names.values()]);
+  const statusSel = pick('f-status', STATUSES, params.get('status'));
+  const sourceSel = pick('f-source', SOURCES, params.get('source'));
+  const query = (p) => {
+    const q = new URLSearchParams();
+    if (agentSel.value) q.set('agent_id', agentSel.value);
+    if (statusSel.value) q.set('status', statusSel.value);
+    if (sourceSel.value) q.set('source', sourceSel.value);
+    if (p > 1) q.set('page', p);
+    return '#/executions?' + q;
+  };
+  render('Executions',
+    h('form', { class: 'row', onsubmit: (ev) => { ev.preventDefault(); go(query(1)); } },
+      field('Agent', agentSel), field('Status', statusSel), field('Source', sourceSel), h('button', { type: 'submit' }, 'Filter')),
+    res.data.length
+      ? h('table', {}, h('thead', {}, h('tr', {}, ['Execution', 'Agent', 'Status', 'Source', 'Created', 'Duration', 'Tokens', 'Cost'].map((t) => h('th', { scope: 'col' }, t)))),
+        h('tbody', {}, res.data.map((x) => h('tr', {},
+          h('td', {}, h('a', { href: `#/executions/${x.id}` }, x.id)), h('td', {}, names.get(x.agent_id) || x.agent_id),
+          h('td', {}, badge(x.status)), h('td', {}, x.source), h('td', {}, when(x.created_at)),
+          h('td', {}, x.duration_ms != null ? `${x.duration_ms} ms` : '—'), h('td', {}, x.token_usage?.total_tokens ?? 0), h('td', {}, cost(x.cost))))))
+      : h('p', { class: 'muted' }, 'No executions match.'),
+    pager(res.pagination, (p) => go(query(p))));
+}
+
+/** The trace's spans as a waterfall: one bar per span, placed on the trace's time line. */
+function waterfall(trace) {
+  const spans = trace.spans || [];
+  if (!spans.length) return h('p', { class: 'muted' }, 'No spans.');
+  const t0 = Math.min(...spans.map((s) => Date.parse(s.started_at)));
+  const end = (s) => (s.ended_at ? Date.parse(s.ended_at) : Date.parse(s.started_at) + (s.duration_ms || 0));
+  const total = Math.max(1, Math.max(...spans.map(end)) - t0);
+  const depth = new Map();
+  const level = (s) => {
+    if (depth.has(s.id)) return depth.get(s.id);
+    const parent = spans.find((p) => p.id === s.parent_id);
+    const d = parent && parent !== s ? Math.min(level(parent) + 1, 8) : 0;
+    depth.set(s.id, d);
+    return d;
+  };
+  return h('table', { class: 'waterfall', id: 'waterfall' },
+    h('thead', {}, h('tr', {}, ['Span', 'Kind', 'Duration', 'Tokens', 'Timeline'].map((t) => h('th', { scope: 'col' }, t)))),
+    h('tbody', {}, spans.map((s) => {
+      const bar = h('div', { class: 'bar' + (s.status === 'error' ? ' bad' : ''), title: `${s.name}: ${s.duration_ms ?? 0} ms` });
+      bar.style.marginLeft = `${((Date.parse(s.started_at) - t0) / total) * 100}%`;
+      bar.style.width = `${Math.max(0.5, ((end(s) - Date.parse(s.started_at)) / total) * 100)}%`;
+      const name = h('td', {}, s.name);
+      name.style.paddingLeft = `${0.5 + level(s)}rem`;
+      return h('tr', {}, name, h('td', {}, s.kind), h('td', {}, `${s.duration_ms ?? 0} ms`),
+        h('td', {}, s.token_usage?.total_tokens || ''), h('td', { class: 'track' }, bar));
+    })));
+}
+
+function childTree(node) {
+  if (!node.children?.length) return null;
+  return h('ul', {}, node.children.map((c) => h('li', {},
+    h('a', { href: `#/executions/${c.id}` }, c.id), ' ', badge(c.status), ` ${c.source}`, childTree(c))));
+}
+
+/** The live frames of a pending or running execution, streamed while the page is open. */
+function liveSection(id, status) {
+  const out = h('div', { class: 'stream', 'aria-live': 'polite' });
+  const summary = h('div', {});
+  watchRun(id, out, summary, status).catch((e) => {
+    if (e.name !== 'AbortError') summary.replaceChildren(h('p', { class: 'error', role: 'alert' }, e.message));
+  });
+  return h('section', { 'aria-labelledby': 'h-live' }, h('h2', { id: 'h-live' }, 'Live'), out, summary);
+}
+
+export async function executionPage(id) {
+  const x = await call('GET', `/executions/${id}`);
+  const [tree, trace, scores] = await Promise.all([
+    call('GET', `/executions/${id}/tree`).catch((e) => e),
+    x.trace_id ? call('GET', `/traces/${x.trace_id}`).catch((e) => e) : null,
+    call('GET', `/scores?execution_id=${encodeURIComponent(id)}&limit=100`).catch((e) => e),
+  ]);
+  const live = ['pending', 'running', 'awaiting_approval'].includes(x.status);
+  const actions = h('div', { class: 'row' });
+  if (live) {
+    actions.append(h('button', { type: 'button', class: 'danger', id: 'cancel', onclick: (ev) => act(ev.currentTarget, async () => {
+      await call('POST', `/executions/${id}/cancel`);
+      toast('Cancelled');
+      route();
+    }) }, 'Cancel execution'));
+  }
+  const u = x.token_usage || {};
+  render(`Execution ${x.id}`,
+    h('dl', { class: 'kv' },
+      h('dt', {}, 'Status'), h('dd', { id: 'x-status' }, badge(x.status)),
+      h('dt', {}, 'Agent'), h('dd', {}, h('a', { href: `#/agents/${x.agent_id}` }, x.agent_id)),
+      h('dt', {}, 'Source'), h('dd', {}, x.source),
+      h('dt', {}, 'Created'), h('dd', {}, when(x.created_at)),
+      h('dt', {}, 'Completed'), h('dd', {}, when(x.completed_at)),
+      h('dt', {}, 'Duration'), h('dd', {}, x.duration_ms != null ? `${x.duration_ms} ms` : '—'),
+      h('dt', {}, 'Tokens'), h('dd', {}, `${u.total_tokens ?? 0} (${u.prompt_tokens ?? 0} prompt, ${u.completion_tokens ?? 0} completion)`),
+      h('dt', {}, 'Cost'), h('dd', {}, cost(x.cost)),
+      h('dt', {}, 'Trace'), h('dd', {}, x.trace_id || '—'),
+      x.parent_id ? [h('dt', {}, 'Parent'), h('dd', {}, h('a', { href: `#/executions/${x.parent_id}` }, x.parent_id))] : null),
+    actions,
+    x.status === 'awaiting_approval' ? h('p', {}, 'Waiting at an approval checkpoint: decide in the ', h('a', { href: '#/approvals' }, 'approvals inbox'), '.') : null,
+    live ? liveSection(id, x.status) : null,
+    h('h2', {}, 'Input'), h('pre', { id: 'x-input' }, json(x.input)),
+    h('h2', {}, 'Output'), h('pre', { id: 'x-output' }, json(x.output)),
+    x.error ? [h('h2', {}, 'Error'), h('pre', { class: 'error', id: 'x-error' }, x.error)] : null,
+    h('h2', {}, 'Trace'),
+    trace instanceof Error ? h('p', { class: 'muted' }, `The trace is not available: ${trace.message}`) : trace ? waterfall(trace) : h('p', { class: 'muted' }, 'No trace.'),
+    tree instanceof Error || !tree.children?.length ? null : [h('h2', {}, 'Child executions'), childTree(tree)],
+    scoresSection(id, scores));
+}
+
+/** The execution's scores, and a form to annotate it with a numeric score. */
+function scoresSection(id, scores) {
+  if (scores instanceof Error) return [h('h2', {}, 'Scores'), h('p', { class: 'muted' }, `Scores are not available: ${scores.message}`)];
+  const name = h('input', { id: 'score-name', required: true, maxlength: 200, value: 'quality' });
+  const value = h('input', { id: 'score-value', type: 'number', step: 'any', required: true });
+  const comment = h('input', { id: 'score-comment', maxlength: 10000 });
+  return h('section', { 'aria-labelledby': 'h-scores' }, h('h2', { id: 'h-scores' }, 'Scores'),
+    scores.length ? h('table', { id: 'scores' }, h('thead', {}, h('tr', {}, ['Name', 'Value', 'Source', 'Comment', 'Created'].map((t) => h('th', { scope: 'col' }, t)))),
+      h('tbody', {}, scores.map((sc) => h('tr', {}, h('td', {}, sc.name), h('td', {}, sc.string_value ?? sc.value ?? '—'),
+        h('td', {}, sc.source), h('td', {}, sc.comment || '—'), h('td', {}, when(sc.created_at))))))
+      : h('p', { class: 'muted' }, 'No scores yet.'),
+    h('form', {
+      class: 'row',
+      onsubmit: (ev) => {
+        ev.preventDefault();
+        act(ev.submitter, async () => {
+          await call('POST', '/scores', { name: name.value, data_type: 'numeric', value: Number(value.value), execution_id: id, source: 'annotation', comment: comment.value || undefined });
+          toast('Score saved');
+          route();
+        });
+      },
+    }, field('Score name', name), field('Value', value), field('Comment', comment), h('button', { type: 'submit', id: 'score-add' }, 'Add score')));
+}
+
+// --- approvals ---------------------------------------------------------------------------
+
+export async function approvalsPage() {
+  const list = await call('GET', '/approvals?limit=50');
+  render('Approvals inbox', list.length ? list.map((a) => {
+    const comment = h('textarea', { id: `comment-${a.id}`, maxlength: 2000 });
+    const decide = (verb) => (ev) => act(ev.currentTarget, async () => {
+      await call('POST', `/executions/${a.execution_id}/${verb}`, verb === 'approve' ? { comment: comment.value } : { reason: comment.value });
+      toast(verb === 'approve' ? 'Approved: the run continues' : 'Denied: the run ends rejected');
+      route();
+    });
+    return h('section', { class: 'card approval', 'aria-label': `${a.agent_name}: ${a.checkpoint}` },
+      h('h2', {}, `${a.agent_name} · ${a.checkpoint}`),
+      h('p', { class: 'muted' }, `Requested ${when(a.requested_at)} · execution `, h('a', { href: `#/executions/${a.execution_id}` }, a.execution_id)),
+      a.description ? h('p', {}, a.description) : null,
+      h('pre', {}, json(a.awaiting)),
+      field('Comment (sent as the reason when denying)', comment),
+      h('div', { class: 'row' },
+        h('button', { type: 'button', class: 'primary approve', onclick: decide('approve') }, 'Approve'),
+        h('button', { type: 'button', class: 'danger deny', onclick: decide('deny') }, 'Deny')));
+  }) : h('p', { class: 'muted', id: 'inbox-empty' }, 'Nothing is waiting for a decision.'));
+}

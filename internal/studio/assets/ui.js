@@ -1,0 +1,76 @@
+// Studio's DOM helpers, formatting and page frame, shared by every page module.
+
+const main = document.getElementById('main');
+const statusBox = document.getElementById('status');
+
+// --- DOM helpers -------------------------------------------------------------------------
+
+/** Builds an element: attributes (on* are listeners, value sets the property) and children. */
+export function h(tag, attrs, ...kids) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v == null || v === false) continue;
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else if (k === 'value') el.value = v;
+    else el.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of kids.flat(Infinity)) {
+    if (c != null && c !== false) el.append(c instanceof Node ? c : String(c));
+  }
+  return el;
+}
+
+let uid = 0;
+/** A labelled form control; the control gets an id if it has none. */
+export function field(label, control, hint) {
+  if (!control.id) control.id = 'f' + ++uid;
+  const kids = [h('label', { for: control.id }, label), control];
+  if (hint) {
+    const hid = control.id + '-hint';
+    control.setAttribute('aria-describedby', hid);
+    kids.push(h('div', { id: hid, class: 'muted' }, hint));
+  }
+  return h('div', {}, kids);
+}
+
+export function toast(msg, isError) {
+  statusBox.textContent = msg;
+  statusBox.className = 'toast' + (isError ? ' error' : '');
+  statusBox.hidden = false;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { statusBox.hidden = true; }, 4000);
+}
+
+export const json = (v) => JSON.stringify(v ?? null, null, 2);
+export const when = (t) => (t ? new Date(t).toLocaleString() : '—');
+export const cost = (c) => '$' + Number(c || 0).toFixed(6);
+export const badge = (s) => h('span', { class: 'badge s-' + s }, s.replace('_', ' '));
+
+export function parseJSON(text, what) {
+  try { return JSON.parse(text); } catch (e) { throw new Error(`${what} is not valid JSON: ${e.message}`); }
+}
+
+/** Runs fn for a button press: disables the button meanwhile and reports errors. */
+export async function act(button, fn) {
+  if (button) button.disabled = true;
+  try {
+    await fn();
+  } catch (e) {
+    if (e.name !== 'AbortError') toast(e.message, true); // aborted: the user left the page
+  } finally {
+    if (button && button.isConnected) button.disabled = false;
+  }
+}
+
+export function pager(p, go) {
+  if (!p || p.total_pages <= 1) return h('p', { class: 'muted' }, `${p?.total ?? 0} in all`);
+  return h('div', { class: 'row', role: 'navigation', 'aria-label': 'Pages' },
+    h('button', { type: 'button', disabled: p.page <= 1, onclick: () => go(p.page - 1) }, 'Previous'),
+    h('span', {}, `Page ${p.page} of ${p.total_pages} (${p.total} in all)`),
+    h('button', { type: 'button', disabled: p.page >= p.total_pages, onclick: () => go(p.page + 1) }, 'Next'));
+}
+
+export function render(title, ...kids) {
+  document.title = `${title} · agentplane Studio`;
+  main.replaceChildren(h('h1', {}, title), ...kids.flat(Infinity).filter((k) => k != null && k !== false));
+}
