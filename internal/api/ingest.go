@@ -578,48 +578,11 @@ func (w *attrWriter) value(k string, v pcommon.Value) {
 	}
 }
 
-// appendJSONString appends s as a JSON string: control characters escaped, invalid UTF-8 as
-// U+FFFD (as encoding/json writes it).
+// appendJSONString appends s as a JSON string (encoding/json's escaping: control characters
+// escaped, invalid UTF-8 as U+FFFD).
 func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, "\\ufffd"...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	q, _ := json.Marshal(s) // a string always marshals
+	return append(b, q...)
 }
 
 func firstNonEmpty(vs ...string) string {
