@@ -21,8 +21,8 @@ import (
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
-	"github.com/agentplane/agentplane/internal/triggers"
 	"github.com/agentplane/agentplane/internal/studio"
+	"github.com/agentplane/agentplane/internal/triggers"
 )
 
 // Config is what a Server needs.
