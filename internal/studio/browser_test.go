@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -441,6 +442,27 @@ func TestStudioServe(t *testing.T) {
 	)
 	b.shot("execution")
 
+	// Usage: charts drawn from the trace summary, the totals those of the API's summary.
+	_, sum := apiGet(t, base, "/api/v1/traces/summary?window=24h&bucket=hour", hdr)
+	runs := 0.0
+	buckets, _ := lookupList(sum, "data", "buckets")
+	for _, bk := range buckets {
+		runs += bk.(map[string]any)["runs"].(float64)
+	}
+	b.run(
+		hash("#/usage"),
+		until(`document.querySelectorAll('#usage-runs svg rect').length > 0`),
+		until(`document.querySelectorAll('#usage-latency svg circle').length > 0`),
+		until(`document.querySelectorAll('#usage-tokens svg rect').length > 0 && document.querySelectorAll('#usage-cost svg rect').length > 0`),
+	)
+	if got := b.text("#usage-totals dd"); runs < 2 || got != strconv.Itoa(int(runs)) {
+		t.Errorf("usage shows %q runs, the summary has %v", got, runs)
+	}
+	b.shot("usage")
+	// Another window through the picker: the page follows the hash.
+	js[bool](b, `(() => { const s = document.querySelector('#usage-window'); s.value = '7d'; return s.dispatchEvent(new Event('change')); })()`)
+	b.run(until(`location.hash === '#/usage?window=7d' && document.querySelectorAll('#usage-runs svg rect').length > 0`))
+
 	// Prompts: create one, then preview it with variables.
 	b.run(
 		hash("#/prompts"),
@@ -665,5 +687,72 @@ func TestStudioEmulator(t *testing.T) {
 	// MCP tools: the seed's servers with their tools, and a refresh.
 	b.run(hash("#/mcp-tools"), until(`document.querySelectorAll('main section.card').length > 0`))
 	b.shot("mcp-tools")
+	b.noConsoleErrors()
+}
+
+// lookupList returns the list at a path of nested objects.
+func lookupList(m map[string]any, path ...string) ([]any, bool) {
+	var cur any = m
+	for _, k := range path {
+		o, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		cur = o[k]
+	}
+	l, ok := cur.([]any)
+	return l, ok
+}
+
+// TestStudioManyExecutions: with 10,000 executions the list is paginated by the server (one
+// page of rows in the page, the total from the API) and the next page is fetched on demand.
+// The time to the first rows is logged, not asserted (timings belong in benchmarks).
+func TestStudioManyExecutions(t *testing.T) {
+	base, st := startServeStore(t)
+	email, password := "ada@example.com", "correct horse battery"
+	addUser(t, st, email, password, cli.DefaultWorkspaceID)
+	ctx := context.Background()
+	a, err := st.AgentCreate(ctx, &store.Agent{WorkspaceID: cli.DefaultWorkspaceID, Name: "Bulk", Type: "simple", Status: "active"}, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 10000
+	seeded := time.Now()
+	for i := range n {
+		x := &store.Execution{WorkspaceID: cli.DefaultWorkspaceID, AgentID: a.ID, Source: "api", Status: store.StatusCompleted,
+			Input: store.JSONObject{"i": i}, Metadata: store.JSONObject{}, TimeoutMS: 1000}
+		if err := st.ExecutionCreate(ctx, x, &store.Trace{WorkspaceID: cli.DefaultWorkspaceID, Name: "Bulk"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d executions stored in %v", n, time.Since(seeded))
+	b := newBrowser(t, base)
+	b.run(
+		chromedp.Navigate(base+"/studio"),
+		chromedp.WaitVisible(chromedp.CSS("#login-email")),
+		chromedp.SendKeys(chromedp.CSS("#login-email"), email),
+		chromedp.SendKeys(chromedp.CSS("#login-password"), password),
+		chromedp.Click(chromedp.CSS("#login-submit")),
+		chromedp.WaitVisible(chromedp.CSS("#new-agent")),
+	)
+	start := time.Now()
+	b.run(hash("#/executions"), until(`document.querySelectorAll('tbody tr').length > 0`))
+	t.Logf("first page of %d executions shown in %v", n, time.Since(start))
+	rows := js[int](b, `document.querySelectorAll('tbody tr').length`)
+	if rows == 0 || rows > 100 {
+		t.Errorf("%d rows in the page; want one server page", rows)
+	}
+	if pages := b.text(`[aria-label="Pages"] span`); !strings.Contains(pages, "10000 in all") && !strings.Contains(pages, "10,000 in all") {
+		t.Errorf("pager says %q", pages)
+	}
+	first := b.text("tbody tr a")
+	b.run(
+		chromedp.Click(chromedp.CSS(`[aria-label="Pages"] button:last-child`)),
+		until(`!!document.querySelector('[aria-label="Pages"] span')?.textContent.startsWith('Page 2 ')`),
+	)
+	if b.text("tbody tr a") == first {
+		t.Error("page 2 shows the same first row as page 1")
+	}
+	b.shot("many-executions")
 	b.noConsoleErrors()
 }

@@ -5,6 +5,7 @@ import { act, field, h, render } from './ui.js';
 import { go, newPage, setRouter } from './nav.js';
 import { agentPage, agentsPage, newAgentPage } from './agents.js';
 import { approvalsPage, executionPage, executionsPage } from './executions.js';
+import { usagePage } from './usage.js';
 import { chatPage, chatSessionPage, credentialsPage, keysPage, mcpToolsPage, promptPage, promptsPage } from './pages.js';
 
 const main = document.getElementById('main');
@@ -28,6 +29,7 @@ const routes = [
   [/^\/credentials$/, credentialsPage],
   [/^\/mcp-tools$/, mcpToolsPage],
   [/^\/prompts\/([^/]+)$/, promptPage],
+  [/^\/usage$/, usagePage],
 ];
 
 async function route() {
