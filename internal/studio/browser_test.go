@@ -183,10 +183,13 @@ func hash(h string) chromedp.Action[chromedp.Void] {
 	}
 }
 
-// get runs an action that returns a value.
+// get runs an action that returns a value (waiting at most a minute: a missing element fails
+// the test instead of hanging it).
 func get[T any](b *browser, a chromedp.Action[T]) T {
 	b.t.Helper()
-	v, err := chromedp.Run(b.ctx, a)
+	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+	defer cancel()
+	v, err := chromedp.Run(ctx, a)
 	if err != nil {
 		b.shot("failure")
 		b.t.Fatalf("browser: %v", err)
