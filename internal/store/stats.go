@@ -31,6 +31,8 @@ var statTables = []struct{ key, table string }{
 	{"scores", "scores"},
 	{"asset_blobs", "asset_blobs"},
 	{"assets", "assets"},
+	{"agent_triggers", "agent_triggers"},
+	{"trigger_events", "trigger_events"},
 	{"webhook_deliveries", "webhook_deliveries"},
 }
 

@@ -38,6 +38,9 @@ func TestTriggerStore(t *testing.T) {
 		if strings.Contains(raw, "very-secret") {
 			t.Fatal("the secret is stored in the clear")
 		}
+		if stats, err := s.StoreStats(ctx); err != nil || stats["agent_triggers"] != 1 || stats["trigger_events"] != 0 {
+			t.Fatalf("store stats: %v %v", stats, err)
+		}
 		if _, err := s.TriggerUpdate(ctx, ws, tr.ID, TriggerPatch{WebhookURL: ptrTo("https://example.com/done")}, box); err != nil {
 			t.Fatal(err)
 		}
