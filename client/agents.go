@@ -312,3 +312,10 @@ func setIf(q url.Values, k, v string) {
 		q.Set(k, v)
 	}
 }
+
+// setTime sets a time query parameter (RFC 3339, UTC) unless t is zero.
+func setTime(q url.Values, k string, t time.Time) {
+	if !t.IsZero() {
+		q.Set(k, t.UTC().Format(time.RFC3339Nano))
+	}
+}

@@ -103,12 +103,8 @@ func (c *Client) ExecutionList(ctx context.Context, o ExecutionListOptions) (*Li
 	setIf(q, "session_id", o.SessionID)
 	setIf(q, "source", o.Source)
 	setIf(q, "end_user_id", o.EndUserID)
-	if !o.CreatedAfter.IsZero() {
-		q.Set("created_after", o.CreatedAfter.UTC().Format(time.RFC3339Nano))
-	}
-	if !o.CreatedBefore.IsZero() {
-		q.Set("created_before", o.CreatedBefore.UTC().Format(time.RFC3339Nano))
-	}
+	setTime(q, "created_after", o.CreatedAfter)
+	setTime(q, "created_before", o.CreatedBefore)
 	return list[Execution](ctx, c, "/api/v1/executions", q)
 }
 
@@ -260,12 +256,8 @@ func (c *Client) TraceList(ctx context.Context, o TraceListOptions) (*List[Trace
 	setIf(q, "session_id", o.SessionID)
 	setIf(q, "end_user_id", o.EndUserID)
 	setIf(q, "status", o.Status)
-	if !o.CreatedAfter.IsZero() {
-		q.Set("created_after", o.CreatedAfter.UTC().Format(time.RFC3339Nano))
-	}
-	if !o.CreatedBefore.IsZero() {
-		q.Set("created_before", o.CreatedBefore.UTC().Format(time.RFC3339Nano))
-	}
+	setTime(q, "created_after", o.CreatedAfter)
+	setTime(q, "created_before", o.CreatedBefore)
 	return list[Trace](ctx, c, "/api/v1/traces", q)
 }
 

@@ -91,12 +91,8 @@ func (o ScoreListOptions) query() url.Values {
 	setIf(q, "trace_id", o.TraceID)
 	setIf(q, "span_id", o.SpanID)
 	setIf(q, "session_id", o.SessionID)
-	if !o.CreatedAfter.IsZero() {
-		q.Set("created_after", o.CreatedAfter.UTC().Format(time.RFC3339Nano))
-	}
-	if !o.CreatedBefore.IsZero() {
-		q.Set("created_before", o.CreatedBefore.UTC().Format(time.RFC3339Nano))
-	}
+	setTime(q, "created_after", o.CreatedAfter)
+	setTime(q, "created_before", o.CreatedBefore)
 	return q
 }
 

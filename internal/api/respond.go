@@ -9,10 +9,12 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agentplane/agentplane/internal/store"
@@ -450,4 +452,19 @@ func patchDescription(d *string) (*string, error) {
 		}
 	}
 	return d, nil
+}
+
+// createdRange reads the created_after and created_before query parameters (RFC 3339) into
+// after and before; a malformed one is a 400 naming it.
+func createdRange(q url.Values, after, before *store.Time) error {
+	for name, dst := range map[string]*store.Time{"created_after": after, "created_before": before} {
+		if v := q.Get(name); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return badRequest("%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z, got %q", name, v)
+			}
+			*dst = store.Time{Time: t.UTC()}
+		}
+	}
+	return nil
 }

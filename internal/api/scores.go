@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -137,14 +136,8 @@ func scoreFilter(r *http.Request) (store.ScoreFilter, error) {
 			}
 		}
 	}
-	for name, dst := range map[string]*store.Time{"created_after": &f.CreatedAfter, "created_before": &f.CreatedBefore} {
-		if v := q.Get(name); v != "" {
-			t, err := time.Parse(time.RFC3339Nano, v)
-			if err != nil {
-				return f, badRequest("%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z, got %q", name, v)
-			}
-			*dst = store.Time{Time: t.UTC()}
-		}
+	if err := createdRange(q, &f.CreatedAfter, &f.CreatedBefore); err != nil {
+		return f, err
 	}
 	return f, nil
 }

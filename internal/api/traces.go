@@ -88,14 +88,8 @@ func (s *Server) listTraces(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("%s", err.Error())
 		}
 	}
-	for name, dst := range map[string]*store.Time{"created_after": &f.CreatedAfter, "created_before": &f.CreatedBefore} {
-		if v := q.Get(name); v != "" {
-			t, err := time.Parse(time.RFC3339Nano, v)
-			if err != nil {
-				return badRequest("%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z, got %q", name, v)
-			}
-			*dst = store.Time{Time: t.UTC()}
-		}
+	if err := createdRange(q, &f.CreatedAfter, &f.CreatedBefore); err != nil {
+		return err
 	}
 	items, total, err := s.store.TraceList(r.Context(), s.workspace(r), f, p)
 	if err != nil {
