@@ -254,11 +254,18 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, req runtime.Subm
 	if err != nil {
 		return err
 	}
+	return s.answerSubmitted(w, r, x, run, req.TimeoutMS)
+}
+
+// answerSubmitted answers a submitted execution: 202 at once when it runs async (run nil);
+// otherwise once it stops (200 when it ended) or at timeoutMS (202 with its state then). A
+// client that leaves gets nothing; the run goes on.
+func (s *Server) answerSubmitted(w http.ResponseWriter, r *http.Request, x *store.Execution, run *runtime.Waiter, timeoutMS int) error {
 	if run == nil {
 		writeData(w, http.StatusAccepted, x)
 		return nil
 	}
-	timer := time.NewTimer(time.Duration(req.TimeoutMS) * time.Millisecond)
+	timer := time.NewTimer(time.Duration(timeoutMS) * time.Millisecond)
 	defer timer.Stop()
 	var final *store.Execution
 	select {
@@ -269,16 +276,16 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, req runtime.Subm
 		return nil // the client left; the run goes on
 	}
 	if final == nil {
-		if final, err = s.store.ExecutionGet(context.WithoutCancel(r.Context()), req.WorkspaceID, x.ID); err != nil {
+		var err error
+		if final, err = s.store.ExecutionGet(context.WithoutCancel(r.Context()), x.WorkspaceID, x.ID); err != nil {
 			return err
 		}
 	}
-	x = final
 	status := http.StatusOK
-	if !store.IsTerminal(x.Status) {
+	if !store.IsTerminal(final.Status) {
 		status = http.StatusAccepted
 	}
-	writeData(w, status, x)
+	writeData(w, status, final)
 	return nil
 }
 

@@ -255,30 +255,7 @@ func (s *Server) webhookRun(w http.ResponseWriter, r *http.Request, t *store.Tri
 	if err != nil {
 		return err
 	}
-	if run == nil {
-		writeData(w, http.StatusAccepted, x)
-		return nil
-	}
-	timer := time.NewTimer(time.Duration(req.TimeoutMS) * time.Millisecond)
-	defer timer.Stop()
-	select {
-	case <-run.Done():
-		if res := run.Result(); res != nil {
-			x = res
-		}
-	case <-timer.C:
-	case <-r.Context().Done():
-		return nil // the caller left; the run goes on
-	}
-	if x, err = s.store.ExecutionGet(context.WithoutCancel(r.Context()), t.WorkspaceID, x.ID); err != nil {
-		return err
-	}
-	status := http.StatusOK
-	if !store.IsTerminal(x.Status) {
-		status = http.StatusAccepted
-	}
-	writeData(w, status, x)
-	return nil
+	return s.answerSubmitted(w, r, x, run, req.TimeoutMS)
 }
 
 // chatPlatformRun runs a chat platform's message as a turn of the conversation's chat
