@@ -34,6 +34,19 @@ func isNotFound(err error) bool {
 	return errors.As(err, &ae) && ae.Status == http.StatusNotFound
 }
 
+// connectAgent connects to the server and finds the agent ref names (an id or a name).
+func (o *clientOpts) connectAgent(cmd *cobra.Command, ref string) (*client.Client, *client.Agent, error) {
+	c, err := o.connect(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := resolveAgent(cmd.Context(), c, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, a, nil
+}
+
 // resolveAgent finds an agent by id, else by exact name (case-insensitive when no name
 // matches exactly). Several agents of one name are a usage error naming their ids.
 func resolveAgent(ctx context.Context, c *client.Client, ref string) (*client.Agent, error) {
@@ -187,11 +200,7 @@ func agentsGetCmd(o *clientOpts) *cobra.Command {
 		Short: "Show an agent (by id or name) and its active configuration",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			a, err := resolveAgent(cmd.Context(), c, args[0])
+			_, a, err := o.connectAgent(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -274,11 +283,7 @@ func agentsVersionsCmd(o *clientOpts) *cobra.Command {
 		Short: "List an agent's versions, newest first",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			a, err := resolveAgent(cmd.Context(), c, args[0])
+			c, a, err := o.connectAgent(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -318,15 +323,11 @@ func agentsPromoteCmd(o *clientOpts) *cobra.Command {
 		Short: "Make a version (its number or id) the agent's active version",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.connect(cmd)
+			c, a, err := o.connectAgent(cmd, args[0])
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
-			a, err := resolveAgent(ctx, c, args[0])
-			if err != nil {
-				return err
-			}
 			v, err := resolveVersion(ctx, c, a.ID, args[1])
 			if err != nil {
 				return err

@@ -34,15 +34,11 @@ func chatCmd(env Env) *cobra.Command {
 			if _, err := o.json(); err != nil {
 				return err
 			}
-			c, err := o.connect(cmd)
+			c, a, err := o.connectAgent(cmd, args[0])
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
-			a, err := resolveAgent(ctx, c, args[0])
-			if err != nil {
-				return err
-			}
 			h := &history{}
 			if p, err := configPath(o.env); err == nil {
 				h.path = filepath.Join(filepath.Dir(p), "history")

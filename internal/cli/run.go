@@ -72,15 +72,11 @@ func runCmd(env Env) *cobra.Command {
 			if timeout < 0 {
 				return usageError{errors.New("--timeout must not be negative")}
 			}
-			c, err := o.connect(cmd)
+			c, a, err := o.connectAgent(cmd, args[0])
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
-			a, err := resolveAgent(ctx, c, args[0])
-			if err != nil {
-				return err
-			}
 			req := client.ExecuteRequest{Input: in, Async: true, Metadata: map[string]any{"source": cliSource}, TimeoutMS: int(timeout.Milliseconds())}
 			if version != "" {
 				v, err := resolveVersion(ctx, c, a.ID, version)
