@@ -244,23 +244,34 @@ func oneOfEach(t *testing.T, e *testEnv) map[string][2]string {
 	must(err)
 	score, err := e.store.ScoreCreate(ctx, &store.Score{WorkspaceID: e.ws, ConfigID: &sc.ID, Value: ptr(1.0), ExecutionID: &x.ID})
 	must(err)
+	asset, err := c.AssetUpload(ctx, client.AssetUpload{MimeType: "image/png", Data: []byte("png"), ExecutionID: x.ID})
+	must(err)
+	trig, err := e.store.TriggerCreate(ctx, &store.Trigger{WorkspaceID: e.ws, AgentID: simple.ID, Type: "webhook", Name: "W", Enabled: true,
+		Config: store.JSONObject{"respond": "async"}, TokenPrefix: "aph_walk"}, "walk-token-hash", nil, nil)
+	must(err)
+	dl := &store.WebhookDelivery{ID: store.NewID(), WorkspaceID: e.ws, ExecutionID: x.ID, TargetType: "agent", TargetID: simple.ID,
+		URL: "https://example.com/hook", EventType: "execution.completed", Payload: []byte(`{}`), Secret: "sealed"}
+	must(e.store.WebhookDeliveryCreate(ctx, dl))
 	return map[string][2]string{
-		"/api/v1/agents/":        {simple.ID, *simple.ActiveVersionID},
-		"/api/v1/prompts/":       {p.ID, *pv.ActiveVersionID},
-		"/api/v1/data-sources/":  {ds.ID, *dsv.ActiveVersionID},
-		"/api/v1/credentials/":   {cred.ID},
-		"/api/v1/mcp-tools/":     {tool.ID},
-		"/api/v1/guardrails/":    {g.ID},
-		"/api/v1/memories/":      {m.ID},
-		"/api/v1/executions/":    {x.ID},
-		"/api/v1/approvals/":     {approvals.Data[0].ID},
-		"/api/v1/chat/sessions/": {sess.ID},
-		"/api/v1/traces/":        {x.TraceID},
-		"/api/v1/api-keys/":      {keys.Data[0].ID},
-		"/api/v1/workspaces/":    {e.ws},
-		"/api/v1/llm-models/":    {model.ID},
-		"/api/v1/score-configs/": {sc.ID},
-		"/api/v1/scores/":        {score.ID},
+		"/api/v1/agents/":             {simple.ID, *simple.ActiveVersionID},
+		"/api/v1/prompts/":            {p.ID, *pv.ActiveVersionID},
+		"/api/v1/data-sources/":       {ds.ID, *dsv.ActiveVersionID},
+		"/api/v1/credentials/":        {cred.ID},
+		"/api/v1/mcp-tools/":          {tool.ID},
+		"/api/v1/guardrails/":         {g.ID},
+		"/api/v1/memories/":           {m.ID},
+		"/api/v1/executions/":         {x.ID},
+		"/api/v1/approvals/":          {approvals.Data[0].ID},
+		"/api/v1/chat/sessions/":      {sess.ID},
+		"/api/v1/traces/":             {x.TraceID},
+		"/api/v1/api-keys/":           {keys.Data[0].ID},
+		"/api/v1/workspaces/":         {e.ws},
+		"/api/v1/llm-models/":         {model.ID},
+		"/api/v1/score-configs/":      {sc.ID},
+		"/api/v1/scores/":             {score.ID},
+		"/api/v1/agent-triggers/":     {trig.ID},
+		"/api/v1/assets/":             {asset.ID},
+		"/api/v1/webhook-deliveries/": {dl.ID},
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentplane/agentplane/client"
 	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -81,77 +80,13 @@ func TestScopeWalk(t *testing.T) {
 func TestWorkspaceWalk(t *testing.T) {
 	e := newServerEnv(t)
 	ctx := context.Background()
-	c := e.c // workspace A, "*" key
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	a, err := c.AgentCreate(ctx, client.AgentCreate{Name: "A", Type: "approval", Config: &client.AgentConfig{Model: "gpt-4o-mini",
-		Approval: &client.ApprovalConfig{Checkpoints: []client.Checkpoint{{Name: "c", When: "before_output"}}}}})
-	must(err)
-	x, err := c.Execute(ctx, a.ID, client.ExecuteRequest{Input: map[string]any{"message": "hi"}})
-	must(err)
-	appr, err := c.ApprovalList(ctx, "", client.ListOptions{})
-	must(err)
-	p, err := c.PromptCreate(ctx, client.PromptCreate{Name: "P", Template: "Hi {{ name }}"})
-	must(err)
-	cred, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "C", Type: "api_key", Value: "sk-test-0000000000000000"})
-	must(err)
-	sess, err := c.ChatSessionCreate(ctx, a.ID, "", nil)
-	must(err)
-	keys, err := c.APIKeyList(ctx, client.ListOptions{})
-	must(err)
-	// Resources the SDK helpers above do not cover are made through the store.
-	ds, err := e.store.DataSourceCreate(ctx, &store.DataSource{WorkspaceID: e.ws, Name: "D", Type: "http"}, store.JSONObject{"base_url": "https://example.com"}, "")
-	must(err)
-	tool, err := e.store.MCPToolCreate(ctx, &store.MCPTool{WorkspaceID: e.ws, Name: "T", Transport: "stdio", Command: "npx", Enabled: true})
-	must(err)
-	g, err := e.store.GuardrailCreate(ctx, &store.Guardrail{WorkspaceID: e.ws, Name: "G", AppliesTo: "both", Action: "block", Enabled: true,
-		Scanners: []store.GuardrailScanner{{Type: "max_length", Config: store.JSONObject{"max_chars": 10}}}})
-	must(err)
-	m, err := e.store.MemoryCreate(ctx, &store.Memory{WorkspaceID: e.ws, Key: "k", Content: "remember", Metadata: store.JSONObject{}})
-	must(err)
-	pv, err := e.store.PromptGet(ctx, e.ws, p.ID)
-	must(err)
-	model, err := e.store.LLMModelCreate(ctx, e.ws, &store.LLMModel{ID: "llama3.1:8b", Provider: "ollama", Name: "Llama", ContextWindow: 8192, Capabilities: store.Strings{}})
-	must(err)
-	dsv, err := e.store.DataSourceGet(ctx, e.ws, ds.ID)
-	must(err)
-	sc, err := e.store.ScoreConfigCreate(ctx, &store.ScoreConfig{WorkspaceID: e.ws, Name: "ok", DataType: store.ScoreBoolean})
-	must(err)
-	score, err := e.store.ScoreCreate(ctx, &store.Score{WorkspaceID: e.ws, ConfigID: &sc.ID, Value: ptr(1.0), ExecutionID: &x.ID})
-	must(err)
-	asset, err := c.AssetUpload(ctx, client.AssetUpload{MimeType: "image/png", Data: []byte("png"), ExecutionID: x.ID})
-	must(err)
-	trig, err := e.store.TriggerCreate(ctx, &store.Trigger{WorkspaceID: e.ws, AgentID: a.ID, Type: "webhook", Name: "W", Enabled: true,
-		Config: store.JSONObject{"respond": "async"}, TokenPrefix: "aph_walk"}, "walk-token-hash", nil, nil)
-	must(err)
-	dl := &store.WebhookDelivery{ID: store.NewID(), WorkspaceID: e.ws, ExecutionID: x.ID, TargetType: "agent", TargetID: a.ID,
-		URL: "https://example.com/hook", EventType: "execution.completed", Payload: []byte(`{}`), Secret: "sealed"}
-	must(e.store.WebhookDeliveryCreate(ctx, dl))
-	ids := map[string][2]string{ // route prefix -> {id, version_id}
-		"/api/v1/agents/":             {a.ID, *a.ActiveVersionID},
-		"/api/v1/prompts/":            {p.ID, *pv.ActiveVersionID},
-		"/api/v1/data-sources/":       {ds.ID, *dsv.ActiveVersionID},
-		"/api/v1/credentials/":        {cred.ID},
-		"/api/v1/mcp-tools/":          {tool.ID},
-		"/api/v1/guardrails/":         {g.ID},
-		"/api/v1/memories/":           {m.ID},
-		"/api/v1/executions/":         {x.ID},
-		"/api/v1/approvals/":          {appr.Data[0].ID},
-		"/api/v1/chat/sessions/":      {sess.ID},
-		"/api/v1/traces/":             {x.TraceID},
-		"/api/v1/api-keys/":           {keys.Data[0].ID},
-		"/api/v1/workspaces/":         {e.ws},
-		"/api/v1/llm-models/":         {model.ID},
-		"/api/v1/score-configs/":      {sc.ID},
-		"/api/v1/scores/":             {score.ID},
-		"/api/v1/agent-triggers/":     {trig.ID},
-		"/api/v1/assets/":             {asset.ID},
-		"/api/v1/webhook-deliveries/": {dl.ID},
-	}
+	ids := oneOfEach(t, e) // workspace A; route prefix -> {id, version_id}
 	// Workspace B with a key holding every scope.
 	wsB, err := e.store.WorkspaceCreate(ctx, &store.Workspace{Name: "B", Slug: "b"})
 	must(err)
