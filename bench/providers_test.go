@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -58,7 +61,11 @@ func serveOpenAI(b *testing.B, baseURL string, workers int) string {
 // BenchmarkExecuteOpenAI measures sync execute on `serve` (SQLite) with a real model call
 // through the OpenAI protocol to a zero-latency local fake that streams its reply, at 32
 // callers (goal: >= 3,000 runs/s), beside the same fake called directly through the same
-// SDK by 32 callers.
+// SDK by 32 callers, and beside the floor of any server doing it over HTTP: a bare net/http
+// handler that makes the same model call for each POST and answers its output, with no
+// key, no ledger, no trace (http_floor_exec/s; what serve reaches of it is serve_vs_floor),
+// and the same handler writing the least a ledger that loses no run must: a SQLite row
+// committed before the call and updated after it (http_floor_ledger_exec/s).
 func BenchmarkExecuteOpenAI(b *testing.B) {
 	const conns = 32
 	d := 3 * time.Second
@@ -90,15 +97,26 @@ func BenchmarkExecuteOpenAI(b *testing.B) {
 		}
 		return float64(n.Load()) / d.Seconds()
 	}
+	floor := sdkFloorServer(direct, req.Messages[0].Content, nil)
+	defer floor.Close()
+	ledgerFloor := sdkFloorServer(direct, req.Messages[0].Content, floorLedger(b, b.TempDir()))
+	defer ledgerFloor.Close()
 	post(b, execURL, body, conns, 300*time.Millisecond, 200) // warm up
+	post(b, floor.URL, body, conns, 300*time.Millisecond, 200)
+	post(b, ledgerFloor.URL, body, conns, 300*time.Millisecond, 200)
 	callDirect(300 * time.Millisecond)
 	b.ResetTimer()
-	var directRPS, serveRPS float64
+	var directRPS, floorRPS, ledgerRPS, serveRPS float64
 	for range b.N {
 		directRPS = callDirect(d)
+		floorRPS = post(b, floor.URL, body, conns, d, 200)
+		ledgerRPS = post(b, ledgerFloor.URL, body, conns, d, 200)
 		serveRPS = post(b, execURL, body, conns, d, 200)
 	}
 	b.ReportMetric(directRPS, "sdk_direct_calls/s")
+	b.ReportMetric(floorRPS, "http_floor_exec/s")
+	b.ReportMetric(ledgerRPS, "http_floor_ledger_exec/s")
+	b.ReportMetric(serveRPS/floorRPS, "serve_vs_floor")
 	b.ReportMetric(serveRPS, "serve_openai_exec/s")
 	b.ReportMetric(serveRPS/directRPS, "serve_ratio")
 }
@@ -177,4 +195,63 @@ func BenchmarkFirstTokenOverhead(b *testing.B) {
 	b.ReportMetric(ms(quantile(sdk, 0.5)), "sdk_p50_ms")
 	b.ReportMetric(ms(quantile(sdk, 0.99)), "sdk_p99_ms")
 	b.ReportMetric(float64(quantile(served, 0.5))/float64(quantile(sdk, 0.5)), "p50_ratio")
+}
+
+// sdkFloorServer is the HTTP floor of BenchmarkExecuteOpenAI: each POST {"input":{"message"}}
+// is one streamed model call through p (system prompt, then the message) and is answered
+// {"data":{"output":…,"token_usage":…}}. With a ledger (a SQLite database), the least a run
+// ledger that loses nothing writes is written too: a row committed before the call and
+// updated with the output after it.
+func sdkFloorServer(p *openaichat.Provider, system string, ledger *sql.DB) *httptest.Server {
+	var seq atomic.Int64
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Input struct {
+				Message string `json:"message"`
+			} `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		id := seq.Add(1)
+		if ledger != nil {
+			if _, err := ledger.ExecContext(r.Context(), "INSERT INTO runs (id, input, status) VALUES (?, ?, 'running')", id, in.Input.Message); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+		}
+		resp, err := p.Complete(r.Context(), llm.Request{Model: "gpt-4o-mini", Messages: []llm.Message{
+			{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: in.Input.Message}}},
+			func(llm.Event) error { return nil })
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		if ledger != nil {
+			if _, err := ledger.ExecContext(r.Context(), "UPDATE runs SET status = 'completed', output = ?, tokens = ? WHERE id = ?",
+				resp.Content, resp.Usage.PromptTokens+resp.Usage.CompletionTokens, id); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": map[string]any{"output": resp.Content, "token_usage": resp.Usage}})
+	}))
+}
+
+// floorLedger opens a SQLite database in dir as serve opens its own (WAL, synchronous NORMAL,
+// one writer connection) with one table of runs.
+func floorLedger(b *testing.B, dir string) *sql.DB {
+	b.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "ledger.db")+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)")
+	if err != nil {
+		b.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	b.Cleanup(func() { db.Close() })
+	if _, err := db.Exec("CREATE TABLE runs (id INTEGER PRIMARY KEY, input TEXT NOT NULL, status TEXT NOT NULL, output TEXT, tokens INTEGER)"); err != nil {
+		b.Fatal(err)
+	}
+	return db
 }
