@@ -9,9 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentplane/agentplane/internal/dbtest"
+	"github.com/agentplane/agentplane/internal/store"
 )
 
-// forEachStore runs fn against both implementations.
+// forEachStore runs fn against every implementation: a directory, memory, and the database
+// on SQLite and (when TEST_DATABASE_URL is set) PostgreSQL, with workspaces ws, ws1 and ws2.
 func forEachStore(t *testing.T, fn func(t *testing.T, s Store)) {
 	t.Run("dir", func(t *testing.T) {
 		d, err := NewDir(filepath.Join(t.TempDir(), "blobs"))
@@ -21,6 +25,86 @@ func forEachStore(t *testing.T, fn func(t *testing.T, s Store)) {
 		fn(t, d)
 	})
 	t.Run("memory", func(t *testing.T) { fn(t, NewMemory()) })
+	t.Run("database-sqlite", func(t *testing.T) { fn(t, NewDatabase(testStore(t, filepath.Join(t.TempDir(), "db.sqlite")))) })
+	t.Run("database-postgres", func(t *testing.T) {
+		u := dbtest.PostgresURL(t)
+		if u == "" {
+			t.Skip(dbtest.SkipMessage)
+		}
+		fn(t, NewDatabase(testStore(t, u)))
+	})
+}
+
+// testStore opens the store at url with the workspaces the tests name.
+func testStore(t *testing.T, url string) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	for _, ws := range []string{"ws", "ws1", "ws2"} {
+		if _, err := st.WorkspaceCreate(context.Background(), &store.Workspace{ID: ws, Name: ws, Slug: ws}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
+// A database blob larger than a chunk reads back whole, from any position, and a blob
+// deleted while being read ends the read with an error, not with short content.
+func TestDatabaseChunks(t *testing.T) {
+	for _, name := range []string{"sqlite", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			url := filepath.Join(t.TempDir(), "db.sqlite")
+			if name == "postgres" {
+				if url = dbtest.PostgresURL(t); url == "" {
+					t.Skip(dbtest.SkipMessage)
+				}
+			}
+			ctx := context.Background()
+			d := NewDatabase(testStore(t, url))
+			data := make([]byte, 2*chunkSize+12345)
+			for i := range data {
+				data[i] = byte(i * 7 % 251)
+			}
+			sum := Sum(data)
+			if n, err := d.Put(ctx, "ws", sum, bytes.NewReader(data)); err != nil || n != int64(len(data)) {
+				t.Fatalf("put: %d %v", n, err)
+			}
+			f, err := d.Open(ctx, "ws", sum)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := io.ReadAll(f); err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("read whole: %d bytes, %v", len(got), err)
+			}
+			for _, off := range []int64{0, chunkSize - 1, chunkSize, 2*chunkSize + 1, int64(len(data)) - 1} {
+				if _, err := f.Seek(off, io.SeekStart); err != nil {
+					t.Fatal(err)
+				}
+				got := make([]byte, 3)
+				n, err := io.ReadFull(f, got)
+				want := data[off:min(off+3, int64(len(data)))]
+				if !bytes.Equal(got[:n], want) || (n < 3 && !errors.Is(err, io.ErrUnexpectedEOF)) {
+					t.Fatalf("at %d: %v %v, want %v", off, got[:n], err, want)
+				}
+			}
+			if pos, _ := f.Seek(-10, io.SeekEnd); pos != int64(len(data))-10 {
+				t.Fatalf("seek from end: %d", pos)
+			}
+			if err := d.Delete(ctx, "ws", sum); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				t.Fatal(err)
+			}
+			// The first chunk is still held; the next one is gone.
+			if _, err := io.ReadAll(f); !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("read of a deleted blob: %v", err)
+			}
+		})
+	}
 }
 
 func TestStoreRoundTrip(t *testing.T) {

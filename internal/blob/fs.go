@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Dir keeps blobs as files under a directory: <dir>/<workspace>/<sum[:2]>/<sum>. Each is
@@ -142,4 +143,53 @@ func (d *Dir) Delete(_ context.Context, ws, sum string) error {
 	}
 	_ = os.Remove(filepath.Dir(p)) // only succeeds when empty
 	return nil
+}
+
+// Each calls fn with the workspace and sum of every blob under the directory (temporary
+// files and anything else not laid out as a blob are skipped), stopping at fn's first error.
+func (d *Dir) Each(fn func(ws, sum string) error) error {
+	return filepath.WalkDir(d.root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(d.root, p)
+		if err != nil {
+			return err
+		}
+		parts := strings.Split(filepath.ToSlash(rel), "/")
+		if len(parts) != 3 || checkKey(parts[0], parts[2]) != nil || parts[1] != parts[2][:2] {
+			return nil
+		}
+		return fn(parts[0], parts[2])
+	})
+}
+
+// Copy puts every blob of from for which keep is true into to, unless to has it already,
+// and returns how many it put. Each blob's digest is checked again on the way.
+func Copy(ctx context.Context, from *Dir, to Store, keep func(ws, sum string) (bool, error)) (int, error) {
+	n := 0
+	err := from.Each(func(ws, sum string) error {
+		if ok, err := keep(ws, sum); err != nil || !ok {
+			return err
+		}
+		if _, err := to.Stat(ctx, ws, sum); err == nil {
+			return nil
+		} else if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		f, err := from.Open(ctx, ws, sum)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if _, err := to.Put(ctx, ws, sum, f); err != nil {
+			return fmt.Errorf("copy blob %s of workspace %s: %w", sum, ws, err)
+		}
+		n++
+		return nil
+	})
+	return n, err
 }

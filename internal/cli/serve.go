@@ -529,7 +529,7 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 		log.Info("rate limits are shared through PostgreSQL")
 	}
 	m := metrics.New()
-	assetService, err := c.Assets.service(st, c.DB.dataDir)
+	assetService, err := c.Assets.service(ctx, log, st, c.DB.dataDir)
 	if err != nil {
 		if rdb != nil {
 			rdb.Close()

@@ -3,8 +3,10 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,9 +20,9 @@ import (
 
 // TestServeStoresAssets runs `serve` with real models and an asset quota: a Gemini reply's
 // image and an OpenAI-compatible (OpenRouter) reply's image become assets of their runs,
-// with their bytes under <data-dir>/assets; an MCP tool's chart does too, and the model reads
-// its asset id; an image past the quota is skipped while the run completes with its text.
-// On SQLite and PostgreSQL.
+// with their bytes under <data-dir>/assets on SQLite and in the database on PostgreSQL; an MCP
+// tool's chart does too, and the model reads its asset id; an image past the quota is skipped
+// while the run completes with its text.
 func TestServeStoresAssets(t *testing.T) {
 	forEachServeDB(t, serveStoresAssets)
 }
@@ -60,7 +62,17 @@ func serveStoresAssets(t *testing.T, env map[string]string) {
 		if err != nil || !bytes.Equal(got, data) || ct != mime {
 			t.Fatalf("content %q %q %v", got, ct, err)
 		}
-		onDisk, err := os.ReadFile(filepath.Join(dir, "assets", a.WorkspaceID, a.SHA256[:2], a.SHA256))
+		file := filepath.Join(dir, "assets", a.WorkspaceID, a.SHA256[:2], a.SHA256)
+		if pg := env["DATABASE_URL"]; pg != "" {
+			if _, err := os.Stat(file); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("a blob file on PostgreSQL: %v", err)
+			}
+			if stored := blobRow(t, pg, a.WorkspaceID, a.SHA256); !bytes.Equal(stored, data) {
+				t.Fatalf("blob row: %d bytes", len(stored))
+			}
+			return &a
+		}
+		onDisk, err := os.ReadFile(file)
 		if err != nil || !bytes.Equal(onDisk, data) {
 			t.Fatalf("blob file: %v", err)
 		}
@@ -141,6 +153,80 @@ func serveStoresAssets(t *testing.T, env map[string]string) {
 			t.Fatalf("storage %+v %v", st, err)
 		}
 	})
+}
+
+// blobRow returns the bytes of a blob that serve keeps in the PostgreSQL database at pg.
+func blobRow(t *testing.T, pg, ws, sum string) []byte {
+	t.Helper()
+	db, err := sql.Open("pgx", pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var data []byte
+	if err := db.QueryRow("SELECT data FROM blob_data WHERE workspace_id = $1 AND sha256 = $2", ws, sum).Scan(&data); err != nil {
+		t.Fatalf("blob %s: %v", sum, err)
+	}
+	return data
+}
+
+// TestServeNodesShareAssets: two `serve` nodes on one PostgreSQL database, each with a data
+// directory of its own, serve each other's assets (the bytes are in the database); one
+// deleted through a node is gone on the other. Assets an earlier version kept under <data-dir>/assets are imported into the
+// database at start, and the directory is kept as <data-dir>/assets.imported.
+func TestServeNodesShareAssets(t *testing.T) {
+	pg := postgresURL(t)
+	if pg == "" {
+		t.Skip("TEST_DATABASE_URL is not set")
+	}
+	ctx := context.Background()
+	envA, envB := serveEnv(t.TempDir()), serveEnv(t.TempDir())
+	envA["DATABASE_URL"], envB["DATABASE_URL"] = pg, pg
+	// The first start keeps its blobs in a directory (--assets-dir, as before on PostgreSQL).
+	legacy := filepath.Join(envA["DATA_DIR"], "assets")
+	envA["ASSETS_DIR"] = legacy
+	a := start(t, envA, "serve")
+	old, err := a.C.AssetUpload(ctx, client.AssetUpload{MimeType: "image/png", Data: []byte("\x89PNG kept in a directory")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.stop(t)
+	if _, err := os.Stat(filepath.Join(legacy, old.WorkspaceID, old.SHA256[:2], old.SHA256)); err != nil {
+		t.Fatal(err)
+	}
+
+	delete(envA, "ASSETS_DIR")
+	a = start(t, envA, "serve")
+	if _, err := os.Stat(legacy + ".imported"); err != nil {
+		t.Fatalf("directory not kept after the import: %v", err)
+	}
+	if _, err := os.Stat(legacy); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("directory still in place: %v", err)
+	}
+	b := start(t, envB, "serve")
+	cb := client.New(b.URL, client.WithAPIKey(a.Key))
+	if got, _, err := cb.AssetContent(ctx, old.ID); err != nil || string(got) != "\x89PNG kept in a directory" {
+		t.Fatalf("imported asset on the other node: %q %v", got, err)
+	}
+
+	data := bytes.Repeat([]byte("0123456789abcdef"), 600<<6) // 600 KiB, about what a request carries
+	up, err := a.C.AssetUpload(ctx, client.AssetUpload{MimeType: "application/octet-stream", Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := cb.AssetContent(ctx, up.ID); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("content on the other node: %d bytes, %v", len(got), err)
+	}
+	if _, err := cb.AssetDelete(ctx, up.ID); err != nil {
+		t.Fatal(err)
+	}
+	var ce *client.Error
+	if _, _, err := a.C.AssetContent(ctx, up.ID); !errors.As(err, &ce) || ce.Status != 404 {
+		t.Fatalf("deleted on B, read on A: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(envA["DATA_DIR"], "assets")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("blobs written to a directory on PostgreSQL: %v", err)
+	}
 }
 
 // TestEmulatorAssets: the emulator serves the asset routes over blobs in memory, deduplicated
