@@ -40,10 +40,12 @@ func (s *Server) hookRoutes() []route {
 				"Slack, Telegram and WhatsApp answer 202 at once and reply in the conversation when the run ends (the emulator sends no replies); " +
 				"each conversation (a Slack thread, a Telegram chat, a WhatsApp sender, a Teams conversation) continues one chat session, so the agent sees its history. " +
 				"Teams gets the reply in the response body (`{\"type\": \"message\", \"text\"}`). Platform handshakes (Slack url_verification) and events that run nothing " +
-				"are answered in the platform's own format. A message while the conversation's previous reply is still running: 503 with Retry-After, so the platform retries.",
+				"are answered in the platform's own format. A message while the conversation's previous reply is still running: 503 with Retry-After, so the platform retries. " +
+				"Verified calls are charged to the trigger's own rate-limit bucket, by the rule of API keys (`--rate-limit`, `--rate-burst`): past it a 429 with Retry-After runs nothing.",
 			status: http.StatusAccepted, resp: store.Execution{}, alsoOK: map[int]any{http.StatusOK: nil},
-			errs: []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity, http.StatusServiceUnavailable},
-			h:    s.receiveHook},
+			errs: []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity,
+				http.StatusTooManyRequests, http.StatusServiceUnavailable},
+			h: s.receiveHook},
 		{method: "GET", path: v1 + "/hooks/{token}", op: "verifyHook", tag: tag, raw: true, summary: "WhatsApp's webhook verification handshake",
 			desc: "Answers WhatsApp's `hub.mode=subscribe` check with `hub.challenge` (text/plain) when `hub.verify_token` matches the trigger's verify_token; a wrong token is a 401. " +
 				"Any other trigger type: 404.",
@@ -134,6 +136,9 @@ func (s *Server) receiveHook(w http.ResponseWriter, r *http.Request) error {
 			msg = "verification failed"
 		}
 		return errorf(http.StatusUnauthorized, "the call could not be verified as coming from %s: %s", t.Type, msg)
+	}
+	if err := s.limitHook(w, r, t.ID); err != nil {
+		return err
 	}
 	// As for every JSON body: invalid UTF-8 is refused, and so is a string holding NUL, which
 	// PostgreSQL cannot store.

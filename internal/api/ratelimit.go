@@ -61,18 +61,30 @@ func rateHeaders(d ratelimit.Decision) http.Header {
 // (after authentication, so only real callers get buckets), and sets the RateLimit-*
 // headers; over the limit it is a 429 with Retry-After.
 func (s *Server) limitRate(w http.ResponseWriter, r *http.Request) error {
+	if k := apiKeyOf(r); k != nil {
+		return s.charge(w, r, "key:"+k.ID, "this API key")
+	}
+	if u := userOf(r); u != nil {
+		return s.charge(w, r, "user:"+u.id, "this user")
+	}
+	return nil
+}
+
+// limitHook charges a verified hook call to its trigger's bucket, by the rule of API keys: a
+// hook URL, whose token is its only key when it has no signing secret, starts runs no faster
+// than a key could. Calls failing verification are not charged, so that whoever knows the
+// URL but not the secret cannot use up the platform's calls.
+func (s *Server) limitHook(w http.ResponseWriter, r *http.Request, triggerID string) error {
+	return s.charge(w, r, "trigger:"+triggerID, "this trigger")
+}
+
+// charge takes a request from bucket (who names it in the error) and sets the RateLimit-*
+// headers; over the limit it is a 429 with Retry-After.
+func (s *Server) charge(w http.ResponseWriter, r *http.Request, bucket, who string) error {
 	if s.limits == nil {
 		return nil
 	}
-	var key, who string
-	if k := apiKeyOf(r); k != nil {
-		key, who = "key:"+k.ID, "this API key"
-	} else if u := userOf(r); u != nil {
-		key, who = "user:"+u.id, "this user"
-	} else {
-		return nil
-	}
-	d := s.limits.Allow(r.Context(), key, time.Now())
+	d := s.limits.Allow(r.Context(), bucket, time.Now())
 	h := rateHeaders(d)
 	if !d.Allowed {
 		rule := s.limits.Rule()

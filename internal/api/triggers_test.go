@@ -1026,3 +1026,58 @@ func TestTriggerCompletionWebhook(t *testing.T) {
 			}},
 	})
 }
+
+// TestHookRateLimit: verified hook calls are charged to their trigger's bucket, by the rule
+// of API keys: past it a 429 with Retry-After that starts no run; another trigger and the API
+// key keep their own buckets, and calls failing verification are not charged.
+func TestHookRateLimit(t *testing.T) {
+	st := openTestStore(t, "memory")
+	e := newTestEnvRouted(t, st, false, func(c *Config) { c.RateLimit, c.RateBurst = slowRate, 5 }, nil, nil)
+	ctx := context.Background()
+	a, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Bot", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	te := &triggerEnv{testEnv: e, agent: a.ID}
+	_, _, open := te.createTrigger(t, fmt.Sprintf(`{"agent_id":%q,"type":"webhook","name":"Open","input_mapping":{"message":"text"}}`, a.ID))
+	id, _, signed := te.createTrigger(t, fmt.Sprintf(`{"agent_id":%q,"type":"webhook","name":"Signed","config":{"signing_secret":%q},"input_mapping":{"message":"text"}}`, a.ID, testWhsec))
+	body := `{"text":"hello"}`
+	for i := range 5 {
+		if st, raw := hookCall(t, "POST", open, nil, body); st != 202 {
+			t.Fatalf("call %d within the burst: %d %s", i, st, raw)
+		}
+	}
+	req, _ := http.NewRequest("POST", open, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if ra, _ := strconv.Atoi(resp.Header.Get("Retry-After")); resp.StatusCode != 429 || ra < 1 || !strings.Contains(string(raw), "this trigger") ||
+		resp.Header.Get("RateLimit-Remaining") != "0" {
+		t.Fatalf("past the burst: %d %v %s", resp.StatusCode, resp.Header, raw)
+	}
+	list, err := e.c.ExecutionList(ctx, client.ExecutionListOptions{AgentID: a.ID})
+	if err != nil || list.Pagination.Total != 5 {
+		t.Fatalf("runs started: %v %v", list, err)
+	}
+	// Unverified calls to the signed trigger charge nothing: its five calls still go through.
+	for range 7 {
+		if st, _ := hookCall(t, "POST", signed, nil, body); st != 401 {
+			t.Fatalf("unsigned call: %d", st)
+		}
+	}
+	for i := range 5 {
+		h := whsecHeaders(t, testWhsec, fmt.Sprintf("msg_%d", i), body, time.Now())
+		if st, raw := hookCall(t, "POST", signed, h, body); st != 202 {
+			t.Fatalf("signed call %d of trigger %s: %d %s", i, id, st, raw)
+		}
+	}
+	if st, _ := hookCall(t, "POST", signed, whsecHeaders(t, testWhsec, "msg_9", body, time.Now()), body); st != 429 {
+		t.Fatalf("signed call past the burst: %d", st)
+	}
+	// The API key's bucket is its own (four of its five calls went to the setup and the list).
+	e.run([]scenario{{name: "the key still has a call", method: "GET", path: "/api/v1/agents", status: 200}})
+}

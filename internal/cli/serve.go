@@ -406,8 +406,8 @@ type Limits struct {
 
 func (l *Limits) flags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.Float64Var(&l.RateLimit, "rate-limit", 50, "requests per second allowed per API key; 0 disables (RATE_LIMIT)")
-	f.IntVar(&l.RateBurst, "rate-burst", 100, "requests per API key allowed at once above --rate-limit (RATE_BURST)")
+	f.Float64Var(&l.RateLimit, "rate-limit", 50, "requests per second allowed per API key, per signed-in user and per trigger hook; 0 disables (RATE_LIMIT)")
+	f.IntVar(&l.RateBurst, "rate-burst", 100, "requests per API key, user or trigger hook allowed at once above --rate-limit (RATE_BURST)")
 	f.IntVar(&l.Plan.MaxAgents, "max-agents", 0, "agents per workspace; 0 is unlimited (MAX_AGENTS)")
 	f.IntVar(&l.Plan.MaxExecutionsPerMonth, "max-executions-per-month", 0, "executions per workspace per calendar month (UTC); 0 is unlimited (MAX_EXECUTIONS_PER_MONTH)")
 	f.IntVar(&l.Plan.MaxConcurrentExecutions, "max-concurrent-executions", 0, "pending, running or awaiting executions per workspace; 0 is unlimited (MAX_CONCURRENT_EXECUTIONS)")
