@@ -157,57 +157,35 @@ func (sc MemoryScope) where(n int) (string, any, error) {
 	return "", nil, errors.New("memory scope: no agent, session or end user")
 }
 
-// MemorySearch returns up to limit memories of the scope, the most relevant to text first
-// (full-text match: SQLite FTS5 with Porter stemming, PostgreSQL tsvector in English; any of
-// the text's words counts, English stop words aside), newest first among equals; memories
-// matching none of the words come after, newest first, so a scope with few memories still
-// gives them all.
-func (s *Store) MemorySearch(ctx context.Context, ws string, sc MemoryScope, text string, limit int) ([]*Memory, error) {
-	return s.memorySearch(ctx, ws, sc, text, limit, false)
-}
-
-// MemoryMatch is MemorySearch without the memories that match none of text's words: what a
-// run puts into its prompt. A text without words (or only stop words) matches nothing.
+// MemoryMatch returns up to limit memories of the scope that match a word of text, the most
+// relevant first (full-text match: SQLite FTS5 with Porter stemming, PostgreSQL tsvector in
+// English; any of the text's words counts, English stop words aside), newest first among
+// equals: what a run puts into its prompt. A text without words (or only stop words) matches
+// nothing.
 func (s *Store) MemoryMatch(ctx context.Context, ws string, sc MemoryScope, text string, limit int) ([]*Memory, error) {
-	return s.memorySearch(ctx, ws, sc, text, limit, true)
-}
-
-func (s *Store) memorySearch(ctx context.Context, ws string, sc MemoryScope, text string, limit int, matchOnly bool) ([]*Memory, error) {
 	cond, arg, err := sc.where(2)
 	if err != nil {
 		return nil, err
 	}
 	words := searchWords(text)
-	if matchOnly && len(words) == 0 {
+	if len(words) == 0 {
 		return []*Memory{}, nil
 	}
 	cols := "m.id, m.workspace_id, m.agent_id, m.session_id, m.end_user_id, m.key, m.content, m.metadata, m.created_at, m.updated_at"
 	var q string
 	args := []any{ws, arg}
-	switch {
-	case len(words) == 0:
-		q = "SELECT " + cols + " FROM memories m WHERE m.workspace_id = $1 AND " + cond + " ORDER BY m.created_at DESC, m.id DESC LIMIT $3"
-		args = append(args, limit)
-	case s.dialect == Postgres:
-		match := ""
-		if matchOnly {
-			match = " AND m.search @@ to_tsquery('english', $3)"
-		}
-		q = "SELECT " + cols + ` FROM memories m WHERE m.workspace_id = $1 AND ` + cond + match + `
+	if s.dialect == Postgres {
+		q = "SELECT " + cols + ` FROM memories m WHERE m.workspace_id = $1 AND ` + cond + ` AND m.search @@ to_tsquery('english', $3)
 			ORDER BY ts_rank(m.search, to_tsquery('english', $3)) DESC, m.created_at DESC, m.id DESC LIMIT $4`
 		args = append(args, strings.Join(words, " | "), limit)
-	default:
+	} else {
 		quoted := make([]string, len(words))
 		for i, w := range words {
 			quoted[i] = `"` + w + `"`
 		}
-		join := "LEFT JOIN"
-		if matchOnly {
-			join = "JOIN"
-		}
-		q = "SELECT " + cols + ` FROM memories m ` + join + ` (SELECT rowid, bm25(memories_fts) AS score FROM memories_fts WHERE memories_fts MATCH $3) f
+		q = "SELECT " + cols + ` FROM memories m JOIN (SELECT rowid, bm25(memories_fts) AS score FROM memories_fts WHERE memories_fts MATCH $3) f
 			ON f.rowid = m.rowid WHERE m.workspace_id = $1 AND ` + cond + `
-			ORDER BY f.score IS NULL, f.score, m.created_at DESC, m.id DESC LIMIT $4`
+			ORDER BY f.score, m.created_at DESC, m.id DESC LIMIT $4`
 		args = append(args, strings.Join(quoted, " OR "), limit)
 	}
 	rows, err := s.r.QueryContext(ctx, q, args...)

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-func TestMemorySearch(t *testing.T) {
+func TestMemoryMatch(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		mustModel(t, s)
@@ -32,26 +32,29 @@ func TestMemorySearch(t *testing.T) {
 		mk(Memory{AgentID: &agent, Key: "tone", Content: "Answer politely and briefly."})
 		mine := mk(Memory{EndUserID: &user, Content: "The customer prefers email over phone calls."})
 
-		got, err := s.MemorySearch(ctx, ws, MemoryScope{AgentID: agent}, "When will my order be shipped?", 2)
-		if err != nil || len(got) != 2 || got[0].ID != ship.ID {
-			t.Fatalf("search: %v %v", memoryKeys(got), err) // stemming: order~orders, shipped~ship
+		got, err := s.MemoryMatch(ctx, ws, MemoryScope{AgentID: agent}, "When will my order be shipped?", 2)
+		if err != nil || len(got) != 1 || got[0].ID != ship.ID {
+			t.Fatalf("match: %v %v", memoryKeys(got), err) // stemming: order~orders, shipped~ship
 		}
-		got, _ = s.MemorySearch(ctx, ws, MemoryScope{AgentID: agent}, "I want a REFUND!", 3)
-		if len(got) != 3 || got[0].ID != refund.ID {
-			t.Fatalf("refund first, then the others newest first: %v", memoryKeys(got))
+		// Several matches: the most relevant first, and no more than the limit.
+		got, _ = s.MemoryMatch(ctx, ws, MemoryScope{AgentID: agent}, "Do orders ship from Lisbon, and what about refunds?", 5)
+		if len(got) != 2 || got[0].ID != ship.ID || got[1].ID != refund.ID {
+			t.Fatalf("ranking: %v", memoryKeys(got))
 		}
-		got, _ = s.MemorySearch(ctx, ws, MemoryScope{AgentID: agent}, "", 10)
-		if len(got) != 3 || got[2].ID != ship.ID {
-			t.Fatalf("no words: newest first: %v", memoryKeys(got))
+		if got, _ = s.MemoryMatch(ctx, ws, MemoryScope{AgentID: agent}, "Do orders ship from Lisbon, and what about refunds?", 1); len(got) != 1 || got[0].ID != ship.ID {
+			t.Fatalf("limit: %v", memoryKeys(got))
 		}
-		got, _ = s.MemorySearch(ctx, ws, MemoryScope{EndUserID: user}, "how should we contact them", 10)
+		if got, _ = s.MemoryMatch(ctx, ws, MemoryScope{AgentID: agent}, "", 10); len(got) != 0 {
+			t.Fatalf("no words matched %v", memoryKeys(got))
+		}
+		got, _ = s.MemoryMatch(ctx, ws, MemoryScope{EndUserID: user}, "how should we email them", 10)
 		if len(got) != 1 || got[0].ID != mine.ID {
 			t.Fatalf("end user scope: %v", memoryKeys(got))
 		}
-		if got, _ = s.MemorySearch(ctx, mustWorkspace(t, s, "b"), MemoryScope{EndUserID: user}, "email", 10); len(got) != 0 {
+		if got, _ = s.MemoryMatch(ctx, mustWorkspace(t, s, "b"), MemoryScope{EndUserID: user}, "email", 10); len(got) != 0 {
 			t.Fatalf("another workspace sees %v", memoryKeys(got))
 		}
-		// MemoryMatch keeps only the memories matching a word of the text; stop words match nothing.
+		// Only the memories matching a word of the text; stop words match nothing.
 		if got, err = s.MemoryMatch(ctx, ws, MemoryScope{AgentID: agent}, "Is my refund on its way?", 10); err != nil || len(got) != 1 || got[0].ID != refund.ID {
 			t.Fatalf("match: %v %v", memoryKeys(got), err)
 		}
@@ -71,7 +74,7 @@ func TestMemorySearch(t *testing.T) {
 			t.Fatalf("another session sees %v", memoryKeys(got))
 		}
 		// Quotes, operators and other syntax of the search languages are only text.
-		if _, err := s.MemorySearch(ctx, ws, MemoryScope{AgentID: agent}, `"ship" OR NEAR(a b) * ^ & | ! ' : -x`, 5); err != nil {
+		if _, err := s.MemoryMatch(ctx, ws, MemoryScope{AgentID: agent}, `"ship" OR NEAR(a b) * ^ & | ! ' : -x`, 5); err != nil {
 			t.Fatalf("hostile text: %v", err)
 		}
 		// Updates and deletes reach the index.
@@ -79,16 +82,16 @@ func TestMemorySearch(t *testing.T) {
 		if _, err := s.MemoryUpdate(ctx, ws, refund.ID, MemoryPatch{Content: &content}); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ = s.MemorySearch(ctx, ws, MemoryScope{AgentID: agent}, "porto", 1); len(got) != 1 || got[0].ID != refund.ID {
+		if got, _ = s.MemoryMatch(ctx, ws, MemoryScope{AgentID: agent}, "porto", 1); len(got) != 1 || got[0].ID != refund.ID {
 			t.Fatalf("after update: %v", memoryKeys(got))
 		}
 		if _, err := s.AgentDelete(ctx, ws, agent); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ = s.MemorySearch(ctx, ws, MemoryScope{AgentID: agent}, "porto ship", 5); len(got) != 0 {
+		if got, _ = s.MemoryMatch(ctx, ws, MemoryScope{AgentID: agent}, "porto ship", 5); len(got) != 0 {
 			t.Fatalf("memories of a deleted agent: %v", memoryKeys(got))
 		}
-		if _, err := s.MemorySearch(ctx, ws, MemoryScope{}, "x", 1); err == nil {
+		if _, err := s.MemoryMatch(ctx, ws, MemoryScope{}, "x", 1); err == nil {
 			t.Fatal("a search without a scope")
 		}
 	})
