@@ -503,6 +503,10 @@ func otlpSpan(o ptrace.Span, ws string, service *string, scope string) (*store.S
 		}
 		attrs.value(key, v)
 	}
+	if exc := otlpEvents(&attrs, o.Events(), o.DroppedEventsCount()); exc != "" && sp.Status == "error" && (sp.Error == nil || *sp.Error == "error") {
+		sp.Error = &exc // an error status without a message: the recorded exception says what failed
+	}
+	otlpLinks(&attrs, o.Links())
 	sp.AttributesJSON = string(append(attrs.buf, '}'))
 	if sp.TokenUsage.PromptTokens < 0 || sp.TokenUsage.CompletionTokens < 0 {
 		return nil, ids + ": gen_ai.usage token counts must not be negative"
@@ -519,6 +523,90 @@ func otlpSpan(o ptrace.Span, ws string, service *string, scope string) (*store.S
 		sp.Kind = k
 	}
 	return sp, ""
+}
+
+// otlpEvents writes a span's events as the attribute otel.events, in order: [{name, time
+// (RFC 3339, UTC, nanoseconds), attributes}] (span.RecordError's exception events among
+// them, with their exception.type, exception.message and exception.stacktrace), and the
+// count the sender dropped as otel.dropped_events. It returns the message of the last
+// exception event ("type: message" when both are set), "" when there is none.
+func otlpEvents(w *attrWriter, evs ptrace.SpanEventSlice, dropped uint32) string {
+	if evs.Len() > 0 {
+		w.key("otel.events")
+		w.buf = append(w.buf, '[')
+	}
+	var exc string
+	for i := range evs.Len() {
+		ev := evs.At(i)
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		obj := attrWriter{buf: w.buf}
+		obj.buf = append(obj.buf, '{')
+		obj.str("name", cleanText(ev.Name()))
+		obj.str("time", ev.Timestamp().AsTime().UTC().Format(time.RFC3339Nano))
+		obj.key("attributes")
+		in := attrWriter{buf: obj.buf}
+		in.buf = append(in.buf, '{')
+		var typ, msg string
+		for k, v := range ev.Attributes().All() {
+			in.value(k, v)
+			switch k {
+			case "exception.type":
+				typ = cleanText(v.AsString())
+			case "exception.message":
+				msg = cleanText(v.AsString())
+			}
+		}
+		obj.buf = append(in.buf, '}')
+		if n := ev.DroppedAttributesCount(); n > 0 {
+			obj.key("dropped_attributes")
+			obj.buf = strconv.AppendUint(obj.buf, uint64(n), 10)
+		}
+		w.buf = append(obj.buf, '}')
+		if ev.Name() == "exception" && (typ != "" || msg != "") {
+			exc = strings.TrimPrefix(typ+": "+msg, ": ")
+			exc = strings.TrimSuffix(exc, ": ")
+		}
+	}
+	if evs.Len() > 0 {
+		w.buf = append(w.buf, ']')
+	}
+	if dropped > 0 {
+		w.key("otel.dropped_events")
+		w.buf = strconv.AppendUint(w.buf, uint64(dropped), 10)
+	}
+	return exc
+}
+
+// otlpLinks writes a span's links as the attribute otel.links: [{trace_id, span_id,
+// attributes}], the spans it is causally related to outside its parent (a batch job's
+// inputs, say).
+func otlpLinks(w *attrWriter, links ptrace.SpanLinkSlice) {
+	if links.Len() == 0 {
+		return
+	}
+	w.key("otel.links")
+	w.buf = append(w.buf, '[')
+	for i := range links.Len() {
+		l := links.At(i)
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		obj := attrWriter{buf: w.buf}
+		obj.buf = append(obj.buf, '{')
+		obj.str("trace_id", l.TraceID().String())
+		obj.str("span_id", l.SpanID().String())
+		obj.key("attributes")
+		in := attrWriter{buf: obj.buf}
+		in.buf = append(in.buf, '{')
+		for k, v := range l.Attributes().All() {
+			in.value(k, v)
+		}
+		obj.buf = append(in.buf, '}')
+		w.buf = append(obj.buf, '}')
+	}
+	w.buf = append(w.buf, ']')
 }
 
 // cleanText makes an OTLP string storable as text in both dialects: valid UTF-8 (protobuf

@@ -68,6 +68,9 @@ func (s *Server) traceRoutes() []route {
 				"`gen_ai.usage.input_tokens`/`output_tokens` → `token_usage` (cost from the model catalog's prices), `gen_ai.operation.name` → `kind`, " +
 				"`gen_ai.input.messages`/`gen_ai.output.messages` → `input`/`output`; `session.id` or `gen_ai.conversation.id`, `user.id` or `enduser.id`, " +
 				"and `gen_ai.agent.id` set the trace's session, end user and agent; the resource's `service.name` is kept. " +
+				"Span events are kept in order as the attribute `otel.events` (`[{name, time, attributes}]`, exceptions from `RecordError` among them) " +
+				"and links as `otel.links` (`[{trace_id, span_id, attributes}]`); an error status without a message takes the last exception's " +
+				"`exception.type: exception.message`. " +
 				"Limits: 5 MiB per body, as sent and inflated (413), 10,000 spans per request (413); a body that cannot be decoded is 400; " +
 				"another media type is 415. Errors use the JSON error envelope.",
 			raw: true, resp: otlpResponseDoc{}, errs: []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType},

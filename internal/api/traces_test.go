@@ -86,6 +86,67 @@ func TestOTLPExporter(t *testing.T) {
 	}
 }
 
+// TestOTLPEventsAndLinks: span events (an exception recorded with span.RecordError among
+// them) and links sent by the official exporter are kept on the span as otel.events and
+// otel.links, in order, with their attributes; an error status without a message takes the
+// recorded exception's.
+func TestOTLPEventsAndLinks(t *testing.T) {
+	e := newServerEnv(t)
+	ctx := context.Background()
+	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(e.ts.URL+"/api/v1/otlp/v1/traces"),
+		otlptracehttp.WithHeaders(map[string]string{"X-API-Key": e.key}), otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	tracer := tp.Tracer("tools")
+	_, earlier := tracer.Start(ctx, "plan")
+	earlier.End()
+	at := time.Date(2026, 11, 23, 10, 0, 0, 123456789, time.UTC)
+	_, tool := tracer.Start(ctx, "execute_tool lookup_order", oteltrace.WithLinks(oteltrace.Link{SpanContext: earlier.SpanContext(),
+		Attributes: []attribute.KeyValue{attribute.String("reason", "planned by")}}))
+	tool.AddEvent("retry", oteltrace.WithAttributes(attribute.Int("attempt", 2)), oteltrace.WithTimestamp(at))
+	tool.RecordError(fmt.Errorf("order 42 not found"))
+	tool.SetStatus(codes.Error, "")
+	tool.End()
+	if err := tp.Shutdown(ctx); err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	sp, err := e.store.SpanGet(ctx, e.ws, tool.SpanContext().TraceID().String(), tool.SpanContext().SpanID().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp.Status != "error" || sp.Error == nil || *sp.Error != "*errors.errorString: order 42 not found" {
+		t.Fatalf("error of the span: %s %v", sp.Status, sp.Error)
+	}
+	var attrs struct {
+		Events []struct {
+			Name       string         `json:"name"`
+			Time       string         `json:"time"`
+			Attributes map[string]any `json:"attributes"`
+		} `json:"otel.events"`
+		Links []struct {
+			TraceID    string         `json:"trace_id"`
+			SpanID     string         `json:"span_id"`
+			Attributes map[string]any `json:"attributes"`
+		} `json:"otel.links"`
+	}
+	raw, _ := json.Marshal(sp.Attributes)
+	if err := json.Unmarshal(raw, &attrs); err != nil {
+		t.Fatalf("attributes %s: %v", raw, err)
+	}
+	ev := attrs.Events
+	if len(ev) != 2 || ev[0].Name != "retry" || ev[0].Time != "2026-11-23T10:00:00.123456789Z" || ev[0].Attributes["attempt"] != float64(2) ||
+		ev[1].Name != "exception" || ev[1].Attributes["exception.message"] != "order 42 not found" {
+		t.Fatalf("events: %s", raw)
+	}
+	l := attrs.Links
+	if len(l) != 1 || l[0].SpanID != earlier.SpanContext().SpanID().String() || l[0].TraceID != earlier.SpanContext().TraceID().String() ||
+		l[0].Attributes["reason"] != "planned by" {
+		t.Fatalf("links: %s", raw)
+	}
+}
+
 // otlpBody builds an OTLP request: n valid spans of one trace (the first the root), and
 // the invalid spans given.
 func otlpBody(t *testing.T, traceHex string, n int, invalid ...func(ptrace.Span)) ptraceotlp.ExportRequest {
