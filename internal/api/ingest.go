@@ -531,47 +531,29 @@ func otlpSpan(o ptrace.Span, ws string, service *string, scope string) (*store.S
 // count the sender dropped as otel.dropped_events. It returns the message of the last
 // exception event ("type: message" when both are set), "" when there is none.
 func otlpEvents(w *attrWriter, evs ptrace.SpanEventSlice, dropped uint32) string {
-	if evs.Len() > 0 {
-		w.key("otel.events")
-		w.buf = append(w.buf, '[')
-	}
 	var exc string
-	for i := range evs.Len() {
+	w.array("otel.events", evs.Len(), func(i int, o *attrWriter) {
 		ev := evs.At(i)
-		if i > 0 {
-			w.buf = append(w.buf, ',')
+		o.str("name", cleanText(ev.Name()))
+		o.str("time", ev.Timestamp().AsTime().UTC().Format(time.RFC3339Nano))
+		o.attrs("attributes", ev.Attributes())
+		if n := ev.DroppedAttributesCount(); n > 0 {
+			o.key("dropped_attributes")
+			o.buf = strconv.AppendUint(o.buf, uint64(n), 10)
 		}
-		obj := attrWriter{buf: w.buf}
-		obj.buf = append(obj.buf, '{')
-		obj.str("name", cleanText(ev.Name()))
-		obj.str("time", ev.Timestamp().AsTime().UTC().Format(time.RFC3339Nano))
-		obj.key("attributes")
-		in := attrWriter{buf: obj.buf}
-		in.buf = append(in.buf, '{')
-		var typ, msg string
-		for k, v := range ev.Attributes().All() {
-			in.value(k, v)
-			switch k {
-			case "exception.type":
-				typ = cleanText(v.AsString())
-			case "exception.message":
-				msg = cleanText(v.AsString())
+		if ev.Name() != "exception" {
+			return
+		}
+		var parts []string
+		for _, k := range []string{"exception.type", "exception.message"} {
+			if v, ok := ev.Attributes().Get(k); ok && v.AsString() != "" {
+				parts = append(parts, cleanText(v.AsString()))
 			}
 		}
-		obj.buf = append(in.buf, '}')
-		if n := ev.DroppedAttributesCount(); n > 0 {
-			obj.key("dropped_attributes")
-			obj.buf = strconv.AppendUint(obj.buf, uint64(n), 10)
+		if len(parts) > 0 {
+			exc = strings.Join(parts, ": ")
 		}
-		w.buf = append(obj.buf, '}')
-		if ev.Name() == "exception" && (typ != "" || msg != "") {
-			exc = strings.TrimPrefix(typ+": "+msg, ": ")
-			exc = strings.TrimSuffix(exc, ": ")
-		}
-	}
-	if evs.Len() > 0 {
-		w.buf = append(w.buf, ']')
-	}
+	})
 	if dropped > 0 {
 		w.key("otel.dropped_events")
 		w.buf = strconv.AppendUint(w.buf, uint64(dropped), 10)
@@ -583,30 +565,12 @@ func otlpEvents(w *attrWriter, evs ptrace.SpanEventSlice, dropped uint32) string
 // attributes}], the spans it is causally related to outside its parent (a batch job's
 // inputs, say).
 func otlpLinks(w *attrWriter, links ptrace.SpanLinkSlice) {
-	if links.Len() == 0 {
-		return
-	}
-	w.key("otel.links")
-	w.buf = append(w.buf, '[')
-	for i := range links.Len() {
+	w.array("otel.links", links.Len(), func(i int, o *attrWriter) {
 		l := links.At(i)
-		if i > 0 {
-			w.buf = append(w.buf, ',')
-		}
-		obj := attrWriter{buf: w.buf}
-		obj.buf = append(obj.buf, '{')
-		obj.str("trace_id", l.TraceID().String())
-		obj.str("span_id", l.SpanID().String())
-		obj.key("attributes")
-		in := attrWriter{buf: obj.buf}
-		in.buf = append(in.buf, '{')
-		for k, v := range l.Attributes().All() {
-			in.value(k, v)
-		}
-		obj.buf = append(in.buf, '}')
-		w.buf = append(obj.buf, '}')
-	}
-	w.buf = append(w.buf, ']')
+		o.str("trace_id", l.TraceID().String())
+		o.str("span_id", l.SpanID().String())
+		o.attrs("attributes", l.Attributes())
+	})
 }
 
 // cleanText makes an OTLP string storable as text in both dialects: valid UTF-8 (protobuf
@@ -633,6 +597,35 @@ func (w *attrWriter) key(k string) {
 	w.n++
 	w.buf = appendJSONString(w.buf, k)
 	w.buf = append(w.buf, ':')
+}
+
+// array writes the member k as an array of n objects, the members of the i-th written by
+// fill; nothing when n is 0.
+func (w *attrWriter) array(k string, n int, fill func(i int, o *attrWriter)) {
+	if n == 0 {
+		return
+	}
+	w.key(k)
+	w.buf = append(w.buf, '[')
+	for i := range n {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		o := attrWriter{buf: append(w.buf, '{')}
+		fill(i, &o)
+		w.buf = append(o.buf, '}')
+	}
+	w.buf = append(w.buf, ']')
+}
+
+// attrs writes the attribute map m as the object member k.
+func (w *attrWriter) attrs(k string, m pcommon.Map) {
+	w.key(k)
+	o := attrWriter{buf: append(w.buf, '{')}
+	for k, v := range m.All() {
+		o.value(k, v)
+	}
+	w.buf = append(o.buf, '}')
 }
 
 func (w *attrWriter) str(k, v string) {

@@ -151,6 +151,13 @@ func (e *triggerEnv) credential(t *testing.T, base string) string {
 // hookCall sends a request to a hook URL (no API key) and returns its status and body.
 func hookCall(t *testing.T, method, u string, header map[string]string, body string) (int, []byte) {
 	t.Helper()
+	st, raw, _ := hookCallHeader(t, method, u, header, body)
+	return st, raw
+}
+
+// hookCallHeader is hookCall that also returns the response's header.
+func hookCallHeader(t *testing.T, method, u string, header map[string]string, body string) (int, []byte, http.Header) {
+	t.Helper()
 	req, err := http.NewRequest(method, u, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +174,7 @@ func hookCall(t *testing.T, method, u string, header map[string]string, body str
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, raw
+	return resp.StatusCode, raw, resp.Header
 }
 
 func dataOf(t *testing.T, raw []byte) map[string]any {
@@ -1031,8 +1038,7 @@ func TestTriggerCompletionWebhook(t *testing.T) {
 // of API keys: past it a 429 with Retry-After that starts no run; another trigger and the API
 // key keep their own buckets, and calls failing verification are not charged.
 func TestHookRateLimit(t *testing.T) {
-	st := openTestStore(t, "memory")
-	e := newTestEnvRouted(t, st, false, func(c *Config) { c.RateLimit, c.RateBurst = slowRate, 5 }, nil, nil)
+	e := newTestEnvRouted(t, openTestStore(t, "memory"), false, func(c *Config) { c.RateLimit, c.RateBurst = slowRate, 5 }, nil, nil)
 	ctx := context.Background()
 	a, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Bot", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
 	if err != nil {
@@ -1047,17 +1053,10 @@ func TestHookRateLimit(t *testing.T) {
 			t.Fatalf("call %d within the burst: %d %s", i, st, raw)
 		}
 	}
-	req, _ := http.NewRequest("POST", open, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if ra, _ := strconv.Atoi(resp.Header.Get("Retry-After")); resp.StatusCode != 429 || ra < 1 || !strings.Contains(string(raw), "this trigger") ||
-		resp.Header.Get("RateLimit-Remaining") != "0" {
-		t.Fatalf("past the burst: %d %v %s", resp.StatusCode, resp.Header, raw)
+	status, raw, h := hookCallHeader(t, "POST", open, nil, body)
+	if ra, _ := strconv.Atoi(h.Get("Retry-After")); status != 429 || ra < 1 || !strings.Contains(string(raw), "this trigger") ||
+		h.Get("RateLimit-Remaining") != "0" {
+		t.Fatalf("past the burst: %d %v %s", status, h, raw)
 	}
 	list, err := e.c.ExecutionList(ctx, client.ExecutionListOptions{AgentID: a.ID})
 	if err != nil || list.Pagination.Total != 5 {

@@ -62,3 +62,16 @@ func checkKey(ws, sum string) error {
 	}
 	return nil
 }
+
+// readChecked reads r whole and checks that the bytes hash to sum (ErrDigestMismatch
+// otherwise): the Put of the stores that hold a blob in one piece.
+func readChecked(r io.Reader, sum string) ([]byte, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	if Sum(data) != sum {
+		return nil, ErrDigestMismatch
+	}
+	return data, nil
+}

@@ -28,12 +28,9 @@ func (d *Database) Put(ctx context.Context, ws, sum string, r io.Reader) (int64,
 	if err := checkKey(ws, sum); err != nil {
 		return 0, err
 	}
-	data, err := io.ReadAll(r)
+	data, err := readChecked(r, sum)
 	if err != nil {
 		return 0, err
-	}
-	if Sum(data) != sum {
-		return 0, ErrDigestMismatch
 	}
 	if err := d.st.BlobDataPut(ctx, ws, sum, data); err != nil {
 		return 0, err

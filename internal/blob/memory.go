@@ -26,12 +26,9 @@ func (m *Memory) Put(ctx context.Context, ws, sum string, r io.Reader) (int64, e
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	data, err := io.ReadAll(r)
+	data, err := readChecked(r, sum)
 	if err != nil {
 		return 0, err
-	}
-	if Sum(data) != sum {
-		return 0, ErrDigestMismatch
 	}
 	m.mu.Lock()
 	m.blobs[ws+"/"+sum] = data
