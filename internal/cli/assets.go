@@ -80,11 +80,16 @@ func importBlobDir(ctx context.Context, log *slog.Logger, st *store.Store, to bl
 	if err != nil {
 		return err
 	}
+	done := dir + ".imported"
 	n, err := blob.Copy(ctx, from, to, func(ws, sum string) (bool, error) { return st.AssetBlobRecorded(ctx, ws, sum) })
 	if err != nil {
+		if _, gone := os.Stat(dir); errors.Is(gone, fs.ErrNotExist) {
+			if _, moved := os.Stat(done); moved == nil {
+				return nil // another node sharing this data directory imported it meanwhile
+			}
+		}
 		return fmt.Errorf("import the asset blobs of %s into the database: %w", dir, err)
 	}
-	done := dir + ".imported"
 	if err := os.Rename(dir, done); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("asset blobs imported into the database, but renaming %s failed: %w", dir, err)
 	}
