@@ -73,8 +73,11 @@ func importBlobDir(ctx context.Context, log *slog.Logger, st *store.Store, to bl
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	if err != nil || !fi.IsDir() {
-		return fmt.Errorf("asset blob directory %s: not a readable directory (%v)", dir, err)
+	if err != nil {
+		return fmt.Errorf("asset blob directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory: serve on PostgreSQL imports the asset blobs earlier versions kept there; move the file away", dir)
 	}
 	from, err := blob.NewDir(dir)
 	if err != nil {
