@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -54,9 +55,10 @@ const benchApp = "agentplane-bench"
 // 20,000 req/s). On PostgreSQL the floor is the least any server answering the same list
 // from the database does: a bare net/http handler running serve's query on pgx's native
 // pool and encoding the rows with encoding/json, no auth, no limits (pg_floor_req/s; what
-// serve reaches of it is postgres_vs_floor). On PostgreSQL it also reports where the CPU goes per request: this process
-// (load generator and server; bare_cpu_us/req is the same for the bare handler) and, when
-// the database runs on this machine, its backends.
+// serve reaches of it is postgres_vs_floor), and the same handler on serve's driver stack,
+// database/sql over pgx's stdlib driver (pg_floor_database_sql_req/s). It also reports where
+// the CPU goes per request: this process (load generator and server; bare_cpu_us/req is the
+// same for the bare handler) and, when the database runs on this machine, its backends.
 func BenchmarkAuthenticatedList(b *testing.B) {
 	const conns = 64
 	d := 3 * time.Second
@@ -65,20 +67,21 @@ func BenchmarkAuthenticatedList(b *testing.B) {
 	emu := emulatorServer(b)
 	defer emu.Close()
 	lite := authedServer(b, b.TempDir(), "")
-	var pg, floor *httptest.Server
+	var pg, floor, sqlFloor *httptest.Server
 	if u := pgSchemaURL(b); u != "" {
 		pg = authedServer(b, b.TempDir(), u+"&application_name="+benchApp)
-		floor = pgFloorServer(b, u)
+		floor, sqlFloor = pgFloorServer(b, u, false), pgFloorServer(b, u, true)
 	}
 	for _, u := range []string{bare.URL, emu.URL + "/api/v1/agents", lite.URL + "/api/v1/agents"} {
 		load(b, u, conns, 300*time.Millisecond)
 	}
 	if pg != nil {
 		load(b, floor.URL, conns, 300*time.Millisecond)
+		load(b, sqlFloor.URL, conns, 300*time.Millisecond)
 		load(b, pg.URL+"/api/v1/agents", conns, 300*time.Millisecond)
 	}
 	b.ResetTimer()
-	var bareRPS, emuRPS, liteRPS, pgRPS, floorRPS float64
+	var bareRPS, emuRPS, liteRPS, pgRPS, floorRPS, sqlFloorRPS float64
 	var bareCPU, pgCPU, pgBackendCPU time.Duration
 	backendOK := false
 	for range b.N {
@@ -89,6 +92,7 @@ func BenchmarkAuthenticatedList(b *testing.B) {
 		liteRPS = load(b, lite.URL+"/api/v1/agents", conns, d)
 		if pg != nil {
 			floorRPS = load(b, floor.URL, conns, d)
+			sqlFloorRPS = load(b, sqlFloor.URL, conns, d)
 			p0, _ := backendCPU(b, benchApp)
 			c0 := processCPU()
 			pgRPS = load(b, pg.URL+"/api/v1/agents", conns, d)
@@ -113,6 +117,8 @@ func BenchmarkAuthenticatedList(b *testing.B) {
 		b.ReportMetric(pgRPS/bareRPS, "postgres_vs_bare")
 		b.ReportMetric(floorRPS, "pg_floor_req/s")
 		b.ReportMetric(pgRPS/floorRPS, "postgres_vs_floor")
+		b.ReportMetric(sqlFloorRPS, "pg_floor_database_sql_req/s")
+		b.ReportMetric(pgRPS/sqlFloorRPS, "postgres_vs_database_sql_floor")
 		b.ReportMetric(perReq(pgCPU, pgRPS), "postgres_go_cpu_us/req")
 		if backendOK {
 			b.ReportMetric(perReq(pgBackendCPU, pgRPS), "postgres_backend_cpu_us/req")
@@ -120,30 +126,68 @@ func BenchmarkAuthenticatedList(b *testing.B) {
 	}
 }
 
+// floorRows is what the floor reads its rows through: pgx.Rows or *sql.Rows.
+type floorRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
 // pgFloorServer is the PostgreSQL baseline of BenchmarkAuthenticatedList: GET answers the
-// first page of the workspace's agents, with serve's columns, join and order, read through
-// pgx's own pool (no database/sql) with as many connections as serve's store, and written
-// as {"data": [...]} by encoding/json. The agents are the ones authedServer created in the
-// schema dbURL names.
-func pgFloorServer(b *testing.B, dbURL string) *httptest.Server {
+// first page of the workspace's agents, with serve's columns, join and order, through pgx's
+// own pool or, with viaSQL, through database/sql and pgx's stdlib driver as serve's store
+// does, with as many connections as serve's store, written as {"data": [...]} by
+// encoding/json. The agents are the ones authedServer created in the schema dbURL names.
+func pgFloorServer(b *testing.B, dbURL string, viaSQL bool) *httptest.Server {
 	b.Helper()
 	ctx := context.Background()
-	cfg, err := pgxpool.ParseConfig(dbURL)
-	if err != nil {
-		b.Fatal(err)
-	}
 	// serve's pool size; 2, 4, 16 and 64 connections were each slower here (9,600 to 11,900 req/s
 	// against 13,000 with 8, on 2 cores).
-	cfg.MaxConns = int32(max(8, 4*runtime.GOMAXPROCS(0)))
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	conns := max(8, 4*runtime.GOMAXPROCS(0))
+	var query func(ctx context.Context, q string, args ...any) (floorRows, func(), error)
+	if viaSQL {
+		db, err := sql.Open("pgx", dbURL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		db.SetMaxOpenConns(conns)
+		db.SetMaxIdleConns(conns)
+		b.Cleanup(func() { db.Close() })
+		query = func(ctx context.Context, q string, args ...any) (floorRows, func(), error) {
+			rows, err := db.QueryContext(ctx, q, args...)
+			if err != nil {
+				return nil, nil, err
+			}
+			return rows, func() { rows.Close() }, nil
+		}
+	} else {
+		cfg, err := pgxpool.ParseConfig(dbURL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.MaxConns = int32(conns)
+		pool, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(pool.Close)
+		query = func(ctx context.Context, q string, args ...any) (floorRows, func(), error) {
+			rows, err := pool.Query(ctx, q, args...)
+			if err != nil {
+				return nil, nil, err
+			}
+			return rows, rows.Close, nil
+		}
+	}
+	rows, done, err := query(ctx, "SELECT id FROM workspaces ORDER BY created_at LIMIT 1")
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(pool.Close)
 	var ws string
-	if err := pool.QueryRow(ctx, "SELECT id FROM workspaces ORDER BY created_at LIMIT 1").Scan(&ws); err != nil {
-		b.Fatal(err)
+	if !rows.Next() || rows.Scan(&ws) != nil {
+		b.Fatalf("no workspace: %v", rows.Err())
 	}
+	done()
 	type agent struct {
 		ID            string          `json:"id"`
 		WorkspaceID   string          `json:"workspace_id"`
@@ -167,11 +211,12 @@ func pgFloorServer(b *testing.B, dbURL string) *httptest.Server {
 	FROM agents a LEFT JOIN agent_versions v ON v.id = a.active_version_id
 	WHERE a.workspace_id = $1 ORDER BY a.created_at DESC, a.id DESC LIMIT 20 OFFSET 0`
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rows, err := pool.Query(r.Context(), q, ws)
+		rows, done, err := query(r.Context(), q, ws)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
+		defer done()
 		var list []agent
 		for rows.Next() {
 			var a agent
@@ -179,7 +224,6 @@ func pgFloorServer(b *testing.B, dbURL string) *httptest.Server {
 			var created, updated int64
 			if err := rows.Scan(&a.ID, &a.WorkspaceID, &a.Name, &a.Description, &a.Type, &a.Status, &tags, &meta,
 				&a.ActiveVersion, &a.Version, &a.VersionSeq, &config, &created, &updated, &a.WebhookURL, &a.HasSecret); err != nil {
-				rows.Close()
 				http.Error(w, err.Error(), http.StatusInternalServerError)
 				return
 			}
