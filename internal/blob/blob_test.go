@@ -99,7 +99,7 @@ func TestDatabaseChunks(t *testing.T) {
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
 				t.Fatal(err)
 			}
-			// The first chunk is still held; the next one is gone.
+			// Nothing more can be read: the chunks are fetched as they are read.
 			if _, err := io.ReadAll(f); !errors.Is(err, io.ErrUnexpectedEOF) {
 				t.Fatalf("read of a deleted blob: %v", err)
 			}

@@ -10,7 +10,7 @@ import (
 )
 
 // chunkSize is how many bytes one read of a Database blob fetches: a blob of at most this
-// size (most images) is served with the query that opens it, a larger one a chunk at a time.
+// size (most images) is read with one query, a larger one a chunk at a time.
 const chunkSize = 1 << 20
 
 // Database keeps blobs in the store's database (table blob_data): serve's store on
@@ -38,16 +38,18 @@ func (d *Database) Put(ctx context.Context, ws, sum string, r io.Reader) (int64,
 	return int64(len(data)), nil
 }
 
-// Open reads the blob's first chunk and returns a reader that fetches the others when read.
+// Open checks that the blob is stored and returns a reader that fetches its bytes a chunk at
+// a time as they are read: a conditional request answered 304 reads none of them, a range
+// request only the chunks it covers.
 func (d *Database) Open(ctx context.Context, ws, sum string) (File, error) {
 	if err := checkKey(ws, sum); err != nil {
 		return nil, err
 	}
-	chunk, size, err := d.st.BlobDataRead(ctx, ws, sum, 0, chunkSize)
+	size, err := d.st.BlobDataSize(ctx, ws, sum)
 	if err != nil {
 		return nil, notFoundAs(err)
 	}
-	return &dbFile{ctx: ctx, st: d.st, ws: ws, sum: sum, size: size, buf: chunk}, nil
+	return &dbFile{ctx: ctx, st: d.st, ws: ws, sum: sum, size: size}, nil
 }
 
 // Stat returns the blob's size.
