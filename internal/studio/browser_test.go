@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/cli"
+	"github.com/agentplane/agentplane/internal/mcpclient/mcptest"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -247,8 +248,14 @@ func startServe(t *testing.T) (base, email, password string) {
 // startServeStore starts `serve` in-process on SQLite in a temp dir, with simulated models.
 func startServeStore(t *testing.T) (string, *store.Store) {
 	t.Helper()
+	return startServeModels(t, cli.ModelsSimulated)
+}
+
+// startServeModels is startServeStore with the models (and tools) of --models.
+func startServeModels(t *testing.T, models string) (string, *store.Store) {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := cli.NewServer(context.Background(), log, io.Discard, cli.ServerConfig{DB: cli.ServerDB(t.TempDir(), ""), Workers: 2, Models: cli.ModelsSimulated})
+	srv, err := cli.NewServer(context.Background(), log, io.Discard, cli.ServerConfig{DB: cli.ServerDB(t.TempDir(), ""), Workers: 2, Models: models})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -690,6 +697,69 @@ func TestStudioEmulator(t *testing.T) {
 	// MCP tools: the seed's servers with their tools, and a refresh.
 	b.run(hash("#/mcp-tools"), until(`document.querySelectorAll('main section.card').length > 0`))
 	b.shot("mcp-tools")
+	b.noConsoleErrors()
+}
+
+// TestStudioRegistersMCPServer: on `serve` with real tools, an MCP server (built with the
+// SDK) is registered from the form, its tools are listed at once, and it is removed after a
+// confirming second click; a server that does not answer stays registered with its error.
+func TestStudioRegistersMCPServer(t *testing.T) {
+	base, st := startServeModels(t, cli.ModelsReal)
+	email, password := "ada@example.com", "correct horse battery"
+	addUser(t, st, email, password, cli.DefaultWorkspaceID)
+	orders := mcptest.New(mcptest.StreamableHTTP)
+	defer orders.Close()
+	b := newBrowser(t, base)
+	b.run(
+		chromedp.Navigate(base+"/studio"),
+		chromedp.WaitVisible(chromedp.CSS("#login-email")),
+		chromedp.SendKeys(chromedp.CSS("#login-email"), email),
+		chromedp.SendKeys(chromedp.CSS("#login-password"), password),
+		chromedp.Click(chromedp.CSS("#login-submit")),
+		chromedp.WaitVisible(chromedp.CSS("#new-agent")),
+		hash("#/mcp-tools"),
+		chromedp.WaitVisible(chromedp.CSS("#mcp-name")),
+	)
+	if !js[bool](b, `document.querySelector('#mcp-command').closest('div').hidden`) {
+		t.Errorf("the command field shows for an HTTP transport")
+	}
+	b.run(
+		chromedp.SendKeys(chromedp.CSS("#mcp-name"), "Orders"),
+		chromedp.SendKeys(chromedp.CSS("#mcp-url"), orders.Endpoint),
+		chromedp.Click(chromedp.CSS("#mcp-create")),
+		until(`document.querySelectorAll('section[data-mcp="Orders"] li').length > 0`),
+	)
+	tools := b.text(`section[data-mcp="Orders"] ul`)
+	for _, name := range []string{"lookup_order", "chart"} {
+		if !strings.Contains(tools, name) {
+			t.Errorf("tools listed %q, want %s", tools, name)
+		}
+	}
+	b.shot("mcp-registered")
+
+	// A server that is not there: registered, with the refresh's error on its card.
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	b.run(
+		chromedp.SendKeys(chromedp.CSS("#mcp-name"), "Gone"),
+		chromedp.SendKeys(chromedp.CSS("#mcp-url"), dead.URL+"/mcp"),
+		chromedp.Click(chromedp.CSS("#mcp-create")),
+		until(`!!document.querySelector('section[data-mcp="Gone"] p.error')`),
+	)
+	if msg := b.text("#status"); !strings.Contains(msg, "listing its tools failed") {
+		t.Errorf("toast %q", msg)
+	}
+
+	// Remove asks for a second click.
+	b.run(
+		chromedp.Click(chromedp.CSS(`section[data-mcp="Orders"] button.danger`)),
+		until(`document.querySelector('section[data-mcp="Orders"] button.danger').textContent.startsWith('Confirm')`),
+		chromedp.Click(chromedp.CSS(`section[data-mcp="Orders"] button.danger`)),
+		until(`!document.querySelector('section[data-mcp="Orders"]')`),
+	)
+	if list, _, err := st.MCPToolList(context.Background(), cli.DefaultWorkspaceID, store.MCPToolFilter{}, store.Page{Page: 1, Limit: 10}); err != nil || len(list) != 1 || list[0].Name != "Gone" {
+		t.Errorf("servers left: %v %v", list, err)
+	}
 	b.noConsoleErrors()
 }
 

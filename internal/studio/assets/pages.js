@@ -173,20 +173,82 @@ export async function credentialsPage(params) {
 }
 
 export async function mcpToolsPage() {
-  const list = await call('GET', '/mcp-tools?limit=100');
-  render('MCP tools', list.length ? list.map((m) => h('section', { class: 'card', 'aria-label': m.name },
-    h('h2', {}, m.name, ' ', h('span', { class: 'badge' }, m.transport), m.enabled ? null : h('span', { class: 'badge' }, 'disabled')),
-    h('p', { class: 'muted' }, m.url || [m.command, ...(m.args || [])].join(' '),
-      ` · refreshed ${when(m.refreshed_at)}`),
-    m.last_error ? h('p', { class: 'error' }, `Last refresh failed: ${m.last_error}`) : null,
-    (m.tools || []).length
-      ? h('ul', {}, m.tools.map((t) => h('li', {}, h('strong', {}, t.name), t.description ? ` — ${t.description}` : '')))
-      : h('p', { class: 'muted' }, 'No tools listed yet.'),
-    h('button', { type: 'button', onclick: (ev) => act(ev.currentTarget, async () => {
-      await call('POST', `/mcp-tools/${m.id}/refresh`);
-      toast(`${m.name} refreshed`);
-      route();
-    }) }, `Refresh ${m.name}`))) : h('p', { class: 'muted' }, 'No MCP servers registered (POST /api/v1/mcp-tools).'));
+  const [list, creds] = await Promise.all([
+    call('GET', '/mcp-tools?limit=100'),
+    call('GET', '/credentials?limit=100').catch(() => []), // a key without credentials:read registers servers without auth
+  ]);
+  const name = h('input', { id: 'mcp-name', required: true, maxlength: 200 });
+  const transport = h('select', { id: 'mcp-transport' }, [['streamable_http', 'Streamable HTTP'], ['sse', 'HTTP + SSE (older servers)'],
+    ['stdio', 'stdio (a command on the server)']].map(([v, label]) => h('option', { value: v }, label)));
+  const url = h('input', { id: 'mcp-url', type: 'url', placeholder: 'https://tools.example.com/mcp' });
+  const command = h('input', { id: 'mcp-command', placeholder: 'npx -y @modelcontextprotocol/server-everything' });
+  const credential = h('select', { id: 'mcp-credential' }, h('option', { value: '' }, 'None'),
+    creds.map((c) => h('option', { value: c.id }, `${c.name} (${c.type})`)));
+  const urlField = field('URL', url);
+  const commandField = field('Command', command, 'Runs on the server, which must allow it (serve --allow-stdio-mcp).');
+  const showFields = () => {
+    const stdio = transport.value === 'stdio';
+    urlField.hidden = stdio;
+    url.required = !stdio;
+    commandField.hidden = !stdio;
+    command.required = stdio;
+  };
+  transport.addEventListener('change', showFields);
+  showFields();
+  const cards = list.map((m) => {
+    const remove = h('button', { type: 'button', class: 'danger' }, `Remove ${m.name}`);
+    remove.addEventListener('click', (ev) => {
+      if (remove.dataset.armed !== '1') {
+        remove.dataset.armed = '1';
+        remove.textContent = `Confirm: remove ${m.name}`;
+        return;
+      }
+      act(ev.currentTarget, async () => {
+        await call('DELETE', `/mcp-tools/${m.id}`);
+        toast(`${m.name} removed`);
+        route();
+      });
+    });
+    return h('section', { class: 'card', 'aria-label': m.name, 'data-mcp': m.name },
+      h('h2', {}, m.name, ' ', h('span', { class: 'badge' }, m.transport), m.enabled ? null : h('span', { class: 'badge' }, 'disabled')),
+      h('p', { class: 'muted' }, m.url || [m.command, ...(m.args || [])].join(' '),
+        ` · refreshed ${when(m.refreshed_at)}`),
+      m.last_error ? h('p', { class: 'error' }, `Last refresh failed: ${m.last_error}`) : null,
+      (m.tools || []).length
+        ? h('ul', {}, m.tools.map((t) => h('li', {}, h('strong', {}, t.name), t.description ? ` — ${t.description}` : '')))
+        : h('p', { class: 'muted' }, 'No tools listed yet.'),
+      h('div', { class: 'row' },
+        h('button', { type: 'button', onclick: (ev) => act(ev.currentTarget, async () => {
+          await call('POST', `/mcp-tools/${m.id}/refresh`);
+          toast(`${m.name} refreshed`);
+          route();
+        }) }, `Refresh ${m.name}`), remove));
+  });
+  render('MCP tools',
+    cards.length ? cards : h('p', { class: 'muted' }, 'No MCP servers registered yet.'),
+    h('h2', {}, 'Register an MCP server'),
+    h('form', {
+      onsubmit: (ev) => {
+        ev.preventDefault();
+        act(ev.submitter, async () => {
+          const body = { name: name.value, transport: transport.value };
+          if (transport.value === 'stdio') {
+            const [cmd, ...args] = command.value.trim().split(/\s+/);
+            Object.assign(body, { command: cmd, args });
+          } else {
+            body.url = url.value;
+          }
+          if (credential.value) body.credential_id = credential.value;
+          const m = await call('POST', '/mcp-tools', body);
+          // List its tools at once; a server that does not answer stays registered, its error shown.
+          const r = await call('POST', `/mcp-tools/${m.id}/refresh`);
+          if (r?.last_error) toast(`${m.name} registered, but listing its tools failed: ${r.last_error}`, true);
+          else toast(`${m.name} registered with ${(r?.tools || []).length} tools`);
+          route();
+        });
+      },
+    }, h('div', { class: 'row' }, field('Name', name), field('Transport', transport), urlField, commandField, field('Credential', credential)),
+    h('div', { class: 'row' }, h('button', { class: 'primary', type: 'submit', id: 'mcp-create' }, 'Register server'))));
 }
 
 // --- API keys ----------------------------------------------------------------------------
