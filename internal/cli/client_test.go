@@ -33,6 +33,85 @@ func decodeJSON[T any](t *testing.T, s string) T {
 	return v
 }
 
+// TestLoginWithEmail: a user of serve signs in with email and password (on stdin or from a
+// file) and the CLI stores an API key made for it in the chosen workspace, never the
+// password; a wrong password, a member's role, several workspaces without --workspace and the
+// emulator are clear errors that write no config file.
+func TestLoginWithEmail(t *testing.T) {
+	ctx := context.Background()
+	tg := serveTarget(t)
+	emu := emulatorTarget(t)
+	const password = "correct horse battery"
+	pw := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pw, []byte(password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	admin := map[string]string{"DATA_DIR": tg.dataDir}
+	want(t, agentplane(t, admin, "", "users", "create", "--email", "ada@example.com", "--password-file", pw), 0, "create an owner")
+	want(t, agentplane(t, admin, "", "users", "create", "--email", "max@example.com", "--password-file", pw, "--role", "member"), 0, "create a member")
+	path := filepath.Join(t.TempDir(), "agentplane", "config.json")
+	env := map[string]string{"AGENTPLANE_CONFIG": path}
+	noConfig := func(what string) {
+		t.Helper()
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Fatalf("%s wrote the config file: %v", what, err)
+		}
+	}
+
+	r := want(t, agentplane(t, env, "not the password\n", "login", "--url", tg.URL, "--email", "ada@example.com"), 1, "a wrong password")
+	if !strings.Contains(r.stderr, "wrong email or password") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	noConfig("a wrong password")
+	r = want(t, agentplane(t, env, password+"\n", "login", "--url", tg.URL, "--email", "max@example.com"), 1, "a member")
+	if !strings.Contains(r.stderr, "may not create API keys") || !strings.Contains(r.stderr, "member") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	noConfig("a member's login")
+	want(t, agentplane(t, env, "", "login", "--url", emu.URL, "--email", "ada@example.com", "--password-file", pw), 2, "--email on the emulator")
+	want(t, agentplane(t, env, "", "login", "--url", tg.URL, "--email", "ada@example.com", "--password-file", pw, "--api-key-file", pw), 2, "--email with --api-key-file")
+	want(t, agentplane(t, env, "", "login", "--url", tg.URL, "--email", "ada@example.com", "--password-file", pw, "--workspace", "nope"), 2, "a workspace not hers")
+
+	// The owner signs in with the password piped on stdin.
+	r = want(t, agentplane(t, env, password+"\n", "login", "--url", tg.URL, "--email", "ada@example.com", "-o", "json"), 0, "the owner's login")
+	out := decodeJSON[map[string]string](t, r.stdout)
+	if !strings.HasPrefix(out["api_key"], "agentplane CLI on ") || !strings.Contains(out["api_key"], "ada@example.com") {
+		t.Fatalf("login output %v", out)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil || strings.Contains(string(raw), password) || !strings.Contains(string(raw), `"ap_`) {
+		t.Fatalf("config file %s: %v", raw, err)
+	}
+	if _, err := tg.C.AgentCreate(ctx, client.AgentCreate{Name: "Only in default", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}}); err != nil {
+		t.Fatal(err)
+	}
+	if r = want(t, agentplane(t, env, "", "agents", "list"), 0, "agents list with the CLI's key"); !strings.Contains(r.stdout, "Only in default") {
+		t.Errorf("agents list: %s", r.stdout)
+	}
+	keys, err := tg.C.APIKeyList(ctx, client.ListOptions{Limit: 100})
+	if err != nil || keys.Pagination.Total != 2 {
+		t.Fatalf("keys: %+v %v", keys, err)
+	}
+
+	// In a second workspace too, she must say which.
+	tok, err := tg.C.Login(ctx, "ada@example.com", password)
+	if err != nil || len(tok.Workspaces) != 1 {
+		t.Fatalf("login: %+v %v", tok, err)
+	}
+	if st, body, _, err := client.New(tg.URL, client.WithBearer(tok.Token)).Raw(ctx, http.MethodPost, "/api/v1/workspaces", []byte(`{"name":"Second","slug":"second"}`), nil); err != nil || st != 201 {
+		t.Fatalf("create a workspace: %d %s %v", st, body, err)
+	}
+	r = want(t, agentplane(t, env, "", "login", "--url", tg.URL, "--email", "ada@example.com", "--password-file", pw), 2, "several workspaces")
+	if !strings.Contains(r.stderr, "second") || !strings.Contains(r.stderr, "--workspace") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	want(t, agentplane(t, env, "", "login", "--profile", "second", "--url", tg.URL, "--email", "ada@example.com", "--password-file", pw, "--workspace", "second"), 0, "login to the second workspace")
+	r = want(t, agentplane(t, env, "", "agents", "list", "--profile", "second", "-o", "json"), 0, "agents of the second workspace")
+	if strings.Contains(r.stdout, "Only in default") {
+		t.Errorf("the second workspace lists agents of the first: %s", r.stdout)
+	}
+}
+
 // TestLoginConfigFile: login checks the server and key, stores them with mode 0600 in a 0700
 // directory, under profiles; the environment overrides the file; logout removes a profile.
 func TestLoginConfigFile(t *testing.T) {

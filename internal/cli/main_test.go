@@ -62,6 +62,7 @@ func TestMain(m *testing.M) {
 type target struct {
 	name, URL, Key string
 	C              *client.Client
+	dataDir        string // serve's --data-dir
 }
 
 // emulatorTarget runs the emulator in-process behind httptest.
@@ -141,7 +142,7 @@ func serveTarget(t *testing.T) *target {
 		if !strings.HasPrefix(f[1], "ap_") {
 			t.Fatalf("serve printed no bootstrap key: %q", f[1])
 		}
-		return &target{name: "serve", URL: f[0], Key: f[1], C: client.New(f[0], client.WithAPIKey(f[1]))}
+		return &target{name: "serve", URL: f[0], Key: f[1], C: client.New(f[0], client.WithAPIKey(f[1])), dataDir: env["DATA_DIR"]}
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not listen within 30 s")
 		return nil
