@@ -70,6 +70,7 @@ func TestLoginWithEmail(t *testing.T) {
 	noConfig("a member's login")
 	want(t, agentplane(t, env, "", "login", "--url", emu.URL, "--email", "ada@example.com", "--password-file", pw), 2, "--email on the emulator")
 	want(t, agentplane(t, env, "", "login", "--url", tg.URL, "--email", "ada@example.com", "--password-file", pw, "--api-key-file", pw), 2, "--email with --api-key-file")
+	want(t, agentplane(t, env, "", "login", "--url", tg.URL, "--password-file", pw), 2, "--password-file without --email")
 	want(t, agentplane(t, env, "", "login", "--url", tg.URL, "--email", "ada@example.com", "--password-file", pw, "--workspace", "nope"), 2, "a workspace not hers")
 
 	// The owner signs in with the password piped on stdin.

@@ -40,6 +40,12 @@ func loginCmd(env Env) *cobra.Command {
 			if _, err := o.json(); err != nil {
 				return err
 			}
+			switch {
+			case email != "" && keyFile != "":
+				return usageError{errors.New("use --email or --api-key-file, not both")}
+			case email == "" && (passwordFile != "" || workspace != ""):
+				return usageError{errors.New("--password-file and --workspace go with --email")}
+			}
 			serverURL = strings.TrimRight(serverURL, "/")
 			if err := checkServerURL(serverURL); err != nil {
 				return err
@@ -63,9 +69,6 @@ func loginCmd(env Env) *cobra.Command {
 			}
 			var key, made string
 			if email != "" {
-				if keyFile != "" {
-					return usageError{errors.New("use --email or --api-key-file, not both")}
-				}
 				if h.Mode == "emulator" {
 					return usageError{errors.New("the emulator has no users and needs no key: log in without --email")}
 				}
