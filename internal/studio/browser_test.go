@@ -198,6 +198,19 @@ func get[T any](b *browser, a chromedp.Action[T]) T {
 	return v
 }
 
+// signIn opens Studio at base and signs in with email and password, until the agents list.
+func (b *browser) signIn(base, email, password string) {
+	b.t.Helper()
+	b.run(
+		chromedp.Navigate(base+"/studio"),
+		chromedp.WaitVisible(chromedp.CSS("#login-email")),
+		chromedp.SendKeys(chromedp.CSS("#login-email"), email),
+		chromedp.SendKeys(chromedp.CSS("#login-password"), password),
+		chromedp.Click(chromedp.CSS("#login-submit")),
+		chromedp.WaitVisible(chromedp.CSS("#new-agent")),
+	)
+}
+
 // text is the visible text of the first element matching a CSS selector.
 func (b *browser) text(sel string) string {
 	b.t.Helper()
@@ -710,13 +723,8 @@ func TestStudioRegistersMCPServer(t *testing.T) {
 	orders := mcptest.New(mcptest.StreamableHTTP)
 	defer orders.Close()
 	b := newBrowser(t, base)
+	b.signIn(base, email, password)
 	b.run(
-		chromedp.Navigate(base+"/studio"),
-		chromedp.WaitVisible(chromedp.CSS("#login-email")),
-		chromedp.SendKeys(chromedp.CSS("#login-email"), email),
-		chromedp.SendKeys(chromedp.CSS("#login-password"), password),
-		chromedp.Click(chromedp.CSS("#login-submit")),
-		chromedp.WaitVisible(chromedp.CSS("#new-agent")),
 		hash("#/mcp-tools"),
 		chromedp.WaitVisible(chromedp.CSS("#mcp-name")),
 	)
@@ -800,14 +808,7 @@ func TestStudioManyExecutions(t *testing.T) {
 	}
 	t.Logf("%d executions stored in %v", n, time.Since(seeded))
 	b := newBrowser(t, base)
-	b.run(
-		chromedp.Navigate(base+"/studio"),
-		chromedp.WaitVisible(chromedp.CSS("#login-email")),
-		chromedp.SendKeys(chromedp.CSS("#login-email"), email),
-		chromedp.SendKeys(chromedp.CSS("#login-password"), password),
-		chromedp.Click(chromedp.CSS("#login-submit")),
-		chromedp.WaitVisible(chromedp.CSS("#new-agent")),
-	)
+	b.signIn(base, email, password)
 	start := time.Now()
 	b.run(hash("#/executions"), until(`document.querySelectorAll('tbody tr').length > 0`))
 	t.Logf("first page of %d executions shown in %v", n, time.Since(start))

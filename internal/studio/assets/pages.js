@@ -1,6 +1,6 @@
 // Studio's other pages: chat, prompts, credentials, MCP tools and API keys.
 import { call, stream } from './api.js';
-import { act, badge, cost, field, h, json, parseJSON, pager, render, toast, when } from './ui.js';
+import { act, badge, confirmButton, cost, field, h, json, parseJSON, pager, render, toast, when } from './ui.js';
 import { go, pageAbort, route } from './nav.js';
 import { agentNames } from './executions.js';
 
@@ -196,18 +196,10 @@ export async function mcpToolsPage() {
   transport.addEventListener('change', showFields);
   showFields();
   const cards = list.map((m) => {
-    const remove = h('button', { type: 'button', class: 'danger' }, `Remove ${m.name}`);
-    remove.addEventListener('click', (ev) => {
-      if (remove.dataset.armed !== '1') {
-        remove.dataset.armed = '1';
-        remove.textContent = `Confirm: remove ${m.name}`;
-        return;
-      }
-      act(ev.currentTarget, async () => {
-        await call('DELETE', `/mcp-tools/${m.id}`);
-        toast(`${m.name} removed`);
-        route();
-      });
+    const remove = confirmButton({ class: 'danger' }, `Remove ${m.name}`, `Confirm: remove ${m.name}`, async () => {
+      await call('DELETE', `/mcp-tools/${m.id}`);
+      toast(`${m.name} removed`);
+      route();
     });
     return h('section', { class: 'card', 'aria-label': m.name, 'data-mcp': m.name },
       h('h2', {}, m.name, ' ', h('span', { class: 'badge' }, m.transport), m.enabled ? null : h('span', { class: 'badge' }, 'disabled')),
@@ -267,18 +259,10 @@ export async function keysPage() {
   const name = h('input', { id: 'key-name', required: true, maxlength: 200 });
   const scopes = h('input', { id: 'key-scopes', value: '*' });
   const rows = keys.map((k) => {
-    const revoke = h('button', { type: 'button', class: 'danger revoke', 'data-key': k.name }, 'Revoke');
-    revoke.addEventListener('click', (ev) => {
-      if (revoke.dataset.armed !== '1') {
-        revoke.dataset.armed = '1';
-        revoke.textContent = `Confirm: revoke ${k.name}`;
-        return;
-      }
-      act(ev.currentTarget, async () => {
-        await call('DELETE', `/api-keys/${k.id}`);
-        toast(`Key ${k.name} revoked`);
-        route();
-      });
+    const revoke = confirmButton({ class: 'danger revoke', 'data-key': k.name }, 'Revoke', `Confirm: revoke ${k.name}`, async () => {
+      await call('DELETE', `/api-keys/${k.id}`);
+      toast(`Key ${k.name} revoked`);
+      route();
     });
     return h('tr', { 'data-key': k.name },
       h('td', {}, k.name), h('td', {}, h('code', {}, k.key_prefix + '…')), h('td', {}, k.scopes.join(' ')),

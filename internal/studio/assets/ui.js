@@ -62,6 +62,23 @@ export async function act(button, fn) {
   }
 }
 
+/**
+ * A button that asks for a second click (its label becomes confirmLabel) before running fn
+ * with act, for what cannot be undone.
+ */
+export function confirmButton(attrs, label, confirmLabel, fn) {
+  const b = h('button', { type: 'button', ...attrs }, label);
+  b.addEventListener('click', (ev) => {
+    if (b.dataset.armed !== '1') {
+      b.dataset.armed = '1';
+      b.textContent = confirmLabel;
+      return;
+    }
+    act(ev.currentTarget, fn);
+  });
+  return b;
+}
+
 export function pager(p, go) {
   if (!p || p.total_pages <= 1) return h('p', { class: 'muted' }, `${p?.total ?? 0} in all`);
   return h('div', { class: 'row', role: 'navigation', 'aria-label': 'Pages' },
