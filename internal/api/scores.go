@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -78,7 +79,7 @@ func (s *Server) scoreRoutes() []route {
 			desc: "The workspace's scores, newest first. Filter by `name`, `config_id`, `data_type`, `source`, a target " +
 				"(`execution_id`, `trace_id`, `span_id`, `session_id`: a score carries the ids containing its target, so a trace's list holds its spans' and execution's scores too) " +
 				"and a creation window (`created_after`, `created_before`).", list: true,
-			params: scoreFilterParams, resp: store.Score{}, h: s.listScores},
+			params: scoreFilterParams, resp: store.Score{}, h: scoresBy(s, s.store.ScoreList)},
 		{method: "POST", path: v1 + "/scores", op: "createScore", tag: tag, scope: "scores:write", summary: "Score an execution, trace, span or session",
 			desc: "Gives a score to at least one target of the workspace: `execution_id`, `trace_id` (with `span_id` for a span) or `session_id`; the ids containing it are filled in " +
 				"(an execution's trace and session, a trace's execution), and ids given together must agree. " +
@@ -91,7 +92,7 @@ func (s *Server) scoreRoutes() []route {
 			desc: "One entry per score name and data type, ordered by name, over the scores the filters select (those of GET /scores): " +
 				"`count`; `mean` (numeric, and boolean as the share of true); numeric `min`, `max` and `buckets` (one per value when there are at most 10 distinct values, " +
 				"else 10 equal-width buckets from min to max); categorical and boolean `categories`, the count of each label, most frequent first. Pages are of entries.", list: true,
-			params: scoreFilterParams, resp: store.ScoreSummary{}, h: s.summarizeScores},
+			params: scoreFilterParams, resp: store.ScoreSummary{}, h: scoresBy(s, s.store.ScoreSummary)},
 		{method: "GET", path: v1 + "/scores/{id}", op: "getScore", tag: tag, scope: "scores:read", summary: "Get a score",
 			desc: "One score with its targets, value, source, comment and author.", resp: store.Score{}, h: byID(s, s.store.ScoreGet)},
 		{method: "PATCH", path: v1 + "/scores/{id}", op: "updateScore", tag: tag, scope: "scores:write", summary: "Update a score",
@@ -142,38 +143,25 @@ func scoreFilter(r *http.Request) (store.ScoreFilter, error) {
 	return f, nil
 }
 
-func (s *Server) listScores(w http.ResponseWriter, r *http.Request) error {
-	p, err := pageParams(r)
-	if err != nil {
-		return err
+// scoresBy answers with one page of what fn finds for the scores the request's filters
+// select: the scores themselves, or their summary per name.
+func scoresBy[T any](s *Server, fn func(ctx context.Context, ws string, f store.ScoreFilter, p store.Page) ([]T, int, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		p, err := pageParams(r)
+		if err != nil {
+			return err
+		}
+		f, err := scoreFilter(r)
+		if err != nil {
+			return err
+		}
+		items, total, err := fn(r.Context(), s.workspace(r), f, p)
+		if err != nil {
+			return err
+		}
+		writeList(w, items, p, total)
+		return nil
 	}
-	f, err := scoreFilter(r)
-	if err != nil {
-		return err
-	}
-	items, total, err := s.store.ScoreList(r.Context(), s.workspace(r), f, p)
-	if err != nil {
-		return err
-	}
-	writeList(w, items, p, total)
-	return nil
-}
-
-func (s *Server) summarizeScores(w http.ResponseWriter, r *http.Request) error {
-	p, err := pageParams(r)
-	if err != nil {
-		return err
-	}
-	f, err := scoreFilter(r)
-	if err != nil {
-		return err
-	}
-	items, total, err := s.store.ScoreSummary(r.Context(), s.workspace(r), f, p)
-	if err != nil {
-		return err
-	}
-	writeList(w, items, p, total)
-	return nil
 }
 
 // scoreAuthor is who a request acts as: its signed-in user, else its API key; nil in the
