@@ -17,16 +17,7 @@ func BenchmarkMemoryMatch(b *testing.B) {
 		"project deadline budget meeting report account password email phone address birthday allergy doctor school")
 	for _, dialect := range []string{"sqlite", "postgres"} {
 		b.Run(dialect, func(b *testing.B) {
-			var s *Store
-			if dialect == "sqlite" {
-				var err error
-				if s, err = Open(context.Background(), b.TempDir()+"/bench.db"); err != nil {
-					b.Fatal(err)
-				}
-				b.Cleanup(func() { s.Close() })
-			} else {
-				s = openBenchPostgres(b)
-			}
+			s := openBenchStore(b, dialect, b.TempDir()+"/bench.db")
 			ctx := context.Background()
 			ws := mustWorkspace(b, s, "bench")
 			const n = 50_000

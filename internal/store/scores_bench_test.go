@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/agentplane/agentplane/internal/dbtest"
 )
 
 // BenchmarkScoreSummary: GET /scores/summary's queries over 100,000 scores of one workspace
@@ -17,16 +15,7 @@ import (
 func BenchmarkScoreSummary(b *testing.B) {
 	for _, dialect := range []string{"sqlite", "postgres"} {
 		b.Run(dialect, func(b *testing.B) {
-			var s *Store
-			if dialect == "sqlite" {
-				var err error
-				if s, err = Open(context.Background(), b.TempDir()+"/bench.db"); err != nil {
-					b.Fatal(err)
-				}
-				b.Cleanup(func() { s.Close() })
-			} else {
-				s = openBenchPostgres(b)
-			}
+			s := openBenchStore(b, dialect, b.TempDir()+"/bench.db")
 			ctx := context.Background()
 			ws := mustWorkspace(b, s, "bench")
 			const n = 100_000
@@ -74,18 +63,4 @@ func BenchmarkScoreSummary(b *testing.B) {
 			}
 		})
 	}
-}
-
-func openBenchPostgres(b *testing.B) *Store {
-	b.Helper()
-	u := dbtest.PostgresURL(b)
-	if u == "" {
-		b.Skip(dbtest.SkipMessage)
-	}
-	s, err := Open(context.Background(), u)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { s.Close() })
-	return s
 }

@@ -27,7 +27,7 @@ func forEachStore(t *testing.T, fn func(t *testing.T, s *Store)) {
 
 // openTestPostgres opens the database at TEST_DATABASE_URL in a schema of its own, dropped
 // when the test ends; it skips the test when the variable is unset.
-func openTestPostgres(t *testing.T) *Store {
+func openTestPostgres(t testing.TB) *Store {
 	t.Helper()
 	u := dbtest.PostgresURL(t)
 	if u == "" {
@@ -255,4 +255,19 @@ func TestAgentReadsSeeEveryWrite(t *testing.T) {
 			t.Fatalf("deleted agent still served: %v", err)
 		}
 	})
+}
+
+// openBenchStore opens a benchmark's store: a SQLite file at sqlitePath, or a PostgreSQL
+// schema of its own (openTestPostgres) for the "postgres" dialect.
+func openBenchStore(b *testing.B, dialect, sqlitePath string) *Store {
+	b.Helper()
+	if dialect == "postgres" {
+		return openTestPostgres(b)
+	}
+	s, err := Open(context.Background(), sqlitePath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
 }

@@ -18,20 +18,11 @@ import (
 func BenchmarkTraceSummary(b *testing.B) {
 	for _, dialect := range []string{"sqlite", "postgres"} {
 		b.Run(dialect, func(b *testing.B) {
-			var s *Store
-			if dialect == "sqlite" {
-				var err error
-				path := b.TempDir() + "/bench.db"
-				if keep := os.Getenv("BENCH_KEEP"); keep != "" {
-					path = keep
-				}
-				if s, err = Open(context.Background(), path); err != nil {
-					b.Fatal(err)
-				}
-				b.Cleanup(func() { s.Close() })
-			} else {
-				s = openBenchPostgres(b)
+			path := b.TempDir() + "/bench.db"
+			if keep := os.Getenv("BENCH_KEEP"); keep != "" {
+				path = keep
 			}
+			s := openBenchStore(b, dialect, path)
 			ctx := context.Background()
 			ws := mustWorkspace(b, s, "bench")
 			const n = 100_000
