@@ -23,31 +23,14 @@ import (
 // (goal: under 5%).
 func BenchmarkAuthCost(b *testing.B) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, b.TempDir()+"/a.db")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	ws, _ := st.WorkspaceCreate(ctx, &store.Workspace{Name: "w", Slug: "w"})
-	if err := seed.LoadCatalog(ctx, st); err != nil {
-		b.Fatal(err)
-	}
+	st, ws := benchStore(b)
 	for range 6 {
-		if _, err := st.AgentCreate(ctx, &store.Agent{WorkspaceID: ws.ID, Name: "A", Type: "simple", Status: "active"}, &store.AgentConfig{Model: "gpt-4o-mini"}, ""); err != nil {
+		if _, err := st.AgentCreate(ctx, &store.Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &store.AgentConfig{Model: "gpt-4o-mini"}, ""); err != nil {
 			b.Fatal(err)
 		}
 	}
-	raw, _ := auth.NewKey()
-	if _, err := st.APIKeyCreate(ctx, &store.APIKey{WorkspaceID: ws.ID, Name: "k", KeyPrefix: auth.KeyPrefix(raw), Scopes: store.Strings{"*"}}, auth.HashKey(raw)); err != nil {
-		b.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	eng := runtime.New(runtime.Config{Store: st, Router: runtime.SimulatedRouter{Model: simulated.New()}, Logger: log})
-	srv, err := New(Config{Store: st, Logger: log, Secrets: secretbox.NewRandom(), WorkspaceID: ws.ID, Engine: eng, DataSources: datasource.NewSample(st)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.CloseStreams()
+	raw := benchKey(b, st, ws, "*")
+	srv := benchServer(b, st, ws, secretbox.NewRandom())
 	var rt route
 	for _, r := range srv.routes {
 		if r.op == "listAgents" {
@@ -83,4 +66,51 @@ func BenchmarkAuthCost(b *testing.B) {
 	b.ReportMetric(float64(authD.Nanoseconds())/float64(n*b.N), "auth_ns")
 	b.ReportMetric(float64(reqD.Nanoseconds())/float64(n*b.N), "request_ns")
 	b.ReportMetric(float64(authD)/float64(reqD), "auth_share")
+}
+
+// benchStore opens serve's SQLite store in a file, with one workspace (its id is returned)
+// and the model catalog; it is closed when the benchmark ends.
+func benchStore(b *testing.B) (*store.Store, string) {
+	b.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, b.TempDir()+"/bench.db")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	ws, err := st.WorkspaceCreate(ctx, &store.Workspace{Name: "w", Slug: "w"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := seed.LoadCatalog(ctx, st); err != nil {
+		b.Fatal(err)
+	}
+	return st, ws.ID
+}
+
+// benchKey stores an API key of workspace ws with scopes and returns it.
+func benchKey(b *testing.B, st *store.Store, ws string, scopes ...string) string {
+	b.Helper()
+	raw, err := auth.NewKey()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := st.APIKeyCreate(context.Background(), &store.APIKey{WorkspaceID: ws, Name: "k", KeyPrefix: auth.KeyPrefix(raw), Scopes: scopes}, auth.HashKey(raw)); err != nil {
+		b.Fatal(err)
+	}
+	return raw
+}
+
+// benchServer is the API over st for workspace ws with the simulated model, as serve builds
+// it; queued runs are not worked off. Its streams are closed when the benchmark ends.
+func benchServer(b *testing.B, st *store.Store, ws string, box *secretbox.Box) *Server {
+	b.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	eng := runtime.New(runtime.Config{Store: st, Router: runtime.SimulatedRouter{Model: simulated.New()}, Logger: log})
+	srv, err := New(Config{Store: st, Logger: log, Secrets: box, WorkspaceID: ws, Engine: eng, DataSources: datasource.NewSample(st)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(srv.CloseStreams)
+	return srv
 }

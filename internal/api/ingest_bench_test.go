@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"syscall"
@@ -16,12 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
-	"github.com/agentplane/agentplane/internal/auth"
-	"github.com/agentplane/agentplane/internal/datasource"
-	"github.com/agentplane/agentplane/internal/llm/simulated"
-	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
-	"github.com/agentplane/agentplane/internal/seed"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -89,27 +82,9 @@ func benchBatch(seq int) []byte {
 //
 //	go test ./internal/api -run '^$' -bench OTLPIngest -benchtime 50x
 func BenchmarkOTLPIngest(b *testing.B) {
-	ctx := context.Background()
-	st, err := store.Open(ctx, b.TempDir()+"/ingest.db")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	ws, _ := st.WorkspaceCreate(ctx, &store.Workspace{Name: "w", Slug: "w"})
-	if err := seed.LoadCatalog(ctx, st); err != nil {
-		b.Fatal(err)
-	}
-	raw, _ := auth.NewKey()
-	if _, err := st.APIKeyCreate(ctx, &store.APIKey{WorkspaceID: ws.ID, Name: "k", KeyPrefix: auth.KeyPrefix(raw), Scopes: store.Strings{"traces:write"}}, auth.HashKey(raw)); err != nil {
-		b.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	eng := runtime.New(runtime.Config{Store: st, Router: runtime.SimulatedRouter{Model: simulated.New()}, Logger: log})
-	srv, err := New(Config{Store: st, Logger: log, Secrets: secretbox.NewRandom(), WorkspaceID: ws.ID, Engine: eng, DataSources: datasource.NewSample(st)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.CloseStreams()
+	st, ws := benchStore(b)
+	raw := benchKey(b, st, ws, "traces:write")
+	srv := benchServer(b, st, ws, secretbox.NewRandom())
 	batches := make([][]byte, b.N+1)
 	for i := range batches {
 		batches[i] = benchBatch(i)
@@ -151,7 +126,7 @@ func BenchmarkOTLPIngest(b *testing.B) {
 	// On a shared machine the wall clock also counts other processes' turns: the spans per
 	// second of this process's CPU (all its threads, GC included) tell what one core does.
 	b.ReportMetric(spans/ingestCPU.Seconds(), "spans/cpu-s")
-	if n, _, err := st.TraceList(ctx, ws.ID, store.TraceFilter{}, store.Page{Page: 1, Limit: 1}); err != nil || len(n) != 1 {
+	if n, _, err := st.TraceList(context.Background(), ws, store.TraceFilter{}, store.Page{Page: 1, Limit: 1}); err != nil || len(n) != 1 {
 		b.Fatalf("no traces stored: %v", err)
 	}
 }

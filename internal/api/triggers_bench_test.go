@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -14,11 +12,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/agentplane/agentplane/internal/auth"
-	"github.com/agentplane/agentplane/internal/datasource"
-	"github.com/agentplane/agentplane/internal/llm/simulated"
-	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
-	"github.com/agentplane/agentplane/internal/seed"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -34,16 +28,8 @@ func BenchmarkHookWebhook(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
-			st, err := store.Open(ctx, b.TempDir()+"/a.db")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
-			ws, _ := st.WorkspaceCreate(ctx, &store.Workspace{Name: "w", Slug: "w"})
-			if err := seed.LoadCatalog(ctx, st); err != nil {
-				b.Fatal(err)
-			}
-			a, err := st.AgentCreate(ctx, &store.Agent{WorkspaceID: ws.ID, Name: "A", Type: "simple", Status: "active"}, &store.AgentConfig{Model: "gpt-4o-mini"}, "")
+			st, ws := benchStore(b)
+			a, err := st.AgentCreate(ctx, &store.Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &store.AgentConfig{Model: "gpt-4o-mini"}, "")
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -53,18 +39,12 @@ func BenchmarkHookWebhook(b *testing.B) {
 			if signed {
 				secrets["signing_secret"] = testWhsec
 			}
-			if _, err := st.TriggerCreate(ctx, &store.Trigger{WorkspaceID: ws.ID, AgentID: a.ID, Type: "webhook", Name: "W", Enabled: true,
+			if _, err := st.TriggerCreate(ctx, &store.Trigger{WorkspaceID: ws, AgentID: a.ID, Type: "webhook", Name: "W", Enabled: true,
 				Config: store.JSONObject{"respond": "async"}, InputMapping: map[string]string{"message": "text"}}, auth.HashKey(token), secrets, box); err != nil {
 				b.Fatal(err)
 			}
-			log := slog.New(slog.NewTextHandler(io.Discard, nil))
 			// Queued runs are not worked off: the benchmark measures accepting calls.
-			eng := runtime.New(runtime.Config{Store: st, Router: runtime.SimulatedRouter{Model: simulated.New()}, Logger: log})
-			srv, err := New(Config{Store: st, Logger: log, Secrets: box, WorkspaceID: ws.ID, Engine: eng, DataSources: datasource.NewSample(st)})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer srv.CloseStreams()
+			srv := benchServer(b, st, ws, box)
 			h := srv.Handler()
 			wh, _ := standardwebhooks.NewWebhook(testWhsec)
 			body := []byte(`{"text":"deploy finished","meta":{"env":"prod"}}`)
