@@ -328,11 +328,7 @@ func (s *Server) streamChatMessage(w http.ResponseWriter, r *http.Request) error
 		if after, err = lastEventID(r); err != nil {
 			return err
 		}
-		x, err := s.store.ExecutionGet(r.Context(), turn.ws, turn.executionID)
-		if err != nil {
-			return err
-		}
-		ended, err := s.pastEnd(r.Context(), x, after)
+		ended, err := s.pastEnd(r.Context(), turn.ws, turn.executionID, after)
 		if err != nil {
 			return err
 		}

@@ -355,11 +355,7 @@ func (s *Server) streamExecutionRoute(w http.ResponseWriter, r *http.Request) er
 		if live {
 			sub.Close()
 		}
-		x, err := s.store.ExecutionGet(r.Context(), ws, id)
-		if err != nil {
-			return err
-		}
-		ended, err := s.pastEnd(r.Context(), x, after)
+		ended, err := s.pastEnd(r.Context(), ws, id, after)
 		if err != nil {
 			return err
 		}

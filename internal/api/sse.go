@@ -90,10 +90,15 @@ func lastEventID(r *http.Request) (int, error) {
 	return n, nil
 }
 
-// pastEnd reports whether a stream of x resumed after frame `after` has nothing more to
-// send: x has ended and its terminal frame is at or before `after`. The answer is then 204,
-// which tells EventSource to stop reconnecting.
-func (s *Server) pastEnd(ctx context.Context, x *store.Execution, after int) (bool, error) {
+// pastEnd reads execution id of workspace ws (a not-found error when there is none) and
+// reports whether a stream of it resumed after frame `after` has nothing more to send: it
+// has ended and its terminal frame is at or before `after`. The answer is then 204, which
+// tells EventSource to stop reconnecting.
+func (s *Server) pastEnd(ctx context.Context, ws, id string, after int) (bool, error) {
+	x, err := s.store.ExecutionGet(ctx, ws, id)
+	if err != nil {
+		return false, err
+	}
 	if after < 0 || !store.IsTerminal(x.Status) {
 		return false, nil
 	}
