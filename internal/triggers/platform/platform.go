@@ -25,6 +25,8 @@ package platform
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -181,6 +183,29 @@ func checkTimestamp(header string, now time.Time) error {
 		return verifyErr("timestamp too far in the future")
 	}
 	return nil
+}
+
+// macSHA256 is the HMAC-SHA256 of the parts, in order, with key.
+func macSHA256(key []byte, parts ...[]byte) []byte {
+	m := hmac.New(sha256.New, key)
+	for _, p := range parts {
+		m.Write(p)
+	}
+	return m.Sum(nil)
+}
+
+// hexSignature returns the hex-decoded signature that header holds after prefix; missing is
+// the error of a header without the prefix.
+func hexSignature(r *http.Request, header, prefix, missing string) ([]byte, error) {
+	sig, ok := strings.CutPrefix(r.Header.Get(header), prefix)
+	if !ok {
+		return nil, verifyErr("%s", missing)
+	}
+	got, err := hex.DecodeString(sig)
+	if err != nil {
+		return nil, verifyErr("%s is not hex", header)
+	}
+	return got, nil
 }
 
 // equalString compares two secrets in constant time (for equal lengths).

@@ -3,8 +3,6 @@ package platform
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -40,13 +38,9 @@ func (Slack) Verify(r *http.Request, body []byte, cfg Config, now time.Time) err
 	if err := checkTimestamp(ts, now); err != nil {
 		return err
 	}
-	sig, ok := strings.CutPrefix(r.Header.Get("X-Slack-Signature"), "v0=")
-	if !ok {
-		return verifyErr("missing or unversioned X-Slack-Signature")
-	}
-	got, err := hex.DecodeString(sig)
+	got, err := hexSignature(r, "X-Slack-Signature", "v0=", "missing or unversioned X-Slack-Signature")
 	if err != nil {
-		return verifyErr("X-Slack-Signature is not hex")
+		return err
 	}
 	if !hmac.Equal(got, slackSignature(secret, ts, body)) {
 		return verifyErr("X-Slack-Signature does not match")
@@ -56,10 +50,7 @@ func (Slack) Verify(r *http.Request, body []byte, cfg Config, now time.Time) err
 
 // slackSignature is the raw HMAC of Slack's v0 base string.
 func slackSignature(secret, ts string, body []byte) []byte {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte("v0:" + ts + ":"))
-	m.Write(body)
-	return m.Sum(nil)
+	return macSHA256([]byte(secret), []byte("v0:"+ts+":"), body)
 }
 
 // slackEnvelope is the part of an Events API call this package reads.

@@ -3,7 +3,6 @@ package platform
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -53,9 +52,7 @@ func (Teams) Verify(r *http.Request, body []byte, cfg Config, now time.Time) err
 	if err != nil {
 		return verifyErr("Authorization HMAC is not base64")
 	}
-	m := hmac.New(sha256.New, key)
-	m.Write(body)
-	if !hmac.Equal(got, m.Sum(nil)) {
+	if !hmac.Equal(got, macSHA256(key, body)) {
 		return verifyErr("Authorization HMAC does not match")
 	}
 	return nil

@@ -3,8 +3,6 @@ package platform
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -60,17 +58,11 @@ func (WhatsApp) Verify(r *http.Request, body []byte, cfg Config, now time.Time) 
 	if secret == "" {
 		return verifyErr("trigger has no app_secret")
 	}
-	sig, ok := strings.CutPrefix(r.Header.Get("X-Hub-Signature-256"), "sha256=")
-	if !ok {
-		return verifyErr("missing X-Hub-Signature-256")
-	}
-	got, err := hex.DecodeString(sig)
+	got, err := hexSignature(r, "X-Hub-Signature-256", "sha256=", "missing X-Hub-Signature-256")
 	if err != nil {
-		return verifyErr("X-Hub-Signature-256 is not hex")
+		return err
 	}
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write(body)
-	if !hmac.Equal(got, m.Sum(nil)) {
+	if !hmac.Equal(got, macSHA256([]byte(secret), body)) {
 		return verifyErr("X-Hub-Signature-256 does not match")
 	}
 	return nil
