@@ -30,11 +30,15 @@ type envelope struct {
 
 // Pagination describes where a list page sits; total_pages and pages carry the same value.
 type Pagination struct {
-	Page       int `json:"page"`
-	Limit      int `json:"limit"`
-	Total      int `json:"total"`
-	TotalPages int `json:"total_pages"`
-	Pages      int `json:"pages"`
+	Page  int `json:"page" doc:"The page's number (from the cursor when one was sent)."`
+	Limit int `json:"limit"`
+	Total int `json:"total" doc:"How many items the list holds, counted up to 10,000: past that, total_capped is true and total is a lower bound (counting every row of a long history on every page would make each page cost in proportion to the history)."`
+	// TotalCapped is documented on the field.
+	TotalCapped bool `json:"total_capped" doc:"True when the list holds more than 10,000 items: total is then a lower bound, and total_pages counts only the pages of that many. Walk with next_cursor to reach every item."`
+	TotalPages  int  `json:"total_pages"`
+	Pages       int  `json:"pages"`
+	// NextCursor is documented on the field.
+	NextCursor *string `json:"next_cursor" doc:"Opaque; send it as cursor (instead of page) to get the next page; null on the last page. Lists ordered newest first continue from the last item seen, so items created meanwhile neither repeat nor shift an item out of the walk, and a page deep in the list costs what the first costs."`
 }
 
 type listEnvelope struct {
@@ -68,19 +72,31 @@ func writeData(w http.ResponseWriter, status int, v any) {
 
 // writeList sends a list envelope with pagination.
 func writeList[T any](w http.ResponseWriter, items []T, p store.Page, total int) {
-	pages := 0
+	pg := Pagination{Page: p.Page, Limit: p.Limit, Total: total, TotalCapped: total > store.TotalCap}
 	if p.Limit > 0 {
-		pages = (total + p.Limit - 1) / p.Limit
+		pg.TotalPages = (total + p.Limit - 1) / p.Limit
 	}
-	writeJSON(w, http.StatusOK, listEnvelope{Data: items, Pagination: Pagination{
-		Page: p.Page, Limit: p.Limit, Total: total, TotalPages: pages, Pages: pages,
-	}})
+	pg.Pages = pg.TotalPages
+	if n := len(items); n > 0 && n == p.Limit && (pg.TotalCapped || (p.Page-1)*p.Limit+n < total) {
+		c := encodeCursor(p.Page+1, items[n-1])
+		pg.NextCursor = &c
+	}
+	writeJSON(w, http.StatusOK, listEnvelope{Data: items, Pagination: pg})
 }
 
-// pageParams reads page and limit; anything but an integer in range is a 400.
+// pageParams reads page, limit and cursor; anything but an integer in range, or a cursor that
+// is not one the server gave, is a 400.
 func pageParams(r *http.Request) (store.Page, error) {
 	p := store.Page{Page: 1, Limit: 20}
 	q := r.URL.Query()
+	if v := q.Get("cursor"); v != "" {
+		if q.Get("page") != "" {
+			return p, badRequest("send either page or cursor, not both")
+		}
+		if err := decodeCursor(v, &p); err != nil {
+			return p, err
+		}
+	}
 	if v := q.Get("page"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1_000_000 {

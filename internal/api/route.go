@@ -67,6 +67,7 @@ func (rt route) tagged() bool { return rt.method == http.MethodGet && !rt.raw &&
 var pageQuery = []param{
 	{name: "page", typ: "integer", desc: "1-based page number (default 1)."},
 	{name: "limit", typ: "integer", desc: "Items per page, 1 to 100 (default 20)."},
+	{name: "cursor", typ: "string", desc: "The next_cursor of the previous page, instead of page: walks the whole list, each page as cheap as the first."},
 }
 
 // openAPIDoc builds the OpenAPI 3.1 document from the route table.

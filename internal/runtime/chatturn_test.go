@@ -43,7 +43,7 @@ func TestChatTurnIdempotencyKey(t *testing.T) {
 	if _, _, err := submit("m3"); !errors.As(err, &used) {
 		t.Fatalf("submit after the turn ended: %v", err)
 	}
-	msgs, _ := st.ChatHistory(ctx, a.WorkspaceID, sess.ID)
+	msgs, _, _ := st.ChatHistoryTail(ctx, a.WorkspaceID, sess.ID, func(*store.ChatMessage) bool { return true })
 	if len(msgs) != 2 {
 		t.Fatalf("%d messages, want one turn", len(msgs))
 	}

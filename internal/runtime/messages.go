@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentplane/agentplane/internal/llm"
+	"github.com/agentplane/agentplane/internal/store"
 )
 
 // render builds the model messages of a fresh pass: the system prompt, the chat history
@@ -35,14 +36,7 @@ func (r *run) render(ctx context.Context) ([]llm.Message, error) {
 
 	var history []llm.Message
 	if c := r.state.Chat; c != nil {
-		past, err := r.e.st.ChatHistory(ctx, r.x.WorkspaceID, c.SessionID)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range past {
-			history = append(history, llm.Message{Role: m.Role, Content: m.Content})
-		}
-		if history, err = r.trimHistory(ctx, system, history, user); err != nil {
+		if history, err = r.history(ctx, c.SessionID, system, user); err != nil {
 			return nil, err
 		}
 	}
@@ -50,41 +44,45 @@ func (r *run) render(ctx context.Context) ([]llm.Message, error) {
 	return msgs, nil
 }
 
-// trimHistory drops the oldest history messages until system + history + the new message
-// + the reply budget fit the model's context window, and records what it dropped.
-func (r *run) trimHistory(ctx context.Context, system, history []llm.Message, user Message) ([]llm.Message, error) {
+// history reads the newest messages of the chat session that fit the model's context window
+// beside the system prompt, the new message and the reply budget (every message when the
+// window is not known), and records what it left out as a "history" span.
+func (r *run) history(ctx context.Context, sessionID string, system []llm.Message, user Message) ([]llm.Message, error) {
 	m, err := r.modelEntry(ctx)
-	if err != nil || m == nil || m.ContextWindow <= 0 {
-		return history, err
+	if err != nil {
+		return nil, err
 	}
-	window := m.ContextWindow
-	budget := r.cfg.MaxTokens
-	if budget <= 0 {
-		budget = min(4096, window/4)
+	fit := func(*store.ChatMessage) bool { return true }
+	window := 0
+	if m != nil && m.ContextWindow > 0 {
+		window = m.ContextWindow
+		budget := r.cfg.MaxTokens
+		if budget <= 0 {
+			budget = min(4096, window/4)
+		}
+		used := llm.CountTokens(user.Content) + budget
+		for _, m := range system {
+			used += llm.CountTokens(m.Content)
+		}
+		fit = func(m *store.ChatMessage) bool {
+			used += llm.CountTokens(m.Content)
+			return used <= window
+		}
 	}
-	used := llm.CountTokens(user.Content) + budget
-	for _, m := range system {
-		used += llm.CountTokens(m.Content)
+	past, dropped, err := r.e.st.ChatHistoryTail(ctx, r.x.WorkspaceID, sessionID, fit)
+	if err != nil {
+		return nil, err
 	}
-	total := used
-	for _, m := range history {
-		total += llm.CountTokens(m.Content)
-	}
-	dropped, droppedTokens := 0, 0
-	for total > window && len(history) > 0 {
-		t := llm.CountTokens(history[0].Content)
-		total -= t
-		droppedTokens += t
-		history = history[1:]
-		dropped++
+	history := make([]llm.Message, len(past))
+	for i, m := range past {
+		history[i] = llm.Message{Role: m.Role, Content: m.Content}
 	}
 	if dropped > 0 {
 		sp := r.span("history", "trim history", nil)
 		sp.Attributes["dropped_messages"] = dropped
-		sp.Attributes["dropped_tokens"] = droppedTokens
 		sp.Attributes["context_window"] = window
 		sp.Attributes["kept_messages"] = len(history)
-		r.end(sp, map[string]any{"summary": fmt.Sprintf("dropped the %d oldest messages (%d tokens) to fit the %d-token context window", dropped, droppedTokens, window)}, nil)
+		r.end(sp, map[string]any{"summary": fmt.Sprintf("left out the %d oldest messages to fit the %d-token context window", dropped, window)}, nil)
 	}
 	return history, nil
 }

@@ -210,7 +210,8 @@ func (s *Store) AgentList(ctx context.Context, ws string, f AgentFilter, p Page)
 		{"a.status = $%d", f.Status},
 		{likeBoth("a.name", "a.description"), likePattern(f.Query)},
 	})
-	rows, err := s.r.QueryContext(ctx, "SELECT "+agentColumns+agentFrom+where+pageClause("a", p), args...)
+	page, pargs := pageClause("a", p, args)
+	rows, err := s.r.QueryContext(ctx, "SELECT "+agentColumns+agentFrom+where+page, pargs...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list agents: %w", err)
 	}
@@ -218,7 +219,7 @@ func (s *Store) AgentList(ctx context.Context, ws string, f AgentFilter, p Page)
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM agents a"+where, args)
+	total, err := s.listCount(ctx, p, len(items), "agents a"+where, args)
 	return items, total, err
 }
 
@@ -324,7 +325,7 @@ func (s *Store) AgentVersionList(ctx context.Context, ws, agentID string, p Page
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM agent_versions WHERE workspace_id = $1 AND agent_id = $2", []any{ws, agentID})
+	total, err := s.listCount(ctx, p, len(items), "agent_versions WHERE workspace_id = $1 AND agent_id = $2", []any{ws, agentID})
 	return items, total, err
 }
 

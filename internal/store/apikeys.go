@@ -58,7 +58,8 @@ func (s *Store) APIKeyCreate(ctx context.Context, k *APIKey, hash string) (*APIK
 // APIKeyList returns one page of a workspace's keys that are not revoked, newest first.
 func (s *Store) APIKeyList(ctx context.Context, ws string, p Page) ([]*APIKey, int, error) {
 	where := " WHERE workspace_id = $1 AND revoked_at IS NULL"
-	rows, err := s.r.QueryContext(ctx, "SELECT "+apiKeyColumns+" FROM api_keys"+where+pageClause("", p), ws)
+	q, qargs := pagedSelect(apiKeyColumns, "api_keys", where, []any{ws}, p)
+	rows, err := s.r.QueryContext(ctx, q, qargs...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list api keys: %w", err)
 	}
@@ -66,7 +67,7 @@ func (s *Store) APIKeyList(ctx context.Context, ws string, p Page) ([]*APIKey, i
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM api_keys"+where, []any{ws})
+	total, err := s.listCount(ctx, p, len(items), "api_keys"+where, []any{ws})
 	return items, total, err
 }
 

@@ -71,7 +71,7 @@ func (s *Store) ApprovalList(ctx context.Context, ws, status string, p Page) ([]
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM approvals p"+where, args)
+	total, err := s.listCount(ctx, p, len(items), "approvals p"+where, args)
 	return items, total, err
 }
 

@@ -82,7 +82,8 @@ func (s *Store) AssetList(ctx context.Context, ws string, f AssetFilter, p Page)
 		{"execution_id = $%d", f.ExecutionID},
 		{"type = $%d", f.Type},
 	})
-	rows, err := s.r.QueryContext(ctx, "SELECT "+assetColumns+" FROM assets"+where+pageClause("", p), args...)
+	q, qargs := pagedSelect(assetColumns, "assets", where, args, p)
+	rows, err := s.r.QueryContext(ctx, q, qargs...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list assets: %w", err)
 	}
@@ -90,7 +91,7 @@ func (s *Store) AssetList(ctx context.Context, ws string, f AssetFilter, p Page)
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM assets"+where, args)
+	total, err := s.listCount(ctx, p, len(items), "assets"+where, args)
 	return items, total, err
 }
 

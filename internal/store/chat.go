@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 )
 
 // ChatSession is a conversation with an agent; its messages run as executions.
@@ -86,7 +88,8 @@ type ChatSessionFilter struct {
 // ChatSessionList returns one page of sessions, newest first.
 func (s *Store) ChatSessionList(ctx context.Context, ws string, f ChatSessionFilter, p Page) ([]*ChatSession, int, error) {
 	where, args := whereClause("", ws, []cond{{"agent_id = $%d", f.AgentID}, {"end_user_id = $%d", f.EndUserID}})
-	rows, err := s.r.QueryContext(ctx, "SELECT "+chatSessionColumns+" FROM chat_sessions"+where+pageClause("", p), args...)
+	q, qargs := pagedSelect(chatSessionColumns, "chat_sessions", where, args, p)
+	rows, err := s.r.QueryContext(ctx, q, qargs...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list chat sessions: %w", err)
 	}
@@ -94,7 +97,7 @@ func (s *Store) ChatSessionList(ctx context.Context, ws string, f ChatSessionFil
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM chat_sessions"+where, args)
+	total, err := s.listCount(ctx, p, len(items), "chat_sessions"+where, args)
 	return items, total, err
 }
 
@@ -215,14 +218,50 @@ func (s *Store) ChatMessageList(ctx context.Context, ws, sessionID string, p Pag
 	return items, c.MessageCount, err
 }
 
-// ChatHistory returns every message of a session, oldest first.
-func (s *Store) ChatHistory(ctx context.Context, ws, sessionID string) ([]*ChatMessage, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT "+chatMessageColumns+" FROM chat_messages WHERE workspace_id = $1 AND session_id = $2 ORDER BY seq",
-		ws, sessionID)
-	if err != nil {
-		return nil, fmt.Errorf("load chat history: %w", err)
+// chatTailBatch is how many messages ChatHistoryTail reads at a time.
+const chatTailBatch = 100
+
+// ChatHistoryTail returns the newest messages of a session that fit, oldest first, and how
+// many older ones it left out. It reads the session newest first, along its (session_id, seq)
+// key, and stops at the first message fit refuses: a turn of a long session reads only what
+// its model can take, not the whole history.
+func (s *Store) ChatHistoryTail(ctx context.Context, ws, sessionID string, fit func(*ChatMessage) bool) ([]*ChatMessage, int, error) {
+	var kept []*ChatMessage
+	before, dropped := int64(math.MaxInt64), 0
+	for more := true; more; {
+		rows, err := s.r.QueryContext(ctx, "SELECT seq, "+chatMessageColumns+" FROM chat_messages WHERE workspace_id = $1 AND session_id = $2 AND seq < $3"+
+			fmt.Sprintf(" ORDER BY seq DESC LIMIT %d", chatTailBatch), ws, sessionID, before)
+		if err != nil {
+			return nil, 0, fmt.Errorf("load chat history: %w", err)
+		}
+		n := 0
+		err = func() error {
+			defer rows.Close()
+			for rows.Next() {
+				var m ChatMessage
+				if err := rows.Scan(&before, &m.ID, &m.WorkspaceID, &m.SessionID, &m.Role, &m.Content, &m.ExecutionID, &m.UserMessageID,
+					&m.TokenUsage.PromptTokens, &m.TokenUsage.CompletionTokens, &m.CreatedAt); err != nil {
+					return err
+				}
+				n++
+				m.TokenUsage.TotalTokens = m.TokenUsage.PromptTokens + m.TokenUsage.CompletionTokens
+				if !fit(&m) {
+					// Sequence numbers count a session's messages from 1, so this one and
+					// every older one are left out.
+					dropped, more = int(before), false
+					return nil
+				}
+				kept = append(kept, &m)
+			}
+			return rows.Err()
+		}()
+		if err != nil {
+			return nil, 0, fmt.Errorf("load chat history: %w", err)
+		}
+		more = more && n == chatTailBatch
 	}
-	return collect(rows, scanChatMessage)
+	slices.Reverse(kept)
+	return kept, dropped, nil
 }
 
 // ChatMessageGet returns one message.

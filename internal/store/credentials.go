@@ -163,7 +163,8 @@ func (s *Store) CredentialList(ctx context.Context, ws string, f CredentialFilte
 		{"provider = $%d", f.Provider},
 		{likeBoth("name", "description"), likePattern(f.Query)},
 	})
-	rows, err := s.r.QueryContext(ctx, "SELECT "+credentialColumns+" FROM credentials"+where+pageClause("", p), args...)
+	q, qargs := pagedSelect(credentialColumns, "credentials", where, args, p)
+	rows, err := s.r.QueryContext(ctx, q, qargs...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list credentials: %w", err)
 	}
@@ -171,7 +172,7 @@ func (s *Store) CredentialList(ctx context.Context, ws string, f CredentialFilte
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM credentials"+where, args)
+	total, err := s.listCount(ctx, p, len(items), "credentials"+where, args)
 	return items, total, err
 }
 

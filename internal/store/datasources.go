@@ -77,7 +77,8 @@ func (s *Store) DataSourceList(ctx context.Context, ws string, f DataSourceFilte
 		{"d.type = $%d", f.Type},
 		{likeBoth("d.name", "d.description"), likePattern(f.Query)},
 	})
-	rows, err := s.r.QueryContext(ctx, "SELECT "+dataSourceColumns+dataSourceFrom+where+pageClause("d", p), args...)
+	page, pargs := pageClause("d", p, args)
+	rows, err := s.r.QueryContext(ctx, "SELECT "+dataSourceColumns+dataSourceFrom+where+page, pargs...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list data sources: %w", err)
 	}
@@ -85,7 +86,7 @@ func (s *Store) DataSourceList(ctx context.Context, ws string, f DataSourceFilte
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM data_sources d"+where, args)
+	total, err := s.listCount(ctx, p, len(items), "data_sources d"+where, args)
 	return items, total, err
 }
 
@@ -194,7 +195,7 @@ func (s *Store) DataSourceVersionList(ctx context.Context, ws, dataSourceID stri
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM data_source_versions WHERE workspace_id = $1 AND data_source_id = $2", []any{ws, dataSourceID})
+	total, err := s.listCount(ctx, p, len(items), "data_source_versions WHERE workspace_id = $1 AND data_source_id = $2", []any{ws, dataSourceID})
 	return items, total, err
 }
 

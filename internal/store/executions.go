@@ -254,7 +254,8 @@ func (s *Store) ExecutionList(ctx context.Context, ws string, f ExecutionFilter,
 		args = append(args, f.CreatedBefore)
 		where += fmt.Sprintf(" AND created_at < $%d", len(args))
 	}
-	rows, err := s.r.QueryContext(ctx, "SELECT "+executionColumns+" FROM executions"+where+pageClause("", p), args...)
+	q, qargs := pagedSelect(executionColumns, "executions", where, args, p)
+	rows, err := s.r.QueryContext(ctx, q, qargs...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list executions: %w", err)
 	}
@@ -262,7 +263,7 @@ func (s *Store) ExecutionList(ctx context.Context, ws string, f ExecutionFilter,
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM executions"+where, args)
+	total, err := s.listCount(ctx, p, len(items), "executions"+where, args)
 	return items, total, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -63,7 +64,7 @@ func TestExecutionLedger(t *testing.T) {
 		if _, err := s.TraceGet(ctx, mustWorkspace(t, s, "b"), tr.ID); !IsNotFound(err) {
 			t.Fatalf("trace across workspaces: %v", err)
 		}
-		l, n, err := s.ExecutionList(ctx, ws, ExecutionFilter{Status: StatusCompleted, AgentID: a.ID}, Page{1, 10})
+		l, n, err := s.ExecutionList(ctx, ws, ExecutionFilter{Status: StatusCompleted, AgentID: a.ID}, Page{Page: 1, Limit: 10})
 		if err != nil || n != 1 || len(l) != 1 {
 			t.Fatalf("list: %d %v", n, err)
 		}
@@ -110,7 +111,7 @@ func TestChatSessions(t *testing.T) {
 		if err := s.ChatSessionUnlock(ctx, ws, c.ID, "x1"); err != nil {
 			t.Fatal(err)
 		}
-		h, err := s.ChatHistory(ctx, ws, c.ID)
+		h, _, err := s.ChatHistoryTail(ctx, ws, c.ID, keepAll)
 		if err != nil || len(h) != 2 || h[0].Role != "user" || h[1].Content != "hello" {
 			t.Fatalf("history: %+v %v", h, err)
 		}
@@ -125,7 +126,7 @@ func TestChatSessions(t *testing.T) {
 		if _, err := s.ChatSessionDelete(ctx, ws, c.ID); err != nil {
 			t.Fatal(err)
 		}
-		if h, _ := s.ChatHistory(ctx, ws, c.ID); len(h) != 0 {
+		if h, _, _ := s.ChatHistoryTail(ctx, ws, c.ID, keepAll); len(h) != 0 {
 			t.Fatal("messages outlived their session")
 		}
 	})
@@ -161,6 +162,45 @@ func TestExecutionTransitionFrom(t *testing.T) {
 		got, err := s.ExecutionTransition(ctx, ws, x.ID, StatusCancelled, ExecutionPatch{From: StatusRunning})
 		if err != nil || got.Status != StatusCancelled {
 			t.Fatalf("cancel from running: %+v %v", got, err)
+		}
+	})
+}
+
+func keepAll(*ChatMessage) bool { return true }
+
+// TestChatHistoryTail: a turn reads only the newest messages that fit, across read batches,
+// oldest first, and learns how many older ones it left out without reading them.
+func TestChatHistoryTail(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		mustModel(t, s)
+		ws := mustWorkspace(t, s, "a")
+		a, _ := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
+		c, err := s.ChatSessionCreate(ctx, &ChatSession{WorkspaceID: ws, AgentID: a.ID, Metadata: JSONObject{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const total, keep = 250, 130
+		msgs := make([]*ChatMessage, total)
+		for i := range msgs {
+			msgs[i] = &ChatMessage{Role: "user", Content: fmt.Sprintf("m%d", i+1)}
+		}
+		if err := s.ChatMessageAppend(ctx, ws, c.ID, msgs...); err != nil {
+			t.Fatal(err)
+		}
+		seen := 0
+		h, dropped, err := s.ChatHistoryTail(ctx, ws, c.ID, func(*ChatMessage) bool { seen++; return seen <= keep })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h) != keep || dropped != total-keep || seen != keep+1 {
+			t.Fatalf("kept %d, dropped %d, offered %d; want %d, %d, %d", len(h), dropped, seen, keep, total-keep, keep+1)
+		}
+		if h[0].Content != fmt.Sprintf("m%d", total-keep+1) || h[keep-1].Content != fmt.Sprintf("m%d", total) {
+			t.Fatalf("kept %s … %s, want the newest %d oldest first", h[0].Content, h[keep-1].Content, keep)
+		}
+		if h, dropped, _ := s.ChatHistoryTail(ctx, ws, c.ID, keepAll); len(h) != total || dropped != 0 || h[0].Content != "m1" {
+			t.Fatalf("whole history: %d messages, %d dropped", len(h), dropped)
 		}
 	})
 }

@@ -60,7 +60,8 @@ func (s *Store) GuardrailList(ctx context.Context, ws string, f GuardrailFilter,
 		enabledCond(f.Enabled),
 		{likeBoth("name", "description"), likePattern(f.Query)},
 	})
-	rows, err := s.r.QueryContext(ctx, "SELECT "+guardrailColumns+" FROM guardrails"+where+pageClause("", p), args...)
+	q, qargs := pagedSelect(guardrailColumns, "guardrails", where, args, p)
+	rows, err := s.r.QueryContext(ctx, q, qargs...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list guardrails: %w", err)
 	}
@@ -68,7 +69,7 @@ func (s *Store) GuardrailList(ctx context.Context, ws string, f GuardrailFilter,
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM guardrails"+where, args)
+	total, err := s.listCount(ctx, p, len(items), "guardrails"+where, args)
 	return items, total, err
 }
 

@@ -82,7 +82,7 @@ func (s *Store) LLMModelList(ctx context.Context, ws string, f LLMModelFilter, p
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM "+modelsUnion+where, args)
+	total, err := s.listCount(ctx, p, len(items), modelsUnion+where, args)
 	return items, total, err
 }
 

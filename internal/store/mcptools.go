@@ -97,7 +97,8 @@ func (s *Store) MCPToolList(ctx context.Context, ws string, f MCPToolFilter, p P
 		enabledCond(f.Enabled),
 		{likeBoth("name", "description"), likePattern(f.Query)},
 	})
-	rows, err := s.r.QueryContext(ctx, "SELECT "+mcpToolColumns+" FROM mcp_tools"+where+pageClause("", p), args...)
+	q, qargs := pagedSelect(mcpToolColumns, "mcp_tools", where, args, p)
+	rows, err := s.r.QueryContext(ctx, q, qargs...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list mcp tools: %w", err)
 	}
@@ -105,7 +106,7 @@ func (s *Store) MCPToolList(ctx context.Context, ws string, f MCPToolFilter, p P
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM mcp_tools"+where, args)
+	total, err := s.listCount(ctx, p, len(items), "mcp_tools"+where, args)
 	return items, total, err
 }
 

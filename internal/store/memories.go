@@ -55,7 +55,8 @@ func (s *Store) MemoryList(ctx context.Context, ws string, f MemoryFilter, p Pag
 		{"key = $%d", f.Key},
 		{likeBoth("key", "content"), likePattern(f.Query)},
 	})
-	rows, err := s.r.QueryContext(ctx, "SELECT "+memoryColumns+" FROM memories"+where+pageClause("", p), args...)
+	q, qargs := pagedSelect(memoryColumns, "memories", where, args, p)
+	rows, err := s.r.QueryContext(ctx, q, qargs...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list memories: %w", err)
 	}
@@ -63,7 +64,7 @@ func (s *Store) MemoryList(ctx context.Context, ws string, f MemoryFilter, p Pag
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM memories"+where, args)
+	total, err := s.listCount(ctx, p, len(items), "memories"+where, args)
 	return items, total, err
 }
 

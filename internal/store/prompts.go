@@ -97,7 +97,8 @@ func (s *Store) PromptList(ctx context.Context, ws string, f PromptFilter, p Pag
 		{likeBoth("p.name", "p.description"), likePattern(f.Query)},
 		{`lower(p.tags) LIKE $%d ESCAPE '\'`, tagPattern(f.Tag)},
 	})
-	rows, err := s.r.QueryContext(ctx, "SELECT "+promptColumns+promptFrom+where+pageClause("p", p), args...)
+	page, pargs := pageClause("p", p, args)
+	rows, err := s.r.QueryContext(ctx, "SELECT "+promptColumns+promptFrom+where+page, pargs...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list prompts: %w", err)
 	}
@@ -105,7 +106,7 @@ func (s *Store) PromptList(ctx context.Context, ws string, f PromptFilter, p Pag
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM prompts p"+where, args)
+	total, err := s.listCount(ctx, p, len(items), "prompts p"+where, args)
 	return items, total, err
 }
 
@@ -274,7 +275,7 @@ func (s *Store) PromptVersionList(ctx context.Context, ws, promptID string, p Pa
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM prompt_versions WHERE workspace_id = $1 AND prompt_id = $2", []any{ws, promptID})
+	total, err := s.listCount(ctx, p, len(items), "prompt_versions WHERE workspace_id = $1 AND prompt_id = $2", []any{ws, promptID})
 	return items, total, err
 }
 

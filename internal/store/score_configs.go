@@ -147,7 +147,8 @@ func (s *Store) ScoreConfigList(ctx context.Context, ws string, f ScoreConfigFil
 		archived,
 		{likeBoth("name", "description"), likePattern(f.Query)},
 	})
-	rows, err := s.r.QueryContext(ctx, "SELECT "+scoreConfigColumns+" FROM score_configs"+where+pageClause("", p), args...)
+	q, qargs := pagedSelect(scoreConfigColumns, "score_configs", where, args, p)
+	rows, err := s.r.QueryContext(ctx, q, qargs...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list score configs: %w", err)
 	}
@@ -155,7 +156,7 @@ func (s *Store) ScoreConfigList(ctx context.Context, ws string, f ScoreConfigFil
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM score_configs"+where, args)
+	total, err := s.listCount(ctx, p, len(items), "score_configs"+where, args)
 	return items, total, err
 }
 

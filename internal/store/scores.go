@@ -106,7 +106,8 @@ func deref(p *string) string {
 // ScoreList returns one page of a workspace's scores, newest first, and the total count.
 func (s *Store) ScoreList(ctx context.Context, ws string, f ScoreFilter, p Page) ([]*Score, int, error) {
 	where, args := f.clause(ws)
-	rows, err := s.r.QueryContext(ctx, "SELECT "+scoreColumns+" FROM scores"+where+pageClause("", p), args...)
+	q, qargs := pagedSelect(scoreColumns, "scores", where, args, p)
+	rows, err := s.r.QueryContext(ctx, q, qargs...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list scores: %w", err)
 	}
@@ -114,7 +115,7 @@ func (s *Store) ScoreList(ctx context.Context, ws string, f ScoreFilter, p Page)
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM scores"+where, args)
+	total, err := s.listCount(ctx, p, len(items), "scores"+where, args)
 	return items, total, err
 }
 
@@ -436,7 +437,7 @@ func (s *Store) ScoreSummary(ctx context.Context, ws string, f ScoreFilter, p Pa
 	if err != nil {
 		return nil, 0, fmt.Errorf("summarize scores: %w", err)
 	}
-	total, err := s.listCount(ctx, p, len(out), "SELECT count(*) FROM (SELECT 1 FROM scores"+where+" GROUP BY name, data_type) g", args)
+	total, err := s.listCount(ctx, p, len(out), "scores"+where+" GROUP BY name, data_type", args)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -56,7 +56,7 @@ func BenchmarkScoreSummary(b *testing.B) {
 			}
 			b.ResetTimer()
 			for b.Loop() {
-				items, total, err := s.ScoreSummary(ctx, ws, ScoreFilter{}, Page{1, 20})
+				items, total, err := s.ScoreSummary(ctx, ws, ScoreFilter{}, Page{Page: 1, Limit: 20})
 				if err != nil || total != 4 || items[0].Count != n/4 {
 					b.Fatalf("summary: %d groups, %v", total, err)
 				}

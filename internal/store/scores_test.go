@@ -140,16 +140,16 @@ func TestScoreConfigs(t *testing.T) {
 			t.Fatalf("update across workspaces: %v", err)
 		}
 		// List and filters.
-		if l, n, err := s.ScoreConfigList(ctx, f.ws, ScoreConfigFilter{}, Page{1, 20}); err != nil || n != 3 || l[0].ID != f.correct.ID {
+		if l, n, err := s.ScoreConfigList(ctx, f.ws, ScoreConfigFilter{}, Page{Page: 1, Limit: 20}); err != nil || n != 3 || l[0].ID != f.correct.ID {
 			t.Fatalf("list: %d %v", n, err)
 		}
-		if l, n, _ := s.ScoreConfigList(ctx, f.ws, ScoreConfigFilter{Archived: ptrTo(true)}, Page{1, 20}); n != 1 || l[0].ID != f.verdict.ID {
+		if l, n, _ := s.ScoreConfigList(ctx, f.ws, ScoreConfigFilter{Archived: ptrTo(true)}, Page{Page: 1, Limit: 20}); n != 1 || l[0].ID != f.verdict.ID {
 			t.Fatalf("archived: %d", n)
 		}
-		if _, n, _ := s.ScoreConfigList(ctx, f.ws, ScoreConfigFilter{Archived: ptrTo(false), DataType: ScoreNumeric}, Page{1, 20}); n != 1 {
+		if _, n, _ := s.ScoreConfigList(ctx, f.ws, ScoreConfigFilter{Archived: ptrTo(false), DataType: ScoreNumeric}, Page{Page: 1, Limit: 20}); n != 1 {
 			t.Fatalf("numeric, not archived: %d", n)
 		}
-		if _, n, _ := s.ScoreConfigList(ctx, f.ws, ScoreConfigFilter{Query: "TO 10"}, Page{1, 20}); n != 1 {
+		if _, n, _ := s.ScoreConfigList(ctx, f.ws, ScoreConfigFilter{Query: "TO 10"}, Page{Page: 1, Limit: 20}); n != 1 {
 			t.Fatalf("q: %d", n)
 		}
 	})
@@ -323,7 +323,7 @@ func TestScoreTargets(t *testing.T) {
 		// Listing by a target finds the scores of what it contains.
 		count := func(f ScoreFilter, ws string) int {
 			t.Helper()
-			_, n, err := s.ScoreList(ctx, ws, f, Page{1, 2})
+			_, n, err := s.ScoreList(ctx, ws, f, Page{Page: 1, Limit: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -382,7 +382,7 @@ func TestScoreSummary(t *testing.T) {
 		// The same name with another data type is summed up on its own.
 		add(Score{Name: "verdict", DataType: ScoreNumeric, Value: ptrTo(7.0)})
 		add(Score{Name: "other", DataType: ScoreNumeric, Value: ptrTo(1.0), Source: ScoreSourceEval})
-		items, total, err := s.ScoreSummary(ctx, f.ws, ScoreFilter{Source: ScoreSourceAPI}, Page{1, 20})
+		items, total, err := s.ScoreSummary(ctx, f.ws, ScoreFilter{Source: ScoreSourceAPI}, Page{Page: 1, Limit: 20})
 		if err != nil || total != 5 || len(items) != 5 {
 			t.Fatalf("summary: %d of %d, %v", len(items), total, err)
 		}
@@ -422,14 +422,14 @@ func TestScoreSummary(t *testing.T) {
 			t.Fatalf("verdict: %+v", verdict)
 		}
 		// Pages are of groups; the total counts them all.
-		items, total, err = s.ScoreSummary(ctx, f.ws, ScoreFilter{}, Page{2, 2})
+		items, total, err = s.ScoreSummary(ctx, f.ws, ScoreFilter{}, Page{Page: 2, Limit: 2})
 		if err != nil || total != 6 || len(items) != 2 || items[0].Name != "other" || items[1].Name != "rating" || len(items[1].Buckets) != 3 {
 			t.Fatalf("page 2: %d of %d %v", len(items), total, err)
 		}
-		if items, total, err = s.ScoreSummary(ctx, f.ws, ScoreFilter{Name: "latency", CreatedAfter: Time{time.Now().Add(time.Hour)}}, Page{1, 20}); err != nil || total != 0 || len(items) != 0 {
+		if items, total, err = s.ScoreSummary(ctx, f.ws, ScoreFilter{Name: "latency", CreatedAfter: Time{time.Now().Add(time.Hour)}}, Page{Page: 1, Limit: 20}); err != nil || total != 0 || len(items) != 0 {
 			t.Fatalf("nothing selected: %d %v", total, err)
 		}
-		if _, total, _ = s.ScoreSummary(ctx, f.other, ScoreFilter{}, Page{1, 20}); total != 0 {
+		if _, total, _ = s.ScoreSummary(ctx, f.other, ScoreFilter{}, Page{Page: 1, Limit: 20}); total != 0 {
 			t.Fatalf("summary across workspaces: %d", total)
 		}
 	})

@@ -104,7 +104,7 @@ func TestAgentsAndVersions(t *testing.T) {
 		if _, err := s.AgentUpdate(ctx, other, a.ID, AgentPatch{Name: ptrTo("x")}); !IsNotFound(err) {
 			t.Fatalf("update across workspaces: %v", err)
 		}
-		if l, n, _ := s.AgentList(ctx, other, AgentFilter{}, Page{1, 20}); n != 0 || len(l) != 0 {
+		if l, n, _ := s.AgentList(ctx, other, AgentFilter{}, Page{Page: 1, Limit: 20}); n != 0 || len(l) != 0 {
 			t.Fatalf("list across workspaces: %d", n)
 		}
 		// Filters and paging.
@@ -113,17 +113,17 @@ func TestAgentsAndVersions(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		l, n, err := s.AgentList(ctx, ws, AgentFilter{Type: "chain"}, Page{2, 10})
+		l, n, err := s.AgentList(ctx, ws, AgentFilter{Type: "chain"}, Page{Page: 2, Limit: 10})
 		if err != nil || n != 25 || len(l) != 10 {
 			t.Fatalf("page 2: %d items of %d, %v", len(l), n, err)
 		}
-		if _, n, _ = s.AgentList(ctx, ws, AgentFilter{Query: "support"}, Page{1, 20}); n != 1 {
+		if _, n, _ = s.AgentList(ctx, ws, AgentFilter{Query: "support"}, Page{Page: 1, Limit: 20}); n != 1 {
 			t.Fatalf("q filter: %d", n)
 		}
-		if _, n, _ = s.AgentList(ctx, ws, AgentFilter{Query: "_"}, Page{1, 20}); n != 0 {
+		if _, n, _ = s.AgentList(ctx, ws, AgentFilter{Query: "_"}, Page{Page: 1, Limit: 20}); n != 0 {
 			t.Fatalf("q treats _ as a wildcard: %d", n)
 		}
-		if _, n, _ = s.AgentList(ctx, ws, AgentFilter{Status: "inactive"}, Page{3, 10}); n != 25 {
+		if _, n, _ = s.AgentList(ctx, ws, AgentFilter{Status: "inactive"}, Page{Page: 3, Limit: 10}); n != 25 {
 			t.Fatalf("total on a late page: %d", n)
 		}
 		// Delete removes the versions.

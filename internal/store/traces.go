@@ -491,7 +491,8 @@ func (s *Store) TraceList(ctx context.Context, ws string, f TraceFilter, p Page)
 		args = append(args, f.CreatedBefore)
 		where += fmt.Sprintf(" AND created_at < $%d", len(args))
 	}
-	rows, err := s.r.QueryContext(ctx, "SELECT "+traceColumns+" FROM traces"+where+pageClause("", p), args...)
+	q, qargs := pagedSelect(traceColumns, "traces", where, args, p)
+	rows, err := s.r.QueryContext(ctx, q, qargs...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list traces: %w", err)
 	}
@@ -499,7 +500,7 @@ func (s *Store) TraceList(ctx context.Context, ws string, f TraceFilter, p Page)
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM traces"+where, args)
+	total, err := s.listCount(ctx, p, len(items), "traces"+where, args)
 	return items, total, err
 }
 

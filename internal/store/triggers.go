@@ -185,7 +185,8 @@ type TriggerFilter struct {
 // TriggerList returns one page of a workspace's triggers, newest first, and the total.
 func (s *Store) TriggerList(ctx context.Context, ws string, f TriggerFilter, p Page) ([]*Trigger, int, error) {
 	where, args := whereClause("", ws, []cond{{"agent_id = $%d", f.AgentID}, {"type = $%d", f.Type}})
-	rows, err := s.r.QueryContext(ctx, "SELECT "+triggerColumns+" FROM agent_triggers"+where+pageClause("", p), args...)
+	q, qargs := pagedSelect(triggerColumns, "agent_triggers", where, args, p)
+	rows, err := s.r.QueryContext(ctx, q, qargs...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list triggers: %w", err)
 	}
@@ -193,7 +194,7 @@ func (s *Store) TriggerList(ctx context.Context, ws string, f TriggerFilter, p P
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM agent_triggers"+where, args)
+	total, err := s.listCount(ctx, p, len(items), "agent_triggers"+where, args)
 	return items, total, err
 }
 

@@ -152,10 +152,19 @@ type jsonCol struct{ dst any }
 
 func (c jsonCol) Scan(src any) error { return scanJSON(src, c.dst) }
 
-// Page selects one page of a list: Page is 1-based.
+// Page selects one page of a list: Page is 1-based. After, when set, is where the previous
+// page ended (from a cursor): lists ordered newest first start after it instead of skipping
+// the rows of the pages before; the others still skip by Page.
 type Page struct {
 	Page  int
 	Limit int
+	After *Keyset
+}
+
+// Keyset is the position of one row in a list ordered newest first: its creation time and id.
+type Keyset struct {
+	CreatedAt Time
+	ID        string
 }
 
 func (p Page) offset() int { return (p.Page - 1) * p.Limit }

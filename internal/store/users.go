@@ -128,12 +128,13 @@ func (s *Store) MembershipList(ctx context.Context, userID string) ([]*Membershi
 // WorkspaceList returns one page of the workspaces the user is a member of, newest first;
 // an empty userID lists every workspace.
 func (s *Store) WorkspaceList(ctx context.Context, userID string, p Page) ([]*Workspace, int, error) {
-	from, args := " FROM workspaces w", []any{}
+	from, args := " FROM workspaces w WHERE 1 = 1", []any{}
 	if userID != "" {
-		from += " JOIN memberships m ON m.workspace_id = w.id WHERE m.user_id = $1"
+		from = " FROM workspaces w JOIN memberships m ON m.workspace_id = w.id WHERE m.user_id = $1"
 		args = append(args, userID)
 	}
-	rows, err := s.r.QueryContext(ctx, "SELECT w.id, w.name, w.slug, w.created_at, w.updated_at"+from+pageClause("w", p), args...)
+	page, pargs := pageClause("w", p, args)
+	rows, err := s.r.QueryContext(ctx, "SELECT w.id, w.name, w.slug, w.created_at, w.updated_at"+from+page, pargs...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list workspaces: %w", err)
 	}
@@ -147,6 +148,6 @@ func (s *Store) WorkspaceList(ctx context.Context, userID string, p Page) ([]*Wo
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*)"+from, args)
+	total, err := s.listCount(ctx, p, len(items), strings.TrimPrefix(from, " FROM "), args)
 	return items, total, err
 }

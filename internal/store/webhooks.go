@@ -143,7 +143,8 @@ func (s *Store) WebhookDeliveryCreate(ctx context.Context, d *WebhookDelivery) e
 // their payloads).
 func (s *Store) WebhookDeliveryList(ctx context.Context, ws string, f WebhookDeliveryFilter, p Page) ([]*WebhookDelivery, int, error) {
 	where, args := whereClause("", ws, []cond{{"execution_id = $%d", f.ExecutionID}, {"status = $%d", f.Status}})
-	rows, err := s.r.QueryContext(ctx, "SELECT "+deliveryColumns+" FROM webhook_deliveries"+where+pageClause("", p), args...)
+	q, qargs := pagedSelect(deliveryColumns, "webhook_deliveries", where, args, p)
+	rows, err := s.r.QueryContext(ctx, q, qargs...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list webhook deliveries: %w", err)
 	}
@@ -151,7 +152,7 @@ func (s *Store) WebhookDeliveryList(ctx context.Context, ws string, f WebhookDel
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "SELECT count(*) FROM webhook_deliveries"+where, args)
+	total, err := s.listCount(ctx, p, len(items), "webhook_deliveries"+where, args)
 	return items, total, err
 }
 
