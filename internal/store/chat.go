@@ -97,7 +97,7 @@ func (s *Store) ChatSessionList(ctx context.Context, ws string, f ChatSessionFil
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "chat_sessions"+where, args)
+	total, err := s.listCount(ctx, p, len(items), "chat_sessions"+where+newestFirst, args)
 	return items, total, err
 }
 

@@ -263,7 +263,7 @@ func (s *Store) ExecutionList(ctx context.Context, ws string, f ExecutionFilter,
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "executions"+where, args)
+	total, err := s.listCount(ctx, p, len(items), "executions"+where+newestFirst, args)
 	return items, total, err
 }
 

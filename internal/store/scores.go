@@ -115,7 +115,7 @@ func (s *Store) ScoreList(ctx context.Context, ws string, f ScoreFilter, p Page)
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "scores"+where, args)
+	total, err := s.listCount(ctx, p, len(items), "scores"+where+newestFirst, args)
 	return items, total, err
 }
 

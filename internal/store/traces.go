@@ -500,7 +500,7 @@ func (s *Store) TraceList(ctx context.Context, ws string, f TraceFilter, p Page)
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "traces"+where, args)
+	total, err := s.listCount(ctx, p, len(items), "traces"+where+newestFirst, args)
 	return items, total, err
 }
 

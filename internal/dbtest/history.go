@@ -1,0 +1,129 @@
+package dbtest
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// History describes the finished runs FillHistory writes into one workspace.
+type History struct {
+	Workspace string
+	// Agents own the runs in turn (run i belongs to Agents[i % len(Agents)]).
+	Agents []string
+	// Runs is how many; IDPrefix (one letter or more) keeps the ids of two fills apart.
+	Runs     int
+	IDPrefix string
+	// The runs are spread evenly from Start (the oldest) to End (the newest).
+	Start, End time.Time
+	// One run in ChatEvery is a chat turn and one in ScoreEvery is scored (default 10 each).
+	ChatEvery, ScoreEvery int
+}
+
+// FillHistory bulk-loads finished runs in the shapes the API writes them, a few statements
+// in all (rows made by the database, not sent one by one), so that tests and benchmarks can
+// look at a long history in minutes: per run an execution with its trace, five spans and one
+// batch of frames; one run in 50 failed; every tenth a chat turn (two messages, in sessions
+// of up to 1,000 runs); every tenth scored (see ChatEvery and ScoreEvery). dialect is "postgres" or "sqlite"; db is the store's
+// database, migrated.
+func FillHistory(ctx context.Context, db *sql.DB, dialect string, h History) error {
+	if h.Runs <= 0 || len(h.Agents) == 0 {
+		return fmt.Errorf("fill history: no runs or no agents")
+	}
+	id := func(kind string) string { // a 27-character id: kind, prefix, zero-padded run number
+		width := 26 - len(h.IDPrefix)
+		if dialect == "postgres" {
+			return fmt.Sprintf("'%s%s' || lpad(i::text, %d, '0')", kind, h.IDPrefix, width)
+		}
+		return fmt.Sprintf("'%s%s' || printf('%%0%dd', i)", kind, h.IDPrefix, width)
+	}
+	session := func() string { // the chat session of run i: one per 1,000 runs
+		if dialect == "postgres" {
+			return fmt.Sprintf("'C%s' || lpad((i / 1000)::text, %d, '0')", h.IDPrefix, 26-len(h.IDPrefix))
+		}
+		return fmt.Sprintf("'C%s' || printf('%%0%dd', i / 1000)", h.IDPrefix, 26-len(h.IDPrefix))
+	}
+	if h.ChatEvery <= 0 {
+		h.ChatEvery = 10
+	}
+	if h.ScoreEvery <= 0 {
+		h.ScoreEvery = 10
+	}
+	start, end := h.Start.UnixMilli(), h.End.UnixMilli()
+	step := float64(end-start) / float64(max(h.Runs-1, 1))
+	agents := make([]string, len(h.Agents))
+	for i, a := range h.Agents {
+		agents[i] = fmt.Sprintf("WHEN %d THEN '%s'", i, a)
+	}
+	// runs(i, at, agent, failed, chat): one row per run, numbered from 1.
+	runs := fmt.Sprintf(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %d),
+		runs AS (SELECT i, CAST(%d + (i - 1) * %f AS BIGINT) AS at, CASE i %% %d %s END AS agent,
+			(i %% 50 = 0) AS failed, (i %% %d = %d) AS chat FROM n)`, h.Runs, start, step, len(agents), strings.Join(agents, " "),
+		h.ChatEvery, h.ChatEvery/2)
+	ws := "'" + h.Workspace + "'"
+	status := "CASE WHEN failed THEN 'failed' ELSE 'completed' END"
+	stmts := []string{
+		runs + ` INSERT INTO chat_sessions (id, workspace_id, agent_id, title, metadata, message_count, last_message_at, created_at, updated_at)
+			SELECT ` + session() + `, ` + ws + `, min(agent), 'history', '{}', 2 * count(*), max(at), min(at), max(at) FROM runs WHERE chat GROUP BY i / 1000`,
+		runs + ` INSERT INTO executions (id, workspace_id, agent_id, root_id, session_id, source, status, input, output, error, metadata,
+			prompt_tokens, completion_tokens, cost, duration_ms, trace_id, timeout_ms, created_at, started_at, completed_at, updated_at,
+			attempt, model_called, seq_reserved)
+			SELECT ` + id("E") + `, ` + ws + `, agent, ` + id("E") + `, CASE WHEN chat THEN ` + session() + ` END,
+			CASE WHEN chat THEN 'chat' ELSE 'api' END, ` + status + `,
+			'{"message":"What is the status of order ' || i || '? Please answer briefly."}',
+			CASE WHEN failed THEN NULL ELSE '{"content":"Order ' || i || ' shipped yesterday and arrives within three business days."}' END,
+			CASE WHEN failed THEN 'provider openai: 503 Service Unavailable' END, '{}',
+			42, 18, 0.00012, 200 + i % 1800, ` + id("T") + `, 300000, at, at, at + 200 + i % 1800, at + 200 + i % 1800, 1, ` + boolean(dialect, true) + `, 64
+			FROM runs`,
+		runs + ` INSERT INTO traces (id, workspace_id, execution_id, agent_id, session_id, name, status, prompt_tokens, completion_tokens, cost,
+			duration_ms, metadata, started_at, ended_at, created_at)
+			SELECT ` + id("T") + `, ` + ws + `, ` + id("E") + `, agent, CASE WHEN chat THEN ` + session() + ` END, 'agent run', ` + status + `,
+			42, 18, 0.00012, 200 + i % 1800, '{}', at, at + 200 + i % 1800, at FROM runs`,
+		runs + `, k(j, name, kind) AS (VALUES (1, 'agent run', 'agent'), (2, 'render prompt', 'prompt'), (3, 'guardrails', 'guardrail'),
+			(4, 'chat gpt-4o-mini', 'llm'), (5, 'output', 'output'))
+			INSERT INTO spans (workspace_id, trace_id, id, parent_span_id, name, kind, status, started_at, ended_at, model, provider, input, output,
+			prompt_tokens, completion_tokens, cost, attributes)
+			SELECT ` + ws + `, ` + id("T") + `, ` + id("S") + ` || j, CASE WHEN j > 1 THEN ` + id("S") + ` || 1 END, name, kind,
+			CASE WHEN failed AND j IN (1, 4) THEN 'error' ELSE 'ok' END, at + j, at + 200 + i % 1800 - j,
+			CASE WHEN j = 4 THEN 'gpt-4o-mini' END, CASE WHEN j = 4 THEN 'openai' END,
+			'{"messages":[{"role":"user","content":"What is the status of order ' || i || '?"}]}',
+			'{"content":"Order ' || i || ' shipped yesterday."}', CASE WHEN j = 4 THEN 42 ELSE 0 END, CASE WHEN j = 4 THEN 18 ELSE 0 END,
+			CASE WHEN j = 4 THEN 0.00012 ELSE 0 END, '{}' FROM runs, k`,
+		runs + ` INSERT INTO execution_events (execution_id, seq_from, seq_to, frames)
+			SELECT ` + id("E") + `, 1, 4, '[{"seq":1,"event":"status","data":{"status":"running"}},{"seq":2,"event":"content","data":{"delta":"Order ' || i ||
+			' shipped yesterday"}},{"seq":3,"event":"content","data":{"delta":" and arrives within three business days."}},{"seq":4,"event":"done","data":{"status":"completed"}}]' FROM runs`,
+		runs + `, k(j, role) AS (VALUES (1, 'user'), (2, 'assistant'))
+			INSERT INTO chat_messages (id, workspace_id, session_id, seq, role, content, execution_id, prompt_tokens, completion_tokens, created_at)
+			SELECT ` + id("M") + ` || j, ` + ws + `, ` + session() + `, (i % 1000) / ` + fmt.Sprint(h.ChatEvery) + ` * 2 + j, role,
+			CASE j WHEN 1 THEN 'What is the status of order ' || i || '?' ELSE 'Order ' || i || ' shipped yesterday.' END,
+			` + id("E") + `, 0, 0, at FROM runs, k WHERE chat`,
+		runs + ` INSERT INTO scores (id, workspace_id, name, data_type, value, execution_id, trace_id, source, comment, metadata, created_at, updated_at)
+			SELECT ` + id("Q") + `, ` + ws + `, 'helpfulness', 'numeric', i % 5, ` + id("E") + `, ` + id("T") + `, 'api', '', '{}', at + 5000, at + 5000
+			FROM runs WHERE i % ` + fmt.Sprint(h.ScoreEvery) + ` = 0`,
+	}
+	for _, q := range stmts {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("fill history: %w", err)
+		}
+	}
+	// The planner's statistics and PostgreSQL's visibility map, as autovacuum keeps them on a
+	// long-running server.
+	q := "ANALYZE"
+	if dialect == "postgres" {
+		q = "VACUUM ANALYZE"
+	}
+	_, err := db.ExecContext(ctx, q)
+	return err
+}
+
+func boolean(dialect string, v bool) string {
+	if dialect == "postgres" {
+		return fmt.Sprint(v)
+	}
+	if v {
+		return "1"
+	}
+	return "0"
+}

@@ -1,0 +1,266 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentplane/agentplane/internal/dbtest"
+)
+
+// recorder keeps every read query a Store sends, so a test can ask PostgreSQL how it plans
+// exactly those statements.
+type recorder struct {
+	dbtx
+	queries []recordedQuery
+}
+
+type recordedQuery struct {
+	sql  string
+	args []any
+}
+
+func (r *recorder) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	r.queries = append(r.queries, recordedQuery{q, args})
+	return r.dbtx.QueryContext(ctx, q, args...)
+}
+
+func (r *recorder) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	r.queries = append(r.queries, recordedQuery{q, args})
+	return r.dbtx.QueryRowContext(ctx, q, args...)
+}
+
+// historyTables are the tables that grow with history: no read may scan one of them whole.
+var historyTables = map[string]bool{"executions": true, "execution_events": true, "traces": true, "spans": true,
+	"chat_messages": true, "scores": true, "chat_sessions": true, "approvals": true}
+
+// TestHistoryReadsUseIndexes: over 120,000 runs (600,000 spans, 120,000 chat messages,
+// 120,000 scores) every list, filter, page, cursor, lookup and summary query the API runs on history
+// is planned by PostgreSQL without a sequential scan of a history table.
+func TestHistoryReadsUseIndexes(t *testing.T) {
+	s := openTestPostgres(t)
+	ctx := context.Background()
+	mustModel(t, s)
+	ws := mustWorkspace(t, s, "history")
+	other := mustWorkspace(t, s, "other")
+	var agents []string
+	for i := range 4 {
+		a, err := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: fmt.Sprintf("agent %d", i), Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		agents = append(agents, a.ID)
+	}
+	now := time.Now()
+	for _, h := range []dbtest.History{
+		{Workspace: ws, Agents: agents, Runs: 120_000, IDPrefix: "a", ChatEvery: 2, ScoreEvery: 1, Start: now.Add(-30 * 24 * time.Hour), End: now},
+		{Workspace: other, Agents: []string{"someone-else"}, Runs: 20_000, IDPrefix: "b", Start: now.Add(-30 * 24 * time.Hour), End: now},
+	} {
+		if err := dbtest.FillHistory(ctx, s.db, string(Postgres), h); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	big := bigTables(t, s.db)
+	rec := &recorder{dbtx: s.r}
+	s.r = rec
+	x, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{}, Page{Page: 1, Limit: 20})
+	if err != nil || len(x) != 20 {
+		t.Fatalf("list: %d %v", len(x), err)
+	}
+	last := x[len(x)-1]
+	session := *firstWith(t, s, ws).SessionID
+	day := Time{now.Add(-24 * time.Hour)}
+	calls := map[string]func() error{
+		"executions page 1": func() error { _, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{}, Page{Page: 1, Limit: 20}); return err },
+		"executions page 5000": func() error {
+			_, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{}, Page{Page: 5000, Limit: 20})
+			return err
+		},
+		"executions cursor": func() error {
+			_, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{}, Page{Page: 2, Limit: 20, After: &Keyset{last.CreatedAt, last.ID}})
+			return err
+		},
+		"executions ?agent_id": func() error {
+			_, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{AgentID: agents[1]}, Page{Page: 1, Limit: 20})
+			return err
+		},
+		"executions ?status": func() error {
+			_, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{Status: StatusFailed}, Page{Page: 1, Limit: 20})
+			return err
+		},
+		"executions ?status=rejected (none)": func() error {
+			_, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{Status: StatusRejected}, Page{Page: 1, Limit: 20})
+			return err
+		},
+		"executions ?source": func() error {
+			_, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{Source: "chat"}, Page{Page: 1, Limit: 20})
+			return err
+		},
+		"executions ?session_id": func() error {
+			_, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{SessionID: session}, Page{Page: 1, Limit: 20})
+			return err
+		},
+		"executions ?end_user_id": func() error {
+			_, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{EndUserID: "nobody"}, Page{Page: 1, Limit: 20})
+			return err
+		},
+		"executions ?created_after": func() error {
+			_, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{CreatedAfter: day}, Page{Page: 3, Limit: 20})
+			return err
+		},
+		"execution":        func() error { _, err := s.ExecutionGet(ctx, ws, last.ID); return err },
+		"execution frames": func() error { _, err := s.EventList(ctx, last.ID, 0); return err },
+		"traces page 1":    func() error { _, _, err := s.TraceList(ctx, ws, TraceFilter{}, Page{Page: 1, Limit: 20}); return err },
+		"traces page 5000": func() error { _, _, err := s.TraceList(ctx, ws, TraceFilter{}, Page{Page: 5000, Limit: 20}); return err },
+		"traces ?agent_id": func() error {
+			_, _, err := s.TraceList(ctx, ws, TraceFilter{AgentID: agents[2]}, Page{Page: 1, Limit: 20})
+			return err
+		},
+		"traces ?status": func() error {
+			_, _, err := s.TraceList(ctx, ws, TraceFilter{Status: "error"}, Page{Page: 1, Limit: 20})
+			return err
+		},
+		"traces ?execution_id": func() error {
+			_, _, err := s.TraceList(ctx, ws, TraceFilter{ExecutionID: last.ID}, Page{Page: 1, Limit: 20})
+			return err
+		},
+		"traces ?session_id": func() error {
+			_, _, err := s.TraceList(ctx, ws, TraceFilter{SessionID: session}, Page{Page: 1, Limit: 20})
+			return err
+		},
+		"traces ?end_user_id": func() error {
+			_, _, err := s.TraceList(ctx, ws, TraceFilter{EndUserID: "nobody"}, Page{Page: 1, Limit: 20})
+			return err
+		},
+		"trace with spans": func() error { _, err := s.TraceGet(ctx, ws, last.TraceID); return err },
+		"trace summary 24h": func() error {
+			_, err := s.TraceSummary(ctx, ws, day, Now(), time.Hour)
+			return err
+		},
+		"trace summary 30d": func() error {
+			_, err := s.TraceSummary(ctx, ws, Time{now.Add(-30 * 24 * time.Hour)}, Now(), 24*time.Hour)
+			return err
+		},
+		"scores page 1": func() error { _, _, err := s.ScoreList(ctx, ws, ScoreFilter{}, Page{Page: 1, Limit: 20}); return err },
+		"scores ?name": func() error {
+			_, _, err := s.ScoreList(ctx, ws, ScoreFilter{Name: "helpfulness"}, Page{Page: 2, Limit: 20})
+			return err
+		},
+		"scores ?source": func() error {
+			_, _, err := s.ScoreList(ctx, ws, ScoreFilter{Source: "eval"}, Page{Page: 1, Limit: 20})
+			return err
+		},
+		"scores ?execution_id": func() error {
+			_, _, err := s.ScoreList(ctx, ws, ScoreFilter{ExecutionID: last.ID}, Page{Page: 1, Limit: 20})
+			return err
+		},
+		"scores ?trace_id": func() error {
+			_, _, err := s.ScoreList(ctx, ws, ScoreFilter{TraceID: last.TraceID}, Page{Page: 1, Limit: 20})
+			return err
+		},
+		"scores ?session_id": func() error {
+			_, _, err := s.ScoreList(ctx, ws, ScoreFilter{SessionID: session}, Page{Page: 1, Limit: 20})
+			return err
+		},
+		"chat sessions ?agent_id": func() error {
+			_, _, err := s.ChatSessionList(ctx, ws, ChatSessionFilter{AgentID: agents[0]}, Page{Page: 1, Limit: 20})
+			return err
+		},
+		"chat messages": func() error { _, _, err := s.ChatMessageList(ctx, ws, session, Page{Page: 2, Limit: 20}); return err },
+		"chat history of a turn": func() error {
+			_, _, err := s.ChatHistoryTail(ctx, ws, session, func(*ChatMessage) bool { return true })
+			return err
+		},
+		"chat reply of a run": func() error {
+			_, err := s.ChatReplyOf(ctx, ws, last.ID)
+			if IsNotFound(err) {
+				return nil
+			}
+			return err
+		},
+		"approvals": func() error { _, _, err := s.ApprovalList(ctx, ws, "", Page{Page: 1, Limit: 20}); return err },
+		"approvals ?status": func() error {
+			_, _, err := s.ApprovalList(ctx, ws, "pending", Page{Page: 1, Limit: 20})
+			return err
+		},
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			rec.queries = nil
+			if err := call(); err != nil {
+				t.Fatal(err)
+			}
+			if len(rec.queries) == 0 {
+				t.Fatal("no query was recorded")
+			}
+			for _, q := range rec.queries {
+				if scans := seqScans(t, s.db, q, big); len(scans) > 0 {
+					t.Errorf("sequential scan of %s in\n%s", strings.Join(scans, ", "), q.sql)
+				}
+			}
+		})
+	}
+}
+
+// firstWith returns the newest run of the workspace that belongs to a chat session.
+func firstWith(t *testing.T, s *Store, ws string) *Execution {
+	t.Helper()
+	l, _, err := s.ExecutionList(context.Background(), ws, ExecutionFilter{Source: "chat"}, Page{Page: 1, Limit: 1})
+	if err != nil || len(l) == 0 || l[0].SessionID == nil {
+		t.Fatalf("no chat run: %v", err)
+	}
+	return l[0]
+}
+
+// bigTables returns the history tables of 100,000 rows or more (for a table of a few
+// thousand rows a sequential scan can be the right plan).
+func bigTables(t *testing.T, db *sql.DB) map[string]bool {
+	t.Helper()
+	big := map[string]bool{}
+	for name := range historyTables {
+		var n int
+		if err := db.QueryRowContext(context.Background(), "SELECT count(*) FROM "+name).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		big[name] = n >= 100_000
+	}
+	return big
+}
+
+// seqScans returns the big history tables PostgreSQL's plan of q reads with a sequential scan.
+func seqScans(t *testing.T, db *sql.DB, q recordedQuery, big map[string]bool) []string {
+	t.Helper()
+	var raw string
+	if err := db.QueryRowContext(context.Background(), "EXPLAIN (FORMAT JSON) "+q.sql, q.args...).Scan(&raw); err != nil {
+		t.Fatalf("explain %s: %v", q.sql, err)
+	}
+	var plans []struct{ Plan planNode }
+	if err := json.Unmarshal([]byte(raw), &plans); err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	var walk func(n planNode)
+	walk = func(n planNode) {
+		if n.NodeType == "Seq Scan" && big[n.Relation] {
+			found = append(found, n.Relation)
+		}
+		for _, c := range n.Plans {
+			walk(c)
+		}
+	}
+	for _, p := range plans {
+		walk(p.Plan)
+	}
+	return found
+}
+
+type planNode struct {
+	NodeType string     `json:"Node Type"`
+	Relation string     `json:"Relation Name"`
+	Plans    []planNode `json:"Plans"`
+}
