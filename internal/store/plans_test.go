@@ -76,7 +76,10 @@ func TestHistoryReadsUseIndexes(t *testing.T) {
 	session := *firstWith(t, s, ws).SessionID
 	day := Time{now.Add(-24 * time.Hour)}
 	calls := map[string]func() error{
-		"executions page 1": func() error { _, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{}, Page{Page: 1, Limit: 20}); return err },
+		"executions page 1": func() error {
+			_, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{}, Page{Page: 1, Limit: 20})
+			return err
+		},
 		"executions page 5000": func() error {
 			_, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{}, Page{Page: 5000, Limit: 20})
 			return err
@@ -116,7 +119,10 @@ func TestHistoryReadsUseIndexes(t *testing.T) {
 		"execution":        func() error { _, err := s.ExecutionGet(ctx, ws, last.ID); return err },
 		"execution frames": func() error { _, err := s.EventList(ctx, last.ID, 0); return err },
 		"traces page 1":    func() error { _, _, err := s.TraceList(ctx, ws, TraceFilter{}, Page{Page: 1, Limit: 20}); return err },
-		"traces page 5000": func() error { _, _, err := s.TraceList(ctx, ws, TraceFilter{}, Page{Page: 5000, Limit: 20}); return err },
+		"traces page 5000": func() error {
+			_, _, err := s.TraceList(ctx, ws, TraceFilter{}, Page{Page: 5000, Limit: 20})
+			return err
+		},
 		"traces ?agent_id": func() error {
 			_, _, err := s.TraceList(ctx, ws, TraceFilter{AgentID: agents[2]}, Page{Page: 1, Limit: 20})
 			return err
