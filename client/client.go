@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -66,13 +67,16 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("agentplane: %d %s: %s (request %s)", e.Status, e.Code, e.Message, e.RequestID)
 }
 
-// Pagination says where a list page sits.
+// Pagination says where a list page sits. Total counts up to 10,000: past that TotalCapped
+// is set and Total is a lower bound. NextCursor, when set, opens the next page.
 type Pagination struct {
-	Page       int `json:"page"`
-	Limit      int `json:"limit"`
-	Total      int `json:"total"`
-	TotalPages int `json:"total_pages"`
-	Pages      int `json:"pages"`
+	Page        int     `json:"page"`
+	Limit       int     `json:"limit"`
+	Total       int     `json:"total"`
+	TotalCapped bool    `json:"total_capped"`
+	TotalPages  int     `json:"total_pages"`
+	Pages       int     `json:"pages"`
+	NextCursor  *string `json:"next_cursor"`
 }
 
 // List is one page of a list endpoint.
@@ -81,10 +85,12 @@ type List[T any] struct {
 	Pagination Pagination `json:"pagination"`
 }
 
-// ListOptions selects a page; zero values use the server's defaults.
+// ListOptions selects a page; zero values use the server's defaults. Cursor (a page's
+// NextCursor) replaces Page.
 type ListOptions struct {
-	Page  int
-	Limit int
+	Page   int
+	Limit  int
+	Cursor string
 }
 
 func (o ListOptions) values() url.Values {
@@ -92,10 +98,45 @@ func (o ListOptions) values() url.Values {
 	if o.Page != 0 {
 		v.Set("page", strconv.Itoa(o.Page))
 	}
+	if o.Cursor != "" {
+		v.Set("cursor", o.Cursor)
+	}
 	if o.Limit != 0 {
 		v.Set("limit", strconv.Itoa(o.Limit))
 	}
 	return v
+}
+
+// All yields every item of a list, page after page, following each page's next cursor: each
+// page costs the server what the first does, and items created during the walk neither repeat
+// nor push others out of it. page fetches one page with the given options, e.g.
+//
+//	for x, err := range client.All(func(o client.ListOptions) (*client.List[client.Execution], error) {
+//		return c.ExecutionList(ctx, client.ExecutionListOptions{ListOptions: o, Status: "failed"})
+//	}) { … }
+//
+// A failed page ends the walk after yielding its error.
+func All[T any](page func(ListOptions) (*List[T], error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		o := ListOptions{Limit: 100}
+		for {
+			l, err := page(o)
+			if err != nil {
+				var zero T
+				yield(zero, err)
+				return
+			}
+			for _, item := range l.Data {
+				if !yield(item, nil) {
+					return
+				}
+			}
+			if l.Pagination.NextCursor == nil {
+				return
+			}
+			o.Cursor = *l.Pagination.NextCursor
+		}
+	}
 }
 
 // RequestOption adjusts one request, e.g. with an Idempotency-Key.

@@ -57,20 +57,16 @@ func resolveAgent(ctx context.Context, c *client.Client, ref string) (*client.Ag
 		}
 	}
 	var exact, folded []client.Agent
-	for page := 1; ; page++ {
-		l, err := c.AgentList(ctx, client.AgentListOptions{ListOptions: client.ListOptions{Page: page, Limit: 100}, Query: ref})
+	for a, err := range client.All(func(o client.ListOptions) (*client.List[client.Agent], error) {
+		return c.AgentList(ctx, client.AgentListOptions{ListOptions: o, Query: ref})
+	}) {
 		if err != nil {
 			return nil, err
 		}
-		for _, a := range l.Data {
-			if a.Name == ref {
-				exact = append(exact, a)
-			} else if strings.EqualFold(a.Name, ref) {
-				folded = append(folded, a)
-			}
-		}
-		if page >= l.Pagination.TotalPages {
-			break
+		if a.Name == ref {
+			exact = append(exact, a)
+		} else if strings.EqualFold(a.Name, ref) {
+			folded = append(folded, a)
 		}
 	}
 	if len(exact) == 0 {
@@ -95,20 +91,17 @@ func resolveVersion(ctx context.Context, c *client.Client, agentID, ref string) 
 	if err != nil {
 		return c.AgentVersionGet(ctx, agentID, ref)
 	}
-	for page := 1; ; page++ {
-		l, err := c.AgentVersionList(ctx, agentID, client.ListOptions{Page: page, Limit: 100})
+	for v, err := range client.All(func(o client.ListOptions) (*client.List[client.AgentVersion], error) {
+		return c.AgentVersionList(ctx, agentID, o)
+	}) {
 		if err != nil {
 			return nil, err
 		}
-		for i := range l.Data {
-			if l.Data[i].Version == n {
-				return &l.Data[i], nil
-			}
-		}
-		if page >= l.Pagination.TotalPages {
-			return nil, fmt.Errorf("agent %s has no version %d", agentID, n)
+		if v.Version == n {
+			return &v, nil
 		}
 	}
+	return nil, fmt.Errorf("agent %s has no version %d", agentID, n)
 }
 
 // readJSONArg reads a JSON object given inline or as @file (@- for stdin).
@@ -344,17 +337,23 @@ func agentsPromoteCmd(o *clientOpts) *cobra.Command {
 	}
 }
 
-// listFlags adds --page and --limit.
+// listFlags adds --page, --limit and --cursor.
 func listFlags(cmd *cobra.Command, lo *client.ListOptions) {
 	cmd.Flags().IntVar(&lo.Page, "page", 0, "page number (1-based)")
 	cmd.Flags().IntVar(&lo.Limit, "limit", 0, "items per page (default 20, at most 100)")
+	cmd.Flags().StringVar(&lo.Cursor, "cursor", "", "continue after the page that printed this cursor (instead of --page)")
 }
 
-// pageNote says on stderr that more pages exist.
+// pageNote says on stderr that more pages exist, and how to get the next.
 func pageNote(cmd *cobra.Command, p client.Pagination) error {
-	if p.TotalPages > p.Page {
-		fmt.Fprintf(cmd.ErrOrStderr(), "page %d of %d (%d in all): --page %d for more\n", p.Page, p.TotalPages, p.Total, p.Page+1)
+	if p.NextCursor == nil {
+		return nil
 	}
+	total := fmt.Sprintf("%d in all", p.Total)
+	if p.TotalCapped {
+		total = fmt.Sprintf("more than %d", p.Total-1)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "page %d (%s): --cursor %s for the next\n", p.Page, total, *p.NextCursor)
 	return nil
 }
 

@@ -18,15 +18,16 @@ type History struct {
 	IDPrefix string
 	// The runs are spread evenly from Start (the oldest) to End (the newest).
 	Start, End time.Time
-	// One run in ChatEvery is a chat turn and one in ScoreEvery is scored (default 10 each).
-	ChatEvery, ScoreEvery int
+	// One run in ChatEvery is a chat turn and one in ScoreEvery is scored (default 10 each);
+	// a chat session holds the turns of SessionRuns consecutive runs (default 1,000).
+	ChatEvery, ScoreEvery, SessionRuns int
 }
 
 // FillHistory bulk-loads finished runs in the shapes the API writes them, a few statements
 // in all (rows made by the database, not sent one by one), so that tests and benchmarks can
 // look at a long history in minutes: per run an execution with its trace, five spans and one
 // batch of frames; one run in 50 failed; every tenth a chat turn (two messages, in sessions
-// of up to 1,000 runs); every tenth scored (see ChatEvery and ScoreEvery). dialect is "postgres" or "sqlite"; db is the store's
+// of up to 1,000 runs); every tenth scored (see ChatEvery, ScoreEvery and SessionRuns). dialect is "postgres" or "sqlite"; db is the store's
 // database, migrated.
 func FillHistory(ctx context.Context, db *sql.DB, dialect string, h History) error {
 	if h.Runs <= 0 || len(h.Agents) == 0 {
@@ -39,17 +40,20 @@ func FillHistory(ctx context.Context, db *sql.DB, dialect string, h History) err
 		}
 		return fmt.Sprintf("'%s%s' || printf('%%0%dd', i)", kind, h.IDPrefix, width)
 	}
-	session := func() string { // the chat session of run i: one per 1,000 runs
+	session := func() string { // the chat session of run i
 		if dialect == "postgres" {
-			return fmt.Sprintf("'C%s' || lpad((i / 1000)::text, %d, '0')", h.IDPrefix, 26-len(h.IDPrefix))
+			return fmt.Sprintf("'C%s' || lpad(((i - 1) / %d)::text, %d, '0')", h.IDPrefix, h.SessionRuns, 26-len(h.IDPrefix))
 		}
-		return fmt.Sprintf("'C%s' || printf('%%0%dd', i / 1000)", h.IDPrefix, 26-len(h.IDPrefix))
+		return fmt.Sprintf("'C%s' || printf('%%0%dd', (i - 1) / %d)", h.IDPrefix, 26-len(h.IDPrefix), h.SessionRuns)
 	}
 	if h.ChatEvery <= 0 {
 		h.ChatEvery = 10
 	}
 	if h.ScoreEvery <= 0 {
 		h.ScoreEvery = 10
+	}
+	if h.SessionRuns <= 0 {
+		h.SessionRuns = 1000
 	}
 	start, end := h.Start.UnixMilli(), h.End.UnixMilli()
 	step := float64(end-start) / float64(max(h.Runs-1, 1))
@@ -66,7 +70,7 @@ func FillHistory(ctx context.Context, db *sql.DB, dialect string, h History) err
 	status := "CASE WHEN failed THEN 'failed' ELSE 'completed' END"
 	stmts := []string{
 		runs + ` INSERT INTO chat_sessions (id, workspace_id, agent_id, title, metadata, message_count, last_message_at, created_at, updated_at)
-			SELECT ` + session() + `, ` + ws + `, min(agent), 'history', '{}', 2 * count(*), max(at), min(at), max(at) FROM runs WHERE chat GROUP BY i / 1000`,
+			SELECT ` + session() + `, ` + ws + `, min(agent), 'history', '{}', 2 * count(*), max(at), min(at), max(at) FROM runs WHERE chat GROUP BY (i - 1) / ` + fmt.Sprint(h.SessionRuns),
 		runs + ` INSERT INTO executions (id, workspace_id, agent_id, root_id, session_id, source, status, input, output, error, metadata,
 			prompt_tokens, completion_tokens, cost, duration_ms, trace_id, timeout_ms, created_at, started_at, completed_at, updated_at,
 			attempt, model_called, seq_reserved)
@@ -96,7 +100,7 @@ func FillHistory(ctx context.Context, db *sql.DB, dialect string, h History) err
 			' shipped yesterday"}},{"seq":3,"event":"content","data":{"delta":" and arrives within three business days."}},{"seq":4,"event":"done","data":{"status":"completed"}}]' FROM runs`,
 		runs + `, k(j, role) AS (VALUES (1, 'user'), (2, 'assistant'))
 			INSERT INTO chat_messages (id, workspace_id, session_id, seq, role, content, execution_id, prompt_tokens, completion_tokens, created_at)
-			SELECT ` + id("M") + ` || j, ` + ws + `, ` + session() + `, (i % 1000) / ` + fmt.Sprint(h.ChatEvery) + ` * 2 + j, role,
+			SELECT ` + id("M") + ` || j, ` + ws + `, ` + session() + `, ((i - 1) % ` + fmt.Sprint(h.SessionRuns) + `) / ` + fmt.Sprint(h.ChatEvery) + ` * 2 + j, role,
 			CASE j WHEN 1 THEN 'What is the status of order ' || i || '?' ELSE 'Order ' || i || ' shipped yesterday.' END,
 			` + id("E") + `, 0, 0, at FROM runs, k WHERE chat`,
 		runs + ` INSERT INTO scores (id, workspace_id, name, data_type, value, execution_id, trace_id, source, comment, metadata, created_at, updated_at)
