@@ -116,7 +116,7 @@ func FillHistory(ctx context.Context, db *sql.DB, dialect string, h History) err
 	// long-running server.
 	q := "ANALYZE"
 	if dialect == "postgres" {
-		q = "VACUUM ANALYZE"
+		q = "VACUUM ANALYZE executions, traces, spans, execution_events, chat_sessions, chat_messages, scores"
 	}
 	_, err := db.ExecContext(ctx, q)
 	return err
