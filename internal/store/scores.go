@@ -397,8 +397,9 @@ const summaryBuckets = 10
 // the counts of numeric groups of few distinct values, and the histograms of the others.
 func (s *Store) ScoreSummary(ctx context.Context, ws string, f ScoreFilter, p Page) ([]*ScoreSummary, int, error) {
 	where, args := f.clause(ws)
-	rows, err := s.r.QueryContext(ctx, `SELECT name, data_type, count(*), avg(value), min(value), max(value), count(DISTINCT value)
-		FROM scores`+where+` GROUP BY name, data_type ORDER BY name, data_type`+limitClause(p), args...)
+	src := summarySource(f, where)
+	rows, err := s.r.QueryContext(ctx, `SELECT name, data_type, `+src.count+`, `+src.mean+`, min(value), max(value), count(DISTINCT value)
+		FROM `+src.from("")+` GROUP BY name, data_type ORDER BY name, data_type`+limitClause(p), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("summarize scores: %w", err)
 	}
@@ -437,7 +438,7 @@ func (s *Store) ScoreSummary(ctx context.Context, ws string, f ScoreFilter, p Pa
 	if err != nil {
 		return nil, 0, fmt.Errorf("summarize scores: %w", err)
 	}
-	total, err := s.listCount(ctx, p, len(out), "scores"+where+" GROUP BY name, data_type", args)
+	total, err := s.listCount(ctx, p, len(out), src.from("")+" GROUP BY name, data_type", args)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -465,7 +466,7 @@ func (s *Store) ScoreSummary(ctx context.Context, ws string, f ScoreFilter, p Pa
 		} else {
 			cond += " AND data_type <> 'numeric'"
 		}
-		err := s.scanRows(ctx, `SELECT name, data_type, value, string_value, count(*) FROM scores`+where+cond+
+		err := s.scanRows(ctx, `SELECT name, data_type, value, string_value, `+src.count+` FROM `+src.from(cond)+
 			` GROUP BY name, data_type, value, string_value ORDER BY name, data_type, value, string_value`, a,
 			func(r *sql.Rows) error {
 				var name, dataType string
@@ -512,8 +513,8 @@ func (s *Store) ScoreSummary(ctx context.Context, ws string, f ScoreFilter, p Pa
 			bucket = fmt.Sprintf("LEAST(CAST(floor((f.value - m.lo) * %d / (m.hi - m.lo)) AS INTEGER), %d)", summaryBuckets, summaryBuckets-1)
 		}
 		cond, a := in(many)
-		sel := "FROM scores" + where + cond + " AND data_type = 'numeric'"
-		err := s.scanRows(ctx, `SELECT f.name, `+bucket+` AS b, count(*) FROM (SELECT name, value `+sel+`) f
+		sel := "FROM " + src.from(cond+" AND data_type = 'numeric'")
+		err := s.scanRows(ctx, `SELECT f.name, `+bucket+` AS b, sum(f.w) FROM (SELECT name, value, `+src.weight+` AS w `+sel+`) f
 			JOIN (SELECT name, min(value) AS lo, max(value) AS hi `+sel+` GROUP BY name) m ON m.name = f.name
 			GROUP BY f.name, b`, a,
 			func(r *sql.Rows) error {
@@ -532,6 +533,33 @@ func (s *Store) ScoreSummary(ctx context.Context, ws string, f ScoreFilter, p Pa
 		}
 	}
 	return out, total, nil
+}
+
+// scoreSource is where a summary reads its scores: the scores themselves, or score_values,
+// which counts the scores of each workspace, name, data type and value (kept by triggers as
+// scores are written and deleted; migration 00022), so a summary that filters on nothing but
+// name and data type reads a row per distinct value, not one per score (BenchmarkHistory,
+// scores_summary).
+type scoreSource struct {
+	from        func(cond string) string // the FROM clause with the filter's WHERE clause and cond
+	count, mean string                   // the aggregates of the scores' count and mean value
+	weight      string                   // how many scores a row stands for
+}
+
+func summarySource(f ScoreFilter, where string) scoreSource {
+	if f.ConfigID != "" || f.Source != "" || f.ExecutionID != "" || f.TraceID != "" || f.SpanID != "" || f.SessionID != "" ||
+		!f.CreatedAfter.IsZero() || !f.CreatedBefore.IsZero() {
+		return scoreSource{from: func(cond string) string { return "scores" + where + cond }, count: "count(*)", mean: "avg(value)", weight: "1"}
+	}
+	return scoreSource{
+		from: func(cond string) string {
+			return "(SELECT name, data_type, CASE WHEN has_value THEN value_key END AS value, NULLIF(string_value, '') AS string_value, n" +
+				" FROM score_values" + where + " AND n > 0" + cond + ") v"
+		},
+		count:  "sum(n)",
+		mean:   "sum(value * n) / sum(CASE WHEN value IS NOT NULL THEN n END)",
+		weight: "n",
+	}
 }
 
 // addLabel counts n more scores of label (a label may come with several values when no

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -431,6 +432,82 @@ func TestScoreSummary(t *testing.T) {
 		}
 		if _, total, _ = s.ScoreSummary(ctx, f.other, ScoreFilter{}, Page{Page: 1, Limit: 20}); total != 0 {
 			t.Fatalf("summary across workspaces: %d", total)
+		}
+	})
+}
+
+// TestScoreSummaryFromCounts: the summary read from score_values (no filter, or name and data
+// type only) is the summary of the scores themselves (read with a filter that selects them
+// all), after creates, value changes and deletes, for numeric scores of few and of many values,
+// categorical and boolean scores, and another workspace's scores left out.
+func TestScoreSummaryFromCounts(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		f := newScoreFixture(t, s)
+		elsewhere := &Trace{WorkspaceID: f.other, Name: "other"}
+		if err := s.TraceCreate(ctx, elsewhere); err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		add := func(ws string, sc Score) {
+			sc.WorkspaceID, sc.ExecutionID = ws, &f.exec
+			if ws == f.other {
+				sc.ExecutionID, sc.TraceID = nil, &elsewhere.ID
+			}
+			got, err := s.ScoreCreate(ctx, &sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ws == f.ws {
+				ids = append(ids, got.ID)
+			}
+		}
+		for i := range 60 {
+			add(f.ws, Score{Name: "latency", DataType: ScoreNumeric, Value: ptrTo(float64(i*i%37) + 0.25)})
+			add(f.ws, Score{Name: "stars", DataType: ScoreNumeric, Value: ptrTo(float64(i % 5))})
+			add(f.ws, Score{Name: "tone", DataType: ScoreCategorical, StringValue: ptrTo([]string{"calm", "curt", "warm"}[i%3])})
+			add(f.ws, Score{Name: "correct", DataType: ScoreBoolean, Value: ptrTo(float64(i % 2))})
+			add(f.other, Score{Name: "stars", DataType: ScoreNumeric, Value: ptrTo(9.0)})
+		}
+		same := func(step string) {
+			t.Helper()
+			all := ScoreFilter{CreatedBefore: Time{time.Now().Add(time.Hour)}}
+			for _, pair := range [][2]ScoreFilter{{{}, all}, {{Name: "stars"}, {Name: "stars", CreatedBefore: all.CreatedBefore}},
+				{{DataType: ScoreCategorical}, {DataType: ScoreCategorical, CreatedBefore: all.CreatedBefore}}} {
+				counted, n1, err1 := s.ScoreSummary(ctx, f.ws, pair[0], Page{Page: 1, Limit: 20})
+				scanned, n2, err2 := s.ScoreSummary(ctx, f.ws, pair[1], Page{Page: 1, Limit: 20})
+				if err1 != nil || err2 != nil || n1 != n2 || len(counted) == 0 {
+					t.Fatalf("%s: %v %v, totals %d and %d", step, err1, err2, n1, n2)
+				}
+				a, _ := json.Marshal(counted)
+				b, _ := json.Marshal(scanned)
+				if string(a) != string(b) {
+					t.Fatalf("%s, filter %+v: from the counts\n%s\nfrom the scores\n%s", step, pair[0], a, b)
+				}
+			}
+		}
+		same("created")
+		for i, id := range ids[:40] {
+			p := ScorePatch{Comment: ptrTo("edited")}
+			switch i % 8 {
+			case 0, 2, 5:
+				if _, err := s.ScoreDelete(ctx, f.ws, id); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			case 1, 4: // latency or stars: a new value
+				p.Value = ptrTo(float64(100 + i))
+			case 6: // tone: a new label
+				p.StringValue = ptrTo("warm")
+			}
+			if _, err := s.ScoreUpdate(ctx, f.ws, id, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		same("deleted and edited")
+		var rows int
+		if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM score_values WHERE n <= 0").Scan(&rows); err != nil || rows != 0 {
+			t.Fatalf("%d rows of no score left in score_values (%v)", rows, err)
 		}
 	})
 }
