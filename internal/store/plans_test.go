@@ -191,7 +191,10 @@ func checkHistoryPlans(t *testing.T, s *Store, runs, bigRows int, scans func(*te
 			_, _, err := s.ScoreList(ctx, ws, ScoreFilter{SessionID: session}, Page{Page: 1, Limit: 20})
 			return err
 		},
-		"scores summary": func() error { _, _, err := s.ScoreSummary(ctx, ws, ScoreFilter{}, Page{Page: 1, Limit: 20}); return err },
+		"scores summary": func() error {
+			_, _, err := s.ScoreSummary(ctx, ws, ScoreFilter{}, Page{Page: 1, Limit: 20})
+			return err
+		},
 		"scores summary ?source": func() error {
 			_, _, err := s.ScoreSummary(ctx, ws, ScoreFilter{Source: "eval"}, Page{Page: 1, Limit: 20})
 			return err
