@@ -537,5 +537,5 @@ type TraceBucket struct {
 	ErrorRate   float64    `json:"error_rate" doc:"errors / runs, from 0 to 1."`
 	TokenUsage  TokenUsage `json:"token_usage"`
 	Cost        float64    `json:"cost"`
-	LatencyMS   Latency    `json:"latency_ms" doc:"Percentiles (linear interpolation, as PostgreSQL's percentile_cont) of the duration of the runs that ended."`
+	LatencyMS   Latency    `json:"latency_ms" doc:"Percentiles (linear interpolation, as PostgreSQL's percentile_cont, within 0.5 %: from a DDSketch) of the duration of the runs that ended."`
 }
