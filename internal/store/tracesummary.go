@@ -76,39 +76,51 @@ func sketchLatency(sk *ddsketch.DDSketch) Latency {
 	return Latency{P50: pct(0.5), P95: pct(0.95), P99: pct(0.99)}
 }
 
-// TraceSummary summarises the workspace's traces started in the hours from the one holding
-// from up to to, per agent and bucket (bucket start = hour rounded down to a multiple of bucket
-// since the Unix epoch, which must be a whole number of hours), ordered by bucket then agent.
-// It reads the hourly rollups of migration 00020, never the traces: its cost grows with the
-// window's hours and agents, not with its runs. Buckets without runs are left out.
+// TraceSummary summarises the workspace's traces started from the start of the bucket holding
+// from up to to, per agent and bucket (bucket start = start time rounded down to a multiple of
+// bucket since the Unix epoch; bucket is a whole number of hours), ordered by bucket then
+// agent. It reads the rollups of migration 00020, never the traces: their rows of a day when
+// bucket is a whole number of days, else of an hour. Buckets without runs are left out.
 func (s *Store) TraceSummary(ctx context.Context, ws string, from, to Time, bucket time.Duration) ([]*TraceBucket, error) {
 	bms := bucket.Milliseconds()
-	if bms <= 0 || bms%time.Hour.Milliseconds() != 0 {
+	period := time.Hour.Milliseconds()
+	if bms <= 0 || bms%period != 0 {
 		return nil, fmt.Errorf("trace summary: bucket %v is not a whole number of hours", bucket)
 	}
-	first := Time{from.Truncate(time.Hour)}
+	if day := 24 * period; bms%day == 0 {
+		period = day
+	}
+	first := from.UnixMilli() / bms * bms
 	type key struct {
 		agent  string
 		bucket int64
 	}
 	groups := map[key]*TraceBucket{}
+	sketches := map[key]*ddsketch.DDSketch{}
+	args := []any{ws, period, first, to}
 
-	// The sums of each agent and bucket.
-	err := s.rollupRows(ctx, `SELECT agent_id, hour / $4 * $4 AS b, CAST(sum(runs) AS BIGINT), CAST(sum(errors) AS BIGINT),
-		CAST(sum(prompt_tokens) AS BIGINT), CAST(sum(completion_tokens) AS BIGINT), sum(cost)
-		FROM trace_rollups WHERE workspace_id = $1 AND hour >= $2 AND hour < $3
-		GROUP BY agent_id, b HAVING sum(runs) > 0`, []any{ws, first, to, bms},
+	// The rows are read in the order of their primary key and summed here: a GROUP BY would
+	// sort them (SQLite's sorter costs more than the scan).
+	err := s.rollupRows(ctx, `SELECT agent_id, period_start, runs, errors, prompt_tokens, completion_tokens, cost
+		FROM trace_rollups WHERE workspace_id = $1 AND period = $2 AND period_start >= $3 AND period_start < $4`, args,
 		func(r *sql.Rows) error {
-			var tb TraceBucket
 			var k key
-			if err := r.Scan(&k.agent, &k.bucket, &tb.Runs, &tb.Errors, &tb.TokenUsage.PromptTokens, &tb.TokenUsage.CompletionTokens,
-				&tb.Cost); err != nil {
+			var runs, errors, pt, ct int64
+			var cost float64
+			if err := r.Scan(&k.agent, &k.bucket, &runs, &errors, &pt, &ct, &cost); err != nil {
 				return err
 			}
-			if k.agent != "" {
-				tb.AgentID = &k.agent
+			k.bucket = k.bucket / bms * bms
+			tb := groups[k]
+			if tb == nil {
+				tb = &TraceBucket{}
+				groups[k] = tb
 			}
-			groups[k] = tb.finish(k.bucket)
+			tb.Runs += runs
+			tb.Errors += errors
+			tb.TokenUsage.PromptTokens += int(pt)
+			tb.TokenUsage.CompletionTokens += int(ct)
+			tb.Cost += cost
 			return nil
 		})
 	if err != nil {
@@ -116,10 +128,8 @@ func (s *Store) TraceSummary(ctx context.Context, ws string, from, to Time, buck
 	}
 
 	// Their latency: the bins of each agent and bucket make one sketch.
-	sketches := map[key]*ddsketch.DDSketch{}
-	err = s.rollupRows(ctx, `SELECT agent_id, hour / $4 * $4 AS b, bin, CAST(sum(count) AS BIGINT)
-		FROM trace_rollup_bins WHERE workspace_id = $1 AND hour >= $2 AND hour < $3
-		GROUP BY agent_id, b, bin HAVING sum(count) > 0`, []any{ws, first, to, bms},
+	err = s.rollupRows(ctx, `SELECT agent_id, period_start, bin, count
+		FROM trace_rollup_bins WHERE workspace_id = $1 AND period = $2 AND period_start >= $3 AND period_start < $4 AND count > 0`, args,
 		func(r *sql.Rows) error {
 			var k key
 			var bin int
@@ -127,6 +137,7 @@ func (s *Store) TraceSummary(ctx context.Context, ws string, from, to Time, buck
 			if err := r.Scan(&k.agent, &k.bucket, &bin, &n); err != nil {
 				return err
 			}
+			k.bucket = k.bucket / bms * bms
 			sk := sketches[k]
 			if sk == nil {
 				sk = newLatencySketch()
@@ -141,10 +152,16 @@ func (s *Store) TraceSummary(ctx context.Context, ws string, from, to Time, buck
 
 	out := make([]*TraceBucket, 0, len(groups))
 	for k, tb := range groups {
+		if tb.Runs <= 0 { // its traces moved to another period (an ingested trace's start)
+			continue
+		}
+		if k.agent != "" {
+			tb.AgentID = &k.agent
+		}
 		if sk := sketches[k]; sk != nil {
 			tb.LatencyMS = sketchLatency(sk)
 		}
-		out = append(out, tb)
+		out = append(out, tb.finish(k.bucket))
 	}
 	slices.SortFunc(out, func(a, b *TraceBucket) int {
 		if c := a.BucketStart.Compare(b.BucketStart.Time); c != 0 {

@@ -24,9 +24,10 @@ type rollupTrace struct {
 	cost           float64
 }
 
-// exactSummary computes the summary of traces (started at or after from) in Go, with
-// percentile_cont's interpolation.
+// exactSummary computes the summary of traces (started from the start of from's bucket on)
+// in Go, with percentile_cont's interpolation.
 func exactSummary(traces []rollupTrace, from time.Time, bucket time.Duration) []*TraceBucket {
+	from = from.Truncate(bucket)
 	type key struct {
 		agent string
 		b     int64
@@ -119,14 +120,14 @@ func checkSummary(t *testing.T, got, want []*TraceBucket) {
 	}
 }
 
-// rollupTraces makes n varied traces over the six hours before hour: three agents and none,
+// rollupTraces makes n varied traces over the three days before hour: three agents and none,
 // durations log-normal around 400 ms from 0 ms to minutes, 5 % failed, 2 % still running.
 func rollupTraces(n int, hour time.Time) []rollupTrace {
 	r := rand.New(rand.NewPCG(18, 20))
 	out := make([]rollupTrace, n)
 	for i := range out {
 		tr := rollupTrace{agent: []string{"", "agent-a", "agent-b", "agent-c"}[r.IntN(4)], status: StatusCompleted,
-			start: hour.Add(-time.Duration(r.Int64N(int64(6 * time.Hour)))), in: r.Int64N(2000), out: r.Int64N(500),
+			start: hour.Add(-time.Duration(r.Int64N(int64(72 * time.Hour)))), in: r.Int64N(2000), out: r.Int64N(500),
 			cost: float64(r.IntN(1000)) / 1e4, durMS: int64(math.Round(math.Exp(6 + 1.2*r.NormFloat64())))}
 		switch {
 		case i%50 == 0:
@@ -171,15 +172,16 @@ func TestTraceRollupSummary(t *testing.T) {
 		to := Time{now}
 		for _, c := range []struct {
 			window, bucket time.Duration
-		}{{24 * time.Hour, time.Hour}, {7 * 24 * time.Hour, 24 * time.Hour}, {2 * time.Hour, time.Hour}} {
+		}{{24 * time.Hour, time.Hour}, {7 * 24 * time.Hour, 24 * time.Hour}, {30 * time.Hour, 24 * time.Hour}, {2 * time.Hour, time.Hour},
+			{7 * 24 * time.Hour, time.Hour}} {
 			t.Run(fmt.Sprint(c.window, "/", c.bucket), func(t *testing.T) {
 				from := to.Add(-c.window)
 				got, err := s.TraceSummary(ctx, ws, Time{from}, to, c.bucket)
 				if err != nil {
 					t.Fatal(err)
 				}
-				// The window starts at the start of its first hour.
-				checkSummary(t, got, exactSummary(traces, from.Truncate(time.Hour), c.bucket))
+				// The window starts at the start of its first bucket.
+				checkSummary(t, got, exactSummary(traces, from, c.bucket))
 			})
 		}
 		if _, err := s.TraceSummary(ctx, ws, Time{now.Add(-time.Hour)}, to, time.Minute); err == nil {
@@ -291,7 +293,12 @@ func TestTraceRollupBackfill(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkSummary(t, got, exactSummary(traces, from.Truncate(time.Hour), time.Hour))
+		checkSummary(t, got, exactSummary(traces, from, time.Hour))
+		days, err := s.TraceSummary(ctx, ws, Time{to.Add(-7 * 24 * time.Hour)}, to, 24*time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSummary(t, days, exactSummary(traces, to.Add(-7*24*time.Hour), 24*time.Hour))
 	})
 }
 
