@@ -349,18 +349,13 @@ func (s *Store) SpanIngest(ctx context.Context, ws string, spans []*Span) error 
 	if len(spans) == 0 {
 		return nil
 	}
-	type meta struct {
-		name                             string
-		root                             bool
-		agent, session, endUser, service *string
-	}
-	metas := map[string]*meta{}
+	metas := map[string]*traceMeta{}
 	var order []string
 	for _, sp := range spans {
 		sp.WorkspaceID = ws
 		m := metas[sp.TraceID]
 		if m == nil {
-			m = &meta{name: sp.Name}
+			m = &traceMeta{name: sp.Name}
 			metas[sp.TraceID] = m
 			order = append(order, sp.TraceID)
 		}
@@ -374,6 +369,25 @@ func (s *Store) SpanIngest(ctx context.Context, ws string, spans []*Span) error 
 			setFirst(&m.service, *sp.ServiceName)
 		}
 	}
+	// The triggers of migration 00020 update the rollup rows of each trace, in the order of the
+	// traces: two batches holding traces of the same agents in another order can deadlock on
+	// PostgreSQL, which aborts one; that one is run again (its own transaction only).
+	for attempt := 1; ; attempt++ {
+		err := s.spanIngestTx(ctx, ws, spans, metas, order)
+		if s.inTx || attempt == 3 || !isDeadlock(err) {
+			return err
+		}
+	}
+}
+
+// traceMeta is what a batch of ingested spans says of one trace.
+type traceMeta struct {
+	name                             string
+	root                             bool
+	agent, session, endUser, service *string
+}
+
+func (s *Store) spanIngestTx(ctx context.Context, ws string, spans []*Span, metas map[string]*traceMeta, order []string) error {
 	return s.InTx(ctx, func(tx *Store) error {
 		if err := tx.SpanInsert(ctx, spans); err != nil {
 			return err

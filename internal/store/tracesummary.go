@@ -14,11 +14,11 @@ import (
 	ddstore "github.com/DataDog/sketches-go/ddsketch/store"
 )
 
-// RollupAccuracy is the relative accuracy of the latency sketch the trace rollups keep: a
+// rollupAccuracy is the relative accuracy of the latency sketch the trace rollups keep: a
 // percentile of the summary is within 0.5 % of the exact one (percentile_cont's, over the
 // same durations). The bin formula of migration 00020 (floor(ln(ms) * 1/ln(γ)), γ = (1+a)/(1-a))
 // is written for this value; changing it needs a migration that rebuilds trace_rollup_bins.
-const RollupAccuracy = 0.005
+const rollupAccuracy = 0.005
 
 // zeroBin is the bin of a 0 ms duration in trace_rollup_bins (the sketch's zero bucket: a
 // logarithm has no bin for 0; every duration of 1 ms or more has a bin >= 0).
@@ -26,7 +26,7 @@ const zeroBin = -1
 
 // rollupMapping maps bins to durations, as the migration maps durations to bins.
 var rollupMapping = func() *mapping.LogarithmicMapping {
-	m, err := mapping.NewLogarithmicMapping(RollupAccuracy)
+	m, err := mapping.NewLogarithmicMapping(rollupAccuracy)
 	if err != nil {
 		panic(err)
 	}
@@ -51,7 +51,7 @@ func addBin(sk *ddsketch.DDSketch, bin int, n int64) {
 // sketchLatency gives a sketch's p50, p95 and p99 interpolated between the two nearest ranks
 // as percentile_cont does (the sketch's own quantile takes the lower rank, which for a few
 // runs is far from percentile_cont: runs of 10 and 20 ms have a p50 of 15, not 10); each
-// rank's value is the sketch's, within RollupAccuracy. Nil percentiles for an empty sketch.
+// rank's value is the sketch's, within rollupAccuracy. Nil percentiles for an empty sketch.
 func sketchLatency(sk *ddsketch.DDSketch) Latency {
 	n := sk.GetCount()
 	if n < 1 {

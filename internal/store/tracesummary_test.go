@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,9 +11,9 @@ import (
 	"time"
 )
 
-// near reports whether a sketch's percentile is within RollupAccuracy of the exact one.
+// near reports whether a sketch's percentile is within rollupAccuracy of the exact one.
 func near(got, want float64) bool {
-	return math.Abs(got-want) <= RollupAccuracy*math.Abs(want)+1e-9
+	return math.Abs(got-want) <= rollupAccuracy*math.Abs(want)+1e-9
 }
 
 // rollupTrace is one trace of the rollup tests, as inserted.
@@ -96,7 +97,7 @@ func compareStrings(a, b string) int {
 }
 
 // checkSummary compares a summary with the exact one: counts and tokens equal, cost to 1e-9,
-// percentiles within RollupAccuracy.
+// percentiles within rollupAccuracy.
 func checkSummary(t *testing.T, got, want []*TraceBucket) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -232,7 +233,9 @@ func TestTraceRollupIngestResent(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ws := mustWorkspace(t, s, "a")
-		t0 := Time{time.Now().UTC().Add(-10 * time.Minute)}
+		// Three hours back: the trace's row is inserted at the time of ingest, then moved to
+		// its first span's start (another hour, and perhaps another day).
+		t0 := Time{time.Now().UTC().Add(-3 * time.Hour)}
 		at := func(ms int) *Time { v := Time{t0.Add(time.Duration(ms) * time.Millisecond)}; return &v }
 		const trace = "4bf92f3577b34da6a3ce929d0e0e4736"
 		root := "00f067aa0ba902b7"
@@ -336,4 +339,76 @@ func TestTraceRollupBins(t *testing.T) {
 			t.Fatalf("%d durations: %v", count, err)
 		}
 	})
+}
+
+// TestTraceRollupIngestDeadlock: a batch of ingested traces that deadlocks on the rollup rows
+// with another transaction (PostgreSQL aborts the batch) is run again and stored once.
+func TestTraceRollupIngestDeadlock(t *testing.T) {
+	s := openTestPostgres(t)
+	ctx := context.Background()
+	ws := mustWorkspace(t, s, "a")
+	start := Time{time.Now().UTC().Add(-time.Second)}
+	end := Time{start.Add(100 * time.Millisecond)}
+	shard := func(id string) int {
+		var n int
+		if err := s.r.QueryRowContext(ctx, "SELECT hashtext($1) & 7", id).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// A raw trace id of the same rollup shard as the ingested trace id.
+	sameShard := func(id, prefix string) string {
+		for i := 0; ; i++ {
+			if c := fmt.Sprint(prefix, i); shard(c) == shard(id) {
+				return c
+			}
+		}
+	}
+	rawX, rawY := sameShard("ing-x", "raw-x-"), sameShard("ing-y", "raw-y-")
+	insert := func(tx interface {
+		ExecContext(context.Context, string, ...any) (sql.Result, error)
+	}, id, agent string) {
+		t.Helper()
+		if _, err := tx.ExecContext(ctx, `INSERT INTO traces (id, workspace_id, agent_id, name, status, started_at, created_at)
+			VALUES ($1, $2, $3, 'run', 'completed', $4, $4)`, id, ws, agent, start); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The other transaction holds agent x's rollup rows; the batch takes agent y's, then waits
+	// for agent x's; the other transaction then waits for agent y's: a deadlock.
+	raw, err := s.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Rollback()
+	insert(raw, rawX, "x")
+	var rawPID int
+	if err := raw.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&rawPID); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- s.SpanIngest(ctx, ws, []*Span{
+			{ID: "s1", TraceID: "ing-y", Name: "y", Kind: "agent", Status: "ok", StartedAt: start, EndedAt: &end, TraceAgentID: "y"},
+			{ID: "s2", TraceID: "ing-x", Name: "x", Kind: "agent", Status: "ok", StartedAt: start, EndedAt: &end, TraceAgentID: "x"},
+		})
+	}()
+	for waiting := 0; waiting == 0; time.Sleep(20 * time.Millisecond) {
+		if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))", rawPID).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert(raw, rawY, "y")
+	if err := raw.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("ingest: %v", err)
+	}
+	to := Now()
+	rows, err := s.TraceSummary(ctx, ws, Time{to.Add(-2 * time.Hour)}, Time{to.Add(time.Hour)}, 24*time.Hour)
+	if err != nil || len(rows) != 2 || rows[0].Runs != 2 || rows[1].Runs != 2 {
+		t.Fatalf("summary: %+v %v", rows, err)
+	}
 }
