@@ -38,14 +38,14 @@ func newLatencySketch() *ddsketch.DDSketch {
 	return ddsketch.NewDDSketch(rollupMapping, ddstore.NewDenseStore(), ddstore.NewDenseStore())
 }
 
-// addBin adds n durations of one rollup bin to a sketch, at the bin's representative value.
+// addBin adds n durations of one rollup bin to a sketch: the bin is the sketch's own index
+// (the migration computes it with the sketch's mapping), 0 ms goes to its zero bucket.
 func addBin(sk *ddsketch.DDSketch, bin int, n int64) {
-	v := 0.0
-	if bin != zeroBin {
-		v = rollupMapping.Value(bin)
+	if bin == zeroBin {
+		_ = sk.AddWithCount(0, float64(n)) // never fails for 0 and a positive count
+		return
 	}
-	// The value is inside the mapping's range for every bin the migration writes.
-	_ = sk.AddWithCount(v, float64(n))
+	sk.GetPositiveValueStore().AddWithCount(bin, float64(n))
 }
 
 // sketchLatency gives a sketch's p50, p95 and p99 interpolated between the two nearest ranks
