@@ -127,21 +127,30 @@ func (s *Store) TraceSummary(ctx context.Context, ws string, from, to Time, buck
 		return nil, fmt.Errorf("trace summary: %w", err)
 	}
 
-	// Their latency: the bins of each agent and bucket make one sketch.
+	// Their latency: the bins of each agent and bucket make one sketch. The rows come in key
+	// order, a period's bins of one agent in a row: the sketch is looked up when that changes,
+	// not for every row (BenchmarkTraceSummary's 30d-by-day reads ~84,000 bins).
+	var (
+		agent sql.RawBytes
+		start int64
+		last  = key{bucket: -1}
+		sk    *ddsketch.DDSketch
+		bin   int
+		n     int64
+		at    = int64(-1)
+	)
 	err = s.rollupRows(ctx, `SELECT agent_id, period_start, bin, count
 		FROM trace_rollup_bins WHERE workspace_id = $1 AND period = $2 AND period_start >= $3 AND period_start < $4 AND count > 0`, args,
 		func(r *sql.Rows) error {
-			var k key
-			var bin int
-			var n int64
-			if err := r.Scan(&k.agent, &k.bucket, &bin, &n); err != nil {
+			if err := r.Scan(&agent, &start, &bin, &n); err != nil {
 				return err
 			}
-			k.bucket = k.bucket / bms * bms
-			sk := sketches[k]
-			if sk == nil {
-				sk = newLatencySketch()
-				sketches[k] = sk
+			if start != at || string(agent) != last.agent {
+				at, last = start, key{string(agent), start / bms * bms}
+				if sk = sketches[last]; sk == nil {
+					sk = newLatencySketch()
+					sketches[last] = sk
+				}
 			}
 			addBin(sk, bin, n)
 			return nil
