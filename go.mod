@@ -3,6 +3,7 @@ module github.com/agentplane/agentplane
 go 1.26.8
 
 require (
+	github.com/DataDog/sketches-go v1.4.8
 	github.com/MicahParks/keyfunc/v3 v3.9.0
 	github.com/anthropics/anthropic-sdk-go v1.84.0
 	github.com/cbroglie/mustache v1.4.2

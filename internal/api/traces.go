@@ -18,7 +18,7 @@ type traceDetail struct {
 type traceSummary struct {
 	Window  string               `json:"window" enum:"1h,24h,7d,30d"`
 	Bucket  string               `json:"bucket" enum:"hour,day"`
-	From    store.Time           `json:"from" doc:"Start of the window (now minus the window)."`
+	From    store.Time           `json:"from" doc:"Start of the window: now minus the window, rounded down to the start of its bucket (the summary reads hourly and daily rollups)."`
 	To      store.Time           `json:"to" doc:"End of the window (now)."`
 	Buckets []*store.TraceBucket `json:"buckets" doc:"One entry per agent and bucket holding runs, ordered by bucket start then agent."`
 }
@@ -39,7 +39,9 @@ func (s *Server) traceRoutes() []route {
 			resp: store.Trace{}, h: s.listTraces},
 		{method: "GET", path: v1 + "/traces/summary", op: "getTraceSummary", tag: tag, scope: "traces:read", summary: "Summarise traces per agent and time bucket",
 			desc: "Runs (traces started in the window), errors (failed runs) and error rate, tokens, cost and latency percentiles " +
-				"(p50, p95, p99 of the duration of the runs that ended, interpolated as PostgreSQL's percentile_cont) per agent and time bucket. " +
+				"(p50, p95, p99 of the duration of the runs that ended, interpolated as PostgreSQL's percentile_cont, within 0.5 %) per agent and time bucket. " +
+				"It reads hourly and daily rollups kept as traces are written, never the traces, so the window starts at the start of its first bucket; " +
+				"the percentiles come from a DDSketch of 0.5 % relative accuracy. " +
 				"`window` is 1h, 24h (default), 7d or 30d back from now; `bucket` is hour or day (UTC; default hour for 1h and 24h, day for 7d and 30d). " +
 				"Another value is 422. Buckets without runs are left out.",
 			params: []param{{name: "window", typ: "string", enum: []string{"1h", "24h", "7d", "30d"}, desc: "How far back from now (default 24h)."},
@@ -133,7 +135,7 @@ func (s *Server) traceSummary(w http.ResponseWriter, r *http.Request) error {
 		return invalid("bucket", "must be hour or day, got %q", bucket)
 	}
 	to := store.Now()
-	from := store.Time{Time: to.Add(-span)}
+	from := store.Time{Time: to.Add(-span).Truncate(size)}
 	rows, err := s.store.TraceSummary(r.Context(), s.workspace(r), from, to, size)
 	if err != nil {
 		return err

@@ -442,6 +442,10 @@ func TestTraceRoutes(t *testing.T) {
 	if err != nil || sum.Bucket != "hour" || len(sum.Buckets) == 0 {
 		t.Fatalf("summary: %+v %v", sum, err)
 	}
+	// The summary reads hourly rollups: its window starts at the start of an hour.
+	if !sum.From.Equal(sum.From.Truncate(time.Hour)) || sum.To.Sub(sum.From) < 7*24*time.Hour {
+		t.Fatalf("summary window: %v to %v", sum.From, sum.To)
+	}
 }
 
 // TestOTLPAttributesJSON: the attributes written straight from OTLP values read back as the

@@ -61,6 +61,13 @@ func isUniqueViolation(err error) bool {
 	return false
 }
 
+// isDeadlock recognises PostgreSQL's deadlock_detected (SQLSTATE 40P01): the transaction was
+// aborted to break a cycle of lock waits and may be run again.
+func isDeadlock(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "40P01"
+}
+
 // ValidationError says a well-formed value is not acceptable; Field names it.
 type ValidationError struct {
 	Field   string

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 )
 
@@ -350,18 +349,13 @@ func (s *Store) SpanIngest(ctx context.Context, ws string, spans []*Span) error 
 	if len(spans) == 0 {
 		return nil
 	}
-	type meta struct {
-		name                             string
-		root                             bool
-		agent, session, endUser, service *string
-	}
-	metas := map[string]*meta{}
+	metas := map[string]*traceMeta{}
 	var order []string
 	for _, sp := range spans {
 		sp.WorkspaceID = ws
 		m := metas[sp.TraceID]
 		if m == nil {
-			m = &meta{name: sp.Name}
+			m = &traceMeta{name: sp.Name}
 			metas[sp.TraceID] = m
 			order = append(order, sp.TraceID)
 		}
@@ -375,6 +369,25 @@ func (s *Store) SpanIngest(ctx context.Context, ws string, spans []*Span) error 
 			setFirst(&m.service, *sp.ServiceName)
 		}
 	}
+	// The triggers of migration 00020 update the rollup rows of each trace, in the order of the
+	// traces: two batches holding traces of the same agents in another order can deadlock on
+	// PostgreSQL, which aborts one; that one is run again (its own transaction only).
+	for attempt := 1; ; attempt++ {
+		err := s.spanIngestTx(ctx, ws, spans, metas, order)
+		if s.inTx || attempt == 3 || !isDeadlock(err) {
+			return err
+		}
+	}
+}
+
+// traceMeta is what a batch of ingested spans says of one trace.
+type traceMeta struct {
+	name                             string
+	root                             bool
+	agent, session, endUser, service *string
+}
+
+func (s *Store) spanIngestTx(ctx context.Context, ws string, spans []*Span, metas map[string]*traceMeta, order []string) error {
 	return s.InTx(ctx, func(tx *Store) error {
 		if err := tx.SpanInsert(ctx, spans); err != nil {
 			return err
@@ -539,71 +552,5 @@ type TraceBucket struct {
 	ErrorRate   float64    `json:"error_rate" doc:"errors / runs, from 0 to 1."`
 	TokenUsage  TokenUsage `json:"token_usage"`
 	Cost        float64    `json:"cost"`
-	LatencyMS   Latency    `json:"latency_ms" doc:"Percentiles (linear interpolation, as PostgreSQL's percentile_cont) of the duration of the runs that ended."`
-}
-
-// TraceSummary summarises the workspace's traces started in [from, to) per agent and bucket
-// (bucket start = start time rounded down to a multiple of bucket since the Unix epoch),
-// ordered by bucket then agent. Buckets without runs are left out.
-func (s *Store) TraceSummary(ctx context.Context, ws string, from, to Time, bucket time.Duration) ([]*TraceBucket, error) {
-	bms := bucket.Milliseconds()
-	if bms <= 0 {
-		return nil, fmt.Errorf("trace summary: bucket must be positive")
-	}
-	out := []*TraceBucket{}
-	if s.dialect == Postgres {
-		// One ordered-set aggregate gives the three percentiles (one sort per group); the
-		// groups are sorted by agent in the C collation (byte order, several times faster
-		// than a locale's, and Go's order too).
-		rows, err := s.r.QueryContext(ctx, `SELECT a, b, runs, errors, pt, ct, cost, p[1], p[2], p[3] FROM (
-			SELECT agent_id COLLATE "C" AS a, (started_at / $4) * $4 AS b, count(*) AS runs,
-				sum(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) AS errors, sum(prompt_tokens)::bigint AS pt,
-				sum(completion_tokens)::bigint AS ct, sum(cost) AS cost,
-				percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (ORDER BY duration_ms) AS p
-			FROM traces WHERE workspace_id = $1 AND started_at >= $2 AND started_at < $3
-			GROUP BY b, a) q ORDER BY b, a NULLS FIRST`, ws, from, to, bms)
-		if err != nil {
-			return nil, fmt.Errorf("trace summary: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var tb TraceBucket
-			var b int64
-			if err := rows.Scan(&tb.AgentID, &b, &tb.Runs, &tb.Errors, &tb.TokenUsage.PromptTokens, &tb.TokenUsage.CompletionTokens, &tb.Cost,
-				&tb.LatencyMS.P50, &tb.LatencyMS.P95, &tb.LatencyMS.P99); err != nil {
-				return nil, err
-			}
-			out = append(out, tb.finish(b))
-		}
-		return out, rows.Err()
-	}
-	// SQLite: see agentplane_trace_summary (tracesummary.go).
-	var text sql.NullString
-	err := s.r.QueryRowContext(ctx, `SELECT agentplane_trace_summary(agent_id, started_at, status, duration_ms, prompt_tokens,
-		completion_tokens, cost, $4) FROM traces WHERE workspace_id = $1 AND started_at >= $2 AND started_at < $3`, ws, from, to, bms).Scan(&text)
-	if err != nil {
-		return nil, fmt.Errorf("trace summary: %w", err)
-	}
-	var groups []summaryRow
-	if !text.Valid { // no row at all
-		return out, nil
-	}
-	if err := json.Unmarshal([]byte(text.String), &groups); err != nil {
-		return nil, fmt.Errorf("trace summary: %w", err)
-	}
-	for _, g := range groups {
-		tb := &TraceBucket{AgentID: g.Agent, Runs: g.Runs, Errors: g.Errors, TokenUsage: TokenUsage{PromptTokens: int(g.Prompt),
-			CompletionTokens: int(g.Complete)}, Cost: g.Cost, LatencyMS: Latency{P50: g.P50, P95: g.P95, P99: g.P99}}
-		out = append(out, tb.finish(g.Bucket))
-	}
-	return out, nil
-}
-
-func (tb *TraceBucket) finish(bucketMS int64) *TraceBucket {
-	tb.BucketStart = TimeFromMillis(bucketMS)
-	tb.TokenUsage.TotalTokens = tb.TokenUsage.PromptTokens + tb.TokenUsage.CompletionTokens
-	if tb.Runs > 0 {
-		tb.ErrorRate = float64(tb.Errors) / float64(tb.Runs)
-	}
-	return tb
+	LatencyMS   Latency    `json:"latency_ms" doc:"Percentiles (linear interpolation, as PostgreSQL's percentile_cont, within 0.5 %: from a DDSketch) of the duration of the runs that ended."`
 }

@@ -9,10 +9,13 @@ import (
 	"time"
 )
 
-// BenchmarkTraceSummary: GET /traces/summary's query over 100,000 runs of one workspace (20
-// agents, spread over the last 30 days, 5% failed, 1% still running), for the 30-day window
-// by day (every run) and the 24-hour window by hour, on SQLite and, with TEST_DATABASE_URL,
-// PostgreSQL.
+// BenchmarkTraceSummary: GET /traces/summary's queries (of the rollups the traces' triggers
+// keep) over two workspaces of 100,000 runs each (durations 200 ms to 5.2 s, 5% failed, 1%
+// still running): "spread" has 20 agents over the last 30 days, read for 30 days by day
+// (every run) and 24 hours by hour; "dense" has 2 agents over the last 24 hours, read by hour.
+// The rollups' rows grow with agents, buckets and distinct duration bins (at most ~330 per
+// bucket for this spread of durations), not with runs: "dense" reads fewer rows than its runs.
+// SQLite and, with TEST_DATABASE_URL, PostgreSQL.
 //
 //	go test ./internal/store -run '^$' -bench TraceSummary -benchtime 20x
 func BenchmarkTraceSummary(b *testing.B) {
@@ -24,46 +27,13 @@ func BenchmarkTraceSummary(b *testing.B) {
 			}
 			s := openBenchStore(b, dialect, path)
 			ctx := context.Background()
-			ws := mustWorkspace(b, s, "bench")
 			const n = 100_000
 			now := time.Now().UTC()
-			span := 30 * 24 * time.Hour
-			err := s.InTx(ctx, func(tx *Store) error {
-				for i := 0; i < n; i += 500 {
-					var q strings.Builder
-					q.WriteString(`INSERT INTO traces (id, workspace_id, agent_id, name, status, prompt_tokens, completion_tokens, cost,
-						duration_ms, started_at, ended_at, created_at) VALUES `)
-					for j := i; j < i+500; j++ {
-						if j > i {
-							q.WriteString(", ")
-						}
-						start := now.Add(-span + time.Duration(int64(span)/n*int64(j))).UnixMilli()
-						status, dur, ended := "completed", fmt.Sprint(200+(j*7919)%5000), ""
-						switch {
-						case j%100 == 0:
-							status, dur = "running", "NULL"
-						case j%20 == 1:
-							status = "failed"
-						}
-						if dur == "NULL" {
-							ended = "NULL"
-						} else {
-							ended = fmt.Sprint(start + int64(200+(j*7919)%5000))
-						}
-						fmt.Fprintf(&q, "('%s', '%s', 'agent-%d', 'run', '%s', %d, %d, %g, %s, %d, %s, %d)", NewID(), ws, j%20, status,
-							100+j%900, 10+j%90, float64(j%1000)/1e5, dur, start, ended, start)
-					}
-					if _, err := tx.exec(ctx, q.String()); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
+			spread, dense := mustWorkspace(b, s, "spread"), mustWorkspace(b, s, "dense")
+			insertBenchTraces(b, s, spread, n, now, 30*24*time.Hour, 20)
+			insertBenchTraces(b, s, dense, n, now, 24*time.Hour, 2)
 			if s.dialect == Postgres {
-				if _, err := s.exec(ctx, "VACUUM ANALYZE traces"); err != nil { // as autovacuum leaves an insert-only table
+				if _, err := s.exec(ctx, "VACUUM ANALYZE traces, trace_rollups, trace_rollup_bins"); err != nil { // as autovacuum leaves an insert-only table
 					b.Fatal(err)
 				}
 			} else if _, err := s.exec(ctx, "ANALYZE"); err != nil {
@@ -71,13 +41,15 @@ func BenchmarkTraceSummary(b *testing.B) {
 			}
 			for _, c := range []struct {
 				name           string
+				ws             string
 				window, bucket time.Duration
 				runs           int64
-			}{{"30d-by-day", span + time.Hour, 24 * time.Hour, n}, {"24h-by-hour", 24 * time.Hour, time.Hour, 0}} {
+			}{{"30d-by-day", spread, 31 * 24 * time.Hour, 24 * time.Hour, n}, {"24h-by-hour", spread, 24 * time.Hour, time.Hour, 0},
+				{"dense-24h-by-hour", dense, 25 * time.Hour, time.Hour, n}} {
 				b.Run(c.name, func(b *testing.B) {
 					for b.Loop() {
 						to := Time{time.Now().UTC()}
-						rows, err := s.TraceSummary(ctx, ws, Time{to.Add(-c.window)}, to, c.bucket)
+						rows, err := s.TraceSummary(ctx, c.ws, Time{to.Add(-c.window)}, to, c.bucket)
 						if err != nil || len(rows) == 0 {
 							b.Fatalf("summary: %d rows, %v", len(rows), err)
 						}
@@ -94,5 +66,44 @@ func BenchmarkTraceSummary(b *testing.B) {
 				})
 			}
 		})
+	}
+}
+
+// insertBenchTraces stores n runs of the workspace started evenly over the span before now,
+// spread over agents agents.
+func insertBenchTraces(b *testing.B, s *Store, ws string, n int, now time.Time, span time.Duration, agents int) {
+	err := s.InTx(context.Background(), func(tx *Store) error {
+		for i := 0; i < n; i += 500 {
+			var q strings.Builder
+			q.WriteString(`INSERT INTO traces (id, workspace_id, agent_id, name, status, prompt_tokens, completion_tokens, cost,
+				duration_ms, started_at, ended_at, created_at) VALUES `)
+			for j := i; j < i+500; j++ {
+				if j > i {
+					q.WriteString(", ")
+				}
+				start := now.Add(-span + time.Duration(int64(span)/int64(n)*int64(j))).UnixMilli()
+				status, dur, ended := "completed", fmt.Sprint(200+(j*7919)%5000), ""
+				switch {
+				case j%100 == 0:
+					status, dur = "running", "NULL"
+				case j%20 == 1:
+					status = "failed"
+				}
+				if dur == "NULL" {
+					ended = "NULL"
+				} else {
+					ended = fmt.Sprint(start + int64(200+(j*7919)%5000))
+				}
+				fmt.Fprintf(&q, "('%s', '%s', 'agent-%d', 'run', '%s', %d, %d, %g, %s, %d, %s, %d)", NewID(), ws, j%agents, status,
+					100+j%900, 10+j%90, float64(j%1000)/1e5, dur, start, ended, start)
+			}
+			if _, err := tx.exec(context.Background(), q.String()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 }

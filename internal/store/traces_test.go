@@ -234,8 +234,8 @@ func TestTraceSummary(t *testing.T) {
 			a.TokenUsage.TotalTokens != 1100 || fmt.Sprintf("%.2f", a.Cost) != "0.10" {
 			t.Fatalf("agent a: %+v", a)
 		}
-		// percentile_cont over 10..100: p50 = 55, p95 = 95.5, p99 = 99.1.
-		if *a.LatencyMS.P50 != 55 || fmt.Sprintf("%.2f", *a.LatencyMS.P95) != "95.50" || fmt.Sprintf("%.2f", *a.LatencyMS.P99) != "99.10" {
+		// percentile_cont over 10..100: p50 = 55, p95 = 95.5, p99 = 99.1 (the sketch's within 0.5 %).
+		if !near(*a.LatencyMS.P50, 55) || !near(*a.LatencyMS.P95, 95.5) || !near(*a.LatencyMS.P99, 99.1) {
 			t.Fatalf("agent a latency: p50 %v p95 %v p99 %v", *a.LatencyMS.P50, *a.LatencyMS.P95, *a.LatencyMS.P99)
 		}
 		if *b.AgentID != "b" || b.Runs != 1 || b.LatencyMS.P50 != nil {
