@@ -522,8 +522,9 @@ func (s *Store) EventAppend(ctx context.Context, executionID string, events []Ev
 		b = append(b, '}')
 	}
 	b = append(b, ']')
-	_, err := s.exec(ctx, "INSERT INTO execution_events (execution_id, seq_from, seq_to, frames) VALUES ($1, $2, $3, $4)",
-		executionID, events[0].Seq, events[len(events)-1].Seq, string(b))
+	frames, packed := packFrames(b)
+	_, err := s.exec(ctx, "INSERT INTO execution_events (execution_id, seq_from, seq_to, frames, packed) VALUES ($1, $2, $3, $4, $5)",
+		executionID, events[0].Seq, events[len(events)-1].Seq, frames, packed)
 	if err != nil {
 		return fmt.Errorf("append events of %s: %w", executionID, err)
 	}
@@ -532,7 +533,7 @@ func (s *Store) EventAppend(ctx context.Context, executionID string, events []Ev
 
 // EventList returns the frames of an execution after seq, in order.
 func (s *Store) EventList(ctx context.Context, executionID string, after int) ([]Event, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT frames FROM execution_events WHERE execution_id = $1 AND seq_to > $2 ORDER BY seq_from",
+	rows, err := s.r.QueryContext(ctx, "SELECT frames, packed FROM execution_events WHERE execution_id = $1 AND seq_to > $2 ORDER BY seq_from",
 		executionID, after)
 	if err != nil {
 		return nil, fmt.Errorf("list events of %s: %w", executionID, err)
@@ -540,12 +541,17 @@ func (s *Store) EventList(ctx context.Context, executionID string, after int) ([
 	defer rows.Close()
 	var out []Event
 	for rows.Next() {
-		var raw string
-		if err := rows.Scan(&raw); err != nil {
+		var frames string
+		var packed []byte
+		if err := rows.Scan(&frames, &packed); err != nil {
 			return nil, err
 		}
+		raw, err := unpackFrames(frames, packed)
+		if err != nil {
+			return nil, fmt.Errorf("read events of %s: %w", executionID, err)
+		}
 		var batch []Event
-		if err := json.Unmarshal([]byte(raw), &batch); err != nil {
+		if err := json.Unmarshal(raw, &batch); err != nil {
 			return nil, fmt.Errorf("decode events of %s: %w", executionID, err)
 		}
 		for _, ev := range batch {
