@@ -298,6 +298,8 @@ func (r *run) finish(o outcome) (*store.Execution, error) {
 		r.end(r.root, map[string]any{"status": o.status}, errIf(o.status == store.StatusFailed, o.err))
 		r.root = nil
 	}
+	// The run's input and output are stored once, on the execution, not again on its spans.
+	store.SpansShareExecution(r.spans, r.x.Input, patch.Output)
 	var final *store.Execution
 	write := func(tx *store.Store) error {
 		if err := r.e.fault(); err != nil {

@@ -201,6 +201,7 @@ func (s *Store) ExecutionCreate(ctx context.Context, e *Execution, tr *Trace) er
 	if tr.EndUserID == nil {
 		tr.EndUserID = e.EndUserID
 	}
+	tr.ExecutionID = &e.ID // its spans may read what they share with it (SpansShareExecution)
 	return s.InTx(ctx, func(tx *Store) error {
 		if err := tx.TraceCreate(ctx, tr); err != nil {
 			return err
