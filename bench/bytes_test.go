@@ -20,33 +20,60 @@ import (
 	"github.com/agentplane/agentplane/internal/dbtest"
 )
 
-// tableSizes returns the bytes each table of the database holds, its indexes (and on
-// PostgreSQL its TOAST) included: on PostgreSQL pg_total_relation_size of the tables of the
-// URL's schema, on SQLite the pages dbstat counts per table and index.
-type tableSizes func(b *testing.B) map[string]int64
-
-func pgTableSizes(pgURL string) tableSizes {
-	return func(b *testing.B) map[string]int64 {
-		return querySizes(b, "pgx", pgURL, `SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c
-			JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind = 'r'`)
-	}
+// sizer measures the bytes each table of a database holds, its indexes (and on PostgreSQL its
+// TOAST) included: on PostgreSQL pg_total_relation_size of the tables of the URL's schema, on
+// SQLite the pages dbstat counts per table and index. compact rewrites the tables without
+// their free space (PostgreSQL: VACUUM FULL of each table of the schema, so dead row versions
+// go; SQLite: VACUUM).
+type sizer struct {
+	driver, dsn, sizes string
+	compact            func(db *sql.DB) error
 }
 
-func sqliteTableSizes(path string) tableSizes {
-	return func(b *testing.B) map[string]int64 {
-		return querySizes(b, "sqlite", "file:"+path+"?mode=ro", `SELECT COALESCE(m.tbl_name, d.name), SUM(d.pgsize) FROM dbstat d
-			LEFT JOIN sqlite_master m ON m.name = d.name GROUP BY 1`)
-	}
+func pgSizer(pgURL string) sizer {
+	return sizer{driver: "pgx", dsn: pgURL, sizes: `SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind = 'r'`,
+		compact: func(db *sql.DB) error {
+			rows, err := db.Query("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+			if err != nil {
+				return err
+			}
+			var tables []string
+			for rows.Next() {
+				var t string
+				_ = rows.Scan(&t)
+				tables = append(tables, t)
+			}
+			rows.Close()
+			for _, t := range tables {
+				if _, err := db.Exec("VACUUM FULL " + t); err != nil {
+					return err
+				}
+			}
+			return nil
+		}}
 }
 
-func querySizes(b *testing.B, driver, dsn, q string) map[string]int64 {
+func sqliteSizer(path string) sizer {
+	return sizer{driver: "sqlite", dsn: "file:" + path + "?_pragma=busy_timeout(10000)", sizes: `SELECT COALESCE(m.tbl_name, d.name), SUM(d.pgsize)
+		FROM dbstat d LEFT JOIN sqlite_master m ON m.name = d.name GROUP BY 1`,
+		compact: func(db *sql.DB) error { _, err := db.Exec("VACUUM"); return err }}
+}
+
+// measure returns the bytes of each table, compacted first when compact is set.
+func (z sizer) measure(b *testing.B, compact bool) map[string]int64 {
 	b.Helper()
-	db, err := sql.Open(driver, dsn)
+	db, err := sql.Open(z.driver, z.dsn)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.Query(q)
+	if compact {
+		if err := z.compact(db); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rows, err := db.Query(z.sizes)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -94,10 +121,10 @@ func runSync(b *testing.B, url string, body []byte, runs int) {
 
 // BenchmarkRunBytes runs simple sync executes (zero-latency simulated model) through `serve`'s
 // HTTP API, on SQLite and, with TEST_DATABASE_URL, on PostgreSQL, and reports the bytes each
-// run adds to each table (indexes and TOAST included; tables that did not grow are left out)
-// and in all (goal: at most 3 KB per run on both databases). The sizes are the files' pages,
-// so rows updated in place leave their dead versions counted until a vacuum reuses them, as a
-// busy server sees them.
+// run keeps in each table (indexes and TOAST included, the tables compacted before and after;
+// tables that did not grow are left out) and in all (goal: at most 3 KB per run on both
+// databases), and how much the files grew per run before compaction (grown_total: on
+// PostgreSQL the dead row versions of updates, until a vacuum reuses their space).
 //
 //	TEST_DATABASE_URL=postgres://… go test ./bench -run '^$' -bench RunBytes -benchtime 1x
 func BenchmarkRunBytes(b *testing.B) {
@@ -115,18 +142,22 @@ func BenchmarkRunBytes(b *testing.B) {
 		}
 		ts := httptest.NewServer(withKey(srv.Handler, srv.BootstrapKey))
 		url := ts.URL + "/api/v1/agents/" + zeroLatencyAgent(b, ts.URL) + "/execute"
-		sizes := sqliteTableSizes(filepath.Join(d.dir, "agentplane.db"))
+		z := sqliteSizer(filepath.Join(d.dir, "agentplane.db"))
 		if d.url != "" {
-			sizes = pgTableSizes(d.url)
+			z = pgSizer(d.url)
 		}
 		runSync(b, url, body, 50) // every table past its first pages
 		var grew map[string]int64
+		var grown int64
 		for range b.N {
-			before := sizes(b)
+			before := z.measure(b, true)
 			runSync(b, url, body, runs)
-			after := sizes(b)
+			grown = 0
+			for t, n := range z.measure(b, false) {
+				grown += n - before[t]
+			}
 			grew = map[string]int64{}
-			for t, n := range after {
+			for t, n := range z.measure(b, true) {
 				if n > before[t] {
 					grew[t] = n - before[t]
 				}
@@ -145,5 +176,6 @@ func BenchmarkRunBytes(b *testing.B) {
 			b.ReportMetric(float64(grew[t])/runs, fmt.Sprintf("%s_%s_B/run", d.name, t))
 		}
 		b.ReportMetric(float64(total)/runs, d.name+"_total_B/run")
+		b.ReportMetric(float64(grown)/runs, d.name+"_grown_total_B/run")
 	}
 }
