@@ -11,7 +11,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"maps"
 	"net/url"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,6 +47,9 @@ type stmtCounter struct {
 	ln     net.Listener
 	target string
 	n      atomic.Int64
+	// texts counts the statements by their SQL text (for the breakdown countRuns logs).
+	mu    sync.Mutex
+	texts map[string]int
 }
 
 func newStmtCounter(b *testing.B, pgURL string) (*stmtCounter, string) {
@@ -54,7 +59,7 @@ func newStmtCounter(b *testing.B, pgURL string) (*stmtCounter, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := &stmtCounter{ln: ln, target: u.Host}
+	c := &stmtCounter{ln: ln, target: u.Host, texts: map[string]int{}}
 	go c.serve()
 	b.Cleanup(func() { ln.Close() })
 	u.Host = ln.Addr().String()
@@ -100,6 +105,8 @@ func (c *stmtCounter) handle(client net.Conn) {
 			break
 		}
 	}
+	prepared := map[string]string{} // this connection's statements by name
+	bound := ""
 	for {
 		typ, err := r.ReadByte()
 		if err != nil {
@@ -113,8 +120,20 @@ func (c *stmtCounter) handle(client net.Conn) {
 		if _, err := io.ReadFull(r, body); err != nil {
 			return
 		}
-		if typ == 'Q' || typ == 'E' {
-			c.n.Add(1)
+		switch typ {
+		case 'P': // Parse: statement name, query
+			name, rest, _ := bytes.Cut(body, []byte{0})
+			query, _, _ := bytes.Cut(rest, []byte{0})
+			prepared[string(name)] = string(query)
+		case 'B': // Bind: portal, statement name
+			_, rest, _ := bytes.Cut(body, []byte{0})
+			name, _, _ := bytes.Cut(rest, []byte{0})
+			bound = prepared[string(name)]
+		case 'Q':
+			query, _, _ := bytes.Cut(body, []byte{0})
+			c.count(string(query))
+		case 'E':
+			c.count(bound)
 		}
 		var hdr [5]byte
 		hdr[0] = typ
@@ -123,6 +142,45 @@ func (c *stmtCounter) handle(client net.Conn) {
 			return
 		}
 	}
+}
+
+func (c *stmtCounter) count(query string) {
+	c.n.Add(1)
+	c.mu.Lock()
+	c.texts[strings.Join(strings.Fields(query), " ")]++
+	c.mu.Unlock()
+}
+
+// breakdown returns the statements counted since from (a copy of texts), per run, most
+// frequent first, as lines for the log.
+func (c *stmtCounter) breakdown(from map[string]int, runs int) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	type line struct {
+		text string
+		n    int
+	}
+	var lines []line
+	for t, n := range c.texts {
+		if d := n - from[t]; d > 0 {
+			lines = append(lines, line{t, d})
+		}
+	}
+	sort.Slice(lines, func(i, j int) bool { return lines[i].n > lines[j].n })
+	var out []string
+	for _, l := range lines {
+		if len(l.text) > 160 {
+			l.text = l.text[:160] + "…"
+		}
+		out = append(out, fmt.Sprintf("%6.2f %s", float64(l.n)/float64(runs), l.text))
+	}
+	return out
+}
+
+func (c *stmtCounter) snapshot() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.texts)
 }
 
 // pgNodes starts n `serve` nodes on the database at pgURL (simulated model) and returns their
@@ -179,7 +237,7 @@ func countRuns(b *testing.B, c *stmtCounter, urls []string, body []byte, runs in
 	idleFrom := c.n.Load()
 	time.Sleep(2 * time.Second)
 	idlePerSec = float64(c.n.Load()-idleFrom) / 2
-	from, t0 := c.n.Load(), time.Now()
+	from, t0, texts := c.n.Load(), time.Now(), c.snapshot()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := range 8 {
@@ -201,6 +259,9 @@ func countRuns(b *testing.B, c *stmtCounter, urls []string, body []byte, runs in
 		})
 	}
 	wg.Wait()
+	for _, l := range c.breakdown(texts, runs) {
+		b.Log(l) // with -v: what a run sends (background work included)
+	}
 	background := idlePerSec * time.Since(t0).Seconds()
 	return (float64(c.n.Load()-from) - background) / float64(runs), idlePerSec
 }

@@ -268,9 +268,11 @@ const spanInsertColumns = `workspace_id, trace_id, id, parent_span_id, name, kin
 const spanColumnCount = 20
 
 // spanChunks are the numbers of spans one INSERT writes (20 parameters each: well under both
-// dialects' limits), largest first: a batch is cut into these, so that whatever its size only
-// five statement texts exist, each prepared once per connection and kept.
-var spanChunks = []int{256, 64, 16, 4, 1}
+// dialects' limits), largest first: a batch is cut into these and a rest of fewer than 16
+// spans is one INSERT of its size, so that whatever its size at most 18 statement texts
+// exist, each prepared once per connection and kept, and a run's few spans (three for a
+// simple run) are one statement.
+var spanChunks = []int{256, 64, 16}
 
 // SpanInsert stores spans, one row each; a span already stored (same workspace, trace and
 // id) is replaced. Spans without an id get one; a model call's model and provider are read
@@ -295,9 +297,12 @@ func (s *Store) SpanInsert(ctx context.Context, spans []*Span) error {
 		}
 	}
 	spans = lastOfEachID(spans)
+	if len(spans) < spanChunks[len(spanChunks)-1] {
+		return s.spanUpsert(ctx, spans) // one statement: no transaction around it
+	}
 	return s.InTx(ctx, func(tx *Store) error {
 		for len(spans) > 0 {
-			n := spanChunks[0]
+			n := len(spans) // the rest, under the smallest chunk
 			for _, c := range spanChunks {
 				if c <= len(spans) {
 					n = c
