@@ -8,10 +8,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"maps"
 	"net/url"
 	"sort"
 	"strings"
@@ -31,7 +31,7 @@ import (
 
 // pgSchema returns the URL of a fresh schema of TEST_DATABASE_URL (dropped at the end), or
 // skips the benchmark.
-func pgSchema(b *testing.B) string {
+func pgSchema(b testing.TB) string {
 	b.Helper()
 	u := dbtest.PostgresURL(b)
 	if u == "" {
@@ -52,7 +52,7 @@ type stmtCounter struct {
 	texts map[string]int
 }
 
-func newStmtCounter(b *testing.B, pgURL string) (*stmtCounter, string) {
+func newStmtCounter(b testing.TB, pgURL string) (*stmtCounter, string) {
 	b.Helper()
 	u, _ := url.Parse(pgURL)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -185,7 +185,7 @@ func (c *stmtCounter) snapshot() map[string]int {
 
 // pgNodes starts n `serve` nodes on the database at pgURL (simulated model) and returns their
 // execute URLs for one agent, and a function that stops them.
-func pgNodes(b *testing.B, pgURL string, n int) ([]string, func()) {
+func pgNodes(b testing.TB, pgURL string, n int) ([]string, func()) {
 	b.Helper()
 	ctx := context.Background()
 	dir := b.TempDir()
@@ -231,7 +231,7 @@ func postAll(b *testing.B, urls []string, body []byte, conns int, d time.Duratio
 
 // countRuns sends runs sync executes (from 8 callers, spread over urls) and returns the
 // statements the nodes sent per run, and what they send per second when idle.
-func countRuns(b *testing.B, c *stmtCounter, urls []string, body []byte, runs int) (perRun, idlePerSec float64) {
+func countRuns(b testing.TB, c *stmtCounter, urls []string, body []byte, runs int) (perRun, idlePerSec float64) {
 	b.Helper()
 	time.Sleep(200 * time.Millisecond)
 	idleFrom := c.n.Load()
@@ -293,6 +293,38 @@ func BenchmarkExecuteSyncPostgres(b *testing.B) {
 		stop()
 		b.ReportMetric(perRun, fmt.Sprintf("pg_%dnode_stmts/run", n))
 		b.ReportMetric(idle, fmt.Sprintf("pg_%dnode_idle_stmts/s", n))
+	}
+}
+
+// BenchmarkClusterCeiling measures how far a cluster on one PostgreSQL goes: sync runs/s of
+// simple executes (zero-latency simulated model, 48 callers split between the nodes) with 1,
+// 2 and 4 `serve` nodes on one database, and the CPU time PostgreSQL's backends spent per run
+// (read from /proc: reported only when the database runs on this machine). The nodes run in
+// this process and share its cores with the database, so the runs/s are a floor of what
+// nodes on their own machines reach; the backends' CPU per run is what bounds the cluster.
+//
+//	TEST_DATABASE_URL=postgres://… go test ./bench -run '^$' -bench ClusterCeiling -benchtime 1x
+func BenchmarkClusterCeiling(b *testing.B) {
+	const conns, app = 48, "agentplane-bench-ceiling"
+	d := 3 * time.Second
+	body := []byte(`{"input":{"message":"How long does shipping to Canada take?"}}`)
+	for _, n := range []int{1, 2, 4} {
+		urls, stop := pgNodes(b, pgSchema(b)+"&application_name="+app, n)
+		postAll(b, urls, body, conns, 300*time.Millisecond) // warm up
+		var rps float64
+		var cpu time.Duration
+		measured := false
+		for range b.N {
+			c0, _ := backendCPU(b, app)
+			rps = postAll(b, urls, body, conns, d)
+			c1, ok := backendCPU(b, app)
+			cpu, measured = c1-c0, ok
+		}
+		stop()
+		b.ReportMetric(rps, fmt.Sprintf("pg_%dnode_runs/s", n))
+		if measured && rps > 0 {
+			b.ReportMetric(float64(cpu.Microseconds())/(rps*d.Seconds()), fmt.Sprintf("pg_%dnode_db_cpu_us/run", n))
+		}
 	}
 }
 
@@ -431,4 +463,31 @@ func BenchmarkCrossNode(b *testing.B) {
 	b.ReportMetric(ms(quantile(local, 0.99)), "local_frame_p99_ms")
 	b.ReportMetric(ms(quantile(cancels, 0.5)), "remote_cancel_p50_ms")
 	b.ReportMetric(ms(quantile(cancels, 0.99)), "remote_cancel_p99_ms")
+}
+
+// TestStatementsPerRun: a simple sync run (POST /agents/{id}/execute, no tools) costs at
+// most 8 statements on PostgreSQL, BEGIN and COMMIT included, and two write transactions:
+// the execution with its trace (one statement, outside a transaction), then the outcome
+// (BEGIN, the move with the trace's end, the webhook lookup, the frames, the spans, COMMIT);
+// the agent is read before.
+//
+//	TEST_DATABASE_URL=postgres://… go test ./bench -run StatementsPerRun -v
+func TestStatementsPerRun(t *testing.T) {
+	counter, proxied := newStmtCounter(t, pgSchema(t))
+	urls, stop := pgNodes(t, proxied, 1)
+	defer stop()
+	body := []byte(`{"input":{"message":"How long does shipping to Canada take?"}}`)
+	countRuns(t, counter, urls, body, 20) // warm: statements prepared, caches filled
+	begins := counter.snapshot()["begin"]
+	perRun, _ := countRuns(t, counter, urls, body, 300)
+	t.Logf("%.2f statements per run", perRun)
+	if perRun > 8.2 {
+		t.Fatalf("%.2f statements per run, want at most 8", perRun)
+	}
+	counter.mu.Lock()
+	perRunBegins := float64(counter.texts["begin"]-begins) / 300
+	counter.mu.Unlock()
+	if perRunBegins > 1.05 {
+		t.Fatalf("%.2f transactions opened per run, want 1 (and the execution's insert on its own)", perRunBegins)
+	}
 }

@@ -203,10 +203,19 @@ type TraceFilter struct {
 
 // TraceCreate inserts a trace.
 func (s *Store) TraceCreate(ctx context.Context, t *Trace) error {
+	q, args := t.insert(Now())
+	if _, err := s.exec(ctx, q, args...); err != nil {
+		return fmt.Errorf("insert trace: %w", err)
+	}
+	return nil
+}
+
+// insert fills a new trace's defaults and returns the INSERT that stores it, with its twelve
+// arguments ($1 to $12).
+func (t *Trace) insert(now Time) (string, []any) {
 	if t.ID == "" {
 		t.ID = NewID()
 	}
-	now := Now()
 	if t.StartedAt.IsZero() {
 		t.StartedAt = now
 	}
@@ -214,14 +223,10 @@ func (s *Store) TraceCreate(ctx context.Context, t *Trace) error {
 	if t.Status == "" {
 		t.Status = StatusRunning
 	}
-	_, err := s.exec(ctx, `INSERT INTO traces (id, workspace_id, execution_id, agent_id, session_id, end_user_id, service_name, name, status,
+	return `INSERT INTO traces (id, workspace_id, execution_id, agent_id, session_id, end_user_id, service_name, name, status,
 		metadata, started_at, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		t.ID, t.WorkspaceID, t.ExecutionID, t.AgentID, t.SessionID, t.EndUserID, t.ServiceName, t.Name, t.Status, t.Metadata, t.StartedAt, now)
-	if err != nil {
-		return fmt.Errorf("insert trace: %w", err)
-	}
-	return nil
+		[]any{t.ID, t.WorkspaceID, t.ExecutionID, t.AgentID, t.SessionID, t.EndUserID, t.ServiceName, t.Name, t.Status, t.Metadata, t.StartedAt, now}
 }
 
 // TraceFinish records a trace's outcome and totals.
