@@ -8,10 +8,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,7 +31,7 @@ import (
 
 // pgSchema returns the URL of a fresh schema of TEST_DATABASE_URL (dropped at the end), or
 // skips the benchmark.
-func pgSchema(b *testing.B) string {
+func pgSchema(b testing.TB) string {
 	b.Helper()
 	u := dbtest.PostgresURL(b)
 	if u == "" {
@@ -45,16 +47,19 @@ type stmtCounter struct {
 	ln     net.Listener
 	target string
 	n      atomic.Int64
+	// texts counts the statements by their SQL text (for the breakdown countRuns logs).
+	mu    sync.Mutex
+	texts map[string]int
 }
 
-func newStmtCounter(b *testing.B, pgURL string) (*stmtCounter, string) {
+func newStmtCounter(b testing.TB, pgURL string) (*stmtCounter, string) {
 	b.Helper()
 	u, _ := url.Parse(pgURL)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := &stmtCounter{ln: ln, target: u.Host}
+	c := &stmtCounter{ln: ln, target: u.Host, texts: map[string]int{}}
 	go c.serve()
 	b.Cleanup(func() { ln.Close() })
 	u.Host = ln.Addr().String()
@@ -100,6 +105,8 @@ func (c *stmtCounter) handle(client net.Conn) {
 			break
 		}
 	}
+	prepared := map[string]string{} // this connection's statements by name
+	bound := ""
 	for {
 		typ, err := r.ReadByte()
 		if err != nil {
@@ -113,8 +120,20 @@ func (c *stmtCounter) handle(client net.Conn) {
 		if _, err := io.ReadFull(r, body); err != nil {
 			return
 		}
-		if typ == 'Q' || typ == 'E' {
-			c.n.Add(1)
+		switch typ {
+		case 'P': // Parse: statement name, query
+			name, rest, _ := bytes.Cut(body, []byte{0})
+			query, _, _ := bytes.Cut(rest, []byte{0})
+			prepared[string(name)] = string(query)
+		case 'B': // Bind: portal, statement name
+			_, rest, _ := bytes.Cut(body, []byte{0})
+			name, _, _ := bytes.Cut(rest, []byte{0})
+			bound = prepared[string(name)]
+		case 'Q':
+			query, _, _ := bytes.Cut(body, []byte{0})
+			c.count(string(query))
+		case 'E':
+			c.count(bound)
 		}
 		var hdr [5]byte
 		hdr[0] = typ
@@ -125,9 +144,48 @@ func (c *stmtCounter) handle(client net.Conn) {
 	}
 }
 
+func (c *stmtCounter) count(query string) {
+	c.n.Add(1)
+	c.mu.Lock()
+	c.texts[strings.Join(strings.Fields(query), " ")]++
+	c.mu.Unlock()
+}
+
+// breakdown returns the statements counted since from (a copy of texts), per run, most
+// frequent first, as lines for the log.
+func (c *stmtCounter) breakdown(from map[string]int, runs int) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	type line struct {
+		text string
+		n    int
+	}
+	var lines []line
+	for t, n := range c.texts {
+		if d := n - from[t]; d > 0 {
+			lines = append(lines, line{t, d})
+		}
+	}
+	sort.Slice(lines, func(i, j int) bool { return lines[i].n > lines[j].n })
+	var out []string
+	for _, l := range lines {
+		if len(l.text) > 160 {
+			l.text = l.text[:160] + "…"
+		}
+		out = append(out, fmt.Sprintf("%6.2f %s", float64(l.n)/float64(runs), l.text))
+	}
+	return out
+}
+
+func (c *stmtCounter) snapshot() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.texts)
+}
+
 // pgNodes starts n `serve` nodes on the database at pgURL (simulated model) and returns their
 // execute URLs for one agent, and a function that stops them.
-func pgNodes(b *testing.B, pgURL string, n int) ([]string, func()) {
+func pgNodes(b testing.TB, pgURL string, n int) ([]string, func()) {
 	b.Helper()
 	ctx := context.Background()
 	dir := b.TempDir()
@@ -173,13 +231,13 @@ func postAll(b *testing.B, urls []string, body []byte, conns int, d time.Duratio
 
 // countRuns sends runs sync executes (from 8 callers, spread over urls) and returns the
 // statements the nodes sent per run, and what they send per second when idle.
-func countRuns(b *testing.B, c *stmtCounter, urls []string, body []byte, runs int) (perRun, idlePerSec float64) {
+func countRuns(b testing.TB, c *stmtCounter, urls []string, body []byte, runs int) (perRun, idlePerSec float64) {
 	b.Helper()
 	time.Sleep(200 * time.Millisecond)
 	idleFrom := c.n.Load()
 	time.Sleep(2 * time.Second)
 	idlePerSec = float64(c.n.Load()-idleFrom) / 2
-	from, t0 := c.n.Load(), time.Now()
+	from, t0, texts := c.n.Load(), time.Now(), c.snapshot()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := range 8 {
@@ -201,6 +259,9 @@ func countRuns(b *testing.B, c *stmtCounter, urls []string, body []byte, runs in
 		})
 	}
 	wg.Wait()
+	for _, l := range c.breakdown(texts, runs) {
+		b.Log(l) // with -v: what a run sends (background work included)
+	}
 	background := idlePerSec * time.Since(t0).Seconds()
 	return (float64(c.n.Load()-from) - background) / float64(runs), idlePerSec
 }
@@ -232,6 +293,38 @@ func BenchmarkExecuteSyncPostgres(b *testing.B) {
 		stop()
 		b.ReportMetric(perRun, fmt.Sprintf("pg_%dnode_stmts/run", n))
 		b.ReportMetric(idle, fmt.Sprintf("pg_%dnode_idle_stmts/s", n))
+	}
+}
+
+// BenchmarkClusterCeiling measures how far a cluster on one PostgreSQL goes: sync runs/s of
+// simple executes (zero-latency simulated model, 48 callers split between the nodes) with 1,
+// 2 and 4 `serve` nodes on one database, and the CPU time PostgreSQL's backends spent per run
+// (read from /proc: reported only when the database runs on this machine). The nodes run in
+// this process and share its cores with the database, so the runs/s are a floor of what
+// nodes on their own machines reach; the backends' CPU per run is what bounds the cluster.
+//
+//	TEST_DATABASE_URL=postgres://… go test ./bench -run '^$' -bench ClusterCeiling -benchtime 1x
+func BenchmarkClusterCeiling(b *testing.B) {
+	const conns, app = 48, "agentplane-bench-ceiling"
+	d := 3 * time.Second
+	body := []byte(`{"input":{"message":"How long does shipping to Canada take?"}}`)
+	for _, n := range []int{1, 2, 4} {
+		urls, stop := pgNodes(b, pgSchema(b)+"&application_name="+app, n)
+		postAll(b, urls, body, conns, 300*time.Millisecond) // warm up
+		var rps float64
+		var cpu time.Duration
+		measured := false
+		for range b.N {
+			c0, _ := backendCPU(b, app)
+			rps = postAll(b, urls, body, conns, d)
+			c1, ok := backendCPU(b, app)
+			cpu, measured = c1-c0, ok
+		}
+		stop()
+		b.ReportMetric(rps, fmt.Sprintf("pg_%dnode_runs/s", n))
+		if measured && rps > 0 {
+			b.ReportMetric(float64(cpu.Microseconds())/(rps*d.Seconds()), fmt.Sprintf("pg_%dnode_db_cpu_us/run", n))
+		}
 	}
 }
 
@@ -370,4 +463,31 @@ func BenchmarkCrossNode(b *testing.B) {
 	b.ReportMetric(ms(quantile(local, 0.99)), "local_frame_p99_ms")
 	b.ReportMetric(ms(quantile(cancels, 0.5)), "remote_cancel_p50_ms")
 	b.ReportMetric(ms(quantile(cancels, 0.99)), "remote_cancel_p99_ms")
+}
+
+// TestStatementsPerRun: a simple sync run (POST /agents/{id}/execute, no tools) costs at
+// most 8 statements on PostgreSQL, BEGIN and COMMIT included, and two write transactions:
+// the execution with its trace (one statement, outside a transaction), then the outcome
+// (BEGIN, the move with the trace's end, the webhook lookup, the frames, the spans, COMMIT);
+// the agent is read before.
+//
+//	TEST_DATABASE_URL=postgres://… go test ./bench -run StatementsPerRun -v
+func TestStatementsPerRun(t *testing.T) {
+	counter, proxied := newStmtCounter(t, pgSchema(t))
+	urls, stop := pgNodes(t, proxied, 1)
+	defer stop()
+	body := []byte(`{"input":{"message":"How long does shipping to Canada take?"}}`)
+	countRuns(t, counter, urls, body, 20) // warm: statements prepared, caches filled
+	begins := counter.snapshot()["begin"]
+	perRun, _ := countRuns(t, counter, urls, body, 300)
+	t.Logf("%.2f statements per run", perRun)
+	if perRun > 8.2 {
+		t.Fatalf("%.2f statements per run, want at most 8", perRun)
+	}
+	counter.mu.Lock()
+	perRunBegins := float64(counter.texts["begin"]-begins) / 300
+	counter.mu.Unlock()
+	if perRunBegins > 1.05 {
+		t.Fatalf("%.2f transactions opened per run, want 1 (and the execution's insert on its own)", perRunBegins)
+	}
 }

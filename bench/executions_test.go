@@ -78,7 +78,7 @@ func bareEcho() *httptest.Server {
 	}))
 }
 
-func zeroLatencyAgent(b *testing.B, url string) string {
+func zeroLatencyAgent(b testing.TB, url string) string {
 	b.Helper()
 	a, err := client.New(url).AgentCreate(context.Background(), client.AgentCreate{Name: "Bench", Type: "simple",
 		Config: &client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You answer questions about shipping."}})

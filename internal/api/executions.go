@@ -241,14 +241,18 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, req runtime.Subm
 	if claim != nil && claim.ExecutionID != "" {
 		return s.answerExecution(w, r, req, claim.ExecutionID)
 	}
-	req.BeforeCreate = func(ctx context.Context, tx *store.Store, x *store.Execution) error {
-		if err := s.checkExecutionLimits(ctx, tx, req.WorkspaceID); err != nil {
-			return err
+	// Without limits or a key to link, the execution is recorded on its own (one statement
+	// on PostgreSQL), not in a transaction.
+	if s.executionLimited() || claim != nil {
+		req.BeforeCreate = func(ctx context.Context, tx *store.Store, x *store.Execution) error {
+			if err := s.checkExecutionLimits(ctx, tx, req.WorkspaceID); err != nil {
+				return err
+			}
+			if claim != nil {
+				return tx.IdempotencyLinkExecution(ctx, claim, x.ID)
+			}
+			return nil
 		}
-		if claim != nil {
-			return tx.IdempotencyLinkExecution(ctx, claim, x.ID)
-		}
-		return nil
 	}
 	x, run, err := s.engine.Submit(r.Context(), req)
 	if err != nil {

@@ -47,13 +47,18 @@ func (s *Server) checkAgentLimit(ctx context.Context, tx *store.Store, ws string
 	return nil
 }
 
+// executionLimited says whether the plan limits executions at all.
+func (s *Server) executionLimited() bool {
+	return s.cfg.Plan.MaxExecutionsPerMonth > 0 || s.cfg.Plan.MaxConcurrentExecutions > 0
+}
+
 // checkExecutionLimits refuses a new execution when the workspace has started
 // MaxExecutionsPerMonth this month or has MaxConcurrentExecutions in flight. It runs in the
 // transaction that records the execution (runtime.SubmitRequest.BeforeCreate), under the
 // workspace's plan lock, so simultaneous requests never overshoot.
 func (s *Server) checkExecutionLimits(ctx context.Context, tx *store.Store, ws string) error {
 	p := s.cfg.Plan
-	if p.MaxExecutionsPerMonth <= 0 && p.MaxConcurrentExecutions <= 0 {
+	if !s.executionLimited() {
 		return nil
 	}
 	if err := tx.PlanLock(ctx, ws); err != nil {

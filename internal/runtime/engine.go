@@ -433,7 +433,11 @@ func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*store.Executio
 	if req.Async {
 		x.Status = store.StatusPending
 	} else {
+		// A sync run's caller waits on this node: were the node to stop, the run fails
+		// rather than running again elsewhere, so its row is marked as having reached its
+		// model call from its insert, and the pass sends no statement for it.
 		c := e.claim()
+		c.ModelCalled = true
 		x.Claim = &c
 	}
 	if x.Input == nil {
@@ -456,7 +460,7 @@ func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*store.Executio
 		e.claimMu.RLock()
 		defer e.claimMu.RUnlock()
 	}
-	err := e.st.InTx(ctx, func(tx *store.Store) error {
+	create := func(tx *store.Store) error {
 		if req.BeforeCreate != nil {
 			if err := req.BeforeCreate(ctx, tx, x); err != nil {
 				return err
@@ -474,7 +478,13 @@ func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*store.Executio
 			}
 		}
 		return tx.ExecutionCreate(ctx, x, tr)
-	})
+	}
+	var err error
+	if req.BeforeCreate == nil && req.Chat == nil {
+		err = e.st.ExecutionCreate(ctx, x, tr) // one statement on PostgreSQL: no transaction around it
+	} else {
+		err = e.st.InTx(ctx, create)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -545,6 +555,7 @@ func (e *Engine) runPipeline(ctx context.Context, h *handle, x *store.Execution,
 		owner: store.Owner{Node: e.node, Attempt: x.Attempt}, stop: h.cancel}
 	// The pass took a block of frame ids above every id an earlier pass may have sent.
 	r.seq, r.reserved = max(x.SeqReserved-seqBlock, 0), x.SeqReserved
+	r.modelCalled = x.ModelCalled // written with the row (see store.Claim.ModelCalled)
 	if pre != nil {
 		r.model, r.modelSet, r.route = pre.model, true, pre.route
 	}

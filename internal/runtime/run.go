@@ -42,7 +42,8 @@ type run struct {
 	owner store.Owner
 	stop  context.CancelCauseFunc
 	// reserved is the highest frame id the pass may send (see store.ExecutionReserveSeqs);
-	// modelCalled says the pass recorded reaching a model call (see reachModel).
+	// modelCalled says the pass recorded reaching a model call (see reachModel), or that the
+	// row was written with the mark set (a sync run, see store.Claim.ModelCalled).
 	reserved    int
 	modelCalled bool
 }
@@ -102,7 +103,9 @@ func (r *run) emit(event string, data any) {
 // reachModel records, once per pass and right before its first model call (or sub-agent),
 // that the pass reached one: a rescue then fails the run instead of queueing it again. The
 // statement is fenced, so a pass that lost its run (cancelled and closed, or rescued) learns
-// it here and starts no model call.
+// it here and starts no model call. A sync run's row has the mark from its insert: its pass
+// sends no statement here, and a cancel that comes before its first call stops that call
+// through the pass's context instead.
 func (r *run) reachModel(ctx context.Context) error {
 	if r.modelCalled {
 		return nil
@@ -298,6 +301,10 @@ func (r *run) finish(o outcome) (*store.Execution, error) {
 		r.end(r.root, map[string]any{"status": o.status}, errIf(o.status == store.StatusFailed, o.err))
 		r.root = nil
 	}
+	// The run's input and output are stored once, on the execution, not again on its spans.
+	store.SpansShareExecution(r.spans, r.x.Input, patch.Output)
+	// The trace's outcome is written with the move (one statement on PostgreSQL).
+	patch.Trace = &store.TraceEnd{Usage: usage, Cost: cost, EndedAt: now, DurationMS: dur}
 	var final *store.Execution
 	write := func(tx *store.Store) error {
 		if err := r.e.fault(); err != nil {
@@ -311,10 +318,6 @@ func (r *run) finish(o outcome) (*store.Execution, error) {
 			return err
 		}
 		if err := tx.SpanInsert(ctx, r.spans); err != nil {
-			return err
-		}
-		traceStatus := o.status
-		if err := tx.TraceFinish(ctx, r.x.WorkspaceID, r.x.TraceID, traceStatus, usage, cost, now, dur); err != nil {
 			return err
 		}
 		if o.wait != nil {
@@ -387,7 +390,7 @@ func (r *run) finishFailed(ctx context.Context, now store.Time, dur int64) (*sto
 	seq := r.seq
 	owner := r.owner
 	patch := store.ExecutionPatch{Usage: &usage, Cost: &cost, Error: &msg, CompletedAt: &now, DurationMS: &dur, ClearState: true,
-		SeqUsed: &seq, Owner: &owner}
+		SeqUsed: &seq, Owner: &owner, Trace: &store.TraceEnd{Usage: usage, Cost: cost, EndedAt: now, DurationMS: dur}}
 	var stopping time.Time
 	backoff := 50 * time.Millisecond
 	for {
@@ -401,9 +404,6 @@ func (r *run) finishFailed(ctx context.Context, now store.Time, dur int64) (*sto
 				return err
 			}
 			if err := tx.EventAppend(ctx, r.x.ID, r.pending); err != nil {
-				return err
-			}
-			if err := tx.TraceFinish(ctx, r.x.WorkspaceID, r.x.TraceID, store.StatusFailed, usage, cost, now, dur); err != nil {
 				return err
 			}
 			if c := r.state.Chat; c != nil {

@@ -167,7 +167,8 @@ func scanExecution(row interface{ Scan(...any) error }) (*Execution, error) {
 }
 
 // ExecutionCreate records a new execution (pending, or running when the caller runs it at
-// once) together with its trace, in one transaction.
+// once) together with its trace: on PostgreSQL in one statement (a CTE), so that outside a
+// transaction it needs none; on SQLite in one transaction.
 func (s *Store) ExecutionCreate(ctx context.Context, e *Execution, tr *Trace) error {
 	if e.ID == "" {
 		e.ID = NewID()
@@ -193,28 +194,38 @@ func (s *Store) ExecutionCreate(ctx context.Context, e *Execution, tr *Trace) er
 	// A running execution is owned from its first statement: its lease, its first pass and
 	// that pass's block of frame ids are written with the row.
 	var owner, leaseMS any
-	attempt, reserved := 0, 0
+	attempt, reserved, called := 0, 0, false
 	if c := e.Claim; c != nil && e.Status == StatusRunning {
-		owner, leaseMS, attempt, reserved = c.Node, c.Lease.Milliseconds(), 1, c.SeqBlock
-		e.OwnerNode, e.Attempt, e.SeqReserved = &c.Node, 1, c.SeqBlock
+		owner, leaseMS, attempt, reserved, called = c.Node, c.Lease.Milliseconds(), 1, c.SeqBlock, c.ModelCalled
+		e.OwnerNode, e.Attempt, e.SeqReserved, e.ModelCalled = &c.Node, 1, c.SeqBlock, c.ModelCalled
 	}
 	if tr.EndUserID == nil {
 		tr.EndUserID = e.EndUserID
 	}
-	return s.InTx(ctx, func(tx *Store) error {
-		if err := tx.TraceCreate(ctx, tr); err != nil {
-			return err
+	tr.ExecutionID = &e.ID // its spans may read what they share with it (SpansShareExecution)
+	traceSQL, traceArgs := tr.insert(now)
+	e.TraceID = tr.ID
+	// The execution's parameters follow the trace's ($13 on).
+	execSQL := `INSERT INTO executions (id, workspace_id, agent_id, agent_version_id, parent_id, root_id, session_id,
+		source, status, input, metadata, config, trace_id, timeout_ms, created_at, started_at, updated_at, state, user_id, end_user_id,
+		owner_node, lease_expires_at, attempt, seq_reserved, model_called)
+		VALUES ($13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $27, $29, $30, $31,
+		$32, ` + s.nowMS() + ` + $33, $34, $35, $36)`
+	args := append(traceArgs, e.ID, e.WorkspaceID, e.AgentID, e.AgentVersionID, e.ParentID, e.RootID, e.SessionID, e.Source, e.Status,
+		e.Input, e.Metadata, config, e.TraceID, e.TimeoutMS, now, optTime(e.StartedAt), nullJSON(e.State), e.UserID, e.EndUserID,
+		owner, leaseMS, attempt, reserved, called)
+	if s.dialect == Postgres {
+		if _, err := s.exec(ctx, "WITH trace AS ("+traceSQL+") "+execSQL, args...); err != nil {
+			return fmt.Errorf("insert execution: %w", err)
 		}
-		e.TraceID = tr.ID
-		_, err := tx.exec(ctx, `INSERT INTO executions (id, workspace_id, agent_id, agent_version_id, parent_id, root_id, session_id,
-			source, status, input, metadata, config, trace_id, timeout_ms, created_at, started_at, updated_at, state, user_id, end_user_id,
-			owner_node, lease_expires_at, attempt, seq_reserved)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $15, $17, $18, $19,
-			$20, `+tx.nowMS()+` + $21, $22, $23)`,
-			e.ID, e.WorkspaceID, e.AgentID, e.AgentVersionID, e.ParentID, e.RootID, e.SessionID, e.Source, e.Status,
-			e.Input, e.Metadata, config, e.TraceID, e.TimeoutMS, now, optTime(e.StartedAt), nullJSON(e.State), e.UserID, e.EndUserID,
-			owner, leaseMS, attempt, reserved)
-		if err != nil {
+		return nil
+	}
+	return s.InTx(ctx, func(tx *Store) error {
+		if _, err := tx.exec(ctx, traceSQL, traceArgs...); err != nil {
+			return fmt.Errorf("insert trace: %w", err)
+		}
+		// modernc binds $n to the nth argument: the trace's twelve are passed and not read.
+		if _, err := tx.exec(ctx, execSQL, args...); err != nil {
 			return fmt.Errorf("insert execution: %w", err)
 		}
 		return nil
@@ -327,6 +338,17 @@ type ExecutionPatch struct {
 	// LeaseExpired allows the move only when the row's lease has expired: a node closing the
 	// run of a node that stopped, never a live one.
 	LeaseExpired bool
+	// Trace, when set, records the execution's trace's outcome with the move (see
+	// TraceFinish; its status is the new one): on PostgreSQL in the same statement.
+	Trace *TraceEnd
+}
+
+// TraceEnd is what TraceFinish records of a trace besides its status.
+type TraceEnd struct {
+	Usage      TokenUsage
+	Cost       float64
+	EndedAt    Time
+	DurationMS int64
 }
 
 // ExecutionTransition moves an execution to status `to` if the lifecycle allows it from its
@@ -420,6 +442,16 @@ func (s *Store) ExecutionTransition(ctx context.Context, ws, id, to string, p Ex
 	// One statement checks the lifecycle and writes: only rows in an allowed status change.
 	q := fmt.Sprintf("UPDATE executions SET %s WHERE workspace_id = $%d AND id = $%d AND status IN (%s)%s RETURNING %s",
 		strings.Join(sets, ", "), n-1, n, strings.Join(in, ", "), where, executionColumns)
+	traceWith := p.Trace != nil && s.dialect == Postgres
+	if traceWith {
+		// The trace is ended by the same statement, and only if the move happened.
+		t := p.Trace
+		args = append(args, t.Usage.PromptTokens, t.Usage.CompletionTokens, t.Cost, t.EndedAt, t.DurationMS)
+		m := len(args)
+		q = fmt.Sprintf(`WITH x AS (%s), t AS (UPDATE traces SET status = $1, prompt_tokens = $%d, completion_tokens = $%d, cost = $%d,
+			ended_at = $%d, duration_ms = $%d FROM x WHERE traces.workspace_id = x.workspace_id AND traces.id = x.trace_id)
+			SELECT %s FROM x`, q, m-4, m-3, m-2, m-1, m, executionColumns)
+	}
 	var out *Execution
 	err := s.InTx(ctx, func(tx *Store) error {
 		var err error
@@ -438,6 +470,11 @@ func (s *Store) ExecutionTransition(ctx context.Context, ws, id, to string, p Ex
 		}
 		if err != nil {
 			return fmt.Errorf("update execution %s: %w", id, err)
+		}
+		if t := p.Trace; t != nil && !traceWith {
+			if err := tx.TraceFinish(ctx, ws, out.TraceID, to, t.Usage, t.Cost, t.EndedAt, t.DurationMS); err != nil {
+				return err
+			}
 		}
 		if IsTerminal(to) {
 			return tx.runTerminalHook(ctx, out)
@@ -523,8 +560,9 @@ func (s *Store) EventAppend(ctx context.Context, executionID string, events []Ev
 		b = append(b, '}')
 	}
 	b = append(b, ']')
-	_, err := s.exec(ctx, "INSERT INTO execution_events (execution_id, seq_from, seq_to, frames) VALUES ($1, $2, $3, $4)",
-		executionID, events[0].Seq, events[len(events)-1].Seq, string(b))
+	frames, packed := packFrames(b)
+	_, err := s.exec(ctx, "INSERT INTO execution_events (execution_id, seq_from, seq_to, frames, packed) VALUES ($1, $2, $3, $4, $5)",
+		executionID, events[0].Seq, events[len(events)-1].Seq, frames, packed)
 	if err != nil {
 		return fmt.Errorf("append events of %s: %w", executionID, err)
 	}
@@ -533,7 +571,7 @@ func (s *Store) EventAppend(ctx context.Context, executionID string, events []Ev
 
 // EventList returns the frames of an execution after seq, in order.
 func (s *Store) EventList(ctx context.Context, executionID string, after int) ([]Event, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT frames FROM execution_events WHERE execution_id = $1 AND seq_to > $2 ORDER BY seq_from",
+	rows, err := s.r.QueryContext(ctx, "SELECT frames, packed FROM execution_events WHERE execution_id = $1 AND seq_to > $2 ORDER BY seq_from",
 		executionID, after)
 	if err != nil {
 		return nil, fmt.Errorf("list events of %s: %w", executionID, err)
@@ -541,12 +579,17 @@ func (s *Store) EventList(ctx context.Context, executionID string, after int) ([
 	defer rows.Close()
 	var out []Event
 	for rows.Next() {
-		var raw string
-		if err := rows.Scan(&raw); err != nil {
+		var frames string
+		var packed []byte
+		if err := rows.Scan(&frames, &packed); err != nil {
 			return nil, err
 		}
+		raw, err := unpackFrames(frames, packed)
+		if err != nil {
+			return nil, fmt.Errorf("read events of %s: %w", executionID, err)
+		}
 		var batch []Event
-		if err := json.Unmarshal([]byte(raw), &batch); err != nil {
+		if err := json.Unmarshal(raw, &batch); err != nil {
 			return nil, fmt.Errorf("decode events of %s: %w", executionID, err)
 		}
 		for _, ev := range batch {

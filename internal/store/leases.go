@@ -14,6 +14,11 @@ type Claim struct {
 	Node     string
 	Lease    time.Duration
 	SeqBlock int
+	// ModelCalled, on ExecutionCreate, writes the row with the model-called mark already set
+	// (see ExecutionMarkModelCalled), sparing the pass that statement: for a sync run, whose
+	// caller waits on this node, a stop of the node (a crash or a drain) then fails the run
+	// instead of queueing it again to run where nobody waits for it.
+	ModelCalled bool
 }
 
 // Owner names one pass over an execution: the node that runs it and the attempt it took.

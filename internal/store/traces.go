@@ -71,6 +71,52 @@ type Span struct {
 	// AttributesJSON, when set, is what is stored for the attributes (a JSON object written by
 	// the caller, faster than encoding Attributes); Attributes is then not read.
 	AttributesJSON string `json:"-"`
+	// Shared says which of Input and Output are its execution's, stored once on the execution
+	// row and read from it (see SpansShareExecution).
+	Shared SpanShared `json:"-"`
+}
+
+// SpanShared says which of a span's input and output are its execution's own (bits).
+type SpanShared uint8
+
+const (
+	// SharedInput: the span's input is the execution's input.
+	SharedInput SpanShared = 1
+	// SharedOutput: the span's output is a model call's answer that became the execution's
+	// output: the output's object with "tool_calls":null added at its end.
+	SharedOutput SpanShared = 2
+)
+
+// SpansShareExecution marks the spans whose input or output is exactly (byte for byte) what
+// the execution row stores, input and output (nil until completed), so that SpanInsert
+// stores it once, on the execution: the root span's input is the run's input, and the model
+// call whose answer is the run's output holds it again. A value over MaxSpanIO is never
+// shared: the span keeps its cut.
+func SpansShareExecution(spans []*Span, input JSONObject, output json.RawMessage) {
+	in, _ := input.Value()
+	inText, _ := in.(string)
+	answer := modelAnswer(output)
+	for _, sp := range spans {
+		if len(sp.Input) > 0 && len(sp.Input) <= MaxSpanIO && string(sp.Input) == inText {
+			sp.Shared |= SharedInput
+		}
+		if answer != "" && len(sp.Output) <= MaxSpanIO && string(sp.Output) == answer {
+			sp.Shared |= SharedOutput
+		}
+	}
+}
+
+// modelAnswer is the output of a model call's span whose answer is an execution's output
+// (see SharedOutput); "" when the output is not an object.
+func modelAnswer(output json.RawMessage) string {
+	n := len(output)
+	if n < 2 || output[0] != '{' || output[n-1] != '}' {
+		return ""
+	}
+	if n == 2 {
+		return `{"tool_calls":null}`
+	}
+	return string(output[:n-1]) + `,"tool_calls":null}`
 }
 
 // SpanNode is a span with its children, for the tree of GET /traces/{id}.
@@ -156,10 +202,19 @@ type TraceFilter struct {
 
 // TraceCreate inserts a trace.
 func (s *Store) TraceCreate(ctx context.Context, t *Trace) error {
+	q, args := t.insert(Now())
+	if _, err := s.exec(ctx, q, args...); err != nil {
+		return fmt.Errorf("insert trace: %w", err)
+	}
+	return nil
+}
+
+// insert fills a new trace's defaults and returns the INSERT that stores it, with its twelve
+// arguments ($1 to $12).
+func (t *Trace) insert(now Time) (string, []any) {
 	if t.ID == "" {
 		t.ID = NewID()
 	}
-	now := Now()
 	if t.StartedAt.IsZero() {
 		t.StartedAt = now
 	}
@@ -167,14 +222,10 @@ func (s *Store) TraceCreate(ctx context.Context, t *Trace) error {
 	if t.Status == "" {
 		t.Status = StatusRunning
 	}
-	_, err := s.exec(ctx, `INSERT INTO traces (id, workspace_id, execution_id, agent_id, session_id, end_user_id, service_name, name, status,
+	return `INSERT INTO traces (id, workspace_id, execution_id, agent_id, session_id, end_user_id, service_name, name, status,
 		metadata, started_at, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		t.ID, t.WorkspaceID, t.ExecutionID, t.AgentID, t.SessionID, t.EndUserID, t.ServiceName, t.Name, t.Status, t.Metadata, t.StartedAt, now)
-	if err != nil {
-		return fmt.Errorf("insert trace: %w", err)
-	}
-	return nil
+		[]any{t.ID, t.WorkspaceID, t.ExecutionID, t.AgentID, t.SessionID, t.EndUserID, t.ServiceName, t.Name, t.Status, t.Metadata, t.StartedAt, now}
 }
 
 // TraceFinish records a trace's outcome and totals.
@@ -216,14 +267,16 @@ func cutJSON(raw json.RawMessage) any {
 }
 
 const spanInsertColumns = `workspace_id, trace_id, id, parent_span_id, name, kind, status, started_at, ended_at, model, provider,
-	input, output, error, prompt_tokens, completion_tokens, cost, attributes, service_name`
+	input, output, error, prompt_tokens, completion_tokens, cost, attributes, service_name, shared`
 
-const spanColumnCount = 19
+const spanColumnCount = 20
 
-// spanChunks are the numbers of spans one INSERT writes (19 parameters each: well under both
-// dialects' limits), largest first: a batch is cut into these, so that whatever its size only
-// five statement texts exist, each prepared once per connection and kept.
-var spanChunks = []int{256, 64, 16, 4, 1}
+// spanChunks are the numbers of spans one INSERT writes (20 parameters each: well under both
+// dialects' limits), largest first: a batch is cut into these and a rest of fewer than 16
+// spans is one INSERT of its size, so that whatever its size at most 18 statement texts
+// exist, each prepared once per connection and kept, and a run's few spans (three for a
+// simple run) are one statement.
+var spanChunks = []int{256, 64, 16}
 
 // SpanInsert stores spans, one row each; a span already stored (same workspace, trace and
 // id) is replaced. Spans without an id get one; a model call's model and provider are read
@@ -248,9 +301,12 @@ func (s *Store) SpanInsert(ctx context.Context, spans []*Span) error {
 		}
 	}
 	spans = lastOfEachID(spans)
+	if len(spans) < spanChunks[len(spanChunks)-1] {
+		return s.spanUpsert(ctx, spans) // one statement: no transaction around it
+	}
 	return s.InTx(ctx, func(tx *Store) error {
 		for len(spans) > 0 {
-			n := spanChunks[0]
+			n := len(spans) // the rest, under the smallest chunk
 			for _, c := range spanChunks {
 				if c <= len(spans) {
 					n = c
@@ -295,7 +351,7 @@ var spanUpsertTail = ` ON CONFLICT (workspace_id, trace_id, id) DO UPDATE SET pa
 	kind = excluded.kind, status = excluded.status, started_at = excluded.started_at, ended_at = excluded.ended_at, model = excluded.model,
 	provider = excluded.provider, input = excluded.input, output = excluded.output, error = excluded.error,
 	prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens, cost = excluded.cost,
-	attributes = excluded.attributes, service_name = excluded.service_name`
+	attributes = excluded.attributes, service_name = excluded.service_name, shared = excluded.shared`
 
 func (s *Store) spanUpsert(ctx context.Context, spans []*Span) error {
 	var b strings.Builder
@@ -328,9 +384,17 @@ func (s *Store) spanUpsert(ctx context.Context, spans []*Span) error {
 				return fmt.Errorf("encode attributes of span %s: %w", sp.ID, err)
 			}
 		}
+		// What the execution row holds is not stored again (see SpansShareExecution).
+		in, out := cutJSON(sp.Input), cutJSON(sp.Output)
+		if sp.Shared&SharedInput != 0 {
+			in = nil
+		}
+		if sp.Shared&SharedOutput != 0 {
+			out = nil
+		}
 		args = append(args, sp.WorkspaceID, sp.TraceID, sp.ID, sp.ParentID, sp.Name, sp.Kind, sp.Status, sp.StartedAt, optTime(sp.EndedAt),
-			sp.Model, sp.Provider, cutJSON(sp.Input), cutJSON(sp.Output), sp.Error, sp.TokenUsage.PromptTokens,
-			sp.TokenUsage.CompletionTokens, sp.Cost, attrText, sp.ServiceName)
+			sp.Model, sp.Provider, in, out, sp.Error, sp.TokenUsage.PromptTokens,
+			sp.TokenUsage.CompletionTokens, sp.Cost, attrText, sp.ServiceName, sp.Shared)
 	}
 	b.WriteString(spanUpsertTail)
 	if _, err := s.exec(ctx, b.String(), args...); err != nil {
@@ -429,7 +493,7 @@ func setFirst(dst **string, v string) {
 }
 
 const spanColumns = `trace_id, id, workspace_id, parent_span_id, name, kind, status, model, provider, input, output, error,
-	attributes, prompt_tokens, completion_tokens, cost, service_name, started_at, ended_at`
+	attributes, prompt_tokens, completion_tokens, cost, service_name, started_at, ended_at, shared`
 
 func scanSpan(row interface{ Scan(...any) error }) (*Span, error) {
 	var sp Span
@@ -437,7 +501,7 @@ func scanSpan(row interface{ Scan(...any) error }) (*Span, error) {
 	var ended Time
 	if err := row.Scan(&sp.TraceID, &sp.ID, &sp.WorkspaceID, &sp.ParentID, &sp.Name, &sp.Kind, &sp.Status, &sp.Model, &sp.Provider,
 		&in, &out, &sp.Error, &sp.Attributes, &sp.TokenUsage.PromptTokens, &sp.TokenUsage.CompletionTokens, &sp.Cost,
-		&sp.ServiceName, &sp.StartedAt, &ended); err != nil {
+		&sp.ServiceName, &sp.StartedAt, &ended, &sp.Shared); err != nil {
 		return nil, err
 	}
 	if in.Valid {
@@ -465,7 +529,38 @@ func (s *Store) SpanGet(ctx context.Context, ws, traceID, spanID string) (*Span,
 	if err != nil {
 		return nil, fmt.Errorf("get span %s: %w", spanID, err)
 	}
+	if err := s.spansFillShared(ctx, ws, traceID, []*Span{sp}); err != nil {
+		return nil, err
+	}
 	return sp, nil
+}
+
+// spansFillShared sets the input and output that spans of a trace share with its execution
+// (see SpansShareExecution) from the execution row, read only when one of them needs it.
+func (s *Store) spansFillShared(ctx context.Context, ws, traceID string, spans []*Span) error {
+	if !slices.ContainsFunc(spans, func(sp *Span) bool { return sp.Shared != 0 }) {
+		return nil
+	}
+	var input string
+	var output sql.NullString
+	err := s.r.QueryRowContext(ctx, `SELECT e.input, e.output FROM traces t JOIN executions e ON e.id = t.execution_id
+		WHERE t.workspace_id = $1 AND t.id = $2`, ws, traceID).Scan(&input, &output)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // the execution is gone: what it shared with its spans went with it
+	}
+	if err != nil {
+		return fmt.Errorf("read the execution of trace %s: %w", traceID, err)
+	}
+	answer := modelAnswer(json.RawMessage(output.String))
+	for _, sp := range spans {
+		if sp.Shared&SharedInput != 0 {
+			sp.Input = json.RawMessage(input)
+		}
+		if sp.Shared&SharedOutput != 0 && answer != "" {
+			sp.Output = json.RawMessage(answer)
+		}
+	}
+	return nil
 }
 
 func nullJSON(raw json.RawMessage) any {
@@ -532,6 +627,9 @@ func (s *Store) TraceGet(ctx context.Context, ws, id string) (*Trace, error) {
 	}
 	if t.Spans, err = collect(rows, scanSpan); err != nil {
 		return nil, fmt.Errorf("list spans of %s: %w", id, err)
+	}
+	if err := s.spansFillShared(ctx, ws, id, t.Spans); err != nil {
+		return nil, err
 	}
 	return t, nil
 }

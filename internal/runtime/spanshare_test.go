@@ -1,0 +1,55 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+// TestRunSharesIOWithSpans: a simple run stores its input and output once, on the execution:
+// the root span shares the input and the model call the output, and the trace reads back the
+// values the spans held before (the root span's input is the run's input, the model call's
+// output its answer with its tool calls).
+func TestRunSharesIOWithSpans(t *testing.T) {
+	ctx := context.Background()
+	st, a := fixture(t)
+	e := newEngine(st)
+	if err := e.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer stop(e)
+	x := submitWith(t, e, a, a.Config, false)
+	done, err := st.ExecutionGet(ctx, a.WorkspaceID, x.ID)
+	if err != nil || done.Status != store.StatusCompleted {
+		t.Fatalf("run: %+v %v", done, err)
+	}
+	tr, err := st.TraceGet(ctx, a.WorkspaceID, x.TraceID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var content struct{ Content string }
+	if err := json.Unmarshal(done.Output, &content); err != nil {
+		t.Fatal(err)
+	}
+	inText, _ := json.Marshal(map[string]any{"message": "hello there"})
+	answer, _ := json.Marshal(map[string]any{"content": content.Content, "tool_calls": nil})
+	shared := map[string]store.SpanShared{}
+	for _, sp := range tr.Spans {
+		shared[sp.Kind] = sp.Shared
+		switch sp.Kind {
+		case "agent":
+			if string(sp.Input) != string(inText) {
+				t.Errorf("agent span input %s, want %s", sp.Input, inText)
+			}
+		case "llm":
+			if string(sp.Output) != string(answer) {
+				t.Errorf("llm span output %s, want %s", sp.Output, answer)
+			}
+		}
+	}
+	if shared["agent"] != store.SharedInput || shared["llm"] != store.SharedOutput || shared["prompt"] != 0 {
+		t.Fatalf("shared: %v", shared)
+	}
+}
