@@ -119,6 +119,9 @@ type Engine struct {
 	bgwg     sync.WaitGroup
 	leader   leaderLock
 	leading  atomic.Bool // see Leading
+	// goneFns are called with each deleted workspace (see OnWorkspaceGone).
+	goneMu  sync.Mutex
+	goneFns []func(ws string)
 	// lastRenewal is when the last successful heartbeat started (Unix ns).
 	lastRenewal atomic.Int64
 
