@@ -36,8 +36,14 @@ func (s *Store) WorkspaceCreate(ctx context.Context, w *Workspace) (*Workspace, 
 		w.ID = NewID()
 	}
 	now := Now()
-	_, err := s.exec(ctx, "INSERT INTO workspaces (id, name, slug, retention_days, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)",
-		w.ID, w.Name, w.Slug, w.RetentionDays, now)
+	// retention_days is written only when set (the column defaults to 0), so that a database
+	// migrated down below 00019 (the migration tests) still takes workspaces.
+	q, args := "INSERT INTO workspaces (id, name, slug, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)", []any{w.ID, w.Name, w.Slug, now}
+	if w.RetentionDays != 0 {
+		q = "INSERT INTO workspaces (id, name, slug, created_at, updated_at, retention_days) VALUES ($1, $2, $3, $4, $4, $5)"
+		args = append(args, w.RetentionDays)
+	}
+	_, err := s.exec(ctx, q, args...)
 	if isUniqueViolation(err) {
 		return nil, &ConflictError{Message: fmt.Sprintf("workspace slug %q is taken", w.Slug)}
 	}
