@@ -163,21 +163,30 @@ func (s *Store) ExecutionsActiveList(ctx context.Context, ws string, limit int) 
 		terminalStatuses, max(limit, 1)), ws)
 }
 
-// workspaceTables are the tables a deleted workspace's purge empties, in an order the foreign
-// keys allow (a row before the rows it references). Executions and traces are purged before
-// (ExecutionsPurge, TracesPurge), assets with their blobs by the assets service; what is
-// left is removed by the cascade of the workspace row itself.
-var workspaceTables = []string{
-	"execution_events", "spans", "scores", "approvals", "webhook_deliveries", "trigger_replies", "traces", "executions",
-	"chat_messages", "chat_sessions", "memories", "agent_triggers", "agent_versions", "agents", "prompt_versions", "prompts",
-	"data_source_versions", "data_sources", "credentials", "mcp_tools", "guardrails", "score_configs", "idempotency_keys",
-	"workspace_llm_models", "api_keys", "memberships",
+// workspaceTables are the tables a deleted workspace's purge empties, each with the condition
+// that finds the workspace's rows through an index, in an order the foreign keys allow (a row
+// before the rows it references). Executions and traces are purged before (ExecutionsPurge,
+// TracesPurge), assets with their blobs by the assets service; what is left (asset blob
+// records, blob_data) goes with the cascade of the workspace row itself.
+var workspaceTables = []struct{ table, where string }{
+	{"execution_events", "execution_id IN (SELECT id FROM executions WHERE workspace_id = $1)"},
+	{"spans", byWorkspace}, {"scores", byWorkspace}, {"approvals", byWorkspace}, {"webhook_deliveries", byWorkspace},
+	{"traces", byWorkspace}, {"executions", byWorkspace},
+	{"chat_messages", "session_id IN (SELECT id FROM chat_sessions WHERE workspace_id = $1)"}, {"chat_sessions", byWorkspace},
+	{"memories", byWorkspace}, {"agent_triggers", byWorkspace},
+	{"agent_versions", "agent_id IN (SELECT id FROM agents WHERE workspace_id = $1)"}, {"agents", byWorkspace},
+	{"prompt_versions", "prompt_id IN (SELECT id FROM prompts WHERE workspace_id = $1)"}, {"prompts", byWorkspace},
+	{"data_source_versions", "data_source_id IN (SELECT id FROM data_sources WHERE workspace_id = $1)"}, {"data_sources", byWorkspace},
+	{"credentials", byWorkspace}, {"mcp_tools", byWorkspace}, {"guardrails", byWorkspace}, {"score_configs", byWorkspace},
+	{"idempotency_keys", byWorkspace}, {"workspace_llm_models", byWorkspace}, {"api_keys", byWorkspace}, {"memberships", byWorkspace},
 }
 
+const byWorkspace = "workspace_id = $1"
+
 // WorkspacePurge deletes up to limit rows of a deleted workspace, from the first of its tables
-// that still has some, and returns how many. Once every table is empty (assets included:
-// delete those first, with their blobs) it deletes the workspace row, with the asset blob
-// records left, and reports done. Only a deleted workspace is purged; another is left alone.
+// that still has some, and returns how many. Once every table is empty it deletes the
+// workspace row and reports done. Assets must be deleted first, with their blobs (the assets
+// service): while any is left it is an error. A live workspace is not found.
 func (s *Store) WorkspacePurge(ctx context.Context, ws string, limit int) (n int, done bool, err error) {
 	if _, err := s.workspaceGet(ctx, s.r, ws, " AND deleted_at IS NOT NULL"); err != nil {
 		return 0, false, err
@@ -189,23 +198,16 @@ func (s *Store) WorkspacePurge(ctx context.Context, ws string, limit int) (n int
 	if len(left) > 0 {
 		return 0, false, fmt.Errorf("deleted workspace %s still has assets: delete them (with their blobs) first", ws)
 	}
-	key := "rowid"
+	// A row is named by its rowid (SQLite) or ctid (PostgreSQL, where ctid = ANY(array) is a
+	// TID scan: ctid IN (subquery) would scan the table).
+	del := "DELETE FROM %[1]s WHERE rowid IN (SELECT rowid FROM %[1]s WHERE %[2]s LIMIT %[3]d)"
 	if s.dialect == Postgres {
-		key = "ctid"
+		del = "DELETE FROM %[1]s WHERE ctid = ANY(ARRAY(SELECT ctid FROM %[1]s WHERE %[2]s LIMIT %[3]d))"
 	}
 	for _, t := range workspaceTables {
-		q := fmt.Sprintf("DELETE FROM %[1]s WHERE %[2]s IN (SELECT %[2]s FROM %[1]s WHERE workspace_id = $1 LIMIT %[3]d)", t, key, max(limit, 1))
-		if s.dialect == Postgres {
-			// ctid = ANY(array) is a TID scan; ctid IN (subquery) would scan the table.
-			q = fmt.Sprintf("DELETE FROM %[1]s WHERE ctid = ANY(ARRAY(SELECT ctid FROM %[1]s WHERE workspace_id = $1 LIMIT %[2]d))", t, max(limit, 1))
-		}
-		if t == "execution_events" {
-			q = fmt.Sprintf(`DELETE FROM execution_events WHERE execution_id IN (SELECT id FROM executions WHERE workspace_id = $1
-				AND EXISTS (SELECT 1 FROM execution_events ev WHERE ev.execution_id = executions.id) LIMIT %d)`, max(limit, 1))
-		}
-		res, err := s.exec(ctx, q, ws)
+		res, err := s.exec(ctx, fmt.Sprintf(del, t.table, t.where, max(limit, 1)), ws)
 		if err != nil {
-			return 0, false, fmt.Errorf("purge %s of deleted workspace %s: %w", t, ws, err)
+			return 0, false, fmt.Errorf("purge %s of deleted workspace %s: %w", t.table, ws, err)
 		}
 		if n, _ := res.RowsAffected(); n > 0 {
 			return int(n), false, nil

@@ -346,7 +346,18 @@ func TestWorkspaceRetentionAndDelete(t *testing.T) {
 			if passes < 10 {
 				t.Fatalf("batches of 1 took %d passes", passes)
 			}
-			for _, table := range append(workspaceTables, "assets", "asset_blobs", "blob_data", "workspaces") {
+			// Every table of the schema with a workspace_id, whoever added it.
+			q := `SELECT m.name FROM sqlite_master m JOIN pragma_table_info(m.name) c WHERE m.type = 'table' AND c.name = 'workspace_id'`
+			if s.Dialect() == Postgres {
+				q = `SELECT table_name FROM information_schema.columns WHERE column_name = 'workspace_id' AND table_schema = current_schema()`
+			}
+			tables, err := s.strings(ctx, q)
+			must(t, err)
+			if len(tables) < 25 {
+				t.Fatalf("tables with a workspace_id: %v", tables)
+			}
+			tables = append(tables, "workspaces", "execution_events")
+			for _, table := range tables {
 				q := "SELECT count(*) FROM " + table + " WHERE workspace_id = $1"
 				switch table {
 				case "workspaces":
