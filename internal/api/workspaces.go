@@ -99,7 +99,7 @@ func (s *Server) workspaceRoutes() []route {
 			body: workspaceUpdateRequest{}, resp: store.Workspace{}, errs: []int{http.StatusNotFound, http.StatusUnprocessableEntity}, h: s.updateWorkspace},
 		{method: "DELETE", path: v1 + "/workspaces/{id}", op: "deleteWorkspace", tag: tag, scope: scope, server: true, anyWorkspace: true,
 			summary: "Delete a workspace and all its data",
-			desc: "Signed-in owners only (an admin or member: 403; an API key, even the workspace's own: 403). Answers 202 with the workspace " +
+			desc: "Signed-in owners only (an admin or member: 403; the workspace's own API key: 403; another workspace's key: 404). Answers 202 with the workspace " +
 				"(`deleted_at` set). From then on the workspace answers nothing, on every server: its API keys are 401, X-Workspace-ID naming it is " +
 				"403 as for any workspace one is not a member of, GET /workspaces/{id} is 404; its triggers are deleted at once, its runs still going " +
 				"are cancelled, and all its data (executions, traces, agents, keys, assets and their content …) is deleted in the background, " +
@@ -296,7 +296,10 @@ func (s *Server) updateWorkspace(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) deleteWorkspace(w http.ResponseWriter, r *http.Request) error {
 	id := pathID(r, "id")
 	if userOf(r) == nil {
-		return errorf(http.StatusForbidden, "an API key cannot delete a workspace, not even its own: an owner deletes it, signed in (Authorization: Bearer <token> from POST /api/v1/auth/login)")
+		if id != s.workspace(r) {
+			return notFound("workspace", id)
+		}
+		return errorf(http.StatusForbidden, "an API key cannot delete its own workspace: an owner deletes it, signed in (Authorization: Bearer <token> from POST /api/v1/auth/login)")
 	}
 	if err := s.workspaceRole(r, id, store.RoleOwner); err != nil {
 		return err

@@ -92,7 +92,8 @@ func TestWorkspaceDelete(t *testing.T) {
 	}
 
 	e.run([]scenario{
-		{name: "key cannot", method: "DELETE", path: path, status: 403, code: "forbidden", message: "an API key cannot delete a workspace"},
+		{name: "key cannot", method: "DELETE", path: path, status: 403, code: "forbidden", message: "an API key cannot delete its own workspace"},
+		{name: "another workspace's key", method: "DELETE", path: "/api/v1/workspaces/2o0yqLDGdJdFRBTuhdfPNEZdAvZ", status: 404, code: "not_found"},
 		{name: "admin cannot", method: "DELETE", path: path, header: bearer(adminTok, ""), status: 403, message: "needs owner"},
 		{name: "member cannot", method: "DELETE", path: path, header: bearer(memberTok, ""), status: 403},
 		{name: "outsider", method: "DELETE", path: path, header: bearer(outsiderTok, ""), status: 404, code: "not_found"},
