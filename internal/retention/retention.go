@@ -17,7 +17,9 @@ import (
 const (
 	DefaultInterval = time.Minute
 	// DefaultBatch is how many execution trees (or traces, or rows of a deleted workspace) one
-	// transaction deletes: small enough that no lock is held long, on either dialect.
+	// transaction deletes: small enough that no lock is held long, on either dialect
+	// (BenchmarkExecutionsPurge in internal/store: about 80 ms on SQLite and 200 ms on
+	// PostgreSQL for 500 runs with frames, trace, spans and a score, on a loaded 2-core box).
 	DefaultBatch = 500
 )
 
