@@ -77,7 +77,9 @@ func (s *Server) agentRoutes() []route {
 		{method: "GET", path: v1 + "/agents/{id}", op: "getAgent", tag: tag, scope: "agents:read", summary: "Get an agent", desc: "The agent with its active version's number, id and configuration (null while it has no active version).", resp: store.Agent{}, h: byID(s, s.store.AgentGet)},
 		{method: "PATCH", path: v1 + "/agents/{id}", op: "updateAgent", tag: tag, scope: "agents:write", summary: "Update an agent's name, description, status, tags, metadata or webhook",
 			desc: "Configuration changes are made by creating a version and promoting it. `webhook_url` sets the completion webhook (a secret is generated and returned once if the agent has none), null or \"\" removes it with its secret; `webhook_secret` replaces the secret.", body: agentUpdateRequest{}, resp: store.Agent{}, h: s.updateAgent},
-		{method: "DELETE", path: v1 + "/agents/{id}", op: "deleteAgent", tag: tag, scope: "agents:write", summary: "Delete an agent and its versions", desc: "Deletes the agent, its versions and its memories, and answers with the agent as it was. Its executions and traces are kept.",
+		{method: "DELETE", path: v1 + "/agents/{id}", op: "deleteAgent", tag: tag, scope: "agents:write", summary: "Delete an agent and its versions", desc: "Deletes the agent, its versions, its triggers and its memories, and answers with the agent as it was (the same on SQLite and PostgreSQL). " +
+			"Its history is kept and stays readable with its agent_id: executions (with their frames and traces), scores, approvals and chat sessions; " +
+			"retention deletes them in time like any other. A run of it still pending fails when it starts; a run already going finishes.",
 			resp: store.Agent{}, h: byID(s, s.store.AgentDelete)},
 		{method: "GET", path: v1 + "/agents/{id}/versions", op: "listAgentVersions", tag: tag, scope: "agents:read", summary: "List an agent's versions, newest first", desc: "Every version of the agent, newest first, with its configuration and notes; `is_active` marks the one runs use.",
 			list: true, resp: store.AgentVersion{}, h: childList(s, s.store.AgentVersionList)},

@@ -59,6 +59,18 @@ func (a *keyAuth) invalidate(id string) {
 	}
 }
 
+// invalidateWorkspace drops every cached key of workspace ws (deleted), or every key when ws
+// is "" (a deletion may have gone unheard).
+func (a *keyAuth) invalidateWorkspace(ws string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for h, e := range a.byHash {
+		if ws == "" || e.key.WorkspaceID == ws {
+			delete(a.byHash, h)
+		}
+	}
+}
+
 // close waits for pending last_used_at writes and stops new ones.
 func (a *keyAuth) close() {
 	a.mu.Lock()

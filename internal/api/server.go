@@ -65,6 +65,9 @@ type Config struct {
 	LoginLimits LoginLimits
 	// Plan bounds what each workspace may hold and run (server only; zero values are unlimited).
 	Plan Plan
+	// Retention is the retention_days of new workspaces (--retention-days) and the ceiling a
+	// PATCH may set (--max-retention-days, 0 for none).
+	Retention Retention
 	// TrustedProxies lists the proxies (addresses or CIDR ranges) whose X-Forwarded-For is
 	// believed: behind them the client is the right-most address that is not a trusted proxy.
 	TrustedProxies []string
@@ -135,6 +138,8 @@ func New(cfg Config) (*Server, error) {
 	if s.heartbeat <= 0 {
 		s.heartbeat = defaultHeartbeat
 	}
+	// A deleted workspace's keys stop at once on every node (the engine tells them all).
+	cfg.Engine.OnWorkspaceGone(s.keys.invalidateWorkspace)
 	if s.lease = cfg.IdempotencyLease; s.lease <= 0 {
 		s.lease = store.IdempotencyLease
 	}

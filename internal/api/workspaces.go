@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -37,6 +38,36 @@ type workspaceCreateRequest struct {
 	Slug string `json:"slug,omitempty" doc:"Unique URL-safe name (lower-case letters, digits and dashes); derived from name when omitted."`
 }
 
+type workspaceUpdateRequest struct {
+	RetentionDays *int `json:"retention_days,omitempty" minimum:"0" maximum:"36500" doc:"Days executions and ingested traces are kept; 0 keeps them forever. At most the server's --max-retention-days when it is set (and then not 0)."`
+}
+
+// maxRetentionDays bounds retention_days (100 years) whatever the server's ceiling.
+const maxRetentionDays = 36500
+
+// Retention is the server's retention policy: what new workspaces keep, and the most any may.
+type Retention struct {
+	// Days is the retention_days of new workspaces (--retention-days); 0 keeps history forever.
+	Days int
+	// MaxDays caps retention_days (--max-retention-days); 0 is no ceiling. Under a ceiling,
+	// forever (0) is over it.
+	MaxDays int
+}
+
+// Check is nil when a workspace may keep history days under the policy, else a 422 naming
+// retention_days and the ceiling.
+func (p Retention) Check(days int) error {
+	switch {
+	case days < 0 || days > maxRetentionDays:
+		return invalid("retention_days", "must be 0 (forever) to %d days; got %d", maxRetentionDays, days)
+	case p.MaxDays > 0 && days == 0:
+		return invalid("retention_days", "0 keeps history forever, over this server's ceiling of %d days (--max-retention-days); choose 1 to %d", p.MaxDays, p.MaxDays)
+	case p.MaxDays > 0 && days > p.MaxDays:
+		return invalid("retention_days", "%d days is over this server's ceiling of %d days (--max-retention-days)", days, p.MaxDays)
+	}
+	return nil
+}
+
 var slugRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
 func (s *Server) workspaceRoutes() []route {
@@ -56,8 +87,24 @@ func (s *Server) workspaceRoutes() []route {
 			summary: "Create a workspace", desc: "Logged-in users only; the caller becomes its owner.", body: workspaceCreateRequest{},
 			resp: store.Workspace{}, status: http.StatusCreated, errs: []int{http.StatusConflict}, h: s.createWorkspace},
 		{method: "GET", path: v1 + "/workspaces/{id}", op: "getWorkspace", tag: tag, scope: scope, server: true, anyWorkspace: true,
-			summary: "Get a workspace", desc: "404 unless the caller is a member (or it is the API key's own).", resp: store.Workspace{},
+			summary: "Get a workspace", desc: "404 unless the caller is a member (or it is the API key's own). A deleted workspace is 404.", resp: store.Workspace{},
 			nocache: true, h: s.getWorkspace},
+		{method: "PATCH", path: v1 + "/workspaces/{id}", op: "updateWorkspace", tag: tag, scope: scope, server: true, anyWorkspace: true,
+			summary: "Change a workspace's retention",
+			desc: "Sets `retention_days`: executions (with their frames, trace, spans, approvals, scores and webhook deliveries) and ingested traces " +
+				"older than that are deleted by the server in the background, within a few minutes; runs that have not ended (pending, running, " +
+				"awaiting_approval), and the runs they belong to, are never deleted. 0 keeps them forever. A signed-in owner or admin of the workspace " +
+				"may change it (a member: 403), or an API key of the workspace with the scope `*`. Over the server's --max-retention-days " +
+				"(and 0, when that ceiling is set): 422 naming retention_days and the ceiling.",
+			body: workspaceUpdateRequest{}, resp: store.Workspace{}, errs: []int{http.StatusNotFound, http.StatusUnprocessableEntity}, h: s.updateWorkspace},
+		{method: "DELETE", path: v1 + "/workspaces/{id}", op: "deleteWorkspace", tag: tag, scope: scope, server: true, anyWorkspace: true,
+			summary: "Delete a workspace and all its data",
+			desc: "Signed-in owners only (an admin or member: 403; the workspace's own API key: 403; another workspace's key: 404). Answers 202 with the workspace " +
+				"(`deleted_at` set). From then on the workspace answers nothing, on every server: its API keys are 401, X-Workspace-ID naming it is " +
+				"403 as for any workspace one is not a member of, GET /workspaces/{id} is 404; its triggers are deleted at once, its runs still going " +
+				"are cancelled, and all its data (executions, traces, agents, keys, assets and their content …) is deleted in the background, " +
+				"in batches, then the workspace itself.",
+			resp: store.Workspace{}, status: http.StatusAccepted, errs: []int{http.StatusNotFound}, h: s.deleteWorkspace},
 	}
 }
 
@@ -188,7 +235,7 @@ func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request) error {
 	var ws *store.Workspace
 	err := s.store.InTx(r.Context(), func(tx *store.Store) error {
 		var err error
-		if ws, err = tx.WorkspaceCreate(r.Context(), &store.Workspace{Name: name, Slug: slug}); err != nil {
+		if ws, err = tx.WorkspaceCreate(r.Context(), &store.Workspace{Name: name, Slug: slug, RetentionDays: s.cfg.Retention.Days}); err != nil {
 			return err
 		}
 		return tx.MembershipAdd(r.Context(), ws.ID, u.id, store.RoleOwner)
@@ -197,6 +244,72 @@ func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeData(w, http.StatusCreated, ws)
+	return nil
+}
+
+// workspaceRole checks that the caller may manage workspace id: a signed-in member whose
+// role is one of roles, or an API key of the workspace (the route asks for the scope *). Not
+// a member, or another workspace's key, is 404.
+func (s *Server) workspaceRole(r *http.Request, id string, roles ...string) error {
+	u := userOf(r)
+	if u == nil {
+		if id != s.workspace(r) {
+			return notFound("workspace", id)
+		}
+		return nil
+	}
+	role, err := s.store.MembershipRole(r.Context(), id, u.id)
+	if store.IsNotFound(err) {
+		return notFound("workspace", id)
+	}
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(roles, role) {
+		return errorf(http.StatusForbidden, "your role in workspace %s is %s; %s %s needs %s", id, role, r.Method, r.URL.Path, strings.Join(roles, " or "))
+	}
+	return nil
+}
+
+func (s *Server) updateWorkspace(w http.ResponseWriter, r *http.Request) error {
+	id := pathID(r, "id")
+	if err := s.workspaceRole(r, id, store.RoleOwner, store.RoleAdmin); err != nil {
+		return err
+	}
+	var req workspaceUpdateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if req.RetentionDays != nil {
+		if err := s.cfg.Retention.Check(*req.RetentionDays); err != nil {
+			return err
+		}
+	}
+	ws, err := s.store.WorkspaceUpdate(r.Context(), id, req.RetentionDays)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, ws)
+	return nil
+}
+
+func (s *Server) deleteWorkspace(w http.ResponseWriter, r *http.Request) error {
+	id := pathID(r, "id")
+	if userOf(r) == nil {
+		if id != s.workspace(r) {
+			return notFound("workspace", id)
+		}
+		return errorf(http.StatusForbidden, "an API key cannot delete its own workspace: an owner deletes it, signed in (Authorization: Bearer <token> from POST /api/v1/auth/login)")
+	}
+	if err := s.workspaceRole(r, id, store.RoleOwner); err != nil {
+		return err
+	}
+	ws, err := s.store.WorkspaceDelete(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	s.engine.WorkspaceGone(id)
+	writeData(w, http.StatusAccepted, ws)
 	return nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/agentplane/agentplane/internal/datasource"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/metrics"
+	"github.com/agentplane/agentplane/internal/retention"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/seed"
@@ -36,16 +37,24 @@ func emulatorCmd(env Env) *cobra.Command {
 		publicURL                   string
 		port                        int
 		withSeed                    bool
+		retentionOpts               RetentionOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "emulator",
 		Short: "Run the local emulator: the same API in memory, seeded, with no auth",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := bindEnv(cmd.Flags(), env, map[string]string{
+			vars := map[string]string{
 				"host": "HOST", "port": "PORT", "seed": "SEED", "fixtures": "FIXTURES", "log-level": "LOG_LEVEL", "cors-origins": "CORS_ORIGINS",
 				"public-url": "PUBLIC_URL",
-			}); err != nil {
+			}
+			for k, v := range retentionEnv {
+				vars[k] = v
+			}
+			if err := bindEnv(cmd.Flags(), env, vars); err != nil {
+				return err
+			}
+			if err := retentionOpts.Validate(); err != nil {
 				return err
 			}
 			lvl, err := parseLevel(level)
@@ -65,6 +74,7 @@ func emulatorCmd(env Env) *cobra.Command {
 			}
 			return runEmulator(cmd.Context(), cmd.ErrOrStderr(), emulatorOptions{
 				host: host, port: port, seed: withSeed, fixtures: fixtures, level: lvl, cors: splitList(cors), publicURL: publicURL,
+				retention: retentionOpts,
 			})
 		},
 	}
@@ -76,6 +86,7 @@ func emulatorCmd(env Env) *cobra.Command {
 	f.StringVar(&level, "log-level", "info", "debug, info, warn or error (LOG_LEVEL)")
 	f.StringVar(&cors, "cors-origins", "*", "comma-separated origins allowed by CORS, or * (CORS_ORIGINS)")
 	f.StringVar(&publicURL, "public-url", "", publicURLUsage)
+	retentionOpts.flags(cmd)
 	return cmd
 }
 
@@ -87,6 +98,7 @@ type emulatorOptions struct {
 	level     slogLevel
 	cors      []string
 	publicURL string
+	retention RetentionOptions
 }
 
 // EmulatorGCPercent is the emulator's GC target when GOGC is not set: it favours throughput
@@ -103,7 +115,8 @@ func runEmulator(ctx context.Context, stderr io.Writer, o emulatorOptions) error
 	if err != nil {
 		return fmt.Errorf("emulator: %w", err)
 	}
-	emu, err := NewEmulator(ctx, log, EmulatorConfig{Seed: o.seed, FixturesDir: o.fixtures, CORSOrigins: o.cors, PublicURL: o.publicURL})
+	emu, err := NewEmulator(ctx, log, EmulatorConfig{Seed: o.seed, FixturesDir: o.fixtures, CORSOrigins: o.cors, PublicURL: o.publicURL,
+		Retention: o.retention})
 	if err != nil {
 		ln.Close()
 		return err
@@ -128,6 +141,9 @@ type EmulatorConfig struct {
 	// PublicURL is the base URL /openapi.json lists as its server (--public-url); empty
 	// uses each request's scheme and host.
 	PublicURL string
+	// Retention is how long the emulator's workspace keeps its history, and how often it is
+	// purged (--retention-days, --max-retention-days, --retention-interval).
+	Retention RetentionOptions
 }
 
 // Emulator is a ready emulator: its HTTP handler over a seeded in-memory store, and the
@@ -141,6 +157,7 @@ type Emulator struct {
 	// schedules fires the ticks of schedule triggers.
 	schedules *triggers.Scheduler
 	hooks     *webhook.Deliverer
+	purger    *retention.Purger
 }
 
 // Close stops the engine (runs still going after a grace period are failed) and releases
@@ -150,6 +167,7 @@ func (e *Emulator) Close() error {
 	defer cancel()
 	e.API.CloseStreams()
 	e.schedules.Stop()
+	e.purger.Stop()
 	e.Engine.Stop(ctx)
 	e.API.WaitReplies(ctx)
 	e.hooks.Stop(ctx)
@@ -172,7 +190,7 @@ func NewEmulator(ctx context.Context, log *slog.Logger, c EmulatorConfig) (*Emul
 			if err := tx.Truncate(ctx); err != nil {
 				return err
 			}
-			if _, err := tx.WorkspaceCreate(ctx, &store.Workspace{ID: EmulatorWorkspaceID, Name: "Emulator", Slug: "default"}); err != nil {
+			if _, err := tx.WorkspaceCreate(ctx, &store.Workspace{ID: EmulatorWorkspaceID, Name: "Emulator", Slug: "default", RetentionDays: c.Retention.Days}); err != nil {
 				return err
 			}
 			return seed.Load(ctx, tx, seed.Options{WorkspaceID: EmulatorWorkspaceID, Seed: c.Seed, FixturesDir: c.FixturesDir, Secrets: box})
@@ -186,11 +204,13 @@ func NewEmulator(ctx context.Context, log *slog.Logger, c EmulatorConfig) (*Emul
 	// ones (as the seed does) without ever running them.
 	m := metrics.New()
 	sources := datasource.NewSample(st)
+	as := assets.New(st, blobs, 0)
 	eng := runtime.New(runtime.Config{Store: st, Router: runtime.SimulatedRouter{Model: simulated.New()}, Tools: runtime.SimulatedTools{},
-		Logger: log, Workers: c.Workers, Metrics: m, DataSources: sources, Assets: assets.New(st, blobs, 0)})
+		Logger: log, Workers: c.Workers, Metrics: m, DataSources: sources, Assets: as})
 	srv, err := api.New(api.Config{
 		Store: st, Logger: log, Secrets: box, Emulator: true, WorkspaceID: EmulatorWorkspaceID, DataSources: sources,
 		CORSOrigins: c.CORSOrigins, Reset: load, Version: Version, Engine: eng, PublicURL: c.PublicURL, AllowStdioMCP: true, Metrics: m,
+		Retention: c.Retention.Retention,
 	})
 	hooks := webhook.New(webhook.Config{Store: st, Secrets: box, Logger: log, Node: eng.Node(),
 		TriggerWebhook: webhook.StoreTriggerWebhook(box, log)})
@@ -208,5 +228,7 @@ func NewEmulator(ctx context.Context, log *slog.Logger, c EmulatorConfig) (*Emul
 	schedules := triggers.NewScheduler(triggers.SchedulerConfig{Store: st, Engine: eng, Logger: log})
 	schedules.Start(ctx)
 	hooks.Start(ctx)
-	return &Emulator{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, sources: sources, schedules: schedules, hooks: hooks}, nil
+	purger := c.Retention.purger(st, eng, as, log)
+	purger.Start(ctx)
+	return &Emulator{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, sources: sources, schedules: schedules, hooks: hooks, purger: purger}, nil
 }

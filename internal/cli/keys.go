@@ -58,7 +58,7 @@ func withKeyStore(cmd *cobra.Command, env Env, db *DBOptions, fn func(ctx contex
 	if err := bindEnv(cmd.Flags(), env, dbEnv); err != nil {
 		return err
 	}
-	st, _, err := openServerStore(cmd.Context(), io.Discard, *db)
+	st, _, err := openServerStore(cmd.Context(), io.Discard, *db, 0)
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/agentplane/agentplane/internal/mcpclient"
 	"github.com/agentplane/agentplane/internal/metrics"
 	"github.com/agentplane/agentplane/internal/ratelimit"
+	"github.com/agentplane/agentplane/internal/retention"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/seed"
@@ -132,6 +133,7 @@ func serveCmd(env Env) *cobra.Command {
 		leases            Leases
 		allowStdioMCP     bool
 		assetOpts         AssetOptions
+		retentionOpts     RetentionOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -145,6 +147,9 @@ func serveCmd(env Env) *cobra.Command {
 				"lease-timeout": "LEASE_TIMEOUT", "heartbeat-interval": "HEARTBEAT_INTERVAL", "allow-stdio-mcp": "ALLOW_STDIO_MCP",
 				"assets-quota-mb": "ASSETS_QUOTA_MB", "assets-dir": "ASSETS_DIR"}
 			for k, v := range dbEnv {
+				vars[k] = v
+			}
+			for k, v := range retentionEnv {
 				vars[k] = v
 			}
 			if err := bindEnv(cmd.Flags(), env, vars); err != nil {
@@ -189,13 +194,16 @@ func serveCmd(env Env) *cobra.Command {
 			if err := assetOpts.validate(); err != nil {
 				return err
 			}
+			if err := retentionOpts.Validate(); err != nil {
+				return err
+			}
 			if models != ModelsReal && models != ModelsSimulated {
 				return usageError{fmt.Errorf("invalid value %q for --models: must be real or simulated", models)}
 			}
 			return runServe(cmd.Context(), cmd.ErrOrStderr(), db, host, port, workers, grace, lvl, ServerConfig{
 				CORSOrigins: splitList(cors), Limits: limits, TrustedProxies: trusted, JWKSURL: jwksURL, Models: models, PublicURL: publicURL,
 				RedisURL: redisURL, Leases: leases, DenyPrivateEgress: denyPrivateEgress, AllowStdioMCP: allowStdioMCP,
-				Assets: assetOpts})
+				Assets: assetOpts, Retention: retentionOpts})
 		},
 	}
 	db.flags(cmd)
@@ -215,6 +223,7 @@ func serveCmd(env Env) *cobra.Command {
 	f.StringVar(&redisURL, "redis-url", "", "redis:// URL of a Redis that holds the rate limit buckets of every node (REDIS_URL); default: PostgreSQL with --database-url, else this process")
 	f.BoolVar(&allowStdioMCP, "allow-stdio-mcp", false, "let MCP tools use the stdio transport: a command this server starts for the runs that call it (ALLOW_STDIO_MCP)")
 	assetOpts.flags(cmd)
+	retentionOpts.flags(cmd)
 	f.StringVar(&models, "models", ModelsReal, "real: model calls go to each workspace's provider credentials; simulated: every call is answered by the simulated model, for demos and staging (MODELS)")
 	return cmd
 }
@@ -259,8 +268,8 @@ func checkJWKSURL(s string) error {
 }
 
 // openServerStore opens (and migrates) the server's database and makes sure the model
-// catalog and the default workspace exist.
-func openServerStore(ctx context.Context, stderr io.Writer, db DBOptions) (*store.Store, *secretbox.Box, error) {
+// catalog and the default workspace exist (created keeping history retentionDays).
+func openServerStore(ctx context.Context, stderr io.Writer, db DBOptions, retentionDays int) (*store.Store, *secretbox.Box, error) {
 	url, err := db.url()
 	if err != nil {
 		return nil, nil, err
@@ -277,7 +286,7 @@ func openServerStore(ctx context.Context, stderr io.Writer, db DBOptions) (*stor
 		fmt.Fprintf(stderr, "agentplane: database %s\n", url)
 	}
 	err = st.InTx(ctx, func(tx *store.Store) error {
-		if _, err := tx.WorkspaceEnsure(ctx, &store.Workspace{ID: DefaultWorkspaceID, Name: "Default", Slug: "default"}); err != nil {
+		if _, err := tx.WorkspaceEnsure(ctx, &store.Workspace{ID: DefaultWorkspaceID, Name: "Default", Slug: "default", RetentionDays: retentionDays}); err != nil {
 			return err
 		}
 		return seed.LoadCatalog(ctx, tx)
@@ -355,6 +364,10 @@ type ServerConfig struct {
 	// Assets are where the assets of runs keep their bytes and how much each workspace may
 	// store (--assets-dir, --assets-quota-mb).
 	Assets AssetOptions
+	// Retention is what workspaces keep and how often the leader purges the rest
+	// (--retention-days, --max-retention-days, --retention-interval); zero values keep
+	// everything, purging every minute.
+	Retention RetentionOptions
 	// MCPDialCheck, when set, vets the address of every connection to an MCP server before
 	// it is opened (an egress policy); an error refuses it.
 	MCPDialCheck func(ctx context.Context, network, address string) error
@@ -453,12 +466,14 @@ type Server struct {
 	// schedules fires the ticks of schedule triggers (each exactly once across the nodes).
 	schedules *triggers.Scheduler
 	webhooks  *webhook.Deliverer // completion webhooks' outbox
+	purger    *retention.Purger  // the leader's retention job
 }
 
 // Close stops the engine (runs still going when ctx ends are failed) and the database.
 func (s *Server) Close(ctx context.Context) error {
 	s.API.CloseStreams()
 	s.schedules.Stop()
+	s.purger.Stop()
 	s.Engine.Stop(ctx)
 	s.API.WaitReplies(ctx)
 	s.webhooks.Stop(ctx)
@@ -474,7 +489,7 @@ func (s *Server) Close(ctx context.Context) error {
 // and the model catalog exist) and starts its engine. Benchmarks and tests use it to run
 // `serve` in-process.
 func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c ServerConfig) (*Server, error) {
-	st, box, err := openServerStore(ctx, stderr, c.DB)
+	st, box, err := openServerStore(ctx, stderr, c.DB, c.Retention.Days)
 	if err != nil {
 		return nil, err
 	}
@@ -558,7 +573,7 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 		DataSources: sources, Assets: assetService})
 	replier := &triggers.Replier{Store: st, Secrets: box, Client: triggerReplyClient(guard), Logger: log}
 	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: c.CORSOrigins, Version: Version, Engine: eng, DataSources: sources,
-		RateLimit: c.Limits.RateLimit, RateBurst: c.Limits.RateBurst, RateShared: shared, Plan: c.Limits.Plan, JWTSecret: jwtSecret,
+		RateLimit: c.Limits.RateLimit, RateBurst: c.Limits.RateBurst, RateShared: shared, Plan: c.Limits.Plan, Retention: c.Retention.Retention, JWTSecret: jwtSecret,
 		TrustedProxies: c.TrustedProxies, JWKSURL: c.JWKSURL, PublicURL: c.PublicURL, AllowStdioMCP: c.AllowStdioMCP, Metrics: m,
 		Replier: replier})
 	// Completion webhooks: the outbox is written as runs end; every node sends what is due.
@@ -579,8 +594,10 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 	schedules := triggers.NewScheduler(triggers.SchedulerConfig{Store: st, Engine: eng, Logger: log, BeforeCreate: srv.ExecutionLimits, Replier: replier})
 	schedules.Start(ctx)
 	hooks.Start(ctx)
+	purger := c.Retention.purger(st, eng, assetService, log)
+	purger.Start(ctx)
 	return &Server{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, BootstrapKey: bootstrap, redis: rdb, sources: sources, mcp: mcp,
-		schedules: schedules, webhooks: hooks}, nil
+		schedules: schedules, webhooks: hooks, purger: purger}, nil
 }
 
 // triggerReplyClient is the client chat platform replies go out with: bounded, and under
@@ -603,7 +620,7 @@ func migrateCmd(env Env) *cobra.Command {
 			if err := bindEnv(cmd.Flags(), env, dbEnv); err != nil {
 				return err
 			}
-			st, _, err := openServerStore(cmd.Context(), cmd.ErrOrStderr(), db)
+			st, _, err := openServerStore(cmd.Context(), cmd.ErrOrStderr(), db, 0)
 			if err != nil {
 				return err
 			}

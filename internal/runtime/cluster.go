@@ -42,6 +42,8 @@ const (
 	msgCancel   = "c" // owner O: cancel your run of X
 	msgStatus   = "s" // X's status changed: followers look again
 	msgFrames   = "f" // frames F of X; with S, frames up to S are stored and F follow them
+	// msgWorkspaceGone: workspace X was deleted: drop what is cached of it.
+	msgWorkspaceGone = "w"
 )
 
 type message struct {
@@ -106,6 +108,8 @@ func (c *cluster) connected() {
 	for _, f := range feeds {
 		f.reset()
 	}
+	// A workspace deleted meanwhile was announced to no one here.
+	c.e.workspaceGone("")
 	c.send(message{K: msgHello, N: c.e.node})
 	c.sendInterests(msgInterest, nil)
 }
@@ -410,6 +414,8 @@ func (c *cluster) receive(payload string) {
 		for _, f := range c.feedsOf(m.X) {
 			f.add(m.S, m.F)
 		}
+	case msgWorkspaceGone:
+		c.e.workspaceGone(m.X)
 	}
 }
 

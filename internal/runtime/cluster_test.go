@@ -34,6 +34,10 @@ func twoNodes(t *testing.T, ma, mb *testModel) (st *store.Store, a *store.Agent,
 func TestClusterLeader(t *testing.T) {
 	_, _, na, nb := twoNodes(t, nil, nil)
 	ctx := context.Background()
+	// Leading (what the leader's other jobs, the retention purge, ask) names one of them.
+	if na.Leading() == nb.Leading() {
+		t.Fatalf("leading: a %v, b %v", na.Leading(), nb.Leading())
+	}
 	la, err := na.leader.hold(ctx)
 	if err != nil {
 		t.Fatal(err)

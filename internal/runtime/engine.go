@@ -118,6 +118,10 @@ type Engine struct {
 	bgCancel context.CancelFunc
 	bgwg     sync.WaitGroup
 	leader   leaderLock
+	leading  atomic.Bool // see Leading
+	// goneFns are called with each deleted workspace (see OnWorkspaceGone).
+	goneMu  sync.Mutex
+	goneFns []func(ws string)
 	// lastRenewal is when the last successful heartbeat started (Unix ns).
 	lastRenewal atomic.Int64
 
@@ -218,6 +222,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		if lead, lerr := e.leader.hold(ctx); lerr != nil {
 			e.log.Warn("leader election", "error", lerr)
 		} else if lead {
+			e.leading.Store(true)
 			if _, err = e.rescue(ctx); err != nil {
 				e.stopBackground()
 				return
@@ -279,6 +284,7 @@ func (e *Engine) StopClaiming() {
 func (e *Engine) stopBackground() {
 	e.bgCancel()
 	e.bgwg.Wait()
+	e.leading.Store(false)
 	if e.leader != nil {
 		e.leader.release()
 	}

@@ -164,6 +164,7 @@ func (e *Engine) leaderLoop() {
 		if err != nil && e.bg.Err() == nil {
 			e.log.Warn("leader election", "error", err)
 		}
+		e.leading.Store(lead)
 		if lead != was {
 			e.log.Info("leadership changed", "leader", lead)
 			was = lead
@@ -175,6 +176,10 @@ func (e *Engine) leaderLoop() {
 		}
 	}
 }
+
+// Leading reports whether this node was the elected leader at its last election (every few
+// seconds): the leader's other jobs (the retention purge) run only while it is true.
+func (e *Engine) Leading() bool { return e.leading.Load() }
 
 // rescueBatch bounds the rows one rescue transaction takes.
 const rescueBatch = 100

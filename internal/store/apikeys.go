@@ -85,10 +85,11 @@ func (s *Store) APIKeyGet(ctx context.Context, ws, id string) (*APIKey, error) {
 }
 
 // APIKeyByHash returns the key, of any workspace, whose raw form hashes to hash; revoked keys
-// are not found.
+// and the keys of a deleted workspace are not found.
 func (s *Store) APIKeyByHash(ctx context.Context, hash string) (*APIKey, error) {
 	k, err := scanAPIKey(s.r.QueryRowContext(ctx, "SELECT "+apiKeyColumns+
-		" FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL", hash))
+		" FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL"+
+		" AND NOT EXISTS (SELECT 1 FROM workspaces w WHERE w.id = api_keys.workspace_id AND w.deleted_at IS NOT NULL)", hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("api key", "")
 	}

@@ -80,7 +80,8 @@ func (s *Store) MembershipAdd(ctx context.Context, ws, userID, role string) erro
 // workspace) is not found.
 func (s *Store) MembershipRole(ctx context.Context, ws, userID string) (string, error) {
 	var role string
-	err := s.r.QueryRowContext(ctx, "SELECT role FROM memberships WHERE workspace_id = $1 AND user_id = $2", ws, userID).Scan(&role)
+	err := s.r.QueryRowContext(ctx, `SELECT m.role FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
+		WHERE m.workspace_id = $1 AND m.user_id = $2 AND w.deleted_at IS NULL`, ws, userID).Scan(&role)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", notFound("membership", ws)
 	}
@@ -94,7 +95,7 @@ func (s *Store) MembershipRole(ctx context.Context, ws, userID string) (string, 
 // role there; not a member (or no such workspace) is not found.
 func (s *Store) MembershipFind(ctx context.Context, ws, userID string) (workspaceID, role string, err error) {
 	err = s.r.QueryRowContext(ctx, `SELECT m.workspace_id, m.role FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
-		WHERE m.user_id = $1 AND (w.id = $2 OR w.slug = $2) ORDER BY (w.id = $2) DESC LIMIT 1`, userID, ws).Scan(&workspaceID, &role)
+		WHERE m.user_id = $1 AND (w.id = $2 OR w.slug = $2) AND w.deleted_at IS NULL ORDER BY (w.id = $2) DESC LIMIT 1`, userID, ws).Scan(&workspaceID, &role)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", "", notFound("membership", ws)
 	}
@@ -115,7 +116,7 @@ type Membership struct {
 // MembershipList returns every workspace the user is a member of, oldest membership first.
 func (s *Store) MembershipList(ctx context.Context, userID string) ([]*Membership, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT w.id, w.slug, w.name, m.role FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
-		WHERE m.user_id = $1 ORDER BY m.created_at, w.id`, userID)
+		WHERE m.user_id = $1 AND w.deleted_at IS NULL ORDER BY m.created_at, w.id`, userID)
 	if err != nil {
 		return nil, fmt.Errorf("list memberships of %s: %w", userID, err)
 	}
@@ -128,23 +129,17 @@ func (s *Store) MembershipList(ctx context.Context, userID string) ([]*Membershi
 // WorkspaceList returns one page of the workspaces the user is a member of, newest first;
 // an empty userID lists every workspace.
 func (s *Store) WorkspaceList(ctx context.Context, userID string, p Page) ([]*Workspace, int, error) {
-	from, args := " FROM workspaces w WHERE 1 = 1", []any{}
+	from, args := " FROM workspaces w WHERE w.deleted_at IS NULL", []any{}
 	if userID != "" {
-		from = " FROM workspaces w JOIN memberships m ON m.workspace_id = w.id WHERE m.user_id = $1"
+		from = " FROM workspaces w JOIN memberships m ON m.workspace_id = w.id WHERE m.user_id = $1 AND w.deleted_at IS NULL"
 		args = append(args, userID)
 	}
 	page, pargs := pageClause("w", p, args)
-	rows, err := s.r.QueryContext(ctx, "SELECT w.id, w.name, w.slug, w.created_at, w.updated_at"+from+page, pargs...)
+	rows, err := s.r.QueryContext(ctx, "SELECT w.id, w.name, w.slug, w.retention_days, w.deleted_at, w.created_at, w.updated_at"+from+page, pargs...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list workspaces: %w", err)
 	}
-	items, err := collect(rows, func(row interface{ Scan(...any) error }) (*Workspace, error) {
-		var w Workspace
-		if err := row.Scan(&w.ID, &w.Name, &w.Slug, &w.CreatedAt, &w.UpdatedAt); err != nil {
-			return nil, err
-		}
-		return &w, nil
-	})
+	items, err := collect(rows, scanWorkspace)
 	if err != nil {
 		return nil, 0, err
 	}
