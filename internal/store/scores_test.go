@@ -509,5 +509,12 @@ func TestScoreSummaryFromCounts(t *testing.T) {
 		if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM score_values WHERE n <= 0").Scan(&rows); err != nil || rows != 0 {
 			t.Fatalf("%d rows of no score left in score_values (%v)", rows, err)
 		}
+		// A workspace deleted at once takes its scores and their counts, whichever cascade runs first.
+		if _, err := s.db.ExecContext(ctx, "DELETE FROM workspaces WHERE id = $1", f.other); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM score_values WHERE workspace_id = $1", f.other).Scan(&rows); err != nil || rows != 0 {
+			t.Fatalf("%d counts of a deleted workspace left (%v)", rows, err)
+		}
 	})
 }
