@@ -74,8 +74,8 @@ func checkHistoryPlans(t *testing.T, s *Store, runs, bigRows int, scans func(*te
 	}
 	now := time.Now()
 	for _, h := range []dbtest.History{
-		{Workspace: ws, Agents: agents, Runs: runs, IDPrefix: "a", ChatEvery: 2, ScoreEvery: 1, Start: now.Add(-30 * 24 * time.Hour), End: now},
-		{Workspace: other, Agents: []string{"someone-else"}, Runs: runs / 6, IDPrefix: "b", Start: now.Add(-30 * 24 * time.Hour), End: now},
+		{Workspace: ws, Agents: agents, Runs: runs, IDPrefix: "a", ChatEvery: 2, ScoreEvery: 1, SkipTriggers: true, Start: now.Add(-30 * 24 * time.Hour), End: now},
+		{Workspace: other, Agents: []string{"someone-else"}, Runs: runs / 6, IDPrefix: "b", SkipTriggers: true, Start: now.Add(-30 * 24 * time.Hour), End: now},
 	} {
 		if err := dbtest.FillHistory(ctx, s.db, string(s.dialect), h); err != nil {
 			t.Fatal(err)
