@@ -421,6 +421,16 @@ func clientCommands(t *testing.T, tg *target) {
 	}
 	want(t, agentplane(t, env, "", "chat", "cli failing", "--session", sessions.Data[0].ID), 2, "chat --session of another agent")
 	want(t, agentplane(t, env, "", "chat", "cli helper"), 0, "chat ended by Ctrl-D at once")
+	// Piped input whose replies all fail exits 1, each error printed with one prefix.
+	r = want(t, agentplane(t, env, "hi\nagain\n", "chat", "cli failing"), 1, "chat whose every reply fails")
+	if !strings.Contains(r.stderr, "provider exploded") || !strings.Contains(r.stderr, "2 of 2 messages") ||
+		strings.Contains(r.stderr, "agentplane: agentplane:") {
+		t.Fatalf("failing chat: %s", r)
+	}
+	r = want(t, agentplane(t, env, strings.Repeat("x", 100001)+"\n", "chat", "cli helper"), 1, "chat whose message the API refuses")
+	if !strings.Contains(r.stderr, "agentplane: 422") || strings.Contains(r.stderr, "agentplane: agentplane:") {
+		t.Fatalf("refused chat message: %s", r)
+	}
 	want(t, agentplane(t, env, "", "chat"), 2, "chat without an agent")
 
 	// keys: only on serve (the emulator has no auth)
