@@ -372,7 +372,7 @@ func (s *Server) streamExecutionRoute(w http.ResponseWriter, r *http.Request) er
 			return nil
 		}
 	}
-	return s.streamExecution(r.Context(), newSSE(w), ws, id, after)
+	return s.streamKeyed(r, newSSE(w), ws, id, after)
 }
 
 func (s *Server) cancelExecution(w http.ResponseWriter, r *http.Request) error {
