@@ -133,6 +133,9 @@ func (s *Server) authenticate(r *http.Request, rt route) (*http.Request, error) 
 			}
 		}
 	}
+	if rt.userOnly && raw == "" {
+		return nil, errorf(http.StatusUnauthorized, "missing credentials: %s %s is for logged-in users: send Authorization: Bearer <token> from POST /api/v1/auth/login", rt.method, rt.path)
+	}
 	if rt.userOnly {
 		return nil, errorf(http.StatusForbidden, "%s %s is for logged-in users: send Authorization: Bearer <token> from POST /api/v1/auth/login, not an API key", rt.method, rt.path)
 	}

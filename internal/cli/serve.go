@@ -269,6 +269,16 @@ func openServerStore(ctx context.Context, stderr io.Writer, db DBOptions) (*stor
 	if err != nil {
 		return nil, nil, err
 	}
+	if db.databaseURL == "" {
+		// Open does this too; here what was tightened is said.
+		fixed, err := store.SecureSQLiteFiles(url)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, f := range fixed {
+			fmt.Fprintf(stderr, "agentplane: made private: %s\n", f)
+		}
+	}
 	st, err := store.Open(ctx, url)
 	if err != nil {
 		return nil, nil, err
