@@ -206,6 +206,8 @@ func New(cfg Config) (*Server, error) {
 	studioUI := studio.New()
 	s.mux.Handle("GET /studio", studioUI)
 	s.mux.Handle("GET /studio/", studioUI)
+	// A browser pointed at the server's address lands in Studio.
+	s.mux.Handle("GET /{$}", http.RedirectHandler("/studio", http.StatusFound))
 	s.mux.HandleFunc("/", s.notFound)
 	s.handler = s.middleware(s.mux)
 	return s, nil

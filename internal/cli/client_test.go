@@ -433,6 +433,26 @@ func clientCommands(t *testing.T, tg *target) {
 	}
 	want(t, agentplane(t, env, "", "chat"), 2, "chat without an agent")
 
+	// credentials add (the value from stdin) | list | validate | delete
+	r = want(t, agentplane(t, env, "sk-cli-secret-value-1234\n", "credentials", "add", "--provider", "openai_compatible",
+		"--base-url", "http://127.0.0.1:1/v1", "--value", "-", "-o", "json"), 0, "credentials add")
+	cred := decodeJSON[client.Credential](t, r.stdout)
+	if cred.Name != "openai_compatible" || cred.Provider != "openai_compatible" || cred.Metadata["base_url"] != "http://127.0.0.1:1/v1" ||
+		strings.Contains(r.stdout, "sk-cli-secret-value-1234") {
+		t.Fatalf("credentials add: %s", r)
+	}
+	r = want(t, agentplane(t, env, "", "credentials", "list", "--provider", "openai_compatible"), 0, "credentials list")
+	if !strings.Contains(r.stdout, cred.ID) || !strings.Contains(r.stdout, cred.MaskedValue) || strings.Contains(r.stdout, "sk-cli-secret-value-1234") {
+		t.Fatalf("credentials list: %s", r)
+	}
+	// Both targets answer with the simulated model, which validates without calling anyone.
+	if r := want(t, agentplane(t, env, "", "credentials", "validate", cred.ID), 0, "credentials validate"); !strings.Contains(r.stdout, "valid: true") {
+		t.Fatalf("credentials validate: %s", r)
+	}
+	want(t, agentplane(t, env, "", "credentials", "add", "--provider", "openai"), 2, "credentials add without a value")
+	want(t, agentplane(t, env, "", "credentials", "delete", cred.ID), 0, "credentials delete")
+	want(t, agentplane(t, env, "", "credentials", "delete", cred.ID), 1, "credentials delete twice")
+
 	// keys: only on serve (the emulator has no auth)
 	if tg.Key == "" {
 		return
