@@ -377,8 +377,9 @@ func clientCommands(t *testing.T, tg *target) {
 		t.Fatalf("list of rejected runs: %+v", l)
 	}
 	r = want(t, agentplane(t, env, "", "executions", "list", "--agent", "cli helper"), 0, "executions list table")
-	if !strings.Contains(r.stdout, "api/cli") || !strings.Contains(r.stdout, "completed") {
-		t.Fatalf("executions table: %s", r)
+	if !strings.Contains(r.stdout, "api/cli") || !strings.Contains(r.stdout, "completed") || !strings.Contains(r.stdout, "cli helper") ||
+		strings.Contains(r.stdout, a.ID) {
+		t.Fatalf("executions table (agents by name): %s", r)
 	}
 	r = want(t, agentplane(t, env, "", "executions", "get", denied.ID), 0, "executions get")
 	if !strings.Contains(r.stdout, "rejected") || !strings.Contains(r.stdout, "too much") {

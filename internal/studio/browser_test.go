@@ -481,6 +481,9 @@ func TestStudioServe(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#x-input")),
 		until(`document.querySelectorAll('#waterfall tbody tr').length > 0`),
 	)
+	if name := b.text("#x-agent"); name != "Greeter" && name != "Gate" {
+		t.Errorf("the execution's agent shows as %q, want its name", name)
+	}
 	// The waterfall draws every span of the tree GET /traces/{id} returns, not only the roots.
 	execID := strings.TrimPrefix(js[string](b, `location.hash`), "#/executions/")
 	_, xb := apiGet(t, base, "/api/v1/executions/"+execID, hdr)
@@ -730,6 +733,9 @@ func TestStudioEmulator(t *testing.T) {
 		until(`(() => { const m = document.querySelectorAll('#chat-log .msg.assistant'); return m.length === 1 && m[0].textContent.length > 0 && !document.querySelector('#chat-send').disabled; })()`),
 	)
 	b.shot("chat")
+	if with := b.text("#chat-with"); with != "With agent Echo" {
+		t.Errorf("the session header says %q, want the agent's name", with)
+	}
 	reply := b.text("#chat-log .msg.assistant")
 	// Reloading the session shows the same exchange from the API.
 	b.run(

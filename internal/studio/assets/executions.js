@@ -93,10 +93,11 @@ function liveSection(id, status) {
 
 export async function executionPage(id) {
   const x = await call('GET', `/executions/${id}`);
-  const [tree, trace, scores] = await Promise.all([
+  const [tree, trace, scores, agent] = await Promise.all([
     call('GET', `/executions/${id}/tree`).catch((e) => e),
     x.trace_id ? call('GET', `/traces/${x.trace_id}`).catch((e) => e) : null,
     call('GET', `/scores?execution_id=${encodeURIComponent(id)}&limit=100`).catch((e) => e),
+    call('GET', `/agents/${x.agent_id}`).catch(() => null),
   ]);
   const live = ['pending', 'running', 'awaiting_approval'].includes(x.status);
   const actions = h('div', { class: 'row' });
@@ -111,7 +112,7 @@ export async function executionPage(id) {
   render(`Execution ${x.id}`,
     h('dl', { class: 'kv' },
       h('dt', {}, 'Status'), h('dd', { id: 'x-status' }, badge(x.status)),
-      h('dt', {}, 'Agent'), h('dd', {}, h('a', { href: `#/agents/${x.agent_id}` }, x.agent_id)),
+      h('dt', {}, 'Agent'), h('dd', { id: 'x-agent' }, h('a', { href: `#/agents/${x.agent_id}`, title: x.agent_id }, agent?.name || x.agent_id)),
       h('dt', {}, 'Source'), h('dd', {}, x.source),
       h('dt', {}, 'Created'), h('dd', {}, when(x.created_at)),
       h('dt', {}, 'Completed'), h('dd', {}, when(x.completed_at)),
