@@ -94,6 +94,7 @@ func newRoot(env Env) *cobra.Command {
 		c.GroupID = "client"
 		root.AddCommand(c)
 	}
+	root.AddCommand(versionCmd())
 	usageArgs(root)
 	return root
 }

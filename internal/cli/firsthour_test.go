@@ -92,3 +92,11 @@ func redirectsToStudio(t *testing.T, base string) {
 		t.Errorf("GET %s/: %d to %q, want 302 to /studio", base, resp.StatusCode, resp.Header.Get("Location"))
 	}
 }
+
+// TestVersion: agentplane version prints the version, the commit and the Go version.
+func TestVersion(t *testing.T) {
+	r := agentplane(t, map[string]string{}, "", "version")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "agentplane dev\ncommit ") || !strings.Contains(r.stdout, "\ngo1.") {
+		t.Fatalf("version: %s", r)
+	}
+}
