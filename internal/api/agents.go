@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -140,9 +141,11 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ws := s.workspace(r)
-	cfg := req.Config
+	cfg, msg := req.Config, ""
 	if cfg == nil {
 		cfg = &store.AgentConfig{Model: DefaultModel}
+		msg = fmt.Sprintf("no config was sent: version 1 uses the default model %s; "+
+			"choose another with POST /api/v1/agents/{id}/versions and promote it", DefaultModel)
 	}
 	if err := agentconfig.Validate(r.Context(), s.store, ws, req.Type, "", cfg); err != nil {
 		return err
@@ -177,7 +180,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeAgentWithSecret(w, http.StatusCreated, a, secret)
+	writeAgentWithSecret(w, http.StatusCreated, a, secret, msg)
 	return nil
 }
 
@@ -227,7 +230,7 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeAgentWithSecret(w, http.StatusOK, a, secret)
+	writeAgentWithSecret(w, http.StatusOK, a, secret, "")
 	return nil
 }
 

@@ -85,3 +85,16 @@ func TestIdempotencyKey(t *testing.T) {
 		{name: "count", method: "GET", path: "/api/v1/agents", status: 200, fields: map[string]any{"pagination.total": 1}},
 	})
 }
+
+// TestAgentDefaultModelSaid: an agent created without a config says in the message which
+// model it got; one with a config says nothing.
+func TestAgentDefaultModelSaid(t *testing.T) {
+	e := newTestEnv(t)
+	e.run([]scenario{
+		{name: "no config", method: "POST", path: "/api/v1/agents", body: `{"name":"Bare","type":"simple"}`, status: 201,
+			fields: map[string]any{"data.config.model": DefaultModel, "message": "no config was sent: version 1 uses the default model " + DefaultModel +
+				"; choose another with POST /api/v1/agents/{id}/versions and promote it"}},
+		{name: "with config", method: "POST", path: "/api/v1/agents", body: `{"name":"Set","type":"simple","config":{"model":"gpt-4o"}}`, status: 201,
+			fields: map[string]any{"message": ""}},
+	})
+}

@@ -25,7 +25,10 @@ const (
 	touchEvery = time.Minute
 )
 
-const apiKeyCtx ctxKey = iota + 100
+const (
+	apiKeyCtx ctxKey = iota + 100
+	apiKeyHashCtx
+)
 
 // authKey is a key found by its hash, with its IP rules parsed once.
 type authKey struct {
@@ -142,6 +145,9 @@ func (s *Server) authenticate(r *http.Request, rt route) (*http.Request, error) 
 			}
 		}
 	}
+	if rt.userOnly && raw == "" {
+		return nil, errorf(http.StatusUnauthorized, "missing credentials: %s %s is for logged-in users: send Authorization: Bearer <token> from POST /api/v1/auth/login", rt.method, rt.path)
+	}
 	if rt.userOnly {
 		return nil, errorf(http.StatusForbidden, "%s %s is for logged-in users: send Authorization: Bearer <token> from POST /api/v1/auth/login, not an API key", rt.method, rt.path)
 	}
@@ -151,7 +157,8 @@ func (s *Server) authenticate(r *http.Request, rt route) (*http.Request, error) 
 	if err := auth.ParseKey(raw); err != nil {
 		return nil, errBadKey
 	}
-	e, err := s.lookupKey(r.Context(), auth.HashKey(raw))
+	hash := auth.HashKey(raw)
+	e, err := s.lookupKey(r.Context(), hash)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +180,8 @@ func (s *Server) authenticate(r *http.Request, rt route) (*http.Request, error) 
 		return nil, errorf(http.StatusForbidden, "API key %s may not be used from origin %q (allowed_origins)", k.KeyPrefix, origin)
 	}
 	s.touchKey(k.ID, now)
-	return r.WithContext(context.WithValue(r.Context(), apiKeyCtx, k)), nil
+	ctx := context.WithValue(context.WithValue(r.Context(), apiKeyCtx, k), apiKeyHashCtx, hash)
+	return r.WithContext(ctx), nil
 }
 
 // grants is auth.Grants, except that the key routes' scope "*" must be held as such.

@@ -346,5 +346,5 @@ func (s *Server) streamChatMessage(w http.ResponseWriter, r *http.Request) error
 		}
 		after = 0
 	}
-	return s.streamExecution(r.Context(), sse, turn.ws, turn.executionID, after)
+	return s.streamKeyed(r, sse, turn.ws, turn.executionID, after)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -155,7 +156,11 @@ func checkTimeout(ms int) (int, error) {
 
 func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
 	var req executeRequest
-	if err := decode(w, r, &req); err != nil {
+	body, err := decodeKeep(w, r, &req)
+	if err != nil {
+		return err
+	}
+	if err := checkStrayInput(body, req.Input, reflect.TypeFor[executeRequest]()); err != nil {
 		return err
 	}
 	ws := s.workspace(r)
@@ -199,6 +204,9 @@ func (s *Server) playground(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if err := checkConfigKeys(body, "config"); err != nil {
+		return err
+	}
+	if err := checkStrayInput(body, req.Input, reflect.TypeFor[playgroundRequest]()); err != nil {
 		return err
 	}
 	ws := s.workspace(r)
@@ -376,7 +384,7 @@ func (s *Server) streamExecutionRoute(w http.ResponseWriter, r *http.Request) er
 			return nil
 		}
 	}
-	return s.streamExecution(r.Context(), newSSE(w), ws, id, after)
+	return s.streamKeyed(r, newSSE(w), ws, id, after)
 }
 
 func (s *Server) cancelExecution(w http.ResponseWriter, r *http.Request) error {

@@ -77,7 +77,7 @@ func TestExecuteNeedsACredential(t *testing.T) {
 	})
 	e.run([]scenario{
 		{name: "no credential", method: "POST", path: "/api/v1/agents/" + agent + "/execute", body: `{"input":{"message":"hi"}}`, status: 422, code: "validation_error",
-			message: "no credential for provider cohere in this workspace: add one with POST /api/v1/credentials"},
+			message: "no credential for provider cohere in this workspace: add one in Studio (the Credentials page, /studio#/credentials), with the CLI (agentplane credentials add --provider cohere --value …) or with POST /api/v1/credentials"},
 		{name: "async too", method: "POST", path: "/api/v1/agents/" + agent + "/execute", body: `{"input":{"message":"hi"},"async":true}`, status: 422, message: "cohere"},
 		{name: "playground too", method: "POST", path: "/api/v1/agents/" + agent + "/playground", body: `{"config":{"model":"gpt-4o"},"input":{"message":"hi"}}`,
 			status: 422, message: "no credential for provider openai"},

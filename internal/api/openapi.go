@@ -153,7 +153,7 @@ type StreamEventDone struct {
 // complete.
 type StreamEventError struct {
 	Message string `json:"message" doc:"What went wrong, in a sentence."`
-	Code    string `json:"code,omitempty" enum:"failed,cancelled,rejected,timeout,interrupted" doc:"Why the execution ended: failed (an error in the run), cancelled (POST /executions/{id}/cancel), rejected (an approval was denied), timeout (it ran out of time), interrupted (the server running it stopped, crashed or shut down after its first model call)."`
+	Code    string `json:"code,omitempty" enum:"failed,cancelled,rejected,timeout,interrupted,unauthorized" doc:"Why the execution ended: failed (an error in the run), cancelled (POST /executions/{id}/cancel), rejected (an approval was denied), timeout (it ran out of time), interrupted (the server running it stopped, crashed or shut down after its first model call). unauthorized ends the stream, not the run: the API key that opened it was revoked, rotated or expired (the run goes on; resume with a valid key and Last-Event-ID)."`
 }
 
 // streamEvent is one kind of frame an SSE route sends: its event name, the Go type of its
@@ -172,7 +172,7 @@ func streamEvents(chat bool) []streamEvent {
 		{"tool_end", StreamEventToolEnd{}, "that tool call returned"},
 		{"content", StreamEventContent{}, "a delta of the output text"},
 		{"done", StreamEventDone{}, "terminal: the execution completed"},
-		{"error", StreamEventError{}, "terminal: the execution failed, was cancelled, rejected, timed out or was interrupted"},
+		{"error", StreamEventError{}, "terminal: the execution failed, was cancelled, rejected, timed out or was interrupted; or the stream's API key stopped working (code unauthorized)"},
 	}
 	if chat {
 		evs = append([]streamEvent{{"execution", StreamEventExecution{}, "first frame (id 0): the execution started for the message"}}, evs...)

@@ -277,7 +277,7 @@ func TestOpenAPIEnumsAndNullables(t *testing.T) {
 			{"Credential", "type", store.CredentialTypes},
 			{"DataSource", "type", store.DataSourceTypes},
 			{"MCPTool", "transport", store.MCPTransports},
-			{"StreamEventError", "code", []string{"failed", "cancelled", "rejected", "timeout", "interrupted"}},
+			{"StreamEventError", "code", []string{"failed", "cancelled", "rejected", "timeout", "interrupted", "unauthorized"}},
 		} {
 			if got := enumOf(schemaProp(t, doc, tc.schema, tc.prop)); !slices.Equal(got, tc.want) {
 				t.Errorf("%s: %s.%s enum %v, want %v", name, tc.schema, tc.prop, got, tc.want)

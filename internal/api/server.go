@@ -52,6 +52,9 @@ type Config struct {
 	AllowStdioMCP bool
 	// Heartbeat is how often idle SSE streams get a ": ping" comment (default 15 s).
 	Heartbeat time.Duration
+	// KeyRecheck is how often an open SSE stream authenticated by an API key reads its key
+	// again, to end the stream once the key is revoked, rotated or expired (default 2 s).
+	KeyRecheck time.Duration
 	// RateLimit is the requests per second each API key may make (server only); zero or less
 	// turns limiting off.
 	RateLimit float64
@@ -118,6 +121,7 @@ type Server struct {
 	streamsDone chan struct{}
 	closeOnce   sync.Once
 	heartbeat   time.Duration
+	keyRecheck  time.Duration
 	trusted     *auth.IPAllowlist // nil: X-Forwarded-For is never believed
 	keys        *keyAuth
 	limits      *ratelimit.Limiter // per API key and user; nil when rate limiting is off
@@ -140,6 +144,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	// A deleted workspace's keys stop at once on every node (the engine tells them all).
 	cfg.Engine.OnWorkspaceGone(s.keys.invalidateWorkspace)
+	if s.keyRecheck = cfg.KeyRecheck; s.keyRecheck <= 0 {
+		s.keyRecheck = defaultKeyRecheck
+	}
 	if s.lease = cfg.IdempotencyLease; s.lease <= 0 {
 		s.lease = store.IdempotencyLease
 	}
@@ -204,6 +211,8 @@ func New(cfg Config) (*Server, error) {
 	studioUI := studio.New()
 	s.mux.Handle("GET /studio", studioUI)
 	s.mux.Handle("GET /studio/", studioUI)
+	// A browser pointed at the server's address lands in Studio.
+	s.mux.Handle("GET /{$}", http.RedirectHandler("/studio", http.StatusFound))
 	s.mux.HandleFunc("/", s.notFound)
 	s.handler = s.middleware(s.mux)
 	return s, nil

@@ -23,8 +23,9 @@ const pollInterval = 5 * time.Second
 
 // sseWriter writes Server-Sent Events frames, flushing each one.
 type sseWriter struct {
-	w  http.ResponseWriter
-	rc *http.ResponseController
+	w    http.ResponseWriter
+	rc   *http.ResponseController
+	last int // id of the last frame written
 }
 
 func newSSE(w http.ResponseWriter) *sseWriter {
@@ -45,6 +46,7 @@ func (s *sseWriter) frame(ev store.Event) error {
 	if _, err := fmt.Fprintf(s.w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Event, ev.Data); err != nil {
 		return &clientGoneError{err}
 	}
+	s.last = ev.Seq
 	return s.flush()
 }
 

@@ -53,3 +53,17 @@ func checkConfigKeys(body []byte, name string) error {
 	}
 	return nil
 }
+
+// checkStrayInput answers 422 when a run request has no input but a top-level field its type
+// t does not know ({"message": "hi"}): that is the input sent unwrapped, which would otherwise
+// run with an empty input and answer as if nothing was asked.
+func checkStrayInput(body []byte, input map[string]any, t reflect.Type) error {
+	if input != nil {
+		return nil
+	}
+	if err := jsonfields.Unknown(body, t, ""); err != nil {
+		return invalid("input", "is missing and the body has a top-level field %q this route does not know: "+
+			"the run's input goes inside \"input\", e.g. {\"input\": {%q: …}}", err.Path, err.Path)
+	}
+	return nil
+}

@@ -105,6 +105,8 @@ func TestLoginAndBearerAuth(t *testing.T) {
 		{name: "key gets its workspace", method: "GET", path: "/api/v1/workspaces/" + e.ws, status: 200, fields: map[string]any{"data.id": e.ws}},
 		{name: "outsider gets workspace", method: "GET", path: "/api/v1/workspaces/" + e.ws, header: bearer(outsiderTok, ""), status: 404, code: "not_found"},
 		{name: "key creates workspace", method: "POST", path: "/api/v1/workspaces", body: `{"name":"Nope"}`, status: 403, code: "forbidden"},
+		{name: "anonymous creates workspace", method: "POST", path: "/api/v1/workspaces", header: map[string]string{"X-API-Key": ""}, body: `{"name":"Nope"}`,
+			status: 401, code: "unauthorized", message: "missing credentials"},
 		{name: "create invalid slug", method: "POST", path: "/api/v1/workspaces", header: bearer(outsiderTok, ""), body: `{"name":"X","slug":"Bad Slug"}`, status: 422, message: "slug"},
 		{name: "create without name", method: "POST", path: "/api/v1/workspaces", header: bearer(outsiderTok, ""), body: `{}`, status: 422, message: "name"},
 	})

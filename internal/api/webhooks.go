@@ -76,16 +76,16 @@ func (s *Server) applyWebhook(ctx context.Context, tx *store.Store, ws, agentID 
 // writeAgentWithSecret answers with an agent whose generated webhook secret is shown this
 // once; a replay of the request (Idempotency-Key) answers without it, as the secret is
 // not kept.
-func writeAgentWithSecret(w http.ResponseWriter, status int, a *store.Agent, secret string) {
+func writeAgentWithSecret(w http.ResponseWriter, status int, a *store.Agent, secret, msg string) {
 	if secret != "" {
-		if b, err := json.Marshal(envelope{Data: a}); err == nil {
+		if b, err := json.Marshal(envelope{Data: a, Message: msg}); err == nil {
 			setReplay(w, b)
 		}
 		shown := *a
 		shown.WebhookSecret = secret
 		a = &shown
 	}
-	writeData(w, status, a)
+	writeJSON(w, status, envelope{Data: a, Message: msg})
 }
 
 func (s *Server) webhookRoutes() []route {
@@ -152,7 +152,7 @@ func (s *Server) rotateAgentWebhookSecret(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	writeAgentWithSecret(w, http.StatusOK, a, secret)
+	writeAgentWithSecret(w, http.StatusOK, a, secret, "")
 	return nil
 }
 

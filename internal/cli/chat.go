@@ -77,6 +77,8 @@ type repl struct {
 	hist    *history
 	pal     palette
 	prompt  bool // stdin is a terminal: show a prompt
+	sent    int  // messages sent
+	failed  int  // of which the reply failed
 }
 
 func (r *repl) newSession(ctx context.Context) error {
@@ -162,8 +164,20 @@ func (th termHistory) Len() int        { return len(th.h.lines) }
 func (th termHistory) At(i int) string { return th.h.lines[len(th.h.lines)-1-i] }
 
 // loop reads lines until /exit, end of input or ctx's end. A failed reply is reported and the
-// loop goes on; the exit status is 0 unless the input could not be read.
+// loop goes on. The exit status is 0 unless the input could not be read or, when stdin is not
+// a terminal (a script pipes the conversation), a reply failed: then it is 1.
 func (r *repl) loop(ctx context.Context) error {
+	if err := r.read(ctx); err != nil {
+		return err
+	}
+	if !r.prompt && r.failed > 0 {
+		return exitError{exitFailed, fmt.Errorf("%d of %d messages got no reply", r.failed, r.sent)}
+	}
+	return nil
+}
+
+// read is loop's reading and sending, until /exit, end of input or ctx's end.
+func (r *repl) read(ctx context.Context) error {
 	read, restore := r.lineSource()
 	defer restore()
 	// Lines are read one at a time, on request, by a goroutine (so ctx can end the wait):
@@ -215,11 +229,15 @@ func (r *repl) loop(ctx context.Context) error {
 			continue
 		}
 		r.hist.add(line)
+		r.sent++
 		if err := r.send(ctx, line); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			fmt.Fprintln(r.cmd.ErrOrStderr(), "agentplane:", err)
+			r.failed++
+			if !errors.Is(err, errReplyFailed) {
+				fmt.Fprintln(r.cmd.ErrOrStderr(), errorLine(err))
+			}
 		}
 	}
 }
@@ -246,6 +264,10 @@ func (r *repl) command(ctx context.Context, line string) (stop bool, err error) 
 	return false, nil
 }
 
+// errReplyFailed is send's error for a reply that ended failed or cancelled: the renderer has
+// said so on stderr already.
+var errReplyFailed = errors.New("the reply failed")
+
 // send posts one message and streams the reply.
 func (r *repl) send(ctx context.Context, msg string) error {
 	rd := newRenderer(r.cmd, r.o.env, r.cmd.OutOrStdout())
@@ -254,10 +276,13 @@ func (r *repl) send(ctx context.Context, msg string) error {
 	if err != nil {
 		return err
 	}
-	if out.status == "awaiting_approval" {
+	switch out.status {
+	case "completed":
+		return nil
+	case "awaiting_approval":
 		return errors.New("the reply waits for approval; the session stays busy until it is approved or denied")
 	}
-	return nil
+	return errReplyFailed
 }
 
 // history is the chat's input history: in memory, and appended to a file (mode 0600) so

@@ -50,18 +50,26 @@ func RunEnv(ctx context.Context, args []string, env Env, stdin io.Reader, stdout
 		}
 		return xe.code
 	}
+	fmt.Fprintln(stderr, errorLine(err))
 	var ae *client.Error
 	if errors.As(err, &ae) {
-		// The SDK's message starts with "agentplane:" already.
-		fmt.Fprintf(stderr, "agentplane: %d %s: %s (request %s)\n", ae.Status, ae.Code, ae.Message, ae.RequestID)
 		return 1
 	}
-	fmt.Fprintln(stderr, "agentplane:", err)
 	var ue usageError
 	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
 		return 2
 	}
 	return 1
+}
+
+// errorLine is how an error is printed on stderr: prefixed "agentplane:" once (the SDK's
+// errors carry the prefix already).
+func errorLine(err error) string {
+	var ae *client.Error
+	if errors.As(err, &ae) {
+		return fmt.Sprintf("agentplane: %d %s: %s (request %s)", ae.Status, ae.Code, ae.Message, ae.RequestID)
+	}
+	return "agentplane: " + err.Error()
 }
 
 // newRoot builds the command tree.
@@ -82,10 +90,11 @@ func newRoot(env Env) *cobra.Command {
 	}
 	// The client commands call a server's API with the Go SDK (client/), never a database.
 	for _, c := range []*cobra.Command{loginCmd(env), logoutCmd(env), agentsCmd(env), runCmd(env), chatCmd(env), executionsCmd(env),
-		keysCmd(env), tracesCmd(env)} {
+		keysCmd(env), credentialsCmd(env), tracesCmd(env)} {
 		c.GroupID = "client"
 		root.AddCommand(c)
 	}
+	root.AddCommand(versionCmd())
 	usageArgs(root)
 	return root
 }

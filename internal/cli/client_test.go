@@ -377,8 +377,9 @@ func clientCommands(t *testing.T, tg *target) {
 		t.Fatalf("list of rejected runs: %+v", l)
 	}
 	r = want(t, agentplane(t, env, "", "executions", "list", "--agent", "cli helper"), 0, "executions list table")
-	if !strings.Contains(r.stdout, "api/cli") || !strings.Contains(r.stdout, "completed") {
-		t.Fatalf("executions table: %s", r)
+	if !strings.Contains(r.stdout, "api/cli") || !strings.Contains(r.stdout, "completed") || !strings.Contains(r.stdout, "cli helper") ||
+		strings.Contains(r.stdout, a.ID) {
+		t.Fatalf("executions table (agents by name): %s", r)
 	}
 	r = want(t, agentplane(t, env, "", "executions", "get", denied.ID), 0, "executions get")
 	if !strings.Contains(r.stdout, "rejected") || !strings.Contains(r.stdout, "too much") {
@@ -421,7 +422,37 @@ func clientCommands(t *testing.T, tg *target) {
 	}
 	want(t, agentplane(t, env, "", "chat", "cli failing", "--session", sessions.Data[0].ID), 2, "chat --session of another agent")
 	want(t, agentplane(t, env, "", "chat", "cli helper"), 0, "chat ended by Ctrl-D at once")
+	// Piped input whose replies all fail exits 1, each error printed with one prefix.
+	r = want(t, agentplane(t, env, "hi\nagain\n", "chat", "cli failing"), 1, "chat whose every reply fails")
+	if !strings.Contains(r.stderr, "provider exploded") || !strings.Contains(r.stderr, "2 of 2 messages") ||
+		strings.Contains(r.stderr, "agentplane: agentplane:") {
+		t.Fatalf("failing chat: %s", r)
+	}
+	r = want(t, agentplane(t, env, strings.Repeat("x", 100001)+"\n", "chat", "cli helper"), 1, "chat whose message the API refuses")
+	if !strings.Contains(r.stderr, "agentplane: 422") || strings.Contains(r.stderr, "agentplane: agentplane:") {
+		t.Fatalf("refused chat message: %s", r)
+	}
 	want(t, agentplane(t, env, "", "chat"), 2, "chat without an agent")
+
+	// credentials add (the value from stdin) | list | validate | delete
+	r = want(t, agentplane(t, env, "sk-cli-secret-value-1234\n", "credentials", "add", "--provider", "openai_compatible",
+		"--base-url", "http://127.0.0.1:1/v1", "--value", "-", "-o", "json"), 0, "credentials add")
+	cred := decodeJSON[client.Credential](t, r.stdout)
+	if cred.Name != "openai_compatible" || cred.Provider != "openai_compatible" || cred.Metadata["base_url"] != "http://127.0.0.1:1/v1" ||
+		strings.Contains(r.stdout, "sk-cli-secret-value-1234") {
+		t.Fatalf("credentials add: %s", r)
+	}
+	r = want(t, agentplane(t, env, "", "credentials", "list", "--provider", "openai_compatible"), 0, "credentials list")
+	if !strings.Contains(r.stdout, cred.ID) || !strings.Contains(r.stdout, cred.MaskedValue) || strings.Contains(r.stdout, "sk-cli-secret-value-1234") {
+		t.Fatalf("credentials list: %s", r)
+	}
+	// Both targets answer with the simulated model, which validates without calling anyone.
+	if r := want(t, agentplane(t, env, "", "credentials", "validate", cred.ID), 0, "credentials validate"); !strings.Contains(r.stdout, "valid: true") {
+		t.Fatalf("credentials validate: %s", r)
+	}
+	want(t, agentplane(t, env, "", "credentials", "add", "--provider", "openai"), 2, "credentials add without a value")
+	want(t, agentplane(t, env, "", "credentials", "delete", cred.ID), 0, "credentials delete")
+	want(t, agentplane(t, env, "", "credentials", "delete", cred.ID), 1, "credentials delete twice")
 
 	// keys: only on serve (the emulator has no auth)
 	if tg.Key == "" {

@@ -126,7 +126,7 @@ func runEmulator(ctx context.Context, stderr io.Writer, o emulatorOptions) error
 	debug.FreeOSMemory()
 	log.Info("emulator ready: data is in memory and lost on exit; any API key is accepted", "address", ln.Addr().String(),
 		"seed", o.seed, "fixtures", o.fixtures, "startup", time.Since(start).Round(time.Millisecond).String())
-	if err := serveHTTP(ctx, log, stderr, ln, emu.Handler, "emulator", emu.API.CloseStreams, 5*time.Second); err != nil {
+	if err := serveHTTP(ctx, log, stderr, ln, emu.Handler, "emulator", emu.API.CloseStreams, 5*time.Second, ""); err != nil {
 		return fmt.Errorf("emulator: %w", err)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 
@@ -44,9 +45,10 @@ func executionsListCmd(o *clientOpts) *cobra.Command {
 				return err
 			}
 			return o.print(cmd, l, func(p palette) error {
+				names := agentNames(cmd.Context(), c, l.Data)
 				t := &table{header: []string{"ID", "AGENT", "STATUS", "SOURCE", "TOKENS", "COST", "DURATION", "CREATED"}}
 				for _, x := range l.Data {
-					t.add(x.ID, x.AgentID, x.Status, source(&x), strconv.Itoa(x.TokenUsage.TotalTokens), fmtCost(x.Cost), fmtMS(x.DurationMS), fmtTime(x.CreatedAt))
+					t.add(x.ID, names[x.AgentID], x.Status, source(&x), strconv.Itoa(x.TokenUsage.TotalTokens), fmtCost(x.Cost), fmtMS(x.DurationMS), fmtTime(x.CreatedAt))
 				}
 				t.style = func(col int, s string) string {
 					if col == 2 {
@@ -68,6 +70,22 @@ func executionsListCmd(o *clientOpts) *cobra.Command {
 	f.StringVar(&lo.Source, "source", "", "only runs of this source (api, chat, webhook, …)")
 	f.StringVar(&lo.SessionID, "session", "", "only runs of this chat session")
 	return cmd
+}
+
+// agentNames maps the agent ids of a page of executions to what a table shows for them:
+// the agent's name, or its id when it cannot be read (deleted, say). One read per agent.
+func agentNames(ctx context.Context, c *client.Client, xs []client.Execution) map[string]string {
+	names := map[string]string{}
+	for _, x := range xs {
+		if _, ok := names[x.AgentID]; ok {
+			continue
+		}
+		names[x.AgentID] = x.AgentID
+		if a, err := c.AgentGet(ctx, x.AgentID); err == nil {
+			names[x.AgentID] = a.Name
+		}
+	}
+	return names
 }
 
 // source is an execution's source, with metadata.source when it says more (cli, playground).

@@ -26,7 +26,7 @@ func listen(host string, port int) (net.Listener, error) {
 
 // serveHTTP logs the listener's URL and serves on it until ctx ends; then it drains
 // in-flight requests for up to grace.
-func serveHTTP(ctx context.Context, log *slog.Logger, announce io.Writer, ln net.Listener, h http.Handler, what string, onShutdown func(), grace time.Duration) error {
+func serveHTTP(ctx context.Context, log *slog.Logger, announce io.Writer, ln net.Listener, h http.Handler, what string, onShutdown func(), grace time.Duration, hint string) error {
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -43,8 +43,13 @@ func serveHTTP(ctx context.Context, log *slog.Logger, announce io.Writer, ln net
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	// The address is announced whatever the log level: scripts and tests read it.
-	fmt.Fprintf(announce, "agentplane %s listening on http://%s\n", what, ln.Addr())
+	// The address is announced whatever the log level: scripts and tests read it. Then where
+	// a person goes first, and the hint (what to do before the first run), if any.
+	base := browseURL(ln.Addr())
+	fmt.Fprintf(announce, "agentplane %s listening on %s\n  Studio:   %s/studio\n  API docs: %s/docs\n", what, base, base, base)
+	if hint != "" {
+		fmt.Fprintln(announce, hint)
+	}
 	select {
 	case err := <-errc:
 		return err
@@ -57,4 +62,13 @@ func serveHTTP(ctx context.Context, log *slog.Logger, announce io.Writer, ln net
 		return err
 	}
 	return nil
+}
+
+// browseURL is the base URL to print for a listener: localhost when it listens on every
+// interface (0.0.0.0 or [::], which a browser cannot open), else its address.
+func browseURL(addr net.Addr) string {
+	if a, ok := addr.(*net.TCPAddr); ok && a.IP.IsUnspecified() {
+		return "http://localhost:" + strconv.Itoa(a.Port)
+	}
+	return "http://" + addr.String()
 }

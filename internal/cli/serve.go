@@ -278,6 +278,16 @@ func openServerStore(ctx context.Context, stderr io.Writer, db DBOptions, retent
 	if err != nil {
 		return nil, nil, err
 	}
+	if db.databaseURL == "" {
+		// Open does this too; here what was tightened is said.
+		fixed, err := store.SecureSQLiteFiles(url)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, f := range fixed {
+			fmt.Fprintf(stderr, "agentplane: made private: %s\n", f)
+		}
+	}
 	st, err := store.Open(ctx, url)
 	if err != nil {
 		return nil, nil, err
@@ -323,12 +333,26 @@ func runServe(ctx context.Context, stderr io.Writer, db DBOptions, host string, 
 		srv.API.CloseStreams()
 		srv.Engine.StopClaiming()
 	}
-	err = serveHTTP(ctx, log, stderr, ln, srv.Handler, "server", onShutdown, grace)
+	err = serveHTTP(ctx, log, stderr, ln, srv.Handler, "server", onShutdown, grace, firstRunHint(ctx, srv.Store, c.Models))
 	began.CompareAndSwap(0, time.Now().UnixNano())
 	deadline := time.Unix(0, began.Load()).Add(grace)
 	stopCtx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	return errors.Join(err, srv.Close(stopCtx))
+}
+
+// firstRunHint is the line serve prints under its address when runs cannot work yet: real
+// models and no credential in the default workspace. "" otherwise.
+func firstRunHint(ctx context.Context, st *store.Store, models string) string {
+	if models == ModelsSimulated {
+		return ""
+	}
+	creds, _, err := st.CredentialList(ctx, DefaultWorkspaceID, store.CredentialFilter{}, store.Page{Page: 1, Limit: 1})
+	if err != nil || len(creds) > 0 {
+		return ""
+	}
+	return "  No model provider credential yet: add one (Studio's Credentials page, agentplane credentials add, or POST /api/v1/credentials),\n" +
+		"  or restart with --models simulated for a demo whose every model call is simulated."
 }
 
 // ServerConfig is what NewServer needs besides a logger.

@@ -475,7 +475,7 @@ func TestServeRunsRealProviders(t *testing.T) {
 		}
 		x, err = c.Wait(ctx, x.ID, 20*time.Millisecond, false)
 		if err != nil || x.Status != "failed" || x.Error == nil ||
-			!strings.Contains(*x.Error, "no credential for provider openai in this workspace: add one with POST /api/v1/credentials") {
+			!strings.Contains(*x.Error, "no credential for provider openai in this workspace: add one in Studio") {
 			t.Fatalf("after the credential went: %+v %v", x, err)
 		}
 		// And a new run is refused before anything is recorded.

@@ -215,7 +215,8 @@ func (c *CredentialRouter) credential(ctx context.Context, ws string, cfg *store
 	case store.IsNotFound(err) && id != "":
 		return nil, "", modelErrorf("credential %s (config.credential_id) does not exist in this workspace: add one with POST /api/v1/credentials and set config.credential_id to its id", id)
 	case store.IsNotFound(err):
-		return nil, "", modelErrorf("no credential for provider %s in this workspace: add one with POST /api/v1/credentials", provider)
+		return nil, "", modelErrorf("no credential for provider %s in this workspace: add one in Studio (the Credentials page, /studio#/credentials), "+
+			"with the CLI (agentplane credentials add --provider %s --value …) or with POST /api/v1/credentials", provider, provider)
 	}
 	return cred, key, err
 }

@@ -120,6 +120,9 @@ func (s *Store) openSQLite(url string) error {
 				return fmt.Errorf("create data directory %s: %w", dir, err)
 			}
 		}
+		if _, err := SecureSQLiteFiles(path); err != nil {
+			return err
+		}
 		dsn = "file:" + path + "?_pragma=journal_mode(WAL)&" + pragmas
 	}
 	connector, err := newStmtConnector(dsn)

@@ -223,6 +223,20 @@ func js[T any](b *browser, expr string) T {
 	return get(b, chromedp.Evaluate[T](expr))
 }
 
+// expectError drops the console errors that contain substr: a request the test makes fail on
+// purpose is logged by the browser.
+func (b *browser) expectError(substr string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	kept := b.errors[:0]
+	for _, e := range b.errors {
+		if !strings.Contains(e, substr) {
+			kept = append(kept, e)
+		}
+	}
+	b.errors = kept
+}
+
 // noConsoleErrors fails the test if the page logged an error or threw.
 func (b *browser) noConsoleErrors() {
 	b.t.Helper()
@@ -378,6 +392,14 @@ func TestStudioServe(t *testing.T) {
 	}
 	b.shot("playground")
 
+	// A run that cannot start says why in the summary, instead of "Starting…" forever.
+	b.runInPlayground(`[1, 2]`, "")
+	b.run(until(`!!document.querySelector('#run-summary #run-error')`))
+	if got := b.text("#run-summary"); strings.Contains(got, "Starting") || !strings.Contains(got, "Not started") {
+		t.Errorf("a failed start shows %q, want the error and no Starting…", got)
+	}
+	b.expectError("status of 400 (Bad Request)")
+
 	// The run is recorded with source studio (checked through the API with a login token).
 	token := js[string](b, `JSON.parse(sessionStorage.getItem('agentplane.studio')).token`)
 	ws := js[string](b, `JSON.parse(sessionStorage.getItem('agentplane.studio')).workspace`)
@@ -458,6 +480,20 @@ func TestStudioServe(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`tbody tr a`)),
 		chromedp.WaitVisible(chromedp.CSS("#x-input")),
 		until(`document.querySelectorAll('#waterfall tbody tr').length > 0`),
+	)
+	if name := b.text("#x-agent"); name != "Greeter" && name != "Gate" {
+		t.Errorf("the execution's agent shows as %q, want its name", name)
+	}
+	// The waterfall draws every span of the tree GET /traces/{id} returns, not only the roots.
+	execID := strings.TrimPrefix(js[string](b, `location.hash`), "#/executions/")
+	_, xb := apiGet(t, base, "/api/v1/executions/"+execID, hdr)
+	traceID, _ := xb["data"].(map[string]any)["trace_id"].(string)
+	_, tb := apiGet(t, base, "/api/v1/traces/"+traceID, hdr)
+	spanCount, _ := tb["data"].(map[string]any)["span_count"].(float64)
+	if rows := js[float64](b, `document.querySelectorAll('#waterfall tbody tr').length`); spanCount < 2 || rows != spanCount {
+		t.Errorf("the waterfall draws %v rows, want span_count %v (at least 2)", rows, spanCount)
+	}
+	b.run(
 		chromedp.SendKeys(chromedp.CSS("#score-value"), "4"),
 		chromedp.SendKeys(chromedp.CSS("#score-comment"), "clear answer"),
 		chromedp.Click(chromedp.CSS("#score-add")),
@@ -697,6 +733,9 @@ func TestStudioEmulator(t *testing.T) {
 		until(`(() => { const m = document.querySelectorAll('#chat-log .msg.assistant'); return m.length === 1 && m[0].textContent.length > 0 && !document.querySelector('#chat-send').disabled; })()`),
 	)
 	b.shot("chat")
+	if with := b.text("#chat-with"); with != "With agent Echo" {
+		t.Errorf("the session header says %q, want the agent's name", with)
+	}
 	reply := b.text("#chat-log .msg.assistant")
 	// Reloading the session shows the same exchange from the API.
 	b.run(

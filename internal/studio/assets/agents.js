@@ -194,11 +194,17 @@ function playground(agent, versions, config) {
         summary.replaceChildren(h('p', { class: 'muted' }, 'Starting…'));
         const body = { input: parseJSON(input.value, 'The input'), async: true, source: 'studio' };
         let x;
-        if (which.value === 'draft') {
-          x = await call('POST', `/agents/${agent.id}/playground`, { ...body, config: parseJSON(config.value, 'The configuration') });
-        } else {
-          if (which.value !== 'active') body.version_id = which.value;
-          x = await call('POST', `/agents/${agent.id}/execute`, body);
+        try {
+          if (which.value === 'draft') {
+            x = await call('POST', `/agents/${agent.id}/playground`, { ...body, config: parseJSON(config.value, 'The configuration') });
+          } else {
+            if (which.value !== 'active') body.version_id = which.value;
+            x = await call('POST', `/agents/${agent.id}/execute`, body);
+          }
+        } catch (e) {
+          // The run never started: say why where "Starting…" was, not only in a toast.
+          summary.replaceChildren(h('p', { class: 'error', role: 'alert', id: 'run-error' }, `Not started: ${e.message}`));
+          throw e;
         }
         await watchRun(x.id, out, summary);
       });

@@ -43,30 +43,34 @@ export async function executionsPage(params) {
     pager(res.pagination, (p) => go(query(p))));
 }
 
+/** The trace's span tree (spans[].children) as a flat list in depth-first order, each with its depth. */
+function flatten(roots) {
+  const out = [];
+  const walk = (s, d) => {
+    out.push({ s, d: Math.min(d, 8) });
+    for (const c of s.children || []) walk(c, d + 1);
+  };
+  for (const r of roots) walk(r, 0);
+  return out;
+}
+
 /** The trace's spans as a waterfall: one bar per span, placed on the trace's time line. */
 function waterfall(trace) {
-  const spans = trace.spans || [];
-  if (!spans.length) return h('p', { class: 'muted' }, 'No spans.');
-  const t0 = Math.min(...spans.map((s) => Date.parse(s.started_at)));
-  const end = (s) => (s.ended_at ? Date.parse(s.ended_at) : Date.parse(s.started_at) + (s.duration_ms || 0));
-  const total = Math.max(1, Math.max(...spans.map(end)) - t0);
-  const depth = new Map();
-  const level = (s) => {
-    if (depth.has(s.id)) return depth.get(s.id);
-    const parent = spans.find((p) => p.id === s.parent_id);
-    const d = parent && parent !== s ? Math.min(level(parent) + 1, 8) : 0;
-    depth.set(s.id, d);
-    return d;
-  };
+  const rows = flatten(trace.spans || []);
+  if (!rows.length) return h('p', { class: 'muted' }, 'No spans.');
+  const start = (s) => Date.parse(s.started_at);
+  const end = (s) => (s.ended_at ? Date.parse(s.ended_at) : start(s) + (s.duration_ms || 0));
+  const t0 = Math.min(...rows.map((r) => start(r.s)));
+  const total = Math.max(1, Math.max(...rows.map((r) => end(r.s))) - t0);
   return h('table', { class: 'waterfall', id: 'waterfall' },
     h('thead', {}, h('tr', {}, ['Span', 'Kind', 'Duration', 'Tokens', 'Timeline'].map((t) => h('th', { scope: 'col' }, t)))),
-    h('tbody', {}, spans.map((s) => {
+    h('tbody', {}, rows.map(({ s, d }) => {
       const bar = h('div', { class: 'bar' + (s.status === 'error' ? ' bad' : ''), title: `${s.name}: ${s.duration_ms ?? 0} ms` });
-      bar.style.marginLeft = `${((Date.parse(s.started_at) - t0) / total) * 100}%`;
-      bar.style.width = `${Math.max(0.5, ((end(s) - Date.parse(s.started_at)) / total) * 100)}%`;
+      bar.style.marginLeft = `${((start(s) - t0) / total) * 100}%`;
+      bar.style.width = `${Math.max(0.5, ((end(s) - start(s)) / total) * 100)}%`;
       const name = h('td', {}, s.name);
-      name.style.paddingLeft = `${0.5 + level(s)}rem`;
-      return h('tr', {}, name, h('td', {}, s.kind), h('td', {}, `${s.duration_ms ?? 0} ms`),
+      name.style.paddingLeft = `${0.5 + d}rem`;
+      return h('tr', { 'data-span': s.id }, name, h('td', {}, s.kind), h('td', {}, `${s.duration_ms ?? 0} ms`),
         h('td', {}, s.token_usage?.total_tokens || ''), h('td', { class: 'track' }, bar));
     })));
 }
@@ -89,10 +93,11 @@ function liveSection(id, status) {
 
 export async function executionPage(id) {
   const x = await call('GET', `/executions/${id}`);
-  const [tree, trace, scores] = await Promise.all([
+  const [tree, trace, scores, agent] = await Promise.all([
     call('GET', `/executions/${id}/tree`).catch((e) => e),
     x.trace_id ? call('GET', `/traces/${x.trace_id}`).catch((e) => e) : null,
     call('GET', `/scores?execution_id=${encodeURIComponent(id)}&limit=100`).catch((e) => e),
+    call('GET', `/agents/${x.agent_id}`).catch(() => null),
   ]);
   const live = ['pending', 'running', 'awaiting_approval'].includes(x.status);
   const actions = h('div', { class: 'row' });
@@ -107,7 +112,7 @@ export async function executionPage(id) {
   render(`Execution ${x.id}`,
     h('dl', { class: 'kv' },
       h('dt', {}, 'Status'), h('dd', { id: 'x-status' }, badge(x.status)),
-      h('dt', {}, 'Agent'), h('dd', {}, h('a', { href: `#/agents/${x.agent_id}` }, x.agent_id)),
+      h('dt', {}, 'Agent'), h('dd', { id: 'x-agent' }, h('a', { href: `#/agents/${x.agent_id}`, title: x.agent_id }, agent?.name || x.agent_id)),
       h('dt', {}, 'Source'), h('dd', {}, x.source),
       h('dt', {}, 'Created'), h('dd', {}, when(x.created_at)),
       h('dt', {}, 'Completed'), h('dd', {}, when(x.completed_at)),

@@ -29,12 +29,13 @@ export async function chatPage() {
 
 export async function chatSessionPage(id) {
   const [s, msgs] = await Promise.all([call('GET', `/chat/sessions/${id}`), call('GET', `/chat/sessions/${id}/messages?limit=100`)]);
+  const agent = await call('GET', `/agents/${s.agent_id}`).catch(() => null);
   const log = h('div', { class: 'msgs', id: 'chat-log', role: 'log', 'aria-live': 'polite' },
     msgs.map((m) => h('div', { class: `msg ${m.role}` }, m.content)));
   const text = h('textarea', { id: 'chat-input', required: true, rows: 3 });
   const send = h('button', { class: 'primary', type: 'submit', id: 'chat-send' }, 'Send');
   render(s.title || 'Chat session',
-    h('p', { class: 'muted' }, 'With agent ', h('a', { href: `#/agents/${s.agent_id}` }, s.agent_id)),
+    h('p', { class: 'muted', id: 'chat-with' }, 'With agent ', h('a', { href: `#/agents/${s.agent_id}`, title: s.agent_id }, agent?.name || s.agent_id)),
     log,
     h('form', {
       onsubmit: (ev) => {
