@@ -16,16 +16,7 @@ import (
 // `serve` with real models (only the addresses and the printed key are filled in), its local
 // model a fake OpenAI-compatible server; any non-2xx answer fails it.
 func TestReadmeServeWalkthrough(t *testing.T) {
-	for _, tool := range []string{"bash", "curl", "sed"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed: the README walk-through needs it (.ci/run installs curl)", tool)
-		}
-	}
-	raw, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	block := section(t, string(raw), "## Walk-through (serve)")
+	block := readmeBlock(t, "## Walk-through (serve)")
 	model := llmtest.NewOpenAI()
 	model.Fallback = func(llmtest.Request) llmtest.Reply {
 		return llmtest.Reply{Text: []string{"A self-hosted", " agent platform."}, Usage: &llmtest.Usage{Prompt: 12, Completion: 5}}
@@ -79,10 +70,20 @@ func TestReadmeServeWalkthrough(t *testing.T) {
 	}
 }
 
-// section returns the first shell block after a README heading.
-func section(t *testing.T, readme, heading string) string {
+// readmeBlock returns the first shell block after a README heading, skipping the test when
+// a tool the walk-throughs run is missing.
+func readmeBlock(t *testing.T, heading string) string {
 	t.Helper()
-	_, rest, ok := strings.Cut(readme, heading+"\n")
+	for _, tool := range []string{"bash", "curl", "sed"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed: the README walk-through needs it (.ci/run installs curl)", tool)
+		}
+	}
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(raw), heading+"\n")
 	if !ok {
 		t.Fatalf("README has no %q section", heading)
 	}

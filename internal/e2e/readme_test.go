@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"net/url"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -13,16 +12,7 @@ import (
 // TestReadmeWalkthrough runs the README's emulator walk-through, as written, against a fresh
 // emulator (only its address is changed) with bash and curl; any non-2xx answer fails it.
 func TestReadmeWalkthrough(t *testing.T) {
-	for _, tool := range []string{"bash", "curl", "sed"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed: the README walk-through needs it (.ci/run installs curl)", tool)
-		}
-	}
-	raw, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	block := walkthrough(t, string(raw))
+	block := readmeBlock(t, "## Walk-through (emulator)")
 	p := start(t, emulatorEnv(nil), "emulator")
 	u, err := url.Parse(p.URL)
 	if err != nil {
@@ -58,22 +48,4 @@ func TestReadmeWalkthrough(t *testing.T) {
 			t.Errorf("the walk-through's output lacks %s:\n%s", want, out)
 		}
 	}
-}
-
-// walkthrough returns the shell block of the README's emulator walk-through.
-func walkthrough(t *testing.T, readme string) string {
-	t.Helper()
-	_, rest, ok := strings.Cut(readme, "## Walk-through (emulator)")
-	if !ok {
-		t.Fatal("README has no walk-through section")
-	}
-	_, rest, ok = strings.Cut(rest, "```sh\n")
-	if !ok {
-		t.Fatal("the walk-through has no sh block")
-	}
-	block, _, ok := strings.Cut(rest, "\n```")
-	if !ok {
-		t.Fatal("the walk-through's block does not end")
-	}
-	return block
 }
