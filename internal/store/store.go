@@ -57,12 +57,36 @@ type Store struct {
 	gen     *atomic.Uint64 // see Generation
 	writer  *sqliteWriter  // SQLite's transactions; nil on PostgreSQL
 	hooks   *hooks         // shared by the Store and its transactions; see SetTerminalHook
+	memURI  string         // the memdb database of a "memory" store; empty otherwise
 }
 
 // Open connects to url and applies pending migrations. url is one of: "memory" (a private
 // in-memory SQLite database), a SQLite file path (optionally prefixed "sqlite://" or "file:"),
 // or a "postgres://" / "postgresql://" URL.
 func Open(ctx context.Context, url string) (*Store, error) {
+	if isMemory(url) {
+		return openMemory(ctx)
+	}
+	return openMigrated(ctx, url)
+}
+
+// openMigrated connects to url and applies its pending migrations.
+func openMigrated(ctx context.Context, url string) (*Store, error) {
+	s, err := connect(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func isMemory(url string) bool { return url == "memory" || url == ":memory:" }
+
+// connect opens the store's connections to url, without migrating.
+func connect(ctx context.Context, url string) (*Store, error) {
 	s := &Store{gen: new(atomic.Uint64), hooks: new(hooks)}
 	var err error
 	switch {
@@ -96,20 +120,17 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
-	if err := s.Migrate(ctx); err != nil {
-		s.Close()
-		return nil, err
-	}
 	return s, nil
 }
 
 func (s *Store) openSQLite(url string) error {
 	pragmas := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	var dsn string
-	memory := url == "memory" || url == ":memory:"
+	memory := isMemory(url)
 	if memory {
 		// memdb is shared by every connection of this process that names it, unlike :memory:.
-		dsn = "file:/agentplane-" + ksuid.New().String() + "?vfs=memdb&" + pragmas
+		s.memURI = "file:/agentplane-" + ksuid.New().String() + "?vfs=memdb"
+		dsn = s.memURI + "&" + pragmas
 	} else {
 		path := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite://"), "file:")
 		if i := strings.IndexByte(path, '?'); i >= 0 {
