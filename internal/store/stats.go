@@ -34,6 +34,8 @@ var statTables = []struct{ key, table string }{
 	{"agent_triggers", "agent_triggers"},
 	{"trigger_events", "trigger_events"},
 	{"webhook_deliveries", "webhook_deliveries"},
+	{"annotation_queues", "annotation_queues"},
+	{"annotation_items", "annotation_items"},
 }
 
 // StoreStats counts the rows of every resource across all workspaces.

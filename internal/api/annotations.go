@@ -1,0 +1,300 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+// annotationClaimTTL is how long POST /annotation-queues/{id}/next holds an item for its
+// reviewer.
+const annotationClaimTTL = 10 * time.Minute
+
+// maxAnnotationAdd bounds the executions one POST adds to a queue.
+const maxAnnotationAdd = 1000
+
+type annotationQueueCreateRequest struct {
+	Name           string   `json:"name" minLength:"1" maxLength:"200" doc:"Unique in the workspace."`
+	Description    string   `json:"description,omitempty" maxLength:"2000"`
+	ScoreConfigIDs []string `json:"score_config_ids" minItems:"1" maxItems:"20" doc:"The score configs reviewers score items under (not archived)."`
+}
+
+type annotationQueueUpdateRequest struct {
+	Name           *string   `json:"name,omitempty" minLength:"1" maxLength:"200"`
+	Description    *string   `json:"description,omitempty" maxLength:"2000"`
+	ScoreConfigIDs *[]string `json:"score_config_ids,omitempty" minItems:"1" maxItems:"20" doc:"Replaces the list; items reviewed already keep their scores."`
+}
+
+type annotationItemsAddRequest struct {
+	ExecutionIDs []string `json:"execution_ids" minItems:"1" maxItems:"1000" doc:"Executions of the workspace to review; one already in the queue is skipped."`
+}
+
+// AnnotationItemsAdded is the answer of POST /annotation-queues/{id}/items.
+type AnnotationItemsAdded struct {
+	Added   []*store.AnnotationItem `json:"added" doc:"The items made, in the order of execution_ids."`
+	Skipped int                     `json:"skipped" doc:"Executions that were in the queue already."`
+}
+
+// AnnotationClaim is the answer of POST /annotation-queues/{id}/next.
+type AnnotationClaim struct {
+	Item      *store.AnnotationItem  `json:"item" doc:"The item claimed for the caller for 10 minutes; null when none is left to claim."`
+	Execution *store.Execution       `json:"execution" doc:"The item's execution to review (input, output, agent, status); null with item."`
+	Queue     *store.AnnotationQueue `json:"queue" doc:"The queue, with its score configs and counts."`
+}
+
+type annotationScore struct {
+	ConfigID    string         `json:"config_id" minLength:"1" doc:"One of the queue's score_config_ids."`
+	Value       *float64       `json:"value,omitempty" doc:"As for POST /scores: the number, the category's value, or 1/0."`
+	StringValue *string        `json:"string_value,omitempty" maxLength:"200" doc:"As for POST /scores: the category's label, or \"true\"/\"false\"."`
+	Comment     string         `json:"comment,omitempty" maxLength:"10000"`
+	Metadata    map[string]any `json:"metadata,omitempty"`
+}
+
+type annotationCompleteRequest struct {
+	Scores []annotationScore `json:"scores" minItems:"1" maxItems:"20" doc:"The reviewer's scores of the item's execution."`
+}
+
+// AnnotationCompleted is the answer of POST /annotation-queues/{id}/items/{item_id}/complete.
+type AnnotationCompleted struct {
+	Item   *store.AnnotationItem `json:"item"`
+	Scores []*store.Score        `json:"scores" doc:"The scores written (source annotation, on the item's execution)."`
+}
+
+func (s *Server) annotationRoutes() []route {
+	const tag = "Annotation queues"
+	q := v1 + "/annotation-queues"
+	return []route{
+		{method: "GET", path: q, op: "listAnnotationQueues", tag: tag, scope: "scores:read", summary: "List annotation queues, newest first",
+			desc: "The workspace's annotation queues with their score configs and how many items are pending and completed.", list: true,
+			resp: store.AnnotationQueue{}, h: s.listAnnotationQueues},
+		{method: "POST", path: q, op: "createAnnotationQueue", tag: tag, scope: "scores:write", summary: "Create an annotation queue",
+			desc: "A queue of executions for people to score under `score_config_ids` (score configs of the workspace, not archived). Names are unique in a workspace (409).",
+			body: annotationQueueCreateRequest{}, resp: store.AnnotationQueue{}, status: http.StatusCreated, creates: true, errs: []int{http.StatusConflict}, h: s.createAnnotationQueue},
+		{method: "GET", path: q + "/{id}", op: "getAnnotationQueue", tag: tag, scope: "scores:read", summary: "Get an annotation queue",
+			desc: "One queue with its counts.", resp: store.AnnotationQueue{}, h: byID(s, s.store.AnnotationQueueGet)},
+		{method: "PATCH", path: q + "/{id}", op: "updateAnnotationQueue", tag: tag, scope: "scores:write", summary: "Update an annotation queue",
+			desc: "Changes the name, description or score configs.", body: annotationQueueUpdateRequest{}, resp: store.AnnotationQueue{},
+			errs: []int{http.StatusConflict}, h: s.updateAnnotationQueue},
+		{method: "DELETE", path: q + "/{id}", op: "deleteAnnotationQueue", tag: tag, scope: "scores:write", summary: "Delete an annotation queue",
+			desc: "Deletes the queue and its items and answers with the queue as it was; the scores its reviews wrote stay.",
+			resp: store.AnnotationQueue{}, h: byID(s, s.store.AnnotationQueueDelete)},
+		{method: "GET", path: q + "/{id}/items", op: "listAnnotationItems", tag: tag, scope: "scores:read", summary: "List a queue's items, newest first",
+			desc: "The queue's items with their claim and completion. Filter by `status`.", list: true,
+			params: []param{{name: "status", typ: "string", desc: "Only items in this state.", enum: store.AnnotationStatuses}},
+			resp:   store.AnnotationItem{}, h: s.listAnnotationItems},
+		{method: "POST", path: q + "/{id}/items", op: "addAnnotationItems", tag: tag, scope: "scores:write", summary: "Add executions to a queue",
+			desc: "Adds up to 1,000 executions of the workspace as pending items, all or none: an execution that does not exist is a 422 naming it. " +
+				"One already in the queue is skipped and counted in `skipped`. An item goes when its execution is deleted (retention included).",
+			body: annotationItemsAddRequest{}, resp: AnnotationItemsAdded{}, status: http.StatusCreated, h: s.addAnnotationItems},
+		{method: "GET", path: q + "/{id}/items/{item_id}", op: "getAnnotationItem", tag: tag, scope: "scores:read", summary: "Get a queue item",
+			desc: "One item with its claim and completion.", resp: store.AnnotationItem{}, h: s.getAnnotationItem},
+		{method: "POST", path: q + "/{id}/next", op: "claimNextAnnotationItem", tag: tag, scope: "scores:write", summary: "Claim the next item to review",
+			desc: "Claims the oldest pending item nobody else holds for the caller (its API key or signed-in user) for 10 minutes and answers with it, " +
+				"its execution and the queue. An item the caller holds already comes back first, its claim renewed, so calling again is safe. " +
+				"Concurrent reviewers, on any node, never get the same item. When nothing is left to claim, `item` and `execution` are null.",
+			resp: AnnotationClaim{}, nocache: true, h: s.claimNextAnnotationItem},
+		{method: "POST", path: q + "/{id}/items/{item_id}/complete", op: "completeAnnotationItem", tag: tag, scope: "scores:write", summary: "Complete a review",
+			desc: "Writes the caller's scores of the item's execution (source `annotation`, the caller as author), each under one of the queue's score configs and checked " +
+				"as POST /scores checks a score, and marks the item completed, all or nothing. An item completed already, or claimed by someone else whose claim is live, is a 409.",
+			body: annotationCompleteRequest{}, resp: AnnotationCompleted{}, errs: []int{http.StatusConflict}, h: s.completeAnnotationItem},
+		{method: "GET", path: v1 + "/scores/agreement", op: "scoreAgreement", tag: "Scores", scope: "scores:read", summary: "Agreement of two score names",
+			desc: "Compares the newest score named `judge` with the newest named `human` on every execution that has both (scores created within " +
+				"`created_after`/`created_before` when given): `count`, `exact_agreement` (the share of equal scores), Cohen's `kappa` for categorical and boolean scores, " +
+				"and `pearson` and `mean_absolute_difference` for numeric ones. The two names must hold the same data type (422).",
+			params: []param{{name: "judge", typ: "string", desc: "The first score name, e.g. an LLM judge's (required)."},
+				{name: "human", typ: "string", desc: "The second score name, e.g. the reviewers' (required)."},
+				{name: "created_after", typ: "string", desc: "RFC 3339 time: only scores created after it."},
+				{name: "created_before", typ: "string", desc: "RFC 3339 time: only scores created before it."}},
+			resp: store.ScoreAgreement{}, errs: []int{http.StatusUnprocessableEntity}, h: s.scoreAgreement},
+	}
+}
+
+// reviewer is who a request reviews as: its signed-in user, else its API key; the emulator,
+// which has neither, has one reviewer.
+func reviewer(r *http.Request) store.Reviewer {
+	if a := scoreAuthor(r); a != nil {
+		return store.Reviewer{ID: a.Type + ":" + a.ID, Name: a.Name}
+	}
+	return store.Reviewer{ID: "emulator", Name: "emulator"}
+}
+
+func (s *Server) listAnnotationQueues(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	items, total, err := s.store.AnnotationQueueList(r.Context(), s.workspace(r), p)
+	if err != nil {
+		return err
+	}
+	writeList(w, items, p, total)
+	return nil
+}
+
+func (s *Server) createAnnotationQueue(w http.ResponseWriter, r *http.Request) error {
+	var req annotationQueueCreateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	req.Name = strings.TrimSpace(req.Name)
+	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200), maxLen("description", req.Description, 2000)); err != nil {
+		return err
+	}
+	q, err := s.store.AnnotationQueueCreate(r.Context(), &store.AnnotationQueue{WorkspaceID: s.workspace(r), Name: req.Name,
+		Description: req.Description, ScoreConfigIDs: req.ScoreConfigIDs})
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusCreated, q)
+	return nil
+}
+
+func (s *Server) updateAnnotationQueue(w http.ResponseWriter, r *http.Request) error {
+	var req annotationQueueUpdateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	p := store.AnnotationQueuePatch{Description: req.Description}
+	if req.Name != nil {
+		name := strings.TrimSpace(*req.Name)
+		if err := firstErr(required("name", name), maxLen("name", name, 200)); err != nil {
+			return err
+		}
+		p.Name = &name
+	}
+	if req.Description != nil {
+		if err := maxLen("description", *req.Description, 2000); err != nil {
+			return err
+		}
+	}
+	if req.ScoreConfigIDs != nil {
+		p.ScoreConfigIDs = ptr(store.Strings(*req.ScoreConfigIDs))
+	}
+	q, err := s.store.AnnotationQueueUpdate(r.Context(), s.workspace(r), pathID(r, "id"), p)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, q)
+	return nil
+}
+
+func (s *Server) listAnnotationItems(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	status := r.URL.Query().Get("status")
+	if status != "" {
+		if err := oneOf("status", status, store.AnnotationStatuses); err != nil {
+			return badRequest("%s", err.Error())
+		}
+	}
+	items, total, err := s.store.AnnotationItemList(r.Context(), s.workspace(r), pathID(r, "id"), status, p)
+	if err != nil {
+		return err
+	}
+	writeList(w, items, p, total)
+	return nil
+}
+
+func (s *Server) addAnnotationItems(w http.ResponseWriter, r *http.Request) error {
+	var req annotationItemsAddRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if len(req.ExecutionIDs) == 0 || len(req.ExecutionIDs) > maxAnnotationAdd {
+		return invalid("execution_ids", "must list 1 to %d executions, got %d", maxAnnotationAdd, len(req.ExecutionIDs))
+	}
+	for i, id := range req.ExecutionIDs {
+		if strings.TrimSpace(id) == "" {
+			return invalid("execution_ids", "item %d is empty", i)
+		}
+	}
+	added, skipped, err := s.store.AnnotationItemsAdd(r.Context(), s.workspace(r), pathID(r, "id"), req.ExecutionIDs)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusCreated, AnnotationItemsAdded{Added: added, Skipped: skipped})
+	return nil
+}
+
+func (s *Server) getAnnotationItem(w http.ResponseWriter, r *http.Request) error {
+	it, err := s.store.AnnotationItemGet(r.Context(), s.workspace(r), pathID(r, "id"), pathID(r, "item_id"))
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, it)
+	return nil
+}
+
+func (s *Server) claimNextAnnotationItem(w http.ResponseWriter, r *http.Request) error {
+	ws, qid := s.workspace(r), pathID(r, "id")
+	it, err := s.store.AnnotationNext(r.Context(), ws, qid, reviewer(r), annotationClaimTTL)
+	if err != nil {
+		return err
+	}
+	out := AnnotationClaim{Item: it}
+	if it != nil {
+		if out.Execution, err = s.store.ExecutionGet(r.Context(), ws, it.ExecutionID); err != nil {
+			return err
+		}
+	}
+	if out.Queue, err = s.store.AnnotationQueueGet(r.Context(), ws, qid); err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) completeAnnotationItem(w http.ResponseWriter, r *http.Request) error {
+	var req annotationCompleteRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if len(req.Scores) == 0 || len(req.Scores) > 20 {
+		return invalid("scores", "must hold 1 to 20 scores, got %d", len(req.Scores))
+	}
+	scores := make([]*store.Score, len(req.Scores))
+	for i, sc := range req.Scores {
+		if err := required(fmt.Sprintf("scores[%d].config_id", i), sc.ConfigID); err != nil {
+			return err
+		}
+		if err := maxLen(fmt.Sprintf("scores[%d].comment", i), sc.Comment, maxScoreCommentLen); err != nil {
+			return err
+		}
+		if sc.StringValue != nil {
+			if err := maxLen(fmt.Sprintf("scores[%d].string_value", i), *sc.StringValue, maxScoreLabelLen); err != nil {
+				return err
+			}
+		}
+		scores[i] = &store.Score{ConfigID: ptr(sc.ConfigID), Value: sc.Value, StringValue: sc.StringValue, Comment: sc.Comment,
+			Metadata: store.JSONObject(sc.Metadata)}
+	}
+	it, written, err := s.store.AnnotationComplete(r.Context(), s.workspace(r), pathID(r, "id"), pathID(r, "item_id"), reviewer(r), scoreAuthor(r), scores)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, AnnotationCompleted{Item: it, Scores: written})
+	return nil
+}
+
+func (s *Server) scoreAgreement(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	judge, human := strings.TrimSpace(q.Get("judge")), strings.TrimSpace(q.Get("human"))
+	if judge == "" || human == "" {
+		return badRequest("judge and human are required: the two score names to compare")
+	}
+	var after, before store.Time
+	if err := createdRange(q, &after, &before); err != nil {
+		return err
+	}
+	a, err := s.store.ScoreAgreementOf(r.Context(), s.workspace(r), judge, human, after, before)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, a)
+	return nil
+}
