@@ -1,6 +1,7 @@
 package api
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -71,6 +73,39 @@ var pageQuery = []param{
 }
 
 // openAPIDoc builds the OpenAPI 3.1 document from the route table.
+// openAPIDocs holds the document of each distinct route table and mode built by this process:
+// the document is a pure function of them, and building it (huma's reflection over every
+// request and response type) was most of what New cost. BenchmarkOpenAPIDoc (2 cores shared with
+// other builds, race detector off): 130–210 ms to build against 4–35 ms to find it again, the
+// digest of the routes included; every node start and every test server of the module pays New.
+var openAPIDocs sync.Map // string (routesKey) → []byte
+
+// cachedOpenAPIDoc is openAPIDoc, built once per distinct route table and mode.
+func cachedOpenAPIDoc(routes []route, emulator bool) ([]byte, error) {
+	key := routesKey(routes, emulator)
+	if doc, ok := openAPIDocs.Load(key); ok {
+		return doc.([]byte), nil
+	}
+	doc, err := openAPIDoc(routes, emulator)
+	if err != nil {
+		return nil, err
+	}
+	openAPIDocs.Store(key, doc)
+	return doc, nil
+}
+
+// routesKey is a digest of everything of the routes the document is made of: each route
+// but its handler, with the types of its body and answer.
+func routesKey(routes []route, emulator bool) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%t", emulator)
+	for _, rt := range routes {
+		rt.h = nil
+		fmt.Fprintf(h, "\x00%#v", rt)
+	}
+	return string(h.Sum(nil))
+}
+
 func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 	reg := huma.NewMapRegistry("#/components/schemas/", huma.DefaultSchemaNamer)
 	reg.RegisterTypeAlias(reflect.TypeFor[store.Time](), reflect.TypeFor[timeAlias]())

@@ -175,7 +175,7 @@ func New(cfg Config) (*Server, error) {
 	if err := checkRoutes(s.routes); err != nil {
 		return nil, err
 	}
-	doc, err := openAPIDoc(s.routes, cfg.Emulator)
+	doc, err := cachedOpenAPIDoc(s.routes, cfg.Emulator)
 	if err != nil {
 		return nil, fmt.Errorf("build openapi document: %w", err)
 	}
