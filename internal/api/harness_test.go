@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -143,7 +144,7 @@ func newTestEnvEngine(t *testing.T, st *store.Store, emulator bool, override fun
 		defer cancel()
 		eng.Stop(sctx)
 	})
-	v, err := openapicheck.NewResponseValidator(srv.OpenAPI())
+	v, err := validatorFor(srv.OpenAPI())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,6 +154,23 @@ func newTestEnvEngine(t *testing.T, st *store.Store, emulator bool, override fun
 		e.c = client.New(ts.URL, client.WithAPIKey(e.key))
 	}
 	return e
+}
+
+// validators holds one response validator per document (a string of it): compiling one took
+// about 0.3 s under the race detector, and every test server of the package needs one. A
+// validator is safe for concurrent use.
+var validators sync.Map
+
+func validatorFor(doc []byte) (*openapicheck.ResponseValidator, error) {
+	if v, ok := validators.Load(string(doc)); ok {
+		return v.(*openapicheck.ResponseValidator), nil
+	}
+	v, err := openapicheck.NewResponseValidator(doc)
+	if err != nil {
+		return nil, err
+	}
+	validators.Store(string(doc), v)
+	return v, nil
 }
 
 // newKey stores a key of the test workspace (k's other fields as given) and returns it raw.
