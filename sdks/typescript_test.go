@@ -32,7 +32,7 @@ func buildTypeScript(t *testing.T) string {
 func TestTypeScriptSDK(t *testing.T) {
 	node := buildTypeScript(t)
 	emu := startEmulator(t)
-	out := run(t, "typescript", emu.env(), node, "--test", "--test-reporter=spec", "test/")
+	out := run(t, "typescript", emu.env(), node, "--test", "--test-reporter=spec", "test/sdk.test.mjs")
 	t.Log(out)
 
 	t.Run("Browser", func(t *testing.T) { browserCheck(t, emu) })

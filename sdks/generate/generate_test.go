@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 )
 
@@ -47,5 +49,36 @@ func TestIdempotentPostsListed(t *testing.T) {
 	got := idempotentPosts(spec)
 	if len(got) != 1 || got[0] != "/api/v1/agents" {
 		t.Fatalf("idempotentPosts = %v", got)
+	}
+}
+
+// TestSDKVersionsFollowTheServer: each SDK's version is the served document's info.version.
+func TestSDKVersionsFollowTheServer(t *testing.T) {
+	root := filepath.Join("..", "..")
+	doc, err := os.ReadFile(filepath.Join(root, docFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info struct {
+		Info struct {
+			Version string `json:"version"`
+		} `json:"info"`
+	}
+	if err := json.Unmarshal(doc, &info); err != nil || info.Info.Version == "" {
+		t.Fatalf("no info.version in %s: %v", docFile, err)
+	}
+	want := regexp.QuoteMeta(info.Info.Version)
+	for file, pattern := range map[string]string{
+		"sdks/typescript/package.json":       `(?m)^  "version": "` + want + `",$`,
+		"sdks/python/pyproject.toml":         `(?m)^version = "` + want + `"$`,
+		"sdks/python/agentplane/__init__.py": `(?m)^__version__ = "` + want + `"$`,
+	} {
+		b, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !regexp.MustCompile(pattern).Match(b) {
+			t.Errorf("%s does not give the server's version %s", file, info.Info.Version)
+		}
 	}
 }
