@@ -39,8 +39,8 @@ class _Resource:
         return self._client._page(_Call("GET", V1 + template, params, query))
 
 
-class _Crud(_Resource):
-    """The usual five operations on ``base`` and ``base/{id}``."""
+class _Listable(_Resource):
+    """A resource listed at ``base`` and read at ``base/{id}``."""
 
     base = ""
 
@@ -52,34 +52,62 @@ class _Crud(_Resource):
         """One page: ``{"data": [...], "pagination": {...}}``."""
         return self._page(self.base, query)
 
-    def create(self, idempotency_key: Optional[str] = None, **body: Any) -> Any:
-        return self._post(self.base, body, idempotency_key)
-
     def retrieve(self, id: str) -> Any:
         return self._get(self.base + "/{id}", id=id)
 
+
+class _Editable(_Listable):
+    """A resource also created at ``base`` and changed at ``base/{id}``."""
+
+    def create(self, idempotency_key: Optional[str] = None, **body: Any) -> Any:
+        return self._post(self.base, body, idempotency_key)
+
     def update(self, id: str, **body: Any) -> Any:
         return self._patch(self.base + "/{id}", body, id=id)
+
+
+class _Crud(_Editable):
+    """An editable resource that can also be deleted."""
 
     def delete(self, id: str) -> Any:
         return self._delete(self.base + "/{id}", id=id)
 
 
-class AgentVersions(_Resource):
+class _Versions(_Resource):
+    """The versions of an agent, prompt or data source at ``base/{id}/versions``."""
+
+    base = ""
+
+    def list(self, parent_id: str, **query: Any) -> Any:
+        return self._list(self.base + "/{id}/versions", query, id=parent_id)
+
+    def create(self, parent_id: str, idempotency_key: Optional[str] = None, **body: Any) -> Any:
+        return self._post(self.base + "/{id}/versions", body, idempotency_key, id=parent_id)
+
+    def retrieve(self, parent_id: str, version_id: str) -> Any:
+        return self._get(self.base + "/{id}/versions/{version_id}", id=parent_id, version_id=version_id)
+
+    def promote(self, parent_id: str, version_id: str) -> Any:
+        """Makes the version the active one."""
+        return self._post(self.base + "/{id}/versions/{version_id}/promote", id=parent_id, version_id=version_id)
+
+
+class AgentVersions(_Versions):
     """An agent's versions (models.AgentVersion)."""
 
-    def list(self, agent_id: str, **query: Any) -> Any:
-        return self._list("/agents/{id}/versions", query, id=agent_id)
+    base = "/agents"
 
-    def create(self, agent_id: str, idempotency_key: Optional[str] = None, **body: Any) -> Any:
-        return self._post("/agents/{id}/versions", body, idempotency_key, id=agent_id)
 
-    def retrieve(self, agent_id: str, version_id: str) -> Any:
-        return self._get("/agents/{id}/versions/{version_id}", id=agent_id, version_id=version_id)
+class PromptVersions(_Versions):
+    """A prompt's versions (models.PromptVersion)."""
 
-    def promote(self, agent_id: str, version_id: str) -> Any:
-        """Makes the version the agent's active one."""
-        return self._post("/agents/{id}/versions/{version_id}/promote", id=agent_id, version_id=version_id)
+    base = "/prompts"
+
+
+class DataSourceVersions(_Versions):
+    """A data source's versions (models.DataSourceVersion)."""
+
+    base = "/data-sources"
 
 
 class Agents(_Crud):
@@ -97,20 +125,20 @@ class Agents(_Crud):
             body["async"] = body.pop("async_")
         return self._post("/agents/{id}/execute", body, idempotency_key, id=id)
 
+    def playground(self, id: str, idempotency_key: Optional[str] = None, **body: Any) -> Any:
+        """Runs an unsaved ``config`` like execute, recorded with metadata.source "playground"."""
+        return self._post("/agents/{id}/playground", body, idempotency_key, id=id)
+
     def preview(self, id: str, **body: Any) -> Any:
         """The messages that would be sent for an input; no model call, nothing recorded."""
         return self._post("/agents/{id}/preview", body, id=id)
 
 
-class Executions(_Resource):
-    """Executions (models.Execution) and their streams."""
+class Executions(_Listable):
+    """Executions (models.Execution) and their streams; ``list`` filters by ``status``,
+    ``agent_id``, ``session_id``, ``source``, ``created_after`` and ``created_before``."""
 
-    def list(self, **query: Any) -> Any:
-        """Every execution matching the filters (``status``, ``agent_id``, …), newest first."""
-        return self._list("/executions", query)
-
-    def retrieve(self, id: str) -> Any:
-        return self._get("/executions/{id}", id=id)
+    base = "/executions"
 
     def tree(self, id: str) -> Any:
         """The execution with its nested child executions."""
@@ -168,9 +196,13 @@ class Chat:
 
 
 class Prompts(_Crud):
-    """Prompts (models.Prompt)."""
+    """Prompts (models.Prompt); ``versions`` holds their versions."""
 
     base = "/prompts"
+
+    def __init__(self, client: Any) -> None:
+        super().__init__(client)
+        self.versions = PromptVersions(client)
 
     def preview(self, id: str, **body: Any) -> Any:
         """Renders the prompt with ``variables``."""
@@ -184,9 +216,13 @@ class Credentials(_Crud):
 
 
 class DataSources(_Crud):
-    """Data sources (models.DataSource)."""
+    """Data sources (models.DataSource); ``versions`` holds their versions."""
 
     base = "/data-sources"
+
+    def __init__(self, client: Any) -> None:
+        super().__init__(client)
+        self.versions = DataSourceVersions(client)
 
     def query(self, id: str, **body: Any) -> Any:
         """Runs a read-only ``query`` with ``params``."""
@@ -199,56 +235,82 @@ class Triggers(_Crud):
     base = "/agent-triggers"
 
 
-class Traces(_Resource):
+class Traces(_Listable):
     """Traces (models.Trace), each with its spans."""
 
-    def list(self, **query: Any) -> Any:
-        return self._list("/traces", query)
+    base = "/traces"
 
-    def retrieve(self, id: str) -> Any:
-        return self._get("/traces/{id}", id=id)
+    def summary(self, **query: Any) -> Any:
+        """Counts, tokens, cost and latency percentiles per agent over a window."""
+        return self._client._request(_Call("GET", V1 + "/traces/summary", query=query))
 
 
-class Scores(_Resource):
+class Scores(_Editable):
     """Scores (models.Score)."""
 
-    def list(self, **query: Any) -> Any:
-        return self._list("/scores", query)
-
-    def create(self, idempotency_key: Optional[str] = None, **body: Any) -> Any:
-        return self._post("/scores", body, idempotency_key)
-
-    def retrieve(self, id: str) -> Any:
-        return self._get("/scores/{id}", id=id)
-
-    def update(self, id: str, **body: Any) -> Any:
-        return self._patch("/scores/{id}", body, id=id)
+    base = "/scores"
 
 
-class Assets(_Resource):
+class ScoreConfigs(_Editable):
+    """Score configs (models.ScoreConfig)."""
+
+    base = "/score-configs"
+
+
+class LLMModels(_Crud):
+    """The model catalog (models.LLMModel); built-ins are read-only."""
+
+    base = "/llm-models"
+
+
+class MCPTools(_Crud):
+    """MCP tool servers (models.MCPTool)."""
+
+    base = "/mcp-tools"
+
+    def refresh(self, id: str) -> Any:
+        """Lists the server's tools again."""
+        return self._post("/mcp-tools/{id}/refresh", id=id)
+
+
+class Guardrails(_Crud):
+    """Guardrails (models.Guardrail)."""
+
+    base = "/guardrails"
+
+    def test(self, id: str, **body: Any) -> Any:
+        """Runs the guardrail on a text."""
+        return self._post("/guardrails/{id}/test", body, id=id)
+
+
+class Memories(_Crud):
+    """Memories (models.Memory)."""
+
+    base = "/memories"
+
+
+class Approvals(_Listable):
+    """The approval inbox (models.Approval); decide with executions.approve and deny."""
+
+    base = "/approvals"
+
+
+class Assets(_Listable):
     """Assets (models.Asset)."""
 
-    def list(self, **query: Any) -> Any:
-        return self._list("/assets", query)
-
-    def retrieve(self, id: str) -> Any:
-        return self._get("/assets/{id}", id=id)
+    base = "/assets"
 
     def delete(self, id: str) -> Any:
         return self._delete("/assets/{id}", id=id)
 
 
-class APIKeys(_Resource):
+class APIKeys(_Listable):
     """API keys (models.APIKey); a key's secret comes back once, from create and rotate."""
 
-    def list(self, **query: Any) -> Any:
-        return self._list("/api-keys", query)
+    base = "/api-keys"
 
-    def create(self, idempotency_key: Optional[str] = None, **body: Any) -> Any:
-        return self._post("/api-keys", body, idempotency_key)
-
-    def retrieve(self, id: str) -> Any:
-        return self._get("/api-keys/{id}", id=id)
+    def create(self, **body: Any) -> Any:
+        return self._post("/api-keys", body)
 
     def delete(self, id: str) -> Any:
         return self._delete("/api-keys/{id}", id=id)
@@ -272,3 +334,9 @@ class Resources:
         self.triggers = Triggers(client)
         self.assets = Assets(client)
         self.api_keys = APIKeys(client)
+        self.approvals = Approvals(client)
+        self.score_configs = ScoreConfigs(client)
+        self.llm_models = LLMModels(client)
+        self.mcp_tools = MCPTools(client)
+        self.guardrails = Guardrails(client)
+        self.memories = Memories(client)

@@ -96,3 +96,19 @@ def test_async_client(make_agent):
             assert events == [ev async for ev in ac.executions.stream(run["id"])]
 
     asyncio.run(main())
+
+
+def test_every_resource_answers(client):
+    for name in ("llm_models", "mcp_tools", "guardrails", "memories", "approvals", "score_configs", "credentials",
+                 "data_sources", "triggers", "traces", "scores", "assets", "prompts"):
+        page = getattr(client, name).page(limit=5)
+        assert isinstance(page["data"], list), name
+        assert isinstance(page["pagination"]["total"], int), name
+    assert len(list(client.llm_models.list(limit=100))) == 42  # the seed's catalog
+    prompt = client.prompts.page()["data"][0]
+    versions = list(client.prompts.versions.list(prompt["id"]))
+    assert versions
+    assert client.prompts.versions.retrieve(prompt["id"], versions[0]["id"])["id"] == versions[0]["id"]
+    source = client.data_sources.page()["data"][0]
+    assert list(client.data_sources.versions.list(source["id"]))
+    assert isinstance(client.traces.summary(), dict)

@@ -11,12 +11,18 @@ import { Core, type ClientOptions } from "./core.js";
 import {
   APIKeys,
   Agents,
+  Approvals,
   Assets,
   Chat,
   Credentials,
   DataSources,
   Executions,
+  Guardrails,
+  LLMModels,
+  MCPTools,
+  Memories,
   Prompts,
+  ScoreConfigs,
   Scores,
   Traces,
   Triggers,
@@ -37,6 +43,12 @@ export class Agentplane {
   readonly triggers: Triggers;
   readonly assets: Assets;
   readonly apiKeys: APIKeys;
+  readonly approvals: Approvals;
+  readonly scoreConfigs: ScoreConfigs;
+  readonly llmModels: LLMModels;
+  readonly mcpTools: MCPTools;
+  readonly guardrails: Guardrails;
+  readonly memories: Memories;
 
   constructor(options: ClientOptions = {}) {
     const core = new Core(options);
@@ -52,6 +64,12 @@ export class Agentplane {
     this.triggers = new Triggers(core);
     this.assets = new Assets(core);
     this.apiKeys = new APIKeys(core);
+    this.approvals = new Approvals(core);
+    this.scoreConfigs = new ScoreConfigs(core);
+    this.llmModels = new LLMModels(core);
+    this.mcpTools = new MCPTools(core);
+    this.guardrails = new Guardrails(core);
+    this.memories = new Memories(core);
   }
 }
 

@@ -57,13 +57,13 @@ class Resource {
 }
 
 /**
- * A resource with the usual five operations on `${base}` and `${base}/{id}`; the type
- * parameters name the operationIds of list, create, get, update and delete.
+ * A resource listed and created at `${base}`, read and changed at `${base}/{id}`; the type
+ * parameters name the operationIds of list, create, get and update.
  */
-class Crud<L extends keyof operations, C extends keyof operations, G extends keyof operations, U extends keyof operations, D extends keyof operations> extends Resource {
+class Editable<L extends keyof operations, C extends keyof operations, G extends keyof operations, U extends keyof operations> extends Resource {
   constructor(
     core: Core,
-    private readonly base: string,
+    protected readonly base: string,
   ) {
     super(core);
   }
@@ -79,8 +79,44 @@ class Crud<L extends keyof operations, C extends keyof operations, G extends key
   update(id: string, body: Body<U>, options?: RequestOptions): Promise<Data<U>> {
     return this.patch(v1 + this.base + "/{id}", { id }, body, options);
   }
+}
+
+/** An Editable resource that can also be deleted (operationId D). */
+class Crud<
+  L extends keyof operations,
+  C extends keyof operations,
+  G extends keyof operations,
+  U extends keyof operations,
+  D extends keyof operations,
+> extends Editable<L, C, G, U> {
   delete(id: string, options?: RequestOptions): Promise<Data<D>> {
     return this.del(v1 + this.base + "/{id}", { id }, options);
+  }
+}
+
+/**
+ * The versions of an agent, prompt or data source at `${base}/{id}/versions`; the type
+ * parameters name the operationIds of list, create, get and promote.
+ */
+class Versions<L extends keyof operations, C extends keyof operations, G extends keyof operations, P extends keyof operations> extends Resource {
+  constructor(
+    core: Core,
+    private readonly base: string,
+  ) {
+    super(core);
+  }
+  list(parentId: string, query?: QueryOf<L>, options?: RequestOptions): PageIterator<Item<L>> {
+    return this.pages(v1 + this.base + "/{id}/versions", { id: parentId }, query, options);
+  }
+  create(parentId: string, body: Body<C>, options?: RequestOptions): Promise<Data<C>> {
+    return this.post(v1 + this.base + "/{id}/versions", { id: parentId }, body, options);
+  }
+  retrieve(parentId: string, versionId: string, options?: RequestOptions): Promise<Data<G>> {
+    return this.get(v1 + this.base + "/{id}/versions/{version_id}", { id: parentId, version_id: versionId }, undefined, options);
+  }
+  /** Makes the version the active one. */
+  promote(parentId: string, versionId: string, options?: RequestOptions): Promise<Data<P>> {
+    return this.post(v1 + this.base + "/{id}/versions/{version_id}/promote", { id: parentId, version_id: versionId }, undefined, options);
   }
 }
 
@@ -97,26 +133,20 @@ export class Agents extends Crud<"listAgents", "createAgent", "getAgent", "updat
   execute(id: string, body: Body<"executeAgent">, options?: RequestOptions): Promise<Data<"executeAgent">> {
     return this.post(v1 + "/agents/{id}/execute", { id }, body, options);
   }
+  /** Runs an unsaved config like execute, recorded with metadata.source "playground". */
+  playground(id: string, body: Body<"playgroundAgent">, options?: RequestOptions): Promise<Data<"playgroundAgent">> {
+    return this.post(v1 + "/agents/{id}/playground", { id }, body, options);
+  }
   /** The messages that would be sent for an input; no model call, nothing recorded. */
   preview(id: string, body: Body<"previewAgent">, options?: RequestOptions): Promise<Data<"previewAgent">> {
     return this.post(v1 + "/agents/{id}/preview", { id }, body, options);
   }
 }
 
-/** An agent's versions. */
-export class AgentVersions extends Resource {
-  list(agentId: string, query?: QueryOf<"listAgentVersions">, options?: RequestOptions): PageIterator<Item<"listAgentVersions">> {
-    return this.pages(v1 + "/agents/{id}/versions", { id: agentId }, query, options);
-  }
-  create(agentId: string, body: Body<"createAgentVersion">, options?: RequestOptions): Promise<Data<"createAgentVersion">> {
-    return this.post(v1 + "/agents/{id}/versions", { id: agentId }, body, options);
-  }
-  retrieve(agentId: string, versionId: string, options?: RequestOptions): Promise<Data<"getAgentVersion">> {
-    return this.get(v1 + "/agents/{id}/versions/{version_id}", { id: agentId, version_id: versionId }, undefined, options);
-  }
-  /** Makes the version the agent's active one. */
-  promote(agentId: string, versionId: string, options?: RequestOptions): Promise<Data<"promoteAgentVersion">> {
-    return this.post(v1 + "/agents/{id}/versions/{version_id}/promote", { id: agentId, version_id: versionId }, undefined, options);
+/** An agent's versions: `client.agents.versions`. */
+export class AgentVersions extends Versions<"listAgentVersions", "createAgentVersion", "getAgentVersion", "promoteAgentVersion"> {
+  constructor(core: Core) {
+    super(core, "/agents");
   }
 }
 
@@ -212,8 +242,12 @@ export class ChatMessages extends Resource {
 
 /** Prompts: `client.prompts`. */
 export class Prompts extends Crud<"listPrompts", "createPrompt", "getPrompt", "updatePrompt", "deletePrompt"> {
+  /** A prompt's versions: `client.prompts.versions`. */
+  readonly versions: PromptVersions;
+
   constructor(core: Core) {
     super(core, "/prompts");
+    this.versions = new PromptVersions(core);
   }
   /** Renders a prompt with variables. */
   preview(id: string, body: Body<"previewPrompt">, options?: RequestOptions): Promise<Data<"previewPrompt">> {
@@ -230,8 +264,12 @@ export class Credentials extends Crud<"listCredentials", "createCredential", "ge
 
 /** Data sources: `client.dataSources`. */
 export class DataSources extends Crud<"listDataSources", "createDataSource", "getDataSource", "updateDataSource", "deleteDataSource"> {
+  /** A data source's versions: `client.dataSources.versions`. */
+  readonly versions: DataSourceVersions;
+
   constructor(core: Core) {
     super(core, "/data-sources");
+    this.versions = new DataSourceVersions(core);
   }
   /** Runs a read-only query. */
   query(id: string, body: Body<"queryDataSource">, options?: RequestOptions): Promise<Data<"queryDataSource">> {
@@ -255,21 +293,23 @@ export class Traces extends Resource {
   retrieve(id: string, options?: RequestOptions): Promise<Data<"getTrace">> {
     return this.get(v1 + "/traces/{id}", { id }, undefined, options);
   }
+  /** Counts, tokens, cost and latency percentiles per agent over a window. */
+  summary(query?: QueryOf<"getTraceSummary">, options?: RequestOptions): Promise<Data<"getTraceSummary">> {
+    return this.get(v1 + "/traces/summary", {}, query as Query, options);
+  }
 }
 
 /** Scores: `client.scores`. */
-export class Scores extends Resource {
-  list(query?: QueryOf<"listScores">, options?: RequestOptions): PageIterator<Item<"listScores">> {
-    return this.pages(v1 + "/scores", {}, query, options);
+export class Scores extends Editable<"listScores", "createScore", "getScore", "updateScore"> {
+  constructor(core: Core) {
+    super(core, "/scores");
   }
-  create(body: Body<"createScore">, options?: RequestOptions): Promise<Data<"createScore">> {
-    return this.post(v1 + "/scores", {}, body, options);
-  }
-  retrieve(id: string, options?: RequestOptions): Promise<Data<"getScore">> {
-    return this.get(v1 + "/scores/{id}", { id }, undefined, options);
-  }
-  update(id: string, body: Body<"updateScore">, options?: RequestOptions): Promise<Data<"updateScore">> {
-    return this.patch(v1 + "/scores/{id}", { id }, body, options);
+}
+
+/** Score configs: `client.scoreConfigs`. */
+export class ScoreConfigs extends Editable<"listScoreConfigs", "createScoreConfig", "getScoreConfig", "updateScoreConfig"> {
+  constructor(core: Core) {
+    super(core, "/score-configs");
   }
 }
 
@@ -307,6 +347,71 @@ export class APIKeys extends Resource {
   }
   rotate(id: string, options?: RequestOptions): Promise<Data<"rotateAPIKey">> {
     return this.post(v1 + "/api-keys/{id}/rotate", { id }, undefined, options);
+  }
+}
+
+/** A prompt's versions. */
+export class PromptVersions extends Versions<"listPromptVersions", "createPromptVersion", "getPromptVersion", "promotePromptVersion"> {
+  constructor(core: Core) {
+    super(core, "/prompts");
+  }
+}
+
+/** A data source's versions. */
+export class DataSourceVersions extends Versions<
+  "listDataSourceVersions",
+  "createDataSourceVersion",
+  "getDataSourceVersion",
+  "promoteDataSourceVersion"
+> {
+  constructor(core: Core) {
+    super(core, "/data-sources");
+  }
+}
+
+/** The model catalog: `client.llmModels` (built-ins are read-only). */
+export class LLMModels extends Crud<"listLLMModels", "createLLMModel", "getLLMModel", "updateLLMModel", "deleteLLMModel"> {
+  constructor(core: Core) {
+    super(core, "/llm-models");
+  }
+}
+
+/** MCP tool servers: `client.mcpTools`. */
+export class MCPTools extends Crud<"listMCPTools", "createMCPTool", "getMCPTool", "updateMCPTool", "deleteMCPTool"> {
+  constructor(core: Core) {
+    super(core, "/mcp-tools");
+  }
+  /** Lists the server's tools again. */
+  refresh(id: string, options?: RequestOptions): Promise<Data<"refreshMCPTool">> {
+    return this.post(v1 + "/mcp-tools/{id}/refresh", { id }, undefined, options);
+  }
+}
+
+/** Guardrails: `client.guardrails`. */
+export class Guardrails extends Crud<"listGuardrails", "createGuardrail", "getGuardrail", "updateGuardrail", "deleteGuardrail"> {
+  constructor(core: Core) {
+    super(core, "/guardrails");
+  }
+  /** Runs the guardrail on a text. */
+  test(id: string, body: Body<"testGuardrail">, options?: RequestOptions): Promise<Data<"testGuardrail">> {
+    return this.post(v1 + "/guardrails/{id}/test", { id }, body, options);
+  }
+}
+
+/** Memories: `client.memories`. */
+export class Memories extends Crud<"listMemories", "createMemory", "getMemory", "updateMemory", "deleteMemory"> {
+  constructor(core: Core) {
+    super(core, "/memories");
+  }
+}
+
+/** The approval inbox: `client.approvals` (decide with executions.approve and deny). */
+export class Approvals extends Resource {
+  list(query?: QueryOf<"listApprovals">, options?: RequestOptions): PageIterator<Item<"listApprovals">> {
+    return this.pages(v1 + "/approvals", {}, query, options);
+  }
+  retrieve(id: string, options?: RequestOptions): Promise<Data<"getApproval">> {
+    return this.get(v1 + "/approvals/{id}", { id }, undefined, options);
   }
 }
 

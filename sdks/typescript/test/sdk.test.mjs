@@ -117,3 +117,19 @@ test("an AbortSignal ends a stream and leaves the run going", async () => {
   assert.notEqual(after.status, "cancelled");
   await client.executions.cancel(run.id).catch(() => undefined); // end it for the next test
 });
+
+test("every resource answers through its client property", async () => {
+  for (const name of ["llmModels", "mcpTools", "guardrails", "memories", "approvals", "scoreConfigs", "credentials", "dataSources", "triggers", "traces", "scores", "assets", "prompts"]) {
+    const page = await client[name].list({ limit: 5 }).firstPage();
+    assert.ok(Array.isArray(page.data), name);
+    assert.equal(typeof page.pagination.total, "number", name);
+  }
+  assert.equal((await client.llmModels.list({ limit: 100 }).toArray()).length, 42); // the seed's catalog
+  const prompt = (await client.prompts.list().firstPage()).data[0];
+  const versions = await client.prompts.versions.list(prompt.id).toArray();
+  assert.ok(versions.length >= 1);
+  assert.equal((await client.prompts.versions.retrieve(prompt.id, versions[0].id)).id, versions[0].id);
+  const source = (await client.dataSources.list().firstPage()).data[0];
+  assert.ok((await client.dataSources.versions.list(source.id).toArray()).length >= 1);
+  assert.equal(typeof (await client.traces.summary()), "object");
+});
