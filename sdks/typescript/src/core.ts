@@ -63,9 +63,18 @@ function env(name: string): string | undefined {
   return p?.env?.[name] || undefined;
 }
 
-/** newKey makes an Idempotency-Key. */
-function newKey(): string {
-  return globalThis.crypto.randomUUID();
+/**
+ * newKey makes an Idempotency-Key: a random UUID. randomUUID exists only in secure contexts
+ * (https, localhost); a page served over plain http gets one from getRandomValues.
+ */
+export function newKey(): string {
+  const c = globalThis.crypto;
+  if (typeof c.randomUUID === "function") return c.randomUUID();
+  const b = c.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6]! & 0x0f) | 0x40;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const hex = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /** sleep waits ms, or rejects with the signal's reason when it aborts first. */

@@ -1,4 +1,4 @@
-import type { Core, Page, PageIterator, Query, RequestOptions } from "./core.js";
+import { newKey, type Core, type Page, type PageIterator, type Query, type RequestOptions } from "./core.js";
 import { Stream } from "./stream.js";
 import type { components, operations } from "./schema.js";
 
@@ -225,7 +225,7 @@ export class ChatMessages extends Resource {
    * with the same Idempotency-Key and Last-Event-ID: no second turn, no frame twice.
    */
   stream(sessionId: string, body: Body<"streamChatMessage">, options: RequestOptions = {}): Stream {
-    const opts = { ...options, idempotencyKey: options.idempotencyKey ?? globalThis.crypto.randomUUID() };
+    const opts = { ...options, idempotencyKey: options.idempotencyKey ?? newKey() };
     const open = (last: number | null) =>
       this.core.send({
         method: "POST",

@@ -133,3 +133,19 @@ test("every resource answers through its client property", async () => {
   assert.ok((await client.dataSources.versions.list(source.id).toArray()).length >= 1);
   assert.equal(typeof (await client.traces.summary()), "object");
 });
+
+test("Idempotency-Keys are made without crypto.randomUUID too (pages served over plain http)", async () => {
+  const { newKey } = await import("../dist/core.js");
+  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+  const saved = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(globalThis.crypto), "randomUUID");
+  Object.defineProperty(globalThis.crypto, "randomUUID", { value: undefined, configurable: true });
+  try {
+    const keys = new Set([newKey(), newKey()]);
+    assert.equal(keys.size, 2);
+    for (const k of keys) assert.match(k, uuid);
+  } finally {
+    delete globalThis.crypto.randomUUID;
+    assert.equal(Object.getOwnPropertyDescriptor(Object.getPrototypeOf(globalThis.crypto), "randomUUID")?.value, saved?.value);
+  }
+  assert.match(newKey(), uuid);
+});
