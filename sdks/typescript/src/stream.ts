@@ -51,6 +51,7 @@ export class Stream implements AsyncIterable<StreamEvent> {
       let progressed = false;
       try {
         for await (const ev of frames(res, this.signal)) {
+          if (this.signal?.aborted) break; // frames already read are not handed out after an abort
           if (this.lastId !== null && ev.id <= this.lastId) continue; // a frame already yielded
           this.lastId = ev.id;
           progressed = true;
