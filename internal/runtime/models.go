@@ -92,7 +92,7 @@ func (SimulatedRouter) Validate(_ context.Context, _ string, c *store.Credential
 func simulatedRoute(m *simulated.Model, cfg *store.AgentConfig) *Route {
 	var o simulated.Options
 	if sim := cfg.Simulation; sim != nil {
-		o = simulated.Options{LatencyMS: sim.LatencyMS, Fail: sim.Fail, FailMessage: sim.FailWith}
+		o = simulated.Options{LatencyMS: sim.LatencyMS, Fail: sim.Fail, FailMessage: sim.FailMessage}
 	}
 	return &Route{Provider: m.With(o), Name: "simulated"}
 }

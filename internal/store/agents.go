@@ -129,9 +129,9 @@ type AgentStep struct {
 // Simulation makes a version run on the simulated model, tuned: latency per streamed event
 // and forced failure. Its presence alone selects the simulated model, on every server.
 type Simulation struct {
-	LatencyMS int    `json:"latency_ms,omitempty"`
-	Fail      bool   `json:"fail,omitempty"`
-	FailWith  string `json:"fail_message,omitempty"`
+	LatencyMS   int    `json:"latency_ms,omitempty"`
+	Fail        bool   `json:"fail,omitempty"`
+	FailMessage string `json:"fail_message,omitempty"`
 }
 
 // Agent is a named, versioned agent definition; Config is that of its active version.

@@ -1,0 +1,114 @@
+"""The SDK against a live emulator, synchronous and asyncio."""
+
+import asyncio
+import os
+
+import pytest
+
+from agentplane import (APIConnectionError, Agentplane, AsyncAgentplane, NotFoundError, RateLimitError,
+                        ValidationError, models)
+from conftest import assert_whole
+
+
+def test_lists_follow_every_page(client):
+    first = client.agents.page(limit=2)
+    assert len(first["data"]) == 2
+    everything = list(client.agents.list(limit=2))
+    assert len(everything) == first["pagination"]["total"]
+    assert len({a["id"] for a in everything}) == len(everything)
+
+
+def test_an_agent_runs_and_its_failures_are_listed(client, make_agent):
+    faq = next(iter(client.agents.list(type="simple", q="FAQ")))
+    ok: models.Execution = client.agents.execute(faq["id"], input={"question": "How do I reset my password?"})
+    assert ok["status"] == "completed"
+    assert client.executions.retrieve(ok["id"])["id"] == ok["id"]
+
+    broken = make_agent(simulation={"fail": True, "fail_message": "the model fell over"})
+    bad = client.agents.execute(broken["id"], input={"message": "hi"})
+    assert bad["status"] == "failed"
+    failed = [e["id"] for e in client.executions.list(status="failed", agent_id=broken["id"])]
+    assert failed == [bad["id"]]
+
+
+def test_errors_are_classes_by_status_and_code(client):
+    with pytest.raises(NotFoundError) as err:
+        client.agents.retrieve("2rfFt6qa0UQfFHDSW7MvKn0cfDx")
+    assert (err.value.status, err.value.code) == (404, "not_found")
+    assert err.value.request_id
+    with pytest.raises(ValidationError):
+        client.agents.create(name="", type="simple")
+    with Agentplane(os.environ["AGENTPLANE_TEST_FLAKY_URL"], max_retries=0) as no_retry:
+        with pytest.raises(RateLimitError) as limited:
+            no_retry.agents.page(q="no retry")
+    assert limited.value.retry_after == 0
+    with Agentplane("http://127.0.0.1:1", max_retries=1, max_retry_delay=0.01) as closed:
+        with pytest.raises(APIConnectionError):
+            closed.agents.page()
+
+
+def test_retries_are_idempotent(flaky):
+    name = f"py idempotent {os.getpid()}"
+    # The proxy lets the first try create the agent, then loses its answer: the retry replays it.
+    created = flaky.agents.create(name=name, type="simple", config={"model": "gpt-4o-mini"})
+    assert [a["id"] for a in flaky.agents.list(q=name)] == [created["id"]]  # each page: 429 first
+
+
+def test_execution_stream_resumes(client, dropped, make_agent):
+    slow = make_agent(simulation={"latency_ms": 20})
+    run = client.agents.execute(slow["id"], input={"message": "tell me a long story"}, async_=True)
+    stream = dropped.executions.stream(run["id"])
+    events = list(stream)
+    assert_whole(events)
+    assert stream.reconnects > 0, "the proxy never cut the stream"
+    assert events == list(client.executions.stream(run["id"]))
+    assert events[-1].event == "done"
+
+
+def test_chat_stream_resumes_the_same_turn(client, dropped, make_agent):
+    agent = make_agent(simulation={"latency_ms": 10})
+    session = client.chat.sessions.create(agent_id=agent["id"], title="sdk")
+    stream = dropped.chat.sessions.messages.stream(session["id"], "Hello, stream!")
+    events = list(stream)
+    assert events[0].event == "execution"
+    assert_whole(events)
+    assert stream.reconnects > 0, "the proxy never cut the stream"
+    text = "".join(e.data["content"] for e in events if e.event == "content")
+    messages = list(client.chat.sessions.messages.list(session["id"]))
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert messages[1]["content"] == text
+
+
+def test_async_client(make_agent):
+    agent = make_agent(simulation={"latency_ms": 20})
+
+    async def main():
+        async with AsyncAgentplane() as ac, AsyncAgentplane(os.environ["AGENTPLANE_TEST_DROP_URL"]) as dropped:
+            names = [a["name"] async for a in ac.agents.list(limit=2)]
+            assert len(names) == (await ac.agents.page())["pagination"]["total"]
+            with pytest.raises(NotFoundError):
+                await ac.executions.retrieve("2rfFt6qa0UQfFHDSW7MvKn0cfDx")
+            run = await ac.agents.execute(agent["id"], input={"message": "async"}, async_=True)
+            stream = dropped.executions.stream(run["id"])
+            events = [ev async for ev in stream]
+            assert_whole(events)
+            assert stream.reconnects > 0
+            assert events == [ev async for ev in ac.executions.stream(run["id"])]
+
+    asyncio.run(main())
+
+
+def test_every_resource_answers(client):
+    for name in ("llm_models", "mcp_tools", "guardrails", "memories", "approvals", "score_configs", "credentials",
+                 "data_sources", "triggers", "traces", "scores", "assets", "prompts"):
+        page = getattr(client, name).page(limit=5)
+        assert isinstance(page["data"], list), name
+        assert isinstance(page["pagination"]["total"], int), name
+    assert len(list(client.llm_models.list(limit=100))) == 42  # the seed's catalog
+    prompt = client.prompts.page()["data"][0]
+    versions = list(client.prompts.versions.list(prompt["id"]))
+    assert versions
+    assert client.prompts.versions.retrieve(prompt["id"], versions[0]["id"])["id"] == versions[0]["id"]
+    source = client.data_sources.page()["data"][0]
+    assert list(client.data_sources.versions.list(source["id"]))
+    assert isinstance(client.traces.summary(), dict)

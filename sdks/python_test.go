@@ -1,0 +1,33 @@
+package sdks_test
+
+import (
+	"os/exec"
+	"testing"
+)
+
+const pythonHint = "install Python 3.9 or later with httpx and pytest (`apt-get install -y python3-httpx python3-pytest`; .ci/run does)"
+
+// python finds an interpreter that has httpx and pytest: the one on PATH, else Debian's.
+func python(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"python3", "/usr/bin/python3"} {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			continue
+		}
+		if exec.Command(p, "-c", "import sys, httpx, pytest; assert sys.version_info >= (3, 9)").Run() == nil {
+			return p
+		}
+	}
+	missing(t, "no python3 with httpx and pytest: "+pythonHint)
+	return ""
+}
+
+// TestPythonSDK runs sdks/python/tests with pytest against one emulator.
+func TestPythonSDK(t *testing.T) {
+	py := python(t)
+	emu := startEmulator(t)
+	env := append(emu.env(), "PYTHONPATH=.", "PYTHONDONTWRITEBYTECODE=1")
+	out := run(t, "python", env, py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests")
+	t.Log(out)
+}
