@@ -13,6 +13,7 @@ IDEMPOTENT_POSTS: FrozenSet[str] = frozenset({
     "/api/v1/agents/{id}/execute",
     "/api/v1/agents/{id}/playground",
     "/api/v1/agents/{id}/versions",
+    "/api/v1/annotation-queues",
     "/api/v1/assets",
     "/api/v1/chat/sessions",
     "/api/v1/chat/sessions/{id}/messages",
@@ -216,6 +217,105 @@ class AgentVersionCreateRequest(_AgentVersionCreateRequestRequired, total=False)
     base_version_id: str
     """Start from this version's config and apply config as a merge patch."""
     notes: str
+
+
+class AnnotationClaim(TypedDict):
+    execution: Union[Execution, None]
+    """The item's execution to review (input, output, agent, status); null with item."""
+    item: Union[AnnotationItem, None]
+    """The item claimed for the caller for 10 minutes; null when none is left to claim."""
+    queue: Union[AnnotationQueue, None]
+    """The queue, with its score configs and counts."""
+
+
+class AnnotationCompleteRequest(TypedDict):
+    scores: List[AnnotationScore]
+    """The reviewer's scores of the item's execution."""
+
+
+class AnnotationCompleted(TypedDict):
+    item: Union[AnnotationItem, None]
+    scores: List[Score]
+    """The scores written (source annotation, on the item's execution)."""
+
+
+class AnnotationItem(TypedDict):
+    claim_expires_at: Optional[str]
+    """When the claim ends and another reviewer may take the item."""
+    claimed_by: Optional[str]
+    """Who holds the item's claim (api_key:<id> or user:<id>); null when unclaimed or the claim has expired."""
+    claimed_by_name: Optional[str]
+    """The claim holder's key prefix or email."""
+    completed_at: Optional[str]
+    completed_by: Optional[str]
+    """Who completed the item."""
+    completed_by_name: Optional[str]
+    created_at: str
+    execution_id: str
+    id: str
+    queue_id: str
+    status: Literal["pending", "completed"]
+    workspace_id: str
+
+
+class AnnotationItemsAddRequest(TypedDict):
+    execution_ids: List[str]
+    """Executions of the workspace to review; one already in the queue is skipped."""
+
+
+class AnnotationItemsAdded(TypedDict):
+    added: List[AnnotationItem]
+    """The items made, in the order of execution_ids."""
+    skipped: int
+    """Executions that were in the queue already."""
+
+
+class AnnotationQueue(TypedDict):
+    completed: int
+    """Items reviewed."""
+    created_at: str
+    description: str
+    id: str
+    name: str
+    """Unique in the workspace."""
+    pending: int
+    """Items not reviewed yet (claimed or not)."""
+    score_config_ids: List[str]
+    """The score configs reviewers score items under; a completed item's scores each name one of them."""
+    updated_at: str
+    workspace_id: str
+
+
+class _AnnotationQueueCreateRequestRequired(TypedDict):
+    name: str
+    """Unique in the workspace."""
+    score_config_ids: List[str]
+    """The score configs reviewers score items under (not archived)."""
+
+
+class AnnotationQueueCreateRequest(_AnnotationQueueCreateRequestRequired, total=False):
+    description: str
+
+
+class AnnotationQueueUpdateRequest(TypedDict, total=False):
+    description: str
+    name: str
+    score_config_ids: List[str]
+    """Replaces the list; items reviewed already keep their scores."""
+
+
+class _AnnotationScoreRequired(TypedDict):
+    config_id: str
+    """One of the queue's score_config_ids."""
+
+
+class AnnotationScore(_AnnotationScoreRequired, total=False):
+    comment: str
+    metadata: Dict[str, Any]
+    string_value: str
+    """As for POST /scores: the category's label, or "true"/"false"."""
+    value: float
+    """As for POST /scores: the number, the category's value, or 1/0."""
 
 
 class _ApiKeyCreateRequestRequired(TypedDict):
@@ -1217,6 +1317,25 @@ class Score(TypedDict):
     workspace_id: str
 
 
+class ScoreAgreement(TypedDict):
+    count: int
+    """Executions that have a score of each name (the newest of each counts)."""
+    data_type: Optional[str]
+    """The data type both names share; null when no execution has both."""
+    exact_agreement: Optional[float]
+    """The share of those executions whose two scores are equal (the same number, label or boolean); null when count is 0."""
+    human: str
+    """The second score name (e.g. the reviewers')."""
+    judge: str
+    """The first score name (e.g. an LLM judge's)."""
+    kappa: Optional[float]
+    """Categorical and boolean: Cohen's kappa, agreement beyond chance (1 perfect, 0 chance); null for numeric scores or when chance agreement is total."""
+    mean_absolute_difference: Optional[float]
+    """Numeric: the mean of |judge - human|; null for other types."""
+    pearson: Optional[float]
+    """Numeric: Pearson's correlation of the two scores; null for other types, fewer than 2 executions, or a name whose scores never vary."""
+
+
 class ScoreAuthor(TypedDict):
     id: str
     """The API key's id, or the user's id."""
@@ -1803,6 +1922,16 @@ __all__ = [
     "AgentUpdateRequest",
     "AgentVersion",
     "AgentVersionCreateRequest",
+    "AnnotationClaim",
+    "AnnotationCompleteRequest",
+    "AnnotationCompleted",
+    "AnnotationItem",
+    "AnnotationItemsAddRequest",
+    "AnnotationItemsAdded",
+    "AnnotationQueue",
+    "AnnotationQueueCreateRequest",
+    "AnnotationQueueUpdateRequest",
+    "AnnotationScore",
     "ApiKeyCreateRequest",
     "Approval",
     "ApprovalConfig",
@@ -1881,6 +2010,7 @@ __all__ = [
     "Result",
     "ScannerType",
     "Score",
+    "ScoreAgreement",
     "ScoreAuthor",
     "ScoreBucket",
     "ScoreCategory",

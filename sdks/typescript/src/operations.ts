@@ -6,6 +6,7 @@ export const idempotentPosts: ReadonlySet<string> = new Set([
   "/api/v1/agents/{id}/execute",
   "/api/v1/agents/{id}/playground",
   "/api/v1/agents/{id}/versions",
+  "/api/v1/annotation-queues",
   "/api/v1/assets",
   "/api/v1/chat/sessions",
   "/api/v1/chat/sessions/{id}/messages",
