@@ -55,6 +55,13 @@ export async function call(method, path, body, opts = {}) {
   return opts.full ? payload : payload?.data;
 }
 
+/** Fetches a binary answer (an asset's content) with the credential, as a Blob. */
+export async function blob(path) {
+  const res = await fetch('/api/v1' + path, { headers: headers({ Accept: '*/*' }) });
+  if (!res.ok) throw await failure(res, {});
+  return res.blob();
+}
+
 /**
  * Reads a Server-Sent Events answer with fetch (so the credential goes in headers, which
  * EventSource cannot send), calling onEvent(name, data) per frame until the terminal

@@ -91,3 +91,39 @@ export function render(title, ...kids) {
   document.title = `${title} · agentplane Studio`;
   main.replaceChildren(h('h1', {}, title), ...kids.flat(Infinity).filter((k) => k != null && k !== false));
 }
+
+// --- filters -----------------------------------------------------------------------------
+
+/** The execution statuses, in lifecycle order. */
+export const STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled', 'awaiting_approval', 'rejected'];
+
+/** An RFC 3339 time as a datetime-local value (local time, to the minute); '' for none. */
+export function toLocalInput(iso) {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  const p = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+}
+
+/** A datetime-local value as RFC 3339 UTC; '' for none. */
+export function fromLocalInput(v) {
+  return v ? new Date(v).toISOString() : '';
+}
+
+/** A select of values with an "any" first, the current one selected. */
+export function pick(id, values, current, labels) {
+  return h('select', { id, name: id }, h('option', { value: '' }, 'any'),
+    values.map((v, i) => h('option', { value: v, selected: v === current }, labels ? labels[i] : v)));
+}
+
+/** The hash of a filtered, paged list: base, then each control's value that is set, then page p. */
+export function filterHash(base, controls, p) {
+  const out = new URLSearchParams();
+  for (const [k, el] of Object.entries(controls)) {
+    const v = el.type === 'datetime-local' ? fromLocalInput(el.value) : el.value.trim();
+    if (v) out.set(k, v);
+  }
+  if (p > 1) out.set('page', p);
+  return `${base}?${out}`;
+}
