@@ -607,6 +607,10 @@ func TestStudioSignInErrorsAndKey(t *testing.T) {
 		until(`document.querySelector('#schema-result .ok')?.textContent.startsWith('Valid')`),
 		chromedp.Click(chromedp.CSS("#save-version")),
 		until(`[...document.querySelectorAll('#h-versions ~ table tbody tr')].length === 2`),
+		// Saving makes version 2; promoting it, after its diff with the active one, makes it active.
+		until(`document.querySelector('#diff')?.textContent.includes('+   "input_schema"')`),
+		chromedp.Click(chromedp.CSS("#promote-confirm")),
+		until(`document.querySelector('tr[data-version="2"]')?.textContent.includes('active')`),
 	)
 	b.shot("schema-saved")
 	agentID := js[string](b, `location.hash.split('/')[2]`)

@@ -58,7 +58,18 @@ func newTracesFixture(t *testing.T) *tracesFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t0 := time.Now().UTC().Add(-time.Minute)
+	spans := checkoutSpans(time.Now().UTC().Add(-time.Minute))
+	res, err := c.IngestSpans(ctx, spans)
+	if err != nil || res.Rejected != 0 {
+		t.Fatalf("ingest: %+v %v", res, err)
+	}
+	return &tracesFixture{base: base, key: key, c: c, agentID: agent.ID, run: run}
+}
+
+// checkoutSpans is an ingested trace of a checkout service from t0: a root, an agent span,
+// a model call under it (messages in, markdown out, an event) and a failed tool call, then
+// 26 one-span traces of a batch service.
+func checkoutSpans(t0 time.Time) []client.IngestSpan {
 	at := func(ms int) *time.Time { v := t0.Add(time.Duration(ms) * time.Millisecond); return &v }
 	str := func(s string) *string { return &s }
 	checkout := str("checkout")
@@ -79,11 +90,7 @@ func newTracesFixture(t *testing.T) *tracesFixture {
 		spans = append(spans, client.IngestSpan{ID: "s", TraceID: fmt.Sprintf("batch-%02d", i), Name: fmt.Sprintf("batch %d", i),
 			StartedAt: *at(3000 + i*20), EndedAt: at(3010 + i*20), ServiceName: str("batch")})
 	}
-	res, err := c.IngestSpans(ctx, spans)
-	if err != nil || res.Rejected != 0 {
-		t.Fatalf("ingest: %+v %v", res, err)
-	}
-	return &tracesFixture{base: base, key: key, c: c, agentID: agent.ID, run: run}
+	return spans
 }
 
 // total is the API's count of traces for a query of GET /traces: the oracle of the page.
