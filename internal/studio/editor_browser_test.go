@@ -70,7 +70,7 @@ func TestStudioAgentEditor(t *testing.T) {
 	if served["gpt-4o-mini"] != "true" || served["claude-3-5-haiku-20241022"] != "false" {
 		t.Errorf("served: gpt-4o-mini %q, claude %q", served["gpt-4o-mini"], served["claude-3-5-haiku-20241022"])
 	}
-	if got := b.text("#model-serve"); !strings.Contains(got, "credential openai-main") {
+	if got := b.text("#model-serve"); !strings.HasPrefix(got, "Served by the credential openai-main. $0.15/M input") {
 		t.Errorf("model status %q", got)
 	}
 	b.setInput("#cfg-model", "claude-3-5-haiku-20241022")

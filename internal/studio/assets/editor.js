@@ -104,9 +104,9 @@ function modelPicker(cfg, choices, write) {
     const m = choices.models.find((x) => x.id === select.value);
     if (!m) return status.replaceChildren(h('span', { class: 'error' }, 'Not a model of the catalog or the workspace.'));
     const [ok, how] = servedBy(m, choices);
-    status.replaceChildren(h('span', { class: ok ? 'ok' : 'error' }, ok ? `Served by the ${how}.` : `Cannot run: ${how}. `),
+    status.replaceChildren(...[h('span', { class: ok ? 'ok' : 'error' }, ok ? `Served by the ${how}.` : `Cannot run: ${how}. `),
       ok ? null : h('a', { href: '#/credentials' }, 'Add one on the Credentials page'),
-      h('span', { class: 'muted' }, ` $${m.input_price_per_million}/M input, $${m.output_price_per_million}/M output tokens; ${m.context_window.toLocaleString()} tokens of context.`));
+      h('span', { class: 'muted' }, ` $${m.input_price_per_million}/M input, $${m.output_price_per_million}/M output tokens; ${m.context_window.toLocaleString()} tokens of context.`)].filter(Boolean));
   };
   select.addEventListener('change', () => { write((c) => { c.model = select.value; }); show(); });
   show();
@@ -140,7 +140,7 @@ function promptEditor(agent, cfg, config, write, changed) {
       const p = await call('POST', `/agents/${agent.id}/preview`, { input, config: JSON.parse(config.value) });
       if (mine !== seq) return;
       preview.replaceChildren(...p.messages.map((m) => h('div', { class: `turn ${m.role}` }, h('div', { class: 'role' }, m.role), h('div', { class: 'content' }, m.content))),
-        p.missing?.length ? h('p', { class: 'error' }, `Missing from the input: ${p.missing.join(', ')}`) : null);
+        ...(p.missing?.length ? [h('p', { class: 'error' }, `Missing from the input: ${p.missing.join(', ')}`)] : []));
     } catch (e) {
       if (mine !== seq) return;
       if (!(e instanceof APIError) || e.status >= 500) throw e;

@@ -19,7 +19,7 @@ function flatten(roots) {
 
 const startOf = (s) => Date.parse(s.started_at);
 const endOf = (s) => (s.ended_at ? Date.parse(s.ended_at) : startOf(s) + (s.duration_ms || 0));
-const ms = (n) => (n >= 10000 ? `${(n / 1000).toFixed(1)} s` : `${Math.round(n)} ms`);
+const ms = (n) => (n >= 10000 ? `${(n / 1000).toFixed(1)} s` : n < 10 && n % 1 ? `${n.toFixed(1)} ms` : `${Math.round(n)} ms`);
 
 /**
  * The trace's waterfall and span panel. Rows are one per span (every span of the tree, not
