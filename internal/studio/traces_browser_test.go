@@ -1,9 +1,12 @@
 package studio_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"math"
 	"net/url"
 	"strconv"
@@ -14,6 +17,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/agentplane/agentplane/client"
+	"github.com/agentplane/agentplane/internal/cli"
+	"github.com/agentplane/agentplane/internal/llm/llmtest"
 )
 
 // signInKey opens Studio at base and signs in with an API key, until the agents list.
@@ -310,5 +315,50 @@ func TestStudioExecutionsAndUsage(t *testing.T) {
 		t.Errorf("fixture: %v %v", byModel, byUser)
 	}
 	b.shot("usage-breakdown")
+	b.noConsoleErrors()
+}
+
+// TestStudioTraceImageAsset: on `serve` with real models (a fake Gemini speaking its wire
+// format), a model reply's image is stored as an asset of the run, and the trace view shows
+// it in the model call's panel, fetched with the key.
+func TestStudioTraceImageAsset(t *testing.T) {
+	base, st := startServeModels(t, cli.ModelsReal)
+	email, password := "ada@example.com", "correct horse battery"
+	addUser(t, st, email, password, cli.DefaultWorkspaceID)
+	key := createKeyViaAPI(t, base, email, password)
+	c := client.New(base, client.WithAPIKey(key))
+	ctx := context.Background()
+	fake := llmtest.NewGemini()
+	t.Cleanup(fake.Close)
+	if _, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "gemini", Type: "api_key", Provider: "google",
+		Value: "AIzaTESTgeminiKey000000000000000000wxyz", Metadata: map[string]any{"base_url": fake.URL}}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := c.AgentCreate(ctx, client.AgentCreate{Name: "Painter", Type: "simple", Config: &client.AgentConfig{Model: "gemini-2.5-flash"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := image.NewRGBA(image.Rect(0, 0, 12, 8))
+	for i := range img.Pix {
+		img.Pix[i] = 0xC0
+	}
+	var pngData bytes.Buffer
+	if err := png.Encode(&pngData, img); err != nil {
+		t.Fatal(err)
+	}
+	fake.Push(llmtest.Reply{Text: []string{"Here is a grey square."}, Images: []llmtest.Image{{MimeType: "image/png", Data: pngData.Bytes()}}})
+	x, err := c.Execute(ctx, a.ID, client.ExecuteRequest{Input: map[string]any{"message": "Draw a square"}})
+	if err != nil || x.Status != "completed" {
+		t.Fatalf("execute: %+v %v", x, err)
+	}
+	b := newBrowser(t, base)
+	b.signInKey(key)
+	b.run(hash("#/traces/"+x.TraceID), until(drawn(`location.hash`)),
+		chromedp.Click(chromedp.CSS(`#waterfall tbody tr:has(.k-llm)`)),
+		until(`document.querySelector('#span-assets img')?.naturalWidth === 12`))
+	if got := b.text("#span-assets figcaption"); !strings.Contains(got, "image/png") {
+		t.Errorf("asset caption %q", got)
+	}
+	b.shot("image-asset")
 	b.noConsoleErrors()
 }
