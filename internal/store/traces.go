@@ -208,27 +208,22 @@ type TraceFilter struct {
 func (f TraceFilter) bounds(n int) (string, []any) {
 	var b strings.Builder
 	var args []any
-	add := func(sql string, v any) {
-		args = append(args, v)
-		fmt.Fprintf(&b, sql, n+len(args))
-	}
-	if !f.CreatedAfter.IsZero() {
-		add(" AND created_at > $%d", f.CreatedAfter)
-	}
-	if !f.CreatedBefore.IsZero() {
-		add(" AND created_at < $%d", f.CreatedBefore)
-	}
-	if f.MinCost != nil {
-		add(" AND cost >= $%d", *f.MinCost)
-	}
-	if f.MaxCost != nil {
-		add(" AND cost <= $%d", *f.MaxCost)
-	}
-	if f.MinDurationMS != nil {
-		add(" AND duration_ms >= $%d", *f.MinDurationMS)
-	}
-	if f.MaxDurationMS != nil {
-		add(" AND duration_ms <= $%d", *f.MaxDurationMS)
+	for _, c := range []struct {
+		sql string
+		set bool
+		val any
+	}{
+		{" AND created_at > $%d", !f.CreatedAfter.IsZero(), f.CreatedAfter},
+		{" AND created_at < $%d", !f.CreatedBefore.IsZero(), f.CreatedBefore},
+		{" AND cost >= $%d", f.MinCost != nil, f.MinCost},
+		{" AND cost <= $%d", f.MaxCost != nil, f.MaxCost},
+		{" AND duration_ms >= $%d", f.MinDurationMS != nil, f.MinDurationMS},
+		{" AND duration_ms <= $%d", f.MaxDurationMS != nil, f.MaxDurationMS},
+	} {
+		if c.set {
+			args = append(args, c.val)
+			fmt.Fprintf(&b, c.sql, n+len(args))
+		}
 	}
 	return b.String(), args
 }

@@ -39,11 +39,7 @@ func (b *browser) draft() map[string]any {
 // tools and memory are picked; the raw JSON is one click away both ways; saving makes a
 // version that becomes active only when promoted after its diff with the active one.
 func TestStudioAgentEditor(t *testing.T) {
-	base, st := startServeModels(t, cli.ModelsReal)
-	email, password := "ada@example.com", "correct horse battery"
-	addUser(t, st, email, password, cli.DefaultWorkspaceID)
-	key := createKeyViaAPI(t, base, email, password)
-	c := client.New(base, client.WithAPIKey(key))
+	base, _, key, c := startServeKey(t, cli.ModelsReal)
 	ctx := context.Background()
 	if _, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "openai-main", Type: "api_key", Provider: "openai", Value: "sk-test-0123456789abcdef"}); err != nil {
 		t.Fatal(err)

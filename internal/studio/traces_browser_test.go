@@ -322,11 +322,7 @@ func TestStudioExecutionsAndUsage(t *testing.T) {
 // format), a model reply's image is stored as an asset of the run, and the trace view shows
 // it in the model call's panel, fetched with the key.
 func TestStudioTraceImageAsset(t *testing.T) {
-	base, st := startServeModels(t, cli.ModelsReal)
-	email, password := "ada@example.com", "correct horse battery"
-	addUser(t, st, email, password, cli.DefaultWorkspaceID)
-	key := createKeyViaAPI(t, base, email, password)
-	c := client.New(base, client.WithAPIKey(key))
+	base, _, key, c := startServeKey(t, cli.ModelsReal)
 	ctx := context.Background()
 	fake := llmtest.NewGemini()
 	t.Cleanup(fake.Close)

@@ -1,7 +1,7 @@
 // Studio's execution pages: the filtered list, the detail (trace waterfall, children,
 // scores, live frames, cancel) and the approvals inbox.
 import { call } from './api.js';
-import { STATUSES, act, badge, cost, field, filterHash, h, json, pager, pick, render, toLocalInput, toast, when } from './ui.js';
+import { STATUSES, act, badge, cost, field, filterHash, h, json, listQuery, pager, pick, render, textFilter, timeFilters, toast, when } from './ui.js';
 import { go, pageAbort, route } from './nav.js';
 import { watchRun } from './agents.js';
 import { traceView } from './traceview.js';
@@ -15,17 +15,14 @@ export async function agentNames() {
 }
 
 export async function executionsPage(params) {
-  const page = Number(params.get('page') || 1);
-  const q = new URLSearchParams({ page, limit: 25 });
-  for (const k of FILTERS) if (params.get(k)) q.set(k, params.get(k));
+  const q = listQuery(params, FILTERS);
   const [res, names] = await Promise.all([call('GET', `/executions?${q}`, undefined, { full: true }), agentNames()]);
   const controls = {
     agent_id: pick('f-agent', [...names.keys()], params.get('agent_id'), [...names.values()]),
     status: pick('f-status', STATUSES, params.get('status')),
     source: pick('f-source', SOURCES, params.get('source')),
-    end_user_id: h('input', { id: 'f-end-user', value: params.get('end_user_id') || '', maxlength: 200 }),
-    created_after: h('input', { id: 'f-from', type: 'datetime-local', value: toLocalInput(params.get('created_after')) }),
-    created_before: h('input', { id: 'f-to', type: 'datetime-local', value: toLocalInput(params.get('created_before')) }),
+    end_user_id: textFilter('f-end-user', params, 'end_user_id'),
+    ...timeFilters('f', params),
   };
   const query = (p) => filterHash('#/executions', controls, p);
   const c = controls;

@@ -1,7 +1,7 @@
 // Studio's traces: the filtered list of every trace (runs and ingested OTLP/SDK traces),
 // paginated by the server, and the trace view (waterfall, span tree, span panel).
 import { call } from './api.js';
-import { STATUSES, badge, cost, field, filterHash, h, pager, pick, render, toLocalInput, when } from './ui.js';
+import { STATUSES, badge, cost, field, filterHash, h, listQuery, pager, pick, render, textFilter, timeFilters, when } from './ui.js';
 import { go } from './nav.js';
 import { agentNames } from './executions.js';
 import { traceView } from './traceview.js';
@@ -11,19 +11,16 @@ const FILTERS = ['agent_id', 'status', 'end_user_id', 'session_id', 'service_nam
   'min_cost', 'max_cost', 'min_duration_ms', 'max_duration_ms'];
 
 export async function tracesPage(params) {
-  const page = Number(params.get('page') || 1);
-  const q = new URLSearchParams({ page, limit: 25 });
-  for (const k of FILTERS) if (params.get(k)) q.set(k, params.get(k));
+  const q = listQuery(params, FILTERS);
   const [res, names] = await Promise.all([call('GET', `/traces?${q}`, undefined, { full: true }), agentNames()]);
 
   const controls = {
     agent_id: pick('t-agent', [...names.keys()], params.get('agent_id'), [...names.values()]),
     status: pick('t-status', STATUSES, params.get('status')),
-    end_user_id: h('input', { id: 't-end-user', value: params.get('end_user_id') || '', maxlength: 200 }),
-    session_id: h('input', { id: 't-session', value: params.get('session_id') || '', maxlength: 200 }),
-    service_name: h('input', { id: 't-service', value: params.get('service_name') || '', maxlength: 200 }),
-    created_after: h('input', { id: 't-from', type: 'datetime-local', value: toLocalInput(params.get('created_after')) }),
-    created_before: h('input', { id: 't-to', type: 'datetime-local', value: toLocalInput(params.get('created_before')) }),
+    end_user_id: textFilter('t-end-user', params, 'end_user_id'),
+    session_id: textFilter('t-session', params, 'session_id'),
+    service_name: textFilter('t-service', params, 'service_name'),
+    ...timeFilters('t', params),
     min_cost: h('input', { id: 't-min-cost', type: 'number', min: 0, step: 'any', value: params.get('min_cost') || '' }),
     max_cost: h('input', { id: 't-max-cost', type: 'number', min: 0, step: 'any', value: params.get('max_cost') || '' }),
     min_duration_ms: h('input', { id: 't-min-ms', type: 'number', min: 0, step: 1, value: params.get('min_duration_ms') || '' }),

@@ -127,3 +127,23 @@ export function filterHash(base, controls, p) {
   if (p > 1) out.set('page', p);
   return `${base}?${out}`;
 }
+
+/** The API query of one page (25 rows) of a filtered list: the page's hash parameters named in filters. */
+export function listQuery(params, filters) {
+  const q = new URLSearchParams({ page: Number(params.get('page') || 1), limit: 25 });
+  for (const k of filters) if (params.get(k)) q.set(k, params.get(k));
+  return q;
+}
+
+/** A text filter control (id) showing the hash parameter name. */
+export function textFilter(id, params, name) {
+  return h('input', { id, value: params.get(name) || '', maxlength: 200 });
+}
+
+/** The created_after and created_before controls (ids prefix-from, prefix-to) of a list. */
+export function timeFilters(prefix, params) {
+  return {
+    created_after: h('input', { id: `${prefix}-from`, type: 'datetime-local', value: toLocalInput(params.get('created_after')) }),
+    created_before: h('input', { id: `${prefix}-to`, type: 'datetime-local', value: toLocalInput(params.get('created_before')) }),
+  };
+}
