@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -53,6 +54,10 @@ func TestStudioAgentEditor(t *testing.T) {
 	if _, _, err := c.MCPToolRefresh(ctx, m.ID); err != nil {
 		t.Fatal(err)
 	}
+	shop, err := c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "shop", Type: "sqlite", Config: map[string]any{"path": filepath.Join(t.TempDir(), "shop.db")}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	agent, err := c.AgentCreate(ctx, client.AgentCreate{Name: "Helper", Type: "agent", Config: &client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You help."}})
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +102,11 @@ func TestStudioAgentEditor(t *testing.T) {
 	b.run(chromedp.Click(chromedp.CSS(`input[id="tool-` + m.ID + `-chart"]`)))
 	b.run(chromedp.Click(chromedp.CSS("#cfg-memory")))
 	b.setInput("#cfg-memory-scope", "end_user")
+	b.run(chromedp.Click(chromedp.CSS(`input[data-source="shop"]`)))
 	cfg := b.draft()
+	if fmt.Sprint(cfg["data_sources"]) != "["+shop.ID+"]" {
+		t.Errorf("data sources: %v", cfg["data_sources"])
+	}
 	ref, _ := cfg["tools"].([]any)[0].(map[string]any)
 	names := fmt.Sprint(ref["names"])
 	if ref["mcp_tool_id"] != m.ID || strings.Contains(names, "chart") || !strings.Contains(names, "lookup_order") {
