@@ -54,6 +54,9 @@ func TestStudioAgentEditor(t *testing.T) {
 	if _, _, err := c.MCPToolRefresh(ctx, m.ID); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := c.LLMModelCreate(ctx, client.LLMModelCreate{ID: "local-llama", Provider: "openai_compatible", ContextWindow: 8192}); err != nil {
+		t.Fatal(err)
+	}
 	shop, err := c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "shop", Type: "sqlite", Config: map[string]any{"path": filepath.Join(t.TempDir(), "shop.db")}})
 	if err != nil {
 		t.Fatal(err)
@@ -68,8 +71,11 @@ func TestStudioAgentEditor(t *testing.T) {
 
 	// The model picker: openai models are served by the credential, anthropic ones are not.
 	served := js[map[string]string](b, `Object.fromEntries([...document.querySelectorAll('#cfg-model option')].map(o => [o.value, o.dataset.served]))`)
-	if served["gpt-4o-mini"] != "true" || served["claude-3-5-haiku-20241022"] != "false" {
-		t.Errorf("served: gpt-4o-mini %q, claude %q", served["gpt-4o-mini"], served["claude-3-5-haiku-20241022"])
+	if served["gpt-4o-mini"] != "true" || served["claude-3-5-haiku-20241022"] != "false" || served["local-llama"] != "false" {
+		t.Errorf("served: gpt-4o-mini %q, claude %q, local-llama %q", served["gpt-4o-mini"], served["claude-3-5-haiku-20241022"], served["local-llama"])
+	}
+	if got := js[string](b, `document.querySelector('#cfg-model optgroup[label="Workspace models"]').textContent`); !strings.Contains(got, "local-llama · openai_compatible · ✗ no openai_compatible credential") {
+		t.Errorf("workspace models: %q", got)
 	}
 	if got := b.text("#model-serve"); !strings.HasPrefix(got, "Served by the credential openai-main. $0.15/M input") {
 		t.Errorf("model status %q", got)

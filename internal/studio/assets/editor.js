@@ -2,16 +2,16 @@
 // which credential serves each model, parameters, a prompt editor with {{ variable }}
 // highlighting and a live preview rendered by the server, MCP tools, memory and data
 // sources), over the same JSON draft that stays one click away.
-import { APIError, call } from './api.js';
+import { APIError, call, callAll } from './api.js';
 import { field, h, json } from './ui.js';
 
 /** What the editor offers: models, model credentials, MCP servers, data sources, and whether models are simulated. */
 export async function editorChoices() {
   const [models, creds, mcp, sources, health] = await Promise.all([
-    call('GET', '/llm-models?limit=100').catch(() => []),
-    call('GET', '/credentials?limit=100').catch(() => []),
-    call('GET', '/mcp-tools?limit=100').catch(() => []),
-    call('GET', '/data-sources?limit=100').catch(() => []),
+    callAll('/llm-models').catch(() => []),
+    callAll('/credentials').catch(() => []), // a key without credentials:read sees no credential
+    callAll('/mcp-tools').catch(() => []),
+    callAll('/data-sources').catch(() => []),
     call('GET', '//health').catch(() => ({})),
   ]);
   return { models, creds: creds.filter((c) => c.provider), mcp, sources, simulated: health.models === 'simulated' };
