@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -244,8 +245,11 @@ func (t *Trace) AllSpans() []*Span {
 // TraceListOptions filters TraceList.
 type TraceListOptions struct {
 	ListOptions
-	AgentID, ExecutionID, SessionID, EndUserID, Status string
-	CreatedAfter, CreatedBefore                        time.Time
+	AgentID, ExecutionID, SessionID, EndUserID, Status, ServiceName string
+	CreatedAfter, CreatedBefore                                     time.Time
+	// Inclusive ranges of cost (USD) and duration; nil leaves a bound out.
+	MinCost, MaxCost             *float64
+	MinDurationMS, MaxDurationMS *int64
 }
 
 // TraceList lists traces, newest first.
@@ -256,8 +260,19 @@ func (c *Client) TraceList(ctx context.Context, o TraceListOptions) (*List[Trace
 	setIf(q, "session_id", o.SessionID)
 	setIf(q, "end_user_id", o.EndUserID)
 	setIf(q, "status", o.Status)
+	setIf(q, "service_name", o.ServiceName)
 	setTime(q, "created_after", o.CreatedAfter)
 	setTime(q, "created_before", o.CreatedBefore)
+	for name, v := range map[string]*float64{"min_cost": o.MinCost, "max_cost": o.MaxCost} {
+		if v != nil {
+			q.Set(name, strconv.FormatFloat(*v, 'f', -1, 64))
+		}
+	}
+	for name, v := range map[string]*int64{"min_duration_ms": o.MinDurationMS, "max_duration_ms": o.MaxDurationMS} {
+		if v != nil {
+			q.Set(name, strconv.FormatInt(*v, 10))
+		}
+	}
 	return list[Trace](ctx, c, "/api/v1/traces", q)
 }
 

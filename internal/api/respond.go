@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
@@ -484,3 +485,45 @@ func createdRange(q url.Values, after, before *store.Time) error {
 	}
 	return nil
 }
+
+// numberRange reads an optional inclusive range of non-negative numbers from two query
+// parameters (minName, maxName): a value that is not a number is a 400; a negative one, or a
+// minimum above the maximum, a 422.
+func numberRange[T int64 | float64](q url.Values, minName, maxName string, parse func(string) (T, error)) (lo, hi *T, err error) {
+	read := func(name string) (*T, error) {
+		v := q.Get(name)
+		if v == "" {
+			return nil, nil
+		}
+		n, err := parse(v)
+		if err != nil {
+			return nil, badRequest("%s must be a number, got %q", name, v)
+		}
+		if n < 0 {
+			return nil, invalid(name, "must be at least 0, got %s", v)
+		}
+		return &n, nil
+	}
+	if lo, err = read(minName); err != nil {
+		return nil, nil, err
+	}
+	if hi, err = read(maxName); err != nil {
+		return nil, nil, err
+	}
+	if lo != nil && hi != nil && *lo > *hi {
+		return nil, nil, invalid(minName, "is above %s (%v > %v)", maxName, *lo, *hi)
+	}
+	return lo, hi, nil
+}
+
+// parseFinite parses a finite decimal number (NaN and infinities are not numbers here).
+func parseFinite(v string) (float64, error) {
+	f, err := strconv.ParseFloat(v, 64)
+	if err == nil && (math.IsNaN(f) || math.IsInf(f, 0)) {
+		err = errors.New("not finite")
+	}
+	return f, err
+}
+
+// parseInt64 parses a base-10 integer.
+func parseInt64(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) }

@@ -31,11 +31,20 @@ func (s *Server) traceRoutes() []route {
 	return []route{
 		{method: "GET", path: v1 + "/traces", op: "listTraces", tag: tag, scope: "traces:read", summary: "List traces, newest first",
 			desc: "The workspace's traces, newest first, with their totals (tokens, cost, duration) but without spans: those of executions and " +
-				"those ingested (`POST /traces/ingest`, OTLP). Filter by `agent_id`, `execution_id`, `session_id`, `end_user_id`, `status` and a " +
-				"creation window (`created_after`, `created_before`, RFC 3339; an ingested trace is created at its first span's start).", list: true,
+				"those ingested (`POST /traces/ingest`, OTLP). Filter by `agent_id`, `execution_id`, `session_id`, `end_user_id`, `status`, " +
+				"`service_name` (an ingested trace's resource service), a creation window (`created_after`, `created_before`, RFC 3339; an ingested " +
+				"trace is created at its first span's start), and inclusive cost (`min_cost`, `max_cost`, USD) and latency (`min_duration_ms`, " +
+				"`max_duration_ms`) ranges; a trace still running has no duration and is left out by a latency bound. A bound that is not a number " +
+				"is 400; a negative one, or a minimum above its maximum, 422.", list: true,
 			params: []param{{name: "agent_id", typ: "string"}, {name: "execution_id", typ: "string"}, {name: "session_id", typ: "string"},
 				{name: "end_user_id", typ: "string"}, {name: "status", typ: "string", enum: store.ExecutionStatuses},
-				{name: "created_after", typ: "string", desc: "RFC 3339 time."}, {name: "created_before", typ: "string", desc: "RFC 3339 time."}},
+				{name: "service_name", typ: "string", desc: "Only the ingested traces of this service (OTLP resource `service.name`)."},
+				{name: "created_after", typ: "string", desc: "RFC 3339 time."}, {name: "created_before", typ: "string", desc: "RFC 3339 time."},
+				{name: "min_cost", typ: "number", desc: "Only traces costing at least this (USD)."},
+				{name: "max_cost", typ: "number", desc: "Only traces costing at most this (USD)."},
+				{name: "min_duration_ms", typ: "integer", desc: "Only traces that took at least this long (ms)."},
+				{name: "max_duration_ms", typ: "integer", desc: "Only traces that took at most this long (ms)."}},
+			errs: []int{http.StatusUnprocessableEntity},
 			resp: store.Trace{}, h: s.listTraces},
 		{method: "GET", path: v1 + "/traces/summary", op: "getTraceSummary", tag: tag, scope: "traces:read", summary: "Summarise traces per agent and time bucket",
 			desc: "Runs (traces started in the window), errors (failed runs) and error rate, tokens, cost and latency percentiles " +
@@ -87,13 +96,19 @@ func (s *Server) listTraces(w http.ResponseWriter, r *http.Request) error {
 	}
 	q := r.URL.Query()
 	f := store.TraceFilter{AgentID: q.Get("agent_id"), ExecutionID: q.Get("execution_id"), SessionID: q.Get("session_id"),
-		EndUserID: q.Get("end_user_id"), Status: q.Get("status")}
+		EndUserID: q.Get("end_user_id"), Status: q.Get("status"), ServiceName: q.Get("service_name")}
 	if f.Status != "" {
 		if err := oneOf("status", f.Status, store.ExecutionStatuses); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
 	if err := createdRange(q, &f.CreatedAfter, &f.CreatedBefore); err != nil {
+		return err
+	}
+	if f.MinCost, f.MaxCost, err = numberRange(q, "min_cost", "max_cost", parseFinite); err != nil {
+		return err
+	}
+	if f.MinDurationMS, f.MaxDurationMS, err = numberRange(q, "min_duration_ms", "max_duration_ms", parseInt64); err != nil {
 		return err
 	}
 	items, total, err := s.store.TraceList(r.Context(), s.workspace(r), f, p)

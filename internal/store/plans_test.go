@@ -163,6 +163,20 @@ func checkHistoryPlans(t *testing.T, s *Store, runs, bigRows int, scans func(*te
 			_, _, err := s.TraceList(ctx, ws, TraceFilter{EndUserID: "nobody"}, Page{Page: 1, Limit: 20})
 			return err
 		},
+		"traces ?service_name": func() error {
+			_, _, err := s.TraceList(ctx, ws, TraceFilter{ServiceName: "checkout"}, Page{Page: 1, Limit: 20})
+			return err
+		},
+		// Studio's ranges: slow runs, and cost and latency bounds together with a time window.
+		"traces ?min_duration_ms": func() error {
+			_, _, err := s.TraceList(ctx, ws, TraceFilter{MinDurationMS: ptrTo(int64(1500))}, Page{Page: 2, Limit: 20})
+			return err
+		},
+		"traces ?cost and latency ranges": func() error {
+			_, _, err := s.TraceList(ctx, ws, TraceFilter{MinCost: ptrTo(0.0001), MaxCost: ptrTo(0.01), MaxDurationMS: ptrTo(int64(1000)),
+				CreatedAfter: day}, Page{Page: 1, Limit: 20})
+			return err
+		},
 		"trace with spans": func() error { _, err := s.TraceGet(ctx, ws, last.TraceID); return err },
 		"trace summary 24h": func() error {
 			_, err := s.TraceSummary(ctx, ws, day, Now(), time.Hour)

@@ -194,10 +194,38 @@ func SpanTree(spans []*Span) []*SpanNode {
 	return roots
 }
 
-// TraceFilter narrows TraceList.
+// TraceFilter narrows TraceList. The ranges are inclusive; nil leaves a bound out.
 type TraceFilter struct {
-	AgentID, ExecutionID, SessionID, EndUserID, Status string
-	CreatedAfter, CreatedBefore                        Time
+	AgentID, ExecutionID, SessionID, EndUserID, Status, ServiceName string
+	CreatedAfter, CreatedBefore                                     Time
+	MinCost, MaxCost                                                *float64
+	MinDurationMS, MaxDurationMS                                    *int64
+}
+
+// bounds are the filter's range conditions (created_at, cost, duration_ms) with their
+// arguments, numbered after the n arguments before them. They narrow the rows read along the
+// list's index in its order: none needs an index of its own.
+func (f TraceFilter) bounds(n int) (string, []any) {
+	var b strings.Builder
+	var args []any
+	for _, c := range []struct {
+		sql string
+		set bool
+		val any
+	}{
+		{" AND created_at > $%d", !f.CreatedAfter.IsZero(), f.CreatedAfter},
+		{" AND created_at < $%d", !f.CreatedBefore.IsZero(), f.CreatedBefore},
+		{" AND cost >= $%d", f.MinCost != nil, f.MinCost},
+		{" AND cost <= $%d", f.MaxCost != nil, f.MaxCost},
+		{" AND duration_ms >= $%d", f.MinDurationMS != nil, f.MinDurationMS},
+		{" AND duration_ms <= $%d", f.MaxDurationMS != nil, f.MaxDurationMS},
+	} {
+		if c.set {
+			args = append(args, c.val)
+			fmt.Fprintf(&b, c.sql, n+len(args))
+		}
+	}
+	return b.String(), args
 }
 
 // TraceCreate inserts a trace.
@@ -590,15 +618,11 @@ func scanTrace(row interface{ Scan(...any) error }) (*Trace, error) {
 // TraceList returns one page of traces, newest first.
 func (s *Store) TraceList(ctx context.Context, ws string, f TraceFilter, p Page) ([]*Trace, int, error) {
 	where, args := whereClause("", ws, []cond{{"agent_id = $%d", f.AgentID}, {"execution_id = $%d", f.ExecutionID},
-		{"session_id = $%d", f.SessionID}, {"end_user_id = $%d", f.EndUserID}, {"status = $%d", f.Status}})
-	if !f.CreatedAfter.IsZero() {
-		args = append(args, f.CreatedAfter)
-		where += fmt.Sprintf(" AND created_at > $%d", len(args))
-	}
-	if !f.CreatedBefore.IsZero() {
-		args = append(args, f.CreatedBefore)
-		where += fmt.Sprintf(" AND created_at < $%d", len(args))
-	}
+		{"session_id = $%d", f.SessionID}, {"end_user_id = $%d", f.EndUserID}, {"status = $%d", f.Status},
+		{"service_name = $%d", f.ServiceName}})
+	bounds, bargs := f.bounds(len(args))
+	where += bounds
+	args = append(args, bargs...)
 	q, qargs := pagedSelect(traceColumns, "traces", where, args, p)
 	rows, err := s.r.QueryContext(ctx, q, qargs...)
 	if err != nil {

@@ -298,3 +298,50 @@ func TestSpanTreeCycles(t *testing.T) {
 		t.Fatalf("tree: %s", got)
 	}
 }
+
+// TestTraceListFilters: the service filter and the inclusive cost and latency ranges of
+// TraceList (Studio's Traces page), on both dialects.
+func TestTraceListFilters(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ws := mustWorkspace(t, s, "ranges")
+		t0 := Now()
+		// Three traces of one llm span each: (service, duration ms, cost).
+		for i, tr := range []struct {
+			service string
+			ms      int
+			cost    float64
+		}{{"checkout", 100, 0.01}, {"checkout", 900, 0.5}, {"batch", 2000, 0}} {
+			end := Time{t0.Add(time.Duration(tr.ms) * time.Millisecond)}
+			if err := s.SpanIngest(ctx, ws, []*Span{{ID: "s", TraceID: fmt.Sprintf("t%d", i), Name: "call", Kind: "llm", Status: "ok",
+				StartedAt: t0, EndedAt: &end, Cost: tr.cost, ServiceName: ptrTo(tr.service)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, c := range []struct {
+			name string
+			f    TraceFilter
+			want string
+		}{
+			{"service", TraceFilter{ServiceName: "checkout"}, "t1 t0"},
+			{"cost from", TraceFilter{MinCost: ptrTo(0.01)}, "t1 t0"},
+			{"cost to, inclusive", TraceFilter{MaxCost: ptrTo(0.01)}, "t2 t0"},
+			{"latency range", TraceFilter{MinDurationMS: ptrTo(int64(100)), MaxDurationMS: ptrTo(int64(900))}, "t1 t0"},
+			{"service and latency", TraceFilter{ServiceName: "checkout", MinDurationMS: ptrTo(int64(500))}, "t1"},
+			{"nothing", TraceFilter{MinCost: ptrTo(1.0)}, ""},
+		} {
+			list, total, err := s.TraceList(ctx, ws, c.f, Page{Page: 1, Limit: 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, tr := range list {
+				ids = append(ids, tr.ID)
+			}
+			// Same creation time: newest first falls back to the id, descending.
+			if got := strings.Join(ids, " "); got != c.want || total != len(ids) {
+				t.Errorf("%s: %q (total %d), want %q", c.name, got, total, c.want)
+			}
+		}
+	})
+}

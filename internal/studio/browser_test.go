@@ -21,6 +21,7 @@ import (
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/agentplane/agentplane/client"
 	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/cli"
 	"github.com/agentplane/agentplane/internal/mcpclient/mcptest"
@@ -267,9 +268,8 @@ func apiGet(t *testing.T, base, path string, header http.Header) (int, map[strin
 func startServe(t *testing.T) (base, email, password string) {
 	t.Helper()
 	base, st := startServeStore(t)
-	email, password = "ada@example.com", "correct horse battery"
-	addUser(t, st, email, password, cli.DefaultWorkspaceID)
-	return base, email, password
+	addUser(t, st, testEmail, testPassword, cli.DefaultWorkspaceID)
+	return base, testEmail, testPassword
 }
 
 // startServeStore starts `serve` in-process on SQLite in a temp dir, with simulated models.
@@ -296,6 +296,19 @@ func startServeModels(t *testing.T, models string) (string, *store.Store) {
 	})
 	return ts.URL, srv.Store
 }
+
+// startServeKey starts `serve` with the models (and tools) of --models and a user, and
+// returns its base URL, its store, a "*" key of the default workspace and a client using it.
+func startServeKey(t *testing.T, models string) (string, *store.Store, string, *client.Client) {
+	t.Helper()
+	base, st := startServeModels(t, models)
+	addUser(t, st, testEmail, testPassword, cli.DefaultWorkspaceID)
+	key := createKeyViaAPI(t, base, testEmail, testPassword)
+	return base, st, key, client.New(base, client.WithAPIKey(key))
+}
+
+// The user startServe and startServeKey add.
+const testEmail, testPassword = "ada@example.com", "correct horse battery"
 
 // addUser creates a user who is an owner of the workspaces.
 func addUser(t *testing.T, st *store.Store, email, password string, workspaces ...string) {
@@ -607,6 +620,10 @@ func TestStudioSignInErrorsAndKey(t *testing.T) {
 		until(`document.querySelector('#schema-result .ok')?.textContent.startsWith('Valid')`),
 		chromedp.Click(chromedp.CSS("#save-version")),
 		until(`[...document.querySelectorAll('#h-versions ~ table tbody tr')].length === 2`),
+		// Saving makes version 2; promoting it, after its diff with the active one, makes it active.
+		until(`document.querySelector('#diff')?.textContent.includes('+   "input_schema"')`),
+		chromedp.Click(chromedp.CSS("#promote-confirm")),
+		until(`document.querySelector('tr[data-version="2"]')?.textContent.includes('active')`),
 	)
 	b.shot("schema-saved")
 	agentID := js[string](b, `location.hash.split('/')[2]`)
@@ -756,13 +773,11 @@ func TestStudioEmulator(t *testing.T) {
 // SDK) is registered from the form, its tools are listed at once, and it is removed after a
 // confirming second click; a server that does not answer stays registered with its error.
 func TestStudioRegistersMCPServer(t *testing.T) {
-	base, st := startServeModels(t, cli.ModelsReal)
-	email, password := "ada@example.com", "correct horse battery"
-	addUser(t, st, email, password, cli.DefaultWorkspaceID)
+	base, st, _, _ := startServeKey(t, cli.ModelsReal)
 	orders := mcptest.New(mcptest.StreamableHTTP)
 	defer orders.Close()
 	b := newBrowser(t, base)
-	b.signIn(base, email, password)
+	b.signIn(base, testEmail, testPassword)
 	b.run(
 		hash("#/mcp-tools"),
 		chromedp.WaitVisible(chromedp.CSS("#mcp-name")),

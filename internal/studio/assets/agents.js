@@ -3,6 +3,7 @@
 import { APIError, call, stream } from './api.js';
 import { act, badge, cost, field, h, json, parseJSON, pager, render, toast, when } from './ui.js';
 import { go, pageAbort, route } from './nav.js';
+import { configEditor, editorChoices } from './editor.js';
 
 const AGENT_TYPES = ['simple', 'agent', 'chain', 'workflow', 'multi_agent', 'approval'];
 
@@ -48,9 +49,10 @@ export function newAgentPage() {
 }
 
 export async function agentPage(id) {
-  const [agent, versions] = await Promise.all([
+  const [agent, versions, choices] = await Promise.all([
     call('GET', `/agents/${id}`),
     call('GET', `/agents/${id}/versions?limit=100`),
+    editorChoices(),
   ]);
   const name = h('input', { id: 'edit-name', value: agent.name });
   const desc = h('input', { id: 'edit-description', value: agent.description });
@@ -67,48 +69,57 @@ export async function agentPage(id) {
 
   const config = h('textarea', { id: 'config', class: 'config', spellcheck: 'false', value: json(agent.config || DEFAULT_CONFIG) });
   const notes = h('input', { id: 'version-notes' });
-  const activate = h('input', { type: 'checkbox', id: 'version-activate', checked: true });
+  // Saving makes a version; it becomes active only by promoting it, after its diff.
   const saveVersion = h('form', {
     onsubmit: (ev) => {
       ev.preventDefault();
       act(ev.submitter, async () => {
         const v = await call('POST', `/agents/${id}/versions`, { config: parseJSON(config.value, 'The configuration'), notes: notes.value });
-        if (activate.checked) await call('POST', `/agents/${id}/versions/${v.id}/promote`);
-        toast(`Version ${v.version} saved${activate.checked ? ' and active' : ''}`);
-        route();
+        toast(`Version ${v.version} saved; review its diff with the active version, then promote it`);
+        await route();
+        document.querySelector(`button[data-promote="${v.version}"]`)?.click();
       });
     },
-  }, field('Configuration (JSON): the draft', config, 'Edit, then run it in the playground below or save it as a version.'),
-  h('div', { class: 'row' }, field('Version notes', notes),
-    h('div', {}, h('label', { for: 'version-activate' }, activate, ' Make it active')),
-    h('button', { type: 'submit', id: 'save-version' }, 'Save as new version')));
+  }, configEditor(agent, config, choices),
+  h('div', { class: 'row' }, field('Version notes', notes), h('button', { class: 'primary', type: 'submit', id: 'save-version' }, 'Save as new version')));
 
-  const diffOut = h('pre', { id: 'diff', hidden: true, 'aria-live': 'polite' });
-  const versionRows = versions.map((v) => h('tr', {},
+  const active = versions.find((v) => v.is_active);
+  const diffBox = h('div', { id: 'diff-box', 'aria-live': 'polite' });
+  const showDiff = (title, a, b, confirm) => {
+    diffBox.replaceChildren(h('h3', {}, title), diffView(a, b), confirm ? h('div', { class: 'row' }, confirm) : null);
+    diffBox.scrollIntoView({ block: 'nearest' });
+  };
+  const versionRows = versions.map((v) => h('tr', { 'data-version': v.version },
     h('td', {}, `v${v.version}`), h('td', {}, v.is_active ? h('strong', {}, 'active') : ''),
-    h('td', {}, v.notes || '—'), h('td', {}, when(v.created_at)),
+    h('td', {}, v.notes || '—'), h('td', {}, v.config?.model || '—'), h('td', {}, when(v.created_at)),
     h('td', {}, h('div', { class: 'row' },
-      v.is_active ? null : h('button', { type: 'button', onclick: (ev) => act(ev.currentTarget, async () => {
-        await call('POST', `/agents/${id}/versions/${v.id}/promote`);
-        toast(`v${v.version} is now active`);
-        route();
-      }) }, `Promote v${v.version}`),
-      h('button', { type: 'button', onclick: () => { config.value = json(v.config); config.focus(); } }, 'Load into draft'),
-      h('button', { type: 'button', onclick: () => {
-        diffOut.hidden = false;
-        diffOut.textContent = `Draft → v${v.version}\n` + lineDiff(config.value, json(v.config));
-      } }, 'Diff with draft')))));
+      v.is_active ? null : h('button', { type: 'button', 'data-promote': v.version, onclick: () => showDiff(
+        `Promote v${v.version}? What changes from the active version${active ? ` (v${active.version})` : ''}:`,
+        json(active?.config ?? {}), json(v.config),
+        h('button', { type: 'button', class: 'primary', id: 'promote-confirm', onclick: (ev) => act(ev.currentTarget, async () => {
+          await call('POST', `/agents/${id}/versions/${v.id}/promote`);
+          toast(`v${v.version} is now active`);
+          route();
+        }) }, `Promote v${v.version}`)) }, `Promote v${v.version}…`),
+      h('button', { type: 'button', onclick: () => { config.value = json(v.config); config.dispatchEvent(new Event('reload')); toast(`v${v.version} loaded into the draft`); } }, 'Load into draft'),
+      h('button', { type: 'button', onclick: () => showDiff(`The draft → v${v.version}`, config.value, json(v.config)) }, 'Diff with draft')))));
 
   render(agent.name,
     h('p', { class: 'muted' }, `${agent.type} · ${agent.status} · `, h('a', { href: `#/executions?agent_id=${id}` }, 'executions')),
     details,
-    h('div', { class: 'cols' },
-      h('section', { 'aria-labelledby': 'h-config' }, h('h2', { id: 'h-config' }, 'Configuration'), saveVersion),
-      h('section', { 'aria-labelledby': 'h-play' }, h('h2', { id: 'h-play' }, 'Playground'), playground(agent, versions, config))),
+    h('section', { 'aria-labelledby': 'h-config' }, h('h2', { id: 'h-config' }, 'Configuration'), saveVersion),
+    h('section', { 'aria-labelledby': 'h-play' }, h('h2', { id: 'h-play' }, 'Playground'), playground(agent, versions, config)),
     schemaEditor(agent, config),
     h('section', { 'aria-labelledby': 'h-versions' }, h('h2', { id: 'h-versions' }, 'Versions'),
-      h('table', {}, h('thead', {}, h('tr', {}, ['Version', '', 'Notes', 'Created', 'Actions'].map((t) => h('th', { scope: 'col' }, t)))),
-        h('tbody', {}, versionRows)), diffOut));
+      h('table', {}, h('thead', {}, h('tr', {}, ['Version', '', 'Notes', 'Model', 'Created', 'Actions'].map((t) => h('th', { scope: 'col' }, t)))),
+        h('tbody', {}, versionRows)), diffBox));
+}
+
+/** A line diff as a table of removed, added and kept lines; "No differences." when equal. */
+function diffView(a, b) {
+  const lines = lineDiff(a, b).split('\n');
+  if (!lines.some((l) => l.startsWith('- ') || l.startsWith('+ '))) return h('p', { class: 'muted', id: 'diff' }, 'No differences.');
+  return h('pre', { id: 'diff', class: 'diff' }, lines.map((l) => h('span', { class: l.startsWith('+ ') ? 'add' : l.startsWith('- ') ? 'del' : 'same' }, l + '\n')));
 }
 
 /**
@@ -178,43 +189,73 @@ function lineDiff(a, b) {
 }
 
 function playground(agent, versions, config) {
-  const which = h('select', { id: 'run-version' },
-    h('option', { value: 'draft' }, 'Draft (the configuration, unsaved)'),
-    agent.active_version_id ? h('option', { value: 'active', selected: true }, `Active version (v${agent.active_version})`) : null,
-    versions.map((v) => h('option', { value: v.id }, `v${v.version}`)));
+  const versionSelect = (id, selected) => h('select', { id },
+    h('option', { value: 'draft', selected: selected === 'draft' }, 'Draft (the configuration, unsaved)'),
+    agent.active_version_id ? h('option', { value: 'active', selected: selected === 'active' }, `Active version (v${agent.active_version})`) : null,
+    versions.map((v) => h('option', { value: v.id, selected: selected === v.id }, `v${v.version}`)));
+  const which = versionSelect('run-version', agent.active_version_id ? 'active' : 'draft');
+  const whichB = versionSelect('run-version-b', versions.find((v) => !v.is_active)?.id || 'draft');
+  const compare = h('input', { type: 'checkbox', id: 'run-compare' });
   const input = h('textarea', { id: 'run-input', spellcheck: 'false', value: json({ message: 'Hello!' }) });
   const out = h('div', { id: 'run-output', class: 'stream', 'aria-live': 'polite' });
   const summary = h('div', { id: 'run-summary' });
+  const outB = h('div', { id: 'run-output-b', class: 'stream', 'aria-live': 'polite' });
+  const summaryB = h('div', { id: 'run-summary-b' });
+  const label = (sel) => sel.options[sel.selectedIndex]?.textContent || '';
+  const headA = h('h3', {}, 'Output');
+  const headB = h('h3', {}, '');
+  const colB = h('div', { hidden: true }, headB, outB, summaryB);
+  const fieldB = field('Compare with', whichB);
+  const showCompare = () => {
+    fieldB.hidden = colB.hidden = !compare.checked;
+    headA.textContent = compare.checked ? `A: ${label(which)}` : 'Output';
+    headB.textContent = `B: ${label(whichB)}`;
+  };
+  compare.addEventListener('change', showCompare);
+  which.addEventListener('change', showCompare);
+  whichB.addEventListener('change', showCompare);
+  showCompare();
   const run = h('button', { class: 'primary', type: 'submit', id: 'run' }, 'Run');
   const form = h('form', {
     onsubmit: (ev) => {
       ev.preventDefault();
       act(run, async () => {
-        out.replaceChildren();
-        summary.replaceChildren(h('p', { class: 'muted' }, 'Starting…'));
         const body = { input: parseJSON(input.value, 'The input'), async: true, source: 'studio' };
-        let x;
-        try {
-          if (which.value === 'draft') {
-            x = await call('POST', `/agents/${agent.id}/playground`, { ...body, config: parseJSON(config.value, 'The configuration') });
-          } else {
-            if (which.value !== 'active') body.version_id = which.value;
-            x = await call('POST', `/agents/${agent.id}/execute`, body);
-          }
-        } catch (e) {
-          // The run never started: say why where "Starting…" was, not only in a toast.
-          summary.replaceChildren(h('p', { class: 'error', role: 'alert', id: 'run-error' }, `Not started: ${e.message}`));
-          throw e;
-        }
-        await watchRun(x.id, out, summary);
+        const draft = which.value === 'draft' || (compare.checked && whichB.value === 'draft');
+        const cfg = draft ? parseJSON(config.value, 'The configuration') : undefined;
+        const runs = [startRun(agent, which.value, body, cfg, out, summary, '')];
+        // Side by side: the same input to the second version, at the same time.
+        if (compare.checked) runs.push(startRun(agent, whichB.value, body, cfg, outB, summaryB, '-b'));
+        const failed = (await Promise.allSettled(runs)).find((r) => r.status === 'rejected');
+        if (failed) throw failed.reason;
       });
     },
-  }, field('Run', which), field('Input (JSON)', input), h('div', { class: 'row' }, run));
-  return h('div', {}, form, h('h3', {}, 'Output'), out, summary);
+  }, h('div', { class: 'row' }, field('Run', which), h('div', {}, h('label', { for: 'run-compare', class: 'plain' }, compare, ' Side by side with another version')), fieldB),
+  field('Input (JSON)', input), h('div', { class: 'row' }, run));
+  return h('div', {}, form, h('div', { class: 'cols' }, h('div', {}, headA, out, summary), colB));
+}
+
+/** Starts one run of the playground (a version, or the draft config) and watches it into out and summary. */
+async function startRun(agent, which, body, cfg, out, summary, suffix) {
+  out.replaceChildren();
+  summary.replaceChildren(h('p', { class: 'muted' }, 'Starting…'));
+  let x;
+  try {
+    if (which === 'draft') {
+      x = await call('POST', `/agents/${agent.id}/playground`, { ...body, config: cfg });
+    } else {
+      x = await call('POST', `/agents/${agent.id}/execute`, which === 'active' ? body : { ...body, version_id: which });
+    }
+  } catch (e) {
+    // The run never started: say why where "Starting…" was, not only in a toast.
+    summary.replaceChildren(h('p', { class: 'error', role: 'alert', id: `run-error${suffix}` }, `Not started: ${e.message}`));
+    throw e;
+  }
+  await watchRun(x.id, out, summary, 'pending', suffix);
 }
 
 /** Streams a run's frames into out, then shows its status, tokens and cost in summary. */
-export async function watchRun(id, out, summary, status = 'pending') {
+export async function watchRun(id, out, summary, status = 'pending', suffix = '') {
   let content = null;
   const link = h('a', { href: `#/executions/${id}` }, id);
   const state = h('span', {}, badge(status));
@@ -255,9 +296,9 @@ export async function watchRun(id, out, summary, status = 'pending') {
   const u = x.token_usage || {};
   summary.replaceChildren(h('dl', { class: 'kv' },
     h('dt', {}, 'Execution'), h('dd', {}, link),
-    h('dt', {}, 'Status'), h('dd', { id: 'run-status' }, badge(x.status)),
-    h('dt', {}, 'Tokens'), h('dd', { id: 'run-tokens' }, `${u.total_tokens ?? 0} (${u.prompt_tokens ?? 0} prompt, ${u.completion_tokens ?? 0} completion)`),
-    h('dt', {}, 'Cost'), h('dd', { id: 'run-cost' }, cost(x.cost)),
+    h('dt', {}, 'Status'), h('dd', { id: `run-status${suffix}` }, badge(x.status)),
+    h('dt', {}, 'Tokens'), h('dd', { id: `run-tokens${suffix}` }, `${u.total_tokens ?? 0} (${u.prompt_tokens ?? 0} prompt, ${u.completion_tokens ?? 0} completion)`),
+    h('dt', {}, 'Cost'), h('dd', { id: `run-cost${suffix}` }, cost(x.cost)),
     h('dt', {}, 'Duration'), h('dd', {}, x.duration_ms != null ? `${x.duration_ms} ms` : '—'),
     h('dt', {}, 'Trace'), h('dd', {}, x.trace_id || '—')));
   if (!content && x.output) out.append(h('pre', { class: 'content' }, json(x.output)));

@@ -56,6 +56,28 @@ export async function call(method, path, body, opts = {}) {
 }
 
 /**
+ * Reads every page of a list (100 a page, at most maxPages pages: a bounded read) and
+ * returns the items.
+ */
+export async function callAll(path, maxPages = 5) {
+  const out = [];
+  const sep = path.includes('?') ? '&' : '?';
+  for (let page = 1; page <= maxPages; page++) {
+    const res = await call('GET', `${path}${sep}limit=100&page=${page}`, undefined, { full: true });
+    out.push(...res.data);
+    if (page >= (res.pagination?.total_pages ?? 1)) break;
+  }
+  return out;
+}
+
+/** Fetches a binary answer (an asset's content) with the credential, as a Blob. */
+export async function blob(path) {
+  const res = await fetch('/api/v1' + path, { headers: headers({ Accept: '*/*' }) });
+  if (!res.ok) throw await failure(res, {});
+  return res.blob();
+}
+
+/**
  * Reads a Server-Sent Events answer with fetch (so the credential goes in headers, which
  * EventSource cannot send), calling onEvent(name, data) per frame until the terminal
  * `done` or `error` frame or the end of the body. Returns the terminal frame.

@@ -6,6 +6,7 @@ import { go, newPage, setRouter } from './nav.js';
 import { agentPage, agentsPage, newAgentPage } from './agents.js';
 import { approvalsPage, executionPage, executionsPage } from './executions.js';
 import { usagePage } from './usage.js';
+import { tracePage, tracesPage } from './traces.js';
 import { chatPage, chatSessionPage, credentialsPage, keysPage, mcpToolsPage, promptPage, promptsPage } from './pages.js';
 
 const main = document.getElementById('main');
@@ -30,6 +31,8 @@ const routes = [
   [/^\/mcp-tools$/, mcpToolsPage],
   [/^\/prompts\/([^/]+)$/, promptPage],
   [/^\/usage$/, usagePage],
+  [/^\/traces$/, tracesPage],
+  [/^\/traces\/([^/]+)$/, tracePage],
 ];
 
 async function route() {
@@ -47,8 +50,10 @@ async function route() {
   const hit = routes.find(([re]) => re.test(path));
   if (!hit) return render('Not found', h('p', {}, 'No such page. ', h('a', { href: '#/agents' }, 'Go to agents')));
   main.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
+  main.dataset.route = ''; // set to the hash once its page is drawn (tests and screenshots wait on it)
   try {
     await hit[1](...path.match(hit[0]).slice(1).map(decodeURIComponent), params, signal);
+    if (!signal.aborted) main.dataset.route = location.hash;
   } catch (e) {
     if (e.name === 'AbortError') return;
     render('Something went wrong', h('p', { role: 'alert', class: 'error' }, e.message));

@@ -1,12 +1,13 @@
 // Studio's execution pages: the filtered list, the detail (trace waterfall, children,
 // scores, live frames, cancel) and the approvals inbox.
 import { call } from './api.js';
-import { act, badge, cost, field, h, json, parseJSON, pager, render, toast, when } from './ui.js';
+import { STATUSES, act, badge, cost, field, filterHash, h, json, listQuery, pager, pick, render, textFilter, timeFilters, toast, when } from './ui.js';
 import { go, pageAbort, route } from './nav.js';
 import { watchRun } from './agents.js';
+import { traceView } from './traceview.js';
 
-const STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled', 'awaiting_approval', 'rejected'];
-const SOURCES = ['api', 'studio', 'playground', 'chat', 'webhook', 'schedule', 'slack', 'telegram', 'teams', 'whatsapp'];
+const SOURCES = ['api', 'studio', 'playground', 'chat', 'webhook', 'schedule', 'slack', 'telegram', 'teams', 'whatsapp', 'agent'];
+const FILTERS = ['agent_id', 'status', 'source', 'end_user_id', 'created_after', 'created_before'];
 
 export async function agentNames() {
   const list = await call('GET', '/agents?limit=100');
@@ -14,65 +15,31 @@ export async function agentNames() {
 }
 
 export async function executionsPage(params) {
-  const page = Number(params.get('page') || 1);
-  const filters = ['agent_id', 'status', 'source'].filter((k) => params.get(k)).map((k) => `&${k}=${encodeURIComponent(params.get(k))}`).join('');
-  const [res, names] = await Promise.all([call('GET', `/executions?page=${page}&limit=25${filters}`, undefined, { full: true }), agentNames()]);
-  const pick = (id, values, current, labels) => h('select', { id, name: id },
-    h('option', { value: '' }, 'any'), values.map((v, i) => h('option', { value: v, selected: v === current }, labels ? labels[i] : v)));
-  const agentSel = pick('f-agent', [...names.keys()], params.get('agent_id'), [...names.values()]);
-  const statusSel = pick('f-status', STATUSES, params.get('status'));
-  const sourceSel = pick('f-source', SOURCES, params.get('source'));
-  const query = (p) => {
-    const q = new URLSearchParams();
-    if (agentSel.value) q.set('agent_id', agentSel.value);
-    if (statusSel.value) q.set('status', statusSel.value);
-    if (sourceSel.value) q.set('source', sourceSel.value);
-    if (p > 1) q.set('page', p);
-    return '#/executions?' + q;
+  const q = listQuery(params, FILTERS);
+  const [res, names] = await Promise.all([call('GET', `/executions?${q}`, undefined, { full: true }), agentNames()]);
+  const controls = {
+    agent_id: pick('f-agent', [...names.keys()], params.get('agent_id'), [...names.values()]),
+    status: pick('f-status', STATUSES, params.get('status')),
+    source: pick('f-source', SOURCES, params.get('source')),
+    end_user_id: textFilter('f-end-user', params, 'end_user_id'),
+    ...timeFilters('f', params),
   };
+  const query = (p) => filterHash('#/executions', controls, p);
+  const c = controls;
   render('Executions',
-    h('form', { class: 'row', onsubmit: (ev) => { ev.preventDefault(); go(query(1)); } },
-      field('Agent', agentSel), field('Status', statusSel), field('Source', sourceSel), h('button', { type: 'submit' }, 'Filter')),
+    h('form', { class: 'row filters', id: 'exec-filters', onsubmit: (ev) => { ev.preventDefault(); go(query(1)); } },
+      field('Agent', c.agent_id), field('Status', c.status), field('Source', c.source), field('End user', c.end_user_id),
+      field('From', c.created_after), field('To', c.created_before),
+      h('button', { type: 'submit', id: 'f-apply' }, 'Filter'), h('a', { href: '#/executions', id: 'f-clear' }, 'Clear')),
     res.data.length
-      ? h('table', {}, h('thead', {}, h('tr', {}, ['Execution', 'Agent', 'Status', 'Source', 'Created', 'Duration', 'Tokens', 'Cost'].map((t) => h('th', { scope: 'col' }, t)))),
-        h('tbody', {}, res.data.map((x) => h('tr', {},
+      ? h('table', { id: 'executions' }, h('thead', {}, h('tr', {}, ['Execution', 'Agent', 'Status', 'Source', 'End user', 'Created', 'Duration', 'Tokens', 'Cost'].map((t) => h('th', { scope: 'col' }, t)))),
+        h('tbody', {}, res.data.map((x) => h('tr', { 'data-execution': x.id },
           h('td', {}, h('a', { href: `#/executions/${x.id}` }, x.id)), h('td', {}, names.get(x.agent_id) || x.agent_id),
-          h('td', {}, badge(x.status)), h('td', {}, x.source), h('td', {}, when(x.created_at)),
-          h('td', {}, x.duration_ms != null ? `${x.duration_ms} ms` : '—'), h('td', {}, x.token_usage?.total_tokens ?? 0), h('td', {}, cost(x.cost))))))
-      : h('p', { class: 'muted' }, 'No executions match.'),
+          h('td', {}, badge(x.status)), h('td', {}, x.source), h('td', {}, x.end_user_id || '—'), h('td', {}, when(x.created_at)),
+          h('td', { class: 'num' }, x.duration_ms != null ? `${x.duration_ms} ms` : '—'), h('td', { class: 'num' }, x.token_usage?.total_tokens ?? 0),
+          h('td', { class: 'num' }, cost(x.cost))))))
+      : h('p', { class: 'muted', id: 'executions-empty' }, 'No executions match.'),
     pager(res.pagination, (p) => go(query(p))));
-}
-
-/** The trace's span tree (spans[].children) as a flat list in depth-first order, each with its depth. */
-function flatten(roots) {
-  const out = [];
-  const walk = (s, d) => {
-    out.push({ s, d: Math.min(d, 8) });
-    for (const c of s.children || []) walk(c, d + 1);
-  };
-  for (const r of roots) walk(r, 0);
-  return out;
-}
-
-/** The trace's spans as a waterfall: one bar per span, placed on the trace's time line. */
-function waterfall(trace) {
-  const rows = flatten(trace.spans || []);
-  if (!rows.length) return h('p', { class: 'muted' }, 'No spans.');
-  const start = (s) => Date.parse(s.started_at);
-  const end = (s) => (s.ended_at ? Date.parse(s.ended_at) : start(s) + (s.duration_ms || 0));
-  const t0 = Math.min(...rows.map((r) => start(r.s)));
-  const total = Math.max(1, Math.max(...rows.map((r) => end(r.s))) - t0);
-  return h('table', { class: 'waterfall', id: 'waterfall' },
-    h('thead', {}, h('tr', {}, ['Span', 'Kind', 'Duration', 'Tokens', 'Timeline'].map((t) => h('th', { scope: 'col' }, t)))),
-    h('tbody', {}, rows.map(({ s, d }) => {
-      const bar = h('div', { class: 'bar' + (s.status === 'error' ? ' bad' : ''), title: `${s.name}: ${s.duration_ms ?? 0} ms` });
-      bar.style.marginLeft = `${((start(s) - t0) / total) * 100}%`;
-      bar.style.width = `${Math.max(0.5, ((end(s) - start(s)) / total) * 100)}%`;
-      const name = h('td', {}, s.name);
-      name.style.paddingLeft = `${0.5 + d}rem`;
-      return h('tr', { 'data-span': s.id }, name, h('td', {}, s.kind), h('td', {}, `${s.duration_ms ?? 0} ms`),
-        h('td', {}, s.token_usage?.total_tokens || ''), h('td', { class: 'track' }, bar));
-    })));
 }
 
 function childTree(node) {
@@ -128,7 +95,7 @@ export async function executionPage(id) {
     h('h2', {}, 'Output'), h('pre', { id: 'x-output' }, json(x.output)),
     x.error ? [h('h2', {}, 'Error'), h('pre', { class: 'error', id: 'x-error' }, x.error)] : null,
     h('h2', {}, 'Trace'),
-    trace instanceof Error ? h('p', { class: 'muted' }, `The trace is not available: ${trace.message}`) : trace ? waterfall(trace) : h('p', { class: 'muted' }, 'No trace.'),
+    trace instanceof Error ? h('p', { class: 'muted' }, `The trace is not available: ${trace.message}`) : trace ? [h('p', {}, h('a', { href: `#/traces/${encodeURIComponent(x.trace_id)}` }, 'Open the trace')), traceView(trace)] : h('p', { class: 'muted' }, 'No trace.'),
     tree instanceof Error || !tree.children?.length ? null : [h('h2', {}, 'Child executions'), childTree(tree)],
     scoresSection(id, scores));
 }

@@ -91,3 +91,59 @@ export function render(title, ...kids) {
   document.title = `${title} · agentplane Studio`;
   main.replaceChildren(h('h1', {}, title), ...kids.flat(Infinity).filter((k) => k != null && k !== false));
 }
+
+// --- filters -----------------------------------------------------------------------------
+
+/** The execution statuses, in lifecycle order. */
+export const STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled', 'awaiting_approval', 'rejected'];
+
+/** An RFC 3339 time as a datetime-local value (local time, to the minute); '' for none. */
+export function toLocalInput(iso) {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  const p = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+}
+
+/** A datetime-local value as RFC 3339 UTC; '' for none. */
+export function fromLocalInput(v) {
+  return v ? new Date(v).toISOString() : '';
+}
+
+/** A select of values with an "any" first, the current one selected. */
+export function pick(id, values, current, labels) {
+  return h('select', { id, name: id }, h('option', { value: '' }, 'any'),
+    values.map((v, i) => h('option', { value: v, selected: v === current }, labels ? labels[i] : v)));
+}
+
+/** The hash of a filtered, paged list: base, then each control's value that is set, then page p. */
+export function filterHash(base, controls, p) {
+  const out = new URLSearchParams();
+  for (const [k, el] of Object.entries(controls)) {
+    const v = el.type === 'datetime-local' ? fromLocalInput(el.value) : el.value.trim();
+    if (v) out.set(k, v);
+  }
+  if (p > 1) out.set('page', p);
+  return `${base}?${out}`;
+}
+
+/** The API query of one page (25 rows) of a filtered list: the page's hash parameters named in filters. */
+export function listQuery(params, filters) {
+  const q = new URLSearchParams({ page: Number(params.get('page') || 1), limit: 25 });
+  for (const k of filters) if (params.get(k)) q.set(k, params.get(k));
+  return q;
+}
+
+/** A text filter control (id) showing the hash parameter name. */
+export function textFilter(id, params, name) {
+  return h('input', { id, value: params.get(name) || '', maxlength: 200 });
+}
+
+/** The created_after and created_before controls (ids prefix-from, prefix-to) of a list. */
+export function timeFilters(prefix, params) {
+  return {
+    created_after: h('input', { id: `${prefix}-from`, type: 'datetime-local', value: toLocalInput(params.get('created_after')) }),
+    created_before: h('input', { id: `${prefix}-to`, type: 'datetime-local', value: toLocalInput(params.get('created_before')) }),
+  };
+}

@@ -1,0 +1,77 @@
+package studio_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/agentplane/agentplane/client"
+)
+
+// TestStudioScreenshots writes a 1400×900 screenshot of each Studio page, drawn against the
+// seeded emulator with a few runs and an ingested trace, into the folder named by
+// AGENTPLANE_STUDIO_SCREENSHOTS (the README shows docs/studio/):
+//
+//	AGENTPLANE_STUDIO_SCREENSHOTS=$PWD/docs/studio go test -run TestStudioScreenshots ./internal/studio/
+func TestStudioScreenshots(t *testing.T) {
+	dir := os.Getenv("AGENTPLANE_STUDIO_SCREENSHOTS")
+	if dir == "" {
+		t.Skip("set AGENTPLANE_STUDIO_SCREENSHOTS to a folder to write Studio's screenshots there")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := startEmulator(t)
+	c := client.New(base)
+	ctx := context.Background()
+	agent, err := c.AgentCreate(ctx, client.AgentCreate{Name: "Support assistant", Type: "simple", Description: "Answers customers' questions.",
+		Config: &client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You are the support assistant of Acme. Answer {{customer}} briefly and kindly."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run *client.Execution
+	for i, eu := range []string{"acme-42", "acme-42", "globex-7", ""} {
+		if run, err = c.Execute(ctx, agent.ID, client.ExecuteRequest{Input: map[string]any{"customer": "Ada", "message": []string{
+			"How do I reset my password?", "Can I change my plan mid-month?", "Where is my invoice?", "Do you ship to Norway?"}[i]}, EndUserID: eu}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res, err := c.IngestSpans(ctx, checkoutSpans(time.Now().UTC().Add(-time.Minute))); err != nil || res.Rejected != 0 {
+		t.Fatalf("ingest: %+v %v", res, err)
+	}
+
+	b := newBrowser(t, base)
+	b.run(chromedp.EmulateViewport(1400, 900), chromedp.Navigate(base+"/studio"), chromedp.WaitVisible(chromedp.CSS("#new-agent")))
+	shoot := func(name, page, ready string) {
+		t.Helper()
+		b.run(hash(page), until(drawn(`location.hash`)), until(ready))
+		js[bool](b, `(() => { window.scrollTo(0, 0); return true; })()`)
+		png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shoot("agents", "#/agents", `!!document.querySelector('tbody tr')`)
+	b.run(hash("#/agents/"+agent.ID), until(drawn(`location.hash`)))
+	b.setInput("#prompt-sample", `{"customer": "Ada", "message": "How do I reset my password?"}`)
+	shoot("agent-editor", "#/agents/"+agent.ID, `document.querySelector('#prompt-preview')?.textContent.includes('Answer Ada')`)
+	shoot("executions", "#/executions", `document.querySelectorAll('#executions tbody tr').length >= 4`)
+	shoot("execution", "#/executions/"+run.ID, `!!document.querySelector('#waterfall')`)
+	shoot("traces", "#/traces", `!!document.querySelector('#traces tbody tr')`)
+	b.run(hash("#/traces/checkout-1"), until(drawn(`location.hash`)), chromedp.Click(chromedp.CSS(`tr[data-span="llm"]`)))
+	shoot("trace", "#/traces/checkout-1", `document.querySelector('#span-title')?.textContent === 'chat gpt-4o-mini'`)
+	shoot("usage", "#/usage", `!!document.querySelector('#usage-by-model tbody tr')`)
+	shoot("approvals", "#/approvals", `true`)
+	shoot("chat", "#/chat", `true`)
+	shoot("prompts", "#/prompts", `true`)
+	shoot("credentials", "#/credentials", `true`)
+	shoot("mcp-tools", "#/mcp-tools", `true`)
+	b.noConsoleErrors()
+}
