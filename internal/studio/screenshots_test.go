@@ -44,6 +44,19 @@ func TestStudioScreenshots(t *testing.T) {
 		t.Fatalf("ingest: %+v %v", res, err)
 	}
 
+	verdict, err := c.ScoreConfigCreate(ctx, client.ScoreConfigCreate{Name: "verdict", DataType: client.ScoreCategorical, Description: "Is the answer right?",
+		Categories: []client.ScoreCategory{{Label: "correct", Value: 1}, {Label: "partly", Value: 0.5}, {Label: "wrong", Value: 0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queue, err := c.AnnotationQueueCreate(ctx, client.AnnotationQueueCreate{Name: "Support answers", ScoreConfigIDs: []string{verdict.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AnnotationItemsAdd(ctx, queue.ID, []string{run.ID}); err != nil {
+		t.Fatal(err)
+	}
+
 	b := newBrowser(t, base)
 	b.run(chromedp.EmulateViewport(1400, 900), chromedp.Navigate(base+"/studio"), chromedp.WaitVisible(chromedp.CSS("#new-agent")))
 	shoot := func(name, page, ready string) {
@@ -69,6 +82,7 @@ func TestStudioScreenshots(t *testing.T) {
 	shoot("trace", "#/traces/checkout-1", `document.querySelector('#span-title')?.textContent === 'chat gpt-4o-mini'`)
 	shoot("usage", "#/usage", `!!document.querySelector('#usage-by-model tbody tr')`)
 	shoot("approvals", "#/approvals", `true`)
+	shoot("review", "#/review/"+queue.ID, `!!document.querySelector('#review-complete')`)
 	shoot("chat", "#/chat", `true`)
 	shoot("prompts", "#/prompts", `true`)
 	shoot("credentials", "#/credentials", `true`)

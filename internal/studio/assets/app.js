@@ -7,6 +7,7 @@ import { agentPage, agentsPage, newAgentPage } from './agents.js';
 import { approvalsPage, executionPage, executionsPage } from './executions.js';
 import { usagePage } from './usage.js';
 import { tracePage, tracesPage } from './traces.js';
+import { reviewPage, reviewQueuesPage } from './review.js';
 import { chatPage, chatSessionPage, credentialsPage, keysPage, mcpToolsPage, promptPage, promptsPage } from './pages.js';
 
 const main = document.getElementById('main');
@@ -33,6 +34,8 @@ const routes = [
   [/^\/usage$/, usagePage],
   [/^\/traces$/, tracesPage],
   [/^\/traces\/([^/]+)$/, tracePage],
+  [/^\/review$/, reviewQueuesPage],
+  [/^\/review\/([^/]+)$/, reviewPage],
 ];
 
 async function route() {
