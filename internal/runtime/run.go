@@ -314,7 +314,8 @@ func (r *run) finish(o outcome) (*store.Execution, error) {
 		if final, err = tx.ExecutionTransition(ctx, r.x.WorkspaceID, r.x.ID, o.status, patch); err != nil {
 			return err
 		}
-		if err := tx.EventAppend(ctx, r.x.ID, r.pending); err != nil {
+		// The done frame's output is the one just stored: the batch refers to it.
+		if err := tx.EventAppendFinal(ctx, r.x.ID, r.pending, patch.Output); err != nil {
 			return err
 		}
 		if err := tx.SpanInsert(ctx, r.spans); err != nil {
