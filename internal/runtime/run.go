@@ -168,7 +168,7 @@ func (r *run) flushEvents(ctx context.Context) {
 
 // span starts a span; end it with r.end.
 func (r *run) span(kind, name string, input any) *store.Span {
-	sp := &store.Span{ID: store.NewID(), TraceID: r.x.TraceID, WorkspaceID: r.x.WorkspaceID, Name: name, Kind: kind,
+	sp := &store.Span{ID: store.NewSpanID(), TraceID: r.x.TraceID, WorkspaceID: r.x.WorkspaceID, Name: name, Kind: kind,
 		Status: "ok", StartedAt: store.Now(), Attributes: store.JSONObject{}}
 	if r.root != nil {
 		sp.ParentID = &r.root.ID
