@@ -3,8 +3,6 @@ package retention
 import (
 	"context"
 	"database/sql"
-	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +25,10 @@ var historyRelations = []string{"executions", "traces", "spans", "execution_even
 // database, and other tests (in other schemas of TEST_DATABASE_URL's database) hold some open.
 func TestSpaceComesBack(t *testing.T) {
 	ctx := context.Background()
-	u := ownDatabase(t)
+	u := dbtest.PostgresDatabaseURL(t)
+	if u == "" {
+		t.Skip(dbtest.SkipMessage)
+	}
 	st, err := store.Open(ctx, u)
 	if err != nil {
 		t.Fatal(err)
@@ -81,33 +82,4 @@ func TestSpaceComesBack(t *testing.T) {
 	if after := size("3,000 new runs"); after > full+full/10 {
 		t.Errorf("the tables grew from %d KB to %d KB: the expired rows' space was not reused", full/1024, after/1024)
 	}
-}
-
-// ownDatabase returns the URL of a new database on TEST_DATABASE_URL's server, dropped when
-// the test ends (skips without the variable).
-func ownDatabase(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("TEST_DATABASE_URL")
-	if base == "" {
-		t.Skip(dbtest.SkipMessage)
-	}
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := "t_space_" + strings.ToLower(store.NewID())
-	if _, err := admin.ExecContext(context.Background(), "CREATE DATABASE "+name); err != nil {
-		admin.Close()
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		_, _ = admin.ExecContext(context.Background(), "DROP DATABASE "+name+" WITH (FORCE)")
-		admin.Close()
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
 }

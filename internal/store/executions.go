@@ -138,6 +138,9 @@ func scanExecution(row interface{ Scan(...any) error }) (*Execution, error) {
 		return nil, err
 	}
 	e.TokenUsage.TotalTokens = e.TokenUsage.PromptTokens + e.TokenUsage.CompletionTokens
+	if e.RootID == "" {
+		e.RootID = e.ID // a top execution's root is itself (see ExecutionCreate)
+	}
 	if output.Valid {
 		e.Output = json.RawMessage(output.String)
 	}
@@ -210,7 +213,13 @@ func (s *Store) ExecutionCreate(ctx context.Context, e *Execution, tr *Trace) er
 		owner_node, lease_expires_at, attempt, seq_reserved, model_called)
 		VALUES ($13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $27, $29, $30, $31,
 		$32, ` + s.nowMS() + ` + $33, $34, $35, $36)`
-	args := append(traceArgs, e.ID, e.WorkspaceID, e.AgentID, e.AgentVersionID, e.ParentID, e.RootID, e.SessionID, e.Source, e.Status,
+	// A top execution's root_id is stored empty: its own id, written once (every read of
+	// root_id by the database is of a child's, parent_id IS NOT NULL).
+	root := e.RootID
+	if root == e.ID {
+		root = ""
+	}
+	args := append(traceArgs, e.ID, e.WorkspaceID, e.AgentID, e.AgentVersionID, e.ParentID, root, e.SessionID, e.Source, e.Status,
 		e.Input, e.Metadata, config, e.TraceID, e.TimeoutMS, now, optTime(e.StartedAt), nullJSON(e.State), e.UserID, e.EndUserID,
 		owner, leaseMS, attempt, reserved, called)
 	if s.dialect == Postgres {
