@@ -52,6 +52,41 @@ func PostgresURL(t testing.TB) string {
 	return u.String()
 }
 
+// PostgresDatabaseURL returns the URL of a fresh database on the PostgreSQL server at
+// TEST_DATABASE_URL, dropped when the test ends, for tests that need a database of their own
+// (a VACUUM frees only rows older than every open transaction of its database, and other
+// tests share TEST_DATABASE_URL's); "" when the variable is unset. It skips the test when the
+// server refuses CREATE DATABASE.
+func PostgresDatabaseURL(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv("TEST_DATABASE_URL")
+	if base == "" {
+		return ""
+	}
+	ctx := context.Background()
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	name := "agentplane_test_" + hex.EncodeToString(b[:])
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		admin.Close()
+		t.Skipf("cannot create a database of its own: %v", err)
+	}
+	t.Cleanup(func() {
+		_, _ = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		admin.Close()
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
 // SkipMessage is what a test skipped for want of TEST_DATABASE_URL says.
 const SkipMessage = "TEST_DATABASE_URL is not set: skipping the PostgreSQL run (set it to a postgres:// URL to run it)"
 

@@ -29,7 +29,8 @@ type History struct {
 
 // FillHistory bulk-loads finished runs in the shapes the API writes them, a few statements
 // in all (rows made by the database, not sent one by one), so that tests and benchmarks can
-// look at a long history in minutes: per run an execution with its trace, five spans and one
+// look at a long history in minutes: per run an execution (a top one: root_id empty) with its
+// trace, five spans (ids of 16 hex digits) and one
 // batch of frames; one run in 50 failed; every tenth a chat turn (two messages, in sessions
 // of up to 1,000 runs); every tenth scored (see ChatEvery, ScoreEvery and SessionRuns). dialect is "postgres" or "sqlite"; db is the store's
 // database, migrated.
@@ -49,6 +50,12 @@ func FillHistory(ctx context.Context, db *sql.DB, dialect string, h History) err
 			return fmt.Sprintf("'C%s' || lpad(((i - 1) / %d)::text, %d, '0')", h.IDPrefix, h.SessionRuns, 26-len(h.IDPrefix))
 		}
 		return fmt.Sprintf("'C%s' || printf('%%0%dd', (i - 1) / %d)", h.IDPrefix, 26-len(h.IDPrefix), h.SessionRuns)
+	}
+	spanID := func(j string) string { // 16 hex digits, as the runtime's span ids
+		if dialect == "postgres" {
+			return fmt.Sprintf("lpad(to_hex(i * 8 + %s), 16, '0')", j)
+		}
+		return fmt.Sprintf("printf('%%016x', i * 8 + %s)", j)
 	}
 	if h.ChatEvery <= 0 {
 		h.ChatEvery = 10
@@ -78,7 +85,7 @@ func FillHistory(ctx context.Context, db *sql.DB, dialect string, h History) err
 		runs + ` INSERT INTO executions (id, workspace_id, agent_id, root_id, session_id, source, status, input, output, error, metadata,
 			prompt_tokens, completion_tokens, cost, duration_ms, trace_id, timeout_ms, created_at, started_at, completed_at, updated_at,
 			attempt, model_called, seq_reserved)
-			SELECT ` + id("E") + `, ` + ws + `, agent, ` + id("E") + `, CASE WHEN chat THEN ` + session() + ` END,
+			SELECT ` + id("E") + `, ` + ws + `, agent, '', CASE WHEN chat THEN ` + session() + ` END,
 			CASE WHEN chat THEN 'chat' ELSE 'api' END, ` + status + `,
 			'{"message":"What is the status of order ' || i || '? Please answer briefly."}',
 			CASE WHEN failed THEN NULL ELSE '{"content":"Order ' || i || ' shipped yesterday and arrives within three business days."}' END,
@@ -93,7 +100,7 @@ func FillHistory(ctx context.Context, db *sql.DB, dialect string, h History) err
 			(4, 'chat gpt-4o-mini', 'llm'), (5, 'output', 'output'))
 			INSERT INTO spans (workspace_id, trace_id, id, parent_span_id, name, kind, status, started_at, ended_at, model, provider, input, output,
 			prompt_tokens, completion_tokens, cost, attributes)
-			SELECT ` + ws + `, ` + id("T") + `, ` + id("S") + ` || j, CASE WHEN j > 1 THEN ` + id("S") + ` || 1 END, name, kind,
+			SELECT ` + ws + `, ` + id("T") + `, ` + spanID("j") + `, CASE WHEN j > 1 THEN ` + spanID("1") + ` END, name, kind,
 			CASE WHEN failed AND j IN (1, 4) THEN 'error' ELSE 'ok' END, at + j, at + 200 + i % 1800 - j,
 			CASE WHEN j = 4 THEN 'gpt-4o-mini' END, CASE WHEN j = 4 THEN 'openai' END,
 			'{"messages":[{"role":"user","content":"What is the status of order ' || i || '?"}]}',

@@ -168,7 +168,7 @@ func (r *run) flushEvents(ctx context.Context) {
 
 // span starts a span; end it with r.end.
 func (r *run) span(kind, name string, input any) *store.Span {
-	sp := &store.Span{ID: store.NewID(), TraceID: r.x.TraceID, WorkspaceID: r.x.WorkspaceID, Name: name, Kind: kind,
+	sp := &store.Span{ID: store.NewSpanID(), TraceID: r.x.TraceID, WorkspaceID: r.x.WorkspaceID, Name: name, Kind: kind,
 		Status: "ok", StartedAt: store.Now(), Attributes: store.JSONObject{}}
 	if r.root != nil {
 		sp.ParentID = &r.root.ID
@@ -314,7 +314,8 @@ func (r *run) finish(o outcome) (*store.Execution, error) {
 		if final, err = tx.ExecutionTransition(ctx, r.x.WorkspaceID, r.x.ID, o.status, patch); err != nil {
 			return err
 		}
-		if err := tx.EventAppend(ctx, r.x.ID, r.pending); err != nil {
+		// The done frame's output is the one just stored: the batch refers to it.
+		if err := tx.EventAppendFinal(ctx, r.x.ID, r.pending, patch.Output); err != nil {
 			return err
 		}
 		if err := tx.SpanInsert(ctx, r.spans); err != nil {

@@ -9,7 +9,8 @@ import (
 )
 
 // TestRunSharesIOWithSpans: a simple run stores its input and output once, on the execution:
-// the root span shares the input and the model call the output, and the trace reads back the
+// the root span and the prompt span share the input and the model call the output (and its
+// model and provider attributes are its columns), and the trace reads back the
 // values the spans held before (the root span's input is the run's input, the model call's
 // output its answer with its tool calls).
 func TestRunSharesIOWithSpans(t *testing.T) {
@@ -43,13 +44,23 @@ func TestRunSharesIOWithSpans(t *testing.T) {
 			if string(sp.Input) != string(inText) {
 				t.Errorf("agent span input %s, want %s", sp.Input, inText)
 			}
+		case "prompt":
+			if want := `{"input":` + string(inText) + `,"prompt_id":""}`; string(sp.Input) != want {
+				t.Errorf("prompt span input %s, want %s", sp.Input, want)
+			}
 		case "llm":
 			if string(sp.Output) != string(answer) {
 				t.Errorf("llm span output %s, want %s", sp.Output, answer)
 			}
+			if sp.Model == nil || sp.Provider == nil || sp.Attributes["model"] != *sp.Model || sp.Attributes["provider"] != *sp.Provider {
+				t.Errorf("llm span attributes %v, model %v, provider %v", sp.Attributes, sp.Model, sp.Provider)
+			}
+		}
+		if len(sp.ID) != 16 {
+			t.Errorf("span id %q: want 16 hex digits", sp.ID)
 		}
 	}
-	if shared["agent"] != store.SharedInput || shared["llm"] != store.SharedOutput || shared["prompt"] != 0 {
+	if shared["agent"] != store.SharedInput || shared["llm"] != store.SharedOutput|store.SharedModel || shared["prompt"] != store.SharedPromptInput {
 		t.Fatalf("shared: %v", shared)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -139,6 +138,9 @@ func scanExecution(row interface{ Scan(...any) error }) (*Execution, error) {
 		return nil, err
 	}
 	e.TokenUsage.TotalTokens = e.TokenUsage.PromptTokens + e.TokenUsage.CompletionTokens
+	if e.RootID == "" {
+		e.RootID = e.ID // a top execution's root is itself (see ExecutionCreate)
+	}
 	if output.Valid {
 		e.Output = json.RawMessage(output.String)
 	}
@@ -211,7 +213,13 @@ func (s *Store) ExecutionCreate(ctx context.Context, e *Execution, tr *Trace) er
 		owner_node, lease_expires_at, attempt, seq_reserved, model_called)
 		VALUES ($13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $27, $29, $30, $31,
 		$32, ` + s.nowMS() + ` + $33, $34, $35, $36)`
-	args := append(traceArgs, e.ID, e.WorkspaceID, e.AgentID, e.AgentVersionID, e.ParentID, e.RootID, e.SessionID, e.Source, e.Status,
+	// A top execution's root_id is stored empty: its own id, written once (every read of
+	// root_id by the database is of a child's, parent_id IS NOT NULL).
+	root := e.RootID
+	if root == e.ID {
+		root = ""
+	}
+	args := append(traceArgs, e.ID, e.WorkspaceID, e.AgentID, e.AgentVersionID, e.ParentID, root, e.SessionID, e.Source, e.Status,
 		e.Input, e.Metadata, config, e.TraceID, e.TimeoutMS, now, optTime(e.StartedAt), nullJSON(e.State), e.UserID, e.EndUserID,
 		owner, leaseMS, attempt, reserved, called)
 	if s.dialect == Postgres {
@@ -536,31 +544,17 @@ type Event struct {
 
 // EventAppend stores frames of an execution's log, in order, as one batch.
 func (s *Store) EventAppend(ctx context.Context, executionID string, events []Event) error {
+	return s.EventAppendFinal(ctx, executionID, events, nil)
+}
+
+// EventAppendFinal is EventAppend for the batch written as a run completes with output (the
+// execution's, byte for byte): its "done" frame's copy of the output is not stored again
+// (see storedEvent).
+func (s *Store) EventAppendFinal(ctx context.Context, executionID string, events []Event, output json.RawMessage) error {
 	if len(events) == 0 {
 		return nil
 	}
-	// The batch is written by hand: every frame's data is already JSON, and re-encoding
-	// would validate and copy each one again.
-	b := make([]byte, 0, 64*len(events))
-	b = append(b, '[')
-	for i, ev := range events {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"seq":`...)
-		b = strconv.AppendInt(b, int64(ev.Seq), 10)
-		b = append(b, `,"event":"`...)
-		b = append(b, ev.Event...) // event names are fixed identifiers
-		b = append(b, `","data":`...)
-		if len(ev.Data) == 0 {
-			b = append(b, "null"...)
-		} else {
-			b = append(b, ev.Data...)
-		}
-		b = append(b, '}')
-	}
-	b = append(b, ']')
-	frames, packed := packFrames(b)
+	frames, packed := packFrames(events, output)
 	_, err := s.exec(ctx, "INSERT INTO execution_events (execution_id, seq_from, seq_to, frames, packed) VALUES ($1, $2, $3, $4, $5)",
 		executionID, events[0].Seq, events[len(events)-1].Seq, frames, packed)
 	if err != nil {
@@ -571,34 +565,54 @@ func (s *Store) EventAppend(ctx context.Context, executionID string, events []Ev
 
 // EventList returns the frames of an execution after seq, in order.
 func (s *Store) EventList(ctx context.Context, executionID string, after int) ([]Event, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT frames, packed FROM execution_events WHERE execution_id = $1 AND seq_to > $2 ORDER BY seq_from",
+	rows, err := s.r.QueryContext(ctx, "SELECT seq_from, frames, packed FROM execution_events WHERE execution_id = $1 AND seq_to > $2 ORDER BY seq_from",
 		executionID, after)
 	if err != nil {
 		return nil, fmt.Errorf("list events of %s: %w", executionID, err)
 	}
-	defer rows.Close()
-	var out []Event
+	type batch struct {
+		from   int
+		frames string
+		packed []byte
+	}
+	var batches []batch
 	for rows.Next() {
-		var frames string
-		var packed []byte
-		if err := rows.Scan(&frames, &packed); err != nil {
+		var b batch
+		if err := rows.Scan(&b.from, &b.frames, &b.packed); err != nil {
+			rows.Close()
 			return nil, err
 		}
-		raw, err := unpackFrames(frames, packed)
+		batches = append(batches, b)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list events of %s: %w", executionID, err)
+	}
+	// The output is read after the rows are closed: SQLite's reads may hold one connection.
+	var output json.RawMessage
+	readOutput := func() (json.RawMessage, error) {
+		if output == nil {
+			o, err := s.executionOutput(ctx, executionID)
+			if err != nil {
+				return nil, err
+			}
+			output = o
+		}
+		return output, nil
+	}
+	var out []Event
+	for _, b := range batches {
+		frames, err := unpackFrames(b.from, b.frames, b.packed, readOutput)
 		if err != nil {
 			return nil, fmt.Errorf("read events of %s: %w", executionID, err)
 		}
-		var batch []Event
-		if err := json.Unmarshal(raw, &batch); err != nil {
-			return nil, fmt.Errorf("decode events of %s: %w", executionID, err)
-		}
-		for _, ev := range batch {
+		for _, ev := range frames {
 			if ev.Seq > after {
 				out = append(out, ev)
 			}
 		}
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // EventLastSeq returns the highest stored frame number of an execution (0 if none).

@@ -99,3 +99,80 @@ func frameText(evs []Event) []string {
 	}
 	return out
 }
+
+// TestFramesShareOutput: a compressed batch keeps neither the frame numbers (when they run on
+// without a gap) nor the execution's output at the head of its done frame, and reads back
+// byte for byte; a done frame whose output differs from the execution's (escaped otherwise),
+// and a batch with a gap in its numbers, keep them.
+func TestFramesShareOutput(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ws := mustWorkspace(t, s, "frames")
+		output := `{"content":"final answer <42>"}`
+		if _, err := s.exec(ctx, `INSERT INTO executions (id, workspace_id, agent_id, root_id, source, status, trace_id, created_at, updated_at, output)
+			VALUES ('x3', $1, 'ag1', 'x3', 'api', 'completed', 'tr3', 1, 1, $2)`, ws, output); err != nil {
+			t.Fatal(err)
+		}
+		run := func(from int, done string) []Event {
+			var evs []Event
+			for i := range 30 {
+				evs = append(evs, Event{Seq: from + i, Event: "content", Data: json.RawMessage(fmt.Sprintf(`{"content":"word %d "}`, i))})
+			}
+			return append(evs, Event{Seq: from + 30, Event: "done", Data: json.RawMessage(done)})
+		}
+		shared := run(1, `{"output":`+output+`,"time":0.5}`)
+		alone := run(100, `{"output":`+output+`}`)
+		escaped := run(200, `{"output":{"content":"final answer \u003c42\u003e"},"time":0.5}`)
+		gap := run(300, `{"output":`+output+`}`)
+		gap[5].Seq, gap[30].Seq = 350, 360
+		for _, b := range [][]Event{shared, alone, escaped, gap} {
+			if err := s.EventAppendFinal(ctx, "x3", b, json.RawMessage(output)); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		t.Run("Stored", func(t *testing.T) {
+			rows, err := s.r.QueryContext(ctx, "SELECT seq_from, packed FROM execution_events WHERE execution_id = 'x3' ORDER BY seq_from")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var from int
+				var packed []byte
+				if err := rows.Scan(&from, &packed); err != nil {
+					t.Fatal(err)
+				}
+				text, err := frameDecoder.DecodeAll(packed, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				hasSeq, hasOutput := strings.Contains(string(text), `"seq":`), strings.Contains(string(text), "final answer")
+				if want := from == 300; hasSeq != want {
+					t.Errorf("batch %d: frame numbers stored %t, want %t", from, hasSeq, want)
+				}
+				if want := from == 200; hasOutput != want {
+					t.Errorf("batch %d: output stored %t, want %t:\n%s", from, hasOutput, want, text)
+				}
+			}
+		})
+		t.Run("Read", func(t *testing.T) {
+			got, err := s.EventList(ctx, "x3", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := append(append(append(append([]Event(nil), shared...), alone...), escaped...), gap...)
+			if diff := cmp.Diff(frameText(want), frameText(got)); diff != "" {
+				t.Fatalf("frames (-want +got):\n%s", diff)
+			}
+		})
+		t.Run("OutputGone", func(t *testing.T) {
+			if _, err := s.exec(ctx, "UPDATE executions SET output = NULL WHERE id = 'x3'"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.EventList(ctx, "x3", 0); err == nil || !strings.Contains(err.Error(), "x3") {
+				t.Fatalf("frames without their output: %v", err)
+			}
+		})
+	})
+}

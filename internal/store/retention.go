@@ -100,7 +100,8 @@ func (s *Store) executionsDelete(ctx context.Context, ws string, ids []string) (
 	var c PurgeCounts
 	in, args := inList(2, ids)
 	args = append([]any{ws}, args...)
-	traces, err := s.strings(ctx, "SELECT id FROM traces WHERE workspace_id = $1 AND execution_id IN "+in, args...)
+	// An execution's trace is the one it names (its row's trace_id, read by its key).
+	traces, err := s.strings(ctx, "SELECT trace_id FROM executions WHERE workspace_id = $1 AND id IN "+in, args...)
 	if err != nil {
 		return c, err
 	}

@@ -3,11 +3,8 @@ package store
 import (
 	"context"
 	crand "crypto/rand"
-	"database/sql"
 	"encoding/base64"
 	"encoding/json"
-	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -488,27 +485,15 @@ func TestPurgedSpaceIsReused(t *testing.T) {
 }
 
 // openOwnPostgresDatabase opens a store on a fresh database of the PostgreSQL server at
-// TEST_DATABASE_URL, dropped when the test ends; it skips the test when the variable is unset
+// TEST_DATABASE_URL (dbtest.PostgresDatabaseURL); it skips the test when the variable is unset
 // or the server refuses CREATE DATABASE.
 func openOwnPostgresDatabase(t *testing.T) *Store {
 	t.Helper()
-	admin := os.Getenv("TEST_DATABASE_URL")
-	if admin == "" {
+	u := dbtest.PostgresDatabaseURL(t)
+	if u == "" {
 		t.Skip(dbtest.SkipMessage)
 	}
-	ctx := context.Background()
-	db, err := sql.Open("pgx", admin)
-	must(t, err)
-	t.Cleanup(func() { db.Close() })
-	name := "agentplane_test_" + strings.ToLower(NewID())
-	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Skipf("cannot create a database of its own: %v", err)
-	}
-	t.Cleanup(func() { db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
-	u, err := url.Parse(admin)
-	must(t, err)
-	u.Path = "/" + name
-	s, err := Open(ctx, u.String())
+	s, err := Open(context.Background(), u)
 	must(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s

@@ -10,9 +10,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestSpansShareExecution: the root span's input and the model call's answer that became the
-// output are stored once, on the execution (NULL in the span's row), and read back exactly as
-// they were; values that only look alike, or are over MaxSpanIO, are stored on the span; and
+// TestSpansShareExecution: the root span's input, a prompt span's input that wraps it, and the
+// model call's answer that became the output are stored once, on the execution (NULL in the
+// span's row), a model call's model and provider attributes once, in their columns, and all
+// read back exactly as they were; values that only look alike, or are over MaxSpanIO, are stored on the span; and
 // migrating down copies the shared values back into the spans.
 func TestSpansShareExecution(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
@@ -43,9 +44,19 @@ func TestSpansShareExecution(t *testing.T) {
 			sp("s3", "llm", `{"messages":2}`, `{"content":"About \"5\" days \u00e9.","tool_calls":[]}`), // not the answer
 			sp("s4", "tool", `{"message":"How long does shipping take?","n":3.5} `, ""),                 // same value, not the same text
 			sp("s5", "tool", fmt.Sprintf(`{"q":%q}`, long), ""),
+			sp("s6", "prompt", `{"input":`+string(inText)+`,"prompt_id":""}`, `{"messages":[]}`),
+			sp("s7", "prompt", `{"input":`+string(inText)+`,"prompt_id":"p1"}`, ""), // a template's
+			sp("s8", "llm", `{"messages":2}`, ""),
+			sp("s9", "llm", `{"messages":2}`, ""),
 		}
+		model, provider := "gpt-4o", "openai"
+		spans[7].Attributes = JSONObject{"model": model, "provider": provider, "stop_reason": "stop"}
+		spans[8].Attributes = JSONObject{"model": model, "provider": "azure"} // its provider column says openai
+		spans[8].Model, spans[8].Provider = &model, &provider
 		want := make([]string, len(spans))
+		attrs := map[string]JSONObject{}
 		for i, v := range spans {
+			attrs[v.ID] = v.Attributes
 			want[i] = fmt.Sprintf("%s in=%s out=%s", v.ID, cutJSON(v.Input), cutJSON(v.Output))
 		}
 		SpansShareExecution(spans, input, output)
@@ -89,13 +100,18 @@ func TestSpansShareExecution(t *testing.T) {
 					t.Errorf("span %s: SpanGet %s %s, TraceGet %s %s", v.ID, one.Input, one.Output, v.Input, v.Output)
 				}
 				out = append(out, fmt.Sprintf("%s in=%v out=%v", v.ID, cutJSON(v.Input), cutJSON(v.Output)))
+				if !cmp.Equal(one.Attributes, v.Attributes) || !cmp.Equal(v.Attributes, attrs[v.ID]) {
+					t.Errorf("span %s: attributes %v (SpanGet %v), want %v", v.ID, v.Attributes, one.Attributes, attrs[v.ID])
+				}
 			}
 			return out
 		}
 
 		t.Run("Stored", func(t *testing.T) {
 			want := []string{"s1 nullin=true nullout=false shared=1", "s2 nullin=false nullout=true shared=2",
-				"s3 nullin=false nullout=false shared=0", "s4 nullin=false nullout=true shared=0", "s5 nullin=false nullout=true shared=0"}
+				"s3 nullin=false nullout=false shared=0", "s4 nullin=false nullout=true shared=0", "s5 nullin=false nullout=true shared=0",
+				"s6 nullin=true nullout=false shared=4", "s7 nullin=false nullout=true shared=0", "s8 nullin=false nullout=true shared=8",
+				"s9 nullin=false nullout=true shared=0"}
 			if diff := cmp.Diff(want, stored()); diff != "" {
 				t.Fatalf("rows (-want +got):\n%s", diff)
 			}
@@ -113,7 +129,7 @@ func TestSpansShareExecution(t *testing.T) {
 			if _, err := p.DownTo(ctx, 20); err != nil {
 				t.Fatal(err)
 			}
-			rows, err := s.r.QueryContext(ctx, "SELECT id, input, output FROM spans WHERE trace_id = $1 ORDER BY id", tr.ID)
+			rows, err := s.r.QueryContext(ctx, "SELECT id, input, output, attributes FROM spans WHERE trace_id = $1 ORDER BY id", tr.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,10 +137,14 @@ func TestSpansShareExecution(t *testing.T) {
 			for rows.Next() {
 				var id string
 				var in, out *string
-				if err := rows.Scan(&id, &in, &out); err != nil {
+				var a JSONObject
+				if err := rows.Scan(&id, &in, &out, &a); err != nil {
 					t.Fatal(err)
 				}
 				got = append(got, fmt.Sprintf("%s in=%s out=%s", id, orNil(in), orNil(out)))
+				if !cmp.Equal(a, attrs[id]) {
+					t.Errorf("span %s after down: attributes %v, want %v", id, a, attrs[id])
+				}
 			}
 			rows.Close()
 			if diff := cmp.Diff(fmtNil(want), got); diff != "" {

@@ -85,7 +85,16 @@ const (
 	// SharedOutput: the span's output is a model call's answer that became the execution's
 	// output: the output's object with "tool_calls":null added at its end.
 	SharedOutput SpanShared = 2
+	// SharedPromptInput: the span's input is a rendered prompt's, without a prompt template:
+	// `{"input":` + the execution's input + `,"prompt_id":""}`.
+	SharedPromptInput SpanShared = 4
+	// SharedModel: the span's attributes "model" and "provider" are its Model and Provider,
+	// stored once, in those columns (set by SpanInsert).
+	SharedModel SpanShared = 8
 )
+
+// promptInput is the input of a prompt span that renders no template (see SharedPromptInput).
+func promptInput(input string) string { return `{"input":` + input + `,"prompt_id":""}` }
 
 // SpansShareExecution marks the spans whose input or output is exactly (byte for byte) what
 // the execution row stores, input and output (nil until completed), so that SpanInsert
@@ -99,6 +108,9 @@ func SpansShareExecution(spans []*Span, input JSONObject, output json.RawMessage
 	for _, sp := range spans {
 		if len(sp.Input) > 0 && len(sp.Input) <= MaxSpanIO && string(sp.Input) == inText {
 			sp.Shared |= SharedInput
+		}
+		if sp.Kind == "prompt" && len(sp.Input) <= MaxSpanIO && string(sp.Input) == promptInput(inText) {
+			sp.Shared |= SharedPromptInput
 		}
 		if answer != "" && len(sp.Output) <= MaxSpanIO && string(sp.Output) == answer {
 			sp.Shared |= SharedOutput
@@ -315,7 +327,7 @@ func (s *Store) SpanInsert(ctx context.Context, spans []*Span) error {
 	}
 	for _, sp := range spans {
 		if sp.ID == "" {
-			sp.ID = NewID()
+			sp.ID = NewSpanID()
 		}
 		if sp.Model == nil {
 			if m, ok := sp.Attributes["model"].(string); ok && m != "" {
@@ -405,16 +417,17 @@ func (s *Store) spanUpsert(ctx context.Context, spans []*Span) error {
 			}
 		}
 		b.WriteByte(')')
+		attrs, shared := spanAttributes(sp)
 		var attrText any = sp.AttributesJSON
 		if sp.AttributesJSON == "" {
 			var err error
-			if attrText, err = sp.Attributes.Value(); err != nil {
+			if attrText, err = attrs.Value(); err != nil {
 				return fmt.Errorf("encode attributes of span %s: %w", sp.ID, err)
 			}
 		}
 		// What the execution row holds is not stored again (see SpansShareExecution).
 		in, out := cutJSON(sp.Input), cutJSON(sp.Output)
-		if sp.Shared&SharedInput != 0 {
+		if sp.Shared&(SharedInput|SharedPromptInput) != 0 {
 			in = nil
 		}
 		if sp.Shared&SharedOutput != 0 {
@@ -422,13 +435,32 @@ func (s *Store) spanUpsert(ctx context.Context, spans []*Span) error {
 		}
 		args = append(args, sp.WorkspaceID, sp.TraceID, sp.ID, sp.ParentID, sp.Name, sp.Kind, sp.Status, sp.StartedAt, optTime(sp.EndedAt),
 			sp.Model, sp.Provider, in, out, sp.Error, sp.TokenUsage.PromptTokens,
-			sp.TokenUsage.CompletionTokens, sp.Cost, attrText, sp.ServiceName, sp.Shared)
+			sp.TokenUsage.CompletionTokens, sp.Cost, attrText, sp.ServiceName, shared)
 	}
 	b.WriteString(spanUpsertTail)
 	if _, err := s.exec(ctx, b.String(), args...); err != nil {
 		return fmt.Errorf("insert spans: %w", err)
 	}
 	return nil
+}
+
+// spanAttributes returns the attributes a span stores and its shared bits: a model call's
+// "model" and "provider" attributes that say what its Model and Provider columns say are left
+// out (SharedModel) and put back when it is read.
+func spanAttributes(sp *Span) (JSONObject, SpanShared) {
+	shared := sp.Shared &^ SharedModel
+	m, _ := sp.Attributes["model"].(string)
+	p, _ := sp.Attributes["provider"].(string)
+	if sp.AttributesJSON != "" || sp.Model == nil || sp.Provider == nil || m != *sp.Model || p != *sp.Provider {
+		return sp.Attributes, shared
+	}
+	attrs := make(JSONObject, len(sp.Attributes))
+	for k, v := range sp.Attributes {
+		if k != "model" && k != "provider" {
+			attrs[k] = v
+		}
+	}
+	return attrs, shared | SharedModel
 }
 
 // SpanIngest stores ingested spans (see SpanInsert) of any number of traces and creates or
@@ -538,6 +570,12 @@ func scanSpan(row interface{ Scan(...any) error }) (*Span, error) {
 	if out.Valid {
 		sp.Output = json.RawMessage(out.String)
 	}
+	if sp.Shared&SharedModel != 0 && sp.Model != nil && sp.Provider != nil {
+		if sp.Attributes == nil {
+			sp.Attributes = JSONObject{}
+		}
+		sp.Attributes["model"], sp.Attributes["provider"] = *sp.Model, *sp.Provider
+	}
 	sp.TokenUsage.TotalTokens = sp.TokenUsage.PromptTokens + sp.TokenUsage.CompletionTokens
 	if !ended.IsZero() {
 		sp.EndedAt = &ended
@@ -566,7 +604,7 @@ func (s *Store) SpanGet(ctx context.Context, ws, traceID, spanID string) (*Span,
 // spansFillShared sets the input and output that spans of a trace share with its execution
 // (see SpansShareExecution) from the execution row, read only when one of them needs it.
 func (s *Store) spansFillShared(ctx context.Context, ws, traceID string, spans []*Span) error {
-	if !slices.ContainsFunc(spans, func(sp *Span) bool { return sp.Shared != 0 }) {
+	if !slices.ContainsFunc(spans, func(sp *Span) bool { return sp.Shared&^SharedModel != 0 }) {
 		return nil
 	}
 	var input string
@@ -583,6 +621,9 @@ func (s *Store) spansFillShared(ctx context.Context, ws, traceID string, spans [
 	for _, sp := range spans {
 		if sp.Shared&SharedInput != 0 {
 			sp.Input = json.RawMessage(input)
+		}
+		if sp.Shared&SharedPromptInput != 0 {
+			sp.Input = json.RawMessage(promptInput(input))
 		}
 		if sp.Shared&SharedOutput != 0 && answer != "" {
 			sp.Output = json.RawMessage(answer)
@@ -617,7 +658,10 @@ func scanTrace(row interface{ Scan(...any) error }) (*Trace, error) {
 
 // TraceList returns one page of traces, newest first.
 func (s *Store) TraceList(ctx context.Context, ws string, f TraceFilter, p Page) ([]*Trace, int, error) {
-	where, args := whereClause("", ws, []cond{{"agent_id = $%d", f.AgentID}, {"execution_id = $%d", f.ExecutionID},
+	// An execution's trace is the one its row names, found by the execution's key (traces need
+	// no index of their execution_id).
+	where, args := whereClause("", ws, []cond{{"agent_id = $%d", f.AgentID},
+		{"id = (SELECT trace_id FROM executions WHERE workspace_id = $1 AND id = $%d)", f.ExecutionID},
 		{"session_id = $%d", f.SessionID}, {"end_user_id = $%d", f.EndUserID}, {"status = $%d", f.Status},
 		{"service_name = $%d", f.ServiceName}})
 	bounds, bargs := f.bounds(len(args))
