@@ -74,6 +74,11 @@ func checkModelCredential(provider string, metadata map[string]any) error {
 			return invalid("metadata.default", "must be true or false")
 		}
 	}
+	if w, ok := metadata["weight"]; ok {
+		if f, isNum := w.(float64); !isNum || f < 0 || f > 1000 {
+			return invalid("metadata.weight", "must be a number from 0 to 1000 (its share of the provider's calls; 0 keeps it out of the pool)")
+		}
+	}
 	return nil
 }
 

@@ -60,6 +60,28 @@ func (toolRefSchema) Schema(r huma.Registry) *huma.Schema {
 	}
 }
 
+// simFailSchema documents store.SimFail, read and written as a boolean or an object.
+type simFailSchema struct{}
+
+// Schema is the oneOf of the two forms.
+func (simFailSchema) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{
+		Description: "true: every call fails after a few streamed words (never retried). An object of model id to HTTP status: calls to those models fail at once with it, before anything streams, as a provider would (retried, then config.fallback_models).",
+		OneOf: []*huma.Schema{
+			{Type: huma.TypeBoolean},
+			{Type: huma.TypeObject, AdditionalProperties: &huma.Schema{Type: huma.TypeInteger, Enum: statusEnum(store.SimFailStatuses)}},
+		},
+	}
+}
+
+func statusEnum(statuses []int) []any {
+	out := make([]any, len(statuses))
+	for i, s := range statuses {
+		out[i] = s
+	}
+	return out
+}
+
 func (s *Server) mcpToolRoutes() []route {
 	const tag = "MCP tools"
 	return []route{
