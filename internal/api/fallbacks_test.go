@@ -138,6 +138,8 @@ func TestFallbackModelsValidation(t *testing.T) {
 			body: post("simple", `{"model":"gpt-4o-mini","fallback_models":["gpt-4o","gpt-4o"]}`), message: "config.fallback_models[1]"},
 		{name: "unknown", method: "POST", path: "/api/v1/agents", status: 422,
 			body: post("simple", `{"model":"gpt-4o-mini","fallback_models":["gpt-9"]}`), message: "config.fallback_models[0]"},
+		{name: "pool weight", method: "POST", path: "/api/v1/credentials", status: 422, message: "metadata.weight",
+			body: `{"name":"o","type":"api_key","provider":"openai","value":"sk-x","metadata":{"weight":-1}}`},
 		{name: "too many", method: "POST", path: "/api/v1/agents", status: 422,
 			body: post("simple", `{"model":"gpt-4o-mini","fallback_models":["a","b","c","d","e","f"]}`), message: "fallback_models"},
 	})

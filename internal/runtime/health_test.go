@@ -18,7 +18,7 @@ import (
 
 // credentialEngine starts an engine on st whose runs go to the workspace's credentials
 // (opened with box), with circuits c (nil: the defaults).
-func credentialEngine(t *testing.T, st *store.Store, pgURL string, box *secretbox.Box, c *modelhealth.Circuits) *Engine {
+func credentialEngine(t testing.TB, st *store.Store, pgURL string, box *secretbox.Box, c *modelhealth.Circuits) *Engine {
 	t.Helper()
 	e := New(Config{Store: st, Router: &CredentialRouter{Store: st, Secrets: box, Simulated: simulated.New()},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Workers: 2, PostgresURL: pgURL, Circuits: c,
@@ -31,7 +31,7 @@ func credentialEngine(t *testing.T, st *store.Store, pgURL string, box *secretbo
 }
 
 // fakeCredential stores a credential of provider pointing at fake.
-func fakeCredential(t *testing.T, st *store.Store, box *secretbox.Box, ws, name, provider, baseURL string, meta store.JSONObject) *store.Credential {
+func fakeCredential(t testing.TB, st *store.Store, box *secretbox.Box, ws, name, provider, baseURL string, meta store.JSONObject) *store.Credential {
 	t.Helper()
 	if meta == nil {
 		meta = store.JSONObject{}
@@ -46,7 +46,7 @@ func fakeCredential(t *testing.T, st *store.Store, box *secretbox.Box, ws, name,
 }
 
 // runOn runs a sync execution of a with cfg on e and returns it as recorded.
-func runOn(t *testing.T, e *Engine, a *store.Agent, cfg *store.AgentConfig) *store.Execution {
+func runOn(t testing.TB, e *Engine, a *store.Agent, cfg *store.AgentConfig) *store.Execution {
 	t.Helper()
 	x, w, err := e.Submit(context.Background(), SubmitRequest{WorkspaceID: a.WorkspaceID, Agent: a, Config: cfg,
 		Input: map[string]any{"message": "hi"}, Source: "api", TimeoutMS: 10_000})

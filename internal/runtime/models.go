@@ -174,8 +174,7 @@ func (c *CredentialRouter) open(cred *store.Credential, key string) (llm.Provide
 func (c *CredentialRouter) poolRoute(ctx context.Context, ws, provider string) (*Route, error) {
 	creds, keys, err := c.Store.CredentialPool(ctx, ws, provider, c.Secrets)
 	if store.IsNotFound(err) {
-		return nil, modelErrorf("no credential for provider %s in this workspace: add one in Studio (the Credentials page, /studio#/credentials), "+
-			"with the CLI (agentplane credentials add --provider %s --value …) or with POST /api/v1/credentials", provider, provider)
+		return nil, noCredential(provider)
 	}
 	if err != nil {
 		return nil, err
@@ -278,8 +277,7 @@ func (c *CredentialRouter) credential(ctx context.Context, ws string, cfg *store
 	case store.IsNotFound(err) && id != "":
 		return nil, "", modelErrorf("credential %s (config.credential_id) does not exist in this workspace: add one with POST /api/v1/credentials and set config.credential_id to its id", id)
 	case store.IsNotFound(err):
-		return nil, "", modelErrorf("no credential for provider %s in this workspace: add one in Studio (the Credentials page, /studio#/credentials), "+
-			"with the CLI (agentplane credentials add --provider %s --value …) or with POST /api/v1/credentials", provider, provider)
+		return nil, "", noCredential(provider)
 	}
 	return cred, key, err
 }
@@ -298,6 +296,12 @@ func (c *CredentialRouter) endpoint(ctx context.Context, ws string, cred *store.
 		return llm.Endpoint{}, err
 	}
 	return llm.Endpoint{Provider: cred.Provider, BaseURL: base, APIKey: key, HTTPClient: c.HTTPClient}, nil
+}
+
+// noCredential says a workspace has no credential for a provider, and how to add one.
+func noCredential(provider string) error {
+	return modelErrorf("no credential for provider %s in this workspace: add one in Studio (the Credentials page, /studio#/credentials), "+
+		"with the CLI (agentplane credentials add --provider %s --value …) or with POST /api/v1/credentials", provider, provider)
 }
 
 func notModelProvider(c *store.Credential) error {
