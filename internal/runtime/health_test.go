@@ -164,3 +164,39 @@ func TestCircuitOpensAndCloses(t *testing.T) {
 		t.Errorf("the closed circuit still has state %v", states)
 	}
 }
+
+// TestCredentialPoolMembers: without credential_id a model's calls go to a pool of its
+// provider's credentials, but for those of weight 0; a default credential is used alone.
+func TestCredentialPoolMembers(t *testing.T) {
+	st, a := fixture(t)
+	ctx := context.Background()
+	box := secretbox.NewRandom()
+	r := &CredentialRouter{Store: st, Secrets: box}
+	m, err := st.LLMModelGet(ctx, a.WorkspaceID, "gpt-4o-mini")
+	if err != nil {
+		t.Fatal(err)
+	}
+	members := func() string {
+		t.Helper()
+		rt, err := r.Route(ctx, a.WorkspaceID, &store.AgentConfig{Model: "gpt-4o-mini"}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rt.Credential
+	}
+	fakeCredential(t, st, box, a.WorkspaceID, "standby", "openai", "http://127.0.0.1:1/v1", store.JSONObject{"weight": 0.0})
+	fakeCredential(t, st, box, a.WorkspaceID, "one", "openai", "http://127.0.0.1:1/v1", nil)
+	if got := members(); got != "one" {
+		t.Errorf("one credential and a standby: %q", got)
+	}
+	two := fakeCredential(t, st, box, a.WorkspaceID, "two", "openai", "http://127.0.0.1:1/v1", store.JSONObject{"weight": 3.0})
+	if got := members(); got != "two, one" {
+		t.Errorf("a pool: %q, want two, one", got)
+	}
+	if _, err := st.CredentialUpdate(ctx, a.WorkspaceID, two.ID, store.CredentialPatch{Metadata: &store.JSONObject{"base_url": "http://127.0.0.1:1/v1", "default": true}}, box); err != nil {
+		t.Fatal(err)
+	}
+	if got := members(); got != "two" {
+		t.Errorf("with a default: %q, want it alone", got)
+	}
+}
