@@ -18,6 +18,7 @@ type AgentConfig struct {
 	// model call (0: 120000).
 	MaxRetries       *int            `json:"max_retries,omitempty"`
 	RequestTimeoutMS int             `json:"request_timeout_ms,omitempty"`
+	FallbackModels   []string        `json:"fallback_models,omitempty"` // tried in order when Model fails (retryable, after retries) or is known down
 	SystemPrompt     string          `json:"system_prompt,omitempty"`
 	PromptID         string          `json:"prompt_id,omitempty"`
 	PromptVersionID  string          `json:"prompt_version_id,omitempty"`
@@ -68,11 +69,50 @@ type AgentStep struct {
 	DependsOn   []string `json:"depends_on,omitempty"`
 }
 
-// Simulation tunes the simulated model for a version.
+// Simulation tunes the simulated model for a version. Fail fails every call after a few
+// streamed words; FailModels instead fails the calls to the models it names at once, with
+// the HTTP status given (503, say), as a provider that is down would: how retries and
+// FallbackModels can be tried without a provider. Both travel as the "fail" field.
 type Simulation struct {
-	LatencyMS   int    `json:"latency_ms,omitempty"`
-	Fail        bool   `json:"fail,omitempty"`
-	FailMessage string `json:"fail_message,omitempty"`
+	LatencyMS   int            `json:"-"`
+	Fail        bool           `json:"-"`
+	FailModels  map[string]int `json:"-"`
+	FailMessage string         `json:"-"`
+}
+
+// simulationJSON is Simulation on the wire: fail is a boolean or an object of models.
+type simulationJSON struct {
+	LatencyMS   int             `json:"latency_ms,omitempty"`
+	Fail        json.RawMessage `json:"fail,omitempty"`
+	FailMessage string          `json:"fail_message,omitempty"`
+}
+
+// MarshalJSON writes fail as the object of FailModels when set, else as Fail.
+func (s Simulation) MarshalJSON() ([]byte, error) {
+	w := simulationJSON{LatencyMS: s.LatencyMS, FailMessage: s.FailMessage}
+	switch {
+	case len(s.FailModels) > 0:
+		w.Fail, _ = json.Marshal(s.FailModels)
+	case s.Fail:
+		w.Fail = json.RawMessage("true")
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads fail as a boolean or an object of models.
+func (s *Simulation) UnmarshalJSON(b []byte) error {
+	var w simulationJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*s = Simulation{LatencyMS: w.LatencyMS, FailMessage: w.FailMessage}
+	if len(w.Fail) > 0 && w.Fail[0] == '{' {
+		return json.Unmarshal(w.Fail, &s.FailModels)
+	}
+	if len(w.Fail) > 0 {
+		return json.Unmarshal(w.Fail, &s.Fail)
+	}
+	return nil
 }
 
 // Agent is a versioned agent; Config is its active version's.

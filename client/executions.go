@@ -34,6 +34,7 @@ type Execution struct {
 	Metadata       map[string]any  `json:"metadata"`
 	TokenUsage     TokenUsage      `json:"token_usage"`
 	Cost           float64         `json:"cost"`
+	Model          *string         `json:"model"` // answered the last model call: a fallback's when the version's model failed
 	DurationMS     *int64          `json:"duration_ms"`
 	TraceID        string          `json:"trace_id"`
 	TimeoutMS      int             `json:"timeout_ms"`

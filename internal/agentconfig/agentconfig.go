@@ -74,6 +74,9 @@ func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID strin
 	} else if err := st.CheckRefs(ctx, ws, store.KindLLMModel, "config.model", c.Model); err != nil {
 		return err
 	}
+	if err := firstErr(validateFallbacks(ctx, st, ws, agentType, c), validateSimulation(c.Simulation)); err != nil {
+		return err
+	}
 	if c.MaxRetries != nil && (*c.MaxRetries < 0 || *c.MaxRetries > 10) {
 		return invalid("config.max_retries", "must be between 0 and 10")
 	}

@@ -20,7 +20,7 @@ type credentialCreateRequest struct {
 	Type        string         `json:"type" enum:"api_key,bearer_token,basic_auth,database_url,oauth2"`
 	Provider    string         `json:"provider,omitempty" maxLength:"100" doc:"The service the credential is for, e.g. openai or postgres. Model providers: openai, anthropic, google, deepseek, xai, mistral, groq, together, openrouter, cohere, ollama, openai_compatible."`
 	Description string         `json:"description,omitempty" maxLength:"2000"`
-	Metadata    map[string]any `json:"metadata,omitempty" doc:"Non-secret settings. For a model provider: base_url (http or https; required for ollama and openai_compatible; with the version path for the Chat Completions family, e.g. http://localhost:11434/v1, the host root for anthropic and google) and default (true: the credential runs use for this provider when several exist)."`
+	Metadata    map[string]any `json:"metadata,omitempty" doc:"Non-secret settings. For a model provider: base_url (http or https; required for ollama and openai_compatible; with the version path for the Chat Completions family, e.g. http://localhost:11434/v1, the host root for anthropic and google) default (true: the only credential runs use for this provider when several exist) and weight (0 to 1000, default 1: without a default, the provider's credentials form a pool and each call goes to one drawn by weight; a credential answering 429 or 5xx cools down for every node; 0 keeps it out of the pool)."`
 	Value       secretValue    `json:"value" maxLength:"16384" doc:"The secret. It is encrypted at rest and never returned: responses carry masked_value. Text as sent: a lone UTF-16 surrogate escape such as \\udc80, which JSON decoders silently replace, is a 422."`
 }
 
@@ -60,7 +60,7 @@ func (s *Server) credentialRoutes() []route {
 }
 
 // checkModelCredential validates the settings of a model-provider credential: its base URL
-// (required where the provider has no public one) and the default flag. Credentials of
+// (required where the provider has no public one), the default flag and the pool weight. Credentials of
 // other services are not checked.
 func checkModelCredential(provider string, metadata map[string]any) error {
 	if !providers.Known(provider) {
@@ -72,6 +72,11 @@ func checkModelCredential(provider string, metadata map[string]any) error {
 	if d, ok := metadata["default"]; ok {
 		if _, isBool := d.(bool); !isBool {
 			return invalid("metadata.default", "must be true or false")
+		}
+	}
+	if w, ok := metadata["weight"]; ok {
+		if f, isNum := w.(float64); !isNum || f < 0 || f > 1000 {
+			return invalid("metadata.weight", "must be a number from 0 to 1000 (its share of the provider's calls; 0 keeps it out of the pool)")
 		}
 	}
 	return nil

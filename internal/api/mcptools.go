@@ -60,6 +60,35 @@ func (toolRefSchema) Schema(r huma.Registry) *huma.Schema {
 	}
 }
 
+// simFailSchema documents store.SimFail, read and written as a boolean or an object.
+type simFailSchema struct{}
+
+// Schema is the oneOf of the two forms; the object form is a named schema of its own
+// (SimulationFailModels), so that code generators name it once.
+func (simFailSchema) Schema(r huma.Registry) *huma.Schema {
+	const name = "SimulationFailModels"
+	if _, ok := r.Map()[name]; !ok {
+		r.Map()[name] = &huma.Schema{Type: huma.TypeObject,
+			Description:          "Model id to the HTTP status its calls fail with, at once, as a provider would (retried, then config.fallback_models).",
+			AdditionalProperties: &huma.Schema{Type: huma.TypeInteger, Enum: statusEnum(store.SimFailStatuses)}}
+	}
+	return &huma.Schema{
+		Description: "true: every call fails after a few streamed words (never retried). An object of model id to HTTP status: calls to those models fail at once with it, before anything streams.",
+		OneOf: []*huma.Schema{
+			{Type: huma.TypeBoolean},
+			{Ref: "#/components/schemas/" + name},
+		},
+	}
+}
+
+func statusEnum(statuses []int) []any {
+	out := make([]any, len(statuses))
+	for i, s := range statuses {
+		out[i] = s
+	}
+	return out
+}
+
 func (s *Server) mcpToolRoutes() []route {
 	const tag = "MCP tools"
 	return []route{

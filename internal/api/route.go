@@ -111,6 +111,7 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 	reg.RegisterTypeAlias(reflect.TypeFor[store.Time](), reflect.TypeFor[timeAlias]())
 	reg.RegisterTypeAlias(reflect.TypeFor[json.RawMessage](), reflect.TypeFor[any]())
 	reg.RegisterTypeAlias(reflect.TypeFor[store.ToolRef](), reflect.TypeFor[toolRefSchema]())
+	reg.RegisterTypeAlias(reflect.TypeFor[store.SimFail](), reflect.TypeFor[simFailSchema]())
 	title := "agentplane API"
 	desc := "The agentplane REST API. Every JSON response uses the envelope `{\"data\", \"message\"}` " +
 		"(lists add `pagination` with both `total_pages` and `pages`); errors are `{\"data\": null, \"error\", \"message\"}`. " +

@@ -27,6 +27,7 @@ import (
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/mcpclient"
 	"github.com/agentplane/agentplane/internal/metrics"
+	"github.com/agentplane/agentplane/internal/modelhealth"
 	"github.com/agentplane/agentplane/internal/ratelimit"
 	"github.com/agentplane/agentplane/internal/retention"
 	"github.com/agentplane/agentplane/internal/runtime"
@@ -532,7 +533,8 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 	if providerClient == nil && guard.DenyPrivate {
 		providerClient = &http.Client{Transport: guard.Transport(llm.NewTransport())}
 	}
-	var router runtime.ModelRouter = &runtime.CredentialRouter{Store: st, Secrets: box, Simulated: simulated.New(), HTTPClient: providerClient}
+	credentials := &runtime.CredentialRouter{Store: st, Secrets: box, Simulated: simulated.New(), HTTPClient: providerClient}
+	var router runtime.ModelRouter = credentials
 	mcpCheck := c.MCPDialCheck
 	if mcpCheck == nil && guard.DenyPrivate {
 		mcpCheck = guard.Check
@@ -567,6 +569,13 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 		shared = ratelimit.NewDatabase(st)
 		log.Info("rate limits are shared through PostgreSQL")
 	}
+	// Credential cool-downs and model circuits are shared the same way: in Redis when
+	// given, else in the database.
+	var health modelhealth.Shared = modelhealth.NewDatabase(st)
+	if rdb != nil {
+		health = modelhealth.NewRedis(rdb.Client(), "agentplane:health:")
+	}
+	credentials.Health = health
 	m := metrics.New()
 	assetService, err := c.Assets.service(ctx, log, st, c.DB.dataDir)
 	if err != nil {
@@ -594,7 +603,7 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 	// Runs query the same data sources through config.data_sources tools.
 	eng := runtime.New(runtime.Config{Store: st, Router: router, Tools: tools, Logger: log, Workers: c.Workers,
 		LeaseTimeout: c.Leases.Timeout, HeartbeatInterval: c.Leases.Heartbeat, PostgresURL: c.DB.databaseURL, Metrics: m,
-		DataSources: sources, Assets: assetService})
+		DataSources: sources, Assets: assetService, Circuits: &modelhealth.Circuits{Shared: health}})
 	replier := &triggers.Replier{Store: st, Secrets: box, Client: triggerReplyClient(guard), Logger: log}
 	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: c.CORSOrigins, Version: Version, Engine: eng, DataSources: sources,
 		RateLimit: c.Limits.RateLimit, RateBurst: c.Limits.RateBurst, RateShared: shared, Plan: c.Limits.Plan, Retention: c.Retention.Retention, JWTSecret: jwtSecret,

@@ -33,8 +33,9 @@ func (e *Error) Message() string {
 }
 
 var (
-	rawType = reflect.TypeFor[json.RawMessage]()
-	anyType = reflect.TypeFor[any]()
+	rawType         = reflect.TypeFor[json.RawMessage]()
+	anyType         = reflect.TypeFor[any]()
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 )
 
 // Unknown returns the first key of the JSON value raw (in sorted order at each level) that
@@ -64,6 +65,9 @@ func walk(v any, t reflect.Type, path string) *Error {
 			return nil
 		}
 		fields := fieldsOf(t)
+		if len(fields) == 0 && reflect.PointerTo(t).Implements(unmarshalerType) {
+			return nil // decodes itself, with no JSON fields of its own (store.SimFail)
+		}
 		keys := make([]string, 0, len(obj))
 		for k := range obj {
 			keys = append(keys, k)

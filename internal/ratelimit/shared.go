@@ -111,5 +111,8 @@ func (r *Redis) Take(ctx context.Context, key string, rule Rule, n int) (int, fl
 	return int(max(granted, 0)), left, nil
 }
 
+// Client is the connection to Redis, for other state shared the same way (model health).
+func (r *Redis) Client() *redis.Client { return r.c }
+
 // Close closes the connections.
 func (r *Redis) Close() error { return r.c.Close() }

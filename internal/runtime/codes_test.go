@@ -72,7 +72,7 @@ func TestTerminalErrorCodes(t *testing.T) {
 		}
 	}
 
-	x := submitWith(t, e, a, &store.AgentConfig{Model: "gpt-4o-mini", Simulation: &store.Simulation{Fail: true}}, false)
+	x := submitWith(t, e, a, &store.AgentConfig{Model: "gpt-4o-mini", Simulation: &store.Simulation{Fail: &store.SimFail{All: true}}}, false)
 	check("failed", x.ID, CodeFailed)
 
 	x = submitWith(t, e, a, &store.AgentConfig{Model: "gpt-4o-mini", RequestTimeoutMS: 20, Simulation: &store.Simulation{LatencyMS: 200}}, false)

@@ -15,6 +15,7 @@ import (
 	"github.com/agentplane/agentplane/internal/blob"
 	"github.com/agentplane/agentplane/internal/datasource"
 	"github.com/agentplane/agentplane/internal/llm"
+	"github.com/agentplane/agentplane/internal/modelhealth"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -72,6 +73,10 @@ type Config struct {
 	// Assets stores the media runs produce (model replies, MCP tool results); nil keeps
 	// them in memory, unlimited (tests). The API serves the same service (Engine.Assets).
 	Assets *assets.Service
+	// Circuits holds the circuits of providers' models for every node (see
+	// modelhealth.Circuits); nil keeps them in Store with the default threshold and
+	// cool-down.
+	Circuits *modelhealth.Circuits
 }
 
 // Defaults of Config's lease settings.
@@ -99,6 +104,8 @@ type Engine struct {
 	metrics Metrics
 	sources datasource.Executor
 	assets  *assets.Service
+	// circuits are the circuits of providers' models (see modelhealth.Circuits).
+	circuits *modelhealth.Circuits
 
 	// node is this process's id among the nodes sharing the database.
 	node                          string
@@ -184,12 +191,15 @@ func New(cfg Config) *Engine {
 	if cfg.Assets == nil {
 		cfg.Assets = assets.New(cfg.Store, blob.NewMemory(), 0)
 	}
+	if cfg.Circuits == nil {
+		cfg.Circuits = &modelhealth.Circuits{Shared: modelhealth.NewDatabase(cfg.Store)}
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	bg, bgCancel := context.WithCancel(context.Background())
 	e := &Engine{st: cfg.Store, router: cfg.Router, tools: cfg.Tools, log: cfg.Logger, workers: cfg.Workers, hub: newHub(), metrics: cfg.Metrics, sources: cfg.DataSources,
 		node: newNodeID(), lease: cfg.LeaseTimeout, heartbeat: cfg.HeartbeatInterval, rescueEvery: min(5*time.Second, cfg.LeaseTimeout/3),
 		pgURL: cfg.PostgresURL, ctx: ctx, cancel: cancel, wake: make(chan struct{}, cfg.Workers), draining: make(chan struct{}),
-		bg: bg, bgCancel: bgCancel, live: map[string]*handle{}, assets: cfg.Assets}
+		bg: bg, bgCancel: bgCancel, live: map[string]*handle{}, assets: cfg.Assets, circuits: cfg.Circuits}
 	e.log = e.log.With("node", e.node)
 	return e
 }

@@ -54,7 +54,7 @@ func fixture(t *testing.T) (*store.Store, *store.Agent) {
 }
 
 // fixtureAgent adds a workspace, the catalog and one simple agent to st.
-func fixtureAgent(t *testing.T, st *store.Store) *store.Agent {
+func fixtureAgent(t testing.TB, st *store.Store) *store.Agent {
 	t.Helper()
 	ctx := context.Background()
 	ws, _ := st.WorkspaceCreate(ctx, &store.Workspace{Name: "w", Slug: "w"})

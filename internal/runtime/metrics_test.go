@@ -92,7 +92,7 @@ func TestMetricsReported(t *testing.T) {
 
 	// A failing model call fails the run.
 	failing := *a.Config
-	failing.Simulation = &store.Simulation{Fail: true}
+	failing.Simulation = &store.Simulation{Fail: &store.SimFail{All: true}}
 	submitWith(t, e, a, &failing, false)
 	runs, calls = rec.took()
 	if len(runs) != 1 || runs[0].Status != store.StatusFailed || len(calls) != 1 || !calls[0].Failed || calls[0].Provider != "simulated" {

@@ -11,6 +11,7 @@ import (
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/llm/providers"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
+	"github.com/agentplane/agentplane/internal/modelhealth"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -37,8 +38,12 @@ type Route struct {
 	Provider llm.Provider
 	// Name is the provider's name for spans and messages: "openai", …, or "simulated".
 	Name string
-	// Credential is the name of the credential used; "" for the simulated model.
+	// Credential is the name of the credential used (the names of a pool's, joined by
+	// ", "); "" for the simulated model.
 	Credential string
+	// BaseURL is the API root the calls go to ("" for the simulated model): a model's
+	// circuit is per provider, API root and model.
+	BaseURL string
 }
 
 // Validation is the outcome of checking a credential against its service.
@@ -92,7 +97,10 @@ func (SimulatedRouter) Validate(_ context.Context, _ string, c *store.Credential
 func simulatedRoute(m *simulated.Model, cfg *store.AgentConfig) *Route {
 	var o simulated.Options
 	if sim := cfg.Simulation; sim != nil {
-		o = simulated.Options{LatencyMS: sim.LatencyMS, Fail: sim.Fail, FailMessage: sim.FailMessage}
+		o = simulated.Options{LatencyMS: sim.LatencyMS, FailMessage: sim.FailMessage}
+		if sim.Fail != nil {
+			o.Fail, o.FailModels = sim.Fail.All, sim.Fail.Models
+		}
 	}
 	return &Route{Provider: m.With(o), Name: "simulated"}
 }
@@ -106,6 +114,9 @@ type CredentialRouter struct {
 	Simulated *simulated.Model
 	// HTTPClient carries provider calls; nil uses llm's shared client.
 	HTTPClient *http.Client
+	// Health keeps the cool-downs of pooled credentials for every node; nil keeps them in
+	// Store.
+	Health modelhealth.Shared
 }
 
 // Mode is "real".
@@ -131,19 +142,70 @@ func (c *CredentialRouter) Route(ctx context.Context, ws string, cfg *store.Agen
 	if cfg.Simulation != nil {
 		return simulatedRoute(c.Simulated, cfg), nil
 	}
+	if cfg.CredentialID == "" && model != nil && providers.Known(model.Provider) {
+		return c.poolRoute(ctx, ws, model.Provider)
+	}
 	cred, key, err := c.credential(ctx, ws, cfg, model, true)
 	if err != nil {
 		return nil, err
 	}
+	p, base, err := c.open(cred, key)
+	if err != nil {
+		return nil, err
+	}
+	return &Route{Provider: p, Name: cred.Provider, Credential: cred.Name, BaseURL: base}, nil
+}
+
+// open builds the provider a credential calls with its value, and its API root.
+func (c *CredentialRouter) open(cred *store.Credential, key string) (llm.Provider, string, error) {
 	base, err := providers.BaseURL(cred.Provider, cred.Metadata)
 	if err != nil {
-		return nil, modelErrorf("credential %q: %v", cred.Name, err)
+		return nil, "", modelErrorf("credential %q: %v", cred.Name, err)
 	}
 	p, err := providers.New(llm.Endpoint{Provider: cred.Provider, BaseURL: base, APIKey: key, HTTPClient: c.HTTPClient})
 	if err != nil {
-		return nil, modelErrorf("credential %q: %v", cred.Name, err)
+		return nil, "", modelErrorf("credential %q: %v", cred.Name, err)
 	}
-	return &Route{Provider: p, Name: cred.Provider, Credential: cred.Name}, nil
+	return p, base, nil
+}
+
+// poolRoute routes to the workspace's credentials for provider: the one there is (or the
+// default), or a pool of several (see modelhealth.Pool) spread by metadata.weight.
+func (c *CredentialRouter) poolRoute(ctx context.Context, ws, provider string) (*Route, error) {
+	creds, keys, err := c.Store.CredentialPool(ctx, ws, provider, c.Secrets)
+	if store.IsNotFound(err) {
+		return nil, noCredential(provider)
+	}
+	if err != nil {
+		return nil, err
+	}
+	health := c.Health
+	if health == nil {
+		health = modelhealth.NewDatabase(c.Store)
+	}
+	pool := &modelhealth.Pool{Name: provider, Shared: health}
+	rt := &Route{Provider: pool, Name: provider}
+	names := make([]string, len(creds))
+	for i, cred := range creds {
+		p, base, err := c.open(cred, keys[i])
+		if err != nil {
+			return nil, err
+		}
+		w, ok := cred.Metadata["weight"].(float64)
+		if !ok {
+			w = 1
+		}
+		pool.Members = append(pool.Members, modelhealth.Member{ID: cred.ID, Name: cred.Name, Weight: w, Provider: p})
+		names[i] = cred.Name
+		if i == 0 {
+			rt.BaseURL = base
+		}
+	}
+	rt.Credential = strings.Join(names, ", ")
+	if len(creds) == 1 {
+		rt.Provider = pool.Members[0].Provider
+	}
+	return rt, nil
 }
 
 // validateTimeout bounds one credential check.
@@ -215,8 +277,7 @@ func (c *CredentialRouter) credential(ctx context.Context, ws string, cfg *store
 	case store.IsNotFound(err) && id != "":
 		return nil, "", modelErrorf("credential %s (config.credential_id) does not exist in this workspace: add one with POST /api/v1/credentials and set config.credential_id to its id", id)
 	case store.IsNotFound(err):
-		return nil, "", modelErrorf("no credential for provider %s in this workspace: add one in Studio (the Credentials page, /studio#/credentials), "+
-			"with the CLI (agentplane credentials add --provider %s --value …) or with POST /api/v1/credentials", provider, provider)
+		return nil, "", noCredential(provider)
 	}
 	return cred, key, err
 }
@@ -235,6 +296,12 @@ func (c *CredentialRouter) endpoint(ctx context.Context, ws string, cred *store.
 		return llm.Endpoint{}, err
 	}
 	return llm.Endpoint{Provider: cred.Provider, BaseURL: base, APIKey: key, HTTPClient: c.HTTPClient}, nil
+}
+
+// noCredential says a workspace has no credential for a provider, and how to add one.
+func noCredential(provider string) error {
+	return modelErrorf("no credential for provider %s in this workspace: add one in Studio (the Credentials page, /studio#/credentials), "+
+		"with the CLI (agentplane credentials add --provider %s --value …) or with POST /api/v1/credentials", provider, provider)
 }
 
 func notModelProvider(c *store.Credential) error {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentplane/agentplane/internal/guardrail"
 	"github.com/agentplane/agentplane/internal/llm"
+	"github.com/agentplane/agentplane/internal/modelhealth"
 	"github.com/agentplane/agentplane/internal/schemacheck"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -151,26 +152,71 @@ const (
 	defaultRequestTimeout = 120 * time.Second
 )
 
-// call makes one model call as a span, streaming content deltas when stream is set.
+// call makes one model call, streaming content deltas when stream is set: to the version's
+// model, then, while the failure allows it (see fallsBack) and nothing of the call has
+// reached the client, to each of config.fallback_models in turn. Each model tried is a span.
 func (r *run) call(ctx context.Context, kind, name string, msgs []llm.Message, tools []llm.ToolSpec, stream bool) (*llm.Response, error) {
-	req := llm.Request{Model: r.cfg.Model, Messages: msgs, Tools: tools, Temperature: r.cfg.Temperature, MaxTokens: r.cfg.MaxTokens}
+	n := 1 + len(r.cfg.FallbackModels)
+	var failed []string
+	for i := 0; ; i++ {
+		resp, sent, err := r.callModel(ctx, i, kind, name, msgs, tools, stream)
+		switch {
+		case err == nil:
+			return resp, nil
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case i == n-1 || sent || !fallsBack(err):
+			if failed != nil {
+				err = &chainError{earlier: failed, err: err}
+			}
+			return nil, err
+		}
+		failed = append(failed, err.Error())
+	}
+}
+
+// callModel makes the call to the i-th model of the chain (see target) as a span, with the
+// retries of config.max_retries. sent reports whether any of it reached the client.
+func (r *run) callModel(ctx context.Context, i int, kind, name string, msgs []llm.Message, tools []llm.ToolSpec, stream bool) (resp *llm.Response, sent bool, err error) {
+	model := r.cfg.Model
+	if i > 0 {
+		model = r.cfg.FallbackModels[i-1]
+	}
+	req := llm.Request{Model: model, Messages: msgs, Tools: tools, Temperature: r.cfg.Temperature, MaxTokens: r.cfg.MaxTokens}
 	if stream && len(r.cfg.OutputSchema) > 0 {
 		req.OutputSchema = r.cfg.OutputSchema
 	}
-	sp := r.span(kind, name, map[string]any{"model": r.cfg.Model, "messages": len(msgs), "tools": len(tools)})
-	sp.Attributes["model"] = r.cfg.Model
-	rt, err := r.provider(ctx)
+	sp := r.span(kind, name, map[string]any{"model": model, "messages": len(msgs), "tools": len(tools)})
+	sp.Attributes["model"] = model
+	if i > 0 {
+		sp.Attributes["fallback"] = i
+	}
+	t, err := r.target(ctx, i)
 	if err != nil {
 		r.end(sp, nil, err)
-		return nil, err
+		return nil, false, err
 	}
+	rt := t.route
 	sp.Attributes["provider"] = rt.Name
 	if rt.Credential != "" {
 		sp.Attributes["credential"] = rt.Credential
 	}
+	// A model known down is skipped without a call (its circuit is open).
+	circuit := modelhealth.CircuitKey(rt.Name, rt.BaseURL, model)
+	gate, err := r.e.circuits.Allow(ctx, circuit)
+	if err != nil {
+		r.e.log.Warn("read the circuit of a model; calling it", "model", model, "error", err)
+	}
+	if gate.Open {
+		sp.Attributes["circuit"] = "open"
+		err := &downError{msg: fmt.Sprintf("model %s: skipped, known down: its circuit opened after %d failed calls in a row and is tried again from %s",
+			model, r.e.circuits.FailuresToOpen(), gate.Until.UTC().Format(time.RFC3339))}
+		r.end(sp, nil, err)
+		return nil, false, err
+	}
 	if err := r.reachModel(ctx); err != nil {
 		r.end(sp, nil, err)
-		return nil, err
+		return nil, false, err
 	}
 	opts := llm.CallOptions{MaxRetries: defaultMaxRetries, Timeout: defaultRequestTimeout}
 	if r.cfg.MaxRetries != nil {
@@ -189,25 +235,32 @@ func (r *run) call(ctx context.Context, kind, name string, msgs []llm.Message, t
 		default:
 			return false
 		}
+		sent = true
 		return true
 	}, opts)
 	sp.Attributes["attempts"] = attempts
+	if ctx.Err() == nil {
+		if rerr := r.e.circuits.Record(context.WithoutCancel(ctx), circuit, gate, err); rerr != nil {
+			r.e.log.Warn("record the outcome of a model call in its circuit", "model", model, "error", rerr)
+		}
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			r.end(sp, nil, ctx.Err())
-			return nil, ctx.Err()
+			return nil, sent, ctx.Err()
 		}
-		err = callError(rt, r.cfg.Model, err)
+		err = callError(rt, model, err)
 		r.end(sp, nil, err)
-		return nil, err
+		return nil, sent, err
 	}
-	r.addUsage(sp, resp.Usage)
+	r.answered = model
+	r.addUsage(sp, t.entry, resp.Usage)
 	sp.Attributes["stop_reason"] = resp.StopReason
 	if len(resp.Media) > 0 {
-		r.storeMedia(ctx, sp, modelMedia(resp.Media, r.cfg.Model, rt.Name))
+		r.storeMedia(ctx, sp, modelMedia(resp.Media, model, rt.Name))
 	}
 	r.end(sp, map[string]any{"content": resp.Content, "tool_calls": resp.ToolCalls}, nil)
-	return resp, nil
+	return resp, sent, nil
 }
 
 // callError words a failed model call for the execution's error: a rejected credential

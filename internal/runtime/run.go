@@ -38,6 +38,10 @@ type run struct {
 	model    *store.LLMModel
 	modelSet bool
 	route    *Route
+	// fallbacks are the targets of config.fallback_models resolved so far (see target);
+	// answered is the model that answered the pass's last call.
+	fallbacks []*target
+	answered  string
 	// owner fences the pass's writes; stop cancels the pass (its handle's context).
 	owner store.Owner
 	stop  context.CancelCauseFunc
@@ -225,10 +229,11 @@ func (r *run) provider(ctx context.Context) (*Route, error) {
 	return r.route, nil
 }
 
-// addUsage accounts a model call's tokens and cost (the model's prices).
-func (r *run) addUsage(sp *store.Span, u llm.Usage) {
+// addUsage accounts a model call's tokens and cost at the prices of m, the model that
+// answered.
+func (r *run) addUsage(sp *store.Span, m *store.LLMModel, u llm.Usage) {
 	tu := store.TokenUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens}
-	c := price(r.model, u)
+	c := price(m, u)
 	r.usage = r.usage.Add(tu)
 	r.cost += c
 	if sp != nil {
@@ -270,12 +275,22 @@ func (r *run) finish(o outcome) (*store.Execution, error) {
 	usage, cost := r.usage, r.cost
 	owner := r.owner
 	patch := store.ExecutionPatch{Usage: &usage, Cost: &cost, Owner: &owner}
+	model := r.answered
+	if model != "" {
+		patch.Model = &model
+	} else if r.x.Model != nil {
+		model = *r.x.Model // answered in an earlier pass
+	}
 	// The terminal frame is published only once everything it announces is committed.
 	var terminalFrame *store.Event
 	switch o.status {
 	case store.StatusCompleted:
 		patch.Output = o.output
-		ev := r.frame("done", map[string]any{"output": o.output, "token_usage": usage, "time": float64(dur) / 1000})
+		done := map[string]any{"output": o.output, "token_usage": usage, "time": float64(dur) / 1000}
+		if model != "" {
+			done["model"] = model
+		}
+		ev := r.frame("done", done)
 		terminalFrame = &ev
 	case store.StatusFailed, store.StatusCancelled:
 		msg := o.err

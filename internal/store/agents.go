@@ -21,6 +21,7 @@ type AgentConfig struct {
 	// the model's provider is used.
 	CredentialID     string          `json:"credential_id,omitempty" doc:"The model-provider credential runs use; default: the workspace's credential for the model's provider (the one with metadata.default true, else the newest)."`
 	MaxRetries       *int            `json:"max_retries,omitempty" minimum:"0" maximum:"10" doc:"How many times a model call is retried on a connection error, 429, 500, 502, 503 or 529 (default 2), only while nothing of it has streamed."`
+	FallbackModels   []string        `json:"fallback_models,omitempty" maxItems:"5" doc:"Models tried in order when the model (or the fallback before) fails with a retryable error after its retries (a connection error, a timeout, 429, 500, 502, 503 or 529), or is known down (its circuit is open), and nothing of the call has streamed yet. Each must serve what the version needs (tools, structured output, images) by its catalog capabilities."`
 	RequestTimeoutMS int             `json:"request_timeout_ms,omitempty" minimum:"1" maximum:"3600000" doc:"Bound of one model call, retries included, in ms (default 120000)."`
 	SystemPrompt     string          `json:"system_prompt,omitempty"`
 	PromptID         string          `json:"prompt_id,omitempty"`
@@ -129,10 +130,39 @@ type AgentStep struct {
 // Simulation makes a version run on the simulated model, tuned: latency per streamed event
 // and forced failure. Its presence alone selects the simulated model, on every server.
 type Simulation struct {
-	LatencyMS   int    `json:"latency_ms,omitempty"`
-	Fail        bool   `json:"fail,omitempty"`
-	FailMessage string `json:"fail_message,omitempty"`
+	LatencyMS   int      `json:"latency_ms,omitempty"`
+	Fail        *SimFail `json:"fail,omitempty"`
+	FailMessage string   `json:"fail_message,omitempty"`
 }
+
+// SimFail is config.simulation.fail: true fails every call after a few words (a failure
+// once streaming has begun, never retried); an object of model id to HTTP status fails
+// the calls to those models at once with that status, as a provider would, so that
+// retries and config.fallback_models can be watched.
+type SimFail struct {
+	All    bool           `json:"-"`
+	Models map[string]int `json:"-"`
+}
+
+// MarshalJSON writes the object of models when there is one, else a boolean.
+func (f SimFail) MarshalJSON() ([]byte, error) {
+	if len(f.Models) > 0 {
+		return json.Marshal(f.Models)
+	}
+	return json.Marshal(f.All)
+}
+
+// UnmarshalJSON reads a boolean or an object of model id to status.
+func (f *SimFail) UnmarshalJSON(b []byte) error {
+	*f = SimFail{}
+	if len(b) > 0 && b[0] == '{' {
+		return json.Unmarshal(b, &f.Models)
+	}
+	return json.Unmarshal(b, &f.All)
+}
+
+// SimFailStatuses are the statuses config.simulation.fail may give a model.
+var SimFailStatuses = []int{400, 401, 403, 404, 429, 500, 502, 503, 504, 529}
 
 // Agent is a named, versioned agent definition; Config is that of its active version.
 type Agent struct {

@@ -343,3 +343,48 @@ func (s *Store) CredentialMasksRefresh(ctx context.Context, box *secretbox.Box) 
 	}
 	return n, nil
 }
+
+// CredentialPool returns the credentials a workspace's runs call a model provider with,
+// with their values, newest first: the one whose metadata has "default": true alone, else
+// every credential of the provider whose metadata.weight is not 0 (a pool; see
+// internal/modelhealth). None is a *NotFoundError.
+func (s *Store) CredentialPool(ctx context.Context, ws, provider string, box *secretbox.Box) ([]*Credential, []string, error) {
+	if box == nil {
+		return nil, nil, errors.New("reveal credentials: no secret box")
+	}
+	rows, err := s.r.QueryContext(ctx, "SELECT "+credentialColumns+", secret FROM credentials WHERE workspace_id = $1 AND provider = $2 ORDER BY created_at DESC, id DESC", ws, provider)
+	if err != nil {
+		return nil, nil, fmt.Errorf("find credentials for provider %s: %w", provider, err)
+	}
+	defer rows.Close()
+	var pool []*Credential
+	var sealed []string
+	for rows.Next() {
+		var v string
+		c, err := scanCredential(scanWith{rows, &v, true})
+		if err != nil {
+			return nil, nil, fmt.Errorf("find credentials for provider %s: %w", provider, err)
+		}
+		if d, _ := c.Metadata["default"].(bool); d {
+			pool, sealed = []*Credential{c}, []string{v}
+			break
+		}
+		if w, ok := c.Metadata["weight"].(float64); ok && w == 0 {
+			continue
+		}
+		pool, sealed = append(pool, c), append(sealed, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("find credentials for provider %s: %w", provider, err)
+	}
+	if len(pool) == 0 {
+		return nil, nil, notFound("credential for provider", provider)
+	}
+	values := make([]string, len(pool))
+	for i, c := range pool {
+		if values[i], err = box.Open(ws, c.ID, sealed[i]); err != nil {
+			return nil, nil, fmt.Errorf("open credential %s: %w", c.ID, err)
+		}
+	}
+	return pool, values, nil
+}

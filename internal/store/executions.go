@@ -84,6 +84,7 @@ type Execution struct {
 	Metadata       JSONObject      `json:"metadata"`
 	TokenUsage     TokenUsage      `json:"token_usage"`
 	Cost           float64         `json:"cost" doc:"USD, from the model catalog's prices."`
+	Model          *string         `json:"model" doc:"The model that answered the run's last model call: the version's model, or the fallback that answered when it failed (config.fallback_models); null before any answer."`
 	DurationMS     *int64          `json:"duration_ms"`
 	TraceID        string          `json:"trace_id"`
 	TimeoutMS      int             `json:"timeout_ms"`
@@ -124,7 +125,7 @@ type ExecutionFilter struct {
 
 const executionColumns = `id, workspace_id, agent_id, agent_version_id, parent_id, root_id, session_id, source, user_id,
 	end_user_id, status, input, output, error, metadata, config, state, prompt_tokens, completion_tokens, cost, duration_ms,
-	trace_id, timeout_ms, created_at, started_at, completed_at, updated_at, owner_node, lease_expires_at, attempt, model_called, seq_reserved`
+	trace_id, timeout_ms, created_at, started_at, completed_at, updated_at, owner_node, lease_expires_at, attempt, model_called, seq_reserved, model`
 
 func scanExecution(row interface{ Scan(...any) error }) (*Execution, error) {
 	var e Execution
@@ -134,7 +135,7 @@ func scanExecution(row interface{ Scan(...any) error }) (*Execution, error) {
 	if err := row.Scan(&e.ID, &e.WorkspaceID, &e.AgentID, &e.AgentVersionID, &e.ParentID, &e.RootID, &e.SessionID, &e.Source,
 		&e.UserID, &e.EndUserID, &e.Status, &e.Input, &output, &errText, &e.Metadata, &config, &state, &e.TokenUsage.PromptTokens,
 		&e.TokenUsage.CompletionTokens, &e.Cost, &duration, &e.TraceID, &e.TimeoutMS,
-		&e.CreatedAt, &started, &completed, &e.UpdatedAt, &e.OwnerNode, &e.LeaseExpiresAt, &e.Attempt, &e.ModelCalled, &e.SeqReserved); err != nil {
+		&e.CreatedAt, &started, &completed, &e.UpdatedAt, &e.OwnerNode, &e.LeaseExpiresAt, &e.Attempt, &e.ModelCalled, &e.SeqReserved, &e.Model); err != nil {
 		return nil, err
 	}
 	e.TokenUsage.TotalTokens = e.TokenUsage.PromptTokens + e.TokenUsage.CompletionTokens
@@ -324,6 +325,7 @@ type ExecutionPatch struct {
 	Error       *string
 	Usage       *TokenUsage
 	Cost        *float64
+	Model       *string // the model that answered last
 	StartedAt   *Time
 	CompletedAt *Time
 	DurationMS  *int64
@@ -394,6 +396,9 @@ func (s *Store) ExecutionTransition(ctx context.Context, ws, id, to string, p Ex
 	}
 	if p.Cost != nil {
 		add("cost", *p.Cost)
+	}
+	if p.Model != nil {
+		add("model", *p.Model)
 	}
 	if p.StartedAt != nil {
 		add("started_at", *p.StartedAt)

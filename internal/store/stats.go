@@ -65,8 +65,13 @@ func (s *Store) Truncate(ctx context.Context) error {
 				return fmt.Errorf("truncate %s: %w", statTables[i].table, err)
 			}
 		}
-		_, err := tx.exec(ctx, "DELETE FROM idempotency_keys")
-		return err
+		// The emulator's reset forgets model health too (credential cool-downs, circuits).
+		for _, t := range []string{"idempotency_keys", "model_health"} {
+			if _, err := tx.exec(ctx, "DELETE FROM "+t); err != nil {
+				return fmt.Errorf("truncate %s: %w", t, err)
+			}
+		}
+		return nil
 	})
 }
 

@@ -49,6 +49,9 @@ type Options struct {
 	LatencyMS   int
 	Fail        bool
 	FailMessage string
+	// FailModels fails every call to a model it names at once, before anything streams,
+	// with an *llm.Error of that HTTP status (a 503, say, as a provider that is down).
+	FailModels map[string]int
 }
 
 // With returns the model answering with o, sharing m's compiled schemas.
@@ -61,6 +64,13 @@ type tuned struct {
 }
 
 func (t tuned) Complete(ctx context.Context, req llm.Request, emit func(llm.Event) error) (*llm.Response, error) {
+	if status, ok := t.o.FailModels[req.Model]; ok {
+		msg := t.o.FailMessage
+		if msg == "" {
+			msg = "simulated failure of model " + req.Model
+		}
+		return nil, &llm.Error{Provider: "simulated", Status: status, Message: msg}
+	}
 	return t.m.complete(ctx, &req, t.o, emit)
 }
 
