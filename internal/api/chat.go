@@ -339,6 +339,7 @@ func (s *Server) streamChatMessage(w http.ResponseWriter, r *http.Request) error
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
 	sse := newSSE(w)
+	sse.endAtPause = true
 	if after < 0 {
 		first, _ := json.Marshal(map[string]string{"execution_id": turn.executionID, "user_message_id": turn.userMessageID})
 		if err := sse.frame(store.Event{Seq: 0, Event: "execution", Data: first}); err != nil {

@@ -26,6 +26,9 @@ type sseWriter struct {
 	w    http.ResponseWriter
 	rc   *http.ResponseController
 	last int // id of the last frame written
+	// endAtPause ends the stream after an approval_required frame (a chat turn's stream:
+	// the turn continues once decided, and the client reads its end from the session).
+	endAtPause bool
 }
 
 func newSSE(w http.ResponseWriter) *sseWriter {
@@ -131,7 +134,7 @@ func (s *Server) streamExecution(ctx context.Context, sse *sseWriter, ws, id str
 				return false, err
 			}
 			sent = ev.Seq
-			if isTerminalFrame(ev) {
+			if isTerminalFrame(ev) || sse.endAtPause && ev.Event == "approval_required" {
 				return true, nil
 			}
 		}

@@ -50,7 +50,7 @@ type run struct {
 
 // runState is what survives an approval wait: enough to resume without anything in memory.
 type runState struct {
-	Phase      string           `json:"phase"` // "" (fresh) | "before_output" | "before_tools"
+	Phase      string           `json:"phase"` // "" (fresh) | "before_output" | "before_tools" | "tool_approval"
 	Checkpoint string           `json:"checkpoint,omitempty"`
 	Draft      string           `json:"draft,omitempty"`
 	Messages   []llm.Message    `json:"messages,omitempty"`
@@ -64,6 +64,10 @@ type runState struct {
 	// them; Children maps the key of a sub-agent waiting for approval to its execution.
 	Results  map[string]string `json:"results,omitempty"`
 	Children map[string]string `json:"children,omitempty"`
+	// Decided are the held calls of the batch with the reviewer's decisions, and Answer the
+	// answer to an ask_user question, written by the approve that resumes the run.
+	Decided []store.PendingCall `json:"decided,omitempty"`
+	Answer  string              `json:"answer,omitempty"`
 }
 
 // chatState carries a chat turn through the run to the atomic write at its end.
