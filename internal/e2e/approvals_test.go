@@ -217,3 +217,85 @@ func TestServeToolApprovals(t *testing.T) {
 		t.Fatalf("answered run: %+v %v (%s)", answered, err, outputText(answered))
 	}
 }
+
+// TestServeToolApprovalsCluster: two `serve` nodes on one PostgreSQL database. A run paused
+// on n1 is decided through n2 (approve, edit and reject in one batch) and completes as
+// decided. A version with approval.timeout_seconds: the leader's timer rejects the pending
+// calls once: the run goes on with each rejection as its result, the model is called twice
+// for it, and each call has one tool_end frame.
+func TestServeToolApprovalsCluster(t *testing.T) {
+	pg := postgresURL(t)
+	if pg == "" {
+		t.Skip("TEST_DATABASE_URL is not set: the cluster needs PostgreSQL")
+	}
+	ctx := context.Background()
+	env := serveEnv(t.TempDir())
+	for k, v := range map[string]string{"DATABASE_URL": pg, "MODELS": "real", "LEASE_TIMEOUT": "3s", "HEARTBEAT_INTERVAL": "500ms", "RATE_LIMIT": "0"} {
+		env[k] = v
+	}
+	n1 := start(t, env, "serve")
+	n2 := start(t, env, "serve")
+	c1 := n1.C
+	c2 := client.New(n2.URL, client.WithAPIKey(n1.Key))
+	srv := mcptest.New(mcptest.StreamableHTTP)
+	defer srv.Close()
+	fake := approvalModel(t)
+	a := approvalSetup(t, c1, fake, srv, client.ApprovalConfig{})
+
+	// A sync run stays on the node that took it: n1.
+	x, err := c1.Execute(ctx, a.ID, client.ExecuteRequest{Input: map[string]any{"message": "cross-node run"}})
+	if err != nil || x.Status != "awaiting_approval" {
+		t.Fatalf("run on n1: %+v %v", x, err)
+	}
+	if _, err := c2.ExecutionDecide(ctx, x.ID, client.Review{Decisions: []client.CallDecision{
+		{CallID: "c1", Decision: "reject", Message: "not yours"},
+		{CallID: "c3", Decision: "edit", Arguments: json.RawMessage(`{"order_id":"E-5"}`)},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	done, err := c1.Wait(ctx, x.ID, 5*time.Millisecond, false)
+	want := "The reviewer rejected this call to lookup_order: not yours | Order B-2 shipped on 2024-05-02 by DHL. | " +
+		"Order E-5 shipped on 2024-05-02 by DHL. | {\"open\":3,\"orders\":42}"
+	if err != nil || done.Status != "completed" || outputText(done) != want {
+		t.Fatalf("decided through n2: %+v %v\n%q", done, err, outputText(done))
+	}
+
+	// The timer: one second, decided by whichever node leads.
+	timed := approvalSetupAgent(t, c1, a, client.ApprovalConfig{TimeoutSeconds: 1})
+	x, err = c2.Execute(ctx, timed.ID, client.ExecuteRequest{Input: map[string]any{"message": "timeout run"}})
+	if err != nil || x.Status != "awaiting_approval" {
+		t.Fatalf("timed run: %+v %v", x, err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	done, err = c1.Wait(wctx, x.ID, 20*time.Millisecond, false)
+	if err != nil || done.Status != "completed" {
+		t.Fatalf("timed out run: %+v %v", done, err)
+	}
+	const why = "The reviewer rejected this call to lookup_order: no decision within config.approval.timeout_seconds"
+	if got := outputText(done); strings.Count(got, why) != 3 || !strings.HasSuffix(got, `{"open":3,"orders":42}`) {
+		t.Errorf("output %q", got)
+	}
+	ap, err := c1.ApprovalList(ctx, "all", client.ListOptions{})
+	if err != nil || ap.Data[0].ExecutionID != x.ID || ap.Data[0].DecidedBy != "timeout" || ap.Data[0].OnTimeout != "reject" || ap.Data[0].ExpiresAt == nil {
+		t.Fatalf("timed out approval: %+v %v", ap.Data[0], err)
+	}
+	calls := 0
+	for _, r := range fake.Requests() {
+		if strings.Contains(string(r.Raw), "timeout run") {
+			calls++
+		}
+	}
+	evs := frames(t, c1, x.ID)
+	if calls != 2 || count(evs, "tool_end") != 4 || count(evs, "approval_required") != 1 || count(evs, "done") != 1 {
+		t.Errorf("model calls %d, tool_end %d, approval_required %d, done %d", calls, count(evs, "tool_end"), count(evs, "approval_required"), count(evs, "done"))
+	}
+}
+
+// approvalSetupAgent makes another agent with the tools of like and the approval settings ac
+// (lookup_order held, as approvalSetup's).
+func approvalSetupAgent(t *testing.T, c *client.Client, like *client.Agent, ac client.ApprovalConfig) *client.Agent {
+	t.Helper()
+	ac.Tools = like.Config.Approval.Tools
+	return mustAgent(t, c, "agent", client.AgentConfig{Model: "gpt-4o-mini", Tools: like.Config.Tools, Approval: &ac})
+}
