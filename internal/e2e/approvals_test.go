@@ -216,6 +216,58 @@ func TestServeToolApprovals(t *testing.T) {
 	if err != nil || answered.Status != "completed" || outputText(answered) != "M" {
 		t.Fatalf("answered run: %+v %v (%s)", answered, err, outputText(answered))
 	}
+	askInChat(t, c, asker.ID)
+}
+
+// askInChat: in a chat session the question is the turn's reply and the next message
+// answers it, over plain messages and over streams (the asking turn's stream ends with
+// approval_required; the answer's stream has only the continuation's frames).
+func askInChat(t *testing.T, c *client.Client, agentID string) {
+	ctx := context.Background()
+	sess, err := c.ChatSessionCreate(ctx, agentID, "shirts", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, err := c.ChatSend(ctx, sess.ID, "I want a shirt.")
+	if err != nil || reply.Content != "Which size?" {
+		t.Fatalf("asking turn: %+v %v", reply, err)
+	}
+	asked := reply.ExecutionID
+	reply, err = c.ChatSend(ctx, sess.ID, "M")
+	if err != nil || reply.Content != "M" || reply.ExecutionID != asked {
+		t.Fatalf("answering turn: %+v %v", reply, err)
+	}
+	msgs, err := c.ChatMessageList(ctx, sess.ID, client.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range msgs.Data {
+		got = append(got, m.Role+":"+m.Content)
+	}
+	if strings.Join(got, "|") != "user:I want a shirt.|assistant:Which size?|user:M|assistant:M" {
+		t.Fatalf("session messages: %v", got)
+	}
+	if ap, err := c.ApprovalList(ctx, "all", client.ListOptions{}); err != nil || ap.Data[0].ExecutionID != asked || ap.Data[0].Answer != "M" || ap.Data[0].DecidedBy != "chat" {
+		t.Fatalf("answered question: %+v %v", ap.Data[0], err)
+	}
+
+	st, err := c.ChatStream(ctx, sess.ID, "Another shirt.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := st.Collect()
+	if err != nil || len(evs) == 0 || evs[len(evs)-1].Event != "approval_required" || !strings.Contains(evs[len(evs)-1].Data, "Which size?") {
+		t.Fatalf("asking stream: %+v %v", evs, err)
+	}
+	st, err = c.ChatStream(ctx, sess.ID, "S")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err = st.Collect()
+	if err != nil || count(evs, "approval_required") != 0 || count(evs, "done") != 1 || strings.Join(contentOf(evs, "content"), "") != "S" {
+		t.Fatalf("answering stream: %+v %v", evs, err)
+	}
 }
 
 // TestServeToolApprovalsCluster: two `serve` nodes on one PostgreSQL database. A run paused

@@ -142,6 +142,9 @@ type Review struct {
 	// Answer answers a question (an approval of kind question).
 	Answer    string
 	DecidedBy string // user:<id>, api_key:<id>, timeout, chat …
+	// ChatMessageID is the id of the chat message whose content is Answer (an answer sent
+	// as the next message of the run's chat session): the end stores it with the reply.
+	ChatMessageID string
 	// timedOut: decided by the approval's timeout, which answers no question.
 	timedOut bool
 }
@@ -231,7 +234,7 @@ func checkArguments(field string, c *store.PendingCall, args json.RawMessage) er
 }
 
 // resumeState is the run's state with a review's decisions, for the pass that resumes it.
-func resumeState(x *store.Execution, calls []store.PendingCall, answer string) (json.RawMessage, error) {
+func resumeState(x *store.Execution, calls []store.PendingCall, rv Review) (json.RawMessage, error) {
 	var st runState
 	if len(x.State) > 0 {
 		if err := json.Unmarshal(x.State, &st); err != nil {
@@ -241,7 +244,10 @@ func resumeState(x *store.Execution, calls []store.PendingCall, answer string) (
 	if st.Phase != phaseToolApproval {
 		return nil, nil // a checkpoint: its state resumes as it is
 	}
-	st.Decided, st.Answer = calls, answer
+	st.Decided, st.Answer = calls, rv.Answer
+	if st.Chat != nil && rv.ChatMessageID != "" {
+		st.Chat = &chatState{SessionID: st.Chat.SessionID, UserMessageID: rv.ChatMessageID, Content: rv.Answer}
+	}
 	return json.Marshal(st)
 }
 

@@ -881,7 +881,7 @@ func (e *Engine) Decide(ctx context.Context, ws, id string, rv Review) (*store.E
 				return nil, err
 			}
 			// The decisions go to the pass that resumes the run, fenced to the wait they decide.
-			if patch.State, err = resumeState(cur, decision.Calls, rv.Answer); err != nil {
+			if patch.State, err = resumeState(cur, decision.Calls, rv); err != nil {
 				return nil, err
 			}
 			attempt := cur.Attempt
