@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -215,6 +216,17 @@ func (c *Client) ApprovalList(ctx context.Context, status string, o ListOptions)
 	q := o.values()
 	setIf(q, "status", status)
 	return list[Approval](ctx, c, "/api/v1/approvals", q)
+}
+
+// ExecutionApproval returns the pending approval of an execution (its pending tool calls,
+// or its question); nil when it waits for none.
+func (c *Client) ExecutionApproval(ctx context.Context, id string) (*Approval, error) {
+	q := url.Values{"execution_id": {id}}
+	l, err := list[Approval](ctx, c, "/api/v1/approvals", q)
+	if err != nil || len(l.Data) == 0 {
+		return nil, err
+	}
+	return &l.Data[0], nil
 }
 
 // ApprovalGet gets an approval.

@@ -93,7 +93,8 @@ func (s *Server) executionRoutes() []route {
 		{method: "POST", path: id + "/deny", op: "denyExecution", tag: tag, scope: "executions:read", summary: "Deny an execution awaiting approval; it ends rejected", desc: "Denies an execution waiting for approval (a checkpoint, held tool calls or a question): it ends `rejected`, with `reason` recorded on the approval and as the execution's error. Any other status is a 409 (also when an approve or cancel decided first).",
 			body: denyRequest{}, resp: store.Execution{}, errs: []int{http.StatusConflict}, h: s.denyExecution},
 		{method: "GET", path: v1 + "/approvals", op: "listApprovals", tag: tag, scope: "executions:read", summary: "The approval inbox, newest first", desc: "Approvals, newest first: by default the pending ones (the inbox), each with its execution, agent, checkpoint and what awaits the decision. `status` selects decided ones, or `all`.", list: true,
-			params: []param{{name: "status", typ: "string", enum: []string{"pending", "approved", "denied", "cancelled", "all"}, desc: "Default pending."}},
+			params: []param{{name: "status", typ: "string", enum: []string{"pending", "approved", "denied", "cancelled", "all"}, desc: "Default pending."},
+				{name: "execution_id", typ: "string", desc: "Only the approvals of this execution."}},
 			resp:   store.Approval{}, h: s.listApprovals},
 		{method: "GET", path: v1 + "/approvals/{id}", op: "getApproval", tag: tag, scope: "executions:read", summary: "Get an approval", desc: "One approval: its checkpoint, what awaits the decision, its status and, once decided, the comment or reason and when.", resp: store.Approval{}, h: byID(s, s.store.ApprovalGet)},
 	}
@@ -473,7 +474,7 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("%s", err.Error())
 		}
 	}
-	items, total, err := s.store.ApprovalList(r.Context(), s.workspace(r), status, p)
+	items, total, err := s.store.ApprovalList(r.Context(), s.workspace(r), status, r.URL.Query().Get("execution_id"), p)
 	if err != nil {
 		return err
 	}

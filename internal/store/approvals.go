@@ -134,9 +134,10 @@ func scanApproval(row interface{ Scan(...any) error }) (*Approval, error) {
 	return &a, nil
 }
 
-// ApprovalList returns one page of approvals, newest first; status "" lists every status.
-func (s *Store) ApprovalList(ctx context.Context, ws, status string, p Page) ([]*Approval, int, error) {
-	where, args := whereClause("p", ws, []cond{{"p.status = $%d", status}})
+// ApprovalList returns one page of approvals, newest first; status "" lists every status,
+// executionID "" those of every execution.
+func (s *Store) ApprovalList(ctx context.Context, ws, status, executionID string, p Page) ([]*Approval, int, error) {
+	where, args := whereClause("p", ws, []cond{{"p.status = $%d", status}, {"p.execution_id = $%d", executionID}})
 	rows, err := s.r.QueryContext(ctx, "SELECT "+approvalColumns+approvalFrom+where+" ORDER BY p.requested_at DESC, p.id DESC"+limitClause(p), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list approvals: %w", err)
