@@ -95,7 +95,7 @@ func (s *Server) executionRoutes() []route {
 		{method: "GET", path: v1 + "/approvals", op: "listApprovals", tag: tag, scope: "executions:read", summary: "The approval inbox, newest first", desc: "Approvals, newest first: by default the pending ones (the inbox), each with its execution, agent, checkpoint and what awaits the decision. `status` selects decided ones, or `all`.", list: true,
 			params: []param{{name: "status", typ: "string", enum: []string{"pending", "approved", "denied", "cancelled", "all"}, desc: "Default pending."},
 				{name: "execution_id", typ: "string", desc: "Only the approvals of this execution."}},
-			resp:   store.Approval{}, h: s.listApprovals},
+			resp: store.Approval{}, h: s.listApprovals},
 		{method: "GET", path: v1 + "/approvals/{id}", op: "getApproval", tag: tag, scope: "executions:read", summary: "Get an approval", desc: "One approval: its checkpoint, what awaits the decision, its status and, once decided, the comment or reason and when.", resp: store.Approval{}, h: byID(s, s.store.ApprovalGet)},
 	}
 }
