@@ -38,6 +38,9 @@ type AgentConfig struct {
 	// data source id.
 	Memory      *MemoryConfig `json:"memory,omitempty"`
 	DataSources []string      `json:"data_sources,omitempty"`
+	// AskUser gives an agent-type agent the ask_user tool: its question pauses the run until
+	// answered (ExecutionDecide with Answer, or the next message of its chat session).
+	AskUser bool `json:"ask_user,omitempty"`
 }
 
 // MemoryConfig says whether and how runs use memories: Scope is "agent" (default),
@@ -48,9 +51,22 @@ type MemoryConfig struct {
 	MaxItems int    `json:"max_items,omitempty"`
 }
 
-// ApprovalConfig lists the human checkpoints of a run.
+// ApprovalConfig lists the human checkpoints of a run, the tools whose calls wait for a
+// reviewer, and how long a decision may take.
 type ApprovalConfig struct {
 	Checkpoints []Checkpoint `json:"checkpoints"`
+	// Tools: the first rule whose Match (a tool name or glob) fits a call's tool decides
+	// whether it waits (Mode "always") or runs ("never", also when no rule fits).
+	Tools []ToolApproval `json:"tools,omitempty"`
+	// TimeoutSeconds bounds the wait; then OnTimeout ("reject", the default, or "approve") decides.
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty"`
+	OnTimeout      string `json:"on_timeout,omitempty"`
+}
+
+// ToolApproval is one rule of ApprovalConfig.Tools.
+type ToolApproval struct {
+	Match string `json:"match"`
+	Mode  string `json:"mode"`
 }
 
 // Checkpoint is a place where a run waits for a human decision.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 )
@@ -160,14 +161,56 @@ type Approval struct {
 	ExecutionID string          `json:"execution_id"`
 	AgentID     string          `json:"agent_id"`
 	AgentName   string          `json:"agent_name"`
+	Kind        string          `json:"kind"` // checkpoint, tools or question
 	Checkpoint  string          `json:"checkpoint"`
 	Description string          `json:"description"`
 	Awaiting    json.RawMessage `json:"awaiting"`
-	Status      string          `json:"status"`
-	Comment     string          `json:"comment"`
-	Reason      string          `json:"reason"`
-	RequestedAt time.Time       `json:"requested_at"`
-	DecidedAt   *time.Time      `json:"decided_at"`
+	// Calls are the tool calls waiting for the decision, each with its decision once decided.
+	Calls       []PendingCall `json:"calls"`
+	Question    string        `json:"question,omitempty"`
+	Choices     []string      `json:"choices,omitempty"`
+	Answer      string        `json:"answer,omitempty"`
+	Status      string        `json:"status"`
+	Comment     string        `json:"comment"`
+	Reason      string        `json:"reason"`
+	DecidedBy   string        `json:"decided_by,omitempty"`
+	ExpiresAt   *time.Time    `json:"expires_at,omitempty"`
+	OnTimeout   string        `json:"on_timeout,omitempty"`
+	RequestedAt time.Time     `json:"requested_at"`
+	DecidedAt   *time.Time    `json:"decided_at"`
+}
+
+// PendingCall is a tool call an approval holds back, and its decision once decided.
+type PendingCall struct {
+	CallID          string          `json:"call_id"`
+	Name            string          `json:"name"`
+	Arguments       json.RawMessage `json:"arguments"`
+	InputSchema     json.RawMessage `json:"input_schema,omitempty"`
+	Decision        string          `json:"decision,omitempty"`
+	Message         string          `json:"message,omitempty"`
+	EditedArguments json.RawMessage `json:"edited_arguments,omitempty"`
+}
+
+// Review decides an execution awaiting approval: Decisions per pending tool call (one
+// without a decision is approved), Answer for a question.
+type Review struct {
+	Comment   string         `json:"comment,omitempty"`
+	Decisions []CallDecision `json:"decisions,omitempty"`
+	Answer    string         `json:"answer,omitempty"`
+}
+
+// CallDecision decides one pending call: "approve", "reject" (Message says why; the model
+// reads it) or "edit" (Arguments, valid against the tool's input schema, replace the model's).
+type CallDecision struct {
+	CallID    string          `json:"call_id"`
+	Decision  string          `json:"decision"`
+	Message   string          `json:"message,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// ExecutionDecide resumes an execution awaiting approval as the review says.
+func (c *Client) ExecutionDecide(ctx context.Context, id string, rv Review) (*Execution, error) {
+	return send[Execution](ctx, c, http.MethodPost, "/api/v1/executions/"+pathEscape(id)+"/approve", rv)
 }
 
 // ApprovalList lists approvals (status "" means pending; "all" lists every status).
@@ -175,6 +218,17 @@ func (c *Client) ApprovalList(ctx context.Context, status string, o ListOptions)
 	q := o.values()
 	setIf(q, "status", status)
 	return list[Approval](ctx, c, "/api/v1/approvals", q)
+}
+
+// ExecutionApproval returns the pending approval of an execution (its pending tool calls,
+// or its question); nil when it waits for none.
+func (c *Client) ExecutionApproval(ctx context.Context, id string) (*Approval, error) {
+	q := url.Values{"execution_id": {id}}
+	l, err := list[Approval](ctx, c, "/api/v1/approvals", q)
+	if err != nil || len(l.Data) == 0 {
+		return nil, err
+	}
+	return &l.Data[0], nil
 }
 
 // ApprovalGet gets an approval.

@@ -118,7 +118,8 @@ func (c *Client) ChatStream(ctx context.Context, sessionID, content string, opts
 		map[string]string{"content": content}, nil, opts...)
 }
 
-// Collect reads a stream to its terminal frame (or its end) and closes it. An Ended stream
+// Collect reads a stream to its terminal frame (or its end, which for a chat turn whose run
+// waits for approval or for an answer comes after its approval_required frame) and closes it. An Ended stream
 // yields no frames and no error.
 func (s *Stream) Collect() ([]StreamEvent, error) {
 	defer s.Close()
@@ -132,7 +133,8 @@ func (s *Stream) Collect() ([]StreamEvent, error) {
 			return out, err
 		}
 		if !ok {
-			if len(out) == 0 || !out[len(out)-1].Terminal() {
+			// A chat stream ends after approval_required: its run waits for a decision.
+			if len(out) == 0 || !out[len(out)-1].Terminal() && out[len(out)-1].Event != "approval_required" {
 				return out, fmt.Errorf("stream ended without a terminal frame")
 			}
 			return out, nil

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path"
 	"slices"
 	"strings"
 
@@ -141,13 +142,11 @@ func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID strin
 	if agentID != "" && slices.Contains(c.SubAgents, agentID) {
 		return invalid("config.sub_agents", "an agent cannot be its own sub-agent")
 	}
-	if c.Approval != nil {
-		for i, cp := range c.Approval.Checkpoints {
-			f := fmt.Sprintf("config.approval.checkpoints[%d]", i)
-			if err := firstErr(required(f+".name", cp.Name), oneOf(f+".when", cp.When, []string{"before_output", "before_tools"})); err != nil {
-				return err
-			}
-		}
+	if err := validateApproval(c.Approval); err != nil {
+		return err
+	}
+	if c.AskUser && agentType != "agent" {
+		return invalid("config.ask_user", "the ask_user tool is for agent-type agents (this one is %s)", agentType)
 	}
 	if err := validateSteps(c.Steps, agentType); err != nil {
 		return err
@@ -172,6 +171,39 @@ func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID strin
 		if c.Approval == nil || len(c.Approval.Checkpoints) == 0 {
 			return invalid("config.approval.checkpoints", "an approval agent needs at least one checkpoint")
 		}
+	}
+	return nil
+}
+
+// validateApproval checks config.approval: named checkpoints at a known stage, tool rules
+// with a valid glob and mode, and a timeout with what it decides.
+func validateApproval(a *store.ApprovalConfig) error {
+	if a == nil {
+		return nil
+	}
+	for i, cp := range a.Checkpoints {
+		f := fmt.Sprintf("config.approval.checkpoints[%d]", i)
+		if err := firstErr(required(f+".name", cp.Name), oneOf(f+".when", cp.When, []string{"before_output", "before_tools"})); err != nil {
+			return err
+		}
+	}
+	for i, r := range a.Tools {
+		f := fmt.Sprintf("config.approval.tools[%d]", i)
+		if err := firstErr(required(f+".match", r.Match), maxLen(f+".match", r.Match, 200), oneOf(f+".mode", r.Mode, store.ApprovalModes)); err != nil {
+			return err
+		}
+		if _, err := path.Match(r.Match, ""); err != nil {
+			return invalid(f+".match", "is not a valid glob: %q", r.Match)
+		}
+	}
+	if a.TimeoutSeconds < 0 || a.TimeoutSeconds > 2_592_000 {
+		return invalid("config.approval.timeout_seconds", "must be between 1 and 2592000 (30 days), got %d", a.TimeoutSeconds)
+	}
+	if a.OnTimeout != "" {
+		if a.TimeoutSeconds == 0 {
+			return invalid("config.approval.on_timeout", "needs config.approval.timeout_seconds")
+		}
+		return oneOf("config.approval.on_timeout", a.OnTimeout, []string{"reject", "approve"})
 	}
 	return nil
 }

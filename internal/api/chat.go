@@ -59,6 +59,7 @@ func (s *Server) chatRoutes() []route {
 		{method: "POST", path: sess + "/messages", op: "sendChatMessage", tag: tag, scope: "chat:write", summary: "Send a message and wait for the reply",
 			desc: "Runs the agent (an execution with source chat) over the session's history and the message. The user message and the reply are stored together when the run completes. " +
 				"A message while a reply is still running: 409. A failed run: 502 naming the execution. A run stopped at an approval checkpoint: 202 with the execution. " +
+				"A run that asks the user a question (config.ask_user) answers 200 with the question as the reply; the session's next message is the answer, and its reply is the run's continuation. " +
 				"With an Idempotency-Key, a retry with the same key and body makes no second turn: it waits for the first one's run and answers the same reply " +
 				"(same status and body, header `Idempotent-Replayed: true`), even while that run is still going; the same key with another body: 409.",
 			body: chatMessageRequest{}, resp: AssistantReply{}, alsoOK: map[int]any{http.StatusAccepted: store.Execution{}}, errs: []int{http.StatusConflict, http.StatusBadGateway},
@@ -139,6 +140,9 @@ type chatTurn struct {
 	executionID   string
 	userMessageID string
 	run           *runtime.Waiter // the run this request started; nil for a retry
+	// from is the id of the last frame before this turn's (an answer resumes a run whose
+	// earlier frames belong to the turn that asked); 0 for a new run.
+	from int
 }
 
 func (t *chatTurn) replayed() bool { return t.run == nil }
@@ -161,16 +165,13 @@ func (s *Server) chatTurnFor(w http.ResponseWriter, r *http.Request) (*chatTurn,
 			return earlierTurn(ws, key, hash, prev)
 		}
 	}
-	x, run, userMsgID, err := s.startChatTurn(w, r, key, hash)
+	turn, err := s.startChatTurn(w, r, key, hash)
 	var used *store.IdempotencyUsedError
 	if errors.As(err, &used) {
 		// A concurrent request with the key started the turn first.
 		return earlierTurn(ws, key, hash, used.Record)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return &chatTurn{ws: ws, executionID: x.ID, userMessageID: userMsgID, run: run}, nil
+	return turn, err
 }
 
 // earlierTurn is the turn an earlier request with key started; another request: 409.
@@ -184,21 +185,21 @@ func earlierTurn(ws, key, hash string, prev *store.IdempotencyRecord) (*chatTurn
 
 // startChatTurn validates a message and starts its run; the session is locked for it, and
 // key (when set) is recorded for the turn in the same transaction.
-func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request, key, hash string) (*store.Execution, *runtime.Waiter, string, error) {
+func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request, key, hash string) (*chatTurn, error) {
 	var req chatMessageRequest
 	if err := decode(w, r, &req); err != nil {
-		return nil, nil, "", err
+		return nil, err
 	}
 	ws, id := s.workspace(r), pathID(r, "id")
 	c, err := s.store.ChatSessionGet(r.Context(), ws, id) // a missing session is a 404 whatever the body
 	if err != nil {
-		return nil, nil, "", err
+		return nil, err
 	}
 	if strings.TrimSpace(req.Content) == "" {
-		return nil, nil, "", invalid("content", "is required and must not be empty")
+		return nil, invalid("content", "is required and must not be empty")
 	}
 	if err := firstErr(maxLen("content", req.Content, 100_000), checkEndUser(req.EndUserID)); err != nil {
-		return nil, nil, "", err
+		return nil, err
 	}
 	endUser := c.EndUserID
 	if req.EndUserID != "" {
@@ -206,12 +207,18 @@ func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request, key, hash
 	}
 	a, err := s.store.AgentGet(r.Context(), ws, c.AgentID)
 	if err != nil {
-		return nil, nil, "", conflict("the session's agent %s no longer exists", c.AgentID)
+		return nil, conflict("the session's agent %s no longer exists", c.AgentID)
 	}
 	if a.Config == nil {
-		return nil, nil, "", conflict("agent %s has no active version", a.ID)
+		return nil, conflict("agent %s has no active version", a.ID)
 	}
 	userMsgID := store.NewID()
+	if c.ActiveExecutionID != nil {
+		// A run of the session waiting for the answer to its question: this message answers it.
+		if turn, err := s.answerQuestion(r, ws, *c.ActiveExecutionID, userMsgID, req.Content); turn != nil || err != nil {
+			return turn, err
+		}
+	}
 	x, done, err := s.engine.Submit(r.Context(), runtime.SubmitRequest{WorkspaceID: ws, Agent: a, VersionID: a.ActiveVersionID, Config: a.Config,
 		Input: map[string]any{"message": req.Content}, Metadata: map[string]any{"session_id": id}, Source: "chat", TimeoutMS: defaultTimeoutMS,
 		UserID: userIDOf(r), EndUserID: endUser,
@@ -219,7 +226,37 @@ func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request, key, hash
 		BeforeCreate: func(ctx context.Context, tx *store.Store, _ *store.Execution) error {
 			return s.checkExecutionLimits(ctx, tx, ws)
 		}})
-	return x, done, userMsgID, err
+	if err != nil {
+		return nil, err
+	}
+	return &chatTurn{ws: ws, executionID: x.ID, userMessageID: userMsgID, run: done}, nil
+}
+
+// answerQuestion resumes a session's run waiting for the answer to an ask_user question
+// with content as the answer, stored as message msgID; nil, nil, nil when the run waits for
+// no question (a new message then finds the session busy, as before).
+func (s *Server) answerQuestion(r *http.Request, ws, execID, msgID, content string) (*chatTurn, error) {
+	x, err := s.store.ExecutionGet(r.Context(), ws, execID)
+	if err != nil || x.Status != store.StatusAwaitingApproval {
+		return nil, nil
+	}
+	a, err := s.store.ApprovalPending(r.Context(), ws, execID)
+	if err != nil || a == nil || a.Kind != store.ApprovalQuestion {
+		return nil, err
+	}
+	// Every frame of the paused pass is stored with the pause: the answer's turn streams after them.
+	last, err := s.store.EventLastSeq(r.Context(), execID)
+	if err != nil {
+		return nil, err
+	}
+	if x, err = s.engine.Decide(r.Context(), ws, execID, runtime.Review{Answer: content, DecidedBy: "chat", ChatMessageID: msgID}); err != nil {
+		return nil, err
+	}
+	run, ok := s.engine.Running(x.ID)
+	if !ok {
+		return nil, conflict("execution %s was answered but its run is not here; follow it with GET /executions/%s/stream", x.ID, x.ID)
+	}
+	return &chatTurn{ws: ws, executionID: x.ID, userMessageID: msgID, run: run, from: last}, nil
 }
 
 func (s *Server) sendChatMessage(w http.ResponseWriter, r *http.Request) error {
@@ -262,7 +299,17 @@ func (s *Server) writeChatReply(w http.ResponseWriter, r *http.Request, x *store
 			UserMessageID: userMsgID, TokenUsage: m.TokenUsage, CreatedAt: m.CreatedAt})
 		return nil
 	case store.StatusAwaitingApproval:
-		writeData(w, http.StatusAccepted, x)
+		// An ask_user question is the turn's reply; the next message answers it.
+		if a, err := s.store.ApprovalPending(ctx, x.WorkspaceID, x.ID); err != nil || a == nil || a.Kind != store.ApprovalQuestion {
+			writeData(w, http.StatusAccepted, x)
+			return err
+		}
+		m, err := s.store.ChatReplyOf(ctx, x.WorkspaceID, x.ID)
+		if err != nil {
+			return err
+		}
+		writeData(w, http.StatusOK, AssistantReply{ID: m.ID, Role: m.Role, Content: m.Content, ExecutionID: x.ID,
+			UserMessageID: userMsgID, TokenUsage: m.TokenUsage, CreatedAt: m.CreatedAt})
 		return nil
 	}
 	msg := "the reply failed"
@@ -339,12 +386,13 @@ func (s *Server) streamChatMessage(w http.ResponseWriter, r *http.Request) error
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
 	sse := newSSE(w)
+	sse.endAtPause = true
 	if after < 0 {
 		first, _ := json.Marshal(map[string]string{"execution_id": turn.executionID, "user_message_id": turn.userMessageID})
 		if err := sse.frame(store.Event{Seq: 0, Event: "execution", Data: first}); err != nil {
 			return nil
 		}
-		after = 0
+		after = turn.from
 	}
 	return s.streamKeyed(r, sse, turn.ws, turn.executionID, after)
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -40,6 +41,9 @@ type playgroundRequest struct {
 
 type approveRequest struct {
 	Comment string `json:"comment,omitempty" maxLength:"2000"`
+	// Decisions decide pending tool calls one by one (approval kind tools).
+	Decisions []runtime.CallDecision `json:"decisions,omitempty" maxItems:"128" doc:"Per pending tool call (see the approval's calls): approve, reject with a message the model reads as the call's result, or edit with new arguments (checked against the tool's input schema, 422 otherwise). A pending call without a decision is approved."`
+	Answer    string                 `json:"answer,omitempty" maxLength:"20000" doc:"The answer to the question of an approval of kind question (required for it); the agent's ask_user call returns it."`
 }
 
 type denyRequest struct {
@@ -68,6 +72,7 @@ func (s *Server) executionRoutes() []route {
 			resp: store.ExecutionNode{}, h: byID(s, s.store.ExecutionTree)},
 		{method: "GET", path: id + "/stream", op: "streamExecution", tag: tag, scope: "executions:read", sse: true, summary: "Stream an execution's events (SSE)",
 			desc: "Frames `thinking`, `tool_start`, `tool_end`, `content`, then one `done` or `error`; each has an `id:` (per-execution sequence). " +
+				"A run that pauses for approval sends `approval_required` `{execution_id, approval_id, kind, calls: [{call_id, name, arguments}]}` (with `question` and `choices` for a question) before it waits; this stream stays open and goes on once it is decided. " +
 				"A finished execution sends its terminal frame and closes; a live one sends frames from now on. With Last-Event-ID, every frame after that id is replayed first, none twice; " +
 				"at or past the terminal frame's id the answer is 204 No Content, so EventSource stops reconnecting. " +
 				"The terminal `error` frame's data is `{message, code}`, code one of `failed`, `cancelled`, `rejected` (denied at approval), `timeout` (a model call exceeded config.request_timeout_ms) " +
@@ -79,14 +84,18 @@ func (s *Server) executionRoutes() []route {
 			"The 200 comes only once the execution is recorded `cancelled`: no model call starts after it. An execution that ended otherwise first (completed, failed, rejected) is a 409 naming its status; " +
 			"a cancel of an execution awaiting approval that an approve resumed first is a 409 too (cancel again to stop the resumed run).",
 			resp: store.Execution{}, errs: []int{http.StatusConflict}, h: s.cancelExecution},
-		{method: "POST", path: id + "/approve", op: "approveExecution", tag: tag, scope: "executions:read", summary: "Approve an execution awaiting approval; it resumes", desc: "Approves an execution waiting at a checkpoint: it goes back to running and continues from where it stopped, on the server that received the approve, with `comment` recorded on the approval. " +
+		{method: "POST", path: id + "/approve", op: "approveExecution", tag: tag, scope: "executions:read", summary: "Approve an execution awaiting approval; it resumes", desc: "Approves an execution waiting for approval: it goes back to running and continues from where it stopped, on the server that received the approve, with `comment` and who decided recorded on the approval. " +
+			"For tool calls held by config.approval.tools (approval kind `tools`), `decisions` decide each pending call by `call_id`: `approve`, `reject` (the model receives a tool result saying the reviewer rejected the call and why, from `message`, and the run goes on) " +
+			"or `edit` (the call runs with `arguments` instead, which must satisfy the tool's input schema, else 422); a pending call without a decision is approved, and the approval keeps the original and edited arguments. " +
+			"For a question of the ask_user tool (kind `question`), `answer` is required and is the tool's result. A decision for a call that is not pending is a 422. " +
 			"Any other status is a 409; approve, deny and cancel of one waiting execution have exactly one winner, the others get 409.",
-			body: approveRequest{}, resp: store.Execution{}, errs: []int{http.StatusConflict}, h: s.approveExecution},
-		{method: "POST", path: id + "/deny", op: "denyExecution", tag: tag, scope: "executions:read", summary: "Deny an execution awaiting approval; it ends rejected", desc: "Denies an execution waiting at a checkpoint: it ends `rejected`, with `reason` recorded on the approval and as the execution's error. Any other status is a 409 (also when an approve or cancel decided first).",
+			body: approveRequest{}, resp: store.Execution{}, errs: []int{http.StatusConflict, http.StatusUnprocessableEntity}, h: s.approveExecution},
+		{method: "POST", path: id + "/deny", op: "denyExecution", tag: tag, scope: "executions:read", summary: "Deny an execution awaiting approval; it ends rejected", desc: "Denies an execution waiting for approval (a checkpoint, held tool calls or a question): it ends `rejected`, with `reason` recorded on the approval and as the execution's error. Any other status is a 409 (also when an approve or cancel decided first).",
 			body: denyRequest{}, resp: store.Execution{}, errs: []int{http.StatusConflict}, h: s.denyExecution},
 		{method: "GET", path: v1 + "/approvals", op: "listApprovals", tag: tag, scope: "executions:read", summary: "The approval inbox, newest first", desc: "Approvals, newest first: by default the pending ones (the inbox), each with its execution, agent, checkpoint and what awaits the decision. `status` selects decided ones, or `all`.", list: true,
-			params: []param{{name: "status", typ: "string", enum: []string{"pending", "approved", "denied", "cancelled", "all"}, desc: "Default pending."}},
-			resp:   store.Approval{}, h: s.listApprovals},
+			params: []param{{name: "status", typ: "string", enum: []string{"pending", "approved", "denied", "cancelled", "all"}, desc: "Default pending."},
+				{name: "execution_id", typ: "string", desc: "Only the approvals of this execution."}},
+			resp: store.Approval{}, h: s.listApprovals},
 		{method: "GET", path: v1 + "/approvals/{id}", op: "getApproval", tag: tag, scope: "executions:read", summary: "Get an approval", desc: "One approval: its checkpoint, what awaits the decision, its status and, once decided, the comment or reason and when.", resp: store.Approval{}, h: byID(s, s.store.ApprovalGet)},
 	}
 }
@@ -121,6 +130,18 @@ func userIDOf(r *http.Request) *string {
 		return &u.id
 	}
 	return nil
+}
+
+// decidedBy names who sends a decision, for the approval record: the logged-in user, or the
+// API key (never its secret).
+func decidedBy(r *http.Request) string {
+	if u := userOf(r); u != nil {
+		return "user:" + u.id
+	}
+	if k := apiKeyOf(r); k != nil {
+		return "api_key:" + k.ID
+	}
+	return ""
 }
 
 // optString is nil for "", else a pointer to s.
@@ -401,10 +422,19 @@ func (s *Server) approveExecution(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := maxLen("comment", req.Comment, 2000); err != nil {
+	if err := firstErr(maxLen("comment", req.Comment, 2000), maxLen("answer", req.Answer, 20000)); err != nil {
 		return err
 	}
-	x, err := s.engine.Approve(r.Context(), s.workspace(r), pathID(r, "id"), req.Comment)
+	if len(req.Decisions) > 128 {
+		return invalid("decisions", "at most 128 decisions, got %d", len(req.Decisions))
+	}
+	for i, d := range req.Decisions {
+		if err := maxLen(fmt.Sprintf("decisions[%d].message", i), d.Message, 2000); err != nil {
+			return err
+		}
+	}
+	x, err := s.engine.Decide(r.Context(), s.workspace(r), pathID(r, "id"),
+		runtime.Review{Comment: req.Comment, Decisions: req.Decisions, Answer: req.Answer, DecidedBy: decidedBy(r)})
 	if err != nil {
 		return err
 	}
@@ -420,7 +450,7 @@ func (s *Server) denyExecution(w http.ResponseWriter, r *http.Request) error {
 	if err := maxLen("reason", req.Reason, 2000); err != nil {
 		return err
 	}
-	x, err := s.engine.Deny(r.Context(), s.workspace(r), pathID(r, "id"), req.Reason)
+	x, err := s.engine.Deny(r.Context(), s.workspace(r), pathID(r, "id"), req.Reason, decidedBy(r))
 	if err != nil {
 		return err
 	}
@@ -444,7 +474,7 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("%s", err.Error())
 		}
 	}
-	items, total, err := s.store.ApprovalList(r.Context(), s.workspace(r), status, p)
+	items, total, err := s.store.ApprovalList(r.Context(), s.workspace(r), status, r.URL.Query().Get("execution_id"), p)
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,9 @@ type sseWriter struct {
 	w    http.ResponseWriter
 	rc   *http.ResponseController
 	last int // id of the last frame written
+	// endAtPause ends the stream after an approval_required frame (a chat turn's stream:
+	// the turn continues once decided, and the client reads its end from the session).
+	endAtPause bool
 }
 
 func newSSE(w http.ResponseWriter) *sseWriter {
@@ -127,11 +130,19 @@ func (s *Server) streamExecution(ctx context.Context, sse *sseWriter, ws, id str
 			if ev.Seq <= sent {
 				continue
 			}
+			pause := sse.endAtPause && ev.Event == "approval_required"
+			if pause {
+				// The frame ends the chat stream: it goes out once the pause is recorded, so the
+				// client's next message finds the run waiting for it.
+				if x, err := s.awaitExecution(ctx, ws, id); x == nil || err != nil {
+					return true, err
+				}
+			}
 			if err := sse.frame(ev); err != nil {
 				return false, err
 			}
 			sent = ev.Seq
-			if isTerminalFrame(ev) {
+			if isTerminalFrame(ev) || pause {
 				return true, nil
 			}
 		}

@@ -363,6 +363,16 @@ func clientCommands(t *testing.T, tg *target) {
 	}
 	want(t, agentplane(t, env, "", "run", "cli approval", "--input", `{"message":"refund 1"}`), 3, "a third run at a checkpoint")
 	third := lastExecution(t, env, "cli approval")
+	// approve --show lists what waits (a checkpoint: no calls); decisions for calls that are
+	// not pending are refused by the server, malformed ones by the CLI.
+	r = want(t, agentplane(t, env, "", "executions", "approve", third.ID, "--show", "-o", "json"), 0, "approve --show")
+	if ap := decodeJSON[client.Approval](t, r.stdout); ap.ExecutionID != third.ID || ap.Kind != "checkpoint" || ap.Status != "pending" {
+		t.Fatalf("approve --show: %s", r)
+	}
+	if r = want(t, agentplane(t, env, "", "executions", "approve", third.ID, "--reject", "call_9=no"), 1, "reject at a checkpoint"); !strings.Contains(r.stderr, "decisions") {
+		t.Fatalf("reject at a checkpoint: %s", r)
+	}
+	want(t, agentplane(t, env, "", "executions", "approve", third.ID, "--edit", "call_9={bad"), 2, "edit with bad JSON")
 	r = want(t, agentplane(t, env, "", "executions", "cancel", third.ID), 0, "cancel")
 	if !strings.Contains(r.stdout, "cancelled") {
 		t.Fatalf("cancel: %s", r)

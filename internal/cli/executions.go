@@ -16,7 +16,7 @@ func executionsCmd(env Env) *cobra.Command {
 	o.flags(cmd)
 	cmd.AddCommand(executionsListCmd(o), executionsGetCmd(o), executionsTailCmd(o),
 		executionActionCmd(o, "cancel", "Cancel a pending, running or awaiting execution", ""),
-		executionActionCmd(o, "approve", "Approve an execution awaiting approval; it resumes", "comment"),
+		executionsApproveCmd(o),
 		executionActionCmd(o, "deny", "Deny an execution awaiting approval; it ends rejected", "reason"))
 	return cmd
 }
@@ -153,7 +153,7 @@ func executionsTailCmd(o *clientOpts) *cobra.Command {
 	}
 }
 
-// executionActionCmd is cancel, approve (--comment) or deny (--reason).
+// executionActionCmd is cancel or deny (--reason).
 func executionActionCmd(o *clientOpts, action, short, textFlag string) *cobra.Command {
 	var text string
 	cmd := &cobra.Command{
@@ -170,8 +170,6 @@ func executionActionCmd(o *clientOpts, action, short, textFlag string) *cobra.Co
 			switch action {
 			case "cancel":
 				x, err = c.ExecutionCancel(ctx, id)
-			case "approve":
-				x, err = c.ExecutionApprove(ctx, id, text)
 			default:
 				x, err = c.ExecutionDeny(ctx, id, text)
 			}

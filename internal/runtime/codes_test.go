@@ -94,7 +94,7 @@ func TestTerminalErrorCodes(t *testing.T) {
 	gate := &store.AgentConfig{Model: "gpt-4o-mini", Approval: &store.ApprovalConfig{Checkpoints: []store.Checkpoint{{Name: "review", When: "before_output"}}}}
 	x = submitWith(t, e, a, gate, false)
 	wait(x.ID, store.StatusAwaitingApproval)
-	if _, err := e.Deny(ctx, a.WorkspaceID, x.ID, "no"); err != nil {
+	if _, err := e.Deny(ctx, a.WorkspaceID, x.ID, "no", ""); err != nil {
 		t.Fatal(err)
 	}
 	check("rejected", x.ID, CodeRejected)

@@ -862,9 +862,16 @@ func (e *Engine) leaseExpired(x *store.Execution) bool {
 	return x.LeaseExpiresAt == nil || time.UnixMilli(*x.LeaseExpiresAt).Before(time.Now().Add(-time.Second))
 }
 
-// Approve resumes an execution waiting at a checkpoint, on this node with a lease of its own.
-// An approve that loses to a cancel or deny decided first is a *store.TransitionError.
+// Approve resumes an execution waiting at a checkpoint, approving every pending call.
 func (e *Engine) Approve(ctx context.Context, ws, id, comment string) (*store.Execution, error) {
+	return e.Decide(ctx, ws, id, Review{Comment: comment})
+}
+
+// Decide resumes an execution waiting for approval as the review says, on this node with a
+// lease of its own: pending tool calls approved, rejected or edited, a question answered. A
+// review that does not fit the pending approval is a *store.ValidationError; one that loses
+// to a cancel or deny decided first is a *store.TransitionError.
+func (e *Engine) Decide(ctx context.Context, ws, id string, rv Review) (*store.Execution, error) {
 	cur, err := e.st.ExecutionGet(ctx, ws, id)
 	if err != nil {
 		return nil, err
@@ -872,16 +879,36 @@ func (e *Engine) Approve(ctx context.Context, ws, id, comment string) (*store.Ex
 	if child := waitingChild(cur); child != "" && cur.Status == store.StatusAwaitingApproval {
 		return nil, &store.ConflictError{Message: fmt.Sprintf("execution %s is waiting for its sub-agent execution %s; approve or deny that one", id, child)}
 	}
+	patch := store.ExecutionPatch{From: store.StatusAwaitingApproval}
+	decision := store.ApprovalDecision{Status: "approved", Comment: rv.Comment, DecidedBy: rv.DecidedBy, Answer: rv.Answer}
+	if cur.Status == store.StatusAwaitingApproval {
+		pending, err := e.st.ApprovalPending(ctx, ws, id)
+		if err != nil {
+			return nil, err
+		}
+		if pending != nil {
+			if decision.Calls, err = rv.decide(pending); err != nil {
+				return nil, err
+			}
+			// The decisions go to the pass that resumes the run, fenced to the wait they decide.
+			if patch.State, err = resumeState(cur, decision.Calls, rv); err != nil {
+				return nil, err
+			}
+			attempt := cur.Attempt
+			patch.Attempt = &attempt
+		}
+	}
 	c := e.claim()
+	patch.Claim = &c
 	e.claimMu.RLock()
 	defer e.claimMu.RUnlock()
 	var x *store.Execution
 	err = e.st.InTx(ctx, func(tx *store.Store) error {
 		var err error
-		if x, err = tx.ExecutionTransition(ctx, ws, id, store.StatusRunning, store.ExecutionPatch{From: store.StatusAwaitingApproval, Claim: &c}); err != nil {
+		if x, err = tx.ExecutionTransition(ctx, ws, id, store.StatusRunning, patch); err != nil {
 			return err
 		}
-		_, err = tx.ApprovalDecide(ctx, ws, id, "approved", comment, "")
+		_, err = tx.ApprovalDecide(ctx, ws, id, decision)
 		return err
 	})
 	if err != nil {
@@ -892,8 +919,8 @@ func (e *Engine) Approve(ctx context.Context, ws, id, comment string) (*store.Ex
 	return x, nil
 }
 
-// Deny ends an execution waiting at a checkpoint as rejected.
-func (e *Engine) Deny(ctx context.Context, ws, id, reason string) (*store.Execution, error) {
+// Deny ends an execution waiting for approval as rejected; decidedBy says who decided.
+func (e *Engine) Deny(ctx context.Context, ws, id, reason, decidedBy string) (*store.Execution, error) {
 	x, err := e.st.ExecutionGet(ctx, ws, id)
 	if err != nil {
 		return nil, err
@@ -905,7 +932,7 @@ func (e *Engine) Deny(ctx context.Context, ws, id, reason string) (*store.Execut
 	if reason != "" {
 		msg += ": " + reason
 	}
-	if err := e.closeDirect(ctx, x, store.StatusRejected, CodeRejected, msg, "denied", "", reason, false); err != nil {
+	if err := e.closeDirect(ctx, x, store.StatusRejected, CodeRejected, msg, "denied", reason, decidedBy, false); err != nil {
 		return nil, err
 	}
 	return e.st.ExecutionGet(ctx, ws, id)
@@ -916,7 +943,7 @@ func (e *Engine) Deny(ctx context.Context, ws, id, reason string) (*store.Execut
 // change, its terminal error frame, the trace, the approval decision and the chat session's
 // release, in one transaction. code is the terminal frame's code. The frame's id is above
 // every id a pass may have sent.
-func (e *Engine) closeDirect(ctx context.Context, x *store.Execution, to, code, msg, approval, comment, reason string, expired bool) error {
+func (e *Engine) closeDirect(ctx context.Context, x *store.Execution, to, code, msg, approval, reason, decidedBy string, expired bool) error {
 	now := store.Now()
 	dur := now.Sub(x.CreatedAt.Time).Milliseconds()
 	err := e.st.InTx(ctx, func(tx *store.Store) error {
@@ -940,7 +967,7 @@ func (e *Engine) closeDirect(ctx context.Context, x *store.Execution, to, code, 
 			return err
 		}
 		if approval != "" {
-			if _, err := tx.ApprovalDecide(ctx, x.WorkspaceID, x.ID, approval, comment, reason); err != nil {
+			if _, err := tx.ApprovalDecide(ctx, x.WorkspaceID, x.ID, store.ApprovalDecision{Status: approval, Reason: reason, DecidedBy: decidedBy}); err != nil {
 				return err
 			}
 		}

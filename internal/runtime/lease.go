@@ -147,7 +147,8 @@ func (e *Engine) newLeaderLock() leaderLock {
 	return pgLeader{lock: pgbus.NewLock(e.pgURL, "agentplane leader")}
 }
 
-// leaderLoop rescues expired leases every rescueEvery while this node leads. Two leaders at
+// leaderLoop rescues expired leases and decides timed-out approvals every rescueEvery while
+// this node leads. Two leaders at
 // once (a lock lost unnoticed for a moment) do no harm: a rescue takes rows one transaction
 // at a time, skipping those another holds.
 func (e *Engine) leaderLoop() {
@@ -172,6 +173,9 @@ func (e *Engine) leaderLoop() {
 		if lead {
 			if _, err := e.rescue(e.bg); err != nil && e.bg.Err() == nil {
 				e.log.Error("rescue expired leases", "error", err)
+			}
+			if err := e.expireApprovals(e.bg); err != nil && e.bg.Err() == nil {
+				e.log.Error("decide expired approvals", "error", err)
 			}
 		}
 	}

@@ -248,7 +248,7 @@ func TestApproveCancelDenyRace(t *testing.T) {
 			wg.Go(func() { _, approveErr = e.Approve(ctx, gate.WorkspaceID, x.ID, "ok") })
 			wg.Go(func() {
 				if deny {
-					_, otherErr = e.Deny(ctx, gate.WorkspaceID, x.ID, "no")
+					_, otherErr = e.Deny(ctx, gate.WorkspaceID, x.ID, "no", "")
 				} else {
 					_, otherErr = e.Cancel(ctx, gate.WorkspaceID, x.ID)
 				}

@@ -106,7 +106,7 @@ func TestMetricsReported(t *testing.T) {
 	if runs, calls = rec.took(); len(runs) != 0 || len(calls) != 1 {
 		t.Fatalf("awaiting approval: %+v %+v", runs, calls)
 	}
-	if _, err := e.Deny(ctx, a.WorkspaceID, waiting.ID, "no"); err != nil {
+	if _, err := e.Deny(ctx, a.WorkspaceID, waiting.ID, "no", ""); err != nil {
 		t.Fatal(err)
 	}
 	if runs, _ = rec.took(); len(runs) != 1 || runs[0].Status != store.StatusRejected || runs[0].Provider != "simulated" {

@@ -88,7 +88,7 @@ func (r *run) pipeline(ctx context.Context) (string, error) {
 	}
 	var text string
 	var err error
-	if r.state.Phase == "before_tools" {
+	if r.state.Phase == "before_tools" || r.state.Phase == phaseToolApproval {
 		text, err = r.agentLoop(ctx, r.state.Messages)
 	} else {
 		msgs, rerr := r.render(ctx)
@@ -138,12 +138,8 @@ func (r *run) checkpoint(when string) *store.Checkpoint {
 }
 
 func (r *run) await(cp *store.Checkpoint, awaiting any) error {
-	raw, _ := json.Marshal(awaiting)
-	sp := r.span("approval", "approval: "+cp.Name, awaiting)
-	r.end(sp, map[string]any{"status": "awaiting_approval"}, nil)
 	r.emit("thinking", map[string]any{"content": "Waiting for approval at checkpoint " + cp.Name + "."})
-	return &errAwait{approval: &store.Approval{WorkspaceID: r.x.WorkspaceID, ExecutionID: r.x.ID, AgentID: r.x.AgentID,
-		Checkpoint: cp.Name, Description: cp.Description, Awaiting: raw}}
+	return r.pause(r.approval(store.ApprovalCheckpoint, cp.Name, cp.Description, awaiting))
 }
 
 // Defaults of a model call's bounds (config.max_retries, config.request_timeout_ms).
@@ -329,15 +325,25 @@ func (r *run) agentLoop(ctx context.Context, msgs []llm.Message) (string, error)
 				return "", r.await(cp, map[string]any{"tool_calls": tc})
 			}
 		}
+		// Calls that wait for a reviewer hold the whole batch; once decided, the batch runs
+		// as decided.
+		rejected := map[string]string{}
+		if r.state.Phase == phaseToolApproval {
+			calls, rejected = r.reviewed(msgs, calls)
+		} else if held, questions := r.heldCalls(calls, tools); len(held) > 0 {
+			return "", r.holdCalls(msgs, calls, i, held, questions)
+		}
 		for _, c := range calls {
-			result, err := r.runTool(ctx, c, tools)
-			if err != nil {
+			result, ok := rejected[c.ID]
+			if ok {
+				r.rejectTool(c, result)
+			} else if result, err = r.runTool(ctx, c, tools); err != nil {
 				return "", err
 			}
 			msgs = append(msgs, llm.Message{Role: "tool", Name: c.Name, ToolCallID: c.ID, Content: result})
 		}
 		calls = nil
-		r.state.Calls, r.state.Phase = nil, ""
+		r.state.Calls, r.state.Phase, r.state.Decided, r.state.Answer = nil, "", nil, ""
 	}
 	return "", fmt.Errorf("the agent did not answer within max_iterations (%d model calls)", limit)
 }

@@ -54,7 +54,7 @@ type run struct {
 
 // runState is what survives an approval wait: enough to resume without anything in memory.
 type runState struct {
-	Phase      string           `json:"phase"` // "" (fresh) | "before_output" | "before_tools"
+	Phase      string           `json:"phase"` // "" (fresh) | "before_output" | "before_tools" | "tool_approval"
 	Checkpoint string           `json:"checkpoint,omitempty"`
 	Draft      string           `json:"draft,omitempty"`
 	Messages   []llm.Message    `json:"messages,omitempty"`
@@ -68,6 +68,10 @@ type runState struct {
 	// them; Children maps the key of a sub-agent waiting for approval to its execution.
 	Results  map[string]string `json:"results,omitempty"`
 	Children map[string]string `json:"children,omitempty"`
+	// Decided are the held calls of the batch with the reviewer's decisions, and Answer the
+	// answer to an ask_user question, written by the approve that resumes the run.
+	Decided []store.PendingCall `json:"decided,omitempty"`
+	Answer  string              `json:"answer,omitempty"`
 }
 
 // chatState carries a chat turn through the run to the atomic write at its end.
@@ -75,6 +79,9 @@ type chatState struct {
 	SessionID     string `json:"session_id"`
 	UserMessageID string `json:"user_message_id"`
 	Content       string `json:"content"`
+	// Stored: the user message is in the session already (stored with the question of an
+	// ask_user call, which was the turn's reply); the end stores the reply only.
+	Stored bool `json:"stored,omitempty"`
 }
 
 // emit publishes a frame to live subscribers and queues it for the store. Its id is reserved
@@ -303,7 +310,12 @@ func (r *run) finish(o outcome) (*store.Execution, error) {
 		terminalFrame = &ev
 	case store.StatusAwaitingApproval:
 		r.state.Usage, r.state.Cost = usage, cost
-		patch.State, _ = json.Marshal(r.state)
+		state := *r.state
+		if c := state.Chat; c != nil && o.wait != nil && o.wait.Kind == store.ApprovalQuestion {
+			// The question is stored as the turn's reply with the user's message (see finish's write).
+			state.Chat = &chatState{SessionID: c.SessionID, UserMessageID: c.UserMessageID, Content: c.Content, Stored: true}
+		}
+		patch.State, _ = json.Marshal(state)
 	}
 	// Every frame of the pass is stored with the move: the ids reserved above it go back.
 	seq := r.seq
@@ -339,6 +351,11 @@ func (r *run) finish(o outcome) (*store.Execution, error) {
 		if o.wait != nil {
 			if err := tx.ApprovalCreate(ctx, o.wait); err != nil {
 				return err
+			}
+			if c := r.state.Chat; c != nil && o.wait.Kind == store.ApprovalQuestion && !c.Stored {
+				if err := r.storeChatQuestion(ctx, tx, c, o.wait.Question); err != nil {
+					return err
+				}
 			}
 		}
 		if c := r.state.Chat; c != nil && terminal {
@@ -477,13 +494,26 @@ func (r *run) requeue(ctx context.Context) (*store.Execution, error) {
 }
 
 func (r *run) storeChatTurn(ctx context.Context, tx *store.Store, c *chatState, output json.RawMessage) error {
-	reply := outputText(output)
+	return r.storeChat(ctx, tx, c, outputText(output))
+}
+
+// storeChatQuestion stores an ask_user question as the turn's reply: the user's next
+// message in the session answers it.
+func (r *run) storeChatQuestion(ctx context.Context, tx *store.Store, c *chatState, question string) error {
+	return r.storeChat(ctx, tx, c, question)
+}
+
+// storeChat appends the turn's user message (unless stored already) and the reply.
+func (r *run) storeChat(ctx context.Context, tx *store.Store, c *chatState, reply string) error {
 	execID := r.x.ID
-	user := &store.ChatMessage{ID: c.UserMessageID, Role: "user", Content: c.Content, ExecutionID: &execID,
-		TokenUsage: store.TokenUsage{PromptTokens: llm.CountTokens(c.Content)}}
-	asst := &store.ChatMessage{Role: "assistant", Content: reply, ExecutionID: &execID, UserMessageID: &c.UserMessageID,
-		TokenUsage: r.usage}
-	return tx.ChatMessageAppend(ctx, r.x.WorkspaceID, c.SessionID, user, asst)
+	var msgs []*store.ChatMessage
+	if !c.Stored {
+		msgs = append(msgs, &store.ChatMessage{ID: c.UserMessageID, Role: "user", Content: c.Content, ExecutionID: &execID,
+			TokenUsage: store.TokenUsage{PromptTokens: llm.CountTokens(c.Content)}})
+	}
+	msgs = append(msgs, &store.ChatMessage{Role: "assistant", Content: reply, ExecutionID: &execID, UserMessageID: &c.UserMessageID,
+		TokenUsage: r.usage})
+	return tx.ChatMessageAppend(ctx, r.x.WorkspaceID, c.SessionID, msgs...)
 }
 
 // outputText is the text of an output: its content field, or the JSON itself.

@@ -209,6 +209,7 @@ type localTool interface {
 var (
 	_ localTool = (*dataTool)(nil)
 	_ localTool = (*rememberTool)(nil)
+	_ localTool = (*askUserTool)(nil)
 )
 
 // toolServer is one MCP server of a run and its session.
@@ -301,6 +302,9 @@ func (ts *toolset) addLocal(ctx context.Context, used map[string]bool) error {
 		if scope, sc, missing := ts.r.memoryScope(); missing == "" {
 			add(rememberSpec(scope), &rememberTool{r: ts.r, scope: scope, sc: sc})
 		}
+	}
+	if ts.r.cfg.AskUser && ts.r.agent.Type == "agent" {
+		add(askUserSpec(), &askUserTool{r: ts.r})
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 )
 
 // Agent types and statuses.
@@ -42,6 +43,8 @@ type AgentConfig struct {
 	// runtime/memory.go and runtime/datatools.go).
 	Memory      *MemoryConfig `json:"memory,omitempty" doc:"Long-term memory: the most relevant memories of the scope go into the prompt, and an agent-type agent gets a remember tool that stores one."`
 	DataSources []string      `json:"data_sources,omitempty" doc:"Data source ids; an agent-type agent gets a query_<name> tool for each, described with the tables and columns of its catalog."`
+	// AskUser gives an agent-type agent the ask_user tool (runtime/askuser.go).
+	AskUser bool `json:"ask_user,omitempty" doc:"Gives an agent-type agent an ask_user tool (question, optional choices): calling it pauses the run awaiting_approval with an approval of kind question, and the answer (POST /executions/{id}/approve with answer, or the next message of its chat session or trigger thread) is the tool's result."`
 }
 
 // MemoryConfig says whether and how runs use memories.
@@ -96,9 +99,39 @@ func (c *AgentConfig) ToolIDs() []string {
 	return ids
 }
 
-// ApprovalConfig lists the human checkpoints of a run.
+// ApprovalConfig lists the human checkpoints of a run, the tools whose calls wait for a
+// reviewer, and how long a decision may take.
 type ApprovalConfig struct {
 	Checkpoints []Checkpoint `json:"checkpoints"`
+	// Tools decides per tool call whether it waits for a reviewer: the first rule whose
+	// match fits the tool's name wins; no rule fitting means never.
+	Tools []ToolApproval `json:"tools,omitempty" doc:"Per-tool approval: the first rule whose match (a tool name or a glob such as crm__delete_*) fits a call's tool decides; mode always pauses the run awaiting_approval with the call pending, never lets it run. No rule fitting: never."`
+	// TimeoutSeconds bounds how long an approval of this version waits; then OnTimeout decides.
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty" minimum:"1" maximum:"2592000" doc:"How long an approval waits for a decision (up to 30 days); then on_timeout decides it. Default: it waits until decided."`
+	OnTimeout      string `json:"on_timeout,omitempty" enum:"reject,approve" doc:"What a timeout decides: reject (default; pending tool calls are rejected and the run goes on, a checkpoint is denied) or approve."`
+}
+
+// ToolApproval is one rule of config.approval.tools.
+type ToolApproval struct {
+	Match string `json:"match" minLength:"1" maxLength:"200" doc:"A tool name as the model sees it, or a glob (* any run of characters, ? one)."`
+	Mode  string `json:"mode" enum:"always,never"`
+}
+
+// ApprovalModes are the values of a config.approval.tools rule's mode.
+var ApprovalModes = []string{"always", "never"}
+
+// NeedsApproval reports whether a call of the named tool waits for a reviewer: the first
+// rule whose match fits decides.
+func (a *ApprovalConfig) NeedsApproval(tool string) bool {
+	if a == nil {
+		return false
+	}
+	for _, r := range a.Tools {
+		if ok, err := path.Match(r.Match, tool); err == nil && ok {
+			return r.Mode == "always"
+		}
+	}
+	return false
 }
 
 // MarshalJSON writes checkpoints as [] when there are none (a config sent as

@@ -273,10 +273,11 @@ func (s *Store) ChatMessageGet(ctx context.Context, ws, id string) (*ChatMessage
 	return m, err
 }
 
-// ChatReplyOf returns the assistant message an execution produced.
+// ChatReplyOf returns the last assistant message an execution produced (its reply, or the
+// question it asks while it waits for the answer).
 func (s *Store) ChatReplyOf(ctx context.Context, ws, executionID string) (*ChatMessage, error) {
 	m, err := scanChatMessage(s.r.QueryRowContext(ctx, "SELECT "+chatMessageColumns+
-		" FROM chat_messages WHERE workspace_id = $1 AND execution_id = $2 AND role = 'assistant'", ws, executionID))
+		" FROM chat_messages WHERE workspace_id = $1 AND execution_id = $2 AND role = 'assistant' ORDER BY seq DESC LIMIT 1", ws, executionID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("reply of execution", executionID)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -73,14 +74,56 @@ func TestExecutionLedger(t *testing.T) {
 		if err := s.ApprovalCreate(ctx, ap); err != nil {
 			t.Fatal(err)
 		}
-		decided, err := s.ApprovalDecide(ctx, ws, x.ID, "approved", "fine", "")
-		if err != nil || decided.Status != "approved" || decided.AgentName != "A" || decided.DecidedAt == nil {
+		decided, err := s.ApprovalDecide(ctx, ws, x.ID, ApprovalDecision{Status: "approved", Comment: "fine", DecidedBy: "api_key:k1"})
+		if err != nil || decided.Status != "approved" || decided.AgentName != "A" || decided.DecidedAt == nil ||
+			decided.Kind != ApprovalCheckpoint || decided.DecidedBy != "api_key:k1" || len(decided.Calls) != 0 {
 			t.Fatalf("decide: %+v %v", decided, err)
 		}
-		if again, _ := s.ApprovalDecide(ctx, ws, x.ID, "denied", "", ""); again != nil {
+		if again, _ := s.ApprovalDecide(ctx, ws, x.ID, ApprovalDecision{Status: "denied"}); again != nil {
 			t.Fatal("an approval was decided twice")
 		}
+		testToolApprovals(t, s, ws, a.ID, x.ID)
 	})
+}
+
+// testToolApprovals: a tools approval keeps its pending calls, then their decisions with the
+// original and edited arguments; one that expires is listed by the sweep until decided.
+func testToolApprovals(t *testing.T, s *Store, ws, agentID, execID string) {
+	ctx := context.Background()
+	past := TimeFromMillis(Now().UnixMilli() - 1000)
+	calls := []PendingCall{{CallID: "c1", Name: "crm__delete_contact", Arguments: json.RawMessage(`{"id":7}`), InputSchema: json.RawMessage(`{"type":"object"}`)}}
+	ap := &Approval{WorkspaceID: ws, ExecutionID: execID, AgentID: agentID, Kind: ApprovalTools, Checkpoint: "tools", Awaiting: json.RawMessage(`{}`),
+		Calls: calls, ExpiresAt: &past, OnTimeout: "reject"}
+	if err := s.ApprovalCreate(ctx, ap); err != nil {
+		t.Fatal(err)
+	}
+	pending, err := s.ApprovalPending(ctx, ws, execID)
+	if err != nil || pending == nil || pending.ID != ap.ID || len(pending.Calls) != 1 || string(pending.Calls[0].Arguments) != `{"id":7}` ||
+		pending.ExpiresAt == nil || pending.OnTimeout != "reject" {
+		t.Fatalf("pending: %+v %v", pending, err)
+	}
+	expired, err := s.ApprovalsExpired(ctx, Now(), 10)
+	if err != nil || len(expired) != 1 || expired[0].ID != ap.ID {
+		t.Fatalf("expired: %+v %v", expired, err)
+	}
+	calls[0].Decision, calls[0].EditedArguments = "edit", json.RawMessage(`{"id":8}`)
+	decided, err := s.ApprovalDecide(ctx, ws, execID, ApprovalDecision{Status: "approved", DecidedBy: "user:u1", Calls: calls})
+	if err != nil || decided.Calls[0].Decision != "edit" || string(decided.Calls[0].Arguments) != `{"id":7}` ||
+		string(decided.Calls[0].EditedArguments) != `{"id":8}` || decided.DecidedBy != "user:u1" {
+		t.Fatalf("decided: %+v %v", decided, err)
+	}
+	if expired, _ := s.ApprovalsExpired(ctx, Now(), 10); len(expired) != 0 {
+		t.Fatalf("a decided approval expires: %+v", expired)
+	}
+	q := &Approval{WorkspaceID: ws, ExecutionID: execID, AgentID: agentID, Kind: ApprovalQuestion, Checkpoint: "ask_user", Awaiting: json.RawMessage(`{}`),
+		Question: "Which size?", Choices: []string{"S", "M"}}
+	if err := s.ApprovalCreate(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	answered, err := s.ApprovalDecide(ctx, ws, execID, ApprovalDecision{Status: "approved", Answer: "M", DecidedBy: "chat"})
+	if err != nil || answered.Question != "Which size?" || strings.Join(answered.Choices, ",") != "S,M" || answered.Answer != "M" || answered.ExpiresAt != nil {
+		t.Fatalf("answered: %+v %v", answered, err)
+	}
 }
 
 func TestChatSessions(t *testing.T) {

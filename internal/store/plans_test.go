@@ -231,9 +231,9 @@ func checkHistoryPlans(t *testing.T, s *Store, runs, bigRows int, scans func(*te
 			}
 			return err
 		},
-		"approvals": func() error { _, _, err := s.ApprovalList(ctx, ws, "", Page{Page: 1, Limit: 20}); return err },
+		"approvals": func() error { _, _, err := s.ApprovalList(ctx, ws, "", "", Page{Page: 1, Limit: 20}); return err },
 		"approvals ?status": func() error {
-			_, _, err := s.ApprovalList(ctx, ws, "pending", Page{Page: 1, Limit: 20})
+			_, _, err := s.ApprovalList(ctx, ws, "pending", "", Page{Page: 1, Limit: 20})
 			return err
 		},
 	}

@@ -130,19 +130,52 @@ export async function approvalsPage() {
   const list = await call('GET', '/approvals?limit=50');
   render('Approvals inbox', list.length ? list.map((a) => {
     const comment = h('textarea', { id: `comment-${a.id}`, maxlength: 2000 });
+    const calls = (a.calls || []).map(pendingCall);
+    const answer = a.kind === 'question' ? h('input', { id: `answer-${a.id}`, class: 'answer', maxlength: 20000, list: `choices-${a.id}` }) : null;
     const decide = (verb) => (ev) => act(ev.currentTarget, async () => {
-      await call('POST', `/executions/${a.execution_id}/${verb}`, verb === 'approve' ? { comment: comment.value } : { reason: comment.value });
+      const body = verb === 'approve' ? { comment: comment.value } : { reason: comment.value };
+      if (verb === 'approve') {
+        const decisions = calls.map((c) => c.decision()).filter(Boolean);
+        if (decisions.length) body.decisions = decisions;
+        if (answer) body.answer = answer.value;
+      }
+      await call('POST', `/executions/${a.execution_id}/${verb}`, body);
       toast(verb === 'approve' ? 'Approved: the run continues' : 'Denied: the run ends rejected');
       route();
     });
     return h('section', { class: 'card approval', 'aria-label': `${a.agent_name}: ${a.checkpoint}` },
       h('h2', {}, `${a.agent_name} · ${a.checkpoint}`),
-      h('p', { class: 'muted' }, `Requested ${when(a.requested_at)} · execution `, h('a', { href: `#/executions/${a.execution_id}` }, a.execution_id)),
+      h('p', { class: 'muted' }, `Requested ${when(a.requested_at)} · execution `, h('a', { href: `#/executions/${a.execution_id}` }, a.execution_id),
+        a.expires_at ? ` · decided by timeout (${a.on_timeout}) ${when(a.expires_at)}` : ''),
       a.description ? h('p', {}, a.description) : null,
-      h('pre', {}, json(a.awaiting)),
+      a.question ? h('p', { class: 'question' }, a.question) : null,
+      answer ? field('Answer', answer) : null,
+      answer ? h('datalist', { id: `choices-${a.id}` }, ...(a.choices || []).map((c) => h('option', { value: c }))) : null,
+      calls.length ? h('div', { class: 'calls' }, ...calls.map((c) => c.el)) : h('pre', {}, json(a.awaiting)),
       field('Comment (sent as the reason when denying)', comment),
       h('div', { class: 'row' },
         h('button', { type: 'button', class: 'primary approve', onclick: decide('approve') }, 'Approve'),
         h('button', { type: 'button', class: 'danger deny', onclick: decide('deny') }, 'Deny')));
   }) : h('p', { class: 'muted', id: 'inbox-empty' }, 'Nothing is waiting for a decision.'));
+}
+
+// pendingCall is one held tool call of the inbox: its arguments, editable, and a reject
+// reason. decision() says what to send for it: edit when the arguments changed, reject when
+// the box is ticked, nothing (approved) otherwise.
+function pendingCall(c) {
+  const original = JSON.stringify(c.arguments, null, 2);
+  const args = h('textarea', { class: 'call-args', rows: 4, 'aria-label': `Arguments of ${c.call_id}` });
+  args.value = original;
+  const reject = h('input', { type: 'checkbox', class: 'call-reject' });
+  const reason = h('input', { class: 'call-reason', maxlength: 2000, placeholder: 'Why (the model reads it)', 'aria-label': `Reason to reject ${c.call_id}` });
+  const el = h('fieldset', { class: 'call', 'data-call': c.call_id },
+    h('legend', {}, `${c.name} · ${c.call_id}`),
+    args,
+    h('label', { class: 'row' }, reject, ' Reject', reason));
+  const decision = () => {
+    if (reject.checked) return { call_id: c.call_id, decision: 'reject', message: reason.value };
+    if (args.value.trim() !== original.trim()) return { call_id: c.call_id, decision: 'edit', arguments: parseJSON(args.value, `The arguments of ${c.call_id}`) };
+    return null;
+  };
+  return { el, decision };
 }
