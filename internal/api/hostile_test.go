@@ -187,7 +187,16 @@ func checkHostile(t *testing.T, e *testEnv, c *http.Client, rt route, hr hostile
 	}
 	code, _ := env["error"].(string)
 	msg, _ := env["message"].(string)
-	if d, ok := env["data"]; !ok || d != nil || code != statusCodes[resp.StatusCode] || msg == "" {
+	if strings.HasPrefix(hr.path, openAIBase+"/") {
+		// OpenAI's error shape instead of the envelope.
+		oe, _ := env["error"].(map[string]any)
+		code, _ = oe["code"].(string)
+		msg, _ = oe["message"].(string)
+		if oe == nil || code != statusCodes[resp.StatusCode] || msg == "" || oe["type"] != openAIErrorType(resp.StatusCode) {
+			fail("not OpenAI's error shape")
+			return
+		}
+	} else if d, ok := env["data"]; !ok || d != nil || code != statusCodes[resp.StatusCode] || msg == "" {
 		fail("not the error envelope")
 		return
 	}

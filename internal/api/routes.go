@@ -25,6 +25,8 @@ func (s *Server) routeTable() []route {
 		s.triggerRoutes(),
 		s.hookRoutes(),
 		s.webhookRoutes(),
+		// Agents through other protocols.
+		s.openAIRoutes(),
 	} {
 		rs = append(rs, group...)
 	}
