@@ -258,7 +258,7 @@ func TestOpenAIResponses(t *testing.T) {
 	var first, session, firstTurn string
 	o.run([]scenario{
 		{name: "first turn", method: "POST", path: path, status: 200, raw: true,
-			body:   `{"model":"Helper","instructions":"Be brief.","input":"My name is Ada.","user":"u-9"}`,
+			body: `{"model":"Helper","instructions":"Be brief.","input":"My name is Ada.","user":"u-9"}`,
 			fields: map[string]any{"object": "response", "status": "completed", "output.0.type": "message", "output.0.content.0.type": "output_text", "output.0.content.0.text": "Hi there.",
 				"usage.input_tokens": 12, "usage.output_tokens": 3, "store": true, "previous_response_id": nil},
 			check: func(t *testing.T, b map[string]any) {
@@ -287,7 +287,7 @@ func TestOpenAIResponses(t *testing.T) {
 			}},
 		{name: "not stored", method: "POST", path: path, status: 200, raw: true, body: `{"model":"Helper","input":"Hi","store":false}`,
 			fields: map[string]any{"store": false, "session_id": nil},
-			check: func(t *testing.T, b map[string]any) { first = b["id"].(string) }},
+			check:  func(t *testing.T, b map[string]any) { first = b["id"].(string) }},
 	})
 	o.run([]scenario{
 		{name: "continue unstored", method: "POST", path: path, status: 404, raw: true, body: `{"model":"Helper","input":"Hi","previous_response_id":"` + first + `"}`,
