@@ -60,7 +60,9 @@ type route struct {
 	openai bool
 	// streams marks a raw route that answers text/event-stream when its body asks for it.
 	streams bool
-	h       handlerFunc
+	// mcp marks the MCP server routes: the MCP SDK answers them (JSON-RPC), past the key check.
+	mcp bool
+	h   handlerFunc
 }
 
 func (rt route) pattern() string { return rt.method + " " + rt.path }

@@ -27,6 +27,7 @@ func (s *Server) routeTable() []route {
 		s.webhookRoutes(),
 		// Agents through other protocols.
 		s.openAIRoutes(),
+		s.mcpRoutes(),
 	} {
 		rs = append(rs, group...)
 	}
