@@ -168,8 +168,14 @@ func (s *Server) mcpCall(httpCtx context.Context, ws string, a *store.Agent, use
 		if err != nil {
 			return toolError("%s", s.toAPIError(&http.Request{}, err).Message), nil
 		}
+		progressed := make(chan struct{})
 		if token := req.Params.GetProgressToken(); token != nil {
-			go s.mcpProgress(ctx, req.Session, token, x.ID, run)
+			go func() {
+				defer close(progressed)
+				s.mcpProgress(ctx, req.Session, token, x.ID, run)
+			}()
+		} else {
+			close(progressed)
 		}
 		select {
 		case <-run.Done():
@@ -183,6 +189,7 @@ func (s *Server) mcpCall(httpCtx context.Context, ws string, a *store.Agent, use
 			}
 			return nil, context.Canceled
 		}
+		<-progressed // every delta goes out before the result
 		final := run.Result()
 		if final == nil {
 			if final, err = s.store.ExecutionGet(context.WithoutCancel(ctx), ws, x.ID); err != nil {
@@ -200,24 +207,16 @@ func (s *Server) mcpCall(httpCtx context.Context, ws string, a *store.Agent, use
 	}
 }
 
-// mcpProgress sends each content frame of run x as a progress notification until it stops.
+// mcpProgress sends each content frame of run x as a progress notification until it stops;
+// the frames it has not seen live by then (a run that ended before it looked) come from the
+// store, so every delta is sent before the call's result.
 func (s *Server) mcpProgress(ctx context.Context, ss *mcp.ServerSession, token any, id string, run *runtime.Waiter) {
-	sub, live := s.engine.Subscribe(id)
-	if !live {
-		return
-	}
-	defer sub.Close()
 	sent, n := 0, 0
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-run.Done():
-			return
-		case <-sub.Signal():
-		}
-		evs, closed := sub.Next(sent)
+	notify := func(evs []store.Event) bool {
 		for _, ev := range evs {
+			if ev.Seq <= sent {
+				continue
+			}
 			sent = ev.Seq
 			var d StreamEventContent
 			if ev.Event != "content" || json.Unmarshal(ev.Data, &d) != nil {
@@ -225,12 +224,37 @@ func (s *Server) mcpProgress(ctx context.Context, ss *mcp.ServerSession, token a
 			}
 			n++
 			if err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: d.Content}); err != nil {
-				return
+				return false
 			}
 		}
-		if closed {
-			return
+		return true
+	}
+	if sub, live := s.engine.Subscribe(id); live {
+		for done := false; !done; {
+			select {
+			case <-ctx.Done():
+				sub.Close()
+				return
+			case <-run.Done():
+				done = true
+			case <-sub.Signal():
+			}
+			evs, closed := sub.Next(sent)
+			if !notify(evs) {
+				sub.Close()
+				return
+			}
+			done = done || closed
 		}
+		sub.Close()
+	}
+	select {
+	case <-run.Done():
+	case <-ctx.Done():
+		return
+	}
+	if evs, err := s.store.EventList(ctx, id, sent); err == nil {
+		notify(evs)
 	}
 }
 

@@ -89,7 +89,47 @@ func servedAgents(t *testing.T, emulator bool) (string, string) {
 	if _, err := c.AgentCreate(ctx, client.AgentCreate{Name: "Helper", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You are Helper."}}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := c.PromptCreate(ctx, client.PromptCreate{Name: "greet", Template: "Say hello to {{name}}."}); err != nil {
+		t.Fatal(err)
+	}
 	return ts.URL, key
+}
+
+// requireNodePackages skips the test (fails it in CI) when an npm package is not installed.
+func requireNodePackages(t *testing.T, pkgs ...string) {
+	t.Helper()
+	for _, pkg := range pkgs {
+		if _, err := os.Stat(filepath.Join("node_modules", pkg, "package.json")); err != nil {
+			missingTool(t, "npm package "+pkg+" is not installed: "+installHint)
+		}
+	}
+	npmTool(t, "tsc") // and node must be on PATH
+}
+
+// runNodeScript runs testdata/script against both flavours, with env made from each one's
+// base URL and key; the script prints "ok" when its checks passed.
+func runNodeScript(t *testing.T, script string, env func(url, key string) []string) {
+	for _, fl := range flavours {
+		t.Run(fl.name, func(t *testing.T) {
+			t.Parallel()
+			url, key := servedAgents(t, fl.emulator)
+			out, err := run(t, ".", env(url, key), "node", filepath.Join("testdata", script))
+			if err != nil || !strings.HasSuffix(strings.TrimSpace(out), "ok") {
+				t.Fatalf("node testdata/%s: %v\n%s", script, err, out)
+			}
+		})
+	}
+}
+
+// TestMCPClient runs the MCP TypeScript SDK's client against both flavours' MCP server:
+// listing and calling agent tools (with progress), a failing call, prompts
+// (testdata/mcp_client.mjs).
+func TestMCPClient(t *testing.T) {
+	t.Parallel()
+	requireNodePackages(t, "@modelcontextprotocol/sdk")
+	runNodeScript(t, "mcp_client.mjs", func(url, key string) []string {
+		return []string{"AP_MCP=" + url + "/api/v1/mcp", "AP_KEY=" + key}
+	})
 }
 
 // TestOpenAIClients runs the official openai npm SDK (chat completions, streaming with usage,
@@ -97,20 +137,8 @@ func servedAgents(t *testing.T, emulator bool) (string, string) {
 // streamText with @ai-sdk/openai-compatible) against both flavours (testdata/openai_clients.mjs).
 func TestOpenAIClients(t *testing.T) {
 	t.Parallel()
-	for _, pkg := range []string{"openai", "ai", "@ai-sdk/openai-compatible"} {
-		if _, err := os.Stat(filepath.Join("node_modules", pkg, "package.json")); err != nil {
-			missingTool(t, "npm package "+pkg+" is not installed: "+installHint)
-		}
-	}
-	npmTool(t, "tsc") // node itself must be on PATH
-	for _, fl := range flavours {
-		t.Run(fl.name, func(t *testing.T) {
-			t.Parallel()
-			url, key := servedAgents(t, fl.emulator)
-			out, err := run(t, ".", []string{"AP_BASE=" + url + "/api/v1/openai", "AP_KEY=" + key, "AP_MODEL=Helper"}, "node", "testdata/openai_clients.mjs")
-			if err != nil || !strings.HasSuffix(strings.TrimSpace(out), "ok") {
-				t.Fatalf("node testdata/openai_clients.mjs: %v\n%s", err, out)
-			}
-		})
-	}
+	requireNodePackages(t, "openai", "ai", "@ai-sdk/openai-compatible")
+	runNodeScript(t, "openai_clients.mjs", func(url, key string) []string {
+		return []string{"AP_BASE=" + url + "/api/v1/openai", "AP_KEY=" + key, "AP_MODEL=Helper"}
+	})
 }
