@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/store"
@@ -17,6 +18,8 @@ type Error struct {
 	Code    string
 	Message string
 	Header  http.Header // extra response headers, e.g. Retry-After
+	// ExecutionID names the execution concerned; only the OpenAI-shaped error carries it.
+	ExecutionID string
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -103,8 +106,12 @@ func (s *Server) toAPIError(r *http.Request, err error) *Error {
 	return errorf(http.StatusInternalServerError, "internal error; quote request id %s when reporting it", rid)
 }
 
-// writeError sends the error envelope.
+// writeError sends the error envelope; under /api/v1/openai/ OpenAI's error shape instead.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if strings.HasPrefix(r.URL.Path, openAIBase+"/") {
+		s.writeOpenAIError(w, r, err)
+		return
+	}
 	ae := s.toAPIError(r, err)
 	for k, vs := range ae.Header {
 		for _, v := range vs {

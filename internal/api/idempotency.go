@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,6 +33,10 @@ func setReplay(w http.ResponseWriter, body []byte) {
 		rec.replay = body
 	}
 }
+
+// Unwrap lets http.ResponseController reach the connection (an idempotent request that
+// streams flushes its frames).
+func (rw *recorder) Unwrap() http.ResponseWriter { return rw.ResponseWriter }
 
 func (rw *recorder) WriteHeader(code int) {
 	if rw.status == 0 {
@@ -107,7 +112,7 @@ func (s *Server) idempotent(next handlerFunc) handlerFunc {
 				return e
 			}
 			w.Header().Set("Idempotent-Replayed", "true")
-			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Type", replayType(prev.Response))
 			w.Header().Set("Content-Length", strconv.Itoa(len(prev.Response)))
 			w.WriteHeader(prev.Status)
 			_, _ = io.WriteString(w, prev.Response)
@@ -141,6 +146,16 @@ func (s *Server) idempotent(next handlerFunc) handlerFunc {
 		}
 		return herr
 	}
+}
+
+// replayType is the media type of a recorded response: every JSON answer is an object, so
+// a recorded body that does not start with "{" is a stream (an OpenAI-compatible request
+// with "stream": true), replayed as the stream it was.
+func replayType(body string) string {
+	if strings.HasPrefix(body, "{") {
+		return "application/json"
+	}
+	return "text/event-stream"
 }
 
 // holdLease renews claim's lease every third of it until the returned stop is called (which

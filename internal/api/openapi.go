@@ -22,6 +22,8 @@ var tagDescriptions = map[string]string{
 	"System":            "Liveness, this document, and the service's metadata. No API key needed.",
 	"Emulator":          "Routes only the local emulator has: reset its in-memory data and count what it holds.",
 	"Auth":              "Sign in with an email and password for a JWT (server only).",
+	"MCP server":        "The workspace's agents as tools of a Streamable HTTP MCP server, for desktop and IDE assistants and for other agents.",
+	"OpenAI-compatible": "The workspace's agents through OpenAI's API: set an OpenAI SDK's base URL to {server}/api/v1/openai and its API key to an agentplane key. Errors here use OpenAI's error shape instead of the envelope.",
 	"Workspaces":        "The workspaces a user belongs to (server only).",
 	"API keys":          "Keys that authenticate programs: scoped, optionally bound to addresses and origins, shown raw only once.",
 	"Agents":            "Agents and their immutable, versioned configurations; preview, run (execute) and playground runs.",

@@ -57,7 +57,14 @@ type route struct {
 	alsoOK   map[int]any // other success statuses and their data type (nil: the same as resp)
 	errs     []int
 	plan     bool // may answer 402 plan_limit_exceeded (server only)
-	h        handlerFunc
+	// openai marks a route of the OpenAI-compatible API: its errors are OpenAI's shape
+	// ({"error": {message, type, code}}), not the envelope, and its answers are raw.
+	openai bool
+	// streams marks a raw route that answers text/event-stream when its body asks for it.
+	streams bool
+	// mcp marks the MCP server routes: the MCP SDK answers them (JSON-RPC), past the key check.
+	mcp bool
+	h   handlerFunc
 }
 
 func (rt route) pattern() string { return rt.method + " " + rt.path }
@@ -149,7 +156,9 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 		},
 		Required: []string{"data", "error", "message"},
 	}
-	errSchema := &huma.Schema{Ref: "#/components/schemas/ErrorEnvelope"}
+	reg.Map()["OpenAIErrorBody"] = reg.Schema(reflect.TypeFor[OpenAIErrorBody](), false, "")
+	envelopeErr := &huma.Schema{Ref: "#/components/schemas/ErrorEnvelope"}
+	openAIErr := &huma.Schema{Ref: "#/components/schemas/OpenAIErrorBody"}
 	pagSchema := reg.Schema(reflect.TypeFor[Pagination](), true, "Pagination")
 	requestTypes := map[string]bool{}
 	tags := map[string]bool{}
@@ -261,6 +270,10 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 			codes = append(codes, http.StatusPaymentRequired)
 			sort.Ints(codes)
 		}
+		errSchema := envelopeErr
+		if rt.openai {
+			errSchema = openAIErr
+		}
 		for _, code := range codes {
 			resp := &huma.Response{
 				Description: http.StatusText(code),
@@ -340,7 +353,12 @@ func successResponse(reg huma.Registry, rt route, pag *huma.Schema) *huma.Respon
 		if rt.resp == nil {
 			ct = "text/plain"
 		}
-		return &huma.Response{Description: "OK", Content: map[string]*huma.MediaType{ct: {Schema: s}}}
+		resp := &huma.Response{Description: "OK", Content: map[string]*huma.MediaType{ct: {Schema: s}}}
+		if rt.streams {
+			resp.Description = "The answer as JSON; with `\"stream\": true`, a `text/event-stream` of `data: <JSON>` lines instead (see the operation's description)."
+			resp.Content["text/event-stream"] = &huma.MediaType{Schema: &huma.Schema{Type: "string"}}
+		}
+		return resp
 	}
 	data := &huma.Schema{Type: "null"}
 	if rt.resp != nil {

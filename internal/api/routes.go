@@ -26,6 +26,9 @@ func (s *Server) routeTable() []route {
 		s.triggerRoutes(),
 		s.hookRoutes(),
 		s.webhookRoutes(),
+		// Agents through other protocols.
+		s.openAIRoutes(),
+		s.mcpRoutes(),
 	} {
 		rs = append(rs, group...)
 	}

@@ -29,6 +29,9 @@ type sseWriter struct {
 	// endAtPause ends the stream after an approval_required frame (a chat turn's stream:
 	// the turn continues once decided, and the client reads its end from the session).
 	endAtPause bool
+	// translate, when set, writes the frames in another protocol (the OpenAI-compatible
+	// streams): it returns the bytes to send for a frame, nil for none.
+	translate func(store.Event) []byte
 }
 
 func newSSE(w http.ResponseWriter) *sseWriter {
@@ -46,10 +49,25 @@ func newSSE(w http.ResponseWriter) *sseWriter {
 }
 
 func (s *sseWriter) frame(ev store.Event) error {
+	if s.translate != nil {
+		s.last = ev.Seq
+		if b := s.translate(ev); b != nil {
+			return s.write(b)
+		}
+		return nil
+	}
 	if _, err := fmt.Fprintf(s.w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Event, ev.Data); err != nil {
 		return &clientGoneError{err}
 	}
 	s.last = ev.Seq
+	return s.flush()
+}
+
+// write sends bytes already in the stream's format and flushes them.
+func (s *sseWriter) write(b []byte) error {
+	if _, err := s.w.Write(b); err != nil {
+		return &clientGoneError{err}
+	}
 	return s.flush()
 }
 

@@ -32,7 +32,12 @@ func call(t *testing.T, e *testEnv, key, method, path, body string) (int, string
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	var env struct{ Error, Message string }
-	_ = json.Unmarshal(raw, &env)
+	if json.Unmarshal(raw, &env) != nil {
+		// OpenAI's error shape (the OpenAI-compatible routes).
+		var oe OpenAIErrorBody
+		_ = json.Unmarshal(raw, &oe)
+		return resp.StatusCode, oe.Error.Code, oe.Error.Message
+	}
 	return resp.StatusCode, env.Error, env.Message
 }
 

@@ -401,6 +401,11 @@ type SubmitRequest struct {
 	// Chat makes the run a chat turn: the session is locked for it (409 when busy) and the
 	// user message and reply are stored when it completes.
 	Chat *ChatTurn
+	// Conversation, when set, is the conversation the run answers (the OpenAI-compatible
+	// API's messages): its system text goes after the agent's system prompt and its messages
+	// before the input's user message. It is kept with the execution, so a run resumed after
+	// an approval or on another node sends the same messages.
+	Conversation *Conversation
 	// BeforeCreate, when set, runs inside the transaction that records the execution, before
 	// anything else is written (x has its id): the API checks the plan limits there, under a
 	// per-workspace lock, and links an Idempotency-Key to x. Its error rolls everything back
@@ -418,6 +423,16 @@ type ChatTurn struct {
 	// return the *store.IdempotencyUsedError naming the earlier turn.
 	IdempotencyKey string
 	RequestHash    string
+}
+
+// Conversation is what a caller sends beside the user message: extra system text and the
+// earlier turns of a conversation the platform does not keep.
+type Conversation struct {
+	System   string        `json:"system,omitempty"`
+	Messages []llm.Message `json:"messages,omitempty"`
+	// OutputSchema is the caller's JSON Schema for the output (OpenAI's response_format),
+	// used when the version has none of its own.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 }
 
 // Submit records a new execution and starts it: async ones are queued (status pending),
@@ -467,6 +482,7 @@ func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*store.Executio
 		x.SessionID = &c.SessionID
 		state.Chat = &chatState{SessionID: c.SessionID, UserMessageID: c.UserMessageID, Content: c.Content}
 	}
+	state.Conversation = req.Conversation
 	x.State, _ = json.Marshal(state)
 	tr := &store.Trace{WorkspaceID: req.WorkspaceID, ExecutionID: &x.ID, AgentID: &req.Agent.ID, SessionID: x.SessionID,
 		Name: req.Agent.Name, Metadata: store.JSONObject{"source": req.Source}}
@@ -589,6 +605,11 @@ func (e *Engine) runPipeline(ctx context.Context, h *handle, x *store.Execution,
 	defer e.hub.close(x.ID, r.topic)
 	if r.cfg == nil && x.AgentVersionID != nil {
 		r.cfg = e.versionConfig(ctx, x.WorkspaceID, x.AgentID, *x.AgentVersionID)
+	}
+	if c := r.state.Conversation; c != nil && len(c.OutputSchema) > 0 && r.cfg != nil && len(r.cfg.OutputSchema) == 0 {
+		cfg := *r.cfg // a copy: version configs are cached and shared
+		cfg.OutputSchema = c.OutputSchema
+		r.cfg = &cfg
 	}
 	var o outcome
 	r.agent = agent

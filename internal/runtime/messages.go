@@ -40,6 +40,13 @@ func (r *run) render(ctx context.Context) ([]llm.Message, error) {
 			return nil, err
 		}
 	}
+	if c := r.state.Conversation; c != nil {
+		// The caller's system text comes after the agent's, its turns before the new message.
+		if c.System != "" {
+			system = append(system, llm.Message{Role: "system", Content: c.System})
+		}
+		history = append(history, c.Messages...)
+	}
 	msgs := append(append(system, history...), llm.Message{Role: "user", Content: user.Content})
 	return msgs, nil
 }

@@ -63,7 +63,9 @@ type runState struct {
 	Usage      store.TokenUsage `json:"usage"`
 	Cost       float64          `json:"cost"`
 	Chat       *chatState       `json:"chat,omitempty"`
-	Passed     []string         `json:"passed,omitempty"` // checkpoints already approved
+	// Conversation is the caller's extra system text and earlier turns (see SubmitRequest).
+	Conversation *Conversation `json:"conversation,omitempty"`
+	Passed       []string      `json:"passed,omitempty"` // checkpoints already approved
 	// Results memoizes finished steps and sub-agents by key, so a resumed run does not redo
 	// them; Children maps the key of a sub-agent waiting for approval to its execution.
 	Results  map[string]string `json:"results,omitempty"`

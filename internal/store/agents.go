@@ -448,3 +448,28 @@ func (s *Store) AgentVersionPromote(ctx context.Context, ws, agentID, versionID 
 		return err
 	})
 }
+
+// AgentsNamed returns the workspace's agents with exactly this name, newest first, at most
+// two: names are not unique, and a caller addressing an agent by name needs to know when
+// the name is ambiguous.
+func (s *Store) AgentsNamed(ctx context.Context, ws, name string) ([]*Agent, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT "+agentColumns+agentFrom+
+		" WHERE a.workspace_id = $1 AND a.name = $2 ORDER BY a.created_at DESC, a.id DESC LIMIT 2", ws, name)
+	if err != nil {
+		return nil, fmt.Errorf("find agents named %q: %w", name, err)
+	}
+	return collect(rows, scanAgent)
+}
+
+// AgentVersionNumbered returns version number n of an agent.
+func (s *Store) AgentVersionNumbered(ctx context.Context, ws, agentID string, n int) (*AgentVersion, error) {
+	v, err := scanAgentVersion(s.r.QueryRowContext(ctx, "SELECT "+agentVersionColumns+` FROM agent_versions v JOIN agents a ON a.id = v.agent_id
+		WHERE v.workspace_id = $1 AND v.agent_id = $2 AND v.version = $3`, ws, agentID, n))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("agent version", fmt.Sprintf("%s@%d", agentID, n))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get version %d of agent %s: %w", n, agentID, err)
+	}
+	return v, nil
+}
