@@ -18,6 +18,7 @@ func (s *Server) routeTable() []route {
 		s.chatRoutes(),
 		s.traceRoutes(),
 		s.scoreRoutes(),
+		s.datasetRoutes(),
 		s.assetRoutes(),
 		s.apiKeyRoutes(),
 		s.workspaceRoutes(),
