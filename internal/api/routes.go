@@ -19,6 +19,7 @@ func (s *Server) routeTable() []route {
 		s.traceRoutes(),
 		s.scoreRoutes(),
 		s.datasetRoutes(),
+		s.evaluatorRoutes(),
 		s.assetRoutes(),
 		s.apiKeyRoutes(),
 		s.workspaceRoutes(),

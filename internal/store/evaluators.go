@@ -15,7 +15,7 @@ type Evaluator struct {
 	WorkspaceID   string     `json:"workspace_id"`
 	Name          string     `json:"name" doc:"Unique in the workspace."`
 	Description   string     `json:"description"`
-	Type          string     `json:"type" enum:"exact_match,contains,regex,json_schema,json_match,similarity,llm_judge"`
+	Type          string     `json:"type" enum:"exact_match,contains,regex,json_schema,json_match,similarity"`
 	Config        JSONObject `json:"config" doc:"The type's options; see the evaluator types in the README."`
 	ScoreName     string     `json:"score_name" doc:"The name of the scores it writes (the score config's name when score_config_id is set)."`
 	ScoreConfigID *string    `json:"score_config_id" doc:"The score config its scores are checked against; null for scores by name alone."`
@@ -98,7 +98,7 @@ func (s *Store) EvaluatorReplace(ctx context.Context, e *Evaluator) (*Evaluator,
 	var cfg = nonNilObject(e.Config)
 	var scoreConfig = sql.NullString{String: deref(e.ScoreConfigID), Valid: e.ScoreConfigID != nil}
 	err := s.update(ctx, "evaluator", "evaluators", e.WorkspaceID, e.ID, []set{
-		{"name", &e.Name}, {"description", &e.Description}, {"config", &cfg}, {"score_name", &e.ScoreName},
+		{"name", &e.Name}, {"description", &e.Description}, {"type", &e.Type}, {"config", &cfg}, {"score_name", &e.ScoreName},
 		{"score_config_id", &scoreConfig}, {"data_type", &e.DataType},
 	})
 	if isUniqueViolation(err) {
