@@ -8,7 +8,7 @@ import (
 )
 
 // Evaluator turns a run's output into a score: Type is exact_match, contains, regex,
-// json_schema, json_match or similarity, with its options in Config.
+// json_schema, json_match, similarity or llm_judge, with its options in Config.
 type Evaluator struct {
 	ID            string         `json:"id"`
 	WorkspaceID   string         `json:"workspace_id"`
@@ -61,13 +61,16 @@ type EvaluatorTestRequest struct {
 
 // EvaluationResult is the score an evaluator gives a case, checked but not stored.
 type EvaluationResult struct {
-	EvaluatorID string   `json:"evaluator_id"`
-	Name        string   `json:"name"`
-	ConfigID    *string  `json:"config_id"`
-	DataType    string   `json:"data_type"`
-	Value       *float64 `json:"value"`
-	StringValue *string  `json:"string_value"`
-	Comment     string   `json:"comment"`
+	EvaluatorID string     `json:"evaluator_id"`
+	Name        string     `json:"name"`
+	ConfigID    *string    `json:"config_id"`
+	DataType    string     `json:"data_type"`
+	Value       *float64   `json:"value"`
+	StringValue *string    `json:"string_value"`
+	Comment     string     `json:"comment"`
+	TokenUsage  TokenUsage `json:"token_usage"`
+	Cost        float64    `json:"cost"`
+	TraceID     *string    `json:"trace_id"` // the judge's trace; nil for deterministic types
 }
 
 func evaluatorPath(id string) string { return "/api/v1/evaluators/" + pathEscape(id) }

@@ -12,7 +12,7 @@ import (
 type evaluatorCreateRequest struct {
 	Name          string         `json:"name" maxLength:"200" doc:"Unique in the workspace."`
 	Description   string         `json:"description,omitempty" maxLength:"2000"`
-	Type          string         `json:"type" enum:"exact_match,contains,regex,json_schema,json_match,similarity"`
+	Type          string         `json:"type" enum:"exact_match,contains,regex,json_schema,json_match,similarity,llm_judge"`
 	Config        map[string]any `json:"config,omitempty" doc:"The type's options (see the README's evaluator types); unknown options are refused."`
 	ScoreName     string         `json:"score_name,omitempty" maxLength:"200" doc:"The name of the scores it gives; defaults to the score config's name, else the evaluator's name."`
 	ScoreConfigID *string        `json:"score_config_id,omitempty" doc:"A score config (not archived, of the type's data type) to check its scores against."`
@@ -21,7 +21,7 @@ type evaluatorCreateRequest struct {
 type evaluatorUpdateRequest struct {
 	Name          *string         `json:"name,omitempty" maxLength:"200"`
 	Description   *string         `json:"description,omitempty" maxLength:"2000"`
-	Type          *string         `json:"type,omitempty" enum:"exact_match,contains,regex,json_schema,json_match,similarity"`
+	Type          *string         `json:"type,omitempty" enum:"exact_match,contains,regex,json_schema,json_match,similarity,llm_judge"`
 	Config        *map[string]any `json:"config,omitempty" doc:"Replaces the whole object."`
 	ScoreName     *string         `json:"score_name,omitempty" maxLength:"200"`
 	ScoreConfigID *string         `json:"score_config_id,omitempty" nullable:"true" doc:"A new score config; null gives scores by name alone."`
@@ -45,7 +45,10 @@ func (s *Server) evaluatorRoutes() []route {
 			resp: store.Evaluator{}, h: s.listEvaluators},
 		{method: "POST", path: v1 + "/evaluators", op: "createEvaluator", tag: tag, scope: "scores:write", summary: "Create an evaluator",
 			desc: "An evaluator turns a run's output into a score. Types: `exact_match`, `contains`, `regex`, `json_schema` and `json_match` give boolean scores, " +
-				"`similarity` a number from 0 to 1; none calls a model. The config is checked against the type (422 naming `config.<option>`); " +
+				"`similarity` a number from 0 to 1; none calls a model. `llm_judge` asks `config.model` (through the workspace's credentials, like an agent) with " +
+				"`config.prompt`, a Mustache template over `input`, `output`, `expected_output` and `metadata`, for structured output (`reasoning`, then `score`): " +
+				"a number within the score config's range (else `config.min`/`config.max`, default 0 and 1), one of its labels (else `config.labels`), or pass/fail " +
+				"(the data type is the score config's, else `config.score_type`, default boolean). The config is checked against the type (422 naming `config.<option>`); " +
 				"names are unique in a workspace (409).",
 			body: evaluatorCreateRequest{}, resp: store.Evaluator{}, status: http.StatusCreated, creates: true, h: s.createEvaluator},
 		{method: "GET", path: v1 + "/evaluators/{id}", op: "getEvaluator", tag: tag, scope: "scores:read", summary: "Get an evaluator",
@@ -57,8 +60,9 @@ func (s *Server) evaluatorRoutes() []route {
 			desc: "Deletes the evaluator and answers with it as it was; the scores it gave stay.", resp: store.Evaluator{}, h: byID(s, s.store.EvaluatorDelete)},
 		{method: "POST", path: v1 + "/evaluators/{id}/test", op: "testEvaluator", tag: tag, scope: "scores:read", summary: "Score an output without storing it",
 			desc: "Judges `output` (with `input`, `expected_output` and `metadata`) as the evaluator would a run, and answers with the score, checked against " +
-				"the evaluator's score config like any score, and a comment saying why. Nothing is stored. A case the evaluator cannot judge " +
-				"(no `expected_output` to compare with, say) is a 422 naming what is missing.",
+				"the evaluator's score config like any score, and a comment saying why (a judge's reasoning). No score is stored; a judge's model call is " +
+				"recorded on a trace of its own (`trace_id`, with its `token_usage` and `cost`). A case the evaluator cannot judge " +
+				"(no `expected_output` to compare with, say), a judge model that cannot be routed, or a judge's answer outside its scale is a 422 saying so.",
 			body: evaluatorTestRequest{}, resp: eval.EvaluationResult{}, h: s.testEvaluator},
 	}
 }
@@ -170,7 +174,7 @@ func (s *Server) testEvaluator(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := eval.Run(r.Context(), s.store, ev, eval.Case{Input: req.Input, Output: req.Output, ExpectedOutput: req.ExpectedOutput, Metadata: req.Metadata})
+	res, err := eval.Run(r.Context(), s.store, s.engine.Judge, ev, eval.Case{Input: req.Input, Output: req.Output, ExpectedOutput: req.ExpectedOutput, Metadata: req.Metadata})
 	if err != nil {
 		return err
 	}

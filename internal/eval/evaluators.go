@@ -29,6 +29,20 @@ type EvaluationResult struct {
 	Value       *float64 `json:"value"`
 	StringValue *string  `json:"string_value"`
 	Comment     string   `json:"comment" doc:"Why: what differed, what matched, or the judge's reasoning."`
+	// What a judge's model call cost; zero for the deterministic types.
+	TokenUsage store.TokenUsage `json:"token_usage"`
+	Cost       float64          `json:"cost" doc:"USD, from the model catalog's prices."`
+	TraceID    *string          `json:"trace_id" doc:"The trace recording the judge's model call; null for the deterministic types."`
+}
+
+// verdict is what an evaluator concluded about a case, before it is checked as a score.
+type verdict struct {
+	value   *float64
+	label   *string
+	comment string
+	usage   store.TokenUsage
+	cost    float64
+	traceID *string
 }
 
 // option is one config option of an evaluator type.
@@ -46,12 +60,14 @@ type kind struct {
 	score    func(cfg store.JSONObject, c Case) (value float64, comment string, err error)
 }
 
-// kinds holds the deterministic evaluator types, each registered by its own file.
+// kinds holds the deterministic evaluator types, registered by checks.go; llm_judge has its own
+// file (judge.go), since its data type and its scores come from its config and a model.
 var kinds = map[string]kind{}
 
 // Types lists the evaluator types, sorted.
 func Types() []string {
-	out := make([]string, 0, len(kinds))
+	out := make([]string, 0, len(kinds)+1)
+	out = append(out, TypeJudge)
 	for t := range kinds {
 		out = append(out, t)
 	}
@@ -97,6 +113,9 @@ func ofType(v any, typ string) bool {
 	case "boolean":
 		_, ok := v.(bool)
 		return ok
+	case "number":
+		_, ok := v.(float64)
+		return ok
 	case "string_list":
 		l, ok := v.([]any)
 		if !ok || len(l) == 0 {
@@ -117,29 +136,41 @@ func ofType(v any, typ string) bool {
 // config's (which must exist, not be archived, and be of that data type), else score_name,
 // else the evaluator's name.
 func Prepare(ctx context.Context, st *store.Store, e *store.Evaluator) error {
-	k, ok := kinds[e.Type]
-	if !ok {
-		return &store.ValidationError{Field: "type", Message: fmt.Sprintf("must be one of %s, got %q", strings.Join(Types(), ", "), e.Type)}
-	}
 	if e.Config == nil {
 		e.Config = store.JSONObject{}
 	}
-	if err := k.checkConfig(e.Config); err != nil {
-		return err
+	var c *store.ScoreConfig
+	if e.ScoreConfigID != nil {
+		var err error
+		c, err = st.ScoreConfigGet(ctx, e.WorkspaceID, *e.ScoreConfigID)
+		if store.IsNotFound(err) {
+			return &store.ReferenceError{Field: "score_config_id", Resource: "score config", ID: *e.ScoreConfigID}
+		}
+		if err != nil {
+			return err
+		}
 	}
-	e.DataType = k.dataType
-	if e.ScoreConfigID == nil {
+	if e.Type == TypeJudge {
+		dt, err := checkJudge(e.Config, c)
+		if err != nil {
+			return err
+		}
+		e.DataType = dt
+	} else {
+		k, ok := kinds[e.Type]
+		if !ok {
+			return &store.ValidationError{Field: "type", Message: fmt.Sprintf("must be one of %s, got %q", strings.Join(Types(), ", "), e.Type)}
+		}
+		if err := k.checkConfig(e.Config); err != nil {
+			return err
+		}
+		e.DataType = k.dataType
+	}
+	if c == nil {
 		if strings.TrimSpace(e.ScoreName) == "" {
 			e.ScoreName = e.Name
 		}
 		return nil
-	}
-	c, err := st.ScoreConfigGet(ctx, e.WorkspaceID, *e.ScoreConfigID)
-	if store.IsNotFound(err) {
-		return &store.ReferenceError{Field: "score_config_id", Resource: "score config", ID: *e.ScoreConfigID}
-	}
-	if err != nil {
-		return err
 	}
 	switch {
 	case c.Archived:
@@ -157,19 +188,28 @@ func Prepare(ctx context.Context, st *store.Store, e *store.Evaluator) error {
 // its score config, or its data type); nothing is stored. A case the evaluator cannot judge
 // (no expected output to compare with, an output that is not JSON for a JSON check) is a
 // *store.ValidationError naming what is missing.
-func Run(ctx context.Context, st *store.Store, e *store.Evaluator, c Case) (*EvaluationResult, error) {
-	k, ok := kinds[e.Type]
-	if !ok {
-		return nil, fmt.Errorf("evaluator %s has unknown type %q", e.ID, e.Type)
+func Run(ctx context.Context, st *store.Store, judge JudgeFunc, e *store.Evaluator, c Case) (*EvaluationResult, error) {
+	var v *verdict
+	if e.Type == TypeJudge {
+		var err error
+		if v, err = runJudge(ctx, st, judge, e, c); err != nil {
+			return nil, err
+		}
+	} else {
+		k, ok := kinds[e.Type]
+		if !ok {
+			return nil, fmt.Errorf("evaluator %s has unknown type %q", e.ID, e.Type)
+		}
+		n, comment, err := k.score(e.Config, c)
+		if err != nil {
+			return nil, err
+		}
+		v = &verdict{value: &n, comment: comment}
 	}
-	v, comment, err := k.score(e.Config, c)
-	if err != nil {
-		return nil, err
-	}
-	sc := &store.Score{WorkspaceID: e.WorkspaceID, Name: e.ScoreName, ConfigID: e.ScoreConfigID, DataType: e.DataType, Value: &v}
+	sc := &store.Score{WorkspaceID: e.WorkspaceID, Name: e.ScoreName, ConfigID: e.ScoreConfigID, DataType: e.DataType, Value: v.value, StringValue: v.label}
 	if err := st.ScoreValidate(ctx, sc); err != nil {
-		return nil, fmt.Errorf("evaluator %s (%s) gave %g: %w", e.Name, e.ID, v, err)
+		return nil, fmt.Errorf("evaluator %s (%s): %w", e.Name, e.ID, err)
 	}
 	return &EvaluationResult{EvaluatorID: e.ID, Name: sc.Name, ConfigID: sc.ConfigID, DataType: sc.DataType, Value: sc.Value,
-		StringValue: sc.StringValue, Comment: comment}, nil
+		StringValue: sc.StringValue, Comment: v.comment, TokenUsage: v.usage, Cost: v.cost, TraceID: v.traceID}, nil
 }
