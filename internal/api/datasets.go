@@ -146,20 +146,12 @@ func (s *Server) createDataset(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) updateDataset(w http.ResponseWriter, r *http.Request) error {
 	var req datasetUpdateRequest
-	body, err := decodeKeep(w, r, &req)
+	np, err := decodeNamedPatch(w, r, &req, &req.Name, &req.Description)
 	if err != nil {
 		return err
 	}
-	name, err := patchName(req.Name)
-	if err != nil {
-		return err
-	}
-	desc, err := patchDescription(req.Description)
-	if err != nil {
-		return err
-	}
-	p := store.DatasetPatch{Name: name, Description: desc, InputSchema: req.InputSchema}
-	if isNullField(body, "input_schema") {
+	p := store.DatasetPatch{Name: np.name, Description: np.desc, InputSchema: req.InputSchema}
+	if isNullField(np.body, "input_schema") {
 		p.InputSchema = ptr(json.RawMessage("null"))
 	}
 	if req.Metadata != nil {

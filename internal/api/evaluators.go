@@ -111,15 +111,7 @@ func (s *Server) createEvaluator(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) updateEvaluator(w http.ResponseWriter, r *http.Request) error {
 	var req evaluatorUpdateRequest
-	body, err := decodeKeep(w, r, &req)
-	if err != nil {
-		return err
-	}
-	name, err := patchName(req.Name)
-	if err != nil {
-		return err
-	}
-	desc, err := patchDescription(req.Description)
+	np, err := decodeNamedPatch(w, r, &req, &req.Name, &req.Description)
 	if err != nil {
 		return err
 	}
@@ -134,14 +126,14 @@ func (s *Server) updateEvaluator(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		setIfPresent(&ev.Name, name)
-		setIfPresent(&ev.Description, desc)
+		setIfPresent(&ev.Name, np.name)
+		setIfPresent(&ev.Description, np.desc)
 		setIfPresent(&ev.Type, req.Type)
 		if req.Config != nil {
 			ev.Config = *req.Config
 		}
 		switch {
-		case isNullField(body, "score_config_id"):
+		case isNullField(np.body, "score_config_id"):
 			ev.ScoreConfigID, ev.ScoreName = nil, ev.Name
 		case req.ScoreConfigID != nil:
 			ev.ScoreConfigID, ev.ScoreName = emptyNil(req.ScoreConfigID), ""
@@ -167,12 +159,12 @@ func (s *Server) testEvaluator(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if len(req.Output) == 0 {
-		return invalid("output", "is required: the output to judge (any JSON)")
-	}
 	ev, err := s.store.EvaluatorGet(r.Context(), s.workspace(r), pathID(r, "id"))
 	if err != nil {
 		return err
+	}
+	if len(req.Output) == 0 {
+		return invalid("output", "is required: the output to judge (any JSON)")
 	}
 	res, err := eval.Run(r.Context(), s.store, s.engine.Judge, ev, eval.Case{Input: req.Input, Output: req.Output, ExpectedOutput: req.ExpectedOutput, Metadata: req.Metadata})
 	if err != nil {
