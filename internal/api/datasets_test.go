@@ -10,8 +10,14 @@ import (
 	"github.com/agentplane/agentplane/client"
 )
 
+// TestDatasetRoutes runs on the emulator (in-memory SQLite) and on the server over
+// PostgreSQL (when TEST_DATABASE_URL is set).
 func TestDatasetRoutes(t *testing.T) {
-	e := newTestEnv(t)
+	t.Run("emulator", func(t *testing.T) { datasetRoutes(t, newTestEnv(t)) })
+	t.Run("postgres", func(t *testing.T) { datasetRoutes(t, newTestEnvOn(t, openTestPostgres(t), false)) })
+}
+
+func datasetRoutes(t *testing.T, e *testEnv) {
 	ctx := context.Background()
 	d, err := e.c.DatasetCreate(ctx, client.DatasetCreate{Name: "Support questions", Description: "Real tickets",
 		InputSchema: json.RawMessage(`{"type":"object","required":["message"],"properties":{"message":{"type":"string","minLength":1}}}`)})

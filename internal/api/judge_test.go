@@ -96,11 +96,11 @@ func TestJudgeSimulated(t *testing.T) {
 // the Chat Completions wire: the schema goes out as the native structured-output mode, the
 // reasoning becomes the comment, and tokens and cost are recorded.
 func TestJudgeOpenAI(t *testing.T) {
-	st, err := store.Open(context.Background(), "memory")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	t.Run("sqlite", func(t *testing.T) { judgeOpenAI(t, openTestStore(t, "memory")) })
+	t.Run("postgres", func(t *testing.T) { judgeOpenAI(t, openTestPostgres(t)) })
+}
+
+func judgeOpenAI(t *testing.T, st *store.Store) {
 	e := newTestEnvEngine(t, st, false, nil, func(st *store.Store, box *secretbox.Box) runtime.ModelRouter {
 		return &runtime.CredentialRouter{Store: st, Secrets: box, Simulated: simulated.New()}
 	}, nil, nil)
