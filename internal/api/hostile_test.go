@@ -258,6 +258,12 @@ func oneOfEach(t *testing.T, e *testEnv) map[string][2]string {
 	trig, err := e.store.TriggerCreate(ctx, &store.Trigger{WorkspaceID: e.ws, AgentID: simple.ID, Type: "webhook", Name: "W", Enabled: true,
 		Config: store.JSONObject{"respond": "async"}, TokenPrefix: "aph_walk"}, "walk-token-hash", nil, nil)
 	must(err)
+	dset, err := c.DatasetCreate(ctx, client.DatasetCreate{Name: "DS"})
+	must(err)
+	item, err := c.DatasetItemCreate(ctx, dset.ID, client.DatasetItemCreate{Input: map[string]any{"message": "m"}})
+	must(err)
+	ev, err := c.EvaluatorCreate(ctx, client.EvaluatorCreate{Name: "E", Type: "contains", Config: map[string]any{"value": "x"}})
+	must(err)
 	dl := &store.WebhookDelivery{ID: store.NewID(), WorkspaceID: e.ws, ExecutionID: x.ID, TargetType: "agent", TargetID: simple.ID,
 		URL: "https://example.com/hook", EventType: "execution.completed", Payload: []byte(`{}`), Secret: "sealed"}
 	must(e.store.WebhookDeliveryCreate(ctx, dl))
@@ -282,6 +288,8 @@ func oneOfEach(t *testing.T, e *testEnv) map[string][2]string {
 		"/api/v1/agent-triggers/":     {trig.ID},
 		"/api/v1/assets/":             {asset.ID},
 		"/api/v1/webhook-deliveries/": {dl.ID},
+		"/api/v1/datasets/":           {dset.ID, item.ID},
+		"/api/v1/evaluators/":         {ev.ID},
 	}
 }
 
@@ -310,7 +318,8 @@ func hostileRequests(rt route, ids map[string][2]string) []hostileRequest {
 			pair = v
 		}
 	}
-	real := map[string]string{"id": pair[0], "version_id": pair[1], "token": "nope"}
+	// The second id is a version's, or a dataset's item's.
+	real := map[string]string{"id": pair[0], "version_id": pair[1], "item_id": pair[1], "token": "nope"}
 	path := fillWith(rt.path, func(name string) string { return url.PathEscape(real[name]) })
 	// A "*" key still gets 403 on routes only a logged-in user may call: there only "no 500"
 	// and the envelope hold, except for what is refused before authentication.

@@ -461,6 +461,28 @@ func patchName(name *string) (*string, error) {
 	return ptr(strings.TrimSpace(*name)), nil
 }
 
+// namedPatch is a decoded PATCH body of a resource with a name and a description: the raw body
+// (for fields sent as null) and the checked new name and description (nil: unchanged).
+type namedPatch struct {
+	body       []byte
+	name, desc *string
+}
+
+// decodeNamedPatch decodes a PATCH body into dst and checks the name and description it
+// carries (name and desc point into dst), as patchName and patchDescription do.
+func decodeNamedPatch(w http.ResponseWriter, r *http.Request, dst any, name, desc **string) (namedPatch, error) {
+	var np namedPatch
+	var err error
+	if np.body, err = decodeKeep(w, r, dst); err != nil {
+		return np, err
+	}
+	if np.name, err = patchName(*name); err != nil {
+		return np, err
+	}
+	np.desc, err = patchDescription(*desc)
+	return np, err
+}
+
 // patchDescription checks a new description of a PATCH (at most 2000 characters); nil stays nil.
 func patchDescription(d *string) (*string, error) {
 	if d != nil {

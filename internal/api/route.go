@@ -42,6 +42,7 @@ type route struct {
 	list     bool
 	status   int  // success status; 200 when zero
 	creates  bool // honours Idempotency-Key
+	ndjson   bool // with body: also takes a JSONL body (application/x-ndjson), one body object a line
 	turn     bool // with creates: the handler honours Idempotency-Key itself (a chat turn replays its run, not a stored body)
 	sse      bool // text/event-stream response
 	raw      bool // response is not the JSON envelope (docs, metrics, openapi)
@@ -234,6 +235,10 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 			s := reg.Schema(t, true, rt.op+"Request")
 			markRequestSchemas(reg, s, requestTypes)
 			op.RequestBody = &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{"application/json": {Schema: s}}}
+			if rt.ndjson {
+				op.RequestBody.Content[ndjson] = &huma.MediaType{Schema: &huma.Schema{Type: "string",
+					Description: "JSON Lines: one JSON object a line, each of the shape of the application/json body without its list field."}}
+			}
 		}
 		status := rt.status
 		if status == 0 {

@@ -19,6 +19,8 @@ func (s *Server) routeTable() []route {
 		s.traceRoutes(),
 		s.scoreRoutes(),
 		s.annotationRoutes(),
+		s.datasetRoutes(),
+		s.evaluatorRoutes(),
 		s.assetRoutes(),
 		s.apiKeyRoutes(),
 		s.workspaceRoutes(),

@@ -64,7 +64,7 @@ func TestScopeWalk(t *testing.T) {
 		}
 		without := e.newKey(&store.APIKey{Name: "without", Scopes: store.Strings(others)})
 		with := e.newKey(&store.APIKey{Name: "with", Scopes: store.Strings{rt.scope}})
-		path := fill(rt.path, map[string]string{"id": "nope", "version_id": "nope"})
+		path := fill(rt.path, map[string]string{"id": "nope", "version_id": "nope", "item_id": "nope"})
 		body := ""
 		if rt.method == http.MethodPost || rt.method == http.MethodPatch {
 			body = "{}"
@@ -118,7 +118,7 @@ func TestWorkspaceWalk(t *testing.T) {
 			t.Errorf("%s: no version id", rt.pattern())
 			continue
 		}
-		path := fill(rt.path, map[string]string{"id": pair[0], "version_id": pair[1]})
+		path := fill(rt.path, map[string]string{"id": pair[0], "version_id": pair[1], "item_id": pair[1]})
 		body := ""
 		if slices.Contains([]string{http.MethodPost, http.MethodPatch}, rt.method) {
 			body = "{}"

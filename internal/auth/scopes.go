@@ -26,6 +26,8 @@ var scopeList = [...]string{
 	"data_sources:execute",
 	"data_sources:read",
 	"data_sources:write",
+	"datasets:read",
+	"datasets:write",
 	"executions:read",
 	"keys:admin",
 	"prompts:execute",

@@ -12,10 +12,10 @@ func TestScopes(t *testing.T) {
 	if !slices.IsSorted(s) {
 		t.Errorf("Scopes() not sorted: %v", s)
 	}
-	if len(s) != 24 || len(slices.Compact(slices.Clone(s))) != len(s) {
+	if len(s) != 26 || len(slices.Compact(slices.Clone(s))) != len(s) {
 		t.Errorf("Scopes() has %d entries or duplicates: %v", len(s), s)
 	}
-	for _, want := range []string{"*", "agents:read", "agents:execute", "keys:admin", "sessions:read", "chat:write", "data_sources:execute"} {
+	for _, want := range []string{"*", "agents:read", "agents:execute", "keys:admin", "sessions:read", "chat:write", "data_sources:execute", "datasets:read", "datasets:write"} {
 		if !slices.Contains(s, want) {
 			t.Errorf("Scopes() lacks %q", want)
 		}

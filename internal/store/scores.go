@@ -141,34 +141,8 @@ func (s *Store) ScoreGet(ctx context.Context, ws, id string) (*Score, error) {
 func (s *Store) ScoreCreate(ctx context.Context, sc *Score) (*Score, error) {
 	var out *Score
 	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if sc.ConfigID != nil {
-			c, err := tx.ScoreConfigGet(ctx, sc.WorkspaceID, *sc.ConfigID)
-			if IsNotFound(err) {
-				return &ReferenceError{Field: "config_id", Resource: "score config", ID: *sc.ConfigID}
-			}
-			if err != nil {
-				return err
-			}
-			switch {
-			case c.Archived:
-				return &ValidationError{Field: "config_id", Message: fmt.Sprintf("score config %s (%s) is archived and takes no new scores; unarchive it or use another", c.Name, c.ID)}
-			case sc.Name != "" && sc.Name != c.Name:
-				return &ValidationError{Field: "name", Message: fmt.Sprintf("must be %q, the name of score config %s, or left out; got %q", c.Name, c.ID, sc.Name)}
-			case sc.DataType != "" && sc.DataType != c.DataType:
-				return &ValidationError{Field: "data_type", Message: fmt.Sprintf("score config %s (%s) is %s, got %s", c.Name, c.ID, c.DataType, sc.DataType)}
-			}
-			sc.Name, sc.DataType = c.Name, c.DataType
-			if sc.Value, sc.StringValue, err = c.Apply(sc.Value, sc.StringValue); err != nil {
-				return err
-			}
-		} else {
-			if sc.DataType == "" {
-				return &ValidationError{Field: "data_type", Message: "is required for a score without config_id: one of " + strings.Join(ScoreDataTypes, ", ")}
-			}
-			if sc.Value, sc.StringValue, err = applyUnconfigured(sc.DataType, sc.Value, sc.StringValue); err != nil {
-				return err
-			}
+		if err := tx.ScoreValidate(ctx, sc); err != nil {
+			return err
 		}
 		if err := tx.scoreTargets(ctx, sc); err != nil {
 			return err
@@ -183,7 +157,7 @@ func (s *Store) ScoreCreate(ctx context.Context, sc *Score) (*Score, error) {
 		if a := sc.Author; a != nil {
 			aType, aID, aName = &a.Type, &a.ID, &a.Name
 		}
-		_, err = tx.exec(ctx, `INSERT INTO scores (id, workspace_id, name, config_id, data_type, value, string_value, execution_id, trace_id,
+		_, err := tx.exec(ctx, `INSERT INTO scores (id, workspace_id, name, config_id, data_type, value, string_value, execution_id, trace_id,
 			span_id, session_id, source, comment, author_type, author_id, author_name, metadata, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18)`,
 			sc.ID, sc.WorkspaceID, sc.Name, sc.ConfigID, sc.DataType, sc.Value, sc.StringValue, sc.ExecutionID, sc.TraceID,
@@ -198,6 +172,43 @@ func (s *Store) ScoreCreate(ctx context.Context, sc *Score) (*Score, error) {
 		return err
 	})
 	return out, err
+}
+
+// ScoreValidate checks a score's name, data type and value as ScoreCreate does (targets
+// aside) and completes them: under a config, the config's name and data type and the value
+// and label ScoreConfig.Apply derives. Evaluators check the scores they give through it,
+// stored or not.
+func (s *Store) ScoreValidate(ctx context.Context, sc *Score) error {
+	var err error
+	if sc.ConfigID != nil {
+		c, err := s.ScoreConfigGet(ctx, sc.WorkspaceID, *sc.ConfigID)
+		if IsNotFound(err) {
+			return &ReferenceError{Field: "config_id", Resource: "score config", ID: *sc.ConfigID}
+		}
+		if err != nil {
+			return err
+		}
+		switch {
+		case c.Archived:
+			return &ValidationError{Field: "config_id", Message: fmt.Sprintf("score config %s (%s) is archived and takes no new scores; unarchive it or use another", c.Name, c.ID)}
+		case sc.Name != "" && sc.Name != c.Name:
+			return &ValidationError{Field: "name", Message: fmt.Sprintf("must be %q, the name of score config %s, or left out; got %q", c.Name, c.ID, sc.Name)}
+		case sc.DataType != "" && sc.DataType != c.DataType:
+			return &ValidationError{Field: "data_type", Message: fmt.Sprintf("score config %s (%s) is %s, got %s", c.Name, c.ID, c.DataType, sc.DataType)}
+		}
+		sc.Name, sc.DataType = c.Name, c.DataType
+		if sc.Value, sc.StringValue, err = c.Apply(sc.Value, sc.StringValue); err != nil {
+			return err
+		}
+	} else {
+		if sc.DataType == "" {
+			return &ValidationError{Field: "data_type", Message: "is required for a score without config_id: one of " + strings.Join(ScoreDataTypes, ", ")}
+		}
+		if sc.Value, sc.StringValue, err = applyUnconfigured(sc.DataType, sc.Value, sc.StringValue); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // scoreTargets checks that the targets a score names exist in its workspace and agree with

@@ -1,6 +1,7 @@
 package simulated
 
 import (
+	"math"
 	"strconv"
 	"strings"
 )
@@ -146,10 +147,12 @@ func (g *gen) value(n *schemaNode, name string, hint nameHint, depth, idx int) {
 		g.object(n, depth)
 	case "array":
 		g.array(n, name, hint, depth)
-	case "integer":
-		g.number(name, hint, true)
-	case "number":
-		g.number(name, hint, false)
+	case "integer", "number":
+		if n.min != nil && n.max != nil && *n.min <= *n.max {
+			g.between(name, *n.min, *n.max, typ == "integer")
+		} else {
+			g.number(name, hint, typ == "integer")
+		}
 	case "boolean":
 		g.b = append(g.b, "true"...)
 	case "null":
@@ -291,6 +294,17 @@ func (g *gen) number(name string, hint nameHint, integer bool) {
 			g.b = append(g.b, ".5"...)
 		}
 	}
+}
+
+// between writes a number from lo to hi chosen by the conversation: one of nine evenly spaced
+// steps (rounded for integers), so the same text always gets the same number, and a judge's
+// score stays within its range.
+func (g *gen) between(name string, lo, hi float64, integer bool) {
+	v := lo + (hi-lo)*float64(g.c.pick(saltNumber^hashString(name)<<4, 9))/8
+	if integer {
+		v = min(max(math.Round(v), math.Ceil(lo)), math.Floor(hi))
+	}
+	g.b = strconv.AppendFloat(g.b, v, 'g', -1, 64)
 }
 
 // str writes a string suited to the property's format, name and conversation.

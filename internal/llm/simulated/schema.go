@@ -21,6 +21,7 @@ import (
 type schemaNode struct {
 	typ      string // object, array, string, integer, number, boolean, null, or "" when unstated
 	format   string
+	min, max *float64 // minimum and maximum, when both are stated a number is chosen between them
 	enum     []string // compact JSON texts
 	cnst     string   // compact JSON text, valid when hasConst
 	hasConst bool
@@ -53,6 +54,8 @@ const maxSchemaDepth = 12
 type rawSchema struct {
 	Type                 json.RawMessage            `json:"type"`
 	Format               string                     `json:"format"`
+	Minimum              *float64                   `json:"minimum"`
+	Maximum              *float64                   `json:"maximum"`
 	Enum                 []json.RawMessage          `json:"enum"`
 	Const                json.RawMessage            `json:"const"`
 	Properties           json.RawMessage            `json:"properties"`
@@ -107,6 +110,7 @@ func (cs *compiledSchema) node(raw json.RawMessage, depth int) (*schemaNode, err
 	}
 	n.typ = firstType(r.Type)
 	n.format = r.Format
+	n.min, n.max = r.Minimum, r.Maximum
 	n.ref = r.Ref
 	if r.Const != nil {
 		n.hasConst = true

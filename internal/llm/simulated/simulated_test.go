@@ -640,3 +640,28 @@ func BenchmarkComplete(b *testing.B) {
 		run(b, req)
 	})
 }
+
+// TestNumberRange answers numbers with both minimum and maximum stated within them, the same
+// for the same text (what an evaluator acting as judge relies on), and not one for every text.
+func TestNumberRange(t *testing.T) {
+	t.Parallel()
+	p := New()
+	schema := json.RawMessage(`{"type":"object","properties":{"score":{"type":"number","minimum":1,"maximum":5},"stars":{"type":"integer","minimum":0,"maximum":3}},"required":["score","stars"]}`)
+	seen := map[float64]bool{}
+	for _, text := range []string{"Great answer", "Wrong answer", "Partly right", "Off topic", "Spot on", "Too long", "Great answer"} {
+		var got [2]struct{ Score, Stars float64 }
+		for i := range got {
+			r := mustComplete(t, p, llm.Request{Messages: []llm.Message{user(text)}, OutputSchema: schema})
+			if err := validate(t, schema, r.resp.Content); err != nil || json.Unmarshal([]byte(r.resp.Content), &got[i]) != nil {
+				t.Fatalf("%q: %s (%v)", text, r.resp.Content, err)
+			}
+		}
+		if got[0] != got[1] || got[0].Stars != float64(int(got[0].Stars)) {
+			t.Fatalf("%q: %+v then %+v", text, got[0], got[1])
+		}
+		seen[got[0].Score] = true
+	}
+	if len(seen) < 2 {
+		t.Errorf("every text got the same score: %v", seen)
+	}
+}

@@ -1,0 +1,311 @@
+package api
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"reflect"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/agentplane/agentplane/internal/eval"
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+type datasetCreateRequest struct {
+	Name        string          `json:"name" maxLength:"200" doc:"Unique in the workspace."`
+	Description string          `json:"description,omitempty" maxLength:"2000"`
+	Metadata    map[string]any  `json:"metadata,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty" doc:"A JSON Schema (draft 2020-12) every item's input must satisfy."`
+}
+
+type datasetUpdateRequest struct {
+	Name        *string          `json:"name,omitempty" maxLength:"200"`
+	Description *string          `json:"description,omitempty" maxLength:"2000"`
+	Metadata    *map[string]any  `json:"metadata,omitempty" doc:"Replaces the whole object."`
+	InputSchema *json.RawMessage `json:"input_schema,omitempty" doc:"A new schema, which every item already in the dataset must satisfy; null removes it."`
+}
+
+// datasetItemRequest is one item of POST /datasets/{id}/items (alone, in items, or a line of
+// a JSONL body).
+type datasetItemRequest struct {
+	Input             map[string]any  `json:"input,omitempty" doc:"The input the agent is run on; required without source_execution_id."`
+	ExpectedOutput    json.RawMessage `json:"expected_output,omitempty" doc:"Any JSON value the output is compared with."`
+	Metadata          map[string]any  `json:"metadata,omitempty"`
+	SourceExecutionID *string         `json:"source_execution_id,omitempty" maxLength:"200" doc:"An execution of the workspace to make the item from: its input (unless input is given) and its output as the expected output (unless expected_output is given)."`
+}
+
+type datasetItemsCreateRequest struct {
+	datasetItemRequest
+	Items []datasetItemRequest `json:"items,omitempty" doc:"Several items at once (instead of the fields of one): all are written or none."`
+}
+
+type datasetItemUpdateRequest struct {
+	Input          *map[string]any  `json:"input,omitempty" doc:"A new input; it must satisfy the dataset's input_schema."`
+	ExpectedOutput *json.RawMessage `json:"expected_output,omitempty" doc:"A new expected output; null removes it."`
+	Metadata       *map[string]any  `json:"metadata,omitempty" doc:"Replaces the whole object."`
+}
+
+// DatasetItemBatch is the answer to a bulk add: the items added, in the order sent.
+type DatasetItemBatch struct {
+	Count int                  `json:"count"`
+	Items []*store.DatasetItem `json:"items"`
+}
+
+// datasetItemsCreated documents the answer of POST /datasets/{id}/items: one item, or a batch
+// for a bulk add.
+type datasetItemsCreated struct{}
+
+func (datasetItemsCreated) Schema(r huma.Registry) *huma.Schema {
+	return &huma.Schema{OneOf: []*huma.Schema{
+		r.Schema(reflect.TypeFor[store.DatasetItem](), true, ""),
+		r.Schema(reflect.TypeFor[DatasetItemBatch](), true, ""),
+	}}
+}
+
+const ndjson = "application/x-ndjson"
+
+func (s *Server) datasetRoutes() []route {
+	const tag = "Datasets"
+	item := v1 + "/datasets/{id}/items/{item_id}"
+	return []route{
+		{method: "GET", path: v1 + "/datasets", op: "listDatasets", tag: tag, scope: "datasets:read", summary: "List datasets",
+			desc: "The workspace's datasets, newest first. Filter by exact `name` or `q`, a substring of the name or description.", list: true,
+			params: []param{{name: "name", typ: "string", desc: "Only the dataset of this name."},
+				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
+			resp: store.Dataset{}, h: s.listDatasets},
+		{method: "POST", path: v1 + "/datasets", op: "createDataset", tag: tag, scope: "datasets:write", summary: "Create a dataset",
+			desc: "An empty dataset. Names are unique in a workspace (409). An `input_schema` that is not a valid JSON Schema is a 422.",
+			body: datasetCreateRequest{}, resp: store.Dataset{}, status: http.StatusCreated, creates: true, h: s.createDataset},
+		{method: "GET", path: v1 + "/datasets/{id}", op: "getDataset", tag: tag, scope: "datasets:read", summary: "Get a dataset",
+			desc: "One dataset with its item count and version.", resp: store.Dataset{}, h: byID(s, s.store.DatasetGet)},
+		{method: "PATCH", path: v1 + "/datasets/{id}", op: "updateDataset", tag: tag, scope: "datasets:write", summary: "Update a dataset",
+			desc: "Changes the name, description, metadata or input schema. A new schema must hold for every item already in the dataset " +
+				"(422 naming the first that breaks it); `null` removes it. The version counts item changes only.",
+			body: datasetUpdateRequest{}, resp: store.Dataset{}, errs: []int{http.StatusConflict}, h: s.updateDataset},
+		{method: "DELETE", path: v1 + "/datasets/{id}", op: "deleteDataset", tag: tag, scope: "datasets:write", summary: "Delete a dataset",
+			desc: "Deletes the dataset with its items and answers with it as it was.", resp: store.Dataset{}, h: byID(s, s.store.DatasetDelete)},
+
+		{method: "GET", path: v1 + "/datasets/{id}/items", op: "listDatasetItems", tag: tag, scope: "datasets:read", summary: "List a dataset's items",
+			desc: "The dataset's items, newest first.", list: true, resp: store.DatasetItem{}, h: childList(s, s.store.DatasetItemList)},
+		{method: "POST", path: v1 + "/datasets/{id}/items", op: "createDatasetItems", tag: tag, scope: "datasets:write", summary: "Add items to a dataset",
+			desc: "Adds one item (the fields of one: 201 with the item), several (`{\"items\": [...]}`, at most " + fmt.Sprint(eval.MaxItemsPerRequest) +
+				": 201 with `count` and `items`), or a JSONL body (`Content-Type: " + ndjson + "`, one item object a line, blank lines skipped, at most " +
+				fmt.Sprint(eval.MaxItemsPerRequest) + " lines: the same answer as `items`). " +
+				"Each input must be a JSON object satisfying the dataset's `input_schema`. An item with `source_execution_id` is made from that execution: " +
+				"its input unless `input` is given, and its output as the expected output unless `expected_output` is given. " +
+				"Every bad item is reported in one answer, by number (`item 3`, counting from 0, or `line 4` of a JSONL body, counting from 1): 400 for lines that are not JSON objects, 422 for rules broken; " +
+				"nothing is written unless all are good. The dataset's version goes up by one per request.",
+			body: datasetItemsCreateRequest{}, ndjson: true, resp: datasetItemsCreated{}, status: http.StatusCreated, creates: true, h: s.createDatasetItems},
+		{method: "GET", path: item, op: "getDatasetItem", tag: tag, scope: "datasets:read", summary: "Get a dataset item",
+			desc: "One item of the dataset.", resp: store.DatasetItem{}, h: s.getDatasetItem},
+		{method: "PATCH", path: item, op: "updateDatasetItem", tag: tag, scope: "datasets:write", summary: "Update a dataset item",
+			desc: "Changes the input (checked against the dataset's `input_schema`), the expected output (`null` removes it) or the metadata. The dataset's version goes up by one.",
+			body: datasetItemUpdateRequest{}, resp: store.DatasetItem{}, h: s.updateDatasetItem},
+		{method: "DELETE", path: item, op: "deleteDatasetItem", tag: tag, scope: "datasets:write", summary: "Delete a dataset item",
+			desc: "Deletes the item and answers with it as it was. The dataset's version goes up by one.", resp: store.DatasetItem{}, h: s.deleteDatasetItem},
+	}
+}
+
+func (s *Server) listDatasets(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	items, total, err := s.store.DatasetList(r.Context(), s.workspace(r), store.DatasetFilter{Name: q.Get("name"), Query: q.Get("q")}, p)
+	if err != nil {
+		return err
+	}
+	writeList(w, items, p, total)
+	return nil
+}
+
+func (s *Server) createDataset(w http.ResponseWriter, r *http.Request) error {
+	var req datasetCreateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200), maxLen("description", req.Description, 2000)); err != nil {
+		return err
+	}
+	d, err := eval.CreateDataset(r.Context(), s.store, &store.Dataset{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name),
+		Description: req.Description, Metadata: req.Metadata, InputSchema: req.InputSchema})
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusCreated, d)
+	return nil
+}
+
+func (s *Server) updateDataset(w http.ResponseWriter, r *http.Request) error {
+	var req datasetUpdateRequest
+	np, err := decodeNamedPatch(w, r, &req, &req.Name, &req.Description)
+	if err != nil {
+		return err
+	}
+	p := store.DatasetPatch{Name: np.name, Description: np.desc, InputSchema: req.InputSchema}
+	if isNullField(np.body, "input_schema") {
+		p.InputSchema = ptr(json.RawMessage("null"))
+	}
+	if req.Metadata != nil {
+		p.Metadata = ptr(store.JSONObject(*req.Metadata))
+	}
+	d, err := eval.UpdateDataset(r.Context(), s.store, s.workspace(r), pathID(r, "id"), p)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, d)
+	return nil
+}
+
+func (s *Server) getDatasetItem(w http.ResponseWriter, r *http.Request) error {
+	it, err := s.store.DatasetItemGet(r.Context(), s.workspace(r), pathID(r, "id"), pathID(r, "item_id"))
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, it)
+	return nil
+}
+
+func (s *Server) updateDatasetItem(w http.ResponseWriter, r *http.Request) error {
+	var req datasetItemUpdateRequest
+	body, err := decodeKeep(w, r, &req)
+	if err != nil {
+		return err
+	}
+	p := store.DatasetItemPatch{ExpectedOutput: req.ExpectedOutput}
+	if isNullField(body, "expected_output") {
+		p.ExpectedOutput = ptr(json.RawMessage("null"))
+	}
+	if isNullField(body, "input") {
+		return invalid("input", "must be a JSON object, not null")
+	}
+	if req.Input != nil {
+		p.Input = ptr(store.JSONObject(*req.Input))
+	}
+	if req.Metadata != nil {
+		p.Metadata = ptr(store.JSONObject(*req.Metadata))
+	}
+	it, err := eval.UpdateItem(r.Context(), s.store, s.workspace(r), pathID(r, "id"), pathID(r, "item_id"), p)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, it)
+	return nil
+}
+
+func (s *Server) deleteDatasetItem(w http.ResponseWriter, r *http.Request) error {
+	it, err := eval.DeleteItem(r.Context(), s.store, s.workspace(r), pathID(r, "id"), pathID(r, "item_id"))
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, it)
+	return nil
+}
+
+// createDatasetItems adds one item, an items array, or the lines of a JSONL body.
+func (s *Server) createDatasetItems(w http.ResponseWriter, r *http.Request) error {
+	var reqs []datasetItemRequest
+	label := func(i int) string { return fmt.Sprintf("item %d", i) }
+	bulk := true
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == ndjson {
+		var lines []int
+		var err error
+		if reqs, lines, err = readItemLines(w, r); err != nil {
+			return err
+		}
+		label = func(i int) string { return fmt.Sprintf("line %d", lines[i]) }
+	} else {
+		var req datasetItemsCreateRequest
+		body, err := decodeKeep(w, r, &req)
+		if err != nil {
+			return err
+		}
+		if bodyField(body, "items") != nil {
+			reqs = req.Items
+		} else {
+			reqs, bulk = []datasetItemRequest{req.datasetItemRequest}, false
+		}
+	}
+	in := make([]eval.ItemInput, len(reqs))
+	for i, rq := range reqs {
+		in[i] = eval.ItemInput{Input: rq.Input, ExpectedOutput: rq.ExpectedOutput, Metadata: rq.Metadata, SourceExecutionID: rq.SourceExecutionID}
+	}
+	items, err := eval.AddItems(r.Context(), s.store, s.workspace(r), pathID(r, "id"), in)
+	var bad eval.ItemErrors
+	switch {
+	case errors.As(err, &bad) && !bulk:
+		return bad[0].Err
+	case errors.As(err, &bad):
+		return itemErrors(http.StatusUnprocessableEntity, bad, label, s, r)
+	case err != nil:
+		return err
+	case !bulk:
+		writeData(w, http.StatusCreated, items[0])
+	default:
+		writeData(w, http.StatusCreated, DatasetItemBatch{Count: len(items), Items: items})
+	}
+	return nil
+}
+
+// readItemLines decodes a JSONL body, one item object a line, and returns the items with the
+// number of the line each came from; every line that is not an item object is reported by
+// number in a single 400.
+func readItemLines(w http.ResponseWriter, r *http.Request) ([]datasetItemRequest, []int, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		return nil, nil, errorf(http.StatusRequestEntityTooLarge, "request body exceeds %d bytes", maxBodyBytes)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 0, 64*1024), maxBodyBytes)
+	var out []datasetItemRequest
+	var lines []int
+	var bad []string
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var it datasetItemRequest
+		if err := decodeBytes(line, &it); err != nil {
+			bad = append(bad, fmt.Sprintf("line %d: %v", n, err))
+			continue
+		}
+		out, lines = append(out, it), append(lines, n)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, badRequest("could not read the JSONL body: %v", err)
+	}
+	if len(bad) > 0 {
+		return nil, nil, errorf(http.StatusBadRequest, "%s", joinErrors(bad))
+	}
+	if len(out) == 0 {
+		return nil, nil, invalid("items", "the JSONL body holds no item: send one JSON object a line")
+	}
+	return out, lines, nil
+}
+
+// joinErrors lists the first 20 problems and counts the rest.
+func joinErrors(msgs []string) string {
+	const show = 20
+	if len(msgs) > show {
+		return strings.Join(msgs[:show], "; ") + fmt.Sprintf("; and %d more", len(msgs)-show)
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// itemErrors is one API error listing every bad item of a bulk add by its label.
+func itemErrors(status int, bad eval.ItemErrors, label func(int) string, s *Server, r *http.Request) error {
+	msgs := make([]string, len(bad))
+	for i, ie := range bad {
+		msgs[i] = label(ie.Index) + ": " + s.toAPIError(r, ie.Err).Message
+	}
+	return errorf(status, "%s", joinErrors(msgs))
+}

@@ -1,0 +1,183 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/agentplane/agentplane/internal/eval"
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+type evaluatorCreateRequest struct {
+	Name          string         `json:"name" maxLength:"200" doc:"Unique in the workspace."`
+	Description   string         `json:"description,omitempty" maxLength:"2000"`
+	Type          string         `json:"type" enum:"exact_match,contains,regex,json_schema,json_match,similarity,llm_judge"`
+	Config        map[string]any `json:"config,omitempty" doc:"The type's options (see the README's evaluator types); unknown options are refused."`
+	ScoreName     string         `json:"score_name,omitempty" maxLength:"200" doc:"The name of the scores it gives; defaults to the score config's name, else the evaluator's name."`
+	ScoreConfigID *string        `json:"score_config_id,omitempty" doc:"A score config (not archived, of the type's data type) to check its scores against."`
+}
+
+type evaluatorUpdateRequest struct {
+	Name          *string         `json:"name,omitempty" maxLength:"200"`
+	Description   *string         `json:"description,omitempty" maxLength:"2000"`
+	Type          *string         `json:"type,omitempty" enum:"exact_match,contains,regex,json_schema,json_match,similarity,llm_judge"`
+	Config        *map[string]any `json:"config,omitempty" doc:"Replaces the whole object."`
+	ScoreName     *string         `json:"score_name,omitempty" maxLength:"200"`
+	ScoreConfigID *string         `json:"score_config_id,omitempty" nullable:"true" doc:"A new score config; null gives scores by name alone."`
+}
+
+type evaluatorTestRequest struct {
+	Input          map[string]any  `json:"input,omitempty"`
+	Output         json.RawMessage `json:"output" doc:"The output to judge: any JSON (an agent's answer is {\"content\": text})."`
+	ExpectedOutput json.RawMessage `json:"expected_output,omitempty"`
+	Metadata       map[string]any  `json:"metadata,omitempty"`
+}
+
+func (s *Server) evaluatorRoutes() []route {
+	const tag = "Evaluators"
+	return []route{
+		{method: "GET", path: v1 + "/evaluators", op: "listEvaluators", tag: tag, scope: "scores:read", summary: "List evaluators",
+			desc: "The workspace's evaluators, newest first. Filter by `type`, exact `name`, or `q`, a substring of the name or description.", list: true,
+			params: []param{{name: "type", typ: "string", desc: "Only evaluators of this type.", enum: eval.Types()},
+				{name: "name", typ: "string", desc: "Only the evaluator of this name."},
+				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
+			resp: store.Evaluator{}, h: s.listEvaluators},
+		{method: "POST", path: v1 + "/evaluators", op: "createEvaluator", tag: tag, scope: "scores:write", summary: "Create an evaluator",
+			desc: "An evaluator turns a run's output into a score. Types: `exact_match`, `contains`, `regex`, `json_schema` and `json_match` give boolean scores, " +
+				"`similarity` a number from 0 to 1; none calls a model. `llm_judge` asks `config.model` (through the workspace's credentials, like an agent) with " +
+				"`config.prompt`, a Mustache template over `input`, `output`, `expected_output` and `metadata`, for structured output (`reasoning`, then `score`): " +
+				"a number within the score config's range (else `config.min`/`config.max`, default 0 and 1), one of its labels (else `config.labels`), or pass/fail " +
+				"(the data type is the score config's, else `config.score_type`, default boolean). The config is checked against the type (422 naming `config.<option>`); " +
+				"names are unique in a workspace (409).",
+			body: evaluatorCreateRequest{}, resp: store.Evaluator{}, status: http.StatusCreated, creates: true, h: s.createEvaluator},
+		{method: "GET", path: v1 + "/evaluators/{id}", op: "getEvaluator", tag: tag, scope: "scores:read", summary: "Get an evaluator",
+			desc: "One evaluator with its config and the score it gives.", resp: store.Evaluator{}, h: byID(s, s.store.EvaluatorGet)},
+		{method: "PATCH", path: v1 + "/evaluators/{id}", op: "updateEvaluator", tag: tag, scope: "scores:write", summary: "Update an evaluator",
+			desc: "Changes any field; the result is checked as a new evaluator would be. Scores already given keep their values.",
+			body: evaluatorUpdateRequest{}, resp: store.Evaluator{}, errs: []int{http.StatusConflict}, h: s.updateEvaluator},
+		{method: "DELETE", path: v1 + "/evaluators/{id}", op: "deleteEvaluator", tag: tag, scope: "scores:write", summary: "Delete an evaluator",
+			desc: "Deletes the evaluator and answers with it as it was; the scores it gave stay.", resp: store.Evaluator{}, h: byID(s, s.store.EvaluatorDelete)},
+		{method: "POST", path: v1 + "/evaluators/{id}/test", op: "testEvaluator", tag: tag, scope: "scores:read", summary: "Score an output without storing it",
+			desc: "Judges `output` (with `input`, `expected_output` and `metadata`) as the evaluator would a run, and answers with the score, checked against " +
+				"the evaluator's score config like any score, and a comment saying why (a judge's reasoning). No score is stored; a judge's model call is " +
+				"recorded on a trace of its own (`trace_id`, with its `token_usage` and `cost`). A case the evaluator cannot judge " +
+				"(no `expected_output` to compare with, say), a judge model that cannot be routed, or a judge's answer outside its scale is a 422 saying so.",
+			body: evaluatorTestRequest{}, resp: eval.EvaluationResult{}, h: s.testEvaluator},
+	}
+}
+
+func (s *Server) listEvaluators(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	f := store.EvaluatorFilter{Type: q.Get("type"), Name: q.Get("name"), Query: q.Get("q")}
+	if f.Type != "" {
+		if err := oneOf("type", f.Type, eval.Types()); err != nil {
+			return badRequest("%s", err.Error())
+		}
+	}
+	items, total, err := s.store.EvaluatorList(r.Context(), s.workspace(r), f, p)
+	if err != nil {
+		return err
+	}
+	writeList(w, items, p, total)
+	return nil
+}
+
+func (s *Server) createEvaluator(w http.ResponseWriter, r *http.Request) error {
+	var req evaluatorCreateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200), maxLen("description", req.Description, 2000),
+		required("type", req.Type), maxLen("score_name", req.ScoreName, maxScoreNameLen)); err != nil {
+		return err
+	}
+	ev := &store.Evaluator{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name), Description: req.Description, Type: req.Type,
+		Config: req.Config, ScoreName: strings.TrimSpace(req.ScoreName), ScoreConfigID: emptyNil(req.ScoreConfigID)}
+	if err := eval.Prepare(r.Context(), s.store, ev); err != nil {
+		return err
+	}
+	created, err := s.store.EvaluatorCreate(r.Context(), ev)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusCreated, created)
+	return nil
+}
+
+func (s *Server) updateEvaluator(w http.ResponseWriter, r *http.Request) error {
+	var req evaluatorUpdateRequest
+	np, err := decodeNamedPatch(w, r, &req, &req.Name, &req.Description)
+	if err != nil {
+		return err
+	}
+	if req.ScoreName != nil {
+		if err := maxLen("score_name", *req.ScoreName, maxScoreNameLen); err != nil {
+			return err
+		}
+	}
+	var out *store.Evaluator
+	err = s.store.InTx(r.Context(), func(tx *store.Store) error {
+		ev, err := tx.EvaluatorGet(r.Context(), s.workspace(r), pathID(r, "id"))
+		if err != nil {
+			return err
+		}
+		setIfPresent(&ev.Name, np.name)
+		setIfPresent(&ev.Description, np.desc)
+		setIfPresent(&ev.Type, req.Type)
+		if req.Config != nil {
+			ev.Config = *req.Config
+		}
+		switch {
+		case isNullField(np.body, "score_config_id"):
+			ev.ScoreConfigID, ev.ScoreName = nil, ev.Name
+		case req.ScoreConfigID != nil:
+			ev.ScoreConfigID, ev.ScoreName = emptyNil(req.ScoreConfigID), ""
+		}
+		if req.ScoreName != nil {
+			ev.ScoreName = strings.TrimSpace(*req.ScoreName)
+		}
+		if err := eval.Prepare(r.Context(), tx, ev); err != nil {
+			return err
+		}
+		out, err = tx.EvaluatorReplace(r.Context(), ev)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) testEvaluator(w http.ResponseWriter, r *http.Request) error {
+	var req evaluatorTestRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	ev, err := s.store.EvaluatorGet(r.Context(), s.workspace(r), pathID(r, "id"))
+	if err != nil {
+		return err
+	}
+	if len(req.Output) == 0 {
+		return invalid("output", "is required: the output to judge (any JSON)")
+	}
+	res, err := eval.Run(r.Context(), s.store, s.engine.Judge, ev, eval.Case{Input: req.Input, Output: req.Output, ExpectedOutput: req.ExpectedOutput, Metadata: req.Metadata})
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, res)
+	return nil
+}
+
+// emptyNil treats an empty id as absent.
+func emptyNil(id *string) *string {
+	if id == nil || strings.TrimSpace(*id) == "" {
+		return nil
+	}
+	return id
+}

@@ -1,0 +1,343 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Dataset is a named set of test cases (items) to run an agent on in experiments.
+type Dataset struct {
+	ID          string          `json:"id"`
+	WorkspaceID string          `json:"workspace_id"`
+	Name        string          `json:"name" doc:"Unique in the workspace."`
+	Description string          `json:"description"`
+	Metadata    JSONObject      `json:"metadata"`
+	InputSchema json.RawMessage `json:"input_schema" doc:"A JSON Schema (draft 2020-12) every item's input satisfies; null when items take any object."`
+	ItemCount   int             `json:"item_count"`
+	Version     int             `json:"version" doc:"Counts the changes to the items (each add, bulk add, update or delete is one): an experiment records the version it ran."`
+	CreatedAt   Time            `json:"created_at"`
+	UpdatedAt   Time            `json:"updated_at"`
+}
+
+// DatasetItem is one test case of a dataset: the input an agent is run on and, optionally, the
+// output expected of it.
+type DatasetItem struct {
+	ID                string          `json:"id"`
+	WorkspaceID       string          `json:"workspace_id"`
+	DatasetID         string          `json:"dataset_id"`
+	Input             JSONObject      `json:"input"`
+	ExpectedOutput    json.RawMessage `json:"expected_output" doc:"Any JSON value; null when none is expected."`
+	Metadata          JSONObject      `json:"metadata"`
+	SourceExecutionID *string         `json:"source_execution_id" doc:"The execution the item was made from, if any."`
+	CreatedAt         Time            `json:"created_at"`
+	UpdatedAt         Time            `json:"updated_at"`
+}
+
+// DatasetFilter narrows DatasetList; zero fields match everything.
+type DatasetFilter struct {
+	Name  string // exact name
+	Query string // substring of name or description, case-insensitive
+}
+
+const datasetColumns = `id, workspace_id, name, description, metadata, input_schema, item_count, version, created_at, updated_at`
+
+func scanDataset(row interface{ Scan(...any) error }) (*Dataset, error) {
+	var d Dataset
+	var schema sql.NullString
+	if err := row.Scan(&d.ID, &d.WorkspaceID, &d.Name, &d.Description, &d.Metadata, &schema, &d.ItemCount, &d.Version,
+		&d.CreatedAt, &d.UpdatedAt); err != nil {
+		return nil, err
+	}
+	d.InputSchema = rawOrNil(schema)
+	if d.Metadata == nil {
+		d.Metadata = JSONObject{}
+	}
+	return &d, nil
+}
+
+// rawOrNil is a nullable JSON text column as a json.RawMessage: nil (written as null) for SQL
+// NULL.
+func rawOrNil(v sql.NullString) json.RawMessage {
+	if !v.Valid {
+		return nil
+	}
+	return json.RawMessage(v.String)
+}
+
+// nullRaw is a json.RawMessage as a nullable column value: SQL NULL for nil or JSON null.
+func nullRaw(v json.RawMessage) *string {
+	if len(v) == 0 || strings.TrimSpace(string(v)) == "null" {
+		return nil
+	}
+	s := string(v)
+	return &s
+}
+
+// DatasetList returns one page of a workspace's datasets, newest first, and the total count.
+func (s *Store) DatasetList(ctx context.Context, ws string, f DatasetFilter, p Page) ([]*Dataset, int, error) {
+	where, args := whereClause("", ws, []cond{{"name = $%d", f.Name}, {likeBoth("name", "description"), likePattern(f.Query)}})
+	q, qargs := pagedSelect(datasetColumns, "datasets", where, args, p)
+	rows, err := s.r.QueryContext(ctx, q, qargs...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list datasets: %w", err)
+	}
+	items, err := collect(rows, scanDataset)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), "datasets"+where, args)
+	return items, total, err
+}
+
+// DatasetGet returns one dataset of the workspace.
+func (s *Store) DatasetGet(ctx context.Context, ws, id string) (*Dataset, error) {
+	d, err := scanDataset(s.r.QueryRowContext(ctx, "SELECT "+datasetColumns+" FROM datasets WHERE workspace_id = $1 AND id = $2", ws, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("dataset", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get dataset %s: %w", id, err)
+	}
+	return d, nil
+}
+
+// DatasetCreate inserts an empty dataset; a name already used in the workspace is a
+// *ConflictError.
+func (s *Store) DatasetCreate(ctx context.Context, d *Dataset) (*Dataset, error) {
+	if d.ID == "" {
+		d.ID = NewID()
+	}
+	_, err := s.exec(ctx, `INSERT INTO datasets (id, workspace_id, name, description, metadata, input_schema, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`, d.ID, d.WorkspaceID, d.Name, d.Description, nonNilObject(d.Metadata), nullRaw(d.InputSchema), Now())
+	if isUniqueViolation(err) {
+		return nil, &ConflictError{Message: fmt.Sprintf("a dataset named %q already exists in this workspace", d.Name)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("insert dataset: %w", err)
+	}
+	return s.DatasetGet(ctx, d.WorkspaceID, d.ID)
+}
+
+// DatasetPatch holds the fields of a dataset to change; nil fields stay as they are.
+// InputSchema set to JSON null removes the schema.
+type DatasetPatch struct {
+	Name        *string
+	Description *string
+	Metadata    *JSONObject
+	InputSchema *json.RawMessage
+}
+
+// DatasetUpdate changes the given fields of a dataset; a name already used is a
+// *ConflictError. Inside a transaction the row stays locked until it ends (PostgreSQL), so a
+// caller may check the items against a new schema before committing.
+func (s *Store) DatasetUpdate(ctx context.Context, ws, id string, p DatasetPatch) (*Dataset, error) {
+	var schema *sql.NullString
+	if p.InputSchema != nil {
+		v := nullRaw(*p.InputSchema)
+		schema = &sql.NullString{String: deref(v), Valid: v != nil}
+	}
+	var meta *JSONObject
+	if p.Metadata != nil {
+		meta = ptrTo(nonNilObject(*p.Metadata))
+	}
+	err := s.update(ctx, "dataset", "datasets", ws, id, []set{
+		{"name", p.Name}, {"description", p.Description}, {"metadata", meta}, {"input_schema", schema},
+	})
+	if isUniqueViolation(err) {
+		return nil, &ConflictError{Message: fmt.Sprintf("a dataset named %q already exists in this workspace", deref(p.Name))}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.DatasetGet(ctx, ws, id)
+}
+
+// DatasetDelete removes a dataset with its items and returns it as it was.
+func (s *Store) DatasetDelete(ctx context.Context, ws, id string) (*Dataset, error) {
+	var d *Dataset
+	err := s.InTx(ctx, func(tx *Store) error {
+		var err error
+		if d, err = tx.DatasetGet(ctx, ws, id); err != nil {
+			return err
+		}
+		if _, err := tx.exec(ctx, "DELETE FROM dataset_items WHERE dataset_id = $1", id); err != nil {
+			return fmt.Errorf("delete items of dataset %s: %w", id, err)
+		}
+		return tx.deleteRow(ctx, "dataset", "datasets", ws, id)
+	})
+	return d, err
+}
+
+// DatasetTouch records a change to a dataset's items: its version goes up by one and its item
+// count by added (negative for a delete), in one statement that locks the row until the
+// caller's transaction ends, so concurrent changes are numbered one after the other. It
+// returns the dataset as changed.
+func (s *Store) DatasetTouch(ctx context.Context, ws, id string, added int) (*Dataset, error) {
+	d, err := scanDataset(s.w.QueryRowContext(ctx, `UPDATE datasets SET version = version + 1, item_count = item_count + $1, updated_at = $2
+		WHERE workspace_id = $3 AND id = $4 RETURNING `+datasetColumns, added, Now(), ws, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("dataset", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("touch dataset %s: %w", id, err)
+	}
+	return d, nil
+}
+
+const datasetItemColumns = `id, workspace_id, dataset_id, input, expected_output, metadata, source_execution_id, created_at, updated_at`
+
+func scanDatasetItem(row interface{ Scan(...any) error }) (*DatasetItem, error) {
+	var it DatasetItem
+	var expected sql.NullString
+	if err := row.Scan(&it.ID, &it.WorkspaceID, &it.DatasetID, &it.Input, &expected, &it.Metadata, &it.SourceExecutionID,
+		&it.CreatedAt, &it.UpdatedAt); err != nil {
+		return nil, err
+	}
+	it.ExpectedOutput = rawOrNil(expected)
+	if it.Input == nil {
+		it.Input = JSONObject{}
+	}
+	if it.Metadata == nil {
+		it.Metadata = JSONObject{}
+	}
+	return &it, nil
+}
+
+// DatasetItemList returns one page of a dataset's items, newest first, and the total count.
+// A dataset not of the workspace is not found.
+func (s *Store) DatasetItemList(ctx context.Context, ws, datasetID string, p Page) ([]*DatasetItem, int, error) {
+	if _, err := s.DatasetGet(ctx, ws, datasetID); err != nil {
+		return nil, 0, err
+	}
+	where, args := whereClause("", ws, []cond{{"dataset_id = $%d", datasetID}})
+	q, qargs := pagedSelect(datasetItemColumns, "dataset_items", where, args, p)
+	rows, err := s.r.QueryContext(ctx, q, qargs...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list items of dataset %s: %w", datasetID, err)
+	}
+	items, err := collect(rows, scanDatasetItem)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), "dataset_items"+where, args)
+	return items, total, err
+}
+
+// DatasetItemsAll returns every item of a dataset, oldest first: the order an experiment runs
+// them in.
+func (s *Store) DatasetItemsAll(ctx context.Context, ws, datasetID string) ([]*DatasetItem, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT "+datasetItemColumns+` FROM dataset_items WHERE workspace_id = $1 AND dataset_id = $2
+		ORDER BY created_at, id`, ws, datasetID)
+	if err != nil {
+		return nil, fmt.Errorf("read items of dataset %s: %w", datasetID, err)
+	}
+	return collect(rows, scanDatasetItem)
+}
+
+// DatasetItemGet returns one item of a dataset of the workspace.
+func (s *Store) DatasetItemGet(ctx context.Context, ws, datasetID, id string) (*DatasetItem, error) {
+	it, err := scanDatasetItem(s.r.QueryRowContext(ctx, "SELECT "+datasetItemColumns+
+		" FROM dataset_items WHERE workspace_id = $1 AND dataset_id = $2 AND id = $3", ws, datasetID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("dataset item", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get dataset item %s: %w", id, err)
+	}
+	return it, nil
+}
+
+// datasetItemChunk is how many items one INSERT writes (9 parameters each, well under both
+// dialects' limits).
+const datasetItemChunk = 100
+
+// DatasetItemsInsert writes items into a dataset, all or none (the caller's transaction
+// decides; see DatasetTouch for the version), and returns them as stored, in order.
+func (s *Store) DatasetItemsInsert(ctx context.Context, ws, datasetID string, items []*DatasetItem) ([]*DatasetItem, error) {
+	now := Now()
+	for start := 0; start < len(items); start += datasetItemChunk {
+		chunk := items[start:min(start+datasetItemChunk, len(items))]
+		var b strings.Builder
+		b.WriteString(`INSERT INTO dataset_items (id, workspace_id, dataset_id, input, expected_output, metadata, source_execution_id,
+			created_at, updated_at) VALUES `)
+		args := make([]any, 0, 9*len(chunk))
+		for i, it := range chunk {
+			if it.ID == "" {
+				it.ID = NewID()
+			}
+			it.WorkspaceID, it.DatasetID, it.CreatedAt, it.UpdatedAt = ws, datasetID, now, now
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			n := len(args)
+			fmt.Fprintf(&b, "($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9)
+			args = append(args, it.ID, ws, datasetID, nonNilObject(it.Input), nullRaw(it.ExpectedOutput), nonNilObject(it.Metadata),
+				it.SourceExecutionID, now, now)
+		}
+		if _, err := s.exec(ctx, b.String(), args...); err != nil {
+			if isUniqueViolation(err) {
+				return nil, &ConflictError{Message: "a dataset item with one of these ids already exists"}
+			}
+			return nil, fmt.Errorf("insert items of dataset %s: %w", datasetID, err)
+		}
+	}
+	for _, it := range items {
+		if it.ExpectedOutput != nil && nullRaw(it.ExpectedOutput) == nil {
+			it.ExpectedOutput = nil
+		}
+		if it.Input == nil {
+			it.Input = JSONObject{}
+		}
+		if it.Metadata == nil {
+			it.Metadata = JSONObject{}
+		}
+	}
+	return items, nil
+}
+
+// DatasetItemPatch holds the fields of an item to change; nil fields stay as they are.
+// ExpectedOutput set to JSON null removes the expected output.
+type DatasetItemPatch struct {
+	Input          *JSONObject
+	ExpectedOutput *json.RawMessage
+	Metadata       *JSONObject
+}
+
+// DatasetItemUpdate changes the given fields of an item (the caller bumps the dataset's version
+// in the same transaction: DatasetTouch).
+func (s *Store) DatasetItemUpdate(ctx context.Context, ws, datasetID, id string, p DatasetItemPatch) (*DatasetItem, error) {
+	if _, err := s.DatasetItemGet(ctx, ws, datasetID, id); err != nil {
+		return nil, err
+	}
+	var expected *sql.NullString
+	if p.ExpectedOutput != nil {
+		v := nullRaw(*p.ExpectedOutput)
+		expected = &sql.NullString{String: deref(v), Valid: v != nil}
+	}
+	err := s.update(ctx, "dataset item", "dataset_items", ws, id, []set{{"input", p.Input}, {"expected_output", expected}, {"metadata", p.Metadata}})
+	if err != nil {
+		return nil, err
+	}
+	return s.DatasetItemGet(ctx, ws, datasetID, id)
+}
+
+// DatasetItemDelete removes an item and returns it as it was (the caller bumps the dataset's
+// version and count in the same transaction: DatasetTouch).
+func (s *Store) DatasetItemDelete(ctx context.Context, ws, datasetID, id string) (*DatasetItem, error) {
+	it, err := s.DatasetItemGet(ctx, ws, datasetID, id)
+	if err != nil {
+		return nil, err
+	}
+	return it, s.deleteRow(ctx, "dataset item", "dataset_items", ws, id)
+}
+
+func nonNilObject(o JSONObject) JSONObject {
+	if o == nil {
+		return JSONObject{}
+	}
+	return o
+}

@@ -1,0 +1,120 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// Evaluator scores a run's output: a deterministic check or a model acting as judge (package
+// eval holds the types and their rules). The score it writes is named ScoreName, of DataType,
+// and checked against ScoreConfigID when set.
+type Evaluator struct {
+	ID            string     `json:"id"`
+	WorkspaceID   string     `json:"workspace_id"`
+	Name          string     `json:"name" doc:"Unique in the workspace."`
+	Description   string     `json:"description"`
+	Type          string     `json:"type" enum:"exact_match,contains,regex,json_schema,json_match,similarity,llm_judge"`
+	Config        JSONObject `json:"config" doc:"The type's options; see the evaluator types in the README."`
+	ScoreName     string     `json:"score_name" doc:"The name of the scores it writes (the score config's name when score_config_id is set)."`
+	ScoreConfigID *string    `json:"score_config_id" doc:"The score config its scores are checked against; null for scores by name alone."`
+	DataType      string     `json:"data_type" enum:"numeric,categorical,boolean" doc:"The data type of its scores."`
+	CreatedAt     Time       `json:"created_at"`
+	UpdatedAt     Time       `json:"updated_at"`
+}
+
+// EvaluatorFilter narrows EvaluatorList; zero fields match everything.
+type EvaluatorFilter struct {
+	Type  string
+	Name  string // exact name
+	Query string // substring of name or description, case-insensitive
+}
+
+const evaluatorColumns = `id, workspace_id, name, description, type, config, score_name, score_config_id, data_type, created_at, updated_at`
+
+func scanEvaluator(row interface{ Scan(...any) error }) (*Evaluator, error) {
+	var e Evaluator
+	if err := row.Scan(&e.ID, &e.WorkspaceID, &e.Name, &e.Description, &e.Type, &e.Config, &e.ScoreName, &e.ScoreConfigID,
+		&e.DataType, &e.CreatedAt, &e.UpdatedAt); err != nil {
+		return nil, err
+	}
+	if e.Config == nil {
+		e.Config = JSONObject{}
+	}
+	return &e, nil
+}
+
+// EvaluatorList returns one page of a workspace's evaluators, newest first, and the total count.
+func (s *Store) EvaluatorList(ctx context.Context, ws string, f EvaluatorFilter, p Page) ([]*Evaluator, int, error) {
+	where, args := whereClause("", ws, []cond{{"type = $%d", f.Type}, {"name = $%d", f.Name},
+		{likeBoth("name", "description"), likePattern(f.Query)}})
+	q, qargs := pagedSelect(evaluatorColumns, "evaluators", where, args, p)
+	rows, err := s.r.QueryContext(ctx, q, qargs...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list evaluators: %w", err)
+	}
+	items, err := collect(rows, scanEvaluator)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), "evaluators"+where, args)
+	return items, total, err
+}
+
+// EvaluatorGet returns one evaluator of the workspace.
+func (s *Store) EvaluatorGet(ctx context.Context, ws, id string) (*Evaluator, error) {
+	e, err := scanEvaluator(s.r.QueryRowContext(ctx, "SELECT "+evaluatorColumns+" FROM evaluators WHERE workspace_id = $1 AND id = $2", ws, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("evaluator", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get evaluator %s: %w", id, err)
+	}
+	return e, nil
+}
+
+// EvaluatorCreate inserts an evaluator (checked by the caller, package eval); a name already
+// used in the workspace is a *ConflictError.
+func (s *Store) EvaluatorCreate(ctx context.Context, e *Evaluator) (*Evaluator, error) {
+	if e.ID == "" {
+		e.ID = NewID()
+	}
+	_, err := s.exec(ctx, `INSERT INTO evaluators (id, workspace_id, name, description, type, config, score_name, score_config_id, data_type,
+		created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
+		e.ID, e.WorkspaceID, e.Name, e.Description, e.Type, nonNilObject(e.Config), e.ScoreName, e.ScoreConfigID, e.DataType, Now())
+	if isUniqueViolation(err) {
+		return nil, &ConflictError{Message: fmt.Sprintf("an evaluator named %q already exists in this workspace", e.Name)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("insert evaluator: %w", err)
+	}
+	return s.EvaluatorGet(ctx, e.WorkspaceID, e.ID)
+}
+
+// EvaluatorReplace writes every changeable field of an evaluator (the caller merged a patch
+// into the stored one and checked the result); a name already used is a *ConflictError.
+func (s *Store) EvaluatorReplace(ctx context.Context, e *Evaluator) (*Evaluator, error) {
+	var cfg = nonNilObject(e.Config)
+	var scoreConfig = sql.NullString{String: deref(e.ScoreConfigID), Valid: e.ScoreConfigID != nil}
+	err := s.update(ctx, "evaluator", "evaluators", e.WorkspaceID, e.ID, []set{
+		{"name", &e.Name}, {"description", &e.Description}, {"type", &e.Type}, {"config", &cfg}, {"score_name", &e.ScoreName},
+		{"score_config_id", &scoreConfig}, {"data_type", &e.DataType},
+	})
+	if isUniqueViolation(err) {
+		return nil, &ConflictError{Message: fmt.Sprintf("an evaluator named %q already exists in this workspace", e.Name)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.EvaluatorGet(ctx, e.WorkspaceID, e.ID)
+}
+
+// EvaluatorDelete removes an evaluator and returns it as it was; the scores it wrote stay.
+func (s *Store) EvaluatorDelete(ctx context.Context, ws, id string) (*Evaluator, error) {
+	e, err := s.EvaluatorGet(ctx, ws, id)
+	if err != nil {
+		return nil, err
+	}
+	return e, s.deleteRow(ctx, "evaluator", "evaluators", ws, id)
+}
