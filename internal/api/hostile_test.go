@@ -255,10 +255,6 @@ func oneOfEach(t *testing.T, e *testEnv) map[string][2]string {
 	must(err)
 	ev, err := c.EvaluatorCreate(ctx, client.EvaluatorCreate{Name: "E", Type: "contains", Config: map[string]any{"value": "x"}})
 	must(err)
-	aq, err := c.AnnotationQueueCreate(ctx, client.AnnotationQueueCreate{Name: "Q", ScoreConfigIDs: []string{sc.ID}})
-	must(err)
-	aqItems, err := c.AnnotationItemsAdd(ctx, aq.ID, []string{x.ID})
-	must(err)
 	dl := &store.WebhookDelivery{ID: store.NewID(), WorkspaceID: e.ws, ExecutionID: x.ID, TargetType: "agent", TargetID: simple.ID,
 		URL: "https://example.com/hook", EventType: "execution.completed", Payload: []byte(`{}`), Secret: "sealed"}
 	must(e.store.WebhookDeliveryCreate(ctx, dl))
@@ -284,7 +280,6 @@ func oneOfEach(t *testing.T, e *testEnv) map[string][2]string {
 		"/api/v1/webhook-deliveries/": {dl.ID},
 		"/api/v1/datasets/":           {dset.ID, item.ID},
 		"/api/v1/evaluators/":         {ev.ID},
-		"/api/v1/annotation-queues/":  {aq.ID, aqItems.Items[0].ID},
 	}
 }
 
@@ -313,7 +308,7 @@ func hostileRequests(rt route, ids map[string][2]string) []hostileRequest {
 			pair = v
 		}
 	}
-	// The second id is a version's, or an item's (of a dataset or an annotation queue).
+	// The second id is a version's, or a dataset's item's.
 	real := map[string]string{"id": pair[0], "version_id": pair[1], "item_id": pair[1], "token": "nope"}
 	path := fillWith(rt.path, func(name string) string { return url.PathEscape(real[name]) })
 	// A "*" key still gets 403 on routes only a logged-in user may call: there only "no 500"

@@ -53,7 +53,7 @@ type route struct {
 	// userOnly marks a route only a logged-in user (bearer token) may call; an API key is 403.
 	userOnly bool
 	nocache  bool        // a GET whose answer changes without a store write (never served from the emulator's read cache)
-	alsoOK   map[int]any // other success statuses and their data type (nil: the same as resp; 204 has no body)
+	alsoOK   map[int]any // other success statuses and their data type (nil: the same as resp)
 	errs     []int
 	plan     bool // may answer 402 plan_limit_exceeded (server only)
 	h        handlerFunc
@@ -216,12 +216,6 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 			op.Responses[strconv.Itoa(http.StatusNotModified)] = notModified
 		}
 		for code, data := range rt.alsoOK {
-			if code == http.StatusNoContent { // no body at all
-				resp := &huma.Response{Description: http.StatusText(code)}
-				addHeaders(resp, rt, code, emulator)
-				op.Responses[strconv.Itoa(code)] = resp
-				continue
-			}
 			alt := rt
 			if data != nil {
 				alt.resp = data

@@ -21,7 +21,6 @@ func (s *Server) routeTable() []route {
 		s.agreementRoutes(),
 		s.datasetRoutes(),
 		s.evaluatorRoutes(),
-		s.annotationRoutes(),
 		s.assetRoutes(),
 		s.apiKeyRoutes(),
 		s.workspaceRoutes(),

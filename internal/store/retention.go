@@ -178,7 +178,6 @@ var workspaceTables = []struct{ table, where string }{
 	{"prompt_versions", "prompt_id IN (SELECT id FROM prompts WHERE workspace_id = $1)"}, {"prompts", byWorkspace},
 	{"data_source_versions", "data_source_id IN (SELECT id FROM data_sources WHERE workspace_id = $1)"}, {"data_sources", byWorkspace},
 	{"dataset_items", "dataset_id IN (SELECT id FROM datasets WHERE workspace_id = $1)"}, {"datasets", byWorkspace}, {"evaluators", byWorkspace},
-	{"annotation_items", "queue_id IN (SELECT id FROM annotation_queues WHERE workspace_id = $1)"}, {"annotation_queues", byWorkspace},
 	{"credentials", byWorkspace}, {"mcp_tools", byWorkspace}, {"guardrails", byWorkspace}, {"score_configs", byWorkspace},
 	{"idempotency_keys", byWorkspace}, {"workspace_llm_models", byWorkspace}, {"api_keys", byWorkspace}, {"memberships", byWorkspace},
 }

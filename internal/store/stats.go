@@ -32,8 +32,6 @@ var statTables = []struct{ key, table string }{
 	{"evaluators", "evaluators"},
 	{"datasets", "datasets"},
 	{"dataset_items", "dataset_items"},
-	{"annotation_queues", "annotation_queues"},
-	{"annotation_items", "annotation_items"},
 	{"asset_blobs", "asset_blobs"},
 	{"assets", "assets"},
 	{"agent_triggers", "agent_triggers"},

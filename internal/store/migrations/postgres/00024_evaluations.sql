@@ -50,39 +50,7 @@ CREATE TABLE evaluators (
 );
 CREATE INDEX evaluators_ws_created ON evaluators (workspace_id, created_at DESC, id DESC);
 
--- Annotation queues hold executions for people to score under the queue's score configs. An
--- item is pending, claimed by one reviewer until claim_expires_at (Unix ms), or completed.
-CREATE TABLE annotation_queues (
-    id                TEXT PRIMARY KEY,
-    workspace_id      TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
-    name              TEXT NOT NULL,
-    description       TEXT NOT NULL DEFAULT '',
-    score_config_ids  TEXT NOT NULL DEFAULT '[]',
-    created_at        BIGINT NOT NULL,
-    updated_at        BIGINT NOT NULL,
-    UNIQUE (workspace_id, name)
-);
-CREATE INDEX annotation_queues_ws_created ON annotation_queues (workspace_id, created_at DESC, id DESC);
-
-CREATE TABLE annotation_items (
-    id                TEXT PRIMARY KEY,
-    workspace_id      TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
-    queue_id          TEXT NOT NULL REFERENCES annotation_queues(id) ON DELETE CASCADE,
-    execution_id      TEXT NOT NULL,
-    status            TEXT NOT NULL,
-    claimed_by        TEXT,
-    claim_expires_at  BIGINT,
-    completed_at      BIGINT,
-    created_at        BIGINT NOT NULL,
-    updated_at        BIGINT NOT NULL,
-    UNIQUE (queue_id, execution_id)
-);
-CREATE INDEX annotation_items_queue_created ON annotation_items (queue_id, created_at DESC, id DESC);
-CREATE INDEX annotation_items_next ON annotation_items (queue_id, status, created_at, id);
-
 -- +goose Down
-DROP TABLE annotation_items;
-DROP TABLE annotation_queues;
 DROP TABLE evaluators;
 DROP TABLE dataset_items;
 DROP TABLE datasets;
