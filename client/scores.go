@@ -249,30 +249,3 @@ func (c *Client) ScoreConfigGet(ctx context.Context, id string) (*ScoreConfig, e
 func (c *Client) ScoreConfigUpdate(ctx context.Context, id string, in ScoreConfigUpdate) (*ScoreConfig, error) {
 	return send[ScoreConfig](ctx, c, http.MethodPatch, "/api/v1/score-configs/"+pathEscape(id), in)
 }
-
-// ScoreAgreement says how far a judge's scores agree with a person's on the same executions.
-type ScoreAgreement struct {
-	Judge          string   `json:"judge"`
-	Human          string   `json:"human"`
-	DataType       *string  `json:"data_type"`
-	Count          int      `json:"count"`
-	ExactAgreement *float64 `json:"exact_agreement"`
-	Kappa          *float64 `json:"kappa"`   // categorical and boolean
-	Pearson        *float64 `json:"pearson"` // numeric
-}
-
-// ScoreAgreementOptions names the two scores to compare; the sources are optional.
-type ScoreAgreementOptions struct {
-	Judge, Human             string
-	JudgeSource, HumanSource string
-}
-
-// ScoreAgreement compares a judge's scores with a person's on the executions both scored.
-func (c *Client) ScoreAgreement(ctx context.Context, o ScoreAgreementOptions) (*ScoreAgreement, error) {
-	q := url.Values{}
-	setIf(q, "judge", o.Judge)
-	setIf(q, "human", o.Human)
-	setIf(q, "judge_source", o.JudgeSource)
-	setIf(q, "human_source", o.HumanSource)
-	return get[ScoreAgreement](ctx, c, "/api/v1/scores/agreement", q)
-}

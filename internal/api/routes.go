@@ -18,7 +18,6 @@ func (s *Server) routeTable() []route {
 		s.chatRoutes(),
 		s.traceRoutes(),
 		s.scoreRoutes(),
-		s.agreementRoutes(),
 		s.datasetRoutes(),
 		s.evaluatorRoutes(),
 		s.assetRoutes(),
