@@ -201,6 +201,9 @@ func (s *Server) listAnnotationItems(w http.ResponseWriter, r *http.Request) err
 }
 
 func (s *Server) addAnnotationItems(w http.ResponseWriter, r *http.Request) error {
+	if _, err := s.store.AnnotationQueueGet(r.Context(), s.workspace(r), pathID(r, "id")); err != nil {
+		return err // a queue of another workspace is a 404 whatever the body
+	}
 	var req annotationItemsAddRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
@@ -250,6 +253,9 @@ func (s *Server) claimNextAnnotationItem(w http.ResponseWriter, r *http.Request)
 }
 
 func (s *Server) completeAnnotationItem(w http.ResponseWriter, r *http.Request) error {
+	if _, err := s.store.AnnotationItemGet(r.Context(), s.workspace(r), pathID(r, "id"), pathID(r, "item_id")); err != nil {
+		return err // an item of another workspace is a 404 whatever the body
+	}
 	var req annotationCompleteRequest
 	if err := decode(w, r, &req); err != nil {
 		return err

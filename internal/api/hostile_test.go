@@ -264,6 +264,10 @@ func oneOfEach(t *testing.T, e *testEnv) map[string][2]string {
 	must(err)
 	ev, err := c.EvaluatorCreate(ctx, client.EvaluatorCreate{Name: "E", Type: "contains", Config: map[string]any{"value": "x"}})
 	must(err)
+	queue, err := e.store.AnnotationQueueCreate(ctx, &store.AnnotationQueue{WorkspaceID: e.ws, Name: "Q", ScoreConfigIDs: store.Strings{sc.ID}})
+	must(err)
+	queued, _, err := e.store.AnnotationItemsAdd(ctx, e.ws, queue.ID, []string{x.ID})
+	must(err)
 	dl := &store.WebhookDelivery{ID: store.NewID(), WorkspaceID: e.ws, ExecutionID: x.ID, TargetType: "agent", TargetID: simple.ID,
 		URL: "https://example.com/hook", EventType: "execution.completed", Payload: []byte(`{}`), Secret: "sealed"}
 	must(e.store.WebhookDeliveryCreate(ctx, dl))
@@ -290,6 +294,7 @@ func oneOfEach(t *testing.T, e *testEnv) map[string][2]string {
 		"/api/v1/webhook-deliveries/": {dl.ID},
 		"/api/v1/datasets/":           {dset.ID, item.ID},
 		"/api/v1/evaluators/":         {ev.ID},
+		"/api/v1/annotation-queues/":  {queue.ID, queued[0].ID},
 	}
 }
 

@@ -165,6 +165,13 @@ func decodeBytes(body []byte, dst any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(dst); err != nil {
+		// A NUL in a well-formed body is its 422 even where a value also has the wrong type
+		// (a key of a typed map, say).
+		if bytes.Contains(body, []byte(`\u0000`)) {
+			if nul := findNUL(body); nul != nil {
+				return nul
+			}
+		}
 		return jsonError(err)
 	}
 	if dec.More() {
@@ -185,7 +192,7 @@ func findNUL(body []byte) error {
 	dec.UseNumber()
 	var v any
 	if dec.Decode(&v) != nil {
-		return nil // already decoded once; cannot happen
+		return nil // not well-formed JSON: the decoder's own error says so
 	}
 	path, key, ok := nulPath(v, "")
 	if !ok {
