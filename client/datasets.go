@@ -65,7 +65,9 @@ type DatasetItem struct {
 // DatasetItemCreate is one item to add; without Input, SourceExecutionID names the execution
 // to take it from (and its output as the expected output, unless one is given).
 type DatasetItemCreate struct {
-	Input             map[string]any  `json:"input,omitempty"`
+	// Input is sent even when empty ({} is an input); nil is sent as null, which the server
+	// takes as absent.
+	Input             map[string]any  `json:"input"`
 	ExpectedOutput    json.RawMessage `json:"expected_output,omitempty"`
 	Metadata          map[string]any  `json:"metadata,omitempty"`
 	SourceExecutionID *string         `json:"source_execution_id,omitempty"`

@@ -81,14 +81,16 @@ func TestJudgeSimulated(t *testing.T) {
 			body: `{"name":"x","type":"llm_judge","config":{"model":"gpt-4o-mini","prompt":"{{answer}}"}}`},
 		{name: "prompt that does not parse", method: "POST", path: "/api/v1/evaluators", status: 422, message: "config.prompt",
 			body: `{"name":"x","type":"llm_judge","config":{"model":"gpt-4o-mini","prompt":"{{#output}}"}}`},
+		{name: "unknown model", method: "POST", path: "/api/v1/evaluators", status: 422, message: "config.model",
+			body: `{"name":"x","type":"llm_judge","config":{"model":"no-such-model","prompt":"{{output}}"}}`},
 		{name: "no model", method: "POST", path: "/api/v1/evaluators", status: 422, message: "config.model: is required",
 			body: `{"name":"x","type":"llm_judge","config":{"prompt":"{{output}}"}}`},
 		{name: "categorical without labels", method: "POST", path: "/api/v1/evaluators", status: 422, message: "config.labels",
-			body: `{"name":"x","type":"llm_judge","config":{"model":"m","prompt":"{{output}}","score_type":"categorical"}}`},
+			body: `{"name":"x","type":"llm_judge","config":{"model":"gpt-4o-mini","prompt":"{{output}}","score_type":"categorical"}}`},
 		{name: "score_type against the config", method: "POST", path: "/api/v1/evaluators", status: 422, message: "config.score_type",
-			body: `{"name":"x","type":"llm_judge","score_config_id":"` + rating.ID + `","config":{"model":"m","prompt":"{{output}}","score_type":"boolean"}}`},
+			body: `{"name":"x","type":"llm_judge","score_config_id":"` + rating.ID + `","config":{"model":"gpt-4o-mini","prompt":"{{output}}","score_type":"boolean"}}`},
 		{name: "empty range", method: "POST", path: "/api/v1/evaluators", status: 422, message: "config.max",
-			body: `{"name":"x","type":"llm_judge","config":{"model":"m","prompt":"{{output}}","score_type":"numeric","min":3,"max":3}}`},
+			body: `{"name":"x","type":"llm_judge","config":{"model":"gpt-4o-mini","prompt":"{{output}}","score_type":"numeric","min":3,"max":3}}`},
 	})
 }
 

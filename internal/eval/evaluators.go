@@ -155,6 +155,10 @@ func Prepare(ctx context.Context, st *store.Store, e *store.Evaluator) error {
 		if err != nil {
 			return err
 		}
+		// The model must be one the workspace knows (the catalog's or its own), as for agents.
+		if err := st.CheckRefs(ctx, e.WorkspaceID, store.KindLLMModel, "config.model", e.Config["model"].(string)); err != nil {
+			return err
+		}
 		e.DataType = dt
 	} else {
 		k, ok := kinds[e.Type]
