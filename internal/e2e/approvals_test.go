@@ -2,10 +2,18 @@ package e2e
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -350,4 +358,80 @@ func approvalSetupAgent(t *testing.T, c *client.Client, like *client.Agent, ac c
 	t.Helper()
 	ac.Tools = like.Config.Approval.Tools
 	return mustAgent(t, c, "agent", client.AgentConfig{Model: "gpt-4o-mini", Tools: like.Config.Tools, Approval: &ac})
+}
+
+// TestServeAskUserInSlackThread: on a Slack trigger, an ask_user question is the reply in the
+// thread (with its choices), and the thread's next message answers it: the run completes
+// with the answer and its reply goes to the thread too.
+func TestServeAskUserInSlackThread(t *testing.T) {
+	env := serveEnv(t.TempDir())
+	delete(env, "MODELS")
+	p := start(t, env, "serve")
+	c := p.C
+	ctx := context.Background()
+	fake := approvalModel(t)
+	if _, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "openai", Type: "api_key", Provider: "openai",
+		Value: "sk-e2e-approvals-0000000000000000000", Metadata: map[string]any{"base_url": fake.URL + "/v1"}}); err != nil {
+		t.Fatal(err)
+	}
+	asker := mustAgent(t, c, "agent", client.AgentConfig{Model: "gpt-4o-mini", AskUser: true})
+	var mu sync.Mutex
+	var texts []string
+	slack := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&b)
+		mu.Lock()
+		texts = append(texts, fmt.Sprint(b["thread_ts"], ": ", b["text"]))
+		mu.Unlock()
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	defer slack.Close()
+	cred, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "slack bot", Type: "bearer_token", Value: "xoxb-e2e-token",
+		Metadata: map[string]any{"base_url": slack.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secret = "e2e-slack-signing-secret"
+	tr, err := c.TriggerCreate(ctx, client.TriggerCreate{AgentID: asker.ID, Type: "slack", Name: "Slack",
+		Config: map[string]any{"signing_secret": secret, "bot_credential_id": cred.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(eventID, event string) {
+		body := `{"type":"event_callback","team_id":"T1","event_id":"` + eventID + `","event":` + event + `}`
+		ts := strconv.FormatInt(time.Now().Unix(), 10)
+		m := hmac.New(sha256.New, []byte(secret))
+		m.Write([]byte("v0:" + ts + ":" + body))
+		req, _ := http.NewRequest("POST", tr.HookURL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Slack-Request-Timestamp", ts)
+		req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(m.Sum(nil)))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("slack event %s: %d", eventID, resp.StatusCode)
+		}
+	}
+	replies := func(n int) []string {
+		t.Helper()
+		waitUntil(t, fmt.Sprintf("%d replies in Slack", n), func() bool { mu.Lock(); defer mu.Unlock(); return len(texts) >= n })
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(texts)
+	}
+	post("Ev1", `{"type":"app_mention","user":"U1","text":"I want a shirt","channel":"C1","ts":"1.5"}`)
+	if got := replies(1); got[0] != "1.5: Which size? (S / M)" {
+		t.Fatalf("question in the thread: %v", got)
+	}
+	post("Ev2", `{"type":"message","user":"U1","text":"M","channel":"C1","ts":"1.6","thread_ts":"1.5"}`)
+	if got := replies(2); got[1] != "1.5: M" {
+		t.Fatalf("reply after the answer: %v", got)
+	}
+	ap, err := c.ApprovalList(ctx, "all", client.ListOptions{})
+	if err != nil || len(ap.Data) != 1 || ap.Data[0].Answer != "M" || ap.Data[0].DecidedBy != "slack" {
+		t.Fatalf("the question's approval: %+v %v", ap, err)
+	}
 }
