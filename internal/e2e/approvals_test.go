@@ -435,3 +435,24 @@ func TestServeAskUserInSlackThread(t *testing.T) {
 		t.Fatalf("the question's approval: %+v %v", ap, err)
 	}
 }
+
+// TestEmulatorAskUser: the emulator serves questions too: its simulated model calls ask_user,
+// the run waits with an approval of kind question, and the answer resumes it to completion.
+func TestEmulatorAskUser(t *testing.T) {
+	p := start(t, emulatorEnv(nil), "emulator")
+	c := p.C
+	ctx := context.Background()
+	asker := mustAgent(t, c, "agent", client.AgentConfig{Model: "gpt-4o-mini", AskUser: true})
+	x := awaitingRun(t, c, asker.ID)
+	pending, err := c.ExecutionApproval(ctx, x.ID)
+	if err != nil || pending == nil || pending.Kind != "question" || pending.Question == "" || len(pending.Calls) != 1 || pending.Calls[0].Name != "ask_user" {
+		t.Fatalf("pending question: %+v %v", pending, err)
+	}
+	if _, err := c.ExecutionDecide(ctx, x.ID, client.Review{Answer: "size M"}); err != nil {
+		t.Fatal(err)
+	}
+	done, err := c.Wait(ctx, x.ID, 5*time.Millisecond, false)
+	if err != nil || done.Status != "completed" {
+		t.Fatalf("answered: %+v %v", done, err)
+	}
+}
