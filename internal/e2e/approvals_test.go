@@ -2,16 +2,12 @@ package e2e
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -397,24 +393,6 @@ func TestServeAskUserInSlackThread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	post := func(eventID, event string) {
-		body := `{"type":"event_callback","team_id":"T1","event_id":"` + eventID + `","event":` + event + `}`
-		ts := strconv.FormatInt(time.Now().Unix(), 10)
-		m := hmac.New(sha256.New, []byte(secret))
-		m.Write([]byte("v0:" + ts + ":" + body))
-		req, _ := http.NewRequest("POST", tr.HookURL, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-Slack-Request-Timestamp", ts)
-		req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(m.Sum(nil)))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusAccepted {
-			t.Fatalf("slack event %s: %d", eventID, resp.StatusCode)
-		}
-	}
 	replies := func(n int) []string {
 		t.Helper()
 		waitUntil(t, fmt.Sprintf("%d replies in Slack", n), func() bool { mu.Lock(); defer mu.Unlock(); return len(texts) >= n })
@@ -422,11 +400,11 @@ func TestServeAskUserInSlackThread(t *testing.T) {
 		defer mu.Unlock()
 		return slices.Clone(texts)
 	}
-	post("Ev1", `{"type":"app_mention","user":"U1","text":"I want a shirt","channel":"C1","ts":"1.5"}`)
+	slackEvent(t, tr.HookURL, secret, "Ev1", `{"type":"app_mention","user":"U1","text":"I want a shirt","channel":"C1","ts":"1.5"}`)
 	if got := replies(1); got[0] != "1.5: Which size? (S / M)" {
 		t.Fatalf("question in the thread: %v", got)
 	}
-	post("Ev2", `{"type":"message","user":"U1","text":"M","channel":"C1","ts":"1.6","thread_ts":"1.5"}`)
+	slackEvent(t, tr.HookURL, secret, "Ev2", `{"type":"message","user":"U1","text":"M","channel":"C1","ts":"1.6","thread_ts":"1.5"}`)
 	if got := replies(2); got[1] != "1.5: M" {
 		t.Fatalf("reply after the answer: %v", got)
 	}
