@@ -69,7 +69,8 @@ func (s *Server) chatRoutes() []route {
 				"(`error` data: `{message, code}`, see GET /executions/{id}/stream). Reconnect with GET /executions/{execution_id}/stream and Last-Event-ID, " +
 				"or retry this POST with the same Idempotency-Key and body (as fetch-event-source does): that makes no second turn but resumes the first one's stream — " +
 				"its frames after Last-Event-ID when sent, else all of them from the `execution` frame — and follows the run live. " +
-				"A retry whose Last-Event-ID is at or past the terminal frame: 204 No Content. The same key with another body: 409.",
+				"A retry whose Last-Event-ID is at or past the terminal frame: 204 No Content. The same key with another body: 409. " +
+				"A turn whose run pauses for approval ends with `approval_required` (see GET /executions/{id}/stream) once the pause is recorded; for an ask_user question, the next message answers it and its stream carries the continuation's frames.",
 			params: []param{{name: "last_event_id", typ: "integer", desc: "Same as the Last-Event-ID header; read on a retry with an Idempotency-Key."}},
 			body:   chatMessageRequest{}, errs: []int{http.StatusConflict}, creates: true, turn: true, plan: true, h: s.streamChatMessage},
 	}
