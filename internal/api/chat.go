@@ -69,7 +69,8 @@ func (s *Server) chatRoutes() []route {
 				"(`error` data: `{message, code}`, see GET /executions/{id}/stream). Reconnect with GET /executions/{execution_id}/stream and Last-Event-ID, " +
 				"or retry this POST with the same Idempotency-Key and body (as fetch-event-source does): that makes no second turn but resumes the first one's stream — " +
 				"its frames after Last-Event-ID when sent, else all of them from the `execution` frame — and follows the run live. " +
-				"A retry whose Last-Event-ID is at or past the terminal frame: 204 No Content. The same key with another body: 409.",
+				"A retry whose Last-Event-ID is at or past the terminal frame: 204 No Content. The same key with another body: 409. " +
+				"A turn whose run pauses for approval ends with `approval_required` (see GET /executions/{id}/stream) once the pause is recorded; for an ask_user question, the next message answers it and its stream carries the continuation's frames.",
 			params: []param{{name: "last_event_id", typ: "integer", desc: "Same as the Last-Event-ID header; read on a retry with an Idempotency-Key."}},
 			body:   chatMessageRequest{}, errs: []int{http.StatusConflict}, creates: true, turn: true, plan: true, h: s.streamChatMessage},
 	}
@@ -215,7 +216,7 @@ func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request, key, hash
 	userMsgID := store.NewID()
 	if c.ActiveExecutionID != nil {
 		// A run of the session waiting for the answer to its question: this message answers it.
-		if turn, err := s.answerQuestion(r, ws, *c.ActiveExecutionID, userMsgID, req.Content); turn != nil || err != nil {
+		if turn, err := s.answerQuestion(r.Context(), ws, *c.ActiveExecutionID, userMsgID, req.Content, "chat"); turn != nil || err != nil {
 			return turn, err
 		}
 	}
@@ -233,23 +234,24 @@ func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request, key, hash
 }
 
 // answerQuestion resumes a session's run waiting for the answer to an ask_user question
-// with content as the answer, stored as message msgID; nil, nil, nil when the run waits for
-// no question (a new message then finds the session busy, as before).
-func (s *Server) answerQuestion(r *http.Request, ws, execID, msgID, content string) (*chatTurn, error) {
-	x, err := s.store.ExecutionGet(r.Context(), ws, execID)
+// with content as the answer, stored as message msgID; nil, nil when the run waits for no
+// question (a new message then finds the session busy, as before). by says who answered
+// (chat, or the trigger's platform).
+func (s *Server) answerQuestion(ctx context.Context, ws, execID, msgID, content, by string) (*chatTurn, error) {
+	x, err := s.store.ExecutionGet(ctx, ws, execID)
 	if err != nil || x.Status != store.StatusAwaitingApproval {
 		return nil, nil
 	}
-	a, err := s.store.ApprovalPending(r.Context(), ws, execID)
+	a, err := s.store.ApprovalPending(ctx, ws, execID)
 	if err != nil || a == nil || a.Kind != store.ApprovalQuestion {
 		return nil, err
 	}
 	// Every frame of the paused pass is stored with the pause: the answer's turn streams after them.
-	last, err := s.store.EventLastSeq(r.Context(), execID)
+	last, err := s.store.EventLastSeq(ctx, execID)
 	if err != nil {
 		return nil, err
 	}
-	if x, err = s.engine.Decide(r.Context(), ws, execID, runtime.Review{Answer: content, DecidedBy: "chat", ChatMessageID: msgID}); err != nil {
+	if x, err = s.engine.Decide(ctx, ws, execID, runtime.Review{Answer: content, DecidedBy: by, ChatMessageID: msgID}); err != nil {
 		return nil, err
 	}
 	run, ok := s.engine.Running(x.ID)

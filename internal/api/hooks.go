@@ -263,6 +263,16 @@ func (s *Server) webhookRun(w http.ResponseWriter, r *http.Request, t *store.Tri
 	return s.answerSubmitted(w, r, x, run, req.TimeoutMS)
 }
 
+// answerInSession answers the question a chat session's run waits for with content, if it
+// waits for one (see answerQuestion); nil, nil otherwise.
+func (s *Server) answerInSession(ctx context.Context, ws, sessionID, content, by string) (*chatTurn, error) {
+	c, err := s.store.ChatSessionGet(ctx, ws, sessionID)
+	if err != nil || c.ActiveExecutionID == nil {
+		return nil, err
+	}
+	return s.answerQuestion(ctx, ws, *c.ActiveExecutionID, store.NewID(), content, by)
+}
+
 // chatPlatformRun runs a chat platform's message as a turn of the conversation's chat
 // session. Teams waits for the reply and answers with it; the others answer 202 at once and
 // reply through the platform's API when the run ends.
@@ -286,8 +296,20 @@ func (s *Server) chatPlatformRun(w http.ResponseWriter, r *http.Request, t *stor
 	req.BeforeCreate = s.claimEvent(t, ev, replies)
 	var x *store.Execution
 	var run *runtime.Waiter
+	// A run of the conversation waiting for the answer to its question: this message answers it.
+	if turn, err := s.answerInSession(ctx, t.WorkspaceID, sessionID, ev.Text, t.Type); err != nil {
+		return err
+	} else if turn != nil {
+		x, run = &store.Execution{ID: turn.executionID, WorkspaceID: t.WorkspaceID}, turn.run
+		if replies {
+			// The run's next reply goes to the answer's message (its question was sent already).
+			if err := s.store.TriggerReplyReopen(ctx, x.ID, ev.ReplyTo); err != nil {
+				return err
+			}
+		}
+	}
 	deadline := time.Now().Add(busyWait)
-	for {
+	for x == nil {
 		req.Chat = &runtime.ChatTurn{SessionID: sessionID, UserMessageID: store.NewID(), Content: ev.Text}
 		x, run, err = s.engine.Submit(ctx, req)
 		var busy *store.ConflictError

@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -350,4 +354,83 @@ func approvalSetupAgent(t *testing.T, c *client.Client, like *client.Agent, ac c
 	t.Helper()
 	ac.Tools = like.Config.Approval.Tools
 	return mustAgent(t, c, "agent", client.AgentConfig{Model: "gpt-4o-mini", Tools: like.Config.Tools, Approval: &ac})
+}
+
+// TestServeAskUserInSlackThread: on a Slack trigger, an ask_user question is the reply in the
+// thread (with its choices), and the thread's next message answers it: the run completes
+// with the answer and its reply goes to the thread too.
+func TestServeAskUserInSlackThread(t *testing.T) {
+	env := serveEnv(t.TempDir())
+	delete(env, "MODELS")
+	p := start(t, env, "serve")
+	c := p.C
+	ctx := context.Background()
+	fake := approvalModel(t)
+	if _, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "openai", Type: "api_key", Provider: "openai",
+		Value: "sk-e2e-approvals-0000000000000000000", Metadata: map[string]any{"base_url": fake.URL + "/v1"}}); err != nil {
+		t.Fatal(err)
+	}
+	asker := mustAgent(t, c, "agent", client.AgentConfig{Model: "gpt-4o-mini", AskUser: true})
+	var mu sync.Mutex
+	var texts []string
+	slack := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&b)
+		mu.Lock()
+		texts = append(texts, fmt.Sprint(b["thread_ts"], ": ", b["text"]))
+		mu.Unlock()
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	defer slack.Close()
+	cred, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "slack bot", Type: "bearer_token", Value: "xoxb-e2e-token",
+		Metadata: map[string]any{"base_url": slack.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secret = "e2e-slack-signing-secret"
+	tr, err := c.TriggerCreate(ctx, client.TriggerCreate{AgentID: asker.ID, Type: "slack", Name: "Slack",
+		Config: map[string]any{"signing_secret": secret, "bot_credential_id": cred.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replies := func(n int) []string {
+		t.Helper()
+		waitUntil(t, fmt.Sprintf("%d replies in Slack", n), func() bool { mu.Lock(); defer mu.Unlock(); return len(texts) >= n })
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(texts)
+	}
+	slackEvent(t, tr.HookURL, secret, "Ev1", `{"type":"app_mention","user":"U1","text":"I want a shirt","channel":"C1","ts":"1.5"}`)
+	if got := replies(1); got[0] != "1.5: Which size? (S / M)" {
+		t.Fatalf("question in the thread: %v", got)
+	}
+	slackEvent(t, tr.HookURL, secret, "Ev2", `{"type":"message","user":"U1","text":"M","channel":"C1","ts":"1.6","thread_ts":"1.5"}`)
+	if got := replies(2); got[1] != "1.5: M" {
+		t.Fatalf("reply after the answer: %v", got)
+	}
+	ap, err := c.ApprovalList(ctx, "all", client.ListOptions{})
+	if err != nil || len(ap.Data) != 1 || ap.Data[0].Answer != "M" || ap.Data[0].DecidedBy != "slack" {
+		t.Fatalf("the question's approval: %+v %v", ap, err)
+	}
+}
+
+// TestEmulatorAskUser: the emulator serves questions too: its simulated model calls ask_user,
+// the run waits with an approval of kind question, and the answer resumes it to completion.
+func TestEmulatorAskUser(t *testing.T) {
+	p := start(t, emulatorEnv(nil), "emulator")
+	c := p.C
+	ctx := context.Background()
+	asker := mustAgent(t, c, "agent", client.AgentConfig{Model: "gpt-4o-mini", AskUser: true})
+	x := awaitingRun(t, c, asker.ID)
+	pending, err := c.ExecutionApproval(ctx, x.ID)
+	if err != nil || pending == nil || pending.Kind != "question" || pending.Question == "" || len(pending.Calls) != 1 || pending.Calls[0].Name != "ask_user" {
+		t.Fatalf("pending question: %+v %v", pending, err)
+	}
+	if _, err := c.ExecutionDecide(ctx, x.ID, client.Review{Answer: "size M"}); err != nil {
+		t.Fatal(err)
+	}
+	done, err := c.Wait(ctx, x.ID, 5*time.Millisecond, false)
+	if err != nil || done.Status != "completed" {
+		t.Fatalf("answered: %+v %v", done, err)
+	}
 }

@@ -98,6 +98,28 @@ func TestTriggersEndToEnd(t *testing.T) {
 	}
 }
 
+// slackEvent posts a Slack event callback signed with secret to a trigger's hook and wants
+// its 202.
+func slackEvent(t *testing.T, hook, secret, eventID, event string) {
+	t.Helper()
+	body := `{"type":"event_callback","team_id":"T1","event_id":"` + eventID + `","event":` + event + `}`
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte("v0:" + ts + ":" + body))
+	req, _ := http.NewRequest("POST", hook, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Slack-Request-Timestamp", ts)
+	req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(m.Sum(nil)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("slack event %s: %d", eventID, resp.StatusCode)
+	}
+}
+
 // slackReplies: a signed Slack message runs the agent; serve replies in the thread through
 // chat.postMessage (a fake Slack here), the emulator does not.
 func slackReplies(t *testing.T, name string, c *client.Client, agentID string) {
@@ -126,22 +148,7 @@ func slackReplies(t *testing.T, name string, c *client.Client, agentID string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := `{"type":"event_callback","team_id":"T1","event_id":"Ev1","event":{"type":"app_mention","user":"U1","text":"hello","channel":"C1","ts":"1.5"}}`
-	ts := strconv.FormatInt(time.Now().Unix(), 10)
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte("v0:" + ts + ":" + body))
-	req, _ := http.NewRequest("POST", tr.HookURL, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Slack-Request-Timestamp", ts)
-	req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(m.Sum(nil)))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("slack event: %d", resp.StatusCode)
-	}
+	slackEvent(t, tr.HookURL, secret, "Ev1", `{"type":"app_mention","user":"U1","text":"hello","channel":"C1","ts":"1.5"}`)
 	count := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
 	if name == "emulator" {
 		time.Sleep(500 * time.Millisecond)

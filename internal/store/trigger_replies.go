@@ -43,6 +43,22 @@ func (s *Store) TriggerReplyCreate(ctx context.Context, r *TriggerReply) error {
 	return nil
 }
 
+// TriggerReplyReopen makes the reply of an execution pending again, to replyTo: a run that
+// asked a question in a thread (its reply was the question) resumed with the answer, and its
+// next reply goes to the message that answered.
+func (s *Store) TriggerReplyReopen(ctx context.Context, executionID string, replyTo map[string]string) error {
+	to, err := json.Marshal(replyTo)
+	if err != nil {
+		return err
+	}
+	_, err = s.exec(ctx, `UPDATE trigger_replies SET status = 'pending', reply_to = $1, attempts = 0, last_error = '', locked_until = NULL, updated_at = $2
+		WHERE execution_id = $3`, string(to), Now(), executionID)
+	if err != nil {
+		return fmt.Errorf("reopen trigger reply of %s: %w", executionID, err)
+	}
+	return nil
+}
+
 // TriggerReplyClaim takes the pending reply of an execution for lease (one attempt), unless
 // another sender holds it; (nil, nil) when there is nothing to send.
 func (s *Store) TriggerReplyClaim(ctx context.Context, executionID string, now time.Time, lease time.Duration) (*TriggerReply, error) {

@@ -150,6 +150,13 @@ func ReplyText(ctx context.Context, st *store.Store, ws, executionID string) str
 		}
 		return "(no answer)"
 	case store.StatusAwaitingApproval:
+		// An ask_user question goes to the thread; the thread's next message answers it.
+		if a, err := st.ApprovalPending(ctx, ws, x.ID); err == nil && a != nil && a.Kind == store.ApprovalQuestion {
+			if len(a.Choices) > 0 {
+				return a.Question + " (" + strings.Join(a.Choices, " / ") + ")"
+			}
+			return a.Question
+		}
 		return "Your request is waiting for approval (execution " + x.ID + ")."
 	case store.StatusPending, store.StatusRunning:
 		return "Still working on it (execution " + x.ID + ")."
