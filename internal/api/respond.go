@@ -164,6 +164,13 @@ func decodeBytes(body []byte, dst any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(dst); err != nil {
+		// A NUL is refused as such even where it also breaks a type (a key of a map of
+		// numbers, say).
+		if bytes.Contains(body, []byte(`\u0000`)) {
+			if nerr := findNUL(body); nerr != nil {
+				return nerr
+			}
+		}
 		return jsonError(err)
 	}
 	if dec.More() {
