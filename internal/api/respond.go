@@ -165,11 +165,11 @@ func decodeBytes(body []byte, dst any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(dst); err != nil {
-		// A NUL in a well-formed body is its 422 even where a value also has the wrong type
-		// (a key of a typed map, say).
+		// A NUL is refused as such even where it also breaks a type (a key of a map of
+		// numbers, say).
 		if bytes.Contains(body, []byte(`\u0000`)) {
-			if nul := findNUL(body); nul != nil {
-				return nul
+			if nerr := findNUL(body); nerr != nil {
+				return nerr
 			}
 		}
 		return jsonError(err)

@@ -200,3 +200,31 @@ func TestCredentialPoolMembers(t *testing.T) {
 		t.Errorf("with a default: %q, want it alone", got)
 	}
 }
+
+// TestPoolAllCoolingFallsBack: when every credential of a pool answers 429 the call falls
+// back, and while they cool down later calls go to the fallback without reaching them.
+func TestPoolAllCoolingFallsBack(t *testing.T) {
+	st, a := fixture(t)
+	box := secretbox.NewRandom()
+	busy, other := llmtest.NewOpenAI(), llmtest.NewAnthropic()
+	defer busy.Close()
+	defer other.Close()
+	busy.Fallback = func(llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{Status: 429, ErrorMessage: "quota", Header: http.Header{"Retry-After": {"120"}}}
+	}
+	other.Fallback = func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Text: []string{"fallback"}} }
+	fakeCredential(t, st, box, a.WorkspaceID, "a", "openai", busy.URL+"/v1", nil)
+	fakeCredential(t, st, box, a.WorkspaceID, "b", "openai", busy.URL+"/v1", nil)
+	fakeCredential(t, st, box, a.WorkspaceID, "an", "anthropic", other.URL, nil)
+	e := credentialEngine(t, st, "", box, nil)
+	cfg := &store.AgentConfig{Model: "gpt-4o-mini", FallbackModels: []string{"claude-3-5-haiku-20241022"}}
+	for i := range 2 {
+		x := runOn(t, e, a, cfg)
+		if x.Status != store.StatusCompleted || x.Model == nil || *x.Model != "claude-3-5-haiku-20241022" {
+			t.Fatalf("run %d: %s %v answered by %v", i, x.Status, x.Error, x.Model)
+		}
+	}
+	if n := len(busy.Requests()); n != 2 {
+		t.Errorf("the pool's credentials got %d calls, want one each (then they cool down)", n)
+	}
+}
