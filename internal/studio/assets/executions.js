@@ -1,7 +1,7 @@
 // Studio's execution pages: the filtered list, the detail (trace waterfall, children,
 // scores, live frames, cancel) and the approvals inbox.
 import { call } from './api.js';
-import { STATUSES, act, badge, cost, field, filterHash, h, json, listQuery, pager, pick, render, textFilter, timeFilters, toast, when } from './ui.js';
+import { STATUSES, act, badge, cost, field, filterHash, h, json, listQuery, pager, parseJSON, pick, render, textFilter, timeFilters, toast, when } from './ui.js';
 import { go, pageAbort, route } from './nav.js';
 import { watchRun } from './agents.js';
 import { traceView } from './traceview.js';
