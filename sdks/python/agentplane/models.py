@@ -21,10 +21,15 @@ IDEMPOTENT_POSTS: FrozenSet[str] = frozenset({
     "/api/v1/credentials",
     "/api/v1/data-sources",
     "/api/v1/data-sources/{id}/versions",
+    "/api/v1/datasets",
+    "/api/v1/datasets/{id}/items",
+    "/api/v1/evaluators",
     "/api/v1/guardrails",
     "/api/v1/llm-models",
     "/api/v1/mcp-tools",
     "/api/v1/memories",
+    "/api/v1/openai/chat/completions",
+    "/api/v1/openai/responses",
     "/api/v1/prompts",
     "/api/v1/prompts/{id}/versions",
     "/api/v1/score-configs",
@@ -97,10 +102,14 @@ class _AgentConfigRequired(TypedDict):
 
 class AgentConfig(_AgentConfigRequired, total=False):
     approval: ApprovalConfig
+    ask_user: bool
+    """Gives an agent-type agent an ask_user tool (question, optional choices): calling it pauses the run awaiting_approval with an approval of kind question, and the answer (POST /executions/{id}/approve with answer, or the next message of its chat session or trigger thread) is the tool's result."""
     credential_id: str
     """The model-provider credential runs use; default: the workspace's credential for the model's provider (the one with metadata.default true, else the newest)."""
     data_sources: List[str]
     """Data source ids; an agent-type agent gets a query_<name> tool for each, described with the tables and columns of its catalog."""
+    fallback_models: List[str]
+    """Models tried in order when the model (or the fallback before) fails with a retryable error after its retries (a connection error, a timeout, 429, 500, 502, 503 or 529), or is known down (its circuit is open), and nothing of the call has streamed yet. Each must serve what the version needs (tools, structured output, images) by its catalog capabilities."""
     guardrails: List[str]
     input_schema: Any
     max_iterations: int
@@ -334,29 +343,61 @@ class ApiKeyCreateRequest(_ApiKeyCreateRequestRequired, total=False):
     """When the key stops working (RFC 3339, in the future); omit for never."""
 
 
-class Approval(TypedDict):
+class _ApprovalRequired(TypedDict):
     agent_id: str
     agent_name: str
     awaiting: Any
     """What is awaiting the decision, e.g. {"draft_output": …}."""
+    calls: List[PendingCall]
+    """The tool calls waiting for the decision (kinds tools and question), each with its decision once decided."""
     checkpoint: str
     comment: str
     decided_at: Optional[str]
     description: str
     execution_id: str
     id: str
+    kind: Literal["checkpoint", "tools", "question"]
+    """checkpoint (config.approval.checkpoints), tools (tool calls config.approval.tools holds back) or question (the ask_user tool)."""
     reason: str
     requested_at: str
     status: Literal["pending", "approved", "denied", "cancelled"]
     workspace_id: str
 
 
-class ApprovalConfig(TypedDict):
+class Approval(_ApprovalRequired, total=False):
+    answer: str
+    """The answer given to a question."""
+    choices: List[str]
+    """The answers a question offers, if it offers some."""
+    decided_by: str
+    """Who decided: user:<id>, api_key:<id>, timeout, or chat / trigger for an answer from a conversation."""
+    expires_at: str
+    """When config.approval.timeout_seconds decides it, if set."""
+    on_timeout: Literal["reject", "approve"]
+    """What the timeout decides."""
+    question: str
+    """The question of an approval of kind question."""
+
+
+class _ApprovalConfigRequired(TypedDict):
     checkpoints: List[Checkpoint]
 
 
+class ApprovalConfig(_ApprovalConfigRequired, total=False):
+    on_timeout: Literal["reject", "approve"]
+    """What a timeout decides: reject (default; pending tool calls are rejected and the run goes on, a checkpoint is denied) or approve."""
+    timeout_seconds: int
+    """How long an approval waits for a decision (up to 30 days); then on_timeout decides it. Default: it waits until decided."""
+    tools: List[ToolApproval]
+    """Per-tool approval: the first rule whose match (a tool name or a glob such as crm__delete_*) fits a call's tool decides; mode always pauses the run awaiting_approval with the call pending, never lets it run. No rule fitting: never."""
+
+
 class ApproveRequest(TypedDict, total=False):
+    answer: str
+    """The answer to the question of an approval of kind question (required for it); the agent's ask_user call returns it."""
     comment: str
+    decisions: List[CallDecision]
+    """Per pending tool call (see the approval's calls): approve, reject with a message the model reads as the call's result, or edit with new arguments (checked against the tool's input schema, 422 otherwise). A pending call without a decision is approved."""
 
 
 class Asset(TypedDict):
@@ -415,6 +456,19 @@ class AssistantReply(TypedDict):
     role: Literal["assistant"]
     token_usage: TokenUsage
     user_message_id: str
+
+
+class _CallDecisionRequired(TypedDict):
+    call_id: str
+    """The pending call (see the approval's calls)."""
+    decision: Literal["approve", "reject", "edit"]
+
+
+class CallDecision(_CallDecisionRequired, total=False):
+    arguments: Any
+    """edit: the arguments to run the call with instead, a JSON object valid against the tool's input schema."""
+    message: str
+    """reject: why; the model reads it as the call's result."""
 
 
 class ChatMessage(TypedDict):
@@ -514,7 +568,7 @@ class _CredentialCreateRequestRequired(TypedDict):
 class CredentialCreateRequest(_CredentialCreateRequestRequired, total=False):
     description: str
     metadata: Dict[str, Any]
-    """Non-secret settings. For a model provider: base_url (http or https; required for ollama and openai_compatible; with the version path for the Chat Completions family, e.g. http://localhost:11434/v1, the host root for anthropic and google) and default (true: the credential runs use for this provider when several exist)."""
+    """Non-secret settings. For a model provider: base_url (http or https; required for ollama and openai_compatible; with the version path for the Chat Completions family, e.g. http://localhost:11434/v1, the host root for anthropic and google) default (true: the only credential runs use for this provider when several exist) and weight (0 to 1000, default 1: without a default, the provider's credentials form a pool and each call goes to one drawn by weight; a credential answering 429 or 5xx cools down for every node; 0 keeps it out of the pool)."""
     provider: str
     """The service the credential is for, e.g. openai or postgres. Model providers: openai, anthropic, google, deepseek, xai, mistral, groq, together, openrouter, cohere, ollama, openai_compatible."""
 
@@ -616,6 +670,86 @@ class DataSourceVersionCreateRequest(_DataSourceVersionCreateRequestRequired, to
     notes: str
 
 
+class Dataset(TypedDict):
+    created_at: str
+    description: str
+    id: str
+    input_schema: Any
+    """A JSON Schema (draft 2020-12) every item's input satisfies; null when items take any object."""
+    item_count: int
+    metadata: Dict[str, Any]
+    name: str
+    """Unique in the workspace."""
+    updated_at: str
+    version: int
+    """Counts the changes to the items (each add, bulk add, update or delete is one): an experiment records the version it ran."""
+    workspace_id: str
+
+
+class _DatasetCreateRequestRequired(TypedDict):
+    name: str
+    """Unique in the workspace."""
+
+
+class DatasetCreateRequest(_DatasetCreateRequestRequired, total=False):
+    description: str
+    input_schema: Any
+    """A JSON Schema (draft 2020-12) every item's input must satisfy."""
+    metadata: Dict[str, Any]
+
+
+class DatasetItem(TypedDict):
+    created_at: str
+    dataset_id: str
+    expected_output: Any
+    """Any JSON value; null when none is expected."""
+    id: str
+    input: Dict[str, Any]
+    metadata: Dict[str, Any]
+    source_execution_id: Optional[str]
+    """The execution the item was made from, if any."""
+    updated_at: str
+    workspace_id: str
+
+
+class DatasetItemBatch(TypedDict):
+    count: int
+    items: List[DatasetItem]
+
+
+class DatasetItemRequest(TypedDict, total=False):
+    expected_output: Any
+    """Any JSON value the output is compared with."""
+    input: Dict[str, Any]
+    """The input the agent is run on; required without source_execution_id."""
+    metadata: Dict[str, Any]
+    source_execution_id: str
+    """An execution of the workspace to make the item from: its input (unless input is given) and its output as the expected output (unless expected_output is given)."""
+
+
+class DatasetItemUpdateRequest(TypedDict, total=False):
+    expected_output: Any
+    """A new expected output; null removes it."""
+    input: Dict[str, Any]
+    """A new input; it must satisfy the dataset's input_schema."""
+    metadata: Dict[str, Any]
+    """Replaces the whole object."""
+
+
+class DatasetItemsCreateRequest(TypedDict, total=False):
+    items: List[DatasetItemRequest]
+    """Several items at once (instead of the fields of one): all are written or none."""
+
+
+class DatasetUpdateRequest(TypedDict, total=False):
+    description: str
+    input_schema: Any
+    """A new schema, which every item already in the dataset must satisfy; null removes it."""
+    metadata: Dict[str, Any]
+    """Replaces the whole object."""
+    name: str
+
+
 class DenyRequest(TypedDict, total=False):
     reason: str
 
@@ -632,6 +766,81 @@ class ErrorEnvelope(TypedDict):
     error: str
     """Stable snake_case error code, e.g. validation_error."""
     message: str
+
+
+class EvaluationResult(TypedDict):
+    comment: str
+    """Why: what differed, what matched, or the judge's reasoning."""
+    config_id: Optional[str]
+    """The score config it was checked against; null for a score by name alone."""
+    cost: float
+    """USD, from the model catalog's prices."""
+    data_type: Literal["numeric", "categorical", "boolean"]
+    evaluator_id: str
+    name: str
+    """The score's name."""
+    string_value: Optional[str]
+    token_usage: TokenUsage
+    trace_id: Optional[str]
+    """The trace recording the judge's model call; null for the deterministic types."""
+    value: Optional[float]
+
+
+class Evaluator(TypedDict):
+    config: Dict[str, Any]
+    """The type's options; see the evaluator types in the README."""
+    created_at: str
+    data_type: Literal["numeric", "categorical", "boolean"]
+    """The data type of its scores."""
+    description: str
+    id: str
+    name: str
+    """Unique in the workspace."""
+    score_config_id: Optional[str]
+    """The score config its scores are checked against; null for scores by name alone."""
+    score_name: str
+    """The name of the scores it writes (the score config's name when score_config_id is set)."""
+    type: Literal["exact_match", "contains", "regex", "json_schema", "json_match", "similarity", "llm_judge"]
+    updated_at: str
+    workspace_id: str
+
+
+class _EvaluatorCreateRequestRequired(TypedDict):
+    name: str
+    """Unique in the workspace."""
+    type: Literal["exact_match", "contains", "regex", "json_schema", "json_match", "similarity", "llm_judge"]
+
+
+class EvaluatorCreateRequest(_EvaluatorCreateRequestRequired, total=False):
+    config: Dict[str, Any]
+    """The type's options (see the README's evaluator types); unknown options are refused."""
+    description: str
+    score_config_id: str
+    """A score config (not archived, of the type's data type) to check its scores against."""
+    score_name: str
+    """The name of the scores it gives; defaults to the score config's name, else the evaluator's name."""
+
+
+class _EvaluatorTestRequestRequired(TypedDict):
+    output: Any
+    """The output to judge: any JSON (an agent's answer is {"content": text})."""
+
+
+class EvaluatorTestRequest(_EvaluatorTestRequestRequired, total=False):
+    expected_output: Any
+    input: Dict[str, Any]
+    metadata: Dict[str, Any]
+
+
+class EvaluatorUpdateRequest(TypedDict, total=False):
+    config: Dict[str, Any]
+    """Replaces the whole object."""
+    description: str
+    name: str
+    score_config_id: Optional[str]
+    """A new score config; null gives scores by name alone."""
+    score_name: str
+    type: Literal["exact_match", "contains", "regex", "json_schema", "json_match", "similarity", "llm_judge"]
 
 
 class _ExecuteRequestRequired(TypedDict):
@@ -668,6 +877,8 @@ class Execution(TypedDict):
     id: str
     input: Dict[str, Any]
     metadata: Dict[str, Any]
+    model: Optional[str]
+    """The model that answered the run's last model call: the version's model, or the fallback that answered when it failed (config.fallback_models); null before any answer."""
     output: Any
     """The result: {"content": text}, or an object matching the version's output_schema; null until completed."""
     parent_id: Optional[str]
@@ -675,7 +886,7 @@ class Execution(TypedDict):
     """The top execution of this one's tree (itself when it has no parent)."""
     session_id: Optional[str]
     source: str
-    """What started the run. Known values: api, webhook, schedule, chat, studio, playground, slack, telegram, teams, whatsapp, agent (a sub-agent run). The set is open: new trigger types add values, so this is not a closed enum and clients should accept others."""
+    """What started the run. Known values: api, webhook, schedule, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), slack, telegram, teams, whatsapp, agent (a sub-agent run). The set is open: new trigger types add values, so this is not a closed enum and clients should accept others."""
     started_at: Optional[str]
     status: Literal["pending", "running", "completed", "failed", "cancelled", "awaiting_approval", "rejected"]
     timeout_ms: int
@@ -703,6 +914,8 @@ class ExecutionNode(TypedDict):
     id: str
     input: Dict[str, Any]
     metadata: Dict[str, Any]
+    model: Optional[str]
+    """The model that answered the run's last model call: the version's model, or the fallback that answered when it failed (config.fallback_models); null before any answer."""
     output: Any
     """The result: {"content": text}, or an object matching the version's output_schema; null until completed."""
     parent_id: Optional[str]
@@ -710,7 +923,7 @@ class ExecutionNode(TypedDict):
     """The top execution of this one's tree (itself when it has no parent)."""
     session_id: Optional[str]
     source: str
-    """What started the run. Known values: api, webhook, schedule, chat, studio, playground, slack, telegram, teams, whatsapp, agent (a sub-agent run). The set is open: new trigger types add values, so this is not a closed enum and clients should accept others."""
+    """What started the run. Known values: api, webhook, schedule, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), slack, telegram, teams, whatsapp, agent (a sub-agent run). The set is open: new trigger types add values, so this is not a closed enum and clients should accept others."""
     started_at: Optional[str]
     status: Literal["pending", "running", "completed", "failed", "cancelled", "awaiting_approval", "rejected"]
     timeout_ms: int
@@ -1097,6 +1310,192 @@ class Message(TypedDict):
     role: Literal["system", "user", "assistant", "tool"]
 
 
+class OpenAIChatCompletion(TypedDict):
+    choices: List[OpenAIChoice]
+    created: int
+    execution_id: str
+    """agentplane's addition: the execution that answered (GET /api/v1/executions/{id})."""
+    id: str
+    """chatcmpl- and the execution's id."""
+    model: str
+    """The model as the request named it."""
+    object: Literal["chat.completion"]
+    usage: OpenAIUsage
+
+
+class OpenAIChatMessage(TypedDict):
+    content: str
+    refusal: Optional[str]
+    role: Literal["assistant"]
+
+
+class _OpenAIChatRequestRequired(TypedDict):
+    messages: List[OpenAIMessage]
+    """The conversation; the last message is the user's. System and developer messages are added after the agent's own system prompt."""
+    model: str
+    """The agent: its id, its name, or AGENT@N for its version N."""
+
+
+class OpenAIChatRequest(_OpenAIChatRequestRequired, total=False):
+    metadata: Dict[str, Any]
+    """Kept as the execution's metadata."""
+    response_format: OpenAIResponseFormat
+    """json_schema (or json_object) gives the run an output schema when the agent has none."""
+    stream: bool
+    """Answer with a stream of chat.completion.chunk objects ending in data: [DONE]."""
+    stream_options: OpenAIStreamOptions
+    tools: Any
+    """Not supported: the agent's own tools apply (a request with tools is a 422)."""
+    user: str
+    """Recorded as the execution's end_user_id."""
+
+
+class OpenAIChoice(TypedDict):
+    finish_reason: Literal["stop"]
+    index: int
+    logprobs: Union[OpenAIChoiceLogprobsStruct, None]
+    message: OpenAIChatMessage
+
+
+class _OpenAIErrorRequired(TypedDict):
+    code: str
+    """agentplane's error code (validation_error, not_found, …); approval_required when a run waits for approval."""
+    message: str
+    param: Optional[str]
+    type: str
+    """invalid_request_error, authentication_error, permission_error, not_found_error, conflict_error, rate_limit_error or server_error."""
+
+
+class OpenAIError(_OpenAIErrorRequired, total=False):
+    execution_id: str
+    """The execution concerned, when there is one (approve it at POST /api/v1/executions/{id}/approve)."""
+
+
+class OpenAIErrorBody(TypedDict):
+    error: OpenAIError
+
+
+class OpenAIJSONSchema(TypedDict, total=False):
+    name: str
+    schema: Any
+    strict: bool
+
+
+class _OpenAIMessageRequired(TypedDict):
+    content: Any
+    """A string, or an array of {"type": "text", "text"} parts."""
+    role: str
+    """system, developer, user or assistant."""
+
+
+class OpenAIMessage(_OpenAIMessageRequired, total=False):
+    name: str
+
+
+class OpenAIModel(TypedDict):
+    created: int
+    """When the agent was created, in Unix seconds."""
+    description: str
+    id: str
+    """The agent's id; the agent's name, and AGENT@N for its version N, name it too."""
+    name: str
+    object: Literal["model"]
+    owned_by: str
+    """The workspace the agent belongs to."""
+
+
+class OpenAIModelList(TypedDict):
+    data: List[OpenAIModel]
+    object: Literal["list"]
+
+
+class OpenAIOutputMessage(TypedDict):
+    content: List[OpenAIOutputText]
+    id: str
+    role: Literal["assistant"]
+    status: Literal["in_progress", "completed"]
+    type: Literal["message"]
+
+
+class OpenAIOutputText(TypedDict):
+    annotations: List[Any]
+    text: str
+    type: Literal["output_text"]
+
+
+class OpenAIResponse(TypedDict):
+    created_at: int
+    error: Union[OpenAIError, None]
+    execution_id: str
+    """agentplane's addition: the execution that answered."""
+    id: str
+    """resp_ and the execution's id; pass it as previous_response_id to continue."""
+    instructions: Optional[str]
+    metadata: Dict[str, Any]
+    model: str
+    object: Literal["response"]
+    output: List[OpenAIOutputMessage]
+    parallel_tool_calls: bool
+    previous_response_id: Optional[str]
+    session_id: Optional[str]
+    """agentplane's addition: the chat session keeping the conversation (null with store false)."""
+    status: Literal["in_progress", "completed"]
+    store: bool
+    tool_choice: str
+    tools: List[Any]
+    usage: Union[OpenAIResponseUsage, None]
+
+
+class _OpenAIResponseFormatRequired(TypedDict):
+    type: str
+    """text, json_object or json_schema."""
+
+
+class OpenAIResponseFormat(_OpenAIResponseFormatRequired, total=False):
+    json_schema: OpenAIJSONSchema
+
+
+class OpenAIResponseUsage(TypedDict):
+    input_tokens: int
+    output_tokens: int
+    total_tokens: int
+
+
+class _OpenAIResponsesRequestRequired(TypedDict):
+    input: Any
+    """A string (the user's message), or an array of messages {role, content} whose last one is the user's."""
+    model: str
+    """The agent: its id, its name, or AGENT@N for its version N."""
+
+
+class OpenAIResponsesRequest(_OpenAIResponsesRequestRequired, total=False):
+    instructions: str
+    """Added after the agent's own system prompt."""
+    metadata: Dict[str, Any]
+    """Kept as the execution's metadata."""
+    previous_response_id: str
+    """Continue the conversation of this response: its chat session's history comes first."""
+    store: bool
+    """Keep the turn in a chat session (default true); false keeps none, and the response cannot be continued."""
+    stream: bool
+    """Answer with the Responses event stream (response.created … response.completed)."""
+    tools: Any
+    """Not supported: the agent's own tools apply (a request with tools is a 422)."""
+    user: str
+    """Recorded as the end_user_id of the execution and of a new session."""
+
+
+class OpenAIStreamOptions(TypedDict, total=False):
+    include_usage: bool
+    """Send a last chunk with the run's token usage (and choices [])."""
+
+
+class OpenAIUsage(TypedDict):
+    completion_tokens: int
+    prompt_tokens: int
+    total_tokens: int
+
+
 class _OptionRequired(TypedDict):
     description: str
     name: str
@@ -1153,6 +1552,23 @@ class Pagination(TypedDict):
     total_capped: bool
     """True when the list holds more than 10,000 items: total is then a lower bound, and total_pages counts only the pages of that many. Walk with next_cursor to reach every item."""
     total_pages: int
+
+
+class _PendingCallRequired(TypedDict):
+    arguments: Any
+    call_id: str
+    name: str
+
+
+class PendingCall(_PendingCallRequired, total=False):
+    decision: Literal["approve", "reject", "edit"]
+    """Once decided: approve, reject or edit."""
+    edited_arguments: Any
+    """The arguments the call ran with instead (decision edit)."""
+    input_schema: Any
+    """The tool's input schema: edited arguments must satisfy it."""
+    message: str
+    """Why a rejected call was rejected; the model reads it as the call's result."""
 
 
 class _PlaygroundRequestRequired(TypedDict):
@@ -1463,7 +1879,8 @@ class ScoreUpdateRequest(TypedDict, total=False):
 
 
 class Simulation(TypedDict, total=False):
-    fail: bool
+    fail: Union[bool, SimulationFailModels]
+    """true: every call fails after a few streamed words (never retried). An object of model id to HTTP status: calls to those models fail at once with it, before anything streams."""
     fail_message: str
     latency_ms: int
 
@@ -1501,12 +1918,17 @@ class StreamEventContent(TypedDict):
     """The next piece of the output text (about a word); concatenated, the deltas are the output."""
 
 
-class StreamEventDone(TypedDict):
+class _StreamEventDoneRequired(TypedDict):
     output: Any
     """The execution's output: {"content": text}, or an object matching the version's output_schema."""
     time: float
     """Seconds from the execution's creation to its end."""
     token_usage: TokenUsage
+
+
+class StreamEventDone(_StreamEventDoneRequired, total=False):
+    model: str
+    """The model that answered the last model call: the version's, or the fallback that answered when it failed (config.fallback_models). Absent when no model answered."""
 
 
 class _StreamEventErrorRequired(TypedDict):
@@ -1641,6 +2063,12 @@ class TokenUsage(TypedDict):
     completion_tokens: int
     prompt_tokens: int
     total_tokens: int
+
+
+class ToolApproval(TypedDict):
+    match: str
+    """A tool name as the model sees it, or a glob (* any run of characters, ? one)."""
+    mode: Literal["always", "never"]
 
 
 class Trace(TypedDict):
@@ -1909,6 +2337,13 @@ ChatStreamFrame = Union[StreamFrameExecution, StreamFrameThinking, StreamFrameTo
 ExecutionStreamFrame = Union[StreamFrameThinking, StreamFrameToolStart, StreamFrameToolEnd, StreamFrameContent, StreamFrameDone, StreamFrameError]
 
 
+OpenAIChoiceLogprobsStruct = Dict[str, Any]
+
+
+# Model id to the HTTP status its calls fail with, at once, as a provider would (retried, then config.fallback_models).
+SimulationFailModels = Dict[str, Any]
+
+
 __all__ = [
     "IDEMPOTENT_POSTS",
     "APIKey",
@@ -1940,6 +2375,7 @@ __all__ = [
     "AssetStorage",
     "AssetUploadRequest",
     "AssistantReply",
+    "CallDecision",
     "ChatMessage",
     "ChatMessageRequest",
     "ChatSession",
@@ -1958,9 +2394,22 @@ __all__ = [
     "DataSourceUpdateRequest",
     "DataSourceVersion",
     "DataSourceVersionCreateRequest",
+    "Dataset",
+    "DatasetCreateRequest",
+    "DatasetItem",
+    "DatasetItemBatch",
+    "DatasetItemRequest",
+    "DatasetItemUpdateRequest",
+    "DatasetItemsCreateRequest",
+    "DatasetUpdateRequest",
     "DenyRequest",
     "EnvVar",
     "ErrorEnvelope",
+    "EvaluationResult",
+    "Evaluator",
+    "EvaluatorCreateRequest",
+    "EvaluatorTestRequest",
+    "EvaluatorUpdateRequest",
     "ExecuteRequest",
     "Execution",
     "ExecutionNode",
@@ -1994,11 +2443,31 @@ __all__ = [
     "MemoryCreateRequest",
     "MemoryUpdateRequest",
     "Message",
+    "OpenAIChatCompletion",
+    "OpenAIChatMessage",
+    "OpenAIChatRequest",
+    "OpenAIChoice",
+    "OpenAIChoiceLogprobsStruct",
+    "OpenAIError",
+    "OpenAIErrorBody",
+    "OpenAIJSONSchema",
+    "OpenAIMessage",
+    "OpenAIModel",
+    "OpenAIModelList",
+    "OpenAIOutputMessage",
+    "OpenAIOutputText",
+    "OpenAIResponse",
+    "OpenAIResponseFormat",
+    "OpenAIResponseUsage",
+    "OpenAIResponsesRequest",
+    "OpenAIStreamOptions",
+    "OpenAIUsage",
     "Option",
     "OtlpPartialSuccess",
     "OtlpResponseDoc",
     "Outcome",
     "Pagination",
+    "PendingCall",
     "PlaygroundRequest",
     "Prompt",
     "PromptCreateRequest",
@@ -2022,6 +2491,7 @@ __all__ = [
     "ScoreSummary",
     "ScoreUpdateRequest",
     "Simulation",
+    "SimulationFailModels",
     "SpanNode",
     "StreamEventContent",
     "StreamEventDone",
@@ -2039,6 +2509,7 @@ __all__ = [
     "StreamFrameToolStart",
     "Template",
     "TokenUsage",
+    "ToolApproval",
     "Trace",
     "TraceBucket",
     "TraceDetail",

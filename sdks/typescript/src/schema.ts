@@ -787,7 +787,7 @@ export interface paths {
         put?: never;
         /**
          * Send a message and wait for the reply
-         * @description Runs the agent (an execution with source chat) over the session's history and the message. The user message and the reply are stored together when the run completes. A message while a reply is still running: 409. A failed run: 502 naming the execution. A run stopped at an approval checkpoint: 202 with the execution. With an Idempotency-Key, a retry with the same key and body makes no second turn: it waits for the first one's run and answers the same reply (same status and body, header `Idempotent-Replayed: true`), even while that run is still going; the same key with another body: 409.
+         * @description Runs the agent (an execution with source chat) over the session's history and the message. The user message and the reply are stored together when the run completes. A message while a reply is still running: 409. A failed run: 502 naming the execution. A run stopped at an approval checkpoint: 202 with the execution. A run that asks the user a question (config.ask_user) answers 200 with the question as the reply; the session's next message is the answer, and its reply is the run's continuation. With an Idempotency-Key, a retry with the same key and body makes no second turn: it waits for the first one's run and answers the same reply (same status and body, header `Idempotent-Replayed: true`), even while that run is still going; the same key with another body: 409.
          *
          *     Requires scope `chat:write`. With a bearer token, send the workspace in `X-Workspace-ID`.
          */
@@ -809,7 +809,7 @@ export interface paths {
         put?: never;
         /**
          * Send a message and stream the reply (SSE)
-         * @description Frames: `execution` {execution_id, user_message_id} first, then `thinking`, `tool_start`, `tool_end`, `content`, then exactly one `done` or `error` (`error` data: `{message, code}`, see GET /executions/{id}/stream). Reconnect with GET /executions/{execution_id}/stream and Last-Event-ID, or retry this POST with the same Idempotency-Key and body (as fetch-event-source does): that makes no second turn but resumes the first one's stream — its frames after Last-Event-ID when sent, else all of them from the `execution` frame — and follows the run live. A retry whose Last-Event-ID is at or past the terminal frame: 204 No Content. The same key with another body: 409.
+         * @description Frames: `execution` {execution_id, user_message_id} first, then `thinking`, `tool_start`, `tool_end`, `content`, then exactly one `done` or `error` (`error` data: `{message, code}`, see GET /executions/{id}/stream). Reconnect with GET /executions/{execution_id}/stream and Last-Event-ID, or retry this POST with the same Idempotency-Key and body (as fetch-event-source does): that makes no second turn but resumes the first one's stream — its frames after Last-Event-ID when sent, else all of them from the `execution` frame — and follows the run live. A retry whose Last-Event-ID is at or past the terminal frame: 204 No Content. The same key with another body: 409. A turn whose run pauses for approval ends with `approval_required` (see GET /executions/{id}/stream) once the pause is recorded; for an ask_user question, the next message answers it and its stream carries the continuation's frames.
          *
          *     Requires scope `chat:write`. With a bearer token, send the workspace in `X-Workspace-ID`.
          */
@@ -1060,6 +1060,214 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/datasets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List datasets
+         * @description The workspace's datasets, newest first. Filter by exact `name` or `q`, a substring of the name or description.
+         *
+         *     Requires scope `datasets:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        get: operations["listDatasets"];
+        put?: never;
+        /**
+         * Create a dataset
+         * @description An empty dataset. Names are unique in a workspace (409). An `input_schema` that is not a valid JSON Schema is a 422.
+         *
+         *     Requires scope `datasets:write`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        post: operations["createDataset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/datasets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a dataset
+         * @description One dataset with its item count and version.
+         *
+         *     Requires scope `datasets:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        get: operations["getDataset"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a dataset
+         * @description Deletes the dataset with its items and answers with it as it was.
+         *
+         *     Requires scope `datasets:write`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        delete: operations["deleteDataset"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a dataset
+         * @description Changes the name, description, metadata or input schema. A new schema must hold for every item already in the dataset (422 naming the first that breaks it); `null` removes it. The version counts item changes only.
+         *
+         *     Requires scope `datasets:write`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        patch: operations["updateDataset"];
+        trace?: never;
+    };
+    "/api/v1/datasets/{id}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a dataset's items
+         * @description The dataset's items, newest first.
+         *
+         *     Requires scope `datasets:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        get: operations["listDatasetItems"];
+        put?: never;
+        /**
+         * Add items to a dataset
+         * @description Adds one item (the fields of one: 201 with the item), several (`{"items": [...]}`, at most 1000: 201 with `count` and `items`), or a JSONL body (`Content-Type: application/x-ndjson`, one item object a line, blank lines skipped, at most 1000 lines: the same answer as `items`). Each input must be a JSON object satisfying the dataset's `input_schema`. An item with `source_execution_id` is made from that execution: its input unless `input` is given, and its output as the expected output unless `expected_output` is given. Every bad item is reported in one answer, by number (`item 3`, counting from 0, or `line 4` of a JSONL body, counting from 1): 400 for lines that are not JSON objects, 422 for rules broken; nothing is written unless all are good. The dataset's version goes up by one per request.
+         *
+         *     Requires scope `datasets:write`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        post: operations["createDatasetItems"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/datasets/{id}/items/{item_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a dataset item
+         * @description One item of the dataset.
+         *
+         *     Requires scope `datasets:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        get: operations["getDatasetItem"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a dataset item
+         * @description Deletes the item and answers with it as it was. The dataset's version goes up by one.
+         *
+         *     Requires scope `datasets:write`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        delete: operations["deleteDatasetItem"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a dataset item
+         * @description Changes the input (checked against the dataset's `input_schema`), the expected output (`null` removes it) or the metadata. The dataset's version goes up by one.
+         *
+         *     Requires scope `datasets:write`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        patch: operations["updateDatasetItem"];
+        trace?: never;
+    };
+    "/api/v1/evaluators": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List evaluators
+         * @description The workspace's evaluators, newest first. Filter by `type`, exact `name`, or `q`, a substring of the name or description.
+         *
+         *     Requires scope `scores:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        get: operations["listEvaluators"];
+        put?: never;
+        /**
+         * Create an evaluator
+         * @description An evaluator turns a run's output into a score. Types: `exact_match`, `contains`, `regex`, `json_schema` and `json_match` give boolean scores, `similarity` a number from 0 to 1; none calls a model. `llm_judge` asks `config.model` (through the workspace's credentials, like an agent) with `config.prompt`, a Mustache template over `input`, `output`, `expected_output` and `metadata`, for structured output (`reasoning`, then `score`): a number within the score config's range (else `config.min`/`config.max`, default 0 and 1), one of its labels (else `config.labels`), or pass/fail (the data type is the score config's, else `config.score_type`, default boolean). The config is checked against the type (422 naming `config.<option>`); names are unique in a workspace (409).
+         *
+         *     Requires scope `scores:write`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        post: operations["createEvaluator"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/evaluators/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an evaluator
+         * @description One evaluator with its config and the score it gives.
+         *
+         *     Requires scope `scores:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        get: operations["getEvaluator"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an evaluator
+         * @description Deletes the evaluator and answers with it as it was; the scores it gave stay.
+         *
+         *     Requires scope `scores:write`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        delete: operations["deleteEvaluator"];
+        options?: never;
+        head?: never;
+        /**
+         * Update an evaluator
+         * @description Changes any field; the result is checked as a new evaluator would be. Scores already given keep their values.
+         *
+         *     Requires scope `scores:write`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        patch: operations["updateEvaluator"];
+        trace?: never;
+    };
+    "/api/v1/evaluators/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Score an output without storing it
+         * @description Judges `output` (with `input`, `expected_output` and `metadata`) as the evaluator would a run, and answers with the score, checked against the evaluator's score config like any score, and a comment saying why (a judge's reasoning). No score is stored; a judge's model call is recorded on a trace of its own (`trace_id`, with its `token_usage` and `cost`). A case the evaluator cannot judge (no `expected_output` to compare with, say), a judge model that cannot be routed, or a judge's answer outside its scale is a 422 saying so.
+         *
+         *     Requires scope `scores:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        post: operations["testEvaluator"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/executions": {
         parameters: {
             query?: never;
@@ -1115,7 +1323,7 @@ export interface paths {
         put?: never;
         /**
          * Approve an execution awaiting approval; it resumes
-         * @description Approves an execution waiting at a checkpoint: it goes back to running and continues from where it stopped, on the server that received the approve, with `comment` recorded on the approval. Any other status is a 409; approve, deny and cancel of one waiting execution have exactly one winner, the others get 409.
+         * @description Approves an execution waiting for approval: it goes back to running and continues from where it stopped, on the server that received the approve, with `comment` and who decided recorded on the approval. For tool calls held by config.approval.tools (approval kind `tools`), `decisions` decide each pending call by `call_id`: `approve`, `reject` (the model receives a tool result saying the reviewer rejected the call and why, from `message`, and the run goes on) or `edit` (the call runs with `arguments` instead, which must satisfy the tool's input schema, else 422); a pending call without a decision is approved, and the approval keeps the original and edited arguments. For a question of the ask_user tool (kind `question`), `answer` is required and is the tool's result. A decision for a call that is not pending is a 422. Any other status is a 409; approve, deny and cancel of one waiting execution have exactly one winner, the others get 409.
          *
          *     Requires scope `executions:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
          */
@@ -1159,7 +1367,7 @@ export interface paths {
         put?: never;
         /**
          * Deny an execution awaiting approval; it ends rejected
-         * @description Denies an execution waiting at a checkpoint: it ends `rejected`, with `reason` recorded on the approval and as the execution's error. Any other status is a 409 (also when an approve or cancel decided first).
+         * @description Denies an execution waiting for approval (a checkpoint, held tool calls or a question): it ends `rejected`, with `reason` recorded on the approval and as the execution's error. Any other status is a 409 (also when an approve or cancel decided first).
          *
          *     Requires scope `executions:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
          */
@@ -1179,7 +1387,7 @@ export interface paths {
         };
         /**
          * Stream an execution's events (SSE)
-         * @description Frames `thinking`, `tool_start`, `tool_end`, `content`, then one `done` or `error`; each has an `id:` (per-execution sequence). A finished execution sends its terminal frame and closes; a live one sends frames from now on. With Last-Event-ID, every frame after that id is replayed first, none twice; at or past the terminal frame's id the answer is 204 No Content, so EventSource stops reconnecting. The terminal `error` frame's data is `{message, code}`, code one of `failed`, `cancelled`, `rejected` (denied at approval), `timeout` (a model call exceeded config.request_timeout_ms) or `interrupted` (the server running it stopped, crashed or shut down after its first model call); frames stored by older versions have no code. Ids increase and are never given to two frames, also across a server's crash (frames a crashed server sent but never stored are skipped); a stream may be resumed on any server of a cluster. A `: ping` comment comes every 15 s. Disconnecting does not cancel the run.
+         * @description Frames `thinking`, `tool_start`, `tool_end`, `content`, then one `done` or `error`; each has an `id:` (per-execution sequence). A run that pauses for approval sends `approval_required` `{execution_id, approval_id, kind, calls: [{call_id, name, arguments}]}` (with `question` and `choices` for a question) before it waits; this stream stays open and goes on once it is decided. A finished execution sends its terminal frame and closes; a live one sends frames from now on. With Last-Event-ID, every frame after that id is replayed first, none twice; at or past the terminal frame's id the answer is 204 No Content, so EventSource stops reconnecting. The terminal `error` frame's data is `{message, code}`, code one of `failed`, `cancelled`, `rejected` (denied at approval), `timeout` (a model call exceeded config.request_timeout_ms) or `interrupted` (the server running it stopped, crashed or shut down after its first model call); frames stored by older versions have no code. Ids increase and are never given to two frames, also across a server's crash (frames a crashed server sent but never stored are skipped); a stream may be resumed on any server of a cluster. A `: ping` comment comes every 15 s. Disconnecting does not cancel the run.
          *
          *     Requires scope `executions:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
          */
@@ -1406,6 +1614,40 @@ export interface paths {
         patch: operations["updateLLMModel"];
         trace?: never;
     };
+    "/api/v1/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's agents as an MCP server (GET)
+         * @description A Streamable HTTP MCP server (protocol revision 2025-06-18 and later; stateless: each POST carries one JSON-RPC message and is answered on its own, GET and DELETE are 405 as the transport allows). Its tools are the workspace's agents: a tool's name is the agent's name made valid and unique (letters, digits, `_` and `-`), its description the agent's, its input schema the active version's input_schema (or `{message: string}`). Calling a tool runs the agent (an execution with source `mcp`) and returns its output as text, with structuredContent when the version has an output_schema; the run's content deltas are sent as progress notifications when the call has a progress token, and cancelling the call cancels the run. A run that fails or stops for approval is a tool error naming the execution. The workspace's prompts are MCP prompts, their arguments the template's variables. Authenticate with `X-API-Key` or `Authorization: Bearer ap_…`; JSON-RPC errors are the SDK's, errors before it (key, scope, agent) the envelope.
+         *
+         *     Requires scope `agents:execute`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        get: operations["mcpServerGet"];
+        put?: never;
+        /**
+         * The workspace's agents as an MCP server (POST)
+         * @description A Streamable HTTP MCP server (protocol revision 2025-06-18 and later; stateless: each POST carries one JSON-RPC message and is answered on its own, GET and DELETE are 405 as the transport allows). Its tools are the workspace's agents: a tool's name is the agent's name made valid and unique (letters, digits, `_` and `-`), its description the agent's, its input schema the active version's input_schema (or `{message: string}`). Calling a tool runs the agent (an execution with source `mcp`) and returns its output as text, with structuredContent when the version has an output_schema; the run's content deltas are sent as progress notifications when the call has a progress token, and cancelling the call cancels the run. A run that fails or stops for approval is a tool error naming the execution. The workspace's prompts are MCP prompts, their arguments the template's variables. Authenticate with `X-API-Key` or `Authorization: Bearer ap_…`; JSON-RPC errors are the SDK's, errors before it (key, scope, agent) the envelope.
+         *
+         *     Requires scope `agents:execute`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        post: operations["mcpServerPost"];
+        /**
+         * The workspace's agents as an MCP server (DELETE)
+         * @description A Streamable HTTP MCP server (protocol revision 2025-06-18 and later; stateless: each POST carries one JSON-RPC message and is answered on its own, GET and DELETE are 405 as the transport allows). Its tools are the workspace's agents: a tool's name is the agent's name made valid and unique (letters, digits, `_` and `-`), its description the agent's, its input schema the active version's input_schema (or `{message: string}`). Calling a tool runs the agent (an execution with source `mcp`) and returns its output as text, with structuredContent when the version has an output_schema; the run's content deltas are sent as progress notifications when the call has a progress token, and cancelling the call cancels the run. A run that fails or stops for approval is a tool error naming the execution. The workspace's prompts are MCP prompts, their arguments the template's variables. Authenticate with `X-API-Key` or `Authorization: Bearer ap_…`; JSON-RPC errors are the SDK's, errors before it (key, scope, agent) the envelope.
+         *
+         *     Requires scope `agents:execute`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        delete: operations["mcpServerDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/mcp-tools": {
         parameters: {
             query?: never;
@@ -1512,6 +1754,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/mcp/agents/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One agent as an MCP server (GET)
+         * @description The MCP server of /api/v1/mcp narrowed to one agent, for hosts that take one server per agent: its one tool, and the workspace's prompts.
+         *
+         *     A Streamable HTTP MCP server (protocol revision 2025-06-18 and later; stateless: each POST carries one JSON-RPC message and is answered on its own, GET and DELETE are 405 as the transport allows). Its tools are the workspace's agents: a tool's name is the agent's name made valid and unique (letters, digits, `_` and `-`), its description the agent's, its input schema the active version's input_schema (or `{message: string}`). Calling a tool runs the agent (an execution with source `mcp`) and returns its output as text, with structuredContent when the version has an output_schema; the run's content deltas are sent as progress notifications when the call has a progress token, and cancelling the call cancels the run. A run that fails or stops for approval is a tool error naming the execution. The workspace's prompts are MCP prompts, their arguments the template's variables. Authenticate with `X-API-Key` or `Authorization: Bearer ap_…`; JSON-RPC errors are the SDK's, errors before it (key, scope, agent) the envelope.
+         *
+         *     Requires scope `agents:execute`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        get: operations["mcpAgentServerGet"];
+        put?: never;
+        /**
+         * One agent as an MCP server (POST)
+         * @description The MCP server of /api/v1/mcp narrowed to one agent, for hosts that take one server per agent: its one tool, and the workspace's prompts.
+         *
+         *     A Streamable HTTP MCP server (protocol revision 2025-06-18 and later; stateless: each POST carries one JSON-RPC message and is answered on its own, GET and DELETE are 405 as the transport allows). Its tools are the workspace's agents: a tool's name is the agent's name made valid and unique (letters, digits, `_` and `-`), its description the agent's, its input schema the active version's input_schema (or `{message: string}`). Calling a tool runs the agent (an execution with source `mcp`) and returns its output as text, with structuredContent when the version has an output_schema; the run's content deltas are sent as progress notifications when the call has a progress token, and cancelling the call cancels the run. A run that fails or stops for approval is a tool error naming the execution. The workspace's prompts are MCP prompts, their arguments the template's variables. Authenticate with `X-API-Key` or `Authorization: Bearer ap_…`; JSON-RPC errors are the SDK's, errors before it (key, scope, agent) the envelope.
+         *
+         *     Requires scope `agents:execute`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        post: operations["mcpAgentServerPost"];
+        /**
+         * One agent as an MCP server (DELETE)
+         * @description The MCP server of /api/v1/mcp narrowed to one agent, for hosts that take one server per agent: its one tool, and the workspace's prompts.
+         *
+         *     A Streamable HTTP MCP server (protocol revision 2025-06-18 and later; stateless: each POST carries one JSON-RPC message and is answered on its own, GET and DELETE are 405 as the transport allows). Its tools are the workspace's agents: a tool's name is the agent's name made valid and unique (letters, digits, `_` and `-`), its description the agent's, its input schema the active version's input_schema (or `{message: string}`). Calling a tool runs the agent (an execution with source `mcp`) and returns its output as text, with structuredContent when the version has an output_schema; the run's content deltas are sent as progress notifications when the call has a progress token, and cancelling the call cancels the run. A run that fails or stops for approval is a tool error naming the execution. The workspace's prompts are MCP prompts, their arguments the template's variables. Authenticate with `X-API-Key` or `Authorization: Bearer ap_…`; JSON-RPC errors are the SDK's, errors before it (key, scope, agent) the envelope.
+         *
+         *     Requires scope `agents:execute`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        delete: operations["mcpAgentServerDelete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/memories": {
         parameters: {
             query?: never;
@@ -1572,6 +1854,72 @@ export interface paths {
          *     Requires scope `agents:write`. With a bearer token, send the workspace in `X-Workspace-ID`.
          */
         patch: operations["updateMemory"];
+        trace?: never;
+    };
+    "/api/v1/openai/chat/completions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run an agent as an OpenAI chat completion
+         * @description OpenAI's Chat Completions for an agent: `model` names the agent (id, name, or AGENT@N); the last message is the user's and becomes the input `{"message"}` (with an input_schema, it must be a JSON object matching it); earlier user and assistant messages are the history; system and developer messages are added after the agent's own system prompt. The agent's configuration applies (model, tools, guardrails, approvals): request fields such as temperature are ignored, and `tools` is a 422. `user` is recorded as end_user_id, `metadata` as the execution's metadata; `response_format` json_schema (or json_object) gives the run that output schema when the agent has none. The answer's `id` is `chatcmpl-` and the execution's id; `usage` is the run's. Each request is one execution with source `openai`, traced and billed like any other. With `stream: true`, the answer is a stream of `chat.completion.chunk` objects (`data: <JSON>` lines), then `data: [DONE]`; `stream_options.include_usage` adds a last chunk with `usage` and no choices. Errors use OpenAI's shape `{"error": {"message", "type", "code"}}` (code is agentplane's error code) with the statuses of the rest of the API, so OpenAI SDKs raise their typed errors; this is the one deviation from the envelope. A run that stops for approval is a 409 with code `approval_required` and `execution_id` (a stream ends with that error instead of [DONE]); a run that fails is a 502 naming the execution; a run still going after 300 s is a 504 naming it.
+         *
+         *     Requires scope `agents:execute`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        post: operations["openaiChatCompletions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/openai/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's agents as OpenAI models
+         * @description OpenAI's list of models: each agent of the workspace, with `id` its agent id and `owned_by` the workspace. A request may name an agent by its id, by its name, or as `AGENT@N` for its version N. Errors use OpenAI's shape, see POST /openai/chat/completions.
+         *
+         *     Requires scope `agents:execute`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        get: operations["openaiListModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/openai/responses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run an agent as an OpenAI response
+         * @description OpenAI's Responses API for an agent: `model` names the agent as in chat completions; `input` is the user's message (a string) or messages whose last one is the user's; `instructions` are added after the agent's system prompt. A response is a chat turn: the first call creates a chat session (visible at GET /api/v1/chat/sessions), and `previous_response_id` continues it with the history the platform keeps (a request while that session's reply still runs is a 409). `store: false` keeps no session: such a response cannot be continued. Each request is one execution with source `openai`. With `stream: true` the answer is the Responses event stream (`response.created`, `response.in_progress`, `response.output_item.added`, `response.content_part.added`, `response.output_text.delta`…, `response.output_text.done`, `response.content_part.done`, `response.output_item.done`, `response.completed`); a run that fails or stops for approval ends it with an `error` event. Errors, approvals and timeouts answer as in POST /openai/chat/completions.
+         *
+         *     Requires scope `agents:execute`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        post: operations["openaiResponses"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/otlp/v1/traces": {
@@ -1923,7 +2271,7 @@ export interface paths {
         };
         /**
          * List traces, newest first
-         * @description The workspace's traces, newest first, with their totals (tokens, cost, duration) but without spans: those of executions and those ingested (`POST /traces/ingest`, OTLP). Filter by `agent_id`, `execution_id`, `session_id`, `end_user_id`, `status` and a creation window (`created_after`, `created_before`, RFC 3339; an ingested trace is created at its first span's start).
+         * @description The workspace's traces, newest first, with their totals (tokens, cost, duration) but without spans: those of executions and those ingested (`POST /traces/ingest`, OTLP). Filter by `agent_id`, `execution_id`, `session_id`, `end_user_id`, `status`, `service_name` (an ingested trace's resource service), a creation window (`created_after`, `created_before`, RFC 3339; an ingested trace is created at its first span's start), and inclusive cost (`min_cost`, `max_cost`, USD) and latency (`min_duration_ms`, `max_duration_ms`) ranges; a trace still running has no duration and is left out by a latency bound. A bound that is not a number is 400; a negative one, or a minimum above its maximum, 422.
          *
          *     Requires scope `traces:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
          */
@@ -2245,10 +2593,14 @@ export interface components {
         };
         AgentConfig: {
             approval?: components["schemas"]["ApprovalConfig"];
+            /** @description Gives an agent-type agent an ask_user tool (question, optional choices): calling it pauses the run awaiting_approval with an approval of kind question, and the answer (POST /executions/{id}/approve with answer, or the next message of its chat session or trigger thread) is the tool's result. */
+            ask_user?: boolean;
             /** @description The model-provider credential runs use; default: the workspace's credential for the model's provider (the one with metadata.default true, else the newest). */
             credential_id?: string;
             /** @description Data source ids; an agent-type agent gets a query_<name> tool for each, described with the tables and columns of its catalog. */
             data_sources?: string[];
+            /** @description Models tried in order when the model (or the fallback before) fails with a retryable error after its retries (a connection error, a timeout, 429, 500, 502, 503 or 529), or is known down (its circuit is open), and nothing of the call has streamed yet. Each must serve what the version needs (tools, structured output, images) by its catalog capabilities. */
+            fallback_models?: string[];
             guardrails?: string[];
             input_schema?: unknown;
             /** Format: int64 */
@@ -2499,15 +2851,40 @@ export interface components {
         Approval: {
             agent_id: string;
             agent_name: string;
+            /** @description The answer given to a question. */
+            answer?: string;
             /** @description What is awaiting the decision, e.g. {"draft_output": …}. */
             awaiting: unknown;
+            /** @description The tool calls waiting for the decision (kinds tools and question), each with its decision once decided. */
+            calls: components["schemas"]["PendingCall"][];
             checkpoint: string;
+            /** @description The answers a question offers, if it offers some. */
+            choices?: string[];
             comment: string;
             /** Format: date-time */
             decided_at: string | null;
+            /** @description Who decided: user:<id>, api_key:<id>, timeout, or chat / trigger for an answer from a conversation. */
+            decided_by?: string;
             description: string;
             execution_id: string;
+            /**
+             * Format: date-time
+             * @description When config.approval.timeout_seconds decides it, if set.
+             */
+            expires_at?: string;
             id: string;
+            /**
+             * @description checkpoint (config.approval.checkpoints), tools (tool calls config.approval.tools holds back) or question (the ask_user tool).
+             * @enum {string}
+             */
+            kind: "checkpoint" | "tools" | "question";
+            /**
+             * @description What the timeout decides.
+             * @enum {string}
+             */
+            on_timeout?: "reject" | "approve";
+            /** @description The question of an approval of kind question. */
+            question?: string;
             reason: string;
             /** Format: date-time */
             requested_at: string;
@@ -2517,9 +2894,25 @@ export interface components {
         };
         ApprovalConfig: {
             checkpoints: components["schemas"]["Checkpoint"][];
+            /**
+             * @description What a timeout decides: reject (default; pending tool calls are rejected and the run goes on, a checkpoint is denied) or approve.
+             * @enum {string}
+             */
+            on_timeout?: "reject" | "approve";
+            /**
+             * Format: int64
+             * @description How long an approval waits for a decision (up to 30 days); then on_timeout decides it. Default: it waits until decided.
+             */
+            timeout_seconds?: number;
+            /** @description Per-tool approval: the first rule whose match (a tool name or a glob such as crm__delete_*) fits a call's tool decides; mode always pauses the run awaiting_approval with the call pending, never lets it run. No rule fitting: never. */
+            tools?: components["schemas"]["ToolApproval"][];
         };
         ApproveRequest: {
+            /** @description The answer to the question of an approval of kind question (required for it); the agent's ask_user call returns it. */
+            answer?: string;
             comment?: string;
+            /** @description Per pending tool call (see the approval's calls): approve, reject with a message the model reads as the call's result, or edit with new arguments (checked against the tool's input schema, 422 otherwise). A pending call without a decision is approved. */
+            decisions?: components["schemas"]["CallDecision"][];
         };
         Asset: {
             /** Format: date-time */
@@ -2598,6 +2991,16 @@ export interface components {
             role: "assistant";
             token_usage: components["schemas"]["TokenUsage"];
             user_message_id: string;
+        };
+        CallDecision: {
+            /** @description edit: the arguments to run the call with instead, a JSON object valid against the tool's input schema. */
+            arguments?: unknown;
+            /** @description The pending call (see the approval's calls). */
+            call_id: string;
+            /** @enum {string} */
+            decision: "approve" | "reject" | "edit";
+            /** @description reject: why; the model reads it as the call's result. */
+            message?: string;
         };
         ChatMessage: {
             content: string;
@@ -2693,7 +3096,7 @@ export interface components {
         };
         CredentialCreateRequest: {
             description?: string;
-            /** @description Non-secret settings. For a model provider: base_url (http or https; required for ollama and openai_compatible; with the version path for the Chat Completions family, e.g. http://localhost:11434/v1, the host root for anthropic and google) and default (true: the credential runs use for this provider when several exist). */
+            /** @description Non-secret settings. For a model provider: base_url (http or https; required for ollama and openai_compatible; with the version path for the Chat Completions family, e.g. http://localhost:11434/v1, the host root for anthropic and google) default (true: the only credential runs use for this provider when several exist) and weight (0 to 1000, default 1: without a default, the provider's credentials form a pool and each call goes to one drawn by weight; a credential answering 429 or 5xx cools down for every node; 0 keeps it out of the pool). */
             metadata?: {
                 [key: string]: unknown;
             };
@@ -2808,6 +3211,102 @@ export interface components {
             };
             notes?: string;
         };
+        Dataset: {
+            /** Format: date-time */
+            created_at: string;
+            description: string;
+            id: string;
+            /** @description A JSON Schema (draft 2020-12) every item's input satisfies; null when items take any object. */
+            input_schema: unknown;
+            /** Format: int64 */
+            item_count: number;
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @description Unique in the workspace. */
+            name: string;
+            /** Format: date-time */
+            updated_at: string;
+            /**
+             * Format: int64
+             * @description Counts the changes to the items (each add, bulk add, update or delete is one): an experiment records the version it ran.
+             */
+            version: number;
+            workspace_id: string;
+        };
+        DatasetCreateRequest: {
+            description?: string;
+            /** @description A JSON Schema (draft 2020-12) every item's input must satisfy. */
+            input_schema?: unknown;
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /** @description Unique in the workspace. */
+            name: string;
+        };
+        DatasetItem: {
+            /** Format: date-time */
+            created_at: string;
+            dataset_id: string;
+            /** @description Any JSON value; null when none is expected. */
+            expected_output: unknown;
+            id: string;
+            input: {
+                [key: string]: unknown;
+            };
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @description The execution the item was made from, if any. */
+            source_execution_id: string | null;
+            /** Format: date-time */
+            updated_at: string;
+            workspace_id: string;
+        };
+        DatasetItemBatch: {
+            /** Format: int64 */
+            count: number;
+            items: components["schemas"]["DatasetItem"][];
+        };
+        DatasetItemRequest: {
+            /** @description Any JSON value the output is compared with. */
+            expected_output?: unknown;
+            /** @description The input the agent is run on; required without source_execution_id. */
+            input?: {
+                [key: string]: unknown;
+            };
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /** @description An execution of the workspace to make the item from: its input (unless input is given) and its output as the expected output (unless expected_output is given). */
+            source_execution_id?: string;
+        };
+        DatasetItemUpdateRequest: {
+            /** @description A new expected output; null removes it. */
+            expected_output?: unknown;
+            /** @description A new input; it must satisfy the dataset's input_schema. */
+            input?: {
+                [key: string]: unknown;
+            };
+            /** @description Replaces the whole object. */
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        DatasetItemsCreateRequest: {
+            /** @description Several items at once (instead of the fields of one): all are written or none. */
+            items?: components["schemas"]["DatasetItemRequest"][];
+        };
+        DatasetUpdateRequest: {
+            description?: string;
+            /** @description A new schema, which every item already in the dataset must satisfy; null removes it. */
+            input_schema?: unknown;
+            /** @description Replaces the whole object. */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            name?: string;
+        };
         DenyRequest: {
             reason?: string;
         };
@@ -2821,6 +3320,93 @@ export interface components {
             /** @description Stable snake_case error code, e.g. validation_error. */
             error: string;
             message: string;
+        };
+        EvaluationResult: {
+            /** @description Why: what differed, what matched, or the judge's reasoning. */
+            comment: string;
+            /** @description The score config it was checked against; null for a score by name alone. */
+            config_id: string | null;
+            /**
+             * Format: double
+             * @description USD, from the model catalog's prices.
+             */
+            cost: number;
+            /** @enum {string} */
+            data_type: "numeric" | "categorical" | "boolean";
+            evaluator_id: string;
+            /** @description The score's name. */
+            name: string;
+            string_value: string | null;
+            token_usage: components["schemas"]["TokenUsage"];
+            /** @description The trace recording the judge's model call; null for the deterministic types. */
+            trace_id: string | null;
+            /** Format: double */
+            value: number | null;
+        };
+        Evaluator: {
+            /** @description The type's options; see the evaluator types in the README. */
+            config: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * @description The data type of its scores.
+             * @enum {string}
+             */
+            data_type: "numeric" | "categorical" | "boolean";
+            description: string;
+            id: string;
+            /** @description Unique in the workspace. */
+            name: string;
+            /** @description The score config its scores are checked against; null for scores by name alone. */
+            score_config_id: string | null;
+            /** @description The name of the scores it writes (the score config's name when score_config_id is set). */
+            score_name: string;
+            /** @enum {string} */
+            type: "exact_match" | "contains" | "regex" | "json_schema" | "json_match" | "similarity" | "llm_judge";
+            /** Format: date-time */
+            updated_at: string;
+            workspace_id: string;
+        };
+        EvaluatorCreateRequest: {
+            /** @description The type's options (see the README's evaluator types); unknown options are refused. */
+            config?: {
+                [key: string]: unknown;
+            };
+            description?: string;
+            /** @description Unique in the workspace. */
+            name: string;
+            /** @description A score config (not archived, of the type's data type) to check its scores against. */
+            score_config_id?: string;
+            /** @description The name of the scores it gives; defaults to the score config's name, else the evaluator's name. */
+            score_name?: string;
+            /** @enum {string} */
+            type: "exact_match" | "contains" | "regex" | "json_schema" | "json_match" | "similarity" | "llm_judge";
+        };
+        EvaluatorTestRequest: {
+            expected_output?: unknown;
+            input?: {
+                [key: string]: unknown;
+            };
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /** @description The output to judge: any JSON (an agent's answer is {"content": text}). */
+            output: unknown;
+        };
+        EvaluatorUpdateRequest: {
+            /** @description Replaces the whole object. */
+            config?: {
+                [key: string]: unknown;
+            };
+            description?: string;
+            name?: string;
+            /** @description A new score config; null gives scores by name alone. */
+            score_config_id?: string | null;
+            score_name?: string;
+            /** @enum {string} */
+            type?: "exact_match" | "contains" | "regex" | "json_schema" | "json_match" | "similarity" | "llm_judge";
         };
         ExecuteRequest: {
             /** @description Queue the run and answer 202 at once (default false: wait for the result). */
@@ -2872,6 +3458,8 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             };
+            /** @description The model that answered the run's last model call: the version's model, or the fallback that answered when it failed (config.fallback_models); null before any answer. */
+            model: string | null;
             /** @description The result: {"content": text}, or an object matching the version's output_schema; null until completed. */
             output: unknown;
             parent_id: string | null;
@@ -2879,7 +3467,7 @@ export interface components {
             root_id: string;
             session_id: string | null;
             /**
-             * @description What started the run. Known values: api, webhook, schedule, chat, studio, playground, slack, telegram, teams, whatsapp, agent (a sub-agent run). The set is open: new trigger types add values, so this is not a closed enum and clients should accept others.
+             * @description What started the run. Known values: api, webhook, schedule, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), slack, telegram, teams, whatsapp, agent (a sub-agent run). The set is open: new trigger types add values, so this is not a closed enum and clients should accept others.
              * @example api
              */
             source: string;
@@ -2923,6 +3511,8 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             };
+            /** @description The model that answered the run's last model call: the version's model, or the fallback that answered when it failed (config.fallback_models); null before any answer. */
+            model: string | null;
             /** @description The result: {"content": text}, or an object matching the version's output_schema; null until completed. */
             output: unknown;
             parent_id: string | null;
@@ -2930,7 +3520,7 @@ export interface components {
             root_id: string;
             session_id: string | null;
             /**
-             * @description What started the run. Known values: api, webhook, schedule, chat, studio, playground, slack, telegram, teams, whatsapp, agent (a sub-agent run). The set is open: new trigger types add values, so this is not a closed enum and clients should accept others.
+             * @description What started the run. Known values: api, webhook, schedule, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), slack, telegram, teams, whatsapp, agent (a sub-agent run). The set is open: new trigger types add values, so this is not a closed enum and clients should accept others.
              * @example api
              */
             source: string;
@@ -3389,6 +3979,189 @@ export interface components {
             /** @enum {string} */
             role: "system" | "user" | "assistant" | "tool";
         };
+        OpenAIChatCompletion: {
+            choices: components["schemas"]["OpenAIChoice"][];
+            /** Format: int64 */
+            created: number;
+            /** @description agentplane's addition: the execution that answered (GET /api/v1/executions/{id}). */
+            execution_id: string;
+            /** @description chatcmpl- and the execution's id. */
+            id: string;
+            /** @description The model as the request named it. */
+            model: string;
+            /** @enum {string} */
+            object: "chat.completion";
+            usage: components["schemas"]["OpenAIUsage"];
+        };
+        OpenAIChatMessage: {
+            content: string;
+            refusal: string | null;
+            /** @enum {string} */
+            role: "assistant";
+        };
+        OpenAIChatRequest: {
+            /** @description The conversation; the last message is the user's. System and developer messages are added after the agent's own system prompt. */
+            messages: components["schemas"]["OpenAIMessage"][];
+            /** @description Kept as the execution's metadata. */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /** @description The agent: its id, its name, or AGENT@N for its version N. */
+            model: string;
+            /** @description json_schema (or json_object) gives the run an output schema when the agent has none. */
+            response_format?: components["schemas"]["OpenAIResponseFormat"];
+            /** @description Answer with a stream of chat.completion.chunk objects ending in data: [DONE]. */
+            stream?: boolean;
+            stream_options?: components["schemas"]["OpenAIStreamOptions"];
+            /** @description Not supported: the agent's own tools apply (a request with tools is a 422). */
+            tools?: unknown;
+            /** @description Recorded as the execution's end_user_id. */
+            user?: string;
+        };
+        OpenAIChoice: {
+            /** @enum {string} */
+            finish_reason: "stop";
+            /** Format: int64 */
+            index: number;
+            logprobs: components["schemas"]["OpenAIChoiceLogprobsStruct"] | null;
+            message: components["schemas"]["OpenAIChatMessage"];
+        };
+        OpenAIChoiceLogprobsStruct: Record<string, never>;
+        OpenAIError: {
+            /** @description agentplane's error code (validation_error, not_found, …); approval_required when a run waits for approval. */
+            code: string;
+            /** @description The execution concerned, when there is one (approve it at POST /api/v1/executions/{id}/approve). */
+            execution_id?: string;
+            message: string;
+            param: string | null;
+            /** @description invalid_request_error, authentication_error, permission_error, not_found_error, conflict_error, rate_limit_error or server_error. */
+            type: string;
+        };
+        OpenAIErrorBody: {
+            error: components["schemas"]["OpenAIError"];
+        };
+        OpenAIJSONSchema: {
+            name?: string;
+            schema?: unknown;
+            strict?: boolean;
+        };
+        OpenAIMessage: {
+            /** @description A string, or an array of {"type": "text", "text"} parts. */
+            content: unknown;
+            name?: string;
+            /** @description system, developer, user or assistant. */
+            role: string;
+        };
+        OpenAIModel: {
+            /**
+             * Format: int64
+             * @description When the agent was created, in Unix seconds.
+             */
+            created: number;
+            description: string;
+            /** @description The agent's id; the agent's name, and AGENT@N for its version N, name it too. */
+            id: string;
+            name: string;
+            /** @enum {string} */
+            object: "model";
+            /** @description The workspace the agent belongs to. */
+            owned_by: string;
+        };
+        OpenAIModelList: {
+            data: components["schemas"]["OpenAIModel"][];
+            /** @enum {string} */
+            object: "list";
+        };
+        OpenAIOutputMessage: {
+            content: components["schemas"]["OpenAIOutputText"][];
+            id: string;
+            /** @enum {string} */
+            role: "assistant";
+            /** @enum {string} */
+            status: "in_progress" | "completed";
+            /** @enum {string} */
+            type: "message";
+        };
+        OpenAIOutputText: {
+            annotations: unknown[];
+            text: string;
+            /** @enum {string} */
+            type: "output_text";
+        };
+        OpenAIResponse: {
+            /** Format: int64 */
+            created_at: number;
+            error: components["schemas"]["OpenAIError"] | null;
+            /** @description agentplane's addition: the execution that answered. */
+            execution_id: string;
+            /** @description resp_ and the execution's id; pass it as previous_response_id to continue. */
+            id: string;
+            instructions: string | null;
+            metadata: {
+                [key: string]: unknown;
+            };
+            model: string;
+            /** @enum {string} */
+            object: "response";
+            output: components["schemas"]["OpenAIOutputMessage"][];
+            parallel_tool_calls: boolean;
+            previous_response_id: string | null;
+            /** @description agentplane's addition: the chat session keeping the conversation (null with store false). */
+            session_id: string | null;
+            /** @enum {string} */
+            status: "in_progress" | "completed";
+            store: boolean;
+            tool_choice: string;
+            tools: unknown[];
+            usage: components["schemas"]["OpenAIResponseUsage"] | null;
+        };
+        OpenAIResponseFormat: {
+            json_schema?: components["schemas"]["OpenAIJSONSchema"];
+            /** @description text, json_object or json_schema. */
+            type: string;
+        };
+        OpenAIResponseUsage: {
+            /** Format: int64 */
+            input_tokens: number;
+            /** Format: int64 */
+            output_tokens: number;
+            /** Format: int64 */
+            total_tokens: number;
+        };
+        OpenAIResponsesRequest: {
+            /** @description A string (the user's message), or an array of messages {role, content} whose last one is the user's. */
+            input: unknown;
+            /** @description Added after the agent's own system prompt. */
+            instructions?: string;
+            /** @description Kept as the execution's metadata. */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /** @description The agent: its id, its name, or AGENT@N for its version N. */
+            model: string;
+            /** @description Continue the conversation of this response: its chat session's history comes first. */
+            previous_response_id?: string;
+            /** @description Keep the turn in a chat session (default true); false keeps none, and the response cannot be continued. */
+            store?: boolean;
+            /** @description Answer with the Responses event stream (response.created … response.completed). */
+            stream?: boolean;
+            /** @description Not supported: the agent's own tools apply (a request with tools is a 422). */
+            tools?: unknown;
+            /** @description Recorded as the end_user_id of the execution and of a new session. */
+            user?: string;
+        };
+        OpenAIStreamOptions: {
+            /** @description Send a last chunk with the run's token usage (and choices []). */
+            include_usage?: boolean;
+        };
+        OpenAIUsage: {
+            /** Format: int64 */
+            completion_tokens: number;
+            /** Format: int64 */
+            prompt_tokens: number;
+            /** Format: int64 */
+            total_tokens: number;
+        };
         Option: {
             default?: unknown;
             description: string;
@@ -3457,6 +4230,22 @@ export interface components {
             total_capped: boolean;
             /** Format: int64 */
             total_pages: number;
+        };
+        PendingCall: {
+            arguments: unknown;
+            call_id: string;
+            /**
+             * @description Once decided: approve, reject or edit.
+             * @enum {string}
+             */
+            decision?: "approve" | "reject" | "edit";
+            /** @description The arguments the call ran with instead (decision edit). */
+            edited_arguments?: unknown;
+            /** @description The tool's input schema: edited arguments must satisfy it. */
+            input_schema?: unknown;
+            /** @description Why a rejected call was rejected; the model reads it as the call's result. */
+            message?: string;
+            name: string;
         };
         PlaygroundRequest: {
             async?: boolean;
@@ -3842,11 +4631,14 @@ export interface components {
             value?: number;
         };
         Simulation: {
-            fail?: boolean;
+            /** @description true: every call fails after a few streamed words (never retried). An object of model id to HTTP status: calls to those models fail at once with it, before anything streams. */
+            fail?: boolean | components["schemas"]["SimulationFailModels"];
             fail_message?: string;
             /** Format: int64 */
             latency_ms?: number;
         };
+        /** @description Model id to the HTTP status its calls fail with, at once, as a provider would (retried, then config.fallback_models). */
+        SimulationFailModels: Record<string, never>;
         SpanNode: {
             attributes: {
                 [key: string]: unknown;
@@ -3887,6 +4679,8 @@ export interface components {
             content: string;
         };
         StreamEventDone: {
+            /** @description The model that answered the last model call: the version's, or the fallback that answered when it failed (config.fallback_models). Absent when no model answered. */
+            model?: string;
             /** @description The execution's output: {"content": text}, or an object matching the version's output_schema. */
             output: unknown;
             /**
@@ -4030,6 +4824,12 @@ export interface components {
             prompt_tokens: number;
             /** Format: int64 */
             total_tokens: number;
+        };
+        ToolApproval: {
+            /** @description A tool name as the model sees it, or a glob (* any run of characters, ? one). */
+            match: string;
+            /** @enum {string} */
+            mode: "always" | "never";
         };
         Trace: {
             agent_id: string | null;
@@ -9031,6 +9831,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Default pending. */
                 status?: "pending" | "approved" | "denied" | "cancelled" | "all";
+                /** @description Only the approvals of this execution. */
+                execution_id?: string;
             };
             header?: {
                 /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
@@ -13581,6 +14383,2207 @@ export interface operations {
             };
         };
     };
+    listDatasets: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number (default 1). */
+                page?: number;
+                /** @description Items per page, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description The next_cursor of the previous page, instead of page: walks the whole list, each page as cheap as the first. */
+                cursor?: string;
+                /** @description Only the dataset of this name. */
+                name?: string;
+                /** @description Case-insensitive substring of the name or description. */
+                q?: string;
+            };
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+                /** @description The ETag of a response kept from before (or a list of them, or `*`): when it is the current one, the answer is 304 without a body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Dataset"][];
+                        message: string;
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Not Modified: If-None-Match named the current ETag; no body (use the one kept). */
+            304: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createDataset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+                /** @description Makes the request safe to retry: the same key and body within 24 h returns the first response; another body: 409. While the first request is still being handled, a retry is a 409 with Retry-After. If the server handling it stopped, a retry once its lease ran out (at most 60 s) takes over: it replays the recorded response, answers from the execution the first request created (execute, playground), or else handles the request. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DatasetCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Dataset"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getDataset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+                /** @description The ETag of a response kept from before (or a list of them, or `*`): when it is the current one, the answer is 304 without a body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Dataset"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Not Modified: If-None-Match named the current ETag; no body (use the one kept). */
+            304: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteDataset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Dataset"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateDataset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DatasetUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Dataset"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listDatasetItems: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number (default 1). */
+                page?: number;
+                /** @description Items per page, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description The next_cursor of the previous page, instead of page: walks the whole list, each page as cheap as the first. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+                /** @description The ETag of a response kept from before (or a list of them, or `*`): when it is the current one, the answer is 304 without a body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DatasetItem"][];
+                        message: string;
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Not Modified: If-None-Match named the current ETag; no body (use the one kept). */
+            304: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createDatasetItems: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+                /** @description Makes the request safe to retry: the same key and body within 24 h returns the first response; another body: 409. While the first request is still being handled, a retry is a 409 with Retry-After. If the server handling it stopped, a retry once its lease ran out (at most 60 s) takes over: it replays the recorded response, answers from the execution the first request created (execute, playground), or else handles the request. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DatasetItemsCreateRequest"];
+                "application/x-ndjson": string;
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DatasetItem"] | components["schemas"]["DatasetItemBatch"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getDatasetItem: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+                /** @description The ETag of a response kept from before (or a list of them, or `*`): when it is the current one, the answer is 304 without a body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+                /** @description Resource id (KSUID). */
+                item_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DatasetItem"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Not Modified: If-None-Match named the current ETag; no body (use the one kept). */
+            304: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteDatasetItem: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+                /** @description Resource id (KSUID). */
+                item_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DatasetItem"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateDatasetItem: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+                /** @description Resource id (KSUID). */
+                item_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DatasetItemUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DatasetItem"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listEvaluators: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number (default 1). */
+                page?: number;
+                /** @description Items per page, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description The next_cursor of the previous page, instead of page: walks the whole list, each page as cheap as the first. */
+                cursor?: string;
+                /** @description Only evaluators of this type. */
+                type?: "contains" | "exact_match" | "json_match" | "json_schema" | "llm_judge" | "regex" | "similarity";
+                /** @description Only the evaluator of this name. */
+                name?: string;
+                /** @description Case-insensitive substring of the name or description. */
+                q?: string;
+            };
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+                /** @description The ETag of a response kept from before (or a list of them, or `*`): when it is the current one, the answer is 304 without a body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Evaluator"][];
+                        message: string;
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Not Modified: If-None-Match named the current ETag; no body (use the one kept). */
+            304: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createEvaluator: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+                /** @description Makes the request safe to retry: the same key and body within 24 h returns the first response; another body: 409. While the first request is still being handled, a retry is a 409 with Retry-After. If the server handling it stopped, a retry once its lease ran out (at most 60 s) takes over: it replays the recorded response, answers from the execution the first request created (execute, playground), or else handles the request. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EvaluatorCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Evaluator"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getEvaluator: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+                /** @description The ETag of a response kept from before (or a list of them, or `*`): when it is the current one, the answer is 304 without a body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Evaluator"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Not Modified: If-None-Match named the current ETag; no body (use the one kept). */
+            304: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteEvaluator: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Evaluator"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateEvaluator: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EvaluatorUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Evaluator"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    testEvaluator: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EvaluatorTestRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EvaluationResult"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listExecutions: {
         parameters: {
             query?: {
@@ -16347,6 +19350,276 @@ export interface operations {
             };
         };
     };
+    mcpServerGet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": unknown;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    mcpServerPost: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": unknown;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    mcpServerDelete: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": unknown;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listMCPTools: {
         parameters: {
             query?: {
@@ -17252,6 +20525,324 @@ export interface operations {
             };
         };
     };
+    mcpAgentServerGet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": unknown;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    mcpAgentServerPost: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": unknown;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    mcpAgentServerDelete: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": unknown;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listMemories: {
         parameters: {
             query?: {
@@ -17916,6 +21507,502 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    openaiChatCompletions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+                /** @description Makes the request safe to retry: the same key and body within 24 h returns the first response; another body: 409. While the first request is still being handled, a retry is a 409 with Retry-After. If the server handling it stopped, a retry once its lease ran out (at most 60 s) takes over: it replays the recorded response, answers from the execution the first request created (execute, playground), or else handles the request. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OpenAIChatRequest"];
+            };
+        };
+        responses: {
+            /** @description The answer as JSON; with `"stream": true`, a `text/event-stream` of `data: <JSON>` lines instead (see the operation's description). */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIChatCompletion"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Payment Required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Gateway Timeout */
+            504: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+        };
+    };
+    openaiListModels: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIModelList"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+        };
+    };
+    openaiResponses: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+                /** @description Makes the request safe to retry: the same key and body within 24 h returns the first response; another body: 409. While the first request is still being handled, a retry is a 409 with Retry-After. If the server handling it stopped, a retry once its lease ran out (at most 60 s) takes over: it replays the recorded response, answers from the execution the first request created (execute, playground), or else handles the request. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OpenAIResponsesRequest"];
+            };
+        };
+        responses: {
+            /** @description The answer as JSON; with `"stream": true`, a `text/event-stream` of `data: <JSON>` lines instead (see the operation's description). */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIResponse"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Payment Required */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description Gateway Timeout */
+            504: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorBody"];
                 };
             };
         };
@@ -20948,10 +25035,20 @@ export interface operations {
                 session_id?: string;
                 end_user_id?: string;
                 status?: "pending" | "running" | "completed" | "failed" | "cancelled" | "awaiting_approval" | "rejected";
+                /** @description Only the ingested traces of this service (OTLP resource `service.name`). */
+                service_name?: string;
                 /** @description RFC 3339 time. */
                 created_after?: string;
                 /** @description RFC 3339 time. */
                 created_before?: string;
+                /** @description Only traces costing at least this (USD). */
+                min_cost?: number;
+                /** @description Only traces costing at most this (USD). */
+                max_cost?: number;
+                /** @description Only traces that took at least this long (ms). */
+                min_duration_ms?: number;
+                /** @description Only traces that took at most this long (ms). */
+                max_duration_ms?: number;
             };
             header?: {
                 /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
@@ -21021,6 +25118,19 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
