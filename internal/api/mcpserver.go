@@ -218,12 +218,12 @@ func (s *Server) mcpProgress(ctx context.Context, ss *mcp.ServerSession, token a
 				continue
 			}
 			sent = ev.Seq
-			var d StreamEventContent
-			if ev.Event != "content" || json.Unmarshal(ev.Data, &d) != nil {
+			text := contentOf(ev)
+			if text == "" {
 				continue
 			}
 			n++
-			if err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: d.Content}); err != nil {
+			if err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: text}); err != nil {
 				return false
 			}
 		}

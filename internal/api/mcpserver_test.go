@@ -11,6 +11,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentplane/agentplane/client"
+	"github.com/agentplane/agentplane/internal/llm/llmtest"
+	"github.com/agentplane/agentplane/internal/llm/simulated"
+	"github.com/agentplane/agentplane/internal/mcpclient"
+	"github.com/agentplane/agentplane/internal/runtime"
+	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -136,4 +141,62 @@ func TestMCPServer(t *testing.T) {
 		{name: "no key", method: "POST", path: "/api/v1/mcp", header: map[string]string{"X-API-Key": ""}, body: `{}`, status: 401, code: "unauthorized", undocumented: true},
 		{name: "other workspace's agent", method: "POST", path: "/api/v1/mcp/agents/nope", body: `{}`, status: 404, code: "not_found", undocumented: true},
 	})
+}
+
+// TestAgentCallsAgentOverMCP: an agent of agentplane uses another agent of the workspace
+// through /api/v1/mcp/agents/{id}, configured like any MCP server (a bearer-token credential
+// holding an API key): the model's tool call runs the other agent, whose output is the result.
+func TestAgentCallsAgentOverMCP(t *testing.T) {
+	t.Parallel()
+	st, err := store.Open(context.Background(), "memory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	mc := mcpclient.New(mcpclient.Options{})
+	t.Cleanup(mc.Close)
+	e := newTestEnvRouted(t, st, false, nil, func(st *store.Store, box *secretbox.Box) runtime.ModelRouter {
+		return &runtime.CredentialRouter{Store: st, Secrets: box, Simulated: simulated.New()}
+	}, func(st *store.Store, box *secretbox.Box) runtime.ToolServers {
+		return &runtime.MCPServers{Store: st, Secrets: box, Client: mc}
+	})
+	fake := llmtest.NewOpenAI()
+	t.Cleanup(fake.Close)
+	fake.Fallback = func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Text: []string{"Paris."}} }
+	ctx := context.Background()
+	if _, err := e.c.CredentialCreate(ctx, client.CredentialCreate{Name: "openai", Type: "api_key", Provider: "openai",
+		Value: "sk-test000000000000000000000000000000wxyz", Metadata: map[string]any{"base_url": fake.URL}}); err != nil {
+		t.Fatal(err)
+	}
+	helper, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Geographer", Type: "simple", Description: "Knows capitals.", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := e.c.CredentialCreate(ctx, client.CredentialCreate{Name: "agentplane key", Type: "bearer_token", Value: e.key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, err := e.c.MCPToolCreate(ctx, client.MCPToolCreate{Name: "Geographer", Transport: "streamable_http", URL: e.ts.URL + "/api/v1/mcp/agents/" + helper.ID, CredentialID: &key.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	boss, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Boss", Type: "agent", Config: &client.AgentConfig{Model: "gpt-4o-mini",
+		Tools: []client.ToolRef{{MCPToolID: tool.ID}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake.Push(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "Geographer", Args: []string{`{"message":"Capital of France?"}`}}}})
+	x, err := e.c.Execute(ctx, boss.ID, client.ExecuteRequest{Input: map[string]any{"message": "Ask the geographer"}})
+	if err != nil || x.Status != "completed" {
+		t.Fatalf("boss: %+v %v", x, err)
+	}
+	runs, n, _ := st.ExecutionList(ctx, e.ws, store.ExecutionFilter{AgentID: helper.ID, Source: "mcp"}, store.Page{Page: 1, Limit: 10})
+	if n != 1 || runs[0].Status != "completed" || runs[0].Input["message"] != "Capital of France?" {
+		t.Fatalf("the geographer's runs over MCP: %d %+v", n, runs)
+	}
+	// The boss's model got the geographer's answer as the tool's result.
+	reqs := fake.Requests()
+	if !strings.Contains(string(reqs[len(reqs)-1].Raw), `Paris.`) {
+		t.Fatalf("the last model request has no tool result: %s", reqs[len(reqs)-1].Raw)
+	}
 }

@@ -274,17 +274,13 @@ func (rs *responseStreamer) delta(text string) []byte {
 func (rs *responseStreamer) frame(ev store.Event) []byte {
 	switch ev.Event {
 	case "content":
-		var d StreamEventContent
-		if json.Unmarshal(ev.Data, &d) != nil || d.Content == "" {
+		text := contentOf(ev)
+		if text == "" {
 			return nil
 		}
-		return rs.delta(d.Content)
+		return rs.delta(text)
 	case "done":
-		var d struct {
-			Output     json.RawMessage  `json:"output"`
-			TokenUsage store.TokenUsage `json:"token_usage"`
-		}
-		_ = json.Unmarshal(ev.Data, &d)
+		d := doneOf(ev)
 		var out []byte
 		if rs.text.Len() == 0 {
 			out = rs.delta(outputText(d.Output))

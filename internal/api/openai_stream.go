@@ -13,6 +13,27 @@ func sseData(v any) []byte {
 	return append(append([]byte("data: "), b...), '\n', '\n')
 }
 
+// contentOf is the text of a `content` frame; "" for another frame.
+func contentOf(ev store.Event) string {
+	var d StreamEventContent
+	if ev.Event != "content" || json.Unmarshal(ev.Data, &d) != nil {
+		return ""
+	}
+	return d.Content
+}
+
+// doneFrame is what the OpenAI-compatible streams read of a `done` frame.
+type doneFrame struct {
+	Output     json.RawMessage  `json:"output"`
+	TokenUsage store.TokenUsage `json:"token_usage"`
+}
+
+func doneOf(ev store.Event) doneFrame {
+	var d doneFrame
+	_ = json.Unmarshal(ev.Data, &d)
+	return d
+}
+
 // streamTranslator turns an execution's frames into another protocol's stream.
 type streamTranslator interface {
 	// frame is what to send for a frame of the execution; nil for nothing.
@@ -70,18 +91,14 @@ func (c *chatChunker) delta(text string) []byte {
 func (c *chatChunker) frame(ev store.Event) []byte {
 	switch ev.Event {
 	case "content":
-		var d StreamEventContent
-		if json.Unmarshal(ev.Data, &d) != nil || d.Content == "" {
+		text := contentOf(ev)
+		if text == "" {
 			return nil
 		}
 		c.streamed = true
-		return c.delta(d.Content)
+		return c.delta(text)
 	case "done":
-		var d struct {
-			Output     json.RawMessage  `json:"output"`
-			TokenUsage store.TokenUsage `json:"token_usage"`
-		}
-		_ = json.Unmarshal(ev.Data, &d)
+		d := doneOf(ev)
 		var out []byte
 		if !c.streamed {
 			// Nothing was streamed (a structured output, a step agent): the output in one piece.
