@@ -82,6 +82,11 @@ func TestMCPServer(t *testing.T) {
 		if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "Hi there." {
 			t.Fatalf("call: %+v %v", res, err)
 		}
+		// The server sends every progress notification before the result, but the client may
+		// hand a notification to its handler after returning the result.
+		for wait := time.Now().Add(5 * time.Second); progress.Load() == 0 && time.Now().Before(wait); {
+			time.Sleep(10 * time.Millisecond)
+		}
 		if progress.Load() == 0 {
 			t.Fatal("no progress notification for the run's content")
 		}
