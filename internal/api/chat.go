@@ -216,7 +216,14 @@ func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request, key, hash
 	userMsgID := store.NewID()
 	if c.ActiveExecutionID != nil {
 		// A run of the session waiting for the answer to its question: this message answers it.
-		if turn, err := s.answerQuestion(r.Context(), ws, *c.ActiveExecutionID, userMsgID, req.Content, "chat"); turn != nil || err != nil {
+		// Its Idempotency-Key is recorded with the answer, as with a new turn.
+		var claim func(ctx context.Context, tx *store.Store, x *store.Execution) error
+		if key != "" {
+			claim = func(ctx context.Context, tx *store.Store, x *store.Execution) error {
+				return tx.ChatTurnClaim(ctx, ws, key, hash, store.ChatTurnRef{ExecutionID: x.ID, UserMessageID: userMsgID})
+			}
+		}
+		if turn, err := s.answerQuestion(r.Context(), ws, *c.ActiveExecutionID, userMsgID, req.Content, "chat", claim); turn != nil || err != nil {
 			return turn, err
 		}
 	}
@@ -237,7 +244,8 @@ func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request, key, hash
 // with content as the answer, stored as message msgID; nil, nil when the run waits for no
 // question (a new message then finds the session busy, as before). by says who answered
 // (chat, or the trigger's platform).
-func (s *Server) answerQuestion(ctx context.Context, ws, execID, msgID, content, by string) (*chatTurn, error) {
+func (s *Server) answerQuestion(ctx context.Context, ws, execID, msgID, content, by string,
+	before func(ctx context.Context, tx *store.Store, x *store.Execution) error) (*chatTurn, error) {
 	x, err := s.store.ExecutionGet(ctx, ws, execID)
 	if err != nil || x.Status != store.StatusAwaitingApproval {
 		return nil, nil
@@ -251,7 +259,7 @@ func (s *Server) answerQuestion(ctx context.Context, ws, execID, msgID, content,
 	if err != nil {
 		return nil, err
 	}
-	if x, err = s.engine.Decide(ctx, ws, execID, runtime.Review{Answer: content, DecidedBy: by, ChatMessageID: msgID}); err != nil {
+	if x, err = s.engine.Decide(ctx, ws, execID, runtime.Review{Answer: content, DecidedBy: by, ChatMessageID: msgID, BeforeDecide: before}); err != nil {
 		return nil, err
 	}
 	run, ok := s.engine.Running(x.ID)

@@ -265,12 +265,19 @@ func (s *Server) webhookRun(w http.ResponseWriter, r *http.Request, t *store.Tri
 
 // answerInSession answers the question a chat session's run waits for with content, if it
 // waits for one (see answerQuestion); nil, nil otherwise.
-func (s *Server) answerInSession(ctx context.Context, ws, sessionID, content, by string) (*chatTurn, error) {
-	c, err := s.store.ChatSessionGet(ctx, ws, sessionID)
+func (s *Server) answerInSession(ctx context.Context, t *store.Trigger, ev *platform.Event, sessionID string) (*chatTurn, error) {
+	c, err := s.store.ChatSessionGet(ctx, t.WorkspaceID, sessionID)
 	if err != nil || c.ActiveExecutionID == nil {
 		return nil, err
 	}
-	return s.answerQuestion(ctx, ws, *c.ActiveExecutionID, store.NewID(), content, by)
+	// The event's key is recorded with the answer: a redelivered answer is a duplicate.
+	var claim func(ctx context.Context, tx *store.Store, x *store.Execution) error
+	if ev.DedupKey != "" {
+		claim = func(ctx context.Context, tx *store.Store, x *store.Execution) error {
+			return tx.TriggerEventClaim(ctx, t.ID, ev.DedupKey, x.ID, time.Now())
+		}
+	}
+	return s.answerQuestion(ctx, t.WorkspaceID, *c.ActiveExecutionID, store.NewID(), ev.Text, t.Type, claim)
 }
 
 // chatPlatformRun runs a chat platform's message as a turn of the conversation's chat
@@ -297,7 +304,13 @@ func (s *Server) chatPlatformRun(w http.ResponseWriter, r *http.Request, t *stor
 	var x *store.Execution
 	var run *runtime.Waiter
 	// A run of the conversation waiting for the answer to its question: this message answers it.
-	if turn, err := s.answerInSession(ctx, t.WorkspaceID, sessionID, ev.Text, t.Type); err != nil {
+	var dup *store.DuplicateEventError
+	if turn, err := s.answerInSession(ctx, t, ev, sessionID); errors.As(err, &dup) {
+		if p.Sync() {
+			return s.answerSyncDuplicate(w, r, t, p, ev, dup)
+		}
+		return s.answerDuplicate(w, r, t, dup)
+	} else if err != nil {
 		return err
 	} else if turn != nil {
 		x, run = &store.Execution{ID: turn.executionID, WorkspaceID: t.WorkspaceID}, turn.run
@@ -323,7 +336,6 @@ func (s *Server) chatPlatformRun(w http.ResponseWriter, r *http.Request, t *stor
 			return nil
 		}
 	}
-	var dup *store.DuplicateEventError
 	if errors.As(err, &dup) {
 		if p.Sync() {
 			return s.answerSyncDuplicate(w, r, t, p, ev, dup)

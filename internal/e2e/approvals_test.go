@@ -237,9 +237,14 @@ func askInChat(t *testing.T, c *client.Client, agentID string) {
 		t.Fatalf("asking turn: %+v %v", reply, err)
 	}
 	asked := reply.ExecutionID
-	reply, err = c.ChatSend(ctx, sess.ID, "M")
+	reply, err = c.ChatSend(ctx, sess.ID, "M", client.WithIdempotencyKey("answer-1"))
 	if err != nil || reply.Content != "M" || reply.ExecutionID != asked {
 		t.Fatalf("answering turn: %+v %v", reply, err)
+	}
+	// The answer sent again with its Idempotency-Key is the same turn, not a new one.
+	again, err := c.ChatSend(ctx, sess.ID, "M", client.WithIdempotencyKey("answer-1"))
+	if err != nil || again.ExecutionID != asked || again.UserMessageID != reply.UserMessageID {
+		t.Fatalf("answer retried with its key: %+v %v (first %+v)", again, err, reply)
 	}
 	msgs, err := c.ChatMessageList(ctx, sess.ID, client.ListOptions{})
 	if err != nil {
@@ -411,6 +416,18 @@ func TestServeAskUserInSlackThread(t *testing.T) {
 	ap, err := c.ApprovalList(ctx, "all", client.ListOptions{})
 	if err != nil || len(ap.Data) != 1 || ap.Data[0].Answer != "M" || ap.Data[0].DecidedBy != "slack" {
 		t.Fatalf("the question's approval: %+v %v", ap, err)
+	}
+	// Slack delivers the answer again (its retry of the same event): no new turn starts.
+	runs, err := c.ExecutionList(ctx, client.ExecutionListOptions{AgentID: asker.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := slackEventStatus(t, tr.HookURL, secret, "Ev2", `{"type":"message","user":"U1","text":"M","channel":"C1","ts":"1.6","thread_ts":"1.5"}`); st != http.StatusOK {
+		t.Fatalf("redelivered answer: %d, want 200 (a duplicate)", st)
+	}
+	after, err := c.ExecutionList(ctx, client.ExecutionListOptions{AgentID: asker.ID})
+	if err != nil || after.Pagination.Total != runs.Pagination.Total {
+		t.Fatalf("a redelivered answer made %d runs, had %d: %v", after.Pagination.Total, runs.Pagination.Total, err)
 	}
 }
 

@@ -102,6 +102,14 @@ func TestTriggersEndToEnd(t *testing.T) {
 // its 202.
 func slackEvent(t *testing.T, hook, secret, eventID, event string) {
 	t.Helper()
+	if st := slackEventStatus(t, hook, secret, eventID, event); st != http.StatusAccepted {
+		t.Fatalf("slack event %s: %d", eventID, st)
+	}
+}
+
+// slackEventStatus delivers a signed Slack event and returns the hook's status.
+func slackEventStatus(t *testing.T, hook, secret, eventID, event string) int {
+	t.Helper()
 	body := `{"type":"event_callback","team_id":"T1","event_id":"` + eventID + `","event":` + event + `}`
 	ts := strconv.FormatInt(time.Now().Unix(), 10)
 	m := hmac.New(sha256.New, []byte(secret))
@@ -115,9 +123,7 @@ func slackEvent(t *testing.T, hook, secret, eventID, event string) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("slack event %s: %d", eventID, resp.StatusCode)
-	}
+	return resp.StatusCode
 }
 
 // slackReplies: a signed Slack message runs the agent; serve replies in the thread through

@@ -145,6 +145,10 @@ type Review struct {
 	// ChatMessageID is the id of the chat message whose content is Answer (an answer sent
 	// as the next message of the run's chat session): the end stores it with the reply.
 	ChatMessageID string
+	// BeforeDecide, when set, runs inside the transaction that decides: an error undoes the
+	// decision. The answer of a chat message or a platform event records its Idempotency-Key
+	// or event key there, so a retried answer is recognised, not sent as a new turn.
+	BeforeDecide func(ctx context.Context, tx *store.Store, x *store.Execution) error
 	// timedOut: decided by the approval's timeout, which answers no question.
 	timedOut bool
 }

@@ -929,6 +929,11 @@ func (e *Engine) Decide(ctx context.Context, ws, id string, rv Review) (*store.E
 		if x, err = tx.ExecutionTransition(ctx, ws, id, store.StatusRunning, patch); err != nil {
 			return err
 		}
+		if rv.BeforeDecide != nil {
+			if err := rv.BeforeDecide(ctx, tx, x); err != nil {
+				return err
+			}
+		}
 		_, err = tx.ApprovalDecide(ctx, ws, id, decision)
 		return err
 	})
