@@ -160,8 +160,9 @@ type openAIRun struct {
 	input    map[string]any
 	endUser  string
 	metadata map[string]any
-	chat     *runtime.ChatTurn  // a Responses turn kept in a chat session
-	session  *store.ChatSession // the session that turn creates, with the execution
+	chat     *runtime.ChatTurn    // a Responses turn kept in a chat session
+	session  *store.ChatSession   // the session that turn creates, with the execution
+	earlier  []*store.ChatMessage // the input's earlier messages, stored in that session first
 }
 
 // conversationOf splits chat messages into the extra system text, the earlier turns and the
@@ -280,7 +281,7 @@ func (s *Server) startOpenAIRun(r *http.Request, o *openAIRun) (*store.Execution
 		x, err := s.store.ExecutionGet(r.Context(), ws, claim.ExecutionID)
 		return x, nil, err
 	}
-	if s.executionLimited() || claim != nil || o.session != nil {
+	if s.executionLimited() || claim != nil || o.session != nil || len(o.earlier) > 0 {
 		req.BeforeCreate = func(ctx context.Context, tx *store.Store, x *store.Execution) error {
 			if err := s.checkExecutionLimits(ctx, tx, ws); err != nil {
 				return err
@@ -289,6 +290,12 @@ func (s *Server) startOpenAIRun(r *http.Request, o *openAIRun) (*store.Execution
 				// The session of a first response is created with its turn, or not at all.
 				o.session.ID = o.chat.SessionID
 				if _, err := tx.ChatSessionCreate(ctx, o.session); err != nil {
+					return err
+				}
+			}
+			if len(o.earlier) > 0 {
+				// Earlier messages of a stored response's input join its session before the turn.
+				if err := tx.ChatMessageAppend(ctx, ws, o.chat.SessionID, o.earlier...); err != nil {
 					return err
 				}
 			}

@@ -192,6 +192,12 @@ func (s *Server) openAIResponses(w http.ResponseWriter, r *http.Request) error {
 	if turn != nil {
 		o.chat = &runtime.ChatTurn{SessionID: turn.sessionID, UserMessageID: store.NewID(), Content: text}
 		o.session = turn.create
+		// The platform keeps the whole conversation: earlier user and assistant messages of the
+		// input are stored in the session with the turn and reach the model as its history.
+		for _, m := range conv.Messages {
+			o.earlier = append(o.earlier, &store.ChatMessage{Role: m.Role, Content: m.Content})
+		}
+		conv.Messages = nil
 	}
 	x, run, err := s.startOpenAIRun(r, o)
 	if err != nil {

@@ -302,6 +302,34 @@ func TestOpenAIResponses(t *testing.T) {
 			fields: map[string]any{"error.param": "model"}},
 	})
 
+	// A first response whose input holds earlier messages: the session keeps them all, so the
+	// next turn's history has them.
+	var convo, convoSession string
+	o.run([]scenario{
+		{name: "input with earlier messages", method: "POST", path: path, status: 200, raw: true,
+			body: `{"model":"Helper","input":[{"role":"user","content":"I live in Oslo."},{"role":"assistant","content":"Noted."},{"role":"user","content":"Where do I live?"}]}`,
+			check: func(t *testing.T, b map[string]any) {
+				convo, convoSession = b["id"].(string), b["session_id"].(string)
+				want := [][2]string{{"system", "You are Helper."}, {"user", "I live in Oslo."}, {"assistant", "Noted."}, {"user", "Where do I live?"}}
+				if got := o.lastMessages(t); !jsonEqual(got, want) {
+					t.Fatalf("the model was sent %v, want %v", got, want)
+				}
+			}},
+	})
+	o.run([]scenario{
+		{name: "its session keeps the whole input", method: "GET", path: "/api/v1/chat/sessions/" + convoSession, status: 200,
+			fields: map[string]any{"data.message_count": 4}},
+		{name: "continued", method: "POST", path: path, status: 200, raw: true,
+			body: `{"model":"Helper","input":"And my name?","previous_response_id":"` + convo + `"}`,
+			check: func(t *testing.T, b map[string]any) {
+				want := [][2]string{{"system", "You are Helper."}, {"user", "I live in Oslo."}, {"assistant", "Noted."}, {"user", "Where do I live?"},
+					{"assistant", "Hi there."}, {"user", "And my name?"}}
+				if got := o.lastMessages(t); !jsonEqual(got, want) {
+					t.Fatalf("the model was sent %v, want %v", got, want)
+				}
+			}},
+	})
+
 	t.Run("stream", func(t *testing.T) {
 		req, _ := http.NewRequest("POST", o.ts.URL+path, strings.NewReader(`{"model":"Helper","input":"Hi","stream":true}`))
 		req.Header.Set("Content-Type", "application/json")
