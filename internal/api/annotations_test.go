@@ -76,7 +76,7 @@ func TestAnnotationQueues(t *testing.T) {
 	next := func(key string) AnnotationClaim {
 		t.Helper()
 		var c AnnotationClaim
-		if st := e.call(t, key, "POST", q+"/next", "", &c); st != http.StatusOK {
+		if st := e.callData(t, key, "POST", q+"/next", "", &c); st != http.StatusOK {
 			t.Fatalf("next: %d", st)
 		}
 		return c
@@ -126,7 +126,7 @@ func TestAnnotationQueues(t *testing.T) {
 		t.Fatalf("alice's next: %+v", a2.Item)
 	}
 	var done AnnotationCompleted
-	if st := e.call(t, alice, "POST", complete(a2.Item.ID), fmt.Sprintf(`{"scores":[{"config_id":%q,"value":2}]}`, rating.ID), &done); st != http.StatusOK {
+	if st := e.callData(t, alice, "POST", complete(a2.Item.ID), fmt.Sprintf(`{"scores":[{"config_id":%q,"value":2}]}`, rating.ID), &done); st != http.StatusOK {
 		t.Fatalf("complete alice's second: %d", st)
 	}
 	if none := next(alice); none.Item != nil || none.Execution != nil || none.Queue == nil {
@@ -170,7 +170,7 @@ func TestAnnotationNextConcurrent(t *testing.T) {
 		key := e.newKey(&store.APIKey{Name: fmt.Sprint("r", i), Scopes: store.Strings{"scores:write"}})
 		wg.Go(func() {
 			var c AnnotationClaim
-			if st := e.call(t, key, "POST", "/api/v1/annotation-queues/"+queue.ID+"/next", "", &c); st != http.StatusOK {
+			if st := e.callData(t, key, "POST", "/api/v1/annotation-queues/"+queue.ID+"/next", "", &c); st != http.StatusOK {
 				t.Errorf("next: %d", st)
 				return
 			}
@@ -260,47 +260,29 @@ func TestScoreAgreement(t *testing.T) {
 	})
 }
 
-// call sends one request with key and decodes the envelope's data into out; it returns the
-// status.
-func (e *testEnv) call(t *testing.T, key, method, path, body string, out any) int {
+// callData sends one request with key (see send) and decodes the envelope's data of a
+// success into out; it returns the status.
+func (e *testEnv) callData(t *testing.T, key, method, path, body string, out any) int {
 	t.Helper()
-	var rd *strings.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	} else {
-		rd = strings.NewReader("")
-	}
-	req, err := http.NewRequest(method, e.ts.URL+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("X-API-Key", key)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	status, raw := send(t, e, key, method, path, body)
 	var env struct {
 		Data json.RawMessage `json:"data"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil {
+	if err := json.Unmarshal(raw, &env); err != nil {
 		t.Fatal(err)
 	}
-	if out != nil && resp.StatusCode < 300 {
+	if out != nil && status < 300 {
 		if err := json.Unmarshal(env.Data, out); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return resp.StatusCode
+	return status
 }
 
 // postScore stores a score through the API with the test's key.
 func (e *testEnv) postScore(t *testing.T, body string) {
 	t.Helper()
-	if st := e.call(t, e.key, "POST", "/api/v1/scores", body, nil); st != http.StatusCreated {
+	if st := e.callData(t, e.key, "POST", "/api/v1/scores", body, nil); st != http.StatusCreated {
 		t.Fatalf("score %s: %d", body, st)
 	}
 }

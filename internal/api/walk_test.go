@@ -16,11 +16,29 @@ import (
 // call sends one request with a key and returns the status and error envelope.
 func call(t *testing.T, e *testEnv, key, method, path, body string) (int, string, string) {
 	t.Helper()
+	status, raw := send(t, e, key, method, path, body)
+	var env struct{ Error, Message string }
+	if json.Unmarshal(raw, &env) != nil {
+		// OpenAI's error shape (the OpenAI-compatible routes).
+		var oe OpenAIErrorBody
+		_ = json.Unmarshal(raw, &oe)
+		return status, oe.Error.Code, oe.Error.Message
+	}
+	return status, env.Error, env.Message
+}
+
+// send makes one request with key (a JSON body when body is not empty) and returns the
+// status and the raw answer.
+func send(t *testing.T, e *testEnv, key, method, path, body string) (int, []byte) {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req, _ := http.NewRequest(method, e.ts.URL+path, rd)
+	req, err := http.NewRequest(method, e.ts.URL+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -30,15 +48,11 @@ func call(t *testing.T, e *testEnv, key, method, path, body string) (int, string
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var env struct{ Error, Message string }
-	if json.Unmarshal(raw, &env) != nil {
-		// OpenAI's error shape (the OpenAI-compatible routes).
-		var oe OpenAIErrorBody
-		_ = json.Unmarshal(raw, &oe)
-		return resp.StatusCode, oe.Error.Code, oe.Error.Message
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return resp.StatusCode, env.Error, env.Message
+	return resp.StatusCode, raw
 }
 
 func fill(path string, ids map[string]string) string {
