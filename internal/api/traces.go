@@ -2,6 +2,8 @@ package api
 
 import (
 	"net/http"
+	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/agentplane/agentplane/internal/store"
@@ -21,6 +23,16 @@ type traceSummary struct {
 	From    store.Time           `json:"from" doc:"Start of the window: now minus the window, rounded down to the start of its bucket (the summary reads hourly and daily rollups)."`
 	To      store.Time           `json:"to" doc:"End of the window (now)."`
 	Buckets []*store.TraceBucket `json:"buckets" doc:"One entry per agent and bucket holding runs, ordered by bucket start then agent."`
+}
+
+// usageBreakdown is the answer of GET /traces/usage.
+type usageBreakdown struct {
+	Window  string              `json:"window" enum:"1h,24h,7d,30d"`
+	GroupBy string              `json:"group_by" enum:"model,end_user"`
+	From    store.Time          `json:"from" doc:"Start of the window: now minus the window, rounded down to the start of its hour (1h, 24h) or UTC day (7d, 30d): the breakdown reads hourly and daily rollups."`
+	To      store.Time          `json:"to" doc:"End of the window (now)."`
+	Total   int                 `json:"total" doc:"How many models or end users the window holds; groups lists the costliest limit of them."`
+	Groups  []*store.UsageGroup `json:"groups" doc:"The costliest first (then the most runs)."`
 }
 
 var summaryWindows = map[string]time.Duration{"1h": time.Hour, "24h": 24 * time.Hour, "7d": 7 * 24 * time.Hour, "30d": 30 * 24 * time.Hour}
@@ -56,6 +68,18 @@ func (s *Server) traceRoutes() []route {
 			params: []param{{name: "window", typ: "string", enum: []string{"1h", "24h", "7d", "30d"}, desc: "How far back from now (default 24h)."},
 				{name: "bucket", typ: "string", enum: []string{"hour", "day"}, desc: "Bucket size (default hour for 1h and 24h, day for 7d and 30d)."}},
 			errs: []int{http.StatusUnprocessableEntity}, nocache: true, resp: traceSummary{}, h: s.traceSummary},
+		{method: "GET", path: v1 + "/traces/usage", op: "getUsageBreakdown", tag: tag, scope: "traces:read", summary: "Cost and tokens by model or by end user",
+			desc: "Runs, errors, tokens and cost of the runs that ended in the window, grouped by `group_by`: `model` (the model that answered " +
+				"the run's last model call, a fallback included; `\"\"` for runs that called none) or `end_user` (runs without an end user are left " +
+				"out), the costliest first. A run counts once, when it ends, in the hour it was created. It reads hourly and daily rollups " +
+				"kept as runs end, never the executions, so the window starts at the start of its first hour (1h, 24h) or UTC day (7d, 30d). " +
+				"`window` is 1h, 24h (default), 7d or 30d; `agent_id` keeps one agent's runs; `limit` (1 to 100, default 20) caps the groups " +
+				"listed, `total` counts them all. Another value is 422.",
+			params: []param{{name: "group_by", typ: "string", enum: store.UsageDimensions, desc: "What to group by (required)."},
+				{name: "window", typ: "string", enum: []string{"1h", "24h", "7d", "30d"}, desc: "How far back from now (default 24h)."},
+				{name: "agent_id", typ: "string", desc: "Only this agent's runs."},
+				{name: "limit", typ: "integer", desc: "How many groups to list, 1 to 100 (default 20)."}},
+			errs: []int{http.StatusUnprocessableEntity}, nocache: true, resp: usageBreakdown{}, h: s.usageBreakdown},
 		{method: "GET", path: v1 + "/traces/{id}", op: "getTrace", tag: tag, scope: "traces:read", summary: "Get a trace with its spans as a tree",
 			desc: "One trace with its spans as a tree: the roots in start order, each span's `children` nested, with `duration_ms` on each. " +
 				"An execution's spans cover prompt rendering, history trimming, each model call, tool call, guardrail check, sub-agent and approval wait.",
@@ -128,15 +152,24 @@ func (s *Server) getTrace(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) traceSummary(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
+// summaryWindow reads the window query parameter (default 24h) of the summaries.
+func summaryWindow(q url.Values) (string, time.Duration, error) {
 	window := q.Get("window")
 	if window == "" {
 		window = "24h"
 	}
 	span, ok := summaryWindows[window]
 	if !ok {
-		return invalid("window", "must be one of 1h, 24h, 7d, 30d, got %q", window)
+		return "", 0, invalid("window", "must be one of 1h, 24h, 7d, 30d, got %q", window)
+	}
+	return window, span, nil
+}
+
+func (s *Server) traceSummary(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	window, span, err := summaryWindow(q)
+	if err != nil {
+		return err
 	}
 	bucket := q.Get("bucket")
 	if bucket == "" {
@@ -156,5 +189,38 @@ func (s *Server) traceSummary(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeData(w, http.StatusOK, traceSummary{Window: window, Bucket: bucket, From: from, To: to, Buckets: rows})
+	return nil
+}
+
+func (s *Server) usageBreakdown(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	window, span, err := summaryWindow(q)
+	if err != nil {
+		return err
+	}
+	f := store.UsageFilter{Dimension: q.Get("group_by"), AgentID: q.Get("agent_id"), Period: time.Hour, Limit: 20}
+	if f.Dimension == "" {
+		return invalid("group_by", "is required: model or end_user")
+	}
+	if err := oneOf("group_by", f.Dimension, store.UsageDimensions); err != nil {
+		return invalid("group_by", "must be model or end_user, got %q", f.Dimension)
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return invalid("limit", "must be an integer from 1 to 100, got %q", v)
+		}
+		f.Limit = n
+	}
+	if span > 24*time.Hour {
+		f.Period = 24 * time.Hour
+	}
+	f.To = store.Now()
+	f.From = store.Time{Time: f.To.Add(-span).Truncate(f.Period)}
+	groups, total, err := s.store.UsageBreakdown(r.Context(), s.workspace(r), f)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, usageBreakdown{Window: window, GroupBy: f.Dimension, From: f.From, To: f.To, Total: total, Groups: groups})
 	return nil
 }

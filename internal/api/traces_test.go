@@ -370,6 +370,25 @@ func TestTraceRoutes(t *testing.T) {
 					t.Fatalf("root has %d children of %d spans", len(kids), n)
 				}
 			}},
+		{name: "usage by model", method: "GET", path: "/api/v1/traces/usage?group_by=model", status: 200,
+			fields: map[string]any{"data.group_by": "model", "data.window": "24h", "data.total": 1, "data.groups.0.key": "gpt-4o-mini",
+				"data.groups.0.runs": 1, "data.groups.0.errors": 0}},
+		{name: "usage by end user", method: "GET", path: "/api/v1/traces/usage?group_by=end_user&window=30d&agent_id=" + agent.ID, status: 200,
+			fields: map[string]any{"data.total": 1, "data.groups.0.key": "eu-1", "data.groups.0.runs": 1},
+			check: func(t *testing.T, b map[string]any) {
+				if lookup(b, "data.groups.0.token_usage.total_tokens").(float64) <= 0 {
+					t.Fatalf("no tokens: %v", b)
+				}
+				if from := lookup(b, "data.from").(string); !strings.HasSuffix(from, "T00:00:00.000Z") {
+					t.Fatalf("a 30d window starts at a UTC day: %s", from)
+				}
+			}},
+		{name: "usage of another agent", method: "GET", path: "/api/v1/traces/usage?group_by=model&agent_id=nope", status: 200,
+			fields: map[string]any{"data.total": 0}},
+		{name: "usage needs group_by", method: "GET", path: "/api/v1/traces/usage", status: 422, message: "group_by"},
+		{name: "usage bad group_by", method: "GET", path: "/api/v1/traces/usage?group_by=agent", status: 422, message: "group_by"},
+		{name: "usage bad limit", method: "GET", path: "/api/v1/traces/usage?group_by=model&limit=0", status: 422, message: "limit"},
+		{name: "usage bad window", method: "GET", path: "/api/v1/traces/usage?group_by=model&window=2d", status: 422, message: "window"},
 		{name: "summary", method: "GET", path: "/api/v1/traces/summary", status: 200,
 			fields: map[string]any{"data.window": "24h", "data.bucket": "hour", "data.buckets.0.agent_id": agent.ID, "data.buckets.0.runs": 1,
 				"data.buckets.0.errors": 0, "data.buckets.0.error_rate": 0}},

@@ -93,6 +93,22 @@ func TestStudioAgentEditor(t *testing.T) {
 	b.setInput("#cfg-system-prompt", "Help {{name}} kindly. {{ tone }}")
 	b.run(until(`document.querySelectorAll('#prompt-highlight mark.var').length === 2`),
 		until(`document.querySelector('#prompt-preview')?.textContent.includes('Help Ada kindly.')`))
+	// The marks lie under the text being typed: the highlight layer has the textarea's box,
+	// font and wrapping, and the textarea's own text is transparent over it.
+	overlay := js[map[string]any](b, `(() => {
+		const t = document.querySelector('#cfg-system-prompt'), p = document.querySelector('#prompt-highlight');
+		const a = t.getBoundingClientRect(), c = p.getBoundingClientRect(), st = getComputedStyle(t), sp = getComputedStyle(p);
+		const m = p.querySelector('mark.var').getBoundingClientRect();
+		return {sameBox: a.left === c.left && a.top === c.top && a.width === c.width && a.height === c.height,
+			sameText: ['font','padding','lineHeight','whiteSpace','overflowWrap','borderWidth'].every(k => st[k] === sp[k]),
+			transparent: st.color === 'rgba(0, 0, 0, 0)', markInside: m.top >= a.top && m.bottom <= a.bottom && m.left >= a.left,
+			above: +st.zIndex > 0 && sp.pointerEvents === 'none'};
+	})()`)
+	for _, k := range []string{"sameBox", "sameText", "transparent", "markInside", "above"} {
+		if overlay[k] != true {
+			t.Errorf("prompt overlay: %s is %v", k, overlay[k])
+		}
+	}
 	if got := b.text("#prompt-vars"); !strings.Contains(got, "name, tone") {
 		t.Errorf("variables %q", got)
 	}

@@ -274,7 +274,8 @@ func TestStudioExecutionsAndUsage(t *testing.T) {
 	b.run(hash("#/executions?end_user_id=eu-2"), until(drawn(`location.hash`)))
 	b.shot("executions-filtered")
 
-	// Usage: by model and by end user, summed from the executions themselves.
+	// Usage: by model and by end user (runs without one are not listed), summed from the
+	// executions themselves: the model that answered each run.
 	_, body := apiGet(t, f.base, "/api/v1/executions?limit=100", hdr)
 	type sums struct {
 		runs int
@@ -283,21 +284,19 @@ func TestStudioExecutionsAndUsage(t *testing.T) {
 	byModel, byUser := map[string]sums{}, map[string]sums{}
 	for _, x := range body["data"].([]any) {
 		x := x.(map[string]any)
-		model := "gpt-4o"
-		if x["agent_id"] == f.agentID {
-			model = "gpt-4o-mini"
-		}
-		user, _ := x["end_user_id"].(string)
-		if user == "" {
-			user = "(none)"
+		model, _ := x["model"].(string)
+		if model == "" {
+			model = "(no model call)"
 		}
 		c := x["cost"].(float64)
 		byModel[model] = sums{byModel[model].runs + 1, byModel[model].cost + c}
-		byUser[user] = sums{byUser[user].runs + 1, byUser[user].cost + c}
+		if user, _ := x["end_user_id"].(string); user != "" {
+			byUser[user] = sums{byUser[user].runs + 1, byUser[user].cost + c}
+		}
 	}
 	b.run(hash("#/usage"), until(`document.querySelectorAll('#usage-by-model tbody tr').length > 0`))
 	check := func(table string, want map[string]sums) {
-		got := js[[][]string](b, `[...document.querySelectorAll('#`+table+` tbody tr')].map(r => [r.dataset.key, r.cells[1].textContent, r.cells[4].dataset.cost])`)
+		got := js[[][]string](b, `[...document.querySelectorAll('#`+table+` tbody tr')].map(r => [r.dataset.key, r.cells[1].textContent, r.cells[5].dataset.cost])`)
 		if len(got) != len(want) {
 			t.Errorf("%s: %v, want %v", table, got, want)
 		}

@@ -119,14 +119,23 @@ function modelPicker(cfg, choices, write) {
 
 function promptEditor(agent, cfg, config, write, changed) {
   const text = h('textarea', { id: 'cfg-system-prompt', class: 'prompt', spellcheck: 'true', value: cfg.system_prompt || '' });
-  const marked = h('pre', { id: 'prompt-highlight', class: 'highlight', 'aria-label': 'The prompt with its variables marked' });
+  // The highlight layer lies under the textarea, whose text is transparent (its caret and
+  // selection are not): the marks show in place, as the user types, and scroll with it.
+  const marked = h('pre', { id: 'prompt-highlight', class: 'highlight', 'aria-hidden': 'true' });
+  const overlay = h('div', { class: 'prompt-overlay' }, marked, text);
+  text.addEventListener('scroll', () => { marked.scrollTop = text.scrollTop; marked.scrollLeft = text.scrollLeft; });
   const vars = h('p', { id: 'prompt-vars', class: 'muted' });
   const sample = h('textarea', { id: 'prompt-sample', spellcheck: 'false', rows: 3, value: json({ message: 'Hello!' }) });
   const preview = h('div', { id: 'prompt-preview', 'aria-live': 'polite' });
   let timer, seq = 0;
   const refresh = () => {
     const v = templateVariables(text.value);
-    marked.replaceChildren(...highlighted(text.value));
+    // A trailing newline gets a space so the layer is as tall as the textarea's last line.
+    marked.replaceChildren(...highlighted(text.value.endsWith('\n') ? text.value + ' ' : text.value));
+    // The textarea grows with its text (no scrollbar to offset its wrapping from the layer's).
+    text.style.height = 'auto';
+    text.style.height = `${text.scrollHeight + 2}px`;
+    marked.scrollTop = text.scrollTop;
     vars.textContent = v.length ? `Variables: ${v.join(', ')} (from the run's input)` : 'No variables: write {{ name }} to use a field of the input.';
     clearTimeout(timer);
     timer = setTimeout(render, 300);
@@ -153,7 +162,7 @@ function promptEditor(agent, cfg, config, write, changed) {
   refresh();
   return h('fieldset', {}, h('legend', {}, 'Prompt'),
     h('div', { class: 'cols' },
-      h('div', {}, field('System prompt (Mustache: {{ variable }} takes a field of the input)', text), marked, vars),
+      h('div', {}, field('System prompt (Mustache: {{ variable }} takes a field of the input)', overlay, undefined, text), vars),
       h('div', {}, field('Sample input (JSON)', sample), h('h4', {}, 'Live preview: what the model gets'), preview)));
 }
 

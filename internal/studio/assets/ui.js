@@ -22,12 +22,12 @@ export function h(tag, attrs, ...kids) {
 
 let uid = 0;
 /** A labelled form control; the control gets an id if it has none. */
-export function field(label, control, hint) {
-  if (!control.id) control.id = 'f' + ++uid;
-  const kids = [h('label', { for: control.id }, label), control];
+export function field(label, control, hint, input = control) {
+  if (!input.id) input.id = 'f' + ++uid;
+  const kids = [h('label', { for: input.id }, label), control];
   if (hint) {
-    const hid = control.id + '-hint';
-    control.setAttribute('aria-describedby', hid);
+    const hid = input.id + '-hint';
+    input.setAttribute('aria-describedby', hid);
     kids.push(h('div', { id: hid, class: 'muted' }, hint));
   }
   return h('div', {}, kids);

@@ -106,7 +106,7 @@ export async function usagePage(q) {
   agentSel.addEventListener('change', apply);
   const total = data.reduce((t, r) => ({ runs: t.runs + r.runs, errors: t.errors + r.errors, tokens: t.tokens + r.tokens, cost: t.cost + r.cost }),
     { runs: 0, errors: 0, tokens: 0, cost: 0 });
-  const breakdownSection = h('section', { id: 'usage-breakdown', 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Reading runs…'));
+  const breakdownSection = h('section', { id: 'usage-breakdown', 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Reading usage…'));
   render('Usage',
     h('form', { class: 'row', onsubmit: (ev) => { ev.preventDefault(); apply(); } },
       h('div', {}, h('label', { for: 'usage-window' }, 'Window'), winSel),
@@ -126,62 +126,41 @@ export async function usagePage(q) {
         chart('usage-tokens', 'Tokens', data, windows[win], [['Tokens', 'tokens', 'c2']], num, true),
         chart('usage-cost', 'Cost', data, windows[win], [['Cost', 'cost', 'c1']], usd, true),
       ]);
-  fillBreakdown(breakdownSection, sum.from, agent).catch((e) => {
+  fillBreakdown(breakdownSection, win, agent).catch((e) => {
     if (e.name !== 'AbortError') breakdownSection.replaceChildren(h('p', { class: 'error', role: 'alert' }, `Cost by model and end user: ${e.message}`));
   });
 }
 
-/** Runs read for the breakdown at most: five pages of the executions list, newest first. */
-const BREAKDOWN_PAGES = 5;
+/** Groups listed per table: the costliest of the window (the API's maximum). */
+const BREAKDOWN_LIMIT = 100;
 
 /**
- * Cost and tokens by model and by end user over the window's newest runs (at most
- * BREAKDOWN_PAGES pages of 100: a bounded read however long the history). A run's model is
- * the one its agent version is configured with.
+ * Cost and tokens by model and by end user over the window, from GET /traces/usage: rollups
+ * kept as runs end, so every run of the window counts however long the history.
  */
-async function fillBreakdown(box, from, agent) {
-  const runs = [];
-  let more = false;
-  for (let page = 1; page <= BREAKDOWN_PAGES; page++) {
-    const q = new URLSearchParams({ page, limit: 100, created_after: from });
+async function fillBreakdown(box, win, agent) {
+  const get = (by) => {
+    const q = new URLSearchParams({ group_by: by, window: win, limit: BREAKDOWN_LIMIT });
     if (agent) q.set('agent_id', agent);
-    const res = await call('GET', `/executions?${q}`, undefined, { full: true });
-    runs.push(...res.data);
-    more = page < res.pagination.total_pages;
-    if (!more) break;
-  }
-  const models = new Map();
-  await Promise.all([...new Set(runs.map((r) => r.agent_id))].map(async (id) => {
-    const versions = await call('GET', `/agents/${id}/versions?limit=100`).catch(() => []);
-    for (const v of versions) models.set(v.id, v.config?.model || 'default model');
-  }));
-  const modelOf = (r) => (r.agent_version_id ? models.get(r.agent_version_id) || 'unknown version' : 'unsaved config (playground)');
+    return call('GET', `/traces/usage?${q}`);
+  };
+  const [byModel, byUser] = await Promise.all([get('model'), get('end_user')]);
+  const note = (u, what) => (u.total > u.groups.length ? ` Only the ${num(u.groups.length)} costliest of ${num(u.total)} ${what} are listed.` : '');
   box.replaceChildren(
     h('h2', {}, 'Cost and tokens by model and by end user'),
-    h('p', { class: 'muted', id: 'usage-breakdown-note' }, `From the ${num(runs.length)} newest runs of the window` +
-      (more ? ` (only the newest ${BREAKDOWN_PAGES * 100}: narrow the window or pick an agent for the rest).` : '.') +
-      ' A run\'s model is the one its agent version is configured with.'),
+    h('p', { class: 'muted', id: 'usage-breakdown-note' }, 'Every execution that ended in the window, counted in the hour it was created (ingested traces, counted above, are not executions). ' +
+      'An execution\'s model is the one that answered its last model call (a fallback included).' + note(byModel, 'models') + note(byUser, 'end users')),
     h('div', { class: 'cols' },
-      groupTable('usage-by-model', 'Model', runs, modelOf),
-      groupTable('usage-by-end-user', 'End user', runs, (r) => r.end_user_id || '(none)')));
+      groupTable('usage-by-model', 'Model', byModel.groups, (k) => k || '(no model call)'),
+      groupTable('usage-by-end-user', 'End user', byUser.groups, (k) => k)));
 }
 
-/** One row per key of the runs: runs, tokens and cost, the costliest first. */
-function groupTable(id, what, runs, keyOf) {
-  const by = new Map();
-  for (const r of runs) {
-    const k = keyOf(r);
-    const g = by.get(k) || { key: k, runs: 0, prompt: 0, completion: 0, cost: 0 };
-    g.runs++;
-    g.prompt += r.token_usage?.prompt_tokens || 0;
-    g.completion += r.token_usage?.completion_tokens || 0;
-    g.cost += r.cost || 0;
-    by.set(k, g);
-  }
-  const rows = [...by.values()].sort((a, b) => b.cost - a.cost || b.runs - a.runs);
+/** One row per group of the breakdown: runs, tokens and cost, the costliest first. */
+function groupTable(id, what, groups, label) {
   return h('section', { class: 'card', 'aria-label': `By ${what.toLowerCase()}` }, h('h3', {}, `By ${what.toLowerCase()}`),
-    rows.length ? h('table', { id }, h('thead', {}, h('tr', {}, [what, 'Runs', 'Prompt tokens', 'Completion tokens', 'Cost'].map((t) => h('th', { scope: 'col' }, t)))),
-      h('tbody', {}, rows.map((g) => h('tr', { 'data-key': g.key }, h('td', {}, g.key), h('td', { class: 'num' }, num(g.runs)),
-        h('td', { class: 'num' }, num(g.prompt)), h('td', { class: 'num' }, num(g.completion)), h('td', { class: 'num', 'data-cost': g.cost }, usd(g.cost))))))
+    groups.length ? h('table', { id }, h('thead', {}, h('tr', {}, [what, 'Runs', 'Errors', 'Prompt tokens', 'Completion tokens', 'Cost'].map((t) => h('th', { scope: 'col' }, t)))),
+      h('tbody', {}, groups.map((g) => h('tr', { 'data-key': label(g.key) }, h('td', {}, label(g.key)), h('td', { class: 'num' }, num(g.runs)),
+        h('td', { class: 'num' }, num(g.errors)), h('td', { class: 'num' }, num(g.token_usage.prompt_tokens)),
+        h('td', { class: 'num' }, num(g.token_usage.completion_tokens)), h('td', { class: 'num', 'data-cost': g.cost }, usd(g.cost))))))
       : h('p', { class: 'muted' }, 'No runs.'));
 }

@@ -2256,6 +2256,31 @@ class TriggerWithToken(_TriggerWithTokenRequired, total=False):
     """The hook token, shown only now (stored as SHA-256). Empty for schedules."""
 
 
+UsageBreakdown = TypedDict(
+    "UsageBreakdown",
+    {
+        "from": "str",
+        "group_by": "Literal[\"model\", \"end_user\"]",
+        "groups": "List[UsageGroup]",
+        "to": "str",
+        "total": "int",
+        "window": "Literal[\"1h\", \"24h\", \"7d\", \"30d\"]",
+    },
+    total=True,
+)
+
+
+class UsageGroup(TypedDict):
+    cost: float
+    errors: int
+    """Runs that failed."""
+    key: str
+    """The model ("" for runs that called none) or the end user id."""
+    runs: int
+    """Runs that ended in the window."""
+    token_usage: TokenUsage
+
+
 class Validation(TypedDict):
     checked_at: str
     message: str
@@ -2518,6 +2543,8 @@ __all__ = [
     "TriggerCreateRequest",
     "TriggerUpdateRequest",
     "TriggerWithToken",
+    "UsageBreakdown",
+    "UsageGroup",
     "Validation",
     "WebhookDelivery",
     "Workspace",

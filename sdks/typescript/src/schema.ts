@@ -2328,6 +2328,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/traces/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Cost and tokens by model or by end user
+         * @description Runs, errors, tokens and cost of the runs that ended in the window, grouped by `group_by`: `model` (the model that answered the run's last model call, a fallback included; `""` for runs that called none) or `end_user` (runs without an end user are left out), the costliest first. A run counts once, when it ends, in the hour it was created. It reads hourly and daily rollups kept as runs end, never the executions, so the window starts at the start of its first hour (1h, 24h) or UTC day (7d, 30d). `window` is 1h, 24h (default), 7d or 30d; `agent_id` keeps one agent's runs; `limit` (1 to 100, default 20) caps the groups listed, `total` counts them all. Another value is 422.
+         *
+         *     Requires scope `traces:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        get: operations["getUsageBreakdown"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/traces/{id}": {
         parameters: {
             query?: never;
@@ -5079,6 +5101,46 @@ export interface components {
             /** @description Where the outcome of each run is POSTed when it ends; empty for none. */
             webhook_url: string;
             workspace_id: string;
+        };
+        UsageBreakdown: {
+            /**
+             * Format: date-time
+             * @description Start of the window: now minus the window, rounded down to the start of its hour (1h, 24h) or UTC day (7d, 30d): the breakdown reads hourly and daily rollups.
+             */
+            from: string;
+            /** @enum {string} */
+            group_by: "model" | "end_user";
+            /** @description The costliest first (then the most runs). */
+            groups: components["schemas"]["UsageGroup"][];
+            /**
+             * Format: date-time
+             * @description End of the window (now).
+             */
+            to: string;
+            /**
+             * Format: int64
+             * @description How many models or end users the window holds; groups lists the costliest limit of them.
+             */
+            total: number;
+            /** @enum {string} */
+            window: "1h" | "24h" | "7d" | "30d";
+        };
+        UsageGroup: {
+            /** Format: double */
+            cost: number;
+            /**
+             * Format: int64
+             * @description Runs that failed.
+             */
+            errors: number;
+            /** @description The model ("" for runs that called none) or the end user id. */
+            key: string;
+            /**
+             * Format: int64
+             * @description Runs that ended in the window.
+             */
+            runs: number;
+            token_usage: components["schemas"]["TokenUsage"];
         };
         Validation: {
             /** Format: date-time */
@@ -25340,6 +25402,138 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["TraceSummary"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Not Modified: If-None-Match named the current ETag; no body (use the one kept). */
+            304: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getUsageBreakdown: {
+        parameters: {
+            query?: {
+                /** @description What to group by (required). */
+                group_by?: "model" | "end_user";
+                /** @description How far back from now (default 24h). */
+                window?: "1h" | "24h" | "7d" | "30d";
+                /** @description Only this agent's runs. */
+                agent_id?: string;
+                /** @description How many groups to list, 1 to 100 (default 20). */
+                limit?: number;
+            };
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+                /** @description The ETag of a response kept from before (or a list of them, or `*`): when it is the current one, the answer is 304 without a body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UsageBreakdown"];
                         message: string;
                     };
                 };
