@@ -307,13 +307,25 @@ func TestOpenAPIEnumsAndNullables(t *testing.T) {
 	}
 }
 
-// TestOpenAPIDescriptions: every operation and tag is described and the document has a
-// licence.
+// TestOpenAPIDescriptions: every operation and tag is described, every description file
+// names an operation, and the document has a licence.
 func TestOpenAPIDescriptions(t *testing.T) {
 	s := &Server{cfg: Config{}}
+	ops := map[string]bool{}
 	for _, rt := range s.routeTable() {
-		if strings.TrimSpace(rt.desc) == "" {
-			t.Errorf("%s (%s) has no desc", rt.pattern(), rt.op)
+		ops[rt.op] = true
+		if strings.TrimSpace(rt.description()) == "" {
+			t.Errorf("%s (%s) has no description: write descriptions/%s.md", rt.pattern(), rt.op, rt.op)
+		}
+	}
+	files, err := descriptionFiles.ReadDir("descriptions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(f.Name(), ".md")
+		if !ops[name] && !strings.HasPrefix(name, "_") {
+			t.Errorf("descriptions/%s describes no operation (fragments shared by several start with _)", f.Name())
 		}
 	}
 	for name, doc := range bothDocuments(t) {
