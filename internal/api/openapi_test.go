@@ -279,9 +279,11 @@ func TestOpenAPIEnumsAndNullables(t *testing.T) {
 			{"MCPTool", "transport", store.MCPTransports},
 			{"StreamEventError", "code", []string{"failed", "cancelled", "rejected", "timeout", "interrupted", "unauthorized"}},
 		} {
-			if got := enumOf(schemaProp(t, doc, tc.schema, tc.prop)); !slices.Equal(got, tc.want) {
-				t.Errorf("%s: %s.%s enum %v, want %v", name, tc.schema, tc.prop, got, tc.want)
-			}
+			t.Run(name+"/"+tc.schema+"."+tc.prop, func(t *testing.T) {
+				if got := enumOf(schemaProp(t, doc, tc.schema, tc.prop)); !slices.Equal(got, tc.want) {
+					t.Errorf("enum %v, want %v", got, tc.want)
+				}
+			})
 		}
 		src := schemaProp(t, doc, "Execution", "source")
 		if src["enum"] != nil {
@@ -293,16 +295,20 @@ func TestOpenAPIEnumsAndNullables(t *testing.T) {
 			}
 		}
 		for _, sp := range []struct{ schema, prop string }{{"ExecutionNode", "completed_at"}, {"ExecutionNode", "started_at"}, {"Execution", "completed_at"}} {
-			if types, _ := schemaProp(t, doc, sp.schema, sp.prop)["type"].([]any); !slices.Contains(types, any("null")) {
-				t.Errorf("%s: %s.%s is sent as null but not documented nullable", name, sp.schema, sp.prop)
-			}
+			t.Run(name+"/"+sp.schema+"."+sp.prop+"/nullable", func(t *testing.T) {
+				if types, _ := schemaProp(t, doc, sp.schema, sp.prop)["type"].([]any); !slices.Contains(types, any("null")) {
+					t.Errorf("sent as null but not documented nullable")
+				}
+			})
 		}
 		for _, sp := range []struct{ schema, prop string }{{"AgentPreview", "config"}, {"AgentConfig", "approval"}, {"AgentConfig", "temperature"},
 			{"DataSource", "active_version_id"}, {"DataSource", "active_version"}, {"ChatMessage", "execution_id"}} {
-			p := schemaProp(t, doc, sp.schema, sp.prop)
-			if types, _ := p["type"].([]any); slices.Contains(types, any("null")) || p["anyOf"] != nil {
-				t.Errorf("%s: %s.%s is never sent as null but documented nullable: %v", name, sp.schema, sp.prop, p)
-			}
+			t.Run(name+"/"+sp.schema+"."+sp.prop+"/not_nullable", func(t *testing.T) {
+				p := schemaProp(t, doc, sp.schema, sp.prop)
+				if types, _ := p["type"].([]any); slices.Contains(types, any("null")) || p["anyOf"] != nil {
+					t.Errorf("never sent as null but documented nullable: %v", p)
+				}
+			})
 		}
 	}
 }
