@@ -118,7 +118,7 @@ func (c envConfig) start(t *testing.T) *testEnv {
 	eng := c.startEngine(t, box, log, m)
 
 	// The server: sample data sources in the emulator, live ones on the server.
-	var sources datasource.Executor = datasource.NewSample(st)
+	var sources datasource.Executor = seed.NewSample(st)
 	if !c.emulator {
 		sources = datasource.NewLive(datasource.LiveConfig{Store: st, Secrets: box})
 	}
