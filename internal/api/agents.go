@@ -68,34 +68,28 @@ type AgentPreview struct {
 func (s *Server) agentRoutes() []route {
 	const tag = "Agents"
 	return []route{
-		{method: "GET", path: v1 + "/agents", op: "listAgents", tag: tag, scope: "agents:read", summary: "List agents", desc: "The workspace's agents, newest first, each with its active version's number, id and configuration. Filter by `type`, `status`, or `q`, a substring of the name or description.", list: true,
+		{method: "GET", path: v1 + "/agents", op: "listAgents", tag: tag, scope: "agents:read", summary: "List agents", list: true,
 			params: []param{{name: "type", typ: "string", enum: store.AgentTypes}, {name: "status", typ: "string", enum: store.AgentStatuses},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
 			resp: store.Agent{}, h: s.listAgents},
-		{method: "POST", path: v1 + "/agents", op: "createAgent", tag: tag, scope: "agents:write", summary: "Create an agent (and its version 1)", desc: "Creates the agent and its version 1 from `config` (default `{\"model\": \"gpt-4o-mini\"}`), which becomes active. The config is checked against the agent's type and the workspace: the model, prompt, tools, guardrails, data sources and sub-agents it names must exist (422 naming the field, e.g. `config.data_sources[1]`). " +
-			"With `webhook_url`, every execution of the agent is POSTed there when it ends, signed with the Standard Webhooks scheme; a `webhook_secret` left out is generated and returned once, in this response (`webhook_secret`), never again.",
+		{method: "POST", path: v1 + "/agents", op: "createAgent", tag: tag, scope: "agents:write", summary: "Create an agent (and its version 1)",
 			body: agentCreateRequest{}, resp: store.Agent{}, status: http.StatusCreated, creates: true, plan: true, h: s.createAgent},
-		{method: "GET", path: v1 + "/agents/{id}", op: "getAgent", tag: tag, scope: "agents:read", summary: "Get an agent", desc: "The agent with its active version's number, id and configuration (null while it has no active version).", resp: store.Agent{}, h: byID(s, s.store.AgentGet)},
+		{method: "GET", path: v1 + "/agents/{id}", op: "getAgent", tag: tag, scope: "agents:read", summary: "Get an agent", resp: store.Agent{}, h: byID(s, s.store.AgentGet)},
 		{method: "PATCH", path: v1 + "/agents/{id}", op: "updateAgent", tag: tag, scope: "agents:write", summary: "Update an agent's name, description, status, tags, metadata or webhook",
-			desc: "Configuration changes are made by creating a version and promoting it. `webhook_url` sets the completion webhook (a secret is generated and returned once if the agent has none), null or \"\" removes it with its secret; `webhook_secret` replaces the secret.", body: agentUpdateRequest{}, resp: store.Agent{}, h: s.updateAgent},
-		{method: "DELETE", path: v1 + "/agents/{id}", op: "deleteAgent", tag: tag, scope: "agents:write", summary: "Delete an agent and its versions", desc: "Deletes the agent, its versions, its triggers and its memories, and answers with the agent as it was (the same on SQLite and PostgreSQL). " +
-			"Its history is kept and stays readable with its agent_id: executions (with their frames and traces), scores, approvals and chat sessions; " +
-			"retention deletes them in time like any other. A run of it still pending fails when it starts; a run already going finishes.",
+			body: agentUpdateRequest{}, resp: store.Agent{}, h: s.updateAgent},
+		{method: "DELETE", path: v1 + "/agents/{id}", op: "deleteAgent", tag: tag, scope: "agents:write", summary: "Delete an agent and its versions",
 			resp: store.Agent{}, h: byID(s, s.store.AgentDelete)},
-		{method: "GET", path: v1 + "/agents/{id}/versions", op: "listAgentVersions", tag: tag, scope: "agents:read", summary: "List an agent's versions, newest first", desc: "Every version of the agent, newest first, with its configuration and notes; `is_active` marks the one runs use.",
+		{method: "GET", path: v1 + "/agents/{id}/versions", op: "listAgentVersions", tag: tag, scope: "agents:read", summary: "List an agent's versions, newest first",
 			list: true, resp: store.AgentVersion{}, h: childList(s, s.store.AgentVersionList)},
 		{method: "POST", path: v1 + "/agents/{id}/versions", op: "createAgentVersion", tag: tag, scope: "agents:write", summary: "Create a version",
-			desc: "The new version gets the next number and does not become active until promoted. A version is a full snapshot of the configuration; " +
-				"to change a few fields, name the version to start from (base_version_id, or base \"active\") and send only those fields in config (a JSON Merge Patch: null deletes a field). " +
-				"An unknown field anywhere in config is a 422 naming it (config.temprature: unknown field; did you mean temperature?).",
 			body: agentVersionCreateRequest{}, resp: store.AgentVersion{}, status: http.StatusCreated, creates: true, h: s.createAgentVersion},
-		{method: "GET", path: v1 + "/agents/{id}/versions/{version_id}", op: "getAgentVersion", tag: tag, scope: "agents:read", summary: "Get a version", desc: "One version of the agent, with its configuration and notes. Versions are immutable.",
+		{method: "GET", path: v1 + "/agents/{id}/versions/{version_id}", op: "getAgentVersion", tag: tag, scope: "agents:read", summary: "Get a version",
 			resp: store.AgentVersion{}, h: versionByID(s, s.store.AgentVersionGet)},
 		{method: "POST", path: v1 + "/agents/{id}/versions/{version_id}/promote", op: "promoteAgentVersion", tag: tag, scope: "agents:write",
-			summary: "Make a version the active one", desc: "Makes the version the one executions, previews and chat messages use from now on; runs already started keep theirs. Answers with the agent.", resp: store.Agent{}, h: promoteVersion(s, s.store.AgentVersionPromote, s.store.AgentGet)},
+			summary: "Make a version the active one", resp: store.Agent{}, h: promoteVersion(s, s.store.AgentVersionPromote, s.store.AgentGet)},
 		{method: "POST", path: v1 + "/agents/{id}/preview", op: "previewAgent", tag: tag, scope: "agents:read",
-			summary: "Validate input and show the messages an execution would send", desc: "No model call is made and nothing is recorded.",
-			body: agentPreviewRequest{}, resp: AgentPreview{}, h: s.previewAgent},
+			summary: "Validate input and show the messages an execution would send",
+			body:    agentPreviewRequest{}, resp: AgentPreview{}, h: s.previewAgent},
 	}
 }
 

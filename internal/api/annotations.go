@@ -68,42 +68,30 @@ func (s *Server) annotationRoutes() []route {
 	q := v1 + "/annotation-queues"
 	return []route{
 		{method: "GET", path: q, op: "listAnnotationQueues", tag: tag, scope: "scores:read", summary: "List annotation queues, newest first",
-			desc: "The workspace's annotation queues with their score configs and how many items are pending and completed.", list: true,
+			list: true,
 			resp: store.AnnotationQueue{}, h: s.listAnnotationQueues},
 		{method: "POST", path: q, op: "createAnnotationQueue", tag: tag, scope: "scores:write", summary: "Create an annotation queue",
-			desc: "A queue of executions for people to score under `score_config_ids` (score configs of the workspace, not archived). Names are unique in a workspace (409).",
 			body: annotationQueueCreateRequest{}, resp: store.AnnotationQueue{}, status: http.StatusCreated, creates: true, errs: []int{http.StatusConflict}, h: s.createAnnotationQueue},
 		{method: "GET", path: q + "/{id}", op: "getAnnotationQueue", tag: tag, scope: "scores:read", summary: "Get an annotation queue",
-			desc: "One queue with its counts.", resp: store.AnnotationQueue{}, h: byID(s, s.store.AnnotationQueueGet)},
+			resp: store.AnnotationQueue{}, h: byID(s, s.store.AnnotationQueueGet)},
 		{method: "PATCH", path: q + "/{id}", op: "updateAnnotationQueue", tag: tag, scope: "scores:write", summary: "Update an annotation queue",
-			desc: "Changes the name, description or score configs.", body: annotationQueueUpdateRequest{}, resp: store.AnnotationQueue{},
+			body: annotationQueueUpdateRequest{}, resp: store.AnnotationQueue{},
 			errs: []int{http.StatusConflict}, h: s.updateAnnotationQueue},
 		{method: "DELETE", path: q + "/{id}", op: "deleteAnnotationQueue", tag: tag, scope: "scores:write", summary: "Delete an annotation queue",
-			desc: "Deletes the queue and its items and answers with the queue as it was; the scores its reviews wrote stay.",
 			resp: store.AnnotationQueue{}, h: byID(s, s.store.AnnotationQueueDelete)},
 		{method: "GET", path: q + "/{id}/items", op: "listAnnotationItems", tag: tag, scope: "scores:read", summary: "List a queue's items, newest first",
-			desc: "The queue's items with their claim and completion. Filter by `status`.", list: true,
+			list:   true,
 			params: []param{{name: "status", typ: "string", desc: "Only items in this state.", enum: store.AnnotationStatuses}},
 			resp:   store.AnnotationItem{}, h: s.listAnnotationItems},
 		{method: "POST", path: q + "/{id}/items", op: "addAnnotationItems", tag: tag, scope: "scores:write", summary: "Add executions to a queue",
-			desc: "Adds up to 1,000 executions of the workspace as pending items, all or none: an execution that does not exist is a 422 naming it. " +
-				"One already in the queue is skipped and counted in `skipped`. An item goes when its execution is deleted (retention included).",
 			body: annotationItemsAddRequest{}, resp: AnnotationItemsAdded{}, status: http.StatusCreated, h: s.addAnnotationItems},
 		{method: "GET", path: q + "/{id}/items/{item_id}", op: "getAnnotationItem", tag: tag, scope: "scores:read", summary: "Get a queue item",
-			desc: "One item with its claim and completion.", resp: store.AnnotationItem{}, h: s.getAnnotationItem},
+			resp: store.AnnotationItem{}, h: s.getAnnotationItem},
 		{method: "POST", path: q + "/{id}/next", op: "claimNextAnnotationItem", tag: tag, scope: "scores:write", summary: "Claim the next item to review",
-			desc: "Claims the oldest pending item nobody else holds for the caller (its API key or signed-in user) for 10 minutes and answers with it, " +
-				"its execution and the queue. An item the caller holds already comes back first, its claim renewed, so calling again is safe. " +
-				"Concurrent reviewers, on any node, never get the same item. When nothing is left to claim, `item` and `execution` are null.",
 			resp: AnnotationClaim{}, nocache: true, h: s.claimNextAnnotationItem},
 		{method: "POST", path: q + "/{id}/items/{item_id}/complete", op: "completeAnnotationItem", tag: tag, scope: "scores:write", summary: "Complete a review",
-			desc: "Writes the caller's scores of the item's execution (source `annotation`, the caller as author), each under one of the queue's score configs and checked " +
-				"as POST /scores checks a score, and marks the item completed, all or nothing. An item completed already, or claimed by someone else whose claim is live, is a 409.",
 			body: annotationCompleteRequest{}, resp: AnnotationCompleted{}, errs: []int{http.StatusConflict}, h: s.completeAnnotationItem},
 		{method: "GET", path: v1 + "/scores/agreement", op: "scoreAgreement", tag: "Scores", scope: "scores:read", summary: "Agreement of two score names",
-			desc: "Compares the newest score named `judge` with the newest named `human` on every execution that has both (scores created within " +
-				"`created_after`/`created_before` when given): `count`, `exact_agreement` (the share of equal scores), Cohen's `kappa` for categorical and boolean scores, " +
-				"and `pearson` and `mean_absolute_difference` for numeric ones. The two names must hold the same data type (422).",
 			params: []param{{name: "judge", typ: "string", desc: "The first score name, e.g. an LLM judge's (required)."},
 				{name: "human", typ: "string", desc: "The second score name, e.g. the reviewers' (required)."},
 				{name: "created_after", typ: "string", desc: "RFC 3339 time: only scores created after it."},

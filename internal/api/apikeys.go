@@ -44,16 +44,15 @@ func (s *Server) apiKeyRoutes() []route {
 	// raw key, and the raw key is never stored.
 	return []route{
 		{method: "GET", path: v1 + "/api-keys", op: "listAPIKeys", tag: tag, scope: scope, summary: "List the workspace's API keys",
-			desc: "The raw keys are never shown; revoked keys are left out.", list: true, resp: store.APIKey{}, nocache: true, h: s.listAPIKeys},
+			list: true, resp: store.APIKey{}, nocache: true, h: s.listAPIKeys},
 		{method: "POST", path: v1 + "/api-keys", op: "createAPIKey", tag: tag, scope: scope, summary: "Create an API key",
-			desc: "The response holds the raw key in `key`; it is shown only once.", body: apiKeyCreateRequest{}, resp: APIKeyWithSecret{},
+			body: apiKeyCreateRequest{}, resp: APIKeyWithSecret{},
 			status: http.StatusCreated, h: s.createAPIKey},
-		{method: "GET", path: v1 + "/api-keys/{id}", op: "getAPIKey", tag: tag, scope: scope, summary: "Get an API key", desc: "One key of the workspace: its prefix, scopes, address and origin rules, expiry and last use. The raw key is never shown again.", resp: store.APIKey{},
+		{method: "GET", path: v1 + "/api-keys/{id}", op: "getAPIKey", tag: tag, scope: scope, summary: "Get an API key", resp: store.APIKey{},
 			nocache: true, h: byID(s, s.store.APIKeyGet)},
 		{method: "DELETE", path: v1 + "/api-keys/{id}", op: "revokeAPIKey", tag: tag, scope: scope, summary: "Revoke an API key",
-			desc: "The key stops working at once.", resp: store.APIKey{}, h: s.revokeAPIKey},
+			resp: store.APIKey{}, h: s.revokeAPIKey},
 		{method: "POST", path: v1 + "/api-keys/{id}/rotate", op: "rotateAPIKey", tag: tag, scope: scope, summary: "Replace an API key's secret",
-			desc: "The old key stops working at once; the response holds the new raw key in `key`, shown only once.",
 			resp: APIKeyWithSecret{}, h: s.rotateAPIKey},
 	}
 }

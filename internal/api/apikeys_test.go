@@ -19,7 +19,7 @@ func newServerEnv(t *testing.T) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return newTestEnvOn(t, st, false)
+	return newTestEnv(t, onStore(st), asServer())
 }
 
 func keyID(t *testing.T, e *testEnv, raw string) string {

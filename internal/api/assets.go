@@ -27,27 +27,19 @@ func (s *Server) assetRoutes() []route {
 	const tag = "Assets"
 	return []route{
 		{method: "GET", path: v1 + "/assets", op: "listAssets", tag: tag, scope: "assets:read", summary: "List assets",
-			desc: "The workspace's assets (images, audio and files runs produced, and uploads), newest first. Filter by `execution_id` or `type`.", list: true,
+			list: true,
 			params: []param{{name: "execution_id", typ: "string", desc: "Only the assets of this execution."},
 				{name: "type", typ: "string", desc: "Only assets of this type.", enum: []string{store.AssetImage, store.AssetAudio, store.AssetFile}}},
 			resp: store.Asset{}, h: s.listAssets},
 		{method: "POST", path: v1 + "/assets", op: "uploadAsset", tag: tag, scope: "assets:write", summary: "Upload an asset",
-			desc: "Stores base64 content as an asset of the workspace, optionally linked to an execution. Content the workspace already holds is stored once (assets share it); " +
-				"new content that would take the workspace past its asset quota (`serve --assets-quota-mb`) is refused with 402 `quota_exceeded`.",
 			body: assetUploadRequest{}, resp: store.Asset{}, status: http.StatusCreated, creates: true, errs: []int{http.StatusPaymentRequired}, h: s.uploadAsset},
 		{method: "GET", path: v1 + "/assets/storage", op: "getAssetStorage", tag: tag, scope: "assets:write", summary: "Asset storage of the workspace",
-			desc: "Bytes stored (each distinct content once: what the quota limits), the number of assets and of distinct contents, and the quota (0: unlimited).",
 			resp: store.AssetStorage{}, h: s.assetStorage},
 		{method: "GET", path: v1 + "/assets/{id}", op: "getAsset", tag: tag, scope: "assets:read", summary: "Get an asset",
-			desc: "One asset's record: type, media type, size, SHA-256, name, source and the execution that produced it. The bytes are at `/assets/{id}/content`.",
 			resp: store.Asset{}, h: byID(s, s.store.AssetGet)},
 		{method: "GET", path: v1 + "/assets/{id}/content", op: "getAssetContent", tag: tag, scope: "assets:read", summary: "Download an asset's content",
-			desc: "The bytes, with the asset's own `Content-Type`, `ETag` (its SHA-256, quoted) and `Last-Modified`. Honours `If-None-Match` (304), " +
-				"`Range` (206 with `Content-Range`; several ranges answer `multipart/byteranges`; a range past the end is 416) and `If-Range`. " +
-				"Served with `Content-Security-Policy: sandbox` and `X-Content-Type-Options: nosniff`, so an SVG or HTML file cannot run script on this origin.",
 			raw: true, content: true, errs: []int{http.StatusPreconditionFailed, http.StatusRequestedRangeNotSatisfiable}, h: s.assetContent},
 		{method: "DELETE", path: v1 + "/assets/{id}", op: "deleteAsset", tag: tag, scope: "assets:write", summary: "Delete an asset",
-			desc: "Deletes the asset and answers with it as it was. Its content is removed with the last asset that holds the same bytes.",
 			resp: store.Asset{}, h: s.deleteAsset},
 	}
 }

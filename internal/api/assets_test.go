@@ -42,14 +42,11 @@ func assetEnv(t *testing.T, quota int64) (*testEnv, *blob.Dir) {
 	}
 	mc := mcpclient.New(mcpclient.Options{})
 	t.Cleanup(mc.Close)
-	e := newTestEnvEngine(t, st, false, nil,
-		func(st *store.Store, box *secretbox.Box) runtime.ModelRouter {
-			return &runtime.CredentialRouter{Store: st, Secrets: box, Simulated: simulated.New()}
-		},
-		func(st *store.Store, box *secretbox.Box) runtime.ToolServers {
-			return &runtime.MCPServers{Store: st, Secrets: box, Client: mc}
-		},
-		func(c *runtime.Config) { c.Assets = assets.New(st, blobs, quota) })
+	e := newTestEnv(t, onStore(st), asServer(), withRouter(func(st *store.Store, box *secretbox.Box) runtime.ModelRouter {
+		return &runtime.CredentialRouter{Store: st, Secrets: box, Simulated: simulated.New()}
+	}), withTools(func(st *store.Store, box *secretbox.Box) runtime.ToolServers {
+		return &runtime.MCPServers{Store: st, Secrets: box, Client: mc}
+	}), withEngine(func(c *runtime.Config) { c.Assets = assets.New(st, blobs, quota) }))
 	return e, blobs
 }
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/auth"
-	"github.com/agentplane/agentplane/internal/datasource"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
@@ -107,7 +106,7 @@ func benchServer(b *testing.B, st *store.Store, ws string, box *secretbox.Box) *
 	b.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	eng := runtime.New(runtime.Config{Store: st, Router: runtime.SimulatedRouter{Model: simulated.New()}, Logger: log})
-	srv, err := New(Config{Store: st, Logger: log, Secrets: box, WorkspaceID: ws, Engine: eng, DataSources: datasource.NewSample(st)})
+	srv, err := New(Config{Store: st, Logger: log, Secrets: box, WorkspaceID: ws, Engine: eng, DataSources: seed.NewSample(st)})
 	if err != nil {
 		b.Fatal(err)
 	}

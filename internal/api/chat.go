@@ -44,33 +44,22 @@ func (s *Server) chatRoutes() []route {
 	const tag = "Chat"
 	sess := v1 + "/chat/sessions/{id}"
 	return []route{
-		{method: "POST", path: v1 + "/chat/sessions", op: "createChatSession", tag: tag, scope: "chat:write", summary: "Start a chat session with an agent", desc: "Starts a session with an agent; each message then runs the agent's active version over the session's history.",
+		{method: "POST", path: v1 + "/chat/sessions", op: "createChatSession", tag: tag, scope: "chat:write", summary: "Start a chat session with an agent",
 			body: chatSessionCreateRequest{}, resp: store.ChatSession{}, status: http.StatusCreated, creates: true, h: s.createChatSession},
-		{method: "GET", path: v1 + "/chat/sessions", op: "listChatSessions", tag: tag, scope: "sessions:read", summary: "List chat sessions, newest first", desc: "The workspace's chat sessions, newest first. Filter by `agent_id` or `end_user_id`.", list: true,
+		{method: "GET", path: v1 + "/chat/sessions", op: "listChatSessions", tag: tag, scope: "sessions:read", summary: "List chat sessions, newest first", list: true,
 			params: []param{{name: "agent_id", typ: "string"}, {name: "end_user_id", typ: "string", desc: "Only the sessions of this end user."}},
 			resp:   store.ChatSession{}, h: s.listChatSessions},
-		{method: "GET", path: sess, op: "getChatSession", tag: tag, scope: "sessions:read", summary: "Get a chat session", desc: "One session: its agent, title, metadata, message count, last message time and the reply being generated, if any.", resp: store.ChatSession{}, h: byID(s, s.store.ChatSessionGet)},
-		{method: "PATCH", path: sess, op: "updateChatSession", tag: tag, scope: "chat:write", summary: "Change a session's title or metadata", desc: "Changes the title or replaces the metadata.",
+		{method: "GET", path: sess, op: "getChatSession", tag: tag, scope: "sessions:read", summary: "Get a chat session", resp: store.ChatSession{}, h: byID(s, s.store.ChatSessionGet)},
+		{method: "PATCH", path: sess, op: "updateChatSession", tag: tag, scope: "chat:write", summary: "Change a session's title or metadata",
 			body: chatSessionUpdateRequest{}, resp: store.ChatSession{}, h: s.updateChatSession},
-		{method: "DELETE", path: sess, op: "deleteChatSession", tag: tag, scope: "chat:write", summary: "Delete a session and its messages", desc: "Deletes the session and its messages and answers with the session as it was. While a reply is being generated it is a 409: cancel the execution or wait.",
+		{method: "DELETE", path: sess, op: "deleteChatSession", tag: tag, scope: "chat:write", summary: "Delete a session and its messages",
 			resp: store.ChatSession{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.ChatSessionDelete)},
-		{method: "GET", path: sess + "/messages", op: "listChatMessages", tag: tag, scope: "sessions:read", summary: "A session's messages, oldest first", desc: "The session's messages, oldest first: each user message and the assistant reply that answers it, with the execution and token usage of the reply.", list: true,
+		{method: "GET", path: sess + "/messages", op: "listChatMessages", tag: tag, scope: "sessions:read", summary: "A session's messages, oldest first", list: true,
 			resp: store.ChatMessage{}, h: childList(s, s.store.ChatMessageList)},
 		{method: "POST", path: sess + "/messages", op: "sendChatMessage", tag: tag, scope: "chat:write", summary: "Send a message and wait for the reply",
-			desc: "Runs the agent (an execution with source chat) over the session's history and the message. The user message and the reply are stored together when the run completes. " +
-				"A message while a reply is still running: 409. A failed run: 502 naming the execution. A run stopped at an approval checkpoint: 202 with the execution. " +
-				"A run that asks the user a question (config.ask_user) answers 200 with the question as the reply; the session's next message is the answer, and its reply is the run's continuation. " +
-				"With an Idempotency-Key, a retry with the same key and body makes no second turn: it waits for the first one's run and answers the same reply " +
-				"(same status and body, header `Idempotent-Replayed: true`), even while that run is still going; the same key with another body: 409.",
 			body: chatMessageRequest{}, resp: AssistantReply{}, alsoOK: map[int]any{http.StatusAccepted: store.Execution{}}, errs: []int{http.StatusConflict, http.StatusBadGateway},
 			creates: true, turn: true, plan: true, h: s.sendChatMessage},
 		{method: "POST", path: sess + "/messages/stream", op: "streamChatMessage", tag: tag, scope: "chat:write", sse: true, summary: "Send a message and stream the reply (SSE)",
-			desc: "Frames: `execution` {execution_id, user_message_id} first, then `thinking`, `tool_start`, `tool_end`, `content`, then exactly one `done` or `error` " +
-				"(`error` data: `{message, code}`, see GET /executions/{id}/stream). Reconnect with GET /executions/{execution_id}/stream and Last-Event-ID, " +
-				"or retry this POST with the same Idempotency-Key and body (as fetch-event-source does): that makes no second turn but resumes the first one's stream — " +
-				"its frames after Last-Event-ID when sent, else all of them from the `execution` frame — and follows the run live. " +
-				"A retry whose Last-Event-ID is at or past the terminal frame: 204 No Content. The same key with another body: 409. " +
-				"A turn whose run pauses for approval ends with `approval_required` (see GET /executions/{id}/stream) once the pause is recorded; for an ask_user question, the next message answers it and its stream carries the continuation's frames.",
 			params: []param{{name: "last_event_id", typ: "integer", desc: "Same as the Last-Event-ID header; read on a retry with an Idempotency-Key."}},
 			body:   chatMessageRequest{}, errs: []int{http.StatusConflict}, creates: true, turn: true, plan: true, h: s.streamChatMessage},
 	}

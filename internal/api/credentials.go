@@ -36,26 +36,21 @@ func (s *Server) credentialRoutes() []route {
 	const tag = "Credentials"
 	return []route{
 		{method: "GET", path: v1 + "/credentials", op: "listCredentials", tag: tag, scope: "credentials:read", summary: "List credentials",
-			desc: "Values are never returned; each credential carries masked_value.", list: true,
+			list: true,
 			params: []param{{name: "type", typ: "string", enum: store.CredentialTypes}, {name: "provider", typ: "string", desc: "Exact provider name."},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
 			resp: store.Credential{}, h: s.listCredentials},
 		{method: "POST", path: v1 + "/credentials", op: "createCredential", tag: tag, scope: "credentials:write", summary: "Create a credential",
-			desc: "The value is encrypted at rest; the response, like every later read, shows it only masked.",
 			body: credentialCreateRequest{}, resp: store.Credential{}, status: http.StatusCreated, creates: true, h: s.createCredential},
-		{method: "GET", path: v1 + "/credentials/{id}", op: "getCredential", tag: tag, scope: "credentials:read", summary: "Get a credential (masked)", desc: "The credential with its value masked (`masked_value`, e.g. `sk-…abcd`) and the outcome of its last validation; the value itself is never returned.",
+		{method: "GET", path: v1 + "/credentials/{id}", op: "getCredential", tag: tag, scope: "credentials:read", summary: "Get a credential (masked)",
 			resp: store.Credential{}, h: byID(s, s.store.CredentialGet)},
 		{method: "PATCH", path: v1 + "/credentials/{id}", op: "updateCredential", tag: tag, scope: "credentials:write",
-			summary: "Update a credential's name, provider, description, metadata or value", desc: "Changes the given fields. A new `value` replaces the secret (rotation): it is encrypted at rest and shown only masked.", body: credentialUpdateRequest{}, resp: store.Credential{}, h: s.updateCredential},
+			summary: "Update a credential's name, provider, description, metadata or value", body: credentialUpdateRequest{}, resp: store.Credential{}, h: s.updateCredential},
 		{method: "DELETE", path: v1 + "/credentials/{id}", op: "deleteCredential", tag: tag, scope: "credentials:write", summary: "Delete a credential",
-			desc: "A credential still used by a data source, an MCP tool or a trigger (its bot credential) is not deleted (409 naming the user).",
 			resp: store.Credential{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.CredentialDelete)},
 		{method: "POST", path: v1 + "/credentials/{id}/validate", op: "validateCredential", tag: tag, scope: "credentials:write",
 			summary: "Check a credential against its service",
-			desc: "For a model provider, lists the provider's models with the credential: valid true when it is accepted, else false with the provider's status and message " +
-				"(status 0 when the provider could not be reached). The outcome is stored on the credential (valid, last_validated_at, validation_message). " +
-				"A credential of a service it cannot check is a 422. The emulator does not contact providers.",
-			resp: runtime.Validation{}, errs: []int{http.StatusUnprocessableEntity}, h: s.validateCredential},
+			resp:    runtime.Validation{}, errs: []int{http.StatusUnprocessableEntity}, h: s.validateCredential},
 	}
 }
 

@@ -118,7 +118,7 @@ func TestCredentialSecretNeverLeaks(t *testing.T) {
 			st.Close()
 		}
 	})
-	e := newTestEnvOn(t, st, true)
+	e := newTestEnv(t, onStore(st))
 	secrets := []string{
 		"sk-LEAKCHECK-Zq8w3e5r7t9y1u3i5o7p9a1s3d5f7g9h",
 		"postgres://svc:LEAKCHECK-pw-Kf83Jd92Lm@db.internal:5432/orders",

@@ -76,40 +76,30 @@ func (s *Server) datasetRoutes() []route {
 	item := v1 + "/datasets/{id}/items/{item_id}"
 	return []route{
 		{method: "GET", path: v1 + "/datasets", op: "listDatasets", tag: tag, scope: "datasets:read", summary: "List datasets",
-			desc: "The workspace's datasets, newest first. Filter by exact `name` or `q`, a substring of the name or description.", list: true,
+			list: true,
 			params: []param{{name: "name", typ: "string", desc: "Only the dataset of this name."},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
 			resp: store.Dataset{}, h: s.listDatasets},
 		{method: "POST", path: v1 + "/datasets", op: "createDataset", tag: tag, scope: "datasets:write", summary: "Create a dataset",
-			desc: "An empty dataset. Names are unique in a workspace (409). An `input_schema` that is not a valid JSON Schema is a 422.",
 			body: datasetCreateRequest{}, resp: store.Dataset{}, status: http.StatusCreated, creates: true, h: s.createDataset},
 		{method: "GET", path: v1 + "/datasets/{id}", op: "getDataset", tag: tag, scope: "datasets:read", summary: "Get a dataset",
-			desc: "One dataset with its item count and version.", resp: store.Dataset{}, h: byID(s, s.store.DatasetGet)},
+			resp: store.Dataset{}, h: byID(s, s.store.DatasetGet)},
 		{method: "PATCH", path: v1 + "/datasets/{id}", op: "updateDataset", tag: tag, scope: "datasets:write", summary: "Update a dataset",
-			desc: "Changes the name, description, metadata or input schema. A new schema must hold for every item already in the dataset " +
-				"(422 naming the first that breaks it); `null` removes it. The version counts item changes only.",
 			body: datasetUpdateRequest{}, resp: store.Dataset{}, errs: []int{http.StatusConflict}, h: s.updateDataset},
 		{method: "DELETE", path: v1 + "/datasets/{id}", op: "deleteDataset", tag: tag, scope: "datasets:write", summary: "Delete a dataset",
-			desc: "Deletes the dataset with its items and answers with it as it was.", resp: store.Dataset{}, h: byID(s, s.store.DatasetDelete)},
+			resp: store.Dataset{}, h: byID(s, s.store.DatasetDelete)},
 
 		{method: "GET", path: v1 + "/datasets/{id}/items", op: "listDatasetItems", tag: tag, scope: "datasets:read", summary: "List a dataset's items",
-			desc: "The dataset's items, newest first.", list: true, resp: store.DatasetItem{}, h: childList(s, s.store.DatasetItemList)},
+			list: true, resp: store.DatasetItem{}, h: childList(s, s.store.DatasetItemList)},
 		{method: "POST", path: v1 + "/datasets/{id}/items", op: "createDatasetItems", tag: tag, scope: "datasets:write", summary: "Add items to a dataset",
-			desc: "Adds one item (the fields of one: 201 with the item), several (`{\"items\": [...]}`, at most " + fmt.Sprint(eval.MaxItemsPerRequest) +
-				": 201 with `count` and `items`), or a JSONL body (`Content-Type: " + ndjson + "`, one item object a line, blank lines skipped, at most " +
-				fmt.Sprint(eval.MaxItemsPerRequest) + " lines: the same answer as `items`). " +
-				"Each input must be a JSON object satisfying the dataset's `input_schema`. An item with `source_execution_id` is made from that execution: " +
-				"its input unless `input` is given, and its output as the expected output unless `expected_output` is given. " +
-				"Every bad item is reported in one answer, by number (`item 3`, counting from 0, or `line 4` of a JSONL body, counting from 1): 400 for lines that are not JSON objects, 422 for rules broken; " +
-				"nothing is written unless all are good. The dataset's version goes up by one per request.",
+			desc: fmt.Sprintf(description("createDatasetItems"), eval.MaxItemsPerRequest, ndjson),
 			body: datasetItemsCreateRequest{}, ndjson: true, resp: datasetItemsCreated{}, status: http.StatusCreated, creates: true, h: s.createDatasetItems},
 		{method: "GET", path: item, op: "getDatasetItem", tag: tag, scope: "datasets:read", summary: "Get a dataset item",
-			desc: "One item of the dataset.", resp: store.DatasetItem{}, h: s.getDatasetItem},
+			resp: store.DatasetItem{}, h: s.getDatasetItem},
 		{method: "PATCH", path: item, op: "updateDatasetItem", tag: tag, scope: "datasets:write", summary: "Update a dataset item",
-			desc: "Changes the input (checked against the dataset's `input_schema`), the expected output (`null` removes it) or the metadata. The dataset's version goes up by one.",
 			body: datasetItemUpdateRequest{}, resp: store.DatasetItem{}, h: s.updateDatasetItem},
 		{method: "DELETE", path: item, op: "deleteDatasetItem", tag: tag, scope: "datasets:write", summary: "Delete a dataset item",
-			desc: "Deletes the item and answers with it as it was. The dataset's version goes up by one.", resp: store.DatasetItem{}, h: s.deleteDatasetItem},
+			resp: store.DatasetItem{}, h: s.deleteDatasetItem},
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 // PostgreSQL (when TEST_DATABASE_URL is set).
 func TestDatasetRoutes(t *testing.T) {
 	t.Run("emulator", func(t *testing.T) { datasetRoutes(t, newTestEnv(t)) })
-	t.Run("postgres", func(t *testing.T) { datasetRoutes(t, newTestEnvOn(t, openTestPostgres(t), false)) })
+	t.Run("postgres", func(t *testing.T) { datasetRoutes(t, newTestEnv(t, onStore(openTestPostgres(t)), asServer())) })
 }
 
 func datasetRoutes(t *testing.T, e *testEnv) {

@@ -57,38 +57,30 @@ type DataSourceQueryResult struct {
 func (s *Server) dataSourceRoutes() []route {
 	const tag = "Data sources"
 	return []route{
-		{method: "GET", path: v1 + "/data-sources", op: "listDataSources", tag: tag, scope: "data_sources:read", summary: "List data sources", desc: "The workspace's data sources, newest first, each with its active version's configuration. Filter by `type` or `q`.", list: true,
+		{method: "GET", path: v1 + "/data-sources", op: "listDataSources", tag: tag, scope: "data_sources:read", summary: "List data sources", list: true,
 			params: []param{{name: "type", typ: "string", enum: store.DataSourceTypes},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
 			resp: store.DataSource{}, h: s.listDataSources},
-		{method: "POST", path: v1 + "/data-sources", op: "createDataSource", tag: tag, scope: "data_sources:write", summary: "Create a data source (and its version 1)", desc: "Creates the data source and its version 1 from `config`, which becomes active. The config is checked for the source's type (422 naming the field); a `credential_id` must name a credential of the workspace.",
+		{method: "POST", path: v1 + "/data-sources", op: "createDataSource", tag: tag, scope: "data_sources:write", summary: "Create a data source (and its version 1)",
 			body: dataSourceCreateRequest{}, resp: store.DataSource{}, status: http.StatusCreated, creates: true, h: s.createDataSource},
-		{method: "GET", path: v1 + "/data-sources/{id}", op: "getDataSource", tag: tag, scope: "data_sources:read", summary: "Get a data source", desc: "The data source with its active version's number, id and configuration.",
+		{method: "GET", path: v1 + "/data-sources/{id}", op: "getDataSource", tag: tag, scope: "data_sources:read", summary: "Get a data source",
 			resp: store.DataSource{}, h: byID(s, s.store.DataSourceGet)},
 		{method: "PATCH", path: v1 + "/data-sources/{id}", op: "updateDataSource", tag: tag, scope: "data_sources:write",
-			summary: "Update a data source's name, description or credential", desc: "Configuration changes are made by creating a version and promoting it.",
-			body: dataSourceUpdateRequest{}, resp: store.DataSource{}, h: s.updateDataSource},
-		{method: "DELETE", path: v1 + "/data-sources/{id}", op: "deleteDataSource", tag: tag, scope: "data_sources:write", summary: "Delete a data source and its versions", desc: "Deletes the data source and its versions, and answers with the data source as it was.",
+			summary: "Update a data source's name, description or credential",
+			body:    dataSourceUpdateRequest{}, resp: store.DataSource{}, h: s.updateDataSource},
+		{method: "DELETE", path: v1 + "/data-sources/{id}", op: "deleteDataSource", tag: tag, scope: "data_sources:write", summary: "Delete a data source and its versions",
 			resp: store.DataSource{}, h: byID(s, s.store.DataSourceDelete)},
 		{method: "GET", path: v1 + "/data-sources/{id}/versions", op: "listDataSourceVersions", tag: tag, scope: "data_sources:read",
-			summary: "List a data source's versions, newest first", desc: "Every version of the data source, newest first, with its configuration and notes.", list: true, resp: store.DataSourceVersion{}, h: childList(s, s.store.DataSourceVersionList)},
+			summary: "List a data source's versions, newest first", list: true, resp: store.DataSourceVersion{}, h: childList(s, s.store.DataSourceVersionList)},
 		{method: "POST", path: v1 + "/data-sources/{id}/versions", op: "createDataSourceVersion", tag: tag, scope: "data_sources:write", summary: "Create a version",
-			desc: "The new version gets the next number and does not become active until promoted.",
 			body: dataSourceVersionCreateRequest{}, resp: store.DataSourceVersion{}, status: http.StatusCreated, creates: true, h: s.createDataSourceVersion},
 		{method: "GET", path: v1 + "/data-sources/{id}/versions/{version_id}", op: "getDataSourceVersion", tag: tag, scope: "data_sources:read",
-			summary: "Get a version", desc: "One version of the data source, with its configuration and notes. Versions are immutable.", resp: store.DataSourceVersion{}, h: versionByID(s, s.store.DataSourceVersionGet)},
+			summary: "Get a version", resp: store.DataSourceVersion{}, h: versionByID(s, s.store.DataSourceVersionGet)},
 		{method: "POST", path: v1 + "/data-sources/{id}/versions/{version_id}/promote", op: "promoteDataSourceVersion", tag: tag, scope: "data_sources:write",
-			summary: "Make a version the active one", desc: "Makes the version the one queries use from now on. Answers with the data source.", resp: store.DataSource{}, h: promoteVersion(s, s.store.DataSourceVersionPromote, s.store.DataSourceGet)},
+			summary: "Make a version the active one", resp: store.DataSource{}, h: promoteVersion(s, s.store.DataSourceVersionPromote, s.store.DataSourceGet)},
 		{method: "POST", path: v1 + "/data-sources/{id}/query", op: "queryDataSource", tag: tag, scope: "data_sources:execute",
 			summary: "Run a read-only query",
-			desc: "Runs `query` on the active version's data source with `params` bound, never interpolated. " +
-				"SQL sources run it in a read-only transaction with the database's statement timeout (`max_execution_ms`): read-only is enforced by the database, " +
-				"so a write is a 422 carrying the database's message, and so is any error of the statement; running out of time is a 422 saying so. " +
-				"Results are bounded by `limit` (at most `max_rows`) and by `max_bytes`; `truncated` says when rows were left out. " +
-				"http sources send a GET or POST to `base_url` + `query` and shape the JSON answer as rows. " +
-				"A data source without usable connection settings or credential is a 409; one that cannot be reached (or answers 5xx) a 502 `data_source_unavailable`. " +
-				"The emulator answers SQL from sample tables built from the config's `tables` in an in-memory SQLite (so the result is what the SQL says), and http from generated items.",
-			body: dataSourceQueryRequest{}, resp: DataSourceQueryResult{}, errs: []int{http.StatusConflict, http.StatusBadGateway}, h: s.queryDataSource},
+			body:    dataSourceQueryRequest{}, resp: DataSourceQueryResult{}, errs: []int{http.StatusConflict, http.StatusBadGateway}, h: s.queryDataSource},
 	}
 }
 

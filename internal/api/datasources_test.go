@@ -298,7 +298,7 @@ func TestDataSourceQueryOnServer(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { st.Close() })
-			e := newTestEnvOn(t, st, false)
+			e := newTestEnv(t, onStore(st), asServer())
 			cred, err := e.c.CredentialCreate(ctx, client.CredentialCreate{Name: "db", Type: "database_url", Value: tg.dsn})
 			if err != nil {
 				t.Fatal(err)
@@ -370,7 +370,7 @@ func TestDataSourceQueryOnServerErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	e := newTestEnvOn(t, st, false)
+	e := newTestEnv(t, onStore(st), asServer())
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer tok" {
 			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
@@ -470,7 +470,7 @@ func TestDataSourceAndCredentialContract(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	srv := newTestEnvOn(t, st, false)
+	srv := newTestEnv(t, onStore(st), asServer())
 	path := filepath.Join(t.TempDir(), "db.sqlite")
 	db, err := sql.Open("sqlite", path)
 	if err != nil {

@@ -69,11 +69,11 @@ func TestETags(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { other.Close() })
-		etagScenarios(t, newTestEnvOn(t, st, false), other)
+		etagScenarios(t, newTestEnv(t, onStore(st), asServer()), other)
 	})
 	t.Run("serve-postgres", func(t *testing.T) {
 		st := openTestPostgres(t)
-		etagScenarios(t, newTestEnvOn(t, st, false), nil)
+		etagScenarios(t, newTestEnv(t, onStore(st), asServer()), nil)
 	})
 }
 

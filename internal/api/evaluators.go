@@ -38,31 +38,20 @@ func (s *Server) evaluatorRoutes() []route {
 	const tag = "Evaluators"
 	return []route{
 		{method: "GET", path: v1 + "/evaluators", op: "listEvaluators", tag: tag, scope: "scores:read", summary: "List evaluators",
-			desc: "The workspace's evaluators, newest first. Filter by `type`, exact `name`, or `q`, a substring of the name or description.", list: true,
+			list: true,
 			params: []param{{name: "type", typ: "string", desc: "Only evaluators of this type.", enum: eval.Types()},
 				{name: "name", typ: "string", desc: "Only the evaluator of this name."},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
 			resp: store.Evaluator{}, h: s.listEvaluators},
 		{method: "POST", path: v1 + "/evaluators", op: "createEvaluator", tag: tag, scope: "scores:write", summary: "Create an evaluator",
-			desc: "An evaluator turns a run's output into a score. Types: `exact_match`, `contains`, `regex`, `json_schema` and `json_match` give boolean scores, " +
-				"`similarity` a number from 0 to 1; none calls a model. `llm_judge` asks `config.model` (through the workspace's credentials, like an agent) with " +
-				"`config.prompt`, a Mustache template over `input`, `output`, `expected_output` and `metadata`, for structured output (`reasoning`, then `score`): " +
-				"a number within the score config's range (else `config.min`/`config.max`, default 0 and 1), one of its labels (else `config.labels`), or pass/fail " +
-				"(the data type is the score config's, else `config.score_type`, default boolean). The config is checked against the type (422 naming `config.<option>`); " +
-				"names are unique in a workspace (409).",
 			body: evaluatorCreateRequest{}, resp: store.Evaluator{}, status: http.StatusCreated, creates: true, h: s.createEvaluator},
 		{method: "GET", path: v1 + "/evaluators/{id}", op: "getEvaluator", tag: tag, scope: "scores:read", summary: "Get an evaluator",
-			desc: "One evaluator with its config and the score it gives.", resp: store.Evaluator{}, h: byID(s, s.store.EvaluatorGet)},
+			resp: store.Evaluator{}, h: byID(s, s.store.EvaluatorGet)},
 		{method: "PATCH", path: v1 + "/evaluators/{id}", op: "updateEvaluator", tag: tag, scope: "scores:write", summary: "Update an evaluator",
-			desc: "Changes any field; the result is checked as a new evaluator would be. Scores already given keep their values.",
 			body: evaluatorUpdateRequest{}, resp: store.Evaluator{}, errs: []int{http.StatusConflict}, h: s.updateEvaluator},
 		{method: "DELETE", path: v1 + "/evaluators/{id}", op: "deleteEvaluator", tag: tag, scope: "scores:write", summary: "Delete an evaluator",
-			desc: "Deletes the evaluator and answers with it as it was; the scores it gave stay.", resp: store.Evaluator{}, h: byID(s, s.store.EvaluatorDelete)},
+			resp: store.Evaluator{}, h: byID(s, s.store.EvaluatorDelete)},
 		{method: "POST", path: v1 + "/evaluators/{id}/test", op: "testEvaluator", tag: tag, scope: "scores:read", summary: "Score an output without storing it",
-			desc: "Judges `output` (with `input`, `expected_output` and `metadata`) as the evaluator would a run, and answers with the score, checked against " +
-				"the evaluator's score config like any score, and a comment saying why (a judge's reasoning). No score is stored; a judge's model call is " +
-				"recorded on a trace of its own (`trace_id`, with its `token_usage` and `cost`). A case the evaluator cannot judge " +
-				"(no `expected_output` to compare with, say), a judge model that cannot be routed, or a judge's answer outside its scale is a 422 saying so.",
 			body: evaluatorTestRequest{}, resp: eval.EvaluationResult{}, h: s.testEvaluator},
 	}
 }

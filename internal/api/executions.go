@@ -55,48 +55,30 @@ func (s *Server) executionRoutes() []route {
 	id := v1 + "/executions/{id}"
 	return []route{
 		{method: "POST", path: v1 + "/agents/{id}/execute", op: "executeAgent", tag: "Agents", scope: "agents:execute", summary: "Run an agent",
-			desc: "Sync (default): waits for the run (up to timeout_ms) and answers 200 with the finished execution, or 202 if it is still running or awaiting approval. " +
-				"Async: answers 202 at once with the pending execution. Input failing the version's input_schema is a 422 and records nothing. " +
-				"The execution's source is api, or studio when the body says `\"source\": \"studio\"` (Studio does; any other value is a 422).",
 			body: executeRequest{}, resp: store.Execution{}, creates: true, alsoOK: map[int]any{http.StatusAccepted: nil}, errs: []int{http.StatusConflict}, plan: true, h: s.execute},
 		{method: "POST", path: v1 + "/agents/{id}/playground", op: "playgroundAgent", tag: "Agents", scope: "agents:execute", summary: "Run an unsaved configuration",
-			desc: "Like execute, for a config that is not saved as a version; recorded with source and metadata.source \"playground\" (source \"studio\" when the body says so, as Studio does).",
 			body: playgroundRequest{}, resp: store.Execution{}, creates: true, alsoOK: map[int]any{http.StatusAccepted: nil}, plan: true, h: s.playground},
-		{method: "GET", path: v1 + "/executions", op: "listExecutions", tag: tag, scope: "executions:read", summary: "List executions, newest first", desc: "The workspace's executions, newest first. Filter by `agent_id`, `status`, `session_id`, `source`, and a creation window (`created_after`, `created_before`, RFC 3339).", list: true,
+		{method: "GET", path: v1 + "/executions", op: "listExecutions", tag: tag, scope: "executions:read", summary: "List executions, newest first", list: true,
 			params: []param{{name: "agent_id", typ: "string"}, {name: "status", typ: "string", enum: store.ExecutionStatuses},
 				{name: "session_id", typ: "string"}, {name: "source", typ: "string"}, {name: "end_user_id", typ: "string", desc: "Only the runs of this end user."},
 				{name: "created_after", typ: "string", desc: "RFC 3339 time."}, {name: "created_before", typ: "string", desc: "RFC 3339 time."}},
 			resp: store.Execution{}, h: s.listExecutions},
-		{method: "GET", path: id, op: "getExecution", tag: tag, scope: "executions:read", summary: "Get an execution", desc: "One execution: its status, input, output (once completed), error, token usage, cost, duration, trace id and timestamps.", resp: store.Execution{}, h: byID(s, s.store.ExecutionGet)},
-		{method: "GET", path: id + "/tree", op: "getExecutionTree", tag: tag, scope: "executions:read", summary: "An execution with its nested child executions", desc: "The execution with its child executions (sub-agents of a multi_agent run) nested under `children`, recursively; a leaf has `children: []`.",
+		{method: "GET", path: id, op: "getExecution", tag: tag, scope: "executions:read", summary: "Get an execution", resp: store.Execution{}, h: byID(s, s.store.ExecutionGet)},
+		{method: "GET", path: id + "/tree", op: "getExecutionTree", tag: tag, scope: "executions:read", summary: "An execution with its nested child executions",
 			resp: store.ExecutionNode{}, h: byID(s, s.store.ExecutionTree)},
 		{method: "GET", path: id + "/stream", op: "streamExecution", tag: tag, scope: "executions:read", sse: true, summary: "Stream an execution's events (SSE)",
-			desc: "Frames `thinking`, `tool_start`, `tool_end`, `content`, then one `done` or `error`; each has an `id:` (per-execution sequence). " +
-				"A run that pauses for approval sends `approval_required` `{execution_id, approval_id, kind, calls: [{call_id, name, arguments}]}` (with `question` and `choices` for a question) before it waits; this stream stays open and goes on once it is decided. " +
-				"A finished execution sends its terminal frame and closes; a live one sends frames from now on. With Last-Event-ID, every frame after that id is replayed first, none twice; " +
-				"at or past the terminal frame's id the answer is 204 No Content, so EventSource stops reconnecting. " +
-				"The terminal `error` frame's data is `{message, code}`, code one of `failed`, `cancelled`, `rejected` (denied at approval), `timeout` (a model call exceeded config.request_timeout_ms) " +
-				"or `interrupted` (the server running it stopped, crashed or shut down after its first model call); frames stored by older versions have no code. " +
-				"Ids increase and are never given to two frames, also across a server's crash (frames a crashed server sent but never stored are skipped); a stream may be resumed on any server of a cluster. " +
-				"A `: ping` comment comes every 15 s. Disconnecting does not cancel the run.",
 			params: []param{{name: "last_event_id", typ: "integer", desc: "Same as the Last-Event-ID header."}}, errs: []int{http.StatusBadRequest}, h: s.streamExecutionRoute},
-		{method: "POST", path: id + "/cancel", op: "cancelExecution", tag: tag, scope: "executions:read", summary: "Cancel a pending, running or awaiting execution", desc: "Cancels a pending, running or awaiting_approval execution: a run blocked in a model or tool call stops at once (on whichever server runs it), its stream ends with an `error` frame of code `cancelled`, and a pending approval is closed. " +
-			"The 200 comes only once the execution is recorded `cancelled`: no model call starts after it. An execution that ended otherwise first (completed, failed, rejected) is a 409 naming its status; " +
-			"a cancel of an execution awaiting approval that an approve resumed first is a 409 too (cancel again to stop the resumed run).",
+		{method: "POST", path: id + "/cancel", op: "cancelExecution", tag: tag, scope: "executions:read", summary: "Cancel a pending, running or awaiting execution",
 			resp: store.Execution{}, errs: []int{http.StatusConflict}, h: s.cancelExecution},
-		{method: "POST", path: id + "/approve", op: "approveExecution", tag: tag, scope: "executions:read", summary: "Approve an execution awaiting approval; it resumes", desc: "Approves an execution waiting for approval: it goes back to running and continues from where it stopped, on the server that received the approve, with `comment` and who decided recorded on the approval. " +
-			"For tool calls held by config.approval.tools (approval kind `tools`), `decisions` decide each pending call by `call_id`: `approve`, `reject` (the model receives a tool result saying the reviewer rejected the call and why, from `message`, and the run goes on) " +
-			"or `edit` (the call runs with `arguments` instead, which must satisfy the tool's input schema, else 422); a pending call without a decision is approved, and the approval keeps the original and edited arguments. " +
-			"For a question of the ask_user tool (kind `question`), `answer` is required and is the tool's result. A decision for a call that is not pending is a 422. " +
-			"Any other status is a 409; approve, deny and cancel of one waiting execution have exactly one winner, the others get 409.",
+		{method: "POST", path: id + "/approve", op: "approveExecution", tag: tag, scope: "executions:read", summary: "Approve an execution awaiting approval; it resumes",
 			body: approveRequest{}, resp: store.Execution{}, errs: []int{http.StatusConflict, http.StatusUnprocessableEntity}, h: s.approveExecution},
-		{method: "POST", path: id + "/deny", op: "denyExecution", tag: tag, scope: "executions:read", summary: "Deny an execution awaiting approval; it ends rejected", desc: "Denies an execution waiting for approval (a checkpoint, held tool calls or a question): it ends `rejected`, with `reason` recorded on the approval and as the execution's error. Any other status is a 409 (also when an approve or cancel decided first).",
+		{method: "POST", path: id + "/deny", op: "denyExecution", tag: tag, scope: "executions:read", summary: "Deny an execution awaiting approval; it ends rejected",
 			body: denyRequest{}, resp: store.Execution{}, errs: []int{http.StatusConflict}, h: s.denyExecution},
-		{method: "GET", path: v1 + "/approvals", op: "listApprovals", tag: tag, scope: "executions:read", summary: "The approval inbox, newest first", desc: "Approvals, newest first: by default the pending ones (the inbox), each with its execution, agent, checkpoint and what awaits the decision. `status` selects decided ones, or `all`.", list: true,
+		{method: "GET", path: v1 + "/approvals", op: "listApprovals", tag: tag, scope: "executions:read", summary: "The approval inbox, newest first", list: true,
 			params: []param{{name: "status", typ: "string", enum: []string{"pending", "approved", "denied", "cancelled", "all"}, desc: "Default pending."},
 				{name: "execution_id", typ: "string", desc: "Only the approvals of this execution."}},
 			resp: store.Approval{}, h: s.listApprovals},
-		{method: "GET", path: v1 + "/approvals/{id}", op: "getApproval", tag: tag, scope: "executions:read", summary: "Get an approval", desc: "One approval: its checkpoint, what awaits the decision, its status and, once decided, the comment or reason and when.", resp: store.Approval{}, h: byID(s, s.store.ApprovalGet)},
+		{method: "GET", path: v1 + "/approvals/{id}", op: "getApproval", tag: tag, scope: "executions:read", summary: "Get an approval", resp: store.Approval{}, h: byID(s, s.store.ApprovalGet)},
 	}
 }
 

@@ -34,26 +34,23 @@ type guardrailTestRequest struct {
 func (s *Server) guardrailRoutes() []route {
 	const tag = "Guardrails"
 	return []route{
-		{method: "GET", path: v1 + "/guardrails", op: "listGuardrails", tag: tag, scope: "agents:read", summary: "List guardrails", desc: "The workspace's guardrails, newest first, with their scanners. Filter by `enabled` or `q`.", list: true,
+		{method: "GET", path: v1 + "/guardrails", op: "listGuardrails", tag: tag, scope: "agents:read", summary: "List guardrails", list: true,
 			params: []param{{name: "enabled", typ: "boolean", desc: "true or false."},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
 			resp: store.Guardrail{}, h: s.listGuardrails},
 		{method: "POST", path: v1 + "/guardrails", op: "createGuardrail", tag: tag, scope: "agents:write", summary: "Create a guardrail",
-			desc: "Agents run it once its id is listed in their config's guardrails. Each scanner's config is checked against the scanner catalog.",
 			body: guardrailCreateRequest{}, resp: store.Guardrail{}, status: http.StatusCreated, creates: true, h: s.createGuardrail},
 		{method: "GET", path: v1 + "/guardrails/scanners", op: "listGuardrailScanners", tag: tag, scope: "agents:read", list: true,
-			summary: "List the scanner types", desc: "Each type with what it detects, whether it can redact, and its config options with types and defaults. " +
-				"Every scanner also takes an action option overriding the guardrail's action.",
-			resp: guardrail.ScannerType{}, h: s.listGuardrailScanners},
-		{method: "GET", path: v1 + "/guardrails/{id}", op: "getGuardrail", tag: tag, scope: "agents:read", summary: "Get a guardrail", desc: "One guardrail with its scanners, what it applies to (input, output or both) and its action.", resp: store.Guardrail{}, h: byID(s, s.store.GuardrailGet)},
+			summary: "List the scanner types",
+			resp:    guardrail.ScannerType{}, h: s.listGuardrailScanners},
+		{method: "GET", path: v1 + "/guardrails/{id}", op: "getGuardrail", tag: tag, scope: "agents:read", summary: "Get a guardrail", resp: store.Guardrail{}, h: byID(s, s.store.GuardrailGet)},
 		{method: "PATCH", path: v1 + "/guardrails/{id}", op: "updateGuardrail", tag: tag, scope: "agents:write", summary: "Update a guardrail",
-			desc: "The result must be a valid guardrail as a whole.", body: guardrailUpdateRequest{}, resp: store.Guardrail{}, h: s.updateGuardrail},
+			body: guardrailUpdateRequest{}, resp: store.Guardrail{}, h: s.updateGuardrail},
 		{method: "DELETE", path: v1 + "/guardrails/{id}", op: "deleteGuardrail", tag: tag, scope: "agents:write", summary: "Delete a guardrail",
-			desc: "Refused with 409 while an agent version lists it in its guardrails.", resp: store.Guardrail{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.GuardrailDelete)},
+			resp: store.Guardrail{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.GuardrailDelete)},
 		{method: "POST", path: v1 + "/guardrails/{id}/test", op: "testGuardrail", tag: tag, scope: "agents:read",
-			summary: "Check a text against a guardrail", desc: "Runs the guardrail's scanners on the text as an agent run would (whether or not the guardrail is enabled) " +
-				"and returns the verdict, each scanner's findings and the text to pass on. Nothing is recorded.",
-			body: guardrailTestRequest{}, resp: guardrail.Outcome{}, h: s.testGuardrail},
+			summary: "Check a text against a guardrail",
+			body:    guardrailTestRequest{}, resp: guardrail.Outcome{}, h: s.testGuardrail},
 	}
 }
 

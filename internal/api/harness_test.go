@@ -44,98 +44,97 @@ type testEnv struct {
 	key string
 }
 
-func newTestEnv(t *testing.T) *testEnv {
+// envConfig is what a test server is built from; envOptions change it.
+type envConfig struct {
+	store    *store.Store
+	emulator bool
+	server   func(*Config)
+	router   func(*store.Store, *secretbox.Box) runtime.ModelRouter
+	tools    func(*store.Store, *secretbox.Box) runtime.ToolServers
+	engine   func(*runtime.Config)
+}
+
+// envOption changes how newTestEnv builds its server.
+type envOption func(*envConfig)
+
+// onStore runs the server on a store the test opened (a SQLite file, PostgreSQL); the caller
+// closes it. Without it the server has an in-memory store of its own.
+func onStore(st *store.Store) envOption { return func(c *envConfig) { c.store = st } }
+
+// asServer runs the product's server (API keys, plans, live data sources) instead of the
+// emulator; run then sends a "*" key of the workspace.
+func asServer() envOption { return func(c *envConfig) { c.emulator = false } }
+
+// emulatorIf runs the emulator when emulator is true, else the server (for tests of both).
+func emulatorIf(emulator bool) envOption { return func(c *envConfig) { c.emulator = emulator } }
+
+// withConfig changes the server's Config before the server is made.
+func withConfig(f func(*Config)) envOption { return func(c *envConfig) { c.server = f } }
+
+// withRouter makes the engine's model router (default: the simulated model answers every call).
+func withRouter(f func(*store.Store, *secretbox.Box) runtime.ModelRouter) envOption {
+	return func(c *envConfig) { c.router = f }
+}
+
+// withTools makes the engine's MCP sessions (default: simulated).
+func withTools(f func(*store.Store, *secretbox.Box) runtime.ToolServers) envOption {
+	return func(c *envConfig) { c.tools = f }
+}
+
+// withEngine changes the engine's Config before the engine is made.
+func withEngine(f func(*runtime.Config)) envOption { return func(c *envConfig) { c.engine = f } }
+
+// newTestEnv starts a real server (the emulator unless asServer) on a real store with the test
+// workspace and the model catalog, changed by opts.
+func newTestEnv(t *testing.T, opts ...envOption) *testEnv {
 	t.Helper()
-	st, err := store.Open(context.Background(), "memory")
-	if err != nil {
-		t.Fatal(err)
+	c := envConfig{emulator: true}
+	for _, o := range opts {
+		o(&c)
 	}
-	t.Cleanup(func() { st.Close() })
-	return newTestEnvOn(t, st, true)
-}
-
-// newTestEnvOn is newTestEnv on a store the test opened (a SQLite file, say), as the emulator
-// or as the server; the caller closes the store.
-func newTestEnvOn(t *testing.T, st *store.Store, emulator bool) *testEnv {
-	t.Helper()
-	return newTestEnvWith(t, st, emulator, nil)
-}
-
-// newTestEnvWith is newTestEnvOn with the server's Config changed by override (when not nil).
-func newTestEnvWith(t *testing.T, st *store.Store, emulator bool, override func(*Config)) *testEnv {
-	t.Helper()
-	return newTestEnvRouted(t, st, emulator, override, nil, nil)
-}
-
-// newTestEnvRouted is newTestEnvWith with the engine's model router made by router (nil:
-// the simulated model answers every call) and its MCP sessions opened by tools (nil: they
-// are simulated).
-func newTestEnvRouted(t *testing.T, st *store.Store, emulator bool, override func(*Config),
-	router func(*store.Store, *secretbox.Box) runtime.ModelRouter, tools func(*store.Store, *secretbox.Box) runtime.ToolServers) *testEnv {
-	t.Helper()
-	return newTestEnvEngine(t, st, emulator, override, router, tools, nil)
-}
-
-// newTestEnvEngine is newTestEnvRouted with the engine's Config changed by engine (when not nil).
-func newTestEnvEngine(t *testing.T, st *store.Store, emulator bool, override func(*Config),
-	router func(*store.Store, *secretbox.Box) runtime.ModelRouter, tools func(*store.Store, *secretbox.Box) runtime.ToolServers,
-	engine func(*runtime.Config)) *testEnv {
-	t.Helper()
-	ctx := context.Background()
-	if _, err := st.WorkspaceGet(ctx, testWorkspace); store.IsNotFound(err) {
-		if _, err := st.WorkspaceCreate(ctx, &store.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"}); err != nil {
+	if c.store == nil {
+		st, err := store.Open(context.Background(), "memory")
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := seed.LoadCatalog(ctx, st); err != nil {
-			t.Fatal(err)
-		}
+		t.Cleanup(func() { st.Close() })
+		c.store = st
 	}
+	return c.start(t)
+}
+
+// start builds the engine and the server of c and serves them on a loopback port until the
+// test ends.
+func (c envConfig) start(t *testing.T) *testEnv {
+	t.Helper()
+	st := c.store
+	ensureTestWorkspace(t, st)
+
+	// The engine: the simulated model and simulated MCP sessions unless the test makes its own.
 	logBuf := &strings.Builder{}
 	log := slog.New(slog.NewTextHandler(&lockedWriter{w: logBuf}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	box := secretbox.NewRandom()
-	var models runtime.ModelRouter = runtime.SimulatedRouter{Model: simulated.New()}
-	if router != nil {
-		models = router(st, box)
-	}
-	var toolServers runtime.ToolServers
-	if tools != nil {
-		toolServers = tools(st, box)
-	}
 	m := metrics.New()
-	ecfg := runtime.Config{Store: st, Router: models, Tools: toolServers, Logger: log, Workers: 4, Metrics: m}
-	if engine != nil {
-		engine(&ecfg)
-	}
-	eng := runtime.New(ecfg)
-	if err := eng.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	reset := func(ctx context.Context) error {
-		return st.InTx(ctx, func(tx *store.Store) error {
-			if err := tx.Truncate(ctx); err != nil {
-				return err
-			}
-			if _, err := tx.WorkspaceCreate(ctx, &store.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"}); err != nil {
-				return err
-			}
-			return seed.LoadCatalog(ctx, tx)
-		})
-	}
-	var sources datasource.Executor = datasource.NewSample(st)
-	if !emulator {
+	eng := c.startEngine(t, box, log, m)
+
+	// The server: sample data sources in the emulator, live ones on the server.
+	var sources datasource.Executor = seed.NewSample(st)
+	if !c.emulator {
 		sources = datasource.NewLive(datasource.LiveConfig{Store: st, Secrets: box})
 	}
 	t.Cleanup(func() { sources.Close() })
-	cfg := Config{Store: st, Logger: log, Secrets: box, Emulator: emulator, WorkspaceID: testWorkspace,
-		CORSOrigins: []string{"*"}, Engine: eng, Reset: reset, Heartbeat: 50 * time.Millisecond, JWTSecret: testJWTSecret, DataSources: sources,
-		AllowStdioMCP: emulator, Metrics: m}
-	if override != nil {
-		override(&cfg)
+	cfg := Config{Store: st, Logger: log, Secrets: box, Emulator: c.emulator, WorkspaceID: testWorkspace,
+		CORSOrigins: []string{"*"}, Engine: eng, Reset: resetTestStore(st), Heartbeat: 50 * time.Millisecond, JWTSecret: testJWTSecret, DataSources: sources,
+		AllowStdioMCP: c.emulator, Metrics: m}
+	if c.server != nil {
+		c.server(&cfg)
 	}
 	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+
+	// Serve it; the engine stops after the server.
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {
 		srv.CloseStreams()
@@ -148,12 +147,68 @@ func newTestEnvEngine(t *testing.T, st *store.Store, emulator bool, override fun
 	if err != nil {
 		t.Fatal(err)
 	}
+
+	// The server needs a key: a "*" one of the test workspace.
 	e := &testEnv{t: t, srv: srv, ts: ts, c: client.New(ts.URL), store: st, ws: testWorkspace, logBuf: logBuf, oapi: v}
-	if !emulator {
+	if !c.emulator {
 		e.key = e.newKey(&store.APIKey{Name: "test", Scopes: store.Strings{"*"}})
 		e.c = client.New(ts.URL, client.WithAPIKey(e.key))
 	}
 	return e
+}
+
+// startEngine starts the engine of c (stopped by the caller).
+func (c envConfig) startEngine(t *testing.T, box *secretbox.Box, log *slog.Logger, m *metrics.Metrics) *runtime.Engine {
+	t.Helper()
+	var models runtime.ModelRouter = runtime.SimulatedRouter{Model: simulated.New()}
+	if c.router != nil {
+		models = c.router(c.store, box)
+	}
+	var toolServers runtime.ToolServers
+	if c.tools != nil {
+		toolServers = c.tools(c.store, box)
+	}
+	ecfg := runtime.Config{Store: c.store, Router: models, Tools: toolServers, Logger: log, Workers: 4, Metrics: m}
+	if c.engine != nil {
+		c.engine(&ecfg)
+	}
+	eng := runtime.New(ecfg)
+	if err := eng.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return eng
+}
+
+// ensureTestWorkspace creates the test workspace with the model catalog, unless st has it
+// (a store shared by several test servers).
+func ensureTestWorkspace(t *testing.T, st *store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := st.WorkspaceGet(ctx, testWorkspace); !store.IsNotFound(err) {
+		return
+	}
+	if _, err := st.WorkspaceCreate(ctx, &store.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := seed.LoadCatalog(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// resetTestStore is the server's Reset: the store emptied, then the test workspace and the
+// catalog again, in one transaction.
+func resetTestStore(st *store.Store) func(context.Context) error {
+	return func(ctx context.Context) error {
+		return st.InTx(ctx, func(tx *store.Store) error {
+			if err := tx.Truncate(ctx); err != nil {
+				return err
+			}
+			if _, err := tx.WorkspaceCreate(ctx, &store.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"}); err != nil {
+				return err
+			}
+			return seed.LoadCatalog(ctx, tx)
+		})
+	}
 }
 
 // validators holds one response validator per document (a string of it): compiling one took

@@ -31,24 +31,11 @@ func (s *Server) hookRoutes() []route {
 	const tag = "Triggers"
 	return []route{
 		{method: "POST", path: v1 + "/hooks/{token}", op: "receiveHook", tag: tag, summary: "Deliver an event to a trigger (no API key: the token is the credential)",
-			desc: "Starts a run of the trigger's agent with `source` set to the trigger type and `metadata.trigger_id`. Unknown or disabled token: 404. " +
-				"The call is verified the platform's way first (Standard Webhooks signature for a webhook with a signing_secret, Slack signing secret, " +
-				"Telegram secret token, WhatsApp X-Hub-Signature-256, Teams HMAC): a bad or missing signature or a stale timestamp is a 401 and runs nothing. " +
-				"The run's input comes from the trigger's input_mapping; input failing the agent's input_schema is a 422 and records nothing. " +
-				"Each event runs once: a retry of the same event (Slack event_id, Telegram update_id, WhatsApp message id, webhook-id) within 24 h answers 200 with the first execution. " +
-				"A webhook answers 202 with the execution (`id` is the execution id), or with config.respond `sync` 200 with the finished execution. " +
-				"Slack, Telegram and WhatsApp answer 202 at once and reply in the conversation when the run ends (the emulator sends no replies); " +
-				"each conversation (a Slack thread, a Telegram chat, a WhatsApp sender, a Teams conversation) continues one chat session, so the agent sees its history. " +
-				"Teams gets the reply in the response body (`{\"type\": \"message\", \"text\"}`). Platform handshakes (Slack url_verification) and events that run nothing " +
-				"are answered in the platform's own format. A message while the conversation's previous reply is still running: 503 with Retry-After, so the platform retries. " +
-				"Verified calls are charged to the trigger's own rate-limit bucket, by the rule of API keys (`--rate-limit`, `--rate-burst`): past it a 429 with Retry-After runs nothing.",
 			status: http.StatusAccepted, resp: store.Execution{}, alsoOK: map[int]any{http.StatusOK: nil},
 			errs: []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity,
 				http.StatusTooManyRequests, http.StatusServiceUnavailable},
 			h: s.receiveHook},
 		{method: "GET", path: v1 + "/hooks/{token}", op: "verifyHook", tag: tag, raw: true, summary: "WhatsApp's webhook verification handshake",
-			desc: "Answers WhatsApp's `hub.mode=subscribe` check with `hub.challenge` (text/plain) when `hub.verify_token` matches the trigger's verify_token; a wrong token is a 401. " +
-				"Any other trigger type: 404.",
 			errs: []int{http.StatusBadRequest, http.StatusUnauthorized}, h: s.receiveHook},
 	}
 }

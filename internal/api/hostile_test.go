@@ -38,11 +38,11 @@ func TestHostileWalk(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		hostileWalk(t, newTestEnvOn(t, st, false))
+		hostileWalk(t, newTestEnv(t, onStore(st), asServer()))
 	})
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
-		hostileWalk(t, newTestEnvOn(t, openTestPostgres(t), false))
+		hostileWalk(t, newTestEnv(t, onStore(openTestPostgres(t)), asServer()))
 	})
 }
 
@@ -647,7 +647,7 @@ func TestHostileScenarios(t *testing.T) {
 	})
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
-		hostileScenarios(t, newTestEnvOn(t, openTestPostgres(t), false))
+		hostileScenarios(t, newTestEnv(t, onStore(openTestPostgres(t)), asServer()))
 	})
 }
 

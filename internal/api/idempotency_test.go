@@ -97,7 +97,7 @@ func executionCount(t *testing.T, st *store.Store, ws string) int {
 // both dialects.
 func TestIdempotencyConcurrentRequests(t *testing.T) {
 	forEachDatabase(t, func(t *testing.T, url string) {
-		e := newTestEnvOn(t, openTestStore(t, url), false)
+		e := newTestEnv(t, onStore(openTestStore(t, url)), asServer())
 		agent := slowAgent(t, e, 20*time.Millisecond)
 		path := "/api/v1/agents/" + agent + "/execute"
 		const n = 12
@@ -179,7 +179,7 @@ func TestIdempotencyLeaseRenewed(t *testing.T) {
 func TestIdempotencyDeadProcess(t *testing.T) {
 	forEachDatabase(t, func(t *testing.T, url string) {
 		ctx := context.Background()
-		e := newTestEnvWith(t, openTestStore(t, url), false, func(c *Config) { c.IdempotencyLease = 200 * time.Millisecond })
+		e := newTestEnv(t, onStore(openTestStore(t, url)), asServer(), withConfig(func(c *Config) { c.IdempotencyLease = 200 * time.Millisecond }))
 		agent := slowAgent(t, e, 0)
 		path := "/api/v1/agents/" + agent + "/execute"
 		body := `{"input":{"message":"hi"}}`
@@ -279,8 +279,8 @@ func TestIdempotencyNodeStoppedMidRequest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := newTestEnvWith(t, stA, false, lease)
-		b := newTestEnvWith(t, openTestStore(t, url), false, lease)
+		a := newTestEnv(t, onStore(stA), asServer(), withConfig(lease))
+		b := newTestEnv(t, onStore(openTestStore(t, url)), asServer(), withConfig(lease))
 		path := "/api/v1/agents/" + slowAgent(t, a, 100*time.Millisecond) + "/execute"
 		body := `{"input":{"message":"tell me a long story about idempotency keys"},"timeout_ms":1000}`
 

@@ -103,9 +103,9 @@ func TestJudgeOpenAI(t *testing.T) {
 }
 
 func judgeOpenAI(t *testing.T, st *store.Store) {
-	e := newTestEnvEngine(t, st, false, nil, func(st *store.Store, box *secretbox.Box) runtime.ModelRouter {
+	e := newTestEnv(t, onStore(st), asServer(), withRouter(func(st *store.Store, box *secretbox.Box) runtime.ModelRouter {
 		return &runtime.CredentialRouter{Store: st, Secrets: box, Simulated: simulated.New()}
-	}, nil, nil)
+	}))
 	ctx := context.Background()
 	fake := llmtest.NewOpenAI()
 	t.Cleanup(fake.Close)

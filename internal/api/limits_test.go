@@ -22,7 +22,7 @@ func newServerEnvWith(t *testing.T, override func(*Config)) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return newTestEnvWith(t, st, false, override)
+	return newTestEnv(t, onStore(st), asServer(), withConfig(override))
 }
 
 // get sends GET path with the raw key and returns the response and its body, checked against
@@ -167,8 +167,8 @@ func TestPlanLimitsConcurrent(t *testing.T) {
 		plan := func(c *Config) {
 			c.Plan = Plan{MaxAgents: 3, MaxExecutionsPerMonth: 5, MaxConcurrentExecutions: 2}
 		}
-		a := newTestEnvWith(t, openTestStore(t, url), false, plan)
-		b := newTestEnvWith(t, openTestStore(t, url), false, plan)
+		a := newTestEnv(t, onStore(openTestStore(t, url)), asServer(), withConfig(plan))
+		b := newTestEnv(t, onStore(openTestStore(t, url)), asServer(), withConfig(plan))
 		nodes := []*testEnv{a, b}
 		race := func(path, body string) map[int]int {
 			const n = 12

@@ -33,26 +33,21 @@ type llmModelUpdateRequest struct {
 
 func (s *Server) llmModelRoutes() []route {
 	const tag = "LLM models"
-	builtIn := "Built-in catalog entries are read-only (403)."
 	return []route{
 		{method: "GET", path: v1 + "/llm-models", op: "listLLMModels", tag: tag, scope: "agents:read", list: true,
 			summary: "List the model catalog and the workspace's models",
-			desc:    "Ordered by provider, then id. Prices are USD per million tokens. source tells built-in catalog entries from the workspace's own.",
 			params: []param{{name: "provider", typ: "string", desc: "Provider slug, e.g. openai."},
 				{name: "capability", typ: "string", desc: "Only models with this capability, e.g. tools."},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the id or name."},
 				{name: "source", typ: "string", enum: []string{store.ModelSourceCatalog, store.ModelSourceWorkspace}}},
 			resp: store.LLMModel{}, h: s.listLLMModels},
 		{method: "POST", path: v1 + "/llm-models", op: "createLLMModel", tag: tag, scope: "agents:write", summary: "Register a workspace model",
-			desc: "For a model the catalog lacks (served by Ollama, vLLM, a fine-tune): agent versions may then name it in config.model, and its prices drive cost. " +
-				"An id of the catalog, or one already registered here, is a 409.",
 			body: llmModelCreateRequest{}, resp: store.LLMModel{}, status: http.StatusCreated, creates: true, errs: []int{http.StatusConflict}, h: s.createLLMModel},
-		{method: "GET", path: v1 + "/llm-models/{id}", op: "getLLMModel", tag: tag, scope: "agents:read", summary: "Get a model", desc: "One model of the catalog or of the workspace, with its context window, prices (USD per million tokens) and capabilities.",
+		{method: "GET", path: v1 + "/llm-models/{id}", op: "getLLMModel", tag: tag, scope: "agents:read", summary: "Get a model",
 			resp: store.LLMModel{}, h: s.getLLMModel},
 		{method: "PATCH", path: v1 + "/llm-models/{id}", op: "updateLLMModel", tag: tag, scope: "agents:write", summary: "Update a workspace model",
-			desc: builtIn, body: llmModelUpdateRequest{}, resp: store.LLMModel{}, errs: []int{http.StatusForbidden}, h: s.updateLLMModel},
+			body: llmModelUpdateRequest{}, resp: store.LLMModel{}, errs: []int{http.StatusForbidden}, h: s.updateLLMModel},
 		{method: "DELETE", path: v1 + "/llm-models/{id}", op: "deleteLLMModel", tag: tag, scope: "agents:write", summary: "Delete a workspace model",
-			desc: builtIn + " Versions naming a deleted model fail to run until they name another (or set config.credential_id).",
 			resp: store.LLMModel{}, errs: []int{http.StatusForbidden}, h: s.deleteLLMModel},
 	}
 }

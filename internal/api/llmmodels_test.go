@@ -59,9 +59,9 @@ func credentialRouterEnv(t *testing.T) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return newTestEnvRouted(t, st, false, nil, func(st *store.Store, box *secretbox.Box) runtime.ModelRouter {
+	return newTestEnv(t, onStore(st), asServer(), withRouter(func(st *store.Store, box *secretbox.Box) runtime.ModelRouter {
 		return &runtime.CredentialRouter{Store: st, Secrets: box, Simulated: simulated.New()}
-	}, nil)
+	}))
 }
 
 func TestExecuteNeedsACredential(t *testing.T) {

@@ -27,9 +27,9 @@ func mcpServerEnv(t *testing.T, override func(*Config)) *testEnv {
 	t.Cleanup(func() { st.Close() })
 	c := mcpclient.New(mcpclient.Options{})
 	t.Cleanup(c.Close)
-	return newTestEnvRouted(t, st, false, override, nil, func(st *store.Store, box *secretbox.Box) runtime.ToolServers {
+	return newTestEnv(t, onStore(st), asServer(), withConfig(override), withTools(func(st *store.Store, box *secretbox.Box) runtime.ToolServers {
 		return &runtime.MCPServers{Store: st, Secrets: box, Client: c}
-	})
+	}))
 }
 
 // TestMCPToolStdioNeedsTheFlag: a server saves stdio MCP tools only with --allow-stdio-mcp,

@@ -28,12 +28,7 @@ const mcpTag = "MCP server"
 var mcpMessageSchema = json.RawMessage(`{"type":"object","properties":{"message":{"type":"string","description":"The message to the agent."}},"required":["message"]}`)
 
 func (s *Server) mcpRoutes() []route {
-	desc := "A Streamable HTTP MCP server (protocol revision 2025-06-18 and later; stateless: each POST carries one JSON-RPC message and is answered on its own, GET and DELETE are 405 as the transport allows). " +
-		"Its tools are the workspace's agents: a tool's name is the agent's name made valid and unique (letters, digits, `_` and `-`), its description the agent's, its input schema the active version's input_schema (or `{message: string}`). " +
-		"Calling a tool runs the agent (an execution with source `mcp`) and returns its output as text, with structuredContent when the version has an output_schema; " +
-		"the run's content deltas are sent as progress notifications when the call has a progress token, and cancelling the call cancels the run. " +
-		"A run that fails or stops for approval is a tool error naming the execution. The workspace's prompts are MCP prompts, their arguments the template's variables. " +
-		"Authenticate with `X-API-Key` or `Authorization: Bearer ap_…`; JSON-RPC errors are the SDK's, errors before it (key, scope, agent) the envelope."
+	desc := description("_mcp-server")
 	var rs []route
 	for _, m := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
 		name := strings.ToLower(m)
@@ -42,7 +37,7 @@ func (s *Server) mcpRoutes() []route {
 			route{method: m, path: v1 + "/mcp", op: "mcpServer" + name, tag: mcpTag, scope: "agents:execute", raw: true, mcp: true,
 				summary: "The workspace's agents as an MCP server (" + m + ")", desc: desc, h: s.mcpServe},
 			route{method: m, path: v1 + "/mcp/agents/{id}", op: "mcpAgentServer" + name, tag: mcpTag, scope: "agents:execute", raw: true, mcp: true,
-				summary: "One agent as an MCP server (" + m + ")", desc: "The MCP server of /api/v1/mcp narrowed to one agent, for hosts that take one server per agent: its one tool, and the workspace's prompts.\n\n" + desc, h: s.mcpServe})
+				summary: "One agent as an MCP server (" + m + ")", desc: description("_mcp-agent-server") + "\n\n" + desc, h: s.mcpServe})
 	}
 	return rs
 }

@@ -160,11 +160,11 @@ func TestAgentCallsAgentOverMCP(t *testing.T) {
 	t.Cleanup(func() { st.Close() })
 	mc := mcpclient.New(mcpclient.Options{})
 	t.Cleanup(mc.Close)
-	e := newTestEnvRouted(t, st, false, nil, func(st *store.Store, box *secretbox.Box) runtime.ModelRouter {
+	e := newTestEnv(t, onStore(st), asServer(), withRouter(func(st *store.Store, box *secretbox.Box) runtime.ModelRouter {
 		return &runtime.CredentialRouter{Store: st, Secrets: box, Simulated: simulated.New()}
-	}, func(st *store.Store, box *secretbox.Box) runtime.ToolServers {
+	}), withTools(func(st *store.Store, box *secretbox.Box) runtime.ToolServers {
 		return &runtime.MCPServers{Store: st, Secrets: box, Client: mc}
-	})
+	}))
 	fake := llmtest.NewOpenAI()
 	t.Cleanup(fake.Close)
 	fake.Fallback = func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Text: []string{"Paris."}} }

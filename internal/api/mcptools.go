@@ -92,29 +92,24 @@ func statusEnum(statuses []int) []any {
 func (s *Server) mcpToolRoutes() []route {
 	const tag = "MCP tools"
 	return []route{
-		{method: "GET", path: v1 + "/mcp-tools", op: "listMCPTools", tag: tag, scope: "agents:read", summary: "List MCP servers", desc: "The workspace's MCP servers, newest first, with the tools each offers. Filter by `transport`, `enabled` or `q`.", list: true,
+		{method: "GET", path: v1 + "/mcp-tools", op: "listMCPTools", tag: tag, scope: "agents:read", summary: "List MCP servers", list: true,
 			params: []param{{name: "transport", typ: "string", enum: store.MCPTransports},
 				{name: "enabled", typ: "boolean", desc: "true or false."},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
 			resp: store.MCPTool{}, h: s.listMCPTools},
 		{method: "POST", path: v1 + "/mcp-tools", op: "createMCPTool", tag: tag, scope: "agents:write", summary: "Register an MCP server",
-			desc: "Agents use its tools once its id is listed in their config's tools.",
 			body: mcpToolCreateRequest{}, resp: store.MCPTool{}, status: http.StatusCreated, creates: true, h: s.createMCPTool},
 		{method: "GET", path: v1 + "/mcp-tools/templates", op: "listMCPToolTemplates", tag: tag, scope: "agents:read", list: true,
-			summary: "List templates of commonly used MCP servers", desc: "A built-in catalog: each entry is a ready configuration with the tools the server offers.",
-			resp: mcpspec.Template{}, h: s.listMCPToolTemplates,
+			summary: "List templates of commonly used MCP servers",
+			resp:    mcpspec.Template{}, h: s.listMCPToolTemplates,
 			params: []param{{name: "q", typ: "string", desc: "Case-insensitive substring of the id, name or description."}}},
 		{method: "POST", path: v1 + "/mcp-tools/{id}/refresh", op: "refreshMCPTool", tag: tag, scope: "agents:write", summary: "List an MCP server's tools",
-			desc: "Connects to the server (with its credential) and lists its tools: their names, descriptions and input schemas replace `tools`, " +
-				"`refreshed_at` is now and `last_error` null. When the server cannot be reached or listed, the answer is still 200: `refreshed_at` is now, " +
-				"`last_error` says what went wrong, `tools` stay as they were, and the message repeats the error. " +
-				"The emulator (and a server started with --models simulated) does not connect: the tools stay the record's own, or are its template's when it has none, and the message says so.",
 			resp: store.MCPTool{}, h: s.refreshMCPTool},
-		{method: "GET", path: v1 + "/mcp-tools/{id}", op: "getMCPTool", tag: tag, scope: "agents:read", summary: "Get an MCP server", desc: "One MCP server with its transport settings and the tools it offers.", resp: store.MCPTool{}, h: byID(s, s.store.MCPToolGet)},
+		{method: "GET", path: v1 + "/mcp-tools/{id}", op: "getMCPTool", tag: tag, scope: "agents:read", summary: "Get an MCP server", resp: store.MCPTool{}, h: byID(s, s.store.MCPToolGet)},
 		{method: "PATCH", path: v1 + "/mcp-tools/{id}", op: "updateMCPTool", tag: tag, scope: "agents:write", summary: "Update an MCP server",
-			desc: "The result must be a valid configuration as a whole.", body: mcpToolUpdateRequest{}, resp: store.MCPTool{}, h: s.updateMCPTool},
+			body: mcpToolUpdateRequest{}, resp: store.MCPTool{}, h: s.updateMCPTool},
 		{method: "DELETE", path: v1 + "/mcp-tools/{id}", op: "deleteMCPTool", tag: tag, scope: "agents:write", summary: "Delete an MCP server",
-			desc: "Refused with 409 while an agent version lists it in its tools.", resp: store.MCPTool{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.MCPToolDelete)},
+			resp: store.MCPTool{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.MCPToolDelete)},
 	}
 }
 

@@ -32,7 +32,7 @@ type memoryUpdateRequest struct {
 func (s *Server) memoryRoutes() []route {
 	const tag = "Memories"
 	return []route{
-		{method: "GET", path: v1 + "/memories", op: "listMemories", tag: tag, scope: "agents:read", summary: "List memories", desc: "The workspace's memories, newest first. Filter by `agent_id`, `session_id`, `end_user_id`, an exact `key`, or `q`, a substring of the key or content.", list: true,
+		{method: "GET", path: v1 + "/memories", op: "listMemories", tag: tag, scope: "agents:read", summary: "List memories", list: true,
 			params: []param{{name: "agent_id", typ: "string", desc: "Only memories of this agent."},
 				{name: "session_id", typ: "string", desc: "Only memories of this chat session."},
 				{name: "end_user_id", typ: "string", desc: "Only memories about this end user."},
@@ -40,12 +40,11 @@ func (s *Server) memoryRoutes() []route {
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the key or content."}},
 			resp: store.Memory{}, h: s.listMemories},
 		{method: "POST", path: v1 + "/memories", op: "createMemory", tag: tag, scope: "agents:write", summary: "Store a memory",
-			desc: "A memory of an agent is deleted with the agent.",
 			body: memoryCreateRequest{}, resp: store.Memory{}, status: http.StatusCreated, creates: true, h: s.createMemory},
-		{method: "GET", path: v1 + "/memories/{id}", op: "getMemory", tag: tag, scope: "agents:read", summary: "Get a memory", desc: "One memory: its key, content and metadata, and the agent it belongs to (null for a workspace-wide memory).", resp: store.Memory{}, h: byID(s, s.store.MemoryGet)},
-		{method: "PATCH", path: v1 + "/memories/{id}", op: "updateMemory", tag: tag, scope: "agents:write", summary: "Update a memory", desc: "Changes the given fields; `metadata` replaces the whole object, and an empty `agent_id` makes the memory workspace-wide.",
+		{method: "GET", path: v1 + "/memories/{id}", op: "getMemory", tag: tag, scope: "agents:read", summary: "Get a memory", resp: store.Memory{}, h: byID(s, s.store.MemoryGet)},
+		{method: "PATCH", path: v1 + "/memories/{id}", op: "updateMemory", tag: tag, scope: "agents:write", summary: "Update a memory",
 			body: memoryUpdateRequest{}, resp: store.Memory{}, h: s.updateMemory},
-		{method: "DELETE", path: v1 + "/memories/{id}", op: "deleteMemory", tag: tag, scope: "agents:write", summary: "Delete a memory", desc: "Deletes the memory and answers with it as it was.",
+		{method: "DELETE", path: v1 + "/memories/{id}", op: "deleteMemory", tag: tag, scope: "agents:write", summary: "Delete a memory",
 			resp: store.Memory{}, h: byID(s, s.store.MemoryDelete)},
 	}
 }

@@ -42,7 +42,7 @@ func metricLine(text, series string) string {
 // series once runs happened, on SQLite and PostgreSQL, with no id in any label.
 func TestMetricsAfterRuns(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) { metricsAfterRuns(t, newServerEnv(t)) })
-	t.Run("postgres", func(t *testing.T) { metricsAfterRuns(t, newTestEnvOn(t, openTestPostgres(t), false)) })
+	t.Run("postgres", func(t *testing.T) { metricsAfterRuns(t, newTestEnv(t, onStore(openTestPostgres(t)), asServer())) })
 }
 
 func metricsAfterRuns(t *testing.T, e *testEnv) {

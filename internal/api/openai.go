@@ -30,19 +30,8 @@ func (s *Server) openAIRoutes() []route {
 	base := openAIBase
 	return []route{
 		{method: "GET", path: base + "/models", op: "openaiListModels", tag: openAITag, scope: "agents:execute", summary: "The workspace's agents as OpenAI models",
-			desc: "OpenAI's list of models: each agent of the workspace, with `id` its agent id and `owned_by` the workspace. " +
-				"A request may name an agent by its id, by its name, or as `AGENT@N` for its version N. Errors use OpenAI's shape, see POST /openai/chat/completions.",
 			raw: true, openai: true, resp: OpenAIModelList{}, nocache: true, h: s.openAIModels},
 		{method: "POST", path: base + "/chat/completions", op: "openaiChatCompletions", tag: openAITag, scope: "agents:execute", summary: "Run an agent as an OpenAI chat completion",
-			desc: "OpenAI's Chat Completions for an agent: `model` names the agent (id, name, or AGENT@N); the last message is the user's and becomes the input `{\"message\"}` " +
-				"(with an input_schema, it must be a JSON object matching it); earlier user and assistant messages are the history; system and developer messages are added after the agent's own system prompt. " +
-				"The agent's configuration applies (model, tools, guardrails, approvals): request fields such as temperature are ignored, and `tools` is a 422. " +
-				"`user` is recorded as end_user_id, `metadata` as the execution's metadata; `response_format` json_schema (or json_object) gives the run that output schema when the agent has none. " +
-				"The answer's `id` is `chatcmpl-` and the execution's id; `usage` is the run's. Each request is one execution with source `openai`, traced and billed like any other. " +
-				"With `stream: true`, the answer is a stream of `chat.completion.chunk` objects (`data: <JSON>` lines), then `data: [DONE]`; `stream_options.include_usage` adds a last chunk with `usage` and no choices. " +
-				"Errors use OpenAI's shape `{\"error\": {\"message\", \"type\", \"code\"}}` (code is agentplane's error code) with the statuses of the rest of the API, so OpenAI SDKs raise their typed errors; " +
-				"this is the one deviation from the envelope. A run that stops for approval is a 409 with code `approval_required` and `execution_id` (a stream ends with that error instead of [DONE]); " +
-				"a run that fails is a 502 naming the execution; a run still going after 300 s is a 504 naming it.",
 			body: openAIChatRequest{}, raw: true, openai: true, streams: true, resp: OpenAIChatCompletion{}, creates: true, plan: true,
 			errs: []int{http.StatusNotFound, http.StatusConflict, http.StatusBadGateway, http.StatusGatewayTimeout}, h: s.openAIChat},
 		s.openAIResponsesRoute(),

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentplane/agentplane/internal/datasource"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
+	"github.com/agentplane/agentplane/internal/seed"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -89,7 +89,7 @@ func benchRunServer(b *testing.B, st *store.Store, ws string) *Server {
 	if err := eng.Start(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	ds := datasource.NewSample(st)
+	ds := seed.NewSample(st)
 	srv, err := New(Config{Store: st, Logger: log, Secrets: secretbox.NewRandom(), WorkspaceID: ws, Engine: eng, DataSources: ds})
 	if err != nil {
 		b.Fatal(err)

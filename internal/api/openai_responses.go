@@ -76,13 +76,6 @@ type OpenAIResponse struct {
 
 func (s *Server) openAIResponsesRoute() route {
 	return route{method: "POST", path: v1 + "/openai/responses", op: "openaiResponses", tag: openAITag, scope: "agents:execute", summary: "Run an agent as an OpenAI response",
-		desc: "OpenAI's Responses API for an agent: `model` names the agent as in chat completions; `input` is the user's message (a string) or messages whose last one is the user's; " +
-			"`instructions` are added after the agent's system prompt. A response is a chat turn: the first call creates a chat session (visible at GET /api/v1/chat/sessions), " +
-			"and `previous_response_id` continues it with the history the platform keeps (a request while that session's reply still runs is a 409). `store: false` keeps no session: " +
-			"such a response cannot be continued. Each request is one execution with source `openai`. With `stream: true` the answer is the Responses event stream " +
-			"(`response.created`, `response.in_progress`, `response.output_item.added`, `response.content_part.added`, `response.output_text.delta`…, `response.output_text.done`, " +
-			"`response.content_part.done`, `response.output_item.done`, `response.completed`); a run that fails or stops for approval ends it with an `error` event. " +
-			"Errors, approvals and timeouts answer as in POST /openai/chat/completions.",
 		body: openAIResponsesRequest{}, raw: true, openai: true, streams: true, resp: OpenAIResponse{}, creates: true, plan: true,
 		errs: []int{http.StatusNotFound, http.StatusConflict, http.StatusBadGateway, http.StatusGatewayTimeout}, h: s.openAIResponses}
 }

@@ -31,9 +31,9 @@ func newOpenAIEnv(t *testing.T) *openAIEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	e := newTestEnvRouted(t, st, false, nil, func(st *store.Store, box *secretbox.Box) runtime.ModelRouter {
+	e := newTestEnv(t, onStore(st), asServer(), withRouter(func(st *store.Store, box *secretbox.Box) runtime.ModelRouter {
 		return &runtime.CredentialRouter{Store: st, Secrets: box, Simulated: simulated.New()}
-	}, nil)
+	}))
 	fake := llmtest.NewOpenAI()
 	t.Cleanup(fake.Close)
 	fake.Fallback = func(llmtest.Request) llmtest.Reply {

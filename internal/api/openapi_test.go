@@ -279,9 +279,11 @@ func TestOpenAPIEnumsAndNullables(t *testing.T) {
 			{"MCPTool", "transport", store.MCPTransports},
 			{"StreamEventError", "code", []string{"failed", "cancelled", "rejected", "timeout", "interrupted", "unauthorized"}},
 		} {
-			if got := enumOf(schemaProp(t, doc, tc.schema, tc.prop)); !slices.Equal(got, tc.want) {
-				t.Errorf("%s: %s.%s enum %v, want %v", name, tc.schema, tc.prop, got, tc.want)
-			}
+			t.Run(name+"/"+tc.schema+"."+tc.prop, func(t *testing.T) {
+				if got := enumOf(schemaProp(t, doc, tc.schema, tc.prop)); !slices.Equal(got, tc.want) {
+					t.Errorf("enum %v, want %v", got, tc.want)
+				}
+			})
 		}
 		src := schemaProp(t, doc, "Execution", "source")
 		if src["enum"] != nil {
@@ -293,27 +295,43 @@ func TestOpenAPIEnumsAndNullables(t *testing.T) {
 			}
 		}
 		for _, sp := range []struct{ schema, prop string }{{"ExecutionNode", "completed_at"}, {"ExecutionNode", "started_at"}, {"Execution", "completed_at"}} {
-			if types, _ := schemaProp(t, doc, sp.schema, sp.prop)["type"].([]any); !slices.Contains(types, any("null")) {
-				t.Errorf("%s: %s.%s is sent as null but not documented nullable", name, sp.schema, sp.prop)
-			}
+			t.Run(name+"/"+sp.schema+"."+sp.prop+"/nullable", func(t *testing.T) {
+				if types, _ := schemaProp(t, doc, sp.schema, sp.prop)["type"].([]any); !slices.Contains(types, any("null")) {
+					t.Errorf("sent as null but not documented nullable")
+				}
+			})
 		}
 		for _, sp := range []struct{ schema, prop string }{{"AgentPreview", "config"}, {"AgentConfig", "approval"}, {"AgentConfig", "temperature"},
 			{"DataSource", "active_version_id"}, {"DataSource", "active_version"}, {"ChatMessage", "execution_id"}} {
-			p := schemaProp(t, doc, sp.schema, sp.prop)
-			if types, _ := p["type"].([]any); slices.Contains(types, any("null")) || p["anyOf"] != nil {
-				t.Errorf("%s: %s.%s is never sent as null but documented nullable: %v", name, sp.schema, sp.prop, p)
-			}
+			t.Run(name+"/"+sp.schema+"."+sp.prop+"/not_nullable", func(t *testing.T) {
+				p := schemaProp(t, doc, sp.schema, sp.prop)
+				if types, _ := p["type"].([]any); slices.Contains(types, any("null")) || p["anyOf"] != nil {
+					t.Errorf("never sent as null but documented nullable: %v", p)
+				}
+			})
 		}
 	}
 }
 
-// TestOpenAPIDescriptions: every operation and tag is described and the document has a
-// licence.
+// TestOpenAPIDescriptions: every operation and tag is described, every description file
+// names an operation, and the document has a licence.
 func TestOpenAPIDescriptions(t *testing.T) {
 	s := &Server{cfg: Config{}}
+	ops := map[string]bool{}
 	for _, rt := range s.routeTable() {
-		if strings.TrimSpace(rt.desc) == "" {
-			t.Errorf("%s (%s) has no desc", rt.pattern(), rt.op)
+		ops[rt.op] = true
+		if strings.TrimSpace(rt.description()) == "" {
+			t.Errorf("%s (%s) has no description: write descriptions/%s.md", rt.pattern(), rt.op, rt.op)
+		}
+	}
+	files, err := descriptionFiles.ReadDir("descriptions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(f.Name(), ".md")
+		if !ops[name] && !strings.HasPrefix(name, "_") {
+			t.Errorf("descriptions/%s describes no operation (fragments shared by several start with _)", f.Name())
 		}
 	}
 	for name, doc := range bothDocuments(t) {

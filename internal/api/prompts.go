@@ -9,13 +9,6 @@ import (
 	"github.com/agentplane/agentplane/internal/store"
 )
 
-// templateDoc explains the template language wherever a template is written or rendered.
-const templateDoc = "Templates use Mustache semantics without HTML escaping (prompts are text, so `{{ name }}` and `{{{ name }}}` are the same): " +
-	"variables `{{ name }}`, dotted names `{{ user.email }}`, sections `{{#items}}…{{/items}}` (repeated for each element of a list, " +
-	"shown once for a truthy value), inverted sections `{{^vip}}…{{/vip}}` (shown when the value is missing, false or empty) and comments `{{! … }}`. " +
-	"Partials (`{{> name}}`) are not supported. A missing variable renders as empty text. " +
-	"A template that does not parse is rejected with 422 naming `template`."
-
 const (
 	maxTemplateLen = 100_000
 	maxTags        = 50
@@ -64,35 +57,32 @@ type PromptPreview struct {
 func (s *Server) promptRoutes() []route {
 	const tag = "Prompts"
 	return []route{
-		{method: "GET", path: v1 + "/prompts", op: "listPrompts", tag: tag, scope: "prompts:read", summary: "List prompts", desc: "The workspace's prompts, newest first, each with the template and variables of its active version. Filter by `q` or `tag`.", list: true,
+		{method: "GET", path: v1 + "/prompts", op: "listPrompts", tag: tag, scope: "prompts:read", summary: "List prompts", list: true,
 			params: []param{{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."},
 				{name: "tag", typ: "string", desc: "Only prompts with this tag (case-insensitive)."}},
 			resp: store.Prompt{}, h: s.listPrompts},
 		{method: "POST", path: v1 + "/prompts", op: "createPrompt", tag: tag, scope: "prompts:write", summary: "Create a prompt (and its version 1)",
-			desc: "Version 1 is created from `template`, `config` and `notes` and becomes active. " + templateDoc,
+			desc: description("createPrompt") + " " + description("_template-language"),
 			body: promptCreateRequest{}, resp: store.Prompt{}, status: http.StatusCreated, creates: true, h: s.createPrompt},
 		{method: "GET", path: v1 + "/prompts/{id}", op: "getPrompt", tag: tag, scope: "prompts:read", summary: "Get a prompt",
-			desc: "`template` and `variables` are those of the active version.", resp: store.Prompt{}, h: byID(s, s.store.PromptGet)},
+			resp: store.Prompt{}, h: byID(s, s.store.PromptGet)},
 		{method: "PATCH", path: v1 + "/prompts/{id}", op: "updatePrompt", tag: tag, scope: "prompts:write", summary: "Update a prompt's name, description, tags or metadata",
-			desc: "Template changes are made by creating a version and promoting it.", body: promptUpdateRequest{}, resp: store.Prompt{}, h: s.updatePrompt},
+			body: promptUpdateRequest{}, resp: store.Prompt{}, h: s.updatePrompt},
 		{method: "DELETE", path: v1 + "/prompts/{id}", op: "deletePrompt", tag: tag, scope: "prompts:write", summary: "Delete a prompt and its versions",
-			desc: "Refused with 409 while a version of an agent refers to the prompt (`config.prompt_id`).",
 			resp: store.Prompt{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.PromptDelete)},
-		{method: "GET", path: v1 + "/prompts/{id}/versions", op: "listPromptVersions", tag: tag, scope: "prompts:read", summary: "List a prompt's versions, newest first", desc: "Every version of the prompt, newest first, with its template, the variables it uses, its config and notes.",
+		{method: "GET", path: v1 + "/prompts/{id}/versions", op: "listPromptVersions", tag: tag, scope: "prompts:read", summary: "List a prompt's versions, newest first",
 			list: true, resp: store.PromptVersion{}, h: childList(s, s.store.PromptVersionList)},
 		{method: "POST", path: v1 + "/prompts/{id}/versions", op: "createPromptVersion", tag: tag, scope: "prompts:write", summary: "Create a version",
-			desc: "The new version gets the next number (numbers are never reused) and does not become active until promoted. " + templateDoc,
+			desc: description("createPromptVersion") + " " + description("_template-language"),
 			body: promptVersionCreateRequest{}, resp: store.PromptVersion{}, status: http.StatusCreated, creates: true, h: s.createPromptVersion},
-		{method: "GET", path: v1 + "/prompts/{id}/versions/{version_id}", op: "getPromptVersion", tag: tag, scope: "prompts:read", summary: "Get a version", desc: "One version of the prompt, with its template and the variables it uses. Versions are immutable.",
+		{method: "GET", path: v1 + "/prompts/{id}/versions/{version_id}", op: "getPromptVersion", tag: tag, scope: "prompts:read", summary: "Get a version",
 			resp: store.PromptVersion{}, h: versionByID(s, s.store.PromptVersionGet)},
 		{method: "POST", path: v1 + "/prompts/{id}/versions/{version_id}/promote", op: "promotePromptVersion", tag: tag, scope: "prompts:write",
-			summary: "Make a version the active one", desc: "Returns the prompt.", resp: store.Prompt{}, h: promoteVersion(s, s.store.PromptVersionPromote, s.store.PromptGet)},
+			summary: "Make a version the active one", resp: store.Prompt{}, h: promoteVersion(s, s.store.PromptVersionPromote, s.store.PromptGet)},
 		{method: "POST", path: v1 + "/prompts/{id}/preview", op: "previewPrompt", tag: tag, scope: "prompts:execute",
 			summary: "Render a version with variables",
-			desc: "Renders the active version, or `version_id`, with `variables` and lists the variables the template uses and those missing. " +
-				"With `strict: true` any missing variable is a 422 naming them. A prompt without an active version (and no `version_id`) is a 409. " +
-				"No model is called and nothing is recorded. " + templateDoc,
-			body: promptPreviewRequest{}, resp: PromptPreview{}, errs: []int{http.StatusConflict}, h: s.previewPrompt},
+			desc:    description("previewPrompt") + " " + description("_template-language"),
+			body:    promptPreviewRequest{}, resp: PromptPreview{}, errs: []int{http.StatusConflict}, h: s.previewPrompt},
 	}
 }
 

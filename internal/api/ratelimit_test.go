@@ -133,14 +133,16 @@ func TestLoginAddress(t *testing.T) {
 		{"10.0.0.1:1", "198.51.100.4", "198.51.100.4"},
 		{"192.0.2.7:1", "198.51.100.4", "192.0.2.7"}, // an untrusted peer's header is ignored
 	} {
-		r := httptest.NewRequest("POST", "/", nil)
-		r.RemoteAddr = c.remote
-		if c.xff != "" {
-			r.Header.Set("X-Forwarded-For", c.xff)
-		}
-		if got := loginAddress(r, trusted); got != c.want {
-			t.Errorf("%s (%s): %s, want %s", c.remote, c.xff, got, c.want)
-		}
+		t.Run(c.remote+"/"+c.xff, func(t *testing.T) {
+			r := httptest.NewRequest("POST", "/", nil)
+			r.RemoteAddr = c.remote
+			if c.xff != "" {
+				r.Header.Set("X-Forwarded-For", c.xff)
+			}
+			if got := loginAddress(r, trusted); got != c.want {
+				t.Errorf("%s, want %s", got, c.want)
+			}
+		})
 	}
 }
 
@@ -151,10 +153,10 @@ func TestRateLimitsAcrossNodes(t *testing.T) {
 		var nodes []*testEnv
 		for range 2 {
 			st := openTestStore(t, url)
-			nodes = append(nodes, newTestEnvWith(t, st, false, func(c *Config) {
+			nodes = append(nodes, newTestEnv(t, onStore(st), asServer(), withConfig(func(c *Config) {
 				c.RateLimit, c.RateBurst, c.RateShared = slowRate, 6, shared(st)
 				c.LoginLimits.PerEmail = ratelimit.Rule{Rate: slowRate, Burst: 2}
-			}))
+			})))
 		}
 		key := nodes[0].key
 		ok := 0

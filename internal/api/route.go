@@ -33,7 +33,7 @@ type route struct {
 	path     string // absolute, e.g. /api/v1/agents/{id}
 	op       string // operationId
 	summary  string
-	desc     string
+	desc     string // computed description; most routes leave it empty for descriptions/<op>.md
 	tag      string
 	scope    string // "" for public routes
 	params   []param
@@ -168,7 +168,7 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 			continue
 		}
 		op := &huma.Operation{
-			OperationID: rt.op, Method: rt.method, Path: rt.path, Summary: rt.summary, Description: rt.desc,
+			OperationID: rt.op, Method: rt.method, Path: rt.path, Summary: rt.summary, Description: rt.description(),
 			Responses: map[string]*huma.Response{},
 		}
 		if rt.tag != "" {

@@ -76,47 +76,31 @@ func (s *Server) scoreRoutes() []route {
 	const tag, cfgTag = "Scores", "Score configs"
 	return []route{
 		{method: "GET", path: v1 + "/scores", op: "listScores", tag: tag, scope: "scores:read", summary: "List scores, newest first",
-			desc: "The workspace's scores, newest first. Filter by `name`, `config_id`, `data_type`, `source`, a target " +
-				"(`execution_id`, `trace_id`, `span_id`, `session_id`: a score carries the ids containing its target, so a trace's list holds its spans' and execution's scores too) " +
-				"and a creation window (`created_after`, `created_before`).", list: true,
+			list:   true,
 			params: scoreFilterParams, resp: store.Score{}, h: scoresBy(s, s.store.ScoreList)},
 		{method: "POST", path: v1 + "/scores", op: "createScore", tag: tag, scope: "scores:write", summary: "Score an execution, trace, span or session",
-			desc: "Gives a score to at least one target of the workspace: `execution_id`, `trace_id` (with `span_id` for a span) or `session_id`; the ids containing it are filled in " +
-				"(an execution's trace and session, a trace's execution), and ids given together must agree. " +
-				"With `config_id` the score is checked against the config: not archived, its name and data type, numeric values within `min`/`max`, " +
-				"a categorical label among its categories (its value filled in, or the label from a value), boolean 1/0 or \"true\"/\"false\". " +
-				"Without it, `name` and `data_type` are required and the value is kept as sent. A broken rule is a 422 naming the field and the rule. " +
-				"`author` is the request's API key (its id and prefix) or signed-in user (id and email).",
 			body: scoreCreateRequest{}, resp: store.Score{}, status: http.StatusCreated, creates: true, h: s.createScore},
 		{method: "GET", path: v1 + "/scores/summary", op: "summarizeScores", tag: tag, scope: "scores:read", summary: "Sum up scores per name",
-			desc: "One entry per score name and data type, ordered by name, over the scores the filters select (those of GET /scores): " +
-				"`count`; `mean` (numeric, and boolean as the share of true); numeric `min`, `max` and `buckets` (one per value when there are at most 10 distinct values, " +
-				"else 10 equal-width buckets from min to max); categorical and boolean `categories`, the count of each label, most frequent first. Pages are of entries.", list: true,
+			list:   true,
 			params: scoreFilterParams, resp: store.ScoreSummary{}, h: scoresBy(s, s.store.ScoreSummary)},
 		{method: "GET", path: v1 + "/scores/{id}", op: "getScore", tag: tag, scope: "scores:read", summary: "Get a score",
-			desc: "One score with its targets, value, source, comment and author.", resp: store.Score{}, h: byID(s, s.store.ScoreGet)},
+			resp: store.Score{}, h: byID(s, s.store.ScoreGet)},
 		{method: "PATCH", path: v1 + "/scores/{id}", op: "updateScore", tag: tag, scope: "scores:write", summary: "Update a score",
-			desc: "Changes the comment, the metadata (the whole object) or the value. A new `value` or `string_value` is checked as on create, against the score's config " +
-				"(even if archived since) or data type, and the other of the two is derived again. Name, config, data type, targets, source and author do not change.",
 			body: scoreUpdateRequest{}, resp: store.Score{}, h: s.updateScore},
 		{method: "DELETE", path: v1 + "/scores/{id}", op: "deleteScore", tag: tag, scope: "scores:write", summary: "Delete a score",
-			desc: "Deletes the score and answers with it as it was.", resp: store.Score{}, h: byID(s, s.store.ScoreDelete)},
+			resp: store.Score{}, h: byID(s, s.store.ScoreDelete)},
 
 		{method: "GET", path: v1 + "/score-configs", op: "listScoreConfigs", tag: cfgTag, scope: "scores:read", summary: "List score configs, newest first",
-			desc: "The workspace's score configs, newest first. Filter by `data_type`, `archived`, or `q`, a substring of the name or description.", list: true,
+			list: true,
 			params: []param{{name: "data_type", typ: "string", desc: "Only configs of this data type.", enum: store.ScoreDataTypes},
 				{name: "archived", typ: "boolean", desc: "true or false."},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
 			resp: store.ScoreConfig{}, h: s.listScoreConfigs},
 		{method: "POST", path: v1 + "/score-configs", op: "createScoreConfig", tag: cfgTag, scope: "scores:write", summary: "Create a score config",
-			desc: "Defines what scores of a name may hold: `numeric` (optional `min` and `max`), `categorical` (`categories`, label and value each) or `boolean`. " +
-				"Names are unique in a workspace (409). Configs are never deleted: archive one to stop new scores under it, so the scores given keep their meaning.",
 			body: scoreConfigCreateRequest{}, resp: store.ScoreConfig{}, status: http.StatusCreated, creates: true, h: s.createScoreConfig},
 		{method: "GET", path: v1 + "/score-configs/{id}", op: "getScoreConfig", tag: cfgTag, scope: "scores:read", summary: "Get a score config",
-			desc: "One score config.", resp: store.ScoreConfig{}, h: byID(s, s.store.ScoreConfigGet)},
+			resp: store.ScoreConfig{}, h: byID(s, s.store.ScoreConfigGet)},
 		{method: "PATCH", path: v1 + "/score-configs/{id}", op: "updateScoreConfig", tag: cfgTag, scope: "scores:write", summary: "Update a score config",
-			desc: "Changes the name, description, archived flag, range (`null` removes a bound) or categories; the result must be a valid config. " +
-				"The data type cannot change (422). Scores already given keep their values.",
 			body: scoreConfigUpdateRequest{}, resp: store.ScoreConfig{}, errs: []int{http.StatusConflict}, h: s.updateScoreConfig},
 	}
 }

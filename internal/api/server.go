@@ -44,7 +44,7 @@ type Config struct {
 	Version string
 	// Engine runs executions.
 	Engine *runtime.Engine
-	// DataSources runs data source queries: datasource.Live on the server, datasource.Sample
+	// DataSources runs data source queries: datasource.Live on the server, seed.Sample
 	// in the emulator.
 	DataSources datasource.Executor
 	// AllowStdioMCP lets MCP tools with the stdio transport be saved (serve

@@ -36,8 +36,8 @@ func TestStreamKeyEnds(t *testing.T) {
 
 func streamKeyEnds(t *testing.T, st *store.Store) {
 	fast := func(c *Config) { c.KeyRecheck = 200 * time.Millisecond }
-	a := newTestEnvWith(t, st, false, fast) // the node where keys change
-	b := newTestEnvWith(t, st, false, fast) // the node serving the streams
+	a := newTestEnv(t, onStore(st), asServer(), withConfig(fast)) // the node where keys change
+	b := newTestEnv(t, onStore(st), asServer(), withConfig(fast)) // the node serving the streams
 	ctx := context.Background()
 	slow, err := a.c.AgentCreate(ctx, client.AgentCreate{Name: "Slow", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini",
 		Simulation: &client.Simulation{LatencyMS: 60000}}})

@@ -20,11 +20,11 @@ type Health struct {
 func (s *Server) systemRoutes() []route {
 	return []route{
 		{method: "GET", path: "/health", op: "getHealth", tag: "System", summary: "Liveness and readiness",
-			desc: "Reports ok when the server can reach its database; 503 otherwise.", resp: Health{}, errs: []int{http.StatusServiceUnavailable}, h: s.health},
-		{method: "GET", path: "/openapi.json", op: "getOpenAPI", tag: "System", summary: "This OpenAPI 3.1 document", desc: "The OpenAPI 3.1 document of this server: every operation, schema and error it answers (the emulator's lists the emulator's routes). Its `servers` entry is the --public-url when one is set, else the scheme and host this request reached.", raw: true, resp: map[string]any{}, h: s.openAPI},
-		{method: "POST", path: "/admin/reset", op: "adminReset", tag: "Emulator", emulator: true, summary: "Clear all data and reload seed and fixtures", desc: "Deletes everything the emulator holds, then loads the built-in seed (unless it was started with --seed=false) and the --fixtures again. Answers with the count of each resource afterwards.",
+			resp: Health{}, errs: []int{http.StatusServiceUnavailable}, h: s.health},
+		{method: "GET", path: "/openapi.json", op: "getOpenAPI", tag: "System", summary: "This OpenAPI 3.1 document", raw: true, resp: map[string]any{}, h: s.openAPI},
+		{method: "POST", path: "/admin/reset", op: "adminReset", tag: "Emulator", emulator: true, summary: "Clear all data and reload seed and fixtures",
 			resp: map[string]int{}, h: s.adminReset},
-		{method: "GET", path: "/admin/store/stats", op: "adminStoreStats", tag: "Emulator", emulator: true, summary: "Count of stored rows per resource", desc: "How many rows of each resource the emulator holds, by resource name.",
+		{method: "GET", path: "/admin/store/stats", op: "adminStoreStats", tag: "Emulator", emulator: true, summary: "Count of stored rows per resource",
 			resp: map[string]int{}, h: s.adminStats},
 	}
 }

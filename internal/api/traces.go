@@ -42,12 +42,7 @@ func (s *Server) traceRoutes() []route {
 	const tag = "Traces"
 	return []route{
 		{method: "GET", path: v1 + "/traces", op: "listTraces", tag: tag, scope: "traces:read", summary: "List traces, newest first",
-			desc: "The workspace's traces, newest first, with their totals (tokens, cost, duration) but without spans: those of executions and " +
-				"those ingested (`POST /traces/ingest`, OTLP). Filter by `agent_id`, `execution_id`, `session_id`, `end_user_id`, `status`, " +
-				"`service_name` (an ingested trace's resource service), a creation window (`created_after`, `created_before`, RFC 3339; an ingested " +
-				"trace is created at its first span's start), and inclusive cost (`min_cost`, `max_cost`, USD) and latency (`min_duration_ms`, " +
-				"`max_duration_ms`) ranges; a trace still running has no duration and is left out by a latency bound. A bound that is not a number " +
-				"is 400; a negative one, or a minimum above its maximum, 422.", list: true,
+			list: true,
 			params: []param{{name: "agent_id", typ: "string"}, {name: "execution_id", typ: "string"}, {name: "session_id", typ: "string"},
 				{name: "end_user_id", typ: "string"}, {name: "status", typ: "string", enum: store.ExecutionStatuses},
 				{name: "service_name", typ: "string", desc: "Only the ingested traces of this service (OTLP resource `service.name`)."},
@@ -59,12 +54,6 @@ func (s *Server) traceRoutes() []route {
 			errs: []int{http.StatusUnprocessableEntity},
 			resp: store.Trace{}, h: s.listTraces},
 		{method: "GET", path: v1 + "/traces/summary", op: "getTraceSummary", tag: tag, scope: "traces:read", summary: "Summarise traces per agent and time bucket",
-			desc: "Runs (traces started in the window), errors (failed runs) and error rate, tokens, cost and latency percentiles " +
-				"(p50, p95, p99 of the duration of the runs that ended, interpolated as PostgreSQL's percentile_cont, within 0.5 %) per agent and time bucket. " +
-				"It reads hourly and daily rollups kept as traces are written, never the traces, so the window starts at the start of its first bucket; " +
-				"the percentiles come from a DDSketch of 0.5 % relative accuracy. " +
-				"`window` is 1h, 24h (default), 7d or 30d back from now; `bucket` is hour or day (UTC; default hour for 1h and 24h, day for 7d and 30d). " +
-				"Another value is 422. Buckets without runs are left out.",
 			params: []param{{name: "window", typ: "string", enum: []string{"1h", "24h", "7d", "30d"}, desc: "How far back from now (default 24h)."},
 				{name: "bucket", typ: "string", enum: []string{"hour", "day"}, desc: "Bucket size (default hour for 1h and 24h, day for 7d and 30d)."}},
 			errs: []int{http.StatusUnprocessableEntity}, nocache: true, resp: traceSummary{}, h: s.traceSummary},
@@ -81,33 +70,10 @@ func (s *Server) traceRoutes() []route {
 				{name: "limit", typ: "integer", desc: "How many groups to list, 1 to 100 (default 20)."}},
 			errs: []int{http.StatusUnprocessableEntity}, nocache: true, resp: usageBreakdown{}, h: s.usageBreakdown},
 		{method: "GET", path: v1 + "/traces/{id}", op: "getTrace", tag: tag, scope: "traces:read", summary: "Get a trace with its spans as a tree",
-			desc: "One trace with its spans as a tree: the roots in start order, each span's `children` nested, with `duration_ms` on each. " +
-				"An execution's spans cover prompt rendering, history trimming, each model call, tool call, guardrail check, sub-agent and approval wait.",
 			resp: traceDetail{}, h: s.getTrace},
 		{method: "POST", path: v1 + "/traces/ingest", op: "ingestSpans", tag: tag, scope: "traces:write", summary: "Ingest a batch of spans (SDK)",
-			desc: "Stores spans sent by an SDK in agentplane's own shape (the Go SDK's `IngestSpans`). Each span needs `id` and `trace_id` " +
-				"(1 to 128 letters, digits, `-`, `_`, `.` or `:`; OTLP's hex ids, KSUIDs and UUIDs fit), a `name`, and `started_at`; `ended_at` may not be before it. A span sent again " +
-				"(same trace and id) replaces the stored one. Invalid spans are rejected one by one and listed in `errors`; the others are stored. " +
-				"Each trace's row is created or updated with its totals (tokens and cost of its `llm` and `embedding` spans; cost from the model " +
-				"catalog's prices when a span gives a known `model` and no `cost`; the provider too, when not given), so ingested traces show in `GET /traces` and the summary. " +
-				"Body: at most 5 MiB (413), gzip accepted (`Content-Encoding: gzip`, at most 5 MiB once inflated), at most 10,000 spans (413).",
 			body: ingestRequest{}, resp: ingestResult{}, errs: []int{http.StatusRequestEntityTooLarge}, h: s.ingestSpans},
 		{method: "POST", path: v1 + "/otlp/v1/traces", op: "exportOTLPTraces", tag: tag, scope: "traces:write", summary: "Receive OTLP/HTTP traces",
-			desc: "The OTLP/HTTP traces endpoint: point an OpenTelemetry exporter at it " +
-				"(`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=https://host/api/v1/otlp/v1/traces`, `OTEL_EXPORTER_OTLP_TRACES_HEADERS=X-API-Key=ap_…`). " +
-				"The body is an ExportTraceServiceRequest in protobuf (`application/x-protobuf`) or JSON (`application/json`), optionally gzip " +
-				"(`Content-Encoding: gzip`); the answer is an ExportTraceServiceResponse in the same encoding, whose `partial_success` counts the " +
-				"rejected spans (no trace or span id, no name, an end before the start) with a message naming them; the rest are stored. " +
-				"Ids keep their hex form, so a trace exported twice is upserted. OpenTelemetry GenAI attributes map onto span fields: " +
-				"`gen_ai.response.model`/`gen_ai.request.model` → `model`, `gen_ai.provider.name`/`gen_ai.system` → `provider`, " +
-				"`gen_ai.usage.input_tokens`/`output_tokens` → `token_usage` (cost from the model catalog's prices), `gen_ai.operation.name` → `kind`, " +
-				"`gen_ai.input.messages`/`gen_ai.output.messages` → `input`/`output`; `session.id` or `gen_ai.conversation.id`, `user.id` or `enduser.id`, " +
-				"and `gen_ai.agent.id` set the trace's session, end user and agent; the resource's `service.name` is kept. " +
-				"Span events are kept in order as the attribute `otel.events` (`[{name, time, attributes}]`, exceptions from `RecordError` among them) " +
-				"and links as `otel.links` (`[{trace_id, span_id, attributes}]`); an error status without a message takes the last exception's " +
-				"`exception.type: exception.message`. " +
-				"Limits: 5 MiB per body, as sent and inflated (413), 10,000 spans per request (413); a body that cannot be decoded is 400; " +
-				"another media type is 415. Errors use the JSON error envelope.",
 			raw: true, resp: otlpResponseDoc{}, errs: []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType},
 			h: s.exportOTLP},
 	}

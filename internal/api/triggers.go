@@ -57,26 +57,20 @@ func (s *Server) triggerRoutes() []route {
 	id := v1 + "/agent-triggers/{id}"
 	return []route{
 		{method: "GET", path: v1 + "/agent-triggers", op: "listAgentTriggers", tag: tag, scope: "agent_triggers:read", summary: "List agent triggers, newest first",
-			desc: "The workspace's triggers, newest first. Secrets are masked and hook tokens never shown. Filter by `agent_id` or `type`.", list: true,
+			list:   true,
 			params: []param{{name: "agent_id", typ: "string"}, {name: "type", typ: "string", enum: store.TriggerTypes}},
 			resp:   store.Trigger{}, h: s.listTriggers},
 		{method: "POST", path: v1 + "/agent-triggers", op: "createAgentTrigger", tag: tag, scope: "agent_triggers:write", summary: "Create an agent trigger",
-			desc: "Creates a webhook, chat platform (slack, telegram, teams, whatsapp) or schedule trigger of an agent. The answer carries `token` and `hook_url` once (not for schedules): " +
-				"give hook_url to the platform. Config keys are checked per type (an unknown key is a 422 naming it); secrets are encrypted at rest and shown masked. " +
-				"A schedule gets `next_run_at`; its `input` is checked against the agent's input_schema. " +
-				"Idempotency-Key is not honoured here (a replay would need the token, which is never stored).",
 			// Not idempotent (creates: false) on purpose, like API keys: a replayed response would
 			// have to keep the raw hook token, which is never stored.
 			body: triggerCreateRequest{}, resp: TriggerWithToken{}, status: http.StatusCreated, h: s.createTrigger},
 		{method: "GET", path: id, op: "getAgentTrigger", tag: tag, scope: "agent_triggers:read", summary: "Get an agent trigger",
-			desc: "One trigger with its secrets masked; the hook token is never shown again (rotate to get a new one).", resp: store.Trigger{}, h: byID(s, s.store.TriggerGet)},
+			resp: store.Trigger{}, h: byID(s, s.store.TriggerGet)},
 		{method: "PATCH", path: id, op: "updateAgentTrigger", tag: tag, scope: "agent_triggers:write", summary: "Update an agent trigger",
-			desc: "Changes the given fields. `config` is merged key by key (null removes a key) and checked again as a whole; a schedule whose cron, time zone or enabled flag changes gets a new `next_run_at`.",
 			body: triggerUpdateRequest{}, resp: store.Trigger{}, h: s.updateTrigger},
 		{method: "DELETE", path: id, op: "deleteAgentTrigger", tag: tag, scope: "agent_triggers:write", summary: "Delete an agent trigger",
-			desc: "Deletes the trigger: its hook URL stops working at once. Its chat sessions and executions stay.", resp: store.Trigger{}, h: byID(s, s.store.TriggerDelete)},
+			resp: store.Trigger{}, h: byID(s, s.store.TriggerDelete)},
 		{method: "POST", path: id + "/rotate", op: "rotateAgentTrigger", tag: tag, scope: "agent_triggers:write", summary: "Rotate an agent trigger's hook token",
-			desc: "Issues a new hook token (shown once, with its hook_url); the old one stops working at once. A schedule has no token: 409.",
 			resp: TriggerWithToken{}, errs: []int{http.StatusConflict}, h: s.rotateTrigger},
 	}
 }

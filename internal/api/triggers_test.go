@@ -94,13 +94,13 @@ func newTriggerEnv(t *testing.T, st *store.Store, emulator bool) *triggerEnv {
 	rec := &recordingRouter{SimulatedRouter: runtime.SimulatedRouter{Model: simulated.New()}}
 	skew := new(atomic.Int64)
 	var replier *triggers.Replier
-	e := newTestEnvRouted(t, st, emulator, func(c *Config) {
+	e := newTestEnv(t, onStore(st), emulatorIf(emulator), withConfig(func(c *Config) {
 		if !emulator {
 			replier = &triggers.Replier{Store: st, Secrets: c.Secrets, Client: &http.Client{Timeout: 10 * time.Second}, Logger: c.Logger,
 				Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }}
 			c.Replier = replier
 		}
-	}, func(*store.Store, *secretbox.Box) runtime.ModelRouter { return rec }, nil)
+	}), withRouter(func(*store.Store, *secretbox.Box) runtime.ModelRouter { return rec }))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -861,7 +861,7 @@ func TestHookReplyRetried(t *testing.T) {
 // TestHookURLFromPublicURL: behind --public-url the hook URL is built from it, not from the
 // request's host.
 func TestHookURLFromPublicURL(t *testing.T) {
-	e := newTestEnvWith(t, openTestStore(t, "memory"), false, func(c *Config) { c.PublicURL = "https://agents.example.com/" })
+	e := newTestEnv(t, onStore(openTestStore(t, "memory")), asServer(), withConfig(func(c *Config) { c.PublicURL = "https://agents.example.com/" }))
 	a, err := e.c.AgentCreate(context.Background(), client.AgentCreate{Name: "A", Type: "simple"})
 	if err != nil {
 		t.Fatal(err)
@@ -1038,7 +1038,7 @@ func TestTriggerCompletionWebhook(t *testing.T) {
 // of API keys: past it a 429 with Retry-After that starts no run; another trigger and the API
 // key keep their own buckets, and calls failing verification are not charged.
 func TestHookRateLimit(t *testing.T) {
-	e := newTestEnvRouted(t, openTestStore(t, "memory"), false, func(c *Config) { c.RateLimit, c.RateBurst = slowRate, 5 }, nil, nil)
+	e := newTestEnv(t, onStore(openTestStore(t, "memory")), asServer(), withConfig(func(c *Config) { c.RateLimit, c.RateBurst = slowRate, 5 }))
 	ctx := context.Background()
 	a, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Bot", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
 	if err != nil {

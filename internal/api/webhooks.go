@@ -93,28 +93,18 @@ func (s *Server) webhookRoutes() []route {
 	return []route{
 		{method: "POST", path: v1 + "/agents/{id}/webhook-secret/rotate", op: "rotateAgentWebhookSecret", tag: "Agents", scope: "agents:write",
 			summary: "Replace an agent's webhook signing secret",
-			desc: "Generates a new Standard Webhooks secret (`whsec_…`) and answers with the agent holding it in `webhook_secret`, shown only in this response. " +
-				"Executions that end from now on are signed with it; deliveries already in the outbox keep the secret they were written with. " +
-				"An agent without a webhook_url is a 409.",
-			resp: store.Agent{}, errs: []int{http.StatusConflict}, h: s.rotateAgentWebhookSecret},
+			resp:    store.Agent{}, errs: []int{http.StatusConflict}, h: s.rotateAgentWebhookSecret},
 		{method: "GET", path: v1 + "/webhook-deliveries", op: "listWebhookDeliveries", tag: tag, scope: "executions:read", list: true,
 			summary: "List completion webhook deliveries, newest first",
-			desc: "One delivery per ended execution and receiver (the agent's webhook_url): its status (`pending` while attempts continue, `delivered` once a 2xx came, " +
-				"`failed` after 24 hours without one or when the URL is refused by the server's egress policy), the number of attempts, the last response code and error, and when the next attempt is due. " +
-				"Attempts are retried with exponential backoff and jitter (about 5 s, 30 s, 2 min, 10 min, 30 min, then hourly). Filter by `execution_id` and `status`. " +
-				"Readable with the executions:read scope, like the executions they report on. Payloads are left out; GET /webhook-deliveries/{id} has them.",
 			params: []param{{name: "execution_id", typ: "string", desc: "Only the deliveries of this execution."},
 				{name: "status", typ: "string", enum: store.DeliveryStatuses, desc: "Only deliveries in this status."}},
 			resp: store.WebhookDelivery{}, nocache: true, h: s.listWebhookDeliveries},
 		{method: "GET", path: v1 + "/webhook-deliveries/{id}", op: "getWebhookDelivery", tag: tag, scope: "executions:read",
-			summary: "Get a completion webhook delivery", desc: "One delivery with its state and the payload POSTed (`{type, timestamp, data}`, data the execution). The signing secret is never shown.",
-			resp: store.WebhookDelivery{}, nocache: true, h: byID(s, s.store.WebhookDeliveryGet)},
+			summary: "Get a completion webhook delivery",
+			resp:    store.WebhookDelivery{}, nocache: true, h: byID(s, s.store.WebhookDeliveryGet)},
 		{method: "POST", path: v1 + "/webhook-deliveries/{id}/retry", op: "retryWebhookDelivery", tag: tag, scope: "executions:read",
 			summary: "Send a delivered or failed message again",
-			desc: "Makes the delivery pending again and due at once, with the same webhook-id, payload and signing secret, and attempts for another 24 hours (expires_at); " +
-				"a receiver that was down longer than a day gets its messages this way. A pending delivery is a 409 (it is being tried already). " +
-				"Like cancel and approve, it needs only executions:read (there is no executions:write scope).",
-			resp: store.WebhookDelivery{}, errs: []int{http.StatusConflict}, h: s.retryWebhookDelivery},
+			resp:    store.WebhookDelivery{}, errs: []int{http.StatusConflict}, h: s.retryWebhookDelivery},
 	}
 }
 

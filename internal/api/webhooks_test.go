@@ -186,7 +186,7 @@ func TestWebhookDeliveriesScope(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	e := newTestEnvOn(t, st, false)
+	e := newTestEnv(t, onStore(st), asServer())
 	agentsOnly := e.newKey(&store.APIKey{Name: "agents", Scopes: store.Strings{"agents:read"}})
 	execs := e.newKey(&store.APIKey{Name: "execs", Scopes: store.Strings{"executions:read"}})
 	e.run([]scenario{

@@ -74,37 +74,23 @@ func (s *Server) workspaceRoutes() []route {
 	const tag, scope = "Workspaces", auth.ScopeAll
 	return []route{
 		{method: "POST", path: v1 + "/auth/login", op: "login", tag: "Auth", server: true, summary: "Log in with an email and a password",
-			desc: "Returns a JWT valid for 12 hours and the user's workspaces (id, slug, name, role). A wrong email or password gives the same 401. " +
-				"Failed logins are limited per email (10, then one a minute) and per client address (30, then one every 2 s; an IPv6 /64 counts as one address), " +
-				"across every node: over either limit the answer is a 429 with Retry-After, before any password is checked. A successful login does not count. " +
-				"Password checks run a few at a time per node; when too many wait, the answer is a 429 with Retry-After: 1.",
 			body: loginRequest{}, resp: LoginToken{},
 			errs: []int{http.StatusUnauthorized, http.StatusTooManyRequests}, h: s.login},
 		{method: "GET", path: v1 + "/workspaces", op: "listWorkspaces", tag: tag, scope: scope, server: true, anyWorkspace: true,
-			summary: "List the caller's workspaces", desc: "A logged-in user sees the workspaces they are a member of; an API key sees its own.",
-			list: true, resp: store.Workspace{}, nocache: true, h: s.listWorkspaces},
+			summary: "List the caller's workspaces",
+			list:    true, resp: store.Workspace{}, nocache: true, h: s.listWorkspaces},
 		{method: "POST", path: v1 + "/workspaces", op: "createWorkspace", tag: tag, scope: scope, server: true, userOnly: true,
-			summary: "Create a workspace", desc: "Logged-in users only; the caller becomes its owner.", body: workspaceCreateRequest{},
+			summary: "Create a workspace", body: workspaceCreateRequest{},
 			resp: store.Workspace{}, status: http.StatusCreated, errs: []int{http.StatusConflict}, h: s.createWorkspace},
 		{method: "GET", path: v1 + "/workspaces/{id}", op: "getWorkspace", tag: tag, scope: scope, server: true, anyWorkspace: true,
-			summary: "Get a workspace", desc: "404 unless the caller is a member (or it is the API key's own). A deleted workspace is 404.", resp: store.Workspace{},
+			summary: "Get a workspace", resp: store.Workspace{},
 			nocache: true, h: s.getWorkspace},
 		{method: "PATCH", path: v1 + "/workspaces/{id}", op: "updateWorkspace", tag: tag, scope: scope, server: true, anyWorkspace: true,
 			summary: "Change a workspace's retention",
-			desc: "Sets `retention_days`: executions (with their frames, trace, spans, approvals, scores and webhook deliveries) and ingested traces " +
-				"older than that are deleted by the server in the background, within a few minutes; runs that have not ended (pending, running, " +
-				"awaiting_approval), and the runs they belong to, are never deleted. 0 keeps them forever. A signed-in owner or admin of the workspace " +
-				"may change it (a member: 403), or an API key of the workspace with the scope `*`. Over the server's --max-retention-days " +
-				"(and 0, when that ceiling is set): 422 naming retention_days and the ceiling.",
-			body: workspaceUpdateRequest{}, resp: store.Workspace{}, errs: []int{http.StatusNotFound, http.StatusUnprocessableEntity}, h: s.updateWorkspace},
+			body:    workspaceUpdateRequest{}, resp: store.Workspace{}, errs: []int{http.StatusNotFound, http.StatusUnprocessableEntity}, h: s.updateWorkspace},
 		{method: "DELETE", path: v1 + "/workspaces/{id}", op: "deleteWorkspace", tag: tag, scope: scope, server: true, anyWorkspace: true,
 			summary: "Delete a workspace and all its data",
-			desc: "Signed-in owners only (an admin or member: 403; the workspace's own API key: 403; another workspace's key: 404). Answers 202 with the workspace " +
-				"(`deleted_at` set). From then on the workspace answers nothing, on every server: its API keys are 401, X-Workspace-ID naming it is " +
-				"403 as for any workspace one is not a member of, GET /workspaces/{id} is 404; its triggers are deleted at once, its runs still going " +
-				"are cancelled, and all its data (executions, traces, agents, keys, assets and their content …) is deleted in the background, " +
-				"in batches, then the workspace itself.",
-			resp: store.Workspace{}, status: http.StatusAccepted, errs: []int{http.StatusNotFound}, h: s.deleteWorkspace},
+			resp:    store.Workspace{}, status: http.StatusAccepted, errs: []int{http.StatusNotFound}, h: s.deleteWorkspace},
 	}
 }
 

@@ -68,7 +68,7 @@ func TestWorkspaceDelete(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	blobs := blob.NewMemory()
-	e := newTestEnvEngine(t, st, false, nil, nil, nil, func(c *runtime.Config) { c.Assets = assets.New(st, blobs, 0) })
+	e := newTestEnv(t, onStore(st), asServer(), withEngine(func(c *runtime.Config) { c.Assets = assets.New(st, blobs, 0) }))
 	owner := newUser(t, e, "owner@example.com", "x", e.ws, store.RoleOwner)
 	admin := newUser(t, e, "admin@example.com", "x", e.ws, store.RoleAdmin)
 	member := newUser(t, e, "member@example.com", "x", e.ws, store.RoleMember)
@@ -139,7 +139,7 @@ func TestWorkspaceDelete(t *testing.T) {
 func TestWorkspaceDeleteReachesEveryNode(t *testing.T) {
 	u := testPostgresURL(t)
 	node := func() *testEnv {
-		return newTestEnvEngine(t, openTestStore(t, u), false, nil, nil, nil, func(c *runtime.Config) { c.PostgresURL = u })
+		return newTestEnv(t, onStore(openTestStore(t, u)), asServer(), withEngine(func(c *runtime.Config) { c.PostgresURL = u }))
 	}
 	a, b := node(), node()
 	owner := newUser(t, a, "owner@example.com", "x", a.ws, store.RoleOwner)

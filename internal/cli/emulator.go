@@ -16,7 +16,6 @@ import (
 	"github.com/agentplane/agentplane/internal/api"
 	"github.com/agentplane/agentplane/internal/assets"
 	"github.com/agentplane/agentplane/internal/blob"
-	"github.com/agentplane/agentplane/internal/datasource"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/metrics"
 	"github.com/agentplane/agentplane/internal/retention"
@@ -153,7 +152,7 @@ type Emulator struct {
 	Store   *store.Store
 	API     *api.Server
 	Engine  *runtime.Engine
-	sources *datasource.Sample
+	sources *seed.Sample
 	// schedules fires the ticks of schedule triggers.
 	schedules *triggers.Scheduler
 	hooks     *webhook.Deliverer
@@ -203,7 +202,7 @@ func NewEmulator(ctx context.Context, log *slog.Logger, c EmulatorConfig) (*Emul
 	// Tool calls are simulated too: the emulator reaches no MCP server, so it may hold stdio
 	// ones (as the seed does) without ever running them.
 	m := metrics.New()
-	sources := datasource.NewSample(st)
+	sources := seed.NewSample(st)
 	as := assets.New(st, blobs, 0)
 	eng := runtime.New(runtime.Config{Store: st, Router: runtime.SimulatedRouter{Model: simulated.New()}, Tools: runtime.SimulatedTools{},
 		Logger: log, Workers: c.Workers, Metrics: m, DataSources: sources, Assets: as})

@@ -20,6 +20,7 @@ import (
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
+	"github.com/agentplane/agentplane/internal/seed"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -48,7 +49,7 @@ func servedDocument(t *testing.T, emulator bool) string {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	eng := runtime.New(runtime.Config{Store: st, Router: runtime.SimulatedRouter{Model: simulated.New()}, Logger: log})
 	box := secretbox.NewRandom()
-	var ds datasource.Executor = datasource.NewSample(st)
+	var ds datasource.Executor = seed.NewSample(st)
 	if !emulator {
 		ds = datasource.NewLive(datasource.LiveConfig{Store: st, Secrets: box})
 	}

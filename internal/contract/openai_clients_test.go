@@ -14,7 +14,6 @@ import (
 	"github.com/agentplane/agentplane/client"
 	"github.com/agentplane/agentplane/internal/api"
 	"github.com/agentplane/agentplane/internal/auth"
-	"github.com/agentplane/agentplane/internal/datasource"
 	"github.com/agentplane/agentplane/internal/llm/llmtest"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/runtime"
@@ -51,7 +50,7 @@ func servedAgents(t *testing.T, emulator bool) (string, string) {
 	if err := eng.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ds := datasource.NewSample(st)
+	ds := seed.NewSample(st)
 	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, Engine: eng, Emulator: emulator, WorkspaceID: ws, DataSources: ds})
 	if err != nil {
 		t.Fatal(err)

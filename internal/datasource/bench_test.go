@@ -54,34 +54,3 @@ func BenchmarkLiveQuery(b *testing.B) {
 		benchQuery(b, l, id, "SELECT g, 'n' || g FROM generate_series(1, 10) g")
 	})
 }
-
-func BenchmarkSample(b *testing.B) {
-	tables := map[string]any{"tables": []any{
-		map[string]any{"name": "customers", "columns": []any{map[string]any{"name": "id", "type": "integer"}, map[string]any{"name": "email", "type": "text"},
-			map[string]any{"name": "country", "type": "text"}, map[string]any{"name": "created_at", "type": "timestamptz"}}},
-		map[string]any{"name": "orders", "row_count": float64(1000), "columns": []any{map[string]any{"name": "id", "type": "integer"},
-			map[string]any{"name": "customer_id", "type": "integer"}, map[string]any{"name": "status", "type": "text"},
-			map[string]any{"name": "total_cents", "type": "integer"}, map[string]any{"name": "placed_at", "type": "timestamptz"}}},
-	}}
-	b.Run("query", func(b *testing.B) {
-		f := newFixture(b)
-		s := NewSample(f.st)
-		defer s.Close()
-		id := f.source("postgres", "", tables)
-		benchQuery(b, s, id, "SELECT c.country, count(*) FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY c.country")
-	})
-	b.Run("build", func(b *testing.B) {
-		cfg, err := ParseConfig("postgres", tables)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			d, err := buildSample(context.Background(), cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			d.close()
-		}
-	})
-}

@@ -22,12 +22,12 @@ var catalogQueries = map[string]string{
 		ORDER BY m.name, p.cid LIMIT 5000`,
 }
 
-// describe reads the catalog once per pool (a new version or credential opens a new pool,
+// Describe reads the catalog once per pool (a new version or credential opens a new pool,
 // which reads it again); an error is not cached. The cache exists for the engine: every run
 // of an agent with config.data_sources describes its data sources' tables to the model, and
 // reading the catalog each time would add a database round trip (a catalog query over every
 // column) to every run.
-func (p *sqlDB) describe(ctx context.Context, cfg *Config) ([]Table, error) {
+func (p *SQLDB) Describe(ctx context.Context, cfg *Config) ([]Table, error) {
 	p.mu.Lock()
 	cached := p.tables
 	p.mu.Unlock()

@@ -41,8 +41,8 @@ const (
 	connectGraceMS = 5000
 )
 
-// defaultTableRows is how many rows a sample table has when its config says nothing.
-const defaultTableRows = 50
+// DefaultTableRows is how many rows a sample table has when its config says nothing.
+const DefaultTableRows = 50
 
 // defaultSampleRows is how many items a sample HTTP source returns when its config says nothing.
 const defaultSampleRows = 25
@@ -344,7 +344,7 @@ func parseTables(v any) ([]Table, error) {
 		if len(cols) == 0 {
 			return nil, fieldErr(f+".columns", "must list at least one column")
 		}
-		rows, err := intKey(m, "row_count", defaultTableRows, 0, MaxMaxRows)
+		rows, err := intKey(m, "row_count", DefaultTableRows, 0, MaxMaxRows)
 		if err != nil {
 			return nil, fieldErr(f+".row_count", "must be an integer from 0 to %d", MaxMaxRows)
 		}
@@ -421,16 +421,4 @@ func guessType(name string) string {
 		return "boolean"
 	}
 	return "string"
-}
-
-// tableNames lists the configured tables for messages.
-func (c *Config) tableNames() string {
-	if len(c.Tables) == 0 {
-		return "none (add config.tables with each table's columns)"
-	}
-	names := make([]string, len(c.Tables))
-	for i, t := range c.Tables {
-		names[i] = t.Name
-	}
-	return strings.Join(names, ", ")
 }

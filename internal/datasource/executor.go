@@ -15,7 +15,7 @@ import (
 
 // Executor runs read-only queries against a workspace's data sources. It is the seam between
 // the API (and, later, the engine's data-source tools) and the data: Live connects to the real
-// databases and HTTP APIs on `serve`; Sample answers the emulator from generated sample tables.
+// databases and HTTP APIs on `serve`; seed.Sample answers the emulator from generated sample tables.
 type Executor interface {
 	// Query runs req against the active version of data source id of workspace ws. A
 	// *FieldError names the request field at fault, a *QueryError carries the database's (or
@@ -30,10 +30,7 @@ type Executor interface {
 	Close() error
 }
 
-var (
-	_ Executor = (*Live)(nil)
-	_ Executor = (*Sample)(nil)
-)
+var _ Executor = (*Live)(nil)
 
 // Request is one query against a data source.
 type Request struct {
@@ -104,8 +101,8 @@ func RowBound(cfg *Config, limit int) (int, error) {
 	return limit, nil
 }
 
-// load reads the data source and parses its active version's config.
-func load(ctx context.Context, st *store.Store, ws, id string) (*store.DataSource, *Config, error) {
+// Load reads the data source and parses its active version's config.
+func Load(ctx context.Context, st *store.Store, ws, id string) (*store.DataSource, *Config, error) {
 	ds, err := st.DataSourceGet(ctx, ws, id)
 	if err != nil {
 		return nil, nil, err
@@ -117,8 +114,8 @@ func load(ctx context.Context, st *store.Store, ws, id string) (*store.DataSourc
 	return ds, cfg, nil
 }
 
-// prepare checks a request against its data source before anything runs.
-func prepare(cfg *Config, req Request) (int, error) {
+// Prepare checks a request against its data source before anything runs.
+func Prepare(cfg *Config, req Request) (int, error) {
 	bound, err := RowBound(cfg, req.Limit)
 	if err != nil {
 		return 0, err

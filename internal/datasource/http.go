@@ -86,7 +86,7 @@ func (l *Live) queryHTTP(ctx context.Context, ds *store.DataSource, cfg *Config,
 	case map[string]any:
 		if cfg.Method == http.MethodGet {
 			for k, v := range p {
-				q.Set(k, paramText(v))
+				q.Set(k, ParamText(v))
 			}
 			break
 		}
@@ -185,8 +185,8 @@ func (l *Live) authorize(ctx context.Context, ds *store.DataSource, r *http.Requ
 	return nil
 }
 
-// paramText writes a params value as a query parameter.
-func paramText(v any) string {
+// ParamText writes a params value as a query parameter.
+func ParamText(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return ""

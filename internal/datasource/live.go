@@ -64,7 +64,7 @@ type Live struct {
 
 // pool is the connection pool of one data source version and credential.
 type pool struct {
-	*sqlDB
+	*SQLDB
 	key      string // hash of version id, credential id and connection string
 	refs     int    // queries using it now
 	retired  bool   // replaced or closed: close it when refs drops to 0
@@ -83,11 +83,11 @@ func NewLive(c LiveConfig) *Live {
 
 // Query runs req against the data source (see Executor).
 func (l *Live) Query(ctx context.Context, ws, id string, req Request) (*Result, error) {
-	ds, cfg, err := load(ctx, l.store, ws, id)
+	ds, cfg, err := Load(ctx, l.store, ws, id)
 	if err != nil {
 		return nil, err
 	}
-	bound, err := prepare(cfg, req)
+	bound, err := Prepare(cfg, req)
 	if err != nil {
 		return nil, err
 	}
@@ -99,13 +99,13 @@ func (l *Live) Query(ctx context.Context, ws, id string, req Request) (*Result, 
 		return nil, naming(ds, err)
 	}
 	defer l.release(p)
-	res, err := p.run(ctx, cfg, req, bound)
+	res, err := p.Run(ctx, cfg, req, bound)
 	return res, naming(ds, err)
 }
 
 // Describe lists the data source's tables and columns from its catalog (see Executor).
 func (l *Live) Describe(ctx context.Context, ws, id string) ([]Table, error) {
-	ds, cfg, err := load(ctx, l.store, ws, id)
+	ds, cfg, err := Load(ctx, l.store, ws, id)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (l *Live) Describe(ctx context.Context, ws, id string) ([]Table, error) {
 		return nil, naming(ds, err)
 	}
 	defer l.release(p)
-	tables, err := p.describe(ctx, cfg)
+	tables, err := p.Describe(ctx, cfg)
 	return tables, naming(ds, err)
 }
 
@@ -199,9 +199,7 @@ func (l *Live) acquire(ctx context.Context, ds *store.DataSource, cfg *Config) (
 		p = nil
 	}
 	if p == nil {
-		p = &pool{sqlDB: &sqlDB{db: opener(), dialect: ds.Type}, key: key}
-		p.db.SetMaxOpenConns(poolMaxOpen)
-		p.db.SetMaxIdleConns(poolMaxIdle)
+		p = &pool{SQLDB: NewSQLDB(opener(), ds.Type), key: key}
 		p.db.SetConnMaxIdleTime(poolConnIdle)
 		p.db.SetConnMaxLifetime(poolConnMaxLife)
 		l.pools[slot] = p

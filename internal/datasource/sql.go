@@ -28,8 +28,9 @@ import (
 // Rows are read up to the row and byte bounds; the statement is then cancelled and the
 // transaction rolled back.
 
-// sqlDB is one database/sql pool and how to run a query on it.
-type sqlDB struct {
+// SQLDB is one database/sql pool and how to run a query on it: Live's pools, and the
+// emulator's sample databases (seed.Sample).
+type SQLDB struct {
 	db      *sql.DB
 	dialect string // postgres, mysql, sqlite
 
@@ -38,8 +39,18 @@ type sqlDB struct {
 	tables  []Table // Describe's answer, cached for the pool's life
 }
 
-// run executes req on the pool within the config's bounds.
-func (p *sqlDB) run(ctx context.Context, cfg *Config, req Request, bound int) (*Result, error) {
+// NewSQLDB runs queries of dialect on db, at most poolMaxOpen connections of it at a time.
+func NewSQLDB(db *sql.DB, dialect string) *SQLDB {
+	db.SetMaxOpenConns(poolMaxOpen)
+	db.SetMaxIdleConns(poolMaxIdle)
+	return &SQLDB{db: db, dialect: dialect}
+}
+
+// Close closes the pool.
+func (p *SQLDB) Close() error { return p.db.Close() }
+
+// Run executes req on the pool within the config's bounds.
+func (p *SQLDB) Run(ctx context.Context, cfg *Config, req Request, bound int) (*Result, error) {
 	args, err := bindArgs(p.dialect, req.Params)
 	if err != nil {
 		return nil, err
@@ -63,7 +74,7 @@ func (p *sqlDB) run(ctx context.Context, cfg *Config, req Request, bound int) (*
 // errors: failing to connect or to set the transaction up is an unreachable *SourceError; an
 // error of fn (the user's statement) a *QueryError with the database's message; running out
 // of time a *QueryError saying so.
-func (p *sqlDB) inReadOnlyTx(parent context.Context, cfg *Config, fn func(context.Context, *sql.Tx) error) error {
+func (p *SQLDB) inReadOnlyTx(parent context.Context, cfg *Config, fn func(context.Context, *sql.Tx) error) error {
 	ctx, cancel := context.WithTimeout(parent, timeoutFor(p.dialect, cfg))
 	defer cancel()
 	stage := "connect"
@@ -121,7 +132,7 @@ func timeoutMessage(dialect string, cfg *Config) string {
 }
 
 // begin opens the read-only transaction with the statement timeout.
-func (p *sqlDB) begin(ctx context.Context, conn *sql.Conn, cfg *Config) (*sql.Tx, error) {
+func (p *SQLDB) begin(ctx context.Context, conn *sql.Conn, cfg *Config) (*sql.Tx, error) {
 	switch p.dialect {
 	case "postgres":
 		tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -132,7 +143,7 @@ func (p *sqlDB) begin(ctx context.Context, conn *sql.Conn, cfg *Config) (*sql.Tx
 		args := []any{strconv.Itoa(cfg.MaxExecutionMS)}
 		if cfg.Schema != "" {
 			q += ", set_config('search_path', $2, true)"
-			args = append(args, quoteIdent(cfg.Schema))
+			args = append(args, QuoteIdent(cfg.Schema))
 		}
 		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			tx.Rollback() //nolint:errcheck
@@ -163,7 +174,7 @@ func (p *sqlDB) begin(ctx context.Context, conn *sql.Conn, cfg *Config) (*sql.Tx
 // sqliteLimitAttached is SQLITE_LIMIT_ATTACHED: with 0, ATTACH fails.
 const sqliteLimitAttached = 7
 
-func (p *sqlDB) isMariaDB(ctx context.Context, conn *sql.Conn) (bool, error) {
+func (p *SQLDB) isMariaDB(ctx context.Context, conn *sql.Conn) (bool, error) {
 	p.mu.Lock()
 	known := p.mariadb
 	p.mu.Unlock()
@@ -183,7 +194,7 @@ func (p *sqlDB) isMariaDB(ctx context.Context, conn *sql.Conn) (bool, error) {
 
 // refusal maps the database's own errors to a *QueryError: timeouts by their codes, anything
 // else with the database's message.
-func (p *sqlDB) refusal(err error, cfg *Config) *QueryError {
+func (p *SQLDB) refusal(err error, cfg *Config) *QueryError {
 	timeout := &QueryError{Message: fmt.Sprintf("timed out after %d ms (config.max_execution_ms)", cfg.MaxExecutionMS), Timeout: true}
 	var pe *pgconn.PgError
 	var me *mysql.MySQLError
@@ -209,5 +220,5 @@ func (p *sqlDB) refusal(err error, cfg *Config) *QueryError {
 	return nil
 }
 
-// quoteIdent quotes a SQL identifier with double quotes.
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+// QuoteIdent quotes a SQL identifier with double quotes.
+func QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

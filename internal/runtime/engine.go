@@ -68,7 +68,7 @@ type Config struct {
 	// Metrics is told of every run end and model call (nil: nothing is reported).
 	Metrics Metrics
 	// DataSources runs the queries of config.data_sources tools (serve: datasource.Live,
-	// the emulator: datasource.Sample); nil answers them with an error result.
+	// the emulator: seed.Sample); nil answers them with an error result.
 	DataSources datasource.Executor
 	// Assets stores the media runs produce (model replies, MCP tool results); nil keeps
 	// them in memory, unlimited (tests). The API serves the same service (Engine.Assets).

@@ -1,11 +1,13 @@
 package simulated
 
 import (
-	"encoding/json"
-	"github.com/agentplane/agentplane/internal/llm"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/agentplane/agentplane/internal/llm"
 )
 
 // appendJSONString appends s as a JSON string literal. Invalid UTF-8 becomes U+FFFD.
@@ -72,10 +74,10 @@ func appendCollapsed(b []byte, s string, maxBytes int) []byte {
 // toolResultSummary is what the simulated provider gathers from a tool's JSON result to
 // describe it in one phrase.
 type toolResultSummary struct {
-	json      bool   // the result parsed as a JSON object or array
 	listKey   string // key of the first list found ("results", "rows"); "" at top level
 	listLen   int
 	hasList   bool
+	inList    bool   // the walk is inside the counted list
 	head      string // the most telling string value (a title, name, summary …)
 	headKey   string
 	headRank  int
@@ -100,119 +102,71 @@ func headRankOf(key string) int {
 	return len(headKeys)
 }
 
-// scanToolResult walks a JSON document without allocating and fills a summary: the first
-// list (at most three levels deep) and its length, the best headline string, and error
-// or ok markers. It reports ok false when s is not a JSON object or array.
+// scanToolResult summarises a JSON document: the first list (at most three levels deep) and
+// its length, the best headline string, and error or ok markers. It reports ok false when s
+// is not a JSON object or array.
 func scanToolResult(s string) (sum toolResultSummary, ok bool) {
 	s = strings.TrimSpace(s)
-	if s == "" || s[0] != '{' && s[0] != '[' {
+	if s == "" || s[0] != '{' && s[0] != '[' || !gjson.Valid(s) {
 		return sum, false
 	}
-	const maxDepth = 32
-	var stack [maxDepth]byte
-	var keys [maxDepth]string
-	depth := 0
-	expectKey := false
-	listDepth := -1 // depth of the counted list while it is open
 	sum.headRank = len(headKeys) + 1
-	valueStart := func() {
-		if listDepth >= 0 && depth == listDepth {
-			sum.listLen++
-		}
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case llm.IsSpace(c):
-		case c == '{' || c == '[':
-			valueStart()
-			if depth == maxDepth {
-				return sum, false
-			}
-			stack[depth] = c
-			depth++
-			keys[depth] = ""
-			expectKey = c == '{'
-			if c == '[' && depth <= 3 {
-				key := ""
-				if depth >= 2 && stack[depth-2] == '{' {
-					key = keys[depth-1]
-				}
-				// The first list counts, unless a later one is plainly the payload
-				// ("columns" then "rows").
-				if !sum.hasList || listDepth < 0 && !isPayloadKey(sum.listKey) && isPayloadKey(key) {
-					sum.hasList, sum.listKey, sum.listLen = true, key, 0
-					listDepth = depth
-				}
-			}
-		case c == '}' || c == ']':
-			if depth == 0 {
-				return sum, false
-			}
-			if depth == listDepth {
-				listDepth = -1
-			}
-			depth--
-			expectKey = false
-		case c == ',':
-			expectKey = depth > 0 && stack[depth-1] == '{'
-		case c == ':':
-			expectKey = false
-		case c == '"':
-			j := i + 1
-			for j < len(s) && s[j] != '"' {
-				if s[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			if j >= len(s) {
-				return sum, false
-			}
-			str := s[i+1 : j]
-			i = j
-			if depth > 0 && stack[depth-1] == '{' && expectKey {
-				keys[depth] = str
-				sum.anyMember = true
-				continue
-			}
-			valueStart()
-			if depth == 0 || stack[depth-1] != '{' {
-				continue
-			}
-			key := keys[depth]
-			if !sum.hasErr && (strings.EqualFold(key, "error") || depth >= 2 && strings.EqualFold(keys[depth-1], "error") && strings.EqualFold(key, "message")) {
-				sum.hasErr, sum.errMsg = true, str
-			}
-			if str != "" {
-				if r := headRankOf(key); r < sum.headRank {
-					sum.headRank, sum.head, sum.headKey = r, str, key
-				}
-			}
-		default:
-			j := i
-			for j < len(s) && !llm.IsSpace(s[j]) && s[j] != ',' && s[j] != '}' && s[j] != ']' {
-				j++
-			}
-			valueStart()
-			if depth == 1 && stack[0] == '{' {
-				switch key, lit := keys[depth], s[i:j]; {
-				case strings.EqualFold(key, "ok") || strings.EqualFold(key, "success"):
-					sum.okTrue, sum.okFalse = lit == "true", lit == "false"
-				case strings.EqualFold(key, "error") && lit != "null" && lit != "false":
-					sum.hasErr = true
-				case strings.EqualFold(key, "is_error") || strings.EqualFold(key, "isError"):
-					sum.hasErr = sum.hasErr || lit == "true"
-				}
-			}
-			i = j - 1
-		}
-	}
-	if depth != 0 {
-		return sum, false
-	}
-	sum.json = true
+	sum.walk(gjson.Parse(s), 1, "")
 	return sum, true
+}
+
+// walk visits the members of c, a container depth levels deep that is the value of key in
+// its parent object ("" in an array or at the top), in document order.
+func (sum *toolResultSummary) walk(c gjson.Result, depth int, key string) {
+	// The first list counts, unless a later one is plainly the payload ("columns" then "rows").
+	counted := c.IsArray() && depth <= 3 && (!sum.hasList || !sum.inList && !isPayloadKey(sum.listKey) && isPayloadKey(key))
+	if counted {
+		sum.hasList, sum.listKey, sum.listLen, sum.inList = true, key, len(c.Array()), true
+	}
+
+	obj := c.IsObject()
+	c.ForEach(func(k, v gjson.Result) bool {
+		sum.anyMember = sum.anyMember || obj
+		switch {
+		case v.IsObject() || v.IsArray():
+			sum.walk(v, depth+1, k.Str)
+		case !obj:
+		case v.Type == gjson.String:
+			sum.member(k.Str, v.Str, depth >= 2 && strings.EqualFold(key, "error"))
+		case depth == 1:
+			sum.literal(k.Str, v.Raw)
+		}
+		return true
+	})
+	if counted {
+		sum.inList = false
+	}
+}
+
+// member notes a string member of an object: an error message (under "error", or "message"
+// of an object under "error"), or a headline better than the one so far.
+func (sum *toolResultSummary) member(key, str string, inError bool) {
+	if !sum.hasErr && (strings.EqualFold(key, "error") || inError && strings.EqualFold(key, "message")) {
+		sum.hasErr, sum.errMsg = true, str
+	}
+	if str != "" {
+		if r := headRankOf(key); r < sum.headRank {
+			sum.headRank, sum.head, sum.headKey = r, str, key
+		}
+	}
+}
+
+// literal notes a number, boolean or null member of the top-level object: ok or success,
+// error, is_error.
+func (sum *toolResultSummary) literal(key, lit string) {
+	switch {
+	case strings.EqualFold(key, "ok") || strings.EqualFold(key, "success"):
+		sum.okTrue, sum.okFalse = lit == "true", lit == "false"
+	case strings.EqualFold(key, "error") && lit != "null" && lit != "false":
+		sum.hasErr = true
+	case strings.EqualFold(key, "is_error") || strings.EqualFold(key, "isError"):
+		sum.hasErr = sum.hasErr || lit == "true"
+	}
 }
 
 // isPayloadKey reports whether a list under key is likely the main content of a result.
@@ -248,19 +202,6 @@ func toolResultKind(content string) int {
 	return resultData
 }
 
-// unquoteRaw turns the raw inside of a JSON string literal into its text; it only
-// allocates when there is an escape to decode.
-func unquoteRaw(raw string) string {
-	if strings.IndexByte(raw, '\\') < 0 {
-		return raw
-	}
-	var out string
-	if err := json.Unmarshal([]byte(`"`+raw+`"`), &out); err != nil {
-		return raw
-	}
-	return out
-}
-
 // appendToolSummary appends a noun phrase describing a tool result: `3 results, starting
 // with "Lisbon travel guide"`, `an error ("not found")`, `"README.md"`, or the opening
 // words of a plain-text result.
@@ -279,7 +220,7 @@ func appendToolSummary(b []byte, content string) []byte {
 		b = append(b, "an error"...)
 		if sum.errMsg != "" {
 			b = append(b, " (\""...)
-			b = appendCollapsed(b, unquoteRaw(sum.errMsg), 60)
+			b = appendCollapsed(b, sum.errMsg, 60)
 			b = append(b, "\")"...)
 		}
 		return b
@@ -320,19 +261,19 @@ func appendToolSummary(b []byte, content string) []byte {
 		}
 		if sum.head != "" {
 			b = append(b, ", starting with \""...)
-			b = appendCollapsed(b, unquoteRaw(sum.head), 60)
+			b = appendCollapsed(b, sum.head, 60)
 			b = append(b, '"')
 		}
 		return b
 	case sum.head != "":
 		if sum.okTrue {
-			b = appendCollapsed(b, unquoteRaw(sum.headKey), 30)
+			b = appendCollapsed(b, sum.headKey, 30)
 			b = append(b, " \""...)
-			b = appendCollapsed(b, unquoteRaw(sum.head), 60)
+			b = appendCollapsed(b, sum.head, 60)
 			return append(b, '"')
 		}
 		b = append(b, '"')
-		b = appendCollapsed(b, unquoteRaw(sum.head), 60)
+		b = appendCollapsed(b, sum.head, 60)
 		return append(b, '"')
 	case sum.okTrue:
 		return append(b, "no details"...)

@@ -82,19 +82,8 @@ func prevWord(s string, i int) (w span, ok bool) {
 	return span{start, end}, true
 }
 
-// stopwordSlots sizes the stopword table: a power of two, over twice the word count.
-const stopwordSlots = 1024
-
-// maxStopwordLen is the length of the longest stopword; longer words skip the lookup.
-const maxStopwordLen = 10
-
-// stopwordTable is an open-addressing set of stopwords, cheaper than a map for the
-// many lookups a reply takes. It is built once and never changed.
-type stopwordTable [stopwordSlots]string
-
 // stopwords are function words and chat filler that never make a reply's topic.
-var stopwords = func() *stopwordTable {
-	var t stopwordTable
+var stopwords = func() map[string]bool {
 	words := strings.Fields(`a about above after again against all almost also although am an and
 	another any anybody anyone anything are aren't around as ask asked asking at be because been before
 	being below best better between both but by can can't cannot could couldn't dear did didn't do
@@ -113,62 +102,20 @@ var stopwords = func() *stopwordTable {
 	wants was wasn't way we we'd we'll we're we've well were weren't what what's whatever when
 	where where's whether which while who who's whom whose why will with within without won't
 	would wouldn't yes yet you you'd you'll you're you've your yours yourself yourselves`)
+	set := make(map[string]bool, len(words))
 	for _, w := range words {
-		if len(w) > maxStopwordLen {
-			panic("stopword longer than maxStopwordLen: " + w)
-		}
-		i := stopwordHash([]byte(w)) & (stopwordSlots - 1)
-		for t[i] != "" && t[i] != w {
-			i = (i + 1) & (stopwordSlots - 1)
-		}
-		t[i] = w
+		set[w] = true
 	}
-	return &t
+	return set
 }()
 
-// stopwordHash is FNV-1a of a lower-case word.
-func stopwordHash(w []byte) uint32 {
-	h := uint32(2166136261)
-	for _, c := range w {
-		h ^= uint32(c)
-		h *= 16777619
-	}
-	return h
-}
-
-// isStopword reports whether w, compared case-insensitively, is a stopword. Single
-// letters count as stopwords.
+// isStopword reports whether w, compared case-insensitively (a typographic apostrophe as
+// '), is a stopword. Single letters count as stopwords.
 func isStopword(w string) bool {
 	if len(w) <= 1 {
 		return true
 	}
-	if len(w) > maxStopwordLen+2 {
-		return false
-	}
-	var lower [maxStopwordLen + 2]byte
-	n := 0
-	for i := 0; i < len(w); i++ {
-		c := w[i]
-		switch {
-		case c >= 'A' && c <= 'Z':
-			c += 'a' - 'A'
-		case c == 0xE2 && i+2 < len(w) && w[i+1] == 0x80 && w[i+2] == 0x99:
-			c = '\'' // "don’t" is "don't"
-			i += 2
-		}
-		lower[n] = c
-		n++
-	}
-	if n > maxStopwordLen {
-		return false
-	}
-	key := lower[:n]
-	for i := stopwordHash(key) & (stopwordSlots - 1); stopwords[i] != ""; i = (i + 1) & (stopwordSlots - 1) {
-		if stopwords[i] == string(key) {
-			return true
-		}
-	}
-	return false
+	return stopwords[strings.ReplaceAll(strings.ToLower(w), "’", "'")]
 }
 
 // isUpper reports whether b is an ASCII capital letter.

@@ -1,4 +1,4 @@
-package datasource
+package seed
 
 import (
 	"context"
@@ -16,10 +16,12 @@ import (
 
 	"modernc.org/sqlite"
 
+	"github.com/agentplane/agentplane/internal/datasource"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
-// The emulator answers SQL data sources from sample tables: the tables of the version's
+// Sample is the emulator's datasource.Executor, beside datasource.Live of the server: it
+// answers SQL data sources from sample tables: the tables of the version's
 // config (name, columns with their types, row_count), filled with deterministic generated
 // rows (values.go) in an in-memory SQLite database per version, which the query then runs on
 // as real SQL, read-only. So a query's result is what the SQL says: WHERE filters, ORDER BY
@@ -28,10 +30,12 @@ import (
 // is an alias of the sample tables (public.orders). HTTP data sources answer with generated
 // items (sample_fields, or fields guessed from the path's resource).
 
+var _ datasource.Executor = (*Sample)(nil)
+
 // maxSampleDBs bounds how many versions keep their sample database in memory.
 const maxSampleDBs = 32
 
-// Sample is the emulator's executor.
+// Sample is the emulator's executor of data source queries (see the comment above).
 type Sample struct {
 	store *store.Store
 
@@ -42,13 +46,13 @@ type Sample struct {
 }
 
 type sampleDB struct {
-	*sqlDB
+	*datasource.SQLDB
 	keep    *sql.DB // the connection that created the in-memory database, which lives as long as it
 	refs    int
 	retired bool
 }
 
-func (d *sampleDB) close() error { return errors.Join(d.db.Close(), d.keep.Close()) }
+func (d *sampleDB) close() error { return errors.Join(d.SQLDB.Close(), d.keep.Close()) }
 
 // NewSample returns the emulator's executor over the data sources of st.
 func NewSample(st *store.Store) *Sample {
@@ -56,12 +60,12 @@ func NewSample(st *store.Store) *Sample {
 }
 
 // Query runs req on the data source's sample data (see Executor).
-func (s *Sample) Query(ctx context.Context, ws, id string, req Request) (*Result, error) {
-	ds, cfg, err := load(ctx, s.store, ws, id)
+func (s *Sample) Query(ctx context.Context, ws, id string, req datasource.Request) (*datasource.Result, error) {
+	ds, cfg, err := datasource.Load(ctx, s.store, ws, id)
 	if err != nil {
 		return nil, err
 	}
-	bound, err := prepare(cfg, req)
+	bound, err := datasource.Prepare(cfg, req)
 	if err != nil {
 		return nil, err
 	}
@@ -73,29 +77,29 @@ func (s *Sample) Query(ctx context.Context, ws, id string, req Request) (*Result
 		return nil, err
 	}
 	defer s.release(db)
-	res, err := db.run(ctx, cfg, req, bound)
-	var qe *QueryError
+	res, err := db.Run(ctx, cfg, req, bound)
+	var qe *datasource.QueryError
 	if errors.As(err, &qe) && strings.Contains(qe.Message, "no such table") {
-		qe.Message += "; the emulator's sample tables are: " + cfg.tableNames()
+		qe.Message += "; the emulator's sample tables are: " + tableNames(cfg)
 	}
 	return res, err
 }
 
 // Describe lists the sample tables as the sample database's catalog has them.
-func (s *Sample) Describe(ctx context.Context, ws, id string) ([]Table, error) {
-	ds, cfg, err := load(ctx, s.store, ws, id)
+func (s *Sample) Describe(ctx context.Context, ws, id string) ([]datasource.Table, error) {
+	ds, cfg, err := datasource.Load(ctx, s.store, ws, id)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Type == "http" {
-		return []Table{}, nil
+		return []datasource.Table{}, nil
 	}
 	db, err := s.acquire(ctx, *ds.ActiveVersionID, cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer s.release(db)
-	return db.describe(ctx, cfg)
+	return db.Describe(ctx, cfg)
 }
 
 // Close releases every sample database.
@@ -113,7 +117,7 @@ func (s *Sample) Close() error {
 
 // acquire returns the sample database of a version, building it on first use; building is
 // done under the lock, so concurrent first queries build it once.
-func (s *Sample) acquire(ctx context.Context, version string, cfg *Config) (*sampleDB, error) {
+func (s *Sample) acquire(ctx context.Context, version string, cfg *datasource.Config) (*sampleDB, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -154,7 +158,7 @@ var sampleSeq atomic.Uint64
 
 // buildSample creates the config's tables in a new in-memory database, fills them, and
 // opens the read-only pool queries run on.
-func buildSample(ctx context.Context, cfg *Config) (*sampleDB, error) {
+func buildSample(ctx context.Context, cfg *datasource.Config) (*sampleDB, error) {
 	var salt [6]byte
 	_, _ = rand.Read(salt[:])
 	name := fmt.Sprintf("/agentplane-sample-%d-%s", sampleSeq.Add(1), hex.EncodeToString(salt[:]))
@@ -176,9 +180,7 @@ func buildSample(ctx context.Context, cfg *Config) (*sampleDB, error) {
 		return nil, err
 	}
 	db := sql.OpenDB(schemaAlias{Connector: base, uri: ro, schema: cfg.Schema})
-	db.SetMaxOpenConns(poolMaxOpen)
-	db.SetMaxIdleConns(poolMaxIdle)
-	return &sampleDB{sqlDB: &sqlDB{db: db, dialect: "sqlite"}, keep: keep}, nil
+	return &sampleDB{SQLDB: datasource.NewSQLDB(db, "sqlite"), keep: keep}, nil
 }
 
 // schemaAlias attaches the sample database a second time under config.schema on every
@@ -197,7 +199,7 @@ func (c schemaAlias) Connect(ctx context.Context) (driver.Conn, error) {
 	if !ok {
 		return conn, nil
 	}
-	if _, err := ex.ExecContext(ctx, "ATTACH ? AS "+quoteIdent(c.schema), []driver.NamedValue{{Ordinal: 1, Value: c.uri}}); err != nil {
+	if _, err := ex.ExecContext(ctx, "ATTACH ? AS "+datasource.QuoteIdent(c.schema), []driver.NamedValue{{Ordinal: 1, Value: c.uri}}); err != nil {
 		conn.Close()
 		return nil, err
 	}
@@ -206,7 +208,7 @@ func (c schemaAlias) Connect(ctx context.Context) (driver.Conn, error) {
 
 // fillSample creates each table, its columns declared with the config's types (so results
 // show them), and inserts its generated rows.
-func fillSample(ctx context.Context, db *sql.DB, tables []Table) error {
+func fillSample(ctx context.Context, db *sql.DB, tables []datasource.Table) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -217,14 +219,14 @@ func fillSample(ctx context.Context, db *sql.DB, tables []Table) error {
 		marks := make([]string, len(t.Columns))
 		gens := make([]func(int) any, len(t.Columns))
 		for i, c := range t.Columns {
-			cols[i] = quoteIdent(c.Name) + " " + quoteIdent(c.Type)
+			cols[i] = datasource.QuoteIdent(c.Name) + " " + datasource.QuoteIdent(c.Type)
 			marks[i] = "?"
 			gens[i] = generator(t.Name, c)
 		}
-		if _, err := tx.ExecContext(ctx, "CREATE TABLE "+quoteIdent(t.Name)+" ("+strings.Join(cols, ", ")+")"); err != nil {
+		if _, err := tx.ExecContext(ctx, "CREATE TABLE "+datasource.QuoteIdent(t.Name)+" ("+strings.Join(cols, ", ")+")"); err != nil {
 			return fmt.Errorf("table %s: %w", t.Name, err)
 		}
-		stmt, err := tx.PrepareContext(ctx, "INSERT INTO "+quoteIdent(t.Name)+" VALUES ("+strings.Join(marks, ", ")+")")
+		stmt, err := tx.PrepareContext(ctx, "INSERT INTO "+datasource.QuoteIdent(t.Name)+" VALUES ("+strings.Join(marks, ", ")+")")
 		if err != nil {
 			return err
 		}
@@ -262,8 +264,8 @@ func sqliteValue(v any) any {
 // by the resource's name). A trailing numeric segment selects one item by id; query
 // parameters (and params) named like a field fix that field's value, and limit/offset page
 // the items.
-func sampleHTTP(cfg *Config, req Request, bound int) (*Result, error) {
-	u, err := CheckPath(req.Query)
+func sampleHTTP(cfg *datasource.Config, req datasource.Request, bound int) (*datasource.Result, error) {
+	u, err := datasource.CheckPath(req.Query)
 	if err != nil {
 		return nil, err
 	}
@@ -294,7 +296,7 @@ func sampleHTTP(cfg *Config, req Request, bound int) (*Result, error) {
 	}
 	if named, ok := req.Params.(map[string]any); ok {
 		for k, v := range named {
-			filters[strings.ToLower(k)] = paramText(v)
+			filters[strings.ToLower(k)] = datasource.ParamText(v)
 		}
 	}
 	n, shift := cfg.SampleRows, 0
@@ -309,10 +311,10 @@ func sampleHTTP(cfg *Config, req Request, bound int) (*Result, error) {
 		count = v
 	}
 	last := min(n, first+count)
-	res := &Result{Columns: make([]Column, len(fields)), Rows: [][]any{}}
+	res := &datasource.Result{Columns: make([]datasource.Column, len(fields)), Rows: [][]any{}}
 	values := make([]func(int) any, len(fields))
 	for i, f := range fields {
-		res.Columns[i] = Column{Name: f.Name, Type: f.Type}
+		res.Columns[i] = datasource.Column{Name: f.Name, Type: f.Type}
 		gen := generator(resource, f)
 		values[i] = func(i int) any { return gen(i + shift) }
 		if v, ok := filters[strings.ToLower(f.Name)]; ok {
@@ -332,4 +334,16 @@ func sampleHTTP(cfg *Config, req Request, bound int) (*Result, error) {
 		res.Rows = append(res.Rows, row)
 	}
 	return res, nil
+}
+
+// tableNames lists the configured tables for messages.
+func tableNames(c *datasource.Config) string {
+	if len(c.Tables) == 0 {
+		return "none (add config.tables with each table's columns)"
+	}
+	names := make([]string, len(c.Tables))
+	for i, t := range c.Tables {
+		names[i] = t.Name
+	}
+	return strings.Join(names, ", ")
 }

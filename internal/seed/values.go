@@ -1,4 +1,4 @@
-package datasource
+package seed
 
 // The generator of sample rows: a value is a pure function of (table, column, row), shaped by
 // the column's type and name (emails that belong to the row's person, later timestamps for
@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/datasource"
 )
 
 // sampleEpoch is the first sample row's timestamp; later rows are later, so ids and times agree.
@@ -97,7 +99,7 @@ func person(table string, i int) (first, last string) {
 
 // generator returns the sample value of a column for row i: a pure function of the table, the
 // column and the row, shaped by the column's type and name.
-func generator(table string, f Field) func(i int) any {
+func generator(table string, f datasource.Field) func(i int) any {
 	name := strings.ToLower(f.Name)
 	class := typeClass(f.Type)
 	return func(i int) any {
@@ -135,7 +137,7 @@ func sampleInt(name string, i int, h uint64) any {
 	case name == "id":
 		return int64(i + 1)
 	case strings.HasSuffix(name, "_id"):
-		return int64(1 + h%defaultTableRows)
+		return int64(1 + h%datasource.DefaultTableRows)
 	case strings.Contains(name, "cents") || strings.Contains(name, "price") || strings.Contains(name, "amount") ||
 		strings.Contains(name, "total") || strings.Contains(name, "cost") || strings.Contains(name, "balance"):
 		return int64(199 + h%49800)
@@ -245,20 +247,26 @@ func sampleText(table, name string, i int, h uint64) any {
 }
 
 // defaultFields are the item fields of an HTTP source without sample_fields, by resource.
-func defaultFields(resource string) []Field {
+func defaultFields(resource string) []datasource.Field {
 	r := strings.ToLower(resource)
 	switch {
 	case strings.Contains(r, "product") || strings.Contains(r, "item") || strings.Contains(r, "catalog") || strings.Contains(r, "inventory"):
-		return []Field{{"sku", "string", false}, {"name", "string", false}, {"category", "string", false},
-			{"price", "number", false}, {"stock", "integer", false}}
+		return fields("sku", "string", "name", "string", "category", "string", "price", "number", "stock", "integer")
 	case strings.Contains(r, "user") || strings.Contains(r, "customer") || strings.Contains(r, "contact") || strings.Contains(r, "people"):
-		return []Field{{"id", "integer", false}, {"email", "string", false}, {"full_name", "string", false},
-			{"country", "string", false}, {"created_at", "timestamp", false}}
+		return fields("id", "integer", "email", "string", "full_name", "string", "country", "string", "created_at", "timestamp")
 	case strings.Contains(r, "order"):
-		return []Field{{"id", "integer", false}, {"status", "string", false}, {"total", "number", false},
-			{"currency", "string", false}, {"created_at", "timestamp", false}}
+		return fields("id", "integer", "status", "string", "total", "number", "currency", "string", "created_at", "timestamp")
 	}
-	return []Field{{"id", "integer", false}, {"name", "string", false}, {"created_at", "timestamp", false}}
+	return fields("id", "integer", "name", "string", "created_at", "timestamp")
+}
+
+// fields makes non-nullable fields of name, type pairs.
+func fields(nameTypes ...string) []datasource.Field {
+	out := make([]datasource.Field, 0, len(nameTypes)/2)
+	for i := 0; i+1 < len(nameTypes); i += 2 {
+		out = append(out, datasource.Field{Name: nameTypes[i], Type: nameTypes[i+1]})
+	}
+	return out
 }
 
 // typedValue converts a filter's text to the field's type when it parses.

@@ -1,14 +1,89 @@
-package datasource
+package seed
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/datasource"
+	"github.com/agentplane/agentplane/internal/store"
 )
+
+// sampleFixture is a store with the test workspace, where data sources are made for Sample.
+type sampleFixture struct {
+	t  testing.TB
+	st *store.Store
+}
+
+func newSampleFixture(t testing.TB) *sampleFixture {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, "memory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.WorkspaceCreate(ctx, &store.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	return &sampleFixture{t: t, st: st}
+}
+
+// source stores a data source of typ (no credential: Sample needs none) with cfg as its
+// active version and returns its id.
+func (f *sampleFixture) source(typ, _ string, cfg map[string]any) string {
+	f.t.Helper()
+	if _, err := datasource.ParseConfig(typ, cfg); err != nil {
+		f.t.Fatalf("config: %v", err)
+	}
+	d, err := f.st.DataSourceCreate(context.Background(), &store.DataSource{WorkspaceID: testWorkspace, Name: "ds " + typ, Type: typ}, store.JSONObject(cfg), "")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return d.ID
+}
+
+// promote makes cfg the data source's active version.
+func (f *sampleFixture) promote(id string, cfg map[string]any) {
+	f.t.Helper()
+	ctx := context.Background()
+	v, err := f.st.DataSourceVersionCreate(ctx, &store.DataSourceVersion{WorkspaceID: testWorkspace, DataSourceID: id, Config: store.JSONObject(cfg)})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := f.st.DataSourceVersionPromote(ctx, testWorkspace, id, v.ID); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// wantQueryError fails unless err is a *datasource.QueryError (a timeout or not) whose
+// message mentions every part.
+func wantQueryError(t *testing.T, err error, timeout bool, parts ...string) {
+	t.Helper()
+	var qe *datasource.QueryError
+	if !errors.As(err, &qe) || qe.Timeout != timeout {
+		t.Fatalf("got %v (%T), want a QueryError (timeout %v)", err, err, timeout)
+	}
+	for _, p := range parts {
+		if !strings.Contains(strings.ToLower(qe.Message), strings.ToLower(p)) {
+			t.Fatalf("message %q does not mention %q", qe.Message, p)
+		}
+	}
+}
+
+// wantFieldError fails unless err is a *datasource.FieldError on field.
+func wantFieldError(t *testing.T, err error, field string) {
+	t.Helper()
+	var fe *datasource.FieldError
+	if !errors.As(err, &fe) || fe.Field != field {
+		t.Fatalf("got %v (%T), want a FieldError on %s", err, err, field)
+	}
+}
 
 // shopConfig is shaped like the seed's orders database.
 func shopConfig(t *testing.T, extra map[string]any) map[string]any {
@@ -34,7 +109,7 @@ func shopConfig(t *testing.T, extra map[string]any) map[string]any {
 	return raw
 }
 
-func names(cols []Column) []string {
+func names(cols []datasource.Column) []string {
 	out := make([]string, len(cols))
 	for i, c := range cols {
 		out[i] = c.Name
@@ -44,14 +119,14 @@ func names(cols []Column) []string {
 
 // TestSampleSQL: the emulator's result is what the SQL says over the sample tables.
 func TestSampleSQL(t *testing.T) {
-	f := newFixture(t)
+	f := newSampleFixture(t)
 	s := NewSample(f.st)
 	t.Cleanup(func() { s.Close() })
 	ctx := context.Background()
 	id := f.source("postgres", "", shopConfig(t, nil))
-	q := func(query string, params any, limit int) *Result {
+	q := func(query string, params any, limit int) *datasource.Result {
 		t.Helper()
-		res, err := s.Query(ctx, testWS, id, Request{Query: query, Params: params, Limit: limit})
+		res, err := s.Query(ctx, testWorkspace, id, datasource.Request{Query: query, Params: params, Limit: limit})
 		if err != nil {
 			t.Fatalf("%q: %v", query, err)
 		}
@@ -92,7 +167,7 @@ func TestSampleSQL(t *testing.T) {
 		}
 	}
 	count := q("SELECT count(*) AS n FROM orders WHERE status = $1", []any{"paid"}, 0)
-	if count.Rows[0][0] != int64(len(paid.Rows)) || count.Columns[0] != (Column{"n", "integer"}) {
+	if count.Rows[0][0] != int64(len(paid.Rows)) || count.Columns[0] != (datasource.Column{Name: "n", Type: "integer"}) {
 		t.Fatalf("count %v vs %d rows", count.Rows, len(paid.Rows))
 	}
 	groups := q("SELECT status, count(*) FROM orders GROUP BY status ORDER BY 2 DESC", nil, 0)
@@ -146,18 +221,18 @@ func TestSampleSQL(t *testing.T) {
 		{"DROP TABLE orders", "readonly"},
 		{"ATTACH 'file:/tmp/x.db' AS x", "too many attached"},
 	} {
-		_, err := s.Query(ctx, testWS, id, Request{Query: c.query})
+		_, err := s.Query(ctx, testWorkspace, id, datasource.Request{Query: c.query})
 		wantQueryError(t, err, false, c.want)
 	}
 	if r := q("SELECT count(*) FROM orders", nil, 0); r.Rows[0][0] != int64(120) {
 		t.Fatalf("orders after refused writes: %v", r.Rows)
 	}
-	_, err := s.Query(ctx, testWS, id, Request{Query: "SELECT 1", Limit: 1001})
+	_, err := s.Query(ctx, testWorkspace, id, datasource.Request{Query: "SELECT 1", Limit: 1001})
 	wantFieldError(t, err, "limit")
 
 	// A timeout interrupts the query.
 	f.promote(id, shopConfig(t, map[string]any{"max_execution_ms": float64(200)}))
-	_, err = s.Query(ctx, testWS, id, Request{Query: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"})
+	_, err = s.Query(ctx, testWorkspace, id, datasource.Request{Query: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"})
 	wantQueryError(t, err, true, "timed out after 200 ms")
 
 	// A new active version has its own tables.
@@ -166,10 +241,10 @@ func TestSampleSQL(t *testing.T) {
 	if r := q("SELECT * FROM events", nil, 0); len(r.Rows) != 3 || !r.Truncated || r.Columns[0].Type != "bigint" {
 		t.Fatalf("after promotion: %+v", r)
 	}
-	_, err = s.Query(ctx, testWS, id, Request{Query: "SELECT * FROM customers"})
+	_, err = s.Query(ctx, testWorkspace, id, datasource.Request{Query: "SELECT * FROM customers"})
 	wantQueryError(t, err, false, "no such table")
-	tables, err := s.Describe(ctx, testWS, id)
-	if err != nil || len(tables) != 1 || tables[0].Name != "events" || tables[0].Columns[1] != (Field{Name: "kind", Type: "text", Nullable: true}) {
+	tables, err := s.Describe(ctx, testWorkspace, id)
+	if err != nil || len(tables) != 1 || tables[0].Name != "events" || tables[0].Columns[1] != (datasource.Field{Name: "kind", Type: "text", Nullable: true}) {
 		t.Fatalf("describe: %+v %v", tables, err)
 	}
 }
@@ -177,7 +252,7 @@ func TestSampleSQL(t *testing.T) {
 // TestSampleConcurrentAndEviction: concurrent first queries build one database, and the
 // oldest versions' databases are closed beyond maxSampleDBs.
 func TestSampleConcurrentAndEviction(t *testing.T) {
-	f := newFixture(t)
+	f := newSampleFixture(t)
 	s := NewSample(f.st)
 	t.Cleanup(func() { s.Close() })
 	ctx := context.Background()
@@ -187,7 +262,7 @@ func TestSampleConcurrentAndEviction(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := s.Query(ctx, testWS, id, Request{Query: "SELECT count(*) FROM orders"}); err != nil {
+			if _, err := s.Query(ctx, testWorkspace, id, datasource.Request{Query: "SELECT count(*) FROM orders"}); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -202,23 +277,23 @@ func TestSampleConcurrentAndEviction(t *testing.T) {
 	}
 	for i := range maxSampleDBs {
 		f.promote(id, map[string]any{"max_rows": float64(i + 1), "tables": shopConfig(t, nil)["tables"]})
-		if _, err := s.Query(ctx, testWS, id, Request{Query: "SELECT 1 FROM customers LIMIT 1"}); err != nil {
+		if _, err := s.Query(ctx, testWorkspace, id, datasource.Request{Query: "SELECT 1 FROM customers LIMIT 1"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if len(s.dbs) != maxSampleDBs || first.db.Ping() == nil {
-		t.Fatalf("%d sample databases; the oldest still open: %v", len(s.dbs), first.db.Ping() == nil)
+	if len(s.dbs) != maxSampleDBs || first.keep.Ping() == nil {
+		t.Fatalf("%d sample databases; the oldest still open: %v", len(s.dbs), first.keep.Ping() == nil)
 	}
 }
 
 func TestSampleHTTP(t *testing.T) {
-	f := newFixture(t)
+	f := newSampleFixture(t)
 	s := NewSample(f.st)
 	t.Cleanup(func() { s.Close() })
 	ctx := context.Background()
-	q := func(id, query string, params any, limit int) *Result {
+	q := func(id, query string, params any, limit int) *datasource.Result {
 		t.Helper()
-		res, err := s.Query(ctx, testWS, id, Request{Query: query, Params: params, Limit: limit})
+		res, err := s.Query(ctx, testWorkspace, id, datasource.Request{Query: query, Params: params, Limit: limit})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,6 +325,53 @@ func TestSampleHTTP(t *testing.T) {
 	if len(one.Rows) != 1 || one.Rows[0][0] != int64(2) || !reflect.DeepEqual(one.Rows[0], res.Rows[1]) {
 		t.Fatalf("item 2: %v vs %v", one.Rows, res.Rows[1])
 	}
-	_, err := s.Query(ctx, testWS, things, Request{Query: "https://evil.example/"})
+	_, err := s.Query(ctx, testWorkspace, things, datasource.Request{Query: "https://evil.example/"})
 	wantFieldError(t, err, "query")
+}
+
+// benchSampleQuery measures one query through Sample: the lookup of the data source, the
+// sample database (built once) and the read-only transaction.
+func benchSampleQuery(b *testing.B, s *Sample, id, query string) {
+	ctx := context.Background()
+	if _, err := s.Query(ctx, testWorkspace, id, datasource.Request{Query: query}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := s.Query(ctx, testWorkspace, id, datasource.Request{Query: query}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSample(b *testing.B) {
+	tables := map[string]any{"tables": []any{
+		map[string]any{"name": "customers", "columns": []any{map[string]any{"name": "id", "type": "integer"}, map[string]any{"name": "email", "type": "text"},
+			map[string]any{"name": "country", "type": "text"}, map[string]any{"name": "created_at", "type": "timestamptz"}}},
+		map[string]any{"name": "orders", "row_count": float64(1000), "columns": []any{map[string]any{"name": "id", "type": "integer"},
+			map[string]any{"name": "customer_id", "type": "integer"}, map[string]any{"name": "status", "type": "text"},
+			map[string]any{"name": "total_cents", "type": "integer"}, map[string]any{"name": "placed_at", "type": "timestamptz"}}},
+	}}
+	b.Run("query", func(b *testing.B) {
+		f := newSampleFixture(b)
+		s := NewSample(f.st)
+		defer s.Close()
+		id := f.source("postgres", "", tables)
+		benchSampleQuery(b, s, id, "SELECT c.country, count(*) FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY c.country")
+	})
+	b.Run("build", func(b *testing.B) {
+		cfg, err := datasource.ParseConfig("postgres", tables)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			d, err := buildSample(context.Background(), cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			d.close()
+		}
+	})
 }
