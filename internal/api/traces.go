@@ -58,12 +58,6 @@ func (s *Server) traceRoutes() []route {
 				{name: "bucket", typ: "string", enum: []string{"hour", "day"}, desc: "Bucket size (default hour for 1h and 24h, day for 7d and 30d)."}},
 			errs: []int{http.StatusUnprocessableEntity}, nocache: true, resp: traceSummary{}, h: s.traceSummary},
 		{method: "GET", path: v1 + "/traces/usage", op: "getUsageBreakdown", tag: tag, scope: "traces:read", summary: "Cost and tokens by model or by end user",
-			desc: "Runs, errors, tokens and cost of the runs that ended in the window, grouped by `group_by`: `model` (the model that answered " +
-				"the run's last model call, a fallback included; `\"\"` for runs that called none) or `end_user` (runs without an end user are left " +
-				"out), the costliest first. A run counts once, when it ends, in the hour it was created. It reads hourly and daily rollups " +
-				"kept as runs end, never the executions, so the window starts at the start of its first hour (1h, 24h) or UTC day (7d, 30d). " +
-				"`window` is 1h, 24h (default), 7d or 30d; `agent_id` keeps one agent's runs; `limit` (1 to 100, default 20) caps the groups " +
-				"listed, `total` counts them all. Another value is 422.",
 			params: []param{{name: "group_by", typ: "string", enum: store.UsageDimensions, desc: "What to group by (required)."},
 				{name: "window", typ: "string", enum: []string{"1h", "24h", "7d", "30d"}, desc: "How far back from now (default 24h)."},
 				{name: "agent_id", typ: "string", desc: "Only this agent's runs."},
