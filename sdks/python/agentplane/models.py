@@ -2150,7 +2150,7 @@ TraceSummary = TypedDict(
 class _TriggerRequired(TypedDict):
     agent_id: str
     config: Dict[str, Any]
-    """The per-type settings; secret fields (signing_secret, secret_token, verify_token, app_secret, hmac_secret) are shown masked."""
+    """The per-type settings; secret fields (app_secret, hmac_secret, secret_token, signing_secret, verify_token) are shown masked."""
     created_at: str
     enabled: bool
     id: str
@@ -2163,7 +2163,8 @@ class _TriggerRequired(TypedDict):
     """A schedule's next tick; null for other types and disabled schedules."""
     token_prefix: str
     """The first characters of the hook token, for telling tokens apart; empty for schedules."""
-    type: Literal["webhook", "slack", "telegram", "teams", "whatsapp", "schedule"]
+    type: Literal["schedule", "slack", "teams", "telegram", "webhook", "whatsapp"]
+    """The trigger type."""
     updated_at: str
     version_id: Optional[str]
     """The agent version runs use; null runs the active version."""
@@ -2183,12 +2184,13 @@ class _TriggerCreateRequestRequired(TypedDict):
     agent_id: str
     """The agent the trigger runs."""
     name: str
-    type: Literal["webhook", "slack", "telegram", "teams", "whatsapp", "schedule"]
+    type: Literal["schedule", "slack", "teams", "telegram", "webhook", "whatsapp"]
+    """The trigger type."""
 
 
 class TriggerCreateRequest(_TriggerCreateRequestRequired, total=False):
     config: Dict[str, Any]
-    """Per-type settings (unknown keys are a 422). webhook: signing_secret (a Standard Webhooks whsec_… secret, optional), respond (async, the default, or sync). slack: signing_secret, bot_credential_id, bot_user_id (optional: the bot's own user id, whose messages are ignored). telegram: secret_token, bot_credential_id. whatsapp: verify_token, app_secret, phone_number_id, credential_id. teams: hmac_secret (the base64 security token Teams shows). schedule: cron (five fields), timezone (IANA, default UTC), catch_up (default false). Secrets are encrypted at rest and shown masked."""
+    """Per-type settings (unknown keys are a 422). schedule: cron (five fields), timezone (IANA, default UTC), catch_up (default false). slack: signing_secret, bot_credential_id, bot_user_id (optional: the bot's own user id, whose messages are ignored). teams: hmac_secret (the base64 security token Teams shows). telegram: secret_token, bot_credential_id. webhook: signing_secret (a Standard Webhooks whsec_… secret, optional), respond (async, the default, or sync). whatsapp: verify_token, app_secret, phone_number_id, credential_id. Secrets are encrypted at rest and shown masked."""
     enabled: bool
     """Default true."""
     input: Dict[str, Any]
@@ -2223,7 +2225,7 @@ class TriggerUpdateRequest(TypedDict, total=False):
 class _TriggerWithTokenRequired(TypedDict):
     agent_id: str
     config: Dict[str, Any]
-    """The per-type settings; secret fields (signing_secret, secret_token, verify_token, app_secret, hmac_secret) are shown masked."""
+    """The per-type settings; secret fields (app_secret, hmac_secret, secret_token, signing_secret, verify_token) are shown masked."""
     created_at: str
     enabled: bool
     id: str
@@ -2236,7 +2238,8 @@ class _TriggerWithTokenRequired(TypedDict):
     """A schedule's next tick; null for other types and disabled schedules."""
     token_prefix: str
     """The first characters of the hook token, for telling tokens apart; empty for schedules."""
-    type: Literal["webhook", "slack", "telegram", "teams", "whatsapp", "schedule"]
+    type: Literal["schedule", "slack", "teams", "telegram", "webhook", "whatsapp"]
+    """The trigger type."""
     updated_at: str
     version_id: Optional[str]
     """The agent version runs use; null runs the active version."""

@@ -4943,7 +4943,7 @@ export interface components {
         };
         Trigger: {
             agent_id: string;
-            /** @description The per-type settings; secret fields (signing_secret, secret_token, verify_token, app_secret, hmac_secret) are shown masked. */
+            /** @description The per-type settings; secret fields (app_secret, hmac_secret, secret_token, signing_secret, verify_token) are shown masked. */
             config: {
                 [key: string]: unknown;
             };
@@ -4972,8 +4972,11 @@ export interface components {
             next_run_at: string | null;
             /** @description The first characters of the hook token, for telling tokens apart; empty for schedules. */
             token_prefix: string;
-            /** @enum {string} */
-            type: "webhook" | "slack" | "telegram" | "teams" | "whatsapp" | "schedule";
+            /**
+             * @description The trigger type.
+             * @enum {string}
+             */
+            type: "schedule" | "slack" | "teams" | "telegram" | "webhook" | "whatsapp";
             /** Format: date-time */
             updated_at: string;
             /** @description The agent version runs use; null runs the active version. */
@@ -4987,7 +4990,7 @@ export interface components {
         TriggerCreateRequest: {
             /** @description The agent the trigger runs. */
             agent_id: string;
-            /** @description Per-type settings (unknown keys are a 422). webhook: signing_secret (a Standard Webhooks whsec_… secret, optional), respond (async, the default, or sync). slack: signing_secret, bot_credential_id, bot_user_id (optional: the bot's own user id, whose messages are ignored). telegram: secret_token, bot_credential_id. whatsapp: verify_token, app_secret, phone_number_id, credential_id. teams: hmac_secret (the base64 security token Teams shows). schedule: cron (five fields), timezone (IANA, default UTC), catch_up (default false). Secrets are encrypted at rest and shown masked. */
+            /** @description Per-type settings (unknown keys are a 422). schedule: cron (five fields), timezone (IANA, default UTC), catch_up (default false). slack: signing_secret, bot_credential_id, bot_user_id (optional: the bot's own user id, whose messages are ignored). teams: hmac_secret (the base64 security token Teams shows). telegram: secret_token, bot_credential_id. webhook: signing_secret (a Standard Webhooks whsec_… secret, optional), respond (async, the default, or sync). whatsapp: verify_token, app_secret, phone_number_id, credential_id. Secrets are encrypted at rest and shown masked. */
             config?: {
                 [key: string]: unknown;
             };
@@ -5002,8 +5005,11 @@ export interface components {
                 [key: string]: string;
             };
             name: string;
-            /** @enum {string} */
-            type: "webhook" | "slack" | "telegram" | "teams" | "whatsapp" | "schedule";
+            /**
+             * @description The trigger type.
+             * @enum {string}
+             */
+            type: "schedule" | "slack" | "teams" | "telegram" | "webhook" | "whatsapp";
             /** @description Run this version of the agent instead of its active one. */
             version_id?: string;
             /** @description The completion webhook's Standard Webhooks signing secret (whsec_ + base64); generated and returned once when webhook_url is given without it; encrypted at rest, never returned again. */
@@ -5035,7 +5041,7 @@ export interface components {
         };
         TriggerWithToken: {
             agent_id: string;
-            /** @description The per-type settings; secret fields (signing_secret, secret_token, verify_token, app_secret, hmac_secret) are shown masked. */
+            /** @description The per-type settings; secret fields (app_secret, hmac_secret, secret_token, signing_secret, verify_token) are shown masked. */
             config: {
                 [key: string]: unknown;
             };
@@ -5068,8 +5074,11 @@ export interface components {
             token?: string;
             /** @description The first characters of the hook token, for telling tokens apart; empty for schedules. */
             token_prefix: string;
-            /** @enum {string} */
-            type: "webhook" | "slack" | "telegram" | "teams" | "whatsapp" | "schedule";
+            /**
+             * @description The trigger type.
+             * @enum {string}
+             */
+            type: "schedule" | "slack" | "teams" | "telegram" | "webhook" | "whatsapp";
             /** Format: date-time */
             updated_at: string;
             /** @description The agent version runs use; null runs the active version. */
@@ -5215,7 +5224,7 @@ export interface operations {
                 /** @description The next_cursor of the previous page, instead of page: walks the whole list, each page as cheap as the first. */
                 cursor?: string;
                 agent_id?: string;
-                type?: "webhook" | "slack" | "telegram" | "teams" | "whatsapp" | "schedule";
+                type?: "schedule" | "slack" | "teams" | "telegram" | "webhook" | "whatsapp";
             };
             header?: {
                 /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
