@@ -15,6 +15,7 @@ import (
 	"github.com/agentplane/agentplane/internal/api/openapicheck"
 	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/triggers/platform"
 )
 
 func TestOpenAPIDocumentIsValid31(t *testing.T) {
@@ -287,7 +288,7 @@ func TestOpenAPIEnumsAndNullables(t *testing.T) {
 		if src["enum"] != nil {
 			t.Errorf("%s: Execution.source is a closed enum; the set is open", name)
 		}
-		for _, v := range store.ExecutionSources {
+		for _, v := range append(slices.Clone(store.ExecutionSources), platform.Types()...) {
 			if !strings.Contains(src["description"].(string), v) {
 				t.Errorf("%s: Execution.source's description does not list %s", name, v)
 			}

@@ -61,15 +61,22 @@ func triggerTypeSchemas(reg huma.Registry) {
 		}
 	}
 	sort.Strings(secrets)
+	types := platform.Types()
+	for _, name := range []string{"Execution", "ExecutionNode"} {
+		if sch := reg.Map()[name]; sch != nil && sch.Properties["source"] != nil {
+			src := sch.Properties["source"]
+			src.Description += " Trigger types: " + strings.Join(types, ", ") + "."
+		}
+	}
 	for _, name := range []string{"Trigger", "TriggerWithToken", "TriggerCreateRequest"} {
 		sch := reg.Map()[name]
 		if sch == nil {
 			continue
 		}
 		if typ := sch.Properties["type"]; typ != nil {
-			typ.Enum = make([]any, 0, len(specs))
-			for _, sp := range specs {
-				typ.Enum = append(typ.Enum, sp.Type)
+			typ.Enum = make([]any, 0, len(types))
+			for _, t := range types {
+				typ.Enum = append(typ.Enum, t)
 			}
 		}
 		cfg := sch.Properties["config"]

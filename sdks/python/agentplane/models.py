@@ -886,7 +886,7 @@ class Execution(TypedDict):
     """The top execution of this one's tree (itself when it has no parent)."""
     session_id: Optional[str]
     source: str
-    """What started the run. Known values: api, webhook, schedule, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), slack, telegram, teams, whatsapp, agent (a sub-agent run). The set is open: new trigger types add values, so this is not a closed enum and clients should accept others."""
+    """What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others. Trigger types: schedule, slack, teams, telegram, webhook, whatsapp."""
     started_at: Optional[str]
     status: Literal["pending", "running", "completed", "failed", "cancelled", "awaiting_approval", "rejected"]
     timeout_ms: int
@@ -923,7 +923,7 @@ class ExecutionNode(TypedDict):
     """The top execution of this one's tree (itself when it has no parent)."""
     session_id: Optional[str]
     source: str
-    """What started the run. Known values: api, webhook, schedule, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), slack, telegram, teams, whatsapp, agent (a sub-agent run). The set is open: new trigger types add values, so this is not a closed enum and clients should accept others."""
+    """What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others. Trigger types: schedule, slack, teams, telegram, webhook, whatsapp."""
     started_at: Optional[str]
     status: Literal["pending", "running", "completed", "failed", "cancelled", "awaiting_approval", "rejected"]
     timeout_ms: int

@@ -3467,7 +3467,7 @@ export interface components {
             root_id: string;
             session_id: string | null;
             /**
-             * @description What started the run. Known values: api, webhook, schedule, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), slack, telegram, teams, whatsapp, agent (a sub-agent run). The set is open: new trigger types add values, so this is not a closed enum and clients should accept others.
+             * @description What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others. Trigger types: schedule, slack, teams, telegram, webhook, whatsapp.
              * @example api
              */
             source: string;
@@ -3520,7 +3520,7 @@ export interface components {
             root_id: string;
             session_id: string | null;
             /**
-             * @description What started the run. Known values: api, webhook, schedule, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), slack, telegram, teams, whatsapp, agent (a sub-agent run). The set is open: new trigger types add values, so this is not a closed enum and clients should accept others.
+             * @description What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others. Trigger types: schedule, slack, teams, telegram, webhook, whatsapp.
              * @example api
              */
             source: string;
