@@ -288,6 +288,22 @@ func forEachSchema(doc *huma.OpenAPI, fn func(*huma.Schema)) {
 	}
 }
 
+// documentEnum sets the enum of property prop of the named component schemas: for lists
+// that are declared once, in a registry, rather than in struct tags.
+func documentEnum(reg huma.Registry, prop string, values []string, schemas ...string) {
+	for _, name := range schemas {
+		sch := reg.Map()[name]
+		if sch == nil || sch.Properties[prop] == nil {
+			continue
+		}
+		enum := make([]any, len(values))
+		for i, v := range values {
+			enum[i] = v
+		}
+		sch.Properties[prop].Enum = enum
+	}
+}
+
 // arraysNotNullable undoes huma's default of documenting every slice as "array or null":
 // the server always sends [] for an empty list (a nil slice in a response is a bug the
 // response validator catches), and clients should not have to handle null.

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentplane/agentplane/client"
+	"github.com/agentplane/agentplane/internal/agentconfig"
 	"github.com/agentplane/agentplane/internal/api/openapicheck"
 	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/store"
@@ -269,7 +270,7 @@ func TestOpenAPIEnumsAndNullables(t *testing.T) {
 			schema, prop string
 			want         []string
 		}{
-			{"Agent", "type", store.AgentTypes},
+			{"Agent", "type", agentconfig.Types()},
 			{"Agent", "status", store.AgentStatuses},
 			{"Execution", "status", store.ExecutionStatuses},
 			{"ExecutionNode", "status", store.ExecutionStatuses},

@@ -68,16 +68,11 @@ func triggerTypeSchemas(reg huma.Registry) {
 			src.Description += " Trigger types: " + strings.Join(types, ", ") + "."
 		}
 	}
+	documentEnum(reg, "type", types, "Trigger", "TriggerWithToken", "TriggerCreateRequest")
 	for _, name := range []string{"Trigger", "TriggerWithToken", "TriggerCreateRequest"} {
 		sch := reg.Map()[name]
 		if sch == nil {
 			continue
-		}
-		if typ := sch.Properties["type"]; typ != nil {
-			typ.Enum = make([]any, 0, len(types))
-			for _, t := range types {
-				typ.Enum = append(typ.Enum, t)
-			}
 		}
 		cfg := sch.Properties["config"]
 		switch {

@@ -82,6 +82,7 @@ class _AgentRequired(TypedDict):
     status: Literal["active", "inactive", "archived"]
     tags: List[str]
     type: Literal["simple", "agent", "chain", "workflow", "multi_agent", "approval"]
+    """The agent type: simple (one model call), agent (a model calling tools in a loop), chain (steps run in list order), workflow (steps run as their depends_on allow), multi_agent (a coordinator handing work to sub-agents), approval (one model call held at checkpoints for a person's approval)."""
     updated_at: str
     version_count: int
     webhook_secret_set: bool
@@ -138,6 +139,7 @@ class _AgentCreateRequestRequired(TypedDict):
     name: str
     """Display name."""
     type: Literal["simple", "agent", "chain", "workflow", "multi_agent", "approval"]
+    """The agent type: simple (one model call), agent (a model calling tools in a loop), chain (steps run in list order), workflow (steps run as their depends_on allow), multi_agent (a coordinator handing work to sub-agents), approval (one model call held at checkpoints for a person's approval)."""
 
 
 class AgentCreateRequest(_AgentCreateRequestRequired, total=False):

@@ -2577,7 +2577,10 @@ export interface components {
             /** @enum {string} */
             status: "active" | "inactive" | "archived";
             tags: string[];
-            /** @enum {string} */
+            /**
+             * @description The agent type: simple (one model call), agent (a model calling tools in a loop), chain (steps run in list order), workflow (steps run as their depends_on allow), multi_agent (a coordinator handing work to sub-agents), approval (one model call held at checkpoints for a person's approval).
+             * @enum {string}
+             */
             type: "simple" | "agent" | "chain" | "workflow" | "multi_agent" | "approval";
             /** Format: date-time */
             updated_at: string;
@@ -2654,7 +2657,10 @@ export interface components {
              */
             status?: "active" | "inactive" | "archived";
             tags?: string[];
-            /** @enum {string} */
+            /**
+             * @description The agent type: simple (one model call), agent (a model calling tools in a loop), chain (steps run in list order), workflow (steps run as their depends_on allow), multi_agent (a coordinator handing work to sub-agents), approval (one model call held at checkpoints for a person's approval).
+             * @enum {string}
+             */
             type: "simple" | "agent" | "chain" | "workflow" | "multi_agent" | "approval";
             /** @description The Standard Webhooks signing secret: whsec_ followed by the base64 of 24 to 64 bytes. Left out with a webhook_url, one is generated and returned once, in this response. */
             webhook_secret?: string;
