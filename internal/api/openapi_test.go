@@ -100,6 +100,23 @@ func TestDocsServedOffline(t *testing.T) {
 	resp.Body.Close()
 }
 
+// TestScopesOfTheSpec: the scopes the route table declares are those of API.md section 3.
+func TestScopesOfTheSpec(t *testing.T) {
+	t.Parallel()
+	s := auth.Scopes()
+	if len(s) != 26 {
+		t.Errorf("auth.Scopes() has %d entries: %v", len(s), s)
+	}
+	for _, want := range []string{"*", "agents:read", "agents:execute", "keys:admin", "sessions:read", "chat:write", "data_sources:execute", "datasets:read", "datasets:write"} {
+		if !slices.Contains(s, want) {
+			t.Errorf("auth.Scopes() lacks %q", want)
+		}
+	}
+	if slices.Contains(s, "executions:write") {
+		t.Error("executions:write is not a scope of the spec: cancel, approve and deny need executions:read")
+	}
+}
+
 // TestRouteScopesAreKnown: every scope the route table requires is one a key can be given.
 func TestRouteScopesAreKnown(t *testing.T) {
 	s := &Server{cfg: Config{Emulator: true}}
