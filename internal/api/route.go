@@ -14,6 +14,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/agentplane/agentplane/internal/eval"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -303,6 +304,7 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 	}
 	triggerTypeSchemas(reg)
 	agentTypeSchemas(reg)
+	documentEnum(reg, "type", eval.Types(), "Evaluator", "EvaluatorCreateRequest", "EvaluatorUpdateRequest")
 	arraysNotNullable(doc)
 	for name, s := range reg.Map() {
 		allowNullRefs(reg, name, s)

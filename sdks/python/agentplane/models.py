@@ -802,7 +802,8 @@ class Evaluator(TypedDict):
     """The score config its scores are checked against; null for scores by name alone."""
     score_name: str
     """The name of the scores it writes (the score config's name when score_config_id is set)."""
-    type: Literal["exact_match", "contains", "regex", "json_schema", "json_match", "similarity", "llm_judge"]
+    type: Literal["contains", "exact_match", "json_match", "json_schema", "llm_judge", "regex", "similarity"]
+    """The evaluator type."""
     updated_at: str
     workspace_id: str
 
@@ -810,7 +811,8 @@ class Evaluator(TypedDict):
 class _EvaluatorCreateRequestRequired(TypedDict):
     name: str
     """Unique in the workspace."""
-    type: Literal["exact_match", "contains", "regex", "json_schema", "json_match", "similarity", "llm_judge"]
+    type: Literal["contains", "exact_match", "json_match", "json_schema", "llm_judge", "regex", "similarity"]
+    """The evaluator type."""
 
 
 class EvaluatorCreateRequest(_EvaluatorCreateRequestRequired, total=False):
@@ -842,7 +844,8 @@ class EvaluatorUpdateRequest(TypedDict, total=False):
     score_config_id: Optional[str]
     """A new score config; null gives scores by name alone."""
     score_name: str
-    type: Literal["exact_match", "contains", "regex", "json_schema", "json_match", "similarity", "llm_judge"]
+    type: Literal["contains", "exact_match", "json_match", "json_schema", "llm_judge", "regex", "similarity"]
+    """The evaluator type."""
 
 
 class _ExecuteRequestRequired(TypedDict):

@@ -3369,8 +3369,11 @@ export interface components {
             score_config_id: string | null;
             /** @description The name of the scores it writes (the score config's name when score_config_id is set). */
             score_name: string;
-            /** @enum {string} */
-            type: "exact_match" | "contains" | "regex" | "json_schema" | "json_match" | "similarity" | "llm_judge";
+            /**
+             * @description The evaluator type.
+             * @enum {string}
+             */
+            type: "contains" | "exact_match" | "json_match" | "json_schema" | "llm_judge" | "regex" | "similarity";
             /** Format: date-time */
             updated_at: string;
             workspace_id: string;
@@ -3387,8 +3390,11 @@ export interface components {
             score_config_id?: string;
             /** @description The name of the scores it gives; defaults to the score config's name, else the evaluator's name. */
             score_name?: string;
-            /** @enum {string} */
-            type: "exact_match" | "contains" | "regex" | "json_schema" | "json_match" | "similarity" | "llm_judge";
+            /**
+             * @description The evaluator type.
+             * @enum {string}
+             */
+            type: "contains" | "exact_match" | "json_match" | "json_schema" | "llm_judge" | "regex" | "similarity";
         };
         EvaluatorTestRequest: {
             expected_output?: unknown;
@@ -3411,8 +3417,11 @@ export interface components {
             /** @description A new score config; null gives scores by name alone. */
             score_config_id?: string | null;
             score_name?: string;
-            /** @enum {string} */
-            type?: "exact_match" | "contains" | "regex" | "json_schema" | "json_match" | "similarity" | "llm_judge";
+            /**
+             * @description The evaluator type.
+             * @enum {string}
+             */
+            type?: "contains" | "exact_match" | "json_match" | "json_schema" | "llm_judge" | "regex" | "similarity";
         };
         ExecuteRequest: {
             /** @description Queue the run and answer 202 at once (default false: wait for the result). */
