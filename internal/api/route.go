@@ -14,7 +14,6 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/agentplane/agentplane/internal/eval"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -302,9 +301,7 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 		}
 		doc.Tags = append(doc.Tags, &huma.Tag{Name: t, Description: d})
 	}
-	triggerTypeSchemas(reg)
-	agentTypeSchemas(reg)
-	documentEnum(reg, "type", eval.Types(), "Evaluator", "EvaluatorCreateRequest", "EvaluatorUpdateRequest")
+	documentRegistered(reg)
 	arraysNotNullable(doc)
 	for name, s := range reg.Map() {
 		allowNullRefs(reg, name, s)

@@ -572,7 +572,7 @@ class CredentialCreateRequest(_CredentialCreateRequestRequired, total=False):
     metadata: Dict[str, Any]
     """Non-secret settings. For a model provider: base_url (http or https; required for ollama and openai_compatible; with the version path for the Chat Completions family, e.g. http://localhost:11434/v1, the host root for anthropic and google) default (true: the only credential runs use for this provider when several exist) and weight (0 to 1000, default 1: without a default, the provider's credentials form a pool and each call goes to one drawn by weight; a credential answering 429 or 5xx cools down for every node; 0 keeps it out of the pool)."""
     provider: str
-    """The service the credential is for, e.g. openai or postgres. Model providers: openai, anthropic, google, deepseek, xai, mistral, groq, together, openrouter, cohere, ollama, openai_compatible."""
+    """The service the credential is for, e.g. openai or postgres. Model providers: anthropic, cohere, deepseek, google, groq, mistral, ollama, openai, openai_compatible, openrouter, together, xai."""
 
 
 class CredentialUpdateRequest(TypedDict, total=False):

@@ -3108,7 +3108,7 @@ export interface components {
             };
             /** @description Display name. */
             name: string;
-            /** @description The service the credential is for, e.g. openai or postgres. Model providers: openai, anthropic, google, deepseek, xai, mistral, groq, together, openrouter, cohere, ollama, openai_compatible. */
+            /** @description The service the credential is for, e.g. openai or postgres. Model providers: anthropic, cohere, deepseek, google, groq, mistral, ollama, openai, openai_compatible, openrouter, together, xai. */
             provider?: string;
             /** @enum {string} */
             type: "api_key" | "bearer_token" | "basic_auth" | "database_url" | "oauth2";
