@@ -156,16 +156,9 @@ func (s *Service) Update(ctx context.Context, ws, id string, p Patch) (*store.Tr
 		return nil, err
 	}
 
-	// A webhook added without a secret gets one, shown in this answer only (as on create).
-	if p.WebhookSecret != nil && *p.WebhookSecret != "" {
-		if err := webhook.CheckSecret(*p.WebhookSecret); err != nil {
-			return nil, invalid("webhook_secret", "%s", err.Error())
-		}
-	}
-	var generated string
-	if next.WebhookURL != "" && cur.WebhookURL == "" && (p.WebhookSecret == nil || *p.WebhookSecret == "") {
-		generated = webhook.NewSecret()
-		p.WebhookSecret = &generated
+	generated, err := completionPatch(cur, next, &p)
+	if err != nil {
+		return nil, err
 	}
 	if p.Config != nil || p.WebhookSecret != nil {
 		config, secrets, err := s.patchConfig(ctx, ws, cur, p)
@@ -227,6 +220,22 @@ func (s *Service) patchPlain(ctx context.Context, ws string, cur *store.Trigger,
 		sp.WebhookURL, next.WebhookURL = p.WebhookURL, *p.WebhookURL
 	}
 	return sp, &next, nil
+}
+
+// completionPatch checks the completion webhook secret a patch sets. A webhook added without
+// a secret gets one, set in p and returned, to be shown in this answer only (as on create).
+func completionPatch(cur, next *store.Trigger, p *Patch) (generated string, err error) {
+	if p.WebhookSecret != nil && *p.WebhookSecret != "" {
+		if err := webhook.CheckSecret(*p.WebhookSecret); err != nil {
+			return "", invalid("webhook_secret", "%s", err.Error())
+		}
+		return "", nil
+	}
+	if next.WebhookURL != "" && cur.WebhookURL == "" {
+		generated = webhook.NewSecret()
+		p.WebhookSecret = &generated
+	}
+	return generated, nil
 }
 
 // patchConfig merges p's config into the trigger's and checks the result as a whole. Secrets
