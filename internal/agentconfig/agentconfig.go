@@ -145,7 +145,8 @@ func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID strin
 	if err := validateApproval(c.Approval); err != nil {
 		return err
 	}
-	if c.AskUser && agentType != "agent" {
+	typ, _ := LookupType(agentType)
+	if c.AskUser && !typ.Tools {
 		return invalid("config.ask_user", "the ask_user tool is for agent-type agents (this one is %s)", agentType)
 	}
 	if err := validateSteps(c.Steps, agentType); err != nil {
@@ -158,19 +159,8 @@ func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID strin
 			}
 		}
 	}
-	switch agentType {
-	case "chain", "workflow":
-		if len(c.Steps) == 0 {
-			return invalid("config.steps", "a %s agent needs at least one step", agentType)
-		}
-	case "multi_agent":
-		if len(c.SubAgents) == 0 {
-			return invalid("config.sub_agents", "a multi_agent agent needs at least one sub-agent")
-		}
-	case "approval":
-		if c.Approval == nil || len(c.Approval.Checkpoints) == 0 {
-			return invalid("config.approval.checkpoints", "an approval agent needs at least one checkpoint")
-		}
+	if typ.Check != nil {
+		return typ.Check(c)
 	}
 	return nil
 }
@@ -312,7 +302,7 @@ func validateSteps(steps []store.AgentStep, agentType string) error {
 	for i, st := range steps {
 		for j, dep := range st.DependsOn {
 			f := fmt.Sprintf("config.steps[%d].depends_on[%d]", i, j)
-			if agentType == "chain" {
+			if t, _ := LookupType(agentType); t.OrderedSteps {
 				return invalid(f, "chain steps run in list order; depends_on is for workflow agents")
 			}
 			if _, ok := ids[dep]; !ok {

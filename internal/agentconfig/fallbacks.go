@@ -66,7 +66,7 @@ type need struct {
 // and images when its input_schema takes them (a contentMediaType image/…).
 func needs(agentType string, c *store.AgentConfig) []need {
 	var out []need
-	if agentType == "agent" && (len(c.Tools) > 0 || len(c.DataSources) > 0 || c.Memory != nil && c.Memory.Enabled) {
+	if t, _ := LookupType(agentType); t.Tools && (len(c.Tools) > 0 || len(c.DataSources) > 0 || c.Memory != nil && c.Memory.Enabled) {
 		out = append(out, need{serves: []string{"tools"}, why: "the tools of config.tools, config.data_sources or config.memory"})
 	}
 	if s := bytes.TrimSpace(c.OutputSchema); len(s) > 0 && string(s) != "null" {

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/danielgtaylor/huma/v2"
+
 	"github.com/agentplane/agentplane/internal/agentconfig"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/schemacheck"
@@ -15,10 +17,26 @@ import (
 // DefaultModel is the model of an agent created without a config.
 const DefaultModel = "gpt-4o-mini"
 
+// agentTypeSchemas documents the agent types (declared in internal/agentconfig) wherever an
+// agent's type appears.
+func agentTypeSchemas(reg huma.Registry) {
+	documentEnum(reg, "type", agentconfig.Types(), "Agent", "AgentCreateRequest")
+	var kinds []string
+	for _, name := range agentconfig.Types() {
+		t, _ := agentconfig.LookupType(name)
+		kinds = append(kinds, name+" ("+t.Doc+")")
+	}
+	for _, name := range []string{"Agent", "AgentCreateRequest"} {
+		if sch := reg.Map()[name]; sch != nil && sch.Properties["type"] != nil {
+			sch.Properties["type"].Description = "The agent type: " + strings.Join(kinds, ", ") + "."
+		}
+	}
+}
+
 type agentCreateRequest struct {
 	Name        string             `json:"name" maxLength:"200" doc:"Display name."`
 	Description string             `json:"description,omitempty" maxLength:"2000"`
-	Type        string             `json:"type" enum:"simple,agent,chain,workflow,multi_agent,approval"`
+	Type        string             `json:"type" doc:"The agent type."`
 	Status      string             `json:"status,omitempty" enum:"active,inactive,archived" doc:"Defaults to active."`
 	Tags        []string           `json:"tags,omitempty"`
 	Metadata    map[string]any     `json:"metadata,omitempty"`
@@ -69,7 +87,7 @@ func (s *Server) agentRoutes() []route {
 	const tag = "Agents"
 	return []route{
 		{method: "GET", path: v1 + "/agents", op: "listAgents", tag: tag, scope: "agents:read", summary: "List agents", list: true,
-			params: []param{{name: "type", typ: "string", enum: store.AgentTypes}, {name: "status", typ: "string", enum: store.AgentStatuses},
+			params: []param{{name: "type", typ: "string", enum: agentconfig.Types()}, {name: "status", typ: "string", enum: store.AgentStatuses},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
 			resp: store.Agent{}, h: s.listAgents},
 		{method: "POST", path: v1 + "/agents", op: "createAgent", tag: tag, scope: "agents:write", summary: "Create an agent (and its version 1)",
@@ -101,7 +119,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := store.AgentFilter{Type: q.Get("type"), Status: q.Get("status"), Query: q.Get("q")}
 	if f.Type != "" {
-		if err := oneOf("type", f.Type, store.AgentTypes); err != nil {
+		if err := oneOf("type", f.Type, agentconfig.Types()); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -131,7 +149,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 		req.Status = "active"
 	}
 	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200), maxLen("description", req.Description, 2000),
-		oneOf("type", req.Type, store.AgentTypes), oneOf("status", req.Status, store.AgentStatuses)); err != nil {
+		oneOf("type", req.Type, agentconfig.Types()), oneOf("status", req.Status, store.AgentStatuses)); err != nil {
 		return err
 	}
 	ws := s.workspace(r)

@@ -38,6 +38,10 @@ func withSecret(k *store.APIKey, raw string) APIKeyWithSecret {
 		CreatedAt: k.CreatedAt, Key: raw}
 }
 
+// keys:admin is a scope keys may hold though no route requires it (managing keys needs "*"):
+// keys created with it stay valid.
+func init() { auth.RegisterScopes("keys:admin") }
+
 func (s *Server) apiKeyRoutes() []route {
 	const tag, scope = "API keys", auth.ScopeAll
 	// Not idempotent (creates: false) on purpose: a replayed response would have to keep the

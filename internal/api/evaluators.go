@@ -12,7 +12,7 @@ import (
 type evaluatorCreateRequest struct {
 	Name          string         `json:"name" maxLength:"200" doc:"Unique in the workspace."`
 	Description   string         `json:"description,omitempty" maxLength:"2000"`
-	Type          string         `json:"type" enum:"exact_match,contains,regex,json_schema,json_match,similarity,llm_judge"`
+	Type          string         `json:"type" doc:"The evaluator type."`
 	Config        map[string]any `json:"config,omitempty" doc:"The type's options (see the README's evaluator types); unknown options are refused."`
 	ScoreName     string         `json:"score_name,omitempty" maxLength:"200" doc:"The name of the scores it gives; defaults to the score config's name, else the evaluator's name."`
 	ScoreConfigID *string        `json:"score_config_id,omitempty" doc:"A score config (not archived, of the type's data type) to check its scores against."`
@@ -21,7 +21,7 @@ type evaluatorCreateRequest struct {
 type evaluatorUpdateRequest struct {
 	Name          *string         `json:"name,omitempty" maxLength:"200"`
 	Description   *string         `json:"description,omitempty" maxLength:"2000"`
-	Type          *string         `json:"type,omitempty" enum:"exact_match,contains,regex,json_schema,json_match,similarity,llm_judge"`
+	Type          *string         `json:"type,omitempty" doc:"The evaluator type."`
 	Config        *map[string]any `json:"config,omitempty" doc:"Replaces the whole object."`
 	ScoreName     *string         `json:"score_name,omitempty" maxLength:"200"`
 	ScoreConfigID *string         `json:"score_config_id,omitempty" nullable:"true" doc:"A new score config; null gives scores by name alone."`

@@ -82,7 +82,7 @@ func hookNotFound() error { return errorf(http.StatusNotFound, "hook not found")
 func (s *Server) receiveHook(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	token := pathID(r, "token")
-	if !strings.HasPrefix(token, hookTokenMarker) || len(token) != len(hookTokenMarker)+hookTokenBody {
+	if !triggers.IsHookToken(token) {
 		return hookNotFound()
 	}
 	t, secrets, err := s.store.TriggerByToken(ctx, auth.HashKey(token), s.cfg.Secrets)
@@ -92,11 +92,12 @@ func (s *Server) receiveHook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, ok := platform.For(t.Type)
-	if !ok || !t.Enabled {
+	spec, ok := platform.Lookup(t.Type)
+	if !ok || spec.Platform == nil || !t.Enabled {
 		return hookNotFound()
 	}
-	if r.Method == http.MethodGet && t.Type != platform.TypeWhatsApp {
+	p := spec.Platform
+	if r.Method == http.MethodGet && !spec.HookGET {
 		return hookNotFound()
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
@@ -154,7 +155,7 @@ func (s *Server) receiveHook(w http.ResponseWriter, r *http.Request) error {
 	}
 	var doc []byte
 	mapping := t.InputMapping
-	if t.Type == platform.TypeWebhook {
+	if !spec.Chat {
 		doc = body
 	} else {
 		doc = triggers.PlatformDocument(ev.Text, ev.User, ev.Payload)
@@ -168,7 +169,7 @@ func (s *Server) receiveHook(w http.ResponseWriter, r *http.Request) error {
 	}
 	req := runtime.SubmitRequest{WorkspaceID: t.WorkspaceID, Agent: a, VersionID: versionID, Config: config, Input: input,
 		Metadata: map[string]any{"trigger_id": t.ID}, Source: t.Type, TimeoutMS: defaultTimeoutMS, EndUserID: optString(ev.User)}
-	if t.Type == platform.TypeWebhook {
+	if !spec.Chat {
 		return s.webhookRun(w, r, t, ev, req)
 	}
 	return s.chatPlatformRun(w, r, t, p, ev, req)

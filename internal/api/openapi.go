@@ -13,6 +13,8 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/agentplane/agentplane/internal/eval"
+	"github.com/agentplane/agentplane/internal/llm/providers"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -285,6 +287,33 @@ func forEachSchema(doc *huma.OpenAPI, fn func(*huma.Schema)) {
 				}
 			}
 		}
+	}
+}
+
+// documentRegistered documents what registers itself rather than living in struct tags: trigger
+// types, agent types, evaluator types and model providers.
+func documentRegistered(reg huma.Registry) {
+	triggerTypeSchemas(reg)
+	agentTypeSchemas(reg)
+	documentEnum(reg, "type", eval.Types(), "Evaluator", "EvaluatorCreateRequest", "EvaluatorUpdateRequest")
+	if sch := reg.Map()["CredentialCreateRequest"]; sch != nil && sch.Properties["provider"] != nil {
+		sch.Properties["provider"].Description += " Model providers: " + strings.Join(providers.Names(), ", ") + "."
+	}
+}
+
+// documentEnum sets the enum of property prop of the named component schemas: for lists
+// that are declared once, in a registry, rather than in struct tags.
+func documentEnum(reg huma.Registry, prop string, values []string, schemas ...string) {
+	for _, name := range schemas {
+		sch := reg.Map()[name]
+		if sch == nil || sch.Properties[prop] == nil {
+			continue
+		}
+		enum := make([]any, len(values))
+		for i, v := range values {
+			enum[i] = v
+		}
+		sch.Properties[prop].Enum = enum
 	}
 }
 

@@ -12,9 +12,11 @@ import (
 	"testing"
 
 	"github.com/agentplane/agentplane/client"
+	"github.com/agentplane/agentplane/internal/agentconfig"
 	"github.com/agentplane/agentplane/internal/api/openapicheck"
 	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/triggers/platform"
 )
 
 func TestOpenAPIDocumentIsValid31(t *testing.T) {
@@ -96,6 +98,23 @@ func TestDocsServedOffline(t *testing.T) {
 		t.Fatalf("bundle: %v %v", resp, err)
 	}
 	resp.Body.Close()
+}
+
+// TestScopesOfTheSpec: the scopes the route table declares are those of API.md section 3.
+func TestScopesOfTheSpec(t *testing.T) {
+	t.Parallel()
+	s := auth.Scopes()
+	if len(s) != 26 {
+		t.Errorf("auth.Scopes() has %d entries: %v", len(s), s)
+	}
+	for _, want := range []string{"*", "agents:read", "agents:execute", "keys:admin", "sessions:read", "chat:write", "data_sources:execute", "datasets:read", "datasets:write"} {
+		if !slices.Contains(s, want) {
+			t.Errorf("auth.Scopes() lacks %q", want)
+		}
+	}
+	if slices.Contains(s, "executions:write") {
+		t.Error("executions:write is not a scope of the spec: cancel, approve and deny need executions:read")
+	}
 }
 
 // TestRouteScopesAreKnown: every scope the route table requires is one a key can be given.
@@ -268,7 +287,7 @@ func TestOpenAPIEnumsAndNullables(t *testing.T) {
 			schema, prop string
 			want         []string
 		}{
-			{"Agent", "type", store.AgentTypes},
+			{"Agent", "type", agentconfig.Types()},
 			{"Agent", "status", store.AgentStatuses},
 			{"Execution", "status", store.ExecutionStatuses},
 			{"ExecutionNode", "status", store.ExecutionStatuses},
@@ -289,7 +308,7 @@ func TestOpenAPIEnumsAndNullables(t *testing.T) {
 		if src["enum"] != nil {
 			t.Errorf("%s: Execution.source is a closed enum; the set is open", name)
 		}
-		for _, v := range store.ExecutionSources {
+		for _, v := range append(slices.Clone(store.ExecutionSources), platform.Types()...) {
 			if !strings.Contains(src["description"].(string), v) {
 				t.Errorf("%s: Execution.source's description does not list %s", name, v)
 			}

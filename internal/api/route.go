@@ -301,6 +301,7 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 		}
 		doc.Tags = append(doc.Tags, &huma.Tag{Name: t, Description: d})
 	}
+	documentRegistered(reg)
 	arraysNotNullable(doc)
 	for name, s := range reg.Map() {
 		allowNullRefs(reg, name, s)

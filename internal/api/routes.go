@@ -1,5 +1,16 @@
 package api
 
+import "github.com/agentplane/agentplane/internal/auth"
+
+// Every scope a route requires is one a key may hold: the route table declares them.
+func init() {
+	for _, rt := range (&Server{}).routeTable() {
+		if rt.scope != "" && rt.scope != auth.ScopeAll {
+			auth.RegisterScopes(rt.scope)
+		}
+	}
+}
+
 // routeTable is every route of the API, resource by resource. The mux, the OpenAPI document
 // and the scope checks are all derived from it.
 func (s *Server) routeTable() []route {

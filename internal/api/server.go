@@ -130,6 +130,7 @@ type Server struct {
 	jwks        *jwksVerifier      // nil unless Config.JWKSURL is set
 	lease       time.Duration      // of an Idempotency-Key in progress
 	replies     *hookReplies       // chat platform replies in flight
+	triggers    *triggers.Service
 }
 
 // New builds a server and its OpenAPI document.
@@ -138,7 +139,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("api: Store, Logger, Secrets, Engine and DataSources are required")
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux(), cors: newCORSPolicy(cfg.CORSOrigins),
-		engine: cfg.Engine, streamsDone: make(chan struct{}), heartbeat: cfg.Heartbeat, keys: newKeyAuth(), replies: newHookReplies()}
+		engine: cfg.Engine, streamsDone: make(chan struct{}), heartbeat: cfg.Heartbeat, keys: newKeyAuth(), replies: newHookReplies(),
+		triggers: &triggers.Service{Store: cfg.Store, Secrets: cfg.Secrets}}
 	if s.heartbeat <= 0 {
 		s.heartbeat = defaultHeartbeat
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/triggers"
 )
 
 // BenchmarkHookWebhook measures, in-process on `serve`'s SQLite store, one accepted call of a
@@ -34,7 +35,7 @@ func BenchmarkHookWebhook(b *testing.B) {
 				b.Fatal(err)
 			}
 			box := secretbox.NewRandom()
-			token, _ := newHookToken()
+			token, _ := triggers.NewHookToken()
 			secrets := store.TriggerSecrets{}
 			if signed {
 				secrets["signing_secret"] = testWhsec

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/store"
@@ -22,8 +23,9 @@ type user struct {
 var errBadToken = errorf(http.StatusUnauthorized, "invalid or expired token: log in again with POST /api/v1/auth/login")
 
 // memberScopes is what the member role grants: every scope but "*", so members cannot
-// manage keys or the workspace.
-var memberScopes = func() []string {
+// manage keys or the workspace. It is computed on first use, once routes.go's init has
+// registered the scopes of the route table.
+var memberScopes = sync.OnceValue(func() []string {
 	var out []string
 	for _, sc := range auth.Scopes() {
 		if sc != auth.ScopeAll {
@@ -31,14 +33,14 @@ var memberScopes = func() []string {
 		}
 	}
 	return out
-}()
+})
 
 // roleScopes is what a membership role grants.
 func roleScopes(role string) []string {
 	if role == store.RoleOwner || role == store.RoleAdmin {
 		return []string{auth.ScopeAll}
 	}
-	return memberScopes
+	return memberScopes()
 }
 
 // authenticateUser checks an `Authorization: Bearer <jwt>` request: the token, then, on a

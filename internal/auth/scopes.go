@@ -4,51 +4,44 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 )
 
 // ScopeAll grants every scope.
 const ScopeAll = "*"
 
-// scopeList is the sorted set of scopes a key may hold (API.md section 3). It is an array, not a
-// slice, so Scopes can hand out copies and no caller can change what is valid.
-var scopeList = [...]string{
-	"*",
-	"agent_triggers:read",
-	"agent_triggers:write",
-	"agents:execute",
-	"agents:read",
-	"agents:write",
-	"assets:read",
-	"assets:write",
-	"chat:write",
-	"credentials:read",
-	"credentials:write",
-	"data_sources:execute",
-	"data_sources:read",
-	"data_sources:write",
-	"datasets:read",
-	"datasets:write",
-	"executions:read",
-	"keys:admin",
-	"prompts:execute",
-	"prompts:read",
-	"prompts:write",
-	"scores:read",
-	"scores:write",
-	"sessions:read",
-	"traces:read",
-	"traces:write",
+// scopes is the sorted set of scopes a key may hold. Each scope is declared where it is used:
+// the API registers every scope its route table requires (RegisterScopes), so a new resource's
+// routes bring their scopes with them.
+var scopes = struct {
+	sync.RWMutex
+	names []string
+}{names: []string{ScopeAll}}
+
+// RegisterScopes adds scope names a key may hold; registering a name twice is harmless.
+func RegisterScopes(names ...string) {
+	scopes.Lock()
+	defer scopes.Unlock()
+	for _, n := range names {
+		if i, found := slices.BinarySearch(scopes.names, n); !found {
+			scopes.names = slices.Insert(scopes.names, i, n)
+		}
+	}
 }
 
 // Scopes returns the sorted list of every valid scope name, including ScopeAll. Each call returns
 // a new slice, so callers may modify it freely.
 func Scopes() []string {
-	return slices.Clone(scopeList[:])
+	scopes.RLock()
+	defer scopes.RUnlock()
+	return slices.Clone(scopes.names)
 }
 
 // IsScope reports whether s is a valid scope name.
 func IsScope(s string) bool {
-	_, found := slices.BinarySearch(scopeList[:], s)
+	scopes.RLock()
+	defer scopes.RUnlock()
+	_, found := slices.BinarySearch(scopes.names, s)
 	return found
 }
 

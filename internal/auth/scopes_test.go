@@ -6,31 +6,29 @@ import (
 	"testing"
 )
 
-func TestScopes(t *testing.T) {
+func TestRegisterScopes(t *testing.T) {
 	t.Parallel()
+	RegisterScopes("test_widgets:write", "test_widgets:read", "test_widgets:read")
 	s := Scopes()
-	if !slices.IsSorted(s) {
-		t.Errorf("Scopes() not sorted: %v", s)
-	}
-	if len(s) != 26 || len(slices.Compact(slices.Clone(s))) != len(s) {
-		t.Errorf("Scopes() has %d entries or duplicates: %v", len(s), s)
-	}
-	for _, want := range []string{"*", "agents:read", "agents:execute", "keys:admin", "sessions:read", "chat:write", "data_sources:execute", "datasets:read", "datasets:write"} {
-		if !slices.Contains(s, want) {
-			t.Errorf("Scopes() lacks %q", want)
+	t.Run("sorted, without duplicates, with the wildcard", func(t *testing.T) {
+		if !slices.IsSorted(s) || len(slices.Compact(slices.Clone(s))) != len(s) {
+			t.Errorf("Scopes() = %v", s)
 		}
-	}
-	if slices.Contains(s, "executions:write") {
-		t.Error("executions:write is not a scope of the spec: cancel, approve and deny need executions:read")
-	}
-	s[0] = "mutated"
-	if Scopes()[0] != "*" {
-		t.Error("modifying the result of Scopes() changed the package's list")
-	}
+		if !IsScope(ScopeAll) || !IsScope("test_widgets:read") || !IsScope("test_widgets:write") {
+			t.Errorf("registered scopes missing from %v", s)
+		}
+	})
+	t.Run("callers get a copy", func(t *testing.T) {
+		s[0] = "mutated"
+		if Scopes()[0] != ScopeAll {
+			t.Error("modifying the result of Scopes() changed the package's list")
+		}
+	})
 }
 
 func TestValidateScopes(t *testing.T) {
 	t.Parallel()
+	RegisterScopes("agents:read", "agents:write", "traces:write")
 	tests := []struct {
 		name    string
 		scopes  []string

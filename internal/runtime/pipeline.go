@@ -98,18 +98,11 @@ func (r *run) pipeline(ctx context.Context) (string, error) {
 		if msgs, err = r.guardInput(ctx, msgs); err != nil {
 			return "", err
 		}
-		switch r.agent.Type {
-		case "agent":
-			text, err = r.agentLoop(ctx, msgs)
-		case "chain":
-			text, err = r.chain(ctx, msgs)
-		case "workflow":
-			text, err = r.workflow(ctx, msgs)
-		case "multi_agent":
-			text, err = r.multiAgent(ctx, msgs)
-		default: // simple, approval
-			text, err = r.answer(ctx, "llm", "model call", msgs, true)
+		runner, ok := agentRunners[r.agent.Type]
+		if !ok {
+			return "", fmt.Errorf("agent type %q has no runner", r.agent.Type)
 		}
+		text, err = runner(r, ctx, msgs)
 	}
 	if err != nil {
 		return "", err

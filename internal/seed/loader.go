@@ -93,8 +93,8 @@ func checkAgent(a agentEntry) error {
 	if a.Name == "" {
 		return fmt.Errorf("name is required")
 	}
-	if !contains(store.AgentTypes, a.Type) {
-		return fmt.Errorf("type %q is not one of %v", a.Type, store.AgentTypes)
+	if !contains(agentconfig.Types(), a.Type) {
+		return fmt.Errorf("type %q is not one of %v", a.Type, agentconfig.Types())
 	}
 	if !contains(store.AgentStatuses, a.Status) {
 		return fmt.Errorf("status %q is not one of %v", a.Status, store.AgentStatuses)

@@ -9,11 +9,8 @@ import (
 	"path"
 )
 
-// Agent types and statuses.
-var (
-	AgentTypes    = []string{"simple", "agent", "chain", "workflow", "multi_agent", "approval"}
-	AgentStatuses = []string{"active", "inactive", "archived"}
-)
+// AgentStatuses lists an agent's statuses. Its types are declared in internal/agentconfig.
+var AgentStatuses = []string{"active", "inactive", "archived"}
 
 // AgentConfig is what one agent version runs with.
 type AgentConfig struct {
@@ -203,7 +200,7 @@ type Agent struct {
 	WorkspaceID     string       `json:"workspace_id"`
 	Name            string       `json:"name"`
 	Description     string       `json:"description"`
-	Type            string       `json:"type" enum:"simple,agent,chain,workflow,multi_agent,approval"`
+	Type            string       `json:"type" doc:"The agent type."`
 	Status          string       `json:"status" enum:"active,inactive,archived"`
 	Tags            Strings      `json:"tags"`
 	Metadata        JSONObject   `json:"metadata"`

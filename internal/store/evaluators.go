@@ -15,7 +15,7 @@ type Evaluator struct {
 	WorkspaceID   string     `json:"workspace_id"`
 	Name          string     `json:"name" doc:"Unique in the workspace."`
 	Description   string     `json:"description"`
-	Type          string     `json:"type" enum:"exact_match,contains,regex,json_schema,json_match,similarity,llm_judge"`
+	Type          string     `json:"type" doc:"The evaluator type."`
 	Config        JSONObject `json:"config" doc:"The type's options; see the evaluator types in the README."`
 	ScoreName     string     `json:"score_name" doc:"The name of the scores it writes (the score config's name when score_config_id is set)."`
 	ScoreConfigID *string    `json:"score_config_id" doc:"The score config its scores are checked against; null for scores by name alone."`

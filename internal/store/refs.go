@@ -7,25 +7,6 @@ import (
 	"fmt"
 )
 
-// Kind names a resource that other resources refer to by id.
-type Kind string
-
-// Referable kinds and their tables.
-const (
-	KindAgent      Kind = "agent"
-	KindPrompt     Kind = "prompt"
-	KindMCPTool    Kind = "mcp tool"
-	KindGuardrail  Kind = "guardrail"
-	KindCredential Kind = "credential"
-	KindDataSource Kind = "data source"
-	KindLLMModel   Kind = "llm model"
-)
-
-var kindTables = map[Kind]string{
-	KindAgent: "agents", KindPrompt: "prompts", KindMCPTool: "mcp_tools", KindGuardrail: "guardrails",
-	KindCredential: "credentials", KindDataSource: "data_sources", KindLLMModel: "llm_models",
-}
-
 // CheckRefs returns a *ReferenceError for the first of ids that is not a resource of kind in
 // the workspace (the model catalog is shared by every workspace). field names the request
 // field, and "[i]" is appended for lists of more than one id.
@@ -38,7 +19,7 @@ func (s *Store) CheckRefs(ctx context.Context, ws string, kind Kind, field strin
 	if kind == KindLLMModel {
 		missing, err = s.missingModelIDs(ctx, ws, ids)
 	} else {
-		missing, err = s.missingIDs(ctx, kindTables[kind], ws, ids)
+		missing, err = s.missingIDs(ctx, kind.table(), ws, ids)
 	}
 	if err != nil || len(missing) == 0 {
 		return err

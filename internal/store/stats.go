@@ -5,46 +5,10 @@ import (
 	"fmt"
 )
 
-// statTables maps each key of StoreStats to its table.
-var statTables = []struct{ key, table string }{
-	{"workspaces", "workspaces"},
-	{"api_keys", "api_keys"},
-	{"agents", "agents"},
-	{"agent_versions", "agent_versions"},
-	{"prompts", "prompts"},
-	{"prompt_versions", "prompt_versions"},
-	{"data_sources", "data_sources"},
-	{"data_source_versions", "data_source_versions"},
-	{"credentials", "credentials"},
-	{"llm_models", "llm_models"},
-	{"mcp_tools", "mcp_tools"},
-	{"guardrails", "guardrails"},
-	{"memories", "memories"},
-	{"executions", "executions"},
-	{"execution_event_batches", "execution_events"},
-	{"traces", "traces"},
-	{"spans", "spans"},
-	{"approvals", "approvals"},
-	{"chat_sessions", "chat_sessions"},
-	{"chat_messages", "chat_messages"},
-	{"score_configs", "score_configs"},
-	{"scores", "scores"},
-	{"evaluators", "evaluators"},
-	{"datasets", "datasets"},
-	{"dataset_items", "dataset_items"},
-	{"asset_blobs", "asset_blobs"},
-	{"assets", "assets"},
-	{"agent_triggers", "agent_triggers"},
-	{"trigger_events", "trigger_events"},
-	{"webhook_deliveries", "webhook_deliveries"},
-	{"annotation_queues", "annotation_queues"},
-	{"annotation_items", "annotation_items"},
-}
-
 // StoreStats counts the rows of every resource across all workspaces.
 func (s *Store) StoreStats(ctx context.Context) (map[string]int, error) {
-	out := make(map[string]int, len(statTables))
-	for _, t := range statTables {
+	out := make(map[string]int, len(resources))
+	for _, t := range resources {
 		n, err := s.count(ctx, "SELECT count(*) FROM "+t.table, nil)
 		if err != nil {
 			return nil, fmt.Errorf("count %s: %w", t.table, err)
@@ -63,9 +27,9 @@ func (s *Store) Truncate(ctx context.Context) error {
 				return fmt.Errorf("truncate %s: %w", t, err)
 			}
 		}
-		for i := len(statTables) - 1; i >= 0; i-- {
-			if _, err := tx.exec(ctx, "DELETE FROM "+statTables[i].table); err != nil {
-				return fmt.Errorf("truncate %s: %w", statTables[i].table, err)
+		for i := len(resources) - 1; i >= 0; i-- {
+			if _, err := tx.exec(ctx, "DELETE FROM "+resources[i].table); err != nil {
+				return fmt.Errorf("truncate %s: %w", resources[i].table, err)
 			}
 		}
 		// The emulator's reset forgets model health too (credential cool-downs, circuits).

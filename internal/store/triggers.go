@@ -11,9 +11,6 @@ import (
 	"github.com/agentplane/agentplane/internal/secretbox"
 )
 
-// TriggerTypes lists the kinds of agent trigger.
-var TriggerTypes = []string{"webhook", "slack", "telegram", "teams", "whatsapp", "schedule"}
-
 // TriggerDedupWindow is how long an inbound event id is remembered: a retry of the same
 // event within it runs nothing.
 const TriggerDedupWindow = 24 * time.Hour
@@ -26,10 +23,10 @@ type Trigger struct {
 	WorkspaceID string     `json:"workspace_id"`
 	AgentID     string     `json:"agent_id"`
 	VersionID   *string    `json:"version_id" doc:"The agent version runs use; null runs the active version."`
-	Type        string     `json:"type" enum:"webhook,slack,telegram,teams,whatsapp,schedule"`
+	Type        string     `json:"type" doc:"The trigger type."`
 	Name        string     `json:"name"`
 	Enabled     bool       `json:"enabled"`
-	Config      JSONObject `json:"config" doc:"The per-type settings; secret fields (signing_secret, secret_token, verify_token, app_secret, hmac_secret) are shown masked."`
+	Config      JSONObject `json:"config" doc:"The per-type settings; secret fields are shown masked."`
 	// InputMapping maps each field of a run's input to a GJSON path into the event.
 	InputMapping map[string]string `json:"input_mapping" doc:"Input field → GJSON path into the event (see the trigger docs); empty uses the type's default."`
 	Input        JSONObject        `json:"input,omitempty" doc:"A schedule's fixed run input."`

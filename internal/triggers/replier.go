@@ -112,14 +112,12 @@ func (r *Replier) send(ctx context.Context, rep *store.TriggerReply) error {
 	if err != nil {
 		return err
 	}
-	p, ok := platform.For(t.Type)
-	if !ok || p.Sync() {
+	spec, ok := platform.Lookup(t.Type)
+	if !ok || spec.Platform == nil || spec.Platform.Sync() {
 		return &permanentError{fmt.Sprintf("a %s trigger sends no replies", t.Type)}
 	}
-	credID, _ := t.Config["bot_credential_id"].(string)
-	if credID == "" {
-		credID, _ = t.Config["credential_id"].(string)
-	}
+	p := spec.Platform
+	credID, _ := t.Config[spec.ReplyCredential].(string)
 	c, token, err := r.Store.CredentialForRun(ctx, t.WorkspaceID, credID, "", r.Secrets)
 	if store.IsNotFound(err) {
 		return &permanentError{fmt.Sprintf("bot credential %s not found", credID)}

@@ -10,7 +10,33 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/agentplane/agentplane/internal/triggers/platform"
 )
+
+// TypeSchedule is the trigger type that runs its agent on a cron schedule; it has no hook URL.
+const TypeSchedule = "schedule"
+
+func init() {
+	platform.Register(platform.Spec{
+		Type: TypeSchedule,
+		Doc:  "schedule: cron (five fields), timezone (IANA, default UTC), catch_up (default false).",
+		Fields: []platform.Field{
+			{Name: "cron", Kind: platform.KindText, Required: true},
+			{Name: "timezone", Kind: platform.KindText, Default: "UTC"},
+			{Name: "catch_up", Kind: platform.KindBool, Default: false},
+		},
+		Validate: validateSchedule,
+	})
+}
+
+// validateSchedule parses the cron expression in its time zone; a *FieldError names the field.
+func validateSchedule(cfg platform.Config) error {
+	expr, _ := cfg["cron"].(string)
+	tz, _ := cfg["timezone"].(string)
+	_, err := ParseSchedule(expr, tz)
+	return err
+}
 
 // cronParser reads the five standard fields (minute, hour, day of month, month, day of
 // week) and nothing else: no seconds, no @descriptors, no CRON_TZ prefix (the time zone is

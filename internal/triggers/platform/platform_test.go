@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -97,39 +98,88 @@ func TestFor(t *testing.T) {
 	}
 }
 
-func TestValidateConfig(t *testing.T) {
+func TestFieldChecks(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		typ  string
-		cfg  Config
-		want string // substring of the error; "" means valid
+		typ, field, value string
+		want              string // substring of the error; "" means valid
 	}{
-		{"webhook", Config{}, ""},
-		{"webhook", Config{"signing_secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, ""},
-		{"webhook", Config{"signing_secret": "whsec_not base64!"}, "signing_secret"},
-		{"slack", Config{"signing_secret": "8f742231b10e8888abcd99yyyzzz85a5"}, ""},
-		{"slack", Config{}, "signing_secret is required"},
-		{"telegram", Config{"secret_token": "abc_DEF-123"}, ""},
-		{"telegram", Config{}, "secret_token is required"},
-		{"telegram", Config{"secret_token": "has space"}, "secret_token must be"},
-		{"telegram", Config{"secret_token": strings.Repeat("a", 257)}, "secret_token must be"},
-		{"whatsapp", Config{"verify_token": "v", "app_secret": "s", "phone_number_id": "1"}, ""},
-		{"whatsapp", Config{"verify_token": "v", "phone_number_id": "1"}, "app_secret is required"},
-		{"whatsapp", Config{"verify_token": "v", "app_secret": "s"}, "phone_number_id is required"},
-		{"teams", Config{"hmac_secret": "vqF0En+Z0ucuRTM/01o2GuhMH3hKKk/N2bOmlM31zaA="}, ""},
-		{"teams", Config{"hmac_secret": "not-base64!"}, "hmac_secret"},
-		{"teams", Config{}, "hmac_secret is required"},
-		{"schedule", Config{"cron": "* * * * *"}, ""},
+		{"webhook", "signing_secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", ""},
+		{"webhook", "signing_secret", "whsec_not base64!", "whsec_"},
+		{"webhook", "signing_secret", "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "Standard Webhooks"},
+		{"telegram", "secret_token", "abc_DEF-123", ""},
+		{"telegram", "secret_token", "has space", "must be 1 to 256"},
+		{"telegram", "secret_token", strings.Repeat("a", 257), "must be 1 to 256"},
+		{"teams", "hmac_secret", "vqF0En+Z0ucuRTM/01o2GuhMH3hKKk/N2bOmlM31zaA=", ""},
+		{"teams", "hmac_secret", "not-base64!", "base64 security token"},
 	}
 	for _, c := range cases {
-		err := ValidateConfig(c.typ, c.cfg)
-		switch {
-		case c.want == "" && err != nil:
-			t.Errorf("ValidateConfig(%s, %v) = %v, want nil", c.typ, c.cfg, err)
-		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
-			t.Errorf("ValidateConfig(%s, %v) = %v, want error containing %q", c.typ, c.cfg, err, c.want)
-		}
+		t.Run(c.typ+"/"+c.value, func(t *testing.T) {
+			s, ok := Lookup(c.typ)
+			if !ok {
+				t.Fatalf("type %s not registered", c.typ)
+			}
+			f, ok := s.Field(c.field)
+			if !ok || f.Check == nil {
+				t.Fatalf("%s.%s has no check", c.typ, c.field)
+			}
+			err := f.Check(c.value)
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("check(%q) = %v, want nil", c.value, err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("check(%q) = %v, want error containing %q", c.value, err, c.want)
+			}
+		})
 	}
+}
+
+func TestRegistry(t *testing.T) {
+	t.Parallel()
+	t.Run("every platform is registered with its fields", func(t *testing.T) {
+		want := map[string][]string{
+			"webhook":  {"signing_secret", "respond"},
+			"slack":    {"signing_secret", "bot_credential_id", "bot_user_id"},
+			"telegram": {"secret_token", "bot_credential_id"},
+			"whatsapp": {"verify_token", "app_secret", "phone_number_id", "credential_id"},
+			"teams":    {"hmac_secret"},
+		}
+		for typ, fields := range want {
+			s, ok := Lookup(typ)
+			if !ok {
+				t.Fatalf("%s not registered", typ)
+			}
+			if got := s.FieldNames(); !slices.Equal(got, fields) {
+				t.Errorf("%s fields = %v, want %v", typ, got, fields)
+			}
+		}
+	})
+	t.Run("a chat platform names its reply credential", func(t *testing.T) {
+		for _, s := range Specs() {
+			if !s.Chat || s.Platform.Sync() {
+				continue
+			}
+			if f, ok := s.Field(s.ReplyCredential); !ok || f.Kind != KindCredential {
+				t.Errorf("%s replies through the API but ReplyCredential %q is no credential field", s.Type, s.ReplyCredential)
+			}
+		}
+	})
+	t.Run("a second registration panics", func(t *testing.T) {
+		defer func() {
+			if recover() == nil {
+				t.Error("registering slack twice did not panic")
+			}
+		}()
+		Register(Spec{Type: TypeSlack})
+	})
+	t.Run("a field declared twice panics", func(t *testing.T) {
+		defer func() {
+			if recover() == nil {
+				t.Error("a duplicate field did not panic")
+			}
+		}()
+		Register(Spec{Type: "twice", Fields: []Field{{Name: "a"}, {Name: "a"}}})
+	})
 }
 
 func TestCheckTimestamp(t *testing.T) {

@@ -25,6 +25,22 @@ type Slack struct{}
 
 var _ Platform = Slack{}
 
+// TypeSlack is the trigger type of the Slack Events API.
+const TypeSlack = "slack"
+
+func init() {
+	Register(Spec{
+		Type: TypeSlack,
+		Doc:  "slack: signing_secret, bot_credential_id, bot_user_id (optional: the bot's own user id, whose messages are ignored).",
+		Fields: []Field{
+			{Name: "signing_secret", Kind: KindSecret, Required: true},
+			{Name: "bot_credential_id", Kind: KindCredential, Required: true},
+			{Name: "bot_user_id", Kind: KindText},
+		},
+		Platform: Slack{}, Chat: true, ReplyCredential: "bot_credential_id",
+	})
+}
+
 // SlackBaseURL is the Slack Web API base used when the credential names none.
 const SlackBaseURL = "https://slack.com"
 

@@ -25,6 +25,28 @@ type Teams struct{}
 
 var _ Platform = Teams{}
 
+// TypeTeams is the trigger type of a Microsoft Teams outgoing webhook.
+const TypeTeams = "teams"
+
+func init() {
+	Register(Spec{
+		Type: TypeTeams,
+		Doc:  "teams: hmac_secret (the base64 security token Teams shows).",
+		Fields: []Field{
+			{Name: "hmac_secret", Kind: KindSecret, Required: true, Check: checkTeamsSecret},
+		},
+		Platform: Teams{}, Chat: true,
+	})
+}
+
+// checkTeamsSecret accepts the base64 security token Teams shows.
+func checkTeamsSecret(v string) error {
+	if b, err := base64.StdEncoding.DecodeString(v); err != nil || len(b) == 0 {
+		return errors.New("must be the base64 security token Microsoft Teams shows when the outgoing webhook is created")
+	}
+	return nil
+}
+
 // decodeTeamsSecret decodes the base64 security token Teams issues.
 func decodeTeamsSecret(s string) ([]byte, error) {
 	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))

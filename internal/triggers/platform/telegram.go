@@ -3,6 +3,7 @@ package platform
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -19,6 +20,29 @@ import (
 type Telegram struct{}
 
 var _ Platform = Telegram{}
+
+// TypeTelegram is the trigger type of the Telegram Bot API.
+const TypeTelegram = "telegram"
+
+func init() {
+	Register(Spec{
+		Type: TypeTelegram,
+		Doc:  "telegram: secret_token, bot_credential_id.",
+		Fields: []Field{
+			{Name: "secret_token", Kind: KindSecret, Required: true, Check: checkTelegramSecret},
+			{Name: "bot_credential_id", Kind: KindCredential, Required: true},
+		},
+		Platform: Telegram{}, Chat: true, ReplyCredential: "bot_credential_id",
+	})
+}
+
+// checkTelegramSecret applies setWebhook's rule for secret_token.
+func checkTelegramSecret(v string) error {
+	if !validTelegramSecret(v) {
+		return errors.New("must be 1 to 256 characters of A-Z, a-z, 0-9, _ and - (Telegram's rule for secret_token)")
+	}
+	return nil
+}
 
 // TelegramBaseURL is the Bot API base used when the credential names none.
 const TelegramBaseURL = "https://api.telegram.org"

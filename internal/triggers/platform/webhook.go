@@ -24,6 +24,33 @@ type Webhook struct{}
 
 var _ Platform = Webhook{}
 
+// TypeWebhook is the trigger type of the generic webhook.
+const TypeWebhook = "webhook"
+
+func init() {
+	Register(Spec{
+		Type: TypeWebhook,
+		Doc:  "webhook: signing_secret (a Standard Webhooks whsec_… secret, optional), respond (async, the default, or sync).",
+		Fields: []Field{
+			{Name: "signing_secret", Kind: KindSecret, Check: checkWhsec},
+			{Name: "respond", Kind: KindEnum, Enum: []string{"async", "sync"}, Default: "async"},
+		},
+		Platform: Webhook{},
+	})
+}
+
+// checkWhsec accepts a Standard Webhooks secret: whsec_ and the base64 of 16 to 64 bytes.
+func checkWhsec(v string) error {
+	rest, ok := strings.CutPrefix(v, "whsec_")
+	if !ok {
+		return errors.New("must be a Standard Webhooks secret: whsec_ followed by base64")
+	}
+	if b, err := base64.StdEncoding.DecodeString(rest); err != nil || len(b) < 16 || len(b) > 64 {
+		return errors.New("must be whsec_ followed by the base64 of 16 to 64 random bytes")
+	}
+	return nil
+}
+
 // decodeWebhookSecret returns the HMAC key of a whsec_ secret (the prefix is optional).
 func decodeWebhookSecret(s string) ([]byte, error) {
 	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(s, "whsec_"))

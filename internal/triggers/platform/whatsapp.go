@@ -29,6 +29,23 @@ type WhatsApp struct{}
 
 var _ Platform = WhatsApp{}
 
+// TypeWhatsApp is the trigger type of the WhatsApp Cloud API.
+const TypeWhatsApp = "whatsapp"
+
+func init() {
+	Register(Spec{
+		Type: TypeWhatsApp,
+		Doc:  "whatsapp: verify_token, app_secret, phone_number_id, credential_id.",
+		Fields: []Field{
+			{Name: "verify_token", Kind: KindSecret, Required: true},
+			{Name: "app_secret", Kind: KindSecret, Required: true},
+			{Name: "phone_number_id", Kind: KindText, Required: true},
+			{Name: "credential_id", Kind: KindCredential, Required: true},
+		},
+		Platform: WhatsApp{}, Chat: true, HookGET: true, ReplyCredential: "credential_id",
+	})
+}
+
 // WhatsAppBaseURL is the Graph API base used when the credential names none.
 const WhatsAppBaseURL = "https://graph.facebook.com"
 

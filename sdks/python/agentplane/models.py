@@ -82,6 +82,7 @@ class _AgentRequired(TypedDict):
     status: Literal["active", "inactive", "archived"]
     tags: List[str]
     type: Literal["simple", "agent", "chain", "workflow", "multi_agent", "approval"]
+    """The agent type: simple (one model call), agent (a model calling tools in a loop), chain (steps run in list order), workflow (steps run as their depends_on allow), multi_agent (a coordinator handing work to sub-agents), approval (one model call held at checkpoints for a person's approval)."""
     updated_at: str
     version_count: int
     webhook_secret_set: bool
@@ -138,6 +139,7 @@ class _AgentCreateRequestRequired(TypedDict):
     name: str
     """Display name."""
     type: Literal["simple", "agent", "chain", "workflow", "multi_agent", "approval"]
+    """The agent type: simple (one model call), agent (a model calling tools in a loop), chain (steps run in list order), workflow (steps run as their depends_on allow), multi_agent (a coordinator handing work to sub-agents), approval (one model call held at checkpoints for a person's approval)."""
 
 
 class AgentCreateRequest(_AgentCreateRequestRequired, total=False):
@@ -570,7 +572,7 @@ class CredentialCreateRequest(_CredentialCreateRequestRequired, total=False):
     metadata: Dict[str, Any]
     """Non-secret settings. For a model provider: base_url (http or https; required for ollama and openai_compatible; with the version path for the Chat Completions family, e.g. http://localhost:11434/v1, the host root for anthropic and google) default (true: the only credential runs use for this provider when several exist) and weight (0 to 1000, default 1: without a default, the provider's credentials form a pool and each call goes to one drawn by weight; a credential answering 429 or 5xx cools down for every node; 0 keeps it out of the pool)."""
     provider: str
-    """The service the credential is for, e.g. openai or postgres. Model providers: openai, anthropic, google, deepseek, xai, mistral, groq, together, openrouter, cohere, ollama, openai_compatible."""
+    """The service the credential is for, e.g. openai or postgres. Model providers: anthropic, cohere, deepseek, google, groq, mistral, ollama, openai, openai_compatible, openrouter, together, xai."""
 
 
 class CredentialUpdateRequest(TypedDict, total=False):
@@ -800,7 +802,8 @@ class Evaluator(TypedDict):
     """The score config its scores are checked against; null for scores by name alone."""
     score_name: str
     """The name of the scores it writes (the score config's name when score_config_id is set)."""
-    type: Literal["exact_match", "contains", "regex", "json_schema", "json_match", "similarity", "llm_judge"]
+    type: Literal["contains", "exact_match", "json_match", "json_schema", "llm_judge", "regex", "similarity"]
+    """The evaluator type."""
     updated_at: str
     workspace_id: str
 
@@ -808,7 +811,8 @@ class Evaluator(TypedDict):
 class _EvaluatorCreateRequestRequired(TypedDict):
     name: str
     """Unique in the workspace."""
-    type: Literal["exact_match", "contains", "regex", "json_schema", "json_match", "similarity", "llm_judge"]
+    type: Literal["contains", "exact_match", "json_match", "json_schema", "llm_judge", "regex", "similarity"]
+    """The evaluator type."""
 
 
 class EvaluatorCreateRequest(_EvaluatorCreateRequestRequired, total=False):
@@ -840,7 +844,8 @@ class EvaluatorUpdateRequest(TypedDict, total=False):
     score_config_id: Optional[str]
     """A new score config; null gives scores by name alone."""
     score_name: str
-    type: Literal["exact_match", "contains", "regex", "json_schema", "json_match", "similarity", "llm_judge"]
+    type: Literal["contains", "exact_match", "json_match", "json_schema", "llm_judge", "regex", "similarity"]
+    """The evaluator type."""
 
 
 class _ExecuteRequestRequired(TypedDict):
@@ -886,7 +891,7 @@ class Execution(TypedDict):
     """The top execution of this one's tree (itself when it has no parent)."""
     session_id: Optional[str]
     source: str
-    """What started the run. Known values: api, webhook, schedule, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), slack, telegram, teams, whatsapp, agent (a sub-agent run). The set is open: new trigger types add values, so this is not a closed enum and clients should accept others."""
+    """What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others. Trigger types: schedule, slack, teams, telegram, webhook, whatsapp."""
     started_at: Optional[str]
     status: Literal["pending", "running", "completed", "failed", "cancelled", "awaiting_approval", "rejected"]
     timeout_ms: int
@@ -923,7 +928,7 @@ class ExecutionNode(TypedDict):
     """The top execution of this one's tree (itself when it has no parent)."""
     session_id: Optional[str]
     source: str
-    """What started the run. Known values: api, webhook, schedule, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), slack, telegram, teams, whatsapp, agent (a sub-agent run). The set is open: new trigger types add values, so this is not a closed enum and clients should accept others."""
+    """What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others. Trigger types: schedule, slack, teams, telegram, webhook, whatsapp."""
     started_at: Optional[str]
     status: Literal["pending", "running", "completed", "failed", "cancelled", "awaiting_approval", "rejected"]
     timeout_ms: int
@@ -2150,7 +2155,7 @@ TraceSummary = TypedDict(
 class _TriggerRequired(TypedDict):
     agent_id: str
     config: Dict[str, Any]
-    """The per-type settings; secret fields (signing_secret, secret_token, verify_token, app_secret, hmac_secret) are shown masked."""
+    """The per-type settings; secret fields (app_secret, hmac_secret, secret_token, signing_secret, verify_token) are shown masked."""
     created_at: str
     enabled: bool
     id: str
@@ -2163,7 +2168,8 @@ class _TriggerRequired(TypedDict):
     """A schedule's next tick; null for other types and disabled schedules."""
     token_prefix: str
     """The first characters of the hook token, for telling tokens apart; empty for schedules."""
-    type: Literal["webhook", "slack", "telegram", "teams", "whatsapp", "schedule"]
+    type: Literal["schedule", "slack", "teams", "telegram", "webhook", "whatsapp"]
+    """The trigger type."""
     updated_at: str
     version_id: Optional[str]
     """The agent version runs use; null runs the active version."""
@@ -2183,12 +2189,13 @@ class _TriggerCreateRequestRequired(TypedDict):
     agent_id: str
     """The agent the trigger runs."""
     name: str
-    type: Literal["webhook", "slack", "telegram", "teams", "whatsapp", "schedule"]
+    type: Literal["schedule", "slack", "teams", "telegram", "webhook", "whatsapp"]
+    """The trigger type."""
 
 
 class TriggerCreateRequest(_TriggerCreateRequestRequired, total=False):
     config: Dict[str, Any]
-    """Per-type settings (unknown keys are a 422). webhook: signing_secret (a Standard Webhooks whsec_… secret, optional), respond (async, the default, or sync). slack: signing_secret, bot_credential_id, bot_user_id (optional: the bot's own user id, whose messages are ignored). telegram: secret_token, bot_credential_id. whatsapp: verify_token, app_secret, phone_number_id, credential_id. teams: hmac_secret (the base64 security token Teams shows). schedule: cron (five fields), timezone (IANA, default UTC), catch_up (default false). Secrets are encrypted at rest and shown masked."""
+    """Per-type settings (unknown keys are a 422). schedule: cron (five fields), timezone (IANA, default UTC), catch_up (default false). slack: signing_secret, bot_credential_id, bot_user_id (optional: the bot's own user id, whose messages are ignored). teams: hmac_secret (the base64 security token Teams shows). telegram: secret_token, bot_credential_id. webhook: signing_secret (a Standard Webhooks whsec_… secret, optional), respond (async, the default, or sync). whatsapp: verify_token, app_secret, phone_number_id, credential_id. Secrets are encrypted at rest and shown masked."""
     enabled: bool
     """Default true."""
     input: Dict[str, Any]
@@ -2223,7 +2230,7 @@ class TriggerUpdateRequest(TypedDict, total=False):
 class _TriggerWithTokenRequired(TypedDict):
     agent_id: str
     config: Dict[str, Any]
-    """The per-type settings; secret fields (signing_secret, secret_token, verify_token, app_secret, hmac_secret) are shown masked."""
+    """The per-type settings; secret fields (app_secret, hmac_secret, secret_token, signing_secret, verify_token) are shown masked."""
     created_at: str
     enabled: bool
     id: str
@@ -2236,7 +2243,8 @@ class _TriggerWithTokenRequired(TypedDict):
     """A schedule's next tick; null for other types and disabled schedules."""
     token_prefix: str
     """The first characters of the hook token, for telling tokens apart; empty for schedules."""
-    type: Literal["webhook", "slack", "telegram", "teams", "whatsapp", "schedule"]
+    type: Literal["schedule", "slack", "teams", "telegram", "webhook", "whatsapp"]
+    """The trigger type."""
     updated_at: str
     version_id: Optional[str]
     """The agent version runs use; null runs the active version."""

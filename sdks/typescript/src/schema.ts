@@ -2599,7 +2599,10 @@ export interface components {
             /** @enum {string} */
             status: "active" | "inactive" | "archived";
             tags: string[];
-            /** @enum {string} */
+            /**
+             * @description The agent type: simple (one model call), agent (a model calling tools in a loop), chain (steps run in list order), workflow (steps run as their depends_on allow), multi_agent (a coordinator handing work to sub-agents), approval (one model call held at checkpoints for a person's approval).
+             * @enum {string}
+             */
             type: "simple" | "agent" | "chain" | "workflow" | "multi_agent" | "approval";
             /** Format: date-time */
             updated_at: string;
@@ -2676,7 +2679,10 @@ export interface components {
              */
             status?: "active" | "inactive" | "archived";
             tags?: string[];
-            /** @enum {string} */
+            /**
+             * @description The agent type: simple (one model call), agent (a model calling tools in a loop), chain (steps run in list order), workflow (steps run as their depends_on allow), multi_agent (a coordinator handing work to sub-agents), approval (one model call held at checkpoints for a person's approval).
+             * @enum {string}
+             */
             type: "simple" | "agent" | "chain" | "workflow" | "multi_agent" | "approval";
             /** @description The Standard Webhooks signing secret: whsec_ followed by the base64 of 24 to 64 bytes. Left out with a webhook_url, one is generated and returned once, in this response. */
             webhook_secret?: string;
@@ -3124,7 +3130,7 @@ export interface components {
             };
             /** @description Display name. */
             name: string;
-            /** @description The service the credential is for, e.g. openai or postgres. Model providers: openai, anthropic, google, deepseek, xai, mistral, groq, together, openrouter, cohere, ollama, openai_compatible. */
+            /** @description The service the credential is for, e.g. openai or postgres. Model providers: anthropic, cohere, deepseek, google, groq, mistral, ollama, openai, openai_compatible, openrouter, together, xai. */
             provider?: string;
             /** @enum {string} */
             type: "api_key" | "bearer_token" | "basic_auth" | "database_url" | "oauth2";
@@ -3385,8 +3391,11 @@ export interface components {
             score_config_id: string | null;
             /** @description The name of the scores it writes (the score config's name when score_config_id is set). */
             score_name: string;
-            /** @enum {string} */
-            type: "exact_match" | "contains" | "regex" | "json_schema" | "json_match" | "similarity" | "llm_judge";
+            /**
+             * @description The evaluator type.
+             * @enum {string}
+             */
+            type: "contains" | "exact_match" | "json_match" | "json_schema" | "llm_judge" | "regex" | "similarity";
             /** Format: date-time */
             updated_at: string;
             workspace_id: string;
@@ -3403,8 +3412,11 @@ export interface components {
             score_config_id?: string;
             /** @description The name of the scores it gives; defaults to the score config's name, else the evaluator's name. */
             score_name?: string;
-            /** @enum {string} */
-            type: "exact_match" | "contains" | "regex" | "json_schema" | "json_match" | "similarity" | "llm_judge";
+            /**
+             * @description The evaluator type.
+             * @enum {string}
+             */
+            type: "contains" | "exact_match" | "json_match" | "json_schema" | "llm_judge" | "regex" | "similarity";
         };
         EvaluatorTestRequest: {
             expected_output?: unknown;
@@ -3427,8 +3439,11 @@ export interface components {
             /** @description A new score config; null gives scores by name alone. */
             score_config_id?: string | null;
             score_name?: string;
-            /** @enum {string} */
-            type?: "exact_match" | "contains" | "regex" | "json_schema" | "json_match" | "similarity" | "llm_judge";
+            /**
+             * @description The evaluator type.
+             * @enum {string}
+             */
+            type?: "contains" | "exact_match" | "json_match" | "json_schema" | "llm_judge" | "regex" | "similarity";
         };
         ExecuteRequest: {
             /** @description Queue the run and answer 202 at once (default false: wait for the result). */
@@ -3489,7 +3504,7 @@ export interface components {
             root_id: string;
             session_id: string | null;
             /**
-             * @description What started the run. Known values: api, webhook, schedule, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), slack, telegram, teams, whatsapp, agent (a sub-agent run). The set is open: new trigger types add values, so this is not a closed enum and clients should accept others.
+             * @description What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others. Trigger types: schedule, slack, teams, telegram, webhook, whatsapp.
              * @example api
              */
             source: string;
@@ -3542,7 +3557,7 @@ export interface components {
             root_id: string;
             session_id: string | null;
             /**
-             * @description What started the run. Known values: api, webhook, schedule, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), slack, telegram, teams, whatsapp, agent (a sub-agent run). The set is open: new trigger types add values, so this is not a closed enum and clients should accept others.
+             * @description What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others. Trigger types: schedule, slack, teams, telegram, webhook, whatsapp.
              * @example api
              */
             source: string;
@@ -4965,7 +4980,7 @@ export interface components {
         };
         Trigger: {
             agent_id: string;
-            /** @description The per-type settings; secret fields (signing_secret, secret_token, verify_token, app_secret, hmac_secret) are shown masked. */
+            /** @description The per-type settings; secret fields (app_secret, hmac_secret, secret_token, signing_secret, verify_token) are shown masked. */
             config: {
                 [key: string]: unknown;
             };
@@ -4994,8 +5009,11 @@ export interface components {
             next_run_at: string | null;
             /** @description The first characters of the hook token, for telling tokens apart; empty for schedules. */
             token_prefix: string;
-            /** @enum {string} */
-            type: "webhook" | "slack" | "telegram" | "teams" | "whatsapp" | "schedule";
+            /**
+             * @description The trigger type.
+             * @enum {string}
+             */
+            type: "schedule" | "slack" | "teams" | "telegram" | "webhook" | "whatsapp";
             /** Format: date-time */
             updated_at: string;
             /** @description The agent version runs use; null runs the active version. */
@@ -5009,7 +5027,7 @@ export interface components {
         TriggerCreateRequest: {
             /** @description The agent the trigger runs. */
             agent_id: string;
-            /** @description Per-type settings (unknown keys are a 422). webhook: signing_secret (a Standard Webhooks whsec_… secret, optional), respond (async, the default, or sync). slack: signing_secret, bot_credential_id, bot_user_id (optional: the bot's own user id, whose messages are ignored). telegram: secret_token, bot_credential_id. whatsapp: verify_token, app_secret, phone_number_id, credential_id. teams: hmac_secret (the base64 security token Teams shows). schedule: cron (five fields), timezone (IANA, default UTC), catch_up (default false). Secrets are encrypted at rest and shown masked. */
+            /** @description Per-type settings (unknown keys are a 422). schedule: cron (five fields), timezone (IANA, default UTC), catch_up (default false). slack: signing_secret, bot_credential_id, bot_user_id (optional: the bot's own user id, whose messages are ignored). teams: hmac_secret (the base64 security token Teams shows). telegram: secret_token, bot_credential_id. webhook: signing_secret (a Standard Webhooks whsec_… secret, optional), respond (async, the default, or sync). whatsapp: verify_token, app_secret, phone_number_id, credential_id. Secrets are encrypted at rest and shown masked. */
             config?: {
                 [key: string]: unknown;
             };
@@ -5024,8 +5042,11 @@ export interface components {
                 [key: string]: string;
             };
             name: string;
-            /** @enum {string} */
-            type: "webhook" | "slack" | "telegram" | "teams" | "whatsapp" | "schedule";
+            /**
+             * @description The trigger type.
+             * @enum {string}
+             */
+            type: "schedule" | "slack" | "teams" | "telegram" | "webhook" | "whatsapp";
             /** @description Run this version of the agent instead of its active one. */
             version_id?: string;
             /** @description The completion webhook's Standard Webhooks signing secret (whsec_ + base64); generated and returned once when webhook_url is given without it; encrypted at rest, never returned again. */
@@ -5057,7 +5078,7 @@ export interface components {
         };
         TriggerWithToken: {
             agent_id: string;
-            /** @description The per-type settings; secret fields (signing_secret, secret_token, verify_token, app_secret, hmac_secret) are shown masked. */
+            /** @description The per-type settings; secret fields (app_secret, hmac_secret, secret_token, signing_secret, verify_token) are shown masked. */
             config: {
                 [key: string]: unknown;
             };
@@ -5090,8 +5111,11 @@ export interface components {
             token?: string;
             /** @description The first characters of the hook token, for telling tokens apart; empty for schedules. */
             token_prefix: string;
-            /** @enum {string} */
-            type: "webhook" | "slack" | "telegram" | "teams" | "whatsapp" | "schedule";
+            /**
+             * @description The trigger type.
+             * @enum {string}
+             */
+            type: "schedule" | "slack" | "teams" | "telegram" | "webhook" | "whatsapp";
             /** Format: date-time */
             updated_at: string;
             /** @description The agent version runs use; null runs the active version. */
@@ -5277,7 +5301,7 @@ export interface operations {
                 /** @description The next_cursor of the previous page, instead of page: walks the whole list, each page as cheap as the first. */
                 cursor?: string;
                 agent_id?: string;
-                type?: "webhook" | "slack" | "telegram" | "teams" | "whatsapp" | "schedule";
+                type?: "schedule" | "slack" | "teams" | "telegram" | "webhook" | "whatsapp";
             };
             header?: {
                 /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
