@@ -738,151 +738,6 @@ func withDepth(ctx context.Context, d int) context.Context {
 
 func depthFrom(ctx context.Context) int { d, _ := ctx.Value(depthKey{}).(int); return d }
 
-// cancelWait bounds how long Cancel waits for the node running an execution to stop it.
-const cancelWait = 30 * time.Second
-
-// Cancel stops a pending, running or awaiting execution and returns it as recorded
-// cancelled: a run in progress anywhere is cancelled through its context (on this node
-// directly, on another through a message to it) and the answer waits until the run has
-// recorded itself cancelled, so no model call starts after it. A run that ended otherwise
-// first is a *store.TransitionError naming how; a cancel decided on an awaiting_approval
-// execution that an approve moved first is a *store.ConflictError (one decision wins).
-func (e *Engine) Cancel(ctx context.Context, ws, id string) (*store.Execution, error) {
-	var feed *Feed // following the run on another node, once it is there
-	defer feed.Close()
-	asked := "" // the owner and attempt asked to cancel, once asked
-	var lastAsk time.Time
-	deadline := time.Now().Add(cancelWait)
-	for {
-		// Watch before looking, so a change between the look and the wait is not missed.
-		changed, unwatch := e.hub.watch(id)
-		var remote <-chan struct{}
-		if feed != nil {
-			remote = feed.Changed()
-		}
-		x, err := e.st.ExecutionGet(ctx, ws, id)
-		if err != nil {
-			unwatch()
-			return nil, err
-		}
-		if store.IsTerminal(x.Status) {
-			unwatch()
-			if x.Status == store.StatusCancelled && asked != "" {
-				e.cancelDescendants(ctx, ws, id)
-				return x, nil
-			}
-			return nil, &store.TransitionError{ID: id, From: x.Status, To: store.StatusCancelled}
-		}
-		switch x.Status {
-		case store.StatusPending, store.StatusAwaitingApproval:
-			err := e.closeDirect(ctx, x, store.StatusCancelled, CodeCancelled, "execution cancelled", "cancelled", "", "", false)
-			if err == nil {
-				unwatch()
-				e.cancelDescendants(ctx, ws, id)
-				return e.st.ExecutionGet(context.WithoutCancel(ctx), ws, id)
-			}
-			if !isTransition(err) {
-				unwatch()
-				return nil, err
-			}
-			if x.Status == store.StatusAwaitingApproval {
-				// Decided on the waiting run; an approve (or deny) decided first.
-				unwatch()
-				now, gerr := e.st.ExecutionGet(ctx, ws, id)
-				if gerr != nil {
-					return nil, gerr
-				}
-				if store.IsTerminal(now.Status) {
-					return nil, &store.TransitionError{ID: id, From: now.Status, To: store.StatusCancelled}
-				}
-				return nil, &store.ConflictError{Message: fmt.Sprintf("execution %s was approved and is %s again; this cancel was decided on it waiting for approval: cancel again to stop it", id, now.Status)}
-			}
-			unwatch()
-			continue // claimed meanwhile: cancel the run
-		case store.StatusRunning:
-			owner := ""
-			if x.OwnerNode != nil {
-				owner = *x.OwnerNode
-			}
-			switch {
-			case owner == e.node:
-				if !e.cancelOwned(id) {
-					unwatch()
-					continue // its run ended meanwhile: look again
-				}
-				asked = fmt.Sprintf("%s/%d", owner, x.Attempt)
-			case e.cl == nil || e.leaseExpired(x):
-				// Its node stopped: close it here (unless the rescuer does first). On SQLite,
-				// one process, another node's run is a dead process's; a live one (two
-				// processes on one file, which is not supported) would find its writes fenced.
-				err := e.closeDirect(ctx, x, store.StatusCancelled, CodeCancelled, "execution cancelled", "", "", "", e.cl != nil)
-				if err == nil {
-					unwatch()
-					e.cancelDescendants(ctx, ws, id)
-					return e.st.ExecutionGet(context.WithoutCancel(ctx), ws, id)
-				}
-				if !isTransition(err) {
-					unwatch()
-					return nil, err
-				}
-				unwatch()
-				continue
-			case e.cl != nil:
-				if feed == nil {
-					feed = e.cl.follow(id)
-					remote = feed.Changed()
-				}
-				key := fmt.Sprintf("%s/%d", owner, x.Attempt)
-				if asked != key || time.Since(lastAsk) > time.Second {
-					// Sent after the interest, so the owner hears who waits before it stops the run.
-					e.cl.send(message{K: msgCancel, N: e.node, X: id, O: owner})
-					asked, lastAsk = key, time.Now()
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			unwatch()
-			return nil, fmt.Errorf("cancel execution %s: the server running it did not stop it within %s", id, cancelWait)
-		}
-		// Wake on a change here or there, and look again at least every second (a lease
-		// that expires in between, a lost message).
-		wait := time.NewTimer(time.Second)
-		select {
-		case <-changed:
-		case <-remote:
-		case <-wait.C:
-		case <-ctx.Done():
-		}
-		wait.Stop()
-		unwatch()
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-	}
-}
-
-// cancelOwned cancels this node's run of an execution; it reports false when there is none
-// (its run ended, or the row is not this node's).
-func (e *Engine) cancelOwned(id string) bool {
-	// With claimMu held for writing, every running row of this node has its handle.
-	e.claimMu.Lock()
-	e.mu.Lock()
-	h := e.live[id]
-	e.mu.Unlock()
-	e.claimMu.Unlock()
-	if h == nil {
-		return false
-	}
-	h.cancel(errCancelled)
-	return true
-}
-
-// leaseExpired reports whether x's lease has run out (its node stopped renewing it). The
-// database's clock decides: the guarded write in closeDirect checks it again there.
-func (e *Engine) leaseExpired(x *store.Execution) bool {
-	return x.LeaseExpiresAt == nil || time.UnixMilli(*x.LeaseExpiresAt).Before(time.Now().Add(-time.Second))
-}
-
 // Approve resumes an execution waiting at a checkpoint, approving every pending call.
 func (e *Engine) Approve(ctx context.Context, ws, id, comment string) (*store.Execution, error) {
 	return e.Decide(ctx, ws, id, Review{Comment: comment})
@@ -1012,27 +867,6 @@ func (e *Engine) closeDirect(ctx context.Context, x *store.Execution, to, code, 
 	return err
 }
 
-// cancelDescendants cancels the unfinished executions under one (children waiting for
-// approval are not reached by the parent's context).
-func (e *Engine) cancelDescendants(ctx context.Context, ws, id string) {
-	tree, err := e.st.ExecutionTree(ctx, ws, id)
-	if err != nil {
-		return
-	}
-	var walk func(n *store.ExecutionNode)
-	walk = func(n *store.ExecutionNode) {
-		for _, c := range n.Children {
-			if !store.IsTerminal(c.Status) {
-				if _, err := e.Cancel(ctx, ws, c.ID); err != nil && !isTransition(err) {
-					e.log.Warn("cancel child execution", "execution_id", c.ID, "error", err)
-				}
-			}
-			walk(c)
-		}
-	}
-	walk(tree)
-}
-
 func isTransition(err error) bool {
 	var te *store.TransitionError
 	return errors.As(err, &te)
@@ -1052,11 +886,6 @@ func (e *Engine) Running(id string) (*Waiter, bool) {
 
 // Subscribe follows the frames of an execution running in this process.
 func (e *Engine) Subscribe(id string) (*Subscription, bool) { return e.hub.Subscribe(id) }
-
-// Watch returns a channel closed at the next change of an execution that is not running in
-// this process (it starts here, or ends without running, or a node tells of a change);
-// call stop when no longer waiting.
-func (e *Engine) Watch(id string) (changed <-chan struct{}, stop func()) { return e.hub.watch(id) }
 
 // Follow follows an execution that may run on another node: the feed hears its frames and
 // status changes from there. Close it when done. On a single node it never changes, and
