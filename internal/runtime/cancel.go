@@ -90,7 +90,7 @@ func (c *canceller) ended(ctx context.Context, x *store.Execution) (*store.Execu
 
 // idle closes an execution no run holds (queued, or waiting for approval).
 func (c *canceller) idle(ctx context.Context, x *store.Execution) (*store.Execution, cancelNext, error) {
-	err := c.e.closeDirect(ctx, x, store.StatusCancelled, CodeCancelled, "execution cancelled", "cancelled", "", "", false)
+	err := c.e.closeDirect(ctx, x, store.MoveCancel, CodeCancelled, "execution cancelled", "cancelled", "", "", false)
 	if err == nil {
 		return c.cancelled(ctx)
 	}
@@ -131,7 +131,7 @@ func (c *canceller) running(ctx context.Context, x *store.Execution) (*store.Exe
 		// Its node stopped: close it here (unless the rescuer does first). On SQLite, one
 		// process, another node's run is a dead process's; a live one (two processes on one
 		// file, which is not supported) would find its writes fenced.
-		err := e.closeDirect(ctx, x, store.StatusCancelled, CodeCancelled, "execution cancelled", "", "", "", e.cl != nil)
+		err := e.closeDirect(ctx, x, store.MoveCancel, CodeCancelled, "execution cancelled", "", "", "", e.cl != nil)
 		if err == nil {
 			return c.cancelled(ctx)
 		}

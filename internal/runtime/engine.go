@@ -683,7 +683,8 @@ func (e *Engine) resumeParent(ws, parentID string) {
 	c := e.claim()
 	e.claimMu.RLock()
 	defer e.claimMu.RUnlock()
-	x, err := e.st.ExecutionTransition(ctx, ws, parentID, store.StatusRunning, store.ExecutionPatch{From: store.StatusAwaitingApproval, Claim: &c})
+	x, err := e.st.ExecutionTransition(ctx, ws, parentID, store.MoveResume.Status(),
+		store.ExecutionPatch{Move: store.MoveResume, From: store.StatusAwaitingApproval, Claim: &c})
 	if err != nil {
 		return // another path moved it first
 	}
@@ -755,7 +756,7 @@ func (e *Engine) Decide(ctx context.Context, ws, id string, rv Review) (*store.E
 	if child := waitingChild(cur); child != "" && cur.Status == store.StatusAwaitingApproval {
 		return nil, &store.ConflictError{Message: fmt.Sprintf("execution %s is waiting for its sub-agent execution %s; approve or deny that one", id, child)}
 	}
-	patch := store.ExecutionPatch{From: store.StatusAwaitingApproval}
+	patch := store.ExecutionPatch{Move: store.MoveResume, From: store.StatusAwaitingApproval}
 	decision := store.ApprovalDecision{Status: "approved", Comment: rv.Comment, DecidedBy: rv.DecidedBy, Answer: rv.Answer}
 	if cur.Status == store.StatusAwaitingApproval {
 		pending, err := e.st.ApprovalPending(ctx, ws, id)
@@ -781,7 +782,7 @@ func (e *Engine) Decide(ctx context.Context, ws, id string, rv Review) (*store.E
 	var x *store.Execution
 	err = e.st.InTx(ctx, func(tx *store.Store) error {
 		var err error
-		if x, err = tx.ExecutionTransition(ctx, ws, id, store.StatusRunning, patch); err != nil {
+		if x, err = tx.ExecutionTransition(ctx, ws, id, store.MoveResume.Status(), patch); err != nil {
 			return err
 		}
 		if rv.BeforeDecide != nil {
@@ -806,14 +807,14 @@ func (e *Engine) Deny(ctx context.Context, ws, id, reason, decidedBy string) (*s
 	if err != nil {
 		return nil, err
 	}
-	if x.Status != store.StatusAwaitingApproval {
-		return nil, &store.TransitionError{ID: id, From: x.Status, To: store.StatusRejected}
+	if _, err := x.Move(store.MoveReject); err != nil {
+		return nil, err
 	}
 	msg := "rejected at approval"
 	if reason != "" {
 		msg += ": " + reason
 	}
-	if err := e.closeDirect(ctx, x, store.StatusRejected, CodeRejected, msg, "denied", reason, decidedBy, false); err != nil {
+	if err := e.closeDirect(ctx, x, store.MoveReject, CodeRejected, msg, "denied", reason, decidedBy, false); err != nil {
 		return nil, err
 	}
 	return e.st.ExecutionGet(ctx, ws, id)
@@ -824,10 +825,14 @@ func (e *Engine) Deny(ctx context.Context, ws, id, reason, decidedBy string) (*s
 // change, its terminal error frame, the trace, the approval decision and the chat session's
 // release, in one transaction. code is the terminal frame's code. The frame's id is above
 // every id a pass may have sent.
-func (e *Engine) closeDirect(ctx context.Context, x *store.Execution, to, code, msg, approval, reason, decidedBy string, expired bool) error {
+func (e *Engine) closeDirect(ctx context.Context, x *store.Execution, m store.ExecutionMove, code, msg, approval, reason, decidedBy string, expired bool) error {
+	to, err := x.Move(m)
+	if err != nil {
+		return err
+	}
 	now := store.Now()
 	dur := now.Sub(x.CreatedAt.Time).Milliseconds()
-	err := e.st.InTx(ctx, func(tx *store.Store) error {
+	err = e.st.InTx(ctx, func(tx *store.Store) error {
 		last, err := tx.EventLastSeq(ctx, x.ID)
 		if err != nil {
 			return err
@@ -836,7 +841,7 @@ func (e *Engine) closeDirect(ctx context.Context, x *store.Execution, to, code, 
 		// Only from the status (and pass) x was read in: a run claimed meanwhile is not closed
 		// under its feet.
 		attempt := x.Attempt
-		patch := store.ExecutionPatch{Error: &msg, CompletedAt: &now, DurationMS: &dur, ClearState: true, From: x.Status,
+		patch := store.ExecutionPatch{Move: m, Error: &msg, CompletedAt: &now, DurationMS: &dur, ClearState: true, From: x.Status,
 			SeqUsed: &seq, Attempt: &attempt, LeaseExpired: expired}
 		if _, err := tx.ExecutionTransition(ctx, x.WorkspaceID, x.ID, to, patch); err != nil {
 			return err

@@ -19,29 +19,6 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"))
 }
 
-func TestLifecycleTable(t *testing.T) {
-	all := store.ExecutionStatuses
-	allowed := map[string][]string{
-		"pending":           {"running", "cancelled"},
-		"running":           {"completed", "failed", "cancelled", "awaiting_approval"},
-		"awaiting_approval": {"running", "rejected", "cancelled"},
-	}
-	for _, from := range all {
-		for _, to := range all {
-			want := false
-			for _, a := range allowed[from] {
-				want = want || a == to
-			}
-			if got := store.CanTransition(from, to); got != want {
-				t.Errorf("%s -> %s: %v, want %v", from, to, got, want)
-			}
-		}
-		if store.IsTerminal(from) != (allowed[from] == nil) {
-			t.Errorf("IsTerminal(%s) wrong", from)
-		}
-	}
-}
-
 // fixture opens a store with a workspace, the catalog and one simple agent.
 func fixture(t *testing.T) (*store.Store, *store.Agent) {
 	t.Helper()

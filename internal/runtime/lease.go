@@ -260,9 +260,9 @@ func (e *Engine) failRescued(ctx context.Context, tx *store.Store, x *store.Exec
 	}
 	seq := max(last, x.SeqReserved) + 1
 	attempt := x.Attempt
-	patch := store.ExecutionPatch{Error: &msg, CompletedAt: &now, DurationMS: &dur, ClearState: true, From: store.StatusRunning,
+	patch := store.ExecutionPatch{Move: store.MoveFail, Error: &msg, CompletedAt: &now, DurationMS: &dur, ClearState: true, From: store.StatusRunning,
 		SeqUsed: &seq, Attempt: &attempt}
-	if _, err := tx.ExecutionTransition(ctx, x.WorkspaceID, x.ID, store.StatusFailed, patch); err != nil {
+	if _, err := tx.ExecutionTransition(ctx, x.WorkspaceID, x.ID, store.MoveFail.Status(), patch); err != nil {
 		return err
 	}
 	if err := tx.EventAppend(ctx, x.ID, []store.Event{{Seq: seq, Event: "error", Data: errorFrame(msg, CodeInterrupted)}}); err != nil {
