@@ -398,8 +398,8 @@ func (c *cluster) receive(payload string) {
 		}
 		c.mu.Unlock()
 	case msgQueued:
-		if c.e.idle.Load() > 0 {
-			c.e.poke()
+		if c.e.prod.idleWorkers() > 0 {
+			c.e.prod.poke()
 		}
 	case msgCancel:
 		if m.O == c.e.node {

@@ -99,7 +99,6 @@ type Engine struct {
 	router  ModelRouter
 	tools   ToolServers
 	log     *slog.Logger
-	workers int
 	hub     *hub
 	metrics Metrics
 	sources datasource.Executor
@@ -113,19 +112,18 @@ type Engine struct {
 	pgURL                         string
 	cl                            *cluster // nil on SQLite
 
-	ctx      context.Context
-	cancel   context.CancelCauseFunc
-	wake     chan struct{}
-	idle     atomic.Int32  // workers waiting for work
-	draining chan struct{} // closed when Stop starts: no more claims
-	wg       sync.WaitGroup
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	// prod claims queued runs for a pool of workers (wg).
+	prod *producer
+	wg   sync.WaitGroup
 
 	// bg runs the heartbeat, the leader's rescues and the cluster's sender.
 	bg       context.Context
 	bgCancel context.CancelFunc
 	bgwg     sync.WaitGroup
-	leader   leaderLock
-	leading  atomic.Bool // see Leading
+	// elect keeps this node in the leader election (see Leading).
+	elect *elector
 	// goneFns are called with each deleted workspace (see OnWorkspaceGone).
 	goneMu  sync.Mutex
 	goneFns []func(ws string)
@@ -143,9 +141,9 @@ type Engine struct {
 	// returns an error.
 	testFault atomic.Pointer[func() error]
 
-	startOnce, stopOnce, drainOnce sync.Once
-	catalog                        sync.Map // model id -> *store.LLMModel, catalog entries only (read-only)
-	versions                       sync.Map // agent version id -> *store.AgentConfig
+	startOnce, stopOnce sync.Once
+	catalog             sync.Map // model id -> *store.LLMModel, catalog entries only (read-only)
+	versions            sync.Map // agent version id -> *store.AgentConfig
 }
 
 // handle is a run in progress in this process; its context exists from registration, so
@@ -196,11 +194,14 @@ func New(cfg Config) *Engine {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	bg, bgCancel := context.WithCancel(context.Background())
-	e := &Engine{st: cfg.Store, router: cfg.Router, tools: cfg.Tools, log: cfg.Logger, workers: cfg.Workers, hub: newHub(), metrics: cfg.Metrics, sources: cfg.DataSources,
+	e := &Engine{st: cfg.Store, router: cfg.Router, tools: cfg.Tools, log: cfg.Logger, hub: newHub(), metrics: cfg.Metrics, sources: cfg.DataSources,
 		node: newNodeID(), lease: cfg.LeaseTimeout, heartbeat: cfg.HeartbeatInterval, rescueEvery: min(5*time.Second, cfg.LeaseTimeout/3),
-		pgURL: cfg.PostgresURL, ctx: ctx, cancel: cancel, wake: make(chan struct{}, cfg.Workers), draining: make(chan struct{}),
+		pgURL: cfg.PostgresURL, ctx: ctx, cancel: cancel,
 		bg: bg, bgCancel: bgCancel, live: map[string]*handle{}, assets: cfg.Assets, circuits: cfg.Circuits}
 	e.log = e.log.With("node", e.node)
+	e.prod = newProducer(producerConfig{Workers: cfg.Workers, Poll: pollInterval, Claim: e.claimNext,
+		Run: func(c *claimed) { e.runRegistered(c.x, nil, c.h, nil) }, Logger: e.log})
+	e.elect = newElector(electorConfig{Interval: e.rescueEvery, Lead: e.lead, Logger: e.log})
 	return e
 }
 
@@ -228,11 +229,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		if err != nil {
 			return
 		}
-		e.leader = e.newLeaderLock()
-		if lead, lerr := e.leader.hold(ctx); lerr != nil {
-			e.log.Warn("leader election", "error", lerr)
-		} else if lead {
-			e.leading.Store(true)
+		if e.elect.elect(ctx, e.newLeaderLock()) {
 			if _, err = e.rescue(ctx); err != nil {
 				e.stopBackground()
 				return
@@ -242,12 +239,8 @@ func (e *Engine) Start(ctx context.Context) error {
 		e.log.Info("engine started", "host", host, "cluster", e.cl != nil, "lease_timeout", e.lease, "heartbeat_interval", e.heartbeat)
 		e.lastRenewal.Store(time.Now().UnixNano())
 		e.bgwg.Go(e.heartbeatLoop)
-		e.bgwg.Go(e.leaderLoop)
-		for range e.workers {
-			e.wg.Go(e.worker)
-		}
-		e.wg.Go(e.pollLoop)
-		e.poke()
+		e.bgwg.Go(func() { e.elect.run(e.bg) })
+		e.prod.start(&e.wg)
 	})
 	return err
 }
@@ -287,32 +280,22 @@ func (e *Engine) Stop(ctx context.Context) {
 // StopClaiming makes the workers take no more runs from the queue (the first step of a
 // drain: other nodes take them); runs in progress go on. Calling it again does nothing.
 func (e *Engine) StopClaiming() {
-	e.drainOnce.Do(func() { close(e.draining) })
+	e.prod.drain()
 }
 
 // stopBackground stops the heartbeat, the leader and the cluster connections.
 func (e *Engine) stopBackground() {
 	e.bgCancel()
 	e.bgwg.Wait()
-	e.leading.Store(false)
-	if e.leader != nil {
-		e.leader.release()
-	}
+	e.elect.resign()
 	e.cl.stop()
-}
-
-func (e *Engine) poke() {
-	select {
-	case e.wake <- struct{}{}:
-	default:
-	}
 }
 
 // queued wakes a worker for a run just queued: one of this node when one is idle, else the
 // other nodes' (on PostgreSQL), so that claims do not multiply with the number of nodes.
 func (e *Engine) queued() {
-	if e.idle.Load() > 0 || e.cl == nil || e.cl.alone() {
-		e.poke()
+	if e.prod.idleWorkers() > 0 || e.cl == nil || e.cl.alone() {
+		e.prod.poke()
 		return
 	}
 	e.cl.send(message{K: msgQueued, N: e.node})
@@ -328,60 +311,21 @@ func (e *Engine) claim() store.Claim {
 // lost message.
 const pollInterval = time.Second
 
-// pollLoop wakes one idle worker every pollInterval (one claim per node, not per worker).
-func (e *Engine) pollLoop() {
-	t := time.NewTicker(pollInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-e.draining:
-			return
-		case <-t.C:
-			if e.idle.Load() > 0 {
-				e.poke()
-			}
-		}
+// claimNext takes the oldest queued run for a worker and registers its pass; nil when the
+// queue is empty.
+func (e *Engine) claimNext() (*claimed, error) {
+	e.claimMu.RLock()
+	x, err := e.st.ExecutionClaim(e.ctx, e.claim())
+	var h *handle
+	if x != nil {
+		h = e.register(e.ctx, x)
 	}
-}
-
-// worker claims pending executions and runs them, one at a time, until the node drains.
-func (e *Engine) worker() {
-	for {
-		select {
-		case <-e.draining:
-			return
-		default:
-		}
-		e.claimMu.RLock()
-		x, err := e.st.ExecutionClaim(e.ctx, e.claim())
-		var h *handle
-		if x != nil {
-			h = e.register(e.ctx, x)
-		}
-		e.claimMu.RUnlock()
-		if x != nil {
-			e.changed(x.ID) // it started: streams waiting for it, here or elsewhere, look again
-		}
-		if err != nil {
-			e.log.Error("claim execution", "error", err)
-			select {
-			case <-e.draining:
-			case <-time.After(pollInterval):
-			}
-			continue
-		}
-		if x == nil {
-			e.idle.Add(1)
-			select {
-			case <-e.draining:
-			case <-e.wake:
-			}
-			e.idle.Add(-1)
-			continue
-		}
-		e.poke() // there may be more
-		e.runRegistered(x, nil, h, nil)
+	e.claimMu.RUnlock()
+	if x == nil || err != nil {
+		return nil, err
 	}
+	e.changed(x.ID) // it started: streams waiting for it, here or elsewhere, look again
+	return &claimed{x: x, h: h}, nil
 }
 
 // SubmitRequest describes a new execution.

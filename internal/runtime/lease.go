@@ -123,23 +123,6 @@ func (e *Engine) renew(ctx context.Context) {
 	}
 }
 
-// leaderLock elects the node that rescues expired leases: PostgreSQL's session advisory
-// lock, or on SQLite the single process.
-type leaderLock interface {
-	hold(ctx context.Context) (bool, error)
-	release()
-}
-
-type soleNode struct{}
-
-func (soleNode) hold(context.Context) (bool, error) { return true, nil }
-func (soleNode) release()                           {}
-
-type pgLeader struct{ lock *pgbus.Lock }
-
-func (l pgLeader) hold(ctx context.Context) (bool, error) { return l.lock.Hold(ctx) }
-func (l pgLeader) release()                               { l.lock.Release() }
-
 func (e *Engine) newLeaderLock() leaderLock {
 	if e.cl == nil {
 		return soleNode{}
@@ -147,43 +130,20 @@ func (e *Engine) newLeaderLock() leaderLock {
 	return pgLeader{lock: pgbus.NewLock(e.pgURL, "agentplane leader")}
 }
 
-// leaderLoop rescues expired leases and decides timed-out approvals every rescueEvery while
-// this node leads. Two leaders at
-// once (a lock lost unnoticed for a moment) do no harm: a rescue takes rows one transaction
-// at a time, skipping those another holds.
-func (e *Engine) leaderLoop() {
-	t := time.NewTicker(e.rescueEvery)
-	defer t.Stop()
-	was := false
-	for {
-		select {
-		case <-e.bg.Done():
-			return
-		case <-t.C:
-		}
-		lead, err := e.leader.hold(e.bg)
-		if err != nil && e.bg.Err() == nil {
-			e.log.Warn("leader election", "error", err)
-		}
-		e.leading.Store(lead)
-		if lead != was {
-			e.log.Info("leadership changed", "leader", lead)
-			was = lead
-		}
-		if lead {
-			if _, err := e.rescue(e.bg); err != nil && e.bg.Err() == nil {
-				e.log.Error("rescue expired leases", "error", err)
-			}
-			if err := e.expireApprovals(e.bg); err != nil && e.bg.Err() == nil {
-				e.log.Error("decide expired approvals", "error", err)
-			}
-		}
+// lead is the leader's work, every rescue interval: it rescues expired leases and decides
+// timed-out approvals.
+func (e *Engine) lead(ctx context.Context) {
+	if _, err := e.rescue(ctx); err != nil && ctx.Err() == nil {
+		e.log.Error("rescue expired leases", "error", err)
+	}
+	if err := e.expireApprovals(ctx); err != nil && ctx.Err() == nil {
+		e.log.Error("decide expired approvals", "error", err)
 	}
 }
 
 // Leading reports whether this node was the elected leader at its last election (every few
 // seconds): the leader's other jobs (the retention purge) run only while it is true.
-func (e *Engine) Leading() bool { return e.leading.Load() }
+func (e *Engine) Leading() bool { return e.elect.isLeading() }
 
 // rescueBatch bounds the rows one rescue transaction takes.
 const rescueBatch = 100
