@@ -122,8 +122,10 @@ type Engine struct {
 	bg       context.Context
 	bgCancel context.CancelFunc
 	bgwg     sync.WaitGroup
-	// elect keeps this node in the leader election (see Leading).
-	elect *elector
+	// elect keeps this node in the leader election (see Leading); the leader rescues the
+	// runs of stopped nodes.
+	elect   *elector
+	rescuer *rescuer
 	// goneFns are called with each deleted workspace (see OnWorkspaceGone).
 	goneMu  sync.Mutex
 	goneFns []func(ws string)
@@ -201,6 +203,7 @@ func New(cfg Config) *Engine {
 	e.log = e.log.With("node", e.node)
 	e.prod = newProducer(producerConfig{Workers: cfg.Workers, Poll: pollInterval, Claim: e.claimNext,
 		Run: func(c *claimed) { e.runRegistered(c.x, nil, c.h, nil) }, Logger: e.log})
+	e.rescuer = newRescuer(rescuerConfig{Store: e.st, Node: e.node, Logger: e.log, Rescued: e.rescued})
 	e.elect = newElector(electorConfig{Interval: e.rescueEvery, Lead: e.lead, Logger: e.log})
 	return e
 }
@@ -230,7 +233,7 @@ func (e *Engine) Start(ctx context.Context) error {
 			return
 		}
 		if e.elect.elect(ctx, e.newLeaderLock()) {
-			if _, err = e.rescue(ctx); err != nil {
+			if _, err = e.rescuer.rescue(ctx); err != nil {
 				e.stopBackground()
 				return
 			}

@@ -147,7 +147,7 @@ func TestRecovery(t *testing.T) {
 			t.Fatalf("the second pass reused frame ids of the first: %+v", evs)
 		}
 		waitStatus(t, st, a.WorkspaceID, queued.ID, store.StatusCompleted)
-		if _, err := e.rescue(ctx); err != nil {
+		if _, err := e.rescuer.rescue(ctx); err != nil {
 			t.Fatal(err)
 		}
 		x, _ = st.ExecutionGet(ctx, a.WorkspaceID, held.ID)

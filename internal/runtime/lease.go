@@ -133,7 +133,7 @@ func (e *Engine) newLeaderLock() leaderLock {
 // lead is the leader's work, every rescue interval: it rescues expired leases and decides
 // timed-out approvals.
 func (e *Engine) lead(ctx context.Context) {
-	if _, err := e.rescue(ctx); err != nil && ctx.Err() == nil {
+	if _, err := e.rescuer.rescue(ctx); err != nil && ctx.Err() == nil {
 		e.log.Error("rescue expired leases", "error", err)
 	}
 	if err := e.expireApprovals(ctx); err != nil && ctx.Err() == nil {
@@ -145,95 +145,13 @@ func (e *Engine) lead(ctx context.Context) {
 // seconds): the leader's other jobs (the retention purge) run only while it is true.
 func (e *Engine) Leading() bool { return e.elect.isLeading() }
 
-// rescueBatch bounds the rows one rescue transaction takes.
-const rescueBatch = 100
-
-// rescue takes over the runs whose lease expired (their node stopped): a run whose pass
-// never reached a model call goes back to the queue, one that had is failed as interrupted
-// with its terminal frame above every id its node may have sent, and its chat session
-// released, in the transaction that took it. It returns how many it rescued.
-func (e *Engine) rescue(ctx context.Context) (int, error) {
-	total := 0
-	for {
-		type rescued struct {
-			x        *store.Execution
-			requeued bool
-		}
-		var done []rescued
-		err := e.st.InTx(ctx, func(tx *store.Store) error {
-			done = done[:0]
-			xs, err := tx.ExecutionsExpired(ctx, rescueBatch)
-			if err != nil {
-				return err
-			}
-			for _, x := range xs {
-				requeued := false
-				if !x.ModelCalled && x.ParentID == nil {
-					if requeued, err = tx.ExecutionRequeue(ctx, x.WorkspaceID, x.ID, nil, nil); err != nil {
-						return err
-					}
-				}
-				if !requeued {
-					if err := e.failRescued(ctx, tx, x); err != nil {
-						return err
-					}
-				}
-				done = append(done, rescued{x: x, requeued: requeued})
-			}
-			return nil
-		})
-		if err != nil {
-			return total, err
-		}
-		for _, r := range done {
-			owner := "(unknown)"
-			if r.x.OwnerNode != nil {
-				owner = *r.x.OwnerNode
-			}
-			e.log.Warn("rescued an execution whose node stopped", "execution_id", r.x.ID, "owner", owner, "requeued", r.requeued)
-			e.changed(r.x.ID)
-			if r.requeued {
-				e.queued()
-			} else {
-				e.reportEnd(ctx, r.x, nil, store.StatusFailed, store.Now().Sub(r.x.CreatedAt.Time).Milliseconds(), nil, nil)
-			}
-		}
-		total += len(done)
-		if len(done) < rescueBatch {
-			return total, nil
-		}
+// rescued tells of a run the rescuer took over: whoever waits for it looks again, and a
+// queued one wakes a worker, here or on another node; a failed one is reported as ended.
+func (e *Engine) rescued(ctx context.Context, x *store.Execution, requeued bool) {
+	e.changed(x.ID)
+	if requeued {
+		e.queued()
+		return
 	}
-}
-
-// failRescued fails a rescued run inside the rescue's transaction.
-func (e *Engine) failRescued(ctx context.Context, tx *store.Store, x *store.Execution) error {
-	owner := "a server that is gone"
-	if x.OwnerNode != nil {
-		owner = "server " + *x.OwnerNode
-	}
-	msg := fmt.Sprintf("the server running this execution (%s) stopped before it finished; it was marked failed by server %s", owner, e.node)
-	now := store.Now()
-	dur := now.Sub(x.CreatedAt.Time).Milliseconds()
-	last, err := tx.EventLastSeq(ctx, x.ID)
-	if err != nil {
-		return err
-	}
-	seq := max(last, x.SeqReserved) + 1
-	attempt := x.Attempt
-	patch := store.ExecutionPatch{Move: store.MoveFail, Error: &msg, CompletedAt: &now, DurationMS: &dur, ClearState: true, From: store.StatusRunning,
-		SeqUsed: &seq, Attempt: &attempt}
-	if _, err := tx.ExecutionTransition(ctx, x.WorkspaceID, x.ID, store.MoveFail.Status(), patch); err != nil {
-		return err
-	}
-	if err := tx.EventAppend(ctx, x.ID, []store.Event{{Seq: seq, Event: "error", Data: errorFrame(msg, CodeInterrupted)}}); err != nil {
-		return err
-	}
-	if err := tx.TraceFinish(ctx, x.WorkspaceID, x.TraceID, store.StatusFailed, x.TokenUsage, x.Cost, now, dur); err != nil {
-		return err
-	}
-	if x.ParentID == nil {
-		// The session's lock is the run's lease: it ends with it.
-		return tx.ChatSessionUnlockFor(ctx, x.WorkspaceID, x.ID)
-	}
-	return nil
+	e.reportEnd(ctx, x, nil, store.StatusFailed, store.Now().Sub(x.CreatedAt.Time).Milliseconds(), nil, nil)
 }
