@@ -160,12 +160,7 @@ func (c *canceller) cancelled(ctx context.Context) (*store.Execution, cancelNext
 // cancelOwned cancels this node's run of an execution; it reports false when there is none
 // (its run ended, or the row is not this node's).
 func (e *Engine) cancelOwned(id string) bool {
-	// With claimMu held for writing, every running row of this node has its handle.
-	e.claimMu.Lock()
-	e.mu.Lock()
-	h := e.live[id]
-	e.mu.Unlock()
-	e.claimMu.Unlock()
+	h := e.runs.settled(id)
 	if h == nil {
 		return false
 	}

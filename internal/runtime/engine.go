@@ -107,10 +107,10 @@ type Engine struct {
 	circuits *modelhealth.Circuits
 
 	// node is this process's id among the nodes sharing the database.
-	node                          string
-	lease, heartbeat, rescueEvery time.Duration
-	pgURL                         string
-	cl                            *cluster // nil on SQLite
+	node             string
+	lease, heartbeat time.Duration
+	pgURL            string
+	cl               *cluster // nil on SQLite
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -129,15 +129,11 @@ type Engine struct {
 	// goneFns are called with each deleted workspace (see OnWorkspaceGone).
 	goneMu  sync.Mutex
 	goneFns []func(ws string)
-	// lastRenewal is when the last successful heartbeat started (Unix ns).
-	lastRenewal atomic.Int64
+	// beat renews the leases of this node's runs.
+	beat *heartbeat
 
-	// claimMu is held for reading from the statement that makes a row this node's (create,
-	// claim, resume) until its handle is registered, and for writing by whoever needs to know
-	// that every running row of this node has a handle (cancel, heartbeat).
-	claimMu sync.RWMutex
-	mu      sync.Mutex
-	live    map[string]*handle
+	// runs are the runs in progress in this process.
+	runs *registry
 
 	// testFault, set by tests, fails the writes that end a run, and the heartbeat, while it
 	// returns an error.
@@ -197,14 +193,14 @@ func New(cfg Config) *Engine {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	bg, bgCancel := context.WithCancel(context.Background())
 	e := &Engine{st: cfg.Store, router: cfg.Router, tools: cfg.Tools, log: cfg.Logger, hub: newHub(), metrics: cfg.Metrics, sources: cfg.DataSources,
-		node: newNodeID(), lease: cfg.LeaseTimeout, heartbeat: cfg.HeartbeatInterval, rescueEvery: min(5*time.Second, cfg.LeaseTimeout/3),
+		node: newNodeID(), lease: cfg.LeaseTimeout, heartbeat: cfg.HeartbeatInterval,
 		pgURL: cfg.PostgresURL, ctx: ctx, cancel: cancel,
-		bg: bg, bgCancel: bgCancel, live: map[string]*handle{}, assets: cfg.Assets, circuits: cfg.Circuits}
+		bg: bg, bgCancel: bgCancel, runs: newRegistry(), assets: cfg.Assets, circuits: cfg.Circuits}
 	e.log = e.log.With("node", e.node)
 	e.prod = newProducer(producerConfig{Workers: cfg.Workers, Poll: pollInterval, Claim: e.claimNext,
 		Run: func(c *claimed) { e.runRegistered(c.x, nil, c.h, nil) }, Logger: e.log})
 	e.rescuer = newRescuer(rescuerConfig{Store: e.st, Node: e.node, Logger: e.log, Rescued: e.rescued})
-	e.elect = newElector(electorConfig{Interval: e.rescueEvery, Lead: e.lead, Logger: e.log})
+	e.elect = newElector(electorConfig{Interval: min(5*time.Second, cfg.LeaseTimeout/3), Lead: e.lead, Logger: e.log})
 	return e
 }
 
@@ -240,8 +236,9 @@ func (e *Engine) Start(ctx context.Context) error {
 		}
 		host, _ := os.Hostname()
 		e.log.Info("engine started", "host", host, "cluster", e.cl != nil, "lease_timeout", e.lease, "heartbeat_interval", e.heartbeat)
-		e.lastRenewal.Store(time.Now().UnixNano())
-		e.bgwg.Go(e.heartbeatLoop)
+		e.beat = newHeartbeat(heartbeatConfig{Store: e.st, Node: e.node, Lease: e.lease, Interval: e.heartbeat, Runs: e.runs,
+			Fault: e.fault, Logger: e.log})
+		e.bgwg.Go(func() { e.beat.run(e.bg) })
 		e.bgwg.Go(func() { e.elect.run(e.bg) })
 		e.prod.start(&e.wg)
 	})
@@ -258,10 +255,7 @@ func (e *Engine) Stop(ctx context.Context) {
 		idle := make(chan struct{})
 		go func() {
 			for {
-				e.mu.Lock()
-				n := len(e.live)
-				e.mu.Unlock()
-				if n == 0 {
+				if e.runs.count() == 0 {
 					close(idle)
 					return
 				}
@@ -317,13 +311,13 @@ const pollInterval = time.Second
 // claimNext takes the oldest queued run for a worker and registers its pass; nil when the
 // queue is empty.
 func (e *Engine) claimNext() (*claimed, error) {
-	e.claimMu.RLock()
+	release := e.runs.claiming()
 	x, err := e.st.ExecutionClaim(e.ctx, e.claim())
 	var h *handle
 	if x != nil {
 		h = e.register(e.ctx, x)
 	}
-	e.claimMu.RUnlock()
+	release()
 	if x == nil || err != nil {
 		return nil, err
 	}
@@ -436,8 +430,7 @@ func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*store.Executio
 	if !req.Async {
 		// The row is this node's from its insert: its handle is registered before anyone
 		// needing to find it (a cancel, the heartbeat) can look.
-		e.claimMu.RLock()
-		defer e.claimMu.RUnlock()
+		defer e.runs.claiming()()
 	}
 	create := func(tx *store.Store) error {
 		if req.BeforeCreate != nil {
@@ -482,26 +475,19 @@ type prepared struct {
 }
 
 // start runs an execution this node owns in the background, tracked for Stop. agent and
-// pre may be nil. The caller holds claimMu for reading.
+// pre may be nil. The caller is claiming (see registry).
 func (e *Engine) start(x *store.Execution, agent *store.Agent, pre *prepared) *Waiter {
 	h := e.register(e.ctx, x)
 	e.wg.Go(func() { e.runRegistered(x, agent, h, pre) })
 	return &Waiter{h: h}
 }
 
-// register makes the handle of a pass over x, which this node owns; the caller holds
-// claimMu for reading.
+// register makes the handle of a pass over x, which this node owns; the caller is claiming
+// (see registry).
 func (e *Engine) register(parent context.Context, x *store.Execution) *handle {
 	ctx, cancel := context.WithCancelCause(parent)
 	h := &handle{ctx: ctx, cancel: cancel, done: make(chan struct{}), attempt: x.Attempt}
-	e.mu.Lock()
-	if old := e.live[x.ID]; old != nil {
-		// A pass of this node that lost the row (rescued, queued again, claimed here again):
-		// it must not run on beside the new one.
-		old.cancel(errLeaseLost)
-	}
-	e.live[x.ID] = h
-	e.mu.Unlock()
+	e.runs.add(x.ID, h)
 	return h
 }
 
@@ -518,11 +504,7 @@ func (e *Engine) runRegistered(x *store.Execution, agent *store.Agent, h *handle
 	ctx := h.ctx
 	defer func() {
 		h.cancel(nil)
-		e.mu.Lock()
-		if e.live[x.ID] == h {
-			delete(e.live, x.ID)
-		}
-		e.mu.Unlock()
+		e.runs.remove(x.ID, h)
 		close(h.done)
 	}()
 	h.result = e.runPipeline(ctx, h, x, agent, pre)
@@ -628,8 +610,7 @@ func (e *Engine) resumeParent(ws, parentID string) {
 		return
 	}
 	c := e.claim()
-	e.claimMu.RLock()
-	defer e.claimMu.RUnlock()
+	defer e.runs.claiming()()
 	x, err := e.st.ExecutionTransition(ctx, ws, parentID, store.MoveResume.Status(),
 		store.ExecutionPatch{Move: store.MoveResume, From: store.StatusAwaitingApproval, Claim: &c})
 	if err != nil {
@@ -667,13 +648,13 @@ func (e *Engine) runChild(ctx context.Context, parent *store.Execution, agentID 
 		Input: input, Metadata: store.JSONObject{"parent_id": parent.ID}, Config: a.Config, TimeoutMS: parent.TimeoutMS}
 	tr := &store.Trace{WorkspaceID: parent.WorkspaceID, ExecutionID: &x.ID, AgentID: &a.ID, SessionID: parent.SessionID, Name: a.Name,
 		Metadata: store.JSONObject{"source": "agent", "parent_execution_id": parent.ID}}
-	e.claimMu.RLock()
+	release := e.runs.claiming()
 	if err := e.st.ExecutionCreate(ctx, x, tr); err != nil {
-		e.claimMu.RUnlock()
+		release()
 		return nil, err
 	}
 	h := e.register(withDepth(ctx, depthFrom(ctx)+1), x)
-	e.claimMu.RUnlock()
+	release()
 	e.runRegistered(x, a, h, nil)
 	return e.st.ExecutionGet(context.WithoutCancel(ctx), x.WorkspaceID, x.ID)
 }
@@ -724,8 +705,7 @@ func (e *Engine) Decide(ctx context.Context, ws, id string, rv Review) (*store.E
 	}
 	c := e.claim()
 	patch.Claim = &c
-	e.claimMu.RLock()
-	defer e.claimMu.RUnlock()
+	defer e.runs.claiming()()
 	var x *store.Execution
 	err = e.st.InTx(ctx, func(tx *store.Store) error {
 		var err error
@@ -827,9 +807,7 @@ func isTransition(err error) bool {
 // Running returns a Waiter for an execution whose run is in progress in this process, so a
 // second caller can wait for a run another request started.
 func (e *Engine) Running(id string) (*Waiter, bool) {
-	e.mu.Lock()
-	h := e.live[id]
-	e.mu.Unlock()
+	h := e.runs.get(id)
 	if h == nil {
 		return nil, false
 	}

@@ -465,9 +465,7 @@ func TestRenewFailureStopsRuns(t *testing.T) {
 		cut := time.Now()
 		deadline := time.Now().Add(5 * time.Second)
 		for {
-			e.mu.Lock()
-			h := e.live[x.ID]
-			e.mu.Unlock()
+			h := e.runs.get(x.ID)
 			if h == nil || h.ctx.Err() != nil {
 				break
 			}
