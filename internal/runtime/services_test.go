@@ -56,18 +56,6 @@ func (q *testQueue) count() int {
 	return len(q.ran)
 }
 
-// eventually fails the test unless cond holds within a few seconds.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // TestProducer: the workers take every queued run once, wait when the queue is empty until
 // poked (not polling: the poll interval is an hour here), retry a failed claim after the
 // poll interval, and stop at the drain.
@@ -82,15 +70,15 @@ func TestProducer(t *testing.T) {
 	t.Run("runs what is queued, once each", func(t *testing.T) {
 		q := &testQueue{ids: []string{"a", "b", "c", "d", "e"}}
 		start(t, q, time.Hour)
-		eventually(t, "five runs", func() bool { return q.count() == 5 })
+		waitFor(t, "five runs", func() bool { return q.count() == 5 })
 	})
 	t.Run("an idle worker wakes when poked", func(t *testing.T) {
 		q := &testQueue{}
 		p := start(t, q, time.Hour)
-		eventually(t, "idle workers", func() bool { return p.idleWorkers() == 3 })
+		waitFor(t, "idle workers", func() bool { return p.idleWorkers() == 3 })
 		q.add("x")
 		p.poke()
-		eventually(t, "the run", func() bool { return q.count() == 1 })
+		waitFor(t, "the run", func() bool { return q.count() == 1 })
 	})
 	t.Run("a failed claim is tried again after the poll interval", func(t *testing.T) {
 		q := &testQueue{ids: []string{"a"}, fail: errors.New("database away")}
@@ -99,7 +87,7 @@ func TestProducer(t *testing.T) {
 		q.mu.Lock()
 		q.fail = nil
 		q.mu.Unlock()
-		eventually(t, "the run", func() bool { return q.count() == 1 })
+		waitFor(t, "the run", func() bool { return q.count() == 1 })
 	})
 	t.Run("drained, it claims nothing more", func(t *testing.T) {
 		q := &testQueue{}
@@ -147,12 +135,12 @@ func TestElector(t *testing.T) {
 			t.Fatalf("worked %d times without leading", runs.Load())
 		}
 		lock.lead.Store(true)
-		eventually(t, "leading", el.isLeading)
-		eventually(t, "the leader's work", func() bool { return runs.Load() > 0 })
+		waitFor(t, "leading", el.isLeading)
+		waitFor(t, "the leader's work", func() bool { return runs.Load() > 0 })
 	})
 	t.Run("it stops leading when it loses the lock", func(t *testing.T) {
 		lock.lead.Store(false)
-		eventually(t, "not leading", func() bool { return !el.isLeading() })
+		waitFor(t, "not leading", func() bool { return !el.isLeading() })
 	})
 	cancel()
 	<-done
@@ -171,14 +159,7 @@ func TestRescuer(t *testing.T) {
 	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *store.Agent) {
 		ctx := context.Background()
 		running := func(called bool, lease time.Duration) *store.Execution {
-			x := &store.Execution{ID: store.NewID(), WorkspaceID: a.WorkspaceID, AgentID: a.ID, AgentVersionID: a.ActiveVersionID,
-				Source: "api", Status: store.StatusRunning, Input: store.JSONObject{}, Metadata: store.JSONObject{},
-				Claim: &store.Claim{Node: "gone", Lease: lease, SeqBlock: seqBlock, ModelCalled: called}}
-			tr := &store.Trace{WorkspaceID: a.WorkspaceID, ExecutionID: &x.ID, AgentID: &a.ID, Name: a.Name, Metadata: store.JSONObject{}}
-			if err := st.ExecutionCreate(ctx, x, tr); err != nil {
-				t.Fatal(err)
-			}
-			return x
+			return ownedRun(t, st, a, "gone", lease, called, "")
 		}
 		fresh, called, live := running(false, time.Millisecond), running(true, time.Millisecond), running(true, time.Hour)
 		time.Sleep(20 * time.Millisecond)
