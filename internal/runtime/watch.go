@@ -76,7 +76,9 @@ func (w *watch) close() {
 }
 
 // Await waits until an execution stops (ends, or waits for approval) wherever it runs and
-// returns it; nil, nil when ctx ends first.
+// returns it; nil, nil when ctx ends first. Unlike Stream it has no Closing: like the
+// request that started the run, it outlasts the closing of streams at shutdown (the run
+// ends then too, and its outcome is the answer).
 func (e *Engine) Await(ctx context.Context, ws, id string) (*store.Execution, error) {
 	w := e.newWatch(id)
 	defer w.close()
