@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/store"
@@ -266,7 +265,7 @@ func (s *Server) sendChatMessage(w http.ResponseWriter, r *http.Request) error {
 	var x *store.Execution
 	if turn.replayed() {
 		w.Header().Set("Idempotent-Replayed", "true")
-		x, err = s.awaitExecution(r.Context(), turn.ws, turn.executionID)
+		x, err = s.engine.Await(r.Context(), turn.ws, turn.executionID)
 		if x == nil && err == nil {
 			return nil // the client left first
 		}
@@ -316,51 +315,6 @@ func (s *Server) writeChatReply(w http.ResponseWriter, r *http.Request, x *store
 		msg = *x.Error
 	}
 	return &Error{Status: http.StatusBadGateway, Code: "execution_failed", Message: "execution " + x.ID + " " + x.Status + ": " + msg}
-}
-
-// awaitExecution waits until an execution stops (ends, or waits for approval) and returns
-// it; nil, nil when ctx ends first. Like the request that started the run, it outlasts the
-// closing of streams at shutdown: the run ends then too, and its outcome is the answer.
-func (s *Server) awaitExecution(ctx context.Context, ws, id string) (*store.Execution, error) {
-	var feed *runtime.Feed // the run's changes on other nodes, once it is not running here
-	defer func() { feed.Close() }()
-	for {
-		// Watch before looking, so a run starting or ending between the look and the wait wakes it.
-		changed, unwatch := s.engine.Watch(id)
-		if run, ok := s.engine.Running(id); ok {
-			unwatch()
-			select {
-			case <-run.Done():
-				continue
-			case <-ctx.Done():
-				return nil, nil
-			}
-		}
-		if feed == nil {
-			feed = s.engine.Follow(id)
-		}
-		remote := feed.Changed()
-		x, err := s.store.ExecutionGet(ctx, ws, id)
-		if err != nil || store.IsTerminal(x.Status) || x.Status == store.StatusAwaitingApproval {
-			unwatch()
-			if ctx.Err() != nil {
-				return nil, nil
-			}
-			return x, err
-		}
-		wait := time.NewTimer(pollInterval)
-		select {
-		case <-changed:
-		case <-remote:
-		case <-wait.C:
-		case <-ctx.Done():
-		}
-		wait.Stop()
-		unwatch()
-		if ctx.Err() != nil {
-			return nil, nil
-		}
-	}
 }
 
 func (s *Server) streamChatMessage(w http.ResponseWriter, r *http.Request) error {

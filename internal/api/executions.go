@@ -312,7 +312,7 @@ func (s *Server) answerExecution(w http.ResponseWriter, r *http.Request, req run
 	var err error
 	if !req.Async {
 		ctx, cancel := context.WithTimeout(r.Context(), time.Duration(req.TimeoutMS)*time.Millisecond)
-		x, err = s.awaitExecution(ctx, req.WorkspaceID, id)
+		x, err = s.engine.Await(ctx, req.WorkspaceID, id)
 		cancel()
 		if err != nil {
 			return err

@@ -311,7 +311,7 @@ func (s *Server) awaitRun(r *http.Request, x *store.Execution, run *runtime.Wait
 		case <-ctx.Done():
 		}
 	} else {
-		got, err := s.awaitExecution(ctx, x.WorkspaceID, x.ID)
+		got, err := s.engine.Await(ctx, x.WorkspaceID, x.ID)
 		if err != nil || got != nil {
 			return got, err
 		}

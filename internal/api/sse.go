@@ -15,12 +15,6 @@ import (
 // defaultHeartbeat is how often an idle stream gets a ": ping" comment.
 const defaultHeartbeat = 15 * time.Second
 
-// pollInterval is how often a stream re-checks an execution that is not running in this
-// process (queued, awaiting approval, or on another node) when no change wakes it first.
-// Changes wake it (this node's, and other nodes' over LISTEN/NOTIFY): this is only the net
-// under a message lost with a connection.
-const pollInterval = 5 * time.Second
-
 // sseWriter writes Server-Sent Events frames, flushing each one.
 type sseWriter struct {
 	w    http.ResponseWriter
@@ -85,17 +79,6 @@ func (s *sseWriter) flush() error {
 	return nil
 }
 
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
-func isTerminalFrame(ev store.Event) bool { return ev.Event == "done" || ev.Event == "error" }
-
 // lastEventID reads Last-Event-ID (header, or last_event_id query for EventSource polyfills);
 // -1 means none was sent.
 func lastEventID(r *http.Request) (int, error) {
@@ -130,196 +113,13 @@ func (s *Server) pastEnd(ctx context.Context, ws, id string, after int) (bool, e
 	return err == nil && after >= last, err
 }
 
-// streamExecution sends an execution's frames after `after` (-1: a finished execution sends
-// only its terminal frame, a live one the frames from now on) until its terminal frame, the
-// client leaving, or the server shutting down. Leaving never cancels the run. A run of this
-// node is followed in memory; a run on another node through the frames it sends this one
-// (Engine.Follow), the store filling in what came before.
+// streamExecution sends an execution's frames after `after` as SSE (see runtime.Stream:
+// it replays, follows the run here or on another node, and ends at its terminal frame).
 func (s *Server) streamExecution(ctx context.Context, sse *sseWriter, ws, id string, after int) error {
 	defer s.metrics.StreamOpened()()
-	ping := time.NewTicker(s.heartbeat)
-	defer ping.Stop()
-	sent := after
-	// fromNow: the client gave no Last-Event-ID, so whatever terminal frame ends the run is
-	// owed to it even if the run ended between its request and this stream's first look.
-	fromNow := after < 0
-	send := func(evs []store.Event) (bool, error) {
-		for _, ev := range evs {
-			if ev.Seq <= sent {
-				continue
-			}
-			pause := sse.endAtPause && ev.Event == "approval_required"
-			if pause {
-				// The frame ends the chat stream: it goes out once the pause is recorded, so the
-				// client's next message finds the run waiting for it.
-				if x, err := s.awaitExecution(ctx, ws, id); x == nil || err != nil {
-					return true, err
-				}
-			}
-			if err := sse.frame(ev); err != nil {
-				return false, err
-			}
-			sent = ev.Seq
-			if isTerminalFrame(ev) || pause {
-				return true, nil
-			}
-		}
-		return false, nil
-	}
-	var feed *runtime.Feed // following the run on other nodes, once it is not here
-	defer func() { feed.Close() }()
-	for {
-		// Watch before looking, so a change between the look and the wait is not missed.
-		changed, unwatch := s.engine.Watch(id)
-		sub, live := s.engine.Subscribe(id)
-		if live {
-			unwatch()
-		}
-		if live {
-			if sent < 0 {
-				sent = sub.Last()
-			} else if sent < sub.Base() {
-				// Frames from before this run started here are only in the store.
-				stored, err := s.store.EventList(ctx, id, sent)
-				if err != nil {
-					sub.Close()
-					return err
-				}
-				if end, err := send(stored); end || err != nil {
-					sub.Close()
-					return err
-				}
-			}
-			for closed := false; !closed; {
-				select {
-				case <-ctx.Done():
-					sub.Close()
-					return nil
-				case <-s.streamsDone:
-					sub.Close()
-					return nil
-				case <-ping.C:
-					if err := sse.ping(); err != nil {
-						sub.Close()
-						return nil
-					}
-				case <-sub.Signal():
-					var evs []store.Event
-					evs, closed = sub.Next(sent)
-					if end, err := send(evs); end || err != nil {
-						sub.Close()
-						return nil
-					}
-				}
-			}
-			sub.Close()
-			continue // the run stopped here without a terminal frame (awaiting approval): look again
-		}
-		if feed == nil {
-			// Registered before the look below, so nothing sent meanwhile is missed.
-			feed = s.engine.Follow(id)
-		}
-		status := feed.Status()
-		x, err := s.store.ExecutionGet(ctx, ws, id)
-		if err != nil {
-			unwatch()
-			return nil
-		}
-		if sent < 0 {
-			stored, err := s.store.EventList(ctx, id, 0)
-			if err != nil {
-				unwatch()
-				return err
-			}
-			if store.IsTerminal(x.Status) && len(stored) > 0 {
-				unwatch()
-				_, err := send(stored[len(stored)-1:])
-				return err
-			}
-			sent = 0
-			if len(stored) > 0 {
-				sent = stored[len(stored)-1].Seq
-			}
-			if x.Status == store.StatusRunning {
-				// Live elsewhere: "from now on" starts at what reaches this node from there.
-				if frames, _, ready := feed.Frames(sent); ready && len(frames) > 0 {
-					sent = max(sent, frames[len(frames)-1].Seq)
-				}
-			}
-		} else {
-			stored, err := s.store.EventList(ctx, id, sent)
-			if err != nil {
-				unwatch()
-				return err
-			}
-			if end, err := send(stored); end || err != nil {
-				unwatch()
-				return err
-			}
-		}
-		if store.IsTerminal(x.Status) {
-			unwatch()
-			if fromNow {
-				// The run ended just as this stream attached: send its terminal frame.
-				stored, err := s.store.EventList(ctx, id, 0)
-				if err == nil && len(stored) > 0 && isTerminalFrame(stored[len(stored)-1]) {
-					_ = sse.frame(stored[len(stored)-1])
-				}
-			}
-			return nil
-		}
-		end, err := s.followRemote(ctx, sse, feed, id, status, changed, ping, send, &sent)
-		unwatch()
-		if end || err != nil || ctx.Err() != nil || isClosed(s.streamsDone) {
-			return nil
-		}
-	}
-}
-
-// followRemote sends the frames of a run on another node as they arrive, until the run's
-// terminal frame (end), a change that calls for a new look (its status changed, here or
-// there), the poll interval, or the stream's end.
-func (s *Server) followRemote(ctx context.Context, sse *sseWriter, feed *runtime.Feed, id string, status uint64,
-	changed <-chan struct{}, ping *time.Ticker, send func([]store.Event) (bool, error), sent *int) (bool, error) {
-	wait := time.NewTimer(pollInterval)
-	defer wait.Stop()
-	for {
-		arrived := feed.Changed()
-		if feed.Status() != status {
-			return false, nil
-		}
-		if frames, stored, ready := feed.Frames(*sent); ready {
-			if stored > *sent {
-				// Frames up to stored are in the store (sent before this node followed, or too
-				// big for a message).
-				evs, err := s.store.EventList(ctx, id, *sent)
-				if err != nil {
-					return false, err
-				}
-				if end, err := send(evs); end || err != nil {
-					return end, err
-				}
-			}
-			if end, err := send(frames); end || err != nil {
-				return end, err
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return false, nil
-		case <-s.streamsDone:
-			return false, nil
-		case <-ping.C:
-			if err := sse.ping(); err != nil {
-				return false, err
-			}
-		case <-changed:
-			return false, nil
-		case <-wait.C:
-			return false, nil
-		case <-arrived:
-		}
-	}
+	req := runtime.StreamRequest{WorkspaceID: ws, ExecutionID: id, After: after, EndAtPause: sse.endAtPause,
+		Heartbeat: s.heartbeat, Closing: s.streamsDone}
+	return s.engine.Stream(ctx, req, runtime.StreamSink{Frame: sse.frame, Ping: sse.ping})
 }
 
 // clientGoneError is a failed write to a stream: the client has left. The run goes on; the

@@ -398,8 +398,8 @@ func (c *cluster) receive(payload string) {
 		}
 		c.mu.Unlock()
 	case msgQueued:
-		if c.e.idle.Load() > 0 {
-			c.e.poke()
+		if c.e.prod.idleWorkers() > 0 {
+			c.e.prod.poke()
 		}
 	case msgCancel:
 		if m.O == c.e.node {
@@ -460,7 +460,7 @@ func (c *cluster) unfollow(f *Feed) {
 
 // Feed follows an execution running on another node: its frames arrive in messages, and
 // any message about it (frames, a status change) closes the channel Changed returned. On a
-// single node it never changes: everything there is local (see Engine.Watch).
+// single node it never changes: everything there is local (see watch).
 type Feed struct {
 	c    *cluster
 	id   string

@@ -38,11 +38,11 @@ func TestClusterLeader(t *testing.T) {
 	if na.Leading() == nb.Leading() {
 		t.Fatalf("leading: a %v, b %v", na.Leading(), nb.Leading())
 	}
-	la, err := na.leader.hold(ctx)
+	la, err := na.elect.lock.hold(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb, err := nb.leader.hold(ctx)
+	lb, err := nb.elect.lock.hold(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestClusterRescue(t *testing.T) {
 	ctx := context.Background()
 	dead := ownedRun(t, st, a, "dead-node", 200*time.Millisecond, true, "")
 	follower := na
-	if lead, _ := na.leader.hold(ctx); lead {
+	if lead, _ := na.elect.lock.hold(ctx); lead {
 		follower = nb
 	}
 	feed := follower.Follow(dead.ID)
@@ -241,7 +241,7 @@ func TestClusterLeaderFailover(t *testing.T) {
 	st, a, na, nb := twoNodes(t, nil, nil)
 	ctx := context.Background()
 	leader, other := na, nb
-	if lead, _ := na.leader.hold(ctx); !lead {
+	if lead, _ := na.elect.lock.hold(ctx); !lead {
 		leader, other = nb, na
 	}
 	stop(leader)

@@ -99,7 +99,6 @@ type Engine struct {
 	router  ModelRouter
 	tools   ToolServers
 	log     *slog.Logger
-	workers int
 	hub     *hub
 	metrics Metrics
 	sources datasource.Executor
@@ -108,44 +107,41 @@ type Engine struct {
 	circuits *modelhealth.Circuits
 
 	// node is this process's id among the nodes sharing the database.
-	node                          string
-	lease, heartbeat, rescueEvery time.Duration
-	pgURL                         string
-	cl                            *cluster // nil on SQLite
+	node             string
+	lease, heartbeat time.Duration
+	pgURL            string
+	cl               *cluster // nil on SQLite
 
-	ctx      context.Context
-	cancel   context.CancelCauseFunc
-	wake     chan struct{}
-	idle     atomic.Int32  // workers waiting for work
-	draining chan struct{} // closed when Stop starts: no more claims
-	wg       sync.WaitGroup
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	// prod claims queued runs for a pool of workers (wg).
+	prod *producer
+	wg   sync.WaitGroup
 
 	// bg runs the heartbeat, the leader's rescues and the cluster's sender.
 	bg       context.Context
 	bgCancel context.CancelFunc
 	bgwg     sync.WaitGroup
-	leader   leaderLock
-	leading  atomic.Bool // see Leading
+	// elect keeps this node in the leader election (see Leading); the leader rescues the
+	// runs of stopped nodes.
+	elect   *elector
+	rescuer *rescuer
 	// goneFns are called with each deleted workspace (see OnWorkspaceGone).
 	goneMu  sync.Mutex
 	goneFns []func(ws string)
-	// lastRenewal is when the last successful heartbeat started (Unix ns).
-	lastRenewal atomic.Int64
+	// beat renews the leases of this node's runs.
+	beat *heartbeat
 
-	// claimMu is held for reading from the statement that makes a row this node's (create,
-	// claim, resume) until its handle is registered, and for writing by whoever needs to know
-	// that every running row of this node has a handle (cancel, heartbeat).
-	claimMu sync.RWMutex
-	mu      sync.Mutex
-	live    map[string]*handle
+	// runs are the runs in progress in this process.
+	runs *registry
 
 	// testFault, set by tests, fails the writes that end a run, and the heartbeat, while it
 	// returns an error.
 	testFault atomic.Pointer[func() error]
 
-	startOnce, stopOnce, drainOnce sync.Once
-	catalog                        sync.Map // model id -> *store.LLMModel, catalog entries only (read-only)
-	versions                       sync.Map // agent version id -> *store.AgentConfig
+	startOnce, stopOnce sync.Once
+	catalog             sync.Map // model id -> *store.LLMModel, catalog entries only (read-only)
+	versions            sync.Map // agent version id -> *store.AgentConfig
 }
 
 // handle is a run in progress in this process; its context exists from registration, so
@@ -196,11 +192,15 @@ func New(cfg Config) *Engine {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	bg, bgCancel := context.WithCancel(context.Background())
-	e := &Engine{st: cfg.Store, router: cfg.Router, tools: cfg.Tools, log: cfg.Logger, workers: cfg.Workers, hub: newHub(), metrics: cfg.Metrics, sources: cfg.DataSources,
-		node: newNodeID(), lease: cfg.LeaseTimeout, heartbeat: cfg.HeartbeatInterval, rescueEvery: min(5*time.Second, cfg.LeaseTimeout/3),
-		pgURL: cfg.PostgresURL, ctx: ctx, cancel: cancel, wake: make(chan struct{}, cfg.Workers), draining: make(chan struct{}),
-		bg: bg, bgCancel: bgCancel, live: map[string]*handle{}, assets: cfg.Assets, circuits: cfg.Circuits}
+	e := &Engine{st: cfg.Store, router: cfg.Router, tools: cfg.Tools, log: cfg.Logger, hub: newHub(), metrics: cfg.Metrics, sources: cfg.DataSources,
+		node: newNodeID(), lease: cfg.LeaseTimeout, heartbeat: cfg.HeartbeatInterval,
+		pgURL: cfg.PostgresURL, ctx: ctx, cancel: cancel,
+		bg: bg, bgCancel: bgCancel, runs: newRegistry(), assets: cfg.Assets, circuits: cfg.Circuits}
 	e.log = e.log.With("node", e.node)
+	e.prod = newProducer(producerConfig{Workers: cfg.Workers, Poll: pollInterval, Claim: e.claimNext,
+		Run: func(c *claimed) { e.runRegistered(c.x, nil, c.h, nil) }, Logger: e.log})
+	e.rescuer = newRescuer(rescuerConfig{Store: e.st, Node: e.node, Logger: e.log, Rescued: e.rescued})
+	e.elect = newElector(electorConfig{Interval: min(5*time.Second, cfg.LeaseTimeout/3), Lead: e.lead, Logger: e.log})
 	return e
 }
 
@@ -228,26 +228,19 @@ func (e *Engine) Start(ctx context.Context) error {
 		if err != nil {
 			return
 		}
-		e.leader = e.newLeaderLock()
-		if lead, lerr := e.leader.hold(ctx); lerr != nil {
-			e.log.Warn("leader election", "error", lerr)
-		} else if lead {
-			e.leading.Store(true)
-			if _, err = e.rescue(ctx); err != nil {
+		if e.elect.elect(ctx, e.newLeaderLock()) {
+			if _, err = e.rescuer.rescue(ctx); err != nil {
 				e.stopBackground()
 				return
 			}
 		}
 		host, _ := os.Hostname()
 		e.log.Info("engine started", "host", host, "cluster", e.cl != nil, "lease_timeout", e.lease, "heartbeat_interval", e.heartbeat)
-		e.lastRenewal.Store(time.Now().UnixNano())
-		e.bgwg.Go(e.heartbeatLoop)
-		e.bgwg.Go(e.leaderLoop)
-		for range e.workers {
-			e.wg.Go(e.worker)
-		}
-		e.wg.Go(e.pollLoop)
-		e.poke()
+		e.beat = newHeartbeat(heartbeatConfig{Store: e.st, Node: e.node, Lease: e.lease, Interval: e.heartbeat, Runs: e.runs,
+			Fault: e.fault, Logger: e.log})
+		e.bgwg.Go(func() { e.beat.run(e.bg) })
+		e.bgwg.Go(func() { e.elect.run(e.bg) })
+		e.prod.start(&e.wg)
 	})
 	return err
 }
@@ -262,10 +255,7 @@ func (e *Engine) Stop(ctx context.Context) {
 		idle := make(chan struct{})
 		go func() {
 			for {
-				e.mu.Lock()
-				n := len(e.live)
-				e.mu.Unlock()
-				if n == 0 {
+				if e.runs.count() == 0 {
 					close(idle)
 					return
 				}
@@ -287,32 +277,22 @@ func (e *Engine) Stop(ctx context.Context) {
 // StopClaiming makes the workers take no more runs from the queue (the first step of a
 // drain: other nodes take them); runs in progress go on. Calling it again does nothing.
 func (e *Engine) StopClaiming() {
-	e.drainOnce.Do(func() { close(e.draining) })
+	e.prod.drain()
 }
 
 // stopBackground stops the heartbeat, the leader and the cluster connections.
 func (e *Engine) stopBackground() {
 	e.bgCancel()
 	e.bgwg.Wait()
-	e.leading.Store(false)
-	if e.leader != nil {
-		e.leader.release()
-	}
+	e.elect.resign()
 	e.cl.stop()
-}
-
-func (e *Engine) poke() {
-	select {
-	case e.wake <- struct{}{}:
-	default:
-	}
 }
 
 // queued wakes a worker for a run just queued: one of this node when one is idle, else the
 // other nodes' (on PostgreSQL), so that claims do not multiply with the number of nodes.
 func (e *Engine) queued() {
-	if e.idle.Load() > 0 || e.cl == nil || e.cl.alone() {
-		e.poke()
+	if e.prod.idleWorkers() > 0 || e.cl == nil || e.cl.alone() {
+		e.prod.poke()
 		return
 	}
 	e.cl.send(message{K: msgQueued, N: e.node})
@@ -328,60 +308,21 @@ func (e *Engine) claim() store.Claim {
 // lost message.
 const pollInterval = time.Second
 
-// pollLoop wakes one idle worker every pollInterval (one claim per node, not per worker).
-func (e *Engine) pollLoop() {
-	t := time.NewTicker(pollInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-e.draining:
-			return
-		case <-t.C:
-			if e.idle.Load() > 0 {
-				e.poke()
-			}
-		}
+// claimNext takes the oldest queued run for a worker and registers its pass; nil when the
+// queue is empty.
+func (e *Engine) claimNext() (*claimed, error) {
+	release := e.runs.claiming()
+	x, err := e.st.ExecutionClaim(e.ctx, e.claim())
+	var h *handle
+	if x != nil {
+		h = e.register(e.ctx, x)
 	}
-}
-
-// worker claims pending executions and runs them, one at a time, until the node drains.
-func (e *Engine) worker() {
-	for {
-		select {
-		case <-e.draining:
-			return
-		default:
-		}
-		e.claimMu.RLock()
-		x, err := e.st.ExecutionClaim(e.ctx, e.claim())
-		var h *handle
-		if x != nil {
-			h = e.register(e.ctx, x)
-		}
-		e.claimMu.RUnlock()
-		if x != nil {
-			e.changed(x.ID) // it started: streams waiting for it, here or elsewhere, look again
-		}
-		if err != nil {
-			e.log.Error("claim execution", "error", err)
-			select {
-			case <-e.draining:
-			case <-time.After(pollInterval):
-			}
-			continue
-		}
-		if x == nil {
-			e.idle.Add(1)
-			select {
-			case <-e.draining:
-			case <-e.wake:
-			}
-			e.idle.Add(-1)
-			continue
-		}
-		e.poke() // there may be more
-		e.runRegistered(x, nil, h, nil)
+	release()
+	if x == nil || err != nil {
+		return nil, err
 	}
+	e.changed(x.ID) // it started: streams waiting for it, here or elsewhere, look again
+	return &claimed{x: x, h: h}, nil
 }
 
 // SubmitRequest describes a new execution.
@@ -489,8 +430,7 @@ func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*store.Executio
 	if !req.Async {
 		// The row is this node's from its insert: its handle is registered before anyone
 		// needing to find it (a cancel, the heartbeat) can look.
-		e.claimMu.RLock()
-		defer e.claimMu.RUnlock()
+		defer e.runs.claiming()()
 	}
 	create := func(tx *store.Store) error {
 		if req.BeforeCreate != nil {
@@ -535,26 +475,19 @@ type prepared struct {
 }
 
 // start runs an execution this node owns in the background, tracked for Stop. agent and
-// pre may be nil. The caller holds claimMu for reading.
+// pre may be nil. The caller is claiming (see registry).
 func (e *Engine) start(x *store.Execution, agent *store.Agent, pre *prepared) *Waiter {
 	h := e.register(e.ctx, x)
 	e.wg.Go(func() { e.runRegistered(x, agent, h, pre) })
 	return &Waiter{h: h}
 }
 
-// register makes the handle of a pass over x, which this node owns; the caller holds
-// claimMu for reading.
+// register makes the handle of a pass over x, which this node owns; the caller is claiming
+// (see registry).
 func (e *Engine) register(parent context.Context, x *store.Execution) *handle {
 	ctx, cancel := context.WithCancelCause(parent)
 	h := &handle{ctx: ctx, cancel: cancel, done: make(chan struct{}), attempt: x.Attempt}
-	e.mu.Lock()
-	if old := e.live[x.ID]; old != nil {
-		// A pass of this node that lost the row (rescued, queued again, claimed here again):
-		// it must not run on beside the new one.
-		old.cancel(errLeaseLost)
-	}
-	e.live[x.ID] = h
-	e.mu.Unlock()
+	e.runs.add(x.ID, h)
 	return h
 }
 
@@ -571,11 +504,7 @@ func (e *Engine) runRegistered(x *store.Execution, agent *store.Agent, h *handle
 	ctx := h.ctx
 	defer func() {
 		h.cancel(nil)
-		e.mu.Lock()
-		if e.live[x.ID] == h {
-			delete(e.live, x.ID)
-		}
-		e.mu.Unlock()
+		e.runs.remove(x.ID, h)
 		close(h.done)
 	}()
 	h.result = e.runPipeline(ctx, h, x, agent, pre)
@@ -681,9 +610,9 @@ func (e *Engine) resumeParent(ws, parentID string) {
 		return
 	}
 	c := e.claim()
-	e.claimMu.RLock()
-	defer e.claimMu.RUnlock()
-	x, err := e.st.ExecutionTransition(ctx, ws, parentID, store.StatusRunning, store.ExecutionPatch{From: store.StatusAwaitingApproval, Claim: &c})
+	defer e.runs.claiming()()
+	x, err := e.st.ExecutionTransition(ctx, ws, parentID, store.MoveResume.Status(),
+		store.ExecutionPatch{Move: store.MoveResume, From: store.StatusAwaitingApproval, Claim: &c})
 	if err != nil {
 		return // another path moved it first
 	}
@@ -719,13 +648,13 @@ func (e *Engine) runChild(ctx context.Context, parent *store.Execution, agentID 
 		Input: input, Metadata: store.JSONObject{"parent_id": parent.ID}, Config: a.Config, TimeoutMS: parent.TimeoutMS}
 	tr := &store.Trace{WorkspaceID: parent.WorkspaceID, ExecutionID: &x.ID, AgentID: &a.ID, SessionID: parent.SessionID, Name: a.Name,
 		Metadata: store.JSONObject{"source": "agent", "parent_execution_id": parent.ID}}
-	e.claimMu.RLock()
+	release := e.runs.claiming()
 	if err := e.st.ExecutionCreate(ctx, x, tr); err != nil {
-		e.claimMu.RUnlock()
+		release()
 		return nil, err
 	}
 	h := e.register(withDepth(ctx, depthFrom(ctx)+1), x)
-	e.claimMu.RUnlock()
+	release()
 	e.runRegistered(x, a, h, nil)
 	return e.st.ExecutionGet(context.WithoutCancel(ctx), x.WorkspaceID, x.ID)
 }
@@ -737,151 +666,6 @@ func withDepth(ctx context.Context, d int) context.Context {
 }
 
 func depthFrom(ctx context.Context) int { d, _ := ctx.Value(depthKey{}).(int); return d }
-
-// cancelWait bounds how long Cancel waits for the node running an execution to stop it.
-const cancelWait = 30 * time.Second
-
-// Cancel stops a pending, running or awaiting execution and returns it as recorded
-// cancelled: a run in progress anywhere is cancelled through its context (on this node
-// directly, on another through a message to it) and the answer waits until the run has
-// recorded itself cancelled, so no model call starts after it. A run that ended otherwise
-// first is a *store.TransitionError naming how; a cancel decided on an awaiting_approval
-// execution that an approve moved first is a *store.ConflictError (one decision wins).
-func (e *Engine) Cancel(ctx context.Context, ws, id string) (*store.Execution, error) {
-	var feed *Feed // following the run on another node, once it is there
-	defer feed.Close()
-	asked := "" // the owner and attempt asked to cancel, once asked
-	var lastAsk time.Time
-	deadline := time.Now().Add(cancelWait)
-	for {
-		// Watch before looking, so a change between the look and the wait is not missed.
-		changed, unwatch := e.hub.watch(id)
-		var remote <-chan struct{}
-		if feed != nil {
-			remote = feed.Changed()
-		}
-		x, err := e.st.ExecutionGet(ctx, ws, id)
-		if err != nil {
-			unwatch()
-			return nil, err
-		}
-		if store.IsTerminal(x.Status) {
-			unwatch()
-			if x.Status == store.StatusCancelled && asked != "" {
-				e.cancelDescendants(ctx, ws, id)
-				return x, nil
-			}
-			return nil, &store.TransitionError{ID: id, From: x.Status, To: store.StatusCancelled}
-		}
-		switch x.Status {
-		case store.StatusPending, store.StatusAwaitingApproval:
-			err := e.closeDirect(ctx, x, store.StatusCancelled, CodeCancelled, "execution cancelled", "cancelled", "", "", false)
-			if err == nil {
-				unwatch()
-				e.cancelDescendants(ctx, ws, id)
-				return e.st.ExecutionGet(context.WithoutCancel(ctx), ws, id)
-			}
-			if !isTransition(err) {
-				unwatch()
-				return nil, err
-			}
-			if x.Status == store.StatusAwaitingApproval {
-				// Decided on the waiting run; an approve (or deny) decided first.
-				unwatch()
-				now, gerr := e.st.ExecutionGet(ctx, ws, id)
-				if gerr != nil {
-					return nil, gerr
-				}
-				if store.IsTerminal(now.Status) {
-					return nil, &store.TransitionError{ID: id, From: now.Status, To: store.StatusCancelled}
-				}
-				return nil, &store.ConflictError{Message: fmt.Sprintf("execution %s was approved and is %s again; this cancel was decided on it waiting for approval: cancel again to stop it", id, now.Status)}
-			}
-			unwatch()
-			continue // claimed meanwhile: cancel the run
-		case store.StatusRunning:
-			owner := ""
-			if x.OwnerNode != nil {
-				owner = *x.OwnerNode
-			}
-			switch {
-			case owner == e.node:
-				if !e.cancelOwned(id) {
-					unwatch()
-					continue // its run ended meanwhile: look again
-				}
-				asked = fmt.Sprintf("%s/%d", owner, x.Attempt)
-			case e.cl == nil || e.leaseExpired(x):
-				// Its node stopped: close it here (unless the rescuer does first). On SQLite,
-				// one process, another node's run is a dead process's; a live one (two
-				// processes on one file, which is not supported) would find its writes fenced.
-				err := e.closeDirect(ctx, x, store.StatusCancelled, CodeCancelled, "execution cancelled", "", "", "", e.cl != nil)
-				if err == nil {
-					unwatch()
-					e.cancelDescendants(ctx, ws, id)
-					return e.st.ExecutionGet(context.WithoutCancel(ctx), ws, id)
-				}
-				if !isTransition(err) {
-					unwatch()
-					return nil, err
-				}
-				unwatch()
-				continue
-			case e.cl != nil:
-				if feed == nil {
-					feed = e.cl.follow(id)
-					remote = feed.Changed()
-				}
-				key := fmt.Sprintf("%s/%d", owner, x.Attempt)
-				if asked != key || time.Since(lastAsk) > time.Second {
-					// Sent after the interest, so the owner hears who waits before it stops the run.
-					e.cl.send(message{K: msgCancel, N: e.node, X: id, O: owner})
-					asked, lastAsk = key, time.Now()
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			unwatch()
-			return nil, fmt.Errorf("cancel execution %s: the server running it did not stop it within %s", id, cancelWait)
-		}
-		// Wake on a change here or there, and look again at least every second (a lease
-		// that expires in between, a lost message).
-		wait := time.NewTimer(time.Second)
-		select {
-		case <-changed:
-		case <-remote:
-		case <-wait.C:
-		case <-ctx.Done():
-		}
-		wait.Stop()
-		unwatch()
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-	}
-}
-
-// cancelOwned cancels this node's run of an execution; it reports false when there is none
-// (its run ended, or the row is not this node's).
-func (e *Engine) cancelOwned(id string) bool {
-	// With claimMu held for writing, every running row of this node has its handle.
-	e.claimMu.Lock()
-	e.mu.Lock()
-	h := e.live[id]
-	e.mu.Unlock()
-	e.claimMu.Unlock()
-	if h == nil {
-		return false
-	}
-	h.cancel(errCancelled)
-	return true
-}
-
-// leaseExpired reports whether x's lease has run out (its node stopped renewing it). The
-// database's clock decides: the guarded write in closeDirect checks it again there.
-func (e *Engine) leaseExpired(x *store.Execution) bool {
-	return x.LeaseExpiresAt == nil || time.UnixMilli(*x.LeaseExpiresAt).Before(time.Now().Add(-time.Second))
-}
 
 // Approve resumes an execution waiting at a checkpoint, approving every pending call.
 func (e *Engine) Approve(ctx context.Context, ws, id, comment string) (*store.Execution, error) {
@@ -900,7 +684,7 @@ func (e *Engine) Decide(ctx context.Context, ws, id string, rv Review) (*store.E
 	if child := waitingChild(cur); child != "" && cur.Status == store.StatusAwaitingApproval {
 		return nil, &store.ConflictError{Message: fmt.Sprintf("execution %s is waiting for its sub-agent execution %s; approve or deny that one", id, child)}
 	}
-	patch := store.ExecutionPatch{From: store.StatusAwaitingApproval}
+	patch := store.ExecutionPatch{Move: store.MoveResume, From: store.StatusAwaitingApproval}
 	decision := store.ApprovalDecision{Status: "approved", Comment: rv.Comment, DecidedBy: rv.DecidedBy, Answer: rv.Answer}
 	if cur.Status == store.StatusAwaitingApproval {
 		pending, err := e.st.ApprovalPending(ctx, ws, id)
@@ -921,12 +705,11 @@ func (e *Engine) Decide(ctx context.Context, ws, id string, rv Review) (*store.E
 	}
 	c := e.claim()
 	patch.Claim = &c
-	e.claimMu.RLock()
-	defer e.claimMu.RUnlock()
+	defer e.runs.claiming()()
 	var x *store.Execution
 	err = e.st.InTx(ctx, func(tx *store.Store) error {
 		var err error
-		if x, err = tx.ExecutionTransition(ctx, ws, id, store.StatusRunning, patch); err != nil {
+		if x, err = tx.ExecutionTransition(ctx, ws, id, store.MoveResume.Status(), patch); err != nil {
 			return err
 		}
 		if rv.BeforeDecide != nil {
@@ -951,14 +734,14 @@ func (e *Engine) Deny(ctx context.Context, ws, id, reason, decidedBy string) (*s
 	if err != nil {
 		return nil, err
 	}
-	if x.Status != store.StatusAwaitingApproval {
-		return nil, &store.TransitionError{ID: id, From: x.Status, To: store.StatusRejected}
+	if _, err := x.Move(store.MoveReject); err != nil {
+		return nil, err
 	}
 	msg := "rejected at approval"
 	if reason != "" {
 		msg += ": " + reason
 	}
-	if err := e.closeDirect(ctx, x, store.StatusRejected, CodeRejected, msg, "denied", reason, decidedBy, false); err != nil {
+	if err := e.closeDirect(ctx, x, store.MoveReject, CodeRejected, msg, "denied", reason, decidedBy, false); err != nil {
 		return nil, err
 	}
 	return e.st.ExecutionGet(ctx, ws, id)
@@ -969,10 +752,14 @@ func (e *Engine) Deny(ctx context.Context, ws, id, reason, decidedBy string) (*s
 // change, its terminal error frame, the trace, the approval decision and the chat session's
 // release, in one transaction. code is the terminal frame's code. The frame's id is above
 // every id a pass may have sent.
-func (e *Engine) closeDirect(ctx context.Context, x *store.Execution, to, code, msg, approval, reason, decidedBy string, expired bool) error {
+func (e *Engine) closeDirect(ctx context.Context, x *store.Execution, m store.ExecutionMove, code, msg, approval, reason, decidedBy string, expired bool) error {
+	to, err := x.Move(m)
+	if err != nil {
+		return err
+	}
 	now := store.Now()
 	dur := now.Sub(x.CreatedAt.Time).Milliseconds()
-	err := e.st.InTx(ctx, func(tx *store.Store) error {
+	err = e.st.InTx(ctx, func(tx *store.Store) error {
 		last, err := tx.EventLastSeq(ctx, x.ID)
 		if err != nil {
 			return err
@@ -981,7 +768,7 @@ func (e *Engine) closeDirect(ctx context.Context, x *store.Execution, to, code, 
 		// Only from the status (and pass) x was read in: a run claimed meanwhile is not closed
 		// under its feet.
 		attempt := x.Attempt
-		patch := store.ExecutionPatch{Error: &msg, CompletedAt: &now, DurationMS: &dur, ClearState: true, From: x.Status,
+		patch := store.ExecutionPatch{Move: m, Error: &msg, CompletedAt: &now, DurationMS: &dur, ClearState: true, From: x.Status,
 			SeqUsed: &seq, Attempt: &attempt, LeaseExpired: expired}
 		if _, err := tx.ExecutionTransition(ctx, x.WorkspaceID, x.ID, to, patch); err != nil {
 			return err
@@ -1012,27 +799,6 @@ func (e *Engine) closeDirect(ctx context.Context, x *store.Execution, to, code, 
 	return err
 }
 
-// cancelDescendants cancels the unfinished executions under one (children waiting for
-// approval are not reached by the parent's context).
-func (e *Engine) cancelDescendants(ctx context.Context, ws, id string) {
-	tree, err := e.st.ExecutionTree(ctx, ws, id)
-	if err != nil {
-		return
-	}
-	var walk func(n *store.ExecutionNode)
-	walk = func(n *store.ExecutionNode) {
-		for _, c := range n.Children {
-			if !store.IsTerminal(c.Status) {
-				if _, err := e.Cancel(ctx, ws, c.ID); err != nil && !isTransition(err) {
-					e.log.Warn("cancel child execution", "execution_id", c.ID, "error", err)
-				}
-			}
-			walk(c)
-		}
-	}
-	walk(tree)
-}
-
 func isTransition(err error) bool {
 	var te *store.TransitionError
 	return errors.As(err, &te)
@@ -1041,9 +807,7 @@ func isTransition(err error) bool {
 // Running returns a Waiter for an execution whose run is in progress in this process, so a
 // second caller can wait for a run another request started.
 func (e *Engine) Running(id string) (*Waiter, bool) {
-	e.mu.Lock()
-	h := e.live[id]
-	e.mu.Unlock()
+	h := e.runs.get(id)
 	if h == nil {
 		return nil, false
 	}
@@ -1052,11 +816,6 @@ func (e *Engine) Running(id string) (*Waiter, bool) {
 
 // Subscribe follows the frames of an execution running in this process.
 func (e *Engine) Subscribe(id string) (*Subscription, bool) { return e.hub.Subscribe(id) }
-
-// Watch returns a channel closed at the next change of an execution that is not running in
-// this process (it starts here, or ends without running, or a node tells of a change);
-// call stop when no longer waiting.
-func (e *Engine) Watch(id string) (changed <-chan struct{}, stop func()) { return e.hub.watch(id) }
 
 // Follow follows an execution that may run on another node: the feed hears its frames and
 // status changes from there. Close it when done. On a single node it never changes, and

@@ -19,29 +19,6 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"))
 }
 
-func TestLifecycleTable(t *testing.T) {
-	all := store.ExecutionStatuses
-	allowed := map[string][]string{
-		"pending":           {"running", "cancelled"},
-		"running":           {"completed", "failed", "cancelled", "awaiting_approval"},
-		"awaiting_approval": {"running", "rejected", "cancelled"},
-	}
-	for _, from := range all {
-		for _, to := range all {
-			want := false
-			for _, a := range allowed[from] {
-				want = want || a == to
-			}
-			if got := store.CanTransition(from, to); got != want {
-				t.Errorf("%s -> %s: %v, want %v", from, to, got, want)
-			}
-		}
-		if store.IsTerminal(from) != (allowed[from] == nil) {
-			t.Errorf("IsTerminal(%s) wrong", from)
-		}
-	}
-}
-
 // fixture opens a store with a workspace, the catalog and one simple agent.
 func fixture(t *testing.T) (*store.Store, *store.Agent) {
 	t.Helper()
@@ -170,7 +147,7 @@ func TestRecovery(t *testing.T) {
 			t.Fatalf("the second pass reused frame ids of the first: %+v", evs)
 		}
 		waitStatus(t, st, a.WorkspaceID, queued.ID, store.StatusCompleted)
-		if _, err := e.rescue(ctx); err != nil {
+		if _, err := e.rescuer.rescue(ctx); err != nil {
 			t.Fatal(err)
 		}
 		x, _ = st.ExecutionGet(ctx, a.WorkspaceID, held.ID)

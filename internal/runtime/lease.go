@@ -56,90 +56,6 @@ func (e *Engine) startCluster(ctx context.Context) error {
 	return nil
 }
 
-// heartbeatLoop renews this node's leases every heartbeat until the node stops.
-func (e *Engine) heartbeatLoop() {
-	t := time.NewTicker(e.heartbeat)
-	defer t.Stop()
-	for {
-		select {
-		case <-e.bg.Done():
-			return
-		case <-t.C:
-			e.renew(e.bg)
-		}
-	}
-}
-
-// renew extends the leases of every run of this node in one statement. A run missing from
-// the answer lost its lease to a rescue and is stopped here. When the leases could not be
-// renewed and the next heartbeat may come after they expire, every run is stopped: another
-// node may rescue them then, and must find them stopped.
-func (e *Engine) renew(ctx context.Context) {
-	// The runs to check are those registered before the statement: claimMu makes sure each
-	// row this node owned by then has its handle.
-	e.claimMu.Lock()
-	e.mu.Lock()
-	before := make(map[string]*handle, len(e.live))
-	for id, h := range e.live {
-		before[id] = h
-	}
-	e.mu.Unlock()
-	e.claimMu.Unlock()
-	started := time.Now()
-	renewed, err := e.st.ExecutionLeasesRenew(ctx, e.node, e.lease)
-	if err == nil {
-		err = e.fault()
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return
-		}
-		since := time.Since(time.Unix(0, e.lastRenewal.Load()))
-		e.log.Error("renew leases", "error", err, "last_renewed_ago", since)
-		if since+e.heartbeat >= e.lease {
-			for id, h := range before {
-				e.log.Warn("stopping a run whose lease could not be renewed", "execution_id", id)
-				h.cancel(errLeaseLost)
-			}
-		}
-		return
-	}
-	e.lastRenewal.Store(started.UnixNano())
-	held := make(map[string]int, len(renewed))
-	for _, r := range renewed {
-		held[r.ID] = r.Attempt
-	}
-	for id, h := range before {
-		if a, ok := held[id]; ok && a == h.attempt || h.finishing.Load() {
-			continue
-		}
-		select {
-		case <-h.done:
-		default:
-			// Not this node's any more (rescued after a stall, say): it must stop now.
-			e.log.Warn("stopping a run this node no longer owns", "execution_id", id)
-			h.cancel(errLeaseLost)
-		}
-	}
-}
-
-// leaderLock elects the node that rescues expired leases: PostgreSQL's session advisory
-// lock, or on SQLite the single process.
-type leaderLock interface {
-	hold(ctx context.Context) (bool, error)
-	release()
-}
-
-type soleNode struct{}
-
-func (soleNode) hold(context.Context) (bool, error) { return true, nil }
-func (soleNode) release()                           {}
-
-type pgLeader struct{ lock *pgbus.Lock }
-
-func (l pgLeader) hold(ctx context.Context) (bool, error) { return l.lock.Hold(ctx) }
-func (l pgLeader) release()                               { l.lock.Release() }
-
 func (e *Engine) newLeaderLock() leaderLock {
 	if e.cl == nil {
 		return soleNode{}
@@ -147,133 +63,28 @@ func (e *Engine) newLeaderLock() leaderLock {
 	return pgLeader{lock: pgbus.NewLock(e.pgURL, "agentplane leader")}
 }
 
-// leaderLoop rescues expired leases and decides timed-out approvals every rescueEvery while
-// this node leads. Two leaders at
-// once (a lock lost unnoticed for a moment) do no harm: a rescue takes rows one transaction
-// at a time, skipping those another holds.
-func (e *Engine) leaderLoop() {
-	t := time.NewTicker(e.rescueEvery)
-	defer t.Stop()
-	was := false
-	for {
-		select {
-		case <-e.bg.Done():
-			return
-		case <-t.C:
-		}
-		lead, err := e.leader.hold(e.bg)
-		if err != nil && e.bg.Err() == nil {
-			e.log.Warn("leader election", "error", err)
-		}
-		e.leading.Store(lead)
-		if lead != was {
-			e.log.Info("leadership changed", "leader", lead)
-			was = lead
-		}
-		if lead {
-			if _, err := e.rescue(e.bg); err != nil && e.bg.Err() == nil {
-				e.log.Error("rescue expired leases", "error", err)
-			}
-			if err := e.expireApprovals(e.bg); err != nil && e.bg.Err() == nil {
-				e.log.Error("decide expired approvals", "error", err)
-			}
-		}
+// lead is the leader's work, every rescue interval: it rescues expired leases and decides
+// timed-out approvals.
+func (e *Engine) lead(ctx context.Context) {
+	if _, err := e.rescuer.rescue(ctx); err != nil && ctx.Err() == nil {
+		e.log.Error("rescue expired leases", "error", err)
+	}
+	if err := e.expireApprovals(ctx); err != nil && ctx.Err() == nil {
+		e.log.Error("decide expired approvals", "error", err)
 	}
 }
 
 // Leading reports whether this node was the elected leader at its last election (every few
 // seconds): the leader's other jobs (the retention purge) run only while it is true.
-func (e *Engine) Leading() bool { return e.leading.Load() }
+func (e *Engine) Leading() bool { return e.elect.isLeading() }
 
-// rescueBatch bounds the rows one rescue transaction takes.
-const rescueBatch = 100
-
-// rescue takes over the runs whose lease expired (their node stopped): a run whose pass
-// never reached a model call goes back to the queue, one that had is failed as interrupted
-// with its terminal frame above every id its node may have sent, and its chat session
-// released, in the transaction that took it. It returns how many it rescued.
-func (e *Engine) rescue(ctx context.Context) (int, error) {
-	total := 0
-	for {
-		type rescued struct {
-			x        *store.Execution
-			requeued bool
-		}
-		var done []rescued
-		err := e.st.InTx(ctx, func(tx *store.Store) error {
-			done = done[:0]
-			xs, err := tx.ExecutionsExpired(ctx, rescueBatch)
-			if err != nil {
-				return err
-			}
-			for _, x := range xs {
-				requeued := false
-				if !x.ModelCalled && x.ParentID == nil {
-					if requeued, err = tx.ExecutionRequeue(ctx, x.WorkspaceID, x.ID, nil, nil); err != nil {
-						return err
-					}
-				}
-				if !requeued {
-					if err := e.failRescued(ctx, tx, x); err != nil {
-						return err
-					}
-				}
-				done = append(done, rescued{x: x, requeued: requeued})
-			}
-			return nil
-		})
-		if err != nil {
-			return total, err
-		}
-		for _, r := range done {
-			owner := "(unknown)"
-			if r.x.OwnerNode != nil {
-				owner = *r.x.OwnerNode
-			}
-			e.log.Warn("rescued an execution whose node stopped", "execution_id", r.x.ID, "owner", owner, "requeued", r.requeued)
-			e.changed(r.x.ID)
-			if r.requeued {
-				e.queued()
-			} else {
-				e.reportEnd(ctx, r.x, nil, store.StatusFailed, store.Now().Sub(r.x.CreatedAt.Time).Milliseconds(), nil, nil)
-			}
-		}
-		total += len(done)
-		if len(done) < rescueBatch {
-			return total, nil
-		}
+// rescued tells of a run the rescuer took over: whoever waits for it looks again, and a
+// queued one wakes a worker, here or on another node; a failed one is reported as ended.
+func (e *Engine) rescued(ctx context.Context, x *store.Execution, requeued bool) {
+	e.changed(x.ID)
+	if requeued {
+		e.queued()
+		return
 	}
-}
-
-// failRescued fails a rescued run inside the rescue's transaction.
-func (e *Engine) failRescued(ctx context.Context, tx *store.Store, x *store.Execution) error {
-	owner := "a server that is gone"
-	if x.OwnerNode != nil {
-		owner = "server " + *x.OwnerNode
-	}
-	msg := fmt.Sprintf("the server running this execution (%s) stopped before it finished; it was marked failed by server %s", owner, e.node)
-	now := store.Now()
-	dur := now.Sub(x.CreatedAt.Time).Milliseconds()
-	last, err := tx.EventLastSeq(ctx, x.ID)
-	if err != nil {
-		return err
-	}
-	seq := max(last, x.SeqReserved) + 1
-	attempt := x.Attempt
-	patch := store.ExecutionPatch{Error: &msg, CompletedAt: &now, DurationMS: &dur, ClearState: true, From: store.StatusRunning,
-		SeqUsed: &seq, Attempt: &attempt}
-	if _, err := tx.ExecutionTransition(ctx, x.WorkspaceID, x.ID, store.StatusFailed, patch); err != nil {
-		return err
-	}
-	if err := tx.EventAppend(ctx, x.ID, []store.Event{{Seq: seq, Event: "error", Data: errorFrame(msg, CodeInterrupted)}}); err != nil {
-		return err
-	}
-	if err := tx.TraceFinish(ctx, x.WorkspaceID, x.TraceID, store.StatusFailed, x.TokenUsage, x.Cost, now, dur); err != nil {
-		return err
-	}
-	if x.ParentID == nil {
-		// The session's lock is the run's lease: it ends with it.
-		return tx.ChatSessionUnlockFor(ctx, x.WorkspaceID, x.ID)
-	}
-	return nil
+	e.reportEnd(ctx, x, nil, store.StatusFailed, store.Now().Sub(x.CreatedAt.Time).Milliseconds(), nil, nil)
 }

@@ -377,7 +377,7 @@ func TestLeaseLostStopsRun(t *testing.T) {
 		// Another node's rescue, as after a stall of this one: the run is failed there.
 		other := New(Config{Store: st, Router: SimulatedRouter{Model: simulated.New()}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		cur, _ := st.ExecutionGet(ctx, a.WorkspaceID, x.ID)
-		if err := st.InTx(ctx, func(tx *store.Store) error { return other.failRescued(ctx, tx, cur) }); err != nil {
+		if err := st.InTx(ctx, func(tx *store.Store) error { return other.rescuer.fail(ctx, tx, cur) }); err != nil {
 			t.Fatal(err)
 		}
 		select {
@@ -465,9 +465,7 @@ func TestRenewFailureStopsRuns(t *testing.T) {
 		cut := time.Now()
 		deadline := time.Now().Add(5 * time.Second)
 		for {
-			e.mu.Lock()
-			h := e.live[x.ID]
-			e.mu.Unlock()
+			h := e.runs.get(x.ID)
 			if h == nil || h.ctx.Err() != nil {
 				break
 			}

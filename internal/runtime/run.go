@@ -424,7 +424,7 @@ func (r *run) finishFailed(ctx context.Context, now store.Time, dur int64) (*sto
 	ev := r.frame("error", errorFrame(msg, CodeFailed))
 	seq := r.seq
 	owner := r.owner
-	patch := store.ExecutionPatch{Usage: &usage, Cost: &cost, Error: &msg, CompletedAt: &now, DurationMS: &dur, ClearState: true,
+	patch := store.ExecutionPatch{Move: store.MoveFail, Usage: &usage, Cost: &cost, Error: &msg, CompletedAt: &now, DurationMS: &dur, ClearState: true,
 		SeqUsed: &seq, Owner: &owner, Trace: &store.TraceEnd{Usage: usage, Cost: cost, EndedAt: now, DurationMS: dur}}
 	var stopping time.Time
 	backoff := 50 * time.Millisecond
@@ -435,7 +435,7 @@ func (r *run) finishFailed(ctx context.Context, now store.Time, dur int64) (*sto
 				return err
 			}
 			var err error
-			if final, err = tx.ExecutionTransition(ctx, r.x.WorkspaceID, r.x.ID, store.StatusFailed, patch); err != nil {
+			if final, err = tx.ExecutionTransition(ctx, r.x.WorkspaceID, r.x.ID, store.MoveFail.Status(), patch); err != nil {
 				return err
 			}
 			if err := tx.EventAppend(ctx, r.x.ID, r.pending); err != nil {

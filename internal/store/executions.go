@@ -28,18 +28,72 @@ var ExecutionStatuses = []string{StatusPending, StatusRunning, StatusCompleted, 
 // trigger starts records the trigger's type, and the API document lists the registered ones.
 var ExecutionSources = []string{"api", "chat", "studio", "playground", "openai", "mcp", "agent"}
 
-// transitions is the lifecycle, in one place: every status change goes through it.
-var transitions = map[string][]string{
-	StatusPending:          {StatusRunning, StatusCancelled},
-	StatusRunning:          {StatusCompleted, StatusFailed, StatusCancelled, StatusAwaitingApproval},
-	StatusAwaitingApproval: {StatusRunning, StatusRejected, StatusCancelled},
+// ExecutionMove is what happens to an execution; the lifecycle says which status each move
+// leads to from each status it is allowed in.
+type ExecutionMove string
+
+// The moves of the lifecycle.
+const (
+	MoveClaim    ExecutionMove = "claim"    // a node takes a queued execution (ExecutionClaim)
+	MoveComplete ExecutionMove = "complete" // its run answered
+	MoveFail     ExecutionMove = "fail"     // its run failed, or its node stopped (a rescue)
+	MoveCancel   ExecutionMove = "cancel"   // a user cancelled it
+	MovePause    ExecutionMove = "pause"    // its run waits at an approval checkpoint
+	MoveResume   ExecutionMove = "resume"   // an approval was decided: a pass runs on
+	MoveReject   ExecutionMove = "reject"   // an approval was denied
+	MoveRequeue  ExecutionMove = "requeue"  // a drain stopped it before any model call (ExecutionRequeue)
+)
+
+// ExecutionMoves lists every move, for tests and documentation.
+var ExecutionMoves = []ExecutionMove{MoveClaim, MoveComplete, MoveFail, MoveCancel, MovePause, MoveResume, MoveReject, MoveRequeue}
+
+// lifecycle is the execution state machine, in one place: from each status, the status each
+// allowed move leads to. Every status change consults it; a status with no moves is final.
+var lifecycle = map[string]map[ExecutionMove]string{
+	StatusPending: {MoveClaim: StatusRunning, MoveCancel: StatusCancelled},
+	StatusRunning: {MoveComplete: StatusCompleted, MoveFail: StatusFailed, MoveCancel: StatusCancelled,
+		MovePause: StatusAwaitingApproval, MoveRequeue: StatusPending},
+	StatusAwaitingApproval: {MoveResume: StatusRunning, MoveReject: StatusRejected, MoveCancel: StatusCancelled},
 }
 
-// CanTransition reports whether the lifecycle allows moving from one status to another.
-func CanTransition(from, to string) bool { return slices.Contains(transitions[from], to) }
+// NextStatus returns the status a move leads to from a status; ok is false when the
+// lifecycle does not allow the move there.
+func NextStatus(from string, m ExecutionMove) (to string, ok bool) {
+	to, ok = lifecycle[from][m]
+	return to, ok
+}
+
+// Status is the status the move leads to (the same from every status it is allowed in).
+func (m ExecutionMove) Status() string {
+	for _, tos := range lifecycle {
+		if to, ok := tos[m]; ok {
+			return to
+		}
+	}
+	return ""
+}
+
+// Move returns the status a move leads an execution to, or the *TransitionError refusing
+// it from the execution's status.
+func (e *Execution) Move(m ExecutionMove) (string, error) {
+	if to, ok := NextStatus(e.Status, m); ok {
+		return to, nil
+	}
+	return "", &TransitionError{ID: e.ID, From: e.Status, To: m.Status()}
+}
+
+// CanTransition reports whether some move of the lifecycle leads from one status to another.
+func CanTransition(from, to string) bool {
+	for _, t := range lifecycle[from] {
+		if t == to {
+			return true
+		}
+	}
+	return false
+}
 
 // IsTerminal reports whether a status is final.
-func IsTerminal(status string) bool { _, ok := transitions[status]; return !ok }
+func IsTerminal(status string) bool { _, ok := lifecycle[status]; return !ok }
 
 // TransitionError says the lifecycle forbids a status change; the API answers 409.
 type TransitionError struct {
@@ -322,6 +376,9 @@ func (s *Store) ExecutionTree(ctx context.Context, ws, id string) (*ExecutionNod
 
 // ExecutionPatch holds the fields a transition writes; nil fields stay as they are.
 type ExecutionPatch struct {
+	// Move, when set, is the lifecycle move made: only the statuses it leads to `to` from
+	// are left (without it, any move leading there).
+	Move        ExecutionMove
 	Output      json.RawMessage
 	Error       *string
 	Usage       *TokenUsage
@@ -366,15 +423,9 @@ type TraceEnd struct {
 // current status, writing patch in the same statement. A forbidden move is a *TransitionError;
 // a concurrent change between the read and the write is detected and reported the same way.
 func (s *Store) ExecutionTransition(ctx context.Context, ws, id, to string, p ExecutionPatch) (*Execution, error) {
-	var from []string
-	for f, tos := range transitions {
-		if slices.Contains(tos, to) {
-			from = append(from, f)
-		}
-	}
-	slices.Sort(from)
+	from := transitionFrom(to, p.Move)
 	if p.From != "" {
-		if !CanTransition(p.From, to) {
+		if !slices.Contains(from, p.From) {
 			return nil, &TransitionError{ID: id, From: p.From, To: to}
 		}
 		from = []string{p.From}
@@ -496,6 +547,19 @@ func (s *Store) ExecutionTransition(ctx context.Context, ws, id, to string, p Ex
 		return nil
 	})
 	return out, err
+}
+
+// transitionFrom returns the statuses the lifecycle allows a move to `to` from: by move m,
+// or by any move when m is empty.
+func transitionFrom(to string, m ExecutionMove) []string {
+	var from []string
+	for _, f := range ExecutionStatuses {
+		next, ok := NextStatus(f, m)
+		if m == "" && CanTransition(f, to) || ok && next == to {
+			from = append(from, f)
+		}
+	}
+	return from
 }
 
 // ExecutionClaim takes the oldest pending execution for a worker and marks it running, owned

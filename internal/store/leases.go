@@ -103,7 +103,7 @@ func (s *Store) ExecutionReserveSeqs(ctx context.Context, id string, o Owner, up
 // queue (pending, no owner), for another pass anywhere. seqUsed is the last frame id the pass
 // stored; with o nil the row is taken whatever pass holds it (a rescue, inside the transaction
 // that locked it). It reports false when the row was not requeued (it moved, or the pass had
-// reached a model call). This is not a lifecycle move clients make (see transitions).
+// reached a model call). It is the lifecycle's MoveRequeue, which clients never make.
 func (s *Store) ExecutionRequeue(ctx context.Context, ws, id string, o *Owner, seqUsed *int) (bool, error) {
 	q := `UPDATE executions SET status = 'pending', owner_node = NULL, lease_expires_at = NULL, model_called = FALSE, updated_at = $1`
 	args := []any{Now()}
