@@ -64,6 +64,7 @@ var scoreFilterParams = []param{
 	{name: "config_id", typ: "string", desc: "Only scores given under this score config."},
 	{name: "data_type", typ: "string", desc: "Only scores of this data type.", enum: store.ScoreDataTypes},
 	{name: "source", typ: "string", desc: "Only scores from this source.", enum: store.ScoreSources},
+	{name: "rule_id", typ: "string", desc: "Only scores given by this evaluation rule."},
 	{name: "execution_id", typ: "string", desc: "Only scores of this execution (its trace and spans included)."},
 	{name: "trace_id", typ: "string", desc: "Only scores of this trace (its spans and execution included)."},
 	{name: "span_id", typ: "string", desc: "Only scores of this span."},
@@ -76,7 +77,7 @@ func (s *Server) scoreRoutes() []route {
 	const tag, cfgTag = "Scores", "Score configs"
 	return []route{
 		{method: "GET", path: v1 + "/scores", op: "listScores", tag: tag, scope: "scores:read", summary: "List scores, newest first",
-			desc: "The workspace's scores, newest first. Filter by `name`, `config_id`, `data_type`, `source`, a target " +
+			desc: "The workspace's scores, newest first. Filter by `name`, `config_id`, `data_type`, `source`, `rule_id`, a target " +
 				"(`execution_id`, `trace_id`, `span_id`, `session_id`: a score carries the ids containing its target, so a trace's list holds its spans' and execution's scores too) " +
 				"and a creation window (`created_after`, `created_before`).", list: true,
 			params: scoreFilterParams, resp: store.Score{}, h: scoresBy(s, s.store.ScoreList)},
@@ -126,7 +127,7 @@ func (s *Server) scoreRoutes() []route {
 func scoreFilter(r *http.Request) (store.ScoreFilter, error) {
 	q := r.URL.Query()
 	f := store.ScoreFilter{Name: q.Get("name"), ConfigID: q.Get("config_id"), DataType: q.Get("data_type"), Source: q.Get("source"),
-		ExecutionID: q.Get("execution_id"), TraceID: q.Get("trace_id"), SpanID: q.Get("span_id"), SessionID: q.Get("session_id")}
+		RuleID: q.Get("rule_id"), ExecutionID: q.Get("execution_id"), TraceID: q.Get("trace_id"), SpanID: q.Get("span_id"), SessionID: q.Get("session_id")}
 	for name, v := range map[string]struct {
 		val     string
 		allowed []string
