@@ -259,16 +259,17 @@ func (o *Online) attempt(ctx context.Context, j *store.Judgment) {
 	wctx := context.WithoutCancel(ctx)
 	log := o.log.With("judgment_id", j.ID, "rule_id", j.RuleID, "execution_id", j.ExecutionID, "attempt", j.Attempts)
 	if err == nil {
-		held, err := o.st.JudgmentComplete(wctx, j.ID, o.cfg.Node, j.Attempts, sc)
-		switch {
-		case err != nil:
-			// The lease expires and the judgment is made again: never lost, never doubled
-			// (the score and the settled judgment commit together).
-			log.Error("record judgment", "error", err)
-		case !held:
-			log.Warn("judgment outlived its lease; another node took it over, its score stands")
+		var held bool
+		held, err = o.st.JudgmentComplete(wctx, j.ID, o.cfg.Node, j.Attempts, sc)
+		if err == nil {
+			if !held {
+				log.Warn("judgment outlived its lease; another node took it over, its score stands")
+			}
+			return
 		}
-		return
+		// The score and the settled judgment commit together or not at all: the failure
+		// is recorded below like a failed judgment (a score its config now refuses fails for
+		// good; a database error is retried).
 	}
 	var next time.Time
 	if !permanent(err) && j.Attempts < MaxJudgmentAttempts {
