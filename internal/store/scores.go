@@ -559,7 +559,7 @@ type scoreSource struct {
 }
 
 func summarySource(f ScoreFilter, where string) scoreSource {
-	if f.ConfigID != "" || f.Source != "" || f.ExecutionID != "" || f.TraceID != "" || f.SpanID != "" || f.SessionID != "" ||
+	if f.ConfigID != "" || f.Source != "" || f.RuleID != "" || f.ExecutionID != "" || f.TraceID != "" || f.SpanID != "" || f.SessionID != "" ||
 		!f.CreatedAfter.IsZero() || !f.CreatedBefore.IsZero() {
 		return scoreSource{from: func(cond string) string { return "scores" + where + cond }, count: "count(*)", mean: "avg(value)", weight: "1"}
 	}
