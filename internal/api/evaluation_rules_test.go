@@ -214,6 +214,13 @@ func onlineEvaluation(t *testing.T, st *store.Store) {
 		}
 	})
 
+	t.Run("the summary of a rule's scores", func(t *testing.T) {
+		sum, err := e.c.ScoreSummaries(ctx, client.ScoreListOptions{RuleID: gold.ID})
+		if err != nil || len(sum.Data) != 1 || sum.Data[0].Count != 8 || sum.Data[0].Name != "answered" {
+			t.Fatalf("summary: %+v %v", sum, err)
+		}
+	})
+
 	t.Run("a case the evaluator cannot judge fails without retries", func(t *testing.T) {
 		r, err := e.c.EvaluationRuleGet(ctx, exact.ID)
 		if err != nil || r.Judgments.Failed != len(other) || r.Judgments.Completed != 0 || r.Judgments.Pending != 0 {

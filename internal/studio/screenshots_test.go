@@ -75,7 +75,7 @@ func TestStudioScreenshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.EvaluationRuleCreate(ctx, client.EvaluationRuleCreate{EvaluatorID: ev.ID, AgentID: &agent.ID, Sampling: ptrTo(0.5)}); err != nil {
+	if _, err := c.EvaluationRuleCreate(ctx, client.EvaluationRuleCreate{EvaluatorID: ev.ID, AgentID: &agent.ID}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.EvaluationRuleCreate(ctx, client.EvaluationRuleCreate{EvaluatorID: ev.ID, Enabled: ptrTo(false),
