@@ -616,7 +616,8 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 	hooks := webhook.New(webhook.Config{Store: st, Secrets: box, Logger: log, Node: eng.Node(), Guard: guard,
 		TriggerWebhook: webhook.StoreTriggerWebhook(box, log)})
 	// Online evaluation: judgments are recorded as runs end; every node judges what is due.
-	judges := eval.NewOnline(eval.OnlineConfig{Store: st, Judge: eng.Judge, Logger: log, Node: eng.Node()})
+	judges := eval.NewOnline(eval.OnlineConfig{Store: st, Judge: eng.Judge, Logger: log, Node: eng.Node(),
+		Lease: c.Leases.Timeout, Heartbeat: c.Leases.Heartbeat})
 	if err == nil {
 		err = eng.Start(ctx)
 	}

@@ -17,9 +17,10 @@ const (
 	DefaultOnlinePoll = time.Second
 	// DefaultOnlineConcurrency is how many judgments one node makes at once.
 	DefaultOnlineConcurrency = 4
-	// DefaultJudgmentLease is how long a claimed judgment is this node's: well above
-	// judgmentTimeout, so a judgment in progress is never taken by another node.
-	DefaultJudgmentLease = 5 * time.Minute
+	// DefaultJudgmentLease is how long a claimed judgment stays this node's without a
+	// renewal: the node renews it while judging, so a judgment in progress is never taken by
+	// another node, and one whose node died is taken over this long after.
+	DefaultJudgmentLease = 30 * time.Second
 	// MaxJudgmentAttempts is how many times a judgment is tried before it fails for good.
 	MaxJudgmentAttempts = 5
 	// judgmentTimeout bounds one attempt (a judge model call is bounded at two minutes).
@@ -42,8 +43,10 @@ type OnlineConfig struct {
 	Poll time.Duration
 	// Concurrency is how many judgments run at once (DefaultOnlineConcurrency when zero).
 	Concurrency int
-	// Lease is how long a claimed judgment is this node's (DefaultJudgmentLease when zero).
-	Lease time.Duration
+	// Lease is how long a claimed judgment stays this node's without a renewal
+	// (DefaultJudgmentLease when zero); Heartbeat how often it is renewed while judging (a
+	// third of Lease when zero).
+	Lease, Heartbeat time.Duration
 }
 
 // Online scores finished executions by the workspace's evaluation rules. As the store's
@@ -86,6 +89,9 @@ func NewOnline(cfg OnlineConfig) *Online {
 	}
 	if cfg.Lease <= 0 {
 		cfg.Lease = DefaultJudgmentLease
+	}
+	if cfg.Heartbeat <= 0 || cfg.Heartbeat > cfg.Lease/3 {
+		cfg.Heartbeat = cfg.Lease / 3
 	}
 	if cfg.Node == "" {
 		cfg.Node = "judge-" + store.NewID()
@@ -255,6 +261,7 @@ func (o *Online) RunDue(ctx context.Context) (int, error) {
 func (o *Online) attempt(ctx context.Context, j *store.Judgment) {
 	ctx, cancel := context.WithTimeout(ctx, judgmentTimeout)
 	defer cancel()
+	defer o.keepLease(ctx, cancel, j)()
 	sc, err := o.judge(ctx, j)
 	wctx := context.WithoutCancel(ctx)
 	log := o.log.With("judgment_id", j.ID, "rule_id", j.RuleID, "execution_id", j.ExecutionID, "attempt", j.Attempts)
@@ -286,6 +293,38 @@ func (o *Online) attempt(ctx context.Context, j *store.Judgment) {
 	default:
 		log.Info("judgment failed; retrying", "error", err, "next_attempt_at", next)
 	}
+}
+
+// keepLease renews the lease of a judgment being made every Heartbeat until the returned
+// function is called; if the lease is lost (the database was out of reach past its end and
+// another node took the judgment), it cancels the attempt: its score would not be written.
+func (o *Online) keepLease(ctx context.Context, cancel context.CancelFunc, j *store.Judgment) (stop func()) {
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(o.cfg.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			held, err := o.st.JudgmentRenew(ctx, j.ID, o.cfg.Node, j.Attempts, o.cfg.Lease)
+			if err != nil {
+				o.log.Warn("renew judgment lease", "judgment_id", j.ID, "error", err)
+				continue
+			}
+			if !held {
+				cancel()
+				return
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
 }
 
 // permanent reports whether an error says the case cannot be judged at all (no output to

@@ -290,3 +290,16 @@ func (s *Store) JudgmentRecordFailure(ctx context.Context, id, node string, atte
 	n, _ := res.RowsAffected()
 	return n == 1, nil
 }
+
+// JudgmentRenew extends node's lease on attempt number `attempt` of judgment id by lease
+// (from now, on the database's clock) while the judgment is made. It reports false when the
+// node no longer holds that attempt.
+func (s *Store) JudgmentRenew(ctx context.Context, id, node string, attempt int, lease time.Duration) (bool, error) {
+	res, err := s.exec(ctx, `UPDATE evaluation_judgments SET lease_expires_at = `+s.nowMS()+` + $1
+		WHERE id = $2 AND lease_owner = $3 AND attempts = $4 AND status = 'pending'`, lease.Milliseconds(), id, node, attempt)
+	if err != nil {
+		return false, fmt.Errorf("renew judgment %s: %w", id, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
