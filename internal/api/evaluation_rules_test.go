@@ -12,9 +12,6 @@ import (
 	"github.com/agentplane/agentplane/client"
 	"github.com/agentplane/agentplane/internal/eval"
 	"github.com/agentplane/agentplane/internal/llm/llmtest"
-	"github.com/agentplane/agentplane/internal/llm/simulated"
-	"github.com/agentplane/agentplane/internal/runtime"
-	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -315,12 +312,8 @@ func TestOnlineJudgeDoesNotDelayRuns(t *testing.T) {
 // released. Runs answer while their judgments wait; once released, each gets its score,
 // with the judge's reasoning as the comment and its cost on the score.
 func onlineNoDelay(t *testing.T, st *store.Store) {
-	e := newTestEnvEngine(t, st, false, nil, func(st *store.Store, box *secretbox.Box) runtime.ModelRouter {
-		return &runtime.CredentialRouter{Store: st, Secrets: box, Simulated: simulated.New()}
-	}, nil, nil)
+	e, fake := credentialedEnv(t, st)
 	ctx := context.Background()
-	fake := llmtest.NewOpenAI()
-	t.Cleanup(fake.Close)
 	release := make(chan struct{})
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) }) // runs before fake.Close
@@ -332,10 +325,6 @@ func onlineNoDelay(t *testing.T, st *store.Store) {
 		judging <- struct{}{}
 		<-release
 		return llmtest.Reply{Text: []string{`{"reasoning":"Direct.","score":"pass"}`}, Usage: &llmtest.Usage{Prompt: 100, Completion: 10}}
-	}
-	if _, err := e.c.CredentialCreate(ctx, client.CredentialCreate{Name: "openai", Type: "api_key", Provider: "openai",
-		Value: "sk-test-online-0000000000000000wxyz", Metadata: map[string]any{"base_url": fake.URL}}); err != nil {
-		t.Fatal(err)
 	}
 	agent, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Support", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
 	if err != nil {
