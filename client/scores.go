@@ -41,6 +41,7 @@ type Score struct {
 	SpanID      *string        `json:"span_id"`
 	SessionID   *string        `json:"session_id"`
 	Source      string         `json:"source"`
+	RuleID      *string        `json:"rule_id"` // the evaluation rule that gave it (online evaluation)
 	Comment     string         `json:"comment"`
 	Author      *ScoreAuthor   `json:"author"` // nil in the emulator
 	Metadata    map[string]any `json:"metadata"`
@@ -76,9 +77,9 @@ type ScoreUpdate struct {
 // ScoreListOptions filters ScoreList and ScoreSummary.
 type ScoreListOptions struct {
 	ListOptions
-	Name, ConfigID, DataType, Source        string
-	ExecutionID, TraceID, SpanID, SessionID string
-	CreatedAfter, CreatedBefore             time.Time
+	Name, ConfigID, DataType, Source, RuleID string
+	ExecutionID, TraceID, SpanID, SessionID  string
+	CreatedAfter, CreatedBefore              time.Time
 }
 
 func (o ScoreListOptions) query() url.Values {
@@ -87,6 +88,7 @@ func (o ScoreListOptions) query() url.Values {
 	setIf(q, "config_id", o.ConfigID)
 	setIf(q, "data_type", o.DataType)
 	setIf(q, "source", o.Source)
+	setIf(q, "rule_id", o.RuleID)
 	setIf(q, "execution_id", o.ExecutionID)
 	setIf(q, "trace_id", o.TraceID)
 	setIf(q, "span_id", o.SpanID)

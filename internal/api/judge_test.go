@@ -102,17 +102,25 @@ func TestJudgeOpenAI(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) { judgeOpenAI(t, openTestPostgres(t)) })
 }
 
-func judgeOpenAI(t *testing.T, st *store.Store) {
+// credentialedEnv is a server on st whose models are served through the workspace's credentials,
+// with an OpenAI credential for a fake Chat Completions server (returned).
+func credentialedEnv(t *testing.T, st *store.Store) (*testEnv, *llmtest.Server) {
+	t.Helper()
 	e := newTestEnv(t, onStore(st), asServer(), withRouter(func(st *store.Store, box *secretbox.Box) runtime.ModelRouter {
 		return &runtime.CredentialRouter{Store: st, Secrets: box, Simulated: simulated.New()}
 	}))
-	ctx := context.Background()
 	fake := llmtest.NewOpenAI()
 	t.Cleanup(fake.Close)
-	if _, err := e.c.CredentialCreate(ctx, client.CredentialCreate{Name: "openai", Type: "api_key", Provider: "openai",
+	if _, err := e.c.CredentialCreate(context.Background(), client.CredentialCreate{Name: "openai", Type: "api_key", Provider: "openai",
 		Value: "sk-test-judge-0000000000000000wxyz", Metadata: map[string]any{"base_url": fake.URL}}); err != nil {
 		t.Fatal(err)
 	}
+	return e, fake
+}
+
+func judgeOpenAI(t *testing.T, st *store.Store) {
+	e, fake := credentialedEnv(t, st)
+	ctx := context.Background()
 	ev, err := e.c.EvaluatorCreate(ctx, client.EvaluatorCreate{Name: "helpful", Type: "llm_judge",
 		Config: map[string]any{"model": "gpt-4o-mini", "prompt": "Q: {{input.message}} A: {{output}} ({{metadata}})", "score_type": "numeric", "min": 1.0, "max": 5.0}})
 	if err != nil {

@@ -43,6 +43,7 @@ var tagDescriptions = map[string]string{
 	"Assets":            "Images, audio and files runs produced (model replies, MCP tool results) and uploads, stored once per distinct content in each workspace, within its quota.",
 	"Datasets":          "Named sets of test cases (an input and, optionally, the output expected) to run agents on in experiments; versioned by every item change, optionally checked against an input schema.",
 	"Evaluators":        "Checks that turn a run's output into a score (exact match, contains, regex, JSON Schema, JSON fields, text similarity), checked against a score config like any score; test one on an output without storing anything.",
+	"Evaluation rules":  "Online evaluation: score finished executions as they end with an evaluator, for one agent or all, filtered and sampled; each is judged once, in the background, on any node.",
 	"Score configs":     "What the scores of a name may hold: a data type, a numeric range or categories. Archived, never deleted.",
 	"Annotation queues": "Executions for people to review: claim the next item, score it under the queue's score configs, complete it. The scores agree with an automated judge's or not: see GET /scores/agreement.",
 	"Triggers":          "Agent triggers: a generic webhook, Slack, Telegram, Teams and WhatsApp bots, and cron schedules that start runs; and the hook endpoint their calls arrive at.",

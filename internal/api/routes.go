@@ -32,6 +32,7 @@ func (s *Server) routeTable() []route {
 		s.annotationRoutes(),
 		s.datasetRoutes(),
 		s.evaluatorRoutes(),
+		s.evaluationRuleRoutes(),
 		s.assetRoutes(),
 		s.apiKeyRoutes(),
 		s.workspaceRoutes(),

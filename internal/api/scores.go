@@ -64,6 +64,7 @@ var scoreFilterParams = []param{
 	{name: "config_id", typ: "string", desc: "Only scores given under this score config."},
 	{name: "data_type", typ: "string", desc: "Only scores of this data type.", enum: store.ScoreDataTypes},
 	{name: "source", typ: "string", desc: "Only scores from this source.", enum: store.ScoreSources},
+	{name: "rule_id", typ: "string", desc: "Only scores given by this evaluation rule."},
 	{name: "execution_id", typ: "string", desc: "Only scores of this execution (its trace and spans included)."},
 	{name: "trace_id", typ: "string", desc: "Only scores of this trace (its spans and execution included)."},
 	{name: "span_id", typ: "string", desc: "Only scores of this span."},
@@ -110,7 +111,7 @@ func (s *Server) scoreRoutes() []route {
 func scoreFilter(r *http.Request) (store.ScoreFilter, error) {
 	q := r.URL.Query()
 	f := store.ScoreFilter{Name: q.Get("name"), ConfigID: q.Get("config_id"), DataType: q.Get("data_type"), Source: q.Get("source"),
-		ExecutionID: q.Get("execution_id"), TraceID: q.Get("trace_id"), SpanID: q.Get("span_id"), SessionID: q.Get("session_id")}
+		RuleID: q.Get("rule_id"), ExecutionID: q.Get("execution_id"), TraceID: q.Get("trace_id"), SpanID: q.Get("span_id"), SessionID: q.Get("session_id")}
 	for name, v := range map[string]struct {
 		val     string
 		allowed []string

@@ -16,6 +16,7 @@ import (
 	"github.com/agentplane/agentplane/internal/api"
 	"github.com/agentplane/agentplane/internal/assets"
 	"github.com/agentplane/agentplane/internal/blob"
+	"github.com/agentplane/agentplane/internal/eval"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/metrics"
 	"github.com/agentplane/agentplane/internal/retention"
@@ -156,6 +157,7 @@ type Emulator struct {
 	// schedules fires the ticks of schedule triggers.
 	schedules *triggers.Scheduler
 	hooks     *webhook.Deliverer
+	judges    *eval.Online
 	purger    *retention.Purger
 }
 
@@ -167,6 +169,7 @@ func (e *Emulator) Close() error {
 	e.API.CloseStreams()
 	e.schedules.Stop()
 	e.purger.Stop()
+	e.judges.Stop(ctx)
 	e.Engine.Stop(ctx)
 	e.API.WaitReplies(ctx)
 	e.hooks.Stop(ctx)
@@ -213,11 +216,14 @@ func NewEmulator(ctx context.Context, log *slog.Logger, c EmulatorConfig) (*Emul
 	})
 	hooks := webhook.New(webhook.Config{Store: st, Secrets: box, Logger: log, Node: eng.Node(),
 		TriggerWebhook: webhook.StoreTriggerWebhook(box, log)})
+	// Online evaluation: the simulated model answers judges deterministically.
+	judges := eval.NewOnline(eval.OnlineConfig{Store: st, Judge: eng.Judge, Logger: log, Node: eng.Node()})
 	if err == nil {
 		err = eng.Start(ctx)
 	}
 	if err != nil {
 		hooks.Stop(ctx)
+		judges.Stop(ctx)
 		sources.Close()
 		st.Close()
 		return nil, err
@@ -227,7 +233,8 @@ func NewEmulator(ctx context.Context, log *slog.Logger, c EmulatorConfig) (*Emul
 	schedules := triggers.NewScheduler(triggers.SchedulerConfig{Store: st, Engine: eng, Logger: log})
 	schedules.Start(ctx)
 	hooks.Start(ctx)
+	judges.Start(ctx)
 	purger := c.Retention.purger(st, eng, as, log)
 	purger.Start(ctx)
-	return &Emulator{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, sources: sources, schedules: schedules, hooks: hooks, purger: purger}, nil
+	return &Emulator{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, sources: sources, schedules: schedules, hooks: hooks, judges: judges, purger: purger}, nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/datasource"
 	"github.com/agentplane/agentplane/internal/egress"
+	"github.com/agentplane/agentplane/internal/eval"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/mcpclient"
@@ -491,6 +492,7 @@ type Server struct {
 	// schedules fires the ticks of schedule triggers (each exactly once across the nodes).
 	schedules *triggers.Scheduler
 	webhooks  *webhook.Deliverer // completion webhooks' outbox
+	judges    *eval.Online       // online evaluation: scores finished runs by the evaluation rules
 	purger    *retention.Purger  // the leader's retention job
 }
 
@@ -499,6 +501,7 @@ func (s *Server) Close(ctx context.Context) error {
 	s.API.CloseStreams()
 	s.schedules.Stop()
 	s.purger.Stop()
+	s.judges.Stop(ctx)
 	s.Engine.Stop(ctx)
 	s.API.WaitReplies(ctx)
 	s.webhooks.Stop(ctx)
@@ -612,11 +615,15 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 	// Completion webhooks: the outbox is written as runs end; every node sends what is due.
 	hooks := webhook.New(webhook.Config{Store: st, Secrets: box, Logger: log, Node: eng.Node(), Guard: guard,
 		TriggerWebhook: webhook.StoreTriggerWebhook(box, log)})
+	// Online evaluation: judgments are recorded as runs end; every node judges what is due.
+	judges := eval.NewOnline(eval.OnlineConfig{Store: st, Judge: eng.Judge, Logger: log, Node: eng.Node(),
+		Lease: c.Leases.Timeout, Heartbeat: c.Leases.Heartbeat})
 	if err == nil {
 		err = eng.Start(ctx)
 	}
 	if err != nil {
 		hooks.Stop(ctx)
+		judges.Stop(ctx)
 		if rdb != nil {
 			rdb.Close()
 		}
@@ -627,10 +634,11 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 	schedules := triggers.NewScheduler(triggers.SchedulerConfig{Store: st, Engine: eng, Logger: log, BeforeCreate: srv.ExecutionLimits, Replier: replier})
 	schedules.Start(ctx)
 	hooks.Start(ctx)
+	judges.Start(ctx)
 	purger := c.Retention.purger(st, eng, assetService, log)
 	purger.Start(ctx)
 	return &Server{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, BootstrapKey: bootstrap, redis: rdb, sources: sources, mcp: mcp,
-		schedules: schedules, webhooks: hooks, purger: purger}, nil
+		schedules: schedules, webhooks: hooks, judges: judges, purger: purger}, nil
 }
 
 // triggerReplyClient is the client chat platform replies go out with: bounded, and under

@@ -59,6 +59,8 @@ var resources = []resource{
 	{"webhook_deliveries", "webhook_deliveries", ""},
 	{"annotation_queues", "annotation_queues", ""},
 	{"annotation_items", "annotation_items", ""},
+	{"evaluation_rules", "evaluation_rules", ""},
+	{"evaluation_judgments", "evaluation_judgments", ""},
 }
 
 // table is the table of a referable kind's rows ("" for a kind no resource declares).

@@ -170,7 +170,7 @@ func (s *Store) ExecutionsActiveList(ctx context.Context, ws string, limit int) 
 // TracesPurge), assets with their blobs by the assets service; what is left (asset blob
 // records, blob_data) goes with the cascade of the workspace row itself.
 var workspaceTables = []struct{ table, where string }{
-	{"annotation_items", byWorkspace}, {"annotation_queues", byWorkspace},
+	{"annotation_items", byWorkspace}, {"annotation_queues", byWorkspace}, {"evaluation_judgments", byWorkspace}, {"evaluation_rules", byWorkspace},
 	{"execution_events", "execution_id IN (SELECT id FROM executions WHERE workspace_id = $1)"},
 	{"spans", byWorkspace}, {"scores", byWorkspace}, {"approvals", byWorkspace}, {"webhook_deliveries", byWorkspace},
 	{"traces", byWorkspace}, {"executions", byWorkspace},

@@ -42,6 +42,7 @@ type Score struct {
 	SpanID      *string  `json:"span_id" doc:"The span scored (a span of trace_id)."`
 	SessionID   *string  `json:"session_id" doc:"The chat session scored, or the session of the execution or trace scored."`
 	Source      string   `json:"source" enum:"api,annotation,eval"`
+	RuleID      *string  `json:"rule_id" doc:"The evaluation rule that gave the score (source eval, online evaluation); null otherwise."`
 	Comment     string   `json:"comment"`
 	// Author is nil in the emulator, which has no keys or users.
 	Author    *ScoreAuthor `json:"author" doc:"Who wrote the score: the request's API key or signed-in user; null in the emulator."`
@@ -54,15 +55,15 @@ type Score struct {
 // filter matches scores of that target and of what it contains (trace_id: the trace's
 // spans too; session_id: its executions too).
 type ScoreFilter struct {
-	Name, ConfigID, DataType, Source        string
-	ExecutionID, TraceID, SpanID, SessionID string
-	CreatedAfter, CreatedBefore             Time
+	Name, ConfigID, DataType, Source, RuleID string
+	ExecutionID, TraceID, SpanID, SessionID  string
+	CreatedAfter, CreatedBefore              Time
 }
 
 // clause is the filter's WHERE clause and its arguments ($1 is the workspace).
 func (f ScoreFilter) clause(ws string) (string, []any) {
 	where, args := whereClause("", ws, []cond{
-		{"name = $%d", f.Name}, {"config_id = $%d", f.ConfigID}, {"data_type = $%d", f.DataType}, {"source = $%d", f.Source},
+		{"name = $%d", f.Name}, {"config_id = $%d", f.ConfigID}, {"data_type = $%d", f.DataType}, {"source = $%d", f.Source}, {"rule_id = $%d", f.RuleID},
 		{"execution_id = $%d", f.ExecutionID}, {"trace_id = $%d", f.TraceID}, {"span_id = $%d", f.SpanID}, {"session_id = $%d", f.SessionID},
 	})
 	if !f.CreatedAfter.IsZero() {
@@ -77,13 +78,13 @@ func (f ScoreFilter) clause(ws string) (string, []any) {
 }
 
 const scoreColumns = `id, workspace_id, name, config_id, data_type, value, string_value, execution_id, trace_id, span_id, session_id,
-	source, comment, author_type, author_id, author_name, metadata, created_at, updated_at`
+	source, rule_id, comment, author_type, author_id, author_name, metadata, created_at, updated_at`
 
 func scanScore(row interface{ Scan(...any) error }) (*Score, error) {
 	var sc Score
 	var aType, aID, aName *string
 	if err := row.Scan(&sc.ID, &sc.WorkspaceID, &sc.Name, &sc.ConfigID, &sc.DataType, &sc.Value, &sc.StringValue,
-		&sc.ExecutionID, &sc.TraceID, &sc.SpanID, &sc.SessionID, &sc.Source, &sc.Comment, &aType, &aID, &aName,
+		&sc.ExecutionID, &sc.TraceID, &sc.SpanID, &sc.SessionID, &sc.Source, &sc.RuleID, &sc.Comment, &aType, &aID, &aName,
 		&sc.Metadata, &sc.CreatedAt, &sc.UpdatedAt); err != nil {
 		return nil, err
 	}
@@ -158,10 +159,10 @@ func (s *Store) ScoreCreate(ctx context.Context, sc *Score) (*Score, error) {
 			aType, aID, aName = &a.Type, &a.ID, &a.Name
 		}
 		_, err := tx.exec(ctx, `INSERT INTO scores (id, workspace_id, name, config_id, data_type, value, string_value, execution_id, trace_id,
-			span_id, session_id, source, comment, author_type, author_id, author_name, metadata, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18)`,
+			span_id, session_id, source, rule_id, comment, author_type, author_id, author_name, metadata, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19)`,
 			sc.ID, sc.WorkspaceID, sc.Name, sc.ConfigID, sc.DataType, sc.Value, sc.StringValue, sc.ExecutionID, sc.TraceID,
-			sc.SpanID, sc.SessionID, sc.Source, sc.Comment, aType, aID, aName, sc.Metadata, Now())
+			sc.SpanID, sc.SessionID, sc.Source, sc.RuleID, sc.Comment, aType, aID, aName, sc.Metadata, Now())
 		if isUniqueViolation(err) {
 			return &ConflictError{Message: fmt.Sprintf("score %s already exists", sc.ID)}
 		}
@@ -558,7 +559,7 @@ type scoreSource struct {
 }
 
 func summarySource(f ScoreFilter, where string) scoreSource {
-	if f.ConfigID != "" || f.Source != "" || f.ExecutionID != "" || f.TraceID != "" || f.SpanID != "" || f.SessionID != "" ||
+	if f.ConfigID != "" || f.Source != "" || f.RuleID != "" || f.ExecutionID != "" || f.TraceID != "" || f.SpanID != "" || f.SessionID != "" ||
 		!f.CreatedAfter.IsZero() || !f.CreatedBefore.IsZero() {
 		return scoreSource{from: func(cond string) string { return "scores" + where + cond }, count: "count(*)", mean: "avg(value)", weight: "1"}
 	}

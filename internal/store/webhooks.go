@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -18,25 +20,50 @@ import (
 type TerminalHook func(ctx context.Context, tx *Store, x *Execution) error
 
 type hooks struct {
-	terminal atomic.Pointer[TerminalHook]
+	mu       sync.Mutex
+	terminal atomic.Pointer[[]namedHook] // copied on write: readers never lock
 }
 
-// SetTerminalHook installs the hook every terminal status change runs (nil removes it). The
-// completion webhooks' outbox is written by it, in the same transaction as the status.
+type namedHook struct {
+	name string
+	fn   TerminalHook
+}
+
+// SetTerminalHook installs the completion webhooks' hook (nil removes it): their outbox is
+// written by it, in the same transaction as the status. Other services add theirs with
+// SetNamedTerminalHook.
 func (s *Store) SetTerminalHook(fn TerminalHook) {
-	if fn == nil {
-		s.hooks.terminal.Store(nil)
-		return
+	s.SetNamedTerminalHook("webhooks", fn)
+}
+
+// SetNamedTerminalHook installs (or, with nil, removes) the terminal hook of one service.
+// Every terminal status change runs all of them in the order of their names, in its
+// transaction.
+func (s *Store) SetNamedTerminalHook(name string, fn TerminalHook) {
+	s.hooks.mu.Lock()
+	defer s.hooks.mu.Unlock()
+	var next []namedHook
+	if cur := s.hooks.terminal.Load(); cur != nil {
+		next = slices.DeleteFunc(slices.Clone(*cur), func(h namedHook) bool { return h.name == name })
 	}
-	s.hooks.terminal.Store(&fn)
+	if fn != nil {
+		next = append(next, namedHook{name, fn})
+		slices.SortFunc(next, func(a, b namedHook) int { return strings.Compare(a.name, b.name) })
+	}
+	s.hooks.terminal.Store(&next)
 }
 
 func (s *Store) runTerminalHook(ctx context.Context, x *Execution) error {
-	fn := s.hooks.terminal.Load()
-	if fn == nil {
+	hs := s.hooks.terminal.Load()
+	if hs == nil {
 		return nil
 	}
-	return (*fn)(ctx, s, x)
+	for _, h := range *hs {
+		if err := h.fn(ctx, s, x); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Webhook delivery statuses.

@@ -57,6 +57,50 @@ func TestStudioScreenshots(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Evaluation: a dataset with an item by hand and one from a run, an evaluator, a rule that
+	// judged the runs that ended after it.
+	dset, err := c.DatasetCreate(ctx, client.DatasetCreate{Name: "support-regressions", Description: "Questions support got wrong once."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DatasetItemCreate(ctx, dset.ID, client.DatasetItemCreate{Input: map[string]any{"customer": "Ada", "message": "Can I pay by invoice?"},
+		ExpectedOutput: []byte(`"Yes, on the Business plan."`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DatasetItemCreate(ctx, dset.ID, client.DatasetItemCreate{SourceExecutionID: &run.ID}); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := c.EvaluatorCreate(ctx, client.EvaluatorCreate{Name: "helpful", Type: "llm_judge", Description: "A model judges whether the answer helps.",
+		Config: map[string]any{"model": "gpt-4o-mini", "prompt": "Question: {{input.message}}\nAnswer: {{output}}\nIs the answer helpful?"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.EvaluationRuleCreate(ctx, client.EvaluationRuleCreate{EvaluatorID: ev.ID, AgentID: &agent.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.EvaluationRuleCreate(ctx, client.EvaluationRuleCreate{EvaluatorID: ev.ID, Enabled: ptrTo(false),
+		Filter: &client.RuleFilter{Status: []string{"completed", "failed"}, Metadata: map[string]any{"tier": "gold"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"Is there a student discount?", "How do I export my data?", "Can I add a second admin?", "Why was I charged twice?"} {
+		if _, err := c.Execute(ctx, agent.ID, client.ExecuteRequest{Input: map[string]any{"customer": "Ada", "message": m}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		rules, err := c.EvaluationRuleList(ctx, client.EvaluationRuleListOptions{AgentID: agent.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rules.Data[0].Judgments.Pending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("judgments still pending: %+v", rules.Data[0].Judgments)
+		}
+	}
+
 	b := newBrowser(t, base)
 	b.run(chromedp.EmulateViewport(1400, 900), chromedp.Navigate(base+"/studio"), chromedp.WaitVisible(chromedp.CSS("#new-agent")))
 	shoot := func(name, page, ready string) {
@@ -83,9 +127,15 @@ func TestStudioScreenshots(t *testing.T) {
 	shoot("usage", "#/usage", `!!document.querySelector('#usage-by-model tbody tr')`)
 	shoot("approvals", "#/approvals", `true`)
 	shoot("review", "#/review/"+queue.ID, `!!document.querySelector('#review-complete')`)
+	shoot("dataset", "#/datasets/"+dset.ID, `document.querySelectorAll('#items tbody tr').length === 2`)
+	b.run(hash("#/evaluators/"+ev.ID), until(drawn(`location.hash`)), chromedp.Click(chromedp.CSS("#ev-test")), until(`!!document.querySelector('#test-value')`))
+	shoot("evaluator", "#/evaluators/"+ev.ID, `true`)
+	shoot("rules", "#/rules", `!!document.querySelector('#rules tbody tr')`)
 	shoot("chat", "#/chat", `true`)
 	shoot("prompts", "#/prompts", `true`)
 	shoot("credentials", "#/credentials", `true`)
 	shoot("mcp-tools", "#/mcp-tools", `true`)
 	b.noConsoleErrors()
 }
+
+func ptrTo[T any](v T) *T { return &v }

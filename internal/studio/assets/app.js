@@ -8,6 +8,7 @@ import { approvalsPage, executionPage, executionsPage } from './executions.js';
 import { usagePage } from './usage.js';
 import { tracePage, tracesPage } from './traces.js';
 import { reviewPage, reviewQueuesPage } from './review.js';
+import { datasetPage, datasetsPage, evaluatorPage, evaluatorsPage, rulePage, rulesPage } from './evaluation.js';
 import { chatPage, chatSessionPage, credentialsPage, keysPage, mcpToolsPage, promptPage, promptsPage } from './pages.js';
 
 const main = document.getElementById('main');
@@ -36,6 +37,12 @@ const routes = [
   [/^\/traces\/([^/]+)$/, tracePage],
   [/^\/review$/, reviewQueuesPage],
   [/^\/review\/([^/]+)$/, reviewPage],
+  [/^\/datasets$/, datasetsPage],
+  [/^\/datasets\/([^/]+)$/, datasetPage],
+  [/^\/evaluators$/, evaluatorsPage],
+  [/^\/evaluators\/([^/]+)$/, evaluatorPage],
+  [/^\/rules$/, rulesPage],
+  [/^\/rules\/([^/]+)$/, rulePage],
 ];
 
 async function route() {

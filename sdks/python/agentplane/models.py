@@ -23,6 +23,7 @@ IDEMPOTENT_POSTS: FrozenSet[str] = frozenset({
     "/api/v1/data-sources/{id}/versions",
     "/api/v1/datasets",
     "/api/v1/datasets/{id}/items",
+    "/api/v1/evaluation-rules",
     "/api/v1/evaluators",
     "/api/v1/guardrails",
     "/api/v1/llm-models",
@@ -788,6 +789,49 @@ class EvaluationResult(TypedDict):
     value: Optional[float]
 
 
+class EvaluationRule(TypedDict):
+    agent_id: Optional[str]
+    """The agent whose executions are scored; null for every agent of the workspace."""
+    created_at: str
+    enabled: bool
+    """A disabled rule scores nothing; executions that ended while it was disabled are not scored later."""
+    evaluator_id: str
+    """The evaluator that scores the executions."""
+    filter: RuleFilter
+    id: str
+    judgments: Judgments
+    """How many judgments the rule has asked for, by state."""
+    sampling: float
+    """The share of matching executions scored, from 0 to 1. Which ones is decided by a hash of the rule's and the execution's ids: the same execution is always in or out."""
+    updated_at: str
+    workspace_id: str
+
+
+class _EvaluationRuleCreateRequestRequired(TypedDict):
+    evaluator_id: str
+    """The evaluator that scores the executions."""
+
+
+class EvaluationRuleCreateRequest(_EvaluationRuleCreateRequestRequired, total=False):
+    agent_id: str
+    """Only this agent's executions; left out (or null) for every agent."""
+    enabled: bool
+    """Default true."""
+    filter: RuleFilterRequest
+    sampling: float
+    """The share of matching executions to score, from 0 to 1 (default 1: all)."""
+
+
+class EvaluationRuleUpdateRequest(TypedDict, total=False):
+    agent_id: Optional[str]
+    """Another agent; null for every agent."""
+    enabled: bool
+    evaluator_id: str
+    filter: RuleFilterRequest
+    """Replaces the whole filter."""
+    sampling: float
+
+
 class Evaluator(TypedDict):
     config: Dict[str, Any]
     """The type's options; see the evaluator types in the README."""
@@ -1081,6 +1125,15 @@ class IngestSpan(_IngestSpanRequired, total=False):
     """Default ok (error when error is set)."""
     token_usage: TokenUsage
     """prompt_tokens and completion_tokens (total_tokens is derived)."""
+
+
+class Judgments(TypedDict):
+    completed: int
+    """Judged: the score is written."""
+    failed: int
+    """Given up: the evaluator could not judge the execution (last_error on the judgment says why)."""
+    pending: int
+    """Waiting to be judged (or being judged, or retried after a failure)."""
 
 
 class LLMModel(TypedDict):
@@ -1700,6 +1753,24 @@ class Result(_ResultRequired, total=False):
     """The text with this scanner's findings replaced, when it found something it can redact."""
 
 
+class RuleFilter(TypedDict):
+    metadata: Dict[str, Any]
+    """Each key's value equals the execution's metadata value of that key (compared as JSON); empty for any."""
+    source: List[str]
+    """The execution's source is one of these (api, chat, webhook, schedule, …); empty for any."""
+    status: List[str]
+    """The execution's final status is one of these (completed, failed, cancelled, rejected)."""
+
+
+class RuleFilterRequest(TypedDict, total=False):
+    metadata: Dict[str, Any]
+    """Metadata values the execution must have (equal as JSON); empty for any."""
+    source: List[str]
+    """Sources to score (api, chat, webhook, schedule, …); empty for any."""
+    status: List[str]
+    """Final statuses to score (completed, failed, cancelled, rejected); default ["completed"]."""
+
+
 class ScannerType(TypedDict):
     description: str
     name: str
@@ -1723,6 +1794,8 @@ class Score(TypedDict):
     metadata: Dict[str, Any]
     name: str
     """What is scored, e.g. "helpfulness"; the config's name for a score given under a config."""
+    rule_id: Optional[str]
+    """The evaluation rule that gave the score (source eval, online evaluation); null otherwise."""
     session_id: Optional[str]
     """The chat session scored, or the session of the execution or trace scored."""
     source: Literal["api", "annotation", "eval"]
@@ -2439,6 +2512,9 @@ __all__ = [
     "EnvVar",
     "ErrorEnvelope",
     "EvaluationResult",
+    "EvaluationRule",
+    "EvaluationRuleCreateRequest",
+    "EvaluationRuleUpdateRequest",
     "Evaluator",
     "EvaluatorCreateRequest",
     "EvaluatorTestRequest",
@@ -2458,6 +2534,7 @@ __all__ = [
     "IngestRequest",
     "IngestResult",
     "IngestSpan",
+    "Judgments",
     "LLMModel",
     "Latency",
     "LlmModelCreateRequest",
@@ -2510,6 +2587,8 @@ __all__ = [
     "PromptVersion",
     "PromptVersionCreateRequest",
     "Result",
+    "RuleFilter",
+    "RuleFilterRequest",
     "ScannerType",
     "Score",
     "ScoreAgreement",

@@ -1184,6 +1184,68 @@ export interface paths {
         patch: operations["updateDatasetItem"];
         trace?: never;
     };
+    "/api/v1/evaluation-rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List evaluation rules
+         * @description The workspace's online evaluation rules, newest first, each with the count of its judgments by state. Filter by `evaluator_id` or `agent_id`.
+         *
+         *     Requires scope `scores:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        get: operations["listEvaluationRules"];
+        put?: never;
+        /**
+         * Create an evaluation rule
+         * @description Scores finished executions as they end (online evaluation): those of `agent_id` (or of every agent) whose final status, source and metadata pass `filter`, a `sampling` share of them chosen by a hash of the rule's and the execution's ids (the same execution is always in or out). Each is judged once, in the background, by `evaluator_id` with the execution's input, output and metadata (there is no expected output): the judgment is recorded in the transaction that ends the execution and scored by any node, so a crash loses none and doubles none, and the run's answer never waits for the judge. The scores have `source: eval` and the `rule_id`. Child executions (steps, sub-agents) are not scored. Executions that ended before the rule existed, or while it was disabled, are not scored.
+         *
+         *     Requires scope `scores:write`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        post: operations["createEvaluationRule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/evaluation-rules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an evaluation rule
+         * @description One rule with the count of its judgments: `pending` (waiting, being judged, or to be retried after a failure), `completed` (scored), `failed` (the evaluator could not judge the execution, e.g. a deterministic check with nothing to compare, or a judge that failed five times).
+         *
+         *     Requires scope `scores:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        get: operations["getEvaluationRule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an evaluation rule
+         * @description Deletes the rule and its pending judgments, and answers with it as it was; the scores it gave stay. Deleting its evaluator or its agent deletes the rule too.
+         *
+         *     Requires scope `scores:write`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        delete: operations["deleteEvaluationRule"];
+        options?: never;
+        head?: never;
+        /**
+         * Update an evaluation rule
+         * @description Changes any field (`enabled: false` pauses the rule); the result is checked as a new rule would be. Applies to executions that end from now on; judgments already recorded are made by the rule as it is when they are judged.
+         *
+         *     Requires scope `scores:write`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        patch: operations["updateEvaluationRule"];
+        trace?: never;
+    };
     "/api/v1/evaluators": {
         parameters: {
             query?: never;
@@ -2165,7 +2227,7 @@ export interface paths {
         };
         /**
          * List scores, newest first
-         * @description The workspace's scores, newest first. Filter by `name`, `config_id`, `data_type`, `source`, a target (`execution_id`, `trace_id`, `span_id`, `session_id`: a score carries the ids containing its target, so a trace's list holds its spans' and execution's scores too) and a creation window (`created_after`, `created_before`).
+         * @description The workspace's scores, newest first. Filter by `name`, `config_id`, `data_type`, `source`, `rule_id`, a target (`execution_id`, `trace_id`, `span_id`, `session_id`: a score carries the ids containing its target, so a trace's list holds its spans' and execution's scores too) and a creation window (`created_after`, `created_before`).
          *
          *     Requires scope `scores:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
          */
@@ -3371,6 +3433,52 @@ export interface components {
             /** Format: double */
             value: number | null;
         };
+        EvaluationRule: {
+            /** @description The agent whose executions are scored; null for every agent of the workspace. */
+            agent_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @description A disabled rule scores nothing; executions that ended while it was disabled are not scored later. */
+            enabled: boolean;
+            /** @description The evaluator that scores the executions. */
+            evaluator_id: string;
+            filter: components["schemas"]["RuleFilter"];
+            id: string;
+            /** @description How many judgments the rule has asked for, by state. */
+            judgments: components["schemas"]["Judgments"];
+            /**
+             * Format: double
+             * @description The share of matching executions scored, from 0 to 1. Which ones is decided by a hash of the rule's and the execution's ids: the same execution is always in or out.
+             */
+            sampling: number;
+            /** Format: date-time */
+            updated_at: string;
+            workspace_id: string;
+        };
+        EvaluationRuleCreateRequest: {
+            /** @description Only this agent's executions; left out (or null) for every agent. */
+            agent_id?: string;
+            /** @description Default true. */
+            enabled?: boolean;
+            /** @description The evaluator that scores the executions. */
+            evaluator_id: string;
+            filter?: components["schemas"]["RuleFilterRequest"];
+            /**
+             * Format: double
+             * @description The share of matching executions to score, from 0 to 1 (default 1: all).
+             */
+            sampling?: number;
+        };
+        EvaluationRuleUpdateRequest: {
+            /** @description Another agent; null for every agent. */
+            agent_id?: string | null;
+            enabled?: boolean;
+            evaluator_id?: string;
+            /** @description Replaces the whole filter. */
+            filter?: components["schemas"]["RuleFilterRequest"];
+            /** Format: double */
+            sampling?: number;
+        };
         Evaluator: {
             /** @description The type's options; see the evaluator types in the README. */
             config: {
@@ -3754,6 +3862,23 @@ export interface components {
             token_usage?: components["schemas"]["TokenUsage"];
             /** @description The trace's id (OTLP: 32 hex digits; or an execution's trace id). */
             trace_id: string;
+        };
+        Judgments: {
+            /**
+             * Format: int64
+             * @description Judged: the score is written.
+             */
+            completed: number;
+            /**
+             * Format: int64
+             * @description Given up: the evaluator could not judge the execution (last_error on the judgment says why).
+             */
+            failed: number;
+            /**
+             * Format: int64
+             * @description Waiting to be judged (or being judged, or retried after a failure).
+             */
+            pending: number;
         };
         LLMModel: {
             capabilities: string[];
@@ -4419,6 +4544,26 @@ export interface components {
              */
             score: number;
         };
+        RuleFilter: {
+            /** @description Each key's value equals the execution's metadata value of that key (compared as JSON); empty for any. */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @description The execution's source is one of these (api, chat, webhook, schedule, …); empty for any. */
+            source: string[];
+            /** @description The execution's final status is one of these (completed, failed, cancelled, rejected). */
+            status: string[];
+        };
+        RuleFilterRequest: {
+            /** @description Metadata values the execution must have (equal as JSON); empty for any. */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /** @description Sources to score (api, chat, webhook, schedule, …); empty for any. */
+            source?: string[];
+            /** @description Final statuses to score (completed, failed, cancelled, rejected); default ["completed"]. */
+            status?: string[];
+        };
         ScannerType: {
             description: string;
             name: string;
@@ -4445,6 +4590,8 @@ export interface components {
             };
             /** @description What is scored, e.g. "helpfulness"; the config's name for a score given under a config. */
             name: string;
+            /** @description The evaluation rule that gave the score (source eval, online evaluation); null otherwise. */
+            rule_id: string | null;
             /** @description The chat session scored, or the session of the execution or trace scored. */
             session_id: string | null;
             /** @enum {string} */
@@ -15841,6 +15988,668 @@ export interface operations {
             };
         };
     };
+    listEvaluationRules: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number (default 1). */
+                page?: number;
+                /** @description Items per page, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description The next_cursor of the previous page, instead of page: walks the whole list, each page as cheap as the first. */
+                cursor?: string;
+                /** @description Only rules of this evaluator. */
+                evaluator_id?: string;
+                /** @description Only rules for this agent (not those for every agent). */
+                agent_id?: string;
+            };
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+                /** @description The ETag of a response kept from before (or a list of them, or `*`): when it is the current one, the answer is 304 without a body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EvaluationRule"][];
+                        message: string;
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Not Modified: If-None-Match named the current ETag; no body (use the one kept). */
+            304: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createEvaluationRule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+                /** @description Makes the request safe to retry: the same key and body within 24 h returns the first response; another body: 409. While the first request is still being handled, a retry is a 409 with Retry-After. If the server handling it stopped, a retry once its lease ran out (at most 60 s) takes over: it replays the recorded response, answers from the execution the first request created (execute, playground), or else handles the request. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EvaluationRuleCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EvaluationRule"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getEvaluationRule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+                /** @description The ETag of a response kept from before (or a list of them, or `*`): when it is the current one, the answer is 304 without a body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EvaluationRule"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Not Modified: If-None-Match named the current ETag; no body (use the one kept). */
+            304: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteEvaluationRule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EvaluationRule"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateEvaluationRule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EvaluationRuleUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EvaluationRule"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listEvaluators: {
         parameters: {
             query?: {
@@ -24176,6 +24985,8 @@ export interface operations {
                 data_type?: "numeric" | "categorical" | "boolean";
                 /** @description Only scores from this source. */
                 source?: "api" | "annotation" | "eval";
+                /** @description Only scores given by this evaluation rule. */
+                rule_id?: string;
                 /** @description Only scores of this execution (its trace and spans included). */
                 execution_id?: string;
                 /** @description Only scores of this trace (its spans and execution included). */
@@ -24599,6 +25410,8 @@ export interface operations {
                 data_type?: "numeric" | "categorical" | "boolean";
                 /** @description Only scores from this source. */
                 source?: "api" | "annotation" | "eval";
+                /** @description Only scores given by this evaluation rule. */
+                rule_id?: string;
                 /** @description Only scores of this execution (its trace and spans included). */
                 execution_id?: string;
                 /** @description Only scores of this trace (its spans and execution included). */

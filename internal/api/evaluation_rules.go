@@ -1,0 +1,142 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/agentplane/agentplane/internal/eval"
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+type ruleFilterRequest struct {
+	Status   []string       `json:"status,omitempty" doc:"Final statuses to score (completed, failed, cancelled, rejected); default [\"completed\"]."`
+	Source   []string       `json:"source,omitempty" doc:"Sources to score (api, chat, webhook, schedule, …); empty for any."`
+	Metadata map[string]any `json:"metadata,omitempty" doc:"Metadata values the execution must have (equal as JSON); empty for any."`
+}
+
+func (f *ruleFilterRequest) filter() store.RuleFilter {
+	if f == nil {
+		return store.RuleFilter{}
+	}
+	return store.RuleFilter{Status: f.Status, Source: f.Source, Metadata: f.Metadata}
+}
+
+type evaluationRuleCreateRequest struct {
+	EvaluatorID string             `json:"evaluator_id" doc:"The evaluator that scores the executions."`
+	AgentID     *string            `json:"agent_id,omitempty" doc:"Only this agent's executions; left out (or null) for every agent."`
+	Sampling    *float64           `json:"sampling,omitempty" minimum:"0" maximum:"1" doc:"The share of matching executions to score, from 0 to 1 (default 1: all)."`
+	Filter      *ruleFilterRequest `json:"filter,omitempty"`
+	Enabled     *bool              `json:"enabled,omitempty" doc:"Default true."`
+}
+
+type evaluationRuleUpdateRequest struct {
+	EvaluatorID *string            `json:"evaluator_id,omitempty"`
+	AgentID     *string            `json:"agent_id,omitempty" nullable:"true" doc:"Another agent; null for every agent."`
+	Sampling    *float64           `json:"sampling,omitempty" minimum:"0" maximum:"1"`
+	Filter      *ruleFilterRequest `json:"filter,omitempty" doc:"Replaces the whole filter."`
+	Enabled     *bool              `json:"enabled,omitempty"`
+}
+
+func (s *Server) evaluationRuleRoutes() []route {
+	const tag = "Evaluation rules"
+	return []route{
+		{method: "GET", path: v1 + "/evaluation-rules", op: "listEvaluationRules", tag: tag, scope: "scores:read", summary: "List evaluation rules",
+			desc: "The workspace's online evaluation rules, newest first, each with the count of its judgments by state. Filter by `evaluator_id` or `agent_id`.", list: true,
+			params: []param{{name: "evaluator_id", typ: "string", desc: "Only rules of this evaluator."},
+				{name: "agent_id", typ: "string", desc: "Only rules for this agent (not those for every agent)."}},
+			resp: store.EvaluationRule{}, h: s.listEvaluationRules},
+		{method: "POST", path: v1 + "/evaluation-rules", op: "createEvaluationRule", tag: tag, scope: "scores:write", summary: "Create an evaluation rule",
+			desc: "Scores finished executions as they end (online evaluation): those of `agent_id` (or of every agent) whose final status, source and metadata " +
+				"pass `filter`, a `sampling` share of them chosen by a hash of the rule's and the execution's ids (the same execution is always in or out). " +
+				"Each is judged once, in the background, by `evaluator_id` with the execution's input, output and metadata (there is no expected output): " +
+				"the judgment is recorded in the transaction that ends the execution and scored by any node, so a crash loses none and doubles none, " +
+				"and the run's answer never waits for the judge. The scores have `source: eval` and the `rule_id`. Child executions (steps, sub-agents) are not scored. " +
+				"Executions that ended before the rule existed, or while it was disabled, are not scored.",
+			body: evaluationRuleCreateRequest{}, resp: store.EvaluationRule{}, status: http.StatusCreated, creates: true, h: s.createEvaluationRule},
+		{method: "GET", path: v1 + "/evaluation-rules/{id}", op: "getEvaluationRule", tag: tag, scope: "scores:read", summary: "Get an evaluation rule",
+			desc: "One rule with the count of its judgments: `pending` (waiting, being judged, or to be retried after a failure), `completed` (scored), `failed` " +
+				"(the evaluator could not judge the execution, e.g. a deterministic check with nothing to compare, or a judge that failed five times).",
+			resp: store.EvaluationRule{}, h: byID(s, s.store.EvaluationRuleGet)},
+		{method: "PATCH", path: v1 + "/evaluation-rules/{id}", op: "updateEvaluationRule", tag: tag, scope: "scores:write", summary: "Update an evaluation rule",
+			desc: "Changes any field (`enabled: false` pauses the rule); the result is checked as a new rule would be. Applies to executions that end from now on; " +
+				"judgments already recorded are made by the rule as it is when they are judged.",
+			body: evaluationRuleUpdateRequest{}, resp: store.EvaluationRule{}, h: s.updateEvaluationRule},
+		{method: "DELETE", path: v1 + "/evaluation-rules/{id}", op: "deleteEvaluationRule", tag: tag, scope: "scores:write", summary: "Delete an evaluation rule",
+			desc: "Deletes the rule and its pending judgments, and answers with it as it was; the scores it gave stay. Deleting its evaluator or its agent deletes the rule too.",
+			resp: store.EvaluationRule{}, h: byID(s, s.store.EvaluationRuleDelete)},
+	}
+}
+
+func (s *Server) listEvaluationRules(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	items, total, err := s.store.EvaluationRuleList(r.Context(), s.workspace(r),
+		store.EvaluationRuleFilter{EvaluatorID: q.Get("evaluator_id"), AgentID: q.Get("agent_id")}, p)
+	if err != nil {
+		return err
+	}
+	writeList(w, items, p, total)
+	return nil
+}
+
+func (s *Server) createEvaluationRule(w http.ResponseWriter, r *http.Request) error {
+	var req evaluationRuleCreateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := required("evaluator_id", req.EvaluatorID); err != nil {
+		return err
+	}
+	rule := &store.EvaluationRule{WorkspaceID: s.workspace(r), EvaluatorID: req.EvaluatorID, AgentID: emptyNil(req.AgentID),
+		Sampling: 1, Filter: req.Filter.filter(), Enabled: true}
+	setIfPresent(&rule.Sampling, req.Sampling)
+	setIfPresent(&rule.Enabled, req.Enabled)
+	if err := eval.PrepareRule(r.Context(), s.store, rule); err != nil {
+		return err
+	}
+	created, err := s.store.EvaluationRuleCreate(r.Context(), rule)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusCreated, created)
+	return nil
+}
+
+func (s *Server) updateEvaluationRule(w http.ResponseWriter, r *http.Request) error {
+	var req evaluationRuleUpdateRequest
+	body, err := decodeKeep(w, r, &req)
+	if err != nil {
+		return err
+	}
+	var out *store.EvaluationRule
+	err = s.store.InTx(r.Context(), func(tx *store.Store) error {
+		rule, err := tx.EvaluationRuleGet(r.Context(), s.workspace(r), pathID(r, "id"))
+		if err != nil {
+			return err
+		}
+		setIfPresent(&rule.EvaluatorID, req.EvaluatorID)
+		switch {
+		case isNullField(body, "agent_id"):
+			rule.AgentID = nil
+		case req.AgentID != nil:
+			rule.AgentID = emptyNil(req.AgentID)
+		}
+		setIfPresent(&rule.Sampling, req.Sampling)
+		setIfPresent(&rule.Enabled, req.Enabled)
+		if req.Filter != nil {
+			rule.Filter = req.Filter.filter()
+		}
+		if err := eval.PrepareRule(r.Context(), tx, rule); err != nil {
+			return err
+		}
+		out, err = tx.EvaluationRuleReplace(r.Context(), rule)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, out)
+	return nil
+}

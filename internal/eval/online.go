@@ -1,0 +1,363 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+// Online evaluation defaults.
+const (
+	// DefaultOnlinePoll is how often an idle judge looks for due judgments.
+	DefaultOnlinePoll = time.Second
+	// DefaultOnlineConcurrency is how many judgments one node makes at once.
+	DefaultOnlineConcurrency = 4
+	// DefaultJudgmentLease is how long a claimed judgment stays this node's without a
+	// renewal: the node renews it while judging, so a judgment in progress is never taken by
+	// another node, and one whose node died is taken over this long after.
+	DefaultJudgmentLease = 30 * time.Second
+	// MaxJudgmentAttempts is how many times a judgment is tried before it fails for good.
+	MaxJudgmentAttempts = 5
+	// judgmentTimeout bounds one attempt (a judge model call is bounded at two minutes).
+	judgmentTimeout = 3 * time.Minute
+)
+
+// judgmentBackoff is the pause after the n-th failed attempt.
+var judgmentBackoff = []time.Duration{10 * time.Second, time.Minute, 5 * time.Minute, 15 * time.Minute}
+
+// OnlineConfig is what an Online judge needs.
+type OnlineConfig struct {
+	Store  *store.Store
+	Judge  JudgeFunc // the engine's Judge: llm_judge evaluators call models through it
+	Logger *slog.Logger
+	// Node names this process in the leases of the judgments it makes.
+	Node string
+	// Now is the clock of schedules (time.Now when nil); tests move it.
+	Now func() time.Time
+	// Poll is how often an idle judge looks for due judgments (DefaultOnlinePoll when zero).
+	Poll time.Duration
+	// Concurrency is how many judgments run at once (DefaultOnlineConcurrency when zero).
+	Concurrency int
+	// Lease is how long a claimed judgment stays this node's without a renewal
+	// (DefaultJudgmentLease when zero); Heartbeat how often it is renewed while judging (a
+	// third of Lease when zero).
+	Lease, Heartbeat time.Duration
+}
+
+// Online scores finished executions by the workspace's evaluation rules. As the store's
+// terminal hook it records the judgments a run calls for in the transaction that ends the
+// run (so none is lost, and the run's answer waits on no model); its loop claims due
+// judgments under a lease on any node and writes each score in the transaction that settles
+// the judgment (so none is made twice).
+type Online struct {
+	cfg OnlineConfig
+	st  *store.Store
+	log *slog.Logger
+
+	wake chan struct{}
+
+	mu       sync.Mutex
+	started  bool
+	stopped  bool
+	stopLoop chan struct{}
+	loopDone chan struct{}
+	runCtx   context.Context // judgments run under it; cancelled when Stop's grace ends
+	cancel   context.CancelFunc
+	inflight sync.WaitGroup
+	slots    chan struct{}
+}
+
+// NewOnline returns an Online judge and installs its judgment writer as a terminal hook of
+// the store.
+func NewOnline(cfg OnlineConfig) *Online {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = DefaultOnlinePoll
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = DefaultOnlineConcurrency
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = DefaultJudgmentLease
+	}
+	if cfg.Heartbeat <= 0 || cfg.Heartbeat > cfg.Lease/3 {
+		cfg.Heartbeat = cfg.Lease / 3
+	}
+	if cfg.Node == "" {
+		cfg.Node = "judge-" + store.NewID()
+	}
+	o := &Online{cfg: cfg, st: cfg.Store, log: cfg.Logger.With("component", "online-eval"), wake: make(chan struct{}, 1),
+		stopLoop: make(chan struct{}), loopDone: make(chan struct{}), slots: make(chan struct{}, cfg.Concurrency)}
+	o.runCtx, o.cancel = context.WithCancel(context.Background())
+	cfg.Store.SetNamedTerminalHook("online-eval", o.enqueue)
+	return o
+}
+
+// enqueue records, in the transaction that ends an execution, a judgment for each enabled
+// rule that matches it and samples it. Child executions (steps, sub-agents) are part of
+// their root's run and are not scored on their own.
+func (o *Online) enqueue(ctx context.Context, tx *store.Store, x *store.Execution) error {
+	if x.ParentID != nil {
+		return nil
+	}
+	rules, err := tx.EvaluationRulesFor(ctx, x.WorkspaceID, x.AgentID)
+	if err != nil {
+		return err
+	}
+	added := false
+	for _, r := range rules {
+		if !Matches(r, x) || !Sampled(r.ID, x.ID, r.Sampling) {
+			continue
+		}
+		if err := tx.JudgmentCreate(ctx, x.WorkspaceID, r.ID, x.ID); err != nil {
+			return err
+		}
+		added = true
+	}
+	if added {
+		o.nudge()
+	}
+	return nil
+}
+
+// nudge tells the loop that judgments may be due.
+func (o *Online) nudge() {
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Start runs the judging loop until Stop. Calling it again does nothing.
+func (o *Online) Start(context.Context) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.started || o.stopped {
+		return
+	}
+	o.started = true
+	go o.loop()
+}
+
+// Stop ends the loop, lets judgments in progress finish until ctx ends, then cancels the
+// rest (their leases expire and any node judges them again). The store hook stays: runs that
+// end after Stop still record their judgments. Safe to call twice.
+func (o *Online) Stop(ctx context.Context) {
+	o.mu.Lock()
+	if o.stopped {
+		o.mu.Unlock()
+		return
+	}
+	o.stopped = true
+	started := o.started
+	close(o.stopLoop)
+	o.mu.Unlock()
+	if started {
+		<-o.loopDone
+	}
+	idle := make(chan struct{})
+	go func() { o.inflight.Wait(); close(idle) }()
+	select {
+	case <-idle:
+	case <-ctx.Done():
+		o.cancel()
+		<-idle
+	}
+	o.cancel()
+}
+
+func (o *Online) loop() {
+	defer close(o.loopDone)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-o.stopLoop:
+			return
+		case <-o.wake:
+			// Look shortly: the transaction that wrote the rows commits after the hook.
+			timer.Reset(20 * time.Millisecond)
+			continue
+		case <-timer.C:
+		}
+		n, err := o.claimAndJudge()
+		if err != nil {
+			o.log.Error("claim due judgments", "error", err)
+		}
+		next := o.cfg.Poll
+		if n > 0 {
+			// Wait for a free slot before claiming more, so claimed rows never wait in memory.
+			select {
+			case o.slots <- struct{}{}:
+				<-o.slots
+			case <-o.stopLoop:
+				return
+			}
+			next = 0
+		}
+		timer.Reset(next)
+	}
+}
+
+// claimAndJudge claims as many due judgments as there are free slots and starts them.
+func (o *Online) claimAndJudge() (int, error) {
+	free := cap(o.slots) - len(o.slots)
+	if free <= 0 {
+		return 0, nil
+	}
+	js, err := o.st.JudgmentClaim(o.runCtx, o.cfg.Node, o.cfg.Now(), o.cfg.Lease, free)
+	if err != nil {
+		return 0, err
+	}
+	for _, j := range js {
+		o.slots <- struct{}{}
+		o.inflight.Add(1)
+		go func() {
+			defer o.inflight.Done()
+			defer func() { <-o.slots }()
+			o.attempt(o.runCtx, j)
+		}()
+	}
+	return len(js), nil
+}
+
+// RunDue claims every judgment due now (by the configured clock), makes them and waits for
+// the outcomes; it returns how many attempts it made. Tests drive online evaluation with it.
+func (o *Online) RunDue(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		js, err := o.st.JudgmentClaim(ctx, o.cfg.Node, o.cfg.Now(), o.cfg.Lease, 100)
+		if err != nil {
+			return total, err
+		}
+		var wg sync.WaitGroup
+		for _, j := range js {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				o.attempt(ctx, j)
+			}()
+		}
+		wg.Wait()
+		total += len(js)
+		if len(js) < 100 {
+			return total, nil
+		}
+	}
+}
+
+// attempt makes one claimed judgment and records the outcome: the score, a retry later, or
+// (a case the evaluator cannot judge, or the last attempt) a failure.
+func (o *Online) attempt(ctx context.Context, j *store.Judgment) {
+	ctx, cancel := context.WithTimeout(ctx, judgmentTimeout)
+	defer cancel()
+	defer o.keepLease(ctx, cancel, j)()
+	sc, err := o.judge(ctx, j)
+	wctx := context.WithoutCancel(ctx)
+	log := o.log.With("judgment_id", j.ID, "rule_id", j.RuleID, "execution_id", j.ExecutionID, "attempt", j.Attempts)
+	if err == nil {
+		var held bool
+		held, err = o.st.JudgmentComplete(wctx, j.ID, o.cfg.Node, j.Attempts, sc)
+		if err == nil {
+			if !held {
+				log.Warn("judgment outlived its lease; another node took it over, its score stands")
+			}
+			return
+		}
+		// The score and the settled judgment commit together or not at all: the failure
+		// is recorded below like a failed judgment (a score its config now refuses fails for
+		// good; a database error is retried).
+	}
+	var next time.Time
+	if !permanent(err) && j.Attempts < MaxJudgmentAttempts {
+		next = o.cfg.Now().Add(judgmentBackoff[min(j.Attempts, len(judgmentBackoff))-1])
+	}
+	held, rerr := o.st.JudgmentRecordFailure(wctx, j.ID, o.cfg.Node, j.Attempts, err.Error(), next)
+	switch {
+	case rerr != nil:
+		log.Error("record failed judgment", "error", rerr, "cause", err)
+	case !held:
+		log.Warn("failed judgment outlived its lease; another node took it over", "error", err)
+	case next.IsZero():
+		log.Warn("judgment failed", "error", err)
+	default:
+		log.Info("judgment failed; retrying", "error", err, "next_attempt_at", next)
+	}
+}
+
+// keepLease renews the lease of a judgment being made every Heartbeat until the returned
+// function is called; if the lease is lost (the database was out of reach past its end and
+// another node took the judgment), it cancels the attempt: its score would not be written.
+func (o *Online) keepLease(ctx context.Context, cancel context.CancelFunc, j *store.Judgment) (stop func()) {
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(o.cfg.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			held, err := o.st.JudgmentRenew(ctx, j.ID, o.cfg.Node, j.Attempts, o.cfg.Lease)
+			if err != nil {
+				o.log.Warn("renew judgment lease", "judgment_id", j.ID, "error", err)
+				continue
+			}
+			if !held {
+				cancel()
+				return
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
+}
+
+// permanent reports whether an error says the case cannot be judged at all (no output to
+// compare, a rule or evaluator gone): trying again would fail the same way.
+func permanent(err error) bool {
+	var v *store.ValidationError
+	var ref *store.ReferenceError
+	return errors.As(err, &v) || errors.As(err, &ref) || store.IsNotFound(err)
+}
+
+// judge scores the judgment's execution with its rule's evaluator and returns the score to
+// write (not yet written).
+func (o *Online) judge(ctx context.Context, j *store.Judgment) (*store.Score, error) {
+	rule, err := o.st.EvaluationRuleGet(ctx, j.WorkspaceID, j.RuleID)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := o.st.EvaluatorGet(ctx, j.WorkspaceID, rule.EvaluatorID)
+	if err != nil {
+		return nil, err
+	}
+	x, err := o.st.ExecutionGet(ctx, j.WorkspaceID, j.ExecutionID)
+	if err != nil {
+		return nil, err
+	}
+	res, err := Run(ctx, o.st, o.cfg.Judge, ev, Case{Input: x.Input, Output: x.Output, Metadata: x.Metadata})
+	if err != nil {
+		return nil, fmt.Errorf("evaluator %s (%s): %w", ev.Name, ev.ID, err)
+	}
+	meta := store.JSONObject{"evaluator_id": ev.ID}
+	if res.TraceID != nil {
+		meta["judge_trace_id"], meta["cost"], meta["total_tokens"] = *res.TraceID, res.Cost, res.TokenUsage.TotalTokens
+	}
+	return &store.Score{WorkspaceID: j.WorkspaceID, Name: res.Name, ConfigID: res.ConfigID, DataType: res.DataType, Value: res.Value,
+		StringValue: res.StringValue, ExecutionID: &x.ID, Source: store.ScoreSourceEval, RuleID: &rule.ID, Comment: res.Comment, Metadata: meta}, nil
+}
