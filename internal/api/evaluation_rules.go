@@ -40,28 +40,17 @@ func (s *Server) evaluationRuleRoutes() []route {
 	const tag = "Evaluation rules"
 	return []route{
 		{method: "GET", path: v1 + "/evaluation-rules", op: "listEvaluationRules", tag: tag, scope: "scores:read", summary: "List evaluation rules",
-			desc: "The workspace's online evaluation rules, newest first, each with the count of its judgments by state. Filter by `evaluator_id` or `agent_id`.", list: true,
+			list: true,
 			params: []param{{name: "evaluator_id", typ: "string", desc: "Only rules of this evaluator."},
 				{name: "agent_id", typ: "string", desc: "Only rules for this agent (not those for every agent)."}},
 			resp: store.EvaluationRule{}, h: s.listEvaluationRules},
 		{method: "POST", path: v1 + "/evaluation-rules", op: "createEvaluationRule", tag: tag, scope: "scores:write", summary: "Create an evaluation rule",
-			desc: "Scores finished executions as they end (online evaluation): those of `agent_id` (or of every agent) whose final status, source and metadata " +
-				"pass `filter`, a `sampling` share of them chosen by a hash of the rule's and the execution's ids (the same execution is always in or out). " +
-				"Each is judged once, in the background, by `evaluator_id` with the execution's input, output and metadata (there is no expected output): " +
-				"the judgment is recorded in the transaction that ends the execution and scored by any node, so a crash loses none and doubles none, " +
-				"and the run's answer never waits for the judge. The scores have `source: eval` and the `rule_id`. Child executions (steps, sub-agents) are not scored. " +
-				"Executions that ended before the rule existed, or while it was disabled, are not scored.",
 			body: evaluationRuleCreateRequest{}, resp: store.EvaluationRule{}, status: http.StatusCreated, creates: true, h: s.createEvaluationRule},
 		{method: "GET", path: v1 + "/evaluation-rules/{id}", op: "getEvaluationRule", tag: tag, scope: "scores:read", summary: "Get an evaluation rule",
-			desc: "One rule with the count of its judgments: `pending` (waiting, being judged, or to be retried after a failure), `completed` (scored), `failed` " +
-				"(the evaluator could not judge the execution, e.g. a deterministic check with nothing to compare, or a judge that failed five times).",
 			resp: store.EvaluationRule{}, h: byID(s, s.store.EvaluationRuleGet)},
 		{method: "PATCH", path: v1 + "/evaluation-rules/{id}", op: "updateEvaluationRule", tag: tag, scope: "scores:write", summary: "Update an evaluation rule",
-			desc: "Changes any field (`enabled: false` pauses the rule); the result is checked as a new rule would be. Applies to executions that end from now on; " +
-				"judgments already recorded are made by the rule as it is when they are judged.",
 			body: evaluationRuleUpdateRequest{}, resp: store.EvaluationRule{}, h: s.updateEvaluationRule},
 		{method: "DELETE", path: v1 + "/evaluation-rules/{id}", op: "deleteEvaluationRule", tag: tag, scope: "scores:write", summary: "Delete an evaluation rule",
-			desc: "Deletes the rule and its pending judgments, and answers with it as it was; the scores it gave stay. Deleting its evaluator or its agent deletes the rule too.",
 			resp: store.EvaluationRule{}, h: byID(s, s.store.EvaluationRuleDelete)},
 	}
 }
