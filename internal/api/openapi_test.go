@@ -82,16 +82,18 @@ func TestServerDocumentHasNoEmulatorRoutes(t *testing.T) {
 func TestDocsServedOffline(t *testing.T) {
 	e := newTestEnv(t)
 	for path, ct := range map[string]string{"/docs": "text/html", "/docs/": "text/html"} {
-		resp, err := http.Get(e.ts.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), ct) || !strings.Contains(string(body), "/openapi.json") ||
-			strings.Contains(string(body), "https://") {
-			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
-		}
+		t.Run(path, func(t *testing.T) {
+			resp, err := http.Get(e.ts.URL + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), ct) || !strings.Contains(string(body), "/openapi.json") ||
+				strings.Contains(string(body), "https://") {
+				t.Fatalf("%d %s", resp.StatusCode, body)
+			}
+		})
 	}
 	resp, err := http.Get(e.ts.URL + "/docs/assets/swagger-ui-bundle.js")
 	if err != nil || resp.StatusCode != 200 {

@@ -592,9 +592,11 @@ func TestHookSlack(t *testing.T) {
 		"bad signature":     {"X-Slack-Request-Timestamp": strconv.FormatInt(now.Unix(), 10), "X-Slack-Signature": "v0=00"},
 		"missing timestamp": {"X-Slack-Signature": slackHeaders(testSlackSecret, msg1, now)["X-Slack-Signature"]},
 	} {
-		if st, raw := hookCall(t, "POST", hook, h, msg1); st != 401 {
-			t.Fatalf("%s: %d %s", name, st, raw)
-		}
+		t.Run(name, func(t *testing.T) {
+			if st, raw := hookCall(t, "POST", hook, h, msg1); st != 401 {
+				t.Fatalf("%d %s", st, raw)
+			}
+		})
 	}
 	if c := executionCount(t, e.store, e.ws); c != 0 {
 		t.Fatalf("%d executions after unverified calls", c)

@@ -2,6 +2,7 @@ package simulated
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -209,7 +210,7 @@ func (g *gen) object(n *schemaNode, depth int) {
 		}
 	}
 	for k, r := range n.required {
-		if n.prop(r) == nil && !containsBefore(n.required, k, r) {
+		if n.prop(r) == nil && !slices.Contains(n.required[:k], r) {
 			member(r, nil, hintFor(r))
 		}
 	}
@@ -217,16 +218,6 @@ func (g *gen) object(n *schemaNode, depth int) {
 		member("answer", nil, hintLong)
 	}
 	g.b = append(g.b, '}')
-}
-
-// containsBefore reports whether s[:k] holds v, to skip repeated required names.
-func containsBefore(s []string, k int, v string) bool {
-	for _, x := range s[:k] {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // array writes prefixItems, then one item (arguments) or one to three (answers).

@@ -2,10 +2,12 @@ package simulated
 
 import (
 	"encoding/json"
-	"github.com/agentplane/agentplane/internal/llm"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/agentplane/agentplane/internal/llm"
 )
 
 // SimulateTool returns a plausible, deterministic mock result (JSON text) for a tool call,
@@ -86,24 +88,13 @@ type listItem struct {
 
 // hasAnyPrefix reports whether s starts with one of the prefixes.
 func hasAnyPrefix(s string, prefixes ...string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(s, p) })
 }
 
 // hasAnyPart reports whether one of the '_'/'-'-separated parts of s is in parts.
 func hasAnyPart(s string, parts ...string) bool {
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == '_' || r == '-' }) {
-		for _, p := range parts {
-			if f == p {
-				return true
-			}
-		}
-	}
-	return false
+	fields := strings.FieldsFunc(s, func(r rune) bool { return r == '_' || r == '-' })
+	return slices.ContainsFunc(fields, func(f string) bool { return slices.Contains(parts, f) })
 }
 
 // subjectKeys are the argument names, in order of preference, that say what a call is about.
@@ -118,12 +109,7 @@ func argSubject(args map[string]any) string {
 			return strings.TrimSpace(s)
 		}
 	}
-	keys := make([]string, 0, len(args))
-	for k := range args {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(args)) {
 		if s, ok := args[k].(string); ok && strings.TrimSpace(s) != "" {
 			return strings.TrimSpace(s)
 		}

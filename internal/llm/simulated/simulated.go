@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"time"
 
@@ -322,32 +323,22 @@ const maxStems = 64
 // a tool's name scores 3 and one shared with its description 1; ties go by hash. It
 // picks a second tool sometimes, more often when that one is relevant too.
 func chooseTools(c *convo, tools []llm.ToolSpec) (chosen [2]int, n int) {
-	var stems [maxStems]uint64
-	ns := 0
-	for i := 0; ns < maxStems; {
+	// The stems of the user's first maxStems words that are not stopwords.
+	user := map[string]bool{}
+	for i, ns := 0, 0; ns < maxStems; ns++ {
 		w, ok := nextWord(c.user, i)
+		for ok && isStopword(w.text(c.user)) {
+			w, ok = nextWord(c.user, w.end)
+		}
 		if !ok {
 			break
 		}
 		i = w.end
-		if word := w.text(c.user); !isStopword(word) {
-			stems[ns] = stemHash(word)
-			ns++
-		}
+		user[stem(w.text(c.user))] = true
 	}
-	user := stems[:ns]
-	has := func(word string) bool {
-		if isStopword(word) {
-			return false
-		}
-		h := stemHash(word)
-		for _, u := range user {
-			if u == h {
-				return true
-			}
-		}
-		return false
-	}
+	has := func(word string) bool { return !isStopword(word) && user[stem(word)] }
+
+	// Rank the tools by the words their names and descriptions share with the user's.
 	type rank struct {
 		i     int
 		score int
@@ -404,31 +395,24 @@ func forNameParts(name string, f func(string)) {
 	}
 }
 
-// stemHash hashes a crude, case-insensitive stem of w so "files", "file" and "searching",
-// "search" match: a plural s and -ing/-ed are dropped and the rest cut to 6 bytes.
-func stemHash(w string) uint64 {
-	var buf [16]byte
-	n := 0
-	for i := 0; i < len(w) && n < len(buf); i++ {
-		c := w[i]
+// stem is a crude stem of w, lower-cased (ASCII only), so that "files", "file" and
+// "searching", "search" match: a plural s and -ing/-ed are dropped, the rest cut to 6 bytes.
+func stem(w string) string {
+	lower := []byte(w[:min(len(w), 16)])
+	for i, c := range lower {
 		if isUpper(c) {
-			c += 'a' - 'A'
+			lower[i] = c + 'a' - 'A'
 		}
-		buf[n] = c
-		n++
 	}
-	s := buf[:n]
+	s := string(lower)
 	if len(s) > 3 && s[len(s)-1] == 's' && s[len(s)-2] != 's' {
 		s = s[:len(s)-1]
 	}
 	switch {
-	case len(s) > 5 && string(s[len(s)-3:]) == "ing":
+	case len(s) > 5 && strings.HasSuffix(s, "ing"):
 		s = s[:len(s)-3]
-	case len(s) > 4 && string(s[len(s)-2:]) == "ed":
+	case len(s) > 4 && strings.HasSuffix(s, "ed"):
 		s = s[:len(s)-2]
 	}
-	if len(s) > 6 {
-		s = s[:6]
-	}
-	return hashString(string(s))
+	return s[:min(len(s), 6)]
 }
