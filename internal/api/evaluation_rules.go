@@ -60,6 +60,11 @@ func (s *Server) evaluationRuleRoutes() []route {
 			desc: "Changes any field (`enabled: false` pauses the rule); the result is checked as a new rule would be. Applies to executions that end from now on; " +
 				"judgments already recorded are made by the rule as it is when they are judged.",
 			body: evaluationRuleUpdateRequest{}, resp: store.EvaluationRule{}, h: s.updateEvaluationRule},
+		{method: "GET", path: v1 + "/evaluation-rules/{id}/judgments", op: "listEvaluationJudgments", tag: tag, scope: "scores:read", summary: "List a rule's judgments",
+			desc: "The executions the rule scores, newest first: each judgment's `status` (`pending`, `completed` with its `score_id`, `failed`), its `attempts`, " +
+				"and `last_error`, why its last attempt failed. Filter by `status`.", list: true,
+			params: []param{{name: "status", typ: "string", desc: "Only judgments in this state.", enum: store.JudgmentStatuses}},
+			resp:   store.Judgment{}, h: s.listJudgments},
 		{method: "DELETE", path: v1 + "/evaluation-rules/{id}", op: "deleteEvaluationRule", tag: tag, scope: "scores:write", summary: "Delete an evaluation rule",
 			desc: "Deletes the rule and its pending judgments, and answers with it as it was; the scores it gave stay. Deleting its evaluator or its agent deletes the rule too.",
 			resp: store.EvaluationRule{}, h: byID(s, s.store.EvaluationRuleDelete)},
@@ -138,5 +143,24 @@ func (s *Server) updateEvaluationRule(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	writeData(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) listJudgments(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	status := r.URL.Query().Get("status")
+	if status != "" {
+		if err := oneOf("status", status, store.JudgmentStatuses); err != nil {
+			return badRequest("%s", err.Error())
+		}
+	}
+	items, total, err := s.store.JudgmentRuleList(r.Context(), s.workspace(r), pathID(r, "id"), status, p)
+	if err != nil {
+		return err
+	}
+	writeList(w, items, p, total)
 	return nil
 }
