@@ -90,3 +90,25 @@ func (c *Client) EvaluationRuleUpdate(ctx context.Context, id string, in Evaluat
 func (c *Client) EvaluationRuleDelete(ctx context.Context, id string) (*EvaluationRule, error) {
 	return send[EvaluationRule](ctx, c, http.MethodDelete, evaluationRulePath(id), nil)
 }
+
+// Judgment is one execution a rule scores: Status pending, completed (ScoreID set) or
+// failed (LastError says why).
+type Judgment struct {
+	ID          string    `json:"id"`
+	WorkspaceID string    `json:"workspace_id"`
+	RuleID      string    `json:"rule_id"`
+	ExecutionID string    `json:"execution_id"`
+	Status      string    `json:"status"`
+	Attempts    int       `json:"attempts"`
+	ScoreID     *string   `json:"score_id"`
+	LastError   *string   `json:"last_error"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// JudgmentList lists a rule's judgments, newest first; status "" is any.
+func (c *Client) JudgmentList(ctx context.Context, ruleID, status string, o ListOptions) (*List[Judgment], error) {
+	q := o.values()
+	setIf(q, "status", status)
+	return list[Judgment](ctx, c, evaluationRulePath(ruleID)+"/judgments", q)
+}

@@ -50,6 +50,11 @@ func (s *Server) evaluationRuleRoutes() []route {
 			resp: store.EvaluationRule{}, h: byID(s, s.store.EvaluationRuleGet)},
 		{method: "PATCH", path: v1 + "/evaluation-rules/{id}", op: "updateEvaluationRule", tag: tag, scope: "scores:write", summary: "Update an evaluation rule",
 			body: evaluationRuleUpdateRequest{}, resp: store.EvaluationRule{}, h: s.updateEvaluationRule},
+		{method: "GET", path: v1 + "/evaluation-rules/{id}/judgments", op: "listEvaluationJudgments", tag: tag, scope: "scores:read", summary: "List a rule's judgments",
+			desc: "The executions the rule scores, newest first: each judgment's `status` (`pending`, `completed` with its `score_id`, `failed`), its `attempts`, " +
+				"and `last_error`, why its last attempt failed. Filter by `status`.", list: true,
+			params: []param{{name: "status", typ: "string", desc: "Only judgments in this state.", enum: store.JudgmentStatuses}},
+			resp:   store.Judgment{}, h: s.listJudgments},
 		{method: "DELETE", path: v1 + "/evaluation-rules/{id}", op: "deleteEvaluationRule", tag: tag, scope: "scores:write", summary: "Delete an evaluation rule",
 			resp: store.EvaluationRule{}, h: byID(s, s.store.EvaluationRuleDelete)},
 	}
@@ -127,5 +132,24 @@ func (s *Server) updateEvaluationRule(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	writeData(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) listJudgments(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	status := r.URL.Query().Get("status")
+	if status != "" {
+		if err := oneOf("status", status, store.JudgmentStatuses); err != nil {
+			return badRequest("%s", err.Error())
+		}
+	}
+	items, total, err := s.store.JudgmentRuleList(r.Context(), s.workspace(r), pathID(r, "id"), status, p)
+	if err != nil {
+		return err
+	}
+	writeList(w, items, p, total)
 	return nil
 }

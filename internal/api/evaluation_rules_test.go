@@ -85,6 +85,7 @@ func TestEvaluationRuleRoutes(t *testing.T) {
 	e.run([]scenario{
 		{name: "get", method: "GET", path: base + "/" + id, status: 200, fields: map[string]any{"data.evaluator_id": f.anyText}},
 		{name: "list by evaluator", method: "GET", path: base + "?evaluator_id=" + f.anyText, status: 200, fields: map[string]any{"pagination.total": 1.0}},
+		{name: "no judgment yet", method: "GET", path: base + "/" + id + "/judgments", status: 200, fields: map[string]any{"pagination.total": 0.0}},
 		{name: "list by another evaluator", method: "GET", path: base + "?evaluator_id=" + f.exact, status: 200, fields: map[string]any{"pagination.total": 0.0}},
 		{name: "disable, one agent, a filter", method: "PATCH", path: base + "/" + id, status: 200,
 			body:   `{"enabled":false,"agent_id":"` + f.agent + `","sampling":0.25,"filter":{"status":["completed","failed"],"source":["api"],"metadata":{"tier":"gold"}}}`,
@@ -233,6 +234,26 @@ func onlineEvaluation(t *testing.T, st *store.Store) {
 		if n, err := judge.RunDue(ctx); n != 0 || err != nil {
 			t.Fatalf("a second pass judged %d: %v", n, err)
 		}
+	})
+
+	base := "/api/v1/evaluation-rules/"
+	e.run([]scenario{
+		{name: "failed judgments say why", method: "GET", path: base + exact.ID + "/judgments?status=failed", status: 200,
+			fields: map[string]any{"pagination.total": float64(len(other)), "data.0.status": "failed", "data.0.attempts": 1.0, "data.0.score_id": nil},
+			check: func(t *testing.T, b map[string]any) {
+				if msg, _ := lookup(b, "data.0.last_error").(string); !strings.Contains(msg, "expected_output") {
+					t.Errorf("last_error %q", msg)
+				}
+			}},
+		{name: "completed judgments name their score", method: "GET", path: base + gold.ID + "/judgments", status: 200,
+			fields: map[string]any{"pagination.total": 8.0, "data.0.status": "completed", "data.0.last_error": nil},
+			check: func(t *testing.T, b map[string]any) {
+				if id, _ := lookup(b, "data.0.score_id").(string); id == "" {
+					t.Error("a completed judgment without its score")
+				}
+			}},
+		{name: "an unknown state", method: "GET", path: base + gold.ID + "/judgments?status=done", status: 400, message: "status"},
+		{name: "an unknown rule", method: "GET", path: base + "nope/judgments", status: 404},
 	})
 }
 

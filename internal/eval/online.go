@@ -270,7 +270,7 @@ func (o *Online) attempt(ctx context.Context, j *store.Judgment) {
 		held, err = o.st.JudgmentComplete(wctx, j.ID, o.cfg.Node, j.Attempts, sc)
 		if err == nil {
 			if !held {
-				log.Warn("judgment outlived its lease; another node took it over, its score stands")
+				log.Warn("judgment no longer held (another node took it over after its lease, or its rule or run was deleted); nothing written")
 			}
 			return
 		}
@@ -287,7 +287,7 @@ func (o *Online) attempt(ctx context.Context, j *store.Judgment) {
 	case rerr != nil:
 		log.Error("record failed judgment", "error", rerr, "cause", err)
 	case !held:
-		log.Warn("failed judgment outlived its lease; another node took it over", "error", err)
+		log.Warn("failed judgment no longer held (taken over, or its rule or run was deleted)", "error", err)
 	case next.IsZero():
 		log.Warn("judgment failed", "error", err)
 	default:

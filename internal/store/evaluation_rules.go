@@ -49,15 +49,20 @@ const (
 // Judgment is one execution a rule scores: pending until a judge claims it under a lease and
 // writes its score (completed), or gives up (failed).
 type Judgment struct {
-	ID          string
-	WorkspaceID string
-	RuleID      string
-	ExecutionID string
-	Status      string
-	Attempts    int
-	ScoreID     *string
-	LastError   *string
+	ID          string  `json:"id"`
+	WorkspaceID string  `json:"workspace_id"`
+	RuleID      string  `json:"rule_id"`
+	ExecutionID string  `json:"execution_id"`
+	Status      string  `json:"status" enum:"pending,completed,failed"`
+	Attempts    int     `json:"attempts" doc:"How many times a judge took it (a retry after a failure, or a takeover after a node died, counts)."`
+	ScoreID     *string `json:"score_id" doc:"The score it gave, once completed."`
+	LastError   *string `json:"last_error" doc:"Why the last attempt failed; null when none did."`
+	CreatedAt   Time    `json:"created_at" doc:"When the execution ended."`
+	UpdatedAt   Time    `json:"updated_at"`
 }
+
+// JudgmentStatuses lists the states of a judgment.
+var JudgmentStatuses = []string{JudgmentPending, JudgmentCompleted, JudgmentFailed}
 
 // EvaluationRuleFilter narrows EvaluationRuleList; zero fields match everything.
 type EvaluationRuleFilter struct {
@@ -192,11 +197,11 @@ func (s *Store) JudgmentCreate(ctx context.Context, ws, ruleID, execID string) e
 	return nil
 }
 
-const judgmentColumns = "id, workspace_id, rule_id, execution_id, status, attempts, score_id, last_error"
+const judgmentColumns = "id, workspace_id, rule_id, execution_id, status, attempts, score_id, last_error, created_at, updated_at"
 
 func scanJudgment(row interface{ Scan(...any) error }) (*Judgment, error) {
 	var j Judgment
-	err := row.Scan(&j.ID, &j.WorkspaceID, &j.RuleID, &j.ExecutionID, &j.Status, &j.Attempts, &j.ScoreID, &j.LastError)
+	err := row.Scan(&j.ID, &j.WorkspaceID, &j.RuleID, &j.ExecutionID, &j.Status, &j.Attempts, &j.ScoreID, &j.LastError, &j.CreatedAt, &j.UpdatedAt)
 	return &j, err
 }
 
@@ -208,6 +213,26 @@ func (s *Store) JudgmentList(ctx context.Context, ws, execID string) ([]*Judgmen
 		return nil, fmt.Errorf("judgments of %s: %w", execID, err)
 	}
 	return collect(rows, scanJudgment)
+}
+
+// JudgmentRuleList returns one page of a rule's judgments, newest first, optionally of one
+// status, and the total.
+func (s *Store) JudgmentRuleList(ctx context.Context, ws, ruleID, status string, p Page) ([]*Judgment, int, error) {
+	if _, err := s.EvaluationRuleGet(ctx, ws, ruleID); err != nil {
+		return nil, 0, err
+	}
+	where, args := whereClause("", ws, []cond{{"rule_id = $%d", ruleID}, {"status = $%d", status}})
+	q, qargs := pagedSelect(judgmentColumns, "evaluation_judgments", where, args, p)
+	rows, err := s.r.QueryContext(ctx, q, qargs...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list judgments: %w", err)
+	}
+	items, err := collect(rows, scanJudgment)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), "evaluation_judgments"+where, args)
+	return items, total, err
 }
 
 // JudgmentClaim takes up to limit pending judgments due at now for one attempt by node: each

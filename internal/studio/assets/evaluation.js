@@ -292,7 +292,8 @@ export async function rulesPage(params) {
 
 export async function rulePage(id) {
   const [r, evaluators, names] = await Promise.all([call('GET', `/evaluation-rules/${id}`), callAll('/evaluators'), agentNames()]);
-  const scores = await call('GET', `/scores?rule_id=${id}&limit=20`);
+  const [scores, failed] = await Promise.all([call('GET', `/scores?rule_id=${id}&limit=20`),
+    call('GET', `/evaluation-rules/${id}/judgments?status=failed&limit=20`)]);
   const c = ruleForm(r, evaluators, names);
   const ev = evaluators.find((e) => e.id === r.evaluator_id);
   render(`Rule: ${ev?.name || r.evaluator_id}`,
@@ -314,6 +315,10 @@ export async function rulePage(id) {
           toast('Rule deleted');
           go('#/rules');
         })))),
+    failed.length ? h('section', { 'aria-labelledby': 'h-rule-failed' }, h('h2', { id: 'h-rule-failed' }, 'Failed judgments'),
+      table('rule-failed', ['Run', 'Attempts', 'Why', 'When'], failed.map((j) => h('tr', {},
+        h('td', {}, h('a', { href: `#/executions/${j.execution_id}` }, j.execution_id)), h('td', {}, j.attempts),
+        h('td', { class: 'error' }, j.last_error || '—'), h('td', {}, when(j.updated_at)))))) : null,
     h('section', { 'aria-labelledby': 'h-rule-scores' }, h('h2', { id: 'h-rule-scores' }, 'Latest scores'),
       scores.length ? table('rule-scores', ['Run', 'Score', 'Comment', 'When'], scores.map((s) => h('tr', {},
         h('td', {}, h('a', { href: `#/executions/${s.execution_id}` }, s.execution_id)),

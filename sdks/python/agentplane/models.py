@@ -1127,6 +1127,23 @@ class IngestSpan(_IngestSpanRequired, total=False):
     """prompt_tokens and completion_tokens (total_tokens is derived)."""
 
 
+class Judgment(TypedDict):
+    attempts: int
+    """How many times a judge took it (a retry after a failure, or a takeover after a node died, counts)."""
+    created_at: str
+    """When the execution ended."""
+    execution_id: str
+    id: str
+    last_error: Optional[str]
+    """Why the last attempt failed; null when none did."""
+    rule_id: str
+    score_id: Optional[str]
+    """The score it gave, once completed."""
+    status: Literal["pending", "completed", "failed"]
+    updated_at: str
+    workspace_id: str
+
+
 class Judgments(TypedDict):
     completed: int
     """Judged: the score is written."""
@@ -2534,6 +2551,7 @@ __all__ = [
     "IngestRequest",
     "IngestResult",
     "IngestSpan",
+    "Judgment",
     "Judgments",
     "LLMModel",
     "Latency",

@@ -1246,6 +1246,28 @@ export interface paths {
         patch: operations["updateEvaluationRule"];
         trace?: never;
     };
+    "/api/v1/evaluation-rules/{id}/judgments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a rule's judgments
+         * @description The executions the rule scores, newest first: each judgment's `status` (`pending`, `completed` with its `score_id`, `failed`), its `attempts`, and `last_error`, why its last attempt failed. Filter by `status`.
+         *
+         *     Requires scope `scores:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        get: operations["listEvaluationJudgments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/evaluators": {
         parameters: {
             query?: never;
@@ -3862,6 +3884,30 @@ export interface components {
             token_usage?: components["schemas"]["TokenUsage"];
             /** @description The trace's id (OTLP: 32 hex digits; or an execution's trace id). */
             trace_id: string;
+        };
+        Judgment: {
+            /**
+             * Format: int64
+             * @description How many times a judge took it (a retry after a failure, or a takeover after a node died, counts).
+             */
+            attempts: number;
+            /**
+             * Format: date-time
+             * @description When the execution ended.
+             */
+            created_at: string;
+            execution_id: string;
+            id: string;
+            /** @description Why the last attempt failed; null when none did. */
+            last_error: string | null;
+            rule_id: string;
+            /** @description The score it gave, once completed. */
+            score_id: string | null;
+            /** @enum {string} */
+            status: "pending" | "completed" | "failed";
+            /** Format: date-time */
+            updated_at: string;
+            workspace_id: string;
         };
         Judgments: {
             /**
@@ -16610,6 +16656,142 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listEvaluationJudgments: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number (default 1). */
+                page?: number;
+                /** @description Items per page, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description The next_cursor of the previous page, instead of page: walks the whole list, each page as cheap as the first. */
+                cursor?: string;
+                /** @description Only judgments in this state. */
+                status?: "pending" | "completed" | "failed";
+            };
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+                /** @description The ETag of a response kept from before (or a list of them, or `*`): when it is the current one, the answer is 304 without a body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Judgment"][];
+                        message: string;
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Not Modified: If-None-Match named the current ETag; no body (use the one kept). */
+            304: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
