@@ -51,8 +51,7 @@ func (s *Server) evaluationRuleRoutes() []route {
 		{method: "PATCH", path: v1 + "/evaluation-rules/{id}", op: "updateEvaluationRule", tag: tag, scope: "scores:write", summary: "Update an evaluation rule",
 			body: evaluationRuleUpdateRequest{}, resp: store.EvaluationRule{}, h: s.updateEvaluationRule},
 		{method: "GET", path: v1 + "/evaluation-rules/{id}/judgments", op: "listEvaluationJudgments", tag: tag, scope: "scores:read", summary: "List a rule's judgments",
-			desc: "The executions the rule scores, newest first: each judgment's `status` (`pending`, `completed` with its `score_id`, `failed`), its `attempts`, " +
-				"and `last_error`, why its last attempt failed. Filter by `status`.", list: true,
+			list:   true,
 			params: []param{{name: "status", typ: "string", desc: "Only judgments in this state.", enum: store.JudgmentStatuses}},
 			resp:   store.Judgment{}, h: s.listJudgments},
 		{method: "DELETE", path: v1 + "/evaluation-rules/{id}", op: "deleteEvaluationRule", tag: tag, scope: "scores:write", summary: "Delete an evaluation rule",
