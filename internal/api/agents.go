@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentplane/agentplane/internal/agentconfig"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/schemacheck"
 	"github.com/agentplane/agentplane/internal/store"
@@ -107,12 +108,12 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := store.AgentFilter{Type: q.Get("type"), Status: q.Get("status"), Query: q.Get("q")}
 	if f.Type != "" {
-		if err := oneOf("type", f.Type, store.AgentTypes); err != nil {
+		if err := domain.OneOf("type", f.Type, store.AgentTypes); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
 	if f.Status != "" {
-		if err := oneOf("status", f.Status, store.AgentStatuses); err != nil {
+		if err := domain.OneOf("status", f.Status, store.AgentStatuses); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -136,8 +137,8 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if req.Status == "" {
 		req.Status = "active"
 	}
-	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200), maxLen("description", req.Description, 2000),
-		oneOf("type", req.Type, store.AgentTypes), oneOf("status", req.Status, store.AgentStatuses)); err != nil {
+	if err := domain.FirstErr(domain.NotBlank("name", req.Name), domain.MaxLen("name", req.Name, 200), domain.MaxLen("description", req.Description, 2000),
+		domain.OneOf("type", req.Type, store.AgentTypes), domain.OneOf("status", req.Status, store.AgentStatuses)); err != nil {
 		return err
 	}
 	ws := s.workspace(r)
@@ -155,7 +156,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if hook.secret != nil && hook.url == nil {
-		return invalid("webhook_secret", "needs a webhook_url")
+		return domain.Invalid("webhook_secret", "needs a webhook_url")
 	}
 	var a *store.Agent
 	var secret string
@@ -202,7 +203,7 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.Status != nil {
-		if err := oneOf("status", *req.Status, store.AgentStatuses); err != nil {
+		if err := domain.OneOf("status", *req.Status, store.AgentStatuses); err != nil {
 			return err
 		}
 		p.Status = req.Status
@@ -245,7 +246,7 @@ func (s *Server) createAgentVersion(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	if err := firstErr(maxLen("notes", req.Notes, 2000), checkConfigKeys(body, "config")); err != nil {
+	if err := domain.FirstErr(domain.MaxLen("notes", req.Notes, 2000), checkConfigKeys(body, "config")); err != nil {
 		return err
 	}
 	if req.BaseVersionID != "" || req.Base != "" {
@@ -271,9 +272,9 @@ func (s *Server) patchedConfig(r *http.Request, a *store.Agent, baseVersionID, b
 	var from *store.AgentConfig
 	switch {
 	case baseVersionID != "" && base != "":
-		return cfg, invalid("base", "give base_version_id or base, not both")
+		return cfg, domain.Invalid("base", "give base_version_id or base, not both")
 	case base != "" && base != "active":
-		return cfg, invalid("base", "must be \"active\", got %q", base)
+		return cfg, domain.Invalid("base", "must be \"active\", got %q", base)
 	case base == "active":
 		if a.Config == nil {
 			return cfg, conflict("agent %s has no active version to start from", a.ID)
@@ -309,7 +310,7 @@ func (s *Server) patchedConfig(r *http.Request, a *store.Agent, baseVersionID, b
 		}
 	}
 	if err := json.Unmarshal(doc, &cfg); err != nil {
-		return cfg, invalid("config", "the merged configuration is not valid: %s", err.Error())
+		return cfg, domain.Invalid("config", "the merged configuration is not valid: %s", err.Error())
 	}
 	return cfg, nil
 }
@@ -350,7 +351,7 @@ func (s *Server) previewAgent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.VersionID != "" && req.Config != nil {
-		return invalid("config", "give either version_id or config, not both")
+		return domain.Invalid("config", "give either version_id or config, not both")
 	}
 	var cfg *store.AgentConfig
 	var versionID *string
@@ -394,10 +395,10 @@ func validateInput(cfg *store.AgentConfig, input map[string]any) error {
 	}
 	sch, err := schemacheck.Compile(cfg.InputSchema)
 	if err != nil {
-		return invalid("config.input_schema", "%s", err.Error())
+		return domain.Invalid("config.input_schema", "%s", err.Error())
 	}
 	if err := sch.Validate(input); err != nil {
-		return invalid("input", "%s", err.Error())
+		return domain.Invalid("input", "%s", err.Error())
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -140,7 +141,7 @@ func (s *Server) createAnnotationQueue(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	req.Name = strings.TrimSpace(req.Name)
-	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200), maxLen("description", req.Description, 2000)); err != nil {
+	if err := domain.FirstErr(domain.NotBlank("name", req.Name), domain.MaxLen("name", req.Name, 200), domain.MaxLen("description", req.Description, 2000)); err != nil {
 		return err
 	}
 	q, err := s.store.AnnotationQueueCreate(r.Context(), &store.AnnotationQueue{WorkspaceID: s.workspace(r), Name: req.Name,
@@ -160,13 +161,13 @@ func (s *Server) updateAnnotationQueue(w http.ResponseWriter, r *http.Request) e
 	p := store.AnnotationQueuePatch{Description: req.Description}
 	if req.Name != nil {
 		name := strings.TrimSpace(*req.Name)
-		if err := firstErr(required("name", name), maxLen("name", name, 200)); err != nil {
+		if err := domain.FirstErr(domain.NotBlank("name", name), domain.MaxLen("name", name, 200)); err != nil {
 			return err
 		}
 		p.Name = &name
 	}
 	if req.Description != nil {
-		if err := maxLen("description", *req.Description, 2000); err != nil {
+		if err := domain.MaxLen("description", *req.Description, 2000); err != nil {
 			return err
 		}
 	}
@@ -188,7 +189,7 @@ func (s *Server) listAnnotationItems(w http.ResponseWriter, r *http.Request) err
 	}
 	status := r.URL.Query().Get("status")
 	if status != "" {
-		if err := oneOf("status", status, store.AnnotationStatuses); err != nil {
+		if err := domain.OneOf("status", status, store.AnnotationStatuses); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -209,11 +210,11 @@ func (s *Server) addAnnotationItems(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	if len(req.ExecutionIDs) == 0 || len(req.ExecutionIDs) > maxAnnotationAdd {
-		return invalid("execution_ids", "must list 1 to %d executions, got %d", maxAnnotationAdd, len(req.ExecutionIDs))
+		return domain.Invalid("execution_ids", "must list 1 to %d executions, got %d", maxAnnotationAdd, len(req.ExecutionIDs))
 	}
 	for i, id := range req.ExecutionIDs {
 		if strings.TrimSpace(id) == "" {
-			return invalid("execution_ids", "item %d is empty", i)
+			return domain.Invalid("execution_ids", "item %d is empty", i)
 		}
 	}
 	added, skipped, err := s.store.AnnotationItemsAdd(r.Context(), s.workspace(r), pathID(r, "id"), req.ExecutionIDs)
@@ -261,18 +262,18 @@ func (s *Server) completeAnnotationItem(w http.ResponseWriter, r *http.Request) 
 		return err
 	}
 	if len(req.Scores) == 0 || len(req.Scores) > 20 {
-		return invalid("scores", "must hold 1 to 20 scores, got %d", len(req.Scores))
+		return domain.Invalid("scores", "must hold 1 to 20 scores, got %d", len(req.Scores))
 	}
 	scores := make([]*store.Score, len(req.Scores))
 	for i, sc := range req.Scores {
-		if err := required(fmt.Sprintf("scores[%d].config_id", i), sc.ConfigID); err != nil {
+		if err := domain.NotBlank(fmt.Sprintf("scores[%d].config_id", i), sc.ConfigID); err != nil {
 			return err
 		}
-		if err := maxLen(fmt.Sprintf("scores[%d].comment", i), sc.Comment, maxScoreCommentLen); err != nil {
+		if err := domain.MaxLen(fmt.Sprintf("scores[%d].comment", i), sc.Comment, maxScoreCommentLen); err != nil {
 			return err
 		}
 		if sc.StringValue != nil {
-			if err := maxLen(fmt.Sprintf("scores[%d].string_value", i), *sc.StringValue, maxScoreLabelLen); err != nil {
+			if err := domain.MaxLen(fmt.Sprintf("scores[%d].string_value", i), *sc.StringValue, maxScoreLabelLen); err != nil {
 				return err
 			}
 		}

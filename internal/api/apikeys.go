@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -76,7 +77,7 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200)); err != nil {
+	if err := domain.FirstErr(domain.NotBlank("name", req.Name), domain.MaxLen("name", req.Name, 200)); err != nil {
 		return err
 	}
 	if err := auth.ValidateScopes(req.Scopes); err != nil {
@@ -93,10 +94,10 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if req.ExpiresAt != nil {
 		t, err := time.Parse(time.RFC3339, *req.ExpiresAt)
 		if err != nil {
-			return invalid("expires_at", "must be an RFC 3339 time such as 2030-01-02T15:04:05Z, got %q", *req.ExpiresAt)
+			return domain.Invalid("expires_at", "must be an RFC 3339 time such as 2030-01-02T15:04:05Z, got %q", *req.ExpiresAt)
 		}
 		if !t.After(time.Now()) {
-			return invalid("expires_at", "must be in the future, got %s", *req.ExpiresAt)
+			return domain.Invalid("expires_at", "must be in the future, got %s", *req.ExpiresAt)
 		}
 		expires = &store.Time{Time: t.UTC().Truncate(time.Millisecond)}
 	}

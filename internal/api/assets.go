@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/agentplane/agentplane/internal/assets"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -80,24 +81,24 @@ func (s *Server) uploadAsset(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ws := s.workspace(r)
-	if err := firstErr(required("mime_type", req.MimeType), maxLen("mime_type", req.MimeType, 255)); err != nil {
+	if err := domain.FirstErr(domain.NotBlank("mime_type", req.MimeType), domain.MaxLen("mime_type", req.MimeType, 255)); err != nil {
 		return err
 	}
 	if t, _, err := mime.ParseMediaType(req.MimeType); err != nil || !strings.Contains(t, "/") {
-		return invalid("mime_type", "must be a media type such as image/png, got %q", req.MimeType)
+		return domain.Invalid("mime_type", "must be a media type such as image/png, got %q", req.MimeType)
 	}
-	if err := maxLen("name", req.Name, maxAssetName); err != nil {
+	if err := domain.MaxLen("name", req.Name, maxAssetName); err != nil {
 		return err
 	}
 	if strings.ContainsFunc(req.Name, func(c rune) bool { return unicode.IsControl(c) || c == '/' || c == '\\' }) {
-		return invalid("name", "must not contain control characters or slashes")
+		return domain.Invalid("name", "must not contain control characters or slashes")
 	}
 	if req.Data == "" {
-		return invalid("data", "is required: the base64 content")
+		return domain.Invalid("data", "is required: the base64 content")
 	}
 	data, err := base64.StdEncoding.DecodeString(req.Data)
 	if err != nil {
-		return invalid("data", "is not valid base64 (standard alphabet, padded): %v", err)
+		return domain.Invalid("data", "is not valid base64 (standard alphabet, padded): %v", err)
 	}
 	in := assets.Input{WorkspaceID: ws, MimeType: req.MimeType, Name: req.Name, Source: store.AssetSourceUpload}
 	if req.ExecutionID != nil && *req.ExecutionID != "" {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -81,7 +82,7 @@ func (s *Server) createChatSession(w http.ResponseWriter, r *http.Request) error
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := firstErr(required("agent_id", req.AgentID), maxLen("title", req.Title, 200), checkEndUser(req.EndUserID)); err != nil {
+	if err := domain.FirstErr(domain.NotBlank("agent_id", req.AgentID), domain.MaxLen("title", req.Title, 200), checkEndUser(req.EndUserID)); err != nil {
 		return err
 	}
 	ws := s.workspace(r)
@@ -118,7 +119,7 @@ func (s *Server) updateChatSession(w http.ResponseWriter, r *http.Request) error
 	}
 	var p store.ChatSessionPatch
 	if req.Title != nil {
-		if err := maxLen("title", *req.Title, 200); err != nil {
+		if err := domain.MaxLen("title", *req.Title, 200); err != nil {
 			return err
 		}
 		p.Title = req.Title
@@ -197,9 +198,9 @@ func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request, key, hash
 		return nil, err
 	}
 	if strings.TrimSpace(req.Content) == "" {
-		return nil, invalid("content", "is required and must not be empty")
+		return nil, domain.Invalid("content", "is required and must not be empty")
 	}
-	if err := firstErr(maxLen("content", req.Content, 100_000), checkEndUser(req.EndUserID)); err != nil {
+	if err := domain.FirstErr(domain.MaxLen("content", req.Content, 100_000), checkEndUser(req.EndUserID)); err != nil {
 		return nil, err
 	}
 	endUser := c.EndUserID

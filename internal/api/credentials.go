@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm/providers"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/store"
@@ -71,12 +72,12 @@ func checkModelCredential(provider string, metadata map[string]any) error {
 	}
 	if d, ok := metadata["default"]; ok {
 		if _, isBool := d.(bool); !isBool {
-			return invalid("metadata.default", "must be true or false")
+			return domain.Invalid("metadata.default", "must be true or false")
 		}
 	}
 	if w, ok := metadata["weight"]; ok {
 		if f, isNum := w.(float64); !isNum || f < 0 || f > 1000 {
-			return invalid("metadata.weight", "must be a number from 0 to 1000 (its share of the provider's calls; 0 keeps it out of the pool)")
+			return domain.Invalid("metadata.weight", "must be a number from 0 to 1000 (its share of the provider's calls; 0 keeps it out of the pool)")
 		}
 	}
 	return nil
@@ -107,7 +108,7 @@ func (s *Server) listCredentials(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := store.CredentialFilter{Type: q.Get("type"), Provider: q.Get("provider"), Query: q.Get("q")}
 	if f.Type != "" {
-		if err := oneOf("type", f.Type, store.CredentialTypes); err != nil {
+		if err := domain.OneOf("type", f.Type, store.CredentialTypes); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -134,7 +135,7 @@ func (v *secretValue) UnmarshalJSON(b []byte) error {
 		return badRequest("value: expected string, got %s", jsonValueKind(b))
 	}
 	if hasLoneSurrogate(b) {
-		return invalid("value", "must be valid Unicode text; it holds a lone UTF-16 surrogate escape (\\ud800 to \\udfff) that would be replaced")
+		return domain.Invalid("value", "must be valid Unicode text; it holds a lone UTF-16 surrogate escape (\\ud800 to \\udfff) that would be replaced")
 	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
@@ -201,10 +202,10 @@ func unicodeEscapeAt(b []byte, i int) (rune, bool) {
 // checkCredentialValue validates a secret without ever echoing it.
 func checkCredentialValue(v string) error {
 	if strings.TrimSpace(v) == "" {
-		return invalid("value", "is required and must not be empty")
+		return domain.Invalid("value", "is required and must not be empty")
 	}
 	if len(v) > maxCredentialValue {
-		return invalid("value", "must be at most %d bytes", maxCredentialValue)
+		return domain.Invalid("value", "must be at most %d bytes", maxCredentialValue)
 	}
 	return nil
 }
@@ -214,8 +215,8 @@ func (s *Server) createCredential(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200), oneOf("type", req.Type, store.CredentialTypes),
-		maxLen("provider", req.Provider, 100), maxLen("description", req.Description, 2000), checkCredentialValue(string(req.Value)),
+	if err := domain.FirstErr(domain.NotBlank("name", req.Name), domain.MaxLen("name", req.Name, 200), domain.OneOf("type", req.Type, store.CredentialTypes),
+		domain.MaxLen("provider", req.Provider, 100), domain.MaxLen("description", req.Description, 2000), checkCredentialValue(string(req.Value)),
 		checkModelCredential(strings.TrimSpace(req.Provider), req.Metadata)); err != nil {
 		return err
 	}
@@ -241,7 +242,7 @@ func (s *Server) updateCredential(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	if req.Provider != nil {
-		if err := maxLen("provider", *req.Provider, 100); err != nil {
+		if err := domain.MaxLen("provider", *req.Provider, 100); err != nil {
 			return err
 		}
 		p.Provider = ptr(strings.TrimSpace(*req.Provider))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/eval"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -132,7 +133,7 @@ func (s *Server) createDataset(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200), maxLen("description", req.Description, 2000)); err != nil {
+	if err := domain.FirstErr(domain.NotBlank("name", req.Name), domain.MaxLen("name", req.Name, 200), domain.MaxLen("description", req.Description, 2000)); err != nil {
 		return err
 	}
 	d, err := eval.CreateDataset(r.Context(), s.store, &store.Dataset{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name),
@@ -185,7 +186,7 @@ func (s *Server) updateDatasetItem(w http.ResponseWriter, r *http.Request) error
 		p.ExpectedOutput = ptr(json.RawMessage("null"))
 	}
 	if isNullField(body, "input") {
-		return invalid("input", "must be a JSON object, not null")
+		return domain.Invalid("input", "must be a JSON object, not null")
 	}
 	if req.Input != nil {
 		p.Input = ptr(store.JSONObject(*req.Input))
@@ -287,7 +288,7 @@ func readItemLines(w http.ResponseWriter, r *http.Request) ([]datasetItemRequest
 		return nil, nil, errorf(http.StatusBadRequest, "%s", joinErrors(bad))
 	}
 	if len(out) == 0 {
-		return nil, nil, invalid("items", "the JSONL body holds no item: send one JSON object a line")
+		return nil, nil, domain.Invalid("items", "the JSONL body holds no item: send one JSON object a line")
 	}
 	return out, lines, nil
 }

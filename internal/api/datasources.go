@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/datasource"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -100,7 +101,7 @@ func (s *Server) listDataSources(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := store.DataSourceFilter{Type: q.Get("type"), Query: q.Get("q")}
 	if f.Type != "" {
-		if err := oneOf("type", f.Type, store.DataSourceTypes); err != nil {
+		if err := domain.OneOf("type", f.Type, store.DataSourceTypes); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -116,7 +117,7 @@ func (s *Server) listDataSources(w http.ResponseWriter, r *http.Request) error {
 func fieldError(err error) error {
 	var fe *datasource.FieldError
 	if errors.As(err, &fe) {
-		return invalid(fe.Field, "%s", fe.Message)
+		return domain.Invalid(fe.Field, "%s", fe.Message)
 	}
 	return err
 }
@@ -137,8 +138,8 @@ func (s *Server) createDataSource(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200), maxLen("description", req.Description, 2000),
-		oneOf("type", req.Type, store.DataSourceTypes), maxLen("notes", req.Notes, 2000)); err != nil {
+	if err := domain.FirstErr(domain.NotBlank("name", req.Name), domain.MaxLen("name", req.Name, 200), domain.MaxLen("description", req.Description, 2000),
+		domain.OneOf("type", req.Type, store.DataSourceTypes), domain.MaxLen("notes", req.Notes, 2000)); err != nil {
 		return err
 	}
 	if req.Config == nil {
@@ -231,9 +232,9 @@ func (s *Server) createDataSourceVersion(w http.ResponseWriter, r *http.Request)
 		return err
 	}
 	if req.Config == nil {
-		return invalid("config", "is required: give the version's configuration object")
+		return domain.Invalid("config", "is required: give the version's configuration object")
 	}
-	if err := firstErr(maxLen("notes", req.Notes, 2000), checkDataSourceConfig(d.Type, req.Config)); err != nil {
+	if err := domain.FirstErr(domain.MaxLen("notes", req.Notes, 2000), checkDataSourceConfig(d.Type, req.Config)); err != nil {
 		return err
 	}
 	v, err := s.store.DataSourceVersionCreate(r.Context(), &store.DataSourceVersion{
@@ -278,7 +279,7 @@ func (s *Server) queryDataSource(w http.ResponseWriter, r *http.Request) error {
 	limit := 0
 	if req.Limit != nil {
 		if *req.Limit < 1 {
-			return invalid("limit", "must be at least 1")
+			return domain.Invalid("limit", "must be at least 1")
 		}
 		limit = *req.Limit
 	}
@@ -304,7 +305,7 @@ func dataSourceError(err error) error {
 	var se *datasource.SourceError
 	switch {
 	case errors.As(err, &qe):
-		return invalid("query", "%s", qe.Message)
+		return domain.Invalid("query", "%s", qe.Message)
 	case errors.As(err, &se) && se.Unreachable:
 		return &Error{Status: http.StatusBadGateway, Code: "data_source_unavailable", Message: se.Message}
 	case errors.As(err, &se):

@@ -51,11 +51,6 @@ func badRequest(format string, args ...any) *Error {
 	return errorf(http.StatusBadRequest, format, args...)
 }
 
-// invalid is a 422 naming the field at fault.
-func invalid(field, format string, args ...any) *Error {
-	return errorf(http.StatusUnprocessableEntity, "%s: %s", field, fmt.Sprintf(format, args...))
-}
-
 func conflict(format string, args ...any) *Error { return errorf(http.StatusConflict, format, args...) }
 
 func notFound(resource, id string) *Error {

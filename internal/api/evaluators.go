@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/eval"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -75,7 +76,7 @@ func (s *Server) listEvaluators(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := store.EvaluatorFilter{Type: q.Get("type"), Name: q.Get("name"), Query: q.Get("q")}
 	if f.Type != "" {
-		if err := oneOf("type", f.Type, eval.Types()); err != nil {
+		if err := domain.OneOf("type", f.Type, eval.Types()); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -92,8 +93,8 @@ func (s *Server) createEvaluator(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200), maxLen("description", req.Description, 2000),
-		required("type", req.Type), maxLen("score_name", req.ScoreName, maxScoreNameLen)); err != nil {
+	if err := domain.FirstErr(domain.NotBlank("name", req.Name), domain.MaxLen("name", req.Name, 200), domain.MaxLen("description", req.Description, 2000),
+		domain.NotBlank("type", req.Type), domain.MaxLen("score_name", req.ScoreName, maxScoreNameLen)); err != nil {
 		return err
 	}
 	ev := &store.Evaluator{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name), Description: req.Description, Type: req.Type,
@@ -116,7 +117,7 @@ func (s *Server) updateEvaluator(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.ScoreName != nil {
-		if err := maxLen("score_name", *req.ScoreName, maxScoreNameLen); err != nil {
+		if err := domain.MaxLen("score_name", *req.ScoreName, maxScoreNameLen); err != nil {
 			return err
 		}
 	}
@@ -164,7 +165,7 @@ func (s *Server) testEvaluator(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if len(req.Output) == 0 {
-		return invalid("output", "is required: the output to judge (any JSON)")
+		return domain.Invalid("output", "is required: the output to judge (any JSON)")
 	}
 	res, err := eval.Run(r.Context(), s.store, s.engine.Judge, ev, eval.Case{Input: req.Input, Output: req.Output, ExpectedOutput: req.ExpectedOutput, Metadata: req.Metadata})
 	if err != nil {

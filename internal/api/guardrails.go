@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/guardrail"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -159,7 +160,7 @@ func (s *Server) testGuardrail(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.Text == nil {
-		return invalid("text", "is required")
+		return domain.Invalid("text", "is required")
 	}
 	stage := guardrail.Stage(req.Stage)
 	switch {
@@ -168,7 +169,7 @@ func (s *Server) testGuardrail(w http.ResponseWriter, r *http.Request) error {
 	case req.Stage == "":
 		stage = guardrail.StageInput
 	default:
-		if err := oneOf("stage", req.Stage, guardrail.Stages); err != nil {
+		if err := domain.OneOf("stage", req.Stage, guardrail.Stages); err != nil {
 			return err
 		}
 	}

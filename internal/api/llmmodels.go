@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -65,7 +66,7 @@ func (s *Server) listLLMModels(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := store.LLMModelFilter{Provider: q.Get("provider"), Capability: q.Get("capability"), Query: q.Get("q"), Source: q.Get("source")}
 	if f.Source != "" {
-		if err := oneOf("source", f.Source, []string{store.ModelSourceCatalog, store.ModelSourceWorkspace}); err != nil {
+		if err := domain.OneOf("source", f.Source, []string{store.ModelSourceCatalog, store.ModelSourceWorkspace}); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -89,14 +90,14 @@ func (s *Server) getLLMModel(w http.ResponseWriter, r *http.Request) error {
 // checkModelNumbers validates a model's size and prices.
 func checkModelNumbers(contextWindow, maxOutput *int, in, out *float64) error {
 	if contextWindow != nil && (*contextWindow < 1 || *contextWindow > 100_000_000) {
-		return invalid("context_window", "must be between 1 and 100000000")
+		return domain.Invalid("context_window", "must be between 1 and 100000000")
 	}
 	if maxOutput != nil && (*maxOutput < 0 || *maxOutput > 100_000_000) {
-		return invalid("max_output_tokens", "must be between 0 and 100000000")
+		return domain.Invalid("max_output_tokens", "must be between 0 and 100000000")
 	}
 	for field, v := range map[string]*float64{"input_price_per_million": in, "output_price_per_million": out} {
 		if v != nil && (*v < 0 || *v > 1_000_000 || math.IsNaN(*v)) {
-			return invalid(field, "must be between 0 and 1000000 (USD per million tokens)")
+			return domain.Invalid(field, "must be between 0 and 1000000 (USD per million tokens)")
 		}
 	}
 	return nil
@@ -104,11 +105,11 @@ func checkModelNumbers(contextWindow, maxOutput *int, in, out *float64) error {
 
 func checkCapabilities(caps []string) error {
 	if len(caps) > 32 {
-		return invalid("capabilities", "must have at most 32 entries")
+		return domain.Invalid("capabilities", "must have at most 32 entries")
 	}
 	for i, c := range caps {
 		if strings.TrimSpace(c) == "" || len(c) > 50 {
-			return invalid("capabilities", "entry %d must be 1 to 50 characters", i)
+			return domain.Invalid("capabilities", "entry %d must be 1 to 50 characters", i)
 		}
 	}
 	return nil
@@ -120,14 +121,14 @@ func (s *Server) createLLMModel(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	req.ID, req.Provider = strings.TrimSpace(req.ID), strings.TrimSpace(req.Provider)
-	if err := firstErr(required("id", req.ID), maxLen("id", req.ID, 200), required("provider", req.Provider), maxLen("provider", req.Provider, 100),
-		maxLen("name", req.Name, 200), maxLen("description", req.Description, 2000),
+	if err := domain.FirstErr(domain.NotBlank("id", req.ID), domain.MaxLen("id", req.ID, 200), domain.NotBlank("provider", req.Provider), domain.MaxLen("provider", req.Provider, 100),
+		domain.MaxLen("name", req.Name, 200), domain.MaxLen("description", req.Description, 2000),
 		checkModelNumbers(&req.ContextWindow, &req.MaxOutputTokens, &req.InputPricePerMillion, &req.OutputPricePerMillion),
 		checkCapabilities(req.Capabilities)); err != nil {
 		return err
 	}
 	if strings.ContainsAny(req.ID, "\n\r\t") {
-		return invalid("id", "must not contain control characters")
+		return domain.Invalid("id", "must not contain control characters")
 	}
 	name := strings.TrimSpace(req.Name)
 	if name == "" {
@@ -175,7 +176,7 @@ func (s *Server) updateLLMModel(w http.ResponseWriter, r *http.Request) error {
 	}
 	if req.Provider != nil {
 		v := strings.TrimSpace(*req.Provider)
-		if err := firstErr(required("provider", v), maxLen("provider", v, 100)); err != nil {
+		if err := domain.FirstErr(domain.NotBlank("provider", v), domain.MaxLen("provider", v, 100)); err != nil {
 			return err
 		}
 		p.Provider = &v

@@ -8,6 +8,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/mcpspec"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -127,7 +128,7 @@ func (s *Server) listMCPTools(w http.ResponseWriter, r *http.Request) error {
 	f := store.MCPToolFilter{Transport: q.Get("transport"), Query: q.Get("q")}
 	if f.Transport != "" {
 		f.Transport = mcpspec.NormalizeTransport(f.Transport)
-		if err := oneOf("transport", f.Transport, store.MCPTransports); err != nil {
+		if err := domain.OneOf("transport", f.Transport, store.MCPTransports); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -230,7 +231,7 @@ func (s *Server) validateMCPTool(ctx context.Context, st *store.Store, ws string
 		return err
 	}
 	if t.Transport == "stdio" && !s.cfg.AllowStdioMCP {
-		return invalid("transport", "stdio MCP servers run a command on the server's host, which this server does not allow; "+
+		return domain.Invalid("transport", "stdio MCP servers run a command on the server's host, which this server does not allow; "+
 			"start it with --allow-stdio-mcp (ALLOW_STDIO_MCP=true), or use streamable_http or sse")
 	}
 	return nil

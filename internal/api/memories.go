@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -68,15 +69,15 @@ func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) error {
 // checkMemory validates the fields of a memory that are set (nil fields are left alone).
 func (s *Server) checkMemory(ctx context.Context, ws string, agentID, key, content *string) error {
 	if content != nil {
-		if err := required("content", *content); err != nil {
+		if err := domain.NotBlank("content", *content); err != nil {
 			return err
 		}
 		if len(*content) > maxMemoryContentBytes {
-			return invalid("content", "must be at most %d bytes (64 KiB), got %d", maxMemoryContentBytes, len(*content))
+			return domain.Invalid("content", "must be at most %d bytes (64 KiB), got %d", maxMemoryContentBytes, len(*content))
 		}
 	}
 	if key != nil {
-		if err := maxLen("key", *key, maxMemoryKeyLen); err != nil {
+		if err := domain.MaxLen("key", *key, maxMemoryKeyLen); err != nil {
 			return err
 		}
 	}

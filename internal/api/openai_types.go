@@ -160,7 +160,7 @@ func openAIErrorType(status int) string {
 func openAIErrorOf(ae *Error) OpenAIErrorBody {
 	e := OpenAIError{Message: ae.Message, Type: openAIErrorType(ae.Status), Code: ae.Code, ExecutionID: ae.ExecutionID}
 	if field, _, ok := strings.Cut(ae.Message, ": "); ok && ae.Status == http.StatusUnprocessableEntity && !strings.Contains(field, " ") {
-		e.Param = &field // invalid() names the field first
+		e.Param = &field // a FieldError names the field first
 	}
 	return OpenAIErrorBody{Error: e}
 }

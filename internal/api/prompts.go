@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/prompttmpl"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -112,11 +113,11 @@ func (s *Server) listPrompts(w http.ResponseWriter, r *http.Request) error {
 
 // checkTemplate is the 422 for a template that is empty, too long or does not parse.
 func checkTemplate(text string) error {
-	if err := firstErr(required("template", text), maxLen("template", text, maxTemplateLen)); err != nil {
+	if err := domain.FirstErr(domain.NotBlank("template", text), domain.MaxLen("template", text, maxTemplateLen)); err != nil {
 		return err
 	}
 	if _, err := prompttmpl.Parse(text); err != nil {
-		return invalid("template", "%s", err.Error())
+		return domain.Invalid("template", "%s", err.Error())
 	}
 	return nil
 }
@@ -124,11 +125,11 @@ func checkTemplate(text string) error {
 // checkTags rejects blank, overlong or too many tags, naming the one at fault.
 func checkTags(tags []string) error {
 	if len(tags) > maxTags {
-		return invalid("tags", "must hold at most %d tags", maxTags)
+		return domain.Invalid("tags", "must hold at most %d tags", maxTags)
 	}
 	for i, t := range tags {
 		field := fmt.Sprintf("tags[%d]", i)
-		if err := firstErr(required(field, t), maxLen(field, t, maxTagLen)); err != nil {
+		if err := domain.FirstErr(domain.NotBlank(field, t), domain.MaxLen(field, t, maxTagLen)); err != nil {
 			return err
 		}
 	}
@@ -148,8 +149,8 @@ func (s *Server) createPrompt(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200), maxLen("description", req.Description, 2000),
-		checkTags(req.Tags), checkTemplate(req.Template), maxLen("notes", req.Notes, 2000)); err != nil {
+	if err := domain.FirstErr(domain.NotBlank("name", req.Name), domain.MaxLen("name", req.Name, 200), domain.MaxLen("description", req.Description, 2000),
+		checkTags(req.Tags), checkTemplate(req.Template), domain.MaxLen("notes", req.Notes, 2000)); err != nil {
 		return err
 	}
 	ws := s.workspace(r)
@@ -203,7 +204,7 @@ func (s *Server) createPromptVersion(w http.ResponseWriter, r *http.Request) err
 	if _, err := s.store.PromptGet(r.Context(), ws, id); err != nil {
 		return err
 	}
-	if err := firstErr(checkTemplate(req.Template), maxLen("notes", req.Notes, 2000)); err != nil {
+	if err := domain.FirstErr(checkTemplate(req.Template), domain.MaxLen("notes", req.Notes, 2000)); err != nil {
 		return err
 	}
 	v, err := s.store.PromptVersionCreate(r.Context(), &store.PromptVersion{WorkspaceID: ws, PromptID: id,
@@ -245,11 +246,11 @@ func (s *Server) previewPrompt(w http.ResponseWriter, r *http.Request) error {
 	}
 	missing := tmpl.Missing(req.Variables)
 	if req.Strict && len(missing) > 0 {
-		return invalid("variables", "missing %s (strict mode renders only when every variable the template uses is given)", strings.Join(missing, ", "))
+		return domain.Invalid("variables", "missing %s (strict mode renders only when every variable the template uses is given)", strings.Join(missing, ", "))
 	}
 	rendered, err := tmpl.Render(req.Variables)
 	if err != nil {
-		return invalid("variables", "%s", err.Error())
+		return domain.Invalid("variables", "%s", err.Error())
 	}
 	writeData(w, http.StatusOK, PromptPreview{PromptID: id, VersionID: v.ID, Version: v.Version, Rendered: rendered,
 		Variables: v.Variables, Missing: missing})

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -132,7 +133,7 @@ func scoreFilter(r *http.Request) (store.ScoreFilter, error) {
 		allowed []string
 	}{"data_type": {f.DataType, store.ScoreDataTypes}, "source": {f.Source, store.ScoreSources}} {
 		if v.val != "" {
-			if err := oneOf(name, v.val, v.allowed); err != nil {
+			if err := domain.OneOf(name, v.val, v.allowed); err != nil {
 				return f, badRequest("%s", err.Error())
 			}
 		}
@@ -183,26 +184,26 @@ func (s *Server) createScore(w http.ResponseWriter, r *http.Request) error {
 	}
 	if req.ConfigID == nil || *req.ConfigID == "" {
 		req.ConfigID = nil
-		if err := required("name", req.Name); err != nil {
-			return invalid("name", "is required without config_id")
+		if err := domain.NotBlank("name", req.Name); err != nil {
+			return domain.Invalid("name", "is required without config_id")
 		}
 	}
-	checks := []error{maxLen("name", req.Name, maxScoreNameLen), maxLen("comment", req.Comment, maxScoreCommentLen)}
+	checks := []error{domain.MaxLen("name", req.Name, maxScoreNameLen), domain.MaxLen("comment", req.Comment, maxScoreCommentLen)}
 	if req.DataType != "" {
-		checks = append(checks, oneOf("data_type", req.DataType, store.ScoreDataTypes))
+		checks = append(checks, domain.OneOf("data_type", req.DataType, store.ScoreDataTypes))
 	}
 	if req.Source != "" {
-		checks = append(checks, oneOf("source", req.Source, store.ScoreSources))
+		checks = append(checks, domain.OneOf("source", req.Source, store.ScoreSources))
 	}
 	if req.StringValue != nil {
-		checks = append(checks, maxLen("string_value", *req.StringValue, maxScoreLabelLen))
+		checks = append(checks, domain.MaxLen("string_value", *req.StringValue, maxScoreLabelLen))
 	}
 	for name, id := range map[string]*string{"execution_id": req.ExecutionID, "trace_id": req.TraceID, "span_id": req.SpanID, "session_id": req.SessionID} {
 		if id != nil {
-			checks = append(checks, maxLen(name, *id, maxScoreTargetLen))
+			checks = append(checks, domain.MaxLen(name, *id, maxScoreTargetLen))
 		}
 	}
-	if err := firstErr(checks...); err != nil {
+	if err := domain.FirstErr(checks...); err != nil {
 		return err
 	}
 	sc, err := s.store.ScoreCreate(r.Context(), &store.Score{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name), ConfigID: req.ConfigID,
@@ -223,12 +224,12 @@ func (s *Server) updateScore(w http.ResponseWriter, r *http.Request) error {
 	}
 	var checks []error
 	if req.StringValue != nil {
-		checks = append(checks, maxLen("string_value", *req.StringValue, maxScoreLabelLen))
+		checks = append(checks, domain.MaxLen("string_value", *req.StringValue, maxScoreLabelLen))
 	}
 	if req.Comment != nil {
-		checks = append(checks, maxLen("comment", *req.Comment, maxScoreCommentLen))
+		checks = append(checks, domain.MaxLen("comment", *req.Comment, maxScoreCommentLen))
 	}
-	if err := firstErr(checks...); err != nil {
+	if err := domain.FirstErr(checks...); err != nil {
 		return err
 	}
 	p := store.ScorePatch{Value: req.Value, StringValue: req.StringValue, Comment: req.Comment}
@@ -251,7 +252,7 @@ func (s *Server) listScoreConfigs(w http.ResponseWriter, r *http.Request) error 
 	q := r.URL.Query()
 	f := store.ScoreConfigFilter{DataType: q.Get("data_type"), Query: q.Get("q")}
 	if f.DataType != "" {
-		if err := oneOf("data_type", f.DataType, store.ScoreDataTypes); err != nil {
+		if err := domain.OneOf("data_type", f.DataType, store.ScoreDataTypes); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -271,8 +272,8 @@ func (s *Server) createScoreConfig(w http.ResponseWriter, r *http.Request) error
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, maxScoreNameLen),
-		required("data_type", req.DataType), maxLen("description", req.Description, 2000)); err != nil {
+	if err := domain.FirstErr(domain.NotBlank("name", req.Name), domain.MaxLen("name", req.Name, maxScoreNameLen),
+		domain.NotBlank("data_type", req.DataType), domain.MaxLen("description", req.Description, 2000)); err != nil {
 		return err
 	}
 	c, err := s.store.ScoreConfigCreate(r.Context(), &store.ScoreConfig{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name),
@@ -298,7 +299,7 @@ func (s *Server) updateScoreConfig(w http.ResponseWriter, r *http.Request) error
 		}
 		var dt string
 		if json.Unmarshal(raw, &dt) != nil || dt != cur.DataType {
-			return invalid("data_type", "cannot be changed (score config %s is %s); create another config", id, cur.DataType)
+			return domain.Invalid("data_type", "cannot be changed (score config %s is %s); create another config", id, cur.DataType)
 		}
 	}
 	name, err := patchName(req.Name)

@@ -16,6 +16,7 @@ import (
 	"github.com/agentplane/agentplane/internal/api/docsui"
 	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/datasource"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/metrics"
 	"github.com/agentplane/agentplane/internal/ratelimit"
 	"github.com/agentplane/agentplane/internal/runtime"
@@ -267,7 +268,7 @@ func (s *Server) wrap(rt route) http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		if err := firstErr(checkPathIDs(r, ids), checkQuery(r)); err != nil {
+		if err := domain.FirstErr(checkPathIDs(r, ids), checkQuery(r)); err != nil {
 			s.writeError(w, r, err)
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -98,7 +99,7 @@ func (s *Server) listTraces(w http.ResponseWriter, r *http.Request) error {
 	f := store.TraceFilter{AgentID: q.Get("agent_id"), ExecutionID: q.Get("execution_id"), SessionID: q.Get("session_id"),
 		EndUserID: q.Get("end_user_id"), Status: q.Get("status"), ServiceName: q.Get("service_name")}
 	if f.Status != "" {
-		if err := oneOf("status", f.Status, store.ExecutionStatuses); err != nil {
+		if err := domain.OneOf("status", f.Status, store.ExecutionStatuses); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -136,7 +137,7 @@ func (s *Server) traceSummary(w http.ResponseWriter, r *http.Request) error {
 	}
 	span, ok := summaryWindows[window]
 	if !ok {
-		return invalid("window", "must be one of 1h, 24h, 7d, 30d, got %q", window)
+		return domain.Invalid("window", "must be one of 1h, 24h, 7d, 30d, got %q", window)
 	}
 	bucket := q.Get("bucket")
 	if bucket == "" {
@@ -147,7 +148,7 @@ func (s *Server) traceSummary(w http.ResponseWriter, r *http.Request) error {
 	}
 	size, ok := summaryBuckets[bucket]
 	if !ok {
-		return invalid("bucket", "must be hour or day, got %q", bucket)
+		return domain.Invalid("bucket", "must be hour or day, got %q", bucket)
 	}
 	to := store.Now()
 	from := store.Time{Time: to.Add(-span).Truncate(size)}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/triggers"
 	"github.com/agentplane/agentplane/internal/triggers/platform"
@@ -174,7 +175,7 @@ func (s *Server) buildTriggerConfig(ctx context.Context, ws, typ string, in map[
 	sort.Strings(keys)
 	for _, k := range keys {
 		if _, ok := known[k]; !ok {
-			return nil, nil, invalid("config."+k, "unknown field for a %s trigger; known fields: %s", typ, strings.Join(names, ", "))
+			return nil, nil, domain.Invalid("config."+k, "unknown field for a %s trigger; known fields: %s", typ, strings.Join(names, ", "))
 		}
 	}
 	config, secrets := store.JSONObject{}, store.TriggerSecrets{}
@@ -186,7 +187,7 @@ func (s *Server) buildTriggerConfig(ctx context.Context, ws, typ string, in map[
 		v, ok := in[f.name]
 		if !ok || v == nil {
 			if f.required {
-				return nil, nil, invalid(field, "is required for a %s trigger", typ)
+				return nil, nil, domain.Invalid(field, "is required for a %s trigger", typ)
 			}
 			continue
 		}
@@ -194,23 +195,23 @@ func (s *Server) buildTriggerConfig(ctx context.Context, ws, typ string, in map[
 		case "bool":
 			b, isBool := v.(bool)
 			if !isBool {
-				return nil, nil, invalid(field, "must be true or false")
+				return nil, nil, domain.Invalid(field, "must be true or false")
 			}
 			config[f.name] = b
 			continue
 		}
 		str, isStr := v.(string)
 		if !isStr {
-			return nil, nil, invalid(field, "must be a string")
+			return nil, nil, domain.Invalid(field, "must be a string")
 		}
 		if strings.TrimSpace(str) == "" {
 			if f.required {
-				return nil, nil, invalid(field, "is required for a %s trigger and must not be empty", typ)
+				return nil, nil, domain.Invalid(field, "is required for a %s trigger and must not be empty", typ)
 			}
 			continue
 		}
 		if len(str) > 1000 {
-			return nil, nil, invalid(field, "must be at most 1000 bytes")
+			return nil, nil, domain.Invalid(field, "must be at most 1000 bytes")
 		}
 		switch f.kind {
 		case "secret":
@@ -220,13 +221,13 @@ func (s *Server) buildTriggerConfig(ctx context.Context, ws, typ string, in map[
 			}
 			if f.check != nil {
 				if err := f.check(str); err != nil {
-					return nil, nil, invalid(field, "%s", err.Error())
+					return nil, nil, domain.Invalid(field, "%s", err.Error())
 				}
 			}
 			secrets[f.name] = str
 			continue
 		case "enum":
-			if err := oneOf(field, str, f.enum); err != nil {
+			if err := domain.OneOf(field, str, f.enum); err != nil {
 				return nil, nil, err
 			}
 		case "credential":
@@ -236,7 +237,7 @@ func (s *Server) buildTriggerConfig(ctx context.Context, ws, typ string, in map[
 		}
 		if f.check != nil {
 			if err := f.check(str); err != nil {
-				return nil, nil, invalid(field, "%s", err.Error())
+				return nil, nil, domain.Invalid(field, "%s", err.Error())
 			}
 		}
 		config[f.name] = str
@@ -249,7 +250,7 @@ func (s *Server) buildTriggerConfig(ctx context.Context, ws, typ string, in map[
 		all[k] = v
 	}
 	if err := platform.ValidateConfig(typ, all); err != nil {
-		return nil, nil, invalid("config", "%s", err.Error())
+		return nil, nil, domain.Invalid("config", "%s", err.Error())
 	}
 	if typ == "schedule" {
 		tz, _ := config["timezone"].(string)
@@ -257,7 +258,7 @@ func (s *Server) buildTriggerConfig(ctx context.Context, ws, typ string, in map[
 		if _, err := triggers.ParseSchedule(cronExpr, tz); err != nil {
 			var fe *triggers.FieldError
 			if errors.As(err, &fe) {
-				return nil, nil, invalid("config."+fe.Field, "%s", fe.Message)
+				return nil, nil, domain.Invalid("config."+fe.Field, "%s", fe.Message)
 			}
 			return nil, nil, err
 		}
@@ -272,17 +273,17 @@ func checkInputMapping(typ string, m map[string]string) error {
 		return nil
 	}
 	if typ == "schedule" {
-		return invalid("input_mapping", "does not apply to a schedule; its run input is the trigger's input")
+		return domain.Invalid("input_mapping", "does not apply to a schedule; its run input is the trigger's input")
 	}
 	if len(m) > 50 {
-		return invalid("input_mapping", "must have at most 50 fields")
+		return domain.Invalid("input_mapping", "must have at most 50 fields")
 	}
 	for k, v := range m {
 		if strings.TrimSpace(k) == "" || len(k) > 200 {
-			return invalid("input_mapping", "field names must be 1 to 200 characters")
+			return domain.Invalid("input_mapping", "field names must be 1 to 200 characters")
 		}
 		if strings.TrimSpace(v) == "" || len(v) > 500 {
-			return invalid("input_mapping."+k, "must be a GJSON path of 1 to 500 characters, e.g. payload.event.text")
+			return domain.Invalid("input_mapping."+k, "must be a GJSON path of 1 to 500 characters, e.g. payload.event.text")
 		}
 	}
 	return nil
@@ -294,11 +295,11 @@ func checkWebhookURL(v string) error {
 		return nil
 	}
 	if len(v) > 2000 {
-		return invalid("webhook_url", "must be at most 2000 characters")
+		return domain.Invalid("webhook_url", "must be at most 2000 characters")
 	}
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-		return invalid("webhook_url", "must be an absolute http:// or https:// URL without credentials")
+		return domain.Invalid("webhook_url", "must be an absolute http:// or https:// URL without credentials")
 	}
 	return nil
 }
@@ -307,7 +308,7 @@ func checkWebhookURL(v string) error {
 func (s *Server) checkTriggerVersion(ctx context.Context, ws, agentID, versionID string) error {
 	if _, err := s.store.AgentVersionGet(ctx, ws, agentID, versionID); err != nil {
 		if store.IsNotFound(err) {
-			return invalid("version_id", "agent %s has no version %s", agentID, versionID)
+			return domain.Invalid("version_id", "agent %s has no version %s", agentID, versionID)
 		}
 		return err
 	}
@@ -398,7 +399,7 @@ func (s *Server) listTriggers(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := store.TriggerFilter{AgentID: q.Get("agent_id"), Type: q.Get("type")}
 	if f.Type != "" {
-		if err := oneOf("type", f.Type, store.TriggerTypes); err != nil {
+		if err := domain.OneOf("type", f.Type, store.TriggerTypes); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -415,20 +416,20 @@ func (s *Server) createTrigger(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := firstErr(required("agent_id", req.AgentID), oneOf("type", req.Type, store.TriggerTypes), required("name", req.Name),
-		maxLen("name", req.Name, 200), checkWebhookURL(req.WebhookURL), maxLen("webhook_secret", req.WebhookSecret, 1000),
+	if err := domain.FirstErr(domain.NotBlank("agent_id", req.AgentID), domain.OneOf("type", req.Type, store.TriggerTypes), domain.NotBlank("name", req.Name),
+		domain.MaxLen("name", req.Name, 200), checkWebhookURL(req.WebhookURL), domain.MaxLen("webhook_secret", req.WebhookSecret, 1000),
 		checkInputMapping(req.Type, req.InputMapping)); err != nil {
 		return err
 	}
 	if req.Input != nil && req.Type != "schedule" {
-		return invalid("input", "is only for schedules; map a %s event to the run's input with input_mapping", req.Type)
+		return domain.Invalid("input", "is only for schedules; map a %s event to the run's input with input_mapping", req.Type)
 	}
 	if req.WebhookSecret != "" && req.WebhookURL == "" {
-		return invalid("webhook_secret", "needs webhook_url")
+		return domain.Invalid("webhook_secret", "needs webhook_url")
 	}
 	if req.WebhookSecret != "" {
 		if err := webhook.CheckSecret(req.WebhookSecret); err != nil {
-			return invalid("webhook_secret", "%s", err.Error())
+			return domain.Invalid("webhook_secret", "%s", err.Error())
 		}
 	}
 	var generated string
@@ -536,7 +537,7 @@ func (s *Server) updateTrigger(w http.ResponseWriter, r *http.Request) error {
 	}
 	if req.Input != nil {
 		if cur.Type != "schedule" {
-			return invalid("input", "is only for schedules; map a %s event to the run's input with input_mapping", cur.Type)
+			return domain.Invalid("input", "is only for schedules; map a %s event to the run's input with input_mapping", cur.Type)
 		}
 		in := store.JSONObject(*req.Input)
 		if in == nil {
@@ -552,7 +553,7 @@ func (s *Server) updateTrigger(w http.ResponseWriter, r *http.Request) error {
 	}
 	if req.WebhookSecret != nil && *req.WebhookSecret != "" {
 		if err := webhook.CheckSecret(*req.WebhookSecret); err != nil {
-			return invalid("webhook_secret", "%s", err.Error())
+			return domain.Invalid("webhook_secret", "%s", err.Error())
 		}
 	}
 	// A webhook added without a secret gets one, shown in this answer only (as on create).
@@ -595,7 +596,7 @@ func (s *Server) updateTrigger(w http.ResponseWriter, r *http.Request) error {
 		p.Config, p.Secrets, next.Config = &config, &secrets, config
 	}
 	if next.WebhookURL == "" && req.WebhookSecret != nil && *req.WebhookSecret != "" {
-		return invalid("webhook_secret", "needs webhook_url")
+		return domain.Invalid("webhook_secret", "needs webhook_url")
 	}
 	if cur.Type == "schedule" {
 		if req.Input != nil || p.VersionID != nil {
