@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/agentplane/agentplane/internal/agentconfig"
 	"github.com/agentplane/agentplane/internal/domain"
@@ -17,7 +20,7 @@ import (
 const DefaultModel = "gpt-4o-mini"
 
 type agentCreateRequest struct {
-	Name        string             `json:"name" maxLength:"200" doc:"Display name."`
+	Name        string             `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
 	Description string             `json:"description,omitempty" maxLength:"2000"`
 	Type        string             `json:"type" enum:"simple,agent,chain,workflow,multi_agent,approval"`
 	Status      string             `json:"status,omitempty" enum:"active,inactive,archived" doc:"Defaults to active."`
@@ -31,7 +34,7 @@ type agentCreateRequest struct {
 }
 
 type agentUpdateRequest struct {
-	Name        *string         `json:"name,omitempty" maxLength:"200"`
+	Name        *string         `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Description *string         `json:"description,omitempty" maxLength:"2000"`
 	Status      *string         `json:"status,omitempty" enum:"active,inactive,archived"`
 	Tags        *[]string       `json:"tags,omitempty"`
@@ -47,6 +50,25 @@ type agentVersionCreateRequest struct {
 	// BaseVersionID and Base make config a patch of an existing version's config.
 	BaseVersionID string `json:"base_version_id,omitempty" doc:"Start from this version's config and apply config as a merge patch."`
 	Base          string `json:"base,omitempty" enum:"active" doc:"\"active\": start from the active version's config and apply config as a merge patch."`
+}
+
+// TransformSchema documents config as a merge patch when the version starts from a base: its
+// model may be left out then (AgentConfigPatch), and only then.
+func (agentVersionCreateRequest) TransformSchema(r huma.Registry, s *huma.Schema) *huma.Schema {
+	const name = "AgentConfigPatch"
+	if _, ok := r.Map()[name]; !ok {
+		patch := *r.Map()["AgentConfig"]
+		patch.Required = slices.DeleteFunc(slices.Clone(patch.Required), func(f string) bool { return f == "model" })
+		patch.Description = "An agent config in which every field may be left out: with base_version_id or base, a merge patch."
+		r.Map()[name] = &patch
+	}
+	s.Properties["config"] = &huma.Schema{Ref: "#/components/schemas/" + name, Description: s.Properties["config"].Description}
+	s.AnyOf = []*huma.Schema{
+		{Required: []string{"config"}, Properties: map[string]*huma.Schema{"config": {Required: []string{"model"}}}},
+		{Required: []string{"base_version_id"}, Properties: map[string]*huma.Schema{"base_version_id": {MinLength: ptr(1)}}},
+		{Required: []string{"base"}, Properties: map[string]*huma.Schema{"base": {MinLength: ptr(1)}}},
+	}
+	return s
 }
 
 type agentPreviewRequest struct {
@@ -137,8 +159,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if req.Status == "" {
 		req.Status = "active"
 	}
-	if err := domain.FirstErr(domain.NotBlank("name", req.Name), domain.MaxLen("name", req.Name, 200), domain.MaxLen("description", req.Description, 2000),
-		domain.OneOf("type", req.Type, store.AgentTypes), domain.OneOf("status", req.Status, store.AgentStatuses)); err != nil {
+	if err := domain.NotBlank("name", req.Name); err != nil {
 		return err
 	}
 	ws := s.workspace(r)
@@ -246,7 +267,7 @@ func (s *Server) createAgentVersion(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	if err := domain.FirstErr(domain.MaxLen("notes", req.Notes, 2000), checkConfigKeys(body, "config")); err != nil {
+	if err := checkConfigKeys(body, "config"); err != nil {
 		return err
 	}
 	if req.BaseVersionID != "" || req.Base != "" {

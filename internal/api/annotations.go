@@ -18,13 +18,13 @@ const annotationClaimTTL = 10 * time.Minute
 const maxAnnotationAdd = 1000
 
 type annotationQueueCreateRequest struct {
-	Name           string   `json:"name" minLength:"1" maxLength:"200" doc:"Unique in the workspace."`
+	Name           string   `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Unique in the workspace."`
 	Description    string   `json:"description,omitempty" maxLength:"2000"`
 	ScoreConfigIDs []string `json:"score_config_ids" minItems:"1" maxItems:"20" doc:"The score configs reviewers score items under (not archived)."`
 }
 
 type annotationQueueUpdateRequest struct {
-	Name           *string   `json:"name,omitempty" minLength:"1" maxLength:"200"`
+	Name           *string   `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Description    *string   `json:"description,omitempty" maxLength:"2000"`
 	ScoreConfigIDs *[]string `json:"score_config_ids,omitempty" minItems:"1" maxItems:"20" doc:"Replaces the list; items reviewed already keep their scores."`
 }
@@ -141,7 +141,7 @@ func (s *Server) createAnnotationQueue(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	req.Name = strings.TrimSpace(req.Name)
-	if err := domain.FirstErr(domain.NotBlank("name", req.Name), domain.MaxLen("name", req.Name, 200), domain.MaxLen("description", req.Description, 2000)); err != nil {
+	if err := domain.NotBlank("name", req.Name); err != nil {
 		return err
 	}
 	q, err := s.store.AnnotationQueueCreate(r.Context(), &store.AnnotationQueue{WorkspaceID: s.workspace(r), Name: req.Name,
@@ -161,15 +161,12 @@ func (s *Server) updateAnnotationQueue(w http.ResponseWriter, r *http.Request) e
 	p := store.AnnotationQueuePatch{Description: req.Description}
 	if req.Name != nil {
 		name := strings.TrimSpace(*req.Name)
-		if err := domain.FirstErr(domain.NotBlank("name", name), domain.MaxLen("name", name, 200)); err != nil {
+		if err := domain.NotBlank("name", name); err != nil {
 			return err
 		}
 		p.Name = &name
 	}
 	if req.Description != nil {
-		if err := domain.MaxLen("description", *req.Description, 2000); err != nil {
-			return err
-		}
 	}
 	if req.ScoreConfigIDs != nil {
 		p.ScoreConfigIDs = ptr(store.Strings(*req.ScoreConfigIDs))
@@ -269,13 +266,7 @@ func (s *Server) completeAnnotationItem(w http.ResponseWriter, r *http.Request) 
 		if err := domain.NotBlank(fmt.Sprintf("scores[%d].config_id", i), sc.ConfigID); err != nil {
 			return err
 		}
-		if err := domain.MaxLen(fmt.Sprintf("scores[%d].comment", i), sc.Comment, maxScoreCommentLen); err != nil {
-			return err
-		}
 		if sc.StringValue != nil {
-			if err := domain.MaxLen(fmt.Sprintf("scores[%d].string_value", i), *sc.StringValue, maxScoreLabelLen); err != nil {
-				return err
-			}
 		}
 		scores[i] = &store.Score{ConfigID: ptr(sc.ConfigID), Value: sc.Value, StringValue: sc.StringValue, Comment: sc.Comment,
 			Metadata: store.JSONObject(sc.Metadata)}

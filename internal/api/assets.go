@@ -14,11 +14,8 @@ import (
 	"github.com/agentplane/agentplane/internal/store"
 )
 
-// maxAssetName bounds an uploaded asset's name.
-const maxAssetName = 255
-
 type assetUploadRequest struct {
-	MimeType    string  `json:"mime_type" maxLength:"255" doc:"The media type of the content, e.g. image/png; it decides the asset's type (image/*, audio/*, else file)."`
+	MimeType    string  `json:"mime_type" minLength:"1" pattern:"\\S" maxLength:"255" doc:"The media type of the content, e.g. image/png; it decides the asset's type (image/*, audio/*, else file)."`
 	Data        string  `json:"data" doc:"The content, base64 (standard alphabet, padded). The whole request is at most 1 MiB, so about 750 KiB of content."`
 	Name        string  `json:"name,omitempty" maxLength:"255" doc:"A file name to serve it under."`
 	ExecutionID *string `json:"execution_id,omitempty" doc:"An execution of the workspace to link the asset to."`
@@ -81,14 +78,11 @@ func (s *Server) uploadAsset(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ws := s.workspace(r)
-	if err := domain.FirstErr(domain.NotBlank("mime_type", req.MimeType), domain.MaxLen("mime_type", req.MimeType, 255)); err != nil {
+	if err := domain.NotBlank("mime_type", req.MimeType); err != nil {
 		return err
 	}
 	if t, _, err := mime.ParseMediaType(req.MimeType); err != nil || !strings.Contains(t, "/") {
 		return domain.Invalid("mime_type", "must be a media type such as image/png, got %q", req.MimeType)
-	}
-	if err := domain.MaxLen("name", req.Name, maxAssetName); err != nil {
-		return err
 	}
 	if strings.ContainsFunc(req.Name, func(c rune) bool { return unicode.IsControl(c) || c == '/' || c == '\\' }) {
 		return domain.Invalid("name", "must not contain control characters or slashes")

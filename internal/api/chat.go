@@ -14,7 +14,7 @@ import (
 )
 
 type chatSessionCreateRequest struct {
-	AgentID   string         `json:"agent_id"`
+	AgentID   string         `json:"agent_id" minLength:"1" pattern:"\\S"`
 	Title     string         `json:"title,omitempty" maxLength:"200"`
 	Metadata  map[string]any `json:"metadata,omitempty"`
 	EndUserID string         `json:"end_user_id,omitempty" maxLength:"200" doc:"Your own id for the end user the session is for; each message's run carries it."`
@@ -82,7 +82,7 @@ func (s *Server) createChatSession(w http.ResponseWriter, r *http.Request) error
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := domain.FirstErr(domain.NotBlank("agent_id", req.AgentID), domain.MaxLen("title", req.Title, 200), checkEndUser(req.EndUserID)); err != nil {
+	if err := domain.FirstErr(domain.NotBlank("agent_id", req.AgentID), checkEndUser(req.EndUserID)); err != nil {
 		return err
 	}
 	ws := s.workspace(r)
@@ -119,9 +119,6 @@ func (s *Server) updateChatSession(w http.ResponseWriter, r *http.Request) error
 	}
 	var p store.ChatSessionPatch
 	if req.Title != nil {
-		if err := domain.MaxLen("title", *req.Title, 200); err != nil {
-			return err
-		}
 		p.Title = req.Title
 	}
 	if req.Metadata != nil {
@@ -200,7 +197,7 @@ func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request, key, hash
 	if strings.TrimSpace(req.Content) == "" {
 		return nil, domain.Invalid("content", "is required and must not be empty")
 	}
-	if err := domain.FirstErr(domain.MaxLen("content", req.Content, 100_000), checkEndUser(req.EndUserID)); err != nil {
+	if err := checkEndUser(req.EndUserID); err != nil {
 		return nil, err
 	}
 	endUser := c.EndUserID

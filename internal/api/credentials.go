@@ -17,20 +17,20 @@ import (
 const maxCredentialValue = 16 << 10
 
 type credentialCreateRequest struct {
-	Name        string         `json:"name" maxLength:"200" doc:"Display name."`
+	Name        string         `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
 	Type        string         `json:"type" enum:"api_key,bearer_token,basic_auth,database_url,oauth2"`
 	Provider    string         `json:"provider,omitempty" maxLength:"100" doc:"The service the credential is for, e.g. openai or postgres. Model providers: openai, anthropic, google, deepseek, xai, mistral, groq, together, openrouter, cohere, ollama, openai_compatible."`
 	Description string         `json:"description,omitempty" maxLength:"2000"`
 	Metadata    map[string]any `json:"metadata,omitempty" doc:"Non-secret settings. For a model provider: base_url (http or https; required for ollama and openai_compatible; with the version path for the Chat Completions family, e.g. http://localhost:11434/v1, the host root for anthropic and google) default (true: the only credential runs use for this provider when several exist) and weight (0 to 1000, default 1: without a default, the provider's credentials form a pool and each call goes to one drawn by weight; a credential answering 429 or 5xx cools down for every node; 0 keeps it out of the pool)."`
-	Value       secretValue    `json:"value" maxLength:"16384" doc:"The secret. It is encrypted at rest and never returned: responses carry masked_value. Text as sent: a lone UTF-16 surrogate escape such as \\udc80, which JSON decoders silently replace, is a 422."`
+	Value       secretValue    `json:"value" minLength:"1" pattern:"\\S" maxLength:"16384" doc:"The secret. It is encrypted at rest and never returned: responses carry masked_value. Text as sent: a lone UTF-16 surrogate escape such as \\udc80, which JSON decoders silently replace, is a 422."`
 }
 
 type credentialUpdateRequest struct {
-	Name        *string         `json:"name,omitempty" maxLength:"200"`
+	Name        *string         `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Provider    *string         `json:"provider,omitempty" maxLength:"100"`
 	Description *string         `json:"description,omitempty" maxLength:"2000"`
 	Metadata    *map[string]any `json:"metadata,omitempty" doc:"Replaces the metadata object."`
-	Value       *secretValue    `json:"value,omitempty" maxLength:"16384" doc:"A new secret (rotation); encrypted at rest and never returned. A lone UTF-16 surrogate escape is a 422, as on create."`
+	Value       *secretValue    `json:"value,omitempty" minLength:"1" pattern:"\\S" maxLength:"16384" doc:"A new secret (rotation); encrypted at rest and never returned. A lone UTF-16 surrogate escape is a 422, as on create."`
 }
 
 func (s *Server) credentialRoutes() []route {
@@ -215,8 +215,7 @@ func (s *Server) createCredential(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := domain.FirstErr(domain.NotBlank("name", req.Name), domain.MaxLen("name", req.Name, 200), domain.OneOf("type", req.Type, store.CredentialTypes),
-		domain.MaxLen("provider", req.Provider, 100), domain.MaxLen("description", req.Description, 2000), checkCredentialValue(string(req.Value)),
+	if err := domain.FirstErr(domain.NotBlank("name", req.Name), checkCredentialValue(string(req.Value)),
 		checkModelCredential(strings.TrimSpace(req.Provider), req.Metadata)); err != nil {
 		return err
 	}
@@ -242,9 +241,6 @@ func (s *Server) updateCredential(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	if req.Provider != nil {
-		if err := domain.MaxLen("provider", *req.Provider, 100); err != nil {
-			return err
-		}
 		p.Provider = ptr(strings.TrimSpace(*req.Provider))
 	}
 	if p.Description, err = patchDescription(req.Description); err != nil {

@@ -20,14 +20,14 @@ import (
 )
 
 type datasetCreateRequest struct {
-	Name        string          `json:"name" maxLength:"200" doc:"Unique in the workspace."`
+	Name        string          `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Unique in the workspace."`
 	Description string          `json:"description,omitempty" maxLength:"2000"`
 	Metadata    map[string]any  `json:"metadata,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema,omitempty" doc:"A JSON Schema (draft 2020-12) every item's input must satisfy."`
 }
 
 type datasetUpdateRequest struct {
-	Name        *string          `json:"name,omitempty" maxLength:"200"`
+	Name        *string          `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Description *string          `json:"description,omitempty" maxLength:"2000"`
 	Metadata    *map[string]any  `json:"metadata,omitempty" doc:"Replaces the whole object."`
 	InputSchema *json.RawMessage `json:"input_schema,omitempty" doc:"A new schema, which every item already in the dataset must satisfy; null removes it."`
@@ -133,7 +133,7 @@ func (s *Server) createDataset(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := domain.FirstErr(domain.NotBlank("name", req.Name), domain.MaxLen("name", req.Name, 200), domain.MaxLen("description", req.Description, 2000)); err != nil {
+	if err := domain.NotBlank("name", req.Name); err != nil {
 		return err
 	}
 	d, err := eval.CreateDataset(r.Context(), s.store, &store.Dataset{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name),

@@ -9,13 +9,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/danielgtaylor/huma/v2"
+
 	"github.com/agentplane/agentplane/internal/datasource"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
 type dataSourceCreateRequest struct {
-	Name         string         `json:"name" maxLength:"200" doc:"Display name."`
+	Name         string         `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
 	Type         string         `json:"type" enum:"postgres,mysql,sqlite,http"`
 	Description  string         `json:"description,omitempty" maxLength:"2000"`
 	CredentialID *string        `json:"credential_id,omitempty" doc:"Id of a credential of the workspace used to connect: a database_url credential (postgres:// URL, MySQL DSN or mysql:// URL, SQLite file path) for SQL sources; a bearer_token, oauth2, api_key or basic_auth credential for http sources."`
@@ -24,7 +26,7 @@ type dataSourceCreateRequest struct {
 }
 
 type dataSourceUpdateRequest struct {
-	Name         *string         `json:"name,omitempty" maxLength:"200"`
+	Name         *string         `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Description  *string         `json:"description,omitempty" maxLength:"2000"`
 	CredentialID json.RawMessage `json:"credential_id,omitempty" doc:"A credential id of the workspace, or null (or \"\") to detach the credential."`
 }
@@ -53,6 +55,13 @@ type DataSourceQueryResult struct {
 	RowCount   int                `json:"row_count"`
 	DurationMS int64              `json:"duration_ms"`
 	Truncated  bool               `json:"truncated" doc:"True when rows were left out: more matched than the limit (or max_rows) allowed, or the next row would have taken the result past max_bytes."`
+}
+
+// TransformSchema documents credential_id as nullableID reads it: a string, or null.
+func (dataSourceUpdateRequest) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	p := s.Properties["credential_id"]
+	p.Type, p.Nullable = huma.TypeString, true
+	return s
 }
 
 func (s *Server) dataSourceRoutes() []route {
@@ -138,8 +147,7 @@ func (s *Server) createDataSource(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := domain.FirstErr(domain.NotBlank("name", req.Name), domain.MaxLen("name", req.Name, 200), domain.MaxLen("description", req.Description, 2000),
-		domain.OneOf("type", req.Type, store.DataSourceTypes), domain.MaxLen("notes", req.Notes, 2000)); err != nil {
+	if err := domain.NotBlank("name", req.Name); err != nil {
 		return err
 	}
 	if req.Config == nil {
@@ -234,7 +242,7 @@ func (s *Server) createDataSourceVersion(w http.ResponseWriter, r *http.Request)
 	if req.Config == nil {
 		return domain.Invalid("config", "is required: give the version's configuration object")
 	}
-	if err := domain.FirstErr(domain.MaxLen("notes", req.Notes, 2000), checkDataSourceConfig(d.Type, req.Config)); err != nil {
+	if err := checkDataSourceConfig(d.Type, req.Config); err != nil {
 		return err
 	}
 	v, err := s.store.DataSourceVersionCreate(r.Context(), &store.DataSourceVersion{

@@ -11,7 +11,7 @@ import (
 )
 
 type evaluatorCreateRequest struct {
-	Name          string         `json:"name" maxLength:"200" doc:"Unique in the workspace."`
+	Name          string         `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Unique in the workspace."`
 	Description   string         `json:"description,omitempty" maxLength:"2000"`
 	Type          string         `json:"type" enum:"exact_match,contains,regex,json_schema,json_match,similarity,llm_judge"`
 	Config        map[string]any `json:"config,omitempty" doc:"The type's options (see the README's evaluator types); unknown options are refused."`
@@ -20,7 +20,7 @@ type evaluatorCreateRequest struct {
 }
 
 type evaluatorUpdateRequest struct {
-	Name          *string         `json:"name,omitempty" maxLength:"200"`
+	Name          *string         `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Description   *string         `json:"description,omitempty" maxLength:"2000"`
 	Type          *string         `json:"type,omitempty" enum:"exact_match,contains,regex,json_schema,json_match,similarity,llm_judge"`
 	Config        *map[string]any `json:"config,omitempty" doc:"Replaces the whole object."`
@@ -93,8 +93,7 @@ func (s *Server) createEvaluator(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := domain.FirstErr(domain.NotBlank("name", req.Name), domain.MaxLen("name", req.Name, 200), domain.MaxLen("description", req.Description, 2000),
-		domain.NotBlank("type", req.Type), domain.MaxLen("score_name", req.ScoreName, maxScoreNameLen)); err != nil {
+	if err := domain.NotBlank("name", req.Name); err != nil {
 		return err
 	}
 	ev := &store.Evaluator{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name), Description: req.Description, Type: req.Type,
@@ -117,9 +116,6 @@ func (s *Server) updateEvaluator(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.ScoreName != nil {
-		if err := domain.MaxLen("score_name", *req.ScoreName, maxScoreNameLen); err != nil {
-			return err
-		}
 	}
 	var out *store.Evaluator
 	err = s.store.InTx(r.Context(), func(tx *store.Store) error {

@@ -10,7 +10,7 @@ import (
 )
 
 type guardrailCreateRequest struct {
-	Name        string                   `json:"name" maxLength:"200" doc:"Display name."`
+	Name        string                   `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
 	Description string                   `json:"description,omitempty" maxLength:"2000"`
 	AppliesTo   string                   `json:"applies_to,omitempty" enum:"input,output,both" doc:"Defaults to both."`
 	Action      string                   `json:"action,omitempty" enum:"block,warn,redact" doc:"Defaults to block."`
@@ -19,7 +19,7 @@ type guardrailCreateRequest struct {
 }
 
 type guardrailUpdateRequest struct {
-	Name        *string                   `json:"name,omitempty" maxLength:"200"`
+	Name        *string                   `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Description *string                   `json:"description,omitempty" maxLength:"2000"`
 	AppliesTo   *string                   `json:"applies_to,omitempty" enum:"input,output,both"`
 	Action      *string                   `json:"action,omitempty" enum:"block,warn,redact"`

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"math"
 	"net/http"
 	"strings"
 
@@ -10,25 +9,25 @@ import (
 )
 
 type llmModelCreateRequest struct {
-	ID                    string   `json:"id" maxLength:"200" doc:"The model id sent to the provider, e.g. llama3.1:8b or meta-llama/Llama-3.1-8B-Instruct."`
-	Provider              string   `json:"provider" maxLength:"100" doc:"Whose credential serves it by default, e.g. ollama or openai_compatible."`
+	ID                    string   `json:"id" minLength:"1" pattern:"\\S" maxLength:"200" doc:"The model id sent to the provider, e.g. llama3.1:8b or meta-llama/Llama-3.1-8B-Instruct."`
+	Provider              string   `json:"provider" minLength:"1" pattern:"\\S" maxLength:"100" doc:"Whose credential serves it by default, e.g. ollama or openai_compatible."`
 	Name                  string   `json:"name,omitempty" maxLength:"200" doc:"Display name (default: the id)."`
 	Description           string   `json:"description,omitempty" maxLength:"2000"`
-	ContextWindow         int      `json:"context_window" minimum:"1" doc:"Tokens the model reads at most; chat history is trimmed to fit."`
-	MaxOutputTokens       int      `json:"max_output_tokens,omitempty" minimum:"0" doc:"Tokens the model writes at most (0: unknown)."`
-	InputPricePerMillion  float64  `json:"input_price_per_million,omitempty" minimum:"0" doc:"USD per million prompt tokens (0 for a model you host)."`
-	OutputPricePerMillion float64  `json:"output_price_per_million,omitempty" minimum:"0" doc:"USD per million completion tokens."`
+	ContextWindow         int      `json:"context_window" minimum:"1" maximum:"100000000" doc:"Tokens the model reads at most; chat history is trimmed to fit."`
+	MaxOutputTokens       int      `json:"max_output_tokens,omitempty" minimum:"0" maximum:"100000000" doc:"Tokens the model writes at most (0: unknown)."`
+	InputPricePerMillion  float64  `json:"input_price_per_million,omitempty" minimum:"0" maximum:"1000000" doc:"USD per million prompt tokens (0 for a model you host)."`
+	OutputPricePerMillion float64  `json:"output_price_per_million,omitempty" minimum:"0" maximum:"1000000" doc:"USD per million completion tokens."`
 	Capabilities          []string `json:"capabilities,omitempty" doc:"e.g. chat, tools, json_mode, reasoning, streaming."`
 }
 
 type llmModelUpdateRequest struct {
-	Provider              *string   `json:"provider,omitempty" maxLength:"100"`
-	Name                  *string   `json:"name,omitempty" maxLength:"200"`
+	Provider              *string   `json:"provider,omitempty" minLength:"1" pattern:"\\S" maxLength:"100"`
+	Name                  *string   `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Description           *string   `json:"description,omitempty" maxLength:"2000"`
-	ContextWindow         *int      `json:"context_window,omitempty" minimum:"1"`
-	MaxOutputTokens       *int      `json:"max_output_tokens,omitempty" minimum:"0"`
-	InputPricePerMillion  *float64  `json:"input_price_per_million,omitempty" minimum:"0"`
-	OutputPricePerMillion *float64  `json:"output_price_per_million,omitempty" minimum:"0"`
+	ContextWindow         *int      `json:"context_window,omitempty" minimum:"1" maximum:"100000000"`
+	MaxOutputTokens       *int      `json:"max_output_tokens,omitempty" minimum:"0" maximum:"100000000"`
+	InputPricePerMillion  *float64  `json:"input_price_per_million,omitempty" minimum:"0" maximum:"1000000"`
+	OutputPricePerMillion *float64  `json:"output_price_per_million,omitempty" minimum:"0" maximum:"1000000"`
 	Capabilities          *[]string `json:"capabilities,omitempty"`
 }
 
@@ -87,22 +86,6 @@ func (s *Server) getLLMModel(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// checkModelNumbers validates a model's size and prices.
-func checkModelNumbers(contextWindow, maxOutput *int, in, out *float64) error {
-	if contextWindow != nil && (*contextWindow < 1 || *contextWindow > 100_000_000) {
-		return domain.Invalid("context_window", "must be between 1 and 100000000")
-	}
-	if maxOutput != nil && (*maxOutput < 0 || *maxOutput > 100_000_000) {
-		return domain.Invalid("max_output_tokens", "must be between 0 and 100000000")
-	}
-	for field, v := range map[string]*float64{"input_price_per_million": in, "output_price_per_million": out} {
-		if v != nil && (*v < 0 || *v > 1_000_000 || math.IsNaN(*v)) {
-			return domain.Invalid(field, "must be between 0 and 1000000 (USD per million tokens)")
-		}
-	}
-	return nil
-}
-
 func checkCapabilities(caps []string) error {
 	if len(caps) > 32 {
 		return domain.Invalid("capabilities", "must have at most 32 entries")
@@ -121,10 +104,7 @@ func (s *Server) createLLMModel(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	req.ID, req.Provider = strings.TrimSpace(req.ID), strings.TrimSpace(req.Provider)
-	if err := domain.FirstErr(domain.NotBlank("id", req.ID), domain.MaxLen("id", req.ID, 200), domain.NotBlank("provider", req.Provider), domain.MaxLen("provider", req.Provider, 100),
-		domain.MaxLen("name", req.Name, 200), domain.MaxLen("description", req.Description, 2000),
-		checkModelNumbers(&req.ContextWindow, &req.MaxOutputTokens, &req.InputPricePerMillion, &req.OutputPricePerMillion),
-		checkCapabilities(req.Capabilities)); err != nil {
+	if err := domain.FirstErr(domain.NotBlank("id", req.ID), domain.NotBlank("provider", req.Provider), checkCapabilities(req.Capabilities)); err != nil {
 		return err
 	}
 	if strings.ContainsAny(req.ID, "\n\r\t") {
@@ -171,12 +151,9 @@ func (s *Server) updateLLMModel(w http.ResponseWriter, r *http.Request) error {
 	}
 	p := store.LLMModelPatch{ContextWindow: req.ContextWindow, MaxOutputTokens: req.MaxOutputTokens,
 		InputPricePerMillion: req.InputPricePerMillion, OutputPricePerMillion: req.OutputPricePerMillion}
-	if err := checkModelNumbers(req.ContextWindow, req.MaxOutputTokens, req.InputPricePerMillion, req.OutputPricePerMillion); err != nil {
-		return err
-	}
 	if req.Provider != nil {
 		v := strings.TrimSpace(*req.Provider)
-		if err := domain.FirstErr(domain.NotBlank("provider", v), domain.MaxLen("provider", v, 100)); err != nil {
+		if err := domain.NotBlank("provider", v); err != nil {
 			return err
 		}
 		p.Provider = &v

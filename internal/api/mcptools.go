@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -14,7 +15,7 @@ import (
 )
 
 type mcpToolCreateRequest struct {
-	Name         string             `json:"name" maxLength:"200" doc:"Display name."`
+	Name         string             `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
 	Description  string             `json:"description,omitempty" maxLength:"2000"`
 	Transport    string             `json:"transport,omitempty" enum:"streamable_http,sse,stdio,http" doc:"streamable_http (the default), sse (the older HTTP+SSE transport) or stdio (a local command: 422 unless the server runs with --allow-stdio-mcp; the emulator accepts it and never runs it). http is read as streamable_http."`
 	Command      string             `json:"command,omitempty" doc:"Executable to start; required for stdio, empty for the HTTP transports."`
@@ -27,7 +28,7 @@ type mcpToolCreateRequest struct {
 }
 
 type mcpToolUpdateRequest struct {
-	Name         *string             `json:"name,omitempty" maxLength:"200"`
+	Name         *string             `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Description  *string             `json:"description,omitempty" maxLength:"2000"`
 	Transport    *string             `json:"transport,omitempty" enum:"streamable_http,sse,stdio,http" doc:"streamable_http (the default), sse (the older HTTP+SSE transport) or stdio (a local command: 422 unless the server runs with --allow-stdio-mcp; the emulator accepts it and never runs it). http is read as streamable_http. Switching between stdio and the HTTP transports also needs the other transport's fields set and this one's cleared."`
 	Command      *string             `json:"command,omitempty"`
@@ -94,7 +95,7 @@ func (s *Server) mcpToolRoutes() []route {
 	const tag = "MCP tools"
 	return []route{
 		{method: "GET", path: v1 + "/mcp-tools", op: "listMCPTools", tag: tag, scope: "agents:read", summary: "List MCP servers", desc: "The workspace's MCP servers, newest first, with the tools each offers. Filter by `transport`, `enabled` or `q`.", list: true,
-			params: []param{{name: "transport", typ: "string", enum: store.MCPTransports},
+			params: []param{{name: "transport", typ: "string", enum: append(slices.Clone(store.MCPTransports), "http"), desc: "Only servers of this transport; http is read as streamable_http."},
 				{name: "enabled", typ: "boolean", desc: "true or false."},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
 			resp: store.MCPTool{}, h: s.listMCPTools},

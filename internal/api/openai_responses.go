@@ -165,9 +165,6 @@ func (s *Server) openAIResponses(w http.ResponseWriter, r *http.Request) error {
 	if len(req.Tools) > 0 && string(req.Tools) != "null" && string(req.Tools) != "[]" {
 		return domain.Invalid("tools", "client-side tools are not supported: the agent's own tools apply")
 	}
-	if err := domain.MaxLen("user", req.User, 200); err != nil {
-		return err
-	}
 	msgs, err := responsesInput(req.Input)
 	if err != nil {
 		return err

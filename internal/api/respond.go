@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -357,6 +358,21 @@ func checkQuery(r *http.Request) error {
 	return nil
 }
 
+// checkParams refuses a query parameter outside the enum its route documents: 400 naming it.
+// The route's params are the one source of both the document and this check.
+func checkParams(r *http.Request, params []param) error {
+	if r.URL.RawQuery == "" {
+		return nil
+	}
+	q := r.URL.Query()
+	for _, p := range params {
+		if v := q.Get(p.name); v != "" && len(p.enum) > 0 && !slices.Contains(p.enum, v) {
+			return badRequest("query parameter %s must be one of %s, got %q", p.name, strings.Join(p.enum, ", "), v)
+		}
+	}
+	return nil
+}
+
 // hasControl reports whether s holds an ASCII control character (NUL, newline, DEL …).
 func hasControl(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -431,7 +447,7 @@ func patchName(name *string) (*string, error) {
 	if name == nil {
 		return nil, nil
 	}
-	if err := domain.FirstErr(domain.NotBlank("name", *name), domain.MaxLen("name", *name, 200)); err != nil {
+	if err := domain.NotBlank("name", *name); err != nil {
 		return nil, err
 	}
 	return ptr(strings.TrimSpace(*name)), nil
@@ -462,17 +478,17 @@ func decodeNamedPatch(w http.ResponseWriter, r *http.Request, dst any, name, des
 // patchDescription checks a new description of a PATCH (at most 2000 characters); nil stays nil.
 func patchDescription(d *string) (*string, error) {
 	if d != nil {
-		if err := domain.MaxLen("description", *d, 2000); err != nil {
-			return nil, err
-		}
 	}
 	return d, nil
 }
 
+// timeParams are the query parameters createdRange reads, documented as date-time.
+var timeParams = []string{"created_after", "created_before"}
+
 // createdRange reads the created_after and created_before query parameters (RFC 3339) into
 // after and before; a malformed one is a 400 naming it.
 func createdRange(q url.Values, after, before *store.Time) error {
-	for name, dst := range map[string]*store.Time{"created_after": after, "created_before": before} {
+	for name, dst := range map[string]*store.Time{timeParams[0]: after, timeParams[1]: before} {
 		if v := q.Get(name); v != "" {
 			t, err := time.Parse(time.RFC3339Nano, v)
 			if err != nil {

@@ -6,20 +6,14 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/danielgtaylor/huma/v2"
+
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
-// Limits on scores and score configs.
-const (
-	maxScoreNameLen    = 200
-	maxScoreLabelLen   = 200
-	maxScoreCommentLen = 10000
-	maxScoreTargetLen  = 200
-)
-
 type scoreConfigCreateRequest struct {
-	Name        string                `json:"name" maxLength:"200" doc:"Unique in the workspace."`
+	Name        string                `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Unique in the workspace."`
 	DataType    string                `json:"data_type" enum:"numeric,categorical,boolean"`
 	Min         *float64              `json:"min,omitempty" doc:"Numeric only: the lowest value a score may have."`
 	Max         *float64              `json:"max,omitempty" doc:"Numeric only: the highest value a score may have."`
@@ -29,7 +23,7 @@ type scoreConfigCreateRequest struct {
 }
 
 type scoreConfigUpdateRequest struct {
-	Name        *string                `json:"name,omitempty" maxLength:"200"`
+	Name        *string                `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Description *string                `json:"description,omitempty" maxLength:"2000"`
 	Archived    *bool                  `json:"archived,omitempty" doc:"true: the config takes no new scores; false takes them again."`
 	Min         *float64               `json:"min,omitempty" nullable:"true" doc:"A new lower bound; null removes it."`
@@ -177,6 +171,16 @@ func scoreAuthor(r *http.Request) *store.ScoreAuthor {
 	return nil
 }
 
+// TransformSchema documents the rule the server keeps: a score names what is scored (a name
+// that is not blank) or a score config (a config_id), or both.
+func (scoreCreateRequest) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	s.AnyOf = []*huma.Schema{
+		{Required: []string{"name"}, Properties: map[string]*huma.Schema{"name": {MinLength: ptr(1), Pattern: `\S`}}},
+		{Required: []string{"config_id"}, Properties: map[string]*huma.Schema{"config_id": {MinLength: ptr(1)}}},
+	}
+	return s
+}
+
 func (s *Server) createScore(w http.ResponseWriter, r *http.Request) error {
 	var req scoreCreateRequest
 	if err := decode(w, r, &req); err != nil {
@@ -187,24 +191,6 @@ func (s *Server) createScore(w http.ResponseWriter, r *http.Request) error {
 		if err := domain.NotBlank("name", req.Name); err != nil {
 			return domain.Invalid("name", "is required without config_id")
 		}
-	}
-	checks := []error{domain.MaxLen("name", req.Name, maxScoreNameLen), domain.MaxLen("comment", req.Comment, maxScoreCommentLen)}
-	if req.DataType != "" {
-		checks = append(checks, domain.OneOf("data_type", req.DataType, store.ScoreDataTypes))
-	}
-	if req.Source != "" {
-		checks = append(checks, domain.OneOf("source", req.Source, store.ScoreSources))
-	}
-	if req.StringValue != nil {
-		checks = append(checks, domain.MaxLen("string_value", *req.StringValue, maxScoreLabelLen))
-	}
-	for name, id := range map[string]*string{"execution_id": req.ExecutionID, "trace_id": req.TraceID, "span_id": req.SpanID, "session_id": req.SessionID} {
-		if id != nil {
-			checks = append(checks, domain.MaxLen(name, *id, maxScoreTargetLen))
-		}
-	}
-	if err := domain.FirstErr(checks...); err != nil {
-		return err
 	}
 	sc, err := s.store.ScoreCreate(r.Context(), &store.Score{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name), ConfigID: req.ConfigID,
 		DataType: req.DataType, Value: req.Value, StringValue: req.StringValue, ExecutionID: req.ExecutionID, TraceID: req.TraceID,
@@ -220,16 +206,6 @@ func (s *Server) createScore(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) updateScore(w http.ResponseWriter, r *http.Request) error {
 	var req scoreUpdateRequest
 	if err := decode(w, r, &req); err != nil {
-		return err
-	}
-	var checks []error
-	if req.StringValue != nil {
-		checks = append(checks, domain.MaxLen("string_value", *req.StringValue, maxScoreLabelLen))
-	}
-	if req.Comment != nil {
-		checks = append(checks, domain.MaxLen("comment", *req.Comment, maxScoreCommentLen))
-	}
-	if err := domain.FirstErr(checks...); err != nil {
 		return err
 	}
 	p := store.ScorePatch{Value: req.Value, StringValue: req.StringValue, Comment: req.Comment}
@@ -272,8 +248,7 @@ func (s *Server) createScoreConfig(w http.ResponseWriter, r *http.Request) error
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := domain.FirstErr(domain.NotBlank("name", req.Name), domain.MaxLen("name", req.Name, maxScoreNameLen),
-		domain.NotBlank("data_type", req.DataType), domain.MaxLen("description", req.Description, 2000)); err != nil {
+	if err := domain.FirstErr(domain.NotBlank("name", req.Name), domain.NotBlank("data_type", req.DataType)); err != nil {
 		return err
 	}
 	c, err := s.store.ScoreConfigCreate(r.Context(), &store.ScoreConfig{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name),

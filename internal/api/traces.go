@@ -61,10 +61,10 @@ func (s *Server) traceRoutes() []route {
 			desc: "One trace with its spans as a tree: the roots in start order, each span's `children` nested, with `duration_ms` on each. " +
 				"An execution's spans cover prompt rendering, history trimming, each model call, tool call, guardrail check, sub-agent and approval wait.",
 			resp: traceDetail{}, h: s.getTrace},
-		{method: "POST", path: v1 + "/traces/ingest", op: "ingestSpans", tag: tag, scope: "traces:write", summary: "Ingest a batch of spans (SDK)",
+		{method: "POST", path: v1 + "/traces/ingest", op: "ingestSpans", tag: tag, scope: "traces:write", summary: "Ingest a batch of spans (SDK)", itemwise: true,
 			desc: "Stores spans sent by an SDK in agentplane's own shape (the Go SDK's `IngestSpans`). Each span needs `id` and `trace_id` " +
 				"(1 to 128 letters, digits, `-`, `_`, `.` or `:`; OTLP's hex ids, KSUIDs and UUIDs fit), a `name`, and `started_at`; `ended_at` may not be before it. A span sent again " +
-				"(same trace and id) replaces the stored one. Invalid spans are rejected one by one and listed in `errors`; the others are stored. " +
+				"(same trace and id) replaces the stored one. Invalid spans (breaking the schema or a rule) are rejected one by one and listed in `errors`; the others are stored. " +
 				"Each trace's row is created or updated with its totals (tokens and cost of its `llm` and `embedding` spans; cost from the model " +
 				"catalog's prices when a span gives a known `model` and no `cost`; the provider too, when not given), so ingested traces show in `GET /traces` and the summary. " +
 				"Body: at most 5 MiB (413), gzip accepted (`Content-Encoding: gzip`, at most 5 MiB once inflated), at most 10,000 spans (413).",

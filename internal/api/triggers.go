@@ -22,9 +22,9 @@ import (
 )
 
 type triggerCreateRequest struct {
-	AgentID       string            `json:"agent_id" doc:"The agent the trigger runs."`
+	AgentID       string            `json:"agent_id" minLength:"1" pattern:"\\S" doc:"The agent the trigger runs."`
 	Type          string            `json:"type" enum:"webhook,slack,telegram,teams,whatsapp,schedule"`
-	Name          string            `json:"name" maxLength:"200"`
+	Name          string            `json:"name" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Enabled       *bool             `json:"enabled,omitempty" doc:"Default true."`
 	VersionID     string            `json:"version_id,omitempty" doc:"Run this version of the agent instead of its active one."`
 	Config        map[string]any    `json:"config,omitempty" doc:"Per-type settings (unknown keys are a 422). webhook: signing_secret (a Standard Webhooks whsec_… secret, optional), respond (async, the default, or sync). slack: signing_secret, bot_credential_id, bot_user_id (optional: the bot's own user id, whose messages are ignored). telegram: secret_token, bot_credential_id. whatsapp: verify_token, app_secret, phone_number_id, credential_id. teams: hmac_secret (the base64 security token Teams shows). schedule: cron (five fields), timezone (IANA, default UTC), catch_up (default false). Secrets are encrypted at rest and shown masked."`
@@ -35,7 +35,7 @@ type triggerCreateRequest struct {
 }
 
 type triggerUpdateRequest struct {
-	Name          *string            `json:"name,omitempty" maxLength:"200"`
+	Name          *string            `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Enabled       *bool              `json:"enabled,omitempty"`
 	VersionID     json.RawMessage    `json:"version_id,omitempty" doc:"A version id of the trigger's agent, or null to run the active version."`
 	Config        map[string]any     `json:"config,omitempty" doc:"Merged into the config key by key: a key set to null is removed. A secret left out (or sent back masked as read) keeps its value."`
@@ -416,9 +416,7 @@ func (s *Server) createTrigger(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := domain.FirstErr(domain.NotBlank("agent_id", req.AgentID), domain.OneOf("type", req.Type, store.TriggerTypes), domain.NotBlank("name", req.Name),
-		domain.MaxLen("name", req.Name, 200), checkWebhookURL(req.WebhookURL), domain.MaxLen("webhook_secret", req.WebhookSecret, 1000),
-		checkInputMapping(req.Type, req.InputMapping)); err != nil {
+	if err := domain.FirstErr(domain.NotBlank("agent_id", req.AgentID), domain.OneOf("type", req.Type, store.TriggerTypes), domain.NotBlank("name", req.Name), checkWebhookURL(req.WebhookURL), checkInputMapping(req.Type, req.InputMapping)); err != nil {
 		return err
 	}
 	if req.Input != nil && req.Type != "schedule" {

@@ -16,8 +16,8 @@ import (
 )
 
 type loginRequest struct {
-	Email    string `json:"email" doc:"The user's email (case-insensitive)."`
-	Password string `json:"password"`
+	Email    string `json:"email" minLength:"1" pattern:"\\S" doc:"The user's email (case-insensitive)."`
+	Password string `json:"password" minLength:"1" pattern:"\\S"`
 }
 
 // LoginUser is the user a login token was issued to.
@@ -35,7 +35,7 @@ type LoginToken struct {
 }
 
 type workspaceCreateRequest struct {
-	Name string `json:"name" maxLength:"200" doc:"Display name."`
+	Name string `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
 	Slug string `json:"slug,omitempty" doc:"Unique URL-safe name (lower-case letters, digits and dashes); derived from name when omitted."`
 }
 
@@ -223,7 +223,7 @@ func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	name := strings.TrimSpace(req.Name)
-	if err := domain.FirstErr(domain.NotBlank("name", name), domain.MaxLen("name", name, 200)); err != nil {
+	if err := domain.NotBlank("name", name); err != nil {
 		return err
 	}
 	slug := strings.TrimSpace(req.Slug)

@@ -17,7 +17,7 @@ var (
 
 // AgentConfig is what one agent version runs with.
 type AgentConfig struct {
-	Model string `json:"model"`
+	Model string `json:"model" minLength:"1" pattern:"\\S" maxLength:"200"`
 	// CredentialID picks the model credential; without it, the workspace's credential for
 	// the model's provider is used.
 	CredentialID     string          `json:"credential_id,omitempty" doc:"The model-provider credential runs use; default: the workspace's credential for the model's provider (the one with metadata.default true, else the newest)."`
@@ -113,7 +113,7 @@ type ApprovalConfig struct {
 
 // ToolApproval is one rule of config.approval.tools.
 type ToolApproval struct {
-	Match string `json:"match" minLength:"1" maxLength:"200" doc:"A tool name as the model sees it, or a glob (* any run of characters, ? one)."`
+	Match string `json:"match" minLength:"1" pattern:"\\S" maxLength:"200" doc:"A tool name as the model sees it, or a glob (* any run of characters, ? one)."`
 	Mode  string `json:"mode" enum:"always,never"`
 }
 
