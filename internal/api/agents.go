@@ -29,7 +29,7 @@ type agentCreateRequest struct {
 	Config      *store.AgentConfig `json:"config,omitempty" doc:"Configuration of version 1, which becomes active. Defaults to {\"model\": \"gpt-4o-mini\"}."`
 	Notes       string             `json:"notes,omitempty" doc:"Notes of version 1."`
 	// Completion webhook.
-	WebhookURL    *string `json:"webhook_url,omitempty" maxLength:"2048" doc:"An http(s) URL each execution of the agent is POSTed to when it ends, signed with the Standard Webhooks scheme (see webhook_secret)."`
+	WebhookURL    *string `json:"webhook_url,omitempty" maxLength:"2000" doc:"An absolute http(s) URL each execution of the agent is POSTed to when it ends, signed with the Standard Webhooks scheme (see webhook_secret); no fragment (#…), no user:password@ (the rule of every webhook URL)."`
 	WebhookSecret *string `json:"webhook_secret,omitempty" doc:"The Standard Webhooks signing secret: whsec_ followed by the base64 of 24 to 64 bytes. Left out with a webhook_url, one is generated and returned once, in this response."`
 }
 
@@ -40,7 +40,7 @@ type agentUpdateRequest struct {
 	Tags        *[]string       `json:"tags,omitempty"`
 	Metadata    *map[string]any `json:"metadata,omitempty"`
 	// Completion webhook.
-	WebhookURL    *string `json:"webhook_url,omitempty" maxLength:"2048" nullable:"true" doc:"A new webhook URL (the secret is kept, or generated and returned once if the agent has none); null or \"\" removes the webhook and its secret."`
+	WebhookURL    *string `json:"webhook_url,omitempty" maxLength:"2000" nullable:"true" doc:"A new webhook URL (the secret is kept, or generated and returned once if the agent has none); null or \"\" removes the webhook and its secret."`
 	WebhookSecret *string `json:"webhook_secret,omitempty" doc:"A new signing secret (whsec_ + base64 of 24 to 64 bytes) for the agent's webhook."`
 }
 

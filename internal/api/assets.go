@@ -16,7 +16,7 @@ import (
 
 type assetUploadRequest struct {
 	MimeType    string  `json:"mime_type" minLength:"1" pattern:"\\S" maxLength:"255" doc:"The media type of the content, e.g. image/png; it decides the asset's type (image/*, audio/*, else file)."`
-	Data        string  `json:"data" doc:"The content, base64 (standard alphabet, padded). The whole request is at most 1 MiB, so about 750 KiB of content."`
+	Data        string  `json:"data" minLength:"1" doc:"The content, base64 (standard alphabet, padded). The whole request is at most 1 MiB, so about 750 KiB of content."`
 	Name        string  `json:"name,omitempty" maxLength:"255" doc:"A file name to serve it under."`
 	ExecutionID *string `json:"execution_id,omitempty" doc:"An execution of the workspace to link the asset to."`
 }

@@ -26,7 +26,7 @@ type chatSessionUpdateRequest struct {
 }
 
 type chatMessageRequest struct {
-	Content   string `json:"content" maxLength:"100000"`
+	Content   string `json:"content" minLength:"1" pattern:"\\S" maxLength:"100000"`
 	EndUserID string `json:"end_user_id,omitempty" maxLength:"200" doc:"Your own id for the end user; default: the session's."`
 }
 

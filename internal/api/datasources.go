@@ -32,7 +32,7 @@ type dataSourceUpdateRequest struct {
 }
 
 type dataSourceVersionCreateRequest struct {
-	Config map[string]any `json:"config" doc:"The version's configuration (see createDataSource)."`
+	Config map[string]any `json:"config" required:"true" doc:"The version's configuration (see createDataSource)."`
 	Notes  string         `json:"notes,omitempty" maxLength:"2000"`
 }
 

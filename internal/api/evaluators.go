@@ -30,7 +30,7 @@ type evaluatorUpdateRequest struct {
 
 type evaluatorTestRequest struct {
 	Input          map[string]any  `json:"input,omitempty"`
-	Output         json.RawMessage `json:"output" doc:"The output to judge: any JSON (an agent's answer is {\"content\": text})."`
+	Output         json.RawMessage `json:"output" required:"true" doc:"The output to judge: any JSON (an agent's answer is {\"content\": text})."`
 	ExpectedOutput json.RawMessage `json:"expected_output,omitempty"`
 	Metadata       map[string]any  `json:"metadata,omitempty"`
 }

@@ -15,7 +15,7 @@ type guardrailCreateRequest struct {
 	AppliesTo   string                   `json:"applies_to,omitempty" enum:"input,output,both" doc:"Defaults to both."`
 	Action      string                   `json:"action,omitempty" enum:"block,warn,redact" doc:"Defaults to block."`
 	Enabled     *bool                    `json:"enabled,omitempty" doc:"Defaults to true."`
-	Scanners    []store.GuardrailScanner `json:"scanners" doc:"At least one; see GET /api/v1/guardrails/scanners for types and options."`
+	Scanners    []store.GuardrailScanner `json:"scanners" minItems:"1" doc:"At least one; see GET /api/v1/guardrails/scanners for types and options."`
 }
 
 type guardrailUpdateRequest struct {
@@ -28,7 +28,7 @@ type guardrailUpdateRequest struct {
 }
 
 type guardrailTestRequest struct {
-	Text  *string `json:"text" nullable:"false" doc:"The text to check (may be empty)."`
+	Text  *string `json:"text" required:"true" nullable:"false" doc:"The text to check (may be empty)."`
 	Stage string  `json:"stage,omitempty" enum:"input,output" doc:"Defaults to input, or to output for a guardrail that applies only to output."`
 }
 

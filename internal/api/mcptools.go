@@ -43,7 +43,7 @@ type mcpToolUpdateRequest struct {
 // MCPToolSelection is the object form of an entry of an agent config's tools: some of an
 // MCP server's tools.
 type MCPToolSelection struct {
-	MCPToolID string   `json:"mcp_tool_id" doc:"The MCP tool (server)."`
+	MCPToolID string   `json:"mcp_tool_id" minLength:"1" pattern:"\\S" doc:"The MCP tool (server)."`
 	Names     []string `json:"names,omitempty" minItems:"1" doc:"The names of the tools to offer, as the server names them; absent: all of them."`
 }
 

@@ -20,7 +20,7 @@ import (
 const responseIDPrefix = "resp_"
 
 type openAIResponsesRequest struct {
-	Model              string          `json:"model" doc:"The agent: its id, its name, or AGENT@N for its version N."`
+	Model              string          `json:"model" minLength:"1" pattern:"\\S" doc:"The agent: its id, its name, or AGENT@N for its version N."`
 	Input              json.RawMessage `json:"input" doc:"A string (the user's message), or an array of messages {role, content} whose last one is the user's."`
 	Instructions       string          `json:"instructions,omitempty" doc:"Added after the agent's own system prompt."`
 	PreviousResponseID string          `json:"previous_response_id,omitempty" doc:"Continue the conversation of this response: its chat session's history comes first."`

@@ -52,7 +52,7 @@ type openAIResponseFormat struct {
 }
 
 type openAIChatRequest struct {
-	Model          string                `json:"model" doc:"The agent: its id, its name, or AGENT@N for its version N."`
+	Model          string                `json:"model" minLength:"1" pattern:"\\S" doc:"The agent: its id, its name, or AGENT@N for its version N."`
 	Messages       []openAIMessage       `json:"messages" minItems:"1" doc:"The conversation; the last message is the user's. System and developer messages are added after the agent's own system prompt."`
 	Stream         bool                  `json:"stream,omitempty" doc:"Answer with a stream of chat.completion.chunk objects ending in data: [DONE]."`
 	StreamOptions  *openAIStreamOptions  `json:"stream_options,omitempty"`

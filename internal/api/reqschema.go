@@ -152,6 +152,9 @@ func schemaError(ve *jsonschema.ValidationError) error {
 		return domain.Invalid(names[0], "is required without %s", strings.Join(names[1:], " or "))
 	}
 	field := fieldPath(leaf.InstanceLocation)
+	if r, ok := leaf.ErrorKind.(*kind.Required); ok {
+		return domain.Invalid(fieldPath(append(slices.Clone(leaf.InstanceLocation), r.Missing[0])), "is required")
+	}
 	if t, ok := leaf.ErrorKind.(*kind.Type); ok {
 		return badRequest("%s: expected %s, got %s", field, strings.Join(t.Want, " or "), t.Got)
 	}
@@ -225,8 +228,6 @@ func fieldPath(loc []string) string {
 // ruleMessage says in the API's words which rule a value broke.
 func ruleMessage(ve *jsonschema.ValidationError) string {
 	switch k := ve.ErrorKind.(type) {
-	case *kind.Required:
-		return fmt.Sprintf("is missing required field %s", strings.Join(k.Missing, ", "))
 	case *kind.MinLength:
 		if k.Want == 1 {
 			return "is required and must not be empty"

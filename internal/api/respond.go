@@ -367,7 +367,7 @@ func checkParams(r *http.Request, params []param) error {
 	q := r.URL.Query()
 	for _, p := range params {
 		if v := q.Get(p.name); v != "" && len(p.enum) > 0 && !slices.Contains(p.enum, v) {
-			return badRequest("query parameter %s must be one of %s, got %q", p.name, strings.Join(p.enum, ", "), v)
+			return badRequest("%s must be one of %s, got %q", p.name, strings.Join(p.enum, ", "), v)
 		}
 	}
 	return nil

@@ -128,6 +128,8 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 	desc := "The agentplane REST API. Every JSON response uses the envelope `{\"data\", \"message\"}` " +
 		"(lists add `pagination` with both `total_pages` and `pages`); errors are `{\"data\": null, \"error\", \"message\"}`. " +
 		"Unknown request fields are ignored; malformed JSON and wrong types are 400, invalid values 422. " +
+		"Request bodies are checked against the schemas of this document before anything else: a wrong type is 400, any other broken rule 422, both naming the field by its path (config.tools[0].name); a field sent as null counts as left out. " +
+		"A query parameter outside its documented enum is 400. " +
 		"Request bodies are JSON objects sent as `application/json` (charset absent or utf-8; `+json` suffix types are not accepted): another media type is 415; " +
 		"a body that is not valid UTF-8, or `null`, is 400; a string holding NUL (`\\u0000`) anywhere in a body, nested objects included, is 422 naming its JSON path. " +
 		"Every query parameter is at most 500 characters of UTF-8 without NUL (400 naming it); `%` and `_` in filters match literally. " +
@@ -501,7 +503,7 @@ func allowNullRefs(reg huma.Registry, name string, s *huma.Schema) {
 // matchServer makes a request schema say what the server enforces where huma's reading of the
 // Go type says more. A field left out decodes as its zero value, so only a field tagged
 // required:"true", or one whose zero value its own tags refuse (minLength, an enum without "",
-// a minimum above 0), is required; and a string field with omitempty cannot tell "" from
+// a minimum above 0, minItems), is required; and a string field with omitempty cannot tell "" from
 // left out, so its enum takes "" too.
 func matchServer(t reflect.Type, s *huma.Schema) {
 	if t == nil || t.Kind() != reflect.Struct {
@@ -535,6 +537,9 @@ func zeroRefused(tag reflect.StructTag) bool {
 		return true
 	}
 	if n, err := strconv.ParseFloat(tag.Get("minimum"), 64); err == nil && n > 0 {
+		return true
+	}
+	if n, err := strconv.Atoi(tag.Get("minItems")); err == nil && n > 0 {
 		return true
 	}
 	enum, ok := tag.Lookup("enum")

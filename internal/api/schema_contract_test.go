@@ -28,7 +28,7 @@ const contractID = "2o0yqLDGdJdFRBTuhdfPNEZdAvY"
 // shapeMessage is the wording of the answers that refuse a request for its shape (a schema
 // rule, or a handler's own check of one): a request the document accepts never gets one.
 var shapeMessage = regexp.MustCompile(`^[\w.\[\]]+: (expected \w+|must be at most \d+ characters|must be at least \d+ characters|` +
-	`must be one of |is required and must not be empty|is missing required field|needs one of|must be an RFC 3339|must match |must hold at (least|most) \d+|is required without)`)
+	`must be one of |is required( and must not be empty|: |$)|needs one of|must be an RFC 3339|must match |must hold at (least|most) \d+|is required without)`)
 
 // contractOp is one operation of the document with what a request to it needs.
 type contractOp struct {
@@ -336,7 +336,7 @@ func (c *contractEnv) breakRule(t *rapid.T, body map[string]any, st site) (field
 	ch := rapid.SampledFrom(options).Draw(t, "rule")
 	if ch.delete != "" {
 		delete(lookupSite(body, st.path).(map[string]any), ch.delete)
-		return ch.delete, true
+		return site{path: append(slices.Clip(st.path), ch.delete)}.apiPath(), true
 	}
 	setSite(body, st.path, ch.value)
 	return st.apiPath(), true
@@ -413,6 +413,12 @@ func contractChecks(t *testing.T) {
 	}
 }
 
+// conditional names the rules a handler keeps that depend on another field's value (the
+// document says them in words): the answers of the accepted check may name them.
+var conditional = map[string]*regexp.Regexp{
+	"createEvaluator": regexp.MustCompile(`^config\.\w+: is required`), // each type's config, see the operation's description
+}
+
 // skipBody names the operations whose JSON body the server does not check as a whole against
 // the document, with why.
 var skipBody = map[string]string{
@@ -434,6 +440,9 @@ func TestSchemaContract(t *testing.T) {
 				var sites []site
 				body := c.gen(rt, op.body, nil, &sites, 0)
 				status, code, msg := c.send(op, "", body)
+				if cond := conditional[op.op]; cond != nil && cond.MatchString(msg) {
+					return
+				}
 				if (status == http.StatusBadRequest || status == http.StatusUnprocessableEntity) && shapeMessage.MatchString(msg) {
 					rt.Fatalf("%s %s: a body the document accepts was refused: %d %s %q", op.method, op.path, status, code, msg)
 				}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -30,7 +29,7 @@ type triggerCreateRequest struct {
 	Config        map[string]any    `json:"config,omitempty" doc:"Per-type settings (unknown keys are a 422). webhook: signing_secret (a Standard Webhooks whsec_… secret, optional), respond (async, the default, or sync). slack: signing_secret, bot_credential_id, bot_user_id (optional: the bot's own user id, whose messages are ignored). telegram: secret_token, bot_credential_id. whatsapp: verify_token, app_secret, phone_number_id, credential_id. teams: hmac_secret (the base64 security token Teams shows). schedule: cron (five fields), timezone (IANA, default UTC), catch_up (default false). Secrets are encrypted at rest and shown masked."`
 	InputMapping  map[string]string `json:"input_mapping,omitempty" doc:"How an event becomes the run's input: input field → GJSON path. A webhook's paths read its JSON body (default: the whole body is the input); a chat platform's read {text, user, payload} (default {\"message\": \"text\"}). Not for schedules."`
 	Input         map[string]any    `json:"input,omitempty" doc:"A schedule's fixed run input, checked against the agent's input_schema. Only for schedules."`
-	WebhookURL    string            `json:"webhook_url,omitempty" maxLength:"2000" doc:"An http(s) URL told of each run's end (completion webhook)."`
+	WebhookURL    string            `json:"webhook_url,omitempty" maxLength:"2000" doc:"An absolute http(s) URL told of each run's end (completion webhook); no fragment (#…), no user:password@ (the rule of every webhook URL)."`
 	WebhookSecret string            `json:"webhook_secret,omitempty" maxLength:"1000" doc:"The completion webhook's Standard Webhooks signing secret (whsec_ + base64); generated and returned once when webhook_url is given without it; encrypted at rest, never returned again."`
 }
 
@@ -289,17 +288,14 @@ func checkInputMapping(typ string, m map[string]string) error {
 	return nil
 }
 
-// checkWebhookURL validates a completion webhook URL: absolute http or https.
+// checkWebhookURL validates a completion webhook URL by the one rule of webhook URLs
+// (webhook.CheckURL: absolute http or https, no fragment, no credentials).
 func checkWebhookURL(v string) error {
 	if v == "" {
 		return nil
 	}
-	if len(v) > 2000 {
-		return domain.Invalid("webhook_url", "must be at most 2000 characters")
-	}
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-		return domain.Invalid("webhook_url", "must be an absolute http:// or https:// URL without credentials")
+	if err := webhook.CheckURL(v); err != nil {
+		return domain.Invalid("webhook_url", "%s", err.Error())
 	}
 	return nil
 }

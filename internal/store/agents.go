@@ -62,7 +62,7 @@ var MemoryScopes = []string{"agent", "session", "end_user"}
 // Names. It is written as the server's id alone when Names is empty, and as
 // {"mcp_tool_id", "names"} otherwise; both forms are read.
 type ToolRef struct {
-	MCPToolID string   `json:"mcp_tool_id"`
+	MCPToolID string   `json:"mcp_tool_id" minLength:"1" pattern:"\\S"`
 	Names     []string `json:"names,omitempty"`
 }
 
@@ -146,14 +146,14 @@ func (a ApprovalConfig) MarshalJSON() ([]byte, error) {
 
 // Checkpoint is one place where a run waits for a human decision.
 type Checkpoint struct {
-	Name        string `json:"name"`
+	Name        string `json:"name" minLength:"1" pattern:"\\S"`
 	Description string `json:"description,omitempty"`
-	When        string `json:"when"` // before_output | before_tools
+	When        string `json:"when" enum:"before_output,before_tools"`
 }
 
 // AgentStep is one step of a chain or workflow agent.
 type AgentStep struct {
-	ID          string   `json:"id"`
+	ID          string   `json:"id" minLength:"1" pattern:"\\S"`
 	Name        string   `json:"name,omitempty"`
 	Instruction string   `json:"instruction,omitempty"`
 	AgentID     string   `json:"agent_id,omitempty"`
