@@ -215,14 +215,7 @@ func (c *contractEnv) genObject(t *rapid.T, s map[string]any, path []any, sites 
 	base := props
 	if alts := asList(s["anyOf"]); len(alts) > 0 {
 		alt := rapid.SampledFrom(alts).Draw(t, "anyOf").(map[string]any)
-		merged := map[string]any{}
-		for k, p := range props {
-			merged[k] = p
-		}
-		for k, p := range alt["properties"].(map[string]any) {
-			merged[k] = flatten(c.resolve(merged[k].(map[string]any)), p.(map[string]any))
-		}
-		props = merged
+		props = c.withAlternative(props, alt)
 		for _, r := range asList(alt["required"]) {
 			required[r.(string)] = true
 		}
@@ -249,6 +242,19 @@ func (c *contractEnv) genObject(t *rapid.T, s map[string]any, path []any, sites 
 		}
 	}
 	return obj
+}
+
+// withAlternative is an object's properties with the constraints an anyOf alternative adds
+// to some of them.
+func (c *contractEnv) withAlternative(props, alt map[string]any) map[string]any {
+	merged := map[string]any{}
+	for k, p := range props {
+		merged[k] = p
+	}
+	for k, p := range alt["properties"].(map[string]any) {
+		merged[k] = flatten(c.resolve(merged[k].(map[string]any)), p.(map[string]any))
+	}
+	return merged
 }
 
 // flatten merges an anyOf branch's constraints on a property into its schema.
@@ -508,14 +514,7 @@ func (c *contractEnv) smallest(s map[string]any) any {
 		if alts := asList(s["anyOf"]); len(alts) > 0 {
 			alt := alts[0].(map[string]any)
 			required = append(required, asList(alt["required"])...)
-			merged := map[string]any{}
-			for k, p := range props {
-				merged[k] = p
-			}
-			for k, p := range alt["properties"].(map[string]any) {
-				merged[k] = flatten(c.resolve(merged[k].(map[string]any)), p.(map[string]any))
-			}
-			props = merged
+			props = c.withAlternative(props, alt)
 		}
 		for _, r := range required {
 			if p, ok := props[r.(string)].(map[string]any); ok {
