@@ -11,51 +11,18 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm/providers"
 	"github.com/agentplane/agentplane/internal/mcpspec"
 	"github.com/agentplane/agentplane/internal/schemacheck"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
-func invalid(field, format string, args ...any) error {
-	return &store.ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
-}
-
-func required(field, v string) error {
-	if strings.TrimSpace(v) == "" {
-		return invalid(field, "is required and must not be empty")
-	}
-	return nil
-}
-
-func maxLen(field, v string, n int) error {
-	if len([]rune(v)) > n {
-		return invalid(field, "must be at most %d characters", n)
-	}
-	return nil
-}
-
-func oneOf(field, v string, allowed []string) error {
-	if !slices.Contains(allowed, v) {
-		return invalid(field, "must be one of %s, got %q", strings.Join(allowed, ", "), v)
-	}
-	return nil
-}
-
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Validate checks a config before it is saved: required fields, ranges, schemas
 // that compile, references that exist, and the shape each agent type needs. agentID is the
 // agent being configured ("" when creating), so it cannot list itself as a sub-agent.
 func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID string, c *store.AgentConfig) error {
-	if err := firstErr(required("config.model", c.Model), maxLen("config.model", c.Model, 200)); err != nil {
+	if err := domain.FirstErr(domain.NotBlank("config.model", c.Model), domain.MaxLen("config.model", c.Model, 200)); err != nil {
 		return err
 	}
 	if c.CredentialID != "" {
@@ -69,31 +36,31 @@ func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID strin
 			return err
 		}
 		if !providers.Known(cred.Provider) {
-			return invalid("config.credential_id", "credential %s has provider %q, which is not a model provider (one of %s)",
+			return domain.Invalid("config.credential_id", "credential %s has provider %q, which is not a model provider (one of %s)",
 				cred.ID, cred.Provider, strings.Join(providers.Names(), ", "))
 		}
 	} else if err := st.CheckRefs(ctx, ws, store.KindLLMModel, "config.model", c.Model); err != nil {
 		return err
 	}
-	if err := firstErr(validateFallbacks(ctx, st, ws, agentType, c), validateSimulation(c.Simulation)); err != nil {
+	if err := domain.FirstErr(validateFallbacks(ctx, st, ws, agentType, c), validateSimulation(c.Simulation)); err != nil {
 		return err
 	}
 	if c.MaxRetries != nil && (*c.MaxRetries < 0 || *c.MaxRetries > 10) {
-		return invalid("config.max_retries", "must be between 0 and 10")
+		return domain.Invalid("config.max_retries", "must be between 0 and 10")
 	}
 	if c.RequestTimeoutMS < 0 || c.RequestTimeoutMS > 3_600_000 {
-		return invalid("config.request_timeout_ms", "must be between 1 and 3600000")
+		return domain.Invalid("config.request_timeout_ms", "must be between 1 and 3600000")
 	}
 	if c.Temperature != nil && (*c.Temperature < 0 || *c.Temperature > 2 || math.IsNaN(*c.Temperature)) {
-		return invalid("config.temperature", "must be between 0 and 2")
+		return domain.Invalid("config.temperature", "must be between 0 and 2")
 	}
 	if c.MaxTokens < 0 || c.MaxTokens > 1_000_000 {
-		return invalid("config.max_tokens", "must be between 1 and 1000000")
+		return domain.Invalid("config.max_tokens", "must be between 1 and 1000000")
 	}
 	if c.MaxIterations < 0 || c.MaxIterations > 100 {
-		return invalid("config.max_iterations", "must be between 1 and 100")
+		return domain.Invalid("config.max_iterations", "must be between 1 and 100")
 	}
-	if err := maxLen("config.system_prompt", c.SystemPrompt, 100_000); err != nil {
+	if err := domain.MaxLen("config.system_prompt", c.SystemPrompt, 100_000); err != nil {
 		return err
 	}
 	for field, raw := range map[string]json.RawMessage{"config.input_schema": c.InputSchema, "config.output_schema": c.OutputSchema} {
@@ -101,11 +68,11 @@ func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID strin
 			continue
 		}
 		if _, err := schemacheck.Compile(raw); err != nil {
-			return invalid(field, "is not a valid JSON Schema (2020-12): %s", err.Error())
+			return domain.Invalid(field, "is not a valid JSON Schema (2020-12): %s", err.Error())
 		}
 	}
 	if c.PromptVersionID != "" && c.PromptID == "" {
-		return invalid("config.prompt_version_id", "needs config.prompt_id")
+		return domain.Invalid("config.prompt_version_id", "needs config.prompt_id")
 	}
 	if c.PromptID != "" {
 		if err := st.CheckRefs(ctx, ws, store.KindPrompt, "config.prompt_id", c.PromptID); err != nil {
@@ -117,12 +84,12 @@ func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID strin
 				return err
 			}
 			if !ok {
-				return invalid("config.prompt_version_id", "prompt version %s is not a version of prompt %s", c.PromptVersionID, c.PromptID)
+				return domain.Invalid("config.prompt_version_id", "prompt version %s is not a version of prompt %s", c.PromptVersionID, c.PromptID)
 			}
 		}
 	}
 	if c.ToolTimeoutMS < 0 || c.ToolTimeoutMS > 3_600_000 {
-		return invalid("config.tool_timeout_ms", "must be between 1 and 3600000")
+		return domain.Invalid("config.tool_timeout_ms", "must be between 1 and 3600000")
 	}
 	if err := validateTools(ctx, st, ws, c.Tools); err != nil {
 		return err
@@ -133,21 +100,21 @@ func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID strin
 	if err := validateDataSources(ctx, st, ws, c.DataSources); err != nil {
 		return err
 	}
-	if err := firstErr(
+	if err := domain.FirstErr(
 		st.CheckRefs(ctx, ws, store.KindGuardrail, "config.guardrails", c.Guardrails...),
 		st.CheckRefs(ctx, ws, store.KindAgent, "config.sub_agents", c.SubAgents...),
 	); err != nil {
 		return err
 	}
 	if agentID != "" && slices.Contains(c.SubAgents, agentID) {
-		return invalid("config.sub_agents", "an agent cannot be its own sub-agent")
+		return domain.Invalid("config.sub_agents", "an agent cannot be its own sub-agent")
 	}
 	if err := validateApproval(c.Approval); err != nil {
 		return err
 	}
 	typ, _ := LookupType(agentType)
 	if c.AskUser && !typ.Tools {
-		return invalid("config.ask_user", "the ask_user tool is for agent-type agents (this one is %s)", agentType)
+		return domain.Invalid("config.ask_user", "the ask_user tool is for agent-type agents (this one is %s)", agentType)
 	}
 	if err := validateSteps(c.Steps, agentType); err != nil {
 		return err
@@ -173,27 +140,27 @@ func validateApproval(a *store.ApprovalConfig) error {
 	}
 	for i, cp := range a.Checkpoints {
 		f := fmt.Sprintf("config.approval.checkpoints[%d]", i)
-		if err := firstErr(required(f+".name", cp.Name), oneOf(f+".when", cp.When, []string{"before_output", "before_tools"})); err != nil {
+		if err := domain.FirstErr(domain.NotBlank(f+".name", cp.Name), domain.OneOf(f+".when", cp.When, []string{"before_output", "before_tools"})); err != nil {
 			return err
 		}
 	}
 	for i, r := range a.Tools {
 		f := fmt.Sprintf("config.approval.tools[%d]", i)
-		if err := firstErr(required(f+".match", r.Match), maxLen(f+".match", r.Match, 200), oneOf(f+".mode", r.Mode, store.ApprovalModes)); err != nil {
+		if err := domain.FirstErr(domain.NotBlank(f+".match", r.Match), domain.MaxLen(f+".match", r.Match, 200), domain.OneOf(f+".mode", r.Mode, store.ApprovalModes)); err != nil {
 			return err
 		}
 		if _, err := path.Match(r.Match, ""); err != nil {
-			return invalid(f+".match", "is not a valid glob: %q", r.Match)
+			return domain.Invalid(f+".match", "is not a valid glob: %q", r.Match)
 		}
 	}
 	if a.TimeoutSeconds < 0 || a.TimeoutSeconds > 2_592_000 {
-		return invalid("config.approval.timeout_seconds", "must be between 1 and 2592000 (30 days), got %d", a.TimeoutSeconds)
+		return domain.Invalid("config.approval.timeout_seconds", "must be between 1 and 2592000 (30 days), got %d", a.TimeoutSeconds)
 	}
 	if a.OnTimeout != "" {
 		if a.TimeoutSeconds == 0 {
-			return invalid("config.approval.on_timeout", "needs config.approval.timeout_seconds")
+			return domain.Invalid("config.approval.on_timeout", "needs config.approval.timeout_seconds")
 		}
-		return oneOf("config.approval.on_timeout", a.OnTimeout, []string{"reject", "approve"})
+		return domain.OneOf("config.approval.on_timeout", a.OnTimeout, []string{"reject", "approve"})
 	}
 	return nil
 }
@@ -205,11 +172,11 @@ func validateTools(ctx context.Context, st *store.Store, ws string, refs []store
 	seen := map[string]int{}
 	for i, ref := range refs {
 		f := fmt.Sprintf("config.tools[%d]", i)
-		if err := required(f, ref.MCPToolID); err != nil {
+		if err := domain.NotBlank(f, ref.MCPToolID); err != nil {
 			return err
 		}
 		if j, dup := seen[ref.MCPToolID]; dup {
-			return invalid(f, "mcp tool %s is already listed at config.tools[%d]; list its tools once", ref.MCPToolID, j)
+			return domain.Invalid(f, "mcp tool %s is already listed at config.tools[%d]; list its tools once", ref.MCPToolID, j)
 		}
 		seen[ref.MCPToolID] = i
 	}
@@ -226,7 +193,7 @@ func validateTools(ctx context.Context, st *store.Store, ws string, refs []store
 		}
 		f := fmt.Sprintf("config.tools[%d].names", i)
 		if len(ref.Names) == 0 {
-			return invalid(f, "must name at least one tool; give the mcp tool id alone for all its tools")
+			return domain.Invalid(f, "must name at least one tool; give the mcp tool id alone for all its tools")
 		}
 		t, err := st.MCPToolGet(ctx, ws, ref.MCPToolID)
 		if err != nil {
@@ -238,10 +205,10 @@ func validateTools(ctx context.Context, st *store.Store, ws string, refs []store
 		}
 		for j, name := range ref.Names {
 			if !mcpspec.ValidToolName(name) {
-				return invalid(fmt.Sprintf("%s[%d]", f, j), "must be 1 to 128 letters, digits, '_', '-' or '.', got %q", name)
+				return domain.Invalid(fmt.Sprintf("%s[%d]", f, j), "must be 1 to 128 letters, digits, '_', '-' or '.', got %q", name)
 			}
 			if len(offered) > 0 && !slices.Contains(offered, name) {
-				return invalid(fmt.Sprintf("%s[%d]", f, j), "mcp tool %s offers no tool %q (it offers %s)", t.ID, name, strings.Join(offered, ", "))
+				return domain.Invalid(fmt.Sprintf("%s[%d]", f, j), "mcp tool %s offers no tool %q (it offers %s)", t.ID, name, strings.Join(offered, ", "))
 			}
 		}
 	}
@@ -255,12 +222,12 @@ func validateMemory(m *store.MemoryConfig) error {
 		return nil
 	}
 	if m.Scope != "" {
-		if err := oneOf("config.memory.scope", m.Scope, store.MemoryScopes); err != nil {
+		if err := domain.OneOf("config.memory.scope", m.Scope, store.MemoryScopes); err != nil {
 			return err
 		}
 	}
 	if m.MaxItems < 0 || m.MaxItems > 100 {
-		return invalid("config.memory.max_items", "must be between 1 and 100, got %d", m.MaxItems)
+		return domain.Invalid("config.memory.max_items", "must be between 1 and 100, got %d", m.MaxItems)
 	}
 	return nil
 }
@@ -271,11 +238,11 @@ func validateDataSources(ctx context.Context, st *store.Store, ws string, ids []
 	seen := map[string]int{}
 	for i, id := range ids {
 		f := fmt.Sprintf("config.data_sources[%d]", i)
-		if err := required(f, id); err != nil {
+		if err := domain.NotBlank(f, id); err != nil {
 			return err
 		}
 		if j, dup := seen[id]; dup {
-			return invalid(f, "data source %s is already listed at config.data_sources[%d]", id, j)
+			return domain.Invalid(f, "data source %s is already listed at config.data_sources[%d]", id, j)
 		}
 		seen[id] = i
 	}
@@ -288,25 +255,25 @@ func validateSteps(steps []store.AgentStep, agentType string) error {
 	ids := map[string]int{}
 	for i, st := range steps {
 		f := fmt.Sprintf("config.steps[%d]", i)
-		if err := required(f+".id", st.ID); err != nil {
+		if err := domain.NotBlank(f+".id", st.ID); err != nil {
 			return err
 		}
 		if _, dup := ids[st.ID]; dup {
-			return invalid(f+".id", "step id %q is used twice", st.ID)
+			return domain.Invalid(f+".id", "step id %q is used twice", st.ID)
 		}
 		ids[st.ID] = i
 		if st.Instruction == "" && st.AgentID == "" {
-			return invalid(f, "a step needs an instruction or an agent_id")
+			return domain.Invalid(f, "a step needs an instruction or an agent_id")
 		}
 	}
 	for i, st := range steps {
 		for j, dep := range st.DependsOn {
 			f := fmt.Sprintf("config.steps[%d].depends_on[%d]", i, j)
 			if t, _ := LookupType(agentType); t.OrderedSteps {
-				return invalid(f, "chain steps run in list order; depends_on is for workflow agents")
+				return domain.Invalid(f, "chain steps run in list order; depends_on is for workflow agents")
 			}
 			if _, ok := ids[dep]; !ok {
-				return invalid(f, "no step has id %q", dep)
+				return domain.Invalid(f, "no step has id %q", dep)
 			}
 		}
 	}
@@ -333,7 +300,7 @@ func validateSteps(steps []store.AgentStep, agentType string) error {
 		}
 	}
 	if done != len(steps) {
-		return invalid("config.steps", "the depends_on links form a cycle")
+		return domain.Invalid("config.steps", "the depends_on links form a cycle")
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -20,19 +21,19 @@ const maxFallbacks = 5
 // version needs, by its catalog capabilities (see needs).
 func validateFallbacks(ctx context.Context, st *store.Store, ws, agentType string, c *store.AgentConfig) error {
 	if len(c.FallbackModels) > maxFallbacks {
-		return invalid("config.fallback_models", "may list at most %d models, got %d", maxFallbacks, len(c.FallbackModels))
+		return domain.Invalid("config.fallback_models", "may list at most %d models, got %d", maxFallbacks, len(c.FallbackModels))
 	}
 	needed := needs(agentType, c)
 	for i, id := range c.FallbackModels {
 		f := fmt.Sprintf("config.fallback_models[%d]", i)
-		if err := firstErr(required(f, id), maxLen(f, id, 200)); err != nil {
+		if err := domain.FirstErr(domain.NotBlank(f, id), domain.MaxLen(f, id, 200)); err != nil {
 			return err
 		}
 		if id == c.Model {
-			return invalid(f, "is config.model itself; list other models to fall back to")
+			return domain.Invalid(f, "is config.model itself; list other models to fall back to")
 		}
 		if j := slices.Index(c.FallbackModels[:i], id); j >= 0 {
-			return invalid(f, "model %s is already listed at config.fallback_models[%d]", id, j)
+			return domain.Invalid(f, "model %s is already listed at config.fallback_models[%d]", id, j)
 		}
 		m, err := st.LLMModelGet(ctx, ws, id)
 		if store.IsNotFound(err) {
@@ -46,7 +47,7 @@ func validateFallbacks(ctx context.Context, st *store.Store, ws, agentType strin
 		}
 		for _, n := range needed {
 			if !slices.ContainsFunc(n.serves, func(capability string) bool { return slices.Contains(m.Capabilities, capability) }) {
-				return invalid(f, "model %s cannot serve this version: it lacks the %s capability, needed for %s (its capabilities: %s)",
+				return domain.Invalid(f, "model %s cannot serve this version: it lacks the %s capability, needed for %s (its capabilities: %s)",
 					id, strings.Join(n.serves, " or "), n.why, strings.Join(m.Capabilities, ", "))
 			}
 		}
@@ -114,10 +115,10 @@ func validateSimulation(s *store.Simulation) error {
 	for model, status := range s.Fail.Models {
 		f := "config.simulation.fail." + model
 		if strings.TrimSpace(model) == "" {
-			return invalid("config.simulation.fail", "model ids must not be empty")
+			return domain.Invalid("config.simulation.fail", "model ids must not be empty")
 		}
 		if !slices.Contains(store.SimFailStatuses, status) {
-			return invalid(f, "must be an HTTP status of %v, got %d", store.SimFailStatuses, status)
+			return domain.Invalid(f, "must be an HTTP status of %v, got %d", store.SimFailStatuses, status)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package agentconfig
 import (
 	"slices"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -31,13 +32,13 @@ var types = []Type{
 	{Name: "workflow", Doc: "steps run as their depends_on allow", Check: needSteps("workflow")},
 	{Name: "multi_agent", Doc: "a coordinator handing work to sub-agents", Check: func(c *store.AgentConfig) error {
 		if len(c.SubAgents) == 0 {
-			return invalid("config.sub_agents", "a multi_agent agent needs at least one sub-agent")
+			return domain.Invalid("config.sub_agents", "a multi_agent agent needs at least one sub-agent")
 		}
 		return nil
 	}},
 	{Name: "approval", Doc: "one model call held at checkpoints for a person's approval", Check: func(c *store.AgentConfig) error {
 		if c.Approval == nil || len(c.Approval.Checkpoints) == 0 {
-			return invalid("config.approval.checkpoints", "an approval agent needs at least one checkpoint")
+			return domain.Invalid("config.approval.checkpoints", "an approval agent needs at least one checkpoint")
 		}
 		return nil
 	}},
@@ -47,7 +48,7 @@ var types = []Type{
 func needSteps(name string) func(c *store.AgentConfig) error {
 	return func(c *store.AgentConfig) error {
 		if len(c.Steps) == 0 {
-			return invalid("config.steps", "a %s agent needs at least one step", name)
+			return domain.Invalid("config.steps", "a %s agent needs at least one step", name)
 		}
 		return nil
 	}

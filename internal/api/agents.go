@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/agentplane/agentplane/internal/agentconfig"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/schemacheck"
 	"github.com/agentplane/agentplane/internal/store"
@@ -34,7 +36,7 @@ func agentTypeSchemas(reg huma.Registry) {
 }
 
 type agentCreateRequest struct {
-	Name        string             `json:"name" maxLength:"200" doc:"Display name."`
+	Name        string             `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
 	Description string             `json:"description,omitempty" maxLength:"2000"`
 	Type        string             `json:"type" doc:"The agent type."`
 	Status      string             `json:"status,omitempty" enum:"active,inactive,archived" doc:"Defaults to active."`
@@ -43,18 +45,18 @@ type agentCreateRequest struct {
 	Config      *store.AgentConfig `json:"config,omitempty" doc:"Configuration of version 1, which becomes active. Defaults to {\"model\": \"gpt-4o-mini\"}."`
 	Notes       string             `json:"notes,omitempty" doc:"Notes of version 1."`
 	// Completion webhook.
-	WebhookURL    *string `json:"webhook_url,omitempty" maxLength:"2048" doc:"An http(s) URL each execution of the agent is POSTed to when it ends, signed with the Standard Webhooks scheme (see webhook_secret)."`
+	WebhookURL    *string `json:"webhook_url,omitempty" maxLength:"2000" doc:"An absolute http(s) URL each execution of the agent is POSTed to when it ends, signed with the Standard Webhooks scheme (see webhook_secret); no fragment (#…), no user:password@ (the rule of every webhook URL)."`
 	WebhookSecret *string `json:"webhook_secret,omitempty" doc:"The Standard Webhooks signing secret: whsec_ followed by the base64 of 24 to 64 bytes. Left out with a webhook_url, one is generated and returned once, in this response."`
 }
 
 type agentUpdateRequest struct {
-	Name        *string         `json:"name,omitempty" maxLength:"200"`
+	Name        *string         `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Description *string         `json:"description,omitempty" maxLength:"2000"`
 	Status      *string         `json:"status,omitempty" enum:"active,inactive,archived"`
 	Tags        *[]string       `json:"tags,omitempty"`
 	Metadata    *map[string]any `json:"metadata,omitempty"`
 	// Completion webhook.
-	WebhookURL    *string `json:"webhook_url,omitempty" maxLength:"2048" nullable:"true" doc:"A new webhook URL (the secret is kept, or generated and returned once if the agent has none); null or \"\" removes the webhook and its secret."`
+	WebhookURL    *string `json:"webhook_url,omitempty" maxLength:"2000" nullable:"true" doc:"A new webhook URL (the secret is kept, or generated and returned once if the agent has none); null or \"\" removes the webhook and its secret."`
 	WebhookSecret *string `json:"webhook_secret,omitempty" doc:"A new signing secret (whsec_ + base64 of 24 to 64 bytes) for the agent's webhook."`
 }
 
@@ -64,6 +66,25 @@ type agentVersionCreateRequest struct {
 	// BaseVersionID and Base make config a patch of an existing version's config.
 	BaseVersionID string `json:"base_version_id,omitempty" doc:"Start from this version's config and apply config as a merge patch."`
 	Base          string `json:"base,omitempty" enum:"active" doc:"\"active\": start from the active version's config and apply config as a merge patch."`
+}
+
+// TransformSchema documents config as a merge patch when the version starts from a base: its
+// model may be left out then (AgentConfigPatch), and only then.
+func (agentVersionCreateRequest) TransformSchema(r huma.Registry, s *huma.Schema) *huma.Schema {
+	const name = "AgentConfigPatch"
+	if _, ok := r.Map()[name]; !ok {
+		patch := *r.Map()["AgentConfig"]
+		patch.Required = slices.DeleteFunc(slices.Clone(patch.Required), func(f string) bool { return f == "model" })
+		patch.Description = "An agent config in which every field may be left out: with base_version_id or base, a merge patch."
+		r.Map()[name] = &patch
+	}
+	s.Properties["config"] = &huma.Schema{Ref: "#/components/schemas/" + name, Description: s.Properties["config"].Description}
+	s.AnyOf = []*huma.Schema{
+		{Required: []string{"config"}, Properties: map[string]*huma.Schema{"config": {Required: []string{"model"}}}},
+		{Required: []string{"base_version_id"}, Properties: map[string]*huma.Schema{"base_version_id": {MinLength: ptr(1)}}},
+		{Required: []string{"base"}, Properties: map[string]*huma.Schema{"base": {MinLength: ptr(1)}}},
+	}
+	return s
 }
 
 type agentPreviewRequest struct {
@@ -119,12 +140,12 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := store.AgentFilter{Type: q.Get("type"), Status: q.Get("status"), Query: q.Get("q")}
 	if f.Type != "" {
-		if err := oneOf("type", f.Type, agentconfig.Types()); err != nil {
+		if err := domain.OneOf("type", f.Type, agentconfig.Types()); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
 	if f.Status != "" {
-		if err := oneOf("status", f.Status, store.AgentStatuses); err != nil {
+		if err := domain.OneOf("status", f.Status, store.AgentStatuses); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -148,8 +169,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if req.Status == "" {
 		req.Status = "active"
 	}
-	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200), maxLen("description", req.Description, 2000),
-		oneOf("type", req.Type, agentconfig.Types()), oneOf("status", req.Status, store.AgentStatuses)); err != nil {
+	if err := domain.NotBlank("name", req.Name); err != nil {
 		return err
 	}
 	ws := s.workspace(r)
@@ -167,7 +187,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if hook.secret != nil && hook.url == nil {
-		return invalid("webhook_secret", "needs a webhook_url")
+		return domain.Invalid("webhook_secret", "needs a webhook_url")
 	}
 	var a *store.Agent
 	var secret string
@@ -214,7 +234,7 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.Status != nil {
-		if err := oneOf("status", *req.Status, store.AgentStatuses); err != nil {
+		if err := domain.OneOf("status", *req.Status, store.AgentStatuses); err != nil {
 			return err
 		}
 		p.Status = req.Status
@@ -257,7 +277,7 @@ func (s *Server) createAgentVersion(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	if err := firstErr(maxLen("notes", req.Notes, 2000), checkConfigKeys(body, "config")); err != nil {
+	if err := checkConfigKeys(body, "config"); err != nil {
 		return err
 	}
 	if req.BaseVersionID != "" || req.Base != "" {
@@ -283,9 +303,9 @@ func (s *Server) patchedConfig(r *http.Request, a *store.Agent, baseVersionID, b
 	var from *store.AgentConfig
 	switch {
 	case baseVersionID != "" && base != "":
-		return cfg, invalid("base", "give base_version_id or base, not both")
+		return cfg, domain.Invalid("base", "give base_version_id or base, not both")
 	case base != "" && base != "active":
-		return cfg, invalid("base", "must be \"active\", got %q", base)
+		return cfg, domain.Invalid("base", "must be \"active\", got %q", base)
 	case base == "active":
 		if a.Config == nil {
 			return cfg, conflict("agent %s has no active version to start from", a.ID)
@@ -321,7 +341,7 @@ func (s *Server) patchedConfig(r *http.Request, a *store.Agent, baseVersionID, b
 		}
 	}
 	if err := json.Unmarshal(doc, &cfg); err != nil {
-		return cfg, invalid("config", "the merged configuration is not valid: %s", err.Error())
+		return cfg, domain.Invalid("config", "the merged configuration is not valid: %s", err.Error())
 	}
 	return cfg, nil
 }
@@ -362,7 +382,7 @@ func (s *Server) previewAgent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.VersionID != "" && req.Config != nil {
-		return invalid("config", "give either version_id or config, not both")
+		return domain.Invalid("config", "give either version_id or config, not both")
 	}
 	var cfg *store.AgentConfig
 	var versionID *string
@@ -406,10 +426,10 @@ func validateInput(cfg *store.AgentConfig, input map[string]any) error {
 	}
 	sch, err := schemacheck.Compile(cfg.InputSchema)
 	if err != nil {
-		return invalid("config.input_schema", "%s", err.Error())
+		return domain.Invalid("config.input_schema", "%s", err.Error())
 	}
 	if err := sch.Validate(input); err != nil {
-		return invalid("input", "%s", err.Error())
+		return domain.Invalid("input", "%s", err.Error())
 	}
 	return nil
 }

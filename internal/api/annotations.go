@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -17,13 +18,13 @@ const annotationClaimTTL = 10 * time.Minute
 const maxAnnotationAdd = 1000
 
 type annotationQueueCreateRequest struct {
-	Name           string   `json:"name" minLength:"1" maxLength:"200" doc:"Unique in the workspace."`
+	Name           string   `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Unique in the workspace."`
 	Description    string   `json:"description,omitempty" maxLength:"2000"`
 	ScoreConfigIDs []string `json:"score_config_ids" minItems:"1" maxItems:"20" doc:"The score configs reviewers score items under (not archived)."`
 }
 
 type annotationQueueUpdateRequest struct {
-	Name           *string   `json:"name,omitempty" minLength:"1" maxLength:"200"`
+	Name           *string   `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Description    *string   `json:"description,omitempty" maxLength:"2000"`
 	ScoreConfigIDs *[]string `json:"score_config_ids,omitempty" minItems:"1" maxItems:"20" doc:"Replaces the list; items reviewed already keep their scores."`
 }
@@ -128,7 +129,7 @@ func (s *Server) createAnnotationQueue(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	req.Name = strings.TrimSpace(req.Name)
-	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200), maxLen("description", req.Description, 2000)); err != nil {
+	if err := domain.NotBlank("name", req.Name); err != nil {
 		return err
 	}
 	q, err := s.store.AnnotationQueueCreate(r.Context(), &store.AnnotationQueue{WorkspaceID: s.workspace(r), Name: req.Name,
@@ -148,15 +149,12 @@ func (s *Server) updateAnnotationQueue(w http.ResponseWriter, r *http.Request) e
 	p := store.AnnotationQueuePatch{Description: req.Description}
 	if req.Name != nil {
 		name := strings.TrimSpace(*req.Name)
-		if err := firstErr(required("name", name), maxLen("name", name, 200)); err != nil {
+		if err := domain.NotBlank("name", name); err != nil {
 			return err
 		}
 		p.Name = &name
 	}
 	if req.Description != nil {
-		if err := maxLen("description", *req.Description, 2000); err != nil {
-			return err
-		}
 	}
 	if req.ScoreConfigIDs != nil {
 		p.ScoreConfigIDs = ptr(store.Strings(*req.ScoreConfigIDs))
@@ -176,7 +174,7 @@ func (s *Server) listAnnotationItems(w http.ResponseWriter, r *http.Request) err
 	}
 	status := r.URL.Query().Get("status")
 	if status != "" {
-		if err := oneOf("status", status, store.AnnotationStatuses); err != nil {
+		if err := domain.OneOf("status", status, store.AnnotationStatuses); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -197,11 +195,11 @@ func (s *Server) addAnnotationItems(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	if len(req.ExecutionIDs) == 0 || len(req.ExecutionIDs) > maxAnnotationAdd {
-		return invalid("execution_ids", "must list 1 to %d executions, got %d", maxAnnotationAdd, len(req.ExecutionIDs))
+		return domain.Invalid("execution_ids", "must list 1 to %d executions, got %d", maxAnnotationAdd, len(req.ExecutionIDs))
 	}
 	for i, id := range req.ExecutionIDs {
 		if strings.TrimSpace(id) == "" {
-			return invalid("execution_ids", "item %d is empty", i)
+			return domain.Invalid("execution_ids", "item %d is empty", i)
 		}
 	}
 	added, skipped, err := s.store.AnnotationItemsAdd(r.Context(), s.workspace(r), pathID(r, "id"), req.ExecutionIDs)
@@ -249,20 +247,14 @@ func (s *Server) completeAnnotationItem(w http.ResponseWriter, r *http.Request) 
 		return err
 	}
 	if len(req.Scores) == 0 || len(req.Scores) > 20 {
-		return invalid("scores", "must hold 1 to 20 scores, got %d", len(req.Scores))
+		return domain.Invalid("scores", "must hold 1 to 20 scores, got %d", len(req.Scores))
 	}
 	scores := make([]*store.Score, len(req.Scores))
 	for i, sc := range req.Scores {
-		if err := required(fmt.Sprintf("scores[%d].config_id", i), sc.ConfigID); err != nil {
-			return err
-		}
-		if err := maxLen(fmt.Sprintf("scores[%d].comment", i), sc.Comment, maxScoreCommentLen); err != nil {
+		if err := domain.NotBlank(fmt.Sprintf("scores[%d].config_id", i), sc.ConfigID); err != nil {
 			return err
 		}
 		if sc.StringValue != nil {
-			if err := maxLen(fmt.Sprintf("scores[%d].string_value", i), *sc.StringValue, maxScoreLabelLen); err != nil {
-				return err
-			}
 		}
 		scores[i] = &store.Score{ConfigID: ptr(sc.ConfigID), Value: sc.Value, StringValue: sc.StringValue, Comment: sc.Comment,
 			Metadata: store.JSONObject(sc.Metadata)}

@@ -5,13 +5,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/danielgtaylor/huma/v2"
+
 	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
 type apiKeyCreateRequest struct {
-	Name           string   `json:"name" maxLength:"200" doc:"Display name."`
-	Scopes         []string `json:"scopes" doc:"Scopes the key grants; \"*\" grants all, including managing keys."`
+	Name           string   `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
+	Scopes         []string `json:"scopes" required:"true" doc:"Scopes the key grants; \"*\" grants all, including managing keys."`
 	AllowedIPs     []string `json:"allowed_ips,omitempty" doc:"Addresses and CIDR ranges (IPv4 or IPv6) the key may be used from; empty allows any."`
 	AllowedOrigins []string `json:"allowed_origins,omitempty" doc:"Origins (scheme://host[:port]) a browser may use the key from; empty allows any."`
 	ExpiresAt      *string  `json:"expires_at,omitempty" format:"date-time" doc:"When the key stops working (RFC 3339, in the future); omit for never."`
@@ -74,16 +77,25 @@ func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// TransformSchema documents scopes as what auth.ValidateScopes accepts: at least one, each a
+// known scope. The document's schema is what the request is checked against.
+func (apiKeyCreateRequest) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	p := s.Properties["scopes"]
+	p.MinItems = ptr(1)
+	p.Items.Enum = nil
+	for _, sc := range auth.Scopes() {
+		p.Items.Enum = append(p.Items.Enum, sc)
+	}
+	return s
+}
+
 func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	var req apiKeyCreateRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200)); err != nil {
+	if err := domain.NotBlank("name", req.Name); err != nil {
 		return err
-	}
-	if err := auth.ValidateScopes(req.Scopes); err != nil {
-		return errorf(http.StatusUnprocessableEntity, "%s", err.Error())
 	}
 	if _, err := auth.ParseIPAllowlist(req.AllowedIPs); err != nil {
 		return errorf(http.StatusUnprocessableEntity, "%s", err.Error())
@@ -96,10 +108,10 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if req.ExpiresAt != nil {
 		t, err := time.Parse(time.RFC3339, *req.ExpiresAt)
 		if err != nil {
-			return invalid("expires_at", "must be an RFC 3339 time such as 2030-01-02T15:04:05Z, got %q", *req.ExpiresAt)
+			return domain.Invalid("expires_at", "must be an RFC 3339 time such as 2030-01-02T15:04:05Z, got %q", *req.ExpiresAt)
 		}
 		if !t.After(time.Now()) {
-			return invalid("expires_at", "must be in the future, got %s", *req.ExpiresAt)
+			return domain.Invalid("expires_at", "must be in the future, got %s", *req.ExpiresAt)
 		}
 		expires = &store.Time{Time: t.UTC().Truncate(time.Millisecond)}
 	}

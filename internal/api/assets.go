@@ -10,15 +10,13 @@ import (
 	"unicode"
 
 	"github.com/agentplane/agentplane/internal/assets"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
-// maxAssetName bounds an uploaded asset's name.
-const maxAssetName = 255
-
 type assetUploadRequest struct {
-	MimeType    string  `json:"mime_type" maxLength:"255" doc:"The media type of the content, e.g. image/png; it decides the asset's type (image/*, audio/*, else file)."`
-	Data        string  `json:"data" doc:"The content, base64 (standard alphabet, padded). The whole request is at most 1 MiB, so about 750 KiB of content."`
+	MimeType    string  `json:"mime_type" minLength:"1" pattern:"\\S" maxLength:"255" doc:"The media type of the content, e.g. image/png; it decides the asset's type (image/*, audio/*, else file)."`
+	Data        string  `json:"data" minLength:"1" doc:"The content, base64 (standard alphabet, padded). The whole request is at most 1 MiB, so about 750 KiB of content."`
 	Name        string  `json:"name,omitempty" maxLength:"255" doc:"A file name to serve it under."`
 	ExecutionID *string `json:"execution_id,omitempty" doc:"An execution of the workspace to link the asset to."`
 }
@@ -72,24 +70,21 @@ func (s *Server) uploadAsset(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ws := s.workspace(r)
-	if err := firstErr(required("mime_type", req.MimeType), maxLen("mime_type", req.MimeType, 255)); err != nil {
+	if err := domain.NotBlank("mime_type", req.MimeType); err != nil {
 		return err
 	}
 	if t, _, err := mime.ParseMediaType(req.MimeType); err != nil || !strings.Contains(t, "/") {
-		return invalid("mime_type", "must be a media type such as image/png, got %q", req.MimeType)
-	}
-	if err := maxLen("name", req.Name, maxAssetName); err != nil {
-		return err
+		return domain.Invalid("mime_type", "must be a media type such as image/png, got %q", req.MimeType)
 	}
 	if strings.ContainsFunc(req.Name, func(c rune) bool { return unicode.IsControl(c) || c == '/' || c == '\\' }) {
-		return invalid("name", "must not contain control characters or slashes")
+		return domain.Invalid("name", "must not contain control characters or slashes")
 	}
 	if req.Data == "" {
-		return invalid("data", "is required: the base64 content")
+		return domain.Invalid("data", "is required: the base64 content")
 	}
 	data, err := base64.StdEncoding.DecodeString(req.Data)
 	if err != nil {
-		return invalid("data", "is not valid base64 (standard alphabet, padded): %v", err)
+		return domain.Invalid("data", "is not valid base64 (standard alphabet, padded): %v", err)
 	}
 	in := assets.Input{WorkspaceID: ws, MimeType: req.MimeType, Name: req.Name, Source: store.AssetSourceUpload}
 	if req.ExecutionID != nil && *req.ExecutionID != "" {

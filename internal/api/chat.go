@@ -7,12 +7,13 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
 type chatSessionCreateRequest struct {
-	AgentID   string         `json:"agent_id"`
+	AgentID   string         `json:"agent_id" minLength:"1" pattern:"\\S"`
 	Title     string         `json:"title,omitempty" maxLength:"200"`
 	Metadata  map[string]any `json:"metadata,omitempty"`
 	EndUserID string         `json:"end_user_id,omitempty" maxLength:"200" doc:"Your own id for the end user the session is for; each message's run carries it."`
@@ -24,7 +25,7 @@ type chatSessionUpdateRequest struct {
 }
 
 type chatMessageRequest struct {
-	Content   string `json:"content" maxLength:"100000"`
+	Content   string `json:"content" minLength:"1" pattern:"\\S" maxLength:"100000"`
 	EndUserID string `json:"end_user_id,omitempty" maxLength:"200" doc:"Your own id for the end user; default: the session's."`
 }
 
@@ -69,7 +70,7 @@ func (s *Server) createChatSession(w http.ResponseWriter, r *http.Request) error
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := firstErr(required("agent_id", req.AgentID), maxLen("title", req.Title, 200), checkEndUser(req.EndUserID)); err != nil {
+	if err := domain.FirstErr(domain.NotBlank("agent_id", req.AgentID), checkEndUser(req.EndUserID)); err != nil {
 		return err
 	}
 	ws := s.workspace(r)
@@ -106,9 +107,6 @@ func (s *Server) updateChatSession(w http.ResponseWriter, r *http.Request) error
 	}
 	var p store.ChatSessionPatch
 	if req.Title != nil {
-		if err := maxLen("title", *req.Title, 200); err != nil {
-			return err
-		}
 		p.Title = req.Title
 	}
 	if req.Metadata != nil {
@@ -185,9 +183,9 @@ func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request, key, hash
 		return nil, err
 	}
 	if strings.TrimSpace(req.Content) == "" {
-		return nil, invalid("content", "is required and must not be empty")
+		return nil, domain.Invalid("content", "is required and must not be empty")
 	}
-	if err := firstErr(maxLen("content", req.Content, 100_000), checkEndUser(req.EndUserID)); err != nil {
+	if err := checkEndUser(req.EndUserID); err != nil {
 		return nil, err
 	}
 	endUser := c.EndUserID

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm/providers"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/store"
@@ -16,20 +17,20 @@ import (
 const maxCredentialValue = 16 << 10
 
 type credentialCreateRequest struct {
-	Name        string         `json:"name" maxLength:"200" doc:"Display name."`
+	Name        string         `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
 	Type        string         `json:"type" enum:"api_key,bearer_token,basic_auth,database_url,oauth2"`
 	Provider    string         `json:"provider,omitempty" maxLength:"100" doc:"The service the credential is for, e.g. openai or postgres."`
 	Description string         `json:"description,omitempty" maxLength:"2000"`
 	Metadata    map[string]any `json:"metadata,omitempty" doc:"Non-secret settings. For a model provider: base_url (http or https; required for ollama and openai_compatible; with the version path for the Chat Completions family, e.g. http://localhost:11434/v1, the host root for anthropic and google) default (true: the only credential runs use for this provider when several exist) and weight (0 to 1000, default 1: without a default, the provider's credentials form a pool and each call goes to one drawn by weight; a credential answering 429 or 5xx cools down for every node; 0 keeps it out of the pool)."`
-	Value       secretValue    `json:"value" maxLength:"16384" doc:"The secret. It is encrypted at rest and never returned: responses carry masked_value. Text as sent: a lone UTF-16 surrogate escape such as \\udc80, which JSON decoders silently replace, is a 422."`
+	Value       secretValue    `json:"value" minLength:"1" pattern:"\\S" maxLength:"16384" doc:"The secret. It is encrypted at rest and never returned: responses carry masked_value. Text as sent: a lone UTF-16 surrogate escape such as \\udc80, which JSON decoders silently replace, is a 422."`
 }
 
 type credentialUpdateRequest struct {
-	Name        *string         `json:"name,omitempty" maxLength:"200"`
+	Name        *string         `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Provider    *string         `json:"provider,omitempty" maxLength:"100"`
 	Description *string         `json:"description,omitempty" maxLength:"2000"`
 	Metadata    *map[string]any `json:"metadata,omitempty" doc:"Replaces the metadata object."`
-	Value       *secretValue    `json:"value,omitempty" maxLength:"16384" doc:"A new secret (rotation); encrypted at rest and never returned. A lone UTF-16 surrogate escape is a 422, as on create."`
+	Value       *secretValue    `json:"value,omitempty" minLength:"1" pattern:"\\S" maxLength:"16384" doc:"A new secret (rotation); encrypted at rest and never returned. A lone UTF-16 surrogate escape is a 422, as on create."`
 }
 
 func (s *Server) credentialRoutes() []route {
@@ -66,12 +67,12 @@ func checkModelCredential(provider string, metadata map[string]any) error {
 	}
 	if d, ok := metadata["default"]; ok {
 		if _, isBool := d.(bool); !isBool {
-			return invalid("metadata.default", "must be true or false")
+			return domain.Invalid("metadata.default", "must be true or false")
 		}
 	}
 	if w, ok := metadata["weight"]; ok {
 		if f, isNum := w.(float64); !isNum || f < 0 || f > 1000 {
-			return invalid("metadata.weight", "must be a number from 0 to 1000 (its share of the provider's calls; 0 keeps it out of the pool)")
+			return domain.Invalid("metadata.weight", "must be a number from 0 to 1000 (its share of the provider's calls; 0 keeps it out of the pool)")
 		}
 	}
 	return nil
@@ -102,7 +103,7 @@ func (s *Server) listCredentials(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := store.CredentialFilter{Type: q.Get("type"), Provider: q.Get("provider"), Query: q.Get("q")}
 	if f.Type != "" {
-		if err := oneOf("type", f.Type, store.CredentialTypes); err != nil {
+		if err := domain.OneOf("type", f.Type, store.CredentialTypes); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -129,7 +130,7 @@ func (v *secretValue) UnmarshalJSON(b []byte) error {
 		return badRequest("value: expected string, got %s", jsonValueKind(b))
 	}
 	if hasLoneSurrogate(b) {
-		return invalid("value", "must be valid Unicode text; it holds a lone UTF-16 surrogate escape (\\ud800 to \\udfff) that would be replaced")
+		return domain.Invalid("value", "must be valid Unicode text; it holds a lone UTF-16 surrogate escape (\\ud800 to \\udfff) that would be replaced")
 	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
@@ -196,10 +197,10 @@ func unicodeEscapeAt(b []byte, i int) (rune, bool) {
 // checkCredentialValue validates a secret without ever echoing it.
 func checkCredentialValue(v string) error {
 	if strings.TrimSpace(v) == "" {
-		return invalid("value", "is required and must not be empty")
+		return domain.Invalid("value", "is required and must not be empty")
 	}
 	if len(v) > maxCredentialValue {
-		return invalid("value", "must be at most %d bytes", maxCredentialValue)
+		return domain.Invalid("value", "must be at most %d bytes", maxCredentialValue)
 	}
 	return nil
 }
@@ -209,8 +210,7 @@ func (s *Server) createCredential(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200), oneOf("type", req.Type, store.CredentialTypes),
-		maxLen("provider", req.Provider, 100), maxLen("description", req.Description, 2000), checkCredentialValue(string(req.Value)),
+	if err := domain.FirstErr(domain.NotBlank("name", req.Name), checkCredentialValue(string(req.Value)),
 		checkModelCredential(strings.TrimSpace(req.Provider), req.Metadata)); err != nil {
 		return err
 	}
@@ -236,9 +236,6 @@ func (s *Server) updateCredential(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	if req.Provider != nil {
-		if err := maxLen("provider", *req.Provider, 100); err != nil {
-			return err
-		}
 		p.Provider = ptr(strings.TrimSpace(*req.Provider))
 	}
 	if p.Description, err = patchDescription(req.Description); err != nil {

@@ -14,19 +14,20 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/eval"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
 type datasetCreateRequest struct {
-	Name        string          `json:"name" maxLength:"200" doc:"Unique in the workspace."`
+	Name        string          `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Unique in the workspace."`
 	Description string          `json:"description,omitempty" maxLength:"2000"`
 	Metadata    map[string]any  `json:"metadata,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema,omitempty" doc:"A JSON Schema (draft 2020-12) every item's input must satisfy."`
 }
 
 type datasetUpdateRequest struct {
-	Name        *string          `json:"name,omitempty" maxLength:"200"`
+	Name        *string          `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Description *string          `json:"description,omitempty" maxLength:"2000"`
 	Metadata    *map[string]any  `json:"metadata,omitempty" doc:"Replaces the whole object."`
 	InputSchema *json.RawMessage `json:"input_schema,omitempty" doc:"A new schema, which every item already in the dataset must satisfy; null removes it."`
@@ -122,7 +123,7 @@ func (s *Server) createDataset(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200), maxLen("description", req.Description, 2000)); err != nil {
+	if err := domain.NotBlank("name", req.Name); err != nil {
 		return err
 	}
 	d, err := eval.CreateDataset(r.Context(), s.store, &store.Dataset{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name),
@@ -175,7 +176,7 @@ func (s *Server) updateDatasetItem(w http.ResponseWriter, r *http.Request) error
 		p.ExpectedOutput = ptr(json.RawMessage("null"))
 	}
 	if isNullField(body, "input") {
-		return invalid("input", "must be a JSON object, not null")
+		return domain.Invalid("input", "must be a JSON object, not null")
 	}
 	if req.Input != nil {
 		p.Input = ptr(store.JSONObject(*req.Input))
@@ -277,7 +278,7 @@ func readItemLines(w http.ResponseWriter, r *http.Request) ([]datasetItemRequest
 		return nil, nil, errorf(http.StatusBadRequest, "%s", joinErrors(bad))
 	}
 	if len(out) == 0 {
-		return nil, nil, invalid("items", "the JSONL body holds no item: send one JSON object a line")
+		return nil, nil, domain.Invalid("items", "the JSONL body holds no item: send one JSON object a line")
 	}
 	return out, lines, nil
 }

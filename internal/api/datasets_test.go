@@ -66,7 +66,7 @@ func datasetRoutes(t *testing.T, e *testEnv) {
 		{name: "add bulk names every bad item", method: "POST", path: items, body: `{"items":[{"input":{"message":"ok"}},{"input":{}},{"expected_output":2}]}`, status: 422,
 			message: "item 2: input: is required"},
 		{name: "add empty bulk", method: "POST", path: items, body: `{"items":[]}`, status: 422, message: "items: at least one item"},
-		{name: "add bulk wrong type", method: "POST", path: items, body: `{"items":[{"input":"hi"}]}`, status: 400, message: "items.input"},
+		{name: "add bulk wrong type", method: "POST", path: items, body: `{"items":[{"input":"hi"}]}`, status: 400, message: "items[0].input"},
 		{name: "add to a missing dataset", method: "POST", path: "/api/v1/datasets/nope/items", body: `{"input":{"message":"x"}}`, status: 404, message: "dataset nope"},
 		{name: "dataset after five adds", method: "GET", path: id, status: 200, fields: map[string]any{"data.item_count": 5, "data.version": 4}},
 

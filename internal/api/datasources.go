@@ -9,12 +9,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/danielgtaylor/huma/v2"
+
 	"github.com/agentplane/agentplane/internal/datasource"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
 type dataSourceCreateRequest struct {
-	Name         string         `json:"name" maxLength:"200" doc:"Display name."`
+	Name         string         `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
 	Type         string         `json:"type" enum:"postgres,mysql,sqlite,http"`
 	Description  string         `json:"description,omitempty" maxLength:"2000"`
 	CredentialID *string        `json:"credential_id,omitempty" doc:"Id of a credential of the workspace used to connect: a database_url credential (postgres:// URL, MySQL DSN or mysql:// URL, SQLite file path) for SQL sources; a bearer_token, oauth2, api_key or basic_auth credential for http sources."`
@@ -23,13 +26,13 @@ type dataSourceCreateRequest struct {
 }
 
 type dataSourceUpdateRequest struct {
-	Name         *string         `json:"name,omitempty" maxLength:"200"`
+	Name         *string         `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Description  *string         `json:"description,omitempty" maxLength:"2000"`
 	CredentialID json.RawMessage `json:"credential_id,omitempty" doc:"A credential id of the workspace, or null (or \"\") to detach the credential."`
 }
 
 type dataSourceVersionCreateRequest struct {
-	Config map[string]any `json:"config" doc:"The version's configuration (see createDataSource)."`
+	Config map[string]any `json:"config" required:"true" doc:"The version's configuration (see createDataSource)."`
 	Notes  string         `json:"notes,omitempty" maxLength:"2000"`
 }
 
@@ -52,6 +55,13 @@ type DataSourceQueryResult struct {
 	RowCount   int                `json:"row_count"`
 	DurationMS int64              `json:"duration_ms"`
 	Truncated  bool               `json:"truncated" doc:"True when rows were left out: more matched than the limit (or max_rows) allowed, or the next row would have taken the result past max_bytes."`
+}
+
+// TransformSchema documents credential_id as nullableID reads it: a string, or null.
+func (dataSourceUpdateRequest) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	p := s.Properties["credential_id"]
+	p.Type, p.Nullable = huma.TypeString, true
+	return s
 }
 
 func (s *Server) dataSourceRoutes() []route {
@@ -92,7 +102,7 @@ func (s *Server) listDataSources(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := store.DataSourceFilter{Type: q.Get("type"), Query: q.Get("q")}
 	if f.Type != "" {
-		if err := oneOf("type", f.Type, store.DataSourceTypes); err != nil {
+		if err := domain.OneOf("type", f.Type, store.DataSourceTypes); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -108,7 +118,7 @@ func (s *Server) listDataSources(w http.ResponseWriter, r *http.Request) error {
 func fieldError(err error) error {
 	var fe *datasource.FieldError
 	if errors.As(err, &fe) {
-		return invalid(fe.Field, "%s", fe.Message)
+		return domain.Invalid(fe.Field, "%s", fe.Message)
 	}
 	return err
 }
@@ -129,8 +139,7 @@ func (s *Server) createDataSource(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200), maxLen("description", req.Description, 2000),
-		oneOf("type", req.Type, store.DataSourceTypes), maxLen("notes", req.Notes, 2000)); err != nil {
+	if err := domain.NotBlank("name", req.Name); err != nil {
 		return err
 	}
 	if req.Config == nil {
@@ -223,9 +232,9 @@ func (s *Server) createDataSourceVersion(w http.ResponseWriter, r *http.Request)
 		return err
 	}
 	if req.Config == nil {
-		return invalid("config", "is required: give the version's configuration object")
+		return domain.Invalid("config", "is required: give the version's configuration object")
 	}
-	if err := firstErr(maxLen("notes", req.Notes, 2000), checkDataSourceConfig(d.Type, req.Config)); err != nil {
+	if err := checkDataSourceConfig(d.Type, req.Config); err != nil {
 		return err
 	}
 	v, err := s.store.DataSourceVersionCreate(r.Context(), &store.DataSourceVersion{
@@ -270,7 +279,7 @@ func (s *Server) queryDataSource(w http.ResponseWriter, r *http.Request) error {
 	limit := 0
 	if req.Limit != nil {
 		if *req.Limit < 1 {
-			return invalid("limit", "must be at least 1")
+			return domain.Invalid("limit", "must be at least 1")
 		}
 		limit = *req.Limit
 	}
@@ -296,7 +305,7 @@ func dataSourceError(err error) error {
 	var se *datasource.SourceError
 	switch {
 	case errors.As(err, &qe):
-		return invalid("query", "%s", qe.Message)
+		return domain.Invalid("query", "%s", qe.Message)
 	case errors.As(err, &se) && se.Unreachable:
 		return &Error{Status: http.StatusBadGateway, Code: "data_source_unavailable", Message: se.Message}
 	case errors.As(err, &se):

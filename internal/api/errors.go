@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -51,11 +52,6 @@ func badRequest(format string, args ...any) *Error {
 	return errorf(http.StatusBadRequest, format, args...)
 }
 
-// invalid is a 422 naming the field at fault.
-func invalid(field, format string, args ...any) *Error {
-	return errorf(http.StatusUnprocessableEntity, "%s: %s", field, fmt.Sprintf(format, args...))
-}
-
 func conflict(format string, args ...any) *Error { return errorf(http.StatusConflict, format, args...) }
 
 func notFound(resource, id string) *Error {
@@ -72,11 +68,26 @@ type errorBody struct {
 // toAPIError maps any error to an *Error; errors it does not know become 500 with the
 // request id, and their text goes only to the log.
 func (s *Server) toAPIError(r *http.Request, err error) *Error {
+	if ae := knownError(err); ae != nil {
+		return ae
+	}
+	if errors.Is(err, r.Context().Err()) && r.Context().Err() != nil {
+		return errorf(http.StatusServiceUnavailable, "the request was cancelled before it finished")
+	}
+	rid := requestID(r.Context())
+	s.log.ErrorContext(r.Context(), "request failed", slog.String("request_id", rid),
+		slog.String("method", r.Method), slog.String("path", logPath(r)), slog.Any("error", err))
+	return errorf(http.StatusInternalServerError, "internal error; quote request id %s when reporting it", rid)
+}
+
+// knownError maps the errors whose meaning the API knows (its own, a field error, the store's
+// and the runtime's typed errors) to an *Error; nil for any other.
+func knownError(err error) *Error {
 	var ae *Error
 	var nf *store.NotFoundError
 	var ce *store.ConflictError
 	var re *store.ReferenceError
-	var ve *store.ValidationError
+	var fe *domain.FieldError
 	var te *store.TransitionError
 	var me *runtime.ModelError
 	var qe *store.QuotaError
@@ -87,8 +98,8 @@ func (s *Server) toAPIError(r *http.Request, err error) *Error {
 		return errorf(http.StatusUnprocessableEntity, "%s", me.Message)
 	case errors.As(err, &te):
 		return errorf(http.StatusConflict, "%s", te.Error())
-	case errors.As(err, &ve):
-		return errorf(http.StatusUnprocessableEntity, "%s", ve.Error())
+	case errors.As(err, &fe):
+		return errorf(http.StatusUnprocessableEntity, "%s", fe.Error())
 	case errors.As(err, &ae):
 		return ae
 	case errors.As(err, &nf):
@@ -97,13 +108,8 @@ func (s *Server) toAPIError(r *http.Request, err error) *Error {
 		return errorf(http.StatusConflict, "%s", ce.Message)
 	case errors.As(err, &re):
 		return errorf(http.StatusUnprocessableEntity, "%s", re.Error())
-	case errors.Is(err, r.Context().Err()) && r.Context().Err() != nil:
-		return errorf(http.StatusServiceUnavailable, "the request was cancelled before it finished")
 	}
-	rid := requestID(r.Context())
-	s.log.ErrorContext(r.Context(), "request failed", slog.String("request_id", rid),
-		slog.String("method", r.Method), slog.String("path", logPath(r)), slog.Any("error", err))
-	return errorf(http.StatusInternalServerError, "internal error; quote request id %s when reporting it", rid)
+	return nil
 }
 
 // writeError sends the error envelope; under /api/v1/openai/ OpenAI's error shape instead.

@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/eval"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -21,7 +22,7 @@ func (f *ruleFilterRequest) filter() store.RuleFilter {
 }
 
 type evaluationRuleCreateRequest struct {
-	EvaluatorID string             `json:"evaluator_id" doc:"The evaluator that scores the executions."`
+	EvaluatorID string             `json:"evaluator_id" minLength:"1" pattern:"\\S" doc:"The evaluator that scores the executions."`
 	AgentID     *string            `json:"agent_id,omitempty" doc:"Only this agent's executions; left out (or null) for every agent."`
 	Sampling    *float64           `json:"sampling,omitempty" minimum:"0" maximum:"1" doc:"The share of matching executions to score, from 0 to 1 (default 1: all)."`
 	Filter      *ruleFilterRequest `json:"filter,omitempty"`
@@ -29,7 +30,7 @@ type evaluationRuleCreateRequest struct {
 }
 
 type evaluationRuleUpdateRequest struct {
-	EvaluatorID *string            `json:"evaluator_id,omitempty"`
+	EvaluatorID *string            `json:"evaluator_id,omitempty" minLength:"1" pattern:"\\S"`
 	AgentID     *string            `json:"agent_id,omitempty" nullable:"true" doc:"Another agent; null for every agent."`
 	Sampling    *float64           `json:"sampling,omitempty" minimum:"0" maximum:"1"`
 	Filter      *ruleFilterRequest `json:"filter,omitempty" doc:"Replaces the whole filter."`
@@ -79,7 +80,7 @@ func (s *Server) createEvaluationRule(w http.ResponseWriter, r *http.Request) er
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := required("evaluator_id", req.EvaluatorID); err != nil {
+	if err := domain.NotBlank("evaluator_id", req.EvaluatorID); err != nil {
 		return err
 	}
 	rule := &store.EvaluationRule{WorkspaceID: s.workspace(r), EvaluatorID: req.EvaluatorID, AgentID: emptyNil(req.AgentID),
@@ -141,7 +142,7 @@ func (s *Server) listJudgments(w http.ResponseWriter, r *http.Request) error {
 	}
 	status := r.URL.Query().Get("status")
 	if status != "" {
-		if err := oneOf("status", status, store.JudgmentStatuses); err != nil {
+		if err := domain.OneOf("status", status, store.JudgmentStatuses); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}

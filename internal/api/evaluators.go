@@ -5,21 +5,22 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/eval"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
 type evaluatorCreateRequest struct {
-	Name          string         `json:"name" maxLength:"200" doc:"Unique in the workspace."`
+	Name          string         `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Unique in the workspace."`
 	Description   string         `json:"description,omitempty" maxLength:"2000"`
-	Type          string         `json:"type" doc:"The evaluator type."`
+	Type          string         `json:"type" required:"true" doc:"The evaluator type."`
 	Config        map[string]any `json:"config,omitempty" doc:"The type's options (see the README's evaluator types); unknown options are refused."`
 	ScoreName     string         `json:"score_name,omitempty" maxLength:"200" doc:"The name of the scores it gives; defaults to the score config's name, else the evaluator's name."`
 	ScoreConfigID *string        `json:"score_config_id,omitempty" doc:"A score config (not archived, of the type's data type) to check its scores against."`
 }
 
 type evaluatorUpdateRequest struct {
-	Name          *string         `json:"name,omitempty" maxLength:"200"`
+	Name          *string         `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Description   *string         `json:"description,omitempty" maxLength:"2000"`
 	Type          *string         `json:"type,omitempty" doc:"The evaluator type."`
 	Config        *map[string]any `json:"config,omitempty" doc:"Replaces the whole object."`
@@ -29,7 +30,7 @@ type evaluatorUpdateRequest struct {
 
 type evaluatorTestRequest struct {
 	Input          map[string]any  `json:"input,omitempty"`
-	Output         json.RawMessage `json:"output" doc:"The output to judge: any JSON (an agent's answer is {\"content\": text})."`
+	Output         json.RawMessage `json:"output" required:"true" doc:"The output to judge: any JSON (an agent's answer is {\"content\": text})."`
 	ExpectedOutput json.RawMessage `json:"expected_output,omitempty"`
 	Metadata       map[string]any  `json:"metadata,omitempty"`
 }
@@ -64,7 +65,7 @@ func (s *Server) listEvaluators(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := store.EvaluatorFilter{Type: q.Get("type"), Name: q.Get("name"), Query: q.Get("q")}
 	if f.Type != "" {
-		if err := oneOf("type", f.Type, eval.Types()); err != nil {
+		if err := domain.OneOf("type", f.Type, eval.Types()); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -81,8 +82,7 @@ func (s *Server) createEvaluator(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200), maxLen("description", req.Description, 2000),
-		required("type", req.Type), maxLen("score_name", req.ScoreName, maxScoreNameLen)); err != nil {
+	if err := domain.NotBlank("name", req.Name); err != nil {
 		return err
 	}
 	ev := &store.Evaluator{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name), Description: req.Description, Type: req.Type,
@@ -105,9 +105,6 @@ func (s *Server) updateEvaluator(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.ScoreName != nil {
-		if err := maxLen("score_name", *req.ScoreName, maxScoreNameLen); err != nil {
-			return err
-		}
 	}
 	var out *store.Evaluator
 	err = s.store.InTx(r.Context(), func(tx *store.Store) error {
@@ -153,7 +150,7 @@ func (s *Server) testEvaluator(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if len(req.Output) == 0 {
-		return invalid("output", "is required: the output to judge (any JSON)")
+		return domain.Invalid("output", "is required: the output to judge (any JSON)")
 	}
 	res, err := eval.Run(r.Context(), s.store, s.engine.Judge, ev, eval.Case{Input: req.Input, Output: req.Output, ExpectedOutput: req.ExpectedOutput, Metadata: req.Metadata})
 	if err != nil {

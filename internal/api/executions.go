@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/agentconfig"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -88,7 +89,7 @@ func (s *Server) executionRoutes() []route {
 func requireInput(cfg *store.AgentConfig, input map[string]any) (map[string]any, error) {
 	if input == nil {
 		if hasSchema(cfg.InputSchema) {
-			return nil, invalid("input", "is required: the version has an input_schema")
+			return nil, domain.Invalid("input", "is required: the version has an input_schema")
 		}
 		input = map[string]any{}
 	}
@@ -103,7 +104,7 @@ func hasSchema(raw json.RawMessage) bool {
 
 // checkEndUser validates an end_user_id: at most 200 characters.
 func checkEndUser(id string) error {
-	return maxLen("end_user_id", id, 200)
+	return domain.MaxLen("end_user_id", id, 200)
 }
 
 // userIDOf is the signed-in user of a bearer-token request, or nil.
@@ -144,7 +145,7 @@ func runSource(source, def string) (string, error) {
 	case def, "studio":
 		return source, nil
 	}
-	return "", invalid("source", "must be %s or studio, not %q", def, source)
+	return "", domain.Invalid("source", "must be %s or studio, not %q", def, source)
 }
 
 func checkTimeout(ms int) (int, error) {
@@ -152,7 +153,7 @@ func checkTimeout(ms int) (int, error) {
 		return defaultTimeoutMS, nil
 	}
 	if ms < 1 || ms > maxTimeoutMS {
-		return 0, invalid("timeout_ms", "must be between 1 and %d", maxTimeoutMS)
+		return 0, domain.Invalid("timeout_ms", "must be between 1 and %d", maxTimeoutMS)
 	}
 	return ms, nil
 }
@@ -343,7 +344,7 @@ func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) error {
 	f := store.ExecutionFilter{AgentID: q.Get("agent_id"), Status: q.Get("status"), SessionID: q.Get("session_id"), Source: q.Get("source"),
 		EndUserID: q.Get("end_user_id")}
 	if f.Status != "" {
-		if err := oneOf("status", f.Status, store.ExecutionStatuses); err != nil {
+		if err := domain.OneOf("status", f.Status, store.ExecutionStatuses); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -404,14 +405,11 @@ func (s *Server) approveExecution(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := firstErr(maxLen("comment", req.Comment, 2000), maxLen("answer", req.Answer, 20000)); err != nil {
-		return err
-	}
 	if len(req.Decisions) > 128 {
-		return invalid("decisions", "at most 128 decisions, got %d", len(req.Decisions))
+		return domain.Invalid("decisions", "at most 128 decisions, got %d", len(req.Decisions))
 	}
 	for i, d := range req.Decisions {
-		if err := maxLen(fmt.Sprintf("decisions[%d].message", i), d.Message, 2000); err != nil {
+		if err := domain.MaxLen(fmt.Sprintf("decisions[%d].message", i), d.Message, 2000); err != nil {
 			return err
 		}
 	}
@@ -427,9 +425,6 @@ func (s *Server) approveExecution(w http.ResponseWriter, r *http.Request) error 
 func (s *Server) denyExecution(w http.ResponseWriter, r *http.Request) error {
 	var req denyRequest
 	if err := decode(w, r, &req); err != nil {
-		return err
-	}
-	if err := maxLen("reason", req.Reason, 2000); err != nil {
 		return err
 	}
 	x, err := s.engine.Deny(r.Context(), s.workspace(r), pathID(r, "id"), req.Reason, decidedBy(r))
@@ -452,7 +447,7 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) error {
 	case "all":
 		status = ""
 	default:
-		if err := oneOf("status", status, []string{"pending", "approved", "denied", "cancelled", "all"}); err != nil {
+		if err := domain.OneOf("status", status, []string{"pending", "approved", "denied", "cancelled", "all"}); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}

@@ -4,21 +4,22 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/guardrail"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
 type guardrailCreateRequest struct {
-	Name        string                   `json:"name" maxLength:"200" doc:"Display name."`
+	Name        string                   `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
 	Description string                   `json:"description,omitempty" maxLength:"2000"`
 	AppliesTo   string                   `json:"applies_to,omitempty" enum:"input,output,both" doc:"Defaults to both."`
 	Action      string                   `json:"action,omitempty" enum:"block,warn,redact" doc:"Defaults to block."`
 	Enabled     *bool                    `json:"enabled,omitempty" doc:"Defaults to true."`
-	Scanners    []store.GuardrailScanner `json:"scanners" doc:"At least one; see GET /api/v1/guardrails/scanners for types and options."`
+	Scanners    []store.GuardrailScanner `json:"scanners" minItems:"1" doc:"At least one; see GET /api/v1/guardrails/scanners for types and options."`
 }
 
 type guardrailUpdateRequest struct {
-	Name        *string                   `json:"name,omitempty" maxLength:"200"`
+	Name        *string                   `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Description *string                   `json:"description,omitempty" maxLength:"2000"`
 	AppliesTo   *string                   `json:"applies_to,omitempty" enum:"input,output,both"`
 	Action      *string                   `json:"action,omitempty" enum:"block,warn,redact"`
@@ -27,7 +28,7 @@ type guardrailUpdateRequest struct {
 }
 
 type guardrailTestRequest struct {
-	Text  *string `json:"text" nullable:"false" doc:"The text to check (may be empty)."`
+	Text  *string `json:"text" required:"true" nullable:"false" doc:"The text to check (may be empty)."`
 	Stage string  `json:"stage,omitempty" enum:"input,output" doc:"Defaults to input, or to output for a guardrail that applies only to output."`
 }
 
@@ -156,7 +157,7 @@ func (s *Server) testGuardrail(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.Text == nil {
-		return invalid("text", "is required")
+		return domain.Invalid("text", "is required")
 	}
 	stage := guardrail.Stage(req.Stage)
 	switch {
@@ -165,7 +166,7 @@ func (s *Server) testGuardrail(w http.ResponseWriter, r *http.Request) error {
 	case req.Stage == "":
 		stage = guardrail.StageInput
 	default:
-		if err := oneOf("stage", req.Stage, guardrail.Stages); err != nil {
+		if err := domain.OneOf("stage", req.Stage, guardrail.Stages); err != nil {
 			return err
 		}
 	}

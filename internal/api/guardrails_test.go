@@ -43,7 +43,7 @@ func TestGuardrailRoutes(t *testing.T) {
 			check:  func(t *testing.T, b map[string]any) { otherID = lookup(b, "data.id").(string) }},
 		{name: "create malformed", method: "POST", path: "/api/v1/guardrails", body: `{"name":"x","scanners":[`, status: 400, code: "bad_request"},
 		{name: "create scanners wrong type", method: "POST", path: "/api/v1/guardrails", body: `{"name":"x","scanners":{"type":"pii"}}`, status: 400, message: "scanners"},
-		{name: "create config wrong type", method: "POST", path: "/api/v1/guardrails", body: `{"name":"x","scanners":[{"type":"pii","config":[]}]}`, status: 400, message: "scanners.config"},
+		{name: "create config wrong type", method: "POST", path: "/api/v1/guardrails", body: `{"name":"x","scanners":[{"type":"pii","config":[]}]}`, status: 400, message: "scanners[0].config"},
 		{name: "create blank name", method: "POST", path: "/api/v1/guardrails", body: `{"name":"","scanners":[{"type":"pii"}]}`, status: 422, code: "validation_error", message: "name"},
 		{name: "create bad applies_to", method: "POST", path: "/api/v1/guardrails", body: `{"name":"x","applies_to":"all","scanners":[{"type":"pii"}]}`, status: 422, message: "applies_to"},
 		{name: "create bad action", method: "POST", path: "/api/v1/guardrails", body: `{"name":"x","action":"log","scanners":[{"type":"pii"}]}`, status: 422, message: "action"},

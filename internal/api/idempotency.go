@@ -53,6 +53,13 @@ func (rw *recorder) Write(b []byte) (int, error) {
 	return rw.ResponseWriter.Write(b)
 }
 
+// maxIdempotencyKey bounds an Idempotency-Key; idempotencyKeyPattern is printable's rule as the
+// document publishes it (printable ASCII without space: ! to ~).
+const (
+	maxIdempotencyKey     = 255
+	idempotencyKeyPattern = `^[\x21-\x7E]+$`
+)
+
 // idempotencyRequest reads a request's Idempotency-Key ("" when it has none) and, with a key,
 // the hash of its method, path and body; the body stays readable.
 func idempotencyRequest(w http.ResponseWriter, r *http.Request) (key, hash string, err error) {
@@ -60,8 +67,8 @@ func idempotencyRequest(w http.ResponseWriter, r *http.Request) (key, hash strin
 	if key == "" {
 		return "", "", nil
 	}
-	if len(key) > 255 || !printable(key) {
-		return "", "", badRequest("Idempotency-Key must be 1 to 255 printable ASCII characters")
+	if len(key) > maxIdempotencyKey || !printable(key) {
+		return "", "", badRequest("Idempotency-Key must be 1 to %d printable ASCII characters", maxIdempotencyKey)
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {

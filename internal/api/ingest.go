@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/metrics"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -234,7 +235,7 @@ func (s *Server) ingestSpans(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if len(req.Spans) == 0 {
-		return invalid("spans", "must hold at least one span")
+		return domain.Invalid("spans", "must hold at least one span")
 	}
 	if len(req.Spans) > maxIngestSpans {
 		return errorf(http.StatusRequestEntityTooLarge, "spans: at most %d spans per request, got %d", maxIngestSpans, len(req.Spans))
@@ -298,8 +299,8 @@ func (in *ingestSpan) span(ws string) (*store.Span, string) {
 			sp.Kind = "llm"
 		}
 	}
-	if err := oneOf("kind", sp.Kind, store.SpanKinds); err != nil {
-		return nil, err.(*Error).Message
+	if err := domain.OneOf("kind", sp.Kind, store.SpanKinds); err != nil {
+		return nil, err.Error()
 	}
 	if sp.Status == "" {
 		sp.Status = "ok"
@@ -307,8 +308,8 @@ func (in *ingestSpan) span(ws string) (*store.Span, string) {
 			sp.Status = "error"
 		}
 	}
-	if err := oneOf("status", sp.Status, store.SpanStatuses); err != nil {
-		return nil, err.(*Error).Message
+	if err := domain.OneOf("status", sp.Status, store.SpanStatuses); err != nil {
+		return nil, err.Error()
 	}
 	for _, f := range []struct {
 		name string

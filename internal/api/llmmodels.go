@@ -1,33 +1,33 @@
 package api
 
 import (
-	"math"
 	"net/http"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
 type llmModelCreateRequest struct {
-	ID                    string   `json:"id" maxLength:"200" doc:"The model id sent to the provider, e.g. llama3.1:8b or meta-llama/Llama-3.1-8B-Instruct."`
-	Provider              string   `json:"provider" maxLength:"100" doc:"Whose credential serves it by default, e.g. ollama or openai_compatible."`
+	ID                    string   `json:"id" minLength:"1" pattern:"\\S" maxLength:"200" doc:"The model id sent to the provider, e.g. llama3.1:8b or meta-llama/Llama-3.1-8B-Instruct."`
+	Provider              string   `json:"provider" minLength:"1" pattern:"\\S" maxLength:"100" doc:"Whose credential serves it by default, e.g. ollama or openai_compatible."`
 	Name                  string   `json:"name,omitempty" maxLength:"200" doc:"Display name (default: the id)."`
 	Description           string   `json:"description,omitempty" maxLength:"2000"`
-	ContextWindow         int      `json:"context_window" minimum:"1" doc:"Tokens the model reads at most; chat history is trimmed to fit."`
-	MaxOutputTokens       int      `json:"max_output_tokens,omitempty" minimum:"0" doc:"Tokens the model writes at most (0: unknown)."`
-	InputPricePerMillion  float64  `json:"input_price_per_million,omitempty" minimum:"0" doc:"USD per million prompt tokens (0 for a model you host)."`
-	OutputPricePerMillion float64  `json:"output_price_per_million,omitempty" minimum:"0" doc:"USD per million completion tokens."`
+	ContextWindow         int      `json:"context_window" minimum:"1" maximum:"100000000" doc:"Tokens the model reads at most; chat history is trimmed to fit."`
+	MaxOutputTokens       int      `json:"max_output_tokens,omitempty" minimum:"0" maximum:"100000000" doc:"Tokens the model writes at most (0: unknown)."`
+	InputPricePerMillion  float64  `json:"input_price_per_million,omitempty" minimum:"0" maximum:"1000000" doc:"USD per million prompt tokens (0 for a model you host)."`
+	OutputPricePerMillion float64  `json:"output_price_per_million,omitempty" minimum:"0" maximum:"1000000" doc:"USD per million completion tokens."`
 	Capabilities          []string `json:"capabilities,omitempty" doc:"e.g. chat, tools, json_mode, reasoning, streaming."`
 }
 
 type llmModelUpdateRequest struct {
-	Provider              *string   `json:"provider,omitempty" maxLength:"100"`
-	Name                  *string   `json:"name,omitempty" maxLength:"200"`
+	Provider              *string   `json:"provider,omitempty" minLength:"1" pattern:"\\S" maxLength:"100"`
+	Name                  *string   `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Description           *string   `json:"description,omitempty" maxLength:"2000"`
-	ContextWindow         *int      `json:"context_window,omitempty" minimum:"1"`
-	MaxOutputTokens       *int      `json:"max_output_tokens,omitempty" minimum:"0"`
-	InputPricePerMillion  *float64  `json:"input_price_per_million,omitempty" minimum:"0"`
-	OutputPricePerMillion *float64  `json:"output_price_per_million,omitempty" minimum:"0"`
+	ContextWindow         *int      `json:"context_window,omitempty" minimum:"1" maximum:"100000000"`
+	MaxOutputTokens       *int      `json:"max_output_tokens,omitempty" minimum:"0" maximum:"100000000"`
+	InputPricePerMillion  *float64  `json:"input_price_per_million,omitempty" minimum:"0" maximum:"1000000"`
+	OutputPricePerMillion *float64  `json:"output_price_per_million,omitempty" minimum:"0" maximum:"1000000"`
 	Capabilities          *[]string `json:"capabilities,omitempty"`
 }
 
@@ -60,7 +60,7 @@ func (s *Server) listLLMModels(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := store.LLMModelFilter{Provider: q.Get("provider"), Capability: q.Get("capability"), Query: q.Get("q"), Source: q.Get("source")}
 	if f.Source != "" {
-		if err := oneOf("source", f.Source, []string{store.ModelSourceCatalog, store.ModelSourceWorkspace}); err != nil {
+		if err := domain.OneOf("source", f.Source, []string{store.ModelSourceCatalog, store.ModelSourceWorkspace}); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -81,29 +81,13 @@ func (s *Server) getLLMModel(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// checkModelNumbers validates a model's size and prices.
-func checkModelNumbers(contextWindow, maxOutput *int, in, out *float64) error {
-	if contextWindow != nil && (*contextWindow < 1 || *contextWindow > 100_000_000) {
-		return invalid("context_window", "must be between 1 and 100000000")
-	}
-	if maxOutput != nil && (*maxOutput < 0 || *maxOutput > 100_000_000) {
-		return invalid("max_output_tokens", "must be between 0 and 100000000")
-	}
-	for field, v := range map[string]*float64{"input_price_per_million": in, "output_price_per_million": out} {
-		if v != nil && (*v < 0 || *v > 1_000_000 || math.IsNaN(*v)) {
-			return invalid(field, "must be between 0 and 1000000 (USD per million tokens)")
-		}
-	}
-	return nil
-}
-
 func checkCapabilities(caps []string) error {
 	if len(caps) > 32 {
-		return invalid("capabilities", "must have at most 32 entries")
+		return domain.Invalid("capabilities", "must have at most 32 entries")
 	}
 	for i, c := range caps {
 		if strings.TrimSpace(c) == "" || len(c) > 50 {
-			return invalid("capabilities", "entry %d must be 1 to 50 characters", i)
+			return domain.Invalid("capabilities", "entry %d must be 1 to 50 characters", i)
 		}
 	}
 	return nil
@@ -115,14 +99,11 @@ func (s *Server) createLLMModel(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	req.ID, req.Provider = strings.TrimSpace(req.ID), strings.TrimSpace(req.Provider)
-	if err := firstErr(required("id", req.ID), maxLen("id", req.ID, 200), required("provider", req.Provider), maxLen("provider", req.Provider, 100),
-		maxLen("name", req.Name, 200), maxLen("description", req.Description, 2000),
-		checkModelNumbers(&req.ContextWindow, &req.MaxOutputTokens, &req.InputPricePerMillion, &req.OutputPricePerMillion),
-		checkCapabilities(req.Capabilities)); err != nil {
+	if err := domain.FirstErr(domain.NotBlank("id", req.ID), domain.NotBlank("provider", req.Provider), checkCapabilities(req.Capabilities)); err != nil {
 		return err
 	}
 	if strings.ContainsAny(req.ID, "\n\r\t") {
-		return invalid("id", "must not contain control characters")
+		return domain.Invalid("id", "must not contain control characters")
 	}
 	name := strings.TrimSpace(req.Name)
 	if name == "" {
@@ -165,12 +146,9 @@ func (s *Server) updateLLMModel(w http.ResponseWriter, r *http.Request) error {
 	}
 	p := store.LLMModelPatch{ContextWindow: req.ContextWindow, MaxOutputTokens: req.MaxOutputTokens,
 		InputPricePerMillion: req.InputPricePerMillion, OutputPricePerMillion: req.OutputPricePerMillion}
-	if err := checkModelNumbers(req.ContextWindow, req.MaxOutputTokens, req.InputPricePerMillion, req.OutputPricePerMillion); err != nil {
-		return err
-	}
 	if req.Provider != nil {
 		v := strings.TrimSpace(*req.Provider)
-		if err := firstErr(required("provider", v), maxLen("provider", v, 100)); err != nil {
+		if err := domain.NotBlank("provider", v); err != nil {
 			return err
 		}
 		p.Provider = &v

@@ -4,16 +4,18 @@ import (
 	"context"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/mcpspec"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
 type mcpToolCreateRequest struct {
-	Name         string             `json:"name" maxLength:"200" doc:"Display name."`
+	Name         string             `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
 	Description  string             `json:"description,omitempty" maxLength:"2000"`
 	Transport    string             `json:"transport,omitempty" enum:"streamable_http,sse,stdio,http" doc:"streamable_http (the default), sse (the older HTTP+SSE transport) or stdio (a local command: 422 unless the server runs with --allow-stdio-mcp; the emulator accepts it and never runs it). http is read as streamable_http."`
 	Command      string             `json:"command,omitempty" doc:"Executable to start; required for stdio, empty for the HTTP transports."`
@@ -26,7 +28,7 @@ type mcpToolCreateRequest struct {
 }
 
 type mcpToolUpdateRequest struct {
-	Name         *string             `json:"name,omitempty" maxLength:"200"`
+	Name         *string             `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Description  *string             `json:"description,omitempty" maxLength:"2000"`
 	Transport    *string             `json:"transport,omitempty" enum:"streamable_http,sse,stdio,http" doc:"streamable_http (the default), sse (the older HTTP+SSE transport) or stdio (a local command: 422 unless the server runs with --allow-stdio-mcp; the emulator accepts it and never runs it). http is read as streamable_http. Switching between stdio and the HTTP transports also needs the other transport's fields set and this one's cleared."`
 	Command      *string             `json:"command,omitempty"`
@@ -41,7 +43,7 @@ type mcpToolUpdateRequest struct {
 // MCPToolSelection is the object form of an entry of an agent config's tools: some of an
 // MCP server's tools.
 type MCPToolSelection struct {
-	MCPToolID string   `json:"mcp_tool_id" doc:"The MCP tool (server)."`
+	MCPToolID string   `json:"mcp_tool_id" minLength:"1" pattern:"\\S" doc:"The MCP tool (server)."`
 	Names     []string `json:"names,omitempty" minItems:"1" doc:"The names of the tools to offer, as the server names them; absent: all of them."`
 }
 
@@ -93,7 +95,7 @@ func (s *Server) mcpToolRoutes() []route {
 	const tag = "MCP tools"
 	return []route{
 		{method: "GET", path: v1 + "/mcp-tools", op: "listMCPTools", tag: tag, scope: "agents:read", summary: "List MCP servers", list: true,
-			params: []param{{name: "transport", typ: "string", enum: store.MCPTransports},
+			params: []param{{name: "transport", typ: "string", enum: append(slices.Clone(store.MCPTransports), "http"), desc: "Only servers of this transport; http is read as streamable_http."},
 				{name: "enabled", typ: "boolean", desc: "true or false."},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
 			resp: store.MCPTool{}, h: s.listMCPTools},
@@ -122,7 +124,7 @@ func (s *Server) listMCPTools(w http.ResponseWriter, r *http.Request) error {
 	f := store.MCPToolFilter{Transport: q.Get("transport"), Query: q.Get("q")}
 	if f.Transport != "" {
 		f.Transport = mcpspec.NormalizeTransport(f.Transport)
-		if err := oneOf("transport", f.Transport, store.MCPTransports); err != nil {
+		if err := domain.OneOf("transport", f.Transport, store.MCPTransports); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -225,7 +227,7 @@ func (s *Server) validateMCPTool(ctx context.Context, st *store.Store, ws string
 		return err
 	}
 	if t.Transport == "stdio" && !s.cfg.AllowStdioMCP {
-		return invalid("transport", "stdio MCP servers run a command on the server's host, which this server does not allow; "+
+		return domain.Invalid("transport", "stdio MCP servers run a command on the server's host, which this server does not allow; "+
 			"start it with --allow-stdio-mcp (ALLOW_STDIO_MCP=true), or use streamable_http or sse")
 	}
 	return nil

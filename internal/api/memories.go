@@ -4,28 +4,26 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
-// Limits on a memory.
-const (
-	maxMemoryContentBytes = 64 << 10
-	maxMemoryKeyLen       = 200
-)
+// maxMemoryContentBytes bounds a memory's content, in bytes (the schema counts characters).
+const maxMemoryContentBytes = 64 << 10
 
 type memoryCreateRequest struct {
 	AgentID   *string        `json:"agent_id,omitempty" doc:"The agent the memory belongs to; leave out for a workspace-wide memory."`
 	SessionID *string        `json:"session_id,omitempty" doc:"The chat session the memory belongs to (runs with config.memory.scope session use it)."`
 	EndUserID *string        `json:"end_user_id,omitempty" maxLength:"200" doc:"The end user the memory is about (runs with config.memory.scope end_user for that end_user_id use it)."`
 	Key       string         `json:"key,omitempty" maxLength:"200" doc:"Optional lookup key."`
-	Content   string         `json:"content" doc:"The memory itself; at most 64 KiB."`
+	Content   string         `json:"content" minLength:"1" pattern:"\\S" doc:"The memory itself; at most 64 KiB."`
 	Metadata  map[string]any `json:"metadata,omitempty"`
 }
 
 type memoryUpdateRequest struct {
 	AgentID  *string         `json:"agent_id,omitempty" doc:"An empty string makes the memory workspace-wide."`
 	Key      *string         `json:"key,omitempty" maxLength:"200"`
-	Content  *string         `json:"content,omitempty"`
+	Content  *string         `json:"content,omitempty" minLength:"1" pattern:"\\S"`
 	Metadata *map[string]any `json:"metadata,omitempty" doc:"Replaces the whole object."`
 }
 
@@ -67,17 +65,14 @@ func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) error {
 // checkMemory validates the fields of a memory that are set (nil fields are left alone).
 func (s *Server) checkMemory(ctx context.Context, ws string, agentID, key, content *string) error {
 	if content != nil {
-		if err := required("content", *content); err != nil {
+		if err := domain.NotBlank("content", *content); err != nil {
 			return err
 		}
 		if len(*content) > maxMemoryContentBytes {
-			return invalid("content", "must be at most %d bytes (64 KiB), got %d", maxMemoryContentBytes, len(*content))
+			return domain.Invalid("content", "must be at most %d bytes (64 KiB), got %d", maxMemoryContentBytes, len(*content))
 		}
 	}
 	if key != nil {
-		if err := maxLen("key", *key, maxMemoryKeyLen); err != nil {
-			return err
-		}
 	}
 	if agentID != nil && *agentID != "" {
 		return s.store.CheckRefs(ctx, ws, store.KindAgent, "agent_id", *agentID)

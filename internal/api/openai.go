@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/schemacheck"
@@ -69,13 +70,13 @@ type openAITarget struct {
 // the workspace), either followed by @N for version N; else the active version.
 func (s *Server) resolveModel(ctx context.Context, ws, model string) (*openAITarget, error) {
 	if strings.TrimSpace(model) == "" {
-		return nil, invalid("model", "is required: an agent id, an agent name, or AGENT@N")
+		return nil, domain.Invalid("model", "is required: an agent id, an agent name, or AGENT@N")
 	}
 	ref, version := model, 0
 	if at := strings.LastIndexByte(model, '@'); at > 0 {
 		n, err := strconv.Atoi(model[at+1:])
 		if err != nil || n < 1 {
-			return nil, invalid("model", "%q: the part after @ must be a version number (1 or more)", model)
+			return nil, domain.Invalid("model", "%q: the part after @ must be a version number (1 or more)", model)
 		}
 		ref, version = model[:at], n
 	}
@@ -110,7 +111,7 @@ func (s *Server) agentByRef(ctx context.Context, ws, ref string) (*store.Agent, 
 	case len(named) == 0:
 		return nil, errorf(http.StatusNotFound, "model %q: no agent of the workspace has this id or name (GET /api/v1/openai/models lists them)", ref)
 	case len(named) > 1:
-		return nil, invalid("model", "%q names several agents; use the agent id", ref)
+		return nil, domain.Invalid("model", "%q names several agents; use the agent id", ref)
 	}
 	return named[0], nil
 }
@@ -135,7 +136,7 @@ func messageText(i int, raw json.RawMessage) (string, error) {
 	var b strings.Builder
 	for j, p := range parts {
 		if p.Type != "text" && p.Type != "input_text" && p.Type != "output_text" {
-			return "", invalid(field+"["+strconv.Itoa(j)+"].type", "%q is not supported: only text parts are", p.Type)
+			return "", domain.Invalid(field+"["+strconv.Itoa(j)+"].type", "%q is not supported: only text parts are", p.Type)
 		}
 		b.WriteString(p.Text)
 	}
@@ -158,7 +159,7 @@ type openAIRun struct {
 // last user message.
 func conversationOf(msgs []openAIMessage) (*runtime.Conversation, string, error) {
 	if len(msgs) == 0 {
-		return nil, "", invalid("messages", "must hold at least one message, the last one the user's")
+		return nil, "", domain.Invalid("messages", "must hold at least one message, the last one the user's")
 	}
 	conv := &runtime.Conversation{}
 	var system []string
@@ -173,20 +174,20 @@ func conversationOf(msgs []openAIMessage) (*runtime.Conversation, string, error)
 		case "user", "assistant":
 			conv.Messages = append(conv.Messages, llm.Message{Role: m.Role, Content: text})
 		default:
-			return nil, "", invalid("messages["+strconv.Itoa(i)+"].role", "%q is not supported: system, developer, user or assistant (the agent's own tools apply)", m.Role)
+			return nil, "", domain.Invalid("messages["+strconv.Itoa(i)+"].role", "%q is not supported: system, developer, user or assistant (the agent's own tools apply)", m.Role)
 		}
 	}
 	conv.System = strings.Join(system, "\n\n")
 	last := msgs[len(msgs)-1]
 	if last.Role != "user" {
-		return nil, "", invalid("messages["+strconv.Itoa(len(msgs)-1)+"].role", "the last message must be the user's, not %q", last.Role)
+		return nil, "", domain.Invalid("messages["+strconv.Itoa(len(msgs)-1)+"].role", "the last message must be the user's, not %q", last.Role)
 	}
 	text, err := messageText(len(msgs)-1, last.Content)
 	if err != nil {
 		return nil, "", err
 	}
 	if strings.TrimSpace(text) == "" {
-		return nil, "", invalid("messages["+strconv.Itoa(len(msgs)-1)+"].content", "the user message must not be empty")
+		return nil, "", domain.Invalid("messages["+strconv.Itoa(len(msgs)-1)+"].content", "the user message must not be empty")
 	}
 	return conv, text, nil
 }
@@ -198,7 +199,7 @@ func inputOf(cfg *store.AgentConfig, text string) (map[string]any, error) {
 	if hasSchema(cfg.InputSchema) {
 		var obj map[string]any
 		if err := json.Unmarshal([]byte(text), &obj); err != nil || obj == nil {
-			return nil, invalid("input", "the agent has an input_schema: the last user message must be a JSON object matching it")
+			return nil, domain.Invalid("input", "the agent has an input_schema: the last user message must be a JSON object matching it")
 		}
 		input = obj
 	}
@@ -217,14 +218,14 @@ func outputSchemaOf(f *openAIResponseFormat) (json.RawMessage, error) {
 		return json.RawMessage(`{"type":"object"}`), nil
 	case "json_schema":
 		if f.JSONSchema == nil || !hasSchema(f.JSONSchema.Schema) {
-			return nil, invalid("response_format.json_schema.schema", "is required with type json_schema")
+			return nil, domain.Invalid("response_format.json_schema.schema", "is required with type json_schema")
 		}
 		if _, err := schemacheck.Compile(f.JSONSchema.Schema); err != nil {
-			return nil, invalid("response_format.json_schema.schema", "is not a valid JSON Schema: %v", err)
+			return nil, domain.Invalid("response_format.json_schema.schema", "is not a valid JSON Schema: %v", err)
 		}
 		return f.JSONSchema.Schema, nil
 	}
-	return nil, invalid("response_format.type", "must be text, json_object or json_schema, not %q", f.Type)
+	return nil, domain.Invalid("response_format.type", "must be text, json_object or json_schema, not %q", f.Type)
 }
 
 // decodeOpenAIChat reads and validates a chat completion request.
@@ -234,9 +235,9 @@ func (s *Server) decodeOpenAIChat(w http.ResponseWriter, r *http.Request) (*open
 		return nil, nil, err
 	}
 	if len(req.Tools) > 0 && string(req.Tools) != "null" && string(req.Tools) != "[]" {
-		return nil, nil, invalid("tools", "client-side tools are not supported: the agent's own tools apply")
+		return nil, nil, domain.Invalid("tools", "client-side tools are not supported: the agent's own tools apply")
 	}
-	if err := maxLen("user", req.User, 200); err != nil {
+	if err := domain.MaxLen("user", req.User, 200); err != nil {
 		return nil, nil, err
 	}
 	conv, text, err := conversationOf(req.Messages)

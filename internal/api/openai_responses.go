@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -19,7 +20,7 @@ import (
 const responseIDPrefix = "resp_"
 
 type openAIResponsesRequest struct {
-	Model              string          `json:"model" doc:"The agent: its id, its name, or AGENT@N for its version N."`
+	Model              string          `json:"model" minLength:"1" pattern:"\\S" doc:"The agent: its id, its name, or AGENT@N for its version N."`
 	Input              json.RawMessage `json:"input" doc:"A string (the user's message), or an array of messages {role, content} whose last one is the user's."`
 	Instructions       string          `json:"instructions,omitempty" doc:"Added after the agent's own system prompt."`
 	PreviousResponseID string          `json:"previous_response_id,omitempty" doc:"Continue the conversation of this response: its chat session's history comes first."`
@@ -98,7 +99,7 @@ func responsesInput(raw json.RawMessage) ([]openAIMessage, error) {
 	msgs := make([]openAIMessage, len(items))
 	for i, it := range items {
 		if it.Type != "" && it.Type != "message" {
-			return nil, invalid("input["+strconv.Itoa(i)+"].type", "%q is not supported: only messages are (the agent's own tools apply)", it.Type)
+			return nil, domain.Invalid("input["+strconv.Itoa(i)+"].type", "%q is not supported: only messages are (the agent's own tools apply)", it.Type)
 		}
 		msgs[i] = openAIMessage{Role: it.Role, Content: it.Content}
 	}
@@ -119,7 +120,7 @@ func (s *Server) turnOf(ctx context.Context, r *http.Request, req *openAIRespons
 	ws := s.workspace(r)
 	if req.Store != nil && !*req.Store {
 		if req.PreviousResponseID != "" {
-			return nil, invalid("previous_response_id", "needs a stored conversation: store false keeps none")
+			return nil, domain.Invalid("previous_response_id", "needs a stored conversation: store false keeps none")
 		}
 		return nil, nil
 	}
@@ -144,7 +145,7 @@ func (s *Server) turnOf(ctx context.Context, r *http.Request, req *openAIRespons
 		return nil, err
 	}
 	if x.AgentID != agent.ID {
-		return nil, invalid("model", "previous_response_id %s was answered by agent %s, not %s: a conversation stays with one agent", req.PreviousResponseID, x.AgentID, agent.ID)
+		return nil, domain.Invalid("model", "previous_response_id %s was answered by agent %s, not %s: a conversation stays with one agent", req.PreviousResponseID, x.AgentID, agent.ID)
 	}
 	return &responseTurn{sessionID: *x.SessionID, previous: &req.PreviousResponseID}, nil
 }
@@ -155,10 +156,7 @@ func (s *Server) openAIResponses(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if len(req.Tools) > 0 && string(req.Tools) != "null" && string(req.Tools) != "[]" {
-		return invalid("tools", "client-side tools are not supported: the agent's own tools apply")
-	}
-	if err := maxLen("user", req.User, 200); err != nil {
-		return err
+		return domain.Invalid("tools", "client-side tools are not supported: the agent's own tools apply")
 	}
 	msgs, err := responsesInput(req.Input)
 	if err != nil {

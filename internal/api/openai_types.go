@@ -52,8 +52,8 @@ type openAIResponseFormat struct {
 }
 
 type openAIChatRequest struct {
-	Model          string                `json:"model" doc:"The agent: its id, its name, or AGENT@N for its version N."`
-	Messages       []openAIMessage       `json:"messages" doc:"The conversation; the last message is the user's. System and developer messages are added after the agent's own system prompt."`
+	Model          string                `json:"model" minLength:"1" pattern:"\\S" doc:"The agent: its id, its name, or AGENT@N for its version N."`
+	Messages       []openAIMessage       `json:"messages" minItems:"1" doc:"The conversation; the last message is the user's. System and developer messages are added after the agent's own system prompt."`
 	Stream         bool                  `json:"stream,omitempty" doc:"Answer with a stream of chat.completion.chunk objects ending in data: [DONE]."`
 	StreamOptions  *openAIStreamOptions  `json:"stream_options,omitempty"`
 	User           string                `json:"user,omitempty" maxLength:"200" doc:"Recorded as the execution's end_user_id."`
@@ -160,7 +160,7 @@ func openAIErrorType(status int) string {
 func openAIErrorOf(ae *Error) OpenAIErrorBody {
 	e := OpenAIError{Message: ae.Message, Type: openAIErrorType(ae.Status), Code: ae.Code, ExecutionID: ae.ExecutionID}
 	if field, _, ok := strings.Cut(ae.Message, ": "); ok && ae.Status == http.StatusUnprocessableEntity && !strings.Contains(field, " ") {
-		e.Param = &field // invalid() names the field first
+		e.Param = &field // a FieldError names the field first
 	}
 	return OpenAIErrorBody{Error: e}
 }

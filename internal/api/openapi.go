@@ -297,6 +297,10 @@ func documentRegistered(reg huma.Registry) {
 	triggerTypeSchemas(reg)
 	agentTypeSchemas(reg)
 	documentEnum(reg, "type", eval.Types(), "Evaluator", "EvaluatorCreateRequest", "EvaluatorUpdateRequest")
+	// A trigger's version_id is read raw (absent, null or a string): say so.
+	if sch := reg.Map()["TriggerUpdateRequest"]; sch != nil && sch.Properties["version_id"] != nil {
+		sch.Properties["version_id"].Type, sch.Properties["version_id"].Nullable = huma.TypeString, true
+	}
 	if sch := reg.Map()["CredentialCreateRequest"]; sch != nil && sch.Properties["provider"] != nil {
 		sch.Properties["provider"].Description += " Model providers: " + strings.Join(providers.Names(), ", ") + "."
 	}

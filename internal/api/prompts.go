@@ -5,35 +5,37 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/prompttmpl"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
 const (
-	maxTemplateLen = 100_000
-	maxTags        = 50
-	maxTagLen      = 100
+	maxTags   = 50
+	maxTagLen = 100
 )
 
 type promptCreateRequest struct {
-	Name        string         `json:"name" maxLength:"200" doc:"Display name."`
+	Name        string         `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
 	Description string         `json:"description,omitempty" maxLength:"2000"`
 	Tags        []string       `json:"tags,omitempty" maxItems:"50"`
 	Metadata    map[string]any `json:"metadata,omitempty"`
-	Template    string         `json:"template" maxLength:"100000" doc:"Mustache template of version 1, which becomes active."`
+	Template    string         `json:"template" minLength:"1" pattern:"\\S" maxLength:"100000" doc:"Mustache template of version 1, which becomes active."`
 	Config      map[string]any `json:"config,omitempty" doc:"Model settings of version 1, e.g. {\"model\": \"gpt-4o\", \"temperature\": 0.3}. model must be in the catalog, temperature 0 to 2, max_tokens 1 to 1000000; the other keys allowed are top_p, stop, presence_penalty, frequency_penalty and seed (an unknown key is a 422 naming it)."`
 	Notes       string         `json:"notes,omitempty" maxLength:"2000" doc:"Notes of version 1."`
 }
 
 type promptUpdateRequest struct {
-	Name        *string         `json:"name,omitempty" maxLength:"200"`
+	Name        *string         `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Description *string         `json:"description,omitempty" maxLength:"2000"`
 	Tags        *[]string       `json:"tags,omitempty" maxItems:"50"`
 	Metadata    *map[string]any `json:"metadata,omitempty"`
 }
 
 type promptVersionCreateRequest struct {
-	Template string         `json:"template" maxLength:"100000" doc:"Mustache template of the new version."`
+	Template string         `json:"template" minLength:"1" pattern:"\\S" maxLength:"100000" doc:"Mustache template of the new version."`
 	Config   map[string]any `json:"config,omitempty" doc:"Model settings, e.g. {\"model\": \"gpt-4o\", \"temperature\": 0.3}: model, temperature, max_tokens, top_p, stop, presence_penalty, frequency_penalty, seed."`
 	Notes    string         `json:"notes,omitempty" maxLength:"2000"`
 }
@@ -102,23 +104,42 @@ func (s *Server) listPrompts(w http.ResponseWriter, r *http.Request) error {
 
 // checkTemplate is the 422 for a template that is empty, too long or does not parse.
 func checkTemplate(text string) error {
-	if err := firstErr(required("template", text), maxLen("template", text, maxTemplateLen)); err != nil {
+	if err := domain.NotBlank("template", text); err != nil {
 		return err
 	}
 	if _, err := prompttmpl.Parse(text); err != nil {
-		return invalid("template", "%s", err.Error())
+		return domain.Invalid("template", "%s", err.Error())
 	}
 	return nil
 }
 
 // checkTags rejects blank, overlong or too many tags, naming the one at fault.
+// tagItems documents each tag as checkTags and trimTags take it: not blank, at most maxTagLen
+// characters.
+func tagItems(s *huma.Schema) *huma.Schema {
+	if p := s.Properties["tags"]; p != nil && p.Items != nil {
+		p.Items.MinLength, p.Items.Pattern, p.Items.MaxLength = ptr(1), `\S`, ptr(maxTagLen)
+	}
+	return s
+}
+
+// TransformSchema documents the rules of each tag.
+func (promptCreateRequest) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	return tagItems(s)
+}
+
+// TransformSchema documents the rules of each tag.
+func (promptUpdateRequest) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	return tagItems(s)
+}
+
 func checkTags(tags []string) error {
 	if len(tags) > maxTags {
-		return invalid("tags", "must hold at most %d tags", maxTags)
+		return domain.Invalid("tags", "must hold at most %d tags", maxTags)
 	}
 	for i, t := range tags {
 		field := fmt.Sprintf("tags[%d]", i)
-		if err := firstErr(required(field, t), maxLen(field, t, maxTagLen)); err != nil {
+		if err := domain.NotBlank(field, t); err != nil {
 			return err
 		}
 	}
@@ -138,8 +159,7 @@ func (s *Server) createPrompt(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, 200), maxLen("description", req.Description, 2000),
-		checkTags(req.Tags), checkTemplate(req.Template), maxLen("notes", req.Notes, 2000)); err != nil {
+	if err := domain.FirstErr(domain.NotBlank("name", req.Name), checkTags(req.Tags), checkTemplate(req.Template)); err != nil {
 		return err
 	}
 	ws := s.workspace(r)
@@ -193,7 +213,7 @@ func (s *Server) createPromptVersion(w http.ResponseWriter, r *http.Request) err
 	if _, err := s.store.PromptGet(r.Context(), ws, id); err != nil {
 		return err
 	}
-	if err := firstErr(checkTemplate(req.Template), maxLen("notes", req.Notes, 2000)); err != nil {
+	if err := checkTemplate(req.Template); err != nil {
 		return err
 	}
 	v, err := s.store.PromptVersionCreate(r.Context(), &store.PromptVersion{WorkspaceID: ws, PromptID: id,
@@ -235,11 +255,11 @@ func (s *Server) previewPrompt(w http.ResponseWriter, r *http.Request) error {
 	}
 	missing := tmpl.Missing(req.Variables)
 	if req.Strict && len(missing) > 0 {
-		return invalid("variables", "missing %s (strict mode renders only when every variable the template uses is given)", strings.Join(missing, ", "))
+		return domain.Invalid("variables", "missing %s (strict mode renders only when every variable the template uses is given)", strings.Join(missing, ", "))
 	}
 	rendered, err := tmpl.Render(req.Variables)
 	if err != nil {
-		return invalid("variables", "%s", err.Error())
+		return domain.Invalid("variables", "%s", err.Error())
 	}
 	writeData(w, http.StatusOK, PromptPreview{PromptID: id, VersionID: v.ID, Version: v.Version, Rendered: rendered,
 		Variables: v.Variables, Missing: missing})

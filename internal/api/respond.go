@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -202,9 +204,9 @@ func findNUL(body []byte) error {
 		path = "request body"
 	}
 	if key {
-		return invalid(path, `keys must not contain NUL (\u0000)`)
+		return domain.Invalid(path, `keys must not contain NUL (\u0000)`)
 	}
-	return invalid(path, `must not contain NUL (\u0000)`)
+	return domain.Invalid(path, `must not contain NUL (\u0000)`)
 }
 
 // nulPath finds the first string holding NUL in v: its path ("config.tools[0]"), and whether
@@ -259,8 +261,12 @@ func jsonError(err error) error {
 		return badRequest("malformed JSON: the body ends too early")
 	}
 	var ae *Error
-	if errors.As(err, &ae) {
+	var fe *domain.FieldError
+	switch {
+	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, &fe):
+		return fe
 	}
 	return badRequest("malformed JSON: %s", err.Error())
 }
@@ -281,42 +287,6 @@ func jsonKind(goKind string) string {
 		return "integer"
 	}
 	return goKind
-}
-
-// required checks that a string field is present and not blank.
-func required(field, v string) error {
-	if strings.TrimSpace(v) == "" {
-		return invalid(field, "is required and must not be empty")
-	}
-	return nil
-}
-
-// maxLen checks a string's length in characters.
-func maxLen(field, v string, n int) error {
-	if len([]rune(v)) > n {
-		return invalid(field, "must be at most %d characters", n)
-	}
-	return nil
-}
-
-// oneOf checks an enum value.
-func oneOf(field, v string, allowed []string) error {
-	for _, a := range allowed {
-		if v == a {
-			return nil
-		}
-	}
-	return invalid(field, "must be one of %s, got %q", strings.Join(allowed, ", "), v)
-}
-
-// firstErr returns the first non-nil error.
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // pathID reads a path wildcard.
@@ -383,6 +353,21 @@ func checkQuery(r *http.Request) error {
 			case utf8.RuneCountInString(v) > maxQueryValue:
 				return badRequest("query parameter %s must be at most %d characters", name, maxQueryValue)
 			}
+		}
+	}
+	return nil
+}
+
+// checkParams refuses a query parameter outside the enum its route documents: 400 naming it.
+// The route's params are the one source of both the document and this check.
+func checkParams(r *http.Request, params []param) error {
+	if r.URL.RawQuery == "" {
+		return nil
+	}
+	q := r.URL.Query()
+	for _, p := range params {
+		if v := q.Get(p.name); v != "" && len(p.enum) > 0 && !slices.Contains(p.enum, v) {
+			return badRequest("%s must be one of %s, got %q", p.name, strings.Join(p.enum, ", "), v)
 		}
 	}
 	return nil
@@ -462,7 +447,7 @@ func patchName(name *string) (*string, error) {
 	if name == nil {
 		return nil, nil
 	}
-	if err := firstErr(required("name", *name), maxLen("name", *name, 200)); err != nil {
+	if err := domain.NotBlank("name", *name); err != nil {
 		return nil, err
 	}
 	return ptr(strings.TrimSpace(*name)), nil
@@ -493,17 +478,17 @@ func decodeNamedPatch(w http.ResponseWriter, r *http.Request, dst any, name, des
 // patchDescription checks a new description of a PATCH (at most 2000 characters); nil stays nil.
 func patchDescription(d *string) (*string, error) {
 	if d != nil {
-		if err := maxLen("description", *d, 2000); err != nil {
-			return nil, err
-		}
 	}
 	return d, nil
 }
 
+// timeParams are the query parameters createdRange reads, documented as date-time.
+var timeParams = []string{"created_after", "created_before"}
+
 // createdRange reads the created_after and created_before query parameters (RFC 3339) into
 // after and before; a malformed one is a 400 naming it.
 func createdRange(q url.Values, after, before *store.Time) error {
-	for name, dst := range map[string]*store.Time{"created_after": after, "created_before": before} {
+	for name, dst := range map[string]*store.Time{timeParams[0]: after, timeParams[1]: before} {
 		if v := q.Get(name); v != "" {
 			t, err := time.Parse(time.RFC3339Nano, v)
 			if err != nil {
@@ -529,7 +514,7 @@ func numberRange[T int64 | float64](q url.Values, minName, maxName string, parse
 			return nil, badRequest("%s must be a number, got %q", name, v)
 		}
 		if n < 0 {
-			return nil, invalid(name, "must be at least 0, got %s", v)
+			return nil, domain.Invalid(name, "must be at least 0, got %s", v)
 		}
 		return &n, nil
 	}
@@ -540,7 +525,7 @@ func numberRange[T int64 | float64](q url.Values, minName, maxName string, parse
 		return nil, nil, err
 	}
 	if lo != nil && hi != nil && *lo > *hi {
-		return nil, nil, invalid(minName, "is above %s (%v > %v)", maxName, *lo, *hi)
+		return nil, nil, domain.Invalid(minName, "is above %s (%v > %v)", maxName, *lo, *hi)
 	}
 	return lo, hi, nil
 }

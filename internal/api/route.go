@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,20 +30,23 @@ type param struct {
 // route is one entry of the route table: the single source of the mux, the OpenAPI document
 // and the scope each operation requires.
 type route struct {
-	method   string
-	path     string // absolute, e.g. /api/v1/agents/{id}
-	op       string // operationId
-	summary  string
-	desc     string // computed description; most routes leave it empty for descriptions/<op>.md
-	tag      string
-	scope    string // "" for public routes
-	params   []param
-	body     any // request body type (a zero value), nil when there is none
-	resp     any // the "data" type of the success envelope (a zero value)
-	list     bool
-	status   int  // success status; 200 when zero
-	creates  bool // honours Idempotency-Key
-	ndjson   bool // with body: also takes a JSONL body (application/x-ndjson), one body object a line
+	method  string
+	path    string // absolute, e.g. /api/v1/agents/{id}
+	op      string // operationId
+	summary string
+	desc    string // computed description; most routes leave it empty for descriptions/<op>.md
+	tag     string
+	scope   string // "" for public routes
+	params  []param
+	body    any // request body type (a zero value), nil when there is none
+	resp    any // the "data" type of the success envelope (a zero value)
+	list    bool
+	status  int  // success status; 200 when zero
+	creates bool // honours Idempotency-Key
+	ndjson  bool // with body: also takes a JSONL body (application/x-ndjson), one body object a line
+	// itemwise marks a body of items the handler checks one by one, keeping the good ones and
+	// listing the others in its answer: the body is not refused as a whole for an item's shape.
+	itemwise bool
 	turn     bool // with creates: the handler honours Idempotency-Key itself (a chat turn replays its run, not a stored body)
 	sse      bool // text/event-stream response
 	raw      bool // response is not the JSON envelope (docs, metrics, openapi)
@@ -124,6 +128,8 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 	desc := "The agentplane REST API. Every JSON response uses the envelope `{\"data\", \"message\"}` " +
 		"(lists add `pagination` with both `total_pages` and `pages`); errors are `{\"data\": null, \"error\", \"message\"}`. " +
 		"Unknown request fields are ignored; malformed JSON and wrong types are 400, invalid values 422. " +
+		"Request bodies are checked against the schemas of this document before anything else: a wrong type is 400, any other broken rule 422, both naming the field by its path (config.tools[0].name); a field sent as null counts as left out. " +
+		"A query parameter outside its documented enum is 400. " +
 		"Request bodies are JSON objects sent as `application/json` (charset absent or utf-8; `+json` suffix types are not accepted): another media type is 415; " +
 		"a body that is not valid UTF-8, or `null`, is 400; a string holding NUL (`\\u0000`) anywhere in a body, nested objects included, is 422 naming its JSON path. " +
 		"Every query parameter is at most 500 characters of UTF-8 without NUL (400 naming it); `%` and `_` in filters match literally. " +
@@ -210,6 +216,12 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 					s.Maximum = ptr(100.0)
 				}
 			}
+			if slices.Contains(timeParams, p.name) {
+				s.Format = "date-time" // read by createdRange
+			}
+			if p.name == lastEventIDParam {
+				s.Minimum = ptr(0.0) // read by lastEventID
+			}
 			for _, e := range p.enum {
 				s.Enum = append(s.Enum, e)
 			}
@@ -223,7 +235,8 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 			if rt.turn {
 				desc = "Makes the message safe to retry: the same key and body within 24 h starts no second turn but answers from the first one; another body: 409."
 			}
-			op.Parameters = append(op.Parameters, &huma.Param{Name: "Idempotency-Key", In: "header", Schema: &huma.Schema{Type: "string", MaxLength: ptr(255)},
+			op.Parameters = append(op.Parameters, &huma.Param{Name: "Idempotency-Key", In: "header",
+				Schema:      &huma.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(maxIdempotencyKey), Pattern: idempotencyKeyPattern},
 				Description: desc})
 		}
 		if rt.tagged() {
@@ -307,6 +320,7 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 		allowNullRefs(reg, name, s)
 		if requestTypes[name] {
 			s.AdditionalProperties = nil // unknown request fields are ignored, not rejected
+			matchServer(reg.TypeFromRef("#/components/schemas/"+name), s)
 		}
 	}
 	return json.Marshal(doc)
@@ -485,6 +499,52 @@ func allowNullRefs(reg huma.Registry, name string, s *huma.Schema) {
 			p.Nullable = true // e.g. *store.Time, documented through its alias as a date-time string
 		}
 	}
+}
+
+// matchServer makes a request schema say what the server enforces where huma's reading of the
+// Go type says more. A field left out decodes as its zero value, so only a field tagged
+// required:"true", or one whose zero value its own tags refuse (minLength, an enum without "",
+// a minimum above 0, minItems), is required; and a string field with omitempty cannot tell "" from
+// left out, so its enum takes "" too.
+func matchServer(t reflect.Type, s *huma.Schema) {
+	if t == nil || t.Kind() != reflect.Struct {
+		return
+	}
+	byName := map[string]reflect.StructField{}
+	for _, f := range reflect.VisibleFields(t) {
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" {
+			name = f.Name
+		}
+		byName[name] = f
+		p := s.Properties[name]
+		if p != nil && len(p.Enum) > 0 && f.Type.Kind() == reflect.String && strings.Contains(opts, "omitempty") && !slices.Contains(p.Enum, any("")) {
+			p.Enum = append(p.Enum, "")
+		}
+	}
+	var required []string
+	for _, name := range s.Required {
+		f, ok := byName[name]
+		if !ok || f.Tag.Get("required") == "true" || zeroRefused(f.Tag) {
+			required = append(required, name)
+		}
+	}
+	s.Required = required
+}
+
+// zeroRefused reports whether a field's tags refuse its zero value ("" or 0).
+func zeroRefused(tag reflect.StructTag) bool {
+	if n, err := strconv.Atoi(tag.Get("minLength")); err == nil && n > 0 {
+		return true
+	}
+	if n, err := strconv.ParseFloat(tag.Get("minimum"), 64); err == nil && n > 0 {
+		return true
+	}
+	if n, err := strconv.Atoi(tag.Get("minItems")); err == nil && n > 0 {
+		return true
+	}
+	enum, ok := tag.Lookup("enum")
+	return ok && !slices.Contains(strings.Split(enum, ","), "")
 }
 
 var pathParamRe = regexp.MustCompile(`\{([a-z_]+)\}`)

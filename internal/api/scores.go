@@ -6,19 +6,14 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
-// Limits on scores and score configs.
-const (
-	maxScoreNameLen    = 200
-	maxScoreLabelLen   = 200
-	maxScoreCommentLen = 10000
-	maxScoreTargetLen  = 200
-)
-
 type scoreConfigCreateRequest struct {
-	Name        string                `json:"name" maxLength:"200" doc:"Unique in the workspace."`
+	Name        string                `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Unique in the workspace."`
 	DataType    string                `json:"data_type" enum:"numeric,categorical,boolean"`
 	Min         *float64              `json:"min,omitempty" doc:"Numeric only: the lowest value a score may have."`
 	Max         *float64              `json:"max,omitempty" doc:"Numeric only: the highest value a score may have."`
@@ -28,7 +23,7 @@ type scoreConfigCreateRequest struct {
 }
 
 type scoreConfigUpdateRequest struct {
-	Name        *string                `json:"name,omitempty" maxLength:"200"`
+	Name        *string                `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Description *string                `json:"description,omitempty" maxLength:"2000"`
 	Archived    *bool                  `json:"archived,omitempty" doc:"true: the config takes no new scores; false takes them again."`
 	Min         *float64               `json:"min,omitempty" nullable:"true" doc:"A new lower bound; null removes it."`
@@ -117,7 +112,7 @@ func scoreFilter(r *http.Request) (store.ScoreFilter, error) {
 		allowed []string
 	}{"data_type": {f.DataType, store.ScoreDataTypes}, "source": {f.Source, store.ScoreSources}} {
 		if v.val != "" {
-			if err := oneOf(name, v.val, v.allowed); err != nil {
+			if err := domain.OneOf(name, v.val, v.allowed); err != nil {
 				return f, badRequest("%s", err.Error())
 			}
 		}
@@ -161,6 +156,16 @@ func scoreAuthor(r *http.Request) *store.ScoreAuthor {
 	return nil
 }
 
+// TransformSchema documents the rule the server keeps: a score names what is scored (a name
+// that is not blank) or a score config (a config_id), or both.
+func (scoreCreateRequest) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	s.AnyOf = []*huma.Schema{
+		{Required: []string{"name"}, Properties: map[string]*huma.Schema{"name": {MinLength: ptr(1), Pattern: `\S`}}},
+		{Required: []string{"config_id"}, Properties: map[string]*huma.Schema{"config_id": {MinLength: ptr(1)}}},
+	}
+	return s
+}
+
 func (s *Server) createScore(w http.ResponseWriter, r *http.Request) error {
 	var req scoreCreateRequest
 	if err := decode(w, r, &req); err != nil {
@@ -168,27 +173,9 @@ func (s *Server) createScore(w http.ResponseWriter, r *http.Request) error {
 	}
 	if req.ConfigID == nil || *req.ConfigID == "" {
 		req.ConfigID = nil
-		if err := required("name", req.Name); err != nil {
-			return invalid("name", "is required without config_id")
+		if err := domain.NotBlank("name", req.Name); err != nil {
+			return domain.Invalid("name", "is required without config_id")
 		}
-	}
-	checks := []error{maxLen("name", req.Name, maxScoreNameLen), maxLen("comment", req.Comment, maxScoreCommentLen)}
-	if req.DataType != "" {
-		checks = append(checks, oneOf("data_type", req.DataType, store.ScoreDataTypes))
-	}
-	if req.Source != "" {
-		checks = append(checks, oneOf("source", req.Source, store.ScoreSources))
-	}
-	if req.StringValue != nil {
-		checks = append(checks, maxLen("string_value", *req.StringValue, maxScoreLabelLen))
-	}
-	for name, id := range map[string]*string{"execution_id": req.ExecutionID, "trace_id": req.TraceID, "span_id": req.SpanID, "session_id": req.SessionID} {
-		if id != nil {
-			checks = append(checks, maxLen(name, *id, maxScoreTargetLen))
-		}
-	}
-	if err := firstErr(checks...); err != nil {
-		return err
 	}
 	sc, err := s.store.ScoreCreate(r.Context(), &store.Score{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name), ConfigID: req.ConfigID,
 		DataType: req.DataType, Value: req.Value, StringValue: req.StringValue, ExecutionID: req.ExecutionID, TraceID: req.TraceID,
@@ -204,16 +191,6 @@ func (s *Server) createScore(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) updateScore(w http.ResponseWriter, r *http.Request) error {
 	var req scoreUpdateRequest
 	if err := decode(w, r, &req); err != nil {
-		return err
-	}
-	var checks []error
-	if req.StringValue != nil {
-		checks = append(checks, maxLen("string_value", *req.StringValue, maxScoreLabelLen))
-	}
-	if req.Comment != nil {
-		checks = append(checks, maxLen("comment", *req.Comment, maxScoreCommentLen))
-	}
-	if err := firstErr(checks...); err != nil {
 		return err
 	}
 	p := store.ScorePatch{Value: req.Value, StringValue: req.StringValue, Comment: req.Comment}
@@ -236,7 +213,7 @@ func (s *Server) listScoreConfigs(w http.ResponseWriter, r *http.Request) error 
 	q := r.URL.Query()
 	f := store.ScoreConfigFilter{DataType: q.Get("data_type"), Query: q.Get("q")}
 	if f.DataType != "" {
-		if err := oneOf("data_type", f.DataType, store.ScoreDataTypes); err != nil {
+		if err := domain.OneOf("data_type", f.DataType, store.ScoreDataTypes); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -256,8 +233,7 @@ func (s *Server) createScoreConfig(w http.ResponseWriter, r *http.Request) error
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := firstErr(required("name", req.Name), maxLen("name", req.Name, maxScoreNameLen),
-		required("data_type", req.DataType), maxLen("description", req.Description, 2000)); err != nil {
+	if err := domain.FirstErr(domain.NotBlank("name", req.Name), domain.NotBlank("data_type", req.DataType)); err != nil {
 		return err
 	}
 	c, err := s.store.ScoreConfigCreate(r.Context(), &store.ScoreConfig{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name),
@@ -283,7 +259,7 @@ func (s *Server) updateScoreConfig(w http.ResponseWriter, r *http.Request) error
 		}
 		var dt string
 		if json.Unmarshal(raw, &dt) != nil || dt != cur.DataType {
-			return invalid("data_type", "cannot be changed (score config %s is %s); create another config", id, cur.DataType)
+			return domain.Invalid("data_type", "cannot be changed (score config %s is %s); create another config", id, cur.DataType)
 		}
 	}
 	name, err := patchName(req.Name)

@@ -13,9 +13,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/agentplane/agentplane/internal/api/docsui"
 	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/datasource"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/metrics"
 	"github.com/agentplane/agentplane/internal/ratelimit"
 	"github.com/agentplane/agentplane/internal/runtime"
@@ -111,6 +114,8 @@ type Server struct {
 	mux     *http.ServeMux
 	handler http.Handler
 	openapi []byte // the document without servers, built once
+	// bodySchemas holds the compiled request body schema of each route pattern (from the document).
+	bodySchemas map[string]*jsonschema.Schema
 	// openapiPublic is the document with Config.PublicURL as its server (nil when unset).
 	openapiPublic []byte
 	metrics       *metrics.Metrics
@@ -182,6 +187,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("build openapi document: %w", err)
 	}
 	s.openapi = doc
+	if s.bodySchemas, err = cachedBodySchemas(routesKey(s.routes, cfg.Emulator), doc); err != nil {
+		return nil, fmt.Errorf("compile request schemas: %w", err)
+	}
 	if cfg.PublicURL != "" {
 		base, err := NormalizePublicURL(cfg.PublicURL)
 		if err != nil {
@@ -258,6 +266,10 @@ func (s *Server) wrap(rt route) http.Handler {
 		}
 	}
 	ids := pathIDNouns(rt.path)
+	body := s.bodySchemas[rt.pattern()]
+	if rt.itemwise {
+		body = nil
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ar, err := s.authenticate(r, rt)
 		if err != nil {
@@ -269,7 +281,7 @@ func (s *Server) wrap(rt route) http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		if err := firstErr(checkPathIDs(r, ids), checkQuery(r)); err != nil {
+		if err := domain.FirstErr(checkPathIDs(r, ids), checkQuery(r), checkParams(r, rt.params), checkBody(r, body)); err != nil {
 			s.writeError(w, r, err)
 			return
 		}

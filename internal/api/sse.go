@@ -79,12 +79,15 @@ func (s *sseWriter) flush() error {
 	return nil
 }
 
+// lastEventIDParam is the query form of Last-Event-ID, documented with minimum 0.
+const lastEventIDParam = "last_event_id"
+
 // lastEventID reads Last-Event-ID (header, or last_event_id query for EventSource polyfills);
 // -1 means none was sent.
 func lastEventID(r *http.Request) (int, error) {
 	v := r.Header.Get("Last-Event-ID")
 	if v == "" {
-		v = r.URL.Query().Get("last_event_id")
+		v = r.URL.Query().Get(lastEventIDParam)
 	}
 	if v == "" {
 		return -1, nil

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"reflect"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/jsonfields"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -49,7 +50,7 @@ func checkConfigKeys(body []byte, name string) error {
 		return nil
 	}
 	if err := jsonfields.Unknown(raw, agentConfigType, name); err != nil {
-		return invalid(err.Path, "%s", err.Message())
+		return domain.Invalid(err.Path, "%s", err.Message())
 	}
 	return nil
 }
@@ -62,7 +63,7 @@ func checkStrayInput(body []byte, input map[string]any, t reflect.Type) error {
 		return nil
 	}
 	if err := jsonfields.Unknown(body, t, ""); err != nil {
-		return invalid("input", "is missing and the body has a top-level field %q this route does not know: "+
+		return domain.Invalid("input", "is missing and the body has a top-level field %q this route does not know: "+
 			"the run's input goes inside \"input\", e.g. {\"input\": {%q: …}}", err.Path, err.Path)
 	}
 	return nil

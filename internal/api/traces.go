@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -65,7 +66,7 @@ func (s *Server) traceRoutes() []route {
 			errs: []int{http.StatusUnprocessableEntity}, nocache: true, resp: usageBreakdown{}, h: s.usageBreakdown},
 		{method: "GET", path: v1 + "/traces/{id}", op: "getTrace", tag: tag, scope: "traces:read", summary: "Get a trace with its spans as a tree",
 			resp: traceDetail{}, h: s.getTrace},
-		{method: "POST", path: v1 + "/traces/ingest", op: "ingestSpans", tag: tag, scope: "traces:write", summary: "Ingest a batch of spans (SDK)",
+		{method: "POST", path: v1 + "/traces/ingest", op: "ingestSpans", tag: tag, scope: "traces:write", summary: "Ingest a batch of spans (SDK)", itemwise: true,
 			body: ingestRequest{}, resp: ingestResult{}, errs: []int{http.StatusRequestEntityTooLarge}, h: s.ingestSpans},
 		{method: "POST", path: v1 + "/otlp/v1/traces", op: "exportOTLPTraces", tag: tag, scope: "traces:write", summary: "Receive OTLP/HTTP traces",
 			raw: true, resp: otlpResponseDoc{}, errs: []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType},
@@ -82,7 +83,7 @@ func (s *Server) listTraces(w http.ResponseWriter, r *http.Request) error {
 	f := store.TraceFilter{AgentID: q.Get("agent_id"), ExecutionID: q.Get("execution_id"), SessionID: q.Get("session_id"),
 		EndUserID: q.Get("end_user_id"), Status: q.Get("status"), ServiceName: q.Get("service_name")}
 	if f.Status != "" {
-		if err := oneOf("status", f.Status, store.ExecutionStatuses); err != nil {
+		if err := domain.OneOf("status", f.Status, store.ExecutionStatuses); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -120,7 +121,7 @@ func summaryWindow(q url.Values) (string, time.Duration, error) {
 	}
 	span, ok := summaryWindows[window]
 	if !ok {
-		return "", 0, invalid("window", "must be one of 1h, 24h, 7d, 30d, got %q", window)
+		return "", 0, domain.Invalid("window", "must be one of 1h, 24h, 7d, 30d, got %q", window)
 	}
 	return window, span, nil
 }
@@ -140,7 +141,7 @@ func (s *Server) traceSummary(w http.ResponseWriter, r *http.Request) error {
 	}
 	size, ok := summaryBuckets[bucket]
 	if !ok {
-		return invalid("bucket", "must be hour or day, got %q", bucket)
+		return domain.Invalid("bucket", "must be hour or day, got %q", bucket)
 	}
 	to := store.Now()
 	from := store.Time{Time: to.Add(-span).Truncate(size)}
@@ -160,15 +161,15 @@ func (s *Server) usageBreakdown(w http.ResponseWriter, r *http.Request) error {
 	}
 	f := store.UsageFilter{Dimension: q.Get("group_by"), AgentID: q.Get("agent_id"), Period: time.Hour, Limit: 20}
 	if f.Dimension == "" {
-		return invalid("group_by", "is required: model or end_user")
+		return domain.Invalid("group_by", "is required: model or end_user")
 	}
-	if err := oneOf("group_by", f.Dimension, store.UsageDimensions); err != nil {
-		return invalid("group_by", "must be model or end_user, got %q", f.Dimension)
+	if err := domain.OneOf("group_by", f.Dimension, store.UsageDimensions); err != nil {
+		return domain.Invalid("group_by", "must be model or end_user, got %q", f.Dimension)
 	}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
-			return invalid("limit", "must be an integer from 1 to 100, got %q", v)
+			return domain.Invalid("limit", "must be an integer from 1 to 100, got %q", v)
 		}
 		f.Limit = n
 	}

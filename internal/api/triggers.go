@@ -3,33 +3,34 @@ package api
 import (
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/triggers"
 	"github.com/agentplane/agentplane/internal/triggers/platform"
+	"github.com/agentplane/agentplane/internal/webhook"
 )
 
 type triggerCreateRequest struct {
-	AgentID       string            `json:"agent_id" doc:"The agent the trigger runs."`
-	Type          string            `json:"type" doc:"The trigger type."`
-	Name          string            `json:"name" maxLength:"200"`
+	AgentID       string            `json:"agent_id" minLength:"1" pattern:"\\S" doc:"The agent the trigger runs."`
+	Type          string            `json:"type" required:"true" doc:"The trigger type."`
+	Name          string            `json:"name" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Enabled       *bool             `json:"enabled,omitempty" doc:"Default true."`
 	VersionID     string            `json:"version_id,omitempty" doc:"Run this version of the agent instead of its active one."`
 	Config        map[string]any    `json:"config,omitempty" doc:"Per-type settings; the document lists each type's keys."`
 	InputMapping  map[string]string `json:"input_mapping,omitempty" doc:"How an event becomes the run's input: input field → GJSON path. A webhook's paths read its JSON body (default: the whole body is the input); a chat platform's read {text, user, payload} (default {\"message\": \"text\"}). Not for schedules."`
 	Input         map[string]any    `json:"input,omitempty" doc:"A schedule's fixed run input, checked against the agent's input_schema. Only for schedules."`
-	WebhookURL    string            `json:"webhook_url,omitempty" maxLength:"2000" doc:"An http(s) URL told of each run's end (completion webhook)."`
+	WebhookURL    string            `json:"webhook_url,omitempty" maxLength:"2000" doc:"An absolute http(s) URL told of each run's end (completion webhook); no fragment (#…), no user:password@ (the rule of every webhook URL)."`
 	WebhookSecret string            `json:"webhook_secret,omitempty" maxLength:"1000" doc:"The completion webhook's Standard Webhooks signing secret (whsec_ + base64); generated and returned once when webhook_url is given without it; encrypted at rest, never returned again."`
 }
 
 type triggerUpdateRequest struct {
-	Name          *string            `json:"name,omitempty" maxLength:"200"`
+	Name          *string            `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Enabled       *bool              `json:"enabled,omitempty"`
 	VersionID     json.RawMessage    `json:"version_id,omitempty" doc:"A version id of the trigger's agent, or null to run the active version."`
 	Config        map[string]any     `json:"config,omitempty" doc:"Merged into the config key by key: a key set to null is removed. A secret left out (or sent back masked as read) keeps its value."`
@@ -112,30 +113,27 @@ func (s *Server) triggerRoutes() []route {
 // and GJSON path.
 func checkInputMapping(m map[string]string) error {
 	if len(m) > 50 {
-		return invalid("input_mapping", "must have at most 50 fields")
+		return domain.Invalid("input_mapping", "must have at most 50 fields")
 	}
 	for k, v := range m {
 		if strings.TrimSpace(k) == "" || len(k) > 200 {
-			return invalid("input_mapping", "field names must be 1 to 200 characters")
+			return domain.Invalid("input_mapping", "field names must be 1 to 200 characters")
 		}
 		if strings.TrimSpace(v) == "" || len(v) > 500 {
-			return invalid("input_mapping."+k, "must be a GJSON path of 1 to 500 characters, e.g. payload.event.text")
+			return domain.Invalid("input_mapping."+k, "must be a GJSON path of 1 to 500 characters, e.g. payload.event.text")
 		}
 	}
 	return nil
 }
 
-// checkWebhookURL validates a completion webhook URL: absolute http or https.
+// checkWebhookURL validates a completion webhook URL by the one rule of webhook URLs
+// (webhook.CheckURL: absolute http or https, no fragment, no credentials).
 func checkWebhookURL(v string) error {
 	if v == "" {
 		return nil
 	}
-	if len(v) > 2000 {
-		return invalid("webhook_url", "must be at most 2000 characters")
-	}
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-		return invalid("webhook_url", "must be an absolute http:// or https:// URL without credentials")
+	if err := webhook.CheckURL(v); err != nil {
+		return domain.Invalid("webhook_url", "%s", err.Error())
 	}
 	return nil
 }
@@ -158,7 +156,7 @@ func (s *Server) listTriggers(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := store.TriggerFilter{AgentID: q.Get("agent_id"), Type: q.Get("type")}
 	if f.Type != "" {
-		if err := oneOf("type", f.Type, platform.Types()); err != nil {
+		if err := domain.OneOf("type", f.Type, platform.Types()); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -175,8 +173,8 @@ func (s *Server) createTrigger(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := firstErr(required("agent_id", req.AgentID), oneOf("type", req.Type, platform.Types()), required("name", req.Name),
-		maxLen("name", req.Name, 200), checkWebhookURL(req.WebhookURL), maxLen("webhook_secret", req.WebhookSecret, 1000),
+	if err := domain.FirstErr(domain.NotBlank("agent_id", req.AgentID), domain.OneOf("type", req.Type, platform.Types()), domain.NotBlank("name", req.Name),
+		domain.MaxLen("name", req.Name, 200), checkWebhookURL(req.WebhookURL), domain.MaxLen("webhook_secret", req.WebhookSecret, 1000),
 		checkInputMapping(req.InputMapping)); err != nil {
 		return err
 	}

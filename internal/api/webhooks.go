@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/webhook"
 )
@@ -28,15 +29,15 @@ func webhookChangeOf(body []byte, url, secret *string) (webhookChange, error) {
 	}
 	if c.url != nil {
 		if err := webhook.CheckURL(*c.url); err != nil {
-			return c, invalid("webhook_url", "%s", err.Error())
+			return c, domain.Invalid("webhook_url", "%s", err.Error())
 		}
 	}
 	if c.secret != nil {
 		if c.clear {
-			return c, invalid("webhook_secret", "cannot be set while webhook_url is removed")
+			return c, domain.Invalid("webhook_secret", "cannot be set while webhook_url is removed")
 		}
 		if err := webhook.CheckSecret(*c.secret); err != nil {
-			return c, invalid("webhook_secret", "%s", err.Error())
+			return c, domain.Invalid("webhook_secret", "%s", err.Error())
 		}
 	}
 	return c, nil
@@ -60,7 +61,7 @@ func (s *Server) applyWebhook(ctx context.Context, tx *store.Store, ws, agentID 
 	if c.url != nil {
 		url = *c.url
 	} else if !has {
-		return "", invalid("webhook_secret", "the agent has no webhook_url; set one with it")
+		return "", domain.Invalid("webhook_secret", "the agent has no webhook_url; set one with it")
 	}
 	generated := ""
 	switch {
@@ -154,7 +155,7 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) e
 	q := r.URL.Query()
 	f := store.WebhookDeliveryFilter{ExecutionID: q.Get("execution_id"), Status: q.Get("status")}
 	if f.Status != "" {
-		if err := oneOf("status", f.Status, store.DeliveryStatuses); err != nil {
+		if err := domain.OneOf("status", f.Status, store.DeliveryStatuses); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}

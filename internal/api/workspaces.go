@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
 type loginRequest struct {
-	Email    string `json:"email" doc:"The user's email (case-insensitive)."`
-	Password string `json:"password"`
+	Email    string `json:"email" minLength:"1" pattern:"\\S" doc:"The user's email (case-insensitive)."`
+	Password string `json:"password" minLength:"1" pattern:"\\S"`
 }
 
 // LoginUser is the user a login token was issued to.
@@ -34,7 +35,7 @@ type LoginToken struct {
 }
 
 type workspaceCreateRequest struct {
-	Name string `json:"name" maxLength:"200" doc:"Display name."`
+	Name string `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
 	Slug string `json:"slug,omitempty" doc:"Unique URL-safe name (lower-case letters, digits and dashes); derived from name when omitted."`
 }
 
@@ -59,11 +60,11 @@ type Retention struct {
 func (p Retention) Check(days int) error {
 	switch {
 	case days < 0 || days > maxRetentionDays:
-		return invalid("retention_days", "must be 0 (forever) to %d days; got %d", maxRetentionDays, days)
+		return domain.Invalid("retention_days", "must be 0 (forever) to %d days; got %d", maxRetentionDays, days)
 	case p.MaxDays > 0 && days == 0:
-		return invalid("retention_days", "0 keeps history forever, over this server's ceiling of %d days (--max-retention-days); choose 1 to %d", p.MaxDays, p.MaxDays)
+		return domain.Invalid("retention_days", "0 keeps history forever, over this server's ceiling of %d days (--max-retention-days); choose 1 to %d", p.MaxDays, p.MaxDays)
 	case p.MaxDays > 0 && days > p.MaxDays:
-		return invalid("retention_days", "%d days is over this server's ceiling of %d days (--max-retention-days)", days, p.MaxDays)
+		return domain.Invalid("retention_days", "%d days is over this server's ceiling of %d days (--max-retention-days)", days, p.MaxDays)
 	}
 	return nil
 }
@@ -107,7 +108,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := firstErr(required("email", req.Email), required("password", req.Password)); err != nil {
+	if err := domain.FirstErr(domain.NotBlank("email", req.Email), domain.NotBlank("password", req.Password)); err != nil {
 		return err
 	}
 	if len(s.cfg.JWTSecret) == 0 {
@@ -208,7 +209,7 @@ func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	name := strings.TrimSpace(req.Name)
-	if err := firstErr(required("name", name), maxLen("name", name, 200)); err != nil {
+	if err := domain.NotBlank("name", name); err != nil {
 		return err
 	}
 	slug := strings.TrimSpace(req.Slug)
@@ -216,7 +217,7 @@ func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request) error {
 		slug = slugify(name)
 	}
 	if !slugRe.MatchString(slug) {
-		return invalid("slug", "must be 1 to 63 lower-case letters, digits and dashes, starting with a letter or digit; got %q", slug)
+		return domain.Invalid("slug", "must be 1 to 63 lower-case letters, digits and dashes, starting with a letter or digit; got %q", slug)
 	}
 	var ws *store.Workspace
 	err := s.store.InTx(r.Context(), func(tx *store.Store) error {

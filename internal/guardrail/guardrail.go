@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -83,28 +84,24 @@ type guardScanner struct {
 	action string // effective: the scanner's config.action or the guardrail's action
 }
 
-func invalid(field, format string, args ...any) error {
-	return &store.ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
-}
-
 // New validates a guardrail and compiles its scanners. Errors are *store.ValidationError
 // naming the field at fault, e.g. "scanners[1].config.threshold".
 func New(g *store.Guardrail) (*Guard, error) {
 	switch {
 	case strings.TrimSpace(g.Name) == "":
-		return nil, invalid("name", "is required and must not be empty")
+		return nil, domain.Invalid("name", "is required and must not be empty")
 	case len([]rune(g.Name)) > MaxNameLen:
-		return nil, invalid("name", "must be at most %d characters", MaxNameLen)
+		return nil, domain.Invalid("name", "must be at most %d characters", MaxNameLen)
 	case len([]rune(g.Description)) > MaxDescriptionLen:
-		return nil, invalid("description", "must be at most %d characters", MaxDescriptionLen)
+		return nil, domain.Invalid("description", "must be at most %d characters", MaxDescriptionLen)
 	case !slices.Contains(AppliesTo, g.AppliesTo):
-		return nil, invalid("applies_to", "must be one of %s, got %q", strings.Join(AppliesTo, ", "), g.AppliesTo)
+		return nil, domain.Invalid("applies_to", "must be one of %s, got %q", strings.Join(AppliesTo, ", "), g.AppliesTo)
 	case !slices.Contains(Actions, g.Action):
-		return nil, invalid("action", "must be one of %s, got %q", strings.Join(Actions, ", "), g.Action)
+		return nil, domain.Invalid("action", "must be one of %s, got %q", strings.Join(Actions, ", "), g.Action)
 	case len(g.Scanners) == 0:
-		return nil, invalid("scanners", "a guardrail needs at least one scanner; see GET /api/v1/guardrails/scanners")
+		return nil, domain.Invalid("scanners", "a guardrail needs at least one scanner; see GET /api/v1/guardrails/scanners")
 	case len(g.Scanners) > MaxScanners:
-		return nil, invalid("scanners", "must hold at most %d scanners", MaxScanners)
+		return nil, domain.Invalid("scanners", "must hold at most %d scanners", MaxScanners)
 	}
 	out := &Guard{id: g.ID, name: g.Name, appliesTo: g.AppliesTo}
 	for i, spec := range g.Scanners {
@@ -114,9 +111,9 @@ func New(g *store.Guardrail) (*Guard, error) {
 			var ce *ConfigError
 			if errors.As(err, &ce) {
 				if ce.Option == "" {
-					return nil, invalid(field+".type", "%s", ce.Message)
+					return nil, domain.Invalid(field+".type", "%s", ce.Message)
 				}
-				return nil, invalid(field+".config."+ce.Option, "%s", ce.Message)
+				return nil, domain.Invalid(field+".config."+ce.Option, "%s", ce.Message)
 			}
 			return nil, err
 		}
@@ -126,9 +123,9 @@ func New(g *store.Guardrail) (*Guard, error) {
 		}
 		if action == ActionRedact && !sc.det.redacts() {
 			if sc.action == "" {
-				return nil, invalid(field+".config.action", "%s cannot redact, and the guardrail's action is redact; set block or warn here", spec.Type)
+				return nil, domain.Invalid(field+".config.action", "%s cannot redact, and the guardrail's action is redact; set block or warn here", spec.Type)
 			}
-			return nil, invalid(field+".config.action", "%s cannot redact with this configuration; use block or warn", spec.Type)
+			return nil, domain.Invalid(field+".config.action", "%s cannot redact with this configuration; use block or warn", spec.Type)
 		}
 		out.scanners = append(out.scanners, &guardScanner{Scanner: sc, action: action})
 	}

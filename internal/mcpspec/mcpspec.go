@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/schemacheck"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -39,10 +40,6 @@ var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 // toolNameRe is the MCP tool name format: 1 to 128 letters, digits, '_', '-' or '.'.
 var toolNameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
-func invalid(field, format string, args ...any) error {
-	return &store.ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
-}
-
 // NormalizeTransport returns the stored name of a transport given on input: "" (the
 // default) and "http" (the name before the SSE transport existed) are streamable_http.
 func NormalizeTransport(t string) string {
@@ -58,13 +55,13 @@ func NormalizeTransport(t string) string {
 func Validate(ctx context.Context, st *store.Store, ws string, t *store.MCPTool) error {
 	switch {
 	case strings.TrimSpace(t.Name) == "":
-		return invalid("name", "is required and must not be empty")
+		return domain.Invalid("name", "is required and must not be empty")
 	case len([]rune(t.Name)) > MaxNameLen:
-		return invalid("name", "must be at most %d characters", MaxNameLen)
+		return domain.Invalid("name", "must be at most %d characters", MaxNameLen)
 	case len([]rune(t.Description)) > MaxDescriptionLen:
-		return invalid("description", "must be at most %d characters", MaxDescriptionLen)
+		return domain.Invalid("description", "must be at most %d characters", MaxDescriptionLen)
 	case !slices.Contains(store.MCPTransports, t.Transport):
-		return invalid("transport", "must be one of %s, got %q", strings.Join(store.MCPTransports, ", "), t.Transport)
+		return domain.Invalid("transport", "must be one of %s, got %q", strings.Join(store.MCPTransports, ", "), t.Transport)
 	}
 	if err := validateTransport(t); err != nil {
 		return err
@@ -89,7 +86,7 @@ func checkCredential(ctx context.Context, st *store.Store, ws, transport, id str
 		return err
 	}
 	if transport != "stdio" && !slices.Contains(httpCredentialTypes, c.Type) {
-		return invalid("credential_id", "credential %s is of type %s; a server over %s takes a token: one of %s",
+		return domain.Invalid("credential_id", "credential %s is of type %s; a server over %s takes a token: one of %s",
 			id, c.Type, transport, strings.Join(httpCredentialTypes, ", "))
 	}
 	return nil
@@ -101,34 +98,34 @@ func validateTransport(t *store.MCPTool) error {
 	if t.Transport == "stdio" {
 		switch {
 		case strings.TrimSpace(t.Command) == "":
-			return invalid("command", "is required for the stdio transport")
+			return domain.Invalid("command", "is required for the stdio transport")
 		case len(t.Command) > MaxCommandLen:
-			return invalid("command", "must be at most %d characters", MaxCommandLen)
+			return domain.Invalid("command", "must be at most %d characters", MaxCommandLen)
 		case strings.ContainsAny(t.Command, "\x00\r\n"):
-			return invalid("command", "must be a single line")
+			return domain.Invalid("command", "must be a single line")
 		case t.URL != "":
-			return invalid("url", "is only for the streamable_http and sse transports; leave it empty for stdio")
+			return domain.Invalid("url", "is only for the streamable_http and sse transports; leave it empty for stdio")
 		case len(t.Args) > MaxArgs:
-			return invalid("args", "must hold at most %d arguments", MaxArgs)
+			return domain.Invalid("args", "must hold at most %d arguments", MaxArgs)
 		}
 		for i, a := range t.Args {
 			if len(a) > MaxArgLen || strings.ContainsRune(a, 0) {
-				return invalid(fmt.Sprintf("args[%d]", i), "must be at most %d characters, without NUL bytes", MaxArgLen)
+				return domain.Invalid(fmt.Sprintf("args[%d]", i), "must be at most %d characters, without NUL bytes", MaxArgLen)
 			}
 		}
 		return validateEnv(t.Env)
 	}
 	switch {
 	case len(t.Env) > 0:
-		return invalid("env", "is only for the stdio transport; leave it empty for %s", t.Transport)
+		return domain.Invalid("env", "is only for the stdio transport; leave it empty for %s", t.Transport)
 	case t.Command != "":
-		return invalid("command", "is only for the stdio transport; leave it empty for %s", t.Transport)
+		return domain.Invalid("command", "is only for the stdio transport; leave it empty for %s", t.Transport)
 	case len(t.Args) > 0:
-		return invalid("args", "are only for the stdio transport; leave them empty for %s", t.Transport)
+		return domain.Invalid("args", "are only for the stdio transport; leave them empty for %s", t.Transport)
 	case strings.TrimSpace(t.URL) == "":
-		return invalid("url", "is required for the %s transport", t.Transport)
+		return domain.Invalid("url", "is required for the %s transport", t.Transport)
 	case len(t.URL) > MaxURLLen:
-		return invalid("url", "must be at most %d characters", MaxURLLen)
+		return domain.Invalid("url", "must be at most %d characters", MaxURLLen)
 	}
 	u, err := url.Parse(t.URL)
 	if err != nil {
@@ -136,13 +133,13 @@ func validateTransport(t *store.MCPTool) error {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return invalid("url", "is not a valid URL: %s", err.Error())
+		return domain.Invalid("url", "is not a valid URL: %s", err.Error())
 	}
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return invalid("url", "must be an absolute http:// or https:// URL, got %q", t.URL)
+		return domain.Invalid("url", "must be an absolute http:// or https:// URL, got %q", t.URL)
 	}
 	if u.User != nil {
-		return invalid("url", "must not carry a user name or password; link a credential instead")
+		return domain.Invalid("url", "must not carry a user name or password; link a credential instead")
 	}
 	return nil
 }
@@ -151,7 +148,7 @@ func validateTransport(t *store.MCPTool) error {
 // and '_' not starting with a digit, values of at most MaxArgLen characters without NUL.
 func validateEnv(env store.Env) error {
 	if len(env) > MaxEnv {
-		return invalid("env", "must hold at most %d variables", MaxEnv)
+		return domain.Invalid("env", "must hold at most %d variables", MaxEnv)
 	}
 	names := make([]string, 0, len(env))
 	for k := range env {
@@ -160,10 +157,10 @@ func validateEnv(env store.Env) error {
 	slices.Sort(names)
 	for _, k := range names {
 		if !envNameRe.MatchString(k) {
-			return invalid("env", "%q is not a variable name (letters, digits and '_', not starting with a digit)", k)
+			return domain.Invalid("env", "%q is not a variable name (letters, digits and '_', not starting with a digit)", k)
 		}
 		if v := env[k]; len(v) > MaxArgLen || strings.ContainsRune(v, 0) {
-			return invalid("env."+k, "must be at most %d characters, without NUL bytes", MaxArgLen)
+			return domain.Invalid("env."+k, "must be at most %d characters, without NUL bytes", MaxArgLen)
 		}
 	}
 	return nil
@@ -173,23 +170,23 @@ func validateEnv(env store.Env) error {
 // each input_schema a JSON Schema (2020-12) of an object.
 func ValidateTools(tools []store.MCPToolDef) error {
 	if len(tools) > MaxTools {
-		return invalid("tools", "must hold at most %d tools", MaxTools)
+		return domain.Invalid("tools", "must hold at most %d tools", MaxTools)
 	}
 	seen := map[string]int{}
 	for i, tool := range tools {
 		f := fmt.Sprintf("tools[%d]", i)
 		if !ValidToolName(tool.Name) {
-			return invalid(f+".name", "must be 1 to 128 letters, digits, '_', '-' or '.', got %q", tool.Name)
+			return domain.Invalid(f+".name", "must be 1 to 128 letters, digits, '_', '-' or '.', got %q", tool.Name)
 		}
 		if j, dup := seen[tool.Name]; dup {
-			return invalid(f+".name", "tool %q is already declared by tools[%d]", tool.Name, j)
+			return domain.Invalid(f+".name", "tool %q is already declared by tools[%d]", tool.Name, j)
 		}
 		seen[tool.Name] = i
 		if len([]rune(tool.Description)) > MaxToolDescLen {
-			return invalid(f+".description", "must be at most %d characters", MaxToolDescLen)
+			return domain.Invalid(f+".description", "must be at most %d characters", MaxToolDescLen)
 		}
 		if err := checkInputSchema(tool.InputSchema); err != nil {
-			return invalid(f+".input_schema", "%s", err.Error())
+			return domain.Invalid(f+".input_schema", "%s", err.Error())
 		}
 	}
 	return nil

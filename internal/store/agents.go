@@ -14,7 +14,7 @@ var AgentStatuses = []string{"active", "inactive", "archived"}
 
 // AgentConfig is what one agent version runs with.
 type AgentConfig struct {
-	Model string `json:"model"`
+	Model string `json:"model" minLength:"1" pattern:"\\S" maxLength:"200"`
 	// CredentialID picks the model credential; without it, the workspace's credential for
 	// the model's provider is used.
 	CredentialID     string          `json:"credential_id,omitempty" doc:"The model-provider credential runs use; default: the workspace's credential for the model's provider (the one with metadata.default true, else the newest)."`
@@ -59,7 +59,7 @@ var MemoryScopes = []string{"agent", "session", "end_user"}
 // Names. It is written as the server's id alone when Names is empty, and as
 // {"mcp_tool_id", "names"} otherwise; both forms are read.
 type ToolRef struct {
-	MCPToolID string   `json:"mcp_tool_id"`
+	MCPToolID string   `json:"mcp_tool_id" minLength:"1" pattern:"\\S"`
 	Names     []string `json:"names,omitempty"`
 }
 
@@ -110,7 +110,7 @@ type ApprovalConfig struct {
 
 // ToolApproval is one rule of config.approval.tools.
 type ToolApproval struct {
-	Match string `json:"match" minLength:"1" maxLength:"200" doc:"A tool name as the model sees it, or a glob (* any run of characters, ? one)."`
+	Match string `json:"match" minLength:"1" pattern:"\\S" maxLength:"200" doc:"A tool name as the model sees it, or a glob (* any run of characters, ? one)."`
 	Mode  string `json:"mode" enum:"always,never"`
 }
 
@@ -143,14 +143,14 @@ func (a ApprovalConfig) MarshalJSON() ([]byte, error) {
 
 // Checkpoint is one place where a run waits for a human decision.
 type Checkpoint struct {
-	Name        string `json:"name"`
+	Name        string `json:"name" minLength:"1" pattern:"\\S"`
 	Description string `json:"description,omitempty"`
-	When        string `json:"when"` // before_output | before_tools
+	When        string `json:"when" enum:"before_output,before_tools"`
 }
 
 // AgentStep is one step of a chain or workflow agent.
 type AgentStep struct {
-	ID          string   `json:"id"`
+	ID          string   `json:"id" minLength:"1" pattern:"\\S"`
 	Name        string   `json:"name,omitempty"`
 	Instruction string   `json:"instruction,omitempty"`
 	AgentID     string   `json:"agent_id,omitempty"`

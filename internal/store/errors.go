@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/agentplane/agentplane/internal/domain"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -68,10 +70,6 @@ func isDeadlock(err error) bool {
 	return errors.As(err, &pg) && pg.Code == "40P01"
 }
 
-// ValidationError says a well-formed value is not acceptable; Field names it.
-type ValidationError struct {
-	Field   string
-	Message string
-}
-
-func (e *ValidationError) Error() string { return e.Field + ": " + e.Message }
+// ValidationError says a well-formed value is not acceptable; Field names it. It is the one
+// field-error type of the code base, domain.FieldError, under the name the store's callers know.
+type ValidationError = domain.FieldError

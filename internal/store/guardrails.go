@@ -10,7 +10,7 @@ import (
 // GuardrailScanner is one check of a guardrail: a scanner type of package guardrail and its
 // options.
 type GuardrailScanner struct {
-	Type   string     `json:"type"`
+	Type   string     `json:"type" required:"true"`
 	Config JSONObject `json:"config"`
 }
 

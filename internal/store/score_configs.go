@@ -21,7 +21,7 @@ var ScoreDataTypes = []string{ScoreNumeric, ScoreCategorical, ScoreBoolean}
 // ScoreCategory is one category of a categorical score config: the label a score names and
 // the number it stands for (so categories can be averaged and ordered).
 type ScoreCategory struct {
-	Label string  `json:"label" doc:"What a score names in string_value, e.g. \"correct\"."`
+	Label string  `json:"label" minLength:"1" pattern:"\\S" maxLength:"200" doc:"What a score names in string_value, e.g. \"correct\"."`
 	Value float64 `json:"value" doc:"The number the label stands for, stored as the score's value."`
 }
 

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 )
 
 // SecretPrefix starts every Standard Webhooks signing secret.
@@ -44,13 +45,15 @@ func CheckSecret(s string) error {
 	return nil
 }
 
-// MaxURLLen bounds a webhook URL.
-const MaxURLLen = 2048
+// MaxURLLen bounds a webhook URL, in characters: an agent's and a trigger's alike (the
+// document's maxLength of both webhook_url fields).
+const MaxURLLen = 2000
 
-// CheckURL accepts an absolute http or https URL with a host and no fragment. Where it may
+// CheckURL accepts an absolute http or https URL with a host, no fragment and no credentials:
+// the one rule of every webhook URL (agents' completion webhooks and triggers'). Where it may
 // connect is decided when it does (serve --deny-private-egress), not here.
 func CheckURL(raw string) error {
-	if len(raw) > MaxURLLen {
+	if utf8.RuneCountInString(raw) > MaxURLLen {
 		return fmt.Errorf("must be at most %d characters", MaxURLLen)
 	}
 	u, err := url.Parse(raw)

@@ -136,11 +136,46 @@ class AgentConfig(_AgentConfigRequired, total=False):
     """The MCP servers whose tools the agent may call: an MCP tool id (all its tools), or {"mcp_tool_id", "names"} for some of them."""
 
 
+class AgentConfigPatch(TypedDict, total=False):
+    """An agent config in which every field may be left out: with base_version_id or base, a merge patch."""
+
+    approval: ApprovalConfig
+    ask_user: bool
+    """Gives an agent-type agent an ask_user tool (question, optional choices): calling it pauses the run awaiting_approval with an approval of kind question, and the answer (POST /executions/{id}/approve with answer, or the next message of its chat session or trigger thread) is the tool's result."""
+    credential_id: str
+    """The model-provider credential runs use; default: the workspace's credential for the model's provider (the one with metadata.default true, else the newest)."""
+    data_sources: List[str]
+    """Data source ids; an agent-type agent gets a query_<name> tool for each, described with the tables and columns of its catalog."""
+    fallback_models: List[str]
+    """Models tried in order when the model (or the fallback before) fails with a retryable error after its retries (a connection error, a timeout, 429, 500, 502, 503 or 529), or is known down (its circuit is open), and nothing of the call has streamed yet. Each must serve what the version needs (tools, structured output, images) by its catalog capabilities."""
+    guardrails: List[str]
+    input_schema: Any
+    max_iterations: int
+    max_retries: int
+    """How many times a model call is retried on a connection error, 429, 500, 502, 503 or 529 (default 2), only while nothing of it has streamed."""
+    max_tokens: int
+    memory: MemoryConfig
+    """Long-term memory: the most relevant memories of the scope go into the prompt, and an agent-type agent gets a remember tool that stores one."""
+    model: str
+    output_schema: Any
+    prompt_id: str
+    prompt_version_id: str
+    request_timeout_ms: int
+    """Bound of one model call, retries included, in ms (default 120000)."""
+    simulation: Simulation
+    steps: List[AgentStep]
+    sub_agents: List[str]
+    system_prompt: str
+    temperature: float
+    tool_timeout_ms: int
+    """Bound of one tool call in ms, connecting to its server included (default 30000); a call that runs out answers the model with an error."""
+    tools: List[Union[str, MCPToolSelection]]
+    """The MCP servers whose tools the agent may call: an MCP tool id (all its tools), or {"mcp_tool_id", "names"} for some of them."""
+
+
 class _AgentCreateRequestRequired(TypedDict):
     name: str
     """Display name."""
-    type: Literal["simple", "agent", "chain", "workflow", "multi_agent", "approval"]
-    """The agent type: simple (one model call), agent (a model calling tools in a loop), chain (steps run in list order), workflow (steps run as their depends_on allow), multi_agent (a coordinator handing work to sub-agents), approval (one model call held at checkpoints for a person's approval)."""
 
 
 class AgentCreateRequest(_AgentCreateRequestRequired, total=False):
@@ -150,13 +185,15 @@ class AgentCreateRequest(_AgentCreateRequestRequired, total=False):
     metadata: Dict[str, Any]
     notes: str
     """Notes of version 1."""
-    status: Literal["active", "inactive", "archived"]
+    status: Literal["active", "inactive", "archived", ""]
     """Defaults to active."""
     tags: List[str]
+    type: Literal["simple", "agent", "chain", "workflow", "multi_agent", "approval"]
+    """The agent type: simple (one model call), agent (a model calling tools in a loop), chain (steps run in list order), workflow (steps run as their depends_on allow), multi_agent (a coordinator handing work to sub-agents), approval (one model call held at checkpoints for a person's approval)."""
     webhook_secret: str
     """The Standard Webhooks signing secret: whsec_ followed by the base64 of 24 to 64 bytes. Left out with a webhook_url, one is generated and returned once, in this response."""
     webhook_url: str
-    """An http(s) URL each execution of the agent is POSTed to when it ends, signed with the Standard Webhooks scheme (see webhook_secret)."""
+    """An absolute http(s) URL each execution of the agent is POSTed to when it ends, signed with the Standard Webhooks scheme (see webhook_secret); no fragment (#…), no user:password@ (the rule of every webhook URL)."""
 
 
 class AgentPreview(TypedDict):
@@ -173,13 +210,10 @@ class AgentPreview(TypedDict):
     """The version previewed; null for an unsaved config."""
 
 
-class _AgentPreviewRequestRequired(TypedDict):
-    input: Dict[str, Any]
-
-
-class AgentPreviewRequest(_AgentPreviewRequestRequired, total=False):
+class AgentPreviewRequest(TypedDict, total=False):
     config: AgentConfig
     """Preview an unsaved configuration."""
+    input: Dict[str, Any]
     version_id: str
     """Preview this version instead of the active one."""
 
@@ -218,16 +252,13 @@ class AgentVersion(TypedDict):
     workspace_id: str
 
 
-class _AgentVersionCreateRequestRequired(TypedDict):
-    config: AgentConfig
-    """The version's whole configuration: a version is a full snapshot. With base_version_id or base, only what changes from that version: a JSON Merge Patch (RFC 7396) applied to its config, where objects merge deeply, arrays and other values replace, and null deletes a field."""
-
-
-class AgentVersionCreateRequest(_AgentVersionCreateRequestRequired, total=False):
-    base: Literal["active"]
+class AgentVersionCreateRequest(TypedDict, total=False):
+    base: Literal["active", ""]
     """"active": start from the active version's config and apply config as a merge patch."""
     base_version_id: str
     """Start from this version's config and apply config as a merge patch."""
+    config: AgentConfigPatch
+    """The version's whole configuration: a version is a full snapshot. With base_version_id or base, only what changes from that version: a JSON Merge Patch (RFC 7396) applied to its config, where objects merge deeply, arrays and other values replace, and null deletes a field."""
     notes: str
 
 
@@ -333,7 +364,7 @@ class AnnotationScore(_AnnotationScoreRequired, total=False):
 class _ApiKeyCreateRequestRequired(TypedDict):
     name: str
     """Display name."""
-    scopes: List[str]
+    scopes: List[Literal["*", "agent_triggers:read", "agent_triggers:write", "agents:execute", "agents:read", "agents:write", "assets:read", "assets:write", "chat:write", "credentials:read", "credentials:write", "data_sources:execute", "data_sources:read", "data_sources:write", "datasets:read", "datasets:write", "executions:read", "keys:admin", "prompts:execute", "prompts:read", "prompts:write", "scores:read", "scores:write", "sessions:read", "traces:read", "traces:write"]]
     """Scopes the key grants; "*" grants all, including managing keys."""
 
 
@@ -382,12 +413,9 @@ class Approval(_ApprovalRequired, total=False):
     """The question of an approval of kind question."""
 
 
-class _ApprovalConfigRequired(TypedDict):
+class ApprovalConfig(TypedDict, total=False):
     checkpoints: List[Checkpoint]
-
-
-class ApprovalConfig(_ApprovalConfigRequired, total=False):
-    on_timeout: Literal["reject", "approve"]
+    on_timeout: Literal["reject", "approve", ""]
     """What a timeout decides: reject (default; pending tool calls are rejected and the run goes on, a checkpoint is denied) or approve."""
     timeout_seconds: int
     """How long an approval waits for a decision (up to 30 days); then on_timeout decides it. Default: it waits until decided."""
@@ -533,7 +561,7 @@ class ChatSessionUpdateRequest(TypedDict, total=False):
 
 class _CheckpointRequired(TypedDict):
     name: str
-    when: str
+    when: Literal["before_output", "before_tools"]
 
 
 class Checkpoint(_CheckpointRequired, total=False):
@@ -624,16 +652,13 @@ class DataSourceCreateRequest(_DataSourceCreateRequestRequired, total=False):
     """Notes of version 1."""
 
 
-class _DataSourceQueryRequestRequired(TypedDict):
-    query: str
-    """One SQL statement, run read-only; for http sources a path relative to base_url, e.g. /products?category=tea."""
-
-
-class DataSourceQueryRequest(_DataSourceQueryRequestRequired, total=False):
+class DataSourceQueryRequest(TypedDict, total=False):
     limit: int
     """Most rows to return, at most the source's max_rows (the default)."""
     params: Any
     """Bound, never interpolated. SQL: an array bound in order to $1, $2… (postgres) or ? (mysql, sqlite; also ?1 and $1), or for sqlite an object bound to :name. http: an object of query parameters (GET) or the JSON body (POST)."""
+    query: str
+    """One SQL statement, run read-only; for http sources a path relative to base_url, e.g. /products?category=tea."""
 
 
 class DataSourceQueryResult(TypedDict):
@@ -647,7 +672,7 @@ class DataSourceQueryResult(TypedDict):
 
 
 class DataSourceUpdateRequest(TypedDict, total=False):
-    credential_id: Any
+    credential_id: Optional[str]
     """A credential id of the workspace, or null (or "") to detach the credential."""
     description: str
     name: str
@@ -807,16 +832,13 @@ class EvaluationRule(TypedDict):
     workspace_id: str
 
 
-class _EvaluationRuleCreateRequestRequired(TypedDict):
-    evaluator_id: str
-    """The evaluator that scores the executions."""
-
-
-class EvaluationRuleCreateRequest(_EvaluationRuleCreateRequestRequired, total=False):
+class EvaluationRuleCreateRequest(TypedDict, total=False):
     agent_id: str
     """Only this agent's executions; left out (or null) for every agent."""
     enabled: bool
     """Default true."""
+    evaluator_id: str
+    """The evaluator that scores the executions."""
     filter: RuleFilterRequest
     sampling: float
     """The share of matching executions to score, from 0 to 1 (default 1: all)."""
@@ -855,8 +877,6 @@ class Evaluator(TypedDict):
 class _EvaluatorCreateRequestRequired(TypedDict):
     name: str
     """Unique in the workspace."""
-    type: Literal["contains", "exact_match", "json_match", "json_schema", "llm_judge", "regex", "similarity"]
-    """The evaluator type."""
 
 
 class EvaluatorCreateRequest(_EvaluatorCreateRequestRequired, total=False):
@@ -867,6 +887,8 @@ class EvaluatorCreateRequest(_EvaluatorCreateRequestRequired, total=False):
     """A score config (not archived, of the type's data type) to check its scores against."""
     score_name: str
     """The name of the scores it gives; defaults to the score config's name, else the evaluator's name."""
+    type: Literal["contains", "exact_match", "json_match", "json_schema", "llm_judge", "regex", "similarity"]
+    """The evaluator type."""
 
 
 class _EvaluatorTestRequestRequired(TypedDict):
@@ -892,18 +914,14 @@ class EvaluatorUpdateRequest(TypedDict, total=False):
     """The evaluator type."""
 
 
-class _ExecuteRequestRequired(TypedDict):
-    input: Dict[str, Any]
-    """Validated against the version's input_schema before anything is recorded; required when the version has one."""
-
-
 ExecuteRequest = TypedDict(
     "ExecuteRequest",
     {
         "async": "bool",
         "end_user_id": "str",
+        "input": "Dict[str, Any]",
         "metadata": "Dict[str, Any]",
-        "source": "Literal[\"api\", \"studio\"]",
+        "source": "Literal[\"api\", \"studio\", \"\"]",
         "timeout_ms": "int",
         "version_id": "str",
     },
@@ -1021,18 +1039,21 @@ class _GuardrailCreateRequestRequired(TypedDict):
 
 
 class GuardrailCreateRequest(_GuardrailCreateRequestRequired, total=False):
-    action: Literal["block", "warn", "redact"]
+    action: Literal["block", "warn", "redact", ""]
     """Defaults to block."""
-    applies_to: Literal["input", "output", "both"]
+    applies_to: Literal["input", "output", "both", ""]
     """Defaults to both."""
     description: str
     enabled: bool
     """Defaults to true."""
 
 
-class GuardrailScanner(TypedDict):
-    config: Dict[str, Any]
+class _GuardrailScannerRequired(TypedDict):
     type: str
+
+
+class GuardrailScanner(_GuardrailScannerRequired, total=False):
+    config: Dict[str, Any]
 
 
 class _GuardrailTestRequestRequired(TypedDict):
@@ -1041,7 +1062,7 @@ class _GuardrailTestRequestRequired(TypedDict):
 
 
 class GuardrailTestRequest(_GuardrailTestRequestRequired, total=False):
-    stage: Literal["input", "output"]
+    stage: Literal["input", "output", ""]
     """Defaults to input, or to output for a guardrail that applies only to output."""
 
 
@@ -1073,7 +1094,7 @@ class IngestError(TypedDict):
     trace_id: str
 
 
-class IngestRequest(TypedDict):
+class IngestRequest(TypedDict, total=False):
     spans: List[IngestSpan]
     """1 to 10,000 spans of any number of traces."""
 
@@ -1087,17 +1108,7 @@ class IngestResult(TypedDict):
     """Spans refused."""
 
 
-class _IngestSpanRequired(TypedDict):
-    id: str
-    """The span's id, unique in its trace (OTLP: 16 hex digits)."""
-    name: str
-    started_at: Optional[str]
-    """RFC 3339; required."""
-    trace_id: str
-    """The trace's id (OTLP: 32 hex digits; or an execution's trace id)."""
-
-
-class IngestSpan(_IngestSpanRequired, total=False):
+class IngestSpan(TypedDict, total=False):
     agent_id: str
     """Sets the trace's agent_id."""
     attributes: Dict[str, Any]
@@ -1108,11 +1119,14 @@ class IngestSpan(_IngestSpanRequired, total=False):
     ended_at: str
     """RFC 3339; not before started_at."""
     error: str
+    id: str
+    """The span's id, unique in its trace (OTLP: 16 hex digits)."""
     input: Any
     """Any JSON; kept up to 32 KiB."""
-    kind: Literal["agent", "prompt", "llm", "tool", "guardrail", "history", "approval", "validation", "step", "subagent", "memory", "embedding", "span"]
+    kind: Literal["agent", "prompt", "llm", "tool", "guardrail", "history", "approval", "validation", "step", "subagent", "memory", "embedding", "span", ""]
     """Default: llm when model is set, else span."""
     model: str
+    name: str
     output: Any
     """Any JSON; kept up to 32 KiB."""
     parent_id: str
@@ -1121,10 +1135,14 @@ class IngestSpan(_IngestSpanRequired, total=False):
     service_name: str
     session_id: str
     """Sets the trace's session_id."""
-    status: Literal["ok", "error"]
+    started_at: Optional[str]
+    """RFC 3339; required."""
+    status: Literal["ok", "error", ""]
     """Default ok (error when error is set)."""
     token_usage: TokenUsage
     """prompt_tokens and completion_tokens (total_tokens is derived)."""
+    trace_id: str
+    """The trace's id (OTLP: 32 hex digits; or an execution's trace id)."""
 
 
 class Judgment(TypedDict):
@@ -1256,14 +1274,11 @@ class MCPTool(TypedDict):
     workspace_id: str
 
 
-class _MCPToolDefRequired(TypedDict):
+class MCPToolDef(TypedDict, total=False):
     description: str
-    name: str
-
-
-class MCPToolDef(_MCPToolDefRequired, total=False):
     input_schema: Any
     """JSON Schema of the tool's arguments (an object schema)."""
+    name: str
 
 
 class _MCPToolSelectionRequired(TypedDict):
@@ -1295,7 +1310,7 @@ class McpToolCreateRequest(_McpToolCreateRequestRequired, total=False):
     """Environment variables of the command (stdio only), beside PATH, HOME, USER, LOGNAME, SHELL, TERM, TMPDIR and LANG from the server's; secrets belong in the credential."""
     tools: List[MCPToolDef]
     """The tools the server offers, if known: names unique, input_schema an object schema. POST /mcp-tools/{id}/refresh replaces them with what the server lists."""
-    transport: Literal["streamable_http", "sse", "stdio", "http"]
+    transport: Literal["streamable_http", "sse", "stdio", "http", ""]
     """streamable_http (the default), sse (the older HTTP+SSE transport) or stdio (a local command: 422 unless the server runs with --allow-stdio-mcp; the emulator accepts it and never runs it). http is read as streamable_http."""
     url: str
     """Absolute http:// or https:// URL of the endpoint; required for streamable_http and sse, empty for stdio."""
@@ -1342,15 +1357,12 @@ class Memory(TypedDict):
     workspace_id: str
 
 
-class _MemoryConfigRequired(TypedDict):
+class MemoryConfig(TypedDict, total=False):
     enabled: bool
     """Whether runs use memories."""
-
-
-class MemoryConfig(_MemoryConfigRequired, total=False):
     max_items: int
     """Most memories put into the prompt (default 10)."""
-    scope: Literal["agent", "session", "end_user"]
+    scope: Literal["agent", "session", "end_user", ""]
     """Whose memories: the agent's own (default), the run's chat session's, or the run's end user's (end_user_id)."""
 
 
@@ -1456,15 +1468,12 @@ class OpenAIJSONSchema(TypedDict, total=False):
     strict: bool
 
 
-class _OpenAIMessageRequired(TypedDict):
+class OpenAIMessage(TypedDict, total=False):
     content: Any
     """A string, or an array of {"type": "text", "text"} parts."""
+    name: str
     role: str
     """system, developer, user or assistant."""
-
-
-class OpenAIMessage(_OpenAIMessageRequired, total=False):
-    name: str
 
 
 class OpenAIModel(TypedDict):
@@ -1521,13 +1530,10 @@ class OpenAIResponse(TypedDict):
     usage: Union[OpenAIResponseUsage, None]
 
 
-class _OpenAIResponseFormatRequired(TypedDict):
+class OpenAIResponseFormat(TypedDict, total=False):
+    json_schema: OpenAIJSONSchema
     type: str
     """text, json_object or json_schema."""
-
-
-class OpenAIResponseFormat(_OpenAIResponseFormatRequired, total=False):
-    json_schema: OpenAIJSONSchema
 
 
 class OpenAIResponseUsage(TypedDict):
@@ -1537,13 +1543,13 @@ class OpenAIResponseUsage(TypedDict):
 
 
 class _OpenAIResponsesRequestRequired(TypedDict):
-    input: Any
-    """A string (the user's message), or an array of messages {role, content} whose last one is the user's."""
     model: str
     """The agent: its id, its name, or AGENT@N for its version N."""
 
 
 class OpenAIResponsesRequest(_OpenAIResponsesRequestRequired, total=False):
+    input: Any
+    """A string (the user's message), or an array of messages {role, content} whose last one is the user's."""
     instructions: str
     """Added after the agent's own system prompt."""
     metadata: Dict[str, Any]
@@ -1646,19 +1652,15 @@ class PendingCall(_PendingCallRequired, total=False):
     """Why a rejected call was rejected; the model reads it as the call's result."""
 
 
-class _PlaygroundRequestRequired(TypedDict):
-    config: AgentConfig
-    """An unsaved configuration to run."""
-    input: Dict[str, Any]
-
-
 PlaygroundRequest = TypedDict(
     "PlaygroundRequest",
     {
         "async": "bool",
+        "config": "AgentConfig",
         "end_user_id": "str",
+        "input": "Dict[str, Any]",
         "metadata": "Dict[str, Any]",
-        "source": "Literal[\"playground\", \"studio\"]",
+        "source": "Literal[\"playground\", \"studio\", \"\"]",
         "timeout_ms": "int",
     },
     total=False,
@@ -1861,9 +1863,12 @@ class ScoreBucket(TypedDict):
     upper: float
 
 
-class ScoreCategory(TypedDict):
+class _ScoreCategoryRequired(TypedDict):
     label: str
     """What a score names in string_value, e.g. "correct"."""
+
+
+class ScoreCategory(_ScoreCategoryRequired, total=False):
     value: float
     """The number the label stands for, stored as the score's value."""
 
@@ -1921,7 +1926,7 @@ class ScoreCreateRequest(TypedDict, total=False):
     comment: str
     config_id: str
     """A score config to check the score against (not archived)."""
-    data_type: Literal["numeric", "categorical", "boolean"]
+    data_type: Literal["numeric", "categorical", "boolean", ""]
     """Required without config_id; with it, the config's data type or left out."""
     execution_id: str
     """The execution scored."""
@@ -1930,7 +1935,7 @@ class ScoreCreateRequest(TypedDict, total=False):
     """What is scored. Required without config_id; with it, the config's name or left out."""
     session_id: str
     """The chat session scored (or a session id ingested traces carry)."""
-    source: Literal["api", "annotation", "eval"]
+    source: Literal["api", "annotation", "eval", ""]
     """Who gives the score (default api): an application, a person reviewing runs, an automated evaluation."""
     span_id: str
     """The span scored; needs trace_id (or execution_id)."""
@@ -2154,7 +2159,7 @@ class Template(_TemplateRequired, total=False):
     url: str
 
 
-class TokenUsage(TypedDict):
+class TokenUsage(TypedDict, total=False):
     completion_tokens: int
     prompt_tokens: int
     total_tokens: int
@@ -2279,8 +2284,6 @@ class _TriggerCreateRequestRequired(TypedDict):
     agent_id: str
     """The agent the trigger runs."""
     name: str
-    type: Literal["schedule", "slack", "teams", "telegram", "webhook", "whatsapp"]
-    """The trigger type."""
 
 
 class TriggerCreateRequest(_TriggerCreateRequestRequired, total=False):
@@ -2292,12 +2295,14 @@ class TriggerCreateRequest(_TriggerCreateRequestRequired, total=False):
     """A schedule's fixed run input, checked against the agent's input_schema. Only for schedules."""
     input_mapping: Dict[str, str]
     """How an event becomes the run's input: input field → GJSON path. A webhook's paths read its JSON body (default: the whole body is the input); a chat platform's read {text, user, payload} (default {"message": "text"}). Not for schedules."""
+    type: Literal["schedule", "slack", "teams", "telegram", "webhook", "whatsapp"]
+    """The trigger type."""
     version_id: str
     """Run this version of the agent instead of its active one."""
     webhook_secret: str
     """The completion webhook's Standard Webhooks signing secret (whsec_ + base64); generated and returned once when webhook_url is given without it; encrypted at rest, never returned again."""
     webhook_url: str
-    """An http(s) URL told of each run's end (completion webhook)."""
+    """An absolute http(s) URL told of each run's end (completion webhook); no fragment (#…), no user:password@ (the rule of every webhook URL)."""
 
 
 class TriggerUpdateRequest(TypedDict, total=False):
@@ -2473,6 +2478,7 @@ __all__ = [
     "APIKeyWithSecret",
     "Agent",
     "AgentConfig",
+    "AgentConfigPatch",
     "AgentCreateRequest",
     "AgentPreview",
     "AgentPreviewRequest",

@@ -2379,7 +2379,7 @@ export interface paths {
         put?: never;
         /**
          * Ingest a batch of spans (SDK)
-         * @description Stores spans sent by an SDK in agentplane's own shape (the Go SDK's `IngestSpans`). Each span needs `id` and `trace_id` (1 to 128 letters, digits, `-`, `_`, `.` or `:`; OTLP's hex ids, KSUIDs and UUIDs fit), a `name`, and `started_at`; `ended_at` may not be before it. A span sent again (same trace and id) replaces the stored one. Invalid spans are rejected one by one and listed in `errors`; the others are stored. Each trace's row is created or updated with its totals (tokens and cost of its `llm` and `embedding` spans; cost from the model catalog's prices when a span gives a known `model` and no `cost`; the provider too, when not given), so ingested traces show in `GET /traces` and the summary. Body: at most 5 MiB (413), gzip accepted (`Content-Encoding: gzip`, at most 5 MiB once inflated), at most 10,000 spans (413).
+         * @description Stores spans sent by an SDK in agentplane's own shape (the Go SDK's `IngestSpans`). Each span needs `id` and `trace_id` (1 to 128 letters, digits, `-`, `_`, `.` or `:`; OTLP's hex ids, KSUIDs and UUIDs fit), a `name`, and `started_at`; `ended_at` may not be before it. A span sent again (same trace and id) replaces the stored one. Invalid spans (breaking the schema or a rule) are rejected one by one and listed in `errors`; the others are stored. Each trace's row is created or updated with its totals (tokens and cost of its `llm` and `embedding` spans; cost from the model catalog's prices when a span gives a known `model` and no `cost`; the provider too, when not given), so ingested traces show in `GET /traces` and the summary. Body: at most 5 MiB (413), gzip accepted (`Content-Encoding: gzip`, at most 5 MiB once inflated), at most 10,000 spans (413).
          *
          *     Requires scope `traces:write`. With a bearer token, send the workspace in `X-Workspace-ID`.
          */
@@ -2746,6 +2746,53 @@ export interface components {
             /** @description The MCP servers whose tools the agent may call: an MCP tool id (all its tools), or {"mcp_tool_id", "names"} for some of them. */
             tools?: (string | components["schemas"]["MCPToolSelection"])[];
         };
+        /** @description An agent config in which every field may be left out: with base_version_id or base, a merge patch. */
+        AgentConfigPatch: {
+            approval?: components["schemas"]["ApprovalConfig"];
+            /** @description Gives an agent-type agent an ask_user tool (question, optional choices): calling it pauses the run awaiting_approval with an approval of kind question, and the answer (POST /executions/{id}/approve with answer, or the next message of its chat session or trigger thread) is the tool's result. */
+            ask_user?: boolean;
+            /** @description The model-provider credential runs use; default: the workspace's credential for the model's provider (the one with metadata.default true, else the newest). */
+            credential_id?: string;
+            /** @description Data source ids; an agent-type agent gets a query_<name> tool for each, described with the tables and columns of its catalog. */
+            data_sources?: string[];
+            /** @description Models tried in order when the model (or the fallback before) fails with a retryable error after its retries (a connection error, a timeout, 429, 500, 502, 503 or 529), or is known down (its circuit is open), and nothing of the call has streamed yet. Each must serve what the version needs (tools, structured output, images) by its catalog capabilities. */
+            fallback_models?: string[];
+            guardrails?: string[];
+            input_schema?: unknown;
+            /** Format: int64 */
+            max_iterations?: number;
+            /**
+             * Format: int64
+             * @description How many times a model call is retried on a connection error, 429, 500, 502, 503 or 529 (default 2), only while nothing of it has streamed.
+             */
+            max_retries?: number;
+            /** Format: int64 */
+            max_tokens?: number;
+            /** @description Long-term memory: the most relevant memories of the scope go into the prompt, and an agent-type agent gets a remember tool that stores one. */
+            memory?: components["schemas"]["MemoryConfig"];
+            model?: string;
+            output_schema?: unknown;
+            prompt_id?: string;
+            prompt_version_id?: string;
+            /**
+             * Format: int64
+             * @description Bound of one model call, retries included, in ms (default 120000).
+             */
+            request_timeout_ms?: number;
+            simulation?: components["schemas"]["Simulation"];
+            steps?: components["schemas"]["AgentStep"][];
+            sub_agents?: string[];
+            system_prompt?: string;
+            /** Format: double */
+            temperature?: number;
+            /**
+             * Format: int64
+             * @description Bound of one tool call in ms, connecting to its server included (default 30000); a call that runs out answers the model with an error.
+             */
+            tool_timeout_ms?: number;
+            /** @description The MCP servers whose tools the agent may call: an MCP tool id (all its tools), or {"mcp_tool_id", "names"} for some of them. */
+            tools?: (string | components["schemas"]["MCPToolSelection"])[];
+        };
         AgentCreateRequest: {
             /** @description Configuration of version 1, which becomes active. Defaults to {"model": "gpt-4o-mini"}. */
             config?: components["schemas"]["AgentConfig"];
@@ -2761,16 +2808,16 @@ export interface components {
              * @description Defaults to active.
              * @enum {string}
              */
-            status?: "active" | "inactive" | "archived";
+            status?: "active" | "inactive" | "archived" | "";
             tags?: string[];
             /**
              * @description The agent type: simple (one model call), agent (a model calling tools in a loop), chain (steps run in list order), workflow (steps run as their depends_on allow), multi_agent (a coordinator handing work to sub-agents), approval (one model call held at checkpoints for a person's approval).
              * @enum {string}
              */
-            type: "simple" | "agent" | "chain" | "workflow" | "multi_agent" | "approval";
+            type?: "simple" | "agent" | "chain" | "workflow" | "multi_agent" | "approval";
             /** @description The Standard Webhooks signing secret: whsec_ followed by the base64 of 24 to 64 bytes. Left out with a webhook_url, one is generated and returned once, in this response. */
             webhook_secret?: string;
-            /** @description An http(s) URL each execution of the agent is POSTed to when it ends, signed with the Standard Webhooks scheme (see webhook_secret). */
+            /** @description An absolute http(s) URL each execution of the agent is POSTed to when it ends, signed with the Standard Webhooks scheme (see webhook_secret); no fragment (#…), no user:password@ (the rule of every webhook URL). */
             webhook_url?: string;
         };
         AgentPreview: {
@@ -2789,7 +2836,7 @@ export interface components {
         AgentPreviewRequest: {
             /** @description Preview an unsaved configuration. */
             config?: components["schemas"]["AgentConfig"];
-            input: {
+            input?: {
                 [key: string]: unknown;
             };
             /** @description Preview this version instead of the active one. */
@@ -2833,12 +2880,18 @@ export interface components {
              * @description "active": start from the active version's config and apply config as a merge patch.
              * @enum {string}
              */
-            base?: "active";
+            base?: "active" | "";
             /** @description Start from this version's config and apply config as a merge patch. */
             base_version_id?: string;
             /** @description The version's whole configuration: a version is a full snapshot. With base_version_id or base, only what changes from that version: a JSON Merge Patch (RFC 7396) applied to its config, where objects merge deeply, arrays and other values replace, and null deletes a field. */
-            config: components["schemas"]["AgentConfig"];
+            config?: components["schemas"]["AgentConfigPatch"];
             notes?: string;
+        } | {
+            config: unknown;
+        } | {
+            base_version_id: unknown;
+        } | {
+            base: unknown;
         };
         AnnotationClaim: {
             /** @description The item's execution to review (input, output, agent, status); null with item. */
@@ -2958,7 +3011,7 @@ export interface components {
             /** @description Display name. */
             name: string;
             /** @description Scopes the key grants; "*" grants all, including managing keys. */
-            scopes: string[];
+            scopes: ("*" | "agent_triggers:read" | "agent_triggers:write" | "agents:execute" | "agents:read" | "agents:write" | "assets:read" | "assets:write" | "chat:write" | "credentials:read" | "credentials:write" | "data_sources:execute" | "data_sources:read" | "data_sources:write" | "datasets:read" | "datasets:write" | "executions:read" | "keys:admin" | "prompts:execute" | "prompts:read" | "prompts:write" | "scores:read" | "scores:write" | "sessions:read" | "traces:read" | "traces:write")[];
         };
         Approval: {
             agent_id: string;
@@ -3005,12 +3058,12 @@ export interface components {
             workspace_id: string;
         };
         ApprovalConfig: {
-            checkpoints: components["schemas"]["Checkpoint"][];
+            checkpoints?: components["schemas"]["Checkpoint"][];
             /**
              * @description What a timeout decides: reject (default; pending tool calls are rejected and the run goes on, a checkpoint is denied) or approve.
              * @enum {string}
              */
-            on_timeout?: "reject" | "approve";
+            on_timeout?: "reject" | "approve" | "";
             /**
              * Format: int64
              * @description How long an approval waits for a decision (up to 30 days); then on_timeout decides it. Default: it waits until decided.
@@ -3177,7 +3230,8 @@ export interface components {
         Checkpoint: {
             description?: string;
             name: string;
-            when: string;
+            /** @enum {string} */
+            when: "before_output" | "before_tools";
         };
         Credential: {
             /** Format: date-time */
@@ -3283,7 +3337,7 @@ export interface components {
             /** @description Bound, never interpolated. SQL: an array bound in order to $1, $2… (postgres) or ? (mysql, sqlite; also ?1 and $1), or for sqlite an object bound to :name. http: an object of query parameters (GET) or the JSON body (POST). */
             params?: unknown;
             /** @description One SQL statement, run read-only; for http sources a path relative to base_url, e.g. /products?category=tea. */
-            query: string;
+            query?: string;
         };
         DataSourceQueryResult: {
             columns: components["schemas"]["DataSourceColumn"][];
@@ -3298,7 +3352,7 @@ export interface components {
         };
         DataSourceUpdateRequest: {
             /** @description A credential id of the workspace, or null (or "") to detach the credential. */
-            credential_id?: unknown;
+            credential_id?: string | null;
             description?: string;
             name?: string;
         };
@@ -3483,7 +3537,7 @@ export interface components {
             /** @description Default true. */
             enabled?: boolean;
             /** @description The evaluator that scores the executions. */
-            evaluator_id: string;
+            evaluator_id?: string;
             filter?: components["schemas"]["RuleFilterRequest"];
             /**
              * Format: double
@@ -3546,7 +3600,7 @@ export interface components {
              * @description The evaluator type.
              * @enum {string}
              */
-            type: "contains" | "exact_match" | "json_match" | "json_schema" | "llm_judge" | "regex" | "similarity";
+            type?: "contains" | "exact_match" | "json_match" | "json_schema" | "llm_judge" | "regex" | "similarity";
         };
         EvaluatorTestRequest: {
             expected_output?: unknown;
@@ -3581,7 +3635,7 @@ export interface components {
             /** @description Your own id for the end user the run is for (filter GET /executions by it). */
             end_user_id?: string;
             /** @description Validated against the version's input_schema before anything is recorded; required when the version has one. */
-            input: {
+            input?: {
                 [key: string]: unknown;
             };
             metadata?: {
@@ -3591,7 +3645,7 @@ export interface components {
              * @description What the execution records as its source: api (the default) or studio (runs started from Studio, /studio).
              * @enum {string}
              */
-            source?: "api" | "studio";
+            source?: "api" | "studio" | "";
             /**
              * Format: int64
              * @description How long a sync call waits (default 300000); still running then: 202.
@@ -3748,12 +3802,12 @@ export interface components {
              * @description Defaults to block.
              * @enum {string}
              */
-            action?: "block" | "warn" | "redact";
+            action?: "block" | "warn" | "redact" | "";
             /**
              * @description Defaults to both.
              * @enum {string}
              */
-            applies_to?: "input" | "output" | "both";
+            applies_to?: "input" | "output" | "both" | "";
             description?: string;
             /** @description Defaults to true. */
             enabled?: boolean;
@@ -3763,7 +3817,7 @@ export interface components {
             scanners: components["schemas"]["GuardrailScanner"][];
         };
         GuardrailScanner: {
-            config: {
+            config?: {
                 [key: string]: unknown;
             };
             type: string;
@@ -3773,7 +3827,7 @@ export interface components {
              * @description Defaults to input, or to output for a guardrail that applies only to output.
              * @enum {string}
              */
-            stage?: "input" | "output";
+            stage?: "input" | "output" | "";
             /** @description The text to check (may be empty). */
             text: string;
         };
@@ -3816,7 +3870,7 @@ export interface components {
         };
         IngestRequest: {
             /** @description 1 to 10,000 spans of any number of traces. */
-            spans: components["schemas"]["IngestSpan"][];
+            spans?: components["schemas"]["IngestSpan"][];
         };
         IngestResult: {
             /**
@@ -3852,16 +3906,16 @@ export interface components {
             ended_at?: string;
             error?: string;
             /** @description The span's id, unique in its trace (OTLP: 16 hex digits). */
-            id: string;
+            id?: string;
             /** @description Any JSON; kept up to 32 KiB. */
             input?: unknown;
             /**
              * @description Default: llm when model is set, else span.
              * @enum {string}
              */
-            kind?: "agent" | "prompt" | "llm" | "tool" | "guardrail" | "history" | "approval" | "validation" | "step" | "subagent" | "memory" | "embedding" | "span";
+            kind?: "agent" | "prompt" | "llm" | "tool" | "guardrail" | "history" | "approval" | "validation" | "step" | "subagent" | "memory" | "embedding" | "span" | "";
             model?: string;
-            name: string;
+            name?: string;
             /** @description Any JSON; kept up to 32 KiB. */
             output?: unknown;
             /** @description The parent span's id; absent for a root span. */
@@ -3874,16 +3928,16 @@ export interface components {
              * Format: date-time
              * @description RFC 3339; required.
              */
-            started_at: string | null;
+            started_at?: string | null;
             /**
              * @description Default ok (error when error is set).
              * @enum {string}
              */
-            status?: "ok" | "error";
+            status?: "ok" | "error" | "";
             /** @description prompt_tokens and completion_tokens (total_tokens is derived). */
             token_usage?: components["schemas"]["TokenUsage"];
             /** @description The trace's id (OTLP: 32 hex digits; or an execution's trace id). */
-            trace_id: string;
+            trace_id?: string;
         };
         Judgment: {
             /**
@@ -4058,10 +4112,10 @@ export interface components {
             workspace_id: string;
         };
         MCPToolDef: {
-            description: string;
+            description?: string;
             /** @description JSON Schema of the tool's arguments (an object schema). */
             input_schema?: unknown;
-            name: string;
+            name?: string;
         };
         MCPToolSelection: {
             /** @description The MCP tool (server). */
@@ -4091,7 +4145,7 @@ export interface components {
              * @description streamable_http (the default), sse (the older HTTP+SSE transport) or stdio (a local command: 422 unless the server runs with --allow-stdio-mcp; the emulator accepts it and never runs it). http is read as streamable_http.
              * @enum {string}
              */
-            transport?: "streamable_http" | "sse" | "stdio" | "http";
+            transport?: "streamable_http" | "sse" | "stdio" | "http" | "";
             /** @description Absolute http:// or https:// URL of the endpoint; required for streamable_http and sse, empty for stdio. */
             url?: string;
         };
@@ -4145,7 +4199,7 @@ export interface components {
         };
         MemoryConfig: {
             /** @description Whether runs use memories. */
-            enabled: boolean;
+            enabled?: boolean;
             /**
              * Format: int64
              * @description Most memories put into the prompt (default 10).
@@ -4155,7 +4209,7 @@ export interface components {
              * @description Whose memories: the agent's own (default), the run's chat session's, or the run's end user's (end_user_id).
              * @enum {string}
              */
-            scope?: "agent" | "session" | "end_user";
+            scope?: "agent" | "session" | "end_user" | "";
         };
         MemoryCreateRequest: {
             /** @description The agent the memory belongs to; leave out for a workspace-wide memory. */
@@ -4255,10 +4309,10 @@ export interface components {
         };
         OpenAIMessage: {
             /** @description A string, or an array of {"type": "text", "text"} parts. */
-            content: unknown;
+            content?: unknown;
             name?: string;
             /** @description system, developer, user or assistant. */
-            role: string;
+            role?: string;
         };
         OpenAIModel: {
             /**
@@ -4326,7 +4380,7 @@ export interface components {
         OpenAIResponseFormat: {
             json_schema?: components["schemas"]["OpenAIJSONSchema"];
             /** @description text, json_object or json_schema. */
-            type: string;
+            type?: string;
         };
         OpenAIResponseUsage: {
             /** Format: int64 */
@@ -4338,7 +4392,7 @@ export interface components {
         };
         OpenAIResponsesRequest: {
             /** @description A string (the user's message), or an array of messages {role, content} whose last one is the user's. */
-            input: unknown;
+            input?: unknown;
             /** @description Added after the agent's own system prompt. */
             instructions?: string;
             /** @description Kept as the execution's metadata. */
@@ -4458,10 +4512,10 @@ export interface components {
         PlaygroundRequest: {
             async?: boolean;
             /** @description An unsaved configuration to run. */
-            config: components["schemas"]["AgentConfig"];
+            config?: components["schemas"]["AgentConfig"];
             /** @description Your own id for the end user the run is for. */
             end_user_id?: string;
-            input: {
+            input?: {
                 [key: string]: unknown;
             };
             metadata?: {
@@ -4471,7 +4525,7 @@ export interface components {
              * @description What the execution records as its source: playground (the default) or studio (draft runs from Studio's playground); metadata.source stays playground.
              * @enum {string}
              */
-            source?: "playground" | "studio";
+            source?: "playground" | "studio" | "";
             /** Format: int64 */
             timeout_ms?: number;
         };
@@ -4713,7 +4767,7 @@ export interface components {
              * Format: double
              * @description The number the label stands for, stored as the score's value.
              */
-            value: number;
+            value?: number;
         };
         ScoreConfig: {
             /** @description An archived config takes no new scores (422); its scores stay. */
@@ -4788,7 +4842,7 @@ export interface components {
              * @description Required without config_id; with it, the config's data type or left out.
              * @enum {string}
              */
-            data_type?: "numeric" | "categorical" | "boolean";
+            data_type?: "numeric" | "categorical" | "boolean" | "";
             /** @description The execution scored. */
             execution_id?: string;
             metadata?: {
@@ -4802,7 +4856,7 @@ export interface components {
              * @description Who gives the score (default api): an application, a person reviewing runs, an automated evaluation.
              * @enum {string}
              */
-            source?: "api" | "annotation" | "eval";
+            source?: "api" | "annotation" | "eval" | "";
             /** @description The span scored; needs trace_id (or execution_id). */
             span_id?: string;
             /** @description Categorical: the category's label (its value is filled in from the config). Boolean: "true" or "false". */
@@ -4814,6 +4868,10 @@ export interface components {
              * @description Numeric: the score (within the config's min and max). Categorical: a category's value (the label is filled in). Boolean: 1 or 0.
              */
             value?: number;
+        } | {
+            name: unknown;
+        } | {
+            config_id: unknown;
         };
         ScoreLabelCount: {
             /** Format: int64 */
@@ -5049,11 +5107,11 @@ export interface components {
         };
         TokenUsage: {
             /** Format: int64 */
-            completion_tokens: number;
+            completion_tokens?: number;
             /** Format: int64 */
-            prompt_tokens: number;
+            prompt_tokens?: number;
             /** Format: int64 */
-            total_tokens: number;
+            total_tokens?: number;
         };
         ToolApproval: {
             /** @description A tool name as the model sees it, or a glob (* any run of characters, ? one). */
@@ -5239,12 +5297,12 @@ export interface components {
              * @description The trigger type.
              * @enum {string}
              */
-            type: "schedule" | "slack" | "teams" | "telegram" | "webhook" | "whatsapp";
+            type?: "schedule" | "slack" | "teams" | "telegram" | "webhook" | "whatsapp";
             /** @description Run this version of the agent instead of its active one. */
             version_id?: string;
             /** @description The completion webhook's Standard Webhooks signing secret (whsec_ + base64); generated and returned once when webhook_url is given without it; encrypted at rest, never returned again. */
             webhook_secret?: string;
-            /** @description An http(s) URL told of each run's end (completion webhook). */
+            /** @description An absolute http(s) URL told of each run's end (completion webhook); no fragment (#…), no user:password@ (the rule of every webhook URL). */
             webhook_url?: string;
         };
         TriggerUpdateRequest: {
@@ -20706,7 +20764,8 @@ export interface operations {
                 limit?: number;
                 /** @description The next_cursor of the previous page, instead of page: walks the whole list, each page as cheap as the first. */
                 cursor?: string;
-                transport?: "streamable_http" | "sse" | "stdio";
+                /** @description Only servers of this transport; http is read as streamable_http. */
+                transport?: "streamable_http" | "sse" | "stdio" | "http";
                 /** @description true or false. */
                 enabled?: boolean;
                 /** @description Case-insensitive substring of the name or description. */
