@@ -105,8 +105,8 @@ func (s *Server) annotationRoutes() []route {
 			desc: "Compares the newest score named `judge` with the newest named `human` on every execution that has both (scores created within " +
 				"`created_after`/`created_before` when given): `count`, `exact_agreement` (the share of equal scores), Cohen's `kappa` for categorical and boolean scores, " +
 				"and `pearson` and `mean_absolute_difference` for numeric ones. The two names must hold the same data type (422).",
-			params: []param{{name: "judge", typ: "string", desc: "The first score name, e.g. an LLM judge's (required)."},
-				{name: "human", typ: "string", desc: "The second score name, e.g. the reviewers' (required)."},
+			params: []param{{name: "judge", typ: "string", desc: "The first score name, e.g. an LLM judge's.", required: true},
+				{name: "human", typ: "string", desc: "The second score name, e.g. the reviewers'.", required: true},
 				{name: "created_after", typ: "string", desc: "RFC 3339 time: only scores created after it."},
 				{name: "created_before", typ: "string", desc: "RFC 3339 time: only scores created before it."}},
 			resp: store.ScoreAgreement{}, errs: []int{http.StatusUnprocessableEntity}, h: s.scoreAgreement},
