@@ -358,16 +358,23 @@ func checkQuery(r *http.Request) error {
 	return nil
 }
 
-// checkParams refuses a query parameter outside the enum its route documents: 400 naming it.
-// The route's params are the one source of both the document and this check.
+// checkParams refuses what the route documents of its query parameters: one required and
+// missing, one outside its enum, a negative last_event_id; 400 naming it. The route's params
+// are the one source of both the document and this check.
 func checkParams(r *http.Request, params []param) error {
-	if r.URL.RawQuery == "" {
-		return nil
-	}
 	q := r.URL.Query()
 	for _, p := range params {
-		if v := q.Get(p.name); v != "" && len(p.enum) > 0 && !slices.Contains(p.enum, v) {
+		v := q.Get(p.name)
+		switch {
+		case v == "" && p.required:
+			return badRequest("%s is required", p.name)
+		case v == "":
+		case len(p.enum) > 0 && !slices.Contains(p.enum, v):
 			return badRequest("%s must be one of %s, got %q", p.name, strings.Join(p.enum, ", "), v)
+		case p.name == lastEventIDParam:
+			if n, err := strconv.Atoi(v); err != nil || n < 0 {
+				return badRequest("%s must be a non-negative integer, got %q", p.name, v)
+			}
 		}
 	}
 	return nil

@@ -25,6 +25,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 type param struct {
 	name, typ, desc string
 	enum            []string
+	required        bool // checkParams answers 400 without it
 }
 
 // route is one entry of the route table: the single source of the mux, the OpenAPI document
@@ -225,7 +226,7 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 			for _, e := range p.enum {
 				s.Enum = append(s.Enum, e)
 			}
-			op.Parameters = append(op.Parameters, &huma.Param{Name: p.name, In: "query", Description: p.desc, Schema: s})
+			op.Parameters = append(op.Parameters, &huma.Param{Name: p.name, In: "query", Description: p.desc, Schema: s, Required: p.required})
 		}
 		if rt.creates {
 			desc := "Makes the request safe to retry: the same key and body within 24 h returns the first response; another body: 409. " +

@@ -372,7 +372,7 @@ func setSite(body map[string]any, path []any, value any) {
 
 // send makes one request as a caller allowed to make it and returns the status, the error
 // code and the message (from the envelope, or from OpenAI's error shape).
-func (c *contractEnv) send(op contractOp, query string, body any) (int, string, string) {
+func (c *contractEnv) send(op contractOp, query string, body any, header ...string) (int, string, string) {
 	raw, _ := json.Marshal(body)
 	path := regexp.MustCompile(`\{[a-z_]+\}`).ReplaceAllString(op.path, contractID)
 	if query != "" {
@@ -385,6 +385,9 @@ func (c *contractEnv) send(op contractOp, query string, body any) (int, string, 
 		r.Header.Set("X-Workspace-ID", c.e.ws)
 	} else {
 		r.Header.Set("X-API-Key", c.e.key)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		r.Header.Set(header[i], header[i+1])
 	}
 	w := httptest.NewRecorder()
 	c.e.srv.Handler().ServeHTTP(w, r)
@@ -542,4 +545,69 @@ func (c *contractEnv) smallest(s map[string]any) any {
 		return false
 	}
 	return map[string]any{}
+}
+
+// TestParamContract proves the document and the server agree on every operation's query
+// parameters and Idempotency-Key: each documented enum value is taken, and a value breaking a
+// documented rule (an enum, a minimum, a date-time, the key's pattern) is a 4xx naming it.
+func TestParamContract(t *testing.T) {
+	c := newContractEnv(t)
+	for _, op := range c.operations() {
+		body := any(nil)
+		if op.body != nil {
+			body = c.smallest(op.body)
+		}
+		base := "" // the required query parameters, each with a value
+		for _, p := range op.params {
+			if p["in"] == "query" && p["required"] == true {
+				v := "x"
+				if enum := asList(c.resolve(p["schema"].(map[string]any))["enum"]); len(enum) > 0 {
+					v = enum[0].(string) // a documented value
+				}
+				base += p["name"].(string) + "=" + v + "&"
+			}
+		}
+		for _, p := range op.params {
+			name, in := p["name"].(string), p["in"].(string)
+			if p["required"] == true {
+				continue
+			}
+			s := c.resolve(p["schema"].(map[string]any))
+			var bad []string
+			switch {
+			case in == "header" && name == "Idempotency-Key":
+				bad = append(bad, "has space", strings.Repeat("k", 256))
+			case in != "query":
+				continue
+			case len(asList(s["enum"])) > 0:
+				for _, v := range asList(s["enum"]) {
+					status, code, msg := c.send(op, base+name+"="+v.(string), body)
+					if status == http.StatusBadRequest && strings.Contains(msg, name) {
+						t.Errorf("%s %s?%s=%s: a documented value was refused: %d %s %q", op.method, op.path, name, v, status, code, msg)
+					}
+				}
+				bad = append(bad, "not-a-documented-value")
+			case s["format"] == "date-time":
+				bad = append(bad, "yesterday")
+			}
+			if m, ok := num(s, "minimum"); ok {
+				bad = append(bad, strconv.Itoa(int(m)-1))
+			}
+			if m, ok := num(s, "maximum"); ok {
+				bad = append(bad, strconv.Itoa(int(m)+1))
+			}
+			for _, v := range bad {
+				var status int
+				var code, msg string
+				if in == "header" {
+					status, code, msg = c.send(op, strings.TrimSuffix(base, "&"), body, name, v)
+				} else {
+					status, code, msg = c.send(op, base+name+"="+v, body)
+				}
+				if status != http.StatusBadRequest && status != http.StatusUnprocessableEntity || !strings.Contains(msg, name) {
+					t.Errorf("%s %s with %s %q: got %d %s %q, want 400 or 422 naming %s", op.method, op.path, name, v, status, code, msg, name)
+				}
+			}
+		}
+	}
 }

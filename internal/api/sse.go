@@ -94,7 +94,7 @@ func lastEventID(r *http.Request) (int, error) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < 0 {
-		return 0, badRequest("Last-Event-ID must be a non-negative integer, got %q", v)
+		return 0, badRequest("Last-Event-ID (or %s) must be a non-negative integer, got %q", lastEventIDParam, v)
 	}
 	return n, nil
 }

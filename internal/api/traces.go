@@ -59,7 +59,7 @@ func (s *Server) traceRoutes() []route {
 				{name: "bucket", typ: "string", enum: []string{"hour", "day"}, desc: "Bucket size (default hour for 1h and 24h, day for 7d and 30d)."}},
 			errs: []int{http.StatusUnprocessableEntity}, nocache: true, resp: traceSummary{}, h: s.traceSummary},
 		{method: "GET", path: v1 + "/traces/usage", op: "getUsageBreakdown", tag: tag, scope: "traces:read", summary: "Cost and tokens by model or by end user",
-			params: []param{{name: "group_by", typ: "string", enum: store.UsageDimensions, desc: "What to group by (required)."},
+			params: []param{{name: "group_by", typ: "string", enum: store.UsageDimensions, desc: "What to group by.", required: true},
 				{name: "window", typ: "string", enum: []string{"1h", "24h", "7d", "30d"}, desc: "How far back from now (default 24h)."},
 				{name: "agent_id", typ: "string", desc: "Only this agent's runs."},
 				{name: "limit", typ: "integer", desc: "How many groups to list, 1 to 100 (default 20)."}},
@@ -160,16 +160,11 @@ func (s *Server) usageBreakdown(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	f := store.UsageFilter{Dimension: q.Get("group_by"), AgentID: q.Get("agent_id"), Period: time.Hour, Limit: 20}
-	if f.Dimension == "" {
-		return domain.Invalid("group_by", "is required: model or end_user")
-	}
-	if err := domain.OneOf("group_by", f.Dimension, store.UsageDimensions); err != nil {
-		return domain.Invalid("group_by", "must be model or end_user, got %q", f.Dimension)
-	}
+	// group_by is required and one of store.UsageDimensions: the route table checks it.
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
-			return domain.Invalid("limit", "must be an integer from 1 to 100, got %q", v)
+			return badRequest("limit must be an integer from 1 to 100, got %q", v)
 		}
 		f.Limit = n
 	}

@@ -25504,11 +25504,11 @@ export interface operations {
     };
     scoreAgreement: {
         parameters: {
-            query?: {
-                /** @description The first score name, e.g. an LLM judge's (required). */
-                judge?: string;
-                /** @description The second score name, e.g. the reviewers' (required). */
-                human?: string;
+            query: {
+                /** @description The first score name, e.g. an LLM judge's. */
+                judge: string;
+                /** @description The second score name, e.g. the reviewers'. */
+                human: string;
                 /** @description RFC 3339 time: only scores created after it. */
                 created_after?: string;
                 /** @description RFC 3339 time: only scores created before it. */
