@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/jsonfields"
 )
 
@@ -52,16 +53,13 @@ const defaultSampleRows = 25
 var SSLModes = []string{"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}
 
 // FieldError says a well-formed value is not acceptable; Field names it ("query",
-// "config.tables[0].name", …) and Message says what is wrong.
-type FieldError struct {
-	Field   string
-	Message string
-}
+// "config.tables[0].name", …) and Message says what is wrong. It is the one field-error type,
+// domain.FieldError.
+type FieldError = domain.FieldError
 
-func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
-
+// fieldErr is domain.Invalid.
 func fieldErr(field, format string, args ...any) *FieldError {
-	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
+	return domain.Invalid(field, format, args...)
 }
 
 // Config is a data source version's config as querying reads it.
