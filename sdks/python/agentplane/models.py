@@ -832,13 +832,16 @@ class EvaluationRule(TypedDict):
     workspace_id: str
 
 
-class EvaluationRuleCreateRequest(TypedDict, total=False):
+class _EvaluationRuleCreateRequestRequired(TypedDict):
+    evaluator_id: str
+    """The evaluator that scores the executions."""
+
+
+class EvaluationRuleCreateRequest(_EvaluationRuleCreateRequestRequired, total=False):
     agent_id: str
     """Only this agent's executions; left out (or null) for every agent."""
     enabled: bool
     """Default true."""
-    evaluator_id: str
-    """The evaluator that scores the executions."""
     filter: RuleFilterRequest
     sampling: float
     """The share of matching executions to score, from 0 to 1 (default 1: all)."""
@@ -877,6 +880,8 @@ class Evaluator(TypedDict):
 class _EvaluatorCreateRequestRequired(TypedDict):
     name: str
     """Unique in the workspace."""
+    type: Literal["contains", "exact_match", "json_match", "json_schema", "llm_judge", "regex", "similarity"]
+    """The evaluator type."""
 
 
 class EvaluatorCreateRequest(_EvaluatorCreateRequestRequired, total=False):
@@ -887,8 +892,6 @@ class EvaluatorCreateRequest(_EvaluatorCreateRequestRequired, total=False):
     """A score config (not archived, of the type's data type) to check its scores against."""
     score_name: str
     """The name of the scores it gives; defaults to the score config's name, else the evaluator's name."""
-    type: Literal["contains", "exact_match", "json_match", "json_schema", "llm_judge", "regex", "similarity"]
-    """The evaluator type."""
 
 
 class _EvaluatorTestRequestRequired(TypedDict):
@@ -2284,6 +2287,8 @@ class _TriggerCreateRequestRequired(TypedDict):
     agent_id: str
     """The agent the trigger runs."""
     name: str
+    type: Literal["schedule", "slack", "teams", "telegram", "webhook", "whatsapp"]
+    """The trigger type."""
 
 
 class TriggerCreateRequest(_TriggerCreateRequestRequired, total=False):
@@ -2295,8 +2300,6 @@ class TriggerCreateRequest(_TriggerCreateRequestRequired, total=False):
     """A schedule's fixed run input, checked against the agent's input_schema. Only for schedules."""
     input_mapping: Dict[str, str]
     """How an event becomes the run's input: input field → GJSON path. A webhook's paths read its JSON body (default: the whole body is the input); a chat platform's read {text, user, payload} (default {"message": "text"}). Not for schedules."""
-    type: Literal["schedule", "slack", "teams", "telegram", "webhook", "whatsapp"]
-    """The trigger type."""
     version_id: str
     """Run this version of the agent instead of its active one."""
     webhook_secret: str
@@ -2314,7 +2317,7 @@ class TriggerUpdateRequest(TypedDict, total=False):
     input_mapping: Dict[str, str]
     """Replaces the mapping; {} restores the type's default."""
     name: str
-    version_id: Any
+    version_id: Optional[str]
     """A version id of the trigger's agent, or null to run the active version."""
     webhook_secret: str
     """A new completion webhook secret; "" removes it."""

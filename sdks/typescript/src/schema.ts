@@ -3537,7 +3537,7 @@ export interface components {
             /** @description Default true. */
             enabled?: boolean;
             /** @description The evaluator that scores the executions. */
-            evaluator_id?: string;
+            evaluator_id: string;
             filter?: components["schemas"]["RuleFilterRequest"];
             /**
              * Format: double
@@ -3600,7 +3600,7 @@ export interface components {
              * @description The evaluator type.
              * @enum {string}
              */
-            type?: "contains" | "exact_match" | "json_match" | "json_schema" | "llm_judge" | "regex" | "similarity";
+            type: "contains" | "exact_match" | "json_match" | "json_schema" | "llm_judge" | "regex" | "similarity";
         };
         EvaluatorTestRequest: {
             expected_output?: unknown;
@@ -5297,7 +5297,7 @@ export interface components {
              * @description The trigger type.
              * @enum {string}
              */
-            type?: "schedule" | "slack" | "teams" | "telegram" | "webhook" | "whatsapp";
+            type: "schedule" | "slack" | "teams" | "telegram" | "webhook" | "whatsapp";
             /** @description Run this version of the agent instead of its active one. */
             version_id?: string;
             /** @description The completion webhook's Standard Webhooks signing secret (whsec_ + base64); generated and returned once when webhook_url is given without it; encrypted at rest, never returned again. */
@@ -5321,7 +5321,7 @@ export interface components {
             };
             name?: string;
             /** @description A version id of the trigger's agent, or null to run the active version. */
-            version_id?: unknown;
+            version_id?: string | null;
             /** @description A new completion webhook secret; "" removes it. */
             webhook_secret?: string;
             /** @description "" removes the completion webhook. */
@@ -26577,9 +26577,9 @@ export interface operations {
     };
     getUsageBreakdown: {
         parameters: {
-            query?: {
-                /** @description What to group by (required). */
-                group_by?: "model" | "end_user";
+            query: {
+                /** @description What to group by. */
+                group_by: "model" | "end_user";
                 /** @description How far back from now (default 24h). */
                 window?: "1h" | "24h" | "7d" | "30d";
                 /** @description Only this agent's runs. */
