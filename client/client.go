@@ -67,60 +67,26 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("agentplane: %d %s: %s (request %s)", e.Status, e.Code, e.Message, e.RequestID)
 }
 
-// Pagination says where a list page sits. Total counts up to 10,000: past that TotalCapped
-// is set and Total is a lower bound. NextCursor, when set, opens the next page.
-type Pagination struct {
-	Page        int     `json:"page"`
-	Limit       int     `json:"limit"`
-	Total       int     `json:"total"`
-	TotalCapped bool    `json:"total_capped"`
-	TotalPages  int     `json:"total_pages"`
-	Pages       int     `json:"pages"`
-	NextCursor  *string `json:"next_cursor"`
-}
-
 // List is one page of a list endpoint.
 type List[T any] struct {
 	Data       []T        `json:"data"`
 	Pagination Pagination `json:"pagination"`
 }
 
-// ListOptions selects a page; zero values use the server's defaults. Cursor (a page's
-// NextCursor) replaces Page.
-type ListOptions struct {
-	Page   int
-	Limit  int
-	Cursor string
-}
-
-func (o ListOptions) values() url.Values {
-	v := url.Values{}
-	if o.Page != 0 {
-		v.Set("page", strconv.Itoa(o.Page))
-	}
-	if o.Cursor != "" {
-		v.Set("cursor", o.Cursor)
-	}
-	if o.Limit != 0 {
-		v.Set("limit", strconv.Itoa(o.Limit))
-	}
-	return v
-}
-
 // All yields every item of a list, page after page, following each page's next cursor: each
 // page costs the server what the first does, and items created during the walk neither repeat
-// nor push others out of it. page fetches one page with the given options, e.g.
+// nor push others out of it. page fetches the page at cursor ("" for the first), e.g.
 //
-//	for x, err := range client.All(func(o client.ListOptions) (*client.List[client.Execution], error) {
-//		return c.ExecutionList(ctx, client.ExecutionListOptions{ListOptions: o, Status: "failed"})
+//	for x, err := range client.All(func(cursor string) (*client.List[client.Execution], error) {
+//		return c.ExecutionList(ctx, client.ListExecutionsParams{Status: "failed", Limit: 100, Cursor: cursor})
 //	}) { … }
 //
 // A failed page ends the walk after yielding its error.
-func All[T any](page func(ListOptions) (*List[T], error)) iter.Seq2[T, error] {
+func All[T any](page func(cursor string) (*List[T], error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
-		o := ListOptions{Limit: 100}
+		cursor := ""
 		for {
-			l, err := page(o)
+			l, err := page(cursor)
 			if err != nil {
 				var zero T
 				yield(zero, err)
@@ -131,10 +97,10 @@ func All[T any](page func(ListOptions) (*List[T], error)) iter.Seq2[T, error] {
 					return
 				}
 			}
-			if l.Pagination.NextCursor == nil {
+			if l.Pagination.NextCursor == nil || *l.Pagination.NextCursor == "" {
 				return
 			}
-			o.Cursor = *l.Pagination.NextCursor
+			cursor = *l.Pagination.NextCursor
 		}
 	}
 }
@@ -290,16 +256,6 @@ func (c *Client) Raw(ctx context.Context, method, path string, body []byte, head
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, raw, resp.Header, err
-}
-
-// Health is the body of GET /health.
-type Health struct {
-	Status        string  `json:"status"`
-	Mode          string  `json:"mode"`
-	Version       string  `json:"version"`
-	Database      string  `json:"database"`
-	Models        string  `json:"models"` // "real" or "simulated"
-	UptimeSeconds float64 `json:"uptime_seconds"`
 }
 
 // Health checks the server.

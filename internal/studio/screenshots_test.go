@@ -28,8 +28,8 @@ func TestStudioScreenshots(t *testing.T) {
 	base := startEmulator(t)
 	c := client.New(base)
 	ctx := context.Background()
-	agent, err := c.AgentCreate(ctx, client.AgentCreate{Name: "Support assistant", Type: "simple", Description: "Answers customers' questions.",
-		Config: &client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You are the support assistant of Acme. Answer {{customer}} briefly and kindly."}})
+	agent, err := c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Support assistant", Type: "simple", Description: "Answers customers' questions.",
+		Config: client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You are the support assistant of Acme. Answer {{customer}} briefly and kindly."}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,12 +44,12 @@ func TestStudioScreenshots(t *testing.T) {
 		t.Fatalf("ingest: %+v %v", res, err)
 	}
 
-	verdict, err := c.ScoreConfigCreate(ctx, client.ScoreConfigCreate{Name: "verdict", DataType: client.ScoreCategorical, Description: "Is the answer right?",
+	verdict, err := c.ScoreConfigCreate(ctx, client.ScoreConfigCreateRequest{Name: "verdict", DataType: client.ScoreCategorical, Description: "Is the answer right?",
 		Categories: []client.ScoreCategory{{Label: "correct", Value: 1}, {Label: "partly", Value: 0.5}, {Label: "wrong", Value: 0}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	queue, err := c.AnnotationQueueCreate(ctx, client.AnnotationQueueCreate{Name: "Support answers", ScoreConfigIDs: []string{verdict.ID}})
+	queue, err := c.AnnotationQueueCreate(ctx, client.AnnotationQueueCreateRequest{Name: "Support answers", ScoreConfigIds: []string{verdict.ID}})
 	if err != nil {
 		t.Fatal(err)
 	}
