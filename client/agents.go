@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/url"
-	"time"
 )
 
 // simulationJSON is Simulation on the wire: fail is a boolean or an object of models.
@@ -89,17 +87,4 @@ func (c *Client) LLMModelDelete(ctx context.Context, id string) (*LLMModel, erro
 // LLMModelGet gets one model.
 func (c *Client) LLMModelGet(ctx context.Context, id string) (*LLMModel, error) {
 	return get[LLMModel](ctx, c, "/api/v1/llm-models/"+pathEscape(id), nil)
-}
-
-func setIf(q url.Values, k, v string) {
-	if v != "" {
-		q.Set(k, v)
-	}
-}
-
-// setTime sets a time query parameter (RFC 3339, UTC) unless t is zero.
-func setTime(q url.Values, k string, t time.Time) {
-	if !t.IsZero() {
-		q.Set(k, t.UTC().Format(time.RFC3339Nano))
-	}
 }

@@ -3,8 +3,6 @@ package client
 import (
 	"context"
 	"net/http"
-	"net/url"
-	"time"
 )
 
 func annotationQueuePath(id string) string { return "/api/v1/annotation-queues/" + pathEscape(id) }
@@ -56,11 +54,8 @@ func (c *Client) AnnotationComplete(ctx context.Context, queueID, itemID string,
 		map[string]any{"scores": scores})
 }
 
-// ScoreAgreement compares the newest score named judge with the newest named human on every
-// execution that has both; zero times leave the window open.
-func (c *Client) ScoreAgreement(ctx context.Context, judge, human string, after, before time.Time) (*ScoreAgreement, error) {
-	q := url.Values{"judge": {judge}, "human": {human}}
-	setTime(q, "created_after", after)
-	setTime(q, "created_before", before)
-	return get[ScoreAgreement](ctx, c, "/api/v1/scores/agreement", q)
+// ScoreAgreement compares the newest score named o.Judge with the newest named o.Human on
+// every execution that has both; an empty time leaves the window open.
+func (c *Client) ScoreAgreement(ctx context.Context, o ScoreAgreementParams) (*ScoreAgreement, error) {
+	return get[ScoreAgreement](ctx, c, "/api/v1/scores/agreement", query(o))
 }

@@ -197,9 +197,14 @@ func decodeError(resp *http.Response, raw []byte) error {
 		Error   string `json:"error"`
 		Message string `json:"message"`
 	}
-	if json.Unmarshal(raw, &env) == nil && env.Error != "" {
+	var openai OpenAIErrorBody
+	switch {
+	case json.Unmarshal(raw, &env) == nil && env.Error != "":
 		e.Code, e.Message = env.Error, env.Message
-	} else {
+	case json.Unmarshal(raw, &openai) == nil && openai.Error.Code != "":
+		// The OpenAI-compatible endpoint's error object.
+		e.Code, e.Message = openai.Error.Code, openai.Error.Message
+	default:
 		e.Code, e.Message = "http_"+strconv.Itoa(resp.StatusCode), strings.TrimSpace(string(raw))
 	}
 	return e

@@ -3,8 +3,6 @@ package client
 import (
 	"context"
 	"net/http"
-	"net/url"
-	"strconv"
 )
 
 // MCPToolList lists MCP servers, newest first.
@@ -50,10 +48,4 @@ func (c *Client) MCPToolDelete(ctx context.Context, id string) (*MCPTool, error)
 // MCPToolTemplates lists the built-in templates of commonly used MCP servers.
 func (c *Client) MCPToolTemplates(ctx context.Context, o ListMCPToolTemplatesParams) (*List[Template], error) {
 	return list[Template](ctx, c, "/api/v1/mcp-tools/templates", query(o))
-}
-
-func setBool(q url.Values, k string, v *bool) {
-	if v != nil {
-		q.Set(k, strconv.FormatBool(*v))
-	}
 }

@@ -315,7 +315,7 @@ func TestAnnotationSDK(t *testing.T) {
 	if _, err := e.c.ScoreCreate(ctx, client.ScoreCreateRequest{Name: "judge", DataType: client.ScoreBoolean, StringValue: "true", ExecutionID: x.ID}); err != nil {
 		t.Fatal(err)
 	}
-	a, err := e.c.ScoreAgreement(ctx, "judge", "human", time.Time{}, time.Time{})
+	a, err := e.c.ScoreAgreement(ctx, client.ScoreAgreementParams{Judge: "judge", Human: "human"})
 	if err != nil || a.Count != 1 || *a.ExactAgreement != 1 || a.Kappa != nil {
 		t.Fatalf("agreement: %+v %v", a, err)
 	}

@@ -449,7 +449,7 @@ func TestTraceRoutes(t *testing.T) {
 	if err != nil || res.Accepted != 1 || res.Rejected != 1 || res.Errors[0].Index != 1 {
 		t.Fatalf("IngestSpans: %+v %v", res, err)
 	}
-	sum, err := e.c.TraceSummaryGet(ctx, "7d", "hour")
+	sum, err := e.c.TraceSummaryGet(ctx, client.GetTraceSummaryParams{Window: "7d", Bucket: "hour"})
 	if err != nil || sum.Bucket != "hour" || len(sum.Buckets) == 0 {
 		t.Fatalf("summary: %+v %v", sum, err)
 	}
