@@ -74,7 +74,7 @@ func TestSDKEvaluation(t *testing.T) {
 		if err != nil || len(done.Scores) != 1 {
 			t.Fatalf("complete: %+v %v", done, err)
 		}
-		if _, err := c.ScoreCreate(ctx, client.ScoreCreateRequest{ExecutionID: x.ID, Name: "judge", ConfigID: cfg.ID, Value: client.Ptr(1.0)}); err != nil {
+		if _, err := c.ScoreCreate(ctx, client.ScoreCreateRequest{ExecutionID: x.ID, Name: "judge", DataType: client.ScoreCreateRequestDataTypeBoolean, Value: client.Ptr(1.0)}); err != nil {
 			t.Fatal(err)
 		}
 		agree, err := c.ScoreAgreement(ctx, client.ScoreAgreementParams{Judge: "judge", Human: "good"})

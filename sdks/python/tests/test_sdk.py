@@ -100,7 +100,8 @@ def test_async_client(make_agent):
 
 def test_every_resource_answers(client):
     for name in ("llm_models", "mcp_tools", "guardrails", "memories", "approvals", "score_configs", "credentials",
-                 "data_sources", "triggers", "traces", "scores", "assets", "prompts"):
+                 "data_sources", "triggers", "traces", "scores", "assets", "prompts", "datasets", "evaluators",
+                 "annotation_queues"):
         page = getattr(client, name).page(limit=5)
         assert isinstance(page["data"], list), name
         assert isinstance(page["pagination"]["total"], int), name
@@ -112,3 +113,29 @@ def test_every_resource_answers(client):
     source = client.data_sources.page()["data"][0]
     assert list(client.data_sources.versions.list(source["id"]))
     assert isinstance(client.traces.summary(), dict)
+
+
+def test_datasets_evaluators_and_annotation_queues(client, make_agent):
+    tag = os.getpid()
+    ds = client.datasets.create(name=f"py sdk set {tag}")
+    batch = client.datasets.items.create(ds["id"], items=[{"input": {"q": "a"}, "expected_output": "A"}, {"input": {"q": "b"}}])
+    assert batch["count"] == 2
+    items = list(client.datasets.items.list(ds["id"], limit=1))
+    assert len(items) == 2
+    assert client.datasets.items.retrieve(ds["id"], items[0]["id"])["id"] == items[0]["id"]
+
+    ev = client.evaluators.create(name=f"py sdk has-hi {tag}", type="contains", config={"value": "hi"})
+    assert client.evaluators.test(ev["id"], output="oh hi")["value"] == 1
+    assert client.evaluators.test(ev["id"], output="bye")["value"] == 0
+
+    x = client.agents.execute(make_agent()["id"], input={"message": "hi"})
+    cfg = client.score_configs.create(name=f"py sdk good {tag}", data_type="boolean")
+    q = client.annotation_queues.create(name=f"py sdk review {tag}", score_config_ids=[cfg["id"]])
+    client.annotation_queues.add_items(q["id"], [x["id"]])
+    claim = client.annotation_queues.next(q["id"])
+    assert claim["item"]["execution_id"] == x["id"]
+    done = client.annotation_queues.complete(q["id"], claim["item"]["id"], [{"config_id": cfg["id"], "value": 1}])
+    assert len(done["scores"]) == 1
+    client.scores.create(execution_id=x["id"], name=f"py sdk judge {tag}", data_type="boolean", value=1)
+    agree = client.scores.agreement(judge=f"py sdk judge {tag}", human=cfg["name"])
+    assert agree["count"] == 1 and agree["exact_agreement"] == 1

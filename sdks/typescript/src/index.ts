@@ -10,6 +10,9 @@
 import { Core, type ClientOptions } from "./core.js";
 import {
   APIKeys,
+  AnnotationQueues,
+  Datasets,
+  Evaluators,
   Agents,
   Approvals,
   Assets,
@@ -49,6 +52,9 @@ export class Agentplane {
   readonly mcpTools: MCPTools;
   readonly guardrails: Guardrails;
   readonly memories: Memories;
+  readonly datasets: Datasets;
+  readonly evaluators: Evaluators;
+  readonly annotationQueues: AnnotationQueues;
 
   constructor(options: ClientOptions = {}) {
     const core = new Core(options);
@@ -70,6 +76,9 @@ export class Agentplane {
     this.mcpTools = new MCPTools(core);
     this.guardrails = new Guardrails(core);
     this.memories = new Memories(core);
+    this.datasets = new Datasets(core);
+    this.evaluators = new Evaluators(core);
+    this.annotationQueues = new AnnotationQueues(core);
   }
 }
 

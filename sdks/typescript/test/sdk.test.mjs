@@ -119,7 +119,7 @@ test("an AbortSignal ends a stream and leaves the run going", async () => {
 });
 
 test("every resource answers through its client property", async () => {
-  for (const name of ["llmModels", "mcpTools", "guardrails", "memories", "approvals", "scoreConfigs", "credentials", "dataSources", "triggers", "traces", "scores", "assets", "prompts"]) {
+  for (const name of ["llmModels", "mcpTools", "guardrails", "memories", "approvals", "scoreConfigs", "credentials", "dataSources", "triggers", "traces", "scores", "assets", "prompts", "datasets", "evaluators", "annotationQueues"]) {
     const page = await client[name].list({ limit: 5 }).firstPage();
     assert.ok(Array.isArray(page.data), name);
     assert.equal(typeof page.pagination.total, "number", name);
@@ -148,4 +148,31 @@ test("Idempotency-Keys are made without crypto.randomUUID too (pages served over
     assert.equal(Object.getOwnPropertyDescriptor(Object.getPrototypeOf(globalThis.crypto), "randomUUID")?.value, saved?.value);
   }
   assert.match(newKey(), uuid);
+});
+
+test("datasets, evaluators and annotation queues", async () => {
+  const ds = await client.datasets.create({ name: `ts sdk set ${process.pid}` });
+  const batch = await client.datasets.items.create(ds.id, { items: [{ input: { q: "a" }, expected_output: "A" }, { input: { q: "b" } }] });
+  assert.equal(batch.count, 2);
+  const items = await client.datasets.items.list(ds.id, { limit: 1 }).toArray();
+  assert.equal(items.length, 2);
+  assert.equal((await client.datasets.items.retrieve(ds.id, items[0].id)).id, items[0].id);
+
+  const ev = await client.evaluators.create({ name: `ts sdk has-hi ${process.pid}`, type: "contains", config: { value: "hi" } });
+  assert.equal((await client.evaluators.test(ev.id, { output: "oh hi" })).value, 1);
+  assert.equal((await client.evaluators.test(ev.id, { output: "bye" })).value, 0);
+
+  const a = await agent();
+  const x = await client.agents.execute(a.id, { input: { message: "hi" } });
+  const cfg = await client.scoreConfigs.create({ name: `ts sdk good ${process.pid}`, data_type: "boolean" });
+  const q = await client.annotationQueues.create({ name: `ts sdk review ${process.pid}`, score_config_ids: [cfg.id] });
+  await client.annotationQueues.addItems(q.id, { execution_ids: [x.id] });
+  const claim = await client.annotationQueues.next(q.id);
+  assert.equal(claim.item?.execution_id, x.id);
+  const done = await client.annotationQueues.complete(q.id, claim.item.id, { scores: [{ config_id: cfg.id, value: 1 }] });
+  assert.equal(done.scores.length, 1);
+  await client.scores.create({ execution_id: x.id, name: `ts sdk judge ${process.pid}`, data_type: "boolean", value: 1 });
+  const agree = await client.scores.agreement({ judge: `ts sdk judge ${process.pid}`, human: cfg.name });
+  assert.equal(agree.count, 1);
+  assert.equal(agree.exact_agreement, 1);
 });
