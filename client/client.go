@@ -27,6 +27,7 @@ type Client struct {
 	bearer    string
 	workspace string
 	userAgent string
+	retries   int
 }
 
 // Option configures a Client.
@@ -44,6 +45,11 @@ func WithWorkspace(id string) Option { return func(c *Client) { c.workspace = id
 // WithUserAgent sends User-Agent on every request, naming the program that calls (the CLI
 // sends agentplane-cli/VERSION).
 func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua } }
+
+// WithRetries tries a request up to n more times: after a 429 always (waiting its
+// Retry-After), after a 5xx or a connection error only when it is safe to repeat (a GET, or a
+// POST sent WithIdempotencyKey), with exponential backoff. The default is no retry.
+func WithRetries(n int) Option { return func(c *Client) { c.retries = max(n, 0) } }
 
 // WithHTTPClient replaces the default HTTP client (which has a 5-minute timeout).
 func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
@@ -166,21 +172,9 @@ func (c *Client) newRequest(ctx context.Context, method, path string, query url.
 
 // do sends a request and decodes the envelope's data into out (which may be nil).
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, body, out any, opts ...RequestOption) error {
-	req, err := c.newRequest(ctx, method, path, query, body)
+	resp, raw, err := c.roundTrip(ctx, method, path, query, body, opts)
 	if err != nil {
 		return err
-	}
-	for _, o := range opts {
-		o(req)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return fmt.Errorf("read response: %w", err)
 	}
 	if resp.StatusCode >= 400 {
 		return decodeError(resp, raw)
@@ -192,6 +186,41 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		return fmt.Errorf("decode response of %s %s: %w", method, path, err)
 	}
 	return nil
+}
+
+// roundTrip sends a request and reads its answer, trying again as WithRetries allows.
+func (c *Client) roundTrip(ctx context.Context, method, path string, query url.Values, body any, opts []RequestOption) (*http.Response, []byte, error) {
+	for attempt := 0; ; attempt++ {
+		req, err := c.newRequest(ctx, method, path, query, body)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, o := range opts {
+			o(req)
+		}
+
+		// One try: its answer, or the error that ends it.
+		resp, err := c.http.Do(req)
+		var raw []byte
+		if err == nil {
+			raw, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				err = fmt.Errorf("read response: %w", err)
+			}
+		}
+
+		// Another try when the answer (or its absence) allows one and the budget lasts.
+		wait, again := retryAfter(req, resp, err, attempt)
+		if !again || attempt >= c.retries {
+			return resp, raw, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
 }
 
 func decodeError(resp *http.Response, raw []byte) error {
