@@ -1,6 +1,7 @@
 // Package sdks_test runs the TypeScript and Python SDKs' own test suites (node's test runner,
-// pytest) against one in-process emulator per language, directly and through a proxy that
-// cuts streams and fails requests the way networks do.
+// pytest) against an in-process emulator and an in-process serve (SQLite, simulated models)
+// per language, directly and through a proxy that cuts streams and fails requests the way
+// networks do.
 package sdks_test
 
 import (
@@ -20,20 +21,53 @@ import (
 	"github.com/agentplane/agentplane/internal/cli"
 )
 
-// emulator is one emulator behind a loopback server, and the proxy in front of it.
+// emulator is one emulator (or serve) behind a loopback server, and the proxy in front of it.
 type emulator struct {
-	URL   string // the emulator itself
-	Chaos string // the proxy: URL+"/drop" cuts streams, URL+"/flaky" fails first tries
+	URL    string // the server itself
+	Chaos  string // the proxy: URL+"/drop" cuts streams, URL+"/flaky" fails first tries
+	Key    string // the API key; "" for the emulator, which takes any
+	Target string // "emulator" (seeded) or "serve" (empty: the suites make what they need)
 }
 
 // env is what the SDK test suites read.
 func (e emulator) env() []string {
+	key := e.Key
+	if key == "" {
+		key = "ap_sdk_tests"
+	}
 	return []string{
 		"AGENTPLANE_URL=" + e.URL,
-		"AGENTPLANE_API_KEY=ap_sdk_tests",
+		"AGENTPLANE_API_KEY=" + key,
 		"AGENTPLANE_TEST_DROP_URL=" + e.Chaos + "/drop",
 		"AGENTPLANE_TEST_FLAKY_URL=" + e.Chaos + "/flaky",
+		"AGENTPLANE_TEST_TARGET=" + e.Target,
 	}
+}
+
+// startServe starts `serve` (SQLite, simulated models) and its chaos proxy for one test; the
+// suites call it with the bootstrap key.
+func startServe(t *testing.T) emulator {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := cli.NewServer(context.Background(), log, io.Discard, cli.ServerConfig{DB: cli.ServerDB(t.TempDir(), ""), Workers: 2, Models: cli.ModelsSimulated})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler)
+	proxy := &chaosProxy{target: ts.URL, seen: map[string]bool{}, client: &http.Client{Transport: &http.Transport{}}}
+	chaos := httptest.NewServer(proxy)
+	t.Cleanup(func() {
+		chaos.Close()
+		proxy.client.CloseIdleConnections()
+		srv.API.CloseStreams()
+		ts.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return emulator{URL: ts.URL, Chaos: chaos.URL, Key: srv.BootstrapKey, Target: "serve"}
 }
 
 // startEmulator starts a seeded emulator and its chaos proxy for one test.
@@ -56,7 +90,7 @@ func startEmulator(t *testing.T) emulator {
 			t.Error(err)
 		}
 	})
-	return emulator{URL: ts.URL, Chaos: chaos.URL}
+	return emulator{URL: ts.URL, Chaos: chaos.URL, Target: "emulator"}
 }
 
 // framesPerConnection is how many frames /drop lets through before it cuts a stream.

@@ -9,8 +9,14 @@ from agentplane import (APIConnectionError, Agentplane, AsyncAgentplane, NotFoun
                         ValidationError, models)
 from conftest import assert_whole
 
+# The emulator is seeded; serve starts empty, so the suite makes what it needs there.
+SEEDED = os.environ.get("AGENTPLANE_TEST_TARGET") != "serve"
 
-def test_lists_follow_every_page(client):
+
+def test_lists_follow_every_page(client, make_agent):
+    if not SEEDED:
+        for _ in range(3):
+            make_agent()
     first = client.agents.page(limit=2)
     assert len(first["data"]) == 2
     everything = list(client.agents.list(limit=2))
@@ -19,7 +25,7 @@ def test_lists_follow_every_page(client):
 
 
 def test_an_agent_runs_and_its_failures_are_listed(client, make_agent):
-    faq = next(iter(client.agents.list(type="simple", q="FAQ")))
+    faq = next(iter(client.agents.list(type="simple", q="FAQ"))) if SEEDED else make_agent()
     ok: models.Execution = client.agents.execute(faq["id"], input={"question": "How do I reset my password?"})
     assert ok["status"] == "completed"
     assert client.executions.retrieve(ok["id"])["id"] == ok["id"]
@@ -105,6 +111,8 @@ def test_every_resource_answers(client):
         page = getattr(client, name).page(limit=5)
         assert isinstance(page["data"], list), name
         assert isinstance(page["pagination"]["total"], int), name
+    if not SEEDED:
+        return  # what follows reads the seed
     assert len(list(client.llm_models.list(limit=100))) == 42  # the seed's catalog
     prompt = client.prompts.page()["data"][0]
     versions = list(client.prompts.versions.list(prompt["id"]))

@@ -10,6 +10,9 @@ const client = new Agentplane(); // from the environment
 const dropped = new Agentplane({ baseURL: process.env.AGENTPLANE_TEST_DROP_URL, maxRetries: 2, maxRetryDelayMs: 50 });
 const flaky = new Agentplane({ baseURL: process.env.AGENTPLANE_TEST_FLAKY_URL, maxRetries: 2, maxRetryDelayMs: 50 });
 
+/** The emulator is seeded; serve starts empty, so the suite makes what it needs there. */
+const seeded = process.env.AGENTPLANE_TEST_TARGET !== "serve";
+
 let n = 0;
 async function agent(config = {}) {
   return client.agents.create({ name: `ts sdk ${process.pid} ${++n}`, type: "simple", config: { model: "gpt-4o-mini", ...config } });
@@ -23,6 +26,7 @@ function assertWhole(events) {
 }
 
 test("lists follow next_cursor through every page", async () => {
+  if (!seeded) for (let i = 0; i < 3; i++) await agent();
   const first = await client.agents.list({ limit: 2 }).firstPage();
   assert.equal(first.data.length, 2);
   const all = await client.agents.list({ limit: 2 }).toArray();
@@ -31,7 +35,7 @@ test("lists follow next_cursor through every page", async () => {
 });
 
 test("an agent runs and its failures are listed", async () => {
-  const faq = (await client.agents.list({ type: "simple", q: "FAQ" }).toArray())[0];
+  const faq = seeded ? (await client.agents.list({ type: "simple", q: "FAQ" }).toArray())[0] : await agent();
   const ok = await client.agents.execute(faq.id, { input: { question: "How do I reset my password?" } });
   assert.equal(ok.status, "completed");
   assert.equal((await client.executions.retrieve(ok.id)).id, ok.id);
@@ -124,6 +128,7 @@ test("every resource answers through its client property", async () => {
     assert.ok(Array.isArray(page.data), name);
     assert.equal(typeof page.pagination.total, "number", name);
   }
+  if (!seeded) return; // what follows reads the seed
   assert.equal((await client.llmModels.list({ limit: 100 }).toArray()).length, 42); // the seed's catalog
   const prompt = (await client.prompts.list().firstPage()).data[0];
   const versions = await client.prompts.versions.list(prompt.id).toArray();
