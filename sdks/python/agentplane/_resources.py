@@ -384,6 +384,24 @@ class AnnotationQueues(_Crud):
         return self._post("/annotation-queues/{id}/items/{item_id}/complete", {"scores": list(scores)}, id=queue_id, item_id=item_id)
 
 
+class OpenAI(_Resource):
+    """The OpenAI-compatible endpoint (an agent's id or name is the model). Answers are OpenAI's
+    shapes, without the envelope; OpenAI's own client works too, with base_url set to the
+    server's ``/api/v1/openai``."""
+
+    def chat_completions(self, **body: Any) -> Any:
+        """Runs an agent as a chat completion, without stream (models.OpenAIChatCompletion)."""
+        return self._client._page(_Call("POST", V1 + "/openai/chat/completions", {}, body=body))
+
+    def responses(self, **body: Any) -> Any:
+        """Runs an agent as a response, without stream (models.OpenAIResponse)."""
+        return self._client._page(_Call("POST", V1 + "/openai/responses", {}, body=body))
+
+    def models(self) -> Any:
+        """The agents callable as models (models.OpenAIModelList)."""
+        return self._client._page(_Call("GET", V1 + "/openai/models"))
+
+
 class Resources:
     """Mixed into both clients: one attribute per resource."""
 
@@ -408,3 +426,4 @@ class Resources:
         self.datasets = Datasets(client)
         self.evaluators = Evaluators(client)
         self.annotation_queues = AnnotationQueues(client)
+        self.openai = OpenAI(client)

@@ -147,3 +147,13 @@ def test_datasets_evaluators_and_annotation_queues(client, make_agent):
     client.scores.create(execution_id=x["id"], name=f"py sdk judge {tag}", data_type="boolean", value=1)
     agree = client.scores.agreement(judge=f"py sdk judge {tag}", human=cfg["name"])
     assert agree["count"] == 1 and agree["exact_agreement"] == 1
+
+
+def test_the_openai_compatible_endpoint_runs_an_agent(client, make_agent):
+    a = make_agent()
+    assert any(m["id"] in (a["id"], a["name"]) for m in client.openai.models()["data"])
+    out = client.openai.chat_completions(model=a["id"], messages=[{"role": "user", "content": "Hello"}])
+    assert len(out["choices"]) == 1 and out["choices"][0]["message"]["content"]
+    with pytest.raises(NotFoundError) as e:
+        client.openai.chat_completions(model="no-such-agent", messages=[{"role": "user", "content": "Hi"}])
+    assert not e.value.code.startswith("http_")

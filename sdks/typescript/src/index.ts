@@ -24,6 +24,7 @@ import {
   LLMModels,
   MCPTools,
   Memories,
+  OpenAI,
   Prompts,
   ScoreConfigs,
   Scores,
@@ -55,6 +56,7 @@ export class Agentplane {
   readonly datasets: Datasets;
   readonly evaluators: Evaluators;
   readonly annotationQueues: AnnotationQueues;
+  readonly openai: OpenAI;
 
   constructor(options: ClientOptions = {}) {
     const core = new Core(options);
@@ -79,6 +81,7 @@ export class Agentplane {
     this.datasets = new Datasets(core);
     this.evaluators = new Evaluators(core);
     this.annotationQueues = new AnnotationQueues(core);
+    this.openai = new OpenAI(core);
   }
 }
 

@@ -26,6 +26,9 @@ type Data<Op extends keyof operations> = operations[Op]["responses"] extends inf
         : never
   : never;
 
+/** The body of an operation's 200 answer as it is (no envelope: the OpenAI-compatible endpoint). */
+type Plain<Op extends keyof operations> = operations[Op]["responses"] extends { 200: { content: { "application/json": infer B } } } ? B : never;
+
 /** The item type of a list operation. */
 type Item<Op extends keyof operations> = Data<Op> extends (infer T)[] ? T : never;
 
@@ -487,6 +490,30 @@ export class AnnotationQueues extends Crud<
   /** Writes the review's scores and marks the item completed. */
   complete(queueId: string, itemId: string, body: Body<"completeAnnotationItem">, options?: RequestOptions): Promise<Data<"completeAnnotationItem">> {
     return this.post(v1 + "/annotation-queues/{id}/items/{item_id}/complete", { id: queueId, item_id: itemId }, body, options);
+  }
+}
+
+/**
+ * The OpenAI-compatible endpoint: `client.openai` (an agent's id or name is the model). Its
+ * answers are OpenAI's shapes, without the envelope; OpenAI's own clients work too, with
+ * `baseURL` set to the server's `/api/v1/openai`.
+ */
+export class OpenAI extends Resource {
+  /** Runs an agent as a chat completion (without stream). */
+  async chatCompletions(body: Body<"openaiChatCompletions">, options?: RequestOptions): Promise<Plain<"openaiChatCompletions">> {
+    return this.plain("POST", "/openai/chat/completions", body, options);
+  }
+  /** Runs an agent as a response (without stream). */
+  async responses(body: Body<"openaiResponses">, options?: RequestOptions): Promise<Plain<"openaiResponses">> {
+    return this.plain("POST", "/openai/responses", body, options);
+  }
+  /** The agents callable as models. */
+  async models(options?: RequestOptions): Promise<Plain<"openaiListModels">> {
+    return this.plain("GET", "/openai/models", undefined, options);
+  }
+  private async plain<T>(method: "GET" | "POST", path: string, body: unknown, options?: RequestOptions): Promise<T> {
+    const res = await this.core.send({ method, template: v1 + path, params: {}, body, options });
+    return (await res.json()) as T;
   }
 }
 

@@ -181,3 +181,17 @@ test("datasets, evaluators and annotation queues", async () => {
   assert.equal(agree.count, 1);
   assert.equal(agree.exact_agreement, 1);
 });
+
+test("the OpenAI-compatible endpoint runs an agent", async () => {
+  const a = await agent();
+  const models = await client.openai.models();
+  assert.ok(models.data.some((m) => m.id === a.id || m.id === a.name), "the agent is not listed as a model");
+  const out = await client.openai.chatCompletions({ model: a.id, messages: [{ role: "user", content: "Hello" }] });
+  assert.equal(out.choices.length, 1);
+  assert.ok(out.choices[0].message.content);
+  await assert.rejects(client.openai.chatCompletions({ model: "no-such-agent", messages: [{ role: "user", content: "Hi" }] }), (e) => {
+    assert.ok(e instanceof NotFoundError);
+    assert.doesNotMatch(e.code, /^http_/);
+    return true;
+  });
+});
