@@ -53,21 +53,13 @@ func startServe(t *testing.T) emulator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Handler)
-	proxy := &chaosProxy{target: ts.URL, seen: map[string]bool{}, client: &http.Client{Transport: &http.Transport{}}}
-	chaos := httptest.NewServer(proxy)
-	t.Cleanup(func() {
-		chaos.Close()
-		proxy.client.CloseIdleConnections()
-		srv.API.CloseStreams()
-		ts.Close()
+	e := behindChaos(t, srv.Handler, srv.API.CloseStreams, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := srv.Close(ctx); err != nil {
-			t.Error(err)
-		}
+		return srv.Close(ctx)
 	})
-	return emulator{URL: ts.URL, Chaos: chaos.URL, Key: srv.BootstrapKey, Target: "serve"}
+	e.Key, e.Target = srv.BootstrapKey, "serve"
+	return e
 }
 
 // startEmulator starts a seeded emulator and its chaos proxy for one test.
@@ -78,19 +70,27 @@ func startEmulator(t *testing.T) emulator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(emu.Handler)
+	e := behindChaos(t, emu.Handler, emu.API.CloseStreams, emu.Close)
+	e.Target = "emulator"
+	return e
+}
+
+// behindChaos serves h on loopback with the chaos proxy in front, until the test ends: then
+// closeStreams ends its streams and closeServer what serves h.
+func behindChaos(t *testing.T, h http.Handler, closeStreams func(), closeServer func() error) emulator {
+	ts := httptest.NewServer(h)
 	proxy := &chaosProxy{target: ts.URL, seen: map[string]bool{}, client: &http.Client{Transport: &http.Transport{}}}
 	chaos := httptest.NewServer(proxy)
 	t.Cleanup(func() {
 		chaos.Close()
 		proxy.client.CloseIdleConnections()
-		emu.API.CloseStreams()
+		closeStreams()
 		ts.Close()
-		if err := emu.Close(); err != nil {
+		if err := closeServer(); err != nil {
 			t.Error(err)
 		}
 	})
-	return emulator{URL: ts.URL, Chaos: chaos.URL, Target: "emulator"}
+	return emulator{URL: ts.URL, Chaos: chaos.URL}
 }
 
 // framesPerConnection is how many frames /drop lets through before it cuts a stream.
