@@ -2,16 +2,8 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 )
-
-// simulationJSON is Simulation on the wire: fail is a boolean or an object of models.
-type simulationJSON struct {
-	LatencyMs   int             `json:"latency_ms,omitempty"`
-	Fail        json.RawMessage `json:"fail,omitempty"`
-	FailMessage string          `json:"fail_message,omitempty"`
-}
 
 // AgentList lists agents, newest first.
 func (c *Client) AgentList(ctx context.Context, o ListAgentsParams) (*List[Agent], error) {
