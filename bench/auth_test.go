@@ -39,7 +39,7 @@ func authedServer(b *testing.B, dataDir, dbURL string) *httptest.Server {
 	b.Cleanup(ts.Close)
 	c := client.New(ts.URL)
 	for range 6 {
-		if _, err := c.AgentCreate(ctx, client.AgentCreate{Name: "Agent", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}}); err != nil {
+		if _, err := c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Agent", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -384,11 +384,11 @@ func BenchmarkCrossNode(b *testing.B) {
 		urls = append(urls, ts.URL)
 	}
 	ca, cb := client.New(urls[0], client.WithAPIKey(key)), client.New(urls[1], client.WithAPIKey(key))
-	if _, err := ca.CredentialCreate(ctx, client.CredentialCreate{Name: "fake", Type: "api_key", Provider: "openai",
+	if _, err := ca.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "fake", Type: "api_key", Provider: "openai",
 		Value: "sk-proj-benchTEST000000000000000000000000", Metadata: map[string]any{"base_url": fake.URL + "/v1"}}); err != nil {
 		b.Fatal(err)
 	}
-	a, err := ca.AgentCreate(ctx, client.AgentCreate{Name: "Stream", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
+	a, err := ca.AgentCreate(ctx, client.AgentCreateRequest{Name: "Stream", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -402,7 +402,7 @@ func BenchmarkCrossNode(b *testing.B) {
 			_, _ = ca.Execute(ctx, a.ID, client.ExecuteRequest{Input: map[string]any{"message": msg}})
 		}()
 		for {
-			l, err := ca.ExecutionList(ctx, client.ExecutionListOptions{Status: "running", ListOptions: client.ListOptions{Limit: 1}})
+			l, err := ca.ExecutionList(ctx, client.ListExecutionsParams{Status: "running", Limit: 1})
 			if err == nil && len(l.Data) > 0 {
 				return l.Data[0].ID, done
 			}

@@ -80,8 +80,8 @@ func bareEcho() *httptest.Server {
 
 func zeroLatencyAgent(b testing.TB, url string) string {
 	b.Helper()
-	a, err := client.New(url).AgentCreate(context.Background(), client.AgentCreate{Name: "Bench", Type: "simple",
-		Config: &client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You answer questions about shipping."}})
+	a, err := client.New(url).AgentCreate(context.Background(), client.AgentCreateRequest{Name: "Bench", Type: "simple",
+		Config: client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You answer questions about shipping."}})
 	if err != nil {
 		b.Fatal(err)
 	}

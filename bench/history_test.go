@@ -113,7 +113,7 @@ func historyFigures(b *testing.B, dialect string, n int) map[string]float64 {
 
 	var agents []string
 	for i := range 4 {
-		a, err := c.AgentCreate(ctx, client.AgentCreate{Name: fmt.Sprintf("Agent %d", i), Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
+		a, err := c.AgentCreate(ctx, client.AgentCreateRequest{Name: fmt.Sprintf("Agent %d", i), Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}})
 		if err != nil {
 			b.Fatal(err)
 		}

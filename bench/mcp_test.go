@@ -65,15 +65,15 @@ func BenchmarkMCPToolCall(b *testing.B) {
 	b.Cleanup(model.Close)
 
 	c := client.New(serveOpenAI(b, model.URL+"/v1", 4))
-	tool, err := c.MCPToolCreate(ctx, client.MCPToolCreate{Name: "Orders", URL: srv.Endpoint})
+	tool, err := c.MCPToolCreate(ctx, client.McpToolCreateRequest{Name: "Orders", URL: srv.Endpoint})
 	if err != nil {
 		b.Fatal(err)
 	}
 	if _, _, err := c.MCPToolRefresh(ctx, tool.ID); err != nil {
 		b.Fatal(err)
 	}
-	a, err := c.AgentCreate(ctx, client.AgentCreate{Name: "Orders", Type: "agent",
-		Config: &client.AgentConfig{Model: "gpt-4o-mini", Tools: client.MCPTools(tool.ID)}})
+	a, err := c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Orders", Type: "agent",
+		Config: client.AgentConfig{Model: "gpt-4o-mini", Tools: client.MCPTools(tool.ID)}})
 	if err != nil {
 		b.Fatal(err)
 	}

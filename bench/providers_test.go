@@ -51,7 +51,7 @@ func serveOpenAI(b *testing.B, baseURL string, workers int) string {
 	b.Cleanup(func() { srv.Close(context.Background()) })
 	ts := httptest.NewServer(withKey(srv.Handler, srv.BootstrapKey))
 	b.Cleanup(ts.Close)
-	if _, err := client.New(ts.URL).CredentialCreate(ctx, client.CredentialCreate{Name: "bench", Type: "api_key", Provider: "openai",
+	if _, err := client.New(ts.URL).CredentialCreate(ctx, client.CredentialCreateRequest{Name: "bench", Type: "api_key", Provider: "openai",
 		Value: "sk-bench-0000000000000000000000", Metadata: map[string]any{"base_url": baseURL}}); err != nil {
 		b.Fatal(err)
 	}

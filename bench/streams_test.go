@@ -90,14 +90,14 @@ func BenchmarkOpenStreams(b *testing.B) {
 		cmd, url = startBin(b, emuBin, []string{"PORT=0", "HOST=127.0.0.1", "LOG_LEVEL=error"}, "emulator")
 		c := client.New(url)
 		ctx := context.Background()
-		a, err := c.AgentCreate(ctx, client.AgentCreate{Name: "Slow", Type: "simple",
-			Config: &client.AgentConfig{Model: "gpt-4o-mini", Simulation: &client.Simulation{LatencyMS: 120000}}})
+		a, err := c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Slow", Type: "simple",
+			Config: client.AgentConfig{Model: "gpt-4o-mini", Simulation: client.Simulation{LatencyMs: client.Ptr[int64](120000)}}})
 		if err != nil {
 			b.Fatal(err)
 		}
 		var paths []string
 		for range 100 {
-			x, err := c.Execute(ctx, a.ID, client.ExecuteRequest{Input: map[string]any{"message": "hold on"}, TimeoutMS: 1})
+			x, err := c.Execute(ctx, a.ID, client.ExecuteRequest{Input: map[string]any{"message": "hold on"}, TimeoutMs: 1})
 			if err != nil {
 				b.Fatal(err)
 			}

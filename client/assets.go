@@ -2,58 +2,14 @@ package client
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
-	"time"
 )
 
-// Asset is an image, audio or file a run produced (or a caller uploaded).
-type Asset struct {
-	ID          string         `json:"id"`
-	WorkspaceID string         `json:"workspace_id"`
-	ExecutionID *string        `json:"execution_id"`
-	Type        string         `json:"type"` // image, audio or file
-	MimeType    string         `json:"mime_type"`
-	Size        int64          `json:"size"`
-	SHA256      string         `json:"sha256"`
-	Name        string         `json:"name"`
-	Source      string         `json:"source"` // model, mcp, tool or upload
-	Metadata    map[string]any `json:"metadata"`
-	CreatedAt   time.Time      `json:"created_at"`
-}
-
-// AssetStorage is what a workspace's assets take up.
-type AssetStorage struct {
-	Bytes      int64 `json:"bytes"` // distinct contents, what the quota limits
-	Count      int   `json:"count"`
-	Blobs      int   `json:"blobs"`
-	AssetBytes int64 `json:"asset_bytes"`
-	QuotaBytes int64 `json:"quota_bytes"` // 0: unlimited
-}
-
-// AssetListOptions filters AssetList.
-type AssetListOptions struct {
-	ListOptions
-	ExecutionID string
-	Type        string
-}
-
-// AssetUpload is the body of AssetUpload; Data is sent base64-encoded.
-type AssetUpload struct {
-	MimeType    string
-	Data        []byte
-	Name        string
-	ExecutionID string
-}
-
 // AssetList lists assets, newest first.
-func (c *Client) AssetList(ctx context.Context, o AssetListOptions) (*List[Asset], error) {
-	q := o.values()
-	setIf(q, "execution_id", o.ExecutionID)
-	setIf(q, "type", o.Type)
-	return list[Asset](ctx, c, "/api/v1/assets", q)
+func (c *Client) AssetList(ctx context.Context, o ListAssetsParams) (*List[Asset], error) {
+	return list[Asset](ctx, c, "/api/v1/assets", query(o))
 }
 
 // AssetGet gets an asset's record.
@@ -61,16 +17,10 @@ func (c *Client) AssetGet(ctx context.Context, id string) (*Asset, error) {
 	return get[Asset](ctx, c, "/api/v1/assets/"+pathEscape(id), nil)
 }
 
-// AssetUpload stores content as an asset; a full quota is an *Error with status 402.
-func (c *Client) AssetUpload(ctx context.Context, in AssetUpload, opts ...RequestOption) (*Asset, error) {
-	body := map[string]any{"mime_type": in.MimeType, "data": base64.StdEncoding.EncodeToString(in.Data)}
-	if in.Name != "" {
-		body["name"] = in.Name
-	}
-	if in.ExecutionID != "" {
-		body["execution_id"] = in.ExecutionID
-	}
-	return send[Asset](ctx, c, http.MethodPost, "/api/v1/assets", body, opts...)
+// AssetUpload stores content (in.Data, base64) as an asset; a full quota is an *Error with
+// status 402.
+func (c *Client) AssetUpload(ctx context.Context, in AssetUploadRequest, opts ...RequestOption) (*Asset, error) {
+	return send[Asset](ctx, c, http.MethodPost, "/api/v1/assets", in, opts...)
 }
 
 // AssetDelete deletes an asset, returning it.

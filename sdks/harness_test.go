@@ -1,6 +1,7 @@
 // Package sdks_test runs the TypeScript and Python SDKs' own test suites (node's test runner,
-// pytest) against one in-process emulator per language, directly and through a proxy that
-// cuts streams and fails requests the way networks do.
+// pytest) against an in-process emulator and an in-process serve (SQLite, simulated models)
+// per language, directly and through a proxy that cuts streams and fails requests the way
+// networks do.
 package sdks_test
 
 import (
@@ -20,20 +21,45 @@ import (
 	"github.com/agentplane/agentplane/internal/cli"
 )
 
-// emulator is one emulator behind a loopback server, and the proxy in front of it.
+// emulator is one emulator (or serve) behind a loopback server, and the proxy in front of it.
 type emulator struct {
-	URL   string // the emulator itself
-	Chaos string // the proxy: URL+"/drop" cuts streams, URL+"/flaky" fails first tries
+	URL    string // the server itself
+	Chaos  string // the proxy: URL+"/drop" cuts streams, URL+"/flaky" fails first tries
+	Key    string // the API key; "" for the emulator, which takes any
+	Target string // "emulator" (seeded) or "serve" (empty: the suites make what they need)
 }
 
 // env is what the SDK test suites read.
 func (e emulator) env() []string {
+	key := e.Key
+	if key == "" {
+		key = "ap_sdk_tests"
+	}
 	return []string{
 		"AGENTPLANE_URL=" + e.URL,
-		"AGENTPLANE_API_KEY=ap_sdk_tests",
+		"AGENTPLANE_API_KEY=" + key,
 		"AGENTPLANE_TEST_DROP_URL=" + e.Chaos + "/drop",
 		"AGENTPLANE_TEST_FLAKY_URL=" + e.Chaos + "/flaky",
+		"AGENTPLANE_TEST_TARGET=" + e.Target,
 	}
+}
+
+// startServe starts `serve` (SQLite, simulated models) and its chaos proxy for one test; the
+// suites call it with the bootstrap key.
+func startServe(t *testing.T) emulator {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := cli.NewServer(context.Background(), log, io.Discard, cli.ServerConfig{DB: cli.ServerDB(t.TempDir(), ""), Workers: 2, Models: cli.ModelsSimulated})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := behindChaos(t, srv.Handler, srv.API.CloseStreams, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return srv.Close(ctx)
+	})
+	e.Key, e.Target = srv.BootstrapKey, "serve"
+	return e
 }
 
 // startEmulator starts a seeded emulator and its chaos proxy for one test.
@@ -44,15 +70,23 @@ func startEmulator(t *testing.T) emulator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(emu.Handler)
+	e := behindChaos(t, emu.Handler, emu.API.CloseStreams, emu.Close)
+	e.Target = "emulator"
+	return e
+}
+
+// behindChaos serves h on loopback with the chaos proxy in front, until the test ends: then
+// closeStreams ends its streams and closeServer what serves h.
+func behindChaos(t *testing.T, h http.Handler, closeStreams func(), closeServer func() error) emulator {
+	ts := httptest.NewServer(h)
 	proxy := &chaosProxy{target: ts.URL, seen: map[string]bool{}, client: &http.Client{Transport: &http.Transport{}}}
 	chaos := httptest.NewServer(proxy)
 	t.Cleanup(func() {
 		chaos.Close()
 		proxy.client.CloseIdleConnections()
-		emu.API.CloseStreams()
+		closeStreams()
 		ts.Close()
-		if err := emu.Close(); err != nil {
+		if err := closeServer(); err != nil {
 			t.Error(err)
 		}
 	})

@@ -23,11 +23,16 @@ func python(t *testing.T) string {
 	return ""
 }
 
-// TestPythonSDK runs sdks/python/tests with pytest against one emulator.
+// TestPythonSDK runs sdks/python/tests with pytest against one emulator, then against serve
+// (SQLite, simulated models).
 func TestPythonSDK(t *testing.T) {
 	py := python(t)
 	emu := startEmulator(t)
 	env := append(emu.env(), "PYTHONPATH=.", "PYTHONDONTWRITEBYTECODE=1")
 	out := run(t, "python", env, py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests")
 	t.Log(out)
+	t.Run("Serve", func(t *testing.T) {
+		env := append(startServe(t).env(), "PYTHONPATH=.", "PYTHONDONTWRITEBYTECODE=1")
+		t.Log(run(t, "python", env, py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"))
+	})
 }

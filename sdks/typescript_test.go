@@ -28,7 +28,8 @@ func buildTypeScript(t *testing.T) string {
 }
 
 // TestTypeScriptSDK runs sdks/typescript/test with node's test runner against one emulator,
-// after compiling the SDK; then loads the compiled bundle in headless Chromium.
+// after compiling the SDK; then loads the compiled bundle in headless Chromium, and runs the
+// suite again against serve (SQLite, simulated models).
 func TestTypeScriptSDK(t *testing.T) {
 	node := buildTypeScript(t)
 	emu := startEmulator(t)
@@ -36,6 +37,10 @@ func TestTypeScriptSDK(t *testing.T) {
 	t.Log(out)
 
 	t.Run("Browser", func(t *testing.T) { browserCheck(t, emu) })
+	t.Run("Serve", func(t *testing.T) {
+		out := run(t, "typescript", startServe(t).env(), node, "--test", "--test-reporter=spec", "test/sdk.test.mjs")
+		t.Log(out)
+	})
 }
 
 // browserPage loads the ESM bundle in a page, lists the seeded agents, runs one and streams

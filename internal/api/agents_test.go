@@ -10,7 +10,7 @@ import (
 func TestAgentRoutes(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	a, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Helper", Type: "simple", Config: &client.AgentConfig{
+	a, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Helper", Type: "simple", Config: client.AgentConfig{
 		Model: "gpt-4o", SystemPrompt: "You help {{ name }}.",
 		InputSchema: []byte(`{"type":"object","properties":{"question":{"type":"string","minLength":1}},"required":["question"]}`),
 	}})

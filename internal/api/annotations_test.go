@@ -22,16 +22,16 @@ func TestAnnotationQueues(t *testing.T) {
 	e := newServerEnv(t)
 	ctx := context.Background()
 	runs := e.simpleRuns(t, 3)
-	rating, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreate{Name: "rating", DataType: client.ScoreNumeric, Min: ptr(1.0), Max: ptr(5.0)})
+	rating, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreateRequest{Name: "rating", DataType: client.ScoreNumeric, Min: ptr(1.0), Max: ptr(5.0)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	verdict, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreate{Name: "verdict", DataType: "categorical",
-		Categories: []client.ScoreCategory{{Label: "good", Value: 1}, {Label: "bad", Value: 0}}})
+	verdict, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreateRequest{Name: "verdict", DataType: "categorical",
+		Categories: []client.ScoreCategory{{Label: "good", Value: client.Ptr(1.0)}, {Label: "bad", Value: client.Ptr(0.0)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreate{Name: "other", DataType: client.ScoreBoolean})
+	other, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreateRequest{Name: "other", DataType: client.ScoreBoolean})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestAnnotationNextConcurrent(t *testing.T) {
 	e := newServerEnv(t)
 	ctx := context.Background()
 	ids := e.simpleRuns(t, 6)
-	cfg, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreate{Name: "ok", DataType: client.ScoreBoolean})
+	cfg, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreateRequest{Name: "ok", DataType: client.ScoreBoolean})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,11 +293,11 @@ func TestAnnotationSDK(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
 	x := struct{ ID string }{e.simpleRuns(t, 1)[0]}
-	cfg, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreate{Name: "human", DataType: client.ScoreBoolean})
+	cfg, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreateRequest{Name: "human", DataType: client.ScoreBoolean})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := e.c.AnnotationQueueCreate(ctx, client.AnnotationQueueCreate{Name: "review", ScoreConfigIDs: []string{cfg.ID}})
+	q, err := e.c.AnnotationQueueCreate(ctx, client.AnnotationQueueCreateRequest{Name: "review", ScoreConfigIds: []string{cfg.ID}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,18 +308,18 @@ func TestAnnotationSDK(t *testing.T) {
 	if err != nil || claim.Item == nil || claim.Execution.ID != x.ID || *claim.Item.ClaimedBy != "emulator" {
 		t.Fatalf("next: %+v %v", claim, err)
 	}
-	done, err := e.c.AnnotationComplete(ctx, q.ID, claim.Item.ID, []client.AnnotationScore{{ConfigID: cfg.ID, StringValue: ptr("true")}})
+	done, err := e.c.AnnotationComplete(ctx, q.ID, claim.Item.ID, []client.AnnotationScore{{ConfigID: cfg.ID, StringValue: "true"}})
 	if err != nil || done.Item.Status != "completed" || done.Scores[0].Source != client.ScoreSourceAnnotation {
 		t.Fatalf("complete: %+v %v", done, err)
 	}
-	if _, err := e.c.ScoreCreate(ctx, client.ScoreCreate{Name: "judge", DataType: client.ScoreBoolean, StringValue: ptr("true"), ExecutionID: &x.ID}); err != nil {
+	if _, err := e.c.ScoreCreate(ctx, client.ScoreCreateRequest{Name: "judge", DataType: client.ScoreBoolean, StringValue: "true", ExecutionID: x.ID}); err != nil {
 		t.Fatal(err)
 	}
-	a, err := e.c.ScoreAgreement(ctx, "judge", "human", time.Time{}, time.Time{})
+	a, err := e.c.ScoreAgreement(ctx, client.ScoreAgreementParams{Judge: "judge", Human: "human"})
 	if err != nil || a.Count != 1 || *a.ExactAgreement != 1 || a.Kappa != nil {
 		t.Fatalf("agreement: %+v %v", a, err)
 	}
-	if l, err := e.c.AnnotationItemList(ctx, q.ID, "completed", client.ListOptions{}); err != nil || len(l.Data) != 1 {
+	if l, err := e.c.AnnotationItemList(ctx, q.ID, client.ListAnnotationItemsParams{Status: "completed"}); err != nil || len(l.Data) != 1 {
 		t.Fatalf("items: %+v %v", l, err)
 	}
 }
@@ -329,7 +329,7 @@ func TestAnnotationSDK(t *testing.T) {
 func (e *testEnv) simpleRuns(t *testing.T, n int) []string {
 	t.Helper()
 	ctx := context.Background()
-	agent, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Support", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
+	agent, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Support", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}})
 	if err != nil {
 		t.Fatal(err)
 	}

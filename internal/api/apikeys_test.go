@@ -120,7 +120,7 @@ func TestAPIKeyTouchIsCoalesced(t *testing.T) {
 	e := newServerEnv(t)
 	ctx := context.Background()
 	id := keyID(t, e, e.key)
-	if _, err := e.c.AgentList(ctx, client.AgentListOptions{}); err != nil {
+	if _, err := e.c.AgentList(ctx, client.ListAgentsParams{}); err != nil {
 		t.Fatal(err)
 	}
 	e.srv.keys.mu.Lock()
@@ -145,7 +145,7 @@ func TestAPIKeyTouchIsCoalesced(t *testing.T) {
 	}
 	gen := e.store.Generation()
 	for range 5 {
-		if _, err := e.c.AgentList(ctx, client.AgentListOptions{}); err != nil {
+		if _, err := e.c.AgentList(ctx, client.ListAgentsParams{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -219,7 +219,7 @@ func TestAssetQuota(t *testing.T) {
 	ctx := context.Background()
 	a80 := bytes.Repeat([]byte{1}, 80)
 	a30 := bytes.Repeat([]byte{2}, 30)
-	first, err := e.c.AssetUpload(ctx, client.AssetUpload{MimeType: "application/octet-stream", Data: a80})
+	first, err := e.c.AssetUpload(ctx, client.AssetUploadRequest{MimeType: "application/octet-stream", Data: base64.StdEncoding.EncodeToString(a80)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,10 +231,10 @@ func TestAssetQuota(t *testing.T) {
 		{name: "storage", method: "GET", path: "/api/v1/assets/storage", status: 200, fields: map[string]any{"data.bytes": 80, "data.count": 2, "data.quota_bytes": 100}},
 	})
 	var ce *client.Error
-	if _, err := e.c.AssetUpload(ctx, client.AssetUpload{MimeType: "image/png", Data: a30}); !errors.As(err, &ce) || ce.Status != 402 {
+	if _, err := e.c.AssetUpload(ctx, client.AssetUploadRequest{MimeType: "image/png", Data: base64.StdEncoding.EncodeToString(a30)}); !errors.As(err, &ce) || ce.Status != 402 {
 		t.Fatalf("sdk upload past the quota: %v", err)
 	}
-	list, err := e.c.AssetList(ctx, client.AssetListOptions{})
+	list, err := e.c.AssetList(ctx, client.ListAssetsParams{})
 	if err != nil || list.Pagination.Total != 2 {
 		t.Fatalf("list %+v %v", list, err)
 	}
@@ -243,22 +243,22 @@ func TestAssetQuota(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := e.c.AssetUpload(ctx, client.AssetUpload{MimeType: "image/png", Data: a30}); err != nil {
+	if _, err := e.c.AssetUpload(ctx, client.AssetUploadRequest{MimeType: "image/png", Data: base64.StdEncoding.EncodeToString(a30)}); err != nil {
 		t.Fatalf("upload after making room: %v (first was %s)", err, first.ID)
 	}
 }
 
 // geminiAgent makes a credential pointing at the fake and an agent of type typ on it.
-func geminiAgent(t *testing.T, e *testEnv, fake *llmtest.Server, typ string, tools []client.ToolRef) *client.Agent {
+func geminiAgent(t *testing.T, e *testEnv, fake *llmtest.Server, typ string, tools []client.AgentConfig_Tools_Item) *client.Agent {
 	t.Helper()
 	ctx := context.Background()
-	if list, _ := e.c.CredentialList(ctx, client.CredentialListOptions{}); list == nil || len(list.Data) == 0 {
-		if _, err := e.c.CredentialCreate(ctx, client.CredentialCreate{Name: "gemini", Type: "api_key", Provider: "google",
+	if list, _ := e.c.CredentialList(ctx, client.ListCredentialsParams{}); list == nil || len(list.Data) == 0 {
+		if _, err := e.c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "gemini", Type: "api_key", Provider: "google",
 			Value: "AIzaTESTgeminiKey000000000000000000wxyz", Metadata: map[string]any{"base_url": fake.URL}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	a, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Painter " + typ, Type: typ, Config: &client.AgentConfig{Model: "gemini-2.5-flash", Tools: tools}})
+	a, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Painter " + typ, Type: client.AgentCreateRequestType(typ), Config: client.AgentConfig{Model: "gemini-2.5-flash", Tools: tools}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,14 +266,14 @@ func geminiAgent(t *testing.T, e *testEnv, fake *llmtest.Server, typ string, too
 }
 
 // llmSpan returns the first span of kind of an execution's trace.
-func spanOf(t *testing.T, e *testEnv, x *client.Execution, kind string) *client.Span {
+func spanOf(t *testing.T, e *testEnv, x *client.Execution, kind string) *client.SpanNode {
 	t.Helper()
 	tr, err := e.c.TraceGet(context.Background(), x.TraceID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, sp := range tr.AllSpans() {
-		if sp.Kind == kind {
+		if string(sp.Kind) == kind {
 			return sp
 		}
 	}
@@ -305,7 +305,7 @@ func TestAssetsFromModelReplies(t *testing.T) {
 		if out.Content != "Here is a cat." {
 			t.Errorf("output %q", out.Content)
 		}
-		list, err := e.c.AssetList(ctx, client.AssetListOptions{ExecutionID: x.ID})
+		list, err := e.c.AssetList(ctx, client.ListAssetsParams{ExecutionID: x.ID})
 		if err != nil || list.Pagination.Total != 1 {
 			t.Fatalf("assets of %s: %+v %v", x.ID, list, err)
 		}
@@ -353,7 +353,7 @@ func TestAssetQuotaRun(t *testing.T) {
 	if err != nil || x.Status != "completed" || !strings.Contains(string(x.Output), "A cat.") {
 		t.Fatalf("execute: %+v %v", x, err)
 	}
-	if list, _ := e.c.AssetList(ctx, client.AssetListOptions{ExecutionID: x.ID}); list.Pagination.Total != 0 {
+	if list, _ := e.c.AssetList(ctx, client.ListAssetsParams{ExecutionID: x.ID}); list.Pagination.Total != 0 {
 		t.Fatalf("an asset past the quota was stored: %+v", list)
 	}
 	sp := spanOf(t, e, x, "llm")
@@ -393,7 +393,7 @@ func TestAssetsFromMCPTools(t *testing.T) {
 			}}, nil
 		}})
 	t.Cleanup(srv.Close)
-	tool, err := e.c.MCPToolCreate(ctx, client.MCPToolCreate{Name: "Reports", Transport: "streamable_http", URL: srv.Endpoint,
+	tool, err := e.c.MCPToolCreate(ctx, client.McpToolCreateRequest{Name: "Reports", Transport: "streamable_http", URL: srv.Endpoint,
 		Tools: []client.MCPToolDef{{Name: "report", Description: "An orders report.", InputSchema: json.RawMessage(`{"type":"object"}`)}}})
 	if err != nil {
 		t.Fatal(err)
@@ -407,7 +407,7 @@ func TestAssetsFromMCPTools(t *testing.T) {
 	if err != nil || x.Status != "completed" {
 		t.Fatalf("execute: %+v %v", x, err)
 	}
-	list, err := e.c.AssetList(ctx, client.AssetListOptions{ExecutionID: x.ID})
+	list, err := e.c.AssetList(ctx, client.ListAssetsParams{ExecutionID: x.ID})
 	if err != nil || list.Pagination.Total != 2 {
 		t.Fatalf("assets: %+v %v", list, err)
 	}

@@ -17,7 +17,7 @@ import (
 func TestChatIdempotencyRoutes(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	a, _ := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Chatty", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
+	a, _ := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Chatty", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}})
 	s1, _ := e.c.ChatSessionCreate(ctx, a.ID, "one", nil)
 	s2, _ := e.c.ChatSessionCreate(ctx, a.ID, "two", nil)
 	sess := "/api/v1/chat/sessions/" + s1.ID
@@ -92,8 +92,8 @@ func TestChatIdempotencyRoutes(t *testing.T) {
 func TestChatRetryOfARunningTurn(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	a, _ := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Slow", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini",
-		Simulation: &client.Simulation{LatencyMS: 10}}})
+	a, _ := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Slow", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini",
+		Simulation: client.Simulation{LatencyMs: client.Ptr[int64](10)}}})
 	sess, _ := e.c.ChatSessionCreate(ctx, a.ID, "", nil)
 	key := client.WithIdempotencyKey("retry-me")
 	const n = 12
@@ -123,7 +123,7 @@ func TestChatRetryOfARunningTurn(t *testing.T) {
 			t.Fatalf("retry %d: %+v %v (first %+v)", i, replies[i], errs[i], replies[0])
 		}
 	}
-	msgs, err := e.c.ChatMessageList(ctx, sess.ID, client.ListOptions{})
+	msgs, err := e.c.ChatMessageList(ctx, sess.ID, client.ListChatMessagesParams{})
 	if err != nil || msgs.Pagination.Total != 2 {
 		t.Fatalf("messages: %+v %v", msgs, err)
 	}
@@ -137,8 +137,8 @@ func TestChatRetryOfARunningTurn(t *testing.T) {
 func TestChatReplayOfAFailedTurn(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	a, _ := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Broken", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini",
-		Simulation: &client.Simulation{Fail: true, FailMessage: "upstream broke"}}})
+	a, _ := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Broken", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini",
+		Simulation: client.Simulation{Fail: client.FailAlways(), FailMessage: "upstream broke"}}})
 	sess, _ := e.c.ChatSessionCreate(ctx, a.ID, "", nil)
 	sessPath := "/api/v1/chat/sessions/" + sess.ID + "/messages"
 	var first string

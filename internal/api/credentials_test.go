@@ -17,7 +17,7 @@ func TestCredentialRoutes(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
 	const secret = "sk-proj-ROUTES0123456789abcdefghijklmnopqrstuv-wxyz"
-	c, err := e.c.CredentialCreate(ctx, client.CredentialCreate{Name: "OpenAI key", Type: "api_key", Provider: "openai",
+	c, err := e.c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "OpenAI key", Type: "api_key", Provider: "openai",
 		Description: "prod key", Metadata: map[string]any{"header": "Authorization"}, Value: secret})
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func TestCredentialRoutes(t *testing.T) {
 func TestCredentialRevealAfterRotation(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	c, err := e.c.CredentialCreate(ctx, client.CredentialCreate{Name: "GitHub", Type: "bearer_token", Value: "github_pat_first_0000000000000000"})
+	c, err := e.c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "GitHub", Type: "bearer_token", Value: "github_pat_first_0000000000000000"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestCredentialRevealAfterRotation(t *testing.T) {
 		t.Fatalf("reveal: %q %v", v, err)
 	}
 	next := "github_pat_second_111111111111111"
-	if _, err := e.c.CredentialUpdate(ctx, c.ID, client.CredentialUpdate{Value: &next}); err != nil {
+	if _, err := e.c.CredentialUpdate(ctx, c.ID, client.CredentialUpdateRequest{Value: &next}); err != nil {
 		t.Fatal(err)
 	}
 	if v, err := e.store.CredentialReveal(ctx, e.ws, c.ID, e.srv.cfg.Secrets); err != nil || v != next {

@@ -19,7 +19,7 @@ func TestDatasetRoutes(t *testing.T) {
 
 func datasetRoutes(t *testing.T, e *testEnv) {
 	ctx := context.Background()
-	d, err := e.c.DatasetCreate(ctx, client.DatasetCreate{Name: "Support questions", Description: "Real tickets",
+	d, err := e.c.DatasetCreate(ctx, client.DatasetCreateRequest{Name: "Support questions", Description: "Real tickets",
 		InputSchema: json.RawMessage(`{"type":"object","required":["message"],"properties":{"message":{"type":"string","minLength":1}}}`)})
 	if err != nil {
 		t.Fatal(err)
@@ -27,7 +27,7 @@ func datasetRoutes(t *testing.T, e *testEnv) {
 	if d.Version != 0 || d.ItemCount != 0 || d.Metadata == nil {
 		t.Fatalf("new dataset: %+v", d)
 	}
-	a, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Helper", Type: "simple"})
+	a, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Helper", Type: "simple"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func datasetRoutes(t *testing.T, e *testEnv) {
 func TestDatasetBulkLimit(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	d, err := e.c.DatasetCreate(ctx, client.DatasetCreate{Name: "big"})
+	d, err := e.c.DatasetCreate(ctx, client.DatasetCreateRequest{Name: "big"})
 	if err != nil {
 		t.Fatal(err)
 	}

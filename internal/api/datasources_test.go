@@ -37,16 +37,16 @@ func ordersConfig() map[string]any {
 func TestDataSourceRoutes(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	cred, err := e.c.CredentialCreate(ctx, client.CredentialCreate{Name: "Orders DB URL", Type: "database_url", Value: "postgres://ro:pw@db/orders"})
+	cred, err := e.c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "Orders DB URL", Type: "database_url", Value: "postgres://ro:pw@db/orders"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := e.c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "Customer orders DB", Type: "postgres", Description: "Read-only replica",
+	d, err := e.c.DataSourceCreate(ctx, client.DataSourceCreateRequest{Name: "Customer orders DB", Type: "postgres", Description: "Read-only replica",
 		CredentialID: cred.ID, Config: ordersConfig(), Notes: "initial"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.ActiveVersion == nil || *d.ActiveVersion != 1 || d.VersionCount != 1 || d.Config["host"] != "orders-replica.db.example.internal" ||
+	if d.ActiveVersion != 1 || d.VersionCount != 1 || d.Config["host"] != "orders-replica.db.example.internal" ||
 		d.CredentialID == nil || *d.CredentialID != cred.ID {
 		t.Fatalf("created %+v", d)
 	}
@@ -127,16 +127,16 @@ func TestDataSourceRoutes(t *testing.T) {
 func TestDataSourceQuery(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	d, err := e.c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "Orders", Type: "postgres", Config: ordersConfig()})
+	d, err := e.c.DataSourceCreate(ctx, client.DataSourceCreateRequest{Name: "Orders", Type: "postgres", Config: ordersConfig()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := e.c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "Catalog", Type: "http",
+	api, err := e.c.DataSourceCreate(ctx, client.DataSourceCreateRequest{Name: "Catalog", Type: "http",
 		Config: map[string]any{"base_url": "https://catalog.example.com/api/v1/products", "method": "GET"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	my, err := e.c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "Legacy", Type: "mysql", Config: ordersConfig()})
+	my, err := e.c.DataSourceCreate(ctx, client.DataSourceCreateRequest{Name: "Legacy", Type: "mysql", Config: ordersConfig()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,20 +224,20 @@ func TestDataSourceQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.c.DataSourceQuery(ctx, d.ID, client.DataSourceQuery{Query: "SELECT * FROM events"}); !isStatus(err, 422) {
+	if _, err := e.c.DataSourceQuery(ctx, d.ID, client.DataSourceQueryRequest{Query: "SELECT * FROM events"}); !isStatus(err, 422) {
 		t.Fatalf("events before promotion: %v", err)
 	}
 	if _, err := e.c.DataSourceVersionPromote(ctx, d.ID, v.ID); err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.c.DataSourceQuery(ctx, d.ID, client.DataSourceQuery{Query: "SELECT * FROM events"})
+	res, err := e.c.DataSourceQuery(ctx, d.ID, client.DataSourceQueryRequest{Query: "SELECT * FROM events"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.RowCount != 3 || !res.Truncated || len(res.Columns) != 2 || res.Columns[0].Type != "bigint" {
 		t.Fatalf("after promotion: %+v", res)
 	}
-	if _, err := e.c.DataSourceQuery(ctx, d.ID, client.DataSourceQuery{Query: "SELECT * FROM customers"}); !isStatus(err, 422) {
+	if _, err := e.c.DataSourceQuery(ctx, d.ID, client.DataSourceQueryRequest{Query: "SELECT * FROM customers"}); !isStatus(err, 422) {
 		t.Fatalf("customers after promotion: %v", err)
 	}
 }
@@ -299,11 +299,11 @@ func TestDataSourceQueryOnServer(t *testing.T) {
 			}
 			t.Cleanup(func() { st.Close() })
 			e := newTestEnv(t, onStore(st), asServer())
-			cred, err := e.c.CredentialCreate(ctx, client.CredentialCreate{Name: "db", Type: "database_url", Value: tg.dsn})
+			cred, err := e.c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "db", Type: "database_url", Value: tg.dsn})
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := e.c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "Shop", Type: tg.typ, CredentialID: cred.ID, Config: map[string]any{"max_rows": 10}})
+			d, err := e.c.DataSourceCreate(ctx, client.DataSourceCreateRequest{Name: "Shop", Type: client.DataSourceCreateRequestType(tg.typ), CredentialID: cred.ID, Config: map[string]any{"max_rows": 10}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -379,12 +379,12 @@ func TestDataSourceQueryOnServerErrors(t *testing.T) {
 		_, _ = w.Write([]byte(`[{"sku":"TEA-1","price":12.5},{"sku":"COF-1","price":18}]`))
 	}))
 	defer api.Close()
-	tok, err := e.c.CredentialCreate(ctx, client.CredentialCreate{Name: "api", Type: "bearer_token", Value: "tok"})
+	tok, err := e.c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "api", Type: "bearer_token", Value: "tok"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	create := func(typ, cred string, cfg map[string]any) string {
-		d, err := e.c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "x", Type: typ, CredentialID: cred, Config: cfg})
+		d, err := e.c.DataSourceCreate(ctx, client.DataSourceCreateRequest{Name: "x", Type: client.DataSourceCreateRequestType(typ), CredentialID: cred, Config: cfg})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -480,7 +480,7 @@ func TestDataSourceAndCredentialContract(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	ds, err := srv.c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "db", Type: "sqlite", Config: map[string]any{"path": path}})
+	ds, err := srv.c.DataSourceCreate(ctx, client.DataSourceCreateRequest{Name: "db", Type: "sqlite", Config: map[string]any{"path": path}})
 	if err != nil {
 		t.Fatal(err)
 	}

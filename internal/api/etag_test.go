@@ -79,7 +79,7 @@ func TestETags(t *testing.T) {
 
 func etagScenarios(t *testing.T, e *testEnv, other *store.Store) {
 	ctx := context.Background()
-	a, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Tagged", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
+	a, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Tagged", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func etagScenarios(t *testing.T, e *testEnv, other *store.Store) {
 	// One resource, and the tag follows its data.
 	one := "/api/v1/agents/" + a.ID
 	_, oneTag, _ := e.getTagged(one, "")
-	if _, err := e.c.AgentUpdate(ctx, a.ID, client.AgentUpdate{Description: ptr("changed")}); err != nil {
+	if _, err := e.c.AgentUpdate(ctx, a.ID, client.AgentUpdateRequest{Description: ptr("changed")}); err != nil {
 		t.Fatal(err)
 	}
 	status, newTag, body := e.getTagged(one, oneTag)

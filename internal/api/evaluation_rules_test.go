@@ -26,7 +26,7 @@ func newOnlineFixture(t *testing.T, e *testEnv) onlineFixture {
 	ctx := context.Background()
 	var f onlineFixture
 	for _, name := range []string{"Support", "Other"} {
-		a, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: name, Type: "simple"})
+		a, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: name, Type: "simple"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,12 +36,12 @@ func newOnlineFixture(t *testing.T, e *testEnv) onlineFixture {
 			f.other = a.ID
 		}
 	}
-	ev, err := e.c.EvaluatorCreate(ctx, client.EvaluatorCreate{Name: "answered", Type: "regex", Config: map[string]any{"pattern": "\\S"}})
+	ev, err := e.c.EvaluatorCreate(ctx, client.EvaluatorCreateRequest{Name: "answered", Type: "regex", Config: map[string]any{"pattern": "\\S"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.anyText = ev.ID
-	ev, err = e.c.EvaluatorCreate(ctx, client.EvaluatorCreate{Name: "exact", Type: "exact_match"})
+	ev, err = e.c.EvaluatorCreate(ctx, client.EvaluatorCreateRequest{Name: "exact", Type: "exact_match"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func onlineEvaluation(t *testing.T, st *store.Store) {
 	ctx := context.Background()
 	f := newOnlineFixture(t, e)
 	judge := newJudge(t, e, "node-a", 0)
-	mk := func(in client.EvaluationRuleCreate) *client.EvaluationRule {
+	mk := func(in client.EvaluationRuleCreateRequest) *client.EvaluationRule {
 		t.Helper()
 		r, err := e.c.EvaluationRuleCreate(ctx, in)
 		if err != nil {
@@ -140,11 +140,11 @@ func onlineEvaluation(t *testing.T, st *store.Store) {
 		}
 		return r
 	}
-	gold := mk(client.EvaluationRuleCreate{EvaluatorID: f.anyText, Filter: &client.RuleFilter{Metadata: map[string]any{"tier": "gold"}}})
-	half := mk(client.EvaluationRuleCreate{EvaluatorID: f.anyText, AgentID: &f.agent, Sampling: ptr(0.5)})
-	off := mk(client.EvaluationRuleCreate{EvaluatorID: f.anyText, Enabled: ptr(false)})
-	chat := mk(client.EvaluationRuleCreate{EvaluatorID: f.anyText, Filter: &client.RuleFilter{Source: []string{"chat"}}})
-	exact := mk(client.EvaluationRuleCreate{EvaluatorID: f.exact, AgentID: &f.other})
+	gold := mk(client.EvaluationRuleCreateRequest{EvaluatorID: f.anyText, Filter: client.RuleFilterRequest{Metadata: map[string]any{"tier": "gold"}}})
+	half := mk(client.EvaluationRuleCreateRequest{EvaluatorID: f.anyText, AgentID: f.agent, Sampling: ptr(0.5)})
+	off := mk(client.EvaluationRuleCreateRequest{EvaluatorID: f.anyText, Enabled: ptr(false)})
+	chat := mk(client.EvaluationRuleCreateRequest{EvaluatorID: f.anyText, Filter: client.RuleFilterRequest{Source: []string{"chat"}}})
+	exact := mk(client.EvaluationRuleCreateRequest{EvaluatorID: f.exact, AgentID: f.other})
 
 	var support, other []string
 	for i := range 16 {
@@ -187,7 +187,7 @@ func onlineEvaluation(t *testing.T, st *store.Store) {
 			t.Fatalf("judged %d, want %d", n, 8+sampled+len(other))
 		}
 		for rule, count := range want {
-			l, err := e.c.ScoreList(ctx, client.ScoreListOptions{RuleID: rule, ListOptions: client.ListOptions{Limit: 100}})
+			l, err := e.c.ScoreList(ctx, client.ListScoresParams{RuleID: rule, Limit: 100})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -206,14 +206,14 @@ func onlineEvaluation(t *testing.T, st *store.Store) {
 				t.Fatalf("rule %s gave %d scores, want %d", rule, len(l.Data), count)
 			}
 			r, err := e.c.EvaluationRuleGet(ctx, rule)
-			if err != nil || r.Judgments.Completed != count || r.Judgments.Pending != 0 {
+			if err != nil || int(r.Judgments.Completed) != count || int(r.Judgments.Pending) != 0 {
 				t.Fatalf("rule %s judgments %+v, want %d completed: %v", rule, r.Judgments, count, err)
 			}
 		}
 	})
 
 	t.Run("the summary of a rule's scores", func(t *testing.T) {
-		sum, err := e.c.ScoreSummaries(ctx, client.ScoreListOptions{RuleID: gold.ID})
+		sum, err := e.c.ScoreSummaries(ctx, client.SummarizeScoresParams{RuleID: gold.ID})
 		if err != nil || len(sum.Data) != 1 || sum.Data[0].Count != 8 || sum.Data[0].Name != "answered" {
 			t.Fatalf("summary: %+v %v", sum, err)
 		}
@@ -221,7 +221,7 @@ func onlineEvaluation(t *testing.T, st *store.Store) {
 
 	t.Run("a case the evaluator cannot judge fails without retries", func(t *testing.T) {
 		r, err := e.c.EvaluationRuleGet(ctx, exact.ID)
-		if err != nil || r.Judgments.Failed != len(other) || r.Judgments.Completed != 0 || r.Judgments.Pending != 0 {
+		if err != nil || int(r.Judgments.Failed) != len(other) || int(r.Judgments.Completed) != 0 || int(r.Judgments.Pending) != 0 {
 			t.Fatalf("judgments %+v: %v", r.Judgments, err)
 		}
 		js, err := st.JudgmentList(ctx, e.ws, other[0])
@@ -271,7 +271,7 @@ func onlineCrash(t *testing.T, st *store.Store) {
 	f := newOnlineFixture(t, e)
 	lease := 300 * time.Millisecond
 	newJudge(t, e, "node-a", lease) // installs the hook; its loop never starts (the node is down)
-	rule, err := e.c.EvaluationRuleCreate(ctx, client.EvaluationRuleCreate{EvaluatorID: f.anyText})
+	rule, err := e.c.EvaluationRuleCreate(ctx, client.EvaluationRuleCreateRequest{EvaluatorID: f.anyText})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func onlineCrash(t *testing.T, st *store.Store) {
 			t.Fatalf("a stale attempt wrote its score: %v %v", ok, err)
 		}
 	}
-	l, err := e.c.ScoreList(ctx, client.ScoreListOptions{RuleID: rule.ID, ListOptions: client.ListOptions{Limit: 100}})
+	l, err := e.c.ScoreList(ctx, client.ListScoresParams{RuleID: rule.ID, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,16 +347,16 @@ func onlineNoDelay(t *testing.T, st *store.Store) {
 		<-release
 		return llmtest.Reply{Text: []string{`{"reasoning":"Direct.","score":"pass"}`}, Usage: &llmtest.Usage{Prompt: 100, Completion: 10}}
 	}
-	agent, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Support", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
+	agent, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Support", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := e.c.EvaluatorCreate(ctx, client.EvaluatorCreate{Name: "helpful", Type: "llm_judge",
+	ev, err := e.c.EvaluatorCreate(ctx, client.EvaluatorCreateRequest{Name: "helpful", Type: "llm_judge",
 		Config: map[string]any{"model": "gpt-4o-mini", "prompt": "Q: {{input.message}} A: {{output}}"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rule, err := e.c.EvaluationRuleCreate(ctx, client.EvaluationRuleCreate{EvaluatorID: ev.ID, AgentID: &agent.ID})
+	rule, err := e.c.EvaluationRuleCreate(ctx, client.EvaluationRuleCreateRequest{EvaluatorID: ev.ID, AgentID: agent.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +383,7 @@ func onlineNoDelay(t *testing.T, st *store.Store) {
 
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		l, err := e.c.ScoreList(ctx, client.ScoreListOptions{RuleID: rule.ID})
+		l, err := e.c.ScoreList(ctx, client.ListScoresParams{RuleID: rule.ID})
 		if err != nil {
 			t.Fatal(err)
 		}

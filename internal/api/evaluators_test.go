@@ -14,16 +14,16 @@ import (
 func TestEvaluatorRoutes(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	rating, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreate{Name: "closeness", DataType: "numeric", Min: ptr(0.5), Max: ptr(1.0)})
+	rating, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreateRequest{Name: "closeness", DataType: "numeric", Min: ptr(0.5), Max: ptr(1.0)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	verdict, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreate{Name: "verdict", DataType: "categorical",
-		Categories: []client.ScoreCategory{{Label: "yes", Value: 1}}})
+	verdict, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreateRequest{Name: "verdict", DataType: "categorical",
+		Categories: []client.ScoreCategory{{Label: "yes", Value: client.Ptr(float64(1))}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := e.c.EvaluatorCreate(ctx, client.EvaluatorCreate{Name: "answer-exact", Type: "exact_match"})
+	ev, err := e.c.EvaluatorCreate(ctx, client.EvaluatorCreateRequest{Name: "answer-exact", Type: "exact_match"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,15 +13,15 @@ import (
 func TestExecutionRoutes(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	a, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Helper", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini",
+	a, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Helper", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini",
 		InputSchema: []byte(`{"type":"object","properties":{"message":{"type":"string","minLength":1}},"required":["message"]}`)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ap, _ := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Gate", Type: "approval", Config: &client.AgentConfig{Model: "gpt-4o-mini",
-		Approval: &client.ApprovalConfig{Checkpoints: []client.Checkpoint{{Name: "review", When: "before_output"}}}}})
-	slow, _ := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Slow", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini",
-		Simulation: &client.Simulation{LatencyMS: 1000}}})
+	ap, _ := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Gate", Type: "approval", Config: client.AgentConfig{Model: "gpt-4o-mini",
+		Approval: client.ApprovalConfig{Checkpoints: []client.Checkpoint{{Name: "review", When: "before_output"}}}}})
+	slow, _ := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Slow", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini",
+		Simulation: client.Simulation{LatencyMs: client.Ptr[int64](1000)}}})
 	agent := "/api/v1/agents/" + a.ID
 	var xid, trace, waiting, pending, approval string
 	e.run([]scenario{
@@ -103,7 +103,7 @@ func TestExecutionRoutes(t *testing.T) {
 func TestChatRoutes(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	a, _ := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Chatty", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
+	a, _ := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Chatty", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}})
 	var sid string
 	e.run([]scenario{
 		{name: "create", method: "POST", path: "/api/v1/chat/sessions", body: `{"agent_id":"` + a.ID + `","title":"Hi"}`, status: 201,
@@ -166,9 +166,9 @@ func longText(n int) string {
 func TestStreamHeartbeat(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	slow, _ := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Slow", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini",
-		Simulation: &client.Simulation{LatencyMS: 400}}})
-	x, err := e.c.Execute(ctx, slow.ID, client.ExecuteRequest{Input: map[string]any{"message": "wait"}, Async: true})
+	slow, _ := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Slow", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini",
+		Simulation: client.Simulation{LatencyMs: client.Ptr[int64](400)}}})
+	x, err := e.c.Execute(ctx, slow.ID, client.ExecuteRequest{Input: map[string]any{"message": "wait"}, Async: client.Ptr(true)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -217,24 +218,24 @@ func oneOfEach(t *testing.T, e *testEnv) map[string][2]string {
 			t.Fatal(err)
 		}
 	}
-	simple, err := c.AgentCreate(ctx, client.AgentCreate{Name: "S", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
+	simple, err := c.AgentCreate(ctx, client.AgentCreateRequest{Name: "S", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}})
 	must(err)
-	appr, err := c.AgentCreate(ctx, client.AgentCreate{Name: "A", Type: "approval", Config: &client.AgentConfig{Model: "gpt-4o-mini",
-		Approval: &client.ApprovalConfig{Checkpoints: []client.Checkpoint{{Name: "c", When: "before_output"}}}}})
+	appr, err := c.AgentCreate(ctx, client.AgentCreateRequest{Name: "A", Type: "approval", Config: client.AgentConfig{Model: "gpt-4o-mini",
+		Approval: client.ApprovalConfig{Checkpoints: []client.Checkpoint{{Name: "c", When: "before_output"}}}}})
 	must(err)
 	x, err := c.Execute(ctx, appr.ID, client.ExecuteRequest{Input: map[string]any{"message": "hi"}})
 	must(err)
-	approvals, err := c.ApprovalList(ctx, "", client.ListOptions{})
+	approvals, err := c.ApprovalList(ctx, client.ListApprovalsParams{})
 	must(err)
-	p, err := c.PromptCreate(ctx, client.PromptCreate{Name: "P", Template: "Hi {{ name }}"})
+	p, err := c.PromptCreate(ctx, client.PromptCreateRequest{Name: "P", Template: "Hi {{ name }}"})
 	must(err)
 	pv, err := e.store.PromptGet(ctx, e.ws, p.ID)
 	must(err)
-	cred, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "C", Type: "api_key", Value: "sk-test-0000000000000000"})
+	cred, err := c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "C", Type: "api_key", Value: "sk-test-0000000000000000"})
 	must(err)
 	sess, err := c.ChatSessionCreate(ctx, simple.ID, "", nil)
 	must(err)
-	keys, err := c.APIKeyList(ctx, client.ListOptions{})
+	keys, err := c.APIKeyList(ctx, client.ListAPIKeysParams{})
 	must(err)
 	ds, err := e.store.DataSourceCreate(ctx, &store.DataSource{WorkspaceID: e.ws, Name: "D", Type: "http"}, store.JSONObject{"base_url": "https://example.com"}, "")
 	must(err)
@@ -253,18 +254,18 @@ func oneOfEach(t *testing.T, e *testEnv) map[string][2]string {
 	must(err)
 	score, err := e.store.ScoreCreate(ctx, &store.Score{WorkspaceID: e.ws, ConfigID: &sc.ID, Value: ptr(1.0), ExecutionID: &x.ID})
 	must(err)
-	asset, err := c.AssetUpload(ctx, client.AssetUpload{MimeType: "image/png", Data: []byte("png"), ExecutionID: x.ID})
+	asset, err := c.AssetUpload(ctx, client.AssetUploadRequest{MimeType: "image/png", Data: base64.StdEncoding.EncodeToString([]byte("png")), ExecutionID: x.ID})
 	must(err)
 	trig, err := e.store.TriggerCreate(ctx, &store.Trigger{WorkspaceID: e.ws, AgentID: simple.ID, Type: "webhook", Name: "W", Enabled: true,
 		Config: store.JSONObject{"respond": "async"}, TokenPrefix: "aph_walk"}, "walk-token-hash", nil, nil)
 	must(err)
-	dset, err := c.DatasetCreate(ctx, client.DatasetCreate{Name: "DS"})
+	dset, err := c.DatasetCreate(ctx, client.DatasetCreateRequest{Name: "DS"})
 	must(err)
-	item, err := c.DatasetItemCreate(ctx, dset.ID, client.DatasetItemCreate{Input: map[string]any{"message": "m"}})
+	item, err := c.DatasetItemCreate(ctx, dset.ID, client.DatasetItemRequest{Input: map[string]any{"message": "m"}})
 	must(err)
-	ev, err := c.EvaluatorCreate(ctx, client.EvaluatorCreate{Name: "E", Type: "contains", Config: map[string]any{"value": "x"}})
+	ev, err := c.EvaluatorCreate(ctx, client.EvaluatorCreateRequest{Name: "E", Type: "contains", Config: map[string]any{"value": "x"}})
 	must(err)
-	rule, err := c.EvaluationRuleCreate(ctx, client.EvaluationRuleCreate{EvaluatorID: ev.ID})
+	rule, err := c.EvaluationRuleCreate(ctx, client.EvaluationRuleCreateRequest{EvaluatorID: ev.ID})
 	must(err)
 	queue, err := e.store.AnnotationQueueCreate(ctx, &store.AnnotationQueue{WorkspaceID: e.ws, Name: "Q", ScoreConfigIDs: store.Strings{sc.ID}})
 	must(err)
@@ -656,7 +657,7 @@ func TestHostileScenarios(t *testing.T) {
 
 func hostileScenarios(t *testing.T, e *testEnv) {
 	ctx := context.Background()
-	a, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Chatty", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
+	a, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Chatty", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -664,7 +665,7 @@ func hostileScenarios(t *testing.T, e *testEnv) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cred, err := e.c.CredentialCreate(ctx, client.CredentialCreate{Name: "C", Type: "api_key", Value: "sk-test-0000000000000000"})
+	cred, err := e.c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "C", Type: "api_key", Value: "sk-test-0000000000000000"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -764,7 +765,7 @@ func (g *goneWriter) Flush() {}
 func TestStreamClientGone(t *testing.T) {
 	e := newServerEnv(t)
 	ctx := context.Background()
-	a, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "S", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
+	a, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "S", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}})
 	if err != nil {
 		t.Fatal(err)
 	}

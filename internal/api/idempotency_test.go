@@ -75,8 +75,8 @@ func requestHash(path, body string) string {
 // slowAgent creates an agent whose simulated model streams an event every latency.
 func slowAgent(t *testing.T, e *testEnv, latency time.Duration) string {
 	t.Helper()
-	a, err := e.c.AgentCreate(context.Background(), client.AgentCreate{Name: "Slow", Type: "simple",
-		Config: &client.AgentConfig{Model: "gpt-4o-mini", Simulation: &client.Simulation{LatencyMS: int(latency / time.Millisecond)}}})
+	a, err := e.c.AgentCreate(context.Background(), client.AgentCreateRequest{Name: "Slow", Type: "simple",
+		Config: client.AgentConfig{Model: "gpt-4o-mini", Simulation: client.Simulation{LatencyMs: client.Ptr[int64](int64(int(latency / time.Millisecond)))}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,13 +19,13 @@ import (
 func TestJudgeSimulated(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	rating, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreate{Name: "helpfulness", DataType: "numeric", Min: ptr(1.0), Max: ptr(5.0)})
+	rating, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreateRequest{Name: "helpfulness", DataType: "numeric", Min: ptr(1.0), Max: ptr(5.0)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	prompt := "Question: {{input.message}}\nAnswer: {{output}}\nExpected: {{expected_output}}\nRate how helpful the answer is."
-	judges := map[string]client.EvaluatorCreate{
-		"numeric":     {Name: "helpful", Type: "llm_judge", ScoreConfigID: &rating.ID, Config: map[string]any{"model": "gpt-4o-mini", "prompt": prompt}},
+	judges := map[string]client.EvaluatorCreateRequest{
+		"numeric":     {Name: "helpful", Type: "llm_judge", ScoreConfigID: rating.ID, Config: map[string]any{"model": "gpt-4o-mini", "prompt": prompt}},
 		"boolean":     {Name: "correct", Type: "llm_judge", Config: map[string]any{"model": "gpt-4o-mini", "prompt": prompt}},
 		"categorical": {Name: "tone", Type: "llm_judge", Config: map[string]any{"model": "gpt-4o-mini", "prompt": prompt, "score_type": "categorical", "labels": []any{"warm", "neutral", "curt"}}},
 	}
@@ -34,7 +34,7 @@ func TestJudgeSimulated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ev.DataType != dt {
+		if string(ev.DataType) != dt {
 			t.Fatalf("%s judge has data type %s", dt, ev.DataType)
 		}
 		seen := map[string]bool{}
@@ -67,7 +67,7 @@ func TestJudgeSimulated(t *testing.T) {
 					t.Fatalf("boolean judge: %+v", r1)
 				}
 			}
-			if r1.Comment == "" || r1.TraceID == nil || r1.TokenUsage.TotalTokens == 0 || *r1.TraceID == *r2.TraceID {
+			if r1.Comment == "" || r1.TraceID == nil || client.Val(r1.TokenUsage.TotalTokens) == 0 || *r1.TraceID == *r2.TraceID {
 				t.Fatalf("judge result without its reasoning, trace or tokens: %+v", r1)
 			}
 			tr, err := e.c.TraceGet(ctx, *r1.TraceID)
@@ -111,7 +111,7 @@ func credentialedEnv(t *testing.T, st *store.Store) (*testEnv, *llmtest.Server) 
 	}))
 	fake := llmtest.NewOpenAI()
 	t.Cleanup(fake.Close)
-	if _, err := e.c.CredentialCreate(context.Background(), client.CredentialCreate{Name: "openai", Type: "api_key", Provider: "openai",
+	if _, err := e.c.CredentialCreate(context.Background(), client.CredentialCreateRequest{Name: "openai", Type: "api_key", Provider: "openai",
 		Value: "sk-test-judge-0000000000000000wxyz", Metadata: map[string]any{"base_url": fake.URL}}); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func credentialedEnv(t *testing.T, st *store.Store) (*testEnv, *llmtest.Server) 
 func judgeOpenAI(t *testing.T, st *store.Store) {
 	e, fake := credentialedEnv(t, st)
 	ctx := context.Background()
-	ev, err := e.c.EvaluatorCreate(ctx, client.EvaluatorCreate{Name: "helpful", Type: "llm_judge",
+	ev, err := e.c.EvaluatorCreate(ctx, client.EvaluatorCreateRequest{Name: "helpful", Type: "llm_judge",
 		Config: map[string]any{"model": "gpt-4o-mini", "prompt": "Q: {{input.message}} A: {{output}} ({{metadata}})", "score_type": "numeric", "min": 1.0, "max": 5.0}})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func judgeOpenAI(t *testing.T, st *store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *res.Value != 4 || res.Comment != "Direct and correct." || res.TokenUsage.TotalTokens != 1100 || res.Cost <= 0 || res.TraceID == nil {
+	if *res.Value != 4 || res.Comment != "Direct and correct." || client.Val(res.TokenUsage.TotalTokens) != 1100 || res.Cost <= 0 || res.TraceID == nil {
 		t.Fatalf("judge result: %+v", res)
 	}
 	reqs := fake.Requests()

@@ -115,7 +115,7 @@ func TestPlanMaxAgents(t *testing.T) {
 func TestPlanMaxExecutionsPerMonth(t *testing.T) {
 	e := newServerEnvWith(t, func(c *Config) { c.Plan.MaxExecutionsPerMonth = 2 })
 	ctx := context.Background()
-	a, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Helper", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
+	a, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Helper", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,8 +139,8 @@ func TestPlanMaxExecutionsPerMonth(t *testing.T) {
 func TestPlanMaxConcurrentExecutions(t *testing.T) {
 	e := newServerEnvWith(t, func(c *Config) { c.Plan.MaxConcurrentExecutions = 1 })
 	ctx := context.Background()
-	gate, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Gate", Type: "approval", Config: &client.AgentConfig{Model: "gpt-4o-mini",
-		Approval: &client.ApprovalConfig{Checkpoints: []client.Checkpoint{{Name: "review", When: "before_output"}}}}})
+	gate, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Gate", Type: "approval", Config: client.AgentConfig{Model: "gpt-4o-mini",
+		Approval: client.ApprovalConfig{Checkpoints: []client.Checkpoint{{Name: "review", When: "before_output"}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,8 +186,8 @@ func TestPlanLimitsConcurrent(t *testing.T) {
 		}
 		// One agent exists, whose runs wait for approval (live, and with nothing running that
 		// a node would have to stop): two more fit.
-		gate, err := a.c.AgentCreate(context.Background(), client.AgentCreate{Name: "Gate", Type: "approval", Config: &client.AgentConfig{Model: "gpt-4o-mini",
-			Approval: &client.ApprovalConfig{Checkpoints: []client.Checkpoint{{Name: "review", When: "before_output"}}}}})
+		gate, err := a.c.AgentCreate(context.Background(), client.AgentCreateRequest{Name: "Gate", Type: "approval", Config: client.AgentConfig{Model: "gpt-4o-mini",
+			Approval: client.ApprovalConfig{Checkpoints: []client.Checkpoint{{Name: "review", When: "before_output"}}}}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -69,7 +69,7 @@ func TestMCPToolStdioNeedsTheFlag(t *testing.T) {
 func TestMCPToolCredentialTypes(t *testing.T) {
 	e := mcpServerEnv(t, func(c *Config) { c.AllowStdioMCP = true })
 	ctx := context.Background()
-	db, err := e.c.CredentialCreate(ctx, client.CredentialCreate{Name: "db", Type: "database_url", Provider: "postgres", Value: "postgres://u:p@db/x",
+	db, err := e.c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "db", Type: "database_url", Provider: "postgres", Value: "postgres://u:p@db/x",
 		Metadata: map[string]any{"env": "DATABASE_URI"}})
 	if err != nil {
 		t.Fatal(err)
@@ -100,16 +100,16 @@ func TestMCPToolRefresh(t *testing.T) {
 		Handle: func(context.Context, json.RawMessage) (*mcp.CallToolResult, error) { return mcptest.Text("sunny"), nil }})
 	defer odd.Close()
 
-	tok, err := e.c.CredentialCreate(ctx, client.CredentialCreate{Name: "tok", Type: "bearer_token", Provider: "orders", Value: "tok-bearer"})
+	tok, err := e.c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "tok", Type: "bearer_token", Provider: "orders", Value: "tok-bearer"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := e.c.CredentialCreate(ctx, client.CredentialCreate{Name: "key", Type: "api_key", Provider: "orders", Value: "tok-custom",
+	key, err := e.c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "key", Type: "api_key", Provider: "orders", Value: "tok-custom",
 		Metadata: map[string]any{"header": "X-Api-Key"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	create := func(in client.MCPToolCreate) string {
+	create := func(in client.McpToolCreateRequest) string {
 		t.Helper()
 		tool, err := e.c.MCPToolCreate(ctx, in)
 		if err != nil {
@@ -117,11 +117,11 @@ func TestMCPToolRefresh(t *testing.T) {
 		}
 		return "/api/v1/mcp-tools/" + tool.ID
 	}
-	withBearer := create(client.MCPToolCreate{Name: "Orders", URL: bearer.Endpoint, CredentialID: &tok.ID})
-	withHeader := create(client.MCPToolCreate{Name: "Old orders", Transport: "sse", URL: custom.Endpoint, CredentialID: &key.ID})
-	noCredential := create(client.MCPToolCreate{Name: "Locked", URL: bearer.Endpoint,
+	withBearer := create(client.McpToolCreateRequest{Name: "Orders", URL: bearer.Endpoint, CredentialID: tok.ID})
+	withHeader := create(client.McpToolCreateRequest{Name: "Old orders", Transport: "sse", URL: custom.Endpoint, CredentialID: key.ID})
+	noCredential := create(client.McpToolCreateRequest{Name: "Locked", URL: bearer.Endpoint,
 		Tools: []client.MCPToolDef{{Name: "by_hand", Description: "Typed in."}}})
-	oddTools := create(client.MCPToolCreate{Name: "Odd", URL: odd.Endpoint})
+	oddTools := create(client.McpToolCreateRequest{Name: "Odd", URL: odd.Endpoint})
 	names := []any{"chart", "fail", "lookup_order", "slow", "stats"}
 	e.run([]scenario{
 		{name: "streamable with bearer", method: "POST", path: withBearer + "/refresh", status: 200,
@@ -173,11 +173,11 @@ func TestMCPToolRefresh(t *testing.T) {
 func TestMCPToolRefreshEmulator(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	gh, err := e.c.MCPToolCreate(ctx, client.MCPToolCreate{Name: "GitHub", URL: "https://api.githubcopilot.com/mcp/"})
+	gh, err := e.c.MCPToolCreate(ctx, client.McpToolCreateRequest{Name: "GitHub", URL: "https://api.githubcopilot.com/mcp/"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	own, err := e.c.MCPToolCreate(ctx, client.MCPToolCreate{Name: "Own", URL: "https://mcp.example.com/mcp",
+	own, err := e.c.MCPToolCreate(ctx, client.McpToolCreateRequest{Name: "Own", URL: "https://mcp.example.com/mcp",
 		Tools: []client.MCPToolDef{{Name: "mine", Description: "Mine."}}})
 	if err != nil {
 		t.Fatal(err)
@@ -195,12 +195,12 @@ func TestMCPToolRefreshEmulator(t *testing.T) {
 func TestAgentConfigTools(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	a, err := e.c.MCPToolCreate(ctx, client.MCPToolCreate{Name: "A", URL: "https://a.example/mcp",
+	a, err := e.c.MCPToolCreate(ctx, client.McpToolCreateRequest{Name: "A", URL: "https://a.example/mcp",
 		Tools: []client.MCPToolDef{{Name: "one"}, {Name: "two"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := e.c.MCPToolCreate(ctx, client.MCPToolCreate{Name: "B", URL: "https://b.example/mcp"}) // tools not known yet
+	b, err := e.c.MCPToolCreate(ctx, client.McpToolCreateRequest{Name: "B", URL: "https://b.example/mcp"}) // tools not known yet
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,12 +49,12 @@ func TestMCPServer(t *testing.T) {
 	t.Parallel()
 	o := newOpenAIEnv(t)
 	ctx := context.Background()
-	slow, err := o.c.AgentCreate(ctx, client.AgentCreate{Name: "Slow one!", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini",
-		Simulation: &client.Simulation{LatencyMS: 300}}})
+	slow, err := o.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Slow one!", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini",
+		Simulation: client.Simulation{LatencyMs: client.Ptr[int64](300)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := o.c.PromptCreate(ctx, client.PromptCreate{Name: "greet", Description: "A greeting.", Template: "Say hello to {{name}}."}); err != nil {
+	if _, err := o.c.PromptCreate(ctx, client.PromptCreateRequest{Name: "greet", Description: "A greeting.", Template: "Say hello to {{name}}."}); err != nil {
 		t.Fatal(err)
 	}
 	var progress atomic.Int32
@@ -169,24 +169,24 @@ func TestAgentCallsAgentOverMCP(t *testing.T) {
 	t.Cleanup(fake.Close)
 	fake.Fallback = func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Text: []string{"Paris."}} }
 	ctx := context.Background()
-	if _, err := e.c.CredentialCreate(ctx, client.CredentialCreate{Name: "openai", Type: "api_key", Provider: "openai",
+	if _, err := e.c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "openai", Type: "api_key", Provider: "openai",
 		Value: "sk-test000000000000000000000000000000wxyz", Metadata: map[string]any{"base_url": fake.URL}}); err != nil {
 		t.Fatal(err)
 	}
-	helper, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Geographer", Type: "simple", Description: "Knows capitals.", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
+	helper, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Geographer", Type: "simple", Description: "Knows capitals.", Config: client.AgentConfig{Model: "gpt-4o-mini"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := e.c.CredentialCreate(ctx, client.CredentialCreate{Name: "agentplane key", Type: "bearer_token", Value: e.key})
+	key, err := e.c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "agentplane key", Type: "bearer_token", Value: e.key})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tool, err := e.c.MCPToolCreate(ctx, client.MCPToolCreate{Name: "Geographer", Transport: "streamable_http", URL: e.ts.URL + "/api/v1/mcp/agents/" + helper.ID, CredentialID: &key.ID})
+	tool, err := e.c.MCPToolCreate(ctx, client.McpToolCreateRequest{Name: "Geographer", Transport: "streamable_http", URL: e.ts.URL + "/api/v1/mcp/agents/" + helper.ID, CredentialID: key.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	boss, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Boss", Type: "agent", Config: &client.AgentConfig{Model: "gpt-4o-mini",
-		Tools: []client.ToolRef{{MCPToolID: tool.ID}}}})
+	boss, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Boss", Type: "agent", Config: client.AgentConfig{Model: "gpt-4o-mini",
+		Tools: []client.AgentConfig_Tools_Item{client.MCPTools(tool.ID)[0]}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ const fsTools = `[{"name":"read_file","description":"Read a file","input_schema"
 func TestMCPToolRoutes(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	fs, err := e.c.MCPToolCreate(ctx, client.MCPToolCreate{Name: "Filesystem", Description: "Local files", Transport: "stdio", Command: "npx",
+	fs, err := e.c.MCPToolCreate(ctx, client.McpToolCreateRequest{Name: "Filesystem", Description: "Local files", Transport: "stdio", Command: "npx",
 		Args:  []string{"-y", "@modelcontextprotocol/server-filesystem", "/srv"},
 		Tools: []client.MCPToolDef{{Name: "read_file", Description: "Read a file", InputSchema: []byte(`{"type":"object","properties":{"path":{"type":"string"}}}`)}}})
 	if err != nil {
@@ -86,7 +86,7 @@ func TestMCPToolRoutes(t *testing.T) {
 	})
 
 	// An agent version that lists a server keeps it from being deleted.
-	agent, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Librarian", Type: "agent", Config: &client.AgentConfig{Model: "gpt-4o", Tools: client.MCPTools(fs.ID)}})
+	agent, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Librarian", Type: "agent", Config: client.AgentConfig{Model: "gpt-4o", Tools: client.MCPTools(fs.ID)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,13 +126,13 @@ func TestMCPToolTemplates(t *testing.T) {
 		{name: "bad limit", method: "GET", path: "/api/v1/mcp-tools/templates?limit=0", status: 400, code: "bad_request", message: "limit"},
 	})
 	// A template's configuration is accepted by create as it is.
-	ts, err := e.c.MCPToolTemplates(context.Background(), client.MCPToolTemplateListOptions{ListOptions: client.ListOptions{Limit: 100}})
+	ts, err := e.c.MCPToolTemplates(context.Background(), client.ListMCPToolTemplatesParams{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tp := range ts.Data {
-		if _, err := e.c.MCPToolCreate(context.Background(), client.MCPToolCreate{Name: tp.Name, Description: tp.Description,
-			Transport: tp.Transport, Command: tp.Command, Args: tp.Args, URL: tp.URL, Tools: tp.Tools}); err != nil {
+		if _, err := e.c.MCPToolCreate(context.Background(), client.McpToolCreateRequest{Name: tp.Name, Description: tp.Description,
+			Transport: client.McpToolCreateRequestTransport(tp.Transport), Command: tp.Command, Args: tp.Args, URL: tp.URL, Tools: tp.Tools}); err != nil {
 			t.Errorf("template %s: %v", tp.ID, err)
 		}
 	}

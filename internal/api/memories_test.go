@@ -11,15 +11,15 @@ import (
 func TestMemoryRoutes(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	agent, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Concierge", Type: "simple"})
+	agent, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Concierge", Type: "simple"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Other", Type: "simple"})
+	other, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Other", Type: "simple"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mine, err := e.c.MemoryCreate(ctx, client.MemoryCreate{AgentID: &agent.ID, Key: "user.preferences", Content: "Prefers window seats.",
+	mine, err := e.c.MemoryCreate(ctx, client.MemoryCreateRequest{AgentID: agent.ID, Key: "user.preferences", Content: "Prefers window seats.",
 		Metadata: map[string]any{"source": "chat"}})
 	if err != nil {
 		t.Fatal(err)
@@ -83,13 +83,13 @@ func TestMemoryRoutes(t *testing.T) {
 	})
 
 	// Memories of an agent go with it; workspace-wide ones stay.
-	if _, err := e.c.MemoryCreate(ctx, client.MemoryCreate{AgentID: &other.ID, Content: "Speaks French."}); err != nil {
+	if _, err := e.c.MemoryCreate(ctx, client.MemoryCreateRequest{AgentID: other.ID, Content: "Speaks French."}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.c.AgentDelete(ctx, other.ID); err != nil {
 		t.Fatal(err)
 	}
-	l, err := e.c.MemoryList(ctx, client.MemoryListOptions{})
+	l, err := e.c.MemoryList(ctx, client.ListMemoriesParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,10 +102,10 @@ func TestMemoryRoutes(t *testing.T) {
 		}
 	}
 	key := "renamed"
-	if _, err := e.c.MemoryUpdate(ctx, l.Data[0].ID, client.MemoryUpdate{Key: &key}); err != nil {
+	if _, err := e.c.MemoryUpdate(ctx, l.Data[0].ID, client.MemoryUpdateRequest{Key: &key}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := e.c.MemoryList(ctx, client.MemoryListOptions{Key: "renamed"}); got.Pagination.Total != 1 {
+	if got, _ := e.c.MemoryList(ctx, client.ListMemoriesParams{Key: "renamed"}); got.Pagination.Total != 1 {
 		t.Fatalf("key filter through the client: %+v", got)
 	}
 }

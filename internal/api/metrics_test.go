@@ -47,7 +47,7 @@ func TestMetricsAfterRuns(t *testing.T) {
 
 func metricsAfterRuns(t *testing.T, e *testEnv) {
 	ctx := context.Background()
-	agent, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Support", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
+	agent, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Support", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +55,8 @@ func metricsAfterRuns(t *testing.T, e *testEnv) {
 	if err != nil || x.Status != store.StatusCompleted {
 		t.Fatalf("execute: %+v %v", x, err)
 	}
-	appr, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Gate", Type: "approval", Config: &client.AgentConfig{Model: "gpt-4o-mini",
-		Approval: &client.ApprovalConfig{Checkpoints: []client.Checkpoint{{Name: "c", When: "before_output"}}}}})
+	appr, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Gate", Type: "approval", Config: client.AgentConfig{Model: "gpt-4o-mini",
+		Approval: client.ApprovalConfig{Checkpoints: []client.Checkpoint{{Name: "c", When: "before_output"}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

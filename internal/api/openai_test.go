@@ -40,17 +40,17 @@ func newOpenAIEnv(t *testing.T) *openAIEnv {
 		return llmtest.Reply{Text: []string{"Hi ", "there."}, Usage: &llmtest.Usage{Prompt: 12, Completion: 3}}
 	}
 	ctx := context.Background()
-	if _, err := e.c.CredentialCreate(ctx, client.CredentialCreate{Name: "openai", Type: "api_key", Provider: "openai",
+	if _, err := e.c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "openai", Type: "api_key", Provider: "openai",
 		Value: "sk-test000000000000000000000000000000wxyz", Metadata: map[string]any{"base_url": fake.URL}}); err != nil {
 		t.Fatal(err)
 	}
-	helper, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Helper", Type: "simple", Description: "Answers questions.",
-		Config: &client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You are Helper."}})
+	helper, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Helper", Type: "simple", Description: "Answers questions.",
+		Config: client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You are Helper."}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Gate", Type: "approval", Config: &client.AgentConfig{Model: "gpt-4o-mini",
-		Approval: &client.ApprovalConfig{Checkpoints: []client.Checkpoint{{Name: "review", When: "before_output"}}}}})
+	gate, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Gate", Type: "approval", Config: client.AgentConfig{Model: "gpt-4o-mini",
+		Approval: client.ApprovalConfig{Checkpoints: []client.Checkpoint{{Name: "review", When: "before_output"}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +366,7 @@ func TestOpenAIResponses(t *testing.T) {
 func TestOpenAIEmulator(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	a, err := e.c.AgentCreate(context.Background(), client.AgentCreate{Name: "Echo", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
+	a, err := e.c.AgentCreate(context.Background(), client.AgentCreateRequest{Name: "Echo", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}})
 	if err != nil {
 		t.Fatal(err)
 	}

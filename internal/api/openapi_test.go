@@ -464,17 +464,17 @@ func TestOpenAPIGeneratorNames(t *testing.T) {
 func TestStreamFramesMatchDocument(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	failing, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Failing", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini",
-		Simulation: &client.Simulation{Fail: true, FailMessage: "simulated outage"}}})
+	failing, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Failing", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini",
+		Simulation: client.Simulation{Fail: client.FailAlways(), FailMessage: "simulated outage"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Slow", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini",
-		Simulation: &client.Simulation{LatencyMS: 2000}}})
+	slow, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Slow", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini",
+		Simulation: client.Simulation{LatencyMs: client.Ptr[int64](2000)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Steps", Type: "chain", Config: &client.AgentConfig{Model: "gpt-4o-mini",
+	steps, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Steps", Type: "chain", Config: client.AgentConfig{Model: "gpt-4o-mini",
 		Steps: []client.AgentStep{{ID: "a", Instruction: "Summarise."}, {ID: "b", Instruction: "Translate."}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -515,8 +515,8 @@ func TestStreamFramesMatchDocument(t *testing.T) {
 // non-nullable array schemas hold (the response validator checks every scenario).
 func TestListsAreNeverNull(t *testing.T) {
 	e := newTestEnv(t)
-	a, err := e.c.AgentCreate(context.Background(), client.AgentCreate{Name: "Plain", Type: "simple",
-		Config: &client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You answer briefly."}})
+	a, err := e.c.AgentCreate(context.Background(), client.AgentCreateRequest{Name: "Plain", Type: "simple",
+		Config: client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You answer briefly."}})
 	if err != nil {
 		t.Fatal(err)
 	}

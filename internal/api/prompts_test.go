@@ -21,7 +21,7 @@ const promptTemplate = "Hello {{ name }}, about order {{ order.id }}.{{#items}} 
 func TestPromptRoutes(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	p, err := e.c.PromptCreate(ctx, client.PromptCreate{Name: "Support reply", Description: "Replies to tickets", Tags: []string{"support", "customer"},
+	p, err := e.c.PromptCreate(ctx, client.PromptCreateRequest{Name: "Support reply", Description: "Replies to tickets", Tags: []string{"support", "customer"},
 		Template: promptTemplate, Config: map[string]any{"model": "gpt-4o", "temperature": 0.3}, Notes: "first"})
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ func TestPromptRoutes(t *testing.T) {
 	})
 
 	// A version of another prompt is not found under this one.
-	other, err := e.c.PromptCreate(ctx, client.PromptCreate{Name: "Other", Template: "o"})
+	other, err := e.c.PromptCreate(ctx, client.PromptCreateRequest{Name: "Other", Template: "o"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestPromptRoutes(t *testing.T) {
 
 func TestPromptIdempotentCreate(t *testing.T) {
 	e := newTestEnv(t)
-	p, err := e.c.PromptCreate(context.Background(), client.PromptCreate{Name: "P", Template: "one"})
+	p, err := e.c.PromptCreate(context.Background(), client.PromptCreateRequest{Name: "P", Template: "one"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,14 +186,14 @@ func TestPromptIdempotentCreate(t *testing.T) {
 func TestPromptDeleteRoutes(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	p, err := e.c.PromptCreate(ctx, client.PromptCreate{Name: "Used", Template: "You help {{ name }}."})
+	p, err := e.c.PromptCreate(ctx, client.PromptCreateRequest{Name: "Used", Template: "You help {{ name }}."})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.c.PromptVersionCreate(ctx, p.ID, client.PromptVersionCreate{Template: "v2"}); err != nil {
+	if _, err := e.c.PromptVersionCreate(ctx, p.ID, client.PromptVersionCreateRequest{Template: "v2"}); err != nil {
 		t.Fatal(err)
 	}
-	a, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Helper", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o", PromptID: p.ID}})
+	a, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Helper", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o", PromptID: p.ID}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestPromptClient(t *testing.T) {
 	vt := &validatingTransport{t: t, v: v}
 	c := client.New(e.ts.URL, client.WithHTTPClient(&http.Client{Transport: vt}))
 
-	p, err := c.PromptCreate(ctx, client.PromptCreate{Name: "Greeter", Tags: []string{"hello"}, Metadata: map[string]any{"team": "cx"},
+	p, err := c.PromptCreate(ctx, client.PromptCreateRequest{Name: "Greeter", Tags: []string{"hello"}, Metadata: map[string]any{"team": "cx"},
 		Template: "Hi {{ name }}", Config: map[string]any{"model": "gpt-4o", "temperature": 0.2}, Notes: "v1"}, client.WithIdempotencyKey("k"))
 	if err != nil {
 		t.Fatal(err)
@@ -268,7 +268,7 @@ func TestPromptClient(t *testing.T) {
 	if p.ActiveVersion == nil || *p.ActiveVersion != 1 || !slices.Equal(p.Variables, []string{"name"}) || p.Metadata["team"] != "cx" || p.CreatedAt.IsZero() {
 		t.Fatalf("created %+v", p)
 	}
-	l, err := c.PromptList(ctx, client.PromptListOptions{Tag: "hello", Query: "greet", ListOptions: client.ListOptions{Limit: 5}})
+	l, err := c.PromptList(ctx, client.ListPromptsParams{Tag: "hello", Q: "greet", Limit: 5})
 	if err != nil || l.Pagination.Total != 1 || l.Data[0].ID != p.ID || l.Pagination.Limit != 5 {
 		t.Fatalf("list %+v %v", l, err)
 	}
@@ -276,14 +276,14 @@ func TestPromptClient(t *testing.T) {
 		t.Fatalf("get %+v %v", got, err)
 	}
 	desc := "Says hello"
-	if got, err := c.PromptUpdate(ctx, p.ID, client.PromptUpdate{Description: &desc}); err != nil || got.Description != desc || got.Name != "Greeter" {
+	if got, err := c.PromptUpdate(ctx, p.ID, client.PromptUpdateRequest{Description: &desc}); err != nil || got.Description != desc || got.Name != "Greeter" {
 		t.Fatalf("update %+v %v", got, err)
 	}
-	pv, err := c.PromptVersionCreate(ctx, p.ID, client.PromptVersionCreate{Template: "Hey {{ name }} from {{ team }}", Notes: "v2"})
+	pv, err := c.PromptVersionCreate(ctx, p.ID, client.PromptVersionCreateRequest{Template: "Hey {{ name }} from {{ team }}", Notes: "v2"})
 	if err != nil || pv.Version != 2 || pv.IsActive || !slices.Equal(pv.Variables, []string{"name", "team"}) {
 		t.Fatalf("version %+v %v", pv, err)
 	}
-	vl, err := c.PromptVersionList(ctx, p.ID, client.ListOptions{})
+	vl, err := c.PromptVersionList(ctx, p.ID, client.ListPromptVersionsParams{})
 	if err != nil || vl.Pagination.Total != 2 || vl.Data[0].ID != pv.ID || !vl.Data[1].IsActive || vl.Data[1].Config["model"] != "gpt-4o" {
 		t.Fatalf("versions %+v %v", vl, err)
 	}
@@ -294,7 +294,7 @@ func TestPromptClient(t *testing.T) {
 	if err != nil || pr.Rendered != "Hey Ada from " || !slices.Equal(pr.Missing, []string{"team"}) || pr.Version != 2 {
 		t.Fatalf("preview %+v %v", pr, err)
 	}
-	_, err = c.PromptPreview(ctx, p.ID, client.PromptPreviewRequest{VersionID: pv.ID, Strict: true})
+	_, err = c.PromptPreview(ctx, p.ID, client.PromptPreviewRequest{VersionID: pv.ID, Strict: client.Ptr(true)})
 	var ae *client.Error
 	if !errors.As(err, &ae) || ae.Status != 422 || !strings.Contains(ae.Message, "name, team") {
 		t.Fatalf("strict preview: %v", err)
@@ -305,10 +305,10 @@ func TestPromptClient(t *testing.T) {
 	if _, err := c.PromptGet(ctx, "missing"); !errors.As(err, &ae) || ae.Status != 404 || ae.Code != "not_found" {
 		t.Fatalf("get missing: %v", err)
 	}
-	if _, err := c.PromptCreate(ctx, client.PromptCreate{Name: "Broken", Template: "{{#a}}"}); !errors.As(err, &ae) || ae.Status != 422 {
+	if _, err := c.PromptCreate(ctx, client.PromptCreateRequest{Name: "Broken", Template: "{{#a}}"}); !errors.As(err, &ae) || ae.Status != 422 {
 		t.Fatalf("bad template: %v", err)
 	}
-	a, err := c.AgentCreate(ctx, client.AgentCreate{Name: "A", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o", PromptID: p.ID}})
+	a, err := c.AgentCreate(ctx, client.AgentCreateRequest{Name: "A", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o", PromptID: p.ID}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 func TestScoreConfigRoutes(t *testing.T) {
 	e := newServerEnv(t)
 	ctx := context.Background()
-	rating, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreate{Name: "rating", DataType: client.ScoreNumeric, Min: ptr(1.0), Max: ptr(5.0)})
+	rating, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreateRequest{Name: "rating", DataType: client.ScoreNumeric, Min: ptr(1.0), Max: ptr(5.0)})
 	if err != nil || *rating.Min != 1 || rating.Categories == nil {
 		t.Fatalf("create: %+v %v", rating, err)
 	}
@@ -53,11 +53,11 @@ func TestScoreConfigRoutes(t *testing.T) {
 		{name: "list archived", method: "GET", path: "/api/v1/score-configs?archived=true", status: 200, fields: map[string]any{"pagination.total": 1, "data.0.id": rating.ID}},
 	})
 	// The SDK sends null to remove a bound.
-	got, err := e.c.ScoreConfigUpdate(ctx, rating.ID, client.ScoreConfigUpdate{ClearMax: true, Archived: ptr(false)})
+	got, err := e.c.ScoreConfigUpdate(ctx, rating.ID, client.ScoreConfigUpdateRequest{Max: client.Null[float64](), Archived: ptr(false)})
 	if err != nil || got.Max != nil || got.Archived {
 		t.Fatalf("SDK update: %+v %v", got, err)
 	}
-	if l, err := e.c.ScoreConfigList(ctx, client.ScoreConfigListOptions{Archived: ptr(false), DataType: client.ScoreNumeric}); err != nil || l.Pagination.Total != 1 {
+	if l, err := e.c.ScoreConfigList(ctx, client.ListScoreConfigsParams{Archived: ptr(false), DataType: client.ScoreNumeric}); err != nil || l.Pagination.Total != 1 {
 		t.Fatalf("SDK list: %+v %v", l, err)
 	}
 	if _, err := e.c.ScoreConfigGet(ctx, rating.ID); err != nil {
@@ -68,7 +68,7 @@ func TestScoreConfigRoutes(t *testing.T) {
 func TestScoreRoutes(t *testing.T) {
 	e := newServerEnv(t)
 	ctx := context.Background()
-	agent, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Support", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
+	agent, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Support", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,16 +81,16 @@ func TestScoreRoutes(t *testing.T) {
 		t.Fatalf("trace %+v %v", tr, err)
 	}
 	span := tr.Spans[len(tr.Spans)-1].ID
-	rating, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreate{Name: "rating", DataType: client.ScoreNumeric, Min: ptr(1.0), Max: ptr(5.0)})
+	rating, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreateRequest{Name: "rating", DataType: client.ScoreNumeric, Min: ptr(1.0), Max: ptr(5.0)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	verdict, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreate{Name: "verdict", DataType: client.ScoreCategorical,
-		Categories: []client.ScoreCategory{{Label: "good", Value: 1}, {Label: "bad", Value: 0}}})
+	verdict, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreateRequest{Name: "verdict", DataType: client.ScoreCategorical,
+		Categories: []client.ScoreCategory{{Label: "good", Value: client.Ptr(float64(1))}, {Label: "bad", Value: client.Ptr(float64(0))}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gone, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreate{Name: "old", DataType: client.ScoreBoolean, Archived: true})
+	gone, err := e.c.ScoreConfigCreate(ctx, client.ScoreConfigCreateRequest{Name: "old", DataType: client.ScoreBoolean, Archived: client.Ptr(true)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,17 +174,17 @@ func TestScoreRoutes(t *testing.T) {
 			fields: map[string]any{"data.author": map[string]any{"type": "user", "id": u.ID, "name": "ann@example.com"}}},
 	})
 	// The SDK covers every route.
-	sc, err := e.c.ScoreCreate(ctx, client.ScoreCreate{ConfigID: &verdict.ID, Value: ptr(1.0), TraceID: &x.TraceID})
+	sc, err := e.c.ScoreCreate(ctx, client.ScoreCreateRequest{ConfigID: verdict.ID, Value: ptr(1.0), TraceID: x.TraceID})
 	if err != nil || *sc.StringValue != "good" || *sc.ExecutionID != x.ID {
 		t.Fatalf("SDK create: %+v %v", sc, err)
 	}
-	if sc, err = e.c.ScoreUpdate(ctx, sc.ID, client.ScoreUpdate{StringValue: ptr("bad")}); err != nil || *sc.Value != 0 {
+	if sc, err = e.c.ScoreUpdate(ctx, sc.ID, client.ScoreUpdateRequest{StringValue: ptr("bad")}); err != nil || *sc.Value != 0 {
 		t.Fatalf("SDK update: %+v %v", sc, err)
 	}
-	if l, err := e.c.ScoreList(ctx, client.ScoreListOptions{ConfigID: verdict.ID}); err != nil || l.Pagination.Total != 2 {
+	if l, err := e.c.ScoreList(ctx, client.ListScoresParams{ConfigID: verdict.ID}); err != nil || l.Pagination.Total != 2 {
 		t.Fatalf("SDK list: %+v %v", l, err)
 	}
-	sum, err := e.c.ScoreSummaries(ctx, client.ScoreListOptions{Name: "verdict"})
+	sum, err := e.c.ScoreSummaries(ctx, client.SummarizeScoresParams{Name: "verdict"})
 	if err != nil || len(sum.Data) != 1 || sum.Data[0].Count != 2 || sum.Data[0].Categories[0] != (client.ScoreLabelCount{Label: "bad", Count: 2}) {
 		t.Fatalf("SDK summary: %+v %v", sum, err)
 	}
@@ -209,7 +209,7 @@ func mustSession(t *testing.T, e *testEnv, agentID string) string {
 func TestEmulatorScores(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	agent, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "A", Type: "simple"})
+	agent, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "A", Type: "simple"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestEmulatorScores(t *testing.T) {
 			status: 201, fields: map[string]any{"data.author": nil}},
 		{name: "summary", method: "GET", path: "/api/v1/scores/summary", status: 200, fields: map[string]any{"data.0.mean": 1}},
 	})
-	raw, _ := json.Marshal(client.ScoreConfigUpdate{ClearMin: true, Name: ptr("n")})
+	raw, _ := json.Marshal(client.ScoreConfigUpdateRequest{Min: client.Null[float64](), Name: ptr("n")})
 	if string(raw) != `{"min":null,"name":"n"}` {
 		t.Fatalf("SDK update body %s", raw)
 	}

@@ -39,12 +39,12 @@ func streamKeyEnds(t *testing.T, st *store.Store) {
 	a := newTestEnv(t, onStore(st), asServer(), withConfig(fast)) // the node where keys change
 	b := newTestEnv(t, onStore(st), asServer(), withConfig(fast)) // the node serving the streams
 	ctx := context.Background()
-	slow, err := a.c.AgentCreate(ctx, client.AgentCreate{Name: "Slow", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini",
-		Simulation: &client.Simulation{LatencyMS: 60000}}})
+	slow, err := a.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Slow", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini",
+		Simulation: client.Simulation{LatencyMs: client.Ptr[int64](60000)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, err := a.c.Execute(ctx, slow.ID, client.ExecuteRequest{Input: map[string]any{"message": "wait"}, Async: true})
+	x, err := a.c.Execute(ctx, slow.ID, client.ExecuteRequest{Input: map[string]any{"message": "wait"}, Async: client.Ptr(true)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func streamKeyEnds(t *testing.T, st *store.Store) {
 
 	// open starts a stream of x on node b with a new key, and returns the key's id and a
 	// channel that gets the stream's terminal frame (or its read error).
-	open := func(t *testing.T, in client.APIKeyCreate) (string, <-chan client.StreamEvent) {
+	open := func(t *testing.T, in client.APIKeyCreateRequest) (string, <-chan client.StreamEvent) {
 		t.Helper()
 		k, err := a.c.APIKeyCreate(ctx, in)
 		if err != nil {
@@ -100,16 +100,16 @@ func streamKeyEnds(t *testing.T, st *store.Store) {
 		}
 	}
 
-	_, other := open(t, client.APIKeyCreate{Name: "bystander", Scopes: []string{"*"}})
+	_, other := open(t, client.APIKeyCreateRequest{Name: "bystander", Scopes: []client.APIKeyCreateRequestScopes{"*"}})
 	t.Run("revoked", func(t *testing.T) {
-		id, end := open(t, client.APIKeyCreate{Name: "revoked", Scopes: []string{"*"}})
+		id, end := open(t, client.APIKeyCreateRequest{Name: "revoked", Scopes: []client.APIKeyCreateRequestScopes{"*"}})
 		if _, err := a.c.APIKeyRevoke(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 		wantUnauthorized(t, end, "revoked")
 	})
 	t.Run("rotated", func(t *testing.T) {
-		id, end := open(t, client.APIKeyCreate{Name: "rotated", Scopes: []string{"*"}})
+		id, end := open(t, client.APIKeyCreateRequest{Name: "rotated", Scopes: []client.APIKeyCreateRequestScopes{"*"}})
 		if _, err := a.c.APIKeyRotate(ctx, id); err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func streamKeyEnds(t *testing.T, st *store.Store) {
 	})
 	t.Run("expired", func(t *testing.T) {
 		at := time.Now().Add(1500 * time.Millisecond)
-		_, end := open(t, client.APIKeyCreate{Name: "expiring", Scopes: []string{"*"}, ExpiresAt: &at})
+		_, end := open(t, client.APIKeyCreateRequest{Name: "expiring", Scopes: []client.APIKeyCreateRequestScopes{"*"}, ExpiresAt: at})
 		wantUnauthorized(t, end, "expired")
 	})
 	select {

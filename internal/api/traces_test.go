@@ -68,19 +68,19 @@ func TestOTLPExporter(t *testing.T) {
 	m, _ := e.store.LLMModelGet(ctx, e.ws, "gpt-4o")
 	wantCost := (1000*m.InputPricePerMillion + 100*m.OutputPricePerMillion) / 1e6
 	if cs.ID != callID || cs.ParentID == nil || *cs.ParentID != rootID || cs.Kind != "llm" || cs.Model == nil || *cs.Model != "gpt-4o" ||
-		*cs.Provider != "openai" || cs.TokenUsage.PromptTokens != 1000 || cs.TokenUsage.CompletionTokens != 100 || cs.Cost != wantCost ||
+		*cs.Provider != "openai" || client.Val(cs.TokenUsage.PromptTokens) != 1000 || client.Val(cs.TokenUsage.CompletionTokens) != 100 || cs.Cost != wantCost ||
 		cs.Status != "error" || *cs.Error != "rate limited" || string(cs.Input) != `[{"role":"user","content":"hi"}]` ||
-		*cs.ServiceName != "checkout" || cs.DurationMS == nil {
+		*cs.ServiceName != "checkout" || cs.DurationMs == nil {
 		t.Fatalf("model call span: %+v", cs)
 	}
 	if rs.Kind != "agent" || rs.ParentID != nil || cs.Attributes["otel.scope.name"] != "agent-framework" {
 		t.Fatalf("root span: %+v", rs)
 	}
-	if tr.Status != "failed" || tr.TokenUsage.TotalTokens != 1100 || tr.Cost != wantCost || *tr.SessionID != "conv-42" ||
+	if tr.Status != "failed" || client.Val(tr.TokenUsage.TotalTokens) != 1100 || tr.Cost != wantCost || *tr.SessionID != "conv-42" ||
 		*tr.EndUserID != "user-7" || *tr.AgentID != "support-bot" || *tr.ServiceName != "checkout" || tr.Name != "invoke_agent support" {
 		t.Fatalf("trace totals: %+v", tr)
 	}
-	l, err := e.c.TraceList(ctx, client.TraceListOptions{EndUserID: "user-7", Status: "failed"})
+	l, err := e.c.TraceList(ctx, client.ListTracesParams{EndUserID: "user-7", Status: "failed"})
 	if err != nil || len(l.Data) != 1 || l.Data[0].ID != traceID {
 		t.Fatalf("list: %+v %v", l, err)
 	}
@@ -253,7 +253,7 @@ func TestOTLPProtobufGzipPartialSuccessAndUpsert(t *testing.T) {
 	if err != nil || len(tr.Spans) != 5 || *tr.ServiceName != "batch" || tr.TokenUsage.PromptTokens != 50 {
 		t.Fatalf("stored %+v %v", tr, err)
 	}
-	l, err := e.c.TraceList(ctx, client.TraceListOptions{})
+	l, err := e.c.TraceList(ctx, client.ListTracesParams{})
 	if err != nil || l.Pagination.Total != 1 {
 		t.Fatalf("list after two exports: %+v %v", l, err)
 	}
@@ -326,7 +326,7 @@ func otherWorkspaceKey(t *testing.T, e *testEnv, slug string, scopes ...string) 
 func TestTraceRoutes(t *testing.T) {
 	e := newServerEnv(t)
 	ctx := context.Background()
-	agent, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Support", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
+	agent, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Support", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,12 +463,12 @@ func TestTraceRoutes(t *testing.T) {
 	})
 	// The SDK helper.
 	end := now
-	res, err := e.c.IngestSpans(ctx, []client.IngestSpan{{ID: "sdk-a", TraceID: "sdk-trace-2", Name: "call", StartedAt: now.Add(-time.Second), EndedAt: &end,
-		Model: ptr("gpt-4o-mini"), TokenUsage: &client.TokenUsage{PromptTokens: 5, CompletionTokens: 5}}, {ID: "sdk-b", TraceID: "sdk-trace-2"}})
+	res, err := e.c.IngestSpans(ctx, []client.IngestSpan{{ID: "sdk-a", TraceID: "sdk-trace-2", Name: "call", StartedAt: client.Ptr(now.Add(-time.Second)), EndedAt: end,
+		Model: "gpt-4o-mini", TokenUsage: client.TokenUsage{PromptTokens: client.Ptr(int64(5)), CompletionTokens: client.Ptr(int64(5))}}, {ID: "sdk-b", TraceID: "sdk-trace-2"}})
 	if err != nil || res.Accepted != 1 || res.Rejected != 1 || res.Errors[0].Index != 1 {
 		t.Fatalf("IngestSpans: %+v %v", res, err)
 	}
-	sum, err := e.c.TraceSummaryGet(ctx, "7d", "hour")
+	sum, err := e.c.TraceSummaryGet(ctx, client.GetTraceSummaryParams{Window: "7d", Bucket: "hour"})
 	if err != nil || sum.Bucket != "hour" || len(sum.Buckets) == 0 {
 		t.Fatalf("summary: %+v %v", sum, err)
 	}

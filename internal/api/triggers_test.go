@@ -106,8 +106,8 @@ func newTriggerEnv(t *testing.T, st *store.Store, emulator bool) *triggerEnv {
 		defer cancel()
 		e.srv.WaitReplies(ctx)
 	})
-	a, err := e.c.AgentCreate(context.Background(), client.AgentCreate{Name: "Bot", Type: "simple",
-		Config: &client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You are a helpful bot."}})
+	a, err := e.c.AgentCreate(context.Background(), client.AgentCreateRequest{Name: "Bot", Type: "simple",
+		Config: client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You are a helpful bot."}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -864,11 +864,11 @@ func TestHookReplyRetried(t *testing.T) {
 // request's host.
 func TestHookURLFromPublicURL(t *testing.T) {
 	e := newTestEnv(t, onStore(openTestStore(t, "memory")), asServer(), withConfig(func(c *Config) { c.PublicURL = "https://agents.example.com/" }))
-	a, err := e.c.AgentCreate(context.Background(), client.AgentCreate{Name: "A", Type: "simple"})
+	a, err := e.c.AgentCreate(context.Background(), client.AgentCreateRequest{Name: "A", Type: "simple"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := e.c.TriggerCreate(context.Background(), client.TriggerCreate{AgentID: a.ID, Type: "webhook", Name: "W"})
+	tr, err := e.c.TriggerCreate(context.Background(), client.TriggerCreateRequest{AgentID: a.ID, Type: "webhook", Name: "W"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1019,7 +1019,7 @@ func TestTriggerCompletionWebhook(t *testing.T) {
 	if err := json.Unmarshal(body, &msg); err != nil || msg.Type != "execution.completed" || msg.Data["id"] != accepted.Data.ID {
 		t.Fatalf("message %s (%v)", body, err)
 	}
-	l, err := e.c.WebhookDeliveryList(ctx, client.WebhookDeliveryListOptions{ExecutionID: accepted.Data.ID})
+	l, err := e.c.WebhookDeliveryList(ctx, client.ListWebhookDeliveriesParams{ExecutionID: accepted.Data.ID})
 	if err != nil || len(l.Data) != 1 || l.Data[0].TargetType != "trigger" || l.Data[0].TargetID != id {
 		t.Fatalf("deliveries %+v %v", l, err)
 	}
@@ -1042,7 +1042,7 @@ func TestTriggerCompletionWebhook(t *testing.T) {
 func TestHookRateLimit(t *testing.T) {
 	e := newTestEnv(t, onStore(openTestStore(t, "memory")), asServer(), withConfig(func(c *Config) { c.RateLimit, c.RateBurst = slowRate, 5 }))
 	ctx := context.Background()
-	a, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Bot", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
+	a, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Bot", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1060,7 +1060,7 @@ func TestHookRateLimit(t *testing.T) {
 		h.Get("RateLimit-Remaining") != "0" {
 		t.Fatalf("past the burst: %d %v %s", status, h, raw)
 	}
-	list, err := e.c.ExecutionList(ctx, client.ExecutionListOptions{AgentID: a.ID})
+	list, err := e.c.ExecutionList(ctx, client.ListExecutionsParams{AgentID: a.ID})
 	if err != nil || list.Pagination.Total != 5 {
 		t.Fatalf("runs started: %v %v", list, err)
 	}

@@ -204,14 +204,14 @@ func TestWebhookOnEveryTerminalPath(t *testing.T) {
 	t.Cleanup(func() { d.Stop(context.Background()) })
 	ctx := context.Background()
 	hook := "https://example.com/hook"
-	approval := &client.ApprovalConfig{Checkpoints: []client.Checkpoint{{Name: "review", When: "before_output"}}}
-	gated, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Gated", Type: "approval", WebhookURL: hook,
-		Config: &client.AgentConfig{Model: "gpt-4o-mini", Approval: approval}})
+	approval := client.ApprovalConfig{Checkpoints: []client.Checkpoint{{Name: "review", When: "before_output"}}}
+	gated, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Gated", Type: "approval", WebhookURL: hook,
+		Config: client.AgentConfig{Model: "gpt-4o-mini", Approval: approval}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	failing, err := e.c.AgentCreate(ctx, client.AgentCreate{Name: "Failing", Type: "simple", WebhookURL: hook,
-		Config: &client.AgentConfig{Model: "gpt-4o-mini", Simulation: &client.Simulation{Fail: true, FailMessage: "model down"}}})
+	failing, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Failing", Type: "simple", WebhookURL: hook,
+		Config: client.AgentConfig{Model: "gpt-4o-mini", Simulation: client.Simulation{Fail: client.FailAlways(), FailMessage: "model down"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestWebhookOnEveryTerminalPath(t *testing.T) {
 		}
 	}
 	for id, event := range want {
-		l, err := e.c.WebhookDeliveryList(ctx, client.WebhookDeliveryListOptions{ExecutionID: id})
+		l, err := e.c.WebhookDeliveryList(ctx, client.ListWebhookDeliveriesParams{ExecutionID: id})
 		if err != nil || len(l.Data) != 1 || l.Data[0].EventType != event || l.Data[0].Status != "pending" {
 			t.Fatalf("deliveries of %s: %+v %v (want one %s)", id, l, err, event)
 		}

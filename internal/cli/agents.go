@@ -57,8 +57,8 @@ func resolveAgent(ctx context.Context, c *client.Client, ref string) (*client.Ag
 		}
 	}
 	var exact, folded []client.Agent
-	for a, err := range client.All(func(o client.ListOptions) (*client.List[client.Agent], error) {
-		return c.AgentList(ctx, client.AgentListOptions{ListOptions: o, Query: ref})
+	for a, err := range client.All(func(cursor string) (*client.List[client.Agent], error) {
+		return c.AgentList(ctx, client.ListAgentsParams{Limit: 100, Cursor: cursor, Q: ref})
 	}) {
 		if err != nil {
 			return nil, err
@@ -91,13 +91,13 @@ func resolveVersion(ctx context.Context, c *client.Client, agentID, ref string) 
 	if err != nil {
 		return c.AgentVersionGet(ctx, agentID, ref)
 	}
-	for v, err := range client.All(func(o client.ListOptions) (*client.List[client.AgentVersion], error) {
-		return c.AgentVersionList(ctx, agentID, o)
+	for v, err := range client.All(func(cursor string) (*client.List[client.AgentVersion], error) {
+		return c.AgentVersionList(ctx, agentID, client.ListAgentVersionsParams{Limit: 100, Cursor: cursor})
 	}) {
 		if err != nil {
 			return nil, err
 		}
-		if v.Version == n {
+		if v.Version == int64(n) {
 			return &v, nil
 		}
 	}
@@ -140,7 +140,7 @@ func agentsCmd(env Env) *cobra.Command {
 }
 
 func agentsListCmd(o *clientOpts) *cobra.Command {
-	var lo client.AgentListOptions
+	var lo client.ListAgentsParams
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List agents, newest first",
@@ -157,7 +157,7 @@ func agentsListCmd(o *clientOpts) *cobra.Command {
 			return o.print(cmd, l, func(p palette) error {
 				t := &table{header: []string{"ID", "NAME", "TYPE", "STATUS", "VERSION", "MODEL", "UPDATED"}}
 				for _, a := range l.Data {
-					t.add(a.ID, a.Name, a.Type, a.Status, activeVersion(&a), model(&a), fmtTime(a.UpdatedAt))
+					t.add(a.ID, a.Name, string(a.Type), string(a.Status), activeVersion(&a), model(&a), fmtTime(a.UpdatedAt))
 				}
 				if err := t.write(cmd.OutOrStdout(), p); err != nil {
 					return err
@@ -166,10 +166,10 @@ func agentsListCmd(o *clientOpts) *cobra.Command {
 			})
 		},
 	}
-	listFlags(cmd, &lo.ListOptions)
-	cmd.Flags().StringVarP(&lo.Query, "query", "q", "", "only agents whose name or description contains this")
-	cmd.Flags().StringVar(&lo.Type, "type", "", "only agents of this type")
-	cmd.Flags().StringVar(&lo.Status, "status", "", "only agents of this status")
+	listFlags(cmd, &lo.Page, &lo.Limit, &lo.Cursor)
+	cmd.Flags().StringVarP(&lo.Q, "query", "q", "", "only agents whose name or description contains this")
+	cmd.Flags().StringVar((*string)(&lo.Type), "type", "", "only agents of this type")
+	cmd.Flags().StringVar((*string)(&lo.Status), "status", "", "only agents of this status")
 	return cmd
 }
 
@@ -177,7 +177,7 @@ func activeVersion(a *client.Agent) string {
 	if a.ActiveVersion == nil {
 		return "-"
 	}
-	return strconv.Itoa(*a.ActiveVersion)
+	return strconv.FormatInt(*a.ActiveVersion, 10)
 }
 
 func model(a *client.Agent) string {
@@ -209,15 +209,15 @@ func printAgent(cmd *cobra.Command, p palette, a *client.Agent) error {
 		cfg = string(raw)
 	}
 	return fields(cmd.OutOrStdout(), p,
-		[2]string{"id", a.ID}, [2]string{"name", a.Name}, [2]string{"type", a.Type}, [2]string{"status", a.Status},
+		[2]string{"id", a.ID}, [2]string{"name", a.Name}, [2]string{"type", string(a.Type)}, [2]string{"status", string(a.Status)},
 		[2]string{"description", a.Description}, [2]string{"active version", activeVersion(a)},
-		[2]string{"versions", strconv.Itoa(a.VersionCount)}, [2]string{"created", fmtTime(a.CreatedAt)},
+		[2]string{"versions", strconv.FormatInt(a.VersionCount, 10)}, [2]string{"created", fmtTime(a.CreatedAt)},
 		[2]string{"updated", fmtTime(a.UpdatedAt)}, [2]string{"config", cfg})
 }
 
 func agentsCreateCmd(o *clientOpts) *cobra.Command {
 	var (
-		in                  client.AgentCreate
+		in                  client.AgentCreateRequest
 		config, modelName   string
 		systemPrompt, notes string
 		tags                string
@@ -243,7 +243,7 @@ func agentsCreateCmd(o *clientOpts) *cobra.Command {
 				cfg.SystemPrompt = systemPrompt
 			}
 			if config != "" || modelName != "" || systemPrompt != "" {
-				in.Config = &cfg
+				in.Config = cfg
 			}
 			in.Tags, in.Notes = splitList(tags), notes
 			c, err := o.connect(cmd)
@@ -259,7 +259,7 @@ func agentsCreateCmd(o *clientOpts) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&in.Name, "name", "", "the agent's name")
-	f.StringVar(&in.Type, "type", "simple", "simple, agent, chain, workflow, multi_agent or approval")
+	f.StringVar((*string)(&in.Type), "type", "simple", "simple, agent, chain, workflow, multi_agent or approval")
 	f.StringVar(&in.Description, "description", "", "what the agent is for")
 	f.StringVar(&config, "config", "", "version 1's config as JSON, or @file (@- for stdin)")
 	f.StringVar(&modelName, "model", "", "model id (sets config.model)")
@@ -270,7 +270,7 @@ func agentsCreateCmd(o *clientOpts) *cobra.Command {
 }
 
 func agentsVersionsCmd(o *clientOpts) *cobra.Command {
-	var lo client.ListOptions
+	var lo client.ListAgentVersionsParams
 	cmd := &cobra.Command{
 		Use:   "versions AGENT",
 		Short: "List an agent's versions, newest first",
@@ -291,7 +291,7 @@ func agentsVersionsCmd(o *clientOpts) *cobra.Command {
 					if v.IsActive {
 						active = "active"
 					}
-					t.add(strconv.Itoa(v.Version), v.ID, active, v.Config.Model, fmtTime(v.CreatedAt), v.Notes)
+					t.add(strconv.FormatInt(v.Version, 10), v.ID, active, v.Config.Model, fmtTime(v.CreatedAt), v.Notes)
 				}
 				t.style = func(col int, s string) string {
 					if col == 2 && s != "" {
@@ -306,7 +306,7 @@ func agentsVersionsCmd(o *clientOpts) *cobra.Command {
 			})
 		},
 	}
-	listFlags(cmd, &lo)
+	listFlags(cmd, &lo.Page, &lo.Limit, &lo.Cursor)
 	return cmd
 }
 
@@ -337,11 +337,11 @@ func agentsPromoteCmd(o *clientOpts) *cobra.Command {
 	}
 }
 
-// listFlags adds --page, --limit and --cursor.
-func listFlags(cmd *cobra.Command, lo *client.ListOptions) {
-	cmd.Flags().IntVar(&lo.Page, "page", 0, "page number (1-based)")
-	cmd.Flags().IntVar(&lo.Limit, "limit", 0, "items per page (default 20, at most 100)")
-	cmd.Flags().StringVar(&lo.Cursor, "cursor", "", "continue after the page that printed this cursor (instead of --page)")
+// listFlags adds --page, --limit and --cursor, the paging fields of a list's Params.
+func listFlags(cmd *cobra.Command, page, limit *int, cursor *string) {
+	cmd.Flags().IntVar(page, "page", 0, "page number (1-based)")
+	cmd.Flags().IntVar(limit, "limit", 0, "items per page (default 20, at most 100)")
+	cmd.Flags().StringVar(cursor, "cursor", "", "continue after the page that printed this cursor (instead of --page)")
 }
 
 // pageNote says on stderr that more pages exist, and how to get the next.

@@ -15,7 +15,7 @@ import (
 // calls (or the question), and decides them as --reject, --edit and --answer say (a pending
 // call without a decision is approved). --show shows them without deciding.
 func executionsApproveCmd(o *clientOpts) *cobra.Command {
-	var rv client.Review
+	var rv client.ApproveRequest
 	var rejects, edits []string
 	var show bool
 	cmd := &cobra.Command{
@@ -53,7 +53,7 @@ func executionsApproveCmd(o *clientOpts) *cobra.Command {
 						return err
 					}
 				}
-				_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", x.ID, p.status(x.Status))
+				_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", x.ID, p.status(string(x.Status)))
 				return err
 			})
 		},

@@ -86,7 +86,7 @@ func (r *repl) newSession(ctx context.Context) error {
 	if title == "" {
 		title = "agentplane chat"
 	}
-	s, err := r.c.ChatSessionStart(ctx, client.ChatSessionStart{AgentID: r.agent.ID, Title: title, Metadata: map[string]any{"source": cliSource}})
+	s, err := r.c.ChatSessionStart(ctx, client.ChatSessionCreateRequest{AgentID: r.agent.ID, Title: title, Metadata: map[string]any{"source": cliSource}})
 	if err != nil {
 		return err
 	}

@@ -83,13 +83,13 @@ func TestLoginWithEmail(t *testing.T) {
 	if err != nil || strings.Contains(string(raw), password) || !strings.Contains(string(raw), `"ap_`) {
 		t.Fatalf("config file %s: %v", raw, err)
 	}
-	if _, err := tg.C.AgentCreate(ctx, client.AgentCreate{Name: "Only in default", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}}); err != nil {
+	if _, err := tg.C.AgentCreate(ctx, client.AgentCreateRequest{Name: "Only in default", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}}); err != nil {
 		t.Fatal(err)
 	}
 	if r = want(t, agentplane(t, env, "", "agents", "list"), 0, "agents list with the CLI's key"); !strings.Contains(r.stdout, "Only in default") {
 		t.Errorf("agents list: %s", r.stdout)
 	}
-	keys, err := tg.C.APIKeyList(ctx, client.ListOptions{Limit: 100})
+	keys, err := tg.C.APIKeyList(ctx, client.ListAPIKeysParams{Limit: 100})
 	if err != nil || keys.Pagination.Total != 2 {
 		t.Fatalf("keys: %+v %v", keys, err)
 	}
@@ -118,7 +118,7 @@ func TestLoginWithEmail(t *testing.T) {
 func TestLoginConfigFile(t *testing.T) {
 	tg := serveTarget(t)
 	emu := emulatorTarget(t)
-	if _, err := tg.C.AgentCreate(context.Background(), client.AgentCreate{Name: "on serve", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}}); err != nil {
+	if _, err := tg.C.AgentCreate(context.Background(), client.AgentCreateRequest{Name: "on serve", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}}); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "conf")
@@ -288,7 +288,7 @@ func clientCommands(t *testing.T, tg *target) {
 
 	// run: content streams to stdout and equals the output; source recorded.
 	r = want(t, agentplane(t, env, "", "run", "cli helper", "--input", `{"message":"hello from the cli"}`), 0, "run")
-	xs, err := tg.C.ExecutionList(ctx, client.ExecutionListOptions{AgentID: a.ID})
+	xs, err := tg.C.ExecutionList(ctx, client.ListExecutionsParams{AgentID: a.ID})
 	if err != nil || len(xs.Data) != 1 {
 		t.Fatalf("executions of the agent: %+v %v", xs, err)
 	}
@@ -403,18 +403,18 @@ func clientCommands(t *testing.T, tg *target) {
 		t.Fatalf("traces get: %s", r)
 	}
 	r = want(t, agentplane(t, env, "", "traces", "get", x.ID, "-o", "json"), 0, "traces get by execution")
-	if tr := decodeJSON[client.Trace](t, r.stdout); tr.ID != x.TraceID || len(tr.Spans) == 0 {
+	if tr := decodeJSON[client.TraceDetail](t, r.stdout); tr.ID != x.TraceID || len(tr.Spans) == 0 {
 		t.Fatalf("trace by execution id: %+v", tr)
 	}
 	want(t, agentplane(t, env, "", "traces", "get", "2rfFt6qa0UQfFHDSW7MvKn0cZZZ"), 1, "a missing trace")
 
 	// chat, with stdin as the conversation
 	r = want(t, agentplane(t, env, "hello chat\n\n/history\n/nope\nsecond message\n/exit\nnever sent\n", "chat", "cli helper"), 0, "chat")
-	sessions, _ := tg.C.ChatSessionList(ctx, a.ID, client.ListOptions{})
+	sessions, _ := tg.C.ChatSessionList(ctx, client.ListChatSessionsParams{AgentID: a.ID})
 	if len(sessions.Data) != 1 || sessions.Data[0].Metadata["source"] != "cli" || sessions.Data[0].MessageCount != 4 {
 		t.Fatalf("chat session: %+v", sessions.Data)
 	}
-	msgs, _ := tg.C.ChatMessageList(ctx, sessions.Data[0].ID, client.ListOptions{})
+	msgs, _ := tg.C.ChatMessageList(ctx, sessions.Data[0].ID, client.ListChatMessagesParams{})
 	if !strings.Contains(r.stdout, msgs.Data[1].Content+"\n") || !strings.Contains(r.stdout, msgs.Data[3].Content+"\n") ||
 		!strings.Contains(r.stdout, "  1  hello chat\n") || strings.Contains(r.stdout, "never sent") {
 		t.Fatalf("chat printed:\n%s\nmessages: %+v", r, msgs.Data)

@@ -34,7 +34,7 @@ func keysCmd(env Env) *cobra.Command {
 }
 
 func keysListClientCmd(o *clientOpts) *cobra.Command {
-	var lo client.ListOptions
+	var lo client.ListAPIKeysParams
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the workspace's API keys (never the keys themselves)",
@@ -64,13 +64,13 @@ func keysListClientCmd(o *clientOpts) *cobra.Command {
 			})
 		},
 	}
-	listFlags(cmd, &lo)
+	listFlags(cmd, &lo.Page, &lo.Limit, &lo.Cursor)
 	return cmd
 }
 
 func keysCreateClientCmd(o *clientOpts) *cobra.Command {
 	var (
-		in          client.APIKeyCreate
+		in          client.APIKeyCreateRequest
 		scopes, ips string
 		origins     string
 		expiresIn   time.Duration
@@ -83,14 +83,17 @@ func keysCreateClientCmd(o *clientOpts) *cobra.Command {
 			if in.Name == "" {
 				return usageError{errors.New("--name is required")}
 			}
-			in.Scopes = splitList(scopes) // the server checks them (422 naming a bad one)
-			in.AllowedIPs, in.AllowedOrigins = splitList(ips), splitList(origins)
+			in.Scopes = nil // the server checks them (422 naming a bad one)
+			for _, s := range splitList(scopes) {
+				in.Scopes = append(in.Scopes, client.APIKeyCreateRequestScopes(s))
+			}
+			in.AllowedIps, in.AllowedOrigins = splitList(ips), splitList(origins)
 			if expiresIn < 0 {
 				return usageError{errors.New("--expires-in must be positive")}
 			}
 			if expiresIn > 0 {
 				t := time.Now().Add(expiresIn).UTC()
-				in.ExpiresAt = &t
+				in.ExpiresAt = t
 			}
 			c, err := o.connect(cmd)
 			if err != nil {

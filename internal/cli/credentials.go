@@ -25,7 +25,7 @@ func credentialsCmd(env Env) *cobra.Command {
 }
 
 func credentialsListCmd(o *clientOpts) *cobra.Command {
-	var lo client.CredentialListOptions
+	var lo client.ListCredentialsParams
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the workspace's credentials (values masked)",
@@ -46,7 +46,7 @@ func credentialsListCmd(o *clientOpts) *cobra.Command {
 					if k.Valid != nil {
 						valid = map[bool]string{true: "yes", false: "no: " + oneLine(k.ValidationMessage, 60)}[*k.Valid]
 					}
-					t.add(k.ID, k.Name, k.Type, k.Provider, k.MaskedValue, valid, fmtTime(k.CreatedAt))
+					t.add(k.ID, k.Name, string(k.Type), k.Provider, k.MaskedValue, valid, fmtTime(k.CreatedAt))
 				}
 				if err := t.write(cmd.OutOrStdout(), p); err != nil {
 					return err
@@ -55,13 +55,13 @@ func credentialsListCmd(o *clientOpts) *cobra.Command {
 			})
 		},
 	}
-	listFlags(cmd, &lo.ListOptions)
+	listFlags(cmd, &lo.Page, &lo.Limit, &lo.Cursor)
 	cmd.Flags().StringVar(&lo.Provider, "provider", "", "only this provider's credentials")
 	return cmd
 }
 
 func credentialsAddCmd(o *clientOpts) *cobra.Command {
-	var in client.CredentialCreate
+	var in client.CredentialCreateRequest
 	var baseURL string
 	cmd := &cobra.Command{
 		Use:   "add",
@@ -105,7 +105,7 @@ func credentialsAddCmd(o *clientOpts) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&in.Name, "name", "", "display name (default: the provider)")
-	f.StringVar(&in.Type, "type", "api_key", "api_key, bearer_token, basic_auth, database_url or oauth2")
+	f.StringVar((*string)(&in.Type), "type", "api_key", "api_key, bearer_token, basic_auth, database_url or oauth2")
 	f.StringVar(&in.Provider, "provider", "", "model provider the key is for: openai, anthropic, google, ollama, openai_compatible, …")
 	f.StringVar(&in.Value, "value", "", "the secret; - reads it from stdin")
 	f.StringVar(&baseURL, "base-url", "", "the provider's API root (metadata.base_url), required for ollama and openai_compatible")

@@ -26,7 +26,7 @@ func datasetsCmd(env Env) *cobra.Command {
 }
 
 func datasetsListCmd(o *clientOpts) *cobra.Command {
-	var lo client.DatasetListOptions
+	var lo client.ListDatasetsParams
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the workspace's datasets",
@@ -52,8 +52,8 @@ func datasetsListCmd(o *clientOpts) *cobra.Command {
 			})
 		},
 	}
-	listFlags(cmd, &lo.ListOptions)
-	cmd.Flags().StringVarP(&lo.Query, "query", "q", "", "only datasets whose name or description contains this")
+	listFlags(cmd, &lo.Page, &lo.Limit, &lo.Cursor)
+	cmd.Flags().StringVarP(&lo.Q, "query", "q", "", "only datasets whose name or description contains this")
 	return cmd
 }
 
@@ -110,13 +110,13 @@ func datasetNamed(cmd *cobra.Command, c *client.Client, name, description string
 	if strings.TrimSpace(name) == "" {
 		return nil, false, usageError{errors.New("--dataset: a name is required")}
 	}
-	l, err := c.DatasetList(cmd.Context(), client.DatasetListOptions{Name: name})
+	l, err := c.DatasetList(cmd.Context(), client.ListDatasetsParams{Name: name})
 	if err != nil {
 		return nil, false, err
 	}
 	if len(l.Data) > 0 {
 		return &l.Data[0], false, nil
 	}
-	d, err := c.DatasetCreate(cmd.Context(), client.DatasetCreate{Name: name, Description: description})
+	d, err := c.DatasetCreate(cmd.Context(), client.DatasetCreateRequest{Name: name, Description: description})
 	return d, err == nil, err
 }

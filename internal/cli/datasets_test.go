@@ -40,7 +40,7 @@ func TestDatasetsPush(t *testing.T) {
 	if !strings.Contains(r.stderr, "line 2: input: is required") {
 		t.Fatalf("bad push: %s", r)
 	}
-	if l, err := tg.C.DatasetList(ctx, client.DatasetListOptions{Name: "bad"}); err != nil || len(l.Data) != 0 {
+	if l, err := tg.C.DatasetList(ctx, client.ListDatasetsParams{Name: "bad"}); err != nil || len(l.Data) != 0 {
 		t.Fatalf("a failed push left a dataset: %+v %v", l, err)
 	}
 	want(t, agentplane(t, env, "", "datasets", "push", filepath.Join(dir, "missing.jsonl")), 2, "push of a missing file")

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -22,7 +21,7 @@ func executionsCmd(env Env) *cobra.Command {
 }
 
 func executionsListCmd(o *clientOpts) *cobra.Command {
-	var lo client.ExecutionListOptions
+	var lo client.ListExecutionsParams
 	var agent string
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -48,7 +47,7 @@ func executionsListCmd(o *clientOpts) *cobra.Command {
 				names := agentNames(cmd.Context(), c, l.Data)
 				t := &table{header: []string{"ID", "AGENT", "STATUS", "SOURCE", "TOKENS", "COST", "DURATION", "CREATED"}}
 				for _, x := range l.Data {
-					t.add(x.ID, names[x.AgentID], x.Status, source(&x), strconv.Itoa(x.TokenUsage.TotalTokens), fmtCost(x.Cost), fmtMS(x.DurationMS), fmtTime(x.CreatedAt))
+					t.add(x.ID, names[x.AgentID], string(x.Status), source(&x), fmtTokens(x.TokenUsage.TotalTokens), fmtCost(x.Cost), fmtMS(x.DurationMs), fmtTime(x.CreatedAt))
 				}
 				t.style = func(col int, s string) string {
 					if col == 2 {
@@ -63,11 +62,11 @@ func executionsListCmd(o *clientOpts) *cobra.Command {
 			})
 		},
 	}
-	listFlags(cmd, &lo.ListOptions)
+	listFlags(cmd, &lo.Page, &lo.Limit, &lo.Cursor)
 	f := cmd.Flags()
 	f.StringVar(&agent, "agent", "", "only runs of this agent (id or name)")
-	f.StringVar(&lo.Status, "status", "", "only runs of this status")
-	f.StringVar(&lo.Source, "source", "", "only runs of this source (api, chat, webhook, …)")
+	f.StringVar((*string)(&lo.Status), "status", "", "only runs of this status")
+	f.StringVar((*string)(&lo.Source), "source", "", "only runs of this source (api, chat, webhook, …)")
 	f.StringVar(&lo.SessionID, "session", "", "only runs of this chat session")
 	return cmd
 }
@@ -126,11 +125,11 @@ func printExecution(cmd *cobra.Command, p palette, x *client.Execution) error {
 	}
 	return fields(cmd.OutOrStdout(), p,
 		[2]string{"id", x.ID}, [2]string{"agent", x.AgentID}, [2]string{"version", fmtStr(x.AgentVersionID)},
-		[2]string{"status", p.status(x.Status)}, [2]string{"source", source(x)}, [2]string{"parent", fmtStr(x.ParentID)},
+		[2]string{"status", p.status(string(x.Status))}, [2]string{"source", source(x)}, [2]string{"parent", fmtStr(x.ParentID)},
 		[2]string{"session", fmtStr(x.SessionID)}, [2]string{"input", input}, [2]string{"output", output},
 		[2]string{"error", fmtStr(x.Error)},
 		[2]string{"tokens", fmt.Sprintf("%d (prompt %d, completion %d)", x.TokenUsage.TotalTokens, x.TokenUsage.PromptTokens, x.TokenUsage.CompletionTokens)},
-		[2]string{"cost", fmtCost(x.Cost)}, [2]string{"duration", fmtMS(x.DurationMS)}, [2]string{"trace", x.TraceID},
+		[2]string{"cost", fmtCost(x.Cost)}, [2]string{"duration", fmtMS(x.DurationMs)}, [2]string{"trace", x.TraceID},
 		[2]string{"created", fmtTime(x.CreatedAt)}, [2]string{"completed", fmtTimePtr(x.CompletedAt)})
 }
 
@@ -177,7 +176,7 @@ func executionActionCmd(o *clientOpts, action, short, textFlag string) *cobra.Co
 				return err
 			}
 			return o.print(cmd, x, func(p palette) error {
-				_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", x.ID, p.status(x.Status))
+				_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", x.ID, p.status(string(x.Status)))
 				return err
 			})
 		},

@@ -89,7 +89,7 @@ func loginCmd(env Env) *cobra.Command {
 				opts = append(opts, client.WithAPIKey(key))
 			}
 			note := ""
-			if _, err := client.New(serverURL, opts...).AgentList(ctx, client.AgentListOptions{ListOptions: client.ListOptions{Limit: 1}}); err != nil {
+			if _, err := client.New(serverURL, opts...).AgentList(ctx, client.ListAgentsParams{Limit: 1}); err != nil {
 				var ae *client.Error
 				switch {
 				case errors.As(err, &ae) && ae.Status == http.StatusForbidden:
@@ -105,7 +105,7 @@ func loginCmd(env Env) *cobra.Command {
 			if err := cfg.save(path); err != nil {
 				return err
 			}
-			out := map[string]string{"profile": name, "url": serverURL, "mode": h.Mode, "version": h.Version, "config": path}
+			out := map[string]string{"profile": name, "url": serverURL, "mode": string(h.Mode), "version": h.Version, "config": path}
 			if made != "" {
 				out["api_key"] = made
 				note += "; it holds API key " + made + ", made for this CLI (agentplane keys revoke to end it)"
@@ -160,7 +160,7 @@ func keyForUser(cmd *cobra.Command, serverURL, email, password, workspace string
 		host = "this host"
 	}
 	uc := client.New(serverURL, client.WithUserAgent(userAgent()), client.WithBearer(tok.Token), client.WithWorkspace(ws.ID))
-	k, err := uc.APIKeyCreate(ctx, client.APIKeyCreate{Name: "agentplane CLI on " + host + " for " + tok.User.Email, Scopes: []string{"*"}})
+	k, err := uc.APIKeyCreate(ctx, client.APIKeyCreateRequest{Name: "agentplane CLI on " + host + " for " + tok.User.Email, Scopes: []client.APIKeyCreateRequestScopes{"*"}})
 	if errors.As(err, &ae) && ae.Status == http.StatusForbidden {
 		return "", "", fmt.Errorf("signed in, but your role in workspace %s (%s) may not create API keys: ask an owner or admin for a key and log in with --api-key-file", ws.Slug, ws.Role)
 	}

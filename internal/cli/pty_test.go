@@ -118,8 +118,8 @@ func (tm *term) exit() int {
 // is still being written while the first words are on screen.
 func slowAgent(t *testing.T, c *client.Client, name string, delay int) *client.Agent {
 	t.Helper()
-	a, err := c.AgentCreate(context.Background(), client.AgentCreate{Name: name, Type: "simple",
-		Config: &client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You help.", Simulation: &client.Simulation{LatencyMS: delay}}})
+	a, err := c.AgentCreate(context.Background(), client.AgentCreateRequest{Name: name, Type: "simple",
+		Config: client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You help.", Simulation: client.Simulation{LatencyMs: client.Ptr[int64](int64(delay))}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestChatInTerminal(t *testing.T) {
 	tm.typeLine("hello from a terminal")
 	// The reply streams in before its run has ended.
 	at = tm.waitFor("Following my brief", at)
-	sessions, err := emu.C.ChatSessionList(context.Background(), a.ID, client.ListOptions{})
+	sessions, err := emu.C.ChatSessionList(context.Background(), client.ListChatSessionsParams{AgentID: a.ID})
 	if err != nil || len(sessions.Data) != 1 || sessions.Data[0].ActiveExecutionID == nil {
 		t.Fatalf("the reply is on screen but no run is active: %+v %v", sessions, err)
 	}
@@ -150,7 +150,7 @@ func TestChatInTerminal(t *testing.T) {
 	}
 	at = tm.waitFor("completed", at)
 	at = tm.waitFor("you> ", at)
-	msgs, err := emu.C.ChatMessageList(context.Background(), sessions.Data[0].ID, client.ListOptions{})
+	msgs, err := emu.C.ChatMessageList(context.Background(), sessions.Data[0].ID, client.ListChatMessagesParams{})
 	if err != nil || len(msgs.Data) != 2 {
 		t.Fatalf("messages: %+v %v", msgs, err)
 	}
@@ -167,7 +167,7 @@ func TestChatInTerminal(t *testing.T) {
 	tm.typeLine("")
 	at = tm.waitFor("completed", at)
 	tm.waitFor("you> ", at)
-	msgs, err = emu.C.ChatMessageList(context.Background(), sessions.Data[0].ID, client.ListOptions{})
+	msgs, err = emu.C.ChatMessageList(context.Background(), sessions.Data[0].ID, client.ListChatMessagesParams{})
 	if err != nil || len(msgs.Data) != 4 || msgs.Data[2].Content != "hello from a terminal" {
 		t.Fatalf("the recalled message was not sent: %+v %v", msgs, err)
 	}
@@ -203,7 +203,7 @@ func TestRunInTerminal(t *testing.T) {
 	if code := tm.exit(); code != 130 || !strings.Contains(tm.output(), "goes on") {
 		t.Fatalf("Ctrl-C: exit %d:\n%q", code, tm.output())
 	}
-	l, err := emu.C.ExecutionList(context.Background(), client.ExecutionListOptions{ListOptions: client.ListOptions{Limit: 1}})
+	l, err := emu.C.ExecutionList(context.Background(), client.ListExecutionsParams{Limit: 1})
 	if err != nil || len(l.Data) != 1 || l.Data[0].Input["message"] != "interrupt me" {
 		t.Fatalf("the interrupted run: %+v %v", l, err)
 	}

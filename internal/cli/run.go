@@ -77,7 +77,7 @@ func runCmd(env Env) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			req := client.ExecuteRequest{Input: in, Async: true, Metadata: map[string]any{"source": cliSource}, TimeoutMS: int(timeout.Milliseconds())}
+			req := client.ExecuteRequest{Input: in, Async: client.Ptr(true), Metadata: map[string]any{"source": cliSource}, TimeoutMs: int64(int(timeout.Milliseconds()))}
 			if version != "" {
 				v, err := resolveVersion(ctx, c, a.ID, version)
 				if err != nil {
@@ -222,7 +222,7 @@ func (r *renderer) follow(ctx context.Context, c *client.Client, open func(conte
 		if err != nil {
 			return outcome{}, err
 		}
-		return r.finish(outcome{id: id, status: x.Status, message: fmtStr(x.Error)}), nil
+		return r.finish(outcome{id: id, status: string(x.Status), message: fmtStr(x.Error)}), nil
 	}
 	r.spin.Start("running")
 	idle := time.NewTicker(r.pollIdle)
@@ -253,7 +253,7 @@ func (r *renderer) follow(ctx context.Context, c *client.Client, open func(conte
 				return outcome{}, err
 			}
 			if x.Status == "awaiting_approval" {
-				return r.finish(outcome{id: id, status: x.Status}), nil
+				return r.finish(outcome{id: id, status: string(x.Status)}), nil
 			}
 		}
 	}

@@ -43,22 +43,22 @@ func tracesCmd(env Env) *cobra.Command {
 }
 
 // printTrace prints the trace's totals, then its spans as a tree in start order.
-func printTrace(cmd *cobra.Command, p palette, tr *client.Trace) error {
+func printTrace(cmd *cobra.Command, p palette, tr *client.TraceDetail) error {
 	if err := fields(cmd.OutOrStdout(), p,
-		[2]string{"trace", tr.ID}, [2]string{"name", tr.Name}, [2]string{"status", p.status(tr.Status)},
-		[2]string{"execution", fmtStr(tr.ExecutionID)}, [2]string{"duration", fmtMS(tr.DurationMS)},
-		[2]string{"tokens", strconv.Itoa(tr.TokenUsage.TotalTokens)}, [2]string{"cost", fmtCost(tr.Cost)},
+		[2]string{"trace", tr.ID}, [2]string{"name", tr.Name}, [2]string{"status", p.status(string(tr.Status))},
+		[2]string{"execution", fmtStr(tr.ExecutionID)}, [2]string{"duration", fmtMS(tr.DurationMs)},
+		[2]string{"tokens", fmtTokens(tr.TokenUsage.TotalTokens)}, [2]string{"cost", fmtCost(tr.Cost)},
 		[2]string{"started", fmtTime(tr.StartedAt)}); err != nil {
 		return err
 	}
 	fmt.Fprintln(cmd.OutOrStdout())
 	all := tr.AllSpans() // the tree, flattened: parents are found by parent_id below
-	children := map[string][]*client.Span{}
+	children := map[string][]*client.SpanNode{}
 	ids := map[string]bool{}
 	for _, s := range all {
 		ids[s.ID] = true
 	}
-	var roots []*client.Span
+	var roots []*client.SpanNode
 	for _, s := range all {
 		if s.ParentID != nil && ids[*s.ParentID] {
 			children[*s.ParentID] = append(children[*s.ParentID], s)
@@ -67,8 +67,8 @@ func printTrace(cmd *cobra.Command, p palette, tr *client.Trace) error {
 		}
 	}
 	t := &table{header: []string{"SPAN", "KIND", "STATUS", "DURATION", "TOKENS", "DETAIL"}}
-	var walk func(list []*client.Span, depth int)
-	walk = func(list []*client.Span, depth int) {
+	var walk func(list []*client.SpanNode, depth int)
+	walk = func(list []*client.SpanNode, depth int) {
 		sort.SliceStable(list, func(i, j int) bool { return list[i].StartedAt.Before(list[j].StartedAt) })
 		for _, s := range list {
 			detail := ""
@@ -77,7 +77,7 @@ func printTrace(cmd *cobra.Command, p palette, tr *client.Trace) error {
 			} else if len(s.Output) > 0 && string(s.Output) != "null" {
 				detail = oneLine(string(s.Output), 80)
 			}
-			t.add(strings.Repeat("  ", depth)+s.Name, s.Kind, s.Status, fmtMS(s.DurationMS), strconv.Itoa(s.TokenUsage.TotalTokens), detail)
+			t.add(strings.Repeat("  ", depth)+s.Name, string(s.Kind), string(s.Status), fmtMS(s.DurationMs), fmtTokens(s.TokenUsage.TotalTokens), detail)
 			walk(children[s.ID], depth+1)
 		}
 	}
@@ -97,4 +97,12 @@ func compactJSON(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(raw)
+}
+
+// fmtTokens prints a token count the server may leave out (as 0).
+func fmtTokens(n *int64) string {
+	if n == nil {
+		return "0"
+	}
+	return strconv.FormatInt(*n, 10)
 }

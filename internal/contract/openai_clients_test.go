@@ -80,15 +80,15 @@ func servedAgents(t *testing.T, emulator bool) (string, string) {
 		fake.Fallback = func(llmtest.Request) llmtest.Reply {
 			return llmtest.Reply{Text: []string{"Hi ", "from ", "the fake."}, Usage: &llmtest.Usage{Prompt: 20, Completion: 4}}
 		}
-		if _, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "openai", Type: "api_key", Provider: "openai",
+		if _, err := c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "openai", Type: "api_key", Provider: "openai",
 			Value: "sk-test000000000000000000000000000000wxyz", Metadata: map[string]any{"base_url": fake.URL}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := c.AgentCreate(ctx, client.AgentCreate{Name: "Helper", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You are Helper."}}); err != nil {
+	if _, err := c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Helper", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You are Helper."}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.PromptCreate(ctx, client.PromptCreate{Name: "greet", Template: "Say hello to {{name}}."}); err != nil {
+	if _, err := c.PromptCreate(ctx, client.PromptCreateRequest{Name: "greet", Template: "Say hello to {{name}}."}); err != nil {
 		t.Fatal(err)
 	}
 	return ts.URL, key

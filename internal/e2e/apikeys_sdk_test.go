@@ -13,19 +13,19 @@ import (
 func TestAPIKeySDK(t *testing.T) {
 	p := start(t, serveEnv(t.TempDir()), "serve")
 	ctx := context.Background()
-	k, err := p.C.APIKeyCreate(ctx, client.APIKeyCreate{Name: "sdk", Scopes: []string{"agents:read"}})
+	k, err := p.C.APIKeyCreate(ctx, client.APIKeyCreateRequest{Name: "sdk", Scopes: []client.APIKeyCreateRequestScopes{"agents:read"}})
 	if err != nil || len(k.Key) != 43 || k.KeyPrefix != k.Key[:11] {
 		t.Fatalf("create: %+v %v", k, err)
 	}
 	c := client.New(p.URL, client.WithAPIKey(k.Key))
-	if _, err := c.AgentList(ctx, client.AgentListOptions{}); err != nil {
+	if _, err := c.AgentList(ctx, client.ListAgentsParams{}); err != nil {
 		t.Fatalf("new key refused: %v", err)
 	}
 	got, err := p.C.APIKeyGet(ctx, k.ID)
 	if err != nil || got.Name != "sdk" {
 		t.Fatalf("get: %+v %v", got, err)
 	}
-	l, err := p.C.APIKeyList(ctx, client.ListOptions{})
+	l, err := p.C.APIKeyList(ctx, client.ListAPIKeysParams{})
 	if err != nil || l.Pagination.Total < 2 {
 		t.Fatalf("list: %+v %v", l, err)
 	}
@@ -34,14 +34,14 @@ func TestAPIKeySDK(t *testing.T) {
 		t.Fatalf("rotate: %+v %v", r, err)
 	}
 	var ae *client.Error
-	if _, err := c.AgentList(ctx, client.AgentListOptions{}); !errors.As(err, &ae) || ae.Status != 401 {
+	if _, err := c.AgentList(ctx, client.ListAgentsParams{}); !errors.As(err, &ae) || ae.Status != 401 {
 		t.Fatalf("old key after rotate: %v", err)
 	}
 	if _, err := p.C.APIKeyRevoke(ctx, k.ID); err != nil {
 		t.Fatal(err)
 	}
 	rc := client.New(p.URL, client.WithAPIKey(r.Key))
-	if _, err := rc.AgentList(ctx, client.AgentListOptions{}); !errors.As(err, &ae) || ae.Status != 401 {
+	if _, err := rc.AgentList(ctx, client.ListAgentsParams{}); !errors.As(err, &ae) || ae.Status != 401 {
 		t.Fatalf("revoked key: %v", err)
 	}
 }

@@ -54,11 +54,11 @@ func approvalModel(t *testing.T) *llmtest.Server {
 func approvalSetup(t *testing.T, c *client.Client, fake *llmtest.Server, srv *mcptest.Server, extra client.ApprovalConfig) *client.Agent {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "openai", Type: "api_key", Provider: "openai",
+	if _, err := c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "openai", Type: "api_key", Provider: "openai",
 		Value: "sk-e2e-approvals-0000000000000000000", Metadata: map[string]any{"base_url": fake.URL + "/v1"}}); err != nil {
 		t.Fatal(err)
 	}
-	tool, err := c.MCPToolCreate(ctx, client.MCPToolCreate{Name: "Orders", URL: srv.Endpoint})
+	tool, err := c.MCPToolCreate(ctx, client.McpToolCreateRequest{Name: "Orders", URL: srv.Endpoint})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func approvalSetup(t *testing.T, c *client.Client, fake *llmtest.Server, srv *mc
 	// First match wins: stats never waits although "*" would hold it.
 	extra.Tools = []client.ToolApproval{{Match: "stats", Mode: "never"}, {Match: "lookup_*", Mode: "always"}, {Match: "*", Mode: "always"}}
 	return mustAgent(t, c, "agent", client.AgentConfig{Model: "gpt-4o-mini",
-		Tools: []client.ToolRef{{MCPToolID: tool.ID, Names: []string{"lookup_order", "stats"}}}, Approval: &extra})
+		Tools: []client.AgentConfig_Tools_Item{client.MCPToolNames(tool.ID, "lookup_order", "stats")}, Approval: extra})
 }
 
 // awaitingRun starts an async run and waits until it pauses for approval.
@@ -76,7 +76,7 @@ func awaitingRun(t *testing.T, c *client.Client, agentID string) *client.Executi
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	x, err := c.Execute(ctx, agentID, client.ExecuteRequest{Input: map[string]any{"message": "Check my orders."}, Async: true})
+	x, err := c.Execute(ctx, agentID, client.ExecuteRequest{Input: map[string]any{"message": "Check my orders."}, Async: client.Ptr(true)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestServeToolApprovals(t *testing.T) {
 	if n := srv.Calls(); n != 0 {
 		t.Fatalf("%d tool calls ran before the decision", n)
 	}
-	inbox, err := c.ApprovalList(ctx, "", client.ListOptions{})
+	inbox, err := c.ApprovalList(ctx, client.ListApprovalsParams{})
 	if err != nil || len(inbox.Data) != 1 {
 		t.Fatalf("inbox: %+v %v", inbox, err)
 	}
@@ -151,14 +151,14 @@ func TestServeToolApprovals(t *testing.T) {
 	}
 
 	// Refused decisions change nothing.
-	_, err = c.ExecutionDecide(ctx, x.ID, client.Review{Decisions: []client.CallDecision{{CallID: "c2", Decision: "edit", Arguments: json.RawMessage(`{"order_id":5}`)}}})
+	_, err = c.ExecutionDecide(ctx, x.ID, client.ApproveRequest{Decisions: []client.CallDecision{{CallID: "c2", Decision: "edit", Arguments: json.RawMessage(`{"order_id":5}`)}}})
 	wantStatus422(t, err, "decisions[0].arguments")
-	_, err = c.ExecutionDecide(ctx, x.ID, client.Review{Decisions: []client.CallDecision{{CallID: "c4", Decision: "reject"}}})
+	_, err = c.ExecutionDecide(ctx, x.ID, client.ApproveRequest{Decisions: []client.CallDecision{{CallID: "c4", Decision: "reject"}}})
 	wantStatus422(t, err, "decisions[0].call_id")
-	_, err = c.ExecutionDecide(ctx, x.ID, client.Review{Answer: "yes"})
+	_, err = c.ExecutionDecide(ctx, x.ID, client.ApproveRequest{Answer: "yes"})
 	wantStatus422(t, err, "answer")
 
-	_, err = c.ExecutionDecide(ctx, x.ID, client.Review{Comment: "checked", Decisions: []client.CallDecision{
+	_, err = c.ExecutionDecide(ctx, x.ID, client.ApproveRequest{Comment: "checked", Decisions: []client.CallDecision{
 		{CallID: "c2", Decision: "edit", Arguments: json.RawMessage(`{"order_id":"C-3"}`)},
 		{CallID: "c3", Decision: "reject", Message: "wrong customer"},
 	}})
@@ -205,15 +205,15 @@ func TestServeToolApprovals(t *testing.T) {
 	}
 
 	// ask_user through the API.
-	asker := mustAgent(t, c, "agent", client.AgentConfig{Model: "gpt-4o-mini", AskUser: true})
+	asker := mustAgent(t, c, "agent", client.AgentConfig{Model: "gpt-4o-mini", AskUser: client.Ptr(true)})
 	q := awaitingRun(t, c, asker.ID)
-	qs, err := c.ApprovalList(ctx, "", client.ListOptions{})
+	qs, err := c.ApprovalList(ctx, client.ListApprovalsParams{})
 	if err != nil || len(qs.Data) != 1 || qs.Data[0].Kind != "question" || qs.Data[0].Question != "Which size?" || strings.Join(qs.Data[0].Choices, ",") != "S,M" {
 		t.Fatalf("question: %+v %v", qs, err)
 	}
 	_, err = c.ExecutionApprove(ctx, q.ID, "")
 	wantStatus422(t, err, "answer")
-	if _, err := c.ExecutionDecide(ctx, q.ID, client.Review{Answer: "M"}); err != nil {
+	if _, err := c.ExecutionDecide(ctx, q.ID, client.ApproveRequest{Answer: "M"}); err != nil {
 		t.Fatal(err)
 	}
 	answered, err := c.Wait(ctx, q.ID, 5*time.Millisecond, false)
@@ -246,18 +246,18 @@ func askInChat(t *testing.T, c *client.Client, agentID string) {
 	if err != nil || again.ExecutionID != asked || again.UserMessageID != reply.UserMessageID {
 		t.Fatalf("answer retried with its key: %+v %v (first %+v)", again, err, reply)
 	}
-	msgs, err := c.ChatMessageList(ctx, sess.ID, client.ListOptions{})
+	msgs, err := c.ChatMessageList(ctx, sess.ID, client.ListChatMessagesParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, m := range msgs.Data {
-		got = append(got, m.Role+":"+m.Content)
+		got = append(got, string(m.Role)+":"+m.Content)
 	}
 	if strings.Join(got, "|") != "user:I want a shirt.|assistant:Which size?|user:M|assistant:M" {
 		t.Fatalf("session messages: %v", got)
 	}
-	if ap, err := c.ApprovalList(ctx, "all", client.ListOptions{}); err != nil || ap.Data[0].ExecutionID != asked || ap.Data[0].Answer != "M" || ap.Data[0].DecidedBy != "chat" {
+	if ap, err := c.ApprovalList(ctx, client.ListApprovalsParams{Status: "all"}); err != nil || ap.Data[0].ExecutionID != asked || ap.Data[0].Answer != "M" || ap.Data[0].DecidedBy != "chat" {
 		t.Fatalf("answered question: %+v %v", ap.Data[0], err)
 	}
 
@@ -308,7 +308,7 @@ func TestServeToolApprovalsCluster(t *testing.T) {
 	if err != nil || x.Status != "awaiting_approval" {
 		t.Fatalf("run on n1: %+v %v", x, err)
 	}
-	if _, err := c2.ExecutionDecide(ctx, x.ID, client.Review{Decisions: []client.CallDecision{
+	if _, err := c2.ExecutionDecide(ctx, x.ID, client.ApproveRequest{Decisions: []client.CallDecision{
 		{CallID: "c1", Decision: "reject", Message: "not yours"},
 		{CallID: "c3", Decision: "edit", Arguments: json.RawMessage(`{"order_id":"E-5"}`)},
 	}}); err != nil {
@@ -337,8 +337,8 @@ func TestServeToolApprovalsCluster(t *testing.T) {
 	if got := outputText(done); strings.Count(got, why) != 3 || !strings.HasSuffix(got, `{"open":3,"orders":42}`) {
 		t.Errorf("output %q", got)
 	}
-	ap, err := c1.ApprovalList(ctx, "all", client.ListOptions{})
-	if err != nil || ap.Data[0].ExecutionID != x.ID || ap.Data[0].DecidedBy != "timeout" || ap.Data[0].OnTimeout != "reject" || ap.Data[0].ExpiresAt == nil {
+	ap, err := c1.ApprovalList(ctx, client.ListApprovalsParams{Status: "all"})
+	if err != nil || ap.Data[0].ExecutionID != x.ID || ap.Data[0].DecidedBy != "timeout" || ap.Data[0].OnTimeout != "reject" || ap.Data[0].ExpiresAt.IsZero() {
 		t.Fatalf("timed out approval: %+v %v", ap.Data[0], err)
 	}
 	calls := 0
@@ -358,7 +358,7 @@ func TestServeToolApprovalsCluster(t *testing.T) {
 func approvalSetupAgent(t *testing.T, c *client.Client, like *client.Agent, ac client.ApprovalConfig) *client.Agent {
 	t.Helper()
 	ac.Tools = like.Config.Approval.Tools
-	return mustAgent(t, c, "agent", client.AgentConfig{Model: "gpt-4o-mini", Tools: like.Config.Tools, Approval: &ac})
+	return mustAgent(t, c, "agent", client.AgentConfig{Model: "gpt-4o-mini", Tools: like.Config.Tools, Approval: ac})
 }
 
 // TestServeAskUserInSlackThread: on a Slack trigger, an ask_user question is the reply in the
@@ -371,11 +371,11 @@ func TestServeAskUserInSlackThread(t *testing.T) {
 	c := p.C
 	ctx := context.Background()
 	fake := approvalModel(t)
-	if _, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "openai", Type: "api_key", Provider: "openai",
+	if _, err := c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "openai", Type: "api_key", Provider: "openai",
 		Value: "sk-e2e-approvals-0000000000000000000", Metadata: map[string]any{"base_url": fake.URL + "/v1"}}); err != nil {
 		t.Fatal(err)
 	}
-	asker := mustAgent(t, c, "agent", client.AgentConfig{Model: "gpt-4o-mini", AskUser: true})
+	asker := mustAgent(t, c, "agent", client.AgentConfig{Model: "gpt-4o-mini", AskUser: client.Ptr(true)})
 	var mu sync.Mutex
 	var texts []string
 	slack := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -387,13 +387,13 @@ func TestServeAskUserInSlackThread(t *testing.T) {
 		_, _ = w.Write([]byte(`{"ok":true}`))
 	}))
 	defer slack.Close()
-	cred, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "slack bot", Type: "bearer_token", Value: "xoxb-e2e-token",
+	cred, err := c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "slack bot", Type: "bearer_token", Value: "xoxb-e2e-token",
 		Metadata: map[string]any{"base_url": slack.URL}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	const secret = "e2e-slack-signing-secret"
-	tr, err := c.TriggerCreate(ctx, client.TriggerCreate{AgentID: asker.ID, Type: "slack", Name: "Slack",
+	tr, err := c.TriggerCreate(ctx, client.TriggerCreateRequest{AgentID: asker.ID, Type: "slack", Name: "Slack",
 		Config: map[string]any{"signing_secret": secret, "bot_credential_id": cred.ID}})
 	if err != nil {
 		t.Fatal(err)
@@ -413,19 +413,19 @@ func TestServeAskUserInSlackThread(t *testing.T) {
 	if got := replies(2); got[1] != "1.5: M" {
 		t.Fatalf("reply after the answer: %v", got)
 	}
-	ap, err := c.ApprovalList(ctx, "all", client.ListOptions{})
+	ap, err := c.ApprovalList(ctx, client.ListApprovalsParams{Status: "all"})
 	if err != nil || len(ap.Data) != 1 || ap.Data[0].Answer != "M" || ap.Data[0].DecidedBy != "slack" {
 		t.Fatalf("the question's approval: %+v %v", ap, err)
 	}
 	// Slack delivers the answer again (its retry of the same event): no new turn starts.
-	runs, err := c.ExecutionList(ctx, client.ExecutionListOptions{AgentID: asker.ID})
+	runs, err := c.ExecutionList(ctx, client.ListExecutionsParams{AgentID: asker.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st := slackEventStatus(t, tr.HookURL, secret, "Ev2", `{"type":"message","user":"U1","text":"M","channel":"C1","ts":"1.6","thread_ts":"1.5"}`); st != http.StatusOK {
 		t.Fatalf("redelivered answer: %d, want 200 (a duplicate)", st)
 	}
-	after, err := c.ExecutionList(ctx, client.ExecutionListOptions{AgentID: asker.ID})
+	after, err := c.ExecutionList(ctx, client.ListExecutionsParams{AgentID: asker.ID})
 	if err != nil || after.Pagination.Total != runs.Pagination.Total {
 		t.Fatalf("a redelivered answer made %d runs, had %d: %v", after.Pagination.Total, runs.Pagination.Total, err)
 	}
@@ -437,13 +437,13 @@ func TestEmulatorAskUser(t *testing.T) {
 	p := start(t, emulatorEnv(nil), "emulator")
 	c := p.C
 	ctx := context.Background()
-	asker := mustAgent(t, c, "agent", client.AgentConfig{Model: "gpt-4o-mini", AskUser: true})
+	asker := mustAgent(t, c, "agent", client.AgentConfig{Model: "gpt-4o-mini", AskUser: client.Ptr(true)})
 	x := awaitingRun(t, c, asker.ID)
 	pending, err := c.ExecutionApproval(ctx, x.ID)
 	if err != nil || pending == nil || pending.Kind != "question" || pending.Question == "" || len(pending.Calls) != 1 || pending.Calls[0].Name != "ask_user" {
 		t.Fatalf("pending question: %+v %v", pending, err)
 	}
-	if _, err := c.ExecutionDecide(ctx, x.ID, client.Review{Answer: "size M"}); err != nil {
+	if _, err := c.ExecutionDecide(ctx, x.ID, client.ApproveRequest{Answer: "size M"}); err != nil {
 		t.Fatal(err)
 	}
 	done, err := c.Wait(ctx, x.ID, 5*time.Millisecond, false)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -37,7 +38,7 @@ func serveStoresAssets(t *testing.T, env map[string]string) {
 	gem, oa := llmtest.NewGemini(), llmtest.NewOpenAI()
 	t.Cleanup(gem.Close)
 	t.Cleanup(oa.Close)
-	for _, cr := range []client.CredentialCreate{
+	for _, cr := range []client.CredentialCreateRequest{
 		{Name: "gemini", Type: "api_key", Provider: "google", Value: "AIzaE2EASSETSsecret00000000000000000wxyz", Metadata: map[string]any{"base_url": gem.URL}},
 		{Name: "openai", Type: "api_key", Provider: "openai", Value: "sk-proj-e2eASSETSsecret000000000000000wxyz", Metadata: map[string]any{"base_url": oa.URL + "/v1"}},
 	} {
@@ -50,24 +51,24 @@ func serveStoresAssets(t *testing.T, env map[string]string) {
 
 	check := func(t *testing.T, x *client.Execution, data []byte, mime, source string) *client.Asset {
 		t.Helper()
-		list, err := c.AssetList(ctx, client.AssetListOptions{ExecutionID: x.ID})
+		list, err := c.AssetList(ctx, client.ListAssetsParams{ExecutionID: x.ID})
 		if err != nil || list.Pagination.Total != 1 {
 			t.Fatalf("assets of the run: %+v %v", list, err)
 		}
 		a := list.Data[0]
-		if a.MimeType != mime || a.Source != source || a.Size != int64(len(data)) || a.SHA256 != blob.Sum(data) {
+		if a.MimeType != mime || string(a.Source) != source || a.Size != int64(len(data)) || a.Sha256 != blob.Sum(data) {
 			t.Fatalf("asset %+v", a)
 		}
 		got, ct, err := c.AssetContent(ctx, a.ID)
 		if err != nil || !bytes.Equal(got, data) || ct != mime {
 			t.Fatalf("content %q %q %v", got, ct, err)
 		}
-		file := filepath.Join(dir, "assets", a.WorkspaceID, a.SHA256[:2], a.SHA256)
+		file := filepath.Join(dir, "assets", a.WorkspaceID, a.Sha256[:2], a.Sha256)
 		if pg := env["DATABASE_URL"]; pg != "" {
 			if _, err := os.Stat(file); !errors.Is(err, fs.ErrNotExist) {
 				t.Fatalf("a blob file on PostgreSQL: %v", err)
 			}
-			if stored := blobRow(t, pg, a.WorkspaceID, a.SHA256); !bytes.Equal(stored, data) {
+			if stored := blobRow(t, pg, a.WorkspaceID, a.Sha256); !bytes.Equal(stored, data) {
 				t.Fatalf("blob row: %d bytes", len(stored))
 			}
 			return &a
@@ -105,7 +106,7 @@ func serveStoresAssets(t *testing.T, env map[string]string) {
 	t.Run("mcp chart", func(t *testing.T) {
 		orders := mcptest.New(mcptest.StreamableHTTP) // its chart tool answers a text and a 64-byte PNG
 		defer orders.Close()
-		tool, err := c.MCPToolCreate(ctx, client.MCPToolCreate{Name: "Orders", Transport: "http", URL: orders.Endpoint,
+		tool, err := c.MCPToolCreate(ctx, client.McpToolCreateRequest{Name: "Orders", Transport: "http", URL: orders.Endpoint,
 			Tools: []client.MCPToolDef{{Name: "chart", Description: "A chart of orders.", InputSchema: json.RawMessage(`{"type":"object"}`)}}})
 		if err != nil {
 			t.Fatal(err)
@@ -133,17 +134,17 @@ func serveStoresAssets(t *testing.T, env map[string]string) {
 		if err != nil || x.Status != "completed" || outputText(x) != "A huge cat." {
 			t.Fatalf("execute %+v %v", x, err)
 		}
-		if list, _ := c.AssetList(ctx, client.AssetListOptions{ExecutionID: x.ID}); list.Pagination.Total != 0 {
+		if list, _ := c.AssetList(ctx, client.ListAssetsParams{ExecutionID: x.ID}); list.Pagination.Total != 0 {
 			t.Fatalf("stored past the quota: %+v", list.Data)
 		}
 		if notes := contentOf(frames(t, c, x.ID), "thinking"); !strings.Contains(strings.Join(notes, " "), "quota") {
 			t.Errorf("no note of the skipped image: %q", notes)
 		}
 		// A request carries at most 1 MiB: two uploads of 600 KiB, the second past the quota.
-		if _, err := c.AssetUpload(ctx, client.AssetUpload{MimeType: "image/png", Data: bytes.Repeat([]byte{8}, 600<<10)}); err != nil {
+		if _, err := c.AssetUpload(ctx, client.AssetUploadRequest{MimeType: "image/png", Data: base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{8}, 600<<10))}); err != nil {
 			t.Fatal(err)
 		}
-		_, err = c.AssetUpload(ctx, client.AssetUpload{MimeType: "image/png", Data: bytes.Repeat([]byte{9}, 600<<10)})
+		_, err = c.AssetUpload(ctx, client.AssetUploadRequest{MimeType: "image/png", Data: base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{9}, 600<<10))})
 		var ce *client.Error
 		if !errors.As(err, &ce) || ce.Status != 402 || ce.Code != "quota_exceeded" {
 			t.Fatalf("upload past the quota: %v", err)
@@ -186,12 +187,12 @@ func TestServeNodesShareAssets(t *testing.T) {
 	legacy := filepath.Join(envA["DATA_DIR"], "assets")
 	envA["ASSETS_DIR"] = legacy
 	a := start(t, envA, "serve")
-	old, err := a.C.AssetUpload(ctx, client.AssetUpload{MimeType: "image/png", Data: []byte("\x89PNG kept in a directory")})
+	old, err := a.C.AssetUpload(ctx, client.AssetUploadRequest{MimeType: "image/png", Data: base64.StdEncoding.EncodeToString([]byte("\x89PNG kept in a directory"))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.stop(t)
-	if _, err := os.Stat(filepath.Join(legacy, old.WorkspaceID, old.SHA256[:2], old.SHA256)); err != nil {
+	if _, err := os.Stat(filepath.Join(legacy, old.WorkspaceID, old.Sha256[:2], old.Sha256)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -210,7 +211,7 @@ func TestServeNodesShareAssets(t *testing.T) {
 	}
 
 	data := bytes.Repeat([]byte("0123456789abcdef"), 600<<6) // 600 KiB, about what a request carries
-	up, err := a.C.AssetUpload(ctx, client.AssetUpload{MimeType: "application/octet-stream", Data: data})
+	up, err := a.C.AssetUpload(ctx, client.AssetUploadRequest{MimeType: "application/octet-stream", Data: base64.StdEncoding.EncodeToString(data)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +239,7 @@ func TestEmulatorAssets(t *testing.T) {
 	img := []byte("\x89PNG emulator image")
 	var ids []string
 	for range 2 {
-		a, err := c.AssetUpload(ctx, client.AssetUpload{MimeType: "image/png", Data: img, Name: "e.png"})
+		a, err := c.AssetUpload(ctx, client.AssetUploadRequest{MimeType: "image/png", Data: base64.StdEncoding.EncodeToString(img), Name: "e.png"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,7 +21,7 @@ func TestChatRetriesEndToEnd(t *testing.T) {
 
 func chatRetrySuite(t *testing.T, c *client.Client) {
 	ctx := context.Background()
-	slow := mustAgent(t, c, "simple", client.AgentConfig{Simulation: &client.Simulation{LatencyMS: 15}})
+	slow := mustAgent(t, c, "simple", client.AgentConfig{Simulation: client.Simulation{LatencyMs: client.Ptr[int64](15)}})
 
 	t.Run("stream cut and retried", func(t *testing.T) {
 		// What fetch-event-source does: the stream breaks mid-turn, and the POST is sent again
@@ -93,9 +93,9 @@ func chatRetrySuite(t *testing.T, c *client.Client) {
 		}
 		s.Close()
 
-		msgs, err := c.ChatMessageList(ctx, sess.ID, client.ListOptions{})
+		msgs, err := c.ChatMessageList(ctx, sess.ID, client.ListChatMessagesParams{})
 		if err != nil || msgs.Pagination.Total != 2 || msgs.Data[0].Role != "user" || msgs.Data[1].Role != "assistant" ||
-			msgs.Data[0].ID != first.UserMessageID || *msgs.Data[1].ExecutionID != first.ExecutionID {
+			msgs.Data[0].ID != first.UserMessageID || msgs.Data[1].ExecutionID != first.ExecutionID {
 			t.Fatalf("after a cut and retries: %+v %v", msgs, err)
 		}
 		var done struct{ Output struct{ Content string } }
@@ -129,7 +129,7 @@ func chatRetrySuite(t *testing.T, c *client.Client) {
 		if ae := apiErr(t, err, 409); !strings.Contains(ae.Message, "Idempotency-Key") {
 			t.Fatalf("409 message: %s", ae.Message)
 		}
-		msgs, _ := c.ChatMessageList(ctx, sess.ID, client.ListOptions{})
+		msgs, _ := c.ChatMessageList(ctx, sess.ID, client.ListChatMessagesParams{})
 		if msgs.Pagination.Total != 2 {
 			t.Fatalf("%d messages after a cut and two retries, want 2", msgs.Pagination.Total)
 		}
@@ -149,7 +149,7 @@ func chatRetrySuite(t *testing.T, c *client.Client) {
 			}
 			return d.Code, d.Message
 		}
-		broken := mustAgent(t, c, "simple", client.AgentConfig{Simulation: &client.Simulation{Fail: true, FailMessage: "the model fell over"}})
+		broken := mustAgent(t, c, "simple", client.AgentConfig{Simulation: client.Simulation{Fail: client.FailAlways(), FailMessage: "the model fell over"}})
 		sess, _ := c.ChatSessionCreate(ctx, broken.ID, "", nil)
 		s, err := c.ChatStream(ctx, sess.ID, "hello")
 		if err != nil {
@@ -163,7 +163,7 @@ func chatRetrySuite(t *testing.T, c *client.Client) {
 			t.Fatalf("failed run: %s %s", got, msg)
 		}
 
-		timeout := mustAgent(t, c, "simple", client.AgentConfig{RequestTimeoutMS: 30, Simulation: &client.Simulation{LatencyMS: 200}})
+		timeout := mustAgent(t, c, "simple", client.AgentConfig{RequestTimeoutMs: 30, Simulation: client.Simulation{LatencyMs: client.Ptr[int64](200)}})
 		sess, _ = c.ChatSessionCreate(ctx, timeout.ID, "", nil)
 		s, err = c.ChatStream(ctx, sess.ID, "hello")
 		if err != nil {
@@ -176,7 +176,7 @@ func chatRetrySuite(t *testing.T, c *client.Client) {
 			t.Fatalf("timed-out run: %s %s", got, msg)
 		}
 
-		x, err := c.Execute(ctx, slow.ID, client.ExecuteRequest{Input: map[string]any{"message": "cancel me"}, Async: true})
+		x, err := c.Execute(ctx, slow.ID, client.ExecuteRequest{Input: map[string]any{"message": "cancel me"}, Async: client.Ptr(true)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,7 +191,7 @@ func chatRetrySuite(t *testing.T, c *client.Client) {
 			t.Fatalf("cancelled run: %s", got)
 		}
 
-		gate := mustAgent(t, c, "approval", client.AgentConfig{Approval: &client.ApprovalConfig{
+		gate := mustAgent(t, c, "approval", client.AgentConfig{Approval: client.ApprovalConfig{
 			Checkpoints: []client.Checkpoint{{Name: "review", When: "before_output"}}}})
 		x, err = c.Execute(ctx, gate.ID, client.ExecuteRequest{Input: map[string]any{"message": "refund 40"}})
 		if err != nil || x.Status != "awaiting_approval" {

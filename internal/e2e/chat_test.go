@@ -17,7 +17,7 @@ func TestChatHistoryTrimmed(t *testing.T) {
 		"max_output_tokens":100,"input_price_per_million":1,"output_price_per_million":2,"capabilities":["chat"]}]`})
 	p := start(t, emulatorEnv(map[string]string{"FIXTURES": dir}), "emulator")
 	ctx := context.Background()
-	a := mustAgent(t, p.C, "simple", client.AgentConfig{Model: "tiny-ctx", MaxTokens: 100, SystemPrompt: "You are a patient tutor."})
+	a := mustAgent(t, p.C, "simple", client.AgentConfig{Model: "tiny-ctx", MaxTokens: client.Ptr[int64](100), SystemPrompt: "You are a patient tutor."})
 	sess, _ := p.C.ChatSessionCreate(ctx, a.ID, "long talk", nil)
 	var last *client.AssistantReply
 	for i := range 8 {
@@ -41,11 +41,11 @@ func TestChatHistoryTrimmed(t *testing.T) {
 	if dropped < 1 {
 		t.Fatalf("no trimming recorded on the trace: %+v", tr.Spans)
 	}
-	msgs, _ := p.C.ChatMessageList(ctx, sess.ID, client.ListOptions{Limit: 100})
+	msgs, _ := p.C.ChatMessageList(ctx, sess.ID, client.ListChatMessagesParams{Limit: 100})
 	if msgs.Pagination.Total != 16 {
 		t.Fatalf("session lost messages: %d", msgs.Pagination.Total)
 	}
-	if x.TokenUsage.PromptTokens > 400 {
+	if client.Val(x.TokenUsage.PromptTokens) > 400 {
 		t.Fatalf("prompt of %d tokens exceeds the 400-token window", x.TokenUsage.PromptTokens)
 	}
 }
@@ -54,7 +54,7 @@ func TestChatHistoryTrimmed(t *testing.T) {
 func TestStreamDisconnectDoesNotCancel(t *testing.T) {
 	p := start(t, emulatorEnv(nil), "emulator")
 	ctx := context.Background()
-	a := mustAgent(t, p.C, "simple", client.AgentConfig{Simulation: &client.Simulation{LatencyMS: 5}})
+	a := mustAgent(t, p.C, "simple", client.AgentConfig{Simulation: client.Simulation{LatencyMs: client.Ptr[int64](5)}})
 	sess, _ := p.C.ChatSessionCreate(ctx, a.ID, "", nil)
 	s, err := p.C.ChatStream(ctx, sess.ID, "tell me about the weather in spring")
 	if err != nil {
@@ -72,7 +72,7 @@ func TestStreamDisconnectDoesNotCancel(t *testing.T) {
 	if err != nil || x.Status != "completed" {
 		t.Fatalf("after the client left: %+v %v", x, err)
 	}
-	msgs, _ := p.C.ChatMessageList(ctx, sess.ID, client.ListOptions{})
+	msgs, _ := p.C.ChatMessageList(ctx, sess.ID, client.ListChatMessagesParams{})
 	if msgs.Pagination.Total != 2 {
 		t.Fatalf("reply not stored after the client left: %d messages", msgs.Pagination.Total)
 	}

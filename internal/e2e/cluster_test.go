@@ -160,7 +160,7 @@ func TestCluster(t *testing.T) {
 	n2 := start(t, env, "serve")
 	c1, c2 := n1.C, n2.C
 	c3 := client.New(n3.URL, client.WithAPIKey(n1.Key))
-	if _, err := c1.CredentialCreate(ctx, client.CredentialCreate{Name: "fake", Type: "api_key", Provider: "openai",
+	if _, err := c1.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "fake", Type: "api_key", Provider: "openai",
 		Value: "sk-proj-clusterTEST0000000000000000000000", Metadata: map[string]any{"base_url": fake.URL + "/v1"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestCluster(t *testing.T) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			x, err := clients[i%3].Execute(ctx, agent.ID, client.ExecuteRequest{Input: map[string]any{"message": fmt.Sprintf("run-%03d", i)}, Async: true})
+			x, err := clients[i%3].Execute(ctx, agent.ID, client.ExecuteRequest{Input: map[string]any{"message": fmt.Sprintf("run-%03d", i)}, Async: client.Ptr(true)})
 			if err != nil {
 				t.Errorf("submit %d: %v", i, err)
 				return
@@ -303,7 +303,7 @@ func crossNodeCancelApprove(t *testing.T, c1, c2 *client.Client, agentID string)
 	}()
 	var id string
 	for deadline := time.Now().Add(10 * time.Second); id == ""; {
-		l, err := c1.ExecutionList(ctx, client.ExecutionListOptions{Status: "running"})
+		l, err := c1.ExecutionList(ctx, client.ListExecutionsParams{Status: "running"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,7 +325,7 @@ func crossNodeCancelApprove(t *testing.T, c1, c2 *client.Client, agentID string)
 		t.Fatalf("the runner's answer: %+v %v", r.x, r.err)
 	}
 
-	gate := mustAgent(t, c1, "approval", client.AgentConfig{Model: "gpt-4o-mini", Approval: &client.ApprovalConfig{
+	gate := mustAgent(t, c1, "approval", client.AgentConfig{Model: "gpt-4o-mini", Approval: client.ApprovalConfig{
 		Checkpoints: []client.Checkpoint{{Name: "review", When: "before_output"}}}})
 	x, err := c2.Execute(ctx, gate.ID, client.ExecuteRequest{Input: map[string]any{"message": "refund 40"}})
 	if err != nil || x.Status != "awaiting_approval" {
@@ -414,7 +414,7 @@ func waitDone(t *testing.T, c *client.Client, ids []string, n int, within time.D
 	for {
 		ended.Store(0)
 		for _, status := range []string{"completed", "failed", "cancelled"} {
-			l, err := c.ExecutionList(context.Background(), client.ExecutionListOptions{Status: status, ListOptions: client.ListOptions{Limit: 1}})
+			l, err := c.ExecutionList(context.Background(), client.ListExecutionsParams{Status: client.ListExecutionsParamsStatus(status), Limit: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

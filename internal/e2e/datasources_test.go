@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -22,17 +23,17 @@ const seedOrdersDB = "2rfFqMzi2iDnN9XlC8v1APMzpRt"
 func TestEmulatorSeedDataSources(t *testing.T) {
 	c := start(t, emulatorEnv(nil), "emulator").C
 	ctx := context.Background()
-	res, err := c.DataSourceQuery(ctx, seedOrdersDB, client.DataSourceQuery{Query: `
+	res, err := c.DataSourceQuery(ctx, seedOrdersDB, client.DataSourceQueryRequest{Query: `
 		SELECT c.country, count(*) AS orders, sum(o.total_cents) AS cents
 		FROM public.orders o JOIN customers c ON c.id = o.customer_id
-		WHERE o.status <> $1 GROUP BY c.country ORDER BY orders DESC, c.country`, Params: []any{"cancelled"}})
+		WHERE o.status <> $1 GROUP BY c.country ORDER BY orders DESC, c.country`, Params: params("cancelled")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Columns) != 3 || res.Columns[0].Name != "country" || res.RowCount == 0 || res.RowCount != len(res.Rows) {
+	if len(res.Columns) != 3 || res.Columns[0].Name != "country" || res.RowCount == 0 || res.RowCount != int64(len(res.Rows)) {
 		t.Fatalf("%+v", res)
 	}
-	all, err := c.DataSourceQuery(ctx, seedOrdersDB, client.DataSourceQuery{Query: "SELECT count(*) FROM orders WHERE status <> 'cancelled'"})
+	all, err := c.DataSourceQuery(ctx, seedOrdersDB, client.DataSourceQueryRequest{Query: "SELECT count(*) FROM orders WHERE status <> 'cancelled'"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,11 +44,11 @@ func TestEmulatorSeedDataSources(t *testing.T) {
 	if sum != all.Rows[0][0].(float64) {
 		t.Fatalf("the groups hold %v orders, the count says %v", sum, all.Rows[0][0])
 	}
-	_, err = c.DataSourceQuery(ctx, seedOrdersDB, client.DataSourceQuery{Query: "DELETE FROM orders"})
+	_, err = c.DataSourceQuery(ctx, seedOrdersDB, client.DataSourceQueryRequest{Query: "DELETE FROM orders"})
 	if ae := apiErr(t, err, 422); !strings.Contains(ae.Message, "readonly") {
 		t.Fatalf("delete: %v", ae)
 	}
-	items, err := c.DataSourceQuery(ctx, "2rfFqPxUWwHPsY2EGYmodkbhPGI", client.DataSourceQuery{Query: "/?category=tea&limit=3"})
+	items, err := c.DataSourceQuery(ctx, "2rfFqPxUWwHPsY2EGYmodkbhPGI", client.DataSourceQueryRequest{Query: "/?category=tea&limit=3"})
 	if err != nil || items.RowCount != 3 || items.Columns[0].Name != "sku" {
 		t.Fatalf("http seed source: %+v %v", items, err)
 	}
@@ -72,22 +73,22 @@ func TestServeDataSources(t *testing.T) {
 			t.Fatal(err)
 		}
 		db.Close()
-		d, err := c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "Shop file", Type: "sqlite", Config: map[string]any{"path": path, "max_rows": 2}})
+		d, err := c.DataSourceCreate(ctx, client.DataSourceCreateRequest{Name: "Shop file", Type: "sqlite", Config: map[string]any{"path": path, "max_rows": 2}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := c.DataSourceQuery(ctx, d.ID, client.DataSourceQuery{Query: "SELECT name FROM items WHERE id >= ? ORDER BY id", Params: []any{1}})
+		res, err := c.DataSourceQuery(ctx, d.ID, client.DataSourceQueryRequest{Query: "SELECT name FROM items WHERE id >= ? ORDER BY id", Params: params(1)})
 		if err != nil || res.RowCount != 2 || !res.Truncated || res.Rows[1][0] != "coffee" {
 			t.Fatalf("%+v %v", res, err)
 		}
-		_, err = c.DataSourceQuery(ctx, d.ID, client.DataSourceQuery{Query: "DELETE FROM items"})
+		_, err = c.DataSourceQuery(ctx, d.ID, client.DataSourceQueryRequest{Query: "DELETE FROM items"})
 		apiErr(t, err, 422)
 		// The server's own database is not a data source.
-		own, err := c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "Own", Type: "sqlite", Config: map[string]any{"path": filepath.Join(dataDir, "agentplane.db")}})
+		own, err := c.DataSourceCreate(ctx, client.DataSourceCreateRequest{Name: "Own", Type: "sqlite", Config: map[string]any{"path": filepath.Join(dataDir, "agentplane.db")}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = c.DataSourceQuery(ctx, own.ID, client.DataSourceQuery{Query: "SELECT * FROM api_keys"})
+		_, err = c.DataSourceQuery(ctx, own.ID, client.DataSourceQueryRequest{Query: "SELECT * FROM api_keys"})
 		if ae := apiErr(t, err, 409); !strings.Contains(ae.Message, "data directory") {
 			t.Fatalf("own database: %v", ae)
 		}
@@ -107,37 +108,46 @@ func TestServeDataSources(t *testing.T) {
 			INSERT INTO customers SELECT g, 'c' || g || '@example.com', g * 1.5 FROM generate_series(1, 40) g`); err != nil {
 			t.Fatal(err)
 		}
-		cred, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "CRM", Type: "database_url", Value: url})
+		cred, err := c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "CRM", Type: "database_url", Value: url})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if strings.Contains(cred.MaskedValue, "postgres://") {
 			t.Fatalf("the credential is shown: %s", cred.MaskedValue)
 		}
-		d, err := c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "CRM", Type: "postgres", CredentialID: cred.ID,
+		d, err := c.DataSourceCreate(ctx, client.DataSourceCreateRequest{Name: "CRM", Type: "postgres", CredentialID: cred.ID,
 			Config: map[string]any{"max_rows": 25, "max_execution_ms": 500}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := c.DataSourceQuery(ctx, d.ID, client.DataSourceQuery{Query: "SELECT id, email, balance FROM customers WHERE id > $1 ORDER BY id", Params: []any{35}})
+		res, err := c.DataSourceQuery(ctx, d.ID, client.DataSourceQueryRequest{Query: "SELECT id, email, balance FROM customers WHERE id > $1 ORDER BY id", Params: params(35)})
 		if err != nil || res.RowCount != 5 || res.Truncated || res.Rows[0][1] != "c36@example.com" || res.Rows[0][2] != "54.00" ||
 			res.Columns[2] != (client.DataSourceColumn{Name: "balance", Type: "numeric"}) {
 			t.Fatalf("%+v %v", res, err)
 		}
-		if res, err = c.DataSourceQuery(ctx, d.ID, client.DataSourceQuery{Query: "SELECT id FROM customers"}); err != nil || res.RowCount != 25 || !res.Truncated {
+		if res, err = c.DataSourceQuery(ctx, d.ID, client.DataSourceQueryRequest{Query: "SELECT id FROM customers"}); err != nil || res.RowCount != 25 || !res.Truncated {
 			t.Fatalf("max_rows: %+v %v", res, err)
 		}
-		_, err = c.DataSourceQuery(ctx, d.ID, client.DataSourceQuery{Query: "UPDATE customers SET balance = 0"})
+		_, err = c.DataSourceQuery(ctx, d.ID, client.DataSourceQueryRequest{Query: "UPDATE customers SET balance = 0"})
 		if ae := apiErr(t, err, 422); !strings.Contains(ae.Message, "read-only transaction") {
 			t.Fatalf("update: %v", ae)
 		}
-		_, err = c.DataSourceQuery(ctx, d.ID, client.DataSourceQuery{Query: "SELECT pg_sleep(10)"})
+		_, err = c.DataSourceQuery(ctx, d.ID, client.DataSourceQueryRequest{Query: "SELECT pg_sleep(10)"})
 		if ae := apiErr(t, err, 422); !strings.Contains(ae.Message, "timed out after 500 ms") {
 			t.Fatalf("timeout: %v", ae)
 		}
 		var ae *client.Error
-		if _, err := c.DataSourceQuery(ctx, d.ID, client.DataSourceQuery{Query: "SELECT 1", Limit: 26}); !errors.As(err, &ae) || ae.Status != 422 {
+		if _, err := c.DataSourceQuery(ctx, d.ID, client.DataSourceQueryRequest{Query: "SELECT 1", Limit: 26}); !errors.As(err, &ae) || ae.Status != 422 {
 			t.Fatalf("limit over max_rows: %v", err)
 		}
 	})
+}
+
+// params encodes a query's parameters for DataSourceQueryRequest.Params.
+func params(values ...any) json.RawMessage {
+	b, err := json.Marshal(values)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

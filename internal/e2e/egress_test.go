@@ -28,7 +28,7 @@ func TestDenyPrivateEgress(t *testing.T) {
 	fake.Fallback = func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Text: []string{"reached"}} }
 	// The base URL names localhost: the check happens after the name resolves.
 	base := strings.Replace(fake.URL, "127.0.0.1", "localhost", 1) + "/v1"
-	cred, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "local", Type: "api_key", Provider: "openai", Value: "sk-egress-0000000000",
+	cred, err := c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "local", Type: "api_key", Provider: "openai", Value: "sk-egress-0000000000",
 		Metadata: map[string]any{"base_url": base}})
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func TestDenyPrivateEgress(t *testing.T) {
 	}
 	mcpSrv := mcptest.New(mcpclient.StreamableHTTP)
 	defer mcpSrv.Close()
-	tool, err := c.MCPToolCreate(ctx, client.MCPToolCreate{Name: "Local MCP", Transport: "streamable_http", URL: mcpSrv.Endpoint})
+	tool, err := c.MCPToolCreate(ctx, client.McpToolCreateRequest{Name: "Local MCP", Transport: "streamable_http", URL: mcpSrv.Endpoint})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,11 +56,11 @@ func TestDenyPrivateEgress(t *testing.T) {
 	}
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`[{"a":1}]`)) }))
 	defer api.Close()
-	ds, err := c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "Local API", Type: "http", Config: map[string]any{"base_url": api.URL}})
+	ds, err := c.DataSourceCreate(ctx, client.DataSourceCreateRequest{Name: "Local API", Type: "http", Config: map[string]any{"base_url": api.URL}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.DataSourceQuery(ctx, ds.ID, client.DataSourceQuery{Query: "/"})
+	_, err = c.DataSourceQuery(ctx, ds.ID, client.DataSourceQueryRequest{Query: "/"})
 	var ae *client.Error
 	if !errors.As(err, &ae) || ae.Status < 400 || ae.Status == 500 || !strings.Contains(ae.Message, "denied") {
 		t.Fatalf("an http data source on loopback: %v", err)

@@ -35,14 +35,14 @@ func listTotals(t *testing.T, c *client.Client) map[string]int {
 			t.Fatalf("GET %s: %d %v %s", path, status, err, body)
 		}
 		decode(t, body, &l)
-		out[key] = l.Pagination.Total
+		out[key] = int(l.Pagination.Total)
 		if key == "agents" || key == "prompts" {
 			sum := 0
 			for _, item := range l.Data {
 				var vl client.List[map[string]any]
 				_, vb, _, _ := c.Raw(ctx, http.MethodGet, path+"/"+item["id"].(string)+"/versions", nil, nil)
 				decode(t, vb, &vl)
-				sum += vl.Pagination.Total
+				sum += int(vl.Pagination.Total)
 			}
 			out[strings.TrimSuffix(key, "s")+"_versions"] = sum
 		}
@@ -76,13 +76,13 @@ func TestEmulatorSeed(t *testing.T) {
 		t.Fatalf("health: %+v %v", h, err)
 	}
 	// The six agent types are all seeded.
-	l, err := p.C.AgentList(context.Background(), client.AgentListOptions{ListOptions: client.ListOptions{Limit: 100}})
+	l, err := p.C.AgentList(context.Background(), client.ListAgentsParams{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
 	types := map[string]bool{}
 	for _, a := range l.Data {
-		types[a.Type] = true
+		types[string(a.Type)] = true
 		if a.ActiveVersionID == nil || a.Config == nil {
 			t.Errorf("seed agent %s has no active version", a.ID)
 		}
@@ -95,15 +95,15 @@ func TestEmulatorSeed(t *testing.T) {
 func TestEmulatorResetRestoresSeed(t *testing.T) {
 	p := start(t, emulatorEnv(nil), "emulator")
 	ctx := context.Background()
-	l, _ := p.C.AgentList(ctx, client.AgentListOptions{})
+	l, _ := p.C.AgentList(ctx, client.ListAgentsParams{})
 	victim := l.Data[0]
 	if _, err := p.C.AgentDelete(ctx, victim.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.C.AgentCreate(ctx, client.AgentCreate{Name: "Extra", Type: "simple"}); err != nil {
+	if _, err := p.C.AgentCreate(ctx, client.AgentCreateRequest{Name: "Extra", Type: "simple"}); err != nil {
 		t.Fatal(err)
 	}
-	simple, err := p.C.AgentList(ctx, client.AgentListOptions{Type: "simple"})
+	simple, err := p.C.AgentList(ctx, client.ListAgentsParams{Type: "simple"})
 	if err != nil || len(simple.Data) == 0 {
 		t.Fatalf("no simple seed agent: %v", err)
 	}

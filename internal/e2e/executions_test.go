@@ -40,7 +40,7 @@ func mustAgent(t *testing.T, c *client.Client, typ string, cfg client.AgentConfi
 	if cfg.Model == "" {
 		cfg.Model = "gpt-4o-mini"
 	}
-	a, err := c.AgentCreate(context.Background(), client.AgentCreate{Name: "Test " + typ, Type: typ, Config: &cfg})
+	a, err := c.AgentCreate(context.Background(), client.AgentCreateRequest{Name: "Test " + typ, Type: client.AgentCreateRequestType(typ), Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func executionSuite(t *testing.T, c *client.Client) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if x.Status != "completed" || len(x.Output) == 0 || x.TokenUsage.TotalTokens == 0 || x.Cost <= 0 || x.DurationMS == nil ||
+		if x.Status != "completed" || len(x.Output) == 0 || client.Val(x.TokenUsage.TotalTokens) == 0 || x.Cost <= 0 || x.DurationMs == nil ||
 			x.TraceID == "" || x.StartedAt == nil || x.CompletedAt == nil || x.Source != "api" || *x.AgentVersionID != *simple.ActiveVersionID {
 			t.Fatalf("sync execution: %+v", x)
 		}
@@ -89,31 +89,31 @@ func executionSuite(t *testing.T, c *client.Client) {
 		}
 		kinds := map[string]int{}
 		for _, sp := range tr.AllSpans() {
-			kinds[sp.Kind]++
+			kinds[string(sp.Kind)]++
 		}
 		if kinds["prompt"] != 1 || kinds["llm"] != 1 || kinds["agent"] != 1 || tr.Cost != x.Cost || tr.TokenUsage != x.TokenUsage {
 			t.Fatalf("trace: kinds %v cost %v/%v usage %+v/%+v", kinds, tr.Cost, x.Cost, tr.TokenUsage, x.TokenUsage)
 		}
-		l, err := c.TraceList(ctx, client.TraceListOptions{ExecutionID: x.ID})
+		l, err := c.TraceList(ctx, client.ListTracesParams{ExecutionID: x.ID})
 		if err != nil || l.Pagination.Total != 1 {
 			t.Fatalf("trace list by execution: %v %v", l, err)
 		}
 	})
 
 	t.Run("input schema 422 records nothing", func(t *testing.T) {
-		before, _ := c.ExecutionList(ctx, client.ExecutionListOptions{AgentID: simple.ID})
+		before, _ := c.ExecutionList(ctx, client.ListExecutionsParams{AgentID: simple.ID})
 		_, err := c.Execute(ctx, simple.ID, client.ExecuteRequest{Input: map[string]any{"question": ""}})
 		if ae := apiErr(t, err, 422); !strings.Contains(ae.Message, "/question") {
 			t.Fatalf("message does not name the path: %s", ae.Message)
 		}
-		after, _ := c.ExecutionList(ctx, client.ExecutionListOptions{AgentID: simple.ID})
+		after, _ := c.ExecutionList(ctx, client.ListExecutionsParams{AgentID: simple.ID})
 		if after.Pagination.Total != before.Pagination.Total {
 			t.Fatal("a rejected input left an execution record")
 		}
 	})
 
 	t.Run("async poll and stream", func(t *testing.T) {
-		x, err := c.Execute(ctx, simple.ID, client.ExecuteRequest{Input: map[string]any{"question": "async?"}, Async: true})
+		x, err := c.Execute(ctx, simple.ID, client.ExecuteRequest{Input: map[string]any{"question": "async?"}, Async: client.Ptr(true)})
 		if err != nil || x.Status != "pending" {
 			t.Fatalf("async: %+v %v", x, err)
 		}
@@ -121,7 +121,7 @@ func executionSuite(t *testing.T, c *client.Client) {
 		if err != nil || done.Status != "completed" {
 			t.Fatalf("poll: %+v %v", done, err)
 		}
-		y, _ := c.Execute(ctx, simple.ID, client.ExecuteRequest{Input: map[string]any{"question": "stream it"}, Async: true})
+		y, _ := c.Execute(ctx, simple.ID, client.ExecuteRequest{Input: map[string]any{"question": "stream it"}, Async: client.Ptr(true)})
 		s, err := c.ExecutionStream(ctx, y.ID, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -146,8 +146,8 @@ func executionSuite(t *testing.T, c *client.Client) {
 	})
 
 	t.Run("reconnect with Last-Event-ID", func(t *testing.T) {
-		slow := mustAgent(t, c, "simple", client.AgentConfig{Simulation: &client.Simulation{LatencyMS: 3}})
-		x, _ := c.Execute(ctx, slow.ID, client.ExecuteRequest{Input: map[string]any{"message": "tell me a long story about the sea and ships"}, Async: true})
+		slow := mustAgent(t, c, "simple", client.AgentConfig{Simulation: client.Simulation{LatencyMs: client.Ptr[int64](3)}})
+		x, _ := c.Execute(ctx, slow.ID, client.ExecuteRequest{Input: map[string]any{"message": "tell me a long story about the sea and ships"}, Async: client.Ptr(true)})
 		s, err := c.ExecutionStream(ctx, x.ID, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -180,8 +180,8 @@ func executionSuite(t *testing.T, c *client.Client) {
 	})
 
 	t.Run("cancel while running", func(t *testing.T) {
-		slow := mustAgent(t, c, "simple", client.AgentConfig{Simulation: &client.Simulation{LatencyMS: 200}})
-		x, _ := c.Execute(ctx, slow.ID, client.ExecuteRequest{Input: map[string]any{"message": "a slow answer please"}, Async: true})
+		slow := mustAgent(t, c, "simple", client.AgentConfig{Simulation: client.Simulation{LatencyMs: client.Ptr[int64](200)}})
+		x, _ := c.Execute(ctx, slow.ID, client.ExecuteRequest{Input: map[string]any{"message": "a slow answer please"}, Async: client.Ptr(true)})
 		for {
 			cur, _ := c.ExecutionGet(ctx, x.ID)
 			if cur.Status == "running" {
@@ -211,13 +211,13 @@ func executionSuite(t *testing.T, c *client.Client) {
 	})
 
 	t.Run("approve and deny", func(t *testing.T) {
-		ap := mustAgent(t, c, "approval", client.AgentConfig{Approval: &client.ApprovalConfig{Checkpoints: []client.Checkpoint{
+		ap := mustAgent(t, c, "approval", client.AgentConfig{Approval: client.ApprovalConfig{Checkpoints: []client.Checkpoint{
 			{Name: "review", Description: "A human reviews the reply", When: "before_output"}}}})
 		x, err := c.Execute(ctx, ap.ID, client.ExecuteRequest{Input: map[string]any{"message": "refund 200 dollars"}})
 		if err != nil || x.Status != "awaiting_approval" {
 			t.Fatalf("approval run: %+v %v", x, err)
 		}
-		inbox, err := c.ApprovalList(ctx, "", client.ListOptions{})
+		inbox, err := c.ApprovalList(ctx, client.ListApprovalsParams{})
 		if err != nil || inbox.Pagination.Total < 1 || inbox.Data[0].ExecutionID != x.ID || inbox.Data[0].Checkpoint != "review" ||
 			!strings.Contains(string(inbox.Data[0].Awaiting), "draft_output") {
 			t.Fatalf("inbox: %+v %v", inbox, err)
@@ -259,7 +259,7 @@ func executionSuite(t *testing.T, c *client.Client) {
 	})
 
 	t.Run("simulated failure", func(t *testing.T) {
-		bad := mustAgent(t, c, "simple", client.AgentConfig{Simulation: &client.Simulation{Fail: true, FailMessage: "provider exploded"}})
+		bad := mustAgent(t, c, "simple", client.AgentConfig{Simulation: client.Simulation{Fail: client.FailAlways(), FailMessage: "provider exploded"}})
 		x, _ := c.Execute(ctx, bad.ID, client.ExecuteRequest{Input: map[string]any{"message": "hi"}})
 		if x.Status != "failed" || !strings.Contains(*x.Error, "provider exploded") {
 			t.Fatalf("failure: %+v", x)
@@ -279,7 +279,7 @@ func executionSuite(t *testing.T, c *client.Client) {
 			tree.Children[1].Source != "agent" || tree.Children[1].Status != "completed" {
 			t.Fatalf("tree: %+v %v", tree, err)
 		}
-		if x.TokenUsage.TotalTokens <= tree.Children[0].TokenUsage.TotalTokens+tree.Children[1].TokenUsage.TotalTokens {
+		if client.Val(x.TokenUsage.TotalTokens) <= client.Val(tree.Children[0].TokenUsage.TotalTokens)+client.Val(tree.Children[1].TokenUsage.TotalTokens) {
 			t.Fatalf("parent usage %d does not include its children", x.TokenUsage.TotalTokens)
 		}
 	})
@@ -317,7 +317,7 @@ func executionSuite(t *testing.T, c *client.Client) {
 			t.Fatalf("chat stream: %v %v", evs, err)
 		}
 		checkFrames(t, evs[1:], 1)
-		msgs, err := c.ChatMessageList(ctx, sess.ID, client.ListOptions{})
+		msgs, err := c.ChatMessageList(ctx, sess.ID, client.ListChatMessagesParams{})
 		if err != nil || msgs.Pagination.Total != 4 || msgs.Data[0].Role != "user" || msgs.Data[3].Role != "assistant" ||
 			*msgs.Data[3].UserMessageID != msgs.Data[2].ID {
 			t.Fatalf("history: %+v %v", msgs, err)
@@ -331,7 +331,7 @@ func executionSuite(t *testing.T, c *client.Client) {
 	})
 
 	t.Run("busy session 409", func(t *testing.T) {
-		slow := mustAgent(t, c, "simple", client.AgentConfig{Simulation: &client.Simulation{LatencyMS: 20}})
+		slow := mustAgent(t, c, "simple", client.AgentConfig{Simulation: client.Simulation{LatencyMs: client.Ptr[int64](20)}})
 		sess, _ := c.ChatSessionCreate(ctx, slow.ID, "", nil)
 		s, err := c.ChatStream(ctx, sess.ID, "first message with a slow reply")
 		if err != nil {
@@ -394,14 +394,14 @@ func TestConcurrentExecutionsAndStreams(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := client.New(p.URL, client.WithHTTPClient(&http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512}}))
-	a := mustAgent(t, c, "simple", client.AgentConfig{Simulation: &client.Simulation{LatencyMS: 1}})
+	a := mustAgent(t, c, "simple", client.AgentConfig{Simulation: client.Simulation{LatencyMs: client.Ptr[int64](1)}})
 	const n = 200
 	ids := make([]string, n)
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*n)
 	for i := range n {
 		wg.Go(func() {
-			x, err := c.Execute(ctx, a.ID, client.ExecuteRequest{Input: map[string]any{"message": fmt.Sprintf("request number %d about shipping", i)}, Async: true})
+			x, err := c.Execute(ctx, a.ID, client.ExecuteRequest{Input: map[string]any{"message": fmt.Sprintf("request number %d about shipping", i)}, Async: client.Ptr(true)})
 			if err != nil {
 				errs <- err
 				return

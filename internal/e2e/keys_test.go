@@ -152,7 +152,7 @@ func requiresAPIKeySuite(t *testing.T, env map[string]string, loopback string) {
 	}
 	if c := client.New(p.URL, client.WithAPIKey(reader)); c == nil {
 		t.Fatal("client")
-	} else if _, err := c.AgentList(context.Background(), client.AgentListOptions{}); err != nil {
+	} else if _, err := c.AgentList(context.Background(), client.ListAgentsParams{}); err != nil {
 		t.Fatalf("the SDK with a scoped key: %v", err)
 	}
 }

@@ -75,16 +75,16 @@ func limitsSuite(t *testing.T, env map[string]string) {
 	p := start(t, env, "serve")
 	ctx := context.Background()
 	var ae *client.Error
-	if _, err := p.C.AgentCreate(ctx, client.AgentCreate{Name: "one", Type: "simple"}); err != nil {
+	if _, err := p.C.AgentCreate(ctx, client.AgentCreateRequest{Name: "one", Type: "simple"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.C.AgentCreate(ctx, client.AgentCreate{Name: "two", Type: "simple"}); !errors.As(err, &ae) || ae.Status != 402 ||
+	if _, err := p.C.AgentCreate(ctx, client.AgentCreateRequest{Name: "two", Type: "simple"}); !errors.As(err, &ae) || ae.Status != 402 ||
 		ae.Code != "plan_limit_exceeded" || !strings.Contains(ae.Message, "max_agents (1)") {
 		t.Fatalf("second agent: %v", err)
 	}
 	var err error
 	for range 3 {
-		if _, err = p.C.AgentList(ctx, client.AgentListOptions{}); err != nil {
+		if _, err = p.C.AgentList(ctx, client.ListAgentsParams{}); err != nil {
 			break
 		}
 	}

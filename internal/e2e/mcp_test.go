@@ -38,15 +38,15 @@ func TestServeAgentCallsMCPTool(t *testing.T) {
 		}
 		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: "lookup_order", Args: []string{`{"order_id":`, `"A-17"}`}}}}
 	}
-	if _, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "openai", Type: "api_key", Provider: "openai",
+	if _, err := c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "openai", Type: "api_key", Provider: "openai",
 		Value: "sk-e2e-mcp-000000000000000000000000", Metadata: map[string]any{"base_url": fake.URL + "/v1"}}); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "orders", Type: "bearer_token", Provider: "orders", Value: "orders-token-0000"})
+	tok, err := c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "orders", Type: "bearer_token", Provider: "orders", Value: "orders-token-0000"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tool, err := c.MCPToolCreate(ctx, client.MCPToolCreate{Name: "Orders", URL: srv.Endpoint, CredentialID: &tok.ID})
+	tool, err := c.MCPToolCreate(ctx, client.McpToolCreateRequest{Name: "Orders", URL: srv.Endpoint, CredentialID: tok.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestServeAgentCallsMCPTool(t *testing.T) {
 	}
 
 	a := mustAgent(t, c, "agent", client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You track orders.",
-		Tools: []client.ToolRef{{MCPToolID: tool.ID, Names: []string{"lookup_order"}}}})
+		Tools: []client.AgentConfig_Tools_Item{client.MCPToolNames(tool.ID, "lookup_order")}})
 	x, err := c.Execute(ctx, a.ID, client.ExecuteRequest{Input: map[string]any{"message": "Where is order A-17?"}})
 	if err != nil || x.Status != "completed" {
 		t.Fatalf("execute: %+v %v", x, err)
@@ -91,7 +91,7 @@ func TestServeAgentCallsMCPTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var span *client.Span
+	var span *client.SpanNode
 	for _, sp := range tr.AllSpans() {
 		if sp.Kind == "tool" {
 			span = sp
@@ -104,7 +104,7 @@ func TestServeAgentCallsMCPTool(t *testing.T) {
 	waitUntil(t, "the run's MCP session to be closed", func() bool { return srv.Open() == 0 })
 
 	// Without --allow-stdio-mcp, a stdio server is refused, saying how to allow it.
-	_, err = c.MCPToolCreate(ctx, client.MCPToolCreate{Name: "Files", Transport: "stdio", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/tmp"}})
+	_, err = c.MCPToolCreate(ctx, client.McpToolCreateRequest{Name: "Files", Transport: "stdio", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/tmp"}})
 	var apiErr *client.Error
 	if !errors.As(err, &apiErr) || apiErr.Status != 422 || !strings.Contains(apiErr.Message, "--allow-stdio-mcp") {
 		t.Fatalf("stdio without the flag: %v", err)
@@ -116,7 +116,7 @@ func TestServeAllowsStdioMCP(t *testing.T) {
 	env := serveEnv(t.TempDir())
 	env["ALLOW_STDIO_MCP"] = "true"
 	p := start(t, env, "serve")
-	if _, err := p.C.MCPToolCreate(context.Background(), client.MCPToolCreate{Name: "Time", Transport: "stdio", Command: "uvx", Args: []string{"mcp-server-time"}}); err != nil {
+	if _, err := p.C.MCPToolCreate(context.Background(), client.McpToolCreateRequest{Name: "Time", Transport: "stdio", Command: "uvx", Args: []string{"mcp-server-time"}}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(p.Logs(), "--allow-stdio-mcp") {

@@ -82,20 +82,20 @@ func toolsOffered(t *testing.T, fake *llmtest.Server, msg string) map[string]str
 // useFake makes the workspace's OpenAI credential point at the fake.
 func useFake(t *testing.T, c *client.Client, fake *llmtest.Server) {
 	t.Helper()
-	if _, err := c.CredentialCreate(context.Background(), client.CredentialCreate{Name: "openai", Type: "api_key", Provider: "openai",
+	if _, err := c.CredentialCreate(context.Background(), client.CredentialCreateRequest{Name: "openai", Type: "api_key", Provider: "openai",
 		Value: "sk-e2e-memory-0000000000000000000000", Metadata: map[string]any{"base_url": fake.URL + "/v1"}}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // spansOf returns an execution's spans of a name.
-func spansOf(t *testing.T, c *client.Client, x *client.Execution, name string) []*client.Span {
+func spansOf(t *testing.T, c *client.Client, x *client.Execution, name string) []*client.SpanNode {
 	t.Helper()
 	tr, err := c.TraceGet(context.Background(), x.TraceID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []*client.Span
+	var out []*client.SpanNode
 	for _, sp := range tr.AllSpans() {
 		if sp.Name == name {
 			out = append(out, sp)
@@ -163,9 +163,9 @@ func memorySuite(t *testing.T, env map[string]string) {
 	const system = "You are a helpful assistant."
 
 	t.Run("agent scope", func(t *testing.T) {
-		a := mustAgent(t, c, "agent", client.AgentConfig{SystemPrompt: system, Memory: &client.MemoryConfig{Enabled: true}})
+		a := mustAgent(t, c, "agent", client.AgentConfig{SystemPrompt: system, Memory: client.MemoryConfig{Enabled: client.Ptr(true)}})
 		other := mustAgent(t, c, "agent", client.AgentConfig{SystemPrompt: system})
-		mem := func(m client.MemoryCreate) *client.Memory {
+		mem := func(m client.MemoryCreateRequest) *client.Memory {
 			t.Helper()
 			got, err := c.MemoryCreate(ctx, m)
 			if err != nil {
@@ -173,10 +173,10 @@ func memorySuite(t *testing.T, env map[string]string) {
 			}
 			return got
 		}
-		teal := mem(client.MemoryCreate{AgentID: &a.ID, Key: "colour", Content: "The customer's favourite colour is teal."})
-		mem(client.MemoryCreate{AgentID: &a.ID, Content: "Invoices go out on Mondays."})
-		mem(client.MemoryCreate{AgentID: &other.ID, Content: "The favourite colour is crimson."})
-		mem(client.MemoryCreate{Content: "The favourite colour is magenta."}) // workspace-wide: no agent's own
+		teal := mem(client.MemoryCreateRequest{AgentID: a.ID, Key: "colour", Content: "The customer's favourite colour is teal."})
+		mem(client.MemoryCreateRequest{AgentID: a.ID, Content: "Invoices go out on Mondays."})
+		mem(client.MemoryCreateRequest{AgentID: other.ID, Content: "The favourite colour is crimson."})
+		mem(client.MemoryCreateRequest{Content: "The favourite colour is magenta."}) // workspace-wide: no agent's own
 
 		x := mustRun(t, c, a.ID, "", "What is my favourite colour?")
 		out := outputText(x)
@@ -225,7 +225,7 @@ func memorySuite(t *testing.T, env map[string]string) {
 		if rs := spansOf(t, c, x, "memory.remember"); len(rs) != 1 || rs[0].Status != "error" || rs[0].Attributes["outcome"] != "tool_error" {
 			t.Errorf("span of a bad remember call: %+v", rs)
 		}
-		if l, err := c.MemoryList(ctx, client.MemoryListOptions{AgentID: a.ID}); err != nil || l.Pagination.Total != 3 {
+		if l, err := c.MemoryList(ctx, client.ListMemoriesParams{AgentID: a.ID}); err != nil || l.Pagination.Total != 3 {
 			t.Errorf("memories of the agent: %+v %v", l, err)
 		}
 		// Nothing relevant: no memories and no error.
@@ -236,7 +236,7 @@ func memorySuite(t *testing.T, env map[string]string) {
 	})
 
 	t.Run("session scope", func(t *testing.T) {
-		a := mustAgent(t, c, "agent", client.AgentConfig{SystemPrompt: system, Memory: &client.MemoryConfig{Enabled: true, Scope: "session", MaxItems: 5}})
+		a := mustAgent(t, c, "agent", client.AgentConfig{SystemPrompt: system, Memory: client.MemoryConfig{Enabled: client.Ptr(true), Scope: "session", MaxItems: 5}})
 		sa, err := c.ChatSessionCreate(ctx, a.ID, "A", nil)
 		if err != nil {
 			t.Fatal(err)
@@ -262,7 +262,7 @@ func memorySuite(t *testing.T, env map[string]string) {
 		if got := send(sa, "What is my dog called?"); !strings.Contains(got, "My dog is called Rex.") {
 			t.Errorf("session A does not get its memory: %q", got)
 		}
-		l, err := c.MemoryList(ctx, client.MemoryListOptions{SessionID: sa.ID})
+		l, err := c.MemoryList(ctx, client.ListMemoriesParams{SessionID: sa.ID})
 		if err != nil || l.Pagination.Total != 1 || *l.Data[0].SessionID != sa.ID {
 			t.Fatalf("session A's memories: %+v %v", l, err)
 		}
@@ -279,7 +279,7 @@ func memorySuite(t *testing.T, env map[string]string) {
 	})
 
 	t.Run("end user scope", func(t *testing.T) {
-		a := mustAgent(t, c, "agent", client.AgentConfig{SystemPrompt: system, Memory: &client.MemoryConfig{Enabled: true, Scope: "end_user"}})
+		a := mustAgent(t, c, "agent", client.AgentConfig{SystemPrompt: system, Memory: client.MemoryConfig{Enabled: client.Ptr(true), Scope: "end_user"}})
 		mustRun(t, c, a.ID, "user-x", "Remember: I prefer green tea.")
 		if out := outputText(mustRun(t, c, a.ID, "user-y", "What do I prefer to drink?")); strings.Contains(out, "green tea") {
 			t.Errorf("end user Y sees X's memory: %q", out)
@@ -290,7 +290,7 @@ func memorySuite(t *testing.T, env map[string]string) {
 		// Another workspace's memory about an end user of the same id is never used.
 		other := otherWorkspace(t, p, env)
 		user := "user-x"
-		if _, err := other.MemoryCreate(ctx, client.MemoryCreate{EndUserID: &user, Content: "They prefer strong black coffee."}); err != nil {
+		if _, err := other.MemoryCreate(ctx, client.MemoryCreateRequest{EndUserID: user, Content: "They prefer strong black coffee."}); err != nil {
 			t.Fatal(err)
 		}
 		if out := outputText(mustRun(t, c, a.ID, "user-x", "What do I prefer to drink?")); strings.Contains(out, "coffee") {
@@ -316,7 +316,7 @@ func memorySuite(t *testing.T, env map[string]string) {
 			}
 		}
 		// A version is checked the same way when it is saved.
-		d, err := c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "Real", Type: "sqlite", Config: map[string]any{"path": filepath.Join(t.TempDir(), "x.db")}})
+		d, err := c.DataSourceCreate(ctx, client.DataSourceCreateRequest{Name: "Real", Type: "sqlite", Config: map[string]any{"path": filepath.Join(t.TempDir(), "x.db")}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -347,7 +347,7 @@ func TestServeAgentQueriesDataSources(t *testing.T) {
 	}
 	checkTool := func(t *testing.T, x *client.Execution, dsID, outcome string) {
 		t.Helper()
-		var span *client.Span
+		var span *client.SpanNode
 		tr, err := c.TraceGet(ctx, x.TraceID)
 		if err != nil {
 			t.Fatal(err)
@@ -373,12 +373,12 @@ func TestServeAgentQueriesDataSources(t *testing.T) {
 			t.Fatal(err)
 		}
 		db.Close()
-		d, err := c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "Shop file!", Type: "sqlite", Description: "The shop's price list", Config: map[string]any{"path": path}})
+		d, err := c.DataSourceCreate(ctx, client.DataSourceCreateRequest{Name: "Shop file!", Type: "sqlite", Description: "The shop's price list", Config: map[string]any{"path": path}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		// A second source with the same name gets a name of its own.
-		d2, err := c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "shop-file", Type: "sqlite", Config: map[string]any{"path": path}})
+		d2, err := c.DataSourceCreate(ctx, client.DataSourceCreateRequest{Name: "shop-file", Type: "sqlite", Config: map[string]any{"path": path}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -401,16 +401,16 @@ func TestServeAgentQueriesDataSources(t *testing.T) {
 			t.Errorf("write: %s", got)
 		}
 		checkTool(t, x, d.ID, "tool_error")
-		if res, err := c.DataSourceQuery(ctx, d.ID, client.DataSourceQuery{Query: "SELECT count(*) FROM items"}); err != nil || res.Rows[0][0] != float64(3) {
+		if res, err := c.DataSourceQuery(ctx, d.ID, client.DataSourceQueryRequest{Query: "SELECT count(*) FROM items"}); err != nil || res.Rows[0][0] != float64(3) {
 			t.Fatalf("after the refused write: %+v %v", res, err)
 		}
 		// A database that cannot be reached: the tool is described without tables, and the
 		// model reads why its query failed; the run completes.
-		cred, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "down", Type: "database_url", Value: "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"})
+		cred, err := c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "down", Type: "database_url", Value: "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		down, err := c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "Down", Type: "postgres", CredentialID: cred.ID})
+		down, err := c.DataSourceCreate(ctx, client.DataSourceCreateRequest{Name: "Down", Type: "postgres", CredentialID: cred.ID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -447,11 +447,11 @@ func TestServeAgentQueriesDataSources(t *testing.T) {
 			INSERT INTO customers SELECT g, 'c' || g || '@example.com', g * 1.5 FROM generate_series(1, 40) g`); err != nil {
 			t.Fatal(err)
 		}
-		cred, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "CRM", Type: "database_url", Value: url})
+		cred, err := c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "CRM", Type: "database_url", Value: url})
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "CRM", Type: "postgres", CredentialID: cred.ID,
+		d, err := c.DataSourceCreate(ctx, client.DataSourceCreateRequest{Name: "CRM", Type: "postgres", CredentialID: cred.ID,
 			Config: map[string]any{"max_rows": 3, "max_execution_ms": 300}})
 		if err != nil {
 			t.Fatal(err)
@@ -494,7 +494,7 @@ func TestEmulatorAgentQueriesSampleData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var span *client.Span
+	var span *client.SpanNode
 	for _, sp := range tr.AllSpans() {
 		if sp.Kind == "tool" && sp.Attributes["data_source_id"] == seedOrdersDB {
 			span = sp

@@ -70,17 +70,17 @@ func TestOnlineEvaluationKill9(t *testing.T) {
 	// A first node sets the workspace up, then stops: the process below is the only judge.
 	n0 := start(t, env, "serve")
 	c0 := n0.C
-	if _, err := c0.CredentialCreate(ctx, client.CredentialCreate{Name: "fake", Type: "api_key", Provider: "openai",
+	if _, err := c0.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "fake", Type: "api_key", Provider: "openai",
 		Value: "sk-proj-onlineTEST0000000000000000000000", Metadata: map[string]any{"base_url": fake.URL + "/v1"}}); err != nil {
 		t.Fatal(err)
 	}
 	agent := mustAgent(t, c0, "simple", client.AgentConfig{Model: "gpt-4o-mini"})
-	ev, err := c0.EvaluatorCreate(ctx, client.EvaluatorCreate{Name: "helpful", Type: "llm_judge",
+	ev, err := c0.EvaluatorCreate(ctx, client.EvaluatorCreateRequest{Name: "helpful", Type: "llm_judge",
 		Config: map[string]any{"model": "gpt-4o-mini", "prompt": "Q: {{input.message}} A: {{output}}"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rule, err := c0.EvaluationRuleCreate(ctx, client.EvaluationRuleCreate{EvaluatorID: ev.ID, AgentID: &agent.ID})
+	rule, err := c0.EvaluationRuleCreate(ctx, client.EvaluationRuleCreateRequest{EvaluatorID: ev.ID, AgentID: agent.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestOnlineEvaluationKill9(t *testing.T) {
 			t.Fatalf("judgments after the kill: %+v\n%s", r.Judgments, n2.Logs())
 		}
 	}
-	scores, err := n2.C.ScoreList(ctx, client.ScoreListOptions{RuleID: rule.ID})
+	scores, err := n2.C.ScoreList(ctx, client.ListScoresParams{RuleID: rule.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

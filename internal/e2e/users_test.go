@@ -65,34 +65,34 @@ func loginSuite(t *testing.T, env map[string]string) {
 		t.Fatalf("login workspaces %v", out["data"])
 	}
 	user := client.New(p.URL, client.WithBearer(token), client.WithWorkspace(def))
-	if _, err := user.AgentList(ctx, client.AgentListOptions{}); err != nil {
+	if _, err := user.AgentList(ctx, client.ListAgentsParams{}); err != nil {
 		t.Fatalf("member on its workspace: %v", err)
 	}
 	// X-Workspace-ID may name the workspace by its slug.
 	bySlug := client.New(p.URL, client.WithBearer(token), client.WithWorkspace("default"))
-	if _, err := bySlug.AgentList(ctx, client.AgentListOptions{}); err != nil {
+	if _, err := bySlug.AgentList(ctx, client.ListAgentsParams{}); err != nil {
 		t.Fatalf("member on its workspace by slug: %v", err)
 	}
 	// An API key sent as a bearer token (OpenAI-style tooling) is a key.
 	asBearer := client.New(p.URL, client.WithBearer(p.Key))
-	if _, err := asBearer.AgentList(ctx, client.AgentListOptions{}); err != nil {
+	if _, err := asBearer.AgentList(ctx, client.ListAgentsParams{}); err != nil {
 		t.Fatalf("API key as a bearer token: %v", err)
 	}
 	var ae0 *client.Error
-	if _, err := client.New(p.URL, client.WithBearer(p.Key+"x")).AgentList(ctx, client.AgentListOptions{}); !errors.As(err, &ae0) || ae0.Status != 401 ||
+	if _, err := client.New(p.URL, client.WithBearer(p.Key+"x")).AgentList(ctx, client.ListAgentsParams{}); !errors.As(err, &ae0) || ae0.Status != 401 ||
 		!strings.Contains(ae0.Message, "API key") {
 		t.Fatalf("a bad key as a bearer token: %v", err)
 	}
 	var ae *client.Error
 	noWS := client.New(p.URL, client.WithBearer(token))
-	if _, err := noWS.AgentList(ctx, client.AgentListOptions{}); !errors.As(err, &ae) || ae.Status != 400 {
+	if _, err := noWS.AgentList(ctx, client.ListAgentsParams{}); !errors.As(err, &ae) || ae.Status != 400 {
 		t.Fatalf("bearer without X-Workspace-ID: %v", err)
 	}
 	other := client.New(p.URL, client.WithBearer(token), client.WithWorkspace("2o0yqLDGdJdFRBTuhdfPNEZdAvZ"))
-	if _, err := other.AgentList(ctx, client.AgentListOptions{}); !errors.As(err, &ae) || ae.Status != 403 {
+	if _, err := other.AgentList(ctx, client.ListAgentsParams{}); !errors.As(err, &ae) || ae.Status != 403 {
 		t.Fatalf("bearer on a workspace it is not a member of: %v", err)
 	}
-	if _, err := user.APIKeyList(ctx, client.ListOptions{}); !errors.As(err, &ae) || ae.Status != 403 || !strings.Contains(ae.Message, "*") {
+	if _, err := user.APIKeyList(ctx, client.ListAPIKeysParams{}); !errors.As(err, &ae) || ae.Status != 403 || !strings.Contains(ae.Message, "*") {
 		t.Fatalf("a member managing keys: %v", err)
 	}
 	// Workspace B: the user creates it (and owns it), makes a key there, and that key sees
@@ -106,11 +106,11 @@ func loginSuite(t *testing.T, env map[string]string) {
 	}
 	_ = json.Unmarshal(raw, &created)
 	ownerB := client.New(p.URL, client.WithBearer(token), client.WithWorkspace(created.Data.ID))
-	keyB, err := ownerB.APIKeyCreate(ctx, client.APIKeyCreate{Name: "b", Scopes: []string{"*"}})
+	keyB, err := ownerB.APIKeyCreate(ctx, client.APIKeyCreateRequest{Name: "b", Scopes: []client.APIKeyCreateRequestScopes{"*"}})
 	if err != nil {
 		t.Fatalf("key of workspace B: %v", err)
 	}
-	agentA, err := p.C.AgentCreate(ctx, client.AgentCreate{Name: "Only in A", Type: "simple"})
+	agentA, err := p.C.AgentCreate(ctx, client.AgentCreateRequest{Name: "Only in A", Type: "simple"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,11 +124,11 @@ func loginSuite(t *testing.T, env map[string]string) {
 	if _, err := b.AgentDelete(ctx, agentA.ID); !errors.As(err, &ae) || ae.Status != 404 {
 		t.Fatalf("agent of A deleted with a key of B: %v", err)
 	}
-	if l, err := b.AgentList(ctx, client.AgentListOptions{}); err != nil || l.Pagination.Total != 0 {
+	if l, err := b.AgentList(ctx, client.ListAgentsParams{}); err != nil || l.Pagination.Total != 0 {
 		t.Fatalf("workspace B lists A's agents: %+v %v", l, err)
 	}
 	bad := client.New(p.URL, client.WithBearer(token+"x"), client.WithWorkspace(def))
-	if _, err := bad.AgentList(ctx, client.AgentListOptions{}); !errors.As(err, &ae) || ae.Status != 401 {
+	if _, err := bad.AgentList(ctx, client.ListAgentsParams{}); !errors.As(err, &ae) || ae.Status != 401 {
 		t.Fatalf("tampered token: %v", err)
 	}
 }

@@ -74,11 +74,11 @@ func waitDelivery(t *testing.T, c *client.Client, execID, status string, within 
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
-		l, err := c.WebhookDeliveryList(context.Background(), client.WebhookDeliveryListOptions{ExecutionID: execID})
+		l, err := c.WebhookDeliveryList(context.Background(), client.ListWebhookDeliveriesParams{ExecutionID: execID})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(l.Data) == 1 && l.Data[0].Status == status {
+		if len(l.Data) == 1 && string(l.Data[0].Status) == status {
 			return &l.Data[0]
 		}
 		if time.Now().After(deadline) {
@@ -97,7 +97,7 @@ func TestCompletionWebhooks(t *testing.T) {
 		rcv := newHookReceiver(t, 1)
 		p := start(t, env, "serve")
 		c := p.C
-		a, err := c.AgentCreate(ctx, client.AgentCreate{Name: "Hooked", Type: "simple", WebhookURL: rcv.URL + "/done"})
+		a, err := c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Hooked", Type: "simple", WebhookURL: rcv.URL + "/done"})
 		if err != nil || !strings.HasPrefix(a.WebhookSecret, "whsec_") || !a.WebhookSecretSet || a.WebhookURL == nil {
 			t.Fatalf("create: %+v %v", a, err)
 		}
@@ -167,7 +167,7 @@ func TestCompletionWebhookEgressDenied(t *testing.T) {
 	rcv := newHookReceiver(t, 0)
 	p := start(t, env, "serve")
 	ctx := context.Background()
-	a, err := p.C.AgentCreate(ctx, client.AgentCreate{Name: "Hooked", Type: "simple", WebhookURL: strings.Replace(rcv.URL, "127.0.0.1", "localhost", 1)})
+	a, err := p.C.AgentCreate(ctx, client.AgentCreateRequest{Name: "Hooked", Type: "simple", WebhookURL: strings.Replace(rcv.URL, "127.0.0.1", "localhost", 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestEmulatorDeliversWebhooks(t *testing.T) {
 	rcv := newHookReceiver(t, 0)
 	p := start(t, emulatorEnv(nil), "emulator")
 	ctx := context.Background()
-	a, err := p.C.AgentCreate(ctx, client.AgentCreate{Name: "Hooked", Type: "simple", WebhookURL: rcv.URL})
+	a, err := p.C.AgentCreate(ctx, client.AgentCreateRequest{Name: "Hooked", Type: "simple", WebhookURL: rcv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestCompletionWebhooksCluster(t *testing.T) {
 	env["RATE_LIMIT"] = "0"
 	n1 := start(t, env, "serve")
 	n2 := start(t, env, "serve")
-	a, err := n1.C.AgentCreate(ctx, client.AgentCreate{Name: "Hooked", Type: "simple", WebhookURL: rcv.URL})
+	a, err := n1.C.AgentCreate(ctx, client.AgentCreateRequest{Name: "Hooked", Type: "simple", WebhookURL: rcv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,13 +249,13 @@ func TestCompletionWebhooksCluster(t *testing.T) {
 		if i%2 == 1 {
 			c = n2.C
 		}
-		if _, err := c.Execute(ctx, a.ID, client.ExecuteRequest{Input: map[string]any{"message": "hi"}, Async: true}); err != nil {
+		if _, err := c.Execute(ctx, a.ID, client.ExecuteRequest{Input: map[string]any{"message": "hi"}, Async: client.Ptr(true)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		l, err := n2.C.WebhookDeliveryList(ctx, client.WebhookDeliveryListOptions{Status: "delivered", ListOptions: client.ListOptions{Limit: 100}})
+		l, err := n2.C.WebhookDeliveryList(ctx, client.ListWebhookDeliveriesParams{Status: "delivered", Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}

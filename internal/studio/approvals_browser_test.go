@@ -48,23 +48,23 @@ func TestStudioToolApprovals(t *testing.T) {
 	c := client.New(base, client.WithBearer(token), client.WithWorkspace(cli.DefaultWorkspaceID))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if _, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "openai", Type: "api_key", Provider: "openai",
+	if _, err := c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "openai", Type: "api_key", Provider: "openai",
 		Value: "sk-studio-approvals-000000000000000000", Metadata: map[string]any{"base_url": fake.URL + "/v1"}}); err != nil {
 		t.Fatal(err)
 	}
-	tool, err := c.MCPToolCreate(ctx, client.MCPToolCreate{Name: "Orders", URL: orders.Endpoint})
+	tool, err := c.MCPToolCreate(ctx, client.McpToolCreateRequest{Name: "Orders", URL: orders.Endpoint})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := c.MCPToolRefresh(ctx, tool.ID); err != nil {
 		t.Fatal(err)
 	}
-	a, err := c.AgentCreate(ctx, client.AgentCreate{Name: "Orders bot", Type: "agent", Config: &client.AgentConfig{Model: "gpt-4o-mini",
-		Tools: []client.ToolRef{{MCPToolID: tool.ID}}, Approval: &client.ApprovalConfig{Tools: []client.ToolApproval{{Match: "lookup_*", Mode: "always"}}}}})
+	a, err := c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Orders bot", Type: "agent", Config: client.AgentConfig{Model: "gpt-4o-mini",
+		Tools: client.MCPTools(tool.ID), Approval: client.ApprovalConfig{Tools: []client.ToolApproval{{Match: "lookup_*", Mode: "always"}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, err := c.Execute(ctx, a.ID, client.ExecuteRequest{Input: map[string]any{"message": "Where are my orders?"}, Async: true})
+	x, err := c.Execute(ctx, a.ID, client.ExecuteRequest{Input: map[string]any{"message": "Where are my orders?"}, Async: client.Ptr(true)})
 	if err != nil {
 		t.Fatal(err)
 	}

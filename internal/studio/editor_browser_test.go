@@ -42,26 +42,26 @@ func (b *browser) draft() map[string]any {
 func TestStudioAgentEditor(t *testing.T) {
 	base, _, key, c := startServeKey(t, cli.ModelsReal)
 	ctx := context.Background()
-	if _, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "openai-main", Type: "api_key", Provider: "openai", Value: "sk-test-0123456789abcdef"}); err != nil {
+	if _, err := c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "openai-main", Type: "api_key", Provider: "openai", Value: "sk-test-0123456789abcdef"}); err != nil {
 		t.Fatal(err)
 	}
 	orders := mcptest.New(mcptest.StreamableHTTP)
 	defer orders.Close()
-	m, err := c.MCPToolCreate(ctx, client.MCPToolCreate{Name: "Orders", Transport: "streamable_http", URL: orders.Endpoint})
+	m, err := c.MCPToolCreate(ctx, client.McpToolCreateRequest{Name: "Orders", Transport: "streamable_http", URL: orders.Endpoint})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := c.MCPToolRefresh(ctx, m.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.LLMModelCreate(ctx, client.LLMModelCreate{ID: "local-llama", Provider: "openai_compatible", ContextWindow: 8192}); err != nil {
+	if _, err := c.LLMModelCreate(ctx, client.LlmModelCreateRequest{ID: "local-llama", Provider: "openai_compatible", ContextWindow: 8192}); err != nil {
 		t.Fatal(err)
 	}
-	shop, err := c.DataSourceCreate(ctx, client.DataSourceCreate{Name: "shop", Type: "sqlite", Config: map[string]any{"path": filepath.Join(t.TempDir(), "shop.db")}})
+	shop, err := c.DataSourceCreate(ctx, client.DataSourceCreateRequest{Name: "shop", Type: "sqlite", Config: map[string]any{"path": filepath.Join(t.TempDir(), "shop.db")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent, err := c.AgentCreate(ctx, client.AgentCreate{Name: "Helper", Type: "agent", Config: &client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You help."}})
+	agent, err := c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Helper", Type: "agent", Config: client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You help."}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestStudioPlaygroundSideBySide(t *testing.T) {
 	key := createKeyViaAPI(t, base, email, password)
 	c := client.New(base, client.WithAPIKey(key))
 	ctx := context.Background()
-	agent, err := c.AgentCreate(ctx, client.AgentCreate{Name: "Twin", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "Be brief."}})
+	agent, err := c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Twin", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "Be brief."}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestStudioPlaygroundSideBySide(t *testing.T) {
 		t.Errorf("column heads %q", heads)
 	}
 	b.shot("side-by-side")
-	runs, err := c.ExecutionList(ctx, client.ExecutionListOptions{AgentID: agent.ID})
+	runs, err := c.ExecutionList(ctx, client.ListExecutionsParams{AgentID: agent.ID})
 	if err != nil || len(runs.Data) != 2 {
 		t.Fatalf("runs: %v %v", runs, err)
 	}

@@ -16,7 +16,7 @@ import (
 func evaluationFixture(t *testing.T, c *client.Client) (agent *client.Agent, runs []*client.Execution) {
 	t.Helper()
 	ctx := context.Background()
-	agent, err := c.AgentCreate(ctx, client.AgentCreate{Name: "Support", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
+	agent, err := c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Support", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestStudioDatasets(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#dataset-name"), "support-cases"),
 		chromedp.Click(chromedp.CSS("#dataset-create")), until(`!!document.querySelector('#items-empty')`))
 	b.shot("dataset-empty")
-	list, err := c.DatasetList(ctx, client.DatasetListOptions{})
+	list, err := c.DatasetList(ctx, client.ListDatasetsParams{})
 	if err != nil || len(list.Data) != 1 || list.Data[0].Name != "support-cases" {
 		t.Fatalf("dataset from the form: %+v %v", list, err)
 	}
@@ -58,7 +58,7 @@ func TestStudioDatasets(t *testing.T) {
 	if got := b.text("#dataset-summary"); got != "2 items · version 2" {
 		t.Errorf("summary %q", got)
 	}
-	items, err := c.DatasetItemList(ctx, ds.ID, client.ListOptions{})
+	items, err := c.DatasetItemList(ctx, ds.ID, client.ListDatasetItemsParams{})
 	if err != nil || len(items.Data) != 2 {
 		t.Fatalf("items: %+v %v", items, err)
 	}
@@ -94,7 +94,7 @@ func TestStudioEvaluators(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS("#ev-type"), "contains"))
 	b.setInput("#ev-config", `{"value": "ships"}`)
 	b.run(chromedp.Click(chromedp.CSS("#ev-create")), until(`location.hash.startsWith('#/evaluators/') && !!document.querySelector('#ev-test')`))
-	list, err := c.EvaluatorList(ctx, client.EvaluatorListOptions{})
+	list, err := c.EvaluatorList(ctx, client.ListEvaluatorsParams{})
 	if err != nil || len(list.Data) != 1 || list.Data[0].Type != "contains" || list.Data[0].Config["value"] != "ships" {
 		t.Fatalf("evaluator from the form: %+v %v", list, err)
 	}
@@ -113,7 +113,7 @@ func TestStudioEvaluators(t *testing.T) {
 		t.Fatalf("edited evaluator: %+v %v", got, err)
 	}
 	b.run(chromedp.Click(chromedp.CSS("#ev-test")), until(`document.querySelector('#test-value')?.textContent === 'false'`))
-	if scores, err := c.ScoreList(ctx, client.ScoreListOptions{}); err != nil || len(scores.Data) != 0 {
+	if scores, err := c.ScoreList(ctx, client.ListScoresParams{}); err != nil || len(scores.Data) != 0 {
 		t.Fatalf("a test stored scores: %+v %v", scores, err)
 	}
 
@@ -135,7 +135,7 @@ func TestStudioRules(t *testing.T) {
 	ctx := context.Background()
 	c := client.New(base)
 	agent, _ := evaluationFixture(t, c)
-	ev, err := c.EvaluatorCreate(ctx, client.EvaluatorCreate{Name: "answered", Type: "regex", Config: map[string]any{"pattern": "\\S"}})
+	ev, err := c.EvaluatorCreate(ctx, client.EvaluatorCreateRequest{Name: "answered", Type: "regex", Config: map[string]any{"pattern": "\\S"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestStudioRules(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS("#rule-evaluator"), ev.ID), chromedp.SetValue(chromedp.CSS("#rule-agent"), agent.ID))
 	b.setInput("#rule-metadata", `{"tier": "gold"}`)
 	b.run(chromedp.Click(chromedp.CSS("#rule-create")), until(`document.querySelectorAll('#rules tbody tr').length === 1`))
-	rules, err := c.EvaluationRuleList(ctx, client.EvaluationRuleListOptions{})
+	rules, err := c.EvaluationRuleList(ctx, client.ListEvaluationRulesParams{})
 	if err != nil || len(rules.Data) != 1 {
 		t.Fatalf("rules: %+v %v", rules, err)
 	}

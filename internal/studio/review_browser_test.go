@@ -18,7 +18,7 @@ func TestStudioReview(t *testing.T) {
 	base := startEmulator(t)
 	ctx := context.Background()
 	c := client.New(base)
-	agent, err := c.AgentCreate(ctx, client.AgentCreate{Name: "Reviewed", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
+	agent, err := c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Reviewed", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,12 +31,12 @@ func TestStudioReview(t *testing.T) {
 		runs = append(runs, x.ID)
 	}
 	one, five := 1.0, 5.0
-	rating, err := c.ScoreConfigCreate(ctx, client.ScoreConfigCreate{Name: "rating", DataType: client.ScoreNumeric, Min: &one, Max: &five})
+	rating, err := c.ScoreConfigCreate(ctx, client.ScoreConfigCreateRequest{Name: "rating", DataType: client.ScoreNumeric, Min: &one, Max: &five})
 	if err != nil {
 		t.Fatal(err)
 	}
-	verdict, err := c.ScoreConfigCreate(ctx, client.ScoreConfigCreate{Name: "verdict", DataType: client.ScoreCategorical,
-		Categories: []client.ScoreCategory{{Label: "good", Value: 1}, {Label: "bad", Value: 0}}})
+	verdict, err := c.ScoreConfigCreate(ctx, client.ScoreConfigCreateRequest{Name: "verdict", DataType: client.ScoreCategorical,
+		Categories: []client.ScoreCategory{{Label: "good", Value: client.Ptr(float64(1))}, {Label: "bad", Value: client.Ptr(float64(0))}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,8 +47,8 @@ func TestStudioReview(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#queue-name"), "weekly"))
 	js[bool](b, `(() => { document.querySelectorAll('.queue-config').forEach((b) => { b.checked = true; }); return true; })()`)
 	b.run(chromedp.Click(chromedp.CSS("#queue-create")), until(`location.hash.startsWith('#/review/') && !!document.querySelector('#review-done')`))
-	queues, err := c.AnnotationQueueList(ctx, client.ListOptions{})
-	if err != nil || len(queues.Data) != 1 || len(queues.Data[0].ScoreConfigIDs) != 2 {
+	queues, err := c.AnnotationQueueList(ctx, client.ListAnnotationQueuesParams{})
+	if err != nil || len(queues.Data) != 1 || len(queues.Data[0].ScoreConfigIds) != 2 {
 		t.Fatalf("queue from the form: %+v %v", queues, err)
 	}
 	q := queues.Data[0]
@@ -81,7 +81,7 @@ func TestStudioReview(t *testing.T) {
 	if got := b.text("#review-counts"); got != "0 pending · 2 completed" {
 		t.Errorf("counts at the end: %q", got)
 	}
-	scores, err := c.ScoreList(ctx, client.ScoreListOptions{Source: client.ScoreSourceAnnotation})
+	scores, err := c.ScoreList(ctx, client.ListScoresParams{Source: client.ListScoresParamsSourceAnnotation})
 	if err != nil || len(scores.Data) != 4 {
 		t.Fatalf("annotation scores: %+v %v", scores, err)
 	}

@@ -28,8 +28,8 @@ func TestStudioScreenshots(t *testing.T) {
 	base := startEmulator(t)
 	c := client.New(base)
 	ctx := context.Background()
-	agent, err := c.AgentCreate(ctx, client.AgentCreate{Name: "Support assistant", Type: "simple", Description: "Answers customers' questions.",
-		Config: &client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You are the support assistant of Acme. Answer {{customer}} briefly and kindly."}})
+	agent, err := c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Support assistant", Type: "simple", Description: "Answers customers' questions.",
+		Config: client.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You are the support assistant of Acme. Answer {{customer}} briefly and kindly."}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,12 +44,12 @@ func TestStudioScreenshots(t *testing.T) {
 		t.Fatalf("ingest: %+v %v", res, err)
 	}
 
-	verdict, err := c.ScoreConfigCreate(ctx, client.ScoreConfigCreate{Name: "verdict", DataType: client.ScoreCategorical, Description: "Is the answer right?",
-		Categories: []client.ScoreCategory{{Label: "correct", Value: 1}, {Label: "partly", Value: 0.5}, {Label: "wrong", Value: 0}}})
+	verdict, err := c.ScoreConfigCreate(ctx, client.ScoreConfigCreateRequest{Name: "verdict", DataType: client.ScoreCategorical, Description: "Is the answer right?",
+		Categories: []client.ScoreCategory{{Label: "correct", Value: client.Ptr(float64(1))}, {Label: "partly", Value: client.Ptr(float64(0.5))}, {Label: "wrong", Value: client.Ptr(float64(0))}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	queue, err := c.AnnotationQueueCreate(ctx, client.AnnotationQueueCreate{Name: "Support answers", ScoreConfigIDs: []string{verdict.ID}})
+	queue, err := c.AnnotationQueueCreate(ctx, client.AnnotationQueueCreateRequest{Name: "Support answers", ScoreConfigIds: []string{verdict.ID}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,27 +59,27 @@ func TestStudioScreenshots(t *testing.T) {
 
 	// Evaluation: a dataset with an item by hand and one from a run, an evaluator, a rule that
 	// judged the runs that ended after it.
-	dset, err := c.DatasetCreate(ctx, client.DatasetCreate{Name: "support-regressions", Description: "Questions support got wrong once."})
+	dset, err := c.DatasetCreate(ctx, client.DatasetCreateRequest{Name: "support-regressions", Description: "Questions support got wrong once."})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.DatasetItemCreate(ctx, dset.ID, client.DatasetItemCreate{Input: map[string]any{"customer": "Ada", "message": "Can I pay by invoice?"},
+	if _, err := c.DatasetItemCreate(ctx, dset.ID, client.DatasetItemRequest{Input: map[string]any{"customer": "Ada", "message": "Can I pay by invoice?"},
 		ExpectedOutput: []byte(`"Yes, on the Business plan."`)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.DatasetItemCreate(ctx, dset.ID, client.DatasetItemCreate{SourceExecutionID: &run.ID}); err != nil {
+	if _, err := c.DatasetItemCreate(ctx, dset.ID, client.DatasetItemRequest{SourceExecutionID: run.ID}); err != nil {
 		t.Fatal(err)
 	}
-	ev, err := c.EvaluatorCreate(ctx, client.EvaluatorCreate{Name: "helpful", Type: "llm_judge", Description: "A model judges whether the answer helps.",
+	ev, err := c.EvaluatorCreate(ctx, client.EvaluatorCreateRequest{Name: "helpful", Type: "llm_judge", Description: "A model judges whether the answer helps.",
 		Config: map[string]any{"model": "gpt-4o-mini", "prompt": "Question: {{input.message}}\nAnswer: {{output}}\nIs the answer helpful?"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.EvaluationRuleCreate(ctx, client.EvaluationRuleCreate{EvaluatorID: ev.ID, AgentID: &agent.ID}); err != nil {
+	if _, err := c.EvaluationRuleCreate(ctx, client.EvaluationRuleCreateRequest{EvaluatorID: ev.ID, AgentID: agent.ID}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.EvaluationRuleCreate(ctx, client.EvaluationRuleCreate{EvaluatorID: ev.ID, Enabled: ptrTo(false),
-		Filter: &client.RuleFilter{Status: []string{"completed", "failed"}, Metadata: map[string]any{"tier": "gold"}}}); err != nil {
+	if _, err := c.EvaluationRuleCreate(ctx, client.EvaluationRuleCreateRequest{EvaluatorID: ev.ID, Enabled: ptrTo(false),
+		Filter: client.RuleFilterRequest{Status: []string{"completed", "failed"}, Metadata: map[string]any{"tier": "gold"}}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range []string{"Is there a student discount?", "How do I export my data?", "Can I add a second admin?", "Why was I charged twice?"} {
@@ -89,7 +89,7 @@ func TestStudioScreenshots(t *testing.T) {
 	}
 
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		rules, err := c.EvaluationRuleList(ctx, client.EvaluationRuleListOptions{AgentID: agent.ID})
+		rules, err := c.EvaluationRuleList(ctx, client.ListEvaluationRulesParams{AgentID: agent.ID})
 		if err != nil {
 			t.Fatal(err)
 		}

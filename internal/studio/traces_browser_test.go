@@ -55,7 +55,7 @@ func newTracesFixture(t *testing.T) *tracesFixture {
 	key := createKeyViaAPI(t, base, email, password)
 	c := client.New(base, client.WithAPIKey(key))
 	ctx := context.Background()
-	agent, err := c.AgentCreate(ctx, client.AgentCreate{Name: "Support", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o-mini"}})
+	agent, err := c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Support", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,21 +79,21 @@ func checkoutSpans(t0 time.Time) []client.IngestSpan {
 	str := func(s string) *string { return &s }
 	checkout := str("checkout")
 	spans := []client.IngestSpan{
-		{ID: "root", TraceID: "checkout-1", Name: "handle order", StartedAt: *at(0), EndedAt: at(2000), ServiceName: checkout,
-			EndUserID: str("eu-2"), SessionID: str("s-9"), Input: json.RawMessage(`{"order":42}`)},
-		{ID: "plan", TraceID: "checkout-1", ParentID: str("root"), Name: "plan", Kind: "agent", StartedAt: *at(100), EndedAt: at(1500), ServiceName: checkout},
-		{ID: "llm", TraceID: "checkout-1", ParentID: str("plan"), Name: "chat gpt-4o-mini", StartedAt: *at(200), EndedAt: at(1200), ServiceName: checkout,
-			Model: str("gpt-4o-mini"), TokenUsage: &client.TokenUsage{PromptTokens: 1200, CompletionTokens: 300},
+		{ID: "root", TraceID: "checkout-1", Name: "handle order", StartedAt: at(0), EndedAt: *at(2000), ServiceName: *checkout,
+			EndUserID: "eu-2", SessionID: "s-9", Input: json.RawMessage(`{"order":42}`)},
+		{ID: "plan", TraceID: "checkout-1", ParentID: "root", Name: "plan", Kind: "agent", StartedAt: at(100), EndedAt: *at(1500), ServiceName: *checkout},
+		{ID: "llm", TraceID: "checkout-1", ParentID: "plan", Name: "chat gpt-4o-mini", StartedAt: at(200), EndedAt: *at(1200), ServiceName: *checkout,
+			Model: "gpt-4o-mini", TokenUsage: client.TokenUsage{PromptTokens: client.Ptr(int64(1200)), CompletionTokens: client.Ptr(int64(300))},
 			Input:  json.RawMessage(`{"messages":[{"role":"system","content":"You track orders."},{"role":"user","content":"Where is order 42?"}]}`),
 			Output: json.RawMessage(`{"content":"**Order 42** shipped.\n\n- arrives Friday\n- signed for"}`),
 			Attributes: map[string]any{"temperature": 0.2, "otel.events": []any{map[string]any{"name": "retry", "time": at(700).Format(time.RFC3339Nano),
 				"attributes": map[string]any{"attempt": 2}}}}},
-		{ID: "tool", TraceID: "checkout-1", ParentID: str("root"), Name: "lookup_order", Kind: "tool", StartedAt: *at(1500), EndedAt: at(1900),
-			ServiceName: checkout, Error: str("timeout after 400 ms")},
+		{ID: "tool", TraceID: "checkout-1", ParentID: "root", Name: "lookup_order", Kind: "tool", StartedAt: at(1500), EndedAt: *at(1900),
+			ServiceName: *checkout, Error: "timeout after 400 ms"},
 	}
 	for i := range 26 {
 		spans = append(spans, client.IngestSpan{ID: "s", TraceID: fmt.Sprintf("batch-%02d", i), Name: fmt.Sprintf("batch %d", i),
-			StartedAt: *at(3000 + i*20), EndedAt: at(3010 + i*20), ServiceName: str("batch")})
+			StartedAt: at(3000 + i*20), EndedAt: *at(3010 + i*20), ServiceName: "batch"})
 	}
 	return spans
 }
@@ -232,7 +232,7 @@ func TestStudioTraces(t *testing.T) {
 func TestStudioExecutionsAndUsage(t *testing.T) {
 	f := newTracesFixture(t)
 	ctx := context.Background()
-	writer, err := f.c.AgentCreate(ctx, client.AgentCreate{Name: "Writer", Type: "simple", Config: &client.AgentConfig{Model: "gpt-4o"}})
+	writer, err := f.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Writer", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,11 +325,11 @@ func TestStudioTraceImageAsset(t *testing.T) {
 	ctx := context.Background()
 	fake := llmtest.NewGemini()
 	t.Cleanup(fake.Close)
-	if _, err := c.CredentialCreate(ctx, client.CredentialCreate{Name: "gemini", Type: "api_key", Provider: "google",
+	if _, err := c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "gemini", Type: "api_key", Provider: "google",
 		Value: "AIzaTESTgeminiKey000000000000000000wxyz", Metadata: map[string]any{"base_url": fake.URL}}); err != nil {
 		t.Fatal(err)
 	}
-	a, err := c.AgentCreate(ctx, client.AgentCreate{Name: "Painter", Type: "simple", Config: &client.AgentConfig{Model: "gemini-2.5-flash"}})
+	a, err := c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Painter", Type: "simple", Config: client.AgentConfig{Model: "gemini-2.5-flash"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,3 +82,41 @@ func TestSDKVersionsFollowTheServer(t *testing.T) {
 		}
 	}
 }
+
+// TestGoTypes: the Go SDK's types keep a pointer only where zero is a value to send, a PATCH
+// clears a nullable scalar with Nullable, a property of any type is raw JSON, and a schema
+// named as the hand-written layer's types is renamed.
+func TestGoTypes(t *testing.T) {
+	doc := []byte(`{"openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+	"paths": {"/things/{id}": {"patch": {"operationId": "updateThing",
+		"parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+		"requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/ThingUpdate"}}}},
+		"responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}}}}}}},
+	"components": {"schemas": {
+		"Thing": {"type": "object", "required": ["id", "owner"], "properties": {
+			"id": {"type": "string"}, "owner": {"type": ["string", "null"]}, "note": {"type": "string"},
+			"enabled": {"type": "boolean"}, "limit": {"type": "integer", "minimum": 1}, "weight": {"type": "number", "format": "double"},
+			"payload": {"description": "anything"}, "option": {"$ref": "#/components/schemas/Option"}}},
+		"ThingUpdate": {"type": "object", "properties": {"note": {"type": "string"}, "max": {"type": ["number", "null"]}}},
+		"Option": {"type": "object", "properties": {"name": {"type": "string"}}}}}}`)
+	code, err := goTypes(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"required":         `ID +string +` + "`json:\"id\"`",
+		"nullable":         `Owner +\*string`,
+		"optional string":  `Note +string +` + "`json:\"note,omitempty,omitzero\"`",
+		"boolean":          `Enabled +\*bool`,
+		"zero is invalid":  `Limit +int +`,
+		"zero is a number": `Weight +\*float64`,
+		"any":              `Payload +json.RawMessage`,
+		"reserved name":    `Option +APIOption`,
+		"patch field":      `Note +\*string`,
+		"patch null":       `Max +Nullable\[float64\]`,
+	} {
+		if !regexp.MustCompile(want).Match(code) {
+			t.Errorf("%s: no %s in\n%s", name, want, code)
+		}
+	}
+}

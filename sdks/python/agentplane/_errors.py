@@ -95,6 +95,12 @@ def error_for(response: httpx.Response) -> APIError:
                 code = env["error"]
             if isinstance(env.get("message"), str) and env["message"]:
                 message = env["message"]
+            inner = env.get("error")
+            if isinstance(inner, dict):  # the OpenAI-compatible endpoint's error object
+                if isinstance(inner.get("code"), str):
+                    code = inner["code"]
+                if isinstance(inner.get("message"), str) and inner["message"]:
+                    message = inner["message"]
     except ValueError:
         pass  # not an envelope (a proxy's page): keep the status text
     status = response.status_code

@@ -250,6 +250,11 @@ class Scores(_Editable):
 
     base = "/scores"
 
+    def agreement(self, **query: Any) -> Any:
+        """How the newest judge score and the newest human score of each execution agree
+        (``judge=``, ``human=``; models.ScoreAgreement)."""
+        return self._client._request(_Call("GET", V1 + "/scores/agreement", {}, query))
+
 
 class ScoreConfigs(_Editable):
     """Score configs (models.ScoreConfig)."""
@@ -319,6 +324,84 @@ class APIKeys(_Listable):
         return self._post("/api-keys/{id}/rotate", id=id)
 
 
+class DatasetItems(_Resource):
+    """The items of a dataset (models.DatasetItem)."""
+
+    def list(self, dataset_id: str, **query: Any) -> Any:
+        return self._list("/datasets/{id}/items", query, id=dataset_id)
+
+    def create(self, dataset_id: str, **body: Any) -> Any:
+        """One item, or a batch with ``items=[...]`` (all or none)."""
+        return self._post("/datasets/{id}/items", body, id=dataset_id)
+
+    def retrieve(self, dataset_id: str, item_id: str) -> Any:
+        return self._get("/datasets/{id}/items/{item_id}", id=dataset_id, item_id=item_id)
+
+    def update(self, dataset_id: str, item_id: str, **body: Any) -> Any:
+        return self._patch("/datasets/{id}/items/{item_id}", body, id=dataset_id, item_id=item_id)
+
+    def delete(self, dataset_id: str, item_id: str) -> Any:
+        return self._delete("/datasets/{id}/items/{item_id}", id=dataset_id, item_id=item_id)
+
+
+class Datasets(_Crud):
+    """Datasets (models.Dataset); their items at ``datasets.items``."""
+
+    base = "/datasets"
+
+    def __init__(self, client: Any) -> None:
+        super().__init__(client)
+        self.items = DatasetItems(client)
+
+
+class Evaluators(_Crud):
+    """Evaluators (models.Evaluator)."""
+
+    base = "/evaluators"
+
+    def test(self, id: str, **body: Any) -> Any:
+        """Scores an output with the evaluator, recording nothing (models.EvaluationResult)."""
+        return self._post("/evaluators/{id}/test", body, id=id)
+
+
+class AnnotationQueues(_Crud):
+    """Annotation queues (models.AnnotationQueue): human review of executions."""
+
+    base = "/annotation-queues"
+
+    def items(self, queue_id: str, **query: Any) -> Any:
+        return self._list("/annotation-queues/{id}/items", query, id=queue_id)
+
+    def add_items(self, queue_id: str, execution_ids: Any) -> Any:
+        return self._post("/annotation-queues/{id}/items", {"execution_ids": list(execution_ids)}, id=queue_id)
+
+    def next(self, queue_id: str) -> Any:
+        """Claims the next item to review (models.AnnotationClaim)."""
+        return self._post("/annotation-queues/{id}/next", id=queue_id)
+
+    def complete(self, queue_id: str, item_id: str, scores: Any) -> Any:
+        """Writes the review's scores and marks the item completed."""
+        return self._post("/annotation-queues/{id}/items/{item_id}/complete", {"scores": list(scores)}, id=queue_id, item_id=item_id)
+
+
+class OpenAI(_Resource):
+    """The OpenAI-compatible endpoint (an agent's id or name is the model). Answers are OpenAI's
+    shapes, without the envelope; OpenAI's own client works too, with base_url set to the
+    server's ``/api/v1/openai``."""
+
+    def chat_completions(self, **body: Any) -> Any:
+        """Runs an agent as a chat completion, without stream (models.OpenAIChatCompletion)."""
+        return self._client._page(_Call("POST", V1 + "/openai/chat/completions", {}, body=body))
+
+    def responses(self, **body: Any) -> Any:
+        """Runs an agent as a response, without stream (models.OpenAIResponse)."""
+        return self._client._page(_Call("POST", V1 + "/openai/responses", {}, body=body))
+
+    def models(self) -> Any:
+        """The agents callable as models (models.OpenAIModelList)."""
+        return self._client._page(_Call("GET", V1 + "/openai/models"))
+
+
 class Resources:
     """Mixed into both clients: one attribute per resource."""
 
@@ -340,3 +423,7 @@ class Resources:
         self.mcp_tools = MCPTools(client)
         self.guardrails = Guardrails(client)
         self.memories = Memories(client)
+        self.datasets = Datasets(client)
+        self.evaluators = Evaluators(client)
+        self.annotation_queues = AnnotationQueues(client)
+        self.openai = OpenAI(client)

@@ -220,6 +220,10 @@ async function errorOf(res: Response): Promise<APIError> {
     const env = (await res.json()) as { error?: unknown; message?: unknown };
     if (typeof env.error === "string") code = env.error;
     if (typeof env.message === "string" && env.message) message = env.message;
+    // The OpenAI-compatible endpoint's error object: { error: { code, message } }.
+    const inner = env.error as { code?: unknown; message?: unknown } | undefined;
+    if (inner && typeof inner === "object" && typeof inner.code === "string") code = inner.code;
+    if (inner && typeof inner === "object" && typeof inner.message === "string" && inner.message) message = inner.message;
   } catch {
     // not an envelope (a proxy's page): keep the status text
   }

@@ -10,6 +10,9 @@
 import { Core, type ClientOptions } from "./core.js";
 import {
   APIKeys,
+  AnnotationQueues,
+  Datasets,
+  Evaluators,
   Agents,
   Approvals,
   Assets,
@@ -21,6 +24,7 @@ import {
   LLMModels,
   MCPTools,
   Memories,
+  OpenAI,
   Prompts,
   ScoreConfigs,
   Scores,
@@ -49,6 +53,10 @@ export class Agentplane {
   readonly mcpTools: MCPTools;
   readonly guardrails: Guardrails;
   readonly memories: Memories;
+  readonly datasets: Datasets;
+  readonly evaluators: Evaluators;
+  readonly annotationQueues: AnnotationQueues;
+  readonly openai: OpenAI;
 
   constructor(options: ClientOptions = {}) {
     const core = new Core(options);
@@ -70,6 +78,10 @@ export class Agentplane {
     this.mcpTools = new MCPTools(core);
     this.guardrails = new Guardrails(core);
     this.memories = new Memories(core);
+    this.datasets = new Datasets(core);
+    this.evaluators = new Evaluators(core);
+    this.annotationQueues = new AnnotationQueues(core);
+    this.openai = new OpenAI(core);
   }
 }
 

@@ -26,6 +26,9 @@ type Data<Op extends keyof operations> = operations[Op]["responses"] extends inf
         : never
   : never;
 
+/** The body of an operation's 200 answer as it is (no envelope: the OpenAI-compatible endpoint). */
+type Plain<Op extends keyof operations> = operations[Op]["responses"] extends { 200: { content: { "application/json": infer B } } } ? B : never;
+
 /** The item type of a list operation. */
 type Item<Op extends keyof operations> = Data<Op> extends (infer T)[] ? T : never;
 
@@ -304,6 +307,10 @@ export class Scores extends Editable<"listScores", "createScore", "getScore", "u
   constructor(core: Core) {
     super(core, "/scores");
   }
+  /** How the newest judge score and the newest human score of each execution agree. */
+  agreement(query: QueryOf<"scoreAgreement">, options?: RequestOptions): Promise<Data<"scoreAgreement">> {
+    return this.get(v1 + "/scores/agreement", {}, query as Query, options);
+  }
 }
 
 /** Score configs: `client.scoreConfigs`. */
@@ -412,6 +419,101 @@ export class Approvals extends Resource {
   }
   retrieve(id: string, options?: RequestOptions): Promise<Data<"getApproval">> {
     return this.get(v1 + "/approvals/{id}", { id }, undefined, options);
+  }
+}
+
+/** Datasets: `client.datasets`, their items at `client.datasets.items`. */
+export class Datasets extends Crud<"listDatasets", "createDataset", "getDataset", "updateDataset", "deleteDataset"> {
+  /** A dataset's items: `client.datasets.items`. */
+  readonly items: DatasetItems;
+
+  constructor(core: Core) {
+    super(core, "/datasets");
+    this.items = new DatasetItems(core);
+  }
+}
+
+/** The items of a dataset: `client.datasets.items`. */
+export class DatasetItems extends Resource {
+  list(datasetId: string, query?: QueryOf<"listDatasetItems">, options?: RequestOptions): PageIterator<Item<"listDatasetItems">> {
+    return this.pages(v1 + "/datasets/{id}/items", { id: datasetId }, query, options);
+  }
+  /** Adds one item, or a batch ({ items: [...] }, all or none). */
+  create(datasetId: string, body: Body<"createDatasetItems">, options?: RequestOptions): Promise<Data<"createDatasetItems">> {
+    return this.post(v1 + "/datasets/{id}/items", { id: datasetId }, body, options);
+  }
+  retrieve(datasetId: string, itemId: string, options?: RequestOptions): Promise<Data<"getDatasetItem">> {
+    return this.get(v1 + "/datasets/{id}/items/{item_id}", { id: datasetId, item_id: itemId }, undefined, options);
+  }
+  update(datasetId: string, itemId: string, body: Body<"updateDatasetItem">, options?: RequestOptions): Promise<Data<"updateDatasetItem">> {
+    return this.patch(v1 + "/datasets/{id}/items/{item_id}", { id: datasetId, item_id: itemId }, body, options);
+  }
+  delete(datasetId: string, itemId: string, options?: RequestOptions): Promise<Data<"deleteDatasetItem">> {
+    return this.del(v1 + "/datasets/{id}/items/{item_id}", { id: datasetId, item_id: itemId }, options);
+  }
+}
+
+/** Evaluators: `client.evaluators`. */
+export class Evaluators extends Crud<"listEvaluators", "createEvaluator", "getEvaluator", "updateEvaluator", "deleteEvaluator"> {
+  constructor(core: Core) {
+    super(core, "/evaluators");
+  }
+  /** Scores an output with the evaluator, recording nothing. */
+  test(id: string, body: Body<"testEvaluator">, options?: RequestOptions): Promise<Data<"testEvaluator">> {
+    return this.post(v1 + "/evaluators/{id}/test", { id }, body, options);
+  }
+}
+
+/** Annotation queues: `client.annotationQueues` (human review of executions). */
+export class AnnotationQueues extends Crud<
+  "listAnnotationQueues",
+  "createAnnotationQueue",
+  "getAnnotationQueue",
+  "updateAnnotationQueue",
+  "deleteAnnotationQueue"
+> {
+  constructor(core: Core) {
+    super(core, "/annotation-queues");
+  }
+  /** The queue's items, newest first (filter with status). */
+  items(queueId: string, query?: QueryOf<"listAnnotationItems">, options?: RequestOptions): PageIterator<Item<"listAnnotationItems">> {
+    return this.pages(v1 + "/annotation-queues/{id}/items", { id: queueId }, query, options);
+  }
+  /** Adds executions to the queue, all or none. */
+  addItems(queueId: string, body: Body<"addAnnotationItems">, options?: RequestOptions): Promise<Data<"addAnnotationItems">> {
+    return this.post(v1 + "/annotation-queues/{id}/items", { id: queueId }, body, options);
+  }
+  /** Claims the next item to review (the one already held comes back first). */
+  next(queueId: string, options?: RequestOptions): Promise<Data<"claimNextAnnotationItem">> {
+    return this.post(v1 + "/annotation-queues/{id}/next", { id: queueId }, undefined, options);
+  }
+  /** Writes the review's scores and marks the item completed. */
+  complete(queueId: string, itemId: string, body: Body<"completeAnnotationItem">, options?: RequestOptions): Promise<Data<"completeAnnotationItem">> {
+    return this.post(v1 + "/annotation-queues/{id}/items/{item_id}/complete", { id: queueId, item_id: itemId }, body, options);
+  }
+}
+
+/**
+ * The OpenAI-compatible endpoint: `client.openai` (an agent's id or name is the model). Its
+ * answers are OpenAI's shapes, without the envelope; OpenAI's own clients work too, with
+ * `baseURL` set to the server's `/api/v1/openai`.
+ */
+export class OpenAI extends Resource {
+  /** Runs an agent as a chat completion (without stream). */
+  async chatCompletions(body: Body<"openaiChatCompletions">, options?: RequestOptions): Promise<Plain<"openaiChatCompletions">> {
+    return this.plain("POST", "/openai/chat/completions", body, options);
+  }
+  /** Runs an agent as a response (without stream). */
+  async responses(body: Body<"openaiResponses">, options?: RequestOptions): Promise<Plain<"openaiResponses">> {
+    return this.plain("POST", "/openai/responses", body, options);
+  }
+  /** The agents callable as models. */
+  async models(options?: RequestOptions): Promise<Plain<"openaiListModels">> {
+    return this.plain("GET", "/openai/models", undefined, options);
+  }
+  private async plain<T>(method: "GET" | "POST", path: string, body: unknown, options?: RequestOptions): Promise<T> {
+    const res = await this.core.send({ method, template: v1 + path, params: {}, body, options });
+    return (await res.json()) as T;
   }
 }
 

@@ -10,6 +10,9 @@ const client = new Agentplane(); // from the environment
 const dropped = new Agentplane({ baseURL: process.env.AGENTPLANE_TEST_DROP_URL, maxRetries: 2, maxRetryDelayMs: 50 });
 const flaky = new Agentplane({ baseURL: process.env.AGENTPLANE_TEST_FLAKY_URL, maxRetries: 2, maxRetryDelayMs: 50 });
 
+/** The emulator is seeded; serve starts empty, so the suite makes what it needs there. */
+const seeded = process.env.AGENTPLANE_TEST_TARGET !== "serve";
+
 let n = 0;
 async function agent(config = {}) {
   return client.agents.create({ name: `ts sdk ${process.pid} ${++n}`, type: "simple", config: { model: "gpt-4o-mini", ...config } });
@@ -23,6 +26,7 @@ function assertWhole(events) {
 }
 
 test("lists follow next_cursor through every page", async () => {
+  if (!seeded) for (let i = 0; i < 3; i++) await agent();
   const first = await client.agents.list({ limit: 2 }).firstPage();
   assert.equal(first.data.length, 2);
   const all = await client.agents.list({ limit: 2 }).toArray();
@@ -31,7 +35,7 @@ test("lists follow next_cursor through every page", async () => {
 });
 
 test("an agent runs and its failures are listed", async () => {
-  const faq = (await client.agents.list({ type: "simple", q: "FAQ" }).toArray())[0];
+  const faq = seeded ? (await client.agents.list({ type: "simple", q: "FAQ" }).toArray())[0] : await agent();
   const ok = await client.agents.execute(faq.id, { input: { question: "How do I reset my password?" } });
   assert.equal(ok.status, "completed");
   assert.equal((await client.executions.retrieve(ok.id)).id, ok.id);
@@ -119,11 +123,12 @@ test("an AbortSignal ends a stream and leaves the run going", async () => {
 });
 
 test("every resource answers through its client property", async () => {
-  for (const name of ["llmModels", "mcpTools", "guardrails", "memories", "approvals", "scoreConfigs", "credentials", "dataSources", "triggers", "traces", "scores", "assets", "prompts"]) {
+  for (const name of ["llmModels", "mcpTools", "guardrails", "memories", "approvals", "scoreConfigs", "credentials", "dataSources", "triggers", "traces", "scores", "assets", "prompts", "datasets", "evaluators", "annotationQueues"]) {
     const page = await client[name].list({ limit: 5 }).firstPage();
     assert.ok(Array.isArray(page.data), name);
     assert.equal(typeof page.pagination.total, "number", name);
   }
+  if (!seeded) return; // what follows reads the seed
   assert.equal((await client.llmModels.list({ limit: 100 }).toArray()).length, 42); // the seed's catalog
   const prompt = (await client.prompts.list().firstPage()).data[0];
   const versions = await client.prompts.versions.list(prompt.id).toArray();
@@ -148,4 +153,45 @@ test("Idempotency-Keys are made without crypto.randomUUID too (pages served over
     assert.equal(Object.getOwnPropertyDescriptor(Object.getPrototypeOf(globalThis.crypto), "randomUUID")?.value, saved?.value);
   }
   assert.match(newKey(), uuid);
+});
+
+test("datasets, evaluators and annotation queues", async () => {
+  const ds = await client.datasets.create({ name: `ts sdk set ${process.pid}` });
+  const batch = await client.datasets.items.create(ds.id, { items: [{ input: { q: "a" }, expected_output: "A" }, { input: { q: "b" } }] });
+  assert.equal(batch.count, 2);
+  const items = await client.datasets.items.list(ds.id, { limit: 1 }).toArray();
+  assert.equal(items.length, 2);
+  assert.equal((await client.datasets.items.retrieve(ds.id, items[0].id)).id, items[0].id);
+
+  const ev = await client.evaluators.create({ name: `ts sdk has-hi ${process.pid}`, type: "contains", config: { value: "hi" } });
+  assert.equal((await client.evaluators.test(ev.id, { output: "oh hi" })).value, 1);
+  assert.equal((await client.evaluators.test(ev.id, { output: "bye" })).value, 0);
+
+  const a = await agent();
+  const x = await client.agents.execute(a.id, { input: { message: "hi" } });
+  const cfg = await client.scoreConfigs.create({ name: `ts sdk good ${process.pid}`, data_type: "boolean" });
+  const q = await client.annotationQueues.create({ name: `ts sdk review ${process.pid}`, score_config_ids: [cfg.id] });
+  await client.annotationQueues.addItems(q.id, { execution_ids: [x.id] });
+  const claim = await client.annotationQueues.next(q.id);
+  assert.equal(claim.item?.execution_id, x.id);
+  const done = await client.annotationQueues.complete(q.id, claim.item.id, { scores: [{ config_id: cfg.id, value: 1 }] });
+  assert.equal(done.scores.length, 1);
+  await client.scores.create({ execution_id: x.id, name: `ts sdk judge ${process.pid}`, data_type: "boolean", value: 1 });
+  const agree = await client.scores.agreement({ judge: `ts sdk judge ${process.pid}`, human: cfg.name });
+  assert.equal(agree.count, 1);
+  assert.equal(agree.exact_agreement, 1);
+});
+
+test("the OpenAI-compatible endpoint runs an agent", async () => {
+  const a = await agent();
+  const models = await client.openai.models();
+  assert.ok(models.data.some((m) => m.id === a.id || m.id === a.name), "the agent is not listed as a model");
+  const out = await client.openai.chatCompletions({ model: a.id, messages: [{ role: "user", content: "Hello" }] });
+  assert.equal(out.choices.length, 1);
+  assert.ok(out.choices[0].message.content);
+  await assert.rejects(client.openai.chatCompletions({ model: "no-such-agent", messages: [{ role: "user", content: "Hi" }] }), (e) => {
+    assert.ok(e instanceof NotFoundError);
+    assert.doesNotMatch(e.code, /^http_/);
+    return true;
+  });
 });
