@@ -41,6 +41,7 @@ var tagDescriptions = map[string]string{
 	"Assets":            "Images, audio and files runs produced (model replies, MCP tool results) and uploads, stored once per distinct content in each workspace, within its quota.",
 	"Datasets":          "Named sets of test cases (an input and, optionally, the output expected) to run agents on in experiments; versioned by every item change, optionally checked against an input schema.",
 	"Evaluators":        "Checks that turn a run's output into a score (exact match, contains, regex, JSON Schema, JSON fields, text similarity), checked against a score config like any score; test one on an output without storing anything.",
+	"Experiments":       "An agent version run on every item of a dataset, each run scored by evaluators: progress, a summary per score, results per item, a comparison of experiments, and a stream of progress.",
 	"Score configs":     "What the scores of a name may hold: a data type, a numeric range or categories. Archived, never deleted.",
 	"Annotation queues": "Executions for people to review: claim the next item, score it under the queue's score configs, complete it. The scores agree with an automated judge's or not: see GET /scores/agreement.",
 	"Triggers":          "Agent triggers: a generic webhook, Slack, Telegram, Teams and WhatsApp bots, and cron schedules that start runs; and the hook endpoint their calls arrive at.",

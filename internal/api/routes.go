@@ -21,6 +21,7 @@ func (s *Server) routeTable() []route {
 		s.annotationRoutes(),
 		s.datasetRoutes(),
 		s.evaluatorRoutes(),
+		s.experimentRoutes(),
 		s.assetRoutes(),
 		s.apiKeyRoutes(),
 		s.workspaceRoutes(),

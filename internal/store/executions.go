@@ -25,7 +25,7 @@ const (
 var ExecutionStatuses = []string{StatusPending, StatusRunning, StatusCompleted, StatusFailed, StatusCancelled, StatusAwaitingApproval, StatusRejected}
 
 // ExecutionSources lists the sources an execution can record.
-var ExecutionSources = []string{"api", "webhook", "schedule", "chat", "studio", "playground", "openai", "mcp", "slack", "telegram", "teams", "whatsapp", "agent"}
+var ExecutionSources = []string{"api", "webhook", "schedule", "chat", "studio", "playground", "openai", "mcp", "slack", "telegram", "teams", "whatsapp", "agent", "experiment"}
 
 // transitions is the lifecycle, in one place: every status change goes through it.
 var transitions = map[string][]string{
@@ -74,7 +74,7 @@ type Execution struct {
 	ParentID       *string         `json:"parent_id"`
 	RootID         string          `json:"root_id" doc:"The top execution of this one's tree (itself when it has no parent)."`
 	SessionID      *string         `json:"session_id"`
-	Source         string          `json:"source" example:"api" doc:"What started the run. Known values: api, webhook, schedule, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), slack, telegram, teams, whatsapp, agent (a sub-agent run). The set is open: new trigger types add values, so this is not a closed enum and clients should accept others."`
+	Source         string          `json:"source" example:"api" doc:"What started the run. Known values: api, webhook, schedule, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), slack, telegram, teams, whatsapp, agent (a sub-agent run), experiment (an item of an experiment). The set is open: new trigger types add values, so this is not a closed enum and clients should accept others."`
 	UserID         *string         `json:"user_id" doc:"The signed-in user who started it (bearer-token calls); null for API keys."`
 	EndUserID      *string         `json:"end_user_id" doc:"The caller's own id for its end user, as sent on execute, playground or chat."`
 	Status         string          `json:"status" enum:"pending,running,completed,failed,cancelled,awaiting_approval,rejected"`

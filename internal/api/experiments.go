@@ -1,0 +1,276 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/agentplane/agentplane/internal/experiment"
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+// Bounds of an experiment request.
+const (
+	defaultExperimentConcurrency = 4
+	maxExperimentConcurrency     = 64
+	maxExperimentEvaluators      = 20
+	maxExperimentItems           = 10_000
+	maxCompared                  = 5
+)
+
+type experimentCreateRequest struct {
+	DatasetID    string         `json:"dataset_id"`
+	AgentID      string         `json:"agent_id"`
+	VersionID    string         `json:"version_id,omitempty" doc:"The agent version to run; default: the active one (recorded)."`
+	EvaluatorIDs []string       `json:"evaluator_ids,omitempty" maxItems:"20" doc:"Evaluators that score every completed run."`
+	Concurrency  int            `json:"concurrency,omitempty" minimum:"0" maximum:"64" doc:"Items run at once (default 4, at most 64)."`
+	Name         string         `json:"name,omitempty" maxLength:"200"`
+	Metadata     map[string]any `json:"metadata,omitempty"`
+}
+
+// experimentScopes says what the experiment routes need besides their own scope.
+const experimentScopes = " An API key needs both `datasets:read` and `agents:execute` to start or cancel an experiment, and `datasets:read` to read one."
+
+func (s *Server) experimentRoutes() []route {
+	const tag = "Experiments"
+	id := v1 + "/experiments/{id}"
+	return []route{
+		{method: "GET", path: v1 + "/experiments", op: "listExperiments", tag: tag, scope: "datasets:read", summary: "List experiments",
+			desc: "The workspace's experiments, newest first, with their progress. Filter by `dataset_id`, `agent_id` or `status`.", list: true,
+			params: []param{{name: "dataset_id", typ: "string", desc: "Only experiments on this dataset."}, {name: "agent_id", typ: "string", desc: "Only experiments of this agent."},
+				{name: "status", typ: "string", desc: "Only experiments of this status.", enum: []string{store.ExperimentPending, store.ExperimentRunning,
+					store.ExperimentCompleted, store.ExperimentFailed, store.ExperimentCancelled}}},
+			resp: store.Experiment{}, h: s.listExperiments},
+		{method: "POST", path: v1 + "/experiments", op: "createExperiment", tag: tag, scope: "agents:execute", summary: "Start an experiment",
+			desc: "Runs an agent version (`version_id`, else the active one, recorded) on every item of a dataset (copied now: the dataset's `version` is recorded, " +
+				"later edits change nothing), `concurrency` items at a time, each as an execution with `source: experiment` and `metadata.experiment_id`, " +
+				"through the engine like any run: durable, and on a cluster driven by one server at a time (another takes over when it stops; no item runs twice). " +
+				"Each completed run is then scored by every evaluator in `evaluator_ids`; the scores have `source: eval` and `metadata.experiment_id`. " +
+				"Answers 202 with the experiment, `pending`, then `running`, `completed`, `failed` (its agent version or an evaluator was deleted) or `cancelled`. " +
+				"An unknown dataset, agent, version or evaluator is a 422 naming the field; an empty dataset or an agent without an active version a 409." + experimentScopes,
+			body: experimentCreateRequest{}, resp: store.Experiment{}, status: http.StatusAccepted, creates: true, errs: []int{http.StatusConflict}, h: s.createExperiment},
+		{method: "GET", path: v1 + "/experiments/compare", op: "compareExperiments", tag: tag, scope: "datasets:read", summary: "Compare experiments",
+			desc: "Sets two to five experiments (`ids`, comma-separated, the first the baseline) side by side: per item each one's output, status and scores, " +
+				"and per score name each one's mean and its difference to the first's.",
+			params: []param{{name: "ids", typ: "string", desc: "Two to five experiment ids, comma-separated."}},
+			resp:   experiment.Comparison{}, errs: []int{http.StatusBadRequest}, h: s.compareExperiments},
+		{method: "GET", path: id, op: "getExperiment", tag: tag, scope: "datasets:read", summary: "Get an experiment",
+			desc: "The experiment with its progress and `summary` of the items finished so far: per score name the count and mean (numeric and boolean) " +
+				"or distribution (categorical), the executions' total cost and tokens, and their latency p50 and p95.",
+			resp: store.Experiment{}, nocache: true, h: s.getExperiment},
+		{method: "POST", path: id + "/cancel", op: "cancelExperiment", tag: tag, scope: "agents:execute", summary: "Cancel an experiment",
+			desc: "Cancels a pending or running experiment: its unfinished items are `cancelled` and their executions in progress cancelled. " +
+				"A finished experiment is a 409." + experimentScopes,
+			resp: store.Experiment{}, errs: []int{http.StatusConflict}, h: s.cancelExperiment},
+		{method: "GET", path: id + "/results", op: "listExperimentResults", tag: tag, scope: "datasets:read", summary: "List an experiment's results",
+			desc: "One row per item, in the dataset's order: the execution, its status, output and the expected output, the scores (name to value), cost and duration.",
+			list: true, resp: store.ExperimentItem{}, nocache: true, h: s.listExperimentResults},
+		{method: "GET", path: id + "/stream", op: "streamExperiment", tag: tag, scope: "datasets:read", sse: true, summary: "Stream an experiment's progress (SSE)",
+			desc: "Frames `item` `{item_id, execution_id, status, scores, error, done, total}` as items finish, in the order they finished, then one terminal frame: " +
+				"`done` `{status, progress, summary}` when the experiment completed, `error` `{message, code, progress}` when it failed or was cancelled. " +
+				"Every frame has an `id:` (an item frame's is its place in the finishing order; the terminal frame's one more than the items finished), " +
+				"so a client reconnecting with `Last-Event-ID` gets the frames after it and nothing twice; a `: ping` comment comes every 15 s. " +
+				"A finished experiment resumed at or past its terminal frame answers 204. Any server of a cluster serves it.",
+			params: []param{{name: "last_event_id", typ: "integer", desc: "Same as the Last-Event-ID header."}}, errs: []int{http.StatusBadRequest}, h: s.streamExperimentRoute},
+	}
+}
+
+// alsoGranted checks a scope an experiment route needs besides its own, for API keys (a
+// user's role grants both or neither).
+func alsoGranted(r *http.Request, scope string) error {
+	if k := apiKeyOf(r); k != nil && !grants(k.Scopes, scope) {
+		return errorf(http.StatusForbidden, "API key %s lacks the scope %s required by %s %s", k.KeyPrefix, scope, r.Method, r.URL.Path)
+	}
+	return nil
+}
+
+func (s *Server) listExperiments(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	f := store.ExperimentFilter{DatasetID: q.Get("dataset_id"), AgentID: q.Get("agent_id"), Status: q.Get("status")}
+	if f.Status != "" {
+		if err := oneOf("status", f.Status, []string{store.ExperimentPending, store.ExperimentRunning, store.ExperimentCompleted,
+			store.ExperimentFailed, store.ExperimentCancelled}); err != nil {
+			return badRequest("%s", err.Error())
+		}
+	}
+	items, total, err := s.store.ExperimentList(r.Context(), s.workspace(r), f, p)
+	if err != nil {
+		return err
+	}
+	writeList(w, items, p, total)
+	return nil
+}
+
+func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request) error {
+	if err := alsoGranted(r, "datasets:read"); err != nil {
+		return err
+	}
+	var req experimentCreateRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := firstErr(required("dataset_id", req.DatasetID), required("agent_id", req.AgentID), maxLen("name", req.Name, 200)); err != nil {
+		return err
+	}
+	x, items, err := s.newExperiment(r, req)
+	if err != nil {
+		return err
+	}
+	created, err := s.store.ExperimentCreate(r.Context(), x, items)
+	if err != nil {
+		return err
+	}
+	if s.cfg.Experiments != nil {
+		s.cfg.Experiments.Wake()
+	}
+	writeData(w, http.StatusAccepted, created)
+	return nil
+}
+
+// newExperiment checks what a request names and returns the experiment and its items.
+func (s *Server) newExperiment(r *http.Request, req experimentCreateRequest) (*store.Experiment, []*store.DatasetItem, error) {
+	ctx, ws := r.Context(), s.workspace(r)
+	if req.Concurrency < 0 || req.Concurrency > maxExperimentConcurrency {
+		return nil, nil, invalid("concurrency", "must be from 1 to %d, got %d", maxExperimentConcurrency, req.Concurrency)
+	}
+	if req.Concurrency == 0 {
+		req.Concurrency = defaultExperimentConcurrency
+	}
+	if len(req.EvaluatorIDs) > maxExperimentEvaluators {
+		return nil, nil, invalid("evaluator_ids", "at most %d evaluators, got %d", maxExperimentEvaluators, len(req.EvaluatorIDs))
+	}
+	d, err := s.store.DatasetGet(ctx, ws, req.DatasetID)
+	if err != nil {
+		return nil, nil, referenced("dataset_id", "dataset", req.DatasetID, err)
+	}
+	a, err := s.store.AgentGet(ctx, ws, req.AgentID)
+	if err != nil {
+		return nil, nil, referenced("agent_id", "agent", req.AgentID, err)
+	}
+	versionID := req.VersionID
+	if versionID == "" {
+		if a.ActiveVersionID == nil {
+			return nil, nil, conflict("agent %s has no active version; create and promote one, or give version_id", a.ID)
+		}
+		versionID = *a.ActiveVersionID
+	} else if _, err := s.store.AgentVersionGet(ctx, ws, a.ID, versionID); err != nil {
+		return nil, nil, referenced("version_id", "agent version", versionID, err)
+	}
+	seen := map[string]bool{}
+	for i, id := range req.EvaluatorIDs {
+		if seen[id] {
+			return nil, nil, invalid(fmt.Sprintf("evaluator_ids[%d]", i), "evaluator %s is listed twice", id)
+		}
+		seen[id] = true
+		if _, err := s.store.EvaluatorGet(ctx, ws, id); err != nil {
+			return nil, nil, referenced(fmt.Sprintf("evaluator_ids[%d]", i), "evaluator", id, err)
+		}
+	}
+	items, err := s.store.DatasetItemsAll(ctx, ws, d.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case len(items) == 0:
+		return nil, nil, conflict("dataset %s has no items: add some first", d.ID)
+	case len(items) > maxExperimentItems:
+		return nil, nil, invalid("dataset_id", "dataset %s has %d items; an experiment runs at most %d", d.ID, len(items), maxExperimentItems)
+	}
+	name := strings.TrimSpace(req.Name)
+	if name == "" {
+		name = fmt.Sprintf("%s on %s", a.Name, d.Name)
+	}
+	return &store.Experiment{WorkspaceID: ws, Name: name, DatasetID: d.ID, DatasetVersion: d.Version, AgentID: a.ID, VersionID: versionID,
+		EvaluatorIDs: store.Strings(req.EvaluatorIDs), Concurrency: req.Concurrency, Metadata: req.Metadata}, items, nil
+}
+
+// referenced turns the not-found of a resource a request names into a 422 naming the field.
+func referenced(field, resource, id string, err error) error {
+	if store.IsNotFound(err) {
+		return &store.ReferenceError{Field: field, Resource: resource, ID: id}
+	}
+	return err
+}
+
+func (s *Server) getExperiment(w http.ResponseWriter, r *http.Request) error {
+	x, err := s.store.ExperimentGet(r.Context(), s.workspace(r), pathID(r, "id"))
+	if err != nil {
+		return err
+	}
+	items, err := s.store.ExperimentItems(r.Context(), x.ID, store.Page{})
+	if err != nil {
+		return err
+	}
+	x.Summary = experiment.Summarize(items)
+	writeData(w, http.StatusOK, x)
+	return nil
+}
+
+func (s *Server) cancelExperiment(w http.ResponseWriter, r *http.Request) error {
+	if err := alsoGranted(r, "datasets:read"); err != nil {
+		return err
+	}
+	x, running, err := s.store.ExperimentCancel(r.Context(), s.workspace(r), pathID(r, "id"))
+	if err != nil {
+		return err
+	}
+	for _, id := range running {
+		// A run that ended meanwhile is fine as it is.
+		if _, err := s.engine.Cancel(r.Context(), x.WorkspaceID, id); err != nil && !isTransitionErr(err) && !store.IsNotFound(err) {
+			return err
+		}
+	}
+	writeData(w, http.StatusOK, x)
+	return nil
+}
+
+func isTransitionErr(err error) bool {
+	var te *store.TransitionError
+	return errors.As(err, &te)
+}
+
+func (s *Server) listExperimentResults(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	x, err := s.store.ExperimentGet(r.Context(), s.workspace(r), pathID(r, "id"))
+	if err != nil {
+		return err
+	}
+	p.After = nil // rows are in dataset order: a cursor opens a page by number
+	items, err := s.store.ExperimentItems(r.Context(), x.ID, p)
+	if err != nil {
+		return err
+	}
+	writeList(w, items, p, x.Progress.Total)
+	return nil
+}
+
+func (s *Server) compareExperiments(w http.ResponseWriter, r *http.Request) error {
+	raw := strings.TrimSpace(r.URL.Query().Get("ids"))
+	ids := strings.Split(raw, ",")
+	if raw == "" || len(ids) < 2 || len(ids) > maxCompared {
+		return badRequest("ids must list two to %d experiment ids, comma-separated, got %q", maxCompared, raw)
+	}
+	xs := make([]*store.Experiment, len(ids))
+	items := make([][]*store.ExperimentItem, len(ids))
+	for i, id := range ids {
+		x, err := s.store.ExperimentGet(r.Context(), s.workspace(r), strings.TrimSpace(id))
+		if err != nil {
+			return err
+		}
+		if items[i], err = s.store.ExperimentItems(r.Context(), x.ID, store.Page{}); err != nil {
+			return err
+		}
+		x.Summary = experiment.Summarize(items[i])
+		xs[i] = x
+	}
+	writeData(w, http.StatusOK, experiment.Compare(xs, items))
+	return nil
+}
