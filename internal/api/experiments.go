@@ -54,7 +54,7 @@ func (s *Server) experimentRoutes() []route {
 			desc: "Sets two to five experiments (`ids`, comma-separated, the first the baseline) side by side: per item each one's output, status and scores, " +
 				"and per score name each one's mean and its difference to the first's.",
 			params: []param{{name: "ids", typ: "string", desc: "Two to five experiment ids, comma-separated."}},
-			resp:   experiment.Comparison{}, errs: []int{http.StatusBadRequest}, h: s.compareExperiments},
+			resp:   experiment.Comparison{}, errs: []int{http.StatusBadRequest, http.StatusNotFound}, h: s.compareExperiments},
 		{method: "GET", path: id, op: "getExperiment", tag: tag, scope: "datasets:read", summary: "Get an experiment",
 			desc: "The experiment with its progress and `summary` of the items finished so far: per score name the count and mean (numeric and boolean) " +
 				"or distribution (categorical), the executions' total cost and tokens, and their latency p50 and p95.",

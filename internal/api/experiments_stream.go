@@ -15,8 +15,8 @@ import (
 // the stream learns of them.
 const experimentPoll = 250 * time.Millisecond
 
-// experimentItemFrame is the data of an item frame.
-type experimentItemFrame struct {
+// ExperimentStreamItem is the data of an experiment stream's `item` frame: an item finished.
+type ExperimentStreamItem struct {
 	ItemID      string           `json:"item_id"`
 	ExecutionID *string          `json:"execution_id"`
 	Status      string           `json:"status"`
@@ -26,6 +26,30 @@ type experimentItemFrame struct {
 	// the experiment has.
 	Done  int `json:"done"`
 	Total int `json:"total"`
+}
+
+// ExperimentStreamDone is the data of the terminal `done` frame of a completed experiment.
+type ExperimentStreamDone struct {
+	Status   string                   `json:"status" enum:"completed"`
+	Progress store.ExperimentProgress `json:"progress"`
+	Summary  *store.ExperimentSummary `json:"summary"`
+}
+
+// ExperimentStreamError is the data of the terminal `error` frame of an experiment that
+// failed or was cancelled.
+type ExperimentStreamError struct {
+	Message  string                   `json:"message"`
+	Code     string                   `json:"code" enum:"failed,cancelled"`
+	Progress store.ExperimentProgress `json:"progress"`
+}
+
+// experimentStreamEvents lists the frames of an experiment's stream.
+func experimentStreamEvents() []streamEvent {
+	return []streamEvent{
+		{"item", ExperimentStreamItem{}, "an item finished (completed or failed), scored; its id is its place in the finishing order"},
+		{"done", ExperimentStreamDone{}, "terminal: the experiment completed, with its summary"},
+		{"error", ExperimentStreamError{}, "terminal: the experiment failed or was cancelled"},
+	}
 }
 
 // terminalSeq is the id of a finished experiment's terminal frame.
@@ -100,7 +124,7 @@ func (s *Server) sendExperimentItems(ctx context.Context, sse *sseWriter, x *sto
 			return after, err
 		}
 		for _, it := range items {
-			data, _ := json.Marshal(experimentItemFrame{ItemID: it.ItemID, ExecutionID: it.ExecutionID, Status: it.Status, Scores: it.Scores,
+			data, _ := json.Marshal(ExperimentStreamItem{ItemID: it.ItemID, ExecutionID: it.ExecutionID, Status: it.Status, Scores: it.Scores,
 				Error: it.Error, Done: *it.DoneSeq, Total: x.Progress.Total})
 			if err := sse.frame(store.Event{Seq: *it.DoneSeq, Event: "item", Data: data}); err != nil {
 				return after, err
@@ -119,14 +143,14 @@ func (s *Server) sendExperimentEnd(ctx context.Context, sse *sseWriter, x *store
 			return err
 		}
 		ev.Event = "done"
-		ev.Data, _ = json.Marshal(map[string]any{"status": x.Status, "progress": x.Progress, "summary": experiment.Summarize(items)})
+		ev.Data, _ = json.Marshal(ExperimentStreamDone{Status: x.Status, Progress: x.Progress, Summary: experiment.Summarize(items)})
 	} else {
 		msg := "the experiment was cancelled"
 		if x.Error != nil {
 			msg = *x.Error
 		}
 		ev.Event = "error"
-		ev.Data, _ = json.Marshal(map[string]any{"message": msg, "code": x.Status, "progress": x.Progress})
+		ev.Data, _ = json.Marshal(ExperimentStreamError{Message: msg, Code: x.Status, Progress: x.Progress})
 	}
 	return sse.frame(ev)
 }

@@ -194,23 +194,26 @@ func streamEvents(chat bool) []streamEvent {
 // of that event (StreamEvent*).
 func sseResponse(reg huma.Registry, rt route) *huma.Response {
 	chat := strings.HasPrefix(rt.path, v1+"/chat/")
-	name := "ExecutionStreamFrame"
+	name, prefix, evs := "ExecutionStreamFrame", "StreamFrame", streamEvents(chat)
 	if chat {
 		name = "ChatStreamFrame"
+	}
+	if strings.HasPrefix(rt.path, v1+"/experiments/") {
+		name, prefix, evs = "ExperimentStreamFrame", "ExperimentStreamFrame", experimentStreamEvents()
 	}
 	var b strings.Builder
 	b.WriteString("A Server-Sent Events stream (`text/event-stream`). Each frame is `id: <sequence>`, `event: <name>`, `data: <JSON>` and a blank line; ")
 	b.WriteString("a `: ping` comment keeps an idle stream open. Exactly one terminal frame (`done` or `error`) ends the stream. ")
 	fmt.Fprintf(&b, "The schema (%s) describes one frame: its `id`, its `event` and the JSON of its `data`. The events:\n\n", name)
 	frame := &huma.Schema{Description: "One frame of the stream, told apart by `event`.", Discriminator: &huma.Discriminator{PropertyName: "event", Mapping: map[string]string{}}}
-	for _, ev := range streamEvents(chat) {
+	for _, ev := range evs {
 		data := reg.Schema(reflect.TypeOf(ev.data), true, "")
-		fname := "StreamFrame" + camel(ev.name)
+		fname := prefix + camel(ev.name)
 		ref := "#/components/schemas/" + fname
 		reg.Map()[fname] = &huma.Schema{
 			Type: huma.TypeObject, Description: "The `" + ev.name + "` frame: " + ev.desc + ".",
 			Properties: map[string]*huma.Schema{
-				"id":    {Type: huma.TypeInteger, Minimum: ptr(0.0), Description: "The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it."},
+				"id":    {Type: huma.TypeInteger, Minimum: ptr(0.0), Description: "The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it."},
 				"event": {Type: huma.TypeString, Enum: []any{ev.name}, Description: "The event name (its `event:` line)."},
 				"data":  data,
 			},
