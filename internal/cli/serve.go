@@ -610,7 +610,7 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 		DataSources: sources, Assets: assetService, Circuits: &modelhealth.Circuits{Shared: health}})
 	replier := &triggers.Replier{Store: st, Secrets: box, Client: triggerReplyClient(guard), Logger: log}
 	var srv *api.Server
-	runner := experiment.NewRunner(experiment.Config{Store: st, Engine: eng, Logger: log,
+	runner := experiment.NewRunner(experiment.Config{Store: st, Engine: eng, Logger: log, Lease: c.Leases.Timeout,
 		BeforeCreate: func(ctx context.Context, tx *store.Store, ws string) error { return srv.ExecutionLimits(ctx, tx, ws) }})
 	srv, err = api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: c.CORSOrigins, Version: Version, Engine: eng, DataSources: sources,
 		RateLimit: c.Limits.RateLimit, RateBurst: c.Limits.RateBurst, RateShared: shared, Plan: c.Limits.Plan, Retention: c.Retention.Retention, JWTSecret: jwtSecret,
