@@ -30,12 +30,15 @@ type drive struct {
 	agent      *store.Agent
 	version    *store.AgentVersion
 	evaluators []*store.Evaluator
-	slots      chan struct{}
-	inflight   sync.WaitGroup
+	// slots bound the items whose executions run; scoring the evaluators' work on those that
+	// ended, so that a slow judge does not hold a run's slot.
+	slots, scoring chan struct{}
+	inflight       sync.WaitGroup
 }
 
 func newDrive(r *Runner, x *store.Experiment) *drive {
-	return &drive{r: r, x: x, slots: make(chan struct{}, max(x.Concurrency, 1))}
+	n := max(x.Concurrency, 1)
+	return &drive{r: r, x: x, slots: make(chan struct{}, n), scoring: make(chan struct{}, n)}
 }
 
 // run drives the experiment until every item finished, it is cancelled, the lease is lost,
@@ -68,10 +71,7 @@ func (d *drive) run(parent context.Context) {
 		if !d.acquire(ctx) {
 			break
 		}
-		d.inflight.Go(func() {
-			defer d.release()
-			d.await(ctx, it, nil)
-		})
+		d.inflight.Go(func() { d.follow(ctx, it, nil) })
 	}
 	d.dispatchAll(ctx, log)
 	d.inflight.Wait()
@@ -142,10 +142,12 @@ func (d *drive) acquire(ctx context.Context) bool {
 
 func (d *drive) release() { <-d.slots }
 
-// dispatchAll starts the pending items in order, Concurrency at a time.
+// dispatchAll starts the pending items in order, Concurrency at a time. Each start runs on
+// its own goroutine, so that the items started together are recorded together.
 func (d *drive) dispatchAll(ctx context.Context, log *slog.Logger) {
+	after := -1
 	for ctx.Err() == nil {
-		items, err := d.r.cfg.Store.ExperimentItemsByStatus(ctx, d.x.ID, store.ItemPending, pendingBatch)
+		items, err := d.r.cfg.Store.ExperimentItemsPending(ctx, d.x.ID, after, pendingBatch)
 		if err != nil {
 			if ctx.Err() == nil {
 				log.Warn("read pending items", slog.Any("error", err))
@@ -156,19 +158,25 @@ func (d *drive) dispatchAll(ctx context.Context, log *slog.Logger) {
 			return
 		}
 		for _, it := range items {
+			after = it.Position
 			if !d.acquire(ctx) {
 				return
 			}
-			if !d.dispatch(ctx, it, log) {
-				d.release()
-			}
+			d.inflight.Go(func() {
+				w, ok := d.dispatch(ctx, it, log)
+				if !ok {
+					d.release()
+					return
+				}
+				d.follow(ctx, it, w)
+			})
 		}
 	}
 }
 
-// dispatch creates an item's execution (linked to the item in the same transaction) and
-// follows it in the background; false when nothing was started.
-func (d *drive) dispatch(ctx context.Context, it *store.ExperimentItem, log *slog.Logger) bool {
+// dispatch creates an item's execution, linked to the item in the same transaction, and
+// returns its waiter; false when nothing was started.
+func (d *drive) dispatch(ctx context.Context, it *store.ExperimentItem, log *slog.Logger) (*runtime.Waiter, bool) {
 	st, ws := d.r.cfg.Store, d.x.WorkspaceID
 	input := map[string]any(it.Input)
 	err := triggers.ValidateInput(&d.version.Config, input)
@@ -189,7 +197,7 @@ func (d *drive) dispatch(ctx context.Context, it *store.ExperimentItem, log *slo
 	}
 	switch {
 	case errors.Is(err, store.ErrItemTaken) || ctx.Err() != nil:
-		return false
+		return nil, false
 	case err != nil:
 		// The item cannot run (its input fails the schema, the model cannot be routed): it
 		// fails without an execution.
@@ -197,26 +205,38 @@ func (d *drive) dispatch(ctx context.Context, it *store.ExperimentItem, log *slo
 		if _, err := st.ExperimentItemFinish(ctx, d.x.ID, it.ItemID, store.ItemPending, store.ItemOutcome{Status: store.ItemFailed, Error: &msg}, nil); err != nil {
 			log.Warn("record item that could not start", slog.String("item_id", it.ItemID), slog.Any("error", err))
 		}
-		return false
+		return nil, false
 	}
 	it.ExecutionID = &x.ID
-	d.inflight.Go(func() {
-		defer d.release()
-		d.await(ctx, it, w)
-	})
-	return true
+	return w, true
+}
+
+// follow waits for an item's execution, frees its slot, then scores it and records it.
+func (d *drive) follow(ctx context.Context, it *store.ExperimentItem, w *runtime.Waiter) {
+	x := d.await(ctx, it, w)
+	d.release()
+	if x == nil {
+		return
+	}
+	select {
+	case d.scoring <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	defer func() { <-d.scoring }()
+	d.score(ctx, it, x)
 }
 
 // await waits for an item's execution to end (w, when it runs on this node, else by looking
-// at it again), then scores it and records its outcome.
-func (d *drive) await(ctx context.Context, it *store.ExperimentItem, w *runtime.Waiter) {
+// at it again) and returns it; nil when ctx ended first.
+func (d *drive) await(ctx context.Context, it *store.ExperimentItem, w *runtime.Waiter) *store.Execution {
 	var x *store.Execution
 	if w != nil {
 		select {
 		case <-w.Done():
 			x = w.Result()
 		case <-ctx.Done():
-			return
+			return nil
 		}
 	}
 	st := d.r.cfg.Store
@@ -236,11 +256,11 @@ func (d *drive) await(ctx context.Context, it *store.ExperimentItem, w *runtime.
 		}
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-time.After(awaitPoll):
 		}
 	}
-	d.score(ctx, it, x)
+	return x
 }
 
 // score runs the evaluators on a completed execution and records the item's outcome; its

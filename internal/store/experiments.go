@@ -330,6 +330,18 @@ func (s *Store) ExperimentItemsByStatus(ctx context.Context, experimentID, statu
 	return collect(rows, scanExperimentItem)
 }
 
+// ExperimentItemsPending returns up to limit pending items of an experiment placed after
+// position `after`, in dataset order: a drive walks them once, never reading twice an item
+// it is starting.
+func (s *Store) ExperimentItemsPending(ctx context.Context, experimentID string, after, limit int) ([]*ExperimentItem, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT "+experimentItemColumns+fmt.Sprintf(` FROM experiment_items WHERE experiment_id = $1
+		AND status = 'pending' AND position > $2 ORDER BY position LIMIT %d`, limit), experimentID, after)
+	if err != nil {
+		return nil, fmt.Errorf("read pending items of experiment %s: %w", experimentID, err)
+	}
+	return collect(rows, scanExperimentItem)
+}
+
 // ExperimentItems returns one page of an experiment's items in dataset order (limit 0: all).
 func (s *Store) ExperimentItems(ctx context.Context, experimentID string, p Page) ([]*ExperimentItem, error) {
 	q := "SELECT " + experimentItemColumns + " FROM experiment_items WHERE experiment_id = $1 ORDER BY position"
@@ -386,17 +398,9 @@ type ItemOutcome struct {
 // transaction, once: false (and nothing written) when the item is no longer from (another
 // node finished it first).
 func (s *Store) ExperimentItemFinish(ctx context.Context, experimentID, itemID, from string, o ItemOutcome, scores []*Score) (bool, error) {
-	done := false
 	err := s.InTx(ctx, func(tx *Store) error {
-		res, err := tx.exec(ctx, `UPDATE experiment_items SET status = $1, output = $2, error = $3, scores = $4, cost = $5, total_tokens = $6,
-			duration_ms = $7 WHERE experiment_id = $8 AND item_id = $9 AND status = $10`,
-			o.Status, nullRaw(o.Output), o.Error, nonNilObject(o.Scores), o.Cost, o.TotalTokens, o.DurationMS, experimentID, itemID, from)
-		if err != nil {
-			return fmt.Errorf("finish item %s of experiment %s: %w", itemID, experimentID, err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nil
-		}
+		// Count it first: the experiment's row, locked until commit, numbers the items in the
+		// order they finish. An item that was not from rolls the count back.
 		column := "completed"
 		if o.Status != ItemCompleted {
 			column = "failed"
@@ -406,16 +410,27 @@ func (s *Store) ExperimentItemFinish(ctx context.Context, experimentID, itemID, 
 			Now(), experimentID).Scan(&seq); err != nil {
 			return fmt.Errorf("count item %s of experiment %s: %w", itemID, experimentID, err)
 		}
-		if _, err := tx.exec(ctx, "UPDATE experiment_items SET done_seq = $1 WHERE experiment_id = $2 AND item_id = $3", seq, experimentID, itemID); err != nil {
-			return fmt.Errorf("number item %s of experiment %s: %w", itemID, experimentID, err)
+		res, err := tx.exec(ctx, `UPDATE experiment_items SET status = $1, output = $2, error = $3, scores = $4, cost = $5, total_tokens = $6,
+			duration_ms = $7, done_seq = $8 WHERE experiment_id = $9 AND item_id = $10 AND status = $11`,
+			o.Status, nullRaw(o.Output), o.Error, nonNilObject(o.Scores), o.Cost, o.TotalTokens, o.DurationMS, seq, experimentID, itemID, from)
+		if err != nil {
+			return fmt.Errorf("finish item %s of experiment %s: %w", itemID, experimentID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return errItemNotFrom
 		}
 		for _, sc := range scores {
 			if _, err := tx.ScoreCreate(ctx, sc); err != nil {
 				return fmt.Errorf("store score %s of item %s: %w", sc.Name, itemID, err)
 			}
 		}
-		done = true
 		return nil
 	})
-	return done, err
+	if errors.Is(err, errItemNotFrom) {
+		return false, nil
+	}
+	return err == nil, err
 }
+
+// errItemNotFrom rolls back ExperimentItemFinish of an item another node finished first.
+var errItemNotFrom = errors.New("the item is no longer in the status it was finished from")
