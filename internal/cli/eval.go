@@ -121,39 +121,44 @@ func experimentRequest(ctx context.Context, c *client.Client, dataset, agent str
 			return in, fmt.Errorf("agent %s has no version %d", a.Name, version)
 		}
 	}
-	d, err := c.DatasetGet(ctx, dataset)
-	if isNotFound(err) {
-		l, lerr := c.DatasetList(ctx, client.DatasetListOptions{Name: dataset})
-		if lerr != nil {
-			return in, lerr
-		}
-		if len(l.Data) == 0 {
-			return in, fmt.Errorf("no dataset has the id or name %q", dataset)
-		}
-		d, err = &l.Data[0], nil
-	}
+	d, err := byIDOrName(ref{"dataset", dataset}, func() (*client.Dataset, error) { return c.DatasetGet(ctx, dataset) },
+		func() (*client.List[client.Dataset], error) {
+			return c.DatasetList(ctx, client.DatasetListOptions{Name: dataset})
+		})
 	if err != nil {
 		return in, err
 	}
 	in.DatasetID = d.ID
-	for _, ref := range evaluators {
-		ev, err := c.EvaluatorGet(ctx, ref)
-		if isNotFound(err) {
-			l, lerr := c.EvaluatorList(ctx, client.EvaluatorListOptions{Name: ref})
-			if lerr != nil {
-				return in, lerr
-			}
-			if len(l.Data) == 0 {
-				return in, fmt.Errorf("no evaluator has the id or name %q", ref)
-			}
-			ev, err = &l.Data[0], nil
-		}
+	for _, name := range evaluators {
+		ev, err := byIDOrName(ref{"evaluator", name}, func() (*client.Evaluator, error) { return c.EvaluatorGet(ctx, name) },
+			func() (*client.List[client.Evaluator], error) {
+				return c.EvaluatorList(ctx, client.EvaluatorListOptions{Name: name})
+			})
 		if err != nil {
 			return in, err
 		}
 		in.EvaluatorIDs = append(in.EvaluatorIDs, ev.ID)
 	}
 	return in, nil
+}
+
+// ref names a resource the user gave by id or name.
+type ref struct{ kind, value string }
+
+// byIDOrName gets a resource by id, else the one of that name.
+func byIDOrName[T any](r ref, get func() (*T, error), named func() (*client.List[T], error)) (*T, error) {
+	v, err := get()
+	if !isNotFound(err) {
+		return v, err
+	}
+	l, err := named()
+	if err != nil {
+		return nil, err
+	}
+	if len(l.Data) == 0 {
+		return nil, fmt.Errorf("no %s has the id or name %q", r.kind, r.value)
+	}
+	return &l.Data[0], nil
 }
 
 // followExperiment prints a line per finished item (on stderr when the output is JSON) until
