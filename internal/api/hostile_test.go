@@ -264,6 +264,8 @@ func oneOfEach(t *testing.T, e *testEnv) map[string][2]string {
 	must(err)
 	ev, err := c.EvaluatorCreate(ctx, client.EvaluatorCreate{Name: "E", Type: "contains", Config: map[string]any{"value": "x"}})
 	must(err)
+	exp, err := c.ExperimentCreate(ctx, client.ExperimentCreate{DatasetID: dset.ID, AgentID: simple.ID, EvaluatorIDs: []string{ev.ID}})
+	must(err)
 	queue, err := e.store.AnnotationQueueCreate(ctx, &store.AnnotationQueue{WorkspaceID: e.ws, Name: "Q", ScoreConfigIDs: store.Strings{sc.ID}})
 	must(err)
 	queued, _, err := e.store.AnnotationItemsAdd(ctx, e.ws, queue.ID, []string{x.ID})
@@ -294,6 +296,7 @@ func oneOfEach(t *testing.T, e *testEnv) map[string][2]string {
 		"/api/v1/webhook-deliveries/": {dl.ID},
 		"/api/v1/datasets/":           {dset.ID, item.ID},
 		"/api/v1/evaluators/":         {ev.ID},
+		"/api/v1/experiments/":        {exp.ID},
 		"/api/v1/annotation-queues/":  {queue.ID, queued[0].ID},
 	}
 }

@@ -29,13 +29,16 @@ type param struct {
 // route is one entry of the route table: the single source of the mux, the OpenAPI document
 // and the scope each operation requires.
 type route struct {
-	method   string
-	path     string // absolute, e.g. /api/v1/agents/{id}
-	op       string // operationId
-	summary  string
-	desc     string
-	tag      string
-	scope    string // "" for public routes
+	method  string
+	path    string // absolute, e.g. /api/v1/agents/{id}
+	op      string // operationId
+	summary string
+	desc    string
+	tag     string
+	scope   string // "" for public routes
+	// also is a second scope the route requires besides scope (an experiment reads a dataset
+	// and runs an agent); "" for none.
+	also     string
 	params   []param
 	body     any // request body type (a zero value), nil when there is none
 	resp     any // the "data" type of the success envelope (a zero value)
@@ -183,7 +186,11 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 			op.Description = strings.TrimSpace(op.Description + "\n\nAny logged-in user, or an API key with scope `" + rt.scope + "`.")
 		case rt.scope != "":
 			op.Security = []map[string][]string{{"apiKey": {}}, {"bearer": {}}}
-			op.Description = strings.TrimSpace(op.Description + "\n\nRequires scope `" + rt.scope + "`. With a bearer token, send the workspace in `X-Workspace-ID`.")
+			needs := "scope `" + rt.scope + "`"
+			if rt.also != "" {
+				needs = "scopes `" + rt.scope + "` and `" + rt.also + "`"
+			}
+			op.Description = strings.TrimSpace(op.Description + "\n\nRequires " + needs + ". With a bearer token, send the workspace in `X-Workspace-ID`.")
 			op.Parameters = append(op.Parameters, &huma.Param{Name: "X-Workspace-ID", In: "header", Schema: &huma.Schema{Type: "string"},
 				Description: "The workspace to act in; required with a bearer token, ignored with an API key."})
 		default:

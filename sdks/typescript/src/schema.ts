@@ -1439,9 +1439,9 @@ export interface paths {
         put?: never;
         /**
          * Start an experiment
-         * @description Runs an agent version (`version_id`, else the active one, recorded) on every item of a dataset (copied now: the dataset's `version` is recorded, later edits change nothing), `concurrency` items at a time, each as an execution with `source: experiment` and `metadata.experiment_id`, through the engine like any run: durable, and on a cluster driven by one server at a time (another takes over when it stops; no item runs twice). Each completed run is then scored by every evaluator in `evaluator_ids`; the scores have `source: eval` and `metadata.experiment_id`. Answers 202 with the experiment, `pending`, then `running`, `completed`, `failed` (its agent version or an evaluator was deleted) or `cancelled`. An unknown dataset, agent, version or evaluator is a 422 naming the field; an empty dataset or an agent without an active version a 409. An API key needs both `datasets:read` and `agents:execute` to start or cancel an experiment, and `datasets:read` to read one.
+         * @description Runs an agent version (`version_id`, else the active one, recorded) on every item of a dataset (copied now: the dataset's `version` is recorded, later edits change nothing), `concurrency` items at a time, each as an execution with `source: experiment` and `metadata.experiment_id`, through the engine like any run: durable, and on a cluster driven by one server at a time (another takes over when it stops; no item runs twice). Each completed run is then scored by every evaluator in `evaluator_ids`; the scores have `source: eval` and `metadata.experiment_id`. Answers 202 with the experiment, `pending`, then `running`, `completed`, `failed` (its agent version or an evaluator was deleted) or `cancelled`. An unknown dataset, agent, version or evaluator is a 422 naming the field; an empty dataset or an agent without an active version a 409.
          *
-         *     Requires scope `agents:execute`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         *     Requires scopes `agents:execute` and `datasets:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
          */
         post: operations["createExperiment"];
         delete?: never;
@@ -1505,9 +1505,9 @@ export interface paths {
         put?: never;
         /**
          * Cancel an experiment
-         * @description Cancels a pending or running experiment: its unfinished items are `cancelled` and their executions in progress cancelled. A finished experiment is a 409. An API key needs both `datasets:read` and `agents:execute` to start or cancel an experiment, and `datasets:read` to read one.
+         * @description Cancels a pending or running experiment: its unfinished items are `cancelled` and their executions in progress cancelled. A finished experiment is a 409.
          *
-         *     Requires scope `agents:execute`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         *     Requires scopes `agents:execute` and `datasets:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
          */
         post: operations["cancelExperiment"];
         delete?: never;
