@@ -8,6 +8,7 @@ import { approvalsPage, executionPage, executionsPage } from './executions.js';
 import { usagePage } from './usage.js';
 import { tracePage, tracesPage } from './traces.js';
 import { reviewPage, reviewQueuesPage } from './review.js';
+import { experimentComparePage, experimentPage, experimentsPage } from './experiments.js';
 import { chatPage, chatSessionPage, credentialsPage, keysPage, mcpToolsPage, promptPage, promptsPage } from './pages.js';
 
 const main = document.getElementById('main');
@@ -36,6 +37,9 @@ const routes = [
   [/^\/traces\/([^/]+)$/, tracePage],
   [/^\/review$/, reviewQueuesPage],
   [/^\/review\/([^/]+)$/, reviewPage],
+  [/^\/experiments$/, experimentsPage],
+  [/^\/experiments\/compare$/, experimentComparePage],
+  [/^\/experiments\/([^/]+)$/, experimentPage],
 ];
 
 async function route() {
