@@ -39,6 +39,8 @@ var statTables = []struct{ key, table string }{
 	{"webhook_deliveries", "webhook_deliveries"},
 	{"annotation_queues", "annotation_queues"},
 	{"annotation_items", "annotation_items"},
+	{"experiments", "experiments"},
+	{"experiment_items", "experiment_items"},
 }
 
 // StoreStats counts the rows of every resource across all workspaces.
