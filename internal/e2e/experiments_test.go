@@ -228,6 +228,9 @@ func TestExperimentSurvivesKill(t *testing.T) {
 		if time.Since(killed) > time.Minute {
 			t.Fatalf("experiment not finished a minute after the kill: %+v", done)
 		}
+		if testing.Verbose() && time.Since(killed)%time.Second < 50*time.Millisecond {
+			t.Logf("%s after the kill: %+v", time.Since(killed).Round(time.Millisecond), done.Progress)
+		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("experiment %s %s after the kill: %+v", done.Status, time.Since(killed).Round(time.Millisecond), done.Progress)
