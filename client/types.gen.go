@@ -830,6 +830,138 @@ func (e ExecutionNodeStatus) Valid() bool {
 	}
 }
 
+// Defines values for ExperimentStatus.
+const (
+	ExperimentStatusCancelled ExperimentStatus = "cancelled"
+	ExperimentStatusCompleted ExperimentStatus = "completed"
+	ExperimentStatusFailed    ExperimentStatus = "failed"
+	ExperimentStatusPending   ExperimentStatus = "pending"
+	ExperimentStatusRunning   ExperimentStatus = "running"
+)
+
+// Valid indicates whether the value is a known member of the ExperimentStatus enum.
+func (e ExperimentStatus) Valid() bool {
+	switch e {
+	case ExperimentStatusCancelled:
+		return true
+	case ExperimentStatusCompleted:
+		return true
+	case ExperimentStatusFailed:
+		return true
+	case ExperimentStatusPending:
+		return true
+	case ExperimentStatusRunning:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExperimentItemStatus.
+const (
+	ExperimentItemStatusCancelled ExperimentItemStatus = "cancelled"
+	ExperimentItemStatusCompleted ExperimentItemStatus = "completed"
+	ExperimentItemStatusFailed    ExperimentItemStatus = "failed"
+	ExperimentItemStatusPending   ExperimentItemStatus = "pending"
+	ExperimentItemStatusRunning   ExperimentItemStatus = "running"
+)
+
+// Valid indicates whether the value is a known member of the ExperimentItemStatus enum.
+func (e ExperimentItemStatus) Valid() bool {
+	switch e {
+	case ExperimentItemStatusCancelled:
+		return true
+	case ExperimentItemStatusCompleted:
+		return true
+	case ExperimentItemStatusFailed:
+		return true
+	case ExperimentItemStatusPending:
+		return true
+	case ExperimentItemStatusRunning:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExperimentStreamDoneStatus.
+const (
+	ExperimentStreamDoneStatusCompleted ExperimentStreamDoneStatus = "completed"
+)
+
+// Valid indicates whether the value is a known member of the ExperimentStreamDoneStatus enum.
+func (e ExperimentStreamDoneStatus) Valid() bool {
+	switch e {
+	case ExperimentStreamDoneStatusCompleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExperimentStreamErrorCode.
+const (
+	ExperimentStreamErrorCodeCancelled ExperimentStreamErrorCode = "cancelled"
+	ExperimentStreamErrorCodeFailed    ExperimentStreamErrorCode = "failed"
+)
+
+// Valid indicates whether the value is a known member of the ExperimentStreamErrorCode enum.
+func (e ExperimentStreamErrorCode) Valid() bool {
+	switch e {
+	case ExperimentStreamErrorCodeCancelled:
+		return true
+	case ExperimentStreamErrorCodeFailed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExperimentStreamFrameDoneEvent.
+const (
+	ExperimentStreamFrameDoneEventDone ExperimentStreamFrameDoneEvent = "done"
+)
+
+// Valid indicates whether the value is a known member of the ExperimentStreamFrameDoneEvent enum.
+func (e ExperimentStreamFrameDoneEvent) Valid() bool {
+	switch e {
+	case ExperimentStreamFrameDoneEventDone:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExperimentStreamFrameErrorEvent.
+const (
+	ExperimentStreamFrameErrorEventError ExperimentStreamFrameErrorEvent = "error"
+)
+
+// Valid indicates whether the value is a known member of the ExperimentStreamFrameErrorEvent enum.
+func (e ExperimentStreamFrameErrorEvent) Valid() bool {
+	switch e {
+	case ExperimentStreamFrameErrorEventError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExperimentStreamFrameItemEvent.
+const (
+	ExperimentStreamFrameItemEventItem ExperimentStreamFrameItemEvent = "item"
+)
+
+// Valid indicates whether the value is a known member of the ExperimentStreamFrameItemEvent enum.
+func (e ExperimentStreamFrameItemEvent) Valid() bool {
+	switch e {
+	case ExperimentStreamFrameItemEventItem:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GuardrailAction.
 const (
 	GuardrailActionBlock  GuardrailAction = "block"
@@ -2561,6 +2693,33 @@ func (e ListExecutionsParamsStatus) Valid() bool {
 	}
 }
 
+// Defines values for ListExperimentsParamsStatus.
+const (
+	ListExperimentsParamsStatusCancelled ListExperimentsParamsStatus = "cancelled"
+	ListExperimentsParamsStatusCompleted ListExperimentsParamsStatus = "completed"
+	ListExperimentsParamsStatusFailed    ListExperimentsParamsStatus = "failed"
+	ListExperimentsParamsStatusPending   ListExperimentsParamsStatus = "pending"
+	ListExperimentsParamsStatusRunning   ListExperimentsParamsStatus = "running"
+)
+
+// Valid indicates whether the value is a known member of the ListExperimentsParamsStatus enum.
+func (e ListExperimentsParamsStatus) Valid() bool {
+	switch e {
+	case ListExperimentsParamsStatusCancelled:
+		return true
+	case ListExperimentsParamsStatusCompleted:
+		return true
+	case ListExperimentsParamsStatusFailed:
+		return true
+	case ListExperimentsParamsStatusPending:
+		return true
+	case ListExperimentsParamsStatusRunning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListLLMModelsParamsSource.
 const (
 	ListLLMModelsParamsSourceCatalog   ListLLMModelsParamsSource = "catalog"
@@ -3580,6 +3739,18 @@ type Checkpoint struct {
 // CheckpointWhen defines model for Checkpoint.When.
 type CheckpointWhen string
 
+// Comparison defines model for Comparison.
+type Comparison struct {
+	// Experiments In the order asked for; the first is the baseline.
+	Experiments []Experiment `json:"experiments"`
+
+	// Items One entry per item of any of them, in the first's dataset order.
+	Items []ItemComparison `json:"items"`
+
+	// Scores One entry per score name of any of them, sorted by name.
+	Scores []ScoreComparison `json:"scores"`
+}
+
 // Credential defines model for Credential.
 type Credential struct {
 	CreatedAt   time.Time `json:"created_at"`
@@ -4076,7 +4247,7 @@ type Execution struct {
 	RootID    string  `json:"root_id"`
 	SessionID *string `json:"session_id"`
 
-	// Source What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others. Trigger types: schedule, slack, teams, telegram, webhook, whatsapp.
+	// Source What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), experiment (an item of an experiment), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others. Trigger types: schedule, slack, teams, telegram, webhook, whatsapp.
 	//
 	// Examples: api
 	Source     string          `json:"source"`
@@ -4127,7 +4298,7 @@ type ExecutionNode struct {
 	RootID    string  `json:"root_id"`
 	SessionID *string `json:"session_id"`
 
-	// Source What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others. Trigger types: schedule, slack, teams, telegram, webhook, whatsapp.
+	// Source What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), experiment (an item of an experiment), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others. Trigger types: schedule, slack, teams, telegram, webhook, whatsapp.
 	//
 	// Examples: api
 	Source     string              `json:"source"`
@@ -4149,6 +4320,190 @@ type ExecutionNodeStatus string
 // ExecutionStreamFrame One frame of the stream, told apart by `event`.
 type ExecutionStreamFrame struct {
 	union json.RawMessage
+}
+
+// Experiment defines model for Experiment.
+type Experiment struct {
+	AgentID     string     `json:"agent_id"`
+	CompletedAt *time.Time `json:"completed_at"`
+
+	// Concurrency How many items run at once.
+	Concurrency int64     `json:"concurrency"`
+	CreatedAt   time.Time `json:"created_at"`
+	DatasetID   string    `json:"dataset_id"`
+
+	// DatasetVersion The dataset's version when the experiment was created: its items were copied then.
+	DatasetVersion int64 `json:"dataset_version"`
+
+	// Error Why the experiment failed; null otherwise.
+	Error        *string                `json:"error"`
+	EvaluatorIds []string               `json:"evaluator_ids"`
+	ID           string                 `json:"id"`
+	Metadata     map[string]interface{} `json:"metadata"`
+	Name         string                 `json:"name"`
+	Progress     ExperimentProgress     `json:"progress"`
+	StartedAt    *time.Time             `json:"started_at"`
+	Status       ExperimentStatus       `json:"status"`
+
+	// Summary The scores, cost, tokens and latency of the items finished so far (on GET of one experiment).
+	Summary   ExperimentSummary `json:"summary,omitempty,omitzero"`
+	UpdatedAt time.Time         `json:"updated_at"`
+
+	// VersionID The agent version run: the one asked for, else the version active at creation.
+	VersionID   string `json:"version_id"`
+	WorkspaceID string `json:"workspace_id"`
+}
+
+// ExperimentStatus defines model for Experiment.Status.
+type ExperimentStatus string
+
+// ExperimentCreateRequest defines model for ExperimentCreateRequest.
+type ExperimentCreateRequest struct {
+	// AgentID The agent to run.
+	AgentID string `json:"agent_id"`
+
+	// Concurrency Items run at once (default 4, at most 64).
+	Concurrency *int64 `json:"concurrency,omitempty"`
+
+	// DatasetID The dataset whose items run.
+	DatasetID string `json:"dataset_id"`
+
+	// EvaluatorIds Evaluators that score every completed run.
+	EvaluatorIds []string               `json:"evaluator_ids,omitempty,omitzero"`
+	Metadata     map[string]interface{} `json:"metadata,omitempty,omitzero"`
+	Name         string                 `json:"name,omitempty,omitzero"`
+
+	// VersionID The agent version to run; default: the active one (recorded).
+	VersionID string `json:"version_id,omitempty,omitzero"`
+}
+
+// ExperimentItem defines model for ExperimentItem.
+type ExperimentItem struct {
+	Cost       float64 `json:"cost"`
+	DurationMs *int64  `json:"duration_ms"`
+
+	// Error Why the execution (or an evaluator) failed.
+	Error          *string                `json:"error"`
+	ExecutionID    *string                `json:"execution_id"`
+	ExpectedOutput json.RawMessage        `json:"expected_output"`
+	Input          map[string]interface{} `json:"input"`
+	ItemID         string                 `json:"item_id"`
+
+	// Output The execution's output; null until it completed.
+	Output json.RawMessage `json:"output"`
+
+	// Position The item's place in the dataset (oldest first) when the experiment was created.
+	Position int64 `json:"position"`
+
+	// Scores Score name to value: a number (numeric; boolean as 1 or 0) or a label (categorical).
+	Scores      map[string]interface{} `json:"scores"`
+	Status      ExperimentItemStatus   `json:"status"`
+	TotalTokens int64                  `json:"total_tokens"`
+}
+
+// ExperimentItemStatus defines model for ExperimentItem.Status.
+type ExperimentItemStatus string
+
+// ExperimentProgress defines model for ExperimentProgress.
+type ExperimentProgress struct {
+	// Completed Items whose execution completed (and was scored).
+	Completed int64 `json:"completed"`
+
+	// Failed Items whose execution failed, was cancelled or was interrupted.
+	Failed int64 `json:"failed"`
+	Total  int64 `json:"total"`
+}
+
+// ExperimentStreamDone defines model for ExperimentStreamDone.
+type ExperimentStreamDone struct {
+	Progress ExperimentProgress         `json:"progress"`
+	Status   ExperimentStreamDoneStatus `json:"status"`
+	Summary  *ExperimentSummary         `json:"summary"`
+}
+
+// ExperimentStreamDoneStatus defines model for ExperimentStreamDone.Status.
+type ExperimentStreamDoneStatus string
+
+// ExperimentStreamError defines model for ExperimentStreamError.
+type ExperimentStreamError struct {
+	Code     ExperimentStreamErrorCode `json:"code"`
+	Message  string                    `json:"message"`
+	Progress ExperimentProgress        `json:"progress"`
+}
+
+// ExperimentStreamErrorCode defines model for ExperimentStreamError.Code.
+type ExperimentStreamErrorCode string
+
+// ExperimentStreamFrame One frame of the stream, told apart by `event`.
+type ExperimentStreamFrame struct {
+	union json.RawMessage
+}
+
+// ExperimentStreamFrameDone The `done` frame: terminal: the experiment completed, with its summary.
+type ExperimentStreamFrameDone struct {
+	Data ExperimentStreamDone `json:"data"`
+
+	// Event The event name (its `event:` line).
+	Event ExperimentStreamFrameDoneEvent `json:"event"`
+
+	// ID The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it.
+	ID int `json:"id"`
+}
+
+// ExperimentStreamFrameDoneEvent The event name (its `event:` line).
+type ExperimentStreamFrameDoneEvent string
+
+// ExperimentStreamFrameError The `error` frame: terminal: the experiment failed or was cancelled.
+type ExperimentStreamFrameError struct {
+	Data ExperimentStreamError `json:"data"`
+
+	// Event The event name (its `event:` line).
+	Event ExperimentStreamFrameErrorEvent `json:"event"`
+
+	// ID The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it.
+	ID int `json:"id"`
+}
+
+// ExperimentStreamFrameErrorEvent The event name (its `event:` line).
+type ExperimentStreamFrameErrorEvent string
+
+// ExperimentStreamFrameItem The `item` frame: an item finished (completed or failed), scored; its id is its place in the finishing order.
+type ExperimentStreamFrameItem struct {
+	Data ExperimentStreamItem `json:"data"`
+
+	// Event The event name (its `event:` line).
+	Event ExperimentStreamFrameItemEvent `json:"event"`
+
+	// ID The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it.
+	ID int `json:"id"`
+}
+
+// ExperimentStreamFrameItemEvent The event name (its `event:` line).
+type ExperimentStreamFrameItemEvent string
+
+// ExperimentStreamItem defines model for ExperimentStreamItem.
+type ExperimentStreamItem struct {
+	Done        int64                  `json:"done"`
+	Error       *string                `json:"error"`
+	ExecutionID *string                `json:"execution_id"`
+	ItemID      string                 `json:"item_id"`
+	Scores      map[string]interface{} `json:"scores"`
+	Status      string                 `json:"status"`
+	Total       int64                  `json:"total"`
+}
+
+// ExperimentSummary defines model for ExperimentSummary.
+type ExperimentSummary struct {
+	// Cost USD, the executions' total.
+	Cost float64 `json:"cost"`
+
+	// LatencyP50Ms Median duration of the items' executions; null before any finished.
+	LatencyP50Ms *int64 `json:"latency_p50_ms"`
+	LatencyP95Ms *int64 `json:"latency_p95_ms"`
+
+	// Scores One entry per score name, sorted by name.
+	Scores      []ScoreStat `json:"scores"`
+	TotalTokens int64       `json:"total_tokens"`
 }
 
 // Finding defines model for Finding.
@@ -4358,6 +4713,22 @@ type IngestSpanKind string
 
 // IngestSpanStatus Default ok (error when error is set).
 type IngestSpanStatus string
+
+// ItemBrief defines model for ItemBrief.
+type ItemBrief struct {
+	ExecutionID *string                `json:"execution_id"`
+	Output      json.RawMessage        `json:"output"`
+	Scores      map[string]interface{} `json:"scores"`
+	Status      string                 `json:"status"`
+}
+
+// ItemComparison defines model for ItemComparison.
+type ItemComparison struct {
+	ItemID string `json:"item_id"`
+
+	// Runs Each experiment's run of the item, in order; null where it has none.
+	Runs []ItemBrief `json:"runs"`
+}
 
 // Judgment defines model for Judgment.
 type Judgment struct {
@@ -5301,6 +5672,16 @@ type ScoreCategory struct {
 	Value *float64 `json:"value,omitempty"`
 }
 
+// ScoreComparison defines model for ScoreComparison.
+type ScoreComparison struct {
+	// Diffs Each mean minus the first's; null where either is null.
+	Diffs []*float64 `json:"diffs"`
+
+	// Means Each experiment's mean, in order; null where it has none (or the scores are labels).
+	Means []*float64 `json:"means"`
+	Name  string     `json:"name"`
+}
+
 // ScoreConfig defines model for ScoreConfig.
 type ScoreConfig struct {
 	// Archived An archived config takes no new scores (422); its scores stay.
@@ -5424,6 +5805,18 @@ type ScoreCreateRequest1 struct {
 type ScoreLabelCount struct {
 	Count int64  `json:"count"`
 	Label string `json:"label"`
+}
+
+// ScoreStat defines model for ScoreStat.
+type ScoreStat struct {
+	Count int64 `json:"count"`
+
+	// Distribution Categorical scores: label to count.
+	Distribution map[string]int64 `json:"distribution,omitempty,omitzero"`
+
+	// Mean Numeric and boolean scores (1 true, 0 false); null for categorical.
+	Mean *float64 `json:"mean"`
+	Name string   `json:"name"`
 }
 
 // ScoreSummary defines model for ScoreSummary.
@@ -5597,7 +5990,7 @@ type StreamFrameContent struct {
 	// Event The event name (its `event:` line).
 	Event StreamFrameContentEvent `json:"event"`
 
-	// ID The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it.
+	// ID The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it.
 	ID int `json:"id"`
 }
 
@@ -5611,7 +6004,7 @@ type StreamFrameDone struct {
 	// Event The event name (its `event:` line).
 	Event StreamFrameDoneEvent `json:"event"`
 
-	// ID The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it.
+	// ID The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it.
 	ID int `json:"id"`
 }
 
@@ -5625,7 +6018,7 @@ type StreamFrameError struct {
 	// Event The event name (its `event:` line).
 	Event StreamFrameErrorEvent `json:"event"`
 
-	// ID The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it.
+	// ID The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it.
 	ID int `json:"id"`
 }
 
@@ -5639,7 +6032,7 @@ type StreamFrameExecution struct {
 	// Event The event name (its `event:` line).
 	Event StreamFrameExecutionEvent `json:"event"`
 
-	// ID The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it.
+	// ID The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it.
 	ID int `json:"id"`
 }
 
@@ -5653,7 +6046,7 @@ type StreamFrameThinking struct {
 	// Event The event name (its `event:` line).
 	Event StreamFrameThinkingEvent `json:"event"`
 
-	// ID The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it.
+	// ID The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it.
 	ID int `json:"id"`
 }
 
@@ -5667,7 +6060,7 @@ type StreamFrameToolEnd struct {
 	// Event The event name (its `event:` line).
 	Event StreamFrameToolEndEvent `json:"event"`
 
-	// ID The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it.
+	// ID The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it.
 	ID int `json:"id"`
 }
 
@@ -5681,7 +6074,7 @@ type StreamFrameToolStart struct {
 	// Event The event name (its `event:` line).
 	Event StreamFrameToolStartEvent `json:"event"`
 
-	// ID The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it.
+	// ID The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it.
 	ID int `json:"id"`
 }
 
@@ -7143,6 +7536,99 @@ type GetExecutionTreeParams struct {
 	IfNoneMatch string `json:"If-None-Match,omitempty,omitzero"`
 }
 
+// ListExperimentsParams defines parameters for ListExperiments.
+type ListExperimentsParams struct {
+	// Page 1-based page number (default 1).
+	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
+
+	// Limit Items per page, 1 to 100 (default 20).
+	Limit int `form:"limit,omitempty" json:"limit,omitempty,omitzero"`
+
+	// Cursor The next_cursor of the previous page, instead of page: walks the whole list, each page as cheap as the first.
+	Cursor string `form:"cursor,omitempty" json:"cursor,omitempty,omitzero"`
+
+	// DatasetID Only experiments on this dataset.
+	DatasetID string `form:"dataset_id,omitempty" json:"dataset_id,omitempty,omitzero"`
+
+	// AgentID Only experiments of this agent.
+	AgentID string `form:"agent_id,omitempty" json:"agent_id,omitempty,omitzero"`
+
+	// Status Only experiments of this status.
+	Status ListExperimentsParamsStatus `form:"status,omitempty" json:"status,omitempty,omitzero"`
+
+	// XWorkspaceID The workspace to act in; required with a bearer token, ignored with an API key.
+	XWorkspaceID string `json:"X-Workspace-ID,omitempty,omitzero"`
+
+	// IfNoneMatch The ETag of a response kept from before (or a list of them, or `*`): when it is the current one, the answer is 304 without a body.
+	IfNoneMatch string `json:"If-None-Match,omitempty,omitzero"`
+}
+
+// ListExperimentsParamsStatus defines parameters for ListExperiments.
+type ListExperimentsParamsStatus string
+
+// CreateExperimentParams defines parameters for CreateExperiment.
+type CreateExperimentParams struct {
+	// XWorkspaceID The workspace to act in; required with a bearer token, ignored with an API key.
+	XWorkspaceID string `json:"X-Workspace-ID,omitempty,omitzero"`
+
+	// IdempotencyKey Makes the request safe to retry: the same key and body within 24 h returns the first response; another body: 409. While the first request is still being handled, a retry is a 409 with Retry-After. If the server handling it stopped, a retry once its lease ran out (at most 60 s) takes over: it replays the recorded response, answers from the execution the first request created (execute, playground), or else handles the request.
+	IdempotencyKey string `json:"Idempotency-Key,omitempty,omitzero"`
+}
+
+// CompareExperimentsParams defines parameters for CompareExperiments.
+type CompareExperimentsParams struct {
+	// Ids Two to five experiment ids, comma-separated.
+	Ids string `form:"ids,omitempty" json:"ids,omitempty,omitzero"`
+
+	// XWorkspaceID The workspace to act in; required with a bearer token, ignored with an API key.
+	XWorkspaceID string `json:"X-Workspace-ID,omitempty,omitzero"`
+
+	// IfNoneMatch The ETag of a response kept from before (or a list of them, or `*`): when it is the current one, the answer is 304 without a body.
+	IfNoneMatch string `json:"If-None-Match,omitempty,omitzero"`
+}
+
+// GetExperimentParams defines parameters for GetExperiment.
+type GetExperimentParams struct {
+	// XWorkspaceID The workspace to act in; required with a bearer token, ignored with an API key.
+	XWorkspaceID string `json:"X-Workspace-ID,omitempty,omitzero"`
+
+	// IfNoneMatch The ETag of a response kept from before (or a list of them, or `*`): when it is the current one, the answer is 304 without a body.
+	IfNoneMatch string `json:"If-None-Match,omitempty,omitzero"`
+}
+
+// CancelExperimentParams defines parameters for CancelExperiment.
+type CancelExperimentParams struct {
+	// XWorkspaceID The workspace to act in; required with a bearer token, ignored with an API key.
+	XWorkspaceID string `json:"X-Workspace-ID,omitempty,omitzero"`
+}
+
+// ListExperimentResultsParams defines parameters for ListExperimentResults.
+type ListExperimentResultsParams struct {
+	// Page 1-based page number (default 1).
+	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
+
+	// Limit Items per page, 1 to 100 (default 20).
+	Limit int `form:"limit,omitempty" json:"limit,omitempty,omitzero"`
+
+	// Cursor The next_cursor of the previous page, instead of page: walks the whole list, each page as cheap as the first.
+	Cursor string `form:"cursor,omitempty" json:"cursor,omitempty,omitzero"`
+
+	// XWorkspaceID The workspace to act in; required with a bearer token, ignored with an API key.
+	XWorkspaceID string `json:"X-Workspace-ID,omitempty,omitzero"`
+
+	// IfNoneMatch The ETag of a response kept from before (or a list of them, or `*`): when it is the current one, the answer is 304 without a body.
+	IfNoneMatch string `json:"If-None-Match,omitempty,omitzero"`
+}
+
+// StreamExperimentParams defines parameters for StreamExperiment.
+type StreamExperimentParams struct {
+	// LastEventID Same as the Last-Event-ID header.
+	LastEventID *int `form:"last_event_id,omitempty" json:"last_event_id,omitempty"`
+
+	// XWorkspaceID The workspace to act in; required with a bearer token, ignored with an API key.
+	XWorkspaceID string `json:"X-Workspace-ID,omitempty,omitzero"`
+}
+
 // ListGuardrailsParams defines parameters for ListGuardrails.
 type ListGuardrailsParams struct {
 	// Page 1-based page number (default 1).
@@ -8106,6 +8592,9 @@ type ApproveExecutionJSONRequestBody = ApproveRequest
 // DenyExecutionJSONRequestBody defines body for DenyExecution for application/json ContentType.
 type DenyExecutionJSONRequestBody = DenyRequest
 
+// CreateExperimentJSONRequestBody defines body for CreateExperiment for application/json ContentType.
+type CreateExperimentJSONRequestBody = ExperimentCreateRequest
+
 // CreateGuardrailJSONRequestBody defines body for CreateGuardrail for application/json ContentType.
 type CreateGuardrailJSONRequestBody = GuardrailCreateRequest
 
@@ -8975,6 +9464,143 @@ func (t ExecutionStreamFrame) MarshalJSON() ([]byte, error) {
 }
 
 func (t *ExecutionStreamFrame) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsExperimentStreamFrameItem returns the union data inside the ExperimentStreamFrame as a ExperimentStreamFrameItem
+func (t ExperimentStreamFrame) AsExperimentStreamFrameItem() (ExperimentStreamFrameItem, error) {
+	var body ExperimentStreamFrameItem
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromExperimentStreamFrameItem overwrites any union data inside the ExperimentStreamFrame as the provided ExperimentStreamFrameItem
+func (t *ExperimentStreamFrame) FromExperimentStreamFrameItem(v ExperimentStreamFrameItem) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"item"}`))
+	t.union = b
+	return err
+}
+
+// MergeExperimentStreamFrameItem performs a merge with any union data inside the ExperimentStreamFrame, using the provided ExperimentStreamFrameItem
+func (t *ExperimentStreamFrame) MergeExperimentStreamFrameItem(v ExperimentStreamFrameItem) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"item"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsExperimentStreamFrameDone returns the union data inside the ExperimentStreamFrame as a ExperimentStreamFrameDone
+func (t ExperimentStreamFrame) AsExperimentStreamFrameDone() (ExperimentStreamFrameDone, error) {
+	var body ExperimentStreamFrameDone
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromExperimentStreamFrameDone overwrites any union data inside the ExperimentStreamFrame as the provided ExperimentStreamFrameDone
+func (t *ExperimentStreamFrame) FromExperimentStreamFrameDone(v ExperimentStreamFrameDone) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"done"}`))
+	t.union = b
+	return err
+}
+
+// MergeExperimentStreamFrameDone performs a merge with any union data inside the ExperimentStreamFrame, using the provided ExperimentStreamFrameDone
+func (t *ExperimentStreamFrame) MergeExperimentStreamFrameDone(v ExperimentStreamFrameDone) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"done"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsExperimentStreamFrameError returns the union data inside the ExperimentStreamFrame as a ExperimentStreamFrameError
+func (t ExperimentStreamFrame) AsExperimentStreamFrameError() (ExperimentStreamFrameError, error) {
+	var body ExperimentStreamFrameError
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromExperimentStreamFrameError overwrites any union data inside the ExperimentStreamFrame as the provided ExperimentStreamFrameError
+func (t *ExperimentStreamFrame) FromExperimentStreamFrameError(v ExperimentStreamFrameError) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"error"}`))
+	t.union = b
+	return err
+}
+
+// MergeExperimentStreamFrameError performs a merge with any union data inside the ExperimentStreamFrame, using the provided ExperimentStreamFrameError
+func (t *ExperimentStreamFrame) MergeExperimentStreamFrameError(v ExperimentStreamFrameError) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"error"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ExperimentStreamFrame) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"event"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t ExperimentStreamFrame) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "done":
+		return t.AsExperimentStreamFrameDone()
+	case "error":
+		return t.AsExperimentStreamFrameError()
+	case "item":
+		return t.AsExperimentStreamFrameItem()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t ExperimentStreamFrame) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ExperimentStreamFrame) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }

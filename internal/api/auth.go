@@ -167,8 +167,10 @@ func (s *Server) authenticate(r *http.Request, rt route) (*http.Request, error) 
 	if k.ExpiresAt != nil && !now.Before(k.ExpiresAt.Time) {
 		return nil, errorf(http.StatusUnauthorized, "API key %s expired at %s", k.KeyPrefix, k.ExpiresAt.UTC().Format(time.RFC3339))
 	}
-	if !grants(k.Scopes, rt.scope) {
-		return nil, errorf(http.StatusForbidden, "API key %s lacks the scope %s required by %s %s", k.KeyPrefix, rt.scope, rt.method, rt.path)
+	for _, scope := range []string{rt.scope, rt.also} {
+		if scope != "" && !grants(k.Scopes, scope) {
+			return nil, errorf(http.StatusForbidden, "API key %s lacks the scope %s required by %s %s", k.KeyPrefix, scope, rt.method, rt.path)
+		}
 	}
 	if e.ips.Len() > 0 {
 		ip, err := auth.ClientIP(r.RemoteAddr, r.Header.Values("X-Forwarded-For"), s.trusted)

@@ -411,7 +411,7 @@ func checkSSE(t *testing.T, h http.Header, raw []byte) {
 	if !strings.HasPrefix(h.Get("Content-Type"), "text/event-stream") || h.Get("Cache-Control") != "no-cache" || h.Get("X-Accel-Buffering") != "no" {
 		t.Fatalf("stream headers: %v", h)
 	}
-	allowed := map[string]bool{"execution": true, "thinking": true, "tool_start": true, "tool_end": true, "content": true, "done": true, "error": true}
+	allowed := map[string]bool{"execution": true, "thinking": true, "tool_start": true, "tool_end": true, "content": true, "done": true, "error": true, "item": true}
 	frames := strings.Split(strings.TrimSpace(string(raw)), "\n\n")
 	terminals, last := 0, -1
 	for i, f := range frames {

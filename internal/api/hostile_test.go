@@ -267,6 +267,8 @@ func oneOfEach(t *testing.T, e *testEnv) map[string][2]string {
 	must(err)
 	rule, err := c.EvaluationRuleCreate(ctx, client.EvaluationRuleCreateRequest{EvaluatorID: ev.ID})
 	must(err)
+	exp, err := c.ExperimentCreate(ctx, client.ExperimentCreateRequest{DatasetID: dset.ID, AgentID: simple.ID, EvaluatorIds: []string{ev.ID}})
+	must(err)
 	queue, err := e.store.AnnotationQueueCreate(ctx, &store.AnnotationQueue{WorkspaceID: e.ws, Name: "Q", ScoreConfigIDs: store.Strings{sc.ID}})
 	must(err)
 	queued, _, err := e.store.AnnotationItemsAdd(ctx, e.ws, queue.ID, []string{x.ID})
@@ -298,6 +300,7 @@ func oneOfEach(t *testing.T, e *testEnv) map[string][2]string {
 		"/api/v1/datasets/":           {dset.ID, item.ID},
 		"/api/v1/evaluators/":         {ev.ID},
 		"/api/v1/evaluation-rules/":   {rule.ID},
+		"/api/v1/experiments/":        {exp.ID},
 		"/api/v1/annotation-queues/":  {queue.ID, queued[0].ID},
 	}
 }

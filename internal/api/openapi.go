@@ -44,6 +44,7 @@ var tagDescriptions = map[string]string{
 	"Datasets":          "Named sets of test cases (an input and, optionally, the output expected) to run agents on in experiments; versioned by every item change, optionally checked against an input schema.",
 	"Evaluators":        "Checks that turn a run's output into a score (exact match, contains, regex, JSON Schema, JSON fields, text similarity), checked against a score config like any score; test one on an output without storing anything.",
 	"Evaluation rules":  "Online evaluation: score finished executions as they end with an evaluator, for one agent or all, filtered and sampled; each is judged once, in the background, on any node.",
+	"Experiments":       "An agent version run on every item of a dataset, each run scored by evaluators: progress, a summary per score, results per item, a comparison of experiments, and a stream of progress.",
 	"Score configs":     "What the scores of a name may hold: a data type, a numeric range or categories. Archived, never deleted.",
 	"Annotation queues": "Executions for people to review: claim the next item, score it under the queue's score configs, complete it. The scores agree with an automated judge's or not: see GET /scores/agreement.",
 	"Triggers":          "Agent triggers: a generic webhook, Slack, Telegram, Teams and WhatsApp bots, and cron schedules that start runs; and the hook endpoint their calls arrive at.",
@@ -196,23 +197,26 @@ func streamEvents(chat bool) []streamEvent {
 // of that event (StreamEvent*).
 func sseResponse(reg huma.Registry, rt route) *huma.Response {
 	chat := strings.HasPrefix(rt.path, v1+"/chat/")
-	name := "ExecutionStreamFrame"
+	name, prefix, evs := "ExecutionStreamFrame", "StreamFrame", streamEvents(chat)
 	if chat {
 		name = "ChatStreamFrame"
+	}
+	if strings.HasPrefix(rt.path, v1+"/experiments/") {
+		name, prefix, evs = "ExperimentStreamFrame", "ExperimentStreamFrame", experimentStreamEvents()
 	}
 	var b strings.Builder
 	b.WriteString("A Server-Sent Events stream (`text/event-stream`). Each frame is `id: <sequence>`, `event: <name>`, `data: <JSON>` and a blank line; ")
 	b.WriteString("a `: ping` comment keeps an idle stream open. Exactly one terminal frame (`done` or `error`) ends the stream. ")
 	fmt.Fprintf(&b, "The schema (%s) describes one frame: its `id`, its `event` and the JSON of its `data`. The events:\n\n", name)
 	frame := &huma.Schema{Description: "One frame of the stream, told apart by `event`.", Discriminator: &huma.Discriminator{PropertyName: "event", Mapping: map[string]string{}}}
-	for _, ev := range streamEvents(chat) {
+	for _, ev := range evs {
 		data := reg.Schema(reflect.TypeOf(ev.data), true, "")
-		fname := "StreamFrame" + camel(ev.name)
+		fname := prefix + camel(ev.name)
 		ref := "#/components/schemas/" + fname
 		reg.Map()[fname] = &huma.Schema{
 			Type: huma.TypeObject, Description: "The `" + ev.name + "` frame: " + ev.desc + ".",
 			Properties: map[string]*huma.Schema{
-				"id":    {Type: huma.TypeInteger, Minimum: ptr(0.0), Description: "The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it."},
+				"id":    {Type: huma.TypeInteger, Minimum: ptr(0.0), Description: "The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it."},
 				"event": {Type: huma.TypeString, Enum: []any{ev.name}, Description: "The event name (its `event:` line)."},
 				"data":  data,
 			},

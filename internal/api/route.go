@@ -38,6 +38,9 @@ type route struct {
 	desc    string // computed description; most routes leave it empty for descriptions/<op>.md
 	tag     string
 	scope   string // "" for public routes
+	// also is a second scope the route requires besides scope (an experiment reads a dataset
+	// and runs an agent); "" for none.
+	also    string
 	params  []param
 	body    any // request body type (a zero value), nil when there is none
 	resp    any // the "data" type of the success envelope (a zero value)
@@ -190,7 +193,11 @@ func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 			op.Description = strings.TrimSpace(op.Description + "\n\nAny logged-in user, or an API key with scope `" + rt.scope + "`.")
 		case rt.scope != "":
 			op.Security = []map[string][]string{{"apiKey": {}}, {"bearer": {}}}
-			op.Description = strings.TrimSpace(op.Description + "\n\nRequires scope `" + rt.scope + "`. With a bearer token, send the workspace in `X-Workspace-ID`.")
+			needs := "scope `" + rt.scope + "`"
+			if rt.also != "" {
+				needs = "scopes `" + rt.scope + "` and `" + rt.also + "`"
+			}
+			op.Description = strings.TrimSpace(op.Description + "\n\nRequires " + needs + ". With a bearer token, send the workspace in `X-Workspace-ID`.")
 			op.Parameters = append(op.Parameters, &huma.Param{Name: "X-Workspace-ID", In: "header", Schema: &huma.Schema{Type: "string"},
 				Description: "The workspace to act in; required with a bearer token, ignored with an API key."})
 		default:

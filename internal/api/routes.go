@@ -33,6 +33,7 @@ func (s *Server) routeTable() []route {
 		s.datasetRoutes(),
 		s.evaluatorRoutes(),
 		s.evaluationRuleRoutes(),
+		s.experimentRoutes(),
 		s.assetRoutes(),
 		s.apiKeyRoutes(),
 		s.workspaceRoutes(),

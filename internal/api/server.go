@@ -19,6 +19,7 @@ import (
 	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/datasource"
 	"github.com/agentplane/agentplane/internal/domain"
+	"github.com/agentplane/agentplane/internal/experiment"
 	"github.com/agentplane/agentplane/internal/metrics"
 	"github.com/agentplane/agentplane/internal/ratelimit"
 	"github.com/agentplane/agentplane/internal/runtime"
@@ -96,6 +97,9 @@ type Config struct {
 	// the same ones (runtime.Config.Metrics) so that runs are counted. Nil: the server makes
 	// its own (without the engine's).
 	Metrics *metrics.Metrics
+	// Experiments, when set, is this node's experiment runner: a new experiment wakes it at
+	// once (otherwise a runner of some node finds it at its next look).
+	Experiments *experiment.Runner
 	// Replier sends the replies of chat platform triggers (Slack, Telegram, WhatsApp) once
 	// their runs stop; nil sends none (the emulator). Teams' reply is the response body and
 	// needs none.

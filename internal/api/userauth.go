@@ -68,8 +68,10 @@ func (s *Server) authenticateUser(r *http.Request, rt route, authz string) (*htt
 		if err != nil {
 			return nil, err
 		}
-		if !grants(roleScopes(role), rt.scope) {
-			return nil, errorf(http.StatusForbidden, "your role %s in workspace %s lacks the scope %s required by %s %s", role, ws, rt.scope, rt.method, rt.path)
+		for _, scope := range []string{rt.scope, rt.also} {
+			if scope != "" && !grants(roleScopes(role), scope) {
+				return nil, errorf(http.StatusForbidden, "your role %s in workspace %s lacks the scope %s required by %s %s", role, ws, scope, rt.method, rt.path)
+			}
 		}
 		u.workspaceID, u.role = id, role
 	}

@@ -90,7 +90,7 @@ func newRoot(env Env) *cobra.Command {
 	}
 	// The client commands call a server's API with the Go SDK (client/), never a database.
 	for _, c := range []*cobra.Command{loginCmd(env), logoutCmd(env), agentsCmd(env), runCmd(env), chatCmd(env), executionsCmd(env),
-		keysCmd(env), credentialsCmd(env), tracesCmd(env), datasetsCmd(env)} {
+		keysCmd(env), credentialsCmd(env), tracesCmd(env), datasetsCmd(env), evalCmd(env)} {
 		c.GroupID = "client"
 		root.AddCommand(c)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/agentplane/agentplane/internal/assets"
 	"github.com/agentplane/agentplane/internal/blob"
 	"github.com/agentplane/agentplane/internal/eval"
+	"github.com/agentplane/agentplane/internal/experiment"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/metrics"
 	"github.com/agentplane/agentplane/internal/retention"
@@ -156,9 +157,11 @@ type Emulator struct {
 	sources *seed.Sample
 	// schedules fires the ticks of schedule triggers.
 	schedules *triggers.Scheduler
-	hooks     *webhook.Deliverer
-	judges    *eval.Online
-	purger    *retention.Purger
+	// experiments drives the experiments.
+	experiments *experiment.Runner
+	hooks       *webhook.Deliverer
+	judges      *eval.Online
+	purger      *retention.Purger
 }
 
 // Close stops the engine (runs still going after a grace period are failed) and releases
@@ -168,6 +171,7 @@ func (e *Emulator) Close() error {
 	defer cancel()
 	e.API.CloseStreams()
 	e.schedules.Stop()
+	e.experiments.Stop()
 	e.purger.Stop()
 	e.judges.Stop(ctx)
 	e.Engine.Stop(ctx)
@@ -209,10 +213,11 @@ func NewEmulator(ctx context.Context, log *slog.Logger, c EmulatorConfig) (*Emul
 	as := assets.New(st, blobs, 0)
 	eng := runtime.New(runtime.Config{Store: st, Router: runtime.SimulatedRouter{Model: simulated.New()}, Tools: runtime.SimulatedTools{},
 		Logger: log, Workers: c.Workers, Metrics: m, DataSources: sources, Assets: as})
+	runner := experiment.NewRunner(experiment.Config{Store: st, Engine: eng, Logger: log})
 	srv, err := api.New(api.Config{
 		Store: st, Logger: log, Secrets: box, Emulator: true, WorkspaceID: EmulatorWorkspaceID, DataSources: sources,
 		CORSOrigins: c.CORSOrigins, Reset: load, Version: Version, Engine: eng, PublicURL: c.PublicURL, AllowStdioMCP: true, Metrics: m,
-		Retention: c.Retention.Retention,
+		Retention: c.Retention.Retention, Experiments: runner,
 	})
 	hooks := webhook.New(webhook.Config{Store: st, Secrets: box, Logger: log, Node: eng.Node(),
 		TriggerWebhook: webhook.StoreTriggerWebhook(box, log)})
@@ -232,9 +237,10 @@ func NewEmulator(ctx context.Context, log *slog.Logger, c EmulatorConfig) (*Emul
 	// (api.Config.TriggerReplies is nil).
 	schedules := triggers.NewScheduler(triggers.SchedulerConfig{Store: st, Engine: eng, Logger: log})
 	schedules.Start(ctx)
+	runner.Start(ctx)
 	hooks.Start(ctx)
 	judges.Start(ctx)
 	purger := c.Retention.purger(st, eng, as, log)
 	purger.Start(ctx)
-	return &Emulator{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, sources: sources, schedules: schedules, hooks: hooks, judges: judges, purger: purger}, nil
+	return &Emulator{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, sources: sources, schedules: schedules, hooks: hooks, judges: judges, experiments: runner, purger: purger}, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/agentplane/agentplane/internal/datasource"
 	"github.com/agentplane/agentplane/internal/egress"
 	"github.com/agentplane/agentplane/internal/eval"
+	"github.com/agentplane/agentplane/internal/experiment"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/mcpclient"
@@ -491,15 +492,18 @@ type Server struct {
 	mcp          *mcpclient.Client // the MCP connections of runs and refreshes
 	// schedules fires the ticks of schedule triggers (each exactly once across the nodes).
 	schedules *triggers.Scheduler
-	webhooks  *webhook.Deliverer // completion webhooks' outbox
-	judges    *eval.Online       // online evaluation: scores finished runs by the evaluation rules
-	purger    *retention.Purger  // the leader's retention job
+	// experiments drives the experiments this node holds the lease of.
+	experiments *experiment.Runner
+	webhooks    *webhook.Deliverer // completion webhooks' outbox
+	judges      *eval.Online       // online evaluation: scores finished runs by the evaluation rules
+	purger      *retention.Purger  // the leader's retention job
 }
 
 // Close stops the engine (runs still going when ctx ends are failed) and the database.
 func (s *Server) Close(ctx context.Context) error {
 	s.API.CloseStreams()
 	s.schedules.Stop()
+	s.experiments.Stop()
 	s.purger.Stop()
 	s.judges.Stop(ctx)
 	s.Engine.Stop(ctx)
@@ -608,10 +612,13 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 		LeaseTimeout: c.Leases.Timeout, HeartbeatInterval: c.Leases.Heartbeat, PostgresURL: c.DB.databaseURL, Metrics: m,
 		DataSources: sources, Assets: assetService, Circuits: &modelhealth.Circuits{Shared: health}})
 	replier := &triggers.Replier{Store: st, Secrets: box, Client: triggerReplyClient(guard), Logger: log}
-	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: c.CORSOrigins, Version: Version, Engine: eng, DataSources: sources,
+	var srv *api.Server
+	runner := experiment.NewRunner(experiment.Config{Store: st, Engine: eng, Logger: log, Lease: c.Leases.Timeout,
+		BeforeCreate: func(ctx context.Context, tx *store.Store, ws string) error { return srv.ExecutionLimits(ctx, tx, ws) }})
+	srv, err = api.New(api.Config{Store: st, Logger: log, Secrets: box, WorkspaceID: DefaultWorkspaceID, CORSOrigins: c.CORSOrigins, Version: Version, Engine: eng, DataSources: sources,
 		RateLimit: c.Limits.RateLimit, RateBurst: c.Limits.RateBurst, RateShared: shared, Plan: c.Limits.Plan, Retention: c.Retention.Retention, JWTSecret: jwtSecret,
 		TrustedProxies: c.TrustedProxies, JWKSURL: c.JWKSURL, PublicURL: c.PublicURL, AllowStdioMCP: c.AllowStdioMCP, Metrics: m,
-		Replier: replier})
+		Replier: replier, Experiments: runner})
 	// Completion webhooks: the outbox is written as runs end; every node sends what is due.
 	hooks := webhook.New(webhook.Config{Store: st, Secrets: box, Logger: log, Node: eng.Node(), Guard: guard,
 		TriggerWebhook: webhook.StoreTriggerWebhook(box, log)})
@@ -633,12 +640,13 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 	}
 	schedules := triggers.NewScheduler(triggers.SchedulerConfig{Store: st, Engine: eng, Logger: log, BeforeCreate: srv.ExecutionLimits, Replier: replier})
 	schedules.Start(ctx)
+	runner.Start(ctx)
 	hooks.Start(ctx)
 	judges.Start(ctx)
 	purger := c.Retention.purger(st, eng, assetService, log)
 	purger.Start(ctx)
 	return &Server{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, BootstrapKey: bootstrap, redis: rdb, sources: sources, mcp: mcp,
-		schedules: schedules, webhooks: hooks, judges: judges, purger: purger}, nil
+		schedules: schedules, webhooks: hooks, judges: judges, experiments: runner, purger: purger}, nil
 }
 
 // triggerReplyClient is the client chat platform replies go out with: bounded, and under

@@ -26,7 +26,7 @@ var ExecutionStatuses = []string{StatusPending, StatusRunning, StatusCompleted, 
 
 // ExecutionSources lists the sources an execution can record besides trigger types: a run a
 // trigger starts records the trigger's type, and the API document lists the registered ones.
-var ExecutionSources = []string{"api", "chat", "studio", "playground", "openai", "mcp", "agent"}
+var ExecutionSources = []string{"api", "chat", "studio", "playground", "openai", "mcp", "agent", "experiment"}
 
 // ExecutionMove is what happens to an execution; the lifecycle says which status each move
 // leads to from each status it is allowed in.
@@ -129,7 +129,7 @@ type Execution struct {
 	ParentID       *string         `json:"parent_id"`
 	RootID         string          `json:"root_id" doc:"The top execution of this one's tree (itself when it has no parent)."`
 	SessionID      *string         `json:"session_id"`
-	Source         string          `json:"source" example:"api" doc:"What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others."`
+	Source         string          `json:"source" example:"api" doc:"What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), experiment (an item of an experiment), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others."`
 	UserID         *string         `json:"user_id" doc:"The signed-in user who started it (bearer-token calls); null for API keys."`
 	EndUserID      *string         `json:"end_user_id" doc:"The caller's own id for its end user, as sent on execute, playground or chat."`
 	Status         string          `json:"status" enum:"pending,running,completed,failed,cancelled,awaiting_approval,rejected"`

@@ -61,6 +61,8 @@ var resources = []resource{
 	{"annotation_items", "annotation_items", ""},
 	{"evaluation_rules", "evaluation_rules", ""},
 	{"evaluation_judgments", "evaluation_judgments", ""},
+	{"experiments", "experiments", ""},
+	{"experiment_items", "experiment_items", ""},
 }
 
 // table is the table of a referable kind's rows ("" for a kind no resource declares).

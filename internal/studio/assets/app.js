@@ -9,6 +9,7 @@ import { usagePage } from './usage.js';
 import { tracePage, tracesPage } from './traces.js';
 import { reviewPage, reviewQueuesPage } from './review.js';
 import { datasetPage, datasetsPage, evaluatorPage, evaluatorsPage, rulePage, rulesPage } from './evaluation.js';
+import { experimentComparePage, experimentPage, experimentsPage } from './experiments.js';
 import { chatPage, chatSessionPage, credentialsPage, keysPage, mcpToolsPage, promptPage, promptsPage } from './pages.js';
 
 const main = document.getElementById('main');
@@ -43,6 +44,9 @@ const routes = [
   [/^\/evaluators\/([^/]+)$/, evaluatorPage],
   [/^\/rules$/, rulesPage],
   [/^\/rules\/([^/]+)$/, rulePage],
+  [/^\/experiments$/, experimentsPage],
+  [/^\/experiments\/compare$/, experimentComparePage],
+  [/^\/experiments\/([^/]+)$/, experimentPage],
 ];
 
 async function route() {

@@ -25,6 +25,7 @@ IDEMPOTENT_POSTS: FrozenSet[str] = frozenset({
     "/api/v1/datasets/{id}/items",
     "/api/v1/evaluation-rules",
     "/api/v1/evaluators",
+    "/api/v1/experiments",
     "/api/v1/guardrails",
     "/api/v1/llm-models",
     "/api/v1/mcp-tools",
@@ -568,6 +569,15 @@ class Checkpoint(_CheckpointRequired, total=False):
     description: str
 
 
+class Comparison(TypedDict):
+    experiments: List[Experiment]
+    """In the order asked for; the first is the baseline."""
+    items: List[ItemComparison]
+    """One entry per item of any of them, in the first's dataset order."""
+    scores: List[ScoreComparison]
+    """One entry per score name of any of them, sorted by name."""
+
+
 class Credential(TypedDict):
     created_at: str
     description: str
@@ -956,7 +966,7 @@ class Execution(TypedDict):
     """The top execution of this one's tree (itself when it has no parent)."""
     session_id: Optional[str]
     source: str
-    """What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others. Trigger types: schedule, slack, teams, telegram, webhook, whatsapp."""
+    """What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), experiment (an item of an experiment), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others. Trigger types: schedule, slack, teams, telegram, webhook, whatsapp."""
     started_at: Optional[str]
     status: Literal["pending", "running", "completed", "failed", "cancelled", "awaiting_approval", "rejected"]
     timeout_ms: int
@@ -993,7 +1003,7 @@ class ExecutionNode(TypedDict):
     """The top execution of this one's tree (itself when it has no parent)."""
     session_id: Optional[str]
     source: str
-    """What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others. Trigger types: schedule, slack, teams, telegram, webhook, whatsapp."""
+    """What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), experiment (an item of an experiment), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others. Trigger types: schedule, slack, teams, telegram, webhook, whatsapp."""
     started_at: Optional[str]
     status: Literal["pending", "running", "completed", "failed", "cancelled", "awaiting_approval", "rejected"]
     timeout_ms: int
@@ -1003,6 +1013,143 @@ class ExecutionNode(TypedDict):
     user_id: Optional[str]
     """The signed-in user who started it (bearer-token calls); null for API keys."""
     workspace_id: str
+
+
+class _ExperimentRequired(TypedDict):
+    agent_id: str
+    completed_at: Optional[str]
+    concurrency: int
+    """How many items run at once."""
+    created_at: str
+    dataset_id: str
+    dataset_version: int
+    """The dataset's version when the experiment was created: its items were copied then."""
+    error: Optional[str]
+    """Why the experiment failed; null otherwise."""
+    evaluator_ids: List[str]
+    id: str
+    metadata: Dict[str, Any]
+    name: str
+    progress: ExperimentProgress
+    started_at: Optional[str]
+    status: Literal["pending", "running", "completed", "failed", "cancelled"]
+    updated_at: str
+    version_id: str
+    """The agent version run: the one asked for, else the version active at creation."""
+    workspace_id: str
+
+
+class Experiment(_ExperimentRequired, total=False):
+    summary: ExperimentSummary
+    """The scores, cost, tokens and latency of the items finished so far (on GET of one experiment)."""
+
+
+class _ExperimentCreateRequestRequired(TypedDict):
+    agent_id: str
+    """The agent to run."""
+    dataset_id: str
+    """The dataset whose items run."""
+
+
+class ExperimentCreateRequest(_ExperimentCreateRequestRequired, total=False):
+    concurrency: int
+    """Items run at once (default 4, at most 64)."""
+    evaluator_ids: List[str]
+    """Evaluators that score every completed run."""
+    metadata: Dict[str, Any]
+    name: str
+    version_id: str
+    """The agent version to run; default: the active one (recorded)."""
+
+
+class ExperimentItem(TypedDict):
+    cost: float
+    duration_ms: Optional[int]
+    error: Optional[str]
+    """Why the execution (or an evaluator) failed."""
+    execution_id: Optional[str]
+    expected_output: Any
+    input: Dict[str, Any]
+    item_id: str
+    output: Any
+    """The execution's output; null until it completed."""
+    position: int
+    """The item's place in the dataset (oldest first) when the experiment was created."""
+    scores: Dict[str, Any]
+    """Score name to value: a number (numeric; boolean as 1 or 0) or a label (categorical)."""
+    status: Literal["pending", "running", "completed", "failed", "cancelled"]
+    total_tokens: int
+
+
+class ExperimentProgress(TypedDict):
+    completed: int
+    """Items whose execution completed (and was scored)."""
+    failed: int
+    """Items whose execution failed, was cancelled or was interrupted."""
+    total: int
+
+
+class ExperimentStreamDone(TypedDict):
+    progress: ExperimentProgress
+    status: Literal["completed"]
+    summary: Union[ExperimentSummary, None]
+
+
+class ExperimentStreamError(TypedDict):
+    code: Literal["failed", "cancelled"]
+    message: str
+    progress: ExperimentProgress
+
+
+class ExperimentStreamFrameDone(TypedDict):
+    """The `done` frame: terminal: the experiment completed, with its summary."""
+
+    data: ExperimentStreamDone
+    event: Literal["done"]
+    """The event name (its `event:` line)."""
+    id: int
+    """The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it."""
+
+
+class ExperimentStreamFrameError(TypedDict):
+    """The `error` frame: terminal: the experiment failed or was cancelled."""
+
+    data: ExperimentStreamError
+    event: Literal["error"]
+    """The event name (its `event:` line)."""
+    id: int
+    """The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it."""
+
+
+class ExperimentStreamFrameItem(TypedDict):
+    """The `item` frame: an item finished (completed or failed), scored; its id is its place in the finishing order."""
+
+    data: ExperimentStreamItem
+    event: Literal["item"]
+    """The event name (its `event:` line)."""
+    id: int
+    """The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it."""
+
+
+class ExperimentStreamItem(TypedDict):
+    done: int
+    error: Optional[str]
+    execution_id: Optional[str]
+    item_id: str
+    scores: Dict[str, Any]
+    status: str
+    total: int
+
+
+class ExperimentSummary(TypedDict):
+    cost: float
+    """USD, the executions' total."""
+    latency_p50_ms: Optional[int]
+    """Median duration of the items' executions; null before any finished."""
+    latency_p95_ms: Optional[int]
+    scores: List[ScoreStat]
+    """One entry per score name, sorted by name."""
+    total_tokens: int
 
 
 class _FindingRequired(TypedDict):
@@ -1146,6 +1293,19 @@ class IngestSpan(TypedDict, total=False):
     """prompt_tokens and completion_tokens (total_tokens is derived)."""
     trace_id: str
     """The trace's id (OTLP: 32 hex digits; or an execution's trace id)."""
+
+
+class ItemBrief(TypedDict):
+    execution_id: Optional[str]
+    output: Any
+    scores: Dict[str, Any]
+    status: str
+
+
+class ItemComparison(TypedDict):
+    item_id: str
+    runs: List[ItemBrief]
+    """Each experiment's run of the item, in order; null where it has none."""
 
 
 class Judgment(TypedDict):
@@ -1876,6 +2036,14 @@ class ScoreCategory(_ScoreCategoryRequired, total=False):
     """The number the label stands for, stored as the score's value."""
 
 
+class ScoreComparison(TypedDict):
+    diffs: List[Optional[float]]
+    """Each mean minus the first's; null where either is null."""
+    means: List[Optional[float]]
+    """Each experiment's mean, in order; null where it has none (or the scores are labels)."""
+    name: str
+
+
 class ScoreConfig(TypedDict):
     archived: bool
     """An archived config takes no new scores (422); its scores stay."""
@@ -1953,6 +2121,18 @@ class ScoreCreateRequest(TypedDict, total=False):
 class ScoreLabelCount(TypedDict):
     count: int
     label: str
+
+
+class _ScoreStatRequired(TypedDict):
+    count: int
+    mean: Optional[float]
+    """Numeric and boolean scores (1 true, 0 false); null for categorical."""
+    name: str
+
+
+class ScoreStat(_ScoreStatRequired, total=False):
+    distribution: Dict[str, int]
+    """Categorical scores: label to count."""
 
 
 class ScoreSummary(TypedDict):
@@ -2079,7 +2259,7 @@ class StreamFrameContent(TypedDict):
     event: Literal["content"]
     """The event name (its `event:` line)."""
     id: int
-    """The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it."""
+    """The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it."""
 
 
 class StreamFrameDone(TypedDict):
@@ -2089,7 +2269,7 @@ class StreamFrameDone(TypedDict):
     event: Literal["done"]
     """The event name (its `event:` line)."""
     id: int
-    """The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it."""
+    """The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it."""
 
 
 class StreamFrameError(TypedDict):
@@ -2099,7 +2279,7 @@ class StreamFrameError(TypedDict):
     event: Literal["error"]
     """The event name (its `event:` line)."""
     id: int
-    """The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it."""
+    """The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it."""
 
 
 class StreamFrameExecution(TypedDict):
@@ -2109,7 +2289,7 @@ class StreamFrameExecution(TypedDict):
     event: Literal["execution"]
     """The event name (its `event:` line)."""
     id: int
-    """The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it."""
+    """The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it."""
 
 
 class StreamFrameThinking(TypedDict):
@@ -2119,7 +2299,7 @@ class StreamFrameThinking(TypedDict):
     event: Literal["thinking"]
     """The event name (its `event:` line)."""
     id: int
-    """The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it."""
+    """The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it."""
 
 
 class StreamFrameToolEnd(TypedDict):
@@ -2129,7 +2309,7 @@ class StreamFrameToolEnd(TypedDict):
     event: Literal["tool_end"]
     """The event name (its `event:` line)."""
     id: int
-    """The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it."""
+    """The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it."""
 
 
 class StreamFrameToolStart(TypedDict):
@@ -2139,7 +2319,7 @@ class StreamFrameToolStart(TypedDict):
     event: Literal["tool_start"]
     """The event name (its `event:` line)."""
     id: int
-    """The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it."""
+    """The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it."""
 
 
 class _TemplateRequired(TypedDict):
@@ -2468,6 +2648,10 @@ ChatStreamFrame = Union[StreamFrameExecution, StreamFrameThinking, StreamFrameTo
 ExecutionStreamFrame = Union[StreamFrameThinking, StreamFrameToolStart, StreamFrameToolEnd, StreamFrameContent, StreamFrameDone, StreamFrameError]
 
 
+# One frame of the stream, told apart by `event`.
+ExperimentStreamFrame = Union[ExperimentStreamFrameItem, ExperimentStreamFrameDone, ExperimentStreamFrameError]
+
+
 OpenAIChoiceLogprobsStruct = Dict[str, Any]
 
 
@@ -2515,6 +2699,7 @@ __all__ = [
     "ChatSessionUpdateRequest",
     "ChatStreamFrame",
     "Checkpoint",
+    "Comparison",
     "Credential",
     "CredentialCreateRequest",
     "CredentialUpdateRequest",
@@ -2549,6 +2734,18 @@ __all__ = [
     "Execution",
     "ExecutionNode",
     "ExecutionStreamFrame",
+    "Experiment",
+    "ExperimentCreateRequest",
+    "ExperimentItem",
+    "ExperimentProgress",
+    "ExperimentStreamDone",
+    "ExperimentStreamError",
+    "ExperimentStreamFrame",
+    "ExperimentStreamFrameDone",
+    "ExperimentStreamFrameError",
+    "ExperimentStreamFrameItem",
+    "ExperimentStreamItem",
+    "ExperimentSummary",
     "Finding",
     "Guardrail",
     "GuardrailCreateRequest",
@@ -2560,6 +2757,8 @@ __all__ = [
     "IngestRequest",
     "IngestResult",
     "IngestSpan",
+    "ItemBrief",
+    "ItemComparison",
     "Judgment",
     "Judgments",
     "LLMModel",
@@ -2622,11 +2821,13 @@ __all__ = [
     "ScoreAuthor",
     "ScoreBucket",
     "ScoreCategory",
+    "ScoreComparison",
     "ScoreConfig",
     "ScoreConfigCreateRequest",
     "ScoreConfigUpdateRequest",
     "ScoreCreateRequest",
     "ScoreLabelCount",
+    "ScoreStat",
     "ScoreSummary",
     "ScoreUpdateRequest",
     "Simulation",

@@ -18,6 +18,7 @@ export const idempotentPosts: ReadonlySet<string> = new Set([
   "/api/v1/datasets/{id}/items",
   "/api/v1/evaluation-rules",
   "/api/v1/evaluators",
+  "/api/v1/experiments",
   "/api/v1/guardrails",
   "/api/v1/llm-models",
   "/api/v1/mcp-tools",

@@ -1506,6 +1506,144 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/experiments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List experiments
+         * @description The workspace's experiments, newest first, with their progress. Filter by `dataset_id`, `agent_id` or `status`.
+         *
+         *     Requires scope `datasets:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        get: operations["listExperiments"];
+        put?: never;
+        /**
+         * Start an experiment
+         * @description Runs an agent version (`version_id`, else the active one, recorded) on every item of a dataset (copied now: the dataset's `version` is recorded, later edits change nothing), `concurrency` items at a time, each as an execution with `source: experiment` and `metadata.experiment_id`, through the engine like any run: durable, and on a cluster driven by one server at a time (another takes over when it stops; no item runs twice). Each completed run is then scored by every evaluator in `evaluator_ids`; the scores have `source: eval` and `metadata.experiment_id`. Answers 202 with the experiment, `pending`, then `running`, `completed`, `failed` (its agent version or an evaluator was deleted) or `cancelled`. An unknown dataset, agent, version or evaluator is a 422 naming the field; an empty dataset or an agent without an active version a 409.
+         *
+         *     Requires scopes `agents:execute` and `datasets:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        post: operations["createExperiment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/experiments/compare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare experiments
+         * @description Sets two to five experiments (`ids`, comma-separated, the first the baseline) side by side: per item each one's output, status and scores, and per score name each one's mean and its difference to the first's.
+         *
+         *     Requires scope `datasets:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        get: operations["compareExperiments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/experiments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an experiment
+         * @description The experiment with its progress and `summary` of the items finished so far: per score name the count and mean (numeric and boolean) or distribution (categorical), the executions' total cost and tokens, and their latency p50 and p95.
+         *
+         *     Requires scope `datasets:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        get: operations["getExperiment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/experiments/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an experiment
+         * @description Cancels a pending or running experiment: its unfinished items are `cancelled` and their executions in progress cancelled. A finished experiment is a 409.
+         *
+         *     Requires scopes `agents:execute` and `datasets:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        post: operations["cancelExperiment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/experiments/{id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an experiment's results
+         * @description One row per item, in the dataset's order: the execution, its status, output and the expected output, the scores (name to value), cost and duration.
+         *
+         *     Requires scope `datasets:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        get: operations["listExperimentResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/experiments/{id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream an experiment's progress (SSE)
+         * @description Frames `item` `{item_id, execution_id, status, scores, error, done, total}` as items finish, in the order they finished, then one terminal frame: `done` `{status, progress, summary}` when the experiment completed, `error` `{message, code, progress}` when it failed or was cancelled. Every frame has an `id:` (an item frame's is its place in the finishing order; the terminal frame's one more than the items finished), so a client reconnecting with `Last-Event-ID` gets the frames after it and nothing twice; a `: ping` comment comes every 15 s. A finished experiment resumed at or past its terminal frame answers 204. Any server of a cluster serves it.
+         *
+         *     Requires scope `datasets:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
+         */
+        get: operations["streamExperiment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/guardrails": {
         parameters: {
             query?: never;
@@ -3233,6 +3371,14 @@ export interface components {
             /** @enum {string} */
             when: "before_output" | "before_tools";
         };
+        Comparison: {
+            /** @description In the order asked for; the first is the baseline. */
+            experiments: components["schemas"]["Experiment"][];
+            /** @description One entry per item of any of them, in the first's dataset order. */
+            items: components["schemas"]["ItemComparison"][];
+            /** @description One entry per score name of any of them, sorted by name. */
+            scores: components["schemas"]["ScoreComparison"][];
+        };
         Credential: {
             /** Format: date-time */
             created_at: string;
@@ -3688,7 +3834,7 @@ export interface components {
             root_id: string;
             session_id: string | null;
             /**
-             * @description What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others. Trigger types: schedule, slack, teams, telegram, webhook, whatsapp.
+             * @description What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), experiment (an item of an experiment), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others. Trigger types: schedule, slack, teams, telegram, webhook, whatsapp.
              * @example api
              */
             source: string;
@@ -3741,7 +3887,7 @@ export interface components {
             root_id: string;
             session_id: string | null;
             /**
-             * @description What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others. Trigger types: schedule, slack, teams, telegram, webhook, whatsapp.
+             * @description What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), experiment (an item of an experiment), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others. Trigger types: schedule, slack, teams, telegram, webhook, whatsapp.
              * @example api
              */
             source: string;
@@ -3761,6 +3907,184 @@ export interface components {
         };
         /** @description One frame of the stream, told apart by `event`. */
         ExecutionStreamFrame: components["schemas"]["StreamFrameThinking"] | components["schemas"]["StreamFrameToolStart"] | components["schemas"]["StreamFrameToolEnd"] | components["schemas"]["StreamFrameContent"] | components["schemas"]["StreamFrameDone"] | components["schemas"]["StreamFrameError"];
+        Experiment: {
+            agent_id: string;
+            /** Format: date-time */
+            completed_at: string | null;
+            /**
+             * Format: int64
+             * @description How many items run at once.
+             */
+            concurrency: number;
+            /** Format: date-time */
+            created_at: string;
+            dataset_id: string;
+            /**
+             * Format: int64
+             * @description The dataset's version when the experiment was created: its items were copied then.
+             */
+            dataset_version: number;
+            /** @description Why the experiment failed; null otherwise. */
+            error: string | null;
+            evaluator_ids: string[];
+            id: string;
+            metadata: {
+                [key: string]: unknown;
+            };
+            name: string;
+            progress: components["schemas"]["ExperimentProgress"];
+            /** Format: date-time */
+            started_at: string | null;
+            /** @enum {string} */
+            status: "pending" | "running" | "completed" | "failed" | "cancelled";
+            /** @description The scores, cost, tokens and latency of the items finished so far (on GET of one experiment). */
+            summary?: components["schemas"]["ExperimentSummary"];
+            /** Format: date-time */
+            updated_at: string;
+            /** @description The agent version run: the one asked for, else the version active at creation. */
+            version_id: string;
+            workspace_id: string;
+        };
+        ExperimentCreateRequest: {
+            /** @description The agent to run. */
+            agent_id: string;
+            /**
+             * Format: int64
+             * @description Items run at once (default 4, at most 64).
+             */
+            concurrency?: number;
+            /** @description The dataset whose items run. */
+            dataset_id: string;
+            /** @description Evaluators that score every completed run. */
+            evaluator_ids?: string[];
+            metadata?: {
+                [key: string]: unknown;
+            };
+            name?: string;
+            /** @description The agent version to run; default: the active one (recorded). */
+            version_id?: string;
+        };
+        ExperimentItem: {
+            /** Format: double */
+            cost: number;
+            /** Format: int64 */
+            duration_ms: number | null;
+            /** @description Why the execution (or an evaluator) failed. */
+            error: string | null;
+            execution_id: string | null;
+            expected_output: unknown;
+            input: {
+                [key: string]: unknown;
+            };
+            item_id: string;
+            /** @description The execution's output; null until it completed. */
+            output: unknown;
+            /**
+             * Format: int64
+             * @description The item's place in the dataset (oldest first) when the experiment was created.
+             */
+            position: number;
+            /** @description Score name to value: a number (numeric; boolean as 1 or 0) or a label (categorical). */
+            scores: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            status: "pending" | "running" | "completed" | "failed" | "cancelled";
+            /** Format: int64 */
+            total_tokens: number;
+        };
+        ExperimentProgress: {
+            /**
+             * Format: int64
+             * @description Items whose execution completed (and was scored).
+             */
+            completed: number;
+            /**
+             * Format: int64
+             * @description Items whose execution failed, was cancelled or was interrupted.
+             */
+            failed: number;
+            /** Format: int64 */
+            total: number;
+        };
+        ExperimentStreamDone: {
+            progress: components["schemas"]["ExperimentProgress"];
+            /** @enum {string} */
+            status: "completed";
+            summary: components["schemas"]["ExperimentSummary"] | null;
+        };
+        ExperimentStreamError: {
+            /** @enum {string} */
+            code: "failed" | "cancelled";
+            message: string;
+            progress: components["schemas"]["ExperimentProgress"];
+        };
+        /** @description One frame of the stream, told apart by `event`. */
+        ExperimentStreamFrame: components["schemas"]["ExperimentStreamFrameItem"] | components["schemas"]["ExperimentStreamFrameDone"] | components["schemas"]["ExperimentStreamFrameError"];
+        /** @description The `done` frame: terminal: the experiment completed, with its summary. */
+        ExperimentStreamFrameDone: {
+            data: components["schemas"]["ExperimentStreamDone"];
+            /**
+             * @description The event name (its `event:` line). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            event: "done";
+            /** @description The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it. */
+            id: number;
+        };
+        /** @description The `error` frame: terminal: the experiment failed or was cancelled. */
+        ExperimentStreamFrameError: {
+            data: components["schemas"]["ExperimentStreamError"];
+            /**
+             * @description The event name (its `event:` line). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            event: "error";
+            /** @description The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it. */
+            id: number;
+        };
+        /** @description The `item` frame: an item finished (completed or failed), scored; its id is its place in the finishing order. */
+        ExperimentStreamFrameItem: {
+            data: components["schemas"]["ExperimentStreamItem"];
+            /**
+             * @description The event name (its `event:` line). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            event: "item";
+            /** @description The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it. */
+            id: number;
+        };
+        ExperimentStreamItem: {
+            /** Format: int64 */
+            done: number;
+            error: string | null;
+            execution_id: string | null;
+            item_id: string;
+            scores: {
+                [key: string]: unknown;
+            };
+            status: string;
+            /** Format: int64 */
+            total: number;
+        };
+        ExperimentSummary: {
+            /**
+             * Format: double
+             * @description USD, the executions' total.
+             */
+            cost: number;
+            /**
+             * Format: int64
+             * @description Median duration of the items' executions; null before any finished.
+             */
+            latency_p50_ms: number | null;
+            /** Format: int64 */
+            latency_p95_ms: number | null;
+            /** @description One entry per score name, sorted by name. */
+            scores: components["schemas"]["ScoreStat"][];
+            /** Format: int64 */
+            total_tokens: number;
+        };
         Finding: {
             detail?: string;
             /**
@@ -3938,6 +4262,19 @@ export interface components {
             token_usage?: components["schemas"]["TokenUsage"];
             /** @description The trace's id (OTLP: 32 hex digits; or an execution's trace id). */
             trace_id?: string;
+        };
+        ItemBrief: {
+            execution_id: string | null;
+            output: unknown;
+            scores: {
+                [key: string]: unknown;
+            };
+            status: string;
+        };
+        ItemComparison: {
+            item_id: string;
+            /** @description Each experiment's run of the item, in order; null where it has none. */
+            runs: components["schemas"]["ItemBrief"][];
         };
         Judgment: {
             /**
@@ -4769,6 +5106,13 @@ export interface components {
              */
             value?: number;
         };
+        ScoreComparison: {
+            /** @description Each mean minus the first's; null where either is null. */
+            diffs: (number | null)[];
+            /** @description Each experiment's mean, in order; null where it has none (or the scores are labels). */
+            means: (number | null)[];
+            name: string;
+        };
         ScoreConfig: {
             /** @description An archived config takes no new scores (422); its scores stay. */
             archived: boolean;
@@ -4877,6 +5221,20 @@ export interface components {
             /** Format: int64 */
             count: number;
             label: string;
+        };
+        ScoreStat: {
+            /** Format: int64 */
+            count: number;
+            /** @description Categorical scores: label to count. */
+            distribution?: {
+                [key: string]: number;
+            };
+            /**
+             * Format: double
+             * @description Numeric and boolean scores (1 true, 0 false); null for categorical.
+             */
+            mean: number | null;
+            name: string;
         };
         ScoreSummary: {
             /** @description Numeric scores' distribution: with at most 10 distinct values, one bucket per value (lower = upper = the value); else 10 buckets of equal width from min to max, each holding lower <= value < upper (the last one includes max). Empty for other types. */
@@ -5019,7 +5377,7 @@ export interface components {
              * @enum {string}
              */
             event: "content";
-            /** @description The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it. */
+            /** @description The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it. */
             id: number;
         };
         /** @description The `done` frame: terminal: the execution completed. */
@@ -5030,7 +5388,7 @@ export interface components {
              * @enum {string}
              */
             event: "done";
-            /** @description The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it. */
+            /** @description The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it. */
             id: number;
         };
         /** @description The `error` frame: terminal: the execution failed, was cancelled, rejected, timed out or was interrupted; or the stream's API key stopped working (code unauthorized). */
@@ -5041,7 +5399,7 @@ export interface components {
              * @enum {string}
              */
             event: "error";
-            /** @description The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it. */
+            /** @description The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it. */
             id: number;
         };
         /** @description The `execution` frame: first frame (id 0): the execution started for the message. */
@@ -5052,7 +5410,7 @@ export interface components {
              * @enum {string}
              */
             event: "execution";
-            /** @description The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it. */
+            /** @description The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it. */
             id: number;
         };
         /** @description The `thinking` frame: reasoning or a progress note; any number, any time before the terminal frame. */
@@ -5063,7 +5421,7 @@ export interface components {
              * @enum {string}
              */
             event: "thinking";
-            /** @description The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it. */
+            /** @description The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it. */
             id: number;
         };
         /** @description The `tool_end` frame: that tool call returned. */
@@ -5074,7 +5432,7 @@ export interface components {
              * @enum {string}
              */
             event: "tool_end";
-            /** @description The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it. */
+            /** @description The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it. */
             id: number;
         };
         /** @description The `tool_start` frame: a tool call starts. */
@@ -5085,7 +5443,7 @@ export interface components {
              * @enum {string}
              */
             event: "tool_start";
-            /** @description The frame's sequence number in the execution's stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it. */
+            /** @description The frame's sequence number in the stream (its `id:` line); send the last one seen as Last-Event-ID to resume after it. */
             id: number;
         };
         Template: {
@@ -18594,6 +18952,917 @@ export interface operations {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
                     ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listExperiments: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number (default 1). */
+                page?: number;
+                /** @description Items per page, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description The next_cursor of the previous page, instead of page: walks the whole list, each page as cheap as the first. */
+                cursor?: string;
+                /** @description Only experiments on this dataset. */
+                dataset_id?: string;
+                /** @description Only experiments of this agent. */
+                agent_id?: string;
+                /** @description Only experiments of this status. */
+                status?: "pending" | "running" | "completed" | "failed" | "cancelled";
+            };
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+                /** @description The ETag of a response kept from before (or a list of them, or `*`): when it is the current one, the answer is 304 without a body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Experiment"][];
+                        message: string;
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Not Modified: If-None-Match named the current ETag; no body (use the one kept). */
+            304: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createExperiment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+                /** @description Makes the request safe to retry: the same key and body within 24 h returns the first response; another body: 409. While the first request is still being handled, a retry is a 409 with Retry-After. If the server handling it stopped, a retry once its lease ran out (at most 60 s) takes over: it replays the recorded response, answers from the execution the first request created (execute, playground), or else handles the request. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExperimentCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Experiment"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    compareExperiments: {
+        parameters: {
+            query?: {
+                /** @description Two to five experiment ids, comma-separated. */
+                ids?: string;
+            };
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+                /** @description The ETag of a response kept from before (or a list of them, or `*`): when it is the current one, the answer is 304 without a body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Comparison"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Not Modified: If-None-Match named the current ETag; no body (use the one kept). */
+            304: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getExperiment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+                /** @description The ETag of a response kept from before (or a list of them, or `*`): when it is the current one, the answer is 304 without a body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Experiment"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Not Modified: If-None-Match named the current ETag; no body (use the one kept). */
+            304: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    cancelExperiment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Experiment"];
+                        message: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listExperimentResults: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number (default 1). */
+                page?: number;
+                /** @description Items per page, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description The next_cursor of the previous page, instead of page: walks the whole list, each page as cheap as the first. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+                /** @description The ETag of a response kept from before (or a list of them, or `*`): when it is the current one, the answer is 304 without a body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ExperimentItem"][];
+                        message: string;
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Not Modified: If-None-Match named the current ETag; no body (use the one kept). */
+            304: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    streamExperiment: {
+        parameters: {
+            query?: {
+                /** @description Same as the Last-Event-ID header. */
+                last_event_id?: number;
+            };
+            header?: {
+                /** @description The workspace to act in; required with a bearer token, ignored with an API key. */
+                "X-Workspace-ID"?: string;
+            };
+            path: {
+                /** @description Resource id (KSUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description A Server-Sent Events stream (`text/event-stream`). Each frame is `id: <sequence>`, `event: <name>`, `data: <JSON>` and a blank line; a `: ping` comment keeps an idle stream open. Exactly one terminal frame (`done` or `error`) ends the stream. The schema (ExperimentStreamFrame) describes one frame: its `id`, its `event` and the JSON of its `data`. The events:
+             *
+             *     - `item` (data: ExperimentStreamItem): an item finished (completed or failed), scored; its id is its place in the finishing order
+             *     - `done` (data: ExperimentStreamDone): terminal: the experiment completed, with its summary
+             *     - `error` (data: ExperimentStreamError): terminal: the experiment failed or was cancelled
+             */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ExperimentStreamFrame"];
+                };
+            };
+            /** @description Nothing more to stream: Last-Event-ID is at or past the execution's terminal frame (EventSource stops reconnecting). */
+            204: {
+                headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];

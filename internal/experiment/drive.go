@@ -1,0 +1,317 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/agentplane/agentplane/internal/eval"
+	"github.com/agentplane/agentplane/internal/runtime"
+	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/triggers"
+)
+
+// Source is the source of the executions an experiment starts.
+const Source = "experiment"
+
+// pendingBatch is how many pending items one read takes.
+const pendingBatch = 64
+
+// awaitPoll is how often an item whose execution another node started is looked at again.
+const awaitPoll = 200 * time.Millisecond
+
+// drive is one experiment driven by this node: at most Concurrency items in flight.
+type drive struct {
+	r          *Runner
+	x          *store.Experiment
+	agent      *store.Agent
+	version    *store.AgentVersion
+	evaluators []*store.Evaluator
+	// slots bound the items whose executions run; scoring the evaluators' work on those that
+	// ended, so that a slow judge does not hold a run's slot.
+	slots, scoring chan struct{}
+	inflight       sync.WaitGroup
+}
+
+func newDrive(r *Runner, x *store.Experiment) *drive {
+	n := max(x.Concurrency, 1)
+	return &drive{r: r, x: x, slots: make(chan struct{}, n), scoring: make(chan struct{}, n)}
+}
+
+// run drives the experiment until every item finished, it is cancelled, the lease is lost,
+// or the runner stops (then the lease is given up).
+func (d *drive) run(parent context.Context) {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	st, log := d.r.cfg.Store, d.r.cfg.Logger.With(slog.String("experiment_id", d.x.ID))
+
+	// Renew the lease while driving; losing it (cancelled, or taken over) stops the drive.
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		d.renew(ctx, cancel, log)
+	}()
+	defer func() { cancel(); <-renewed }()
+
+	if msg := d.load(ctx); msg != "" {
+		d.finish(ctx, store.ExperimentFailed, &msg, log)
+		return
+	}
+
+	// Items a previous owner started: wait for their executions, then score them.
+	running, err := st.ExperimentItemsByStatus(ctx, d.x.ID, store.ItemRunning, 0)
+	if err != nil {
+		log.Warn("read running items", slog.Any("error", err))
+		return
+	}
+	for _, it := range running {
+		if !d.acquire(ctx) {
+			break
+		}
+		d.inflight.Go(func() { d.follow(ctx, it, nil) })
+	}
+	d.dispatchAll(ctx, log)
+	d.inflight.Wait()
+
+	if parent.Err() != nil {
+		// The runner stops: another node (or this one, restarted) goes on.
+		if err := st.ExperimentRelease(context.WithoutCancel(ctx), d.x.ID, d.r.node); err != nil {
+			log.Warn("release experiment", slog.Any("error", err))
+		}
+		return
+	}
+	if ctx.Err() == nil {
+		d.finish(ctx, store.ExperimentCompleted, nil, log)
+	}
+}
+
+// load reads the agent version and the evaluators; what is gone is the experiment's failure.
+func (d *drive) load(ctx context.Context) string {
+	st, ws := d.r.cfg.Store, d.x.WorkspaceID
+	var err error
+	if d.agent, err = st.AgentGet(ctx, ws, d.x.AgentID); err != nil {
+		return fmt.Sprintf("agent %s is no longer available: %v", d.x.AgentID, err)
+	}
+	if d.version, err = st.AgentVersionGet(ctx, ws, d.x.AgentID, d.x.VersionID); err != nil {
+		return fmt.Sprintf("agent version %s is no longer available: %v", d.x.VersionID, err)
+	}
+	for _, id := range d.x.EvaluatorIDs {
+		ev, err := st.EvaluatorGet(ctx, ws, id)
+		if err != nil {
+			return fmt.Sprintf("evaluator %s is no longer available: %v", id, err)
+		}
+		d.evaluators = append(d.evaluators, ev)
+	}
+	return ""
+}
+
+// renew keeps the lease until ctx ends; a renewal refused cancels the drive.
+func (d *drive) renew(ctx context.Context, cancel context.CancelFunc, log *slog.Logger) {
+	t := time.NewTicker(d.r.cfg.Lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		ok, err := d.r.cfg.Store.ExperimentRenew(ctx, d.x.ID, d.r.node, d.r.cfg.Lease)
+		if err != nil {
+			log.Warn("renew experiment lease", slog.Any("error", err))
+			continue
+		}
+		if !ok {
+			log.Info("experiment no longer held by this node (cancelled, or taken over)")
+			cancel()
+			return
+		}
+	}
+}
+
+func (d *drive) acquire(ctx context.Context) bool {
+	select {
+	case d.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (d *drive) release() { <-d.slots }
+
+// dispatchAll starts the pending items in order, Concurrency at a time. Each start runs on
+// its own goroutine, so that the items started together are recorded together.
+func (d *drive) dispatchAll(ctx context.Context, log *slog.Logger) {
+	after := -1
+	for ctx.Err() == nil {
+		items, err := d.r.cfg.Store.ExperimentItemsPending(ctx, d.x.ID, after, pendingBatch)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("read pending items", slog.Any("error", err))
+			}
+			return
+		}
+		if len(items) == 0 {
+			return
+		}
+		for _, it := range items {
+			after = it.Position
+			if !d.acquire(ctx) {
+				return
+			}
+			d.inflight.Go(func() {
+				w, ok := d.dispatch(ctx, it, log)
+				if !ok {
+					d.release()
+					return
+				}
+				d.follow(ctx, it, w)
+			})
+		}
+	}
+}
+
+// dispatch creates an item's execution, linked to the item in the same transaction, and
+// returns its waiter; false when nothing was started.
+func (d *drive) dispatch(ctx context.Context, it *store.ExperimentItem, log *slog.Logger) (*runtime.Waiter, bool) {
+	st, ws := d.r.cfg.Store, d.x.WorkspaceID
+	input := map[string]any(it.Input)
+	err := triggers.ValidateInput(&d.version.Config, input)
+	var w *runtime.Waiter
+	var x *store.Execution
+	if err == nil {
+		x, w, err = d.r.cfg.Engine.Submit(ctx, runtime.SubmitRequest{WorkspaceID: ws, Agent: d.agent, VersionID: &d.version.ID,
+			Config: &d.version.Config, Input: input, Source: Source, TimeoutMS: triggers.DefaultRunTimeout,
+			Metadata: map[string]any{"experiment_id": d.x.ID, "dataset_id": d.x.DatasetID, "dataset_item_id": it.ItemID},
+			BeforeCreate: func(ctx context.Context, tx *store.Store, x *store.Execution) error {
+				if d.r.cfg.BeforeCreate != nil {
+					if err := d.r.cfg.BeforeCreate(ctx, tx, ws); err != nil {
+						return err
+					}
+				}
+				return tx.ExperimentItemAttach(ctx, d.x.ID, it.ItemID, x.ID)
+			}})
+	}
+	switch {
+	case errors.Is(err, store.ErrItemTaken) || ctx.Err() != nil:
+		return nil, false
+	case err != nil:
+		// The item cannot run (its input fails the schema, the model cannot be routed): it
+		// fails without an execution.
+		msg := err.Error()
+		if _, err := st.ExperimentItemFinish(ctx, d.x.ID, it.ItemID, store.ItemPending, store.ItemOutcome{Status: store.ItemFailed, Error: &msg}, nil); err != nil {
+			log.Warn("record item that could not start", slog.String("item_id", it.ItemID), slog.Any("error", err))
+		}
+		return nil, false
+	}
+	it.ExecutionID = &x.ID
+	return w, true
+}
+
+// follow waits for an item's execution, frees its slot, then scores it and records it.
+func (d *drive) follow(ctx context.Context, it *store.ExperimentItem, w *runtime.Waiter) {
+	x := d.await(ctx, it, w)
+	d.release()
+	if x == nil {
+		return
+	}
+	select {
+	case d.scoring <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	defer func() { <-d.scoring }()
+	d.score(ctx, it, x)
+}
+
+// await waits for an item's execution to end (w, when it runs on this node, else by looking
+// at it again) and returns it; nil when ctx ended first.
+func (d *drive) await(ctx context.Context, it *store.ExperimentItem, w *runtime.Waiter) *store.Execution {
+	var x *store.Execution
+	if w != nil {
+		select {
+		case <-w.Done():
+			x = w.Result()
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	st := d.r.cfg.Store
+	for x == nil || !store.IsTerminal(x.Status) {
+		var err error
+		if x, err = st.ExecutionGet(ctx, d.x.WorkspaceID, *it.ExecutionID); err != nil && ctx.Err() == nil && !store.IsNotFound(err) {
+			d.r.cfg.Logger.Warn("read item execution", slog.String("execution_id", *it.ExecutionID), slog.Any("error", err))
+		}
+		if store.IsNotFound(err) {
+			// Deleted (retention, or its workspace's cleanup): the item failed.
+			msg := fmt.Sprintf("execution %s no longer exists", *it.ExecutionID)
+			x = &store.Execution{ID: *it.ExecutionID, Status: store.StatusFailed, Error: &msg}
+			break
+		}
+		if x != nil && store.IsTerminal(x.Status) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(awaitPoll):
+		}
+	}
+	return x
+}
+
+// score runs the evaluators on a completed execution and records the item's outcome; its
+// scores are written with it, once.
+func (d *drive) score(ctx context.Context, it *store.ExperimentItem, x *store.Execution) {
+	o := store.ItemOutcome{Status: store.ItemFailed, Output: x.Output, Error: x.Error, Scores: store.JSONObject{}, Cost: x.Cost,
+		TotalTokens: x.TokenUsage.TotalTokens, DurationMS: x.DurationMS}
+	var scores []*store.Score
+	if x.Status == store.StatusCompleted {
+		o.Status, o.Error = store.ItemCompleted, nil
+		scores = d.evaluate(ctx, it, x, &o)
+	}
+	if ctx.Err() != nil {
+		return // stopped mid-way: whoever goes on scores it again
+	}
+	if _, err := d.r.cfg.Store.ExperimentItemFinish(ctx, d.x.ID, it.ItemID, store.ItemRunning, o, scores); err != nil && ctx.Err() == nil {
+		d.r.cfg.Logger.Warn("record experiment item", slog.String("experiment_id", d.x.ID), slog.String("item_id", it.ItemID), slog.Any("error", err))
+	}
+}
+
+// evaluate scores an output with every evaluator; an evaluator that cannot judge it leaves
+// its score out and says why in the item's error.
+func (d *drive) evaluate(ctx context.Context, it *store.ExperimentItem, x *store.Execution, o *store.ItemOutcome) []*store.Score {
+	var scores []*store.Score
+	var failures []error
+	c := eval.Case{Input: it.Input, Output: x.Output, ExpectedOutput: it.ExpectedOutput, Metadata: it.Metadata}
+	for _, ev := range d.evaluators {
+		res, err := eval.Run(ctx, d.r.cfg.Store, d.r.cfg.Engine.Judge, ev, c)
+		if err != nil {
+			failures = append(failures, fmt.Errorf("evaluator %s: %w", ev.Name, err))
+			continue
+		}
+		scores = append(scores, &store.Score{WorkspaceID: d.x.WorkspaceID, Name: res.Name, ConfigID: res.ConfigID, DataType: res.DataType,
+			Value: res.Value, StringValue: res.StringValue, ExecutionID: &x.ID, Source: store.ScoreSourceEval, Comment: res.Comment,
+			Metadata: store.JSONObject{"experiment_id": d.x.ID, "evaluator_id": ev.ID, "dataset_item_id": it.ItemID}})
+		if res.DataType == store.ScoreCategorical && res.StringValue != nil {
+			o.Scores[res.Name] = *res.StringValue
+		} else if res.Value != nil {
+			o.Scores[res.Name] = *res.Value
+		}
+	}
+	if len(failures) > 0 {
+		msg := errors.Join(failures...).Error()
+		o.Error = &msg
+	}
+	return scores
+}
+
+// finish ends the experiment (unless it was cancelled meanwhile).
+func (d *drive) finish(ctx context.Context, status string, msg *string, log *slog.Logger) {
+	if _, err := d.r.cfg.Store.ExperimentFinish(context.WithoutCancel(ctx), d.x.ID, status, msg); err != nil {
+		log.Warn("finish experiment", slog.Any("error", err))
+	}
+}

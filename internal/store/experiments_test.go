@@ -1,0 +1,123 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestExperiments covers the guards that make an experiment run each item once and score it
+// once: one node holds the lease, an item is attached to one execution, its outcome and
+// scores are written once, and a cancel freezes it.
+func TestExperiments(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		f := newScoreFixture(t, s) // a workspace with an execution to score
+		ws := f.ws
+		items := make([]*DatasetItem, 150)
+		for i := range items {
+			items[i] = &DatasetItem{ID: NewID(), Input: JSONObject{"n": i}}
+		}
+		x, err := s.ExperimentCreate(ctx, &Experiment{WorkspaceID: ws, Name: "e", DatasetID: "d", DatasetVersion: 3, AgentID: "a", VersionID: "v",
+			EvaluatorIDs: Strings{"ev"}, Concurrency: 4}, items)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		t.Run("created pending with its items in order", func(t *testing.T) {
+			if x.Status != ExperimentPending || x.Progress.Total != 150 || x.OwnerNode != nil {
+				t.Fatalf("new experiment: %+v", x)
+			}
+			its, err := s.ExperimentItems(ctx, x.ID, Page{Page: 2, Limit: 100})
+			if err != nil || len(its) != 50 || its[0].Position != 100 || its[0].Status != ItemPending || its[0].Input["n"] != float64(100) {
+				t.Fatalf("items page 2: %d %v", len(its), err)
+			}
+		})
+		t.Run("one node at a time holds the lease", func(t *testing.T) {
+			var wg sync.WaitGroup
+			won := make([]int, 4)
+			for i := range won {
+				wg.Go(func() {
+					xs, err := s.ExperimentClaim(ctx, string(rune('a'+i)), time.Minute, 10)
+					if err != nil {
+						t.Error(err)
+					}
+					won[i] = len(xs)
+				})
+			}
+			wg.Wait()
+			if won[0]+won[1]+won[2]+won[3] != 1 {
+				t.Fatalf("claims won: %v", won)
+			}
+			if ok, _ := s.ExperimentRenew(ctx, x.ID, "nobody", time.Minute); ok {
+				t.Fatal("a node without the lease renewed it")
+			}
+		})
+		t.Run("an item is attached once", func(t *testing.T) {
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			attached := 0
+			for range 4 {
+				wg.Go(func() {
+					err := s.ExperimentItemAttach(ctx, x.ID, items[0].ID, NewID())
+					if err == nil {
+						mu.Lock()
+						attached++
+						mu.Unlock()
+					} else if !errors.Is(err, ErrItemTaken) {
+						t.Error(err)
+					}
+				})
+			}
+			wg.Wait()
+			if attached != 1 {
+				t.Fatalf("item attached %d times", attached)
+			}
+		})
+		t.Run("an outcome and its scores are written once", func(t *testing.T) {
+			one := 1.0
+			o := ItemOutcome{Status: ItemCompleted, Scores: JSONObject{"q": 1.0}, Cost: 0.5, TotalTokens: 10}
+			score := func() []*Score {
+				return []*Score{{WorkspaceID: ws, Name: "q", DataType: ScoreNumeric, Value: &one, Source: ScoreSourceEval, ExecutionID: &f.exec}}
+			}
+			first, err := s.ExperimentItemFinish(ctx, x.ID, items[0].ID, ItemRunning, o, score())
+			if err != nil || !first {
+				t.Fatalf("first finish: %v %v", first, err)
+			}
+			again, err := s.ExperimentItemFinish(ctx, x.ID, items[0].ID, ItemRunning, o, score())
+			if err != nil || again {
+				t.Fatalf("second finish: %v %v", again, err)
+			}
+			if _, total, _ := s.ScoreList(ctx, ws, ScoreFilter{Source: ScoreSourceEval}, Page{Page: 1, Limit: 10}); total != 1 {
+				t.Fatalf("%d scores", total)
+			}
+			done, err := s.ExperimentItemsDone(ctx, x.ID, 0, 10)
+			if err != nil || len(done) != 1 || *done[0].DoneSeq != 1 {
+				t.Fatalf("finished items: %+v %v", done, err)
+			}
+		})
+		t.Run("a cancel freezes it", func(t *testing.T) {
+			if err := s.ExperimentItemAttach(ctx, x.ID, items[1].ID, "exec-1"); err != nil {
+				t.Fatal(err)
+			}
+			c, running, err := s.ExperimentCancel(ctx, ws, x.ID)
+			if err != nil || c.Status != ExperimentCancelled || len(running) != 1 || running[0] != "exec-1" {
+				t.Fatalf("cancel: %+v %v %v", c, running, err)
+			}
+			if err := s.ExperimentItemAttach(ctx, x.ID, items[2].ID, NewID()); !errors.Is(err, ErrItemTaken) {
+				t.Fatalf("attach after cancel: %v", err)
+			}
+			if ok, _ := s.ExperimentItemFinish(ctx, x.ID, items[1].ID, ItemRunning, ItemOutcome{Status: ItemFailed}, nil); ok {
+				t.Fatal("an item of a cancelled experiment was finished")
+			}
+			if _, _, err := s.ExperimentCancel(ctx, ws, x.ID); err == nil {
+				t.Fatal("cancelled twice")
+			}
+			if _, err := s.ExperimentGet(ctx, f.other, x.ID); !IsNotFound(err) {
+				t.Fatalf("another workspace's experiment: %v", err)
+			}
+		})
+	})
+}
