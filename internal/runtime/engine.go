@@ -734,7 +734,7 @@ func (e *Engine) Deny(ctx context.Context, ws, id, reason, decidedBy string) (*s
 	if err != nil {
 		return nil, err
 	}
-	if _, err := x.Move(store.MoveReject); err != nil {
+	if _, err := store.MoveTo(x, store.MoveReject); err != nil {
 		return nil, err
 	}
 	msg := "rejected at approval"
@@ -753,7 +753,7 @@ func (e *Engine) Deny(ctx context.Context, ws, id, reason, decidedBy string) (*s
 // release, in one transaction. code is the terminal frame's code. The frame's id is above
 // every id a pass may have sent.
 func (e *Engine) closeDirect(ctx context.Context, x *store.Execution, m store.ExecutionMove, code, msg, approval, reason, decidedBy string, expired bool) error {
-	to, err := x.Move(m)
+	to, err := store.MoveTo(x, m)
 	if err != nil {
 		return err
 	}

@@ -73,9 +73,9 @@ func (m ExecutionMove) Status() string {
 	return ""
 }
 
-// Move returns the status a move leads an execution to, or the *TransitionError refusing
+// MoveTo returns the status a move leads an execution to, or the *TransitionError refusing
 // it from the execution's status.
-func (e *Execution) Move(m ExecutionMove) (string, error) {
+func MoveTo(e *Execution, m ExecutionMove) (string, error) {
 	if to, ok := NextStatus(e.Status, m); ok {
 		return to, nil
 	}
