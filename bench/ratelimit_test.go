@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/cli"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/ratelimit"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -123,7 +124,7 @@ func limitedRPS(b *testing.B, dbURL, redisURL string, rate float64, burst, conns
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := srv.Store.APIKeyCreate(ctx, &store.APIKey{WorkspaceID: cli.DefaultWorkspaceID, Name: "bench", Scopes: store.Strings{"*"},
+		if _, err := srv.Store.APIKeyCreate(ctx, &domain.APIKey{WorkspaceID: cli.DefaultWorkspaceID, Name: "bench", Scopes: domain.Strings{"*"},
 			KeyPrefix: auth.KeyPrefix(raw)}, auth.HashKey(raw)); err != nil {
 			b.Fatal(err)
 		}

@@ -21,7 +21,7 @@ import (
 // Validate checks a config before it is saved: required fields, ranges, schemas
 // that compile, references that exist, and the shape each agent type needs. agentID is the
 // agent being configured ("" when creating), so it cannot list itself as a sub-agent.
-func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID string, c *store.AgentConfig) error {
+func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID string, c *domain.AgentConfig) error {
 	if err := domain.FirstErr(domain.NotBlank("config.model", c.Model), domain.MaxLen("config.model", c.Model, 200)); err != nil {
 		return err
 	}
@@ -30,7 +30,7 @@ func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID strin
 		// credential: the credential says where to send it.
 		cred, err := st.CredentialGet(ctx, ws, c.CredentialID)
 		if store.IsNotFound(err) {
-			return &store.ReferenceError{Field: "config.credential_id", Resource: string(store.KindCredential), ID: c.CredentialID}
+			return &store.ReferenceError{Field: "config.credential_id", Resource: string(domain.KindCredential), ID: c.CredentialID}
 		}
 		if err != nil {
 			return err
@@ -39,7 +39,7 @@ func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID strin
 			return domain.Invalid("config.credential_id", "credential %s has provider %q, which is not a model provider (one of %s)",
 				cred.ID, cred.Provider, strings.Join(providers.Names(), ", "))
 		}
-	} else if err := st.CheckRefs(ctx, ws, store.KindLLMModel, "config.model", c.Model); err != nil {
+	} else if err := st.CheckRefs(ctx, ws, domain.KindLLMModel, "config.model", c.Model); err != nil {
 		return err
 	}
 	if err := domain.FirstErr(validateFallbacks(ctx, st, ws, agentType, c), validateSimulation(c.Simulation)); err != nil {
@@ -75,7 +75,7 @@ func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID strin
 		return domain.Invalid("config.prompt_version_id", "needs config.prompt_id")
 	}
 	if c.PromptID != "" {
-		if err := st.CheckRefs(ctx, ws, store.KindPrompt, "config.prompt_id", c.PromptID); err != nil {
+		if err := st.CheckRefs(ctx, ws, domain.KindPrompt, "config.prompt_id", c.PromptID); err != nil {
 			return err
 		}
 		if c.PromptVersionID != "" {
@@ -101,8 +101,8 @@ func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID strin
 		return err
 	}
 	if err := domain.FirstErr(
-		st.CheckRefs(ctx, ws, store.KindGuardrail, "config.guardrails", c.Guardrails...),
-		st.CheckRefs(ctx, ws, store.KindAgent, "config.sub_agents", c.SubAgents...),
+		st.CheckRefs(ctx, ws, domain.KindGuardrail, "config.guardrails", c.Guardrails...),
+		st.CheckRefs(ctx, ws, domain.KindAgent, "config.sub_agents", c.SubAgents...),
 	); err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID strin
 	}
 	for i, step := range c.Steps {
 		if step.AgentID != "" {
-			if err := st.CheckRefs(ctx, ws, store.KindAgent, fmt.Sprintf("config.steps[%d].agent_id", i), step.AgentID); err != nil {
+			if err := st.CheckRefs(ctx, ws, domain.KindAgent, fmt.Sprintf("config.steps[%d].agent_id", i), step.AgentID); err != nil {
 				return err
 			}
 		}
@@ -134,7 +134,7 @@ func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID strin
 
 // validateApproval checks config.approval: named checkpoints at a known stage, tool rules
 // with a valid glob and mode, and a timeout with what it decides.
-func validateApproval(a *store.ApprovalConfig) error {
+func validateApproval(a *domain.ApprovalConfig) error {
 	if a == nil {
 		return nil
 	}
@@ -146,7 +146,7 @@ func validateApproval(a *store.ApprovalConfig) error {
 	}
 	for i, r := range a.Tools {
 		f := fmt.Sprintf("config.approval.tools[%d]", i)
-		if err := domain.FirstErr(domain.NotBlank(f+".match", r.Match), domain.MaxLen(f+".match", r.Match, 200), domain.OneOf(f+".mode", r.Mode, store.ApprovalModes)); err != nil {
+		if err := domain.FirstErr(domain.NotBlank(f+".match", r.Match), domain.MaxLen(f+".match", r.Match, 200), domain.OneOf(f+".mode", r.Mode, domain.ApprovalModes)); err != nil {
 			return err
 		}
 		if _, err := path.Match(r.Match, ""); err != nil {
@@ -168,7 +168,7 @@ func validateApproval(a *store.ApprovalConfig) error {
 // validateTools checks the MCP servers a config names: each exists and is named once, and a
 // selection of tools names at least one, each in the MCP format and, when the server's
 // tools are known (refreshed or set), one it offers.
-func validateTools(ctx context.Context, st *store.Store, ws string, refs []store.ToolRef) error {
+func validateTools(ctx context.Context, st *store.Store, ws string, refs []domain.ToolRef) error {
 	seen := map[string]int{}
 	for i, ref := range refs {
 		f := fmt.Sprintf("config.tools[%d]", i)
@@ -184,7 +184,7 @@ func validateTools(ctx context.Context, st *store.Store, ws string, refs []store
 	for i, ref := range refs {
 		ids[i] = ref.MCPToolID
 	}
-	if err := st.CheckRefs(ctx, ws, store.KindMCPTool, "config.tools", ids...); err != nil {
+	if err := st.CheckRefs(ctx, ws, domain.KindMCPTool, "config.tools", ids...); err != nil {
 		return err
 	}
 	for i, ref := range refs {
@@ -217,12 +217,12 @@ func validateTools(ctx context.Context, st *store.Store, ws string, refs []store
 
 // validateMemory checks config.memory: a scope of store.MemoryScopes and max_items from 1
 // to 100 (0 is the default, 10).
-func validateMemory(m *store.MemoryConfig) error {
+func validateMemory(m *domain.MemoryConfig) error {
 	if m == nil {
 		return nil
 	}
 	if m.Scope != "" {
-		if err := domain.OneOf("config.memory.scope", m.Scope, store.MemoryScopes); err != nil {
+		if err := domain.OneOf("config.memory.scope", m.Scope, domain.MemoryScopes); err != nil {
 			return err
 		}
 	}
@@ -246,12 +246,12 @@ func validateDataSources(ctx context.Context, st *store.Store, ws string, ids []
 		}
 		seen[id] = i
 	}
-	return st.CheckRefs(ctx, ws, store.KindDataSource, "config.data_sources", ids...)
+	return st.CheckRefs(ctx, ws, domain.KindDataSource, "config.data_sources", ids...)
 }
 
 // validateSteps checks step ids are unique and dependencies name earlier-declared or later
 // steps without forming a cycle; chains may not declare dependencies (order is the list's).
-func validateSteps(steps []store.AgentStep, agentType string) error {
+func validateSteps(steps []domain.AgentStep, agentType string) error {
 	ids := map[string]int{}
 	for i, st := range steps {
 		f := fmt.Sprintf("config.steps[%d]", i)

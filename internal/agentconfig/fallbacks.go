@@ -19,7 +19,7 @@ const maxFallbacks = 5
 // than config.model, each in the catalog or the workspace's models (a model outside them
 // is fine with config.credential_id, which then serves it), and each able to serve what the
 // version needs, by its catalog capabilities (see needs).
-func validateFallbacks(ctx context.Context, st *store.Store, ws, agentType string, c *store.AgentConfig) error {
+func validateFallbacks(ctx context.Context, st *store.Store, ws, agentType string, c *domain.AgentConfig) error {
 	if len(c.FallbackModels) > maxFallbacks {
 		return domain.Invalid("config.fallback_models", "may list at most %d models, got %d", maxFallbacks, len(c.FallbackModels))
 	}
@@ -40,7 +40,7 @@ func validateFallbacks(ctx context.Context, st *store.Store, ws, agentType strin
 			if c.CredentialID != "" {
 				continue // served by config.credential_id; its capabilities are not known here
 			}
-			return &store.ReferenceError{Field: f, Resource: string(store.KindLLMModel), ID: id}
+			return &store.ReferenceError{Field: f, Resource: string(domain.KindLLMModel), ID: id}
 		}
 		if err != nil {
 			return err
@@ -65,7 +65,7 @@ type need struct {
 // agent-type agent has tools to call (MCP tools, data sources, memory), structured output
 // when it has an output_schema (json_mode, or tools: a forced tool call carries the JSON),
 // and images when its input_schema takes them (a contentMediaType image/…).
-func needs(agentType string, c *store.AgentConfig) []need {
+func needs(agentType string, c *domain.AgentConfig) []need {
 	var out []need
 	if t, _ := LookupType(agentType); t.Tools && (len(c.Tools) > 0 || len(c.DataSources) > 0 || c.Memory != nil && c.Memory.Enabled) {
 		out = append(out, need{serves: []string{"tools"}, why: "the tools of config.tools, config.data_sources or config.memory"})
@@ -108,7 +108,7 @@ func takesImages(schema json.RawMessage) bool {
 
 // validateSimulation checks config.simulation.fail's models: named, each with a status of
 // store.SimFailStatuses.
-func validateSimulation(s *store.Simulation) error {
+func validateSimulation(s *domain.Simulation) error {
 	if s == nil || s.Fail == nil {
 		return nil
 	}
@@ -117,8 +117,8 @@ func validateSimulation(s *store.Simulation) error {
 		if strings.TrimSpace(model) == "" {
 			return domain.Invalid("config.simulation.fail", "model ids must not be empty")
 		}
-		if !slices.Contains(store.SimFailStatuses, status) {
-			return domain.Invalid(f, "must be an HTTP status of %v, got %d", store.SimFailStatuses, status)
+		if !slices.Contains(domain.SimFailStatuses, status) {
+			return domain.Invalid(f, "must be an HTTP status of %v, got %d", domain.SimFailStatuses, status)
 		}
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/agentplane/agentplane/internal/domain"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // Type declares one agent type: its name, what its runs may do, and the rule its config
@@ -21,7 +20,7 @@ type Type struct {
 	// OrderedSteps reports whether config.steps run in list order, so depends_on is refused.
 	OrderedSteps bool
 	// Check is the type's own rule over a config that passed the common checks; nil: none.
-	Check func(c *store.AgentConfig) error
+	Check func(c *domain.AgentConfig) error
 }
 
 // types are the agent types, in the order the document lists them.
@@ -30,13 +29,13 @@ var types = []Type{
 	{Name: "agent", Doc: "a model calling tools in a loop", Tools: true},
 	{Name: "chain", Doc: "steps run in list order", OrderedSteps: true, Check: needSteps("chain")},
 	{Name: "workflow", Doc: "steps run as their depends_on allow", Check: needSteps("workflow")},
-	{Name: "multi_agent", Doc: "a coordinator handing work to sub-agents", Check: func(c *store.AgentConfig) error {
+	{Name: "multi_agent", Doc: "a coordinator handing work to sub-agents", Check: func(c *domain.AgentConfig) error {
 		if len(c.SubAgents) == 0 {
 			return domain.Invalid("config.sub_agents", "a multi_agent agent needs at least one sub-agent")
 		}
 		return nil
 	}},
-	{Name: "approval", Doc: "one model call held at checkpoints for a person's approval", Check: func(c *store.AgentConfig) error {
+	{Name: "approval", Doc: "one model call held at checkpoints for a person's approval", Check: func(c *domain.AgentConfig) error {
 		if c.Approval == nil || len(c.Approval.Checkpoints) == 0 {
 			return domain.Invalid("config.approval.checkpoints", "an approval agent needs at least one checkpoint")
 		}
@@ -45,8 +44,8 @@ var types = []Type{
 }
 
 // needSteps is the rule of a type that runs config.steps.
-func needSteps(name string) func(c *store.AgentConfig) error {
-	return func(c *store.AgentConfig) error {
+func needSteps(name string) func(c *domain.AgentConfig) error {
+	return func(c *domain.AgentConfig) error {
 		if len(c.Steps) == 0 {
 			return domain.Invalid("config.steps", "a %s agent needs at least one step", name)
 		}

@@ -36,14 +36,14 @@ func agentTypeSchemas(reg huma.Registry) {
 }
 
 type agentCreateRequest struct {
-	Name        string             `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
-	Description string             `json:"description,omitempty" maxLength:"2000"`
-	Type        string             `json:"type" doc:"The agent type."`
-	Status      string             `json:"status,omitempty" enum:"active,inactive,archived" doc:"Defaults to active."`
-	Tags        []string           `json:"tags,omitempty"`
-	Metadata    map[string]any     `json:"metadata,omitempty"`
-	Config      *store.AgentConfig `json:"config,omitempty" doc:"Configuration of version 1, which becomes active. Defaults to {\"model\": \"gpt-4o-mini\"}."`
-	Notes       string             `json:"notes,omitempty" doc:"Notes of version 1."`
+	Name        string              `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
+	Description string              `json:"description,omitempty" maxLength:"2000"`
+	Type        string              `json:"type" doc:"The agent type."`
+	Status      string              `json:"status,omitempty" enum:"active,inactive,archived" doc:"Defaults to active."`
+	Tags        []string            `json:"tags,omitempty"`
+	Metadata    map[string]any      `json:"metadata,omitempty"`
+	Config      *domain.AgentConfig `json:"config,omitempty" doc:"Configuration of version 1, which becomes active. Defaults to {\"model\": \"gpt-4o-mini\"}."`
+	Notes       string              `json:"notes,omitempty" doc:"Notes of version 1."`
 	// Completion webhook.
 	WebhookURL    *string `json:"webhook_url,omitempty" maxLength:"2000" doc:"An absolute http(s) URL each execution of the agent is POSTed to when it ends, signed with the Standard Webhooks scheme (see webhook_secret); no fragment (#…), no user:password@ (the rule of every webhook URL)."`
 	WebhookSecret *string `json:"webhook_secret,omitempty" doc:"The Standard Webhooks signing secret: whsec_ followed by the base64 of 24 to 64 bytes. Left out with a webhook_url, one is generated and returned once, in this response."`
@@ -61,8 +61,8 @@ type agentUpdateRequest struct {
 }
 
 type agentVersionCreateRequest struct {
-	Config store.AgentConfig `json:"config" doc:"The version's whole configuration: a version is a full snapshot. With base_version_id or base, only what changes from that version: a JSON Merge Patch (RFC 7396) applied to its config, where objects merge deeply, arrays and other values replace, and null deletes a field."`
-	Notes  string            `json:"notes,omitempty" maxLength:"2000"`
+	Config domain.AgentConfig `json:"config" doc:"The version's whole configuration: a version is a full snapshot. With base_version_id or base, only what changes from that version: a JSON Merge Patch (RFC 7396) applied to its config, where objects merge deeply, arrays and other values replace, and null deletes a field."`
+	Notes  string             `json:"notes,omitempty" maxLength:"2000"`
 	// BaseVersionID and Base make config a patch of an existing version's config.
 	BaseVersionID string `json:"base_version_id,omitempty" doc:"Start from this version's config and apply config as a merge patch."`
 	Base          string `json:"base,omitempty" enum:"active" doc:"\"active\": start from the active version's config and apply config as a merge patch."`
@@ -88,44 +88,44 @@ func (agentVersionCreateRequest) TransformSchema(r huma.Registry, s *huma.Schema
 }
 
 type agentPreviewRequest struct {
-	Input     map[string]any     `json:"input"`
-	VersionID string             `json:"version_id,omitempty" doc:"Preview this version instead of the active one."`
-	Config    *store.AgentConfig `json:"config,omitempty" doc:"Preview an unsaved configuration."`
+	Input     map[string]any      `json:"input"`
+	VersionID string              `json:"version_id,omitempty" doc:"Preview this version instead of the active one."`
+	Config    *domain.AgentConfig `json:"config,omitempty" doc:"Preview an unsaved configuration."`
 }
 
 // AgentPreview is what an execution would send to the model, without calling it.
 type AgentPreview struct {
-	AgentID   string             `json:"agent_id"`
-	VersionID *string            `json:"version_id" doc:"The version previewed; null for an unsaved config."`
-	Model     string             `json:"model"`
-	Messages  []runtime.Message  `json:"messages"`
-	Variables []string           `json:"variables" doc:"Variables the prompt template uses."`
-	Missing   []string           `json:"missing" doc:"Template variables the input does not supply."`
-	Config    *store.AgentConfig `json:"config" nullable:"false" doc:"The configuration previewed."`
+	AgentID   string              `json:"agent_id"`
+	VersionID *string             `json:"version_id" doc:"The version previewed; null for an unsaved config."`
+	Model     string              `json:"model"`
+	Messages  []runtime.Message   `json:"messages"`
+	Variables []string            `json:"variables" doc:"Variables the prompt template uses."`
+	Missing   []string            `json:"missing" doc:"Template variables the input does not supply."`
+	Config    *domain.AgentConfig `json:"config" nullable:"false" doc:"The configuration previewed."`
 }
 
 func (s *Server) agentRoutes() []route {
 	const tag = "Agents"
 	return []route{
 		{method: "GET", path: v1 + "/agents", op: "listAgents", tag: tag, scope: "agents:read", summary: "List agents", list: true,
-			params: []param{{name: "type", typ: "string", enum: agentconfig.Types()}, {name: "status", typ: "string", enum: store.AgentStatuses},
+			params: []param{{name: "type", typ: "string", enum: agentconfig.Types()}, {name: "status", typ: "string", enum: domain.AgentStatuses},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
-			resp: store.Agent{}, h: s.listAgents},
+			resp: domain.Agent{}, h: s.listAgents},
 		{method: "POST", path: v1 + "/agents", op: "createAgent", tag: tag, scope: "agents:write", summary: "Create an agent (and its version 1)",
-			body: agentCreateRequest{}, resp: store.Agent{}, status: http.StatusCreated, creates: true, plan: true, h: s.createAgent},
-		{method: "GET", path: v1 + "/agents/{id}", op: "getAgent", tag: tag, scope: "agents:read", summary: "Get an agent", resp: store.Agent{}, h: byID(s, s.store.AgentGet)},
+			body: agentCreateRequest{}, resp: domain.Agent{}, status: http.StatusCreated, creates: true, plan: true, h: s.createAgent},
+		{method: "GET", path: v1 + "/agents/{id}", op: "getAgent", tag: tag, scope: "agents:read", summary: "Get an agent", resp: domain.Agent{}, h: byID(s, s.store.AgentGet)},
 		{method: "PATCH", path: v1 + "/agents/{id}", op: "updateAgent", tag: tag, scope: "agents:write", summary: "Update an agent's name, description, status, tags, metadata or webhook",
-			body: agentUpdateRequest{}, resp: store.Agent{}, h: s.updateAgent},
+			body: agentUpdateRequest{}, resp: domain.Agent{}, h: s.updateAgent},
 		{method: "DELETE", path: v1 + "/agents/{id}", op: "deleteAgent", tag: tag, scope: "agents:write", summary: "Delete an agent and its versions",
-			resp: store.Agent{}, h: byID(s, s.store.AgentDelete)},
+			resp: domain.Agent{}, h: byID(s, s.store.AgentDelete)},
 		{method: "GET", path: v1 + "/agents/{id}/versions", op: "listAgentVersions", tag: tag, scope: "agents:read", summary: "List an agent's versions, newest first",
-			list: true, resp: store.AgentVersion{}, h: childList(s, s.store.AgentVersionList)},
+			list: true, resp: domain.AgentVersion{}, h: childList(s, s.store.AgentVersionList)},
 		{method: "POST", path: v1 + "/agents/{id}/versions", op: "createAgentVersion", tag: tag, scope: "agents:write", summary: "Create a version",
-			body: agentVersionCreateRequest{}, resp: store.AgentVersion{}, status: http.StatusCreated, creates: true, h: s.createAgentVersion},
+			body: agentVersionCreateRequest{}, resp: domain.AgentVersion{}, status: http.StatusCreated, creates: true, h: s.createAgentVersion},
 		{method: "GET", path: v1 + "/agents/{id}/versions/{version_id}", op: "getAgentVersion", tag: tag, scope: "agents:read", summary: "Get a version",
-			resp: store.AgentVersion{}, h: versionByID(s, s.store.AgentVersionGet)},
+			resp: domain.AgentVersion{}, h: versionByID(s, s.store.AgentVersionGet)},
 		{method: "POST", path: v1 + "/agents/{id}/versions/{version_id}/promote", op: "promoteAgentVersion", tag: tag, scope: "agents:write",
-			summary: "Make a version the active one", resp: store.Agent{}, h: promoteVersion(s, s.store.AgentVersionPromote, s.store.AgentGet)},
+			summary: "Make a version the active one", resp: domain.Agent{}, h: promoteVersion(s, s.store.AgentVersionPromote, s.store.AgentGet)},
 		{method: "POST", path: v1 + "/agents/{id}/preview", op: "previewAgent", tag: tag, scope: "agents:read",
 			summary: "Validate input and show the messages an execution would send",
 			body:    agentPreviewRequest{}, resp: AgentPreview{}, h: s.previewAgent},
@@ -138,14 +138,14 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	f := store.AgentFilter{Type: q.Get("type"), Status: q.Get("status"), Query: q.Get("q")}
+	f := domain.AgentFilter{Type: q.Get("type"), Status: q.Get("status"), Query: q.Get("q")}
 	if f.Type != "" {
 		if err := domain.OneOf("type", f.Type, agentconfig.Types()); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
 	if f.Status != "" {
-		if err := domain.OneOf("status", f.Status, store.AgentStatuses); err != nil {
+		if err := domain.OneOf("status", f.Status, domain.AgentStatuses); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -175,7 +175,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	ws := s.workspace(r)
 	cfg, msg := req.Config, ""
 	if cfg == nil {
-		cfg = &store.AgentConfig{Model: DefaultModel}
+		cfg = &domain.AgentConfig{Model: DefaultModel}
 		msg = fmt.Sprintf("no config was sent: version 1 uses the default model %s; "+
 			"choose another with POST /api/v1/agents/{id}/versions and promote it", DefaultModel)
 	}
@@ -189,16 +189,16 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if hook.secret != nil && hook.url == nil {
 		return domain.Invalid("webhook_secret", "needs a webhook_url")
 	}
-	var a *store.Agent
+	var a *domain.Agent
 	var secret string
 	err = s.store.InTx(r.Context(), func(tx *store.Store) error {
 		if err := s.checkAgentLimit(r.Context(), tx, ws); err != nil {
 			return err
 		}
 		var err error
-		a, err = tx.AgentCreate(r.Context(), &store.Agent{
+		a, err = tx.AgentCreate(r.Context(), &domain.Agent{
 			WorkspaceID: ws, Name: strings.TrimSpace(req.Name), Description: req.Description, Type: req.Type, Status: req.Status,
-			Tags: store.Strings(req.Tags), Metadata: store.JSONObject(req.Metadata),
+			Tags: domain.Strings(req.Tags), Metadata: domain.JSONObject(req.Metadata),
 		}, cfg, req.Notes)
 		if err != nil || hook.url == nil {
 			return err
@@ -226,7 +226,7 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var p store.AgentPatch
+	var p domain.AgentPatch
 	if p.Name, err = patchName(req.Name); err != nil {
 		return err
 	}
@@ -234,19 +234,19 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.Status != nil {
-		if err := domain.OneOf("status", *req.Status, store.AgentStatuses); err != nil {
+		if err := domain.OneOf("status", *req.Status, domain.AgentStatuses); err != nil {
 			return err
 		}
 		p.Status = req.Status
 	}
 	if req.Tags != nil {
-		p.Tags = ptr(store.Strings(*req.Tags))
+		p.Tags = ptr(domain.Strings(*req.Tags))
 	}
 	if req.Metadata != nil {
-		p.Metadata = ptr(store.JSONObject(*req.Metadata))
+		p.Metadata = ptr(domain.JSONObject(*req.Metadata))
 	}
 	ws, id := s.workspace(r), pathID(r, "id")
-	var a *store.Agent
+	var a *domain.Agent
 	var secret string
 	err = s.store.InTx(r.Context(), func(tx *store.Store) error {
 		var err error
@@ -288,7 +288,7 @@ func (s *Server) createAgentVersion(w http.ResponseWriter, r *http.Request) erro
 	if err := agentconfig.Validate(r.Context(), s.store, ws, a.Type, id, &req.Config); err != nil {
 		return err
 	}
-	v, err := s.store.AgentVersionCreate(r.Context(), &store.AgentVersion{WorkspaceID: ws, AgentID: id, Config: req.Config, Notes: req.Notes})
+	v, err := s.store.AgentVersionCreate(r.Context(), &domain.AgentVersion{WorkspaceID: ws, AgentID: id, Config: req.Config, Notes: req.Notes})
 	if err != nil {
 		return err
 	}
@@ -298,9 +298,9 @@ func (s *Server) createAgentVersion(w http.ResponseWriter, r *http.Request) erro
 
 // patchedConfig applies a merge patch (RFC 7396) to the config of the version a version
 // request starts from: base_version_id, or the active version for base "active".
-func (s *Server) patchedConfig(r *http.Request, a *store.Agent, baseVersionID, base string, patch json.RawMessage) (store.AgentConfig, error) {
-	var cfg store.AgentConfig
-	var from *store.AgentConfig
+func (s *Server) patchedConfig(r *http.Request, a *domain.Agent, baseVersionID, base string, patch json.RawMessage) (domain.AgentConfig, error) {
+	var cfg domain.AgentConfig
+	var from *domain.AgentConfig
 	switch {
 	case baseVersionID != "" && base != "":
 		return cfg, domain.Invalid("base", "give base_version_id or base, not both")
@@ -384,7 +384,7 @@ func (s *Server) previewAgent(w http.ResponseWriter, r *http.Request) error {
 	if req.VersionID != "" && req.Config != nil {
 		return domain.Invalid("config", "give either version_id or config, not both")
 	}
-	var cfg *store.AgentConfig
+	var cfg *domain.AgentConfig
 	var versionID *string
 	switch {
 	case req.Config != nil:
@@ -420,7 +420,7 @@ func (s *Server) previewAgent(w http.ResponseWriter, r *http.Request) error {
 }
 
 // validateInput checks an execution input against the config's input_schema (422 naming the path).
-func validateInput(cfg *store.AgentConfig, input map[string]any) error {
+func validateInput(cfg *domain.AgentConfig, input map[string]any) error {
 	if len(cfg.InputSchema) == 0 {
 		return nil
 	}

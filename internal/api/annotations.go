@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/domain"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // annotationClaimTTL is how long POST /annotation-queues/{id}/next holds an item for its
@@ -35,15 +34,15 @@ type annotationItemsAddRequest struct {
 
 // AnnotationItemsAdded is the answer of POST /annotation-queues/{id}/items.
 type AnnotationItemsAdded struct {
-	Added   []*store.AnnotationItem `json:"added" doc:"The items made, in the order of execution_ids."`
-	Skipped int                     `json:"skipped" doc:"Executions that were in the queue already."`
+	Added   []*domain.AnnotationItem `json:"added" doc:"The items made, in the order of execution_ids."`
+	Skipped int                      `json:"skipped" doc:"Executions that were in the queue already."`
 }
 
 // AnnotationClaim is the answer of POST /annotation-queues/{id}/next.
 type AnnotationClaim struct {
-	Item      *store.AnnotationItem  `json:"item" doc:"The item claimed for the caller for 10 minutes; null when none is left to claim."`
-	Execution *store.Execution       `json:"execution" doc:"The item's execution to review (input, output, agent, status); null with item."`
-	Queue     *store.AnnotationQueue `json:"queue" doc:"The queue, with its score configs and counts."`
+	Item      *domain.AnnotationItem  `json:"item" doc:"The item claimed for the caller for 10 minutes; null when none is left to claim."`
+	Execution *domain.Execution       `json:"execution" doc:"The item's execution to review (input, output, agent, status); null with item."`
+	Queue     *domain.AnnotationQueue `json:"queue" doc:"The queue, with its score configs and counts."`
 }
 
 type annotationScore struct {
@@ -60,8 +59,8 @@ type annotationCompleteRequest struct {
 
 // AnnotationCompleted is the answer of POST /annotation-queues/{id}/items/{item_id}/complete.
 type AnnotationCompleted struct {
-	Item   *store.AnnotationItem `json:"item"`
-	Scores []*store.Score        `json:"scores" doc:"The scores written (source annotation, on the item's execution)."`
+	Item   *domain.AnnotationItem `json:"item"`
+	Scores []*domain.Score        `json:"scores" doc:"The scores written (source annotation, on the item's execution)."`
 }
 
 func (s *Server) annotationRoutes() []route {
@@ -70,24 +69,24 @@ func (s *Server) annotationRoutes() []route {
 	return []route{
 		{method: "GET", path: q, op: "listAnnotationQueues", tag: tag, scope: "scores:read", summary: "List annotation queues, newest first",
 			list: true,
-			resp: store.AnnotationQueue{}, h: s.listAnnotationQueues},
+			resp: domain.AnnotationQueue{}, h: s.listAnnotationQueues},
 		{method: "POST", path: q, op: "createAnnotationQueue", tag: tag, scope: "scores:write", summary: "Create an annotation queue",
-			body: annotationQueueCreateRequest{}, resp: store.AnnotationQueue{}, status: http.StatusCreated, creates: true, errs: []int{http.StatusConflict}, h: s.createAnnotationQueue},
+			body: annotationQueueCreateRequest{}, resp: domain.AnnotationQueue{}, status: http.StatusCreated, creates: true, errs: []int{http.StatusConflict}, h: s.createAnnotationQueue},
 		{method: "GET", path: q + "/{id}", op: "getAnnotationQueue", tag: tag, scope: "scores:read", summary: "Get an annotation queue",
-			resp: store.AnnotationQueue{}, h: byID(s, s.store.AnnotationQueueGet)},
+			resp: domain.AnnotationQueue{}, h: byID(s, s.store.AnnotationQueueGet)},
 		{method: "PATCH", path: q + "/{id}", op: "updateAnnotationQueue", tag: tag, scope: "scores:write", summary: "Update an annotation queue",
-			body: annotationQueueUpdateRequest{}, resp: store.AnnotationQueue{},
+			body: annotationQueueUpdateRequest{}, resp: domain.AnnotationQueue{},
 			errs: []int{http.StatusConflict}, h: s.updateAnnotationQueue},
 		{method: "DELETE", path: q + "/{id}", op: "deleteAnnotationQueue", tag: tag, scope: "scores:write", summary: "Delete an annotation queue",
-			resp: store.AnnotationQueue{}, h: byID(s, s.store.AnnotationQueueDelete)},
+			resp: domain.AnnotationQueue{}, h: byID(s, s.store.AnnotationQueueDelete)},
 		{method: "GET", path: q + "/{id}/items", op: "listAnnotationItems", tag: tag, scope: "scores:read", summary: "List a queue's items, newest first",
 			list:   true,
-			params: []param{{name: "status", typ: "string", desc: "Only items in this state.", enum: store.AnnotationStatuses}},
-			resp:   store.AnnotationItem{}, h: s.listAnnotationItems},
+			params: []param{{name: "status", typ: "string", desc: "Only items in this state.", enum: domain.AnnotationStatuses}},
+			resp:   domain.AnnotationItem{}, h: s.listAnnotationItems},
 		{method: "POST", path: q + "/{id}/items", op: "addAnnotationItems", tag: tag, scope: "scores:write", summary: "Add executions to a queue",
 			body: annotationItemsAddRequest{}, resp: AnnotationItemsAdded{}, status: http.StatusCreated, h: s.addAnnotationItems},
 		{method: "GET", path: q + "/{id}/items/{item_id}", op: "getAnnotationItem", tag: tag, scope: "scores:read", summary: "Get a queue item",
-			resp: store.AnnotationItem{}, h: s.getAnnotationItem},
+			resp: domain.AnnotationItem{}, h: s.getAnnotationItem},
 		{method: "POST", path: q + "/{id}/next", op: "claimNextAnnotationItem", tag: tag, scope: "scores:write", summary: "Claim the next item to review",
 			resp: AnnotationClaim{}, nocache: true, h: s.claimNextAnnotationItem},
 		{method: "POST", path: q + "/{id}/items/{item_id}/complete", op: "completeAnnotationItem", tag: tag, scope: "scores:write", summary: "Complete a review",
@@ -97,17 +96,17 @@ func (s *Server) annotationRoutes() []route {
 				{name: "human", typ: "string", desc: "The second score name, e.g. the reviewers'.", required: true},
 				{name: "created_after", typ: "string", desc: "RFC 3339 time: only scores created after it."},
 				{name: "created_before", typ: "string", desc: "RFC 3339 time: only scores created before it."}},
-			resp: store.ScoreAgreement{}, errs: []int{http.StatusUnprocessableEntity}, h: s.scoreAgreement},
+			resp: domain.ScoreAgreement{}, errs: []int{http.StatusUnprocessableEntity}, h: s.scoreAgreement},
 	}
 }
 
 // reviewer is who a request reviews as: its signed-in user, else its API key; the emulator,
 // which has neither, has one reviewer.
-func reviewer(r *http.Request) store.Reviewer {
+func reviewer(r *http.Request) domain.Reviewer {
 	if a := scoreAuthor(r); a != nil {
-		return store.Reviewer{ID: a.Type + ":" + a.ID, Name: a.Name}
+		return domain.Reviewer{ID: a.Type + ":" + a.ID, Name: a.Name}
 	}
-	return store.Reviewer{ID: "emulator", Name: "emulator"}
+	return domain.Reviewer{ID: "emulator", Name: "emulator"}
 }
 
 func (s *Server) listAnnotationQueues(w http.ResponseWriter, r *http.Request) error {
@@ -132,7 +131,7 @@ func (s *Server) createAnnotationQueue(w http.ResponseWriter, r *http.Request) e
 	if err := domain.NotBlank("name", req.Name); err != nil {
 		return err
 	}
-	q, err := s.store.AnnotationQueueCreate(r.Context(), &store.AnnotationQueue{WorkspaceID: s.workspace(r), Name: req.Name,
+	q, err := s.store.AnnotationQueueCreate(r.Context(), &domain.AnnotationQueue{WorkspaceID: s.workspace(r), Name: req.Name,
 		Description: req.Description, ScoreConfigIDs: req.ScoreConfigIDs})
 	if err != nil {
 		return err
@@ -146,7 +145,7 @@ func (s *Server) updateAnnotationQueue(w http.ResponseWriter, r *http.Request) e
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	p := store.AnnotationQueuePatch{Description: req.Description}
+	p := domain.AnnotationQueuePatch{Description: req.Description}
 	if req.Name != nil {
 		name := strings.TrimSpace(*req.Name)
 		if err := domain.NotBlank("name", name); err != nil {
@@ -157,7 +156,7 @@ func (s *Server) updateAnnotationQueue(w http.ResponseWriter, r *http.Request) e
 	if req.Description != nil {
 	}
 	if req.ScoreConfigIDs != nil {
-		p.ScoreConfigIDs = ptr(store.Strings(*req.ScoreConfigIDs))
+		p.ScoreConfigIDs = ptr(domain.Strings(*req.ScoreConfigIDs))
 	}
 	q, err := s.store.AnnotationQueueUpdate(r.Context(), s.workspace(r), pathID(r, "id"), p)
 	if err != nil {
@@ -174,7 +173,7 @@ func (s *Server) listAnnotationItems(w http.ResponseWriter, r *http.Request) err
 	}
 	status := r.URL.Query().Get("status")
 	if status != "" {
-		if err := domain.OneOf("status", status, store.AnnotationStatuses); err != nil {
+		if err := domain.OneOf("status", status, domain.AnnotationStatuses); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -249,15 +248,15 @@ func (s *Server) completeAnnotationItem(w http.ResponseWriter, r *http.Request) 
 	if len(req.Scores) == 0 || len(req.Scores) > 20 {
 		return domain.Invalid("scores", "must hold 1 to 20 scores, got %d", len(req.Scores))
 	}
-	scores := make([]*store.Score, len(req.Scores))
+	scores := make([]*domain.Score, len(req.Scores))
 	for i, sc := range req.Scores {
 		if err := domain.NotBlank(fmt.Sprintf("scores[%d].config_id", i), sc.ConfigID); err != nil {
 			return err
 		}
 		if sc.StringValue != nil {
 		}
-		scores[i] = &store.Score{ConfigID: ptr(sc.ConfigID), Value: sc.Value, StringValue: sc.StringValue, Comment: sc.Comment,
-			Metadata: store.JSONObject(sc.Metadata)}
+		scores[i] = &domain.Score{ConfigID: ptr(sc.ConfigID), Value: sc.Value, StringValue: sc.StringValue, Comment: sc.Comment,
+			Metadata: domain.JSONObject(sc.Metadata)}
 	}
 	it, written, err := s.store.AnnotationComplete(r.Context(), s.workspace(r), pathID(r, "id"), pathID(r, "item_id"), reviewer(r), scoreAuthor(r), scores)
 	if err != nil {
@@ -273,7 +272,7 @@ func (s *Server) scoreAgreement(w http.ResponseWriter, r *http.Request) error {
 	if judge == "" || human == "" {
 		return badRequest("judge and human are required: the two score names to compare")
 	}
-	var after, before store.Time
+	var after, before domain.Time
 	if err := createdRange(q, &after, &before); err != nil {
 		return err
 	}

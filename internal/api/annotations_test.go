@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/client"
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // TestAnnotationQueues walks a review: a queue over two score configs, executions added, two
@@ -71,8 +71,8 @@ func TestAnnotationQueues(t *testing.T) {
 	})
 
 	// Two reviewers: each claim is theirs alone, and asking again returns the same item.
-	alice := e.newKey(&store.APIKey{Name: "alice", Scopes: store.Strings{"scores:read", "scores:write"}})
-	bob := e.newKey(&store.APIKey{Name: "bob", Scopes: store.Strings{"scores:read", "scores:write"}})
+	alice := e.newKey(&domain.APIKey{Name: "alice", Scopes: domain.Strings{"scores:read", "scores:write"}})
+	bob := e.newKey(&domain.APIKey{Name: "bob", Scopes: domain.Strings{"scores:read", "scores:write"}})
 	next := func(key string) AnnotationClaim {
 		t.Helper()
 		var c AnnotationClaim
@@ -117,7 +117,7 @@ func TestAnnotationQueues(t *testing.T) {
 		{name: "counts", method: "GET", path: q, status: 200, fields: map[string]any{"data.pending": 2, "data.completed": 1}},
 	})
 	// The scores went where POST /scores puts them: a failed completion wrote none.
-	if l, _, err := e.store.ScoreList(ctx, e.ws, store.ScoreFilter{Source: store.ScoreSourceAnnotation}, store.Page{Page: 1, Limit: 10}); err != nil || len(l) != 2 {
+	if l, _, err := e.store.ScoreList(ctx, e.ws, domain.ScoreFilter{Source: domain.ScoreSourceAnnotation}, domain.Page{Page: 1, Limit: 10}); err != nil || len(l) != 2 {
 		t.Fatalf("annotation scores: %d %v", len(l), err)
 	}
 	// Alice takes the last item; then nothing is left for her while bob holds his.
@@ -142,7 +142,7 @@ func TestAnnotationQueues(t *testing.T) {
 		{name: "gone", method: "GET", path: q, status: 404},
 		{name: "next on missing queue", method: "POST", path: q + "/next", status: 404},
 	})
-	if l, _, _ := e.store.ScoreList(ctx, e.ws, store.ScoreFilter{Source: store.ScoreSourceAnnotation}, store.Page{Page: 1, Limit: 10}); len(l) != 3 {
+	if l, _, _ := e.store.ScoreList(ctx, e.ws, domain.ScoreFilter{Source: domain.ScoreSourceAnnotation}, domain.Page{Page: 1, Limit: 10}); len(l) != 3 {
 		t.Fatalf("scores after the queue was deleted: %d", len(l))
 	}
 }
@@ -156,7 +156,7 @@ func TestAnnotationNextConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	queue, err := e.store.AnnotationQueueCreate(ctx, &store.AnnotationQueue{WorkspaceID: e.ws, Name: "q", ScoreConfigIDs: store.Strings{cfg.ID}})
+	queue, err := e.store.AnnotationQueueCreate(ctx, &domain.AnnotationQueue{WorkspaceID: e.ws, Name: "q", ScoreConfigIDs: domain.Strings{cfg.ID}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestAnnotationNextConcurrent(t *testing.T) {
 	got := map[string]string{}
 	var wg sync.WaitGroup
 	for i := range 8 {
-		key := e.newKey(&store.APIKey{Name: fmt.Sprint("r", i), Scopes: store.Strings{"scores:write"}})
+		key := e.newKey(&domain.APIKey{Name: fmt.Sprint("r", i), Scopes: domain.Strings{"scores:write"}})
 		wg.Go(func() {
 			var c AnnotationClaim
 			if st := e.callData(t, key, "POST", "/api/v1/annotation-queues/"+queue.ID+"/next", "", &c); st != http.StatusOK {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/domain"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 type apiKeyCreateRequest struct {
@@ -22,20 +21,20 @@ type apiKeyCreateRequest struct {
 
 // APIKeyWithSecret is a key as created or rotated: the key object and, once, the raw key.
 type APIKeyWithSecret struct {
-	ID             string      `json:"id"`
-	WorkspaceID    string      `json:"workspace_id"`
-	Name           string      `json:"name"`
-	KeyPrefix      string      `json:"key_prefix"`
-	Scopes         []string    `json:"scopes"`
-	AllowedIPs     []string    `json:"allowed_ips"`
-	AllowedOrigins []string    `json:"allowed_origins"`
-	ExpiresAt      *store.Time `json:"expires_at"`
-	LastUsedAt     *store.Time `json:"last_used_at"`
-	CreatedAt      store.Time  `json:"created_at"`
-	Key            string      `json:"key" doc:"The raw key. It is shown only in this response; only its hash is stored."`
+	ID             string       `json:"id"`
+	WorkspaceID    string       `json:"workspace_id"`
+	Name           string       `json:"name"`
+	KeyPrefix      string       `json:"key_prefix"`
+	Scopes         []string     `json:"scopes"`
+	AllowedIPs     []string     `json:"allowed_ips"`
+	AllowedOrigins []string     `json:"allowed_origins"`
+	ExpiresAt      *domain.Time `json:"expires_at"`
+	LastUsedAt     *domain.Time `json:"last_used_at"`
+	CreatedAt      domain.Time  `json:"created_at"`
+	Key            string       `json:"key" doc:"The raw key. It is shown only in this response; only its hash is stored."`
 }
 
-func withSecret(k *store.APIKey, raw string) APIKeyWithSecret {
+func withSecret(k *domain.APIKey, raw string) APIKeyWithSecret {
 	return APIKeyWithSecret{ID: k.ID, WorkspaceID: k.WorkspaceID, Name: k.Name, KeyPrefix: k.KeyPrefix, Scopes: k.Scopes,
 		AllowedIPs: k.AllowedIPs, AllowedOrigins: k.AllowedOrigins, ExpiresAt: k.ExpiresAt, LastUsedAt: k.LastUsedAt,
 		CreatedAt: k.CreatedAt, Key: raw}
@@ -51,14 +50,14 @@ func (s *Server) apiKeyRoutes() []route {
 	// raw key, and the raw key is never stored.
 	return []route{
 		{method: "GET", path: v1 + "/api-keys", op: "listAPIKeys", tag: tag, scope: scope, summary: "List the workspace's API keys",
-			list: true, resp: store.APIKey{}, nocache: true, h: s.listAPIKeys},
+			list: true, resp: domain.APIKey{}, nocache: true, h: s.listAPIKeys},
 		{method: "POST", path: v1 + "/api-keys", op: "createAPIKey", tag: tag, scope: scope, summary: "Create an API key",
 			body: apiKeyCreateRequest{}, resp: APIKeyWithSecret{},
 			status: http.StatusCreated, h: s.createAPIKey},
-		{method: "GET", path: v1 + "/api-keys/{id}", op: "getAPIKey", tag: tag, scope: scope, summary: "Get an API key", resp: store.APIKey{},
+		{method: "GET", path: v1 + "/api-keys/{id}", op: "getAPIKey", tag: tag, scope: scope, summary: "Get an API key", resp: domain.APIKey{},
 			nocache: true, h: byID(s, s.store.APIKeyGet)},
 		{method: "DELETE", path: v1 + "/api-keys/{id}", op: "revokeAPIKey", tag: tag, scope: scope, summary: "Revoke an API key",
-			resp: store.APIKey{}, h: s.revokeAPIKey},
+			resp: domain.APIKey{}, h: s.revokeAPIKey},
 		{method: "POST", path: v1 + "/api-keys/{id}/rotate", op: "rotateAPIKey", tag: tag, scope: scope, summary: "Replace an API key's secret",
 			resp: APIKeyWithSecret{}, h: s.rotateAPIKey},
 	}
@@ -104,7 +103,7 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return errorf(http.StatusUnprocessableEntity, "%s", err.Error())
 	}
-	var expires *store.Time
+	var expires *domain.Time
 	if req.ExpiresAt != nil {
 		t, err := time.Parse(time.RFC3339, *req.ExpiresAt)
 		if err != nil {
@@ -113,7 +112,7 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 		if !t.After(time.Now()) {
 			return domain.Invalid("expires_at", "must be in the future, got %s", *req.ExpiresAt)
 		}
-		expires = &store.Time{Time: t.UTC().Truncate(time.Millisecond)}
+		expires = &domain.Time{Time: t.UTC().Truncate(time.Millisecond)}
 	}
 	ips := make([]string, len(req.AllowedIPs))
 	for i, ip := range req.AllowedIPs {
@@ -123,7 +122,7 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	k, err := s.store.APIKeyCreate(r.Context(), &store.APIKey{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name),
+	k, err := s.store.APIKeyCreate(r.Context(), &domain.APIKey{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name),
 		KeyPrefix: auth.KeyPrefix(raw), Scopes: req.Scopes, AllowedIPs: ips, AllowedOrigins: origins, ExpiresAt: expires}, auth.HashKey(raw))
 	if err != nil {
 		return err

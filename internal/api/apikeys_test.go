@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentplane/agentplane/client"
 	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -50,15 +51,15 @@ func noRawKey(t *testing.T, body map[string]any) {
 
 func TestAPIKeyRoutes(t *testing.T) {
 	e := newServerEnv(t)
-	other := e.newKey(&store.APIKey{Name: "other", Scopes: store.Strings{"agents:read"}})
+	other := e.newKey(&domain.APIKey{Name: "other", Scopes: domain.Strings{"agents:read"}})
 	otherID := keyID(t, e, other)
-	victim := e.newKey(&store.APIKey{Name: "victim", Scopes: store.Strings{"agents:read"}})
+	victim := e.newKey(&domain.APIKey{Name: "victim", Scopes: domain.Strings{"agents:read"}})
 	victimID := keyID(t, e, victim)
-	past := store.Time{Time: time.Now().Add(-time.Minute)}
-	expired := e.newKey(&store.APIKey{Name: "expired", Scopes: store.Strings{"*"}, ExpiresAt: &past})
-	farIP := e.newKey(&store.APIKey{Name: "far", Scopes: store.Strings{"*"}, AllowedIPs: store.Strings{"10.1.2.3"}})
-	loopback := e.newKey(&store.APIKey{Name: "loopback", Scopes: store.Strings{"*"}, AllowedIPs: store.Strings{"10.0.0.0/8", "127.0.0.0/8"}})
-	origin := e.newKey(&store.APIKey{Name: "web", Scopes: store.Strings{"*"}, AllowedOrigins: store.Strings{"https://app.example"}})
+	past := domain.Time{Time: time.Now().Add(-time.Minute)}
+	expired := e.newKey(&domain.APIKey{Name: "expired", Scopes: domain.Strings{"*"}, ExpiresAt: &past})
+	farIP := e.newKey(&domain.APIKey{Name: "far", Scopes: domain.Strings{"*"}, AllowedIPs: domain.Strings{"10.1.2.3"}})
+	loopback := e.newKey(&domain.APIKey{Name: "loopback", Scopes: domain.Strings{"*"}, AllowedIPs: domain.Strings{"10.0.0.0/8", "127.0.0.0/8"}})
+	origin := e.newKey(&domain.APIKey{Name: "web", Scopes: domain.Strings{"*"}, AllowedOrigins: domain.Strings{"https://app.example"}})
 	future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	base := "/api/v1/api-keys"
 	e.run([]scenario{

@@ -27,18 +27,18 @@ func (s *Server) assetRoutes() []route {
 		{method: "GET", path: v1 + "/assets", op: "listAssets", tag: tag, scope: "assets:read", summary: "List assets",
 			list: true,
 			params: []param{{name: "execution_id", typ: "string", desc: "Only the assets of this execution."},
-				{name: "type", typ: "string", desc: "Only assets of this type.", enum: []string{store.AssetImage, store.AssetAudio, store.AssetFile}}},
-			resp: store.Asset{}, h: s.listAssets},
+				{name: "type", typ: "string", desc: "Only assets of this type.", enum: []string{domain.AssetImage, domain.AssetAudio, domain.AssetFile}}},
+			resp: domain.Asset{}, h: s.listAssets},
 		{method: "POST", path: v1 + "/assets", op: "uploadAsset", tag: tag, scope: "assets:write", summary: "Upload an asset",
-			body: assetUploadRequest{}, resp: store.Asset{}, status: http.StatusCreated, creates: true, errs: []int{http.StatusPaymentRequired}, h: s.uploadAsset},
+			body: assetUploadRequest{}, resp: domain.Asset{}, status: http.StatusCreated, creates: true, errs: []int{http.StatusPaymentRequired}, h: s.uploadAsset},
 		{method: "GET", path: v1 + "/assets/storage", op: "getAssetStorage", tag: tag, scope: "assets:write", summary: "Asset storage of the workspace",
-			resp: store.AssetStorage{}, h: s.assetStorage},
+			resp: domain.AssetStorage{}, h: s.assetStorage},
 		{method: "GET", path: v1 + "/assets/{id}", op: "getAsset", tag: tag, scope: "assets:read", summary: "Get an asset",
-			resp: store.Asset{}, h: byID(s, s.store.AssetGet)},
+			resp: domain.Asset{}, h: byID(s, s.store.AssetGet)},
 		{method: "GET", path: v1 + "/assets/{id}/content", op: "getAssetContent", tag: tag, scope: "assets:read", summary: "Download an asset's content",
 			raw: true, content: true, errs: []int{http.StatusPreconditionFailed, http.StatusRequestedRangeNotSatisfiable}, h: s.assetContent},
 		{method: "DELETE", path: v1 + "/assets/{id}", op: "deleteAsset", tag: tag, scope: "assets:write", summary: "Delete an asset",
-			resp: store.Asset{}, h: s.deleteAsset},
+			resp: domain.Asset{}, h: s.deleteAsset},
 	}
 }
 
@@ -50,9 +50,9 @@ func (s *Server) listAssets(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	f := store.AssetFilter{ExecutionID: q.Get("execution_id"), Type: q.Get("type")}
+	f := domain.AssetFilter{ExecutionID: q.Get("execution_id"), Type: q.Get("type")}
 	switch f.Type {
-	case "", store.AssetImage, store.AssetAudio, store.AssetFile:
+	case "", domain.AssetImage, domain.AssetAudio, domain.AssetFile:
 	default:
 		return badRequest("type must be image, audio or file, got %q", f.Type)
 	}
@@ -86,7 +86,7 @@ func (s *Server) uploadAsset(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return domain.Invalid("data", "is not valid base64 (standard alphabet, padded): %v", err)
 	}
-	in := assets.Input{WorkspaceID: ws, MimeType: req.MimeType, Name: req.Name, Source: store.AssetSourceUpload}
+	in := assets.Input{WorkspaceID: ws, MimeType: req.MimeType, Name: req.Name, Source: domain.AssetSourceUpload}
 	if req.ExecutionID != nil && *req.ExecutionID != "" {
 		if _, err := s.store.ExecutionGet(r.Context(), ws, *req.ExecutionID); store.IsNotFound(err) {
 			return &store.ReferenceError{Field: "execution_id", Resource: "execution", ID: *req.ExecutionID}
@@ -161,7 +161,7 @@ type contentWriter struct {
 	http.ResponseWriter
 	s      *Server
 	r      *http.Request
-	a      *store.Asset
+	a      *domain.Asset
 	failed bool
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/agentplane/agentplane/internal/assets"
 	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/blob"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm/llmtest"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/mcpclient"
@@ -76,12 +77,12 @@ func (e *testEnv) rawGet(t *testing.T, path string, header map[string]string) (i
 func (e *testEnv) otherWorkspaceKey(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
-	w, err := e.store.WorkspaceCreate(ctx, &store.Workspace{Name: "Other", Slug: "other"})
+	w, err := e.store.WorkspaceCreate(ctx, &domain.Workspace{Name: "Other", Slug: "other"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := auth.NewKey()
-	if _, err := e.store.APIKeyCreate(ctx, &store.APIKey{Name: "other", WorkspaceID: w.ID, KeyPrefix: auth.KeyPrefix(raw), Scopes: store.Strings{"*"}}, auth.HashKey(raw)); err != nil {
+	if _, err := e.store.APIKeyCreate(ctx, &domain.APIKey{Name: "other", WorkspaceID: w.ID, KeyPrefix: auth.KeyPrefix(raw), Scopes: domain.Strings{"*"}}, auth.HashKey(raw)); err != nil {
 		t.Fatal(err)
 	}
 	return raw
@@ -93,8 +94,8 @@ func TestAssetRoutes(t *testing.T) {
 	e, blobs := assetEnv(t, 0)
 	data := base64.StdEncoding.EncodeToString(testPNG)
 	other := e.otherWorkspaceKey(t)
-	readOnly := e.newKey(&store.APIKey{Name: "read", Scopes: store.Strings{"assets:read"}})
-	noAssets := e.newKey(&store.APIKey{Name: "agents", Scopes: store.Strings{"agents:read"}})
+	readOnly := e.newKey(&domain.APIKey{Name: "read", Scopes: domain.Strings{"assets:read"}})
+	noAssets := e.newKey(&domain.APIKey{Name: "agents", Scopes: domain.Strings{"agents:read"}})
 	var first, second, sum string
 	e.run([]scenario{
 		{name: "upload", method: "POST", path: "/api/v1/assets", body: `{"mime_type":"image/png","data":"` + data + `","name":"cat.png"}`, status: 201,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -32,7 +33,7 @@ const (
 
 // authKey is a key found by its hash, with its IP rules parsed once.
 type authKey struct {
-	key     *store.APIKey
+	key     *domain.APIKey
 	ips     *auth.IPAllowlist
 	fetched time.Time
 }
@@ -212,14 +213,14 @@ func (s *Server) touchKey(id string, now time.Time) {
 		defer a.wg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := s.store.APIKeyTouch(ctx, id, store.Time{Time: now.UTC().Truncate(time.Millisecond)}); err != nil && !errors.Is(err, context.Canceled) {
+		if err := s.store.APIKeyTouch(ctx, id, domain.Time{Time: now.UTC().Truncate(time.Millisecond)}); err != nil && !errors.Is(err, context.Canceled) {
 			s.log.Warn("could not record api key use", slog.String("key_id", id), slog.Any("error", err))
 		}
 	}()
 }
 
 // apiKeyOf returns the key that authenticated the request, or nil (public routes, emulator).
-func apiKeyOf(r *http.Request) *store.APIKey {
-	k, _ := r.Context().Value(apiKeyCtx).(*store.APIKey)
+func apiKeyOf(r *http.Request) *domain.APIKey {
+	k, _ := r.Context().Value(apiKeyCtx).(*domain.APIKey)
 	return k
 }

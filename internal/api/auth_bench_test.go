@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
@@ -24,7 +25,7 @@ func BenchmarkAuthCost(b *testing.B) {
 	ctx := context.Background()
 	st, ws := benchStore(b)
 	for range 6 {
-		if _, err := st.AgentCreate(ctx, &store.Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &store.AgentConfig{Model: "gpt-4o-mini"}, ""); err != nil {
+		if _, err := st.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &domain.AgentConfig{Model: "gpt-4o-mini"}, ""); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -77,7 +78,7 @@ func benchStore(b *testing.B) (*store.Store, string) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
-	ws, err := st.WorkspaceCreate(ctx, &store.Workspace{Name: "w", Slug: "w"})
+	ws, err := st.WorkspaceCreate(ctx, &domain.Workspace{Name: "w", Slug: "w"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func benchKey(b *testing.B, st *store.Store, ws string, scopes ...string) string
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := st.APIKeyCreate(context.Background(), &store.APIKey{WorkspaceID: ws, Name: "k", KeyPrefix: auth.KeyPrefix(raw), Scopes: scopes}, auth.HashKey(raw)); err != nil {
+	if _, err := st.APIKeyCreate(context.Background(), &domain.APIKey{WorkspaceID: ws, Name: "k", KeyPrefix: auth.KeyPrefix(raw), Scopes: scopes}, auth.HashKey(raw)); err != nil {
 		b.Fatal(err)
 	}
 	return raw

@@ -31,13 +31,13 @@ type chatMessageRequest struct {
 
 // AssistantReply is the answer to a chat message.
 type AssistantReply struct {
-	ID            string           `json:"id"`
-	Role          string           `json:"role" enum:"assistant"`
-	Content       string           `json:"content"`
-	ExecutionID   string           `json:"execution_id"`
-	UserMessageID string           `json:"user_message_id"`
-	TokenUsage    store.TokenUsage `json:"token_usage"`
-	CreatedAt     store.Time       `json:"created_at"`
+	ID            string            `json:"id"`
+	Role          string            `json:"role" enum:"assistant"`
+	Content       string            `json:"content"`
+	ExecutionID   string            `json:"execution_id"`
+	UserMessageID string            `json:"user_message_id"`
+	TokenUsage    domain.TokenUsage `json:"token_usage"`
+	CreatedAt     domain.Time       `json:"created_at"`
 }
 
 func (s *Server) chatRoutes() []route {
@@ -45,19 +45,19 @@ func (s *Server) chatRoutes() []route {
 	sess := v1 + "/chat/sessions/{id}"
 	return []route{
 		{method: "POST", path: v1 + "/chat/sessions", op: "createChatSession", tag: tag, scope: "chat:write", summary: "Start a chat session with an agent",
-			body: chatSessionCreateRequest{}, resp: store.ChatSession{}, status: http.StatusCreated, creates: true, h: s.createChatSession},
+			body: chatSessionCreateRequest{}, resp: domain.ChatSession{}, status: http.StatusCreated, creates: true, h: s.createChatSession},
 		{method: "GET", path: v1 + "/chat/sessions", op: "listChatSessions", tag: tag, scope: "sessions:read", summary: "List chat sessions, newest first", list: true,
 			params: []param{{name: "agent_id", typ: "string"}, {name: "end_user_id", typ: "string", desc: "Only the sessions of this end user."}},
-			resp:   store.ChatSession{}, h: s.listChatSessions},
-		{method: "GET", path: sess, op: "getChatSession", tag: tag, scope: "sessions:read", summary: "Get a chat session", resp: store.ChatSession{}, h: byID(s, s.store.ChatSessionGet)},
+			resp:   domain.ChatSession{}, h: s.listChatSessions},
+		{method: "GET", path: sess, op: "getChatSession", tag: tag, scope: "sessions:read", summary: "Get a chat session", resp: domain.ChatSession{}, h: byID(s, s.store.ChatSessionGet)},
 		{method: "PATCH", path: sess, op: "updateChatSession", tag: tag, scope: "chat:write", summary: "Change a session's title or metadata",
-			body: chatSessionUpdateRequest{}, resp: store.ChatSession{}, h: s.updateChatSession},
+			body: chatSessionUpdateRequest{}, resp: domain.ChatSession{}, h: s.updateChatSession},
 		{method: "DELETE", path: sess, op: "deleteChatSession", tag: tag, scope: "chat:write", summary: "Delete a session and its messages",
-			resp: store.ChatSession{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.ChatSessionDelete)},
+			resp: domain.ChatSession{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.ChatSessionDelete)},
 		{method: "GET", path: sess + "/messages", op: "listChatMessages", tag: tag, scope: "sessions:read", summary: "A session's messages, oldest first", list: true,
-			resp: store.ChatMessage{}, h: childList(s, s.store.ChatMessageList)},
+			resp: domain.ChatMessage{}, h: childList(s, s.store.ChatMessageList)},
 		{method: "POST", path: sess + "/messages", op: "sendChatMessage", tag: tag, scope: "chat:write", summary: "Send a message and wait for the reply",
-			body: chatMessageRequest{}, resp: AssistantReply{}, alsoOK: map[int]any{http.StatusAccepted: store.Execution{}}, errs: []int{http.StatusConflict, http.StatusBadGateway},
+			body: chatMessageRequest{}, resp: AssistantReply{}, alsoOK: map[int]any{http.StatusAccepted: domain.Execution{}}, errs: []int{http.StatusConflict, http.StatusBadGateway},
 			creates: true, turn: true, plan: true, h: s.sendChatMessage},
 		{method: "POST", path: sess + "/messages/stream", op: "streamChatMessage", tag: tag, scope: "chat:write", sse: true, summary: "Send a message and stream the reply (SSE)",
 			params: []param{{name: "last_event_id", typ: "integer", desc: "Same as the Last-Event-ID header; read on a retry with an Idempotency-Key."}},
@@ -74,10 +74,10 @@ func (s *Server) createChatSession(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	ws := s.workspace(r)
-	if err := s.store.CheckRefs(r.Context(), ws, store.KindAgent, "agent_id", req.AgentID); err != nil {
+	if err := s.store.CheckRefs(r.Context(), ws, domain.KindAgent, "agent_id", req.AgentID); err != nil {
 		return err
 	}
-	c, err := s.store.ChatSessionCreate(r.Context(), &store.ChatSession{WorkspaceID: ws, AgentID: req.AgentID, Title: req.Title, Metadata: req.Metadata,
+	c, err := s.store.ChatSessionCreate(r.Context(), &domain.ChatSession{WorkspaceID: ws, AgentID: req.AgentID, Title: req.Title, Metadata: req.Metadata,
 		UserID: userIDOf(r), EndUserID: optString(req.EndUserID)})
 	if err != nil {
 		return err
@@ -92,7 +92,7 @@ func (s *Server) listChatSessions(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	q := r.URL.Query()
-	items, total, err := s.store.ChatSessionList(r.Context(), s.workspace(r), store.ChatSessionFilter{AgentID: q.Get("agent_id"), EndUserID: q.Get("end_user_id")}, p)
+	items, total, err := s.store.ChatSessionList(r.Context(), s.workspace(r), domain.ChatSessionFilter{AgentID: q.Get("agent_id"), EndUserID: q.Get("end_user_id")}, p)
 	if err != nil {
 		return err
 	}
@@ -105,12 +105,12 @@ func (s *Server) updateChatSession(w http.ResponseWriter, r *http.Request) error
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	var p store.ChatSessionPatch
+	var p domain.ChatSessionPatch
 	if req.Title != nil {
 		p.Title = req.Title
 	}
 	if req.Metadata != nil {
-		p.Metadata = ptr(store.JSONObject(*req.Metadata))
+		p.Metadata = ptr(domain.JSONObject(*req.Metadata))
 	}
 	c, err := s.store.ChatSessionUpdate(r.Context(), s.workspace(r), pathID(r, "id"), p)
 	if err != nil {
@@ -162,7 +162,7 @@ func (s *Server) chatTurnFor(w http.ResponseWriter, r *http.Request) (*chatTurn,
 }
 
 // earlierTurn is the turn an earlier request with key started; another request: 409.
-func earlierTurn(ws, key, hash string, prev *store.IdempotencyRecord) (*chatTurn, error) {
+func earlierTurn(ws, key, hash string, prev *domain.IdempotencyRecord) (*chatTurn, error) {
 	ref, ok := prev.ChatTurn()
 	if !ok || prev.RequestHash != hash {
 		return nil, conflict("Idempotency-Key %q was already used with a different request body", key)
@@ -203,10 +203,10 @@ func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request, key, hash
 	if c.ActiveExecutionID != nil {
 		// A run of the session waiting for the answer to its question: this message answers it.
 		// Its Idempotency-Key is recorded with the answer, as with a new turn.
-		var claim func(ctx context.Context, tx *store.Store, x *store.Execution) error
+		var claim func(ctx context.Context, tx *store.Store, x *domain.Execution) error
 		if key != "" {
-			claim = func(ctx context.Context, tx *store.Store, x *store.Execution) error {
-				return tx.ChatTurnClaim(ctx, ws, key, hash, store.ChatTurnRef{ExecutionID: x.ID, UserMessageID: userMsgID})
+			claim = func(ctx context.Context, tx *store.Store, x *domain.Execution) error {
+				return tx.ChatTurnClaim(ctx, ws, key, hash, domain.ChatTurnRef{ExecutionID: x.ID, UserMessageID: userMsgID})
 			}
 		}
 		if turn, err := s.answerQuestion(r.Context(), ws, *c.ActiveExecutionID, userMsgID, req.Content, "chat", claim); turn != nil || err != nil {
@@ -217,7 +217,7 @@ func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request, key, hash
 		Input: map[string]any{"message": req.Content}, Metadata: map[string]any{"session_id": id}, Source: "chat", TimeoutMS: defaultTimeoutMS,
 		UserID: userIDOf(r), EndUserID: endUser,
 		Chat: &runtime.ChatTurn{SessionID: id, UserMessageID: userMsgID, Content: req.Content, IdempotencyKey: key, RequestHash: hash},
-		BeforeCreate: func(ctx context.Context, tx *store.Store, _ *store.Execution) error {
+		BeforeCreate: func(ctx context.Context, tx *store.Store, _ *domain.Execution) error {
 			return s.checkExecutionLimits(ctx, tx, ws)
 		}})
 	if err != nil {
@@ -231,13 +231,13 @@ func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request, key, hash
 // question (a new message then finds the session busy, as before). by says who answered
 // (chat, or the trigger's platform).
 func (s *Server) answerQuestion(ctx context.Context, ws, execID, msgID, content, by string,
-	before func(ctx context.Context, tx *store.Store, x *store.Execution) error) (*chatTurn, error) {
+	before func(ctx context.Context, tx *store.Store, x *domain.Execution) error) (*chatTurn, error) {
 	x, err := s.store.ExecutionGet(ctx, ws, execID)
-	if err != nil || x.Status != store.StatusAwaitingApproval {
+	if err != nil || x.Status != domain.StatusAwaitingApproval {
 		return nil, nil
 	}
 	a, err := s.store.ApprovalPending(ctx, ws, execID)
-	if err != nil || a == nil || a.Kind != store.ApprovalQuestion {
+	if err != nil || a == nil || a.Kind != domain.ApprovalQuestion {
 		return nil, err
 	}
 	// Every frame of the paused pass is stored with the pause: the answer's turn streams after them.
@@ -260,7 +260,7 @@ func (s *Server) sendChatMessage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var x *store.Execution
+	var x *domain.Execution
 	if turn.replayed() {
 		w.Header().Set("Idempotent-Replayed", "true")
 		x, err = s.engine.Await(r.Context(), turn.ws, turn.executionID)
@@ -283,10 +283,10 @@ func (s *Server) sendChatMessage(w http.ResponseWriter, r *http.Request) error {
 
 // writeChatReply answers a chat message from its execution once it stopped: the reply (200),
 // the execution waiting at an approval checkpoint (202), or a 502 naming a failed run.
-func (s *Server) writeChatReply(w http.ResponseWriter, r *http.Request, x *store.Execution, userMsgID string) error {
+func (s *Server) writeChatReply(w http.ResponseWriter, r *http.Request, x *domain.Execution, userMsgID string) error {
 	ctx := context.WithoutCancel(r.Context())
 	switch x.Status {
-	case store.StatusCompleted:
+	case domain.StatusCompleted:
 		m, err := s.store.ChatReplyOf(ctx, x.WorkspaceID, x.ID)
 		if err != nil {
 			return err
@@ -294,9 +294,9 @@ func (s *Server) writeChatReply(w http.ResponseWriter, r *http.Request, x *store
 		writeData(w, http.StatusOK, AssistantReply{ID: m.ID, Role: m.Role, Content: m.Content, ExecutionID: x.ID,
 			UserMessageID: userMsgID, TokenUsage: m.TokenUsage, CreatedAt: m.CreatedAt})
 		return nil
-	case store.StatusAwaitingApproval:
+	case domain.StatusAwaitingApproval:
 		// An ask_user question is the turn's reply; the next message answers it.
-		if a, err := s.store.ApprovalPending(ctx, x.WorkspaceID, x.ID); err != nil || a == nil || a.Kind != store.ApprovalQuestion {
+		if a, err := s.store.ApprovalPending(ctx, x.WorkspaceID, x.ID); err != nil || a == nil || a.Kind != domain.ApprovalQuestion {
 			writeData(w, http.StatusAccepted, x)
 			return err
 		}
@@ -340,7 +340,7 @@ func (s *Server) streamChatMessage(w http.ResponseWriter, r *http.Request) error
 	sse.endAtPause = true
 	if after < 0 {
 		first, _ := json.Marshal(map[string]string{"execution_id": turn.executionID, "user_message_id": turn.userMessageID})
-		if err := sse.frame(store.Event{Seq: 0, Event: "execution", Data: first}); err != nil {
+		if err := sse.frame(domain.Event{Seq: 0, Event: "execution", Data: first}); err != nil {
 			return nil
 		}
 		after = turn.from

@@ -10,7 +10,6 @@ import (
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm/providers"
 	"github.com/agentplane/agentplane/internal/runtime"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // maxCredentialValue bounds a credential value in bytes.
@@ -38,17 +37,17 @@ func (s *Server) credentialRoutes() []route {
 	return []route{
 		{method: "GET", path: v1 + "/credentials", op: "listCredentials", tag: tag, scope: "credentials:read", summary: "List credentials",
 			list: true,
-			params: []param{{name: "type", typ: "string", enum: store.CredentialTypes}, {name: "provider", typ: "string", desc: "Exact provider name."},
+			params: []param{{name: "type", typ: "string", enum: domain.CredentialTypes}, {name: "provider", typ: "string", desc: "Exact provider name."},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
-			resp: store.Credential{}, h: s.listCredentials},
+			resp: domain.Credential{}, h: s.listCredentials},
 		{method: "POST", path: v1 + "/credentials", op: "createCredential", tag: tag, scope: "credentials:write", summary: "Create a credential",
-			body: credentialCreateRequest{}, resp: store.Credential{}, status: http.StatusCreated, creates: true, h: s.createCredential},
+			body: credentialCreateRequest{}, resp: domain.Credential{}, status: http.StatusCreated, creates: true, h: s.createCredential},
 		{method: "GET", path: v1 + "/credentials/{id}", op: "getCredential", tag: tag, scope: "credentials:read", summary: "Get a credential (masked)",
-			resp: store.Credential{}, h: byID(s, s.store.CredentialGet)},
+			resp: domain.Credential{}, h: byID(s, s.store.CredentialGet)},
 		{method: "PATCH", path: v1 + "/credentials/{id}", op: "updateCredential", tag: tag, scope: "credentials:write",
-			summary: "Update a credential's name, provider, description, metadata or value", body: credentialUpdateRequest{}, resp: store.Credential{}, h: s.updateCredential},
+			summary: "Update a credential's name, provider, description, metadata or value", body: credentialUpdateRequest{}, resp: domain.Credential{}, h: s.updateCredential},
 		{method: "DELETE", path: v1 + "/credentials/{id}", op: "deleteCredential", tag: tag, scope: "credentials:write", summary: "Delete a credential",
-			resp: store.Credential{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.CredentialDelete)},
+			resp: domain.Credential{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.CredentialDelete)},
 		{method: "POST", path: v1 + "/credentials/{id}/validate", op: "validateCredential", tag: tag, scope: "credentials:write",
 			summary: "Check a credential against its service",
 			resp:    runtime.Validation{}, errs: []int{http.StatusUnprocessableEntity}, h: s.validateCredential},
@@ -101,9 +100,9 @@ func (s *Server) listCredentials(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	f := store.CredentialFilter{Type: q.Get("type"), Provider: q.Get("provider"), Query: q.Get("q")}
+	f := domain.CredentialFilter{Type: q.Get("type"), Provider: q.Get("provider"), Query: q.Get("q")}
 	if f.Type != "" {
-		if err := domain.OneOf("type", f.Type, store.CredentialTypes); err != nil {
+		if err := domain.OneOf("type", f.Type, domain.CredentialTypes); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -214,9 +213,9 @@ func (s *Server) createCredential(w http.ResponseWriter, r *http.Request) error 
 		checkModelCredential(strings.TrimSpace(req.Provider), req.Metadata)); err != nil {
 		return err
 	}
-	c, err := s.store.CredentialCreate(r.Context(), &store.Credential{
+	c, err := s.store.CredentialCreate(r.Context(), &domain.Credential{
 		WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name), Type: req.Type, Provider: strings.TrimSpace(req.Provider),
-		Description: req.Description, Metadata: store.JSONObject(req.Metadata),
+		Description: req.Description, Metadata: domain.JSONObject(req.Metadata),
 	}, string(req.Value), s.cfg.Secrets)
 	if err != nil {
 		return err
@@ -230,7 +229,7 @@ func (s *Server) updateCredential(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	var p store.CredentialPatch
+	var p domain.CredentialPatch
 	var err error
 	if p.Name, err = patchName(req.Name); err != nil {
 		return err
@@ -242,7 +241,7 @@ func (s *Server) updateCredential(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	if req.Metadata != nil {
-		p.Metadata = ptr(store.JSONObject(*req.Metadata))
+		p.Metadata = ptr(domain.JSONObject(*req.Metadata))
 	}
 	if req.Value != nil {
 		if err := checkCredentialValue(string(*req.Value)); err != nil {

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // cursor is what next_cursor encodes: the number of the page it opens and, for items that
@@ -32,7 +32,7 @@ func encodeCursor(page int, last any) string {
 }
 
 // decodeCursor sets the page that a cursor made by encodeCursor opens; anything else is a 400.
-func decodeCursor(v string, p *store.Page) error {
+func decodeCursor(v string, p *domain.Page) error {
 	bad := badRequest("cursor is not one this server gave: send the next_cursor of a page unchanged")
 	raw, err := base64.RawURLEncoding.DecodeString(v)
 	if err != nil {
@@ -45,28 +45,28 @@ func decodeCursor(v string, p *store.Page) error {
 	}
 	p.Page = c.Page
 	if c.CreatedAt != nil {
-		p.After = &store.Keyset{CreatedAt: store.TimeFromMillis(*c.CreatedAt), ID: c.ID}
+		p.After = &domain.Keyset{CreatedAt: domain.TimeFromMillis(*c.CreatedAt), ID: c.ID}
 	}
 	return nil
 }
 
-var storeTime = reflect.TypeFor[store.Time]()
+var storeTime = reflect.TypeFor[domain.Time]()
 
 // keysetOf reads an item's ID and CreatedAt fields, when it has both.
-func keysetOf(item any) (store.Time, string, bool) {
+func keysetOf(item any) (domain.Time, string, bool) {
 	v := reflect.ValueOf(item)
 	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
 		if v.IsNil() {
-			return store.Time{}, "", false
+			return domain.Time{}, "", false
 		}
 		v = v.Elem()
 	}
 	if v.Kind() != reflect.Struct {
-		return store.Time{}, "", false
+		return domain.Time{}, "", false
 	}
 	id, at := v.FieldByName("ID"), v.FieldByName("CreatedAt")
 	if !id.IsValid() || id.Kind() != reflect.String || !at.IsValid() || at.Type() != storeTime {
-		return store.Time{}, "", false
+		return domain.Time{}, "", false
 	}
-	return at.Interface().(store.Time), id.String(), true
+	return at.Interface().(domain.Time), id.String(), true
 }

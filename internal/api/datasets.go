@@ -16,7 +16,6 @@ import (
 
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/eval"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 type datasetCreateRequest struct {
@@ -55,8 +54,8 @@ type datasetItemUpdateRequest struct {
 
 // DatasetItemBatch is the answer to a bulk add: the items added, in the order sent.
 type DatasetItemBatch struct {
-	Count int                  `json:"count"`
-	Items []*store.DatasetItem `json:"items"`
+	Count int                   `json:"count"`
+	Items []*domain.DatasetItem `json:"items"`
 }
 
 // datasetItemsCreated documents the answer of POST /datasets/{id}/items: one item, or a batch
@@ -65,7 +64,7 @@ type datasetItemsCreated struct{}
 
 func (datasetItemsCreated) Schema(r huma.Registry) *huma.Schema {
 	return &huma.Schema{OneOf: []*huma.Schema{
-		r.Schema(reflect.TypeFor[store.DatasetItem](), true, ""),
+		r.Schema(reflect.TypeFor[domain.DatasetItem](), true, ""),
 		r.Schema(reflect.TypeFor[DatasetItemBatch](), true, ""),
 	}}
 }
@@ -80,27 +79,27 @@ func (s *Server) datasetRoutes() []route {
 			list: true,
 			params: []param{{name: "name", typ: "string", desc: "Only the dataset of this name."},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
-			resp: store.Dataset{}, h: s.listDatasets},
+			resp: domain.Dataset{}, h: s.listDatasets},
 		{method: "POST", path: v1 + "/datasets", op: "createDataset", tag: tag, scope: "datasets:write", summary: "Create a dataset",
-			body: datasetCreateRequest{}, resp: store.Dataset{}, status: http.StatusCreated, creates: true, h: s.createDataset},
+			body: datasetCreateRequest{}, resp: domain.Dataset{}, status: http.StatusCreated, creates: true, h: s.createDataset},
 		{method: "GET", path: v1 + "/datasets/{id}", op: "getDataset", tag: tag, scope: "datasets:read", summary: "Get a dataset",
-			resp: store.Dataset{}, h: byID(s, s.store.DatasetGet)},
+			resp: domain.Dataset{}, h: byID(s, s.store.DatasetGet)},
 		{method: "PATCH", path: v1 + "/datasets/{id}", op: "updateDataset", tag: tag, scope: "datasets:write", summary: "Update a dataset",
-			body: datasetUpdateRequest{}, resp: store.Dataset{}, errs: []int{http.StatusConflict}, h: s.updateDataset},
+			body: datasetUpdateRequest{}, resp: domain.Dataset{}, errs: []int{http.StatusConflict}, h: s.updateDataset},
 		{method: "DELETE", path: v1 + "/datasets/{id}", op: "deleteDataset", tag: tag, scope: "datasets:write", summary: "Delete a dataset",
-			resp: store.Dataset{}, h: byID(s, s.store.DatasetDelete)},
+			resp: domain.Dataset{}, h: byID(s, s.store.DatasetDelete)},
 
 		{method: "GET", path: v1 + "/datasets/{id}/items", op: "listDatasetItems", tag: tag, scope: "datasets:read", summary: "List a dataset's items",
-			list: true, resp: store.DatasetItem{}, h: childList(s, s.store.DatasetItemList)},
+			list: true, resp: domain.DatasetItem{}, h: childList(s, s.store.DatasetItemList)},
 		{method: "POST", path: v1 + "/datasets/{id}/items", op: "createDatasetItems", tag: tag, scope: "datasets:write", summary: "Add items to a dataset",
 			desc: fmt.Sprintf(description("createDatasetItems"), eval.MaxItemsPerRequest, ndjson),
 			body: datasetItemsCreateRequest{}, ndjson: true, resp: datasetItemsCreated{}, status: http.StatusCreated, creates: true, h: s.createDatasetItems},
 		{method: "GET", path: item, op: "getDatasetItem", tag: tag, scope: "datasets:read", summary: "Get a dataset item",
-			resp: store.DatasetItem{}, h: s.getDatasetItem},
+			resp: domain.DatasetItem{}, h: s.getDatasetItem},
 		{method: "PATCH", path: item, op: "updateDatasetItem", tag: tag, scope: "datasets:write", summary: "Update a dataset item",
-			body: datasetItemUpdateRequest{}, resp: store.DatasetItem{}, h: s.updateDatasetItem},
+			body: datasetItemUpdateRequest{}, resp: domain.DatasetItem{}, h: s.updateDatasetItem},
 		{method: "DELETE", path: item, op: "deleteDatasetItem", tag: tag, scope: "datasets:write", summary: "Delete a dataset item",
-			resp: store.DatasetItem{}, h: s.deleteDatasetItem},
+			resp: domain.DatasetItem{}, h: s.deleteDatasetItem},
 	}
 }
 
@@ -110,7 +109,7 @@ func (s *Server) listDatasets(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	items, total, err := s.store.DatasetList(r.Context(), s.workspace(r), store.DatasetFilter{Name: q.Get("name"), Query: q.Get("q")}, p)
+	items, total, err := s.store.DatasetList(r.Context(), s.workspace(r), domain.DatasetFilter{Name: q.Get("name"), Query: q.Get("q")}, p)
 	if err != nil {
 		return err
 	}
@@ -126,7 +125,7 @@ func (s *Server) createDataset(w http.ResponseWriter, r *http.Request) error {
 	if err := domain.NotBlank("name", req.Name); err != nil {
 		return err
 	}
-	d, err := eval.CreateDataset(r.Context(), s.store, &store.Dataset{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name),
+	d, err := eval.CreateDataset(r.Context(), s.store, &domain.Dataset{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name),
 		Description: req.Description, Metadata: req.Metadata, InputSchema: req.InputSchema})
 	if err != nil {
 		return err
@@ -141,12 +140,12 @@ func (s *Server) updateDataset(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := store.DatasetPatch{Name: np.name, Description: np.desc, InputSchema: req.InputSchema}
+	p := domain.DatasetPatch{Name: np.name, Description: np.desc, InputSchema: req.InputSchema}
 	if isNullField(np.body, "input_schema") {
 		p.InputSchema = ptr(json.RawMessage("null"))
 	}
 	if req.Metadata != nil {
-		p.Metadata = ptr(store.JSONObject(*req.Metadata))
+		p.Metadata = ptr(domain.JSONObject(*req.Metadata))
 	}
 	d, err := eval.UpdateDataset(r.Context(), s.store, s.workspace(r), pathID(r, "id"), p)
 	if err != nil {
@@ -171,7 +170,7 @@ func (s *Server) updateDatasetItem(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	p := store.DatasetItemPatch{ExpectedOutput: req.ExpectedOutput}
+	p := domain.DatasetItemPatch{ExpectedOutput: req.ExpectedOutput}
 	if isNullField(body, "expected_output") {
 		p.ExpectedOutput = ptr(json.RawMessage("null"))
 	}
@@ -179,10 +178,10 @@ func (s *Server) updateDatasetItem(w http.ResponseWriter, r *http.Request) error
 		return domain.Invalid("input", "must be a JSON object, not null")
 	}
 	if req.Input != nil {
-		p.Input = ptr(store.JSONObject(*req.Input))
+		p.Input = ptr(domain.JSONObject(*req.Input))
 	}
 	if req.Metadata != nil {
-		p.Metadata = ptr(store.JSONObject(*req.Metadata))
+		p.Metadata = ptr(domain.JSONObject(*req.Metadata))
 	}
 	it, err := eval.UpdateItem(r.Context(), s.store, s.workspace(r), pathID(r, "id"), pathID(r, "item_id"), p)
 	if err != nil {

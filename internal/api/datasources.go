@@ -13,7 +13,6 @@ import (
 
 	"github.com/agentplane/agentplane/internal/datasource"
 	"github.com/agentplane/agentplane/internal/domain"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 type dataSourceCreateRequest struct {
@@ -68,26 +67,26 @@ func (s *Server) dataSourceRoutes() []route {
 	const tag = "Data sources"
 	return []route{
 		{method: "GET", path: v1 + "/data-sources", op: "listDataSources", tag: tag, scope: "data_sources:read", summary: "List data sources", list: true,
-			params: []param{{name: "type", typ: "string", enum: store.DataSourceTypes},
+			params: []param{{name: "type", typ: "string", enum: domain.DataSourceTypes},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
-			resp: store.DataSource{}, h: s.listDataSources},
+			resp: domain.DataSource{}, h: s.listDataSources},
 		{method: "POST", path: v1 + "/data-sources", op: "createDataSource", tag: tag, scope: "data_sources:write", summary: "Create a data source (and its version 1)",
-			body: dataSourceCreateRequest{}, resp: store.DataSource{}, status: http.StatusCreated, creates: true, h: s.createDataSource},
+			body: dataSourceCreateRequest{}, resp: domain.DataSource{}, status: http.StatusCreated, creates: true, h: s.createDataSource},
 		{method: "GET", path: v1 + "/data-sources/{id}", op: "getDataSource", tag: tag, scope: "data_sources:read", summary: "Get a data source",
-			resp: store.DataSource{}, h: byID(s, s.store.DataSourceGet)},
+			resp: domain.DataSource{}, h: byID(s, s.store.DataSourceGet)},
 		{method: "PATCH", path: v1 + "/data-sources/{id}", op: "updateDataSource", tag: tag, scope: "data_sources:write",
 			summary: "Update a data source's name, description or credential",
-			body:    dataSourceUpdateRequest{}, resp: store.DataSource{}, h: s.updateDataSource},
+			body:    dataSourceUpdateRequest{}, resp: domain.DataSource{}, h: s.updateDataSource},
 		{method: "DELETE", path: v1 + "/data-sources/{id}", op: "deleteDataSource", tag: tag, scope: "data_sources:write", summary: "Delete a data source and its versions",
-			resp: store.DataSource{}, h: byID(s, s.store.DataSourceDelete)},
+			resp: domain.DataSource{}, h: byID(s, s.store.DataSourceDelete)},
 		{method: "GET", path: v1 + "/data-sources/{id}/versions", op: "listDataSourceVersions", tag: tag, scope: "data_sources:read",
-			summary: "List a data source's versions, newest first", list: true, resp: store.DataSourceVersion{}, h: childList(s, s.store.DataSourceVersionList)},
+			summary: "List a data source's versions, newest first", list: true, resp: domain.DataSourceVersion{}, h: childList(s, s.store.DataSourceVersionList)},
 		{method: "POST", path: v1 + "/data-sources/{id}/versions", op: "createDataSourceVersion", tag: tag, scope: "data_sources:write", summary: "Create a version",
-			body: dataSourceVersionCreateRequest{}, resp: store.DataSourceVersion{}, status: http.StatusCreated, creates: true, h: s.createDataSourceVersion},
+			body: dataSourceVersionCreateRequest{}, resp: domain.DataSourceVersion{}, status: http.StatusCreated, creates: true, h: s.createDataSourceVersion},
 		{method: "GET", path: v1 + "/data-sources/{id}/versions/{version_id}", op: "getDataSourceVersion", tag: tag, scope: "data_sources:read",
-			summary: "Get a version", resp: store.DataSourceVersion{}, h: versionByID(s, s.store.DataSourceVersionGet)},
+			summary: "Get a version", resp: domain.DataSourceVersion{}, h: versionByID(s, s.store.DataSourceVersionGet)},
 		{method: "POST", path: v1 + "/data-sources/{id}/versions/{version_id}/promote", op: "promoteDataSourceVersion", tag: tag, scope: "data_sources:write",
-			summary: "Make a version the active one", resp: store.DataSource{}, h: promoteVersion(s, s.store.DataSourceVersionPromote, s.store.DataSourceGet)},
+			summary: "Make a version the active one", resp: domain.DataSource{}, h: promoteVersion(s, s.store.DataSourceVersionPromote, s.store.DataSourceGet)},
 		{method: "POST", path: v1 + "/data-sources/{id}/query", op: "queryDataSource", tag: tag, scope: "data_sources:execute",
 			summary: "Run a read-only query",
 			body:    dataSourceQueryRequest{}, resp: DataSourceQueryResult{}, errs: []int{http.StatusConflict, http.StatusBadGateway}, h: s.queryDataSource},
@@ -100,9 +99,9 @@ func (s *Server) listDataSources(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	f := store.DataSourceFilter{Type: q.Get("type"), Query: q.Get("q")}
+	f := domain.DataSourceFilter{Type: q.Get("type"), Query: q.Get("q")}
 	if f.Type != "" {
-		if err := domain.OneOf("type", f.Type, store.DataSourceTypes); err != nil {
+		if err := domain.OneOf("type", f.Type, domain.DataSourceTypes); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -131,7 +130,7 @@ func checkDataSourceConfig(typ string, cfg map[string]any) error {
 
 // checkCredentialRef checks that a credential id names a credential of the workspace.
 func (s *Server) checkCredentialRef(ctx context.Context, ws, id string) error {
-	return s.store.CheckRefs(ctx, ws, store.KindCredential, "credential_id", id)
+	return s.store.CheckRefs(ctx, ws, domain.KindCredential, "credential_id", id)
 }
 
 func (s *Server) createDataSource(w http.ResponseWriter, r *http.Request) error {
@@ -156,9 +155,9 @@ func (s *Server) createDataSource(w http.ResponseWriter, r *http.Request) error 
 			return err
 		}
 	}
-	d, err := s.store.DataSourceCreate(r.Context(), &store.DataSource{
+	d, err := s.store.DataSourceCreate(r.Context(), &domain.DataSource{
 		WorkspaceID: ws, Name: strings.TrimSpace(req.Name), Type: req.Type, Description: req.Description, CredentialID: credID,
-	}, store.JSONObject(req.Config), req.Notes)
+	}, domain.JSONObject(req.Config), req.Notes)
 	if err != nil {
 		return err
 	}
@@ -168,22 +167,22 @@ func (s *Server) createDataSource(w http.ResponseWriter, r *http.Request) error 
 
 // nullableID reads a PATCH field that holds an id, null or "": nil when it is absent, an
 // invalid NullString when it detaches.
-func nullableID(field string, raw json.RawMessage) (*store.NullString, error) {
+func nullableID(field string, raw json.RawMessage) (*domain.NullString, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return nil, nil
 	}
 	if string(raw) == "null" {
-		return &store.NullString{}, nil
+		return &domain.NullString{}, nil
 	}
 	var v string
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, badRequest("%s: expected string or null", field)
 	}
 	if v = strings.TrimSpace(v); v == "" {
-		return &store.NullString{}, nil
+		return &domain.NullString{}, nil
 	}
-	return &store.NullString{String: v, Valid: true}, nil
+	return &domain.NullString{String: v, Valid: true}, nil
 }
 
 func (s *Server) updateDataSource(w http.ResponseWriter, r *http.Request) error {
@@ -191,7 +190,7 @@ func (s *Server) updateDataSource(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	var p store.DataSourcePatch
+	var p domain.DataSourcePatch
 	var err error
 	if p.Name, err = patchName(req.Name); err != nil {
 		return err
@@ -237,8 +236,8 @@ func (s *Server) createDataSourceVersion(w http.ResponseWriter, r *http.Request)
 	if err := checkDataSourceConfig(d.Type, req.Config); err != nil {
 		return err
 	}
-	v, err := s.store.DataSourceVersionCreate(r.Context(), &store.DataSourceVersion{
-		WorkspaceID: ws, DataSourceID: id, Config: store.JSONObject(req.Config), Notes: req.Notes,
+	v, err := s.store.DataSourceVersionCreate(r.Context(), &domain.DataSourceVersion{
+		WorkspaceID: ws, DataSourceID: id, Config: domain.JSONObject(req.Config), Notes: req.Notes,
 	})
 	if err != nil {
 		return err

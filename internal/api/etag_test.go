@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentplane/agentplane/client"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -116,7 +117,7 @@ func etagScenarios(t *testing.T, e *testEnv, other *store.Store) {
 	}
 	if other != nil {
 		_, tag, _ := e.getTagged(one, "")
-		if _, err := other.AgentUpdate(ctx, e.ws, a.ID, store.AgentPatch{Description: ptr("by another process")}); err != nil {
+		if _, err := other.AgentUpdate(ctx, e.ws, a.ID, domain.AgentPatch{Description: ptr("by another process")}); err != nil {
 			t.Fatal(err)
 		}
 		status, _, body := e.getTagged(one, tag)

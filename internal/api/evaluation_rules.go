@@ -14,11 +14,11 @@ type ruleFilterRequest struct {
 	Metadata map[string]any `json:"metadata,omitempty" doc:"Metadata values the execution must have (equal as JSON); empty for any."`
 }
 
-func (f *ruleFilterRequest) filter() store.RuleFilter {
+func (f *ruleFilterRequest) filter() domain.RuleFilter {
 	if f == nil {
-		return store.RuleFilter{}
+		return domain.RuleFilter{}
 	}
-	return store.RuleFilter{Status: f.Status, Source: f.Source, Metadata: f.Metadata}
+	return domain.RuleFilter{Status: f.Status, Source: f.Source, Metadata: f.Metadata}
 }
 
 type evaluationRuleCreateRequest struct {
@@ -44,19 +44,19 @@ func (s *Server) evaluationRuleRoutes() []route {
 			list: true,
 			params: []param{{name: "evaluator_id", typ: "string", desc: "Only rules of this evaluator."},
 				{name: "agent_id", typ: "string", desc: "Only rules for this agent (not those for every agent)."}},
-			resp: store.EvaluationRule{}, h: s.listEvaluationRules},
+			resp: domain.EvaluationRule{}, h: s.listEvaluationRules},
 		{method: "POST", path: v1 + "/evaluation-rules", op: "createEvaluationRule", tag: tag, scope: "scores:write", summary: "Create an evaluation rule",
-			body: evaluationRuleCreateRequest{}, resp: store.EvaluationRule{}, status: http.StatusCreated, creates: true, h: s.createEvaluationRule},
+			body: evaluationRuleCreateRequest{}, resp: domain.EvaluationRule{}, status: http.StatusCreated, creates: true, h: s.createEvaluationRule},
 		{method: "GET", path: v1 + "/evaluation-rules/{id}", op: "getEvaluationRule", tag: tag, scope: "scores:read", summary: "Get an evaluation rule",
-			resp: store.EvaluationRule{}, h: byID(s, s.store.EvaluationRuleGet)},
+			resp: domain.EvaluationRule{}, h: byID(s, s.store.EvaluationRuleGet)},
 		{method: "PATCH", path: v1 + "/evaluation-rules/{id}", op: "updateEvaluationRule", tag: tag, scope: "scores:write", summary: "Update an evaluation rule",
-			body: evaluationRuleUpdateRequest{}, resp: store.EvaluationRule{}, h: s.updateEvaluationRule},
+			body: evaluationRuleUpdateRequest{}, resp: domain.EvaluationRule{}, h: s.updateEvaluationRule},
 		{method: "GET", path: v1 + "/evaluation-rules/{id}/judgments", op: "listEvaluationJudgments", tag: tag, scope: "scores:read", summary: "List a rule's judgments",
 			list:   true,
-			params: []param{{name: "status", typ: "string", desc: "Only judgments in this state.", enum: store.JudgmentStatuses}},
-			resp:   store.Judgment{}, h: s.listJudgments},
+			params: []param{{name: "status", typ: "string", desc: "Only judgments in this state.", enum: domain.JudgmentStatuses}},
+			resp:   domain.Judgment{}, h: s.listJudgments},
 		{method: "DELETE", path: v1 + "/evaluation-rules/{id}", op: "deleteEvaluationRule", tag: tag, scope: "scores:write", summary: "Delete an evaluation rule",
-			resp: store.EvaluationRule{}, h: byID(s, s.store.EvaluationRuleDelete)},
+			resp: domain.EvaluationRule{}, h: byID(s, s.store.EvaluationRuleDelete)},
 	}
 }
 
@@ -67,7 +67,7 @@ func (s *Server) listEvaluationRules(w http.ResponseWriter, r *http.Request) err
 	}
 	q := r.URL.Query()
 	items, total, err := s.store.EvaluationRuleList(r.Context(), s.workspace(r),
-		store.EvaluationRuleFilter{EvaluatorID: q.Get("evaluator_id"), AgentID: q.Get("agent_id")}, p)
+		domain.EvaluationRuleFilter{EvaluatorID: q.Get("evaluator_id"), AgentID: q.Get("agent_id")}, p)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func (s *Server) createEvaluationRule(w http.ResponseWriter, r *http.Request) er
 	if err := domain.NotBlank("evaluator_id", req.EvaluatorID); err != nil {
 		return err
 	}
-	rule := &store.EvaluationRule{WorkspaceID: s.workspace(r), EvaluatorID: req.EvaluatorID, AgentID: emptyNil(req.AgentID),
+	rule := &domain.EvaluationRule{WorkspaceID: s.workspace(r), EvaluatorID: req.EvaluatorID, AgentID: emptyNil(req.AgentID),
 		Sampling: 1, Filter: req.Filter.filter(), Enabled: true}
 	setIfPresent(&rule.Sampling, req.Sampling)
 	setIfPresent(&rule.Enabled, req.Enabled)
@@ -104,7 +104,7 @@ func (s *Server) updateEvaluationRule(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	var out *store.EvaluationRule
+	var out *domain.EvaluationRule
 	err = s.store.InTx(r.Context(), func(tx *store.Store) error {
 		rule, err := tx.EvaluationRuleGet(r.Context(), s.workspace(r), pathID(r, "id"))
 		if err != nil {
@@ -142,7 +142,7 @@ func (s *Server) listJudgments(w http.ResponseWriter, r *http.Request) error {
 	}
 	status := r.URL.Query().Get("status")
 	if status != "" {
-		if err := domain.OneOf("status", status, store.JudgmentStatuses); err != nil {
+		if err := domain.OneOf("status", status, domain.JudgmentStatuses); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/client"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/eval"
 	"github.com/agentplane/agentplane/internal/llm/llmtest"
 	"github.com/agentplane/agentplane/internal/store"
@@ -302,8 +303,8 @@ func onlineCrash(t *testing.T, st *store.Store) {
 
 	// Node A comes back and finishes its stale attempts: nothing is written.
 	for _, j := range claimed {
-		ok, err := st.JudgmentComplete(ctx, j.ID, "node-a", j.Attempts, &store.Score{WorkspaceID: e.ws, Name: "answered",
-			DataType: store.ScoreBoolean, Value: ptr(1.0), ExecutionID: &j.ExecutionID, Source: store.ScoreSourceEval, RuleID: &rule.ID})
+		ok, err := st.JudgmentComplete(ctx, j.ID, "node-a", j.Attempts, &domain.Score{WorkspaceID: e.ws, Name: "answered",
+			DataType: domain.ScoreBoolean, Value: ptr(1.0), ExecutionID: &j.ExecutionID, Source: domain.ScoreSourceEval, RuleID: &rule.ID})
 		if ok || err != nil {
 			t.Fatalf("a stale attempt wrote its score: %v %v", ok, err)
 		}

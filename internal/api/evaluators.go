@@ -43,15 +43,15 @@ func (s *Server) evaluatorRoutes() []route {
 			params: []param{{name: "type", typ: "string", desc: "Only evaluators of this type.", enum: eval.Types()},
 				{name: "name", typ: "string", desc: "Only the evaluator of this name."},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
-			resp: store.Evaluator{}, h: s.listEvaluators},
+			resp: domain.Evaluator{}, h: s.listEvaluators},
 		{method: "POST", path: v1 + "/evaluators", op: "createEvaluator", tag: tag, scope: "scores:write", summary: "Create an evaluator",
-			body: evaluatorCreateRequest{}, resp: store.Evaluator{}, status: http.StatusCreated, creates: true, h: s.createEvaluator},
+			body: evaluatorCreateRequest{}, resp: domain.Evaluator{}, status: http.StatusCreated, creates: true, h: s.createEvaluator},
 		{method: "GET", path: v1 + "/evaluators/{id}", op: "getEvaluator", tag: tag, scope: "scores:read", summary: "Get an evaluator",
-			resp: store.Evaluator{}, h: byID(s, s.store.EvaluatorGet)},
+			resp: domain.Evaluator{}, h: byID(s, s.store.EvaluatorGet)},
 		{method: "PATCH", path: v1 + "/evaluators/{id}", op: "updateEvaluator", tag: tag, scope: "scores:write", summary: "Update an evaluator",
-			body: evaluatorUpdateRequest{}, resp: store.Evaluator{}, errs: []int{http.StatusConflict}, h: s.updateEvaluator},
+			body: evaluatorUpdateRequest{}, resp: domain.Evaluator{}, errs: []int{http.StatusConflict}, h: s.updateEvaluator},
 		{method: "DELETE", path: v1 + "/evaluators/{id}", op: "deleteEvaluator", tag: tag, scope: "scores:write", summary: "Delete an evaluator",
-			resp: store.Evaluator{}, h: byID(s, s.store.EvaluatorDelete)},
+			resp: domain.Evaluator{}, h: byID(s, s.store.EvaluatorDelete)},
 		{method: "POST", path: v1 + "/evaluators/{id}/test", op: "testEvaluator", tag: tag, scope: "scores:read", summary: "Score an output without storing it",
 			body: evaluatorTestRequest{}, resp: eval.EvaluationResult{}, h: s.testEvaluator},
 	}
@@ -63,7 +63,7 @@ func (s *Server) listEvaluators(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	f := store.EvaluatorFilter{Type: q.Get("type"), Name: q.Get("name"), Query: q.Get("q")}
+	f := domain.EvaluatorFilter{Type: q.Get("type"), Name: q.Get("name"), Query: q.Get("q")}
 	if f.Type != "" {
 		if err := domain.OneOf("type", f.Type, eval.Types()); err != nil {
 			return badRequest("%s", err.Error())
@@ -85,7 +85,7 @@ func (s *Server) createEvaluator(w http.ResponseWriter, r *http.Request) error {
 	if err := domain.NotBlank("name", req.Name); err != nil {
 		return err
 	}
-	ev := &store.Evaluator{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name), Description: req.Description, Type: req.Type,
+	ev := &domain.Evaluator{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name), Description: req.Description, Type: req.Type,
 		Config: req.Config, ScoreName: strings.TrimSpace(req.ScoreName), ScoreConfigID: emptyNil(req.ScoreConfigID)}
 	if err := eval.Prepare(r.Context(), s.store, ev); err != nil {
 		return err
@@ -106,7 +106,7 @@ func (s *Server) updateEvaluator(w http.ResponseWriter, r *http.Request) error {
 	}
 	if req.ScoreName != nil {
 	}
-	var out *store.Evaluator
+	var out *domain.Evaluator
 	err = s.store.InTx(r.Context(), func(tx *store.Store) error {
 		ev, err := tx.EvaluatorGet(r.Context(), s.workspace(r), pathID(r, "id"))
 		if err != nil {

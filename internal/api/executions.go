@@ -31,13 +31,13 @@ type executeRequest struct {
 }
 
 type playgroundRequest struct {
-	Config    store.AgentConfig `json:"config" doc:"An unsaved configuration to run."`
-	Input     map[string]any    `json:"input"`
-	EndUserID string            `json:"end_user_id,omitempty" maxLength:"200" doc:"Your own id for the end user the run is for."`
-	Metadata  map[string]any    `json:"metadata,omitempty"`
-	Async     bool              `json:"async,omitempty"`
-	TimeoutMS int               `json:"timeout_ms,omitempty" minimum:"1" maximum:"3600000"`
-	Source    string            `json:"source,omitempty" enum:"playground,studio" doc:"What the execution records as its source: playground (the default) or studio (draft runs from Studio's playground); metadata.source stays playground."`
+	Config    domain.AgentConfig `json:"config" doc:"An unsaved configuration to run."`
+	Input     map[string]any     `json:"input"`
+	EndUserID string             `json:"end_user_id,omitempty" maxLength:"200" doc:"Your own id for the end user the run is for."`
+	Metadata  map[string]any     `json:"metadata,omitempty"`
+	Async     bool               `json:"async,omitempty"`
+	TimeoutMS int                `json:"timeout_ms,omitempty" minimum:"1" maximum:"3600000"`
+	Source    string             `json:"source,omitempty" enum:"playground,studio" doc:"What the execution records as its source: playground (the default) or studio (draft runs from Studio's playground); metadata.source stays playground."`
 }
 
 type approveRequest struct {
@@ -56,37 +56,37 @@ func (s *Server) executionRoutes() []route {
 	id := v1 + "/executions/{id}"
 	return []route{
 		{method: "POST", path: v1 + "/agents/{id}/execute", op: "executeAgent", tag: "Agents", scope: "agents:execute", summary: "Run an agent",
-			body: executeRequest{}, resp: store.Execution{}, creates: true, alsoOK: map[int]any{http.StatusAccepted: nil}, errs: []int{http.StatusConflict}, plan: true, h: s.execute},
+			body: executeRequest{}, resp: domain.Execution{}, creates: true, alsoOK: map[int]any{http.StatusAccepted: nil}, errs: []int{http.StatusConflict}, plan: true, h: s.execute},
 		{method: "POST", path: v1 + "/agents/{id}/playground", op: "playgroundAgent", tag: "Agents", scope: "agents:execute", summary: "Run an unsaved configuration",
-			body: playgroundRequest{}, resp: store.Execution{}, creates: true, alsoOK: map[int]any{http.StatusAccepted: nil}, plan: true, h: s.playground},
+			body: playgroundRequest{}, resp: domain.Execution{}, creates: true, alsoOK: map[int]any{http.StatusAccepted: nil}, plan: true, h: s.playground},
 		{method: "GET", path: v1 + "/executions", op: "listExecutions", tag: tag, scope: "executions:read", summary: "List executions, newest first", list: true,
-			params: []param{{name: "agent_id", typ: "string"}, {name: "status", typ: "string", enum: store.ExecutionStatuses},
+			params: []param{{name: "agent_id", typ: "string"}, {name: "status", typ: "string", enum: domain.ExecutionStatuses},
 				{name: "session_id", typ: "string"}, {name: "source", typ: "string"}, {name: "end_user_id", typ: "string", desc: "Only the runs of this end user."},
 				{name: "created_after", typ: "string", desc: "RFC 3339 time."}, {name: "created_before", typ: "string", desc: "RFC 3339 time."}},
-			resp: store.Execution{}, h: s.listExecutions},
-		{method: "GET", path: id, op: "getExecution", tag: tag, scope: "executions:read", summary: "Get an execution", resp: store.Execution{}, h: byID(s, s.store.ExecutionGet)},
+			resp: domain.Execution{}, h: s.listExecutions},
+		{method: "GET", path: id, op: "getExecution", tag: tag, scope: "executions:read", summary: "Get an execution", resp: domain.Execution{}, h: byID(s, s.store.ExecutionGet)},
 		{method: "GET", path: id + "/tree", op: "getExecutionTree", tag: tag, scope: "executions:read", summary: "An execution with its nested child executions",
-			resp: store.ExecutionNode{}, h: byID(s, s.store.ExecutionTree)},
+			resp: domain.ExecutionNode{}, h: byID(s, s.store.ExecutionTree)},
 		{method: "GET", path: id + "/stream", op: "streamExecution", tag: tag, scope: "executions:read", sse: true, summary: "Stream an execution's events (SSE)",
 			params: []param{{name: "last_event_id", typ: "integer", desc: "Same as the Last-Event-ID header."}}, errs: []int{http.StatusBadRequest}, h: s.streamExecutionRoute},
 		{method: "POST", path: id + "/cancel", op: "cancelExecution", tag: tag, scope: "executions:read", summary: "Cancel a pending, running or awaiting execution",
-			resp: store.Execution{}, errs: []int{http.StatusConflict}, h: s.cancelExecution},
+			resp: domain.Execution{}, errs: []int{http.StatusConflict}, h: s.cancelExecution},
 		{method: "POST", path: id + "/approve", op: "approveExecution", tag: tag, scope: "executions:read", summary: "Approve an execution awaiting approval; it resumes",
-			body: approveRequest{}, resp: store.Execution{}, errs: []int{http.StatusConflict, http.StatusUnprocessableEntity}, h: s.approveExecution},
+			body: approveRequest{}, resp: domain.Execution{}, errs: []int{http.StatusConflict, http.StatusUnprocessableEntity}, h: s.approveExecution},
 		{method: "POST", path: id + "/deny", op: "denyExecution", tag: tag, scope: "executions:read", summary: "Deny an execution awaiting approval; it ends rejected",
-			body: denyRequest{}, resp: store.Execution{}, errs: []int{http.StatusConflict}, h: s.denyExecution},
+			body: denyRequest{}, resp: domain.Execution{}, errs: []int{http.StatusConflict}, h: s.denyExecution},
 		{method: "GET", path: v1 + "/approvals", op: "listApprovals", tag: tag, scope: "executions:read", summary: "The approval inbox, newest first", list: true,
 			params: []param{{name: "status", typ: "string", enum: []string{"pending", "approved", "denied", "cancelled", "all"}, desc: "Default pending."},
 				{name: "execution_id", typ: "string", desc: "Only the approvals of this execution."}},
-			resp: store.Approval{}, h: s.listApprovals},
-		{method: "GET", path: v1 + "/approvals/{id}", op: "getApproval", tag: tag, scope: "executions:read", summary: "Get an approval", resp: store.Approval{}, h: byID(s, s.store.ApprovalGet)},
+			resp: domain.Approval{}, h: s.listApprovals},
+		{method: "GET", path: v1 + "/approvals/{id}", op: "getApproval", tag: tag, scope: "executions:read", summary: "Get an approval", resp: domain.Approval{}, h: byID(s, s.store.ApprovalGet)},
 	}
 }
 
 // requireInput validates a run's input against the config's input_schema. A missing (or
 // null) input is a 422 naming input when there is a schema, rather than an empty object
 // that the schema may happen to accept; without a schema it is an empty object.
-func requireInput(cfg *store.AgentConfig, input map[string]any) (map[string]any, error) {
+func requireInput(cfg *domain.AgentConfig, input map[string]any) (map[string]any, error) {
 	if input == nil {
 		if hasSchema(cfg.InputSchema) {
 			return nil, domain.Invalid("input", "is required: the version has an input_schema")
@@ -256,7 +256,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, req runtime.Subm
 	// Without limits or a key to link, the execution is recorded on its own (one statement
 	// on PostgreSQL), not in a transaction.
 	if s.executionLimited() || claim != nil {
-		req.BeforeCreate = func(ctx context.Context, tx *store.Store, x *store.Execution) error {
+		req.BeforeCreate = func(ctx context.Context, tx *store.Store, x *domain.Execution) error {
 			if err := s.checkExecutionLimits(ctx, tx, req.WorkspaceID); err != nil {
 				return err
 			}
@@ -276,14 +276,14 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, req runtime.Subm
 // answerSubmitted answers a submitted execution: 202 at once when it runs async (run nil);
 // otherwise once it stops (200 when it ended) or at timeoutMS (202 with its state then). A
 // client that leaves gets nothing; the run goes on.
-func (s *Server) answerSubmitted(w http.ResponseWriter, r *http.Request, x *store.Execution, run *runtime.Waiter, timeoutMS int) error {
+func (s *Server) answerSubmitted(w http.ResponseWriter, r *http.Request, x *domain.Execution, run *runtime.Waiter, timeoutMS int) error {
 	if run == nil {
 		writeData(w, http.StatusAccepted, x)
 		return nil
 	}
 	timer := time.NewTimer(time.Duration(timeoutMS) * time.Millisecond)
 	defer timer.Stop()
-	var final *store.Execution
+	var final *domain.Execution
 	select {
 	case <-run.Done():
 		final = run.Result()
@@ -298,7 +298,7 @@ func (s *Server) answerSubmitted(w http.ResponseWriter, r *http.Request, x *stor
 		}
 	}
 	status := http.StatusOK
-	if !store.IsTerminal(final.Status) {
+	if !domain.IsTerminal(final.Status) {
 		status = http.StatusAccepted
 	}
 	writeData(w, status, final)
@@ -309,7 +309,7 @@ func (s *Server) answerSubmitted(w http.ResponseWriter, r *http.Request, x *stor
 // with the same Idempotency-Key, as submit would have: async at once (202), sync once the
 // run stops (200 when it ended) or at the request's timeout (202).
 func (s *Server) answerExecution(w http.ResponseWriter, r *http.Request, req runtime.SubmitRequest, id string) error {
-	var x *store.Execution
+	var x *domain.Execution
 	var err error
 	if !req.Async {
 		ctx, cancel := context.WithTimeout(r.Context(), time.Duration(req.TimeoutMS)*time.Millisecond)
@@ -328,7 +328,7 @@ func (s *Server) answerExecution(w http.ResponseWriter, r *http.Request, req run
 		}
 	}
 	status := http.StatusOK
-	if req.Async || !store.IsTerminal(x.Status) {
+	if req.Async || !domain.IsTerminal(x.Status) {
 		status = http.StatusAccepted
 	}
 	writeData(w, status, x)
@@ -341,10 +341,10 @@ func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	f := store.ExecutionFilter{AgentID: q.Get("agent_id"), Status: q.Get("status"), SessionID: q.Get("session_id"), Source: q.Get("source"),
+	f := domain.ExecutionFilter{AgentID: q.Get("agent_id"), Status: q.Get("status"), SessionID: q.Get("session_id"), Source: q.Get("source"),
 		EndUserID: q.Get("end_user_id")}
 	if f.Status != "" {
-		if err := domain.OneOf("status", f.Status, store.ExecutionStatuses); err != nil {
+		if err := domain.OneOf("status", f.Status, domain.ExecutionStatuses); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}

@@ -37,20 +37,20 @@ func (s *Server) experimentRoutes() []route {
 		{method: "GET", path: v1 + "/experiments", op: "listExperiments", tag: tag, scope: "datasets:read", summary: "List experiments",
 			list: true,
 			params: []param{{name: "dataset_id", typ: "string", desc: "Only experiments on this dataset."}, {name: "agent_id", typ: "string", desc: "Only experiments of this agent."},
-				{name: "status", typ: "string", desc: "Only experiments of this status.", enum: []string{store.ExperimentPending, store.ExperimentRunning,
-					store.ExperimentCompleted, store.ExperimentFailed, store.ExperimentCancelled}}},
-			resp: store.Experiment{}, h: s.listExperiments},
+				{name: "status", typ: "string", desc: "Only experiments of this status.", enum: []string{domain.ExperimentPending, domain.ExperimentRunning,
+					domain.ExperimentCompleted, domain.ExperimentFailed, domain.ExperimentCancelled}}},
+			resp: domain.Experiment{}, h: s.listExperiments},
 		{method: "POST", path: v1 + "/experiments", op: "createExperiment", tag: tag, scope: "agents:execute", also: "datasets:read", summary: "Start an experiment",
-			body: experimentCreateRequest{}, resp: store.Experiment{}, status: http.StatusAccepted, creates: true, errs: []int{http.StatusConflict}, h: s.createExperiment},
+			body: experimentCreateRequest{}, resp: domain.Experiment{}, status: http.StatusAccepted, creates: true, errs: []int{http.StatusConflict}, h: s.createExperiment},
 		{method: "GET", path: v1 + "/experiments/compare", op: "compareExperiments", tag: tag, scope: "datasets:read", summary: "Compare experiments",
 			params: []param{{name: "ids", typ: "string", desc: "Two to five experiment ids, comma-separated."}},
 			resp:   experiment.Comparison{}, errs: []int{http.StatusBadRequest, http.StatusNotFound}, h: s.compareExperiments},
 		{method: "GET", path: id, op: "getExperiment", tag: tag, scope: "datasets:read", summary: "Get an experiment",
-			resp: store.Experiment{}, nocache: true, h: s.getExperiment},
+			resp: domain.Experiment{}, nocache: true, h: s.getExperiment},
 		{method: "POST", path: id + "/cancel", op: "cancelExperiment", tag: tag, scope: "agents:execute", also: "datasets:read", summary: "Cancel an experiment",
-			resp: store.Experiment{}, errs: []int{http.StatusConflict}, h: s.cancelExperiment},
+			resp: domain.Experiment{}, errs: []int{http.StatusConflict}, h: s.cancelExperiment},
 		{method: "GET", path: id + "/results", op: "listExperimentResults", tag: tag, scope: "datasets:read", summary: "List an experiment's results",
-			list: true, resp: store.ExperimentItem{}, nocache: true, h: s.listExperimentResults},
+			list: true, resp: domain.ExperimentItem{}, nocache: true, h: s.listExperimentResults},
 		{method: "GET", path: id + "/stream", op: "streamExperiment", tag: tag, scope: "datasets:read", sse: true, summary: "Stream an experiment's progress (SSE)",
 			params: []param{{name: "last_event_id", typ: "integer", desc: "Same as the Last-Event-ID header."}}, errs: []int{http.StatusBadRequest}, h: s.streamExperimentRoute},
 	}
@@ -62,10 +62,10 @@ func (s *Server) listExperiments(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	f := store.ExperimentFilter{DatasetID: q.Get("dataset_id"), AgentID: q.Get("agent_id"), Status: q.Get("status")}
+	f := domain.ExperimentFilter{DatasetID: q.Get("dataset_id"), AgentID: q.Get("agent_id"), Status: q.Get("status")}
 	if f.Status != "" {
-		if err := domain.OneOf("status", f.Status, []string{store.ExperimentPending, store.ExperimentRunning, store.ExperimentCompleted,
-			store.ExperimentFailed, store.ExperimentCancelled}); err != nil {
+		if err := domain.OneOf("status", f.Status, []string{domain.ExperimentPending, domain.ExperimentRunning, domain.ExperimentCompleted,
+			domain.ExperimentFailed, domain.ExperimentCancelled}); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -101,7 +101,7 @@ func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request) error 
 }
 
 // newExperiment checks what a request names and returns the experiment and its items.
-func (s *Server) newExperiment(r *http.Request, req experimentCreateRequest) (*store.Experiment, []*store.DatasetItem, error) {
+func (s *Server) newExperiment(r *http.Request, req experimentCreateRequest) (*domain.Experiment, []*domain.DatasetItem, error) {
 	ctx, ws := r.Context(), s.workspace(r)
 	if req.Concurrency < 0 || req.Concurrency > maxExperimentConcurrency {
 		return nil, nil, domain.Invalid("concurrency", "must be from 1 to %d, got %d", maxExperimentConcurrency, req.Concurrency)
@@ -153,8 +153,8 @@ func (s *Server) newExperiment(r *http.Request, req experimentCreateRequest) (*s
 	if name == "" {
 		name = fmt.Sprintf("%s on %s", a.Name, d.Name)
 	}
-	return &store.Experiment{WorkspaceID: ws, Name: name, DatasetID: d.ID, DatasetVersion: d.Version, AgentID: a.ID, VersionID: versionID,
-		EvaluatorIDs: store.Strings(req.EvaluatorIDs), Concurrency: req.Concurrency, Metadata: req.Metadata}, items, nil
+	return &domain.Experiment{WorkspaceID: ws, Name: name, DatasetID: d.ID, DatasetVersion: d.Version, AgentID: a.ID, VersionID: versionID,
+		EvaluatorIDs: domain.Strings(req.EvaluatorIDs), Concurrency: req.Concurrency, Metadata: req.Metadata}, items, nil
 }
 
 // referenced turns the not-found of a resource a request names into a 422 naming the field.
@@ -170,7 +170,7 @@ func (s *Server) getExperiment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	items, err := s.store.ExperimentItems(r.Context(), x.ID, store.Page{})
+	items, err := s.store.ExperimentItems(r.Context(), x.ID, domain.Page{})
 	if err != nil {
 		return err
 	}
@@ -223,14 +223,14 @@ func (s *Server) compareExperiments(w http.ResponseWriter, r *http.Request) erro
 	if raw == "" || len(ids) < 2 || len(ids) > maxCompared {
 		return badRequest("ids must list two to %d experiment ids, comma-separated, got %q", maxCompared, raw)
 	}
-	xs := make([]*store.Experiment, len(ids))
-	items := make([][]*store.ExperimentItem, len(ids))
+	xs := make([]*domain.Experiment, len(ids))
+	items := make([][]*domain.ExperimentItem, len(ids))
 	for i, id := range ids {
 		x, err := s.store.ExperimentGet(r.Context(), s.workspace(r), strings.TrimSpace(id))
 		if err != nil {
 			return err
 		}
-		if items[i], err = s.store.ExperimentItems(r.Context(), x.ID, store.Page{}); err != nil {
+		if items[i], err = s.store.ExperimentItems(r.Context(), x.ID, domain.Page{}); err != nil {
 			return err
 		}
 		x.Summary = experiment.Summarize(items[i])

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/experiment"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // experimentPoll is how often an experiment's stream looks for items finished since: the
@@ -17,11 +17,11 @@ const experimentPoll = 250 * time.Millisecond
 
 // ExperimentStreamItem is the data of an experiment stream's `item` frame: an item finished.
 type ExperimentStreamItem struct {
-	ItemID      string           `json:"item_id"`
-	ExecutionID *string          `json:"execution_id"`
-	Status      string           `json:"status"`
-	Scores      store.JSONObject `json:"scores"`
-	Error       *string          `json:"error"`
+	ItemID      string            `json:"item_id"`
+	ExecutionID *string           `json:"execution_id"`
+	Status      string            `json:"status"`
+	Scores      domain.JSONObject `json:"scores"`
+	Error       *string           `json:"error"`
 	// Done is how many items had finished with this one (the frame's id); Total how many
 	// the experiment has.
 	Done  int `json:"done"`
@@ -30,17 +30,17 @@ type ExperimentStreamItem struct {
 
 // ExperimentStreamDone is the data of the terminal `done` frame of a completed experiment.
 type ExperimentStreamDone struct {
-	Status   string                   `json:"status" enum:"completed"`
-	Progress store.ExperimentProgress `json:"progress"`
-	Summary  *store.ExperimentSummary `json:"summary"`
+	Status   string                    `json:"status" enum:"completed"`
+	Progress domain.ExperimentProgress `json:"progress"`
+	Summary  *domain.ExperimentSummary `json:"summary"`
 }
 
 // ExperimentStreamError is the data of the terminal `error` frame of an experiment that
 // failed or was cancelled.
 type ExperimentStreamError struct {
-	Message  string                   `json:"message"`
-	Code     string                   `json:"code" enum:"failed,cancelled"`
-	Progress store.ExperimentProgress `json:"progress"`
+	Message  string                    `json:"message"`
+	Code     string                    `json:"code" enum:"failed,cancelled"`
+	Progress domain.ExperimentProgress `json:"progress"`
 }
 
 // experimentStreamEvents lists the frames of an experiment's stream.
@@ -53,10 +53,10 @@ func experimentStreamEvents() []streamEvent {
 }
 
 // terminalSeq is the id of a finished experiment's terminal frame.
-func terminalSeq(x *store.Experiment) int { return x.Progress.Completed + x.Progress.Failed + 1 }
+func terminalSeq(x *domain.Experiment) int { return x.Progress.Completed + x.Progress.Failed + 1 }
 
 func isExperimentDone(status string) bool {
-	return status != store.ExperimentPending && status != store.ExperimentRunning
+	return status != domain.ExperimentPending && status != domain.ExperimentRunning
 }
 
 func (s *Server) streamExperimentRoute(w http.ResponseWriter, r *http.Request) error {
@@ -81,7 +81,7 @@ func (s *Server) streamExperimentRoute(w http.ResponseWriter, r *http.Request) e
 // streamExperiment sends the frames of items finished after `after` (-1: a finished
 // experiment sends only its terminal frame, a running one the frames from now on), then the
 // terminal frame, until the client leaves or the server shuts down.
-func (s *Server) streamExperiment(ctx context.Context, sse *sseWriter, x *store.Experiment, after int) error {
+func (s *Server) streamExperiment(ctx context.Context, sse *sseWriter, x *domain.Experiment, after int) error {
 	if after < 0 {
 		after = x.Progress.Completed + x.Progress.Failed
 	}
@@ -117,7 +117,7 @@ func (s *Server) streamExperiment(ctx context.Context, sse *sseWriter, x *store.
 
 // sendExperimentItems sends the frames of the items finished after `after` and returns the
 // id of the last frame sent.
-func (s *Server) sendExperimentItems(ctx context.Context, sse *sseWriter, x *store.Experiment, after int) (int, error) {
+func (s *Server) sendExperimentItems(ctx context.Context, sse *sseWriter, x *domain.Experiment, after int) (int, error) {
 	for {
 		items, err := s.store.ExperimentItemsDone(ctx, x.ID, after, 100)
 		if err != nil || len(items) == 0 {
@@ -126,7 +126,7 @@ func (s *Server) sendExperimentItems(ctx context.Context, sse *sseWriter, x *sto
 		for _, it := range items {
 			data, _ := json.Marshal(ExperimentStreamItem{ItemID: it.ItemID, ExecutionID: it.ExecutionID, Status: it.Status, Scores: it.Scores,
 				Error: it.Error, Done: *it.DoneSeq, Total: x.Progress.Total})
-			if err := sse.frame(store.Event{Seq: *it.DoneSeq, Event: "item", Data: data}); err != nil {
+			if err := sse.frame(domain.Event{Seq: *it.DoneSeq, Event: "item", Data: data}); err != nil {
 				return after, err
 			}
 			after = *it.DoneSeq
@@ -135,10 +135,10 @@ func (s *Server) sendExperimentItems(ctx context.Context, sse *sseWriter, x *sto
 }
 
 // sendExperimentEnd sends a finished experiment's terminal frame.
-func (s *Server) sendExperimentEnd(ctx context.Context, sse *sseWriter, x *store.Experiment) error {
-	ev := store.Event{Seq: terminalSeq(x)}
-	if x.Status == store.ExperimentCompleted {
-		items, err := s.store.ExperimentItems(ctx, x.ID, store.Page{})
+func (s *Server) sendExperimentEnd(ctx context.Context, sse *sseWriter, x *domain.Experiment) error {
+	ev := domain.Event{Seq: terminalSeq(x)}
+	if x.Status == domain.ExperimentCompleted {
+		items, err := s.store.ExperimentItems(ctx, x.ID, domain.Page{})
 		if err != nil {
 			return err
 		}

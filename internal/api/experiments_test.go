@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/client"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/experiment"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -309,8 +310,8 @@ func TestExperimentScopes(t *testing.T) {
 	t.Cleanup(func() { st.Close() })
 	e := newTestEnv(t, onStore(st), asServer())
 	b := setupExperiment(t, e, 1)
-	execOnly := e.newKey(&store.APIKey{Name: "exec", Scopes: store.Strings{"agents:execute"}})
-	readOnly := e.newKey(&store.APIKey{Name: "read", Scopes: store.Strings{"datasets:read"}})
+	execOnly := e.newKey(&domain.APIKey{Name: "exec", Scopes: domain.Strings{"agents:execute"}})
+	readOnly := e.newKey(&domain.APIKey{Name: "read", Scopes: domain.Strings{"datasets:read"}})
 	body := `{"dataset_id":"` + b.dataset.ID + `","agent_id":"` + b.agent.ID + `"}`
 	e.run([]scenario{
 		{name: "create without datasets:read", method: "POST", path: "/api/v1/experiments", body: body, header: map[string]string{"X-API-Key": execOnly}, status: 403, message: "datasets:read"},

@@ -10,21 +10,21 @@ import (
 )
 
 type guardrailCreateRequest struct {
-	Name        string                   `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
-	Description string                   `json:"description,omitempty" maxLength:"2000"`
-	AppliesTo   string                   `json:"applies_to,omitempty" enum:"input,output,both" doc:"Defaults to both."`
-	Action      string                   `json:"action,omitempty" enum:"block,warn,redact" doc:"Defaults to block."`
-	Enabled     *bool                    `json:"enabled,omitempty" doc:"Defaults to true."`
-	Scanners    []store.GuardrailScanner `json:"scanners" minItems:"1" doc:"At least one; see GET /api/v1/guardrails/scanners for types and options."`
+	Name        string                    `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
+	Description string                    `json:"description,omitempty" maxLength:"2000"`
+	AppliesTo   string                    `json:"applies_to,omitempty" enum:"input,output,both" doc:"Defaults to both."`
+	Action      string                    `json:"action,omitempty" enum:"block,warn,redact" doc:"Defaults to block."`
+	Enabled     *bool                     `json:"enabled,omitempty" doc:"Defaults to true."`
+	Scanners    []domain.GuardrailScanner `json:"scanners" minItems:"1" doc:"At least one; see GET /api/v1/guardrails/scanners for types and options."`
 }
 
 type guardrailUpdateRequest struct {
-	Name        *string                   `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
-	Description *string                   `json:"description,omitempty" maxLength:"2000"`
-	AppliesTo   *string                   `json:"applies_to,omitempty" enum:"input,output,both"`
-	Action      *string                   `json:"action,omitempty" enum:"block,warn,redact"`
-	Enabled     *bool                     `json:"enabled,omitempty"`
-	Scanners    *[]store.GuardrailScanner `json:"scanners,omitempty" doc:"Replaces the whole list."`
+	Name        *string                    `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
+	Description *string                    `json:"description,omitempty" maxLength:"2000"`
+	AppliesTo   *string                    `json:"applies_to,omitempty" enum:"input,output,both"`
+	Action      *string                    `json:"action,omitempty" enum:"block,warn,redact"`
+	Enabled     *bool                      `json:"enabled,omitempty"`
+	Scanners    *[]domain.GuardrailScanner `json:"scanners,omitempty" doc:"Replaces the whole list."`
 }
 
 type guardrailTestRequest struct {
@@ -38,17 +38,17 @@ func (s *Server) guardrailRoutes() []route {
 		{method: "GET", path: v1 + "/guardrails", op: "listGuardrails", tag: tag, scope: "agents:read", summary: "List guardrails", list: true,
 			params: []param{{name: "enabled", typ: "boolean", desc: "true or false."},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
-			resp: store.Guardrail{}, h: s.listGuardrails},
+			resp: domain.Guardrail{}, h: s.listGuardrails},
 		{method: "POST", path: v1 + "/guardrails", op: "createGuardrail", tag: tag, scope: "agents:write", summary: "Create a guardrail",
-			body: guardrailCreateRequest{}, resp: store.Guardrail{}, status: http.StatusCreated, creates: true, h: s.createGuardrail},
+			body: guardrailCreateRequest{}, resp: domain.Guardrail{}, status: http.StatusCreated, creates: true, h: s.createGuardrail},
 		{method: "GET", path: v1 + "/guardrails/scanners", op: "listGuardrailScanners", tag: tag, scope: "agents:read", list: true,
 			summary: "List the scanner types",
 			resp:    guardrail.ScannerType{}, h: s.listGuardrailScanners},
-		{method: "GET", path: v1 + "/guardrails/{id}", op: "getGuardrail", tag: tag, scope: "agents:read", summary: "Get a guardrail", resp: store.Guardrail{}, h: byID(s, s.store.GuardrailGet)},
+		{method: "GET", path: v1 + "/guardrails/{id}", op: "getGuardrail", tag: tag, scope: "agents:read", summary: "Get a guardrail", resp: domain.Guardrail{}, h: byID(s, s.store.GuardrailGet)},
 		{method: "PATCH", path: v1 + "/guardrails/{id}", op: "updateGuardrail", tag: tag, scope: "agents:write", summary: "Update a guardrail",
-			body: guardrailUpdateRequest{}, resp: store.Guardrail{}, h: s.updateGuardrail},
+			body: guardrailUpdateRequest{}, resp: domain.Guardrail{}, h: s.updateGuardrail},
 		{method: "DELETE", path: v1 + "/guardrails/{id}", op: "deleteGuardrail", tag: tag, scope: "agents:write", summary: "Delete a guardrail",
-			resp: store.Guardrail{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.GuardrailDelete)},
+			resp: domain.Guardrail{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.GuardrailDelete)},
 		{method: "POST", path: v1 + "/guardrails/{id}/test", op: "testGuardrail", tag: tag, scope: "agents:read",
 			summary: "Check a text against a guardrail",
 			body:    guardrailTestRequest{}, resp: guardrail.Outcome{}, h: s.testGuardrail},
@@ -60,7 +60,7 @@ func (s *Server) listGuardrails(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := store.GuardrailFilter{Query: r.URL.Query().Get("q")}
+	f := domain.GuardrailFilter{Query: r.URL.Query().Get("q")}
 	if f.Enabled, err = boolParam(r, "enabled"); err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func (s *Server) createGuardrail(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	g := &store.Guardrail{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name), Description: req.Description,
+	g := &domain.Guardrail{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name), Description: req.Description,
 		AppliesTo: req.AppliesTo, Action: req.Action, Enabled: true, Scanners: withConfigs(req.Scanners)}
 	if g.AppliesTo == "" {
 		g.AppliesTo = "both"
@@ -105,14 +105,14 @@ func (s *Server) updateGuardrail(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ws, id := s.workspace(r), pathID(r, "id")
-	p := store.GuardrailPatch{Name: req.Name, Description: req.Description, AppliesTo: req.AppliesTo, Action: req.Action, Enabled: req.Enabled}
+	p := domain.GuardrailPatch{Name: req.Name, Description: req.Description, AppliesTo: req.AppliesTo, Action: req.Action, Enabled: req.Enabled}
 	if req.Name != nil {
 		p.Name = ptr(strings.TrimSpace(*req.Name))
 	}
 	if req.Scanners != nil {
 		p.Scanners = ptr(withConfigs(*req.Scanners))
 	}
-	var updated *store.Guardrail
+	var updated *domain.Guardrail
 	err := s.store.InTx(r.Context(), func(tx *store.Store) error {
 		cur, err := tx.GuardrailGet(r.Context(), ws, id)
 		if err != nil {
@@ -179,10 +179,10 @@ func (s *Server) testGuardrail(w http.ResponseWriter, r *http.Request) error {
 }
 
 // withConfigs stores a missing scanner config as {}.
-func withConfigs(scanners []store.GuardrailScanner) []store.GuardrailScanner {
+func withConfigs(scanners []domain.GuardrailScanner) []domain.GuardrailScanner {
 	for i := range scanners {
 		if scanners[i].Config == nil {
-			scanners[i].Config = store.JSONObject{}
+			scanners[i].Config = domain.JSONObject{}
 		}
 	}
 	return scanners

@@ -17,6 +17,7 @@ import (
 	"github.com/agentplane/agentplane/internal/api/openapicheck"
 	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/datasource"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/metrics"
 	"github.com/agentplane/agentplane/internal/runtime"
@@ -151,7 +152,7 @@ func (c envConfig) start(t *testing.T) *testEnv {
 	// The server needs a key: a "*" one of the test workspace.
 	e := &testEnv{t: t, srv: srv, ts: ts, c: client.New(ts.URL), store: st, ws: testWorkspace, logBuf: logBuf, oapi: v}
 	if !c.emulator {
-		e.key = e.newKey(&store.APIKey{Name: "test", Scopes: store.Strings{"*"}})
+		e.key = e.newKey(&domain.APIKey{Name: "test", Scopes: domain.Strings{"*"}})
 		e.c = client.New(ts.URL, client.WithAPIKey(e.key))
 	}
 	return e
@@ -187,7 +188,7 @@ func ensureTestWorkspace(t *testing.T, st *store.Store) {
 	if _, err := st.WorkspaceGet(ctx, testWorkspace); !store.IsNotFound(err) {
 		return
 	}
-	if _, err := st.WorkspaceCreate(ctx, &store.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"}); err != nil {
+	if _, err := st.WorkspaceCreate(ctx, &domain.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := seed.LoadCatalog(ctx, st); err != nil {
@@ -203,7 +204,7 @@ func resetTestStore(st *store.Store) func(context.Context) error {
 			if err := tx.Truncate(ctx); err != nil {
 				return err
 			}
-			if _, err := tx.WorkspaceCreate(ctx, &store.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"}); err != nil {
+			if _, err := tx.WorkspaceCreate(ctx, &domain.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"}); err != nil {
 				return err
 			}
 			return seed.LoadCatalog(ctx, tx)
@@ -229,7 +230,7 @@ func validatorFor(doc []byte) (*openapicheck.ResponseValidator, error) {
 }
 
 // newKey stores a key of the test workspace (k's other fields as given) and returns it raw.
-func (e *testEnv) newKey(k *store.APIKey) string {
+func (e *testEnv) newKey(k *domain.APIKey) string {
 	e.t.Helper()
 	raw, err := auth.NewKey()
 	if err != nil {

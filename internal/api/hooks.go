@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/triggers"
@@ -31,7 +32,7 @@ func (s *Server) hookRoutes() []route {
 	const tag = "Triggers"
 	return []route{
 		{method: "POST", path: v1 + "/hooks/{token}", op: "receiveHook", tag: tag, summary: "Deliver an event to a trigger (no API key: the token is the credential)",
-			status: http.StatusAccepted, resp: store.Execution{}, alsoOK: map[int]any{http.StatusOK: nil},
+			status: http.StatusAccepted, resp: domain.Execution{}, alsoOK: map[int]any{http.StatusOK: nil},
 			errs: []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity,
 				http.StatusTooManyRequests, http.StatusServiceUnavailable},
 			h: s.receiveHook},
@@ -192,15 +193,15 @@ func writePlatformResponse(w http.ResponseWriter, resp *platform.Response) {
 // and checks the plan limits, in the transaction that creates the execution.
 // With reply set, the reply the run owes is recorded there too, so it is sent even if this
 // node stops before the run ends.
-func (s *Server) claimEvent(t *store.Trigger, ev *platform.Event, reply bool) func(ctx context.Context, tx *store.Store, x *store.Execution) error {
-	return func(ctx context.Context, tx *store.Store, x *store.Execution) error {
+func (s *Server) claimEvent(t *domain.Trigger, ev *platform.Event, reply bool) func(ctx context.Context, tx *store.Store, x *domain.Execution) error {
+	return func(ctx context.Context, tx *store.Store, x *domain.Execution) error {
 		if ev.DedupKey != "" {
 			if err := tx.TriggerEventClaim(ctx, t.ID, ev.DedupKey, x.ID, time.Now()); err != nil {
 				return err
 			}
 		}
 		if reply {
-			if err := tx.TriggerReplyCreate(ctx, &store.TriggerReply{ExecutionID: x.ID, WorkspaceID: t.WorkspaceID, TriggerID: t.ID, ReplyTo: ev.ReplyTo}); err != nil {
+			if err := tx.TriggerReplyCreate(ctx, &domain.TriggerReply{ExecutionID: x.ID, WorkspaceID: t.WorkspaceID, TriggerID: t.ID, ReplyTo: ev.ReplyTo}); err != nil {
 				return err
 			}
 		}
@@ -209,7 +210,7 @@ func (s *Server) claimEvent(t *store.Trigger, ev *platform.Event, reply bool) fu
 }
 
 // answerDuplicate answers a retried event with the execution its first delivery started.
-func (s *Server) answerDuplicate(w http.ResponseWriter, r *http.Request, t *store.Trigger, dup *store.DuplicateEventError) error {
+func (s *Server) answerDuplicate(w http.ResponseWriter, r *http.Request, t *domain.Trigger, dup *store.DuplicateEventError) error {
 	w.Header().Set("Idempotent-Replayed", "true")
 	if dup.ExecutionID != "" {
 		// On SQLite a transaction queued behind the first delivery's shares its commit: it
@@ -236,7 +237,7 @@ func (s *Server) answerDuplicate(w http.ResponseWriter, r *http.Request, t *stor
 
 // webhookRun runs a generic webhook's event: queued (202), or with respond "sync" waited
 // for (200 once it ends).
-func (s *Server) webhookRun(w http.ResponseWriter, r *http.Request, t *store.Trigger, ev *platform.Event, req runtime.SubmitRequest) error {
+func (s *Server) webhookRun(w http.ResponseWriter, r *http.Request, t *domain.Trigger, ev *platform.Event, req runtime.SubmitRequest) error {
 	sync := t.Config["respond"] == "sync"
 	req.Async = !sync
 	req.BeforeCreate = s.claimEvent(t, ev, false)
@@ -253,15 +254,15 @@ func (s *Server) webhookRun(w http.ResponseWriter, r *http.Request, t *store.Tri
 
 // answerInSession answers the question a chat session's run waits for with content, if it
 // waits for one (see answerQuestion); nil, nil otherwise.
-func (s *Server) answerInSession(ctx context.Context, t *store.Trigger, ev *platform.Event, sessionID string) (*chatTurn, error) {
+func (s *Server) answerInSession(ctx context.Context, t *domain.Trigger, ev *platform.Event, sessionID string) (*chatTurn, error) {
 	c, err := s.store.ChatSessionGet(ctx, t.WorkspaceID, sessionID)
 	if err != nil || c.ActiveExecutionID == nil {
 		return nil, err
 	}
 	// The event's key is recorded with the answer: a redelivered answer is a duplicate.
-	var claim func(ctx context.Context, tx *store.Store, x *store.Execution) error
+	var claim func(ctx context.Context, tx *store.Store, x *domain.Execution) error
 	if ev.DedupKey != "" {
-		claim = func(ctx context.Context, tx *store.Store, x *store.Execution) error {
+		claim = func(ctx context.Context, tx *store.Store, x *domain.Execution) error {
 			return tx.TriggerEventClaim(ctx, t.ID, ev.DedupKey, x.ID, time.Now())
 		}
 	}
@@ -271,7 +272,7 @@ func (s *Server) answerInSession(ctx context.Context, t *store.Trigger, ev *plat
 // chatPlatformRun runs a chat platform's message as a turn of the conversation's chat
 // session. Teams waits for the reply and answers with it; the others answer 202 at once and
 // reply through the platform's API when the run ends.
-func (s *Server) chatPlatformRun(w http.ResponseWriter, r *http.Request, t *store.Trigger, p platform.Platform, ev *platform.Event, req runtime.SubmitRequest) error {
+func (s *Server) chatPlatformRun(w http.ResponseWriter, r *http.Request, t *domain.Trigger, p platform.Platform, ev *platform.Event, req runtime.SubmitRequest) error {
 	ctx := r.Context()
 	began := time.Now()
 	conversation := ev.ConversationKey
@@ -289,7 +290,7 @@ func (s *Server) chatPlatformRun(w http.ResponseWriter, r *http.Request, t *stor
 	req.Metadata["session_id"] = sessionID
 	replies := s.cfg.Replier != nil && !p.Sync()
 	req.BeforeCreate = s.claimEvent(t, ev, replies)
-	var x *store.Execution
+	var x *domain.Execution
 	var run *runtime.Waiter
 	// A run of the conversation waiting for the answer to its question: this message answers it.
 	var dup *store.DuplicateEventError
@@ -301,7 +302,7 @@ func (s *Server) chatPlatformRun(w http.ResponseWriter, r *http.Request, t *stor
 	} else if err != nil {
 		return err
 	} else if turn != nil {
-		x, run = &store.Execution{ID: turn.executionID, WorkspaceID: t.WorkspaceID}, turn.run
+		x, run = &domain.Execution{ID: turn.executionID, WorkspaceID: t.WorkspaceID}, turn.run
 		if replies {
 			// The run's next reply goes to the answer's message (its question was sent already).
 			if err := s.store.TriggerReplyReopen(ctx, x.ID, ev.ReplyTo); err != nil {
@@ -368,7 +369,7 @@ func (s *Server) chatPlatformRun(w http.ResponseWriter, r *http.Request, t *stor
 }
 
 // answerSyncDuplicate answers a retried Teams message with the first delivery's reply.
-func (s *Server) answerSyncDuplicate(w http.ResponseWriter, r *http.Request, t *store.Trigger, p platform.Platform, ev *platform.Event, dup *store.DuplicateEventError) error {
+func (s *Server) answerSyncDuplicate(w http.ResponseWriter, r *http.Request, t *domain.Trigger, p platform.Platform, ev *platform.Event, dup *store.DuplicateEventError) error {
 	text := triggers.ReplyText(r.Context(), s.store, t.WorkspaceID, dup.ExecutionID)
 	resp, err := p.Reply(r.Context(), nil, platform.Credential{}, ev, text)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/dbtest"
+	"github.com/agentplane/agentplane/internal/domain"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
@@ -115,7 +116,7 @@ func hostileWalk(t *testing.T, e *testEnv) {
 	// A refused chat message must not leave its run (or any other) running.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		running, err := e.store.ExecutionIDsByStatus(context.Background(), store.StatusRunning)
+		running, err := e.store.ExecutionIDsByStatus(context.Background(), domain.StatusRunning)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,27 +238,27 @@ func oneOfEach(t *testing.T, e *testEnv) map[string][2]string {
 	must(err)
 	keys, err := c.APIKeyList(ctx, client.ListAPIKeysParams{})
 	must(err)
-	ds, err := e.store.DataSourceCreate(ctx, &store.DataSource{WorkspaceID: e.ws, Name: "D", Type: "http"}, store.JSONObject{"base_url": "https://example.com"}, "")
+	ds, err := e.store.DataSourceCreate(ctx, &domain.DataSource{WorkspaceID: e.ws, Name: "D", Type: "http"}, domain.JSONObject{"base_url": "https://example.com"}, "")
 	must(err)
 	dsv, err := e.store.DataSourceGet(ctx, e.ws, ds.ID)
 	must(err)
-	tool, err := e.store.MCPToolCreate(ctx, &store.MCPTool{WorkspaceID: e.ws, Name: "T", Transport: "stdio", Command: "npx", Enabled: true})
+	tool, err := e.store.MCPToolCreate(ctx, &domain.MCPTool{WorkspaceID: e.ws, Name: "T", Transport: "stdio", Command: "npx", Enabled: true})
 	must(err)
-	g, err := e.store.GuardrailCreate(ctx, &store.Guardrail{WorkspaceID: e.ws, Name: "G", AppliesTo: "both", Action: "block", Enabled: true,
-		Scanners: []store.GuardrailScanner{{Type: "max_length", Config: store.JSONObject{"max_chars": 10}}}})
+	g, err := e.store.GuardrailCreate(ctx, &domain.Guardrail{WorkspaceID: e.ws, Name: "G", AppliesTo: "both", Action: "block", Enabled: true,
+		Scanners: []domain.GuardrailScanner{{Type: "max_length", Config: domain.JSONObject{"max_chars": 10}}}})
 	must(err)
-	m, err := e.store.MemoryCreate(ctx, &store.Memory{WorkspaceID: e.ws, Key: "k", Content: "remember", Metadata: store.JSONObject{}})
+	m, err := e.store.MemoryCreate(ctx, &domain.Memory{WorkspaceID: e.ws, Key: "k", Content: "remember", Metadata: domain.JSONObject{}})
 	must(err)
-	model, err := e.store.LLMModelCreate(ctx, e.ws, &store.LLMModel{ID: "llama3.1:8b", Provider: "ollama", Name: "Llama", ContextWindow: 8192, Capabilities: store.Strings{}})
+	model, err := e.store.LLMModelCreate(ctx, e.ws, &domain.LLMModel{ID: "llama3.1:8b", Provider: "ollama", Name: "Llama", ContextWindow: 8192, Capabilities: domain.Strings{}})
 	must(err)
-	sc, err := e.store.ScoreConfigCreate(ctx, &store.ScoreConfig{WorkspaceID: e.ws, Name: "ok", DataType: store.ScoreBoolean})
+	sc, err := e.store.ScoreConfigCreate(ctx, &domain.ScoreConfig{WorkspaceID: e.ws, Name: "ok", DataType: domain.ScoreBoolean})
 	must(err)
-	score, err := e.store.ScoreCreate(ctx, &store.Score{WorkspaceID: e.ws, ConfigID: &sc.ID, Value: ptr(1.0), ExecutionID: &x.ID})
+	score, err := e.store.ScoreCreate(ctx, &domain.Score{WorkspaceID: e.ws, ConfigID: &sc.ID, Value: ptr(1.0), ExecutionID: &x.ID})
 	must(err)
 	asset, err := c.AssetUpload(ctx, client.AssetUploadRequest{MimeType: "image/png", Data: base64.StdEncoding.EncodeToString([]byte("png")), ExecutionID: x.ID})
 	must(err)
-	trig, err := e.store.TriggerCreate(ctx, &store.Trigger{WorkspaceID: e.ws, AgentID: simple.ID, Type: "webhook", Name: "W", Enabled: true,
-		Config: store.JSONObject{"respond": "async"}, TokenPrefix: "aph_walk"}, "walk-token-hash", nil, nil)
+	trig, err := e.store.TriggerCreate(ctx, &domain.Trigger{WorkspaceID: e.ws, AgentID: simple.ID, Type: "webhook", Name: "W", Enabled: true,
+		Config: domain.JSONObject{"respond": "async"}, TokenPrefix: "aph_walk"}, "walk-token-hash", nil, nil)
 	must(err)
 	dset, err := c.DatasetCreate(ctx, client.DatasetCreateRequest{Name: "DS"})
 	must(err)
@@ -269,11 +270,11 @@ func oneOfEach(t *testing.T, e *testEnv) map[string][2]string {
 	must(err)
 	exp, err := c.ExperimentCreate(ctx, client.ExperimentCreateRequest{DatasetID: dset.ID, AgentID: simple.ID, EvaluatorIds: []string{ev.ID}})
 	must(err)
-	queue, err := e.store.AnnotationQueueCreate(ctx, &store.AnnotationQueue{WorkspaceID: e.ws, Name: "Q", ScoreConfigIDs: store.Strings{sc.ID}})
+	queue, err := e.store.AnnotationQueueCreate(ctx, &domain.AnnotationQueue{WorkspaceID: e.ws, Name: "Q", ScoreConfigIDs: domain.Strings{sc.ID}})
 	must(err)
 	queued, _, err := e.store.AnnotationItemsAdd(ctx, e.ws, queue.ID, []string{x.ID})
 	must(err)
-	dl := &store.WebhookDelivery{ID: store.NewID(), WorkspaceID: e.ws, ExecutionID: x.ID, TargetType: "agent", TargetID: simple.ID,
+	dl := &domain.WebhookDelivery{ID: store.NewID(), WorkspaceID: e.ws, ExecutionID: x.ID, TargetType: "agent", TargetID: simple.ID,
 		URL: "https://example.com/hook", EventType: "execution.completed", Payload: []byte(`{}`), Secret: "sealed"}
 	must(e.store.WebhookDeliveryCreate(ctx, dl))
 	return map[string][2]string{
@@ -479,7 +480,7 @@ func representative(rt route, id string, ids map[string][2]string) []byte {
 	return b
 }
 
-var timeType = reflect.TypeFor[store.Time]()
+var timeType = reflect.TypeFor[domain.Time]()
 
 // sampleOf makes a JSON value of type t with every field set: strings "x" (or an enum's first
 // value), numbers 1, maps and free-form values {"k": …}.

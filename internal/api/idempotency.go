@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // recorder tees a response so it can be stored for replay.
@@ -82,8 +82,8 @@ func idempotencyRequest(w http.ResponseWriter, r *http.Request) (key, hash strin
 const idempotencyClaimCtx ctxKey = 300
 
 // idempotencyClaimOf returns the Idempotency-Key claim of the request being handled, or nil.
-func idempotencyClaimOf(r *http.Request) *store.IdempotencyClaim {
-	c, _ := r.Context().Value(idempotencyClaimCtx).(*store.IdempotencyClaim)
+func idempotencyClaimOf(r *http.Request) *domain.IdempotencyClaim {
+	c, _ := r.Context().Value(idempotencyClaimCtx).(*domain.IdempotencyClaim)
 	return c
 }
 
@@ -168,7 +168,7 @@ func replayType(body string) string {
 // holdLease renews claim's lease every third of it until the returned stop is called (which
 // waits for the renewer to end). A renewal that fails is retried at the next tick: the lease
 // still has two thirds to run; one that finds the claim lost stops.
-func (s *Server) holdLease(claim *store.IdempotencyClaim) (stop func()) {
+func (s *Server) holdLease(claim *domain.IdempotencyClaim) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/client"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -85,7 +86,7 @@ func slowAgent(t *testing.T, e *testEnv, latency time.Duration) string {
 
 func executionCount(t *testing.T, st *store.Store, ws string) int {
 	t.Helper()
-	n, err := st.ExecutionCount(context.Background(), ws, store.Time{}, nil)
+	n, err := st.ExecutionCount(context.Background(), ws, domain.Time{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestIdempotencyConcurrentRequests(t *testing.T) {
 				t.Fatalf("agent create statuses %v", statuses)
 			}
 		}
-		if l, _, err := e.store.AgentList(context.Background(), e.ws, store.AgentFilter{Query: "Once"}, store.Page{Page: 1, Limit: 20}); err != nil || len(l) != 1 {
+		if l, _, err := e.store.AgentList(context.Background(), e.ws, domain.AgentFilter{Query: "Once"}, domain.Page{Page: 1, Limit: 20}); err != nil || len(l) != 1 {
 			t.Fatalf("%d agents created with one key (%v)", len(l), err)
 		}
 		// Refused requests release the key as others claim it: each is a 422 or a 409, and

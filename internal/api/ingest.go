@@ -36,26 +36,26 @@ const (
 
 // ingestSpan is one span of POST /traces/ingest.
 type ingestSpan struct {
-	ID          string            `json:"id" maxLength:"128" pattern:"^[A-Za-z0-9._:-]+$" doc:"The span's id, unique in its trace (OTLP: 16 hex digits)."`
-	TraceID     string            `json:"trace_id" maxLength:"128" pattern:"^[A-Za-z0-9._:-]+$" doc:"The trace's id (OTLP: 32 hex digits; or an execution's trace id)."`
-	ParentID    *string           `json:"parent_id,omitempty" maxLength:"128" pattern:"^[A-Za-z0-9._:-]+$" doc:"The parent span's id; absent for a root span."`
-	Name        string            `json:"name" maxLength:"1000"`
-	Kind        string            `json:"kind,omitempty" enum:"agent,prompt,llm,tool,guardrail,history,approval,validation,step,subagent,memory,embedding,span" doc:"Default: llm when model is set, else span."`
-	Status      string            `json:"status,omitempty" enum:"ok,error" doc:"Default ok (error when error is set)."`
-	StartedAt   *store.Time       `json:"started_at" doc:"RFC 3339; required."`
-	EndedAt     *store.Time       `json:"ended_at,omitempty" doc:"RFC 3339; not before started_at."`
-	Model       *string           `json:"model,omitempty" maxLength:"200"`
-	Provider    *string           `json:"provider,omitempty" maxLength:"200"`
-	Input       json.RawMessage   `json:"input,omitempty" doc:"Any JSON; kept up to 32 KiB."`
-	Output      json.RawMessage   `json:"output,omitempty" doc:"Any JSON; kept up to 32 KiB."`
-	Error       *string           `json:"error,omitempty"`
-	TokenUsage  *store.TokenUsage `json:"token_usage,omitempty" doc:"prompt_tokens and completion_tokens (total_tokens is derived)."`
-	Cost        *float64          `json:"cost,omitempty" doc:"USD; default: the model catalog's price of token_usage when model is known."`
-	Attributes  map[string]any    `json:"attributes,omitempty"`
-	ServiceName *string           `json:"service_name,omitempty" maxLength:"200"`
-	AgentID     *string           `json:"agent_id,omitempty" maxLength:"200" doc:"Sets the trace's agent_id."`
-	SessionID   *string           `json:"session_id,omitempty" maxLength:"200" doc:"Sets the trace's session_id."`
-	EndUserID   *string           `json:"end_user_id,omitempty" maxLength:"200" doc:"Sets the trace's end_user_id."`
+	ID          string             `json:"id" maxLength:"128" pattern:"^[A-Za-z0-9._:-]+$" doc:"The span's id, unique in its trace (OTLP: 16 hex digits)."`
+	TraceID     string             `json:"trace_id" maxLength:"128" pattern:"^[A-Za-z0-9._:-]+$" doc:"The trace's id (OTLP: 32 hex digits; or an execution's trace id)."`
+	ParentID    *string            `json:"parent_id,omitempty" maxLength:"128" pattern:"^[A-Za-z0-9._:-]+$" doc:"The parent span's id; absent for a root span."`
+	Name        string             `json:"name" maxLength:"1000"`
+	Kind        string             `json:"kind,omitempty" enum:"agent,prompt,llm,tool,guardrail,history,approval,validation,step,subagent,memory,embedding,span" doc:"Default: llm when model is set, else span."`
+	Status      string             `json:"status,omitempty" enum:"ok,error" doc:"Default ok (error when error is set)."`
+	StartedAt   *domain.Time       `json:"started_at" doc:"RFC 3339; required."`
+	EndedAt     *domain.Time       `json:"ended_at,omitempty" doc:"RFC 3339; not before started_at."`
+	Model       *string            `json:"model,omitempty" maxLength:"200"`
+	Provider    *string            `json:"provider,omitempty" maxLength:"200"`
+	Input       json.RawMessage    `json:"input,omitempty" doc:"Any JSON; kept up to 32 KiB."`
+	Output      json.RawMessage    `json:"output,omitempty" doc:"Any JSON; kept up to 32 KiB."`
+	Error       *string            `json:"error,omitempty"`
+	TokenUsage  *domain.TokenUsage `json:"token_usage,omitempty" doc:"prompt_tokens and completion_tokens (total_tokens is derived)."`
+	Cost        *float64           `json:"cost,omitempty" doc:"USD; default: the model catalog's price of token_usage when model is known."`
+	Attributes  map[string]any     `json:"attributes,omitempty"`
+	ServiceName *string            `json:"service_name,omitempty" maxLength:"200"`
+	AgentID     *string            `json:"agent_id,omitempty" maxLength:"200" doc:"Sets the trace's agent_id."`
+	SessionID   *string            `json:"session_id,omitempty" maxLength:"200" doc:"Sets the trace's session_id."`
+	EndUserID   *string            `json:"end_user_id,omitempty" maxLength:"200" doc:"Sets the trace's end_user_id."`
 }
 
 // ingestRequest documents the body of POST /traces/ingest (the handler decodes each span on
@@ -154,7 +154,7 @@ func validSpanID(id string) bool {
 }
 
 // checkSpan applies the rules every ingested span follows; "" when it is valid.
-func checkSpan(sp *store.Span) string {
+func checkSpan(sp *domain.Span) string {
 	switch {
 	case !validSpanID(sp.TraceID):
 		return "trace_id must be 1 to 128 letters, digits, '-', '_', '.' or ':'"
@@ -183,12 +183,12 @@ func checkSpan(sp *store.Span) string {
 type pricer struct {
 	st     *store.Store
 	ws     string
-	models map[string]*store.LLMModel
+	models map[string]*domain.LLMModel
 }
 
 // fill sets a model call's cost (unless given) and provider (unless given) from the entry of
 // its model.
-func (p *pricer) fill(ctx context.Context, sp *store.Span, costGiven bool) error {
+func (p *pricer) fill(ctx context.Context, sp *domain.Span, costGiven bool) error {
 	if sp.Model == nil {
 		return nil
 	}
@@ -208,7 +208,7 @@ func (p *pricer) fill(ctx context.Context, sp *store.Span, costGiven bool) error
 }
 
 // model is the catalog's or the workspace's entry of a model id, nil for an unknown one.
-func (p *pricer) model(ctx context.Context, model string) (*store.LLMModel, error) {
+func (p *pricer) model(ctx context.Context, model string) (*domain.LLMModel, error) {
 	m, ok := p.models[model]
 	if !ok {
 		var err error
@@ -216,7 +216,7 @@ func (p *pricer) model(ctx context.Context, model string) (*store.LLMModel, erro
 			return nil, err
 		}
 		if p.models == nil {
-			p.models = map[string]*store.LLMModel{}
+			p.models = map[string]*domain.LLMModel{}
 		}
 		p.models[model] = m
 	}
@@ -249,7 +249,7 @@ func (s *Server) ingestSpans(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	prices := &pricer{st: s.store, ws: ws}
-	spans := make([]*store.Span, 0, len(req.Spans))
+	spans := make([]*domain.Span, 0, len(req.Spans))
 	for i, raw := range req.Spans {
 		var in ingestSpan
 		if err := json.Unmarshal(raw, &in); err != nil {
@@ -279,15 +279,15 @@ func (s *Server) ingestSpans(w http.ResponseWriter, r *http.Request) error {
 }
 
 // span turns an SDK span into a stored one; a message when a field is invalid.
-func (in *ingestSpan) span(ws string) (*store.Span, string) {
-	sp := &store.Span{ID: in.ID, TraceID: in.TraceID, WorkspaceID: ws, ParentID: in.ParentID, Name: in.Name, Kind: in.Kind,
+func (in *ingestSpan) span(ws string) (*domain.Span, string) {
+	sp := &domain.Span{ID: in.ID, TraceID: in.TraceID, WorkspaceID: ws, ParentID: in.ParentID, Name: in.Name, Kind: in.Kind,
 		Status: in.Status, Model: in.Model, Provider: in.Provider, Input: in.Input, Output: in.Output, Error: in.Error,
-		Attributes: store.JSONObject(in.Attributes), ServiceName: in.ServiceName, EndedAt: in.EndedAt}
+		Attributes: domain.JSONObject(in.Attributes), ServiceName: in.ServiceName, EndedAt: in.EndedAt}
 	if in.StartedAt != nil {
 		sp.StartedAt = *in.StartedAt
 	}
 	if in.TokenUsage != nil {
-		sp.TokenUsage = store.TokenUsage{PromptTokens: in.TokenUsage.PromptTokens, CompletionTokens: in.TokenUsage.CompletionTokens,
+		sp.TokenUsage = domain.TokenUsage{PromptTokens: in.TokenUsage.PromptTokens, CompletionTokens: in.TokenUsage.CompletionTokens,
 			TotalTokens: in.TokenUsage.PromptTokens + in.TokenUsage.CompletionTokens}
 	}
 	if in.Cost != nil {
@@ -299,7 +299,7 @@ func (in *ingestSpan) span(ws string) (*store.Span, string) {
 			sp.Kind = "llm"
 		}
 	}
-	if err := domain.OneOf("kind", sp.Kind, store.SpanKinds); err != nil {
+	if err := domain.OneOf("kind", sp.Kind, domain.SpanKinds); err != nil {
 		return nil, err.Error()
 	}
 	if sp.Status == "" {
@@ -308,7 +308,7 @@ func (in *ingestSpan) span(ws string) (*store.Span, string) {
 			sp.Status = "error"
 		}
 	}
-	if err := domain.OneOf("status", sp.Status, store.SpanStatuses); err != nil {
+	if err := domain.OneOf("status", sp.Status, domain.SpanStatuses); err != nil {
 		return nil, err.Error()
 	}
 	for _, f := range []struct {
@@ -322,7 +322,7 @@ func (in *ingestSpan) span(ws string) (*store.Span, string) {
 	}
 	sp.TraceAgentID, sp.TraceSessionID, sp.TraceEndUserID = deref(in.AgentID), deref(in.SessionID), deref(in.EndUserID)
 	if sp.Attributes == nil {
-		sp.Attributes = store.JSONObject{}
+		sp.Attributes = domain.JSONObject{}
 	}
 	return sp, ""
 }
@@ -388,8 +388,8 @@ const maxOTLPMessages = 10
 
 // otlpSpans maps OTLP spans onto stored ones (GenAI semantic conventions onto their fields)
 // and rejects the invalid ones, with a message for each of the first few.
-func otlpSpans(ctx context.Context, td ptrace.Traces, ws string, prices *pricer) ([]*store.Span, int, []string, error) {
-	spans := make([]*store.Span, 0, td.SpanCount())
+func otlpSpans(ctx context.Context, td ptrace.Traces, ws string, prices *pricer) ([]*domain.Span, int, []string, error) {
+	spans := make([]*domain.Span, 0, td.SpanCount())
 	rejected := 0
 	var msgs []string
 	rss := td.ResourceSpans()
@@ -430,7 +430,7 @@ var genAIKinds = map[string]string{
 	"execute_tool": "tool", "invoke_agent": "agent", "create_agent": "agent",
 }
 
-func otlpSpan(o ptrace.Span, ws string, service *string, scope string) (*store.Span, string) {
+func otlpSpan(o ptrace.Span, ws string, service *string, scope string) (*domain.Span, string) {
 	tid, sid := o.TraceID(), o.SpanID()
 	ids := fmt.Sprintf("span %s of trace %s", sid, tid)
 	switch {
@@ -447,7 +447,7 @@ func otlpSpan(o ptrace.Span, ws string, service *string, scope string) (*store.S
 	case utf8.RuneCountInString(o.Name()) > maxIngestName:
 		return nil, ids + ": name is over 1000 characters"
 	}
-	sp := &store.Span{ID: sid.String(), TraceID: tid.String(), WorkspaceID: ws, Name: cleanText(o.Name()), Kind: "span", Status: "ok",
+	sp := &domain.Span{ID: sid.String(), TraceID: tid.String(), WorkspaceID: ws, Name: cleanText(o.Name()), Kind: "span", Status: "ok",
 		StartedAt: otlpTime(o.StartTimestamp()), ServiceName: service}
 	attrs := attrWriter{buf: make([]byte, 0, 256)}
 	attrs.buf = append(attrs.buf, '{')
@@ -676,8 +676,8 @@ func firstNonEmpty(vs ...string) string {
 	return ""
 }
 
-func otlpTime(ts pcommon.Timestamp) store.Time {
-	return store.Time{Time: ts.AsTime().UTC().Truncate(time.Millisecond)}
+func otlpTime(ts pcommon.Timestamp) domain.Time {
+	return domain.Time{Time: ts.AsTime().UTC().Truncate(time.Millisecond)}
 }
 
 func otlpInt(v pcommon.Value) int64 {

@@ -14,8 +14,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/secretbox"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // processCPU is the CPU time this process has used (user and system, all threads).
@@ -126,7 +126,7 @@ func BenchmarkOTLPIngest(b *testing.B) {
 	// On a shared machine the wall clock also counts other processes' turns: the spans per
 	// second of this process's CPU (all its threads, GC included) tell what one core does.
 	b.ReportMetric(spans/ingestCPU.Seconds(), "spans/cpu-s")
-	if n, _, err := st.TraceList(context.Background(), ws, store.TraceFilter{}, store.Page{Page: 1, Limit: 1}); err != nil || len(n) != 1 {
+	if n, _, err := st.TraceList(context.Background(), ws, domain.TraceFilter{}, domain.Page{Page: 1, Limit: 1}); err != nil || len(n) != 1 {
 		b.Fatalf("no traces stored: %v", err)
 	}
 }

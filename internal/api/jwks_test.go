@@ -15,7 +15,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 const testKID = "test-key-1"
@@ -62,7 +62,7 @@ func TestJWKSBearerAuth(t *testing.T) {
 	}
 	idp := jwksServer(t, key)
 	e := newServerEnvWith(t, func(c *Config) { c.JWKSURL = idp.URL + "/.well-known/jwks.json" })
-	newUser(t, e, "sso@example.com", "", e.ws, store.RoleMember)
+	newUser(t, e, "sso@example.com", "", e.ws, domain.RoleMember)
 	newUser(t, e, "outsider@example.com", "", "", "")
 
 	hour := time.Now().Add(time.Hour)
@@ -112,7 +112,7 @@ func TestJWKSBearerAuth(t *testing.T) {
 	})
 }
 
-func mustUser(t *testing.T, e *testEnv, email string) *store.User {
+func mustUser(t *testing.T, e *testEnv, email string) *domain.User {
 	t.Helper()
 	u, err := e.store.UserByEmail(t.Context(), email)
 	if err != nil {

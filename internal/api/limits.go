@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -20,7 +21,7 @@ type Plan struct {
 }
 
 // liveStatuses are the statuses counted against MaxConcurrentExecutions.
-var liveStatuses = []string{store.StatusPending, store.StatusRunning, store.StatusAwaitingApproval}
+var liveStatuses = []string{domain.StatusPending, domain.StatusRunning, domain.StatusAwaitingApproval}
 
 func planExceeded(format string, args ...any) *Error {
 	return errorf(http.StatusPaymentRequired, format, args...)
@@ -66,7 +67,7 @@ func (s *Server) checkExecutionLimits(ctx context.Context, tx *store.Store, ws s
 	}
 	if p.MaxExecutionsPerMonth > 0 {
 		now := time.Now().UTC()
-		month := store.Time{Time: time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)}
+		month := domain.Time{Time: time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)}
 		n, err := tx.ExecutionCount(ctx, ws, month, nil)
 		if err != nil {
 			return err
@@ -77,7 +78,7 @@ func (s *Server) checkExecutionLimits(ctx context.Context, tx *store.Store, ws s
 		}
 	}
 	if p.MaxConcurrentExecutions > 0 {
-		n, err := tx.ExecutionCount(ctx, ws, store.Time{}, liveStatuses)
+		n, err := tx.ExecutionCount(ctx, ws, domain.Time{}, liveStatuses)
 		if err != nil {
 			return err
 		}

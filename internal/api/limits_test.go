@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentplane/agentplane/client"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -47,7 +48,7 @@ func (e *testEnv) getWithKey(t *testing.T, path, key string) (*http.Response, []
 func TestRateLimitPerKey(t *testing.T) {
 	// A bucket of 3 that refills about once every 17 minutes: the fourth request is refused.
 	e := newServerEnvWith(t, func(c *Config) { c.RateLimit, c.RateBurst = 0.001, 3 })
-	other := e.newKey(&store.APIKey{Name: "other", Scopes: store.Strings{"*"}})
+	other := e.newKey(&domain.APIKey{Name: "other", Scopes: domain.Strings{"*"}})
 	for i, want := range []int{2, 1, 0} {
 		resp, raw := e.getWithKey(t, "/api/v1/agents", e.key)
 		if resp.StatusCode != http.StatusOK {

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/agentplane/agentplane/internal/domain"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 type llmModelCreateRequest struct {
@@ -39,16 +38,16 @@ func (s *Server) llmModelRoutes() []route {
 			params: []param{{name: "provider", typ: "string", desc: "Provider slug, e.g. openai."},
 				{name: "capability", typ: "string", desc: "Only models with this capability, e.g. tools."},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the id or name."},
-				{name: "source", typ: "string", enum: []string{store.ModelSourceCatalog, store.ModelSourceWorkspace}}},
-			resp: store.LLMModel{}, h: s.listLLMModels},
+				{name: "source", typ: "string", enum: []string{domain.ModelSourceCatalog, domain.ModelSourceWorkspace}}},
+			resp: domain.LLMModel{}, h: s.listLLMModels},
 		{method: "POST", path: v1 + "/llm-models", op: "createLLMModel", tag: tag, scope: "agents:write", summary: "Register a workspace model",
-			body: llmModelCreateRequest{}, resp: store.LLMModel{}, status: http.StatusCreated, creates: true, errs: []int{http.StatusConflict}, h: s.createLLMModel},
+			body: llmModelCreateRequest{}, resp: domain.LLMModel{}, status: http.StatusCreated, creates: true, errs: []int{http.StatusConflict}, h: s.createLLMModel},
 		{method: "GET", path: v1 + "/llm-models/{id}", op: "getLLMModel", tag: tag, scope: "agents:read", summary: "Get a model",
-			resp: store.LLMModel{}, h: s.getLLMModel},
+			resp: domain.LLMModel{}, h: s.getLLMModel},
 		{method: "PATCH", path: v1 + "/llm-models/{id}", op: "updateLLMModel", tag: tag, scope: "agents:write", summary: "Update a workspace model",
-			body: llmModelUpdateRequest{}, resp: store.LLMModel{}, errs: []int{http.StatusForbidden}, h: s.updateLLMModel},
+			body: llmModelUpdateRequest{}, resp: domain.LLMModel{}, errs: []int{http.StatusForbidden}, h: s.updateLLMModel},
 		{method: "DELETE", path: v1 + "/llm-models/{id}", op: "deleteLLMModel", tag: tag, scope: "agents:write", summary: "Delete a workspace model",
-			resp: store.LLMModel{}, errs: []int{http.StatusForbidden}, h: s.deleteLLMModel},
+			resp: domain.LLMModel{}, errs: []int{http.StatusForbidden}, h: s.deleteLLMModel},
 	}
 }
 
@@ -58,9 +57,9 @@ func (s *Server) listLLMModels(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	f := store.LLMModelFilter{Provider: q.Get("provider"), Capability: q.Get("capability"), Query: q.Get("q"), Source: q.Get("source")}
+	f := domain.LLMModelFilter{Provider: q.Get("provider"), Capability: q.Get("capability"), Query: q.Get("q"), Source: q.Get("source")}
 	if f.Source != "" {
-		if err := domain.OneOf("source", f.Source, []string{store.ModelSourceCatalog, store.ModelSourceWorkspace}); err != nil {
+		if err := domain.OneOf("source", f.Source, []string{domain.ModelSourceCatalog, domain.ModelSourceWorkspace}); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -113,7 +112,7 @@ func (s *Server) createLLMModel(w http.ResponseWriter, r *http.Request) error {
 	if caps == nil {
 		caps = []string{}
 	}
-	m, err := s.store.LLMModelCreate(r.Context(), s.workspace(r), &store.LLMModel{ID: req.ID, Provider: req.Provider, Name: name,
+	m, err := s.store.LLMModelCreate(r.Context(), s.workspace(r), &domain.LLMModel{ID: req.ID, Provider: req.Provider, Name: name,
 		Description: req.Description, ContextWindow: req.ContextWindow, MaxOutputTokens: req.MaxOutputTokens,
 		InputPricePerMillion: req.InputPricePerMillion, OutputPricePerMillion: req.OutputPricePerMillion, Capabilities: caps})
 	if err != nil {
@@ -124,12 +123,12 @@ func (s *Server) createLLMModel(w http.ResponseWriter, r *http.Request) error {
 }
 
 // workspaceModel returns the workspace's own model id, refusing catalog entries (403).
-func (s *Server) workspaceModel(r *http.Request) (*store.LLMModel, error) {
+func (s *Server) workspaceModel(r *http.Request) (*domain.LLMModel, error) {
 	m, err := s.store.LLMModelGet(r.Context(), s.workspace(r), pathID(r, "id"))
 	if err != nil {
 		return nil, err
 	}
-	if m.Source == store.ModelSourceCatalog {
+	if m.Source == domain.ModelSourceCatalog {
 		return nil, errorf(http.StatusForbidden, "llm model %s is a built-in catalog model and is read-only; register a workspace model under another id", m.ID)
 	}
 	return m, nil
@@ -144,7 +143,7 @@ func (s *Server) updateLLMModel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := store.LLMModelPatch{ContextWindow: req.ContextWindow, MaxOutputTokens: req.MaxOutputTokens,
+	p := domain.LLMModelPatch{ContextWindow: req.ContextWindow, MaxOutputTokens: req.MaxOutputTokens,
 		InputPricePerMillion: req.InputPricePerMillion, OutputPricePerMillion: req.OutputPricePerMillion}
 	if req.Provider != nil {
 		v := strings.TrimSpace(*req.Provider)
@@ -163,7 +162,7 @@ func (s *Server) updateLLMModel(w http.ResponseWriter, r *http.Request) error {
 		if err := checkCapabilities(*req.Capabilities); err != nil {
 			return err
 		}
-		p.Capabilities = ptr(store.Strings(*req.Capabilities))
+		p.Capabilities = ptr(domain.Strings(*req.Capabilities))
 	}
 	out, err := s.store.LLMModelUpdate(r.Context(), s.workspace(r), m.ID, p)
 	if err != nil {

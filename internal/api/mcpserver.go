@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/prompttmpl"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/store"
@@ -46,13 +47,13 @@ func (s *Server) mcpRoutes() []route {
 // on the narrowed path).
 func (s *Server) mcpServe(w http.ResponseWriter, r *http.Request) error {
 	ws := s.workspace(r)
-	var agents []*store.Agent
+	var agents []*domain.Agent
 	if id := r.PathValue("id"); id != "" {
 		a, err := s.store.AgentGet(r.Context(), ws, id)
 		if err != nil {
 			return err
 		}
-		agents = []*store.Agent{a}
+		agents = []*domain.Agent{a}
 	} else {
 		var err error
 		if agents, err = s.allAgents(r.Context(), ws); err != nil {
@@ -75,10 +76,10 @@ func (s *Server) mcpServe(w http.ResponseWriter, r *http.Request) error {
 }
 
 // allAgents reads every agent of the workspace, newest first.
-func (s *Server) allAgents(ctx context.Context, ws string) ([]*store.Agent, error) {
-	var out []*store.Agent
+func (s *Server) allAgents(ctx context.Context, ws string) ([]*domain.Agent, error) {
+	var out []*domain.Agent
 	for page := 1; ; page++ {
-		items, total, err := s.store.AgentList(ctx, ws, store.AgentFilter{}, store.Page{Page: page, Limit: 100})
+		items, total, err := s.store.AgentList(ctx, ws, domain.AgentFilter{}, domain.Page{Page: page, Limit: 100})
 		if err != nil {
 			return nil, err
 		}
@@ -93,8 +94,8 @@ var invalidToolChars = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
 // mcpToolNames names each agent's tool: its name with runs of other characters made "_",
 // at most 64 characters, and a suffix _2, _3 … for a name taken by an older agent.
-func mcpToolNames(agents []*store.Agent) map[string]*store.Agent {
-	out := make(map[string]*store.Agent, len(agents))
+func mcpToolNames(agents []*domain.Agent) map[string]*domain.Agent {
+	out := make(map[string]*domain.Agent, len(agents))
 	for i := len(agents) - 1; i >= 0; i-- { // oldest first: an older agent keeps its name
 		a := agents[i]
 		base := strings.Trim(invalidToolChars.ReplaceAllString(a.Name, "_"), "_")
@@ -120,7 +121,7 @@ func isObjectSchema(raw json.RawMessage) bool {
 	return hasSchema(raw) && json.Unmarshal(raw, &s) == nil && s.Type == "object"
 }
 
-func mcpToolOf(name string, a *store.Agent) *mcp.Tool {
+func mcpToolOf(name string, a *domain.Agent) *mcp.Tool {
 	t := &mcp.Tool{Name: name, Title: a.Name, Description: a.Description, InputSchema: mcpMessageSchema}
 	if t.Description == "" {
 		t.Description = "Runs the agent " + a.Name + "."
@@ -142,7 +143,7 @@ func toolError(format string, args ...any) *mcp.CallToolResult {
 // mcpCall runs agent a for a tool call: its content frames become progress notifications
 // (with a progress token), the call's cancellation cancels the run. The server is stateless,
 // so a client cancels a call by dropping its POST: httpCtx, that request's context, ends.
-func (s *Server) mcpCall(httpCtx context.Context, ws string, a *store.Agent, userID *string) mcp.ToolHandler {
+func (s *Server) mcpCall(httpCtx context.Context, ws string, a *domain.Agent, userID *string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var input map[string]any
 		if len(req.Params.Arguments) > 0 && json.Unmarshal(req.Params.Arguments, &input) != nil {
@@ -157,7 +158,7 @@ func (s *Server) mcpCall(httpCtx context.Context, ws string, a *store.Agent, use
 		}
 		x, run, err := s.engine.Submit(ctx, runtime.SubmitRequest{WorkspaceID: ws, Agent: a, VersionID: a.ActiveVersionID, Config: a.Config,
 			Input: input, Metadata: map[string]any{"mcp_tool": req.Params.Name}, Source: "mcp", TimeoutMS: defaultTimeoutMS, UserID: userID,
-			BeforeCreate: func(ctx context.Context, tx *store.Store, _ *store.Execution) error {
+			BeforeCreate: func(ctx context.Context, tx *store.Store, _ *domain.Execution) error {
 				return s.checkExecutionLimits(ctx, tx, ws)
 			}})
 		if err != nil {
@@ -207,7 +208,7 @@ func (s *Server) mcpCall(httpCtx context.Context, ws string, a *store.Agent, use
 // store, so every delta is sent before the call's result.
 func (s *Server) mcpProgress(ctx context.Context, ss *mcp.ServerSession, token any, id string, run *runtime.Waiter) {
 	sent, n := 0, 0
-	notify := func(evs []store.Event) bool {
+	notify := func(evs []domain.Event) bool {
 		for _, ev := range evs {
 			if ev.Seq <= sent {
 				continue
@@ -257,7 +258,7 @@ func (s *Server) mcpProgress(ctx context.Context, ss *mcp.ServerSession, token a
 // template's variables are the arguments, getting one renders it as a user message.
 func (s *Server) addMCPPrompts(ctx context.Context, srv *mcp.Server, ws string) error {
 	for page := 1; ; page++ {
-		items, total, err := s.store.PromptList(ctx, ws, store.PromptFilter{}, store.Page{Page: page, Limit: 100})
+		items, total, err := s.store.PromptList(ctx, ws, domain.PromptFilter{}, domain.Page{Page: page, Limit: 100})
 		if err != nil {
 			return err
 		}

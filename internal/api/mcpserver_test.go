@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentplane/agentplane/client"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm/llmtest"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/mcpclient"
@@ -90,7 +91,7 @@ func TestMCPServer(t *testing.T) {
 		if progress.Load() == 0 {
 			t.Fatal("no progress notification for the run's content")
 		}
-		_, n, _ := o.store.ExecutionList(ctx, o.ws, store.ExecutionFilter{Source: "mcp", Status: "completed"}, store.Page{Page: 1, Limit: 10})
+		_, n, _ := o.store.ExecutionList(ctx, o.ws, domain.ExecutionFilter{Source: "mcp", Status: "completed"}, domain.Page{Page: 1, Limit: 10})
 		if n != 1 {
 			t.Fatalf("%d completed mcp executions, want 1", n)
 		}
@@ -115,7 +116,7 @@ func TestMCPServer(t *testing.T) {
 		}
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			_, n, _ := o.store.ExecutionList(ctx, o.ws, store.ExecutionFilter{AgentID: slow.ID, Status: "cancelled"}, store.Page{Page: 1, Limit: 10})
+			_, n, _ := o.store.ExecutionList(ctx, o.ws, domain.ExecutionFilter{AgentID: slow.ID, Status: "cancelled"}, domain.Page{Page: 1, Limit: 10})
 			if n == 1 {
 				break
 			}
@@ -195,7 +196,7 @@ func TestAgentCallsAgentOverMCP(t *testing.T) {
 	if err != nil || x.Status != "completed" {
 		t.Fatalf("boss: %+v %v", x, err)
 	}
-	runs, n, _ := st.ExecutionList(ctx, e.ws, store.ExecutionFilter{AgentID: helper.ID, Source: "mcp"}, store.Page{Page: 1, Limit: 10})
+	runs, n, _ := st.ExecutionList(ctx, e.ws, domain.ExecutionFilter{AgentID: helper.ID, Source: "mcp"}, domain.Page{Page: 1, Limit: 10})
 	if n != 1 || runs[0].Status != "completed" || runs[0].Input["message"] != "Capital of France?" {
 		t.Fatalf("the geographer's runs over MCP: %d %+v", n, runs)
 	}

@@ -15,29 +15,29 @@ import (
 )
 
 type mcpToolCreateRequest struct {
-	Name         string             `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
-	Description  string             `json:"description,omitempty" maxLength:"2000"`
-	Transport    string             `json:"transport,omitempty" enum:"streamable_http,sse,stdio,http" doc:"streamable_http (the default), sse (the older HTTP+SSE transport) or stdio (a local command: 422 unless the server runs with --allow-stdio-mcp; the emulator accepts it and never runs it). http is read as streamable_http."`
-	Command      string             `json:"command,omitempty" doc:"Executable to start; required for stdio, empty for the HTTP transports."`
-	Args         []string           `json:"args,omitempty" doc:"Arguments of the command (stdio only)."`
-	Env          store.Env          `json:"env,omitempty" doc:"Environment variables of the command (stdio only), beside PATH, HOME, USER, LOGNAME, SHELL, TERM, TMPDIR and LANG from the server's; secrets belong in the credential."`
-	URL          string             `json:"url,omitempty" doc:"Absolute http:// or https:// URL of the endpoint; required for streamable_http and sse, empty for stdio."`
-	CredentialID *string            `json:"credential_id,omitempty" doc:"An api_key or bearer_token credential: sent as Authorization: Bearer <value>, or, when its metadata.header names another header, as that header (with metadata.scheme before the value, if set). A stdio command gets it in the environment variable its metadata.env names."`
-	Enabled      *bool              `json:"enabled,omitempty" doc:"Defaults to true."`
-	Tools        []store.MCPToolDef `json:"tools,omitempty" doc:"The tools the server offers, if known: names unique, input_schema an object schema. POST /mcp-tools/{id}/refresh replaces them with what the server lists."`
+	Name         string              `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
+	Description  string              `json:"description,omitempty" maxLength:"2000"`
+	Transport    string              `json:"transport,omitempty" enum:"streamable_http,sse,stdio,http" doc:"streamable_http (the default), sse (the older HTTP+SSE transport) or stdio (a local command: 422 unless the server runs with --allow-stdio-mcp; the emulator accepts it and never runs it). http is read as streamable_http."`
+	Command      string              `json:"command,omitempty" doc:"Executable to start; required for stdio, empty for the HTTP transports."`
+	Args         []string            `json:"args,omitempty" doc:"Arguments of the command (stdio only)."`
+	Env          domain.Env          `json:"env,omitempty" doc:"Environment variables of the command (stdio only), beside PATH, HOME, USER, LOGNAME, SHELL, TERM, TMPDIR and LANG from the server's; secrets belong in the credential."`
+	URL          string              `json:"url,omitempty" doc:"Absolute http:// or https:// URL of the endpoint; required for streamable_http and sse, empty for stdio."`
+	CredentialID *string             `json:"credential_id,omitempty" doc:"An api_key or bearer_token credential: sent as Authorization: Bearer <value>, or, when its metadata.header names another header, as that header (with metadata.scheme before the value, if set). A stdio command gets it in the environment variable its metadata.env names."`
+	Enabled      *bool               `json:"enabled,omitempty" doc:"Defaults to true."`
+	Tools        []domain.MCPToolDef `json:"tools,omitempty" doc:"The tools the server offers, if known: names unique, input_schema an object schema. POST /mcp-tools/{id}/refresh replaces them with what the server lists."`
 }
 
 type mcpToolUpdateRequest struct {
-	Name         *string             `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
-	Description  *string             `json:"description,omitempty" maxLength:"2000"`
-	Transport    *string             `json:"transport,omitempty" enum:"streamable_http,sse,stdio,http" doc:"streamable_http (the default), sse (the older HTTP+SSE transport) or stdio (a local command: 422 unless the server runs with --allow-stdio-mcp; the emulator accepts it and never runs it). http is read as streamable_http. Switching between stdio and the HTTP transports also needs the other transport's fields set and this one's cleared."`
-	Command      *string             `json:"command,omitempty"`
-	Args         *[]string           `json:"args,omitempty"`
-	Env          *store.Env          `json:"env,omitempty" doc:"Replaces all the variables."`
-	URL          *string             `json:"url,omitempty"`
-	CredentialID *string             `json:"credential_id,omitempty" doc:"An empty string unlinks the credential."`
-	Enabled      *bool               `json:"enabled,omitempty"`
-	Tools        *[]store.MCPToolDef `json:"tools,omitempty" doc:"Replaces the whole list."`
+	Name         *string              `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
+	Description  *string              `json:"description,omitempty" maxLength:"2000"`
+	Transport    *string              `json:"transport,omitempty" enum:"streamable_http,sse,stdio,http" doc:"streamable_http (the default), sse (the older HTTP+SSE transport) or stdio (a local command: 422 unless the server runs with --allow-stdio-mcp; the emulator accepts it and never runs it). http is read as streamable_http. Switching between stdio and the HTTP transports also needs the other transport's fields set and this one's cleared."`
+	Command      *string              `json:"command,omitempty"`
+	Args         *[]string            `json:"args,omitempty"`
+	Env          *domain.Env          `json:"env,omitempty" doc:"Replaces all the variables."`
+	URL          *string              `json:"url,omitempty"`
+	CredentialID *string              `json:"credential_id,omitempty" doc:"An empty string unlinks the credential."`
+	Enabled      *bool                `json:"enabled,omitempty"`
+	Tools        *[]domain.MCPToolDef `json:"tools,omitempty" doc:"Replaces the whole list."`
 }
 
 // MCPToolSelection is the object form of an entry of an agent config's tools: some of an
@@ -72,7 +72,7 @@ func (simFailSchema) Schema(r huma.Registry) *huma.Schema {
 	if _, ok := r.Map()[name]; !ok {
 		r.Map()[name] = &huma.Schema{Type: huma.TypeObject,
 			Description:          "Model id to the HTTP status its calls fail with, at once, as a provider would (retried, then config.fallback_models).",
-			AdditionalProperties: &huma.Schema{Type: huma.TypeInteger, Enum: statusEnum(store.SimFailStatuses)}}
+			AdditionalProperties: &huma.Schema{Type: huma.TypeInteger, Enum: statusEnum(domain.SimFailStatuses)}}
 	}
 	return &huma.Schema{
 		Description: "true: every call fails after a few streamed words (never retried). An object of model id to HTTP status: calls to those models fail at once with it, before anything streams.",
@@ -95,23 +95,23 @@ func (s *Server) mcpToolRoutes() []route {
 	const tag = "MCP tools"
 	return []route{
 		{method: "GET", path: v1 + "/mcp-tools", op: "listMCPTools", tag: tag, scope: "agents:read", summary: "List MCP servers", list: true,
-			params: []param{{name: "transport", typ: "string", enum: append(slices.Clone(store.MCPTransports), "http"), desc: "Only servers of this transport; http is read as streamable_http."},
+			params: []param{{name: "transport", typ: "string", enum: append(slices.Clone(domain.MCPTransports), "http"), desc: "Only servers of this transport; http is read as streamable_http."},
 				{name: "enabled", typ: "boolean", desc: "true or false."},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
-			resp: store.MCPTool{}, h: s.listMCPTools},
+			resp: domain.MCPTool{}, h: s.listMCPTools},
 		{method: "POST", path: v1 + "/mcp-tools", op: "createMCPTool", tag: tag, scope: "agents:write", summary: "Register an MCP server",
-			body: mcpToolCreateRequest{}, resp: store.MCPTool{}, status: http.StatusCreated, creates: true, h: s.createMCPTool},
+			body: mcpToolCreateRequest{}, resp: domain.MCPTool{}, status: http.StatusCreated, creates: true, h: s.createMCPTool},
 		{method: "GET", path: v1 + "/mcp-tools/templates", op: "listMCPToolTemplates", tag: tag, scope: "agents:read", list: true,
 			summary: "List templates of commonly used MCP servers",
 			resp:    mcpspec.Template{}, h: s.listMCPToolTemplates,
 			params: []param{{name: "q", typ: "string", desc: "Case-insensitive substring of the id, name or description."}}},
 		{method: "POST", path: v1 + "/mcp-tools/{id}/refresh", op: "refreshMCPTool", tag: tag, scope: "agents:write", summary: "List an MCP server's tools",
-			resp: store.MCPTool{}, h: s.refreshMCPTool},
-		{method: "GET", path: v1 + "/mcp-tools/{id}", op: "getMCPTool", tag: tag, scope: "agents:read", summary: "Get an MCP server", resp: store.MCPTool{}, h: byID(s, s.store.MCPToolGet)},
+			resp: domain.MCPTool{}, h: s.refreshMCPTool},
+		{method: "GET", path: v1 + "/mcp-tools/{id}", op: "getMCPTool", tag: tag, scope: "agents:read", summary: "Get an MCP server", resp: domain.MCPTool{}, h: byID(s, s.store.MCPToolGet)},
 		{method: "PATCH", path: v1 + "/mcp-tools/{id}", op: "updateMCPTool", tag: tag, scope: "agents:write", summary: "Update an MCP server",
-			body: mcpToolUpdateRequest{}, resp: store.MCPTool{}, h: s.updateMCPTool},
+			body: mcpToolUpdateRequest{}, resp: domain.MCPTool{}, h: s.updateMCPTool},
 		{method: "DELETE", path: v1 + "/mcp-tools/{id}", op: "deleteMCPTool", tag: tag, scope: "agents:write", summary: "Delete an MCP server",
-			resp: store.MCPTool{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.MCPToolDelete)},
+			resp: domain.MCPTool{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.MCPToolDelete)},
 	}
 }
 
@@ -121,10 +121,10 @@ func (s *Server) listMCPTools(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	f := store.MCPToolFilter{Transport: q.Get("transport"), Query: q.Get("q")}
+	f := domain.MCPToolFilter{Transport: q.Get("transport"), Query: q.Get("q")}
 	if f.Transport != "" {
 		f.Transport = mcpspec.NormalizeTransport(f.Transport)
-		if err := domain.OneOf("transport", f.Transport, store.MCPTransports); err != nil {
+		if err := domain.OneOf("transport", f.Transport, domain.MCPTransports); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -145,8 +145,8 @@ func (s *Server) createMCPTool(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ws := s.workspace(r)
-	t := &store.MCPTool{WorkspaceID: ws, Name: strings.TrimSpace(req.Name), Description: req.Description, Transport: mcpspec.NormalizeTransport(req.Transport),
-		Command: req.Command, Args: store.Strings(req.Args), Env: req.Env, URL: req.URL, CredentialID: req.CredentialID, Enabled: true, Tools: req.Tools}
+	t := &domain.MCPTool{WorkspaceID: ws, Name: strings.TrimSpace(req.Name), Description: req.Description, Transport: mcpspec.NormalizeTransport(req.Transport),
+		Command: req.Command, Args: domain.Strings(req.Args), Env: req.Env, URL: req.URL, CredentialID: req.CredentialID, Enabled: true, Tools: req.Tools}
 	if req.Enabled != nil {
 		t.Enabled = *req.Enabled
 	}
@@ -170,7 +170,7 @@ func (s *Server) updateMCPTool(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ws, id := s.workspace(r), pathID(r, "id")
-	p := store.MCPToolPatch{Name: req.Name, Description: req.Description, Transport: req.Transport, Command: req.Command,
+	p := domain.MCPToolPatch{Name: req.Name, Description: req.Description, Transport: req.Transport, Command: req.Command,
 		Env: req.Env, URL: req.URL, CredentialID: req.CredentialID, Enabled: req.Enabled, Tools: req.Tools}
 	if req.Name != nil {
 		p.Name = ptr(strings.TrimSpace(*req.Name))
@@ -185,9 +185,9 @@ func (s *Server) updateMCPTool(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if req.Args != nil {
-		p.Args = ptr(store.Strings(*req.Args))
+		p.Args = ptr(domain.Strings(*req.Args))
 	}
-	var updated *store.MCPTool
+	var updated *domain.MCPTool
 	// Read, check the merged configuration and write in one transaction, so the check holds
 	// for what is stored.
 	err := s.store.InTx(r.Context(), func(tx *store.Store) error {
@@ -222,7 +222,7 @@ func (s *Server) updateMCPTool(w http.ResponseWriter, r *http.Request) error {
 
 // validateMCPTool checks a configuration about to be saved: mcpspec's rules, and stdio only
 // where this server may run commands.
-func (s *Server) validateMCPTool(ctx context.Context, st *store.Store, ws string, t *store.MCPTool) error {
+func (s *Server) validateMCPTool(ctx context.Context, st *store.Store, ws string, t *domain.MCPTool) error {
 	if err := mcpspec.Validate(ctx, st, ws, t); err != nil {
 		return err
 	}
@@ -247,7 +247,7 @@ func (s *Server) refreshMCPTool(w http.ResponseWriter, r *http.Request) error {
 	if len(tools) > mcpspec.MaxTools {
 		tools = tools[:mcpspec.MaxTools]
 	}
-	updated, err := s.store.MCPToolRefreshed(context.WithoutCancel(ctx), ws, t.ID, tools, failure, store.Now())
+	updated, err := s.store.MCPToolRefreshed(context.WithoutCancel(ctx), ws, t.ID, tools, failure, domain.Now())
 	if err != nil {
 		return err
 	}
@@ -276,7 +276,7 @@ func (s *Server) listMCPToolTemplates(w http.ResponseWriter, r *http.Request) er
 }
 
 // pageOf cuts one page out of a list held in memory (the built-in catalogs).
-func pageOf[T any](items []T, p store.Page) []T {
+func pageOf[T any](items []T, p domain.Page) []T {
 	start := min((p.Page-1)*p.Limit, len(items))
 	return items[start:min(start+p.Limit, len(items))]
 }

@@ -36,14 +36,14 @@ func (s *Server) memoryRoutes() []route {
 				{name: "end_user_id", typ: "string", desc: "Only memories about this end user."},
 				{name: "key", typ: "string", desc: "Only memories with exactly this key."},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the key or content."}},
-			resp: store.Memory{}, h: s.listMemories},
+			resp: domain.Memory{}, h: s.listMemories},
 		{method: "POST", path: v1 + "/memories", op: "createMemory", tag: tag, scope: "agents:write", summary: "Store a memory",
-			body: memoryCreateRequest{}, resp: store.Memory{}, status: http.StatusCreated, creates: true, h: s.createMemory},
-		{method: "GET", path: v1 + "/memories/{id}", op: "getMemory", tag: tag, scope: "agents:read", summary: "Get a memory", resp: store.Memory{}, h: byID(s, s.store.MemoryGet)},
+			body: memoryCreateRequest{}, resp: domain.Memory{}, status: http.StatusCreated, creates: true, h: s.createMemory},
+		{method: "GET", path: v1 + "/memories/{id}", op: "getMemory", tag: tag, scope: "agents:read", summary: "Get a memory", resp: domain.Memory{}, h: byID(s, s.store.MemoryGet)},
 		{method: "PATCH", path: v1 + "/memories/{id}", op: "updateMemory", tag: tag, scope: "agents:write", summary: "Update a memory",
-			body: memoryUpdateRequest{}, resp: store.Memory{}, h: s.updateMemory},
+			body: memoryUpdateRequest{}, resp: domain.Memory{}, h: s.updateMemory},
 		{method: "DELETE", path: v1 + "/memories/{id}", op: "deleteMemory", tag: tag, scope: "agents:write", summary: "Delete a memory",
-			resp: store.Memory{}, h: byID(s, s.store.MemoryDelete)},
+			resp: domain.Memory{}, h: byID(s, s.store.MemoryDelete)},
 	}
 }
 
@@ -53,7 +53,7 @@ func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	f := store.MemoryFilter{AgentID: q.Get("agent_id"), SessionID: q.Get("session_id"), EndUserID: q.Get("end_user_id"), Key: q.Get("key"), Query: q.Get("q")}
+	f := domain.MemoryFilter{AgentID: q.Get("agent_id"), SessionID: q.Get("session_id"), EndUserID: q.Get("end_user_id"), Key: q.Get("key"), Query: q.Get("q")}
 	items, total, err := s.store.MemoryList(r.Context(), s.workspace(r), f, p)
 	if err != nil {
 		return err
@@ -75,7 +75,7 @@ func (s *Server) checkMemory(ctx context.Context, ws string, agentID, key, conte
 	if key != nil {
 	}
 	if agentID != nil && *agentID != "" {
-		return s.store.CheckRefs(ctx, ws, store.KindAgent, "agent_id", *agentID)
+		return s.store.CheckRefs(ctx, ws, domain.KindAgent, "agent_id", *agentID)
 	}
 	return nil
 }
@@ -101,8 +101,8 @@ func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	m, err := s.store.MemoryCreate(r.Context(), &store.Memory{WorkspaceID: ws, AgentID: req.AgentID, SessionID: req.SessionID,
-		EndUserID: req.EndUserID, Key: req.Key, Content: req.Content, Metadata: store.JSONObject(req.Metadata)})
+	m, err := s.store.MemoryCreate(r.Context(), &domain.Memory{WorkspaceID: ws, AgentID: req.AgentID, SessionID: req.SessionID,
+		EndUserID: req.EndUserID, Key: req.Key, Content: req.Content, Metadata: domain.JSONObject(req.Metadata)})
 	if err != nil {
 		return err
 	}
@@ -119,9 +119,9 @@ func (s *Server) updateMemory(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkMemory(r.Context(), ws, req.AgentID, req.Key, req.Content); err != nil {
 		return err
 	}
-	p := store.MemoryPatch{AgentID: req.AgentID, Key: req.Key, Content: req.Content}
+	p := domain.MemoryPatch{AgentID: req.AgentID, Key: req.Key, Content: req.Content}
 	if req.Metadata != nil {
-		p.Metadata = ptr(store.JSONObject(*req.Metadata))
+		p.Metadata = ptr(domain.JSONObject(*req.Metadata))
 	}
 	m, err := s.store.MemoryUpdate(r.Context(), ws, pathID(r, "id"), p)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/client"
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // scrapeMetrics returns the text of GET /metrics.
@@ -52,7 +52,7 @@ func metricsAfterRuns(t *testing.T, e *testEnv) {
 		t.Fatal(err)
 	}
 	x, err := e.c.Execute(ctx, agent.ID, client.ExecuteRequest{Input: map[string]any{"message": "hi"}})
-	if err != nil || x.Status != store.StatusCompleted {
+	if err != nil || x.Status != domain.StatusCompleted {
 		t.Fatalf("execute: %+v %v", x, err)
 	}
 	appr, err := e.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Gate", Type: "approval", Config: client.AgentConfig{Model: "gpt-4o-mini",
@@ -61,7 +61,7 @@ func metricsAfterRuns(t *testing.T, e *testEnv) {
 		t.Fatal(err)
 	}
 	waiting, err := e.c.Execute(ctx, appr.ID, client.ExecuteRequest{Input: map[string]any{"message": "hi"}})
-	if err != nil || waiting.Status != store.StatusAwaitingApproval {
+	if err != nil || waiting.Status != domain.StatusAwaitingApproval {
 		t.Fatalf("execute: %+v %v", waiting, err)
 	}
 	// A stream open on the waiting run counts until it is closed.

@@ -44,7 +44,7 @@ func (s *Server) openAIModels(w http.ResponseWriter, r *http.Request) error {
 	ws := s.workspace(r)
 	out := OpenAIModelList{Object: "list", Data: []OpenAIModel{}}
 	for page := 1; ; page++ {
-		items, total, err := s.store.AgentList(r.Context(), ws, store.AgentFilter{}, store.Page{Page: page, Limit: 100})
+		items, total, err := s.store.AgentList(r.Context(), ws, domain.AgentFilter{}, domain.Page{Page: page, Limit: 100})
 		if err != nil {
 			return err
 		}
@@ -61,9 +61,9 @@ func (s *Server) openAIModels(w http.ResponseWriter, r *http.Request) error {
 
 // openAITarget is the agent and version a request's model names.
 type openAITarget struct {
-	agent     *store.Agent
+	agent     *domain.Agent
 	versionID *string
-	cfg       *store.AgentConfig
+	cfg       *domain.AgentConfig
 }
 
 // resolveModel finds the agent a model string names: an agent id, an agent name (unique in
@@ -99,7 +99,7 @@ func (s *Server) resolveModel(ctx context.Context, ws, model string) (*openAITar
 }
 
 // agentByRef finds an agent by id, else by its name; a name several agents share is a 422.
-func (s *Server) agentByRef(ctx context.Context, ws, ref string) (*store.Agent, error) {
+func (s *Server) agentByRef(ctx context.Context, ws, ref string) (*domain.Agent, error) {
 	a, err := s.store.AgentGet(ctx, ws, ref)
 	if err == nil || !store.IsNotFound(err) {
 		return a, err
@@ -150,9 +150,9 @@ type openAIRun struct {
 	input    map[string]any
 	endUser  string
 	metadata map[string]any
-	chat     *runtime.ChatTurn    // a Responses turn kept in a chat session
-	session  *store.ChatSession   // the session that turn creates, with the execution
-	earlier  []*store.ChatMessage // the input's earlier messages, stored in that session first
+	chat     *runtime.ChatTurn     // a Responses turn kept in a chat session
+	session  *domain.ChatSession   // the session that turn creates, with the execution
+	earlier  []*domain.ChatMessage // the input's earlier messages, stored in that session first
 }
 
 // conversationOf splits chat messages into the extra system text, the earlier turns and the
@@ -194,7 +194,7 @@ func conversationOf(msgs []openAIMessage) (*runtime.Conversation, string, error)
 
 // inputOf makes a run's input from the user's text: {"message": text}, or, when the version
 // has an input_schema, the text read as a JSON object that must match it.
-func inputOf(cfg *store.AgentConfig, text string) (map[string]any, error) {
+func inputOf(cfg *domain.AgentConfig, text string) (map[string]any, error) {
 	input := map[string]any{"message": text}
 	if hasSchema(cfg.InputSchema) {
 		var obj map[string]any
@@ -261,7 +261,7 @@ func (s *Server) decodeOpenAIChat(w http.ResponseWriter, r *http.Request) (*open
 // startOpenAIRun records the run's execution (source openai) and starts it, checking the plan
 // limits and linking the request's Idempotency-Key as execute does. A retry that took over
 // the key of a request whose process died answers the execution that request created.
-func (s *Server) startOpenAIRun(r *http.Request, o *openAIRun) (*store.Execution, *runtime.Waiter, error) {
+func (s *Server) startOpenAIRun(r *http.Request, o *openAIRun) (*domain.Execution, *runtime.Waiter, error) {
 	ws := s.workspace(r)
 	req := runtime.SubmitRequest{WorkspaceID: ws, Agent: o.target.agent, VersionID: o.target.versionID, Config: o.target.cfg,
 		Input: o.input, Metadata: o.metadata, Source: "openai", TimeoutMS: defaultTimeoutMS, UserID: userIDOf(r),
@@ -272,7 +272,7 @@ func (s *Server) startOpenAIRun(r *http.Request, o *openAIRun) (*store.Execution
 		return x, nil, err
 	}
 	if s.executionLimited() || claim != nil || o.session != nil || len(o.earlier) > 0 {
-		req.BeforeCreate = func(ctx context.Context, tx *store.Store, x *store.Execution) error {
+		req.BeforeCreate = func(ctx context.Context, tx *store.Store, x *domain.Execution) error {
 			if err := s.checkExecutionLimits(ctx, tx, ws); err != nil {
 				return err
 			}
@@ -300,7 +300,7 @@ func (s *Server) startOpenAIRun(r *http.Request, o *openAIRun) (*store.Execution
 
 // awaitRun waits for a run this request started (run) or an earlier one (x) to stop, up
 // to the default timeout; nil, nil when the client left first.
-func (s *Server) awaitRun(r *http.Request, x *store.Execution, run *runtime.Waiter) (*store.Execution, error) {
+func (s *Server) awaitRun(r *http.Request, x *domain.Execution, run *runtime.Waiter) (*domain.Execution, error) {
 	ctx, cancel := context.WithTimeout(r.Context(), defaultTimeoutMS*time.Millisecond)
 	defer cancel()
 	if run != nil {
@@ -326,14 +326,14 @@ func (s *Server) awaitRun(r *http.Request, x *store.Execution, run *runtime.Wait
 // runOutcomeError is the error of a run that stopped without completing: a 409 naming the
 // execution to approve, a 502 for one that failed, was cancelled or rejected, a 504 for one
 // still going.
-func runOutcomeError(x *store.Execution) error {
+func runOutcomeError(x *domain.Execution) error {
 	switch x.Status {
-	case store.StatusCompleted:
+	case domain.StatusCompleted:
 		return nil
-	case store.StatusAwaitingApproval:
+	case domain.StatusAwaitingApproval:
 		return &Error{Status: http.StatusConflict, Code: "approval_required", ExecutionID: x.ID,
 			Message: "execution " + x.ID + " is awaiting approval: approve it with POST /api/v1/executions/" + x.ID + "/approve, then read its output with GET /api/v1/executions/" + x.ID}
-	case store.StatusPending, store.StatusRunning:
+	case domain.StatusPending, domain.StatusRunning:
 		return &Error{Status: http.StatusGatewayTimeout, Code: "timeout", ExecutionID: x.ID,
 			Message: "execution " + x.ID + " is still running; read its output later with GET /api/v1/executions/" + x.ID}
 	}
@@ -394,14 +394,14 @@ var errAwaitingApproval = errors.New("the run is awaiting approval")
 // same frames, resumable ids and key checks as GET /executions/{id}/stream. A run that stops
 // for approval has no terminal frame: the stream ends with an `error` frame naming the
 // execution to approve.
-func (s *Server) streamOpenAI(w http.ResponseWriter, r *http.Request, x *store.Execution, run *runtime.Waiter, tr streamTranslator) error {
+func (s *Server) streamOpenAI(w http.ResponseWriter, r *http.Request, x *domain.Execution, run *runtime.Waiter, tr streamTranslator) error {
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	if run != nil {
 		go func() {
 			select {
 			case <-run.Done():
-				if res := run.Result(); res != nil && res.Status == store.StatusAwaitingApproval {
+				if res := run.Result(); res != nil && res.Status == domain.StatusAwaitingApproval {
 					cancel(errAwaitingApproval)
 				}
 			case <-ctx.Done():
@@ -424,7 +424,7 @@ func (s *Server) streamOpenAI(w http.ResponseWriter, r *http.Request, x *store.E
 			return nil
 		}
 	}
-	ae := runOutcomeError(&store.Execution{ID: x.ID, Status: store.StatusAwaitingApproval}).(*Error)
+	ae := runOutcomeError(&domain.Execution{ID: x.ID, Status: domain.StatusAwaitingApproval}).(*Error)
 	_ = sse.write(tr.fail(openAIErrorOf(ae)))
 	return nil
 }

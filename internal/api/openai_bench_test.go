@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
@@ -30,8 +31,8 @@ func BenchmarkOpenAIOverhead(b *testing.B) {
 		b.Run("callers="+strconv.Itoa(callers), func(b *testing.B) {
 			ctx := context.Background()
 			st, ws := benchStore(b)
-			a, err := st.AgentCreate(ctx, &store.Agent{WorkspaceID: ws, Name: "Helper", Type: "simple", Status: "active"},
-				&store.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You are Helper."}, "")
+			a, err := st.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: "Helper", Type: "simple", Status: "active"},
+				&domain.AgentConfig{Model: "gpt-4o-mini", SystemPrompt: "You are Helper."}, "")
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -110,13 +110,13 @@ func responsesInput(raw json.RawMessage) ([]openAIMessage, error) {
 // store false).
 type responseTurn struct {
 	sessionID string
-	create    *store.ChatSession // the session the first turn creates
+	create    *domain.ChatSession // the session the first turn creates
 	previous  *string
 }
 
 // turnOf finds the session previous_response_id continues (its agent must be the model's),
 // or prepares the one a first stored response creates.
-func (s *Server) turnOf(ctx context.Context, r *http.Request, req *openAIResponsesRequest, agent *store.Agent, text string) (*responseTurn, error) {
+func (s *Server) turnOf(ctx context.Context, r *http.Request, req *openAIResponsesRequest, agent *domain.Agent, text string) (*responseTurn, error) {
 	ws := s.workspace(r)
 	if req.Store != nil && !*req.Store {
 		if req.PreviousResponseID != "" {
@@ -129,8 +129,8 @@ func (s *Server) turnOf(ctx context.Context, r *http.Request, req *openAIRespons
 		if len(title) > 80 {
 			title = strings.ToValidUTF8(title[:80], "") + "…"
 		}
-		return &responseTurn{sessionID: store.NewID(), create: &store.ChatSession{WorkspaceID: ws, AgentID: agent.ID, Title: title,
-			Metadata: store.JSONObject{"source": "openai"}, UserID: userIDOf(r), EndUserID: optString(req.User)}}, nil
+		return &responseTurn{sessionID: store.NewID(), create: &domain.ChatSession{WorkspaceID: ws, AgentID: agent.ID, Title: title,
+			Metadata: domain.JSONObject{"source": "openai"}, UserID: userIDOf(r), EndUserID: optString(req.User)}}, nil
 	}
 	id, ok := strings.CutPrefix(req.PreviousResponseID, responseIDPrefix)
 	prevNotFound := errorf(http.StatusNotFound, "previous_response_id %s: no stored response has this id", req.PreviousResponseID)
@@ -186,7 +186,7 @@ func (s *Server) openAIResponses(w http.ResponseWriter, r *http.Request) error {
 		// The platform keeps the whole conversation: earlier user and assistant messages of the
 		// input are stored in the session with the turn and reach the model as its history.
 		for _, m := range conv.Messages {
-			o.earlier = append(o.earlier, &store.ChatMessage{Role: m.Role, Content: m.Content})
+			o.earlier = append(o.earlier, &domain.ChatMessage{Role: m.Role, Content: m.Content})
 		}
 		conv.Messages = nil
 	}
@@ -218,7 +218,7 @@ func (s *Server) openAIResponses(w http.ResponseWriter, r *http.Request) error {
 }
 
 // completedResponse is resp completed with its output text and usage.
-func completedResponse(resp OpenAIResponse, text string, u store.TokenUsage) OpenAIResponse {
+func completedResponse(resp OpenAIResponse, text string, u domain.TokenUsage) OpenAIResponse {
 	resp.Status = "completed"
 	resp.Output = []OpenAIOutputMessage{outputMessage(resp.ExecutionID, "completed", text)}
 	resp.Usage = &OpenAIResponseUsage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
@@ -268,7 +268,7 @@ func (rs *responseStreamer) delta(text string) []byte {
 		"content_index": 0, "delta": text, "logprobs": []any{}})...)
 }
 
-func (rs *responseStreamer) frame(ev store.Event) []byte {
+func (rs *responseStreamer) frame(ev domain.Event) []byte {
 	switch ev.Event {
 	case "content":
 		text := contentOf(ev)

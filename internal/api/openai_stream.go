@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // sseData is one `data: <JSON>` line of an OpenAI stream and its blank line.
@@ -14,7 +14,7 @@ func sseData(v any) []byte {
 }
 
 // contentOf is the text of a `content` frame; "" for another frame.
-func contentOf(ev store.Event) string {
+func contentOf(ev domain.Event) string {
 	var d StreamEventContent
 	if ev.Event != "content" || json.Unmarshal(ev.Data, &d) != nil {
 		return ""
@@ -24,11 +24,11 @@ func contentOf(ev store.Event) string {
 
 // doneFrame is what the OpenAI-compatible streams read of a `done` frame.
 type doneFrame struct {
-	Output     json.RawMessage  `json:"output"`
-	TokenUsage store.TokenUsage `json:"token_usage"`
+	Output     json.RawMessage   `json:"output"`
+	TokenUsage domain.TokenUsage `json:"token_usage"`
 }
 
-func doneOf(ev store.Event) doneFrame {
+func doneOf(ev domain.Event) doneFrame {
 	var d doneFrame
 	_ = json.Unmarshal(ev.Data, &d)
 	return d
@@ -37,7 +37,7 @@ func doneOf(ev store.Event) doneFrame {
 // streamTranslator turns an execution's frames into another protocol's stream.
 type streamTranslator interface {
 	// frame is what to send for a frame of the execution; nil for nothing.
-	frame(store.Event) []byte
+	frame(domain.Event) []byte
 	// fail is what ends the stream with an error that is no frame (an approval wait).
 	fail(OpenAIErrorBody) []byte
 }
@@ -88,7 +88,7 @@ func (c *chatChunker) delta(text string) []byte {
 	return append(out, c.chunk(openAIChunkDelta{Content: &text}, nil)...)
 }
 
-func (c *chatChunker) frame(ev store.Event) []byte {
+func (c *chatChunker) frame(ev domain.Event) []byte {
 	switch ev.Event {
 	case "content":
 		text := contentOf(ev)

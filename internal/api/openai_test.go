@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentplane/agentplane/client"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm/llmtest"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/runtime"
@@ -229,7 +230,7 @@ func TestOpenAIChatStream(t *testing.T) {
 		if again.Header.Get("Idempotent-Replayed") != "true" || !strings.HasPrefix(again.Header.Get("Content-Type"), "text/event-stream") || !jsonEqual(data, data2) {
 			t.Fatalf("replay %v: %q", again.Header, data2)
 		}
-		if _, n, _ := o.store.ExecutionList(context.Background(), o.ws, store.ExecutionFilter{Source: "openai"}, store.Page{Page: 1, Limit: 10}); n != 1 {
+		if _, n, _ := o.store.ExecutionList(context.Background(), o.ws, domain.ExecutionFilter{Source: "openai"}, domain.Page{Page: 1, Limit: 10}); n != 1 {
 			t.Fatalf("%d openai executions after a replay, want 1", n)
 		}
 	})

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // The wire types of the OpenAI-compatible API (/api/v1/openai): the subset of OpenAI's
@@ -69,7 +69,7 @@ type OpenAIUsage struct {
 	TotalTokens      int `json:"total_tokens"`
 }
 
-func openAIUsageOf(u store.TokenUsage) OpenAIUsage {
+func openAIUsageOf(u domain.TokenUsage) OpenAIUsage {
 	return OpenAIUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 }
 

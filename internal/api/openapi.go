@@ -13,9 +13,9 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/eval"
 	"github.com/agentplane/agentplane/internal/llm/providers"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // tagDescriptions describes every tag of the route table; openAPIDoc refuses a tag it does
@@ -153,10 +153,10 @@ type StreamEventContent struct {
 
 // StreamEventDone is the data of the terminal `done` frame of a completed execution.
 type StreamEventDone struct {
-	Output     any              `json:"output" doc:"The execution's output: {\"content\": text}, or an object matching the version's output_schema."`
-	TokenUsage store.TokenUsage `json:"token_usage"`
-	Time       float64          `json:"time" minimum:"0" doc:"Seconds from the execution's creation to its end."`
-	Model      string           `json:"model,omitempty" doc:"The model that answered the last model call: the version's, or the fallback that answered when it failed (config.fallback_models). Absent when no model answered."`
+	Output     any               `json:"output" doc:"The execution's output: {\"content\": text}, or an object matching the version's output_schema."`
+	TokenUsage domain.TokenUsage `json:"token_usage"`
+	Time       float64           `json:"time" minimum:"0" doc:"Seconds from the execution's creation to its end."`
+	Model      string            `json:"model,omitempty" doc:"The model that answered the last model call: the version's, or the fallback that answered when it failed (config.fallback_models). Absent when no model answered."`
 }
 
 // StreamEventError is the data of the terminal `error` frame of an execution that did not

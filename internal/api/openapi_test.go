@@ -15,7 +15,7 @@ import (
 	"github.com/agentplane/agentplane/internal/agentconfig"
 	"github.com/agentplane/agentplane/internal/api/openapicheck"
 	"github.com/agentplane/agentplane/internal/auth"
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/triggers/platform"
 )
 
@@ -290,14 +290,14 @@ func TestOpenAPIEnumsAndNullables(t *testing.T) {
 			want         []string
 		}{
 			{"Agent", "type", agentconfig.Types()},
-			{"Agent", "status", store.AgentStatuses},
-			{"Execution", "status", store.ExecutionStatuses},
-			{"ExecutionNode", "status", store.ExecutionStatuses},
-			{"Trace", "status", store.ExecutionStatuses},
+			{"Agent", "status", domain.AgentStatuses},
+			{"Execution", "status", domain.ExecutionStatuses},
+			{"ExecutionNode", "status", domain.ExecutionStatuses},
+			{"Trace", "status", domain.ExecutionStatuses},
 			{"Approval", "status", []string{"pending", "approved", "denied", "cancelled"}},
-			{"Credential", "type", store.CredentialTypes},
-			{"DataSource", "type", store.DataSourceTypes},
-			{"MCPTool", "transport", store.MCPTransports},
+			{"Credential", "type", domain.CredentialTypes},
+			{"DataSource", "type", domain.DataSourceTypes},
+			{"MCPTool", "transport", domain.MCPTransports},
 			{"StreamEventError", "code", []string{"failed", "cancelled", "rejected", "timeout", "interrupted", "unauthorized"}},
 		} {
 			t.Run(name+"/"+tc.schema+"."+tc.prop, func(t *testing.T) {
@@ -310,7 +310,7 @@ func TestOpenAPIEnumsAndNullables(t *testing.T) {
 		if src["enum"] != nil {
 			t.Errorf("%s: Execution.source is a closed enum; the set is open", name)
 		}
-		for _, v := range append(slices.Clone(store.ExecutionSources), platform.Types()...) {
+		for _, v := range append(slices.Clone(domain.ExecutionSources), platform.Types()...) {
 			if !strings.Contains(src["description"].(string), v) {
 				t.Errorf("%s: Execution.source's description does not list %s", name, v)
 			}

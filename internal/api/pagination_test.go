@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // TestListCursor: next_cursor walks a whole list once each, unmoved by items created during
@@ -15,8 +15,8 @@ func TestListCursor(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
 	for i := range 45 {
-		if _, err := e.store.AgentCreate(ctx, &store.Agent{WorkspaceID: e.ws, Name: fmt.Sprintf("agent %02d", i), Type: "simple", Status: "active"},
-			&store.AgentConfig{Model: "gpt-4o-mini"}, ""); err != nil {
+		if _, err := e.store.AgentCreate(ctx, &domain.Agent{WorkspaceID: e.ws, Name: fmt.Sprintf("agent %02d", i), Type: "simple", Status: "active"},
+			&domain.AgentConfig{Model: "gpt-4o-mini"}, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -49,8 +49,8 @@ func TestListCursor(t *testing.T) {
 	e.run([]scenario{first})
 	// An agent created during the walk is newer than the cursor: the walk neither repeats nor
 	// skips anything because of it.
-	if _, err := e.store.AgentCreate(ctx, &store.Agent{WorkspaceID: e.ws, Name: "late", Type: "simple", Status: "active"},
-		&store.AgentConfig{Model: "gpt-4o-mini"}, ""); err != nil {
+	if _, err := e.store.AgentCreate(ctx, &domain.Agent{WorkspaceID: e.ws, Name: "late", Type: "simple", Status: "active"},
+		&domain.AgentConfig{Model: "gpt-4o-mini"}, ""); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []struct{ items, page int }{{20, 2}, {5, 3}} {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/prompttmpl"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 const (
@@ -62,25 +61,25 @@ func (s *Server) promptRoutes() []route {
 		{method: "GET", path: v1 + "/prompts", op: "listPrompts", tag: tag, scope: "prompts:read", summary: "List prompts", list: true,
 			params: []param{{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."},
 				{name: "tag", typ: "string", desc: "Only prompts with this tag (case-insensitive)."}},
-			resp: store.Prompt{}, h: s.listPrompts},
+			resp: domain.Prompt{}, h: s.listPrompts},
 		{method: "POST", path: v1 + "/prompts", op: "createPrompt", tag: tag, scope: "prompts:write", summary: "Create a prompt (and its version 1)",
 			desc: description("createPrompt") + " " + description("_template-language"),
-			body: promptCreateRequest{}, resp: store.Prompt{}, status: http.StatusCreated, creates: true, h: s.createPrompt},
+			body: promptCreateRequest{}, resp: domain.Prompt{}, status: http.StatusCreated, creates: true, h: s.createPrompt},
 		{method: "GET", path: v1 + "/prompts/{id}", op: "getPrompt", tag: tag, scope: "prompts:read", summary: "Get a prompt",
-			resp: store.Prompt{}, h: byID(s, s.store.PromptGet)},
+			resp: domain.Prompt{}, h: byID(s, s.store.PromptGet)},
 		{method: "PATCH", path: v1 + "/prompts/{id}", op: "updatePrompt", tag: tag, scope: "prompts:write", summary: "Update a prompt's name, description, tags or metadata",
-			body: promptUpdateRequest{}, resp: store.Prompt{}, h: s.updatePrompt},
+			body: promptUpdateRequest{}, resp: domain.Prompt{}, h: s.updatePrompt},
 		{method: "DELETE", path: v1 + "/prompts/{id}", op: "deletePrompt", tag: tag, scope: "prompts:write", summary: "Delete a prompt and its versions",
-			resp: store.Prompt{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.PromptDelete)},
+			resp: domain.Prompt{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.PromptDelete)},
 		{method: "GET", path: v1 + "/prompts/{id}/versions", op: "listPromptVersions", tag: tag, scope: "prompts:read", summary: "List a prompt's versions, newest first",
-			list: true, resp: store.PromptVersion{}, h: childList(s, s.store.PromptVersionList)},
+			list: true, resp: domain.PromptVersion{}, h: childList(s, s.store.PromptVersionList)},
 		{method: "POST", path: v1 + "/prompts/{id}/versions", op: "createPromptVersion", tag: tag, scope: "prompts:write", summary: "Create a version",
 			desc: description("createPromptVersion") + " " + description("_template-language"),
-			body: promptVersionCreateRequest{}, resp: store.PromptVersion{}, status: http.StatusCreated, creates: true, h: s.createPromptVersion},
+			body: promptVersionCreateRequest{}, resp: domain.PromptVersion{}, status: http.StatusCreated, creates: true, h: s.createPromptVersion},
 		{method: "GET", path: v1 + "/prompts/{id}/versions/{version_id}", op: "getPromptVersion", tag: tag, scope: "prompts:read", summary: "Get a version",
-			resp: store.PromptVersion{}, h: versionByID(s, s.store.PromptVersionGet)},
+			resp: domain.PromptVersion{}, h: versionByID(s, s.store.PromptVersionGet)},
 		{method: "POST", path: v1 + "/prompts/{id}/versions/{version_id}/promote", op: "promotePromptVersion", tag: tag, scope: "prompts:write",
-			summary: "Make a version the active one", resp: store.Prompt{}, h: promoteVersion(s, s.store.PromptVersionPromote, s.store.PromptGet)},
+			summary: "Make a version the active one", resp: domain.Prompt{}, h: promoteVersion(s, s.store.PromptVersionPromote, s.store.PromptGet)},
 		{method: "POST", path: v1 + "/prompts/{id}/preview", op: "previewPrompt", tag: tag, scope: "prompts:execute",
 			summary: "Render a version with variables",
 			desc:    description("previewPrompt") + " " + description("_template-language"),
@@ -94,7 +93,7 @@ func (s *Server) listPrompts(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	items, total, err := s.store.PromptList(r.Context(), s.workspace(r), store.PromptFilter{Query: q.Get("q"), Tag: strings.TrimSpace(q.Get("tag"))}, p)
+	items, total, err := s.store.PromptList(r.Context(), s.workspace(r), domain.PromptFilter{Query: q.Get("q"), Tag: strings.TrimSpace(q.Get("tag"))}, p)
 	if err != nil {
 		return err
 	}
@@ -146,8 +145,8 @@ func checkTags(tags []string) error {
 	return nil
 }
 
-func trimTags(tags []string) store.Strings {
-	out := make(store.Strings, len(tags))
+func trimTags(tags []string) domain.Strings {
+	out := make(domain.Strings, len(tags))
 	for i, t := range tags {
 		out[i] = strings.TrimSpace(t)
 	}
@@ -163,10 +162,10 @@ func (s *Server) createPrompt(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ws := s.workspace(r)
-	p, err := s.store.PromptCreate(r.Context(), &store.Prompt{
+	p, err := s.store.PromptCreate(r.Context(), &domain.Prompt{
 		WorkspaceID: ws, Name: strings.TrimSpace(req.Name), Description: req.Description,
-		Tags: trimTags(req.Tags), Metadata: store.JSONObject(req.Metadata),
-	}, &store.PromptVersion{Template: req.Template, Config: store.JSONObject(req.Config), Notes: req.Notes})
+		Tags: trimTags(req.Tags), Metadata: domain.JSONObject(req.Metadata),
+	}, &domain.PromptVersion{Template: req.Template, Config: domain.JSONObject(req.Config), Notes: req.Notes})
 	if err != nil {
 		return err
 	}
@@ -179,7 +178,7 @@ func (s *Server) updatePrompt(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	var p store.PromptPatch
+	var p domain.PromptPatch
 	var err error
 	if p.Name, err = patchName(req.Name); err != nil {
 		return err
@@ -194,7 +193,7 @@ func (s *Server) updatePrompt(w http.ResponseWriter, r *http.Request) error {
 		p.Tags = ptr(trimTags(*req.Tags))
 	}
 	if req.Metadata != nil {
-		p.Metadata = ptr(store.JSONObject(*req.Metadata))
+		p.Metadata = ptr(domain.JSONObject(*req.Metadata))
 	}
 	out, err := s.store.PromptUpdate(r.Context(), s.workspace(r), pathID(r, "id"), p)
 	if err != nil {
@@ -216,8 +215,8 @@ func (s *Server) createPromptVersion(w http.ResponseWriter, r *http.Request) err
 	if err := checkTemplate(req.Template); err != nil {
 		return err
 	}
-	v, err := s.store.PromptVersionCreate(r.Context(), &store.PromptVersion{WorkspaceID: ws, PromptID: id,
-		Template: req.Template, Config: store.JSONObject(req.Config), Notes: req.Notes})
+	v, err := s.store.PromptVersionCreate(r.Context(), &domain.PromptVersion{WorkspaceID: ws, PromptID: id,
+		Template: req.Template, Config: domain.JSONObject(req.Config), Notes: req.Notes})
 	if err != nil {
 		return err
 	}

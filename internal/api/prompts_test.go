@@ -13,7 +13,7 @@ import (
 
 	"github.com/agentplane/agentplane/client"
 	"github.com/agentplane/agentplane/internal/api/openapicheck"
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 const promptTemplate = "Hello {{ name }}, about order {{ order.id }}.{{#items}} - {{title}}{{/items}}{{^vip}} (standard){{/vip}}"
@@ -147,7 +147,7 @@ func TestPromptRoutes(t *testing.T) {
 	})
 
 	// A prompt without an active version (possible through seed data) cannot preview by default.
-	bare, err := e.store.PromptCreate(ctx, &store.Prompt{WorkspaceID: e.ws, Name: "No versions"}, nil)
+	bare, err := e.store.PromptCreate(ctx, &domain.Prompt{WorkspaceID: e.ws, Name: "No versions"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

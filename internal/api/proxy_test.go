@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // TestTrustedProxies: X-Forwarded-For decides the client address only when the peer is a
@@ -25,7 +25,7 @@ func TestTrustedProxies(t *testing.T) {
 		{"untrusted peer: header ignored", direct, []string{"203.0.113.7"}, 403},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			key := tc.e.newKey(&store.APIKey{Name: "ip", Scopes: store.Strings{"agents:read"}, AllowedIPs: store.Strings{"203.0.113.0/24", "2001:db8::/32"}})
+			key := tc.e.newKey(&domain.APIKey{Name: "ip", Scopes: domain.Strings{"agents:read"}, AllowedIPs: domain.Strings{"203.0.113.0/24", "2001:db8::/32"}})
 			req, _ := http.NewRequest("GET", tc.e.ts.URL+"/api/v1/agents", nil)
 			req.Header.Set("X-API-Key", key)
 			for _, v := range tc.xff {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/ratelimit"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -26,8 +27,8 @@ func TestRateLimitPerUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ada := token(t, newUser(t, e, "ada@example.com", hash, e.ws, store.RoleMember))
-	bob := token(t, newUser(t, e, "bob@example.com", hash, e.ws, store.RoleMember))
+	ada := token(t, newUser(t, e, "ada@example.com", hash, e.ws, domain.RoleMember))
+	bob := token(t, newUser(t, e, "bob@example.com", hash, e.ws, domain.RoleMember))
 	for i, left := range []string{"2", "1", "0"} {
 		resp := e.do(t, "GET", "/api/v1/agents", bearer(ada, e.ws), "")
 		if resp.StatusCode != 200 || resp.Header.Get("RateLimit-Limit") != "3" || resp.Header.Get("RateLimit-Remaining") != left {
@@ -86,8 +87,8 @@ func TestLoginThrottle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	newUser(t, e, "ada@example.com", hash, e.ws, store.RoleMember)
-	newUser(t, e, "bob@example.com", hash, e.ws, store.RoleMember)
+	newUser(t, e, "ada@example.com", hash, e.ws, domain.RoleMember)
+	newUser(t, e, "bob@example.com", hash, e.ws, domain.RoleMember)
 	from := func(addr string) map[string]string {
 		return map[string]string{"X-API-Key": "", "X-Forwarded-For": addr}
 	}

@@ -20,7 +20,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentplane/agentplane/internal/domain"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // maxBodyBytes bounds every JSON request body.
@@ -74,8 +73,8 @@ func writeData(w http.ResponseWriter, status int, v any) {
 }
 
 // writeList sends a list envelope with pagination.
-func writeList[T any](w http.ResponseWriter, items []T, p store.Page, total int) {
-	pg := Pagination{Page: p.Page, Limit: p.Limit, Total: total, TotalCapped: total > store.TotalCap}
+func writeList[T any](w http.ResponseWriter, items []T, p domain.Page, total int) {
+	pg := Pagination{Page: p.Page, Limit: p.Limit, Total: total, TotalCapped: total > domain.TotalCap}
 	if p.Limit > 0 {
 		pg.TotalPages = (total + p.Limit - 1) / p.Limit
 	}
@@ -89,8 +88,8 @@ func writeList[T any](w http.ResponseWriter, items []T, p store.Page, total int)
 
 // pageParams reads page, limit and cursor; anything but an integer in range, or a cursor that
 // is not one the server gave, is a 400.
-func pageParams(r *http.Request) (store.Page, error) {
-	p := store.Page{Page: 1, Limit: 20}
+func pageParams(r *http.Request) (domain.Page, error) {
+	p := domain.Page{Page: 1, Limit: 20}
 	q := r.URL.Query()
 	if v := q.Get("cursor"); v != "" {
 		if q.Get("page") != "" {
@@ -433,7 +432,7 @@ func promoteVersion[T any](s *Server, promote func(ctx context.Context, ws, id, 
 }
 
 // childList answers with one page of the items under {id} (versions, messages).
-func childList[T any](s *Server, fn func(ctx context.Context, ws, id string, p store.Page) ([]T, int, error)) handlerFunc {
+func childList[T any](s *Server, fn func(ctx context.Context, ws, id string, p domain.Page) ([]T, int, error)) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		p, err := pageParams(r)
 		if err != nil {
@@ -494,14 +493,14 @@ var timeParams = []string{"created_after", "created_before"}
 
 // createdRange reads the created_after and created_before query parameters (RFC 3339) into
 // after and before; a malformed one is a 400 naming it.
-func createdRange(q url.Values, after, before *store.Time) error {
-	for name, dst := range map[string]*store.Time{timeParams[0]: after, timeParams[1]: before} {
+func createdRange(q url.Values, after, before *domain.Time) error {
+	for name, dst := range map[string]*domain.Time{timeParams[0]: after, timeParams[1]: before} {
 		if v := q.Get(name); v != "" {
 			t, err := time.Parse(time.RFC3339Nano, v)
 			if err != nil {
 				return badRequest("%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z, got %q", name, v)
 			}
-			*dst = store.Time{Time: t.UTC()}
+			*dst = domain.Time{Time: t.UTC()}
 		}
 	}
 	return nil

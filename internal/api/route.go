@@ -15,7 +15,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // handlerFunc is what every route runs; a returned error becomes the error envelope.
@@ -124,10 +124,10 @@ func routesKey(routes []route, emulator bool) string {
 
 func openAPIDoc(routes []route, emulator bool) ([]byte, error) {
 	reg := huma.NewMapRegistry("#/components/schemas/", huma.DefaultSchemaNamer)
-	reg.RegisterTypeAlias(reflect.TypeFor[store.Time](), reflect.TypeFor[timeAlias]())
+	reg.RegisterTypeAlias(reflect.TypeFor[domain.Time](), reflect.TypeFor[timeAlias]())
 	reg.RegisterTypeAlias(reflect.TypeFor[json.RawMessage](), reflect.TypeFor[any]())
-	reg.RegisterTypeAlias(reflect.TypeFor[store.ToolRef](), reflect.TypeFor[toolRefSchema]())
-	reg.RegisterTypeAlias(reflect.TypeFor[store.SimFail](), reflect.TypeFor[simFailSchema]())
+	reg.RegisterTypeAlias(reflect.TypeFor[domain.ToolRef](), reflect.TypeFor[toolRefSchema]())
+	reg.RegisterTypeAlias(reflect.TypeFor[domain.SimFail](), reflect.TypeFor[simFailSchema]())
 	title := "agentplane API"
 	desc := "The agentplane REST API. Every JSON response uses the envelope `{\"data\", \"message\"}` " +
 		"(lists add `pagination` with both `total_pages` and `pages`); errors are `{\"data\": null, \"error\", \"message\"}`. " +

@@ -9,26 +9,25 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/agentplane/agentplane/internal/domain"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 type scoreConfigCreateRequest struct {
-	Name        string                `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Unique in the workspace."`
-	DataType    string                `json:"data_type" enum:"numeric,categorical,boolean"`
-	Min         *float64              `json:"min,omitempty" doc:"Numeric only: the lowest value a score may have."`
-	Max         *float64              `json:"max,omitempty" doc:"Numeric only: the highest value a score may have."`
-	Categories  []store.ScoreCategory `json:"categories,omitempty" doc:"Categorical only (and required): the labels scores may name and the numbers they stand for; labels and values unique, at most 100."`
-	Description string                `json:"description,omitempty" maxLength:"2000"`
-	Archived    bool                  `json:"archived,omitempty"`
+	Name        string                 `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Unique in the workspace."`
+	DataType    string                 `json:"data_type" enum:"numeric,categorical,boolean"`
+	Min         *float64               `json:"min,omitempty" doc:"Numeric only: the lowest value a score may have."`
+	Max         *float64               `json:"max,omitempty" doc:"Numeric only: the highest value a score may have."`
+	Categories  []domain.ScoreCategory `json:"categories,omitempty" doc:"Categorical only (and required): the labels scores may name and the numbers they stand for; labels and values unique, at most 100."`
+	Description string                 `json:"description,omitempty" maxLength:"2000"`
+	Archived    bool                   `json:"archived,omitempty"`
 }
 
 type scoreConfigUpdateRequest struct {
-	Name        *string                `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
-	Description *string                `json:"description,omitempty" maxLength:"2000"`
-	Archived    *bool                  `json:"archived,omitempty" doc:"true: the config takes no new scores; false takes them again."`
-	Min         *float64               `json:"min,omitempty" nullable:"true" doc:"A new lower bound; null removes it."`
-	Max         *float64               `json:"max,omitempty" nullable:"true" doc:"A new upper bound; null removes it."`
-	Categories  *[]store.ScoreCategory `json:"categories,omitempty" doc:"Replaces the categories (categorical configs)."`
+	Name        *string                 `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
+	Description *string                 `json:"description,omitempty" maxLength:"2000"`
+	Archived    *bool                   `json:"archived,omitempty" doc:"true: the config takes no new scores; false takes them again."`
+	Min         *float64                `json:"min,omitempty" nullable:"true" doc:"A new lower bound; null removes it."`
+	Max         *float64                `json:"max,omitempty" nullable:"true" doc:"A new upper bound; null removes it."`
+	Categories  *[]domain.ScoreCategory `json:"categories,omitempty" doc:"Replaces the categories (categorical configs)."`
 }
 
 type scoreCreateRequest struct {
@@ -57,8 +56,8 @@ type scoreUpdateRequest struct {
 var scoreFilterParams = []param{
 	{name: "name", typ: "string", desc: "Only scores of this name."},
 	{name: "config_id", typ: "string", desc: "Only scores given under this score config."},
-	{name: "data_type", typ: "string", desc: "Only scores of this data type.", enum: store.ScoreDataTypes},
-	{name: "source", typ: "string", desc: "Only scores from this source.", enum: store.ScoreSources},
+	{name: "data_type", typ: "string", desc: "Only scores of this data type.", enum: domain.ScoreDataTypes},
+	{name: "source", typ: "string", desc: "Only scores from this source.", enum: domain.ScoreSources},
 	{name: "rule_id", typ: "string", desc: "Only scores given by this evaluation rule."},
 	{name: "execution_id", typ: "string", desc: "Only scores of this execution (its trace and spans included)."},
 	{name: "trace_id", typ: "string", desc: "Only scores of this trace (its spans and execution included)."},
@@ -73,44 +72,44 @@ func (s *Server) scoreRoutes() []route {
 	return []route{
 		{method: "GET", path: v1 + "/scores", op: "listScores", tag: tag, scope: "scores:read", summary: "List scores, newest first",
 			list:   true,
-			params: scoreFilterParams, resp: store.Score{}, h: scoresBy(s, s.store.ScoreList)},
+			params: scoreFilterParams, resp: domain.Score{}, h: scoresBy(s, s.store.ScoreList)},
 		{method: "POST", path: v1 + "/scores", op: "createScore", tag: tag, scope: "scores:write", summary: "Score an execution, trace, span or session",
-			body: scoreCreateRequest{}, resp: store.Score{}, status: http.StatusCreated, creates: true, h: s.createScore},
+			body: scoreCreateRequest{}, resp: domain.Score{}, status: http.StatusCreated, creates: true, h: s.createScore},
 		{method: "GET", path: v1 + "/scores/summary", op: "summarizeScores", tag: tag, scope: "scores:read", summary: "Sum up scores per name",
 			list:   true,
-			params: scoreFilterParams, resp: store.ScoreSummary{}, h: scoresBy(s, s.store.ScoreSummary)},
+			params: scoreFilterParams, resp: domain.ScoreSummary{}, h: scoresBy(s, s.store.ScoreSummary)},
 		{method: "GET", path: v1 + "/scores/{id}", op: "getScore", tag: tag, scope: "scores:read", summary: "Get a score",
-			resp: store.Score{}, h: byID(s, s.store.ScoreGet)},
+			resp: domain.Score{}, h: byID(s, s.store.ScoreGet)},
 		{method: "PATCH", path: v1 + "/scores/{id}", op: "updateScore", tag: tag, scope: "scores:write", summary: "Update a score",
-			body: scoreUpdateRequest{}, resp: store.Score{}, h: s.updateScore},
+			body: scoreUpdateRequest{}, resp: domain.Score{}, h: s.updateScore},
 		{method: "DELETE", path: v1 + "/scores/{id}", op: "deleteScore", tag: tag, scope: "scores:write", summary: "Delete a score",
-			resp: store.Score{}, h: byID(s, s.store.ScoreDelete)},
+			resp: domain.Score{}, h: byID(s, s.store.ScoreDelete)},
 
 		{method: "GET", path: v1 + "/score-configs", op: "listScoreConfigs", tag: cfgTag, scope: "scores:read", summary: "List score configs, newest first",
 			list: true,
-			params: []param{{name: "data_type", typ: "string", desc: "Only configs of this data type.", enum: store.ScoreDataTypes},
+			params: []param{{name: "data_type", typ: "string", desc: "Only configs of this data type.", enum: domain.ScoreDataTypes},
 				{name: "archived", typ: "boolean", desc: "true or false."},
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
-			resp: store.ScoreConfig{}, h: s.listScoreConfigs},
+			resp: domain.ScoreConfig{}, h: s.listScoreConfigs},
 		{method: "POST", path: v1 + "/score-configs", op: "createScoreConfig", tag: cfgTag, scope: "scores:write", summary: "Create a score config",
-			body: scoreConfigCreateRequest{}, resp: store.ScoreConfig{}, status: http.StatusCreated, creates: true, h: s.createScoreConfig},
+			body: scoreConfigCreateRequest{}, resp: domain.ScoreConfig{}, status: http.StatusCreated, creates: true, h: s.createScoreConfig},
 		{method: "GET", path: v1 + "/score-configs/{id}", op: "getScoreConfig", tag: cfgTag, scope: "scores:read", summary: "Get a score config",
-			resp: store.ScoreConfig{}, h: byID(s, s.store.ScoreConfigGet)},
+			resp: domain.ScoreConfig{}, h: byID(s, s.store.ScoreConfigGet)},
 		{method: "PATCH", path: v1 + "/score-configs/{id}", op: "updateScoreConfig", tag: cfgTag, scope: "scores:write", summary: "Update a score config",
-			body: scoreConfigUpdateRequest{}, resp: store.ScoreConfig{}, errs: []int{http.StatusConflict}, h: s.updateScoreConfig},
+			body: scoreConfigUpdateRequest{}, resp: domain.ScoreConfig{}, errs: []int{http.StatusConflict}, h: s.updateScoreConfig},
 	}
 }
 
 // scoreFilter reads the filters of GET /scores and GET /scores/summary; a value outside an
 // enum or a time that is not RFC 3339 is a 400 naming the parameter.
-func scoreFilter(r *http.Request) (store.ScoreFilter, error) {
+func scoreFilter(r *http.Request) (domain.ScoreFilter, error) {
 	q := r.URL.Query()
-	f := store.ScoreFilter{Name: q.Get("name"), ConfigID: q.Get("config_id"), DataType: q.Get("data_type"), Source: q.Get("source"),
+	f := domain.ScoreFilter{Name: q.Get("name"), ConfigID: q.Get("config_id"), DataType: q.Get("data_type"), Source: q.Get("source"),
 		RuleID: q.Get("rule_id"), ExecutionID: q.Get("execution_id"), TraceID: q.Get("trace_id"), SpanID: q.Get("span_id"), SessionID: q.Get("session_id")}
 	for name, v := range map[string]struct {
 		val     string
 		allowed []string
-	}{"data_type": {f.DataType, store.ScoreDataTypes}, "source": {f.Source, store.ScoreSources}} {
+	}{"data_type": {f.DataType, domain.ScoreDataTypes}, "source": {f.Source, domain.ScoreSources}} {
 		if v.val != "" {
 			if err := domain.OneOf(name, v.val, v.allowed); err != nil {
 				return f, badRequest("%s", err.Error())
@@ -125,7 +124,7 @@ func scoreFilter(r *http.Request) (store.ScoreFilter, error) {
 
 // scoresBy answers with one page of what fn finds for the scores the request's filters
 // select: the scores themselves, or their summary per name.
-func scoresBy[T any](s *Server, fn func(ctx context.Context, ws string, f store.ScoreFilter, p store.Page) ([]T, int, error)) handlerFunc {
+func scoresBy[T any](s *Server, fn func(ctx context.Context, ws string, f domain.ScoreFilter, p domain.Page) ([]T, int, error)) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		p, err := pageParams(r)
 		if err != nil {
@@ -146,12 +145,12 @@ func scoresBy[T any](s *Server, fn func(ctx context.Context, ws string, f store.
 
 // scoreAuthor is who a request acts as: its signed-in user, else its API key; nil in the
 // emulator, which has neither.
-func scoreAuthor(r *http.Request) *store.ScoreAuthor {
+func scoreAuthor(r *http.Request) *domain.ScoreAuthor {
 	if u := userOf(r); u != nil {
-		return &store.ScoreAuthor{Type: "user", ID: u.id, Name: u.email}
+		return &domain.ScoreAuthor{Type: "user", ID: u.id, Name: u.email}
 	}
 	if k := apiKeyOf(r); k != nil {
-		return &store.ScoreAuthor{Type: "api_key", ID: k.ID, Name: k.KeyPrefix}
+		return &domain.ScoreAuthor{Type: "api_key", ID: k.ID, Name: k.KeyPrefix}
 	}
 	return nil
 }
@@ -177,10 +176,10 @@ func (s *Server) createScore(w http.ResponseWriter, r *http.Request) error {
 			return domain.Invalid("name", "is required without config_id")
 		}
 	}
-	sc, err := s.store.ScoreCreate(r.Context(), &store.Score{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name), ConfigID: req.ConfigID,
+	sc, err := s.store.ScoreCreate(r.Context(), &domain.Score{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name), ConfigID: req.ConfigID,
 		DataType: req.DataType, Value: req.Value, StringValue: req.StringValue, ExecutionID: req.ExecutionID, TraceID: req.TraceID,
 		SpanID: req.SpanID, SessionID: req.SessionID, Source: req.Source, Comment: req.Comment, Author: scoreAuthor(r),
-		Metadata: store.JSONObject(req.Metadata)})
+		Metadata: domain.JSONObject(req.Metadata)})
 	if err != nil {
 		return err
 	}
@@ -193,9 +192,9 @@ func (s *Server) updateScore(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	p := store.ScorePatch{Value: req.Value, StringValue: req.StringValue, Comment: req.Comment}
+	p := domain.ScorePatch{Value: req.Value, StringValue: req.StringValue, Comment: req.Comment}
 	if req.Metadata != nil {
-		p.Metadata = ptr(store.JSONObject(*req.Metadata))
+		p.Metadata = ptr(domain.JSONObject(*req.Metadata))
 	}
 	sc, err := s.store.ScoreUpdate(r.Context(), s.workspace(r), pathID(r, "id"), p)
 	if err != nil {
@@ -211,9 +210,9 @@ func (s *Server) listScoreConfigs(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	q := r.URL.Query()
-	f := store.ScoreConfigFilter{DataType: q.Get("data_type"), Query: q.Get("q")}
+	f := domain.ScoreConfigFilter{DataType: q.Get("data_type"), Query: q.Get("q")}
 	if f.DataType != "" {
-		if err := domain.OneOf("data_type", f.DataType, store.ScoreDataTypes); err != nil {
+		if err := domain.OneOf("data_type", f.DataType, domain.ScoreDataTypes); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -236,7 +235,7 @@ func (s *Server) createScoreConfig(w http.ResponseWriter, r *http.Request) error
 	if err := domain.FirstErr(domain.NotBlank("name", req.Name), domain.NotBlank("data_type", req.DataType)); err != nil {
 		return err
 	}
-	c, err := s.store.ScoreConfigCreate(r.Context(), &store.ScoreConfig{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name),
+	c, err := s.store.ScoreConfigCreate(r.Context(), &domain.ScoreConfig{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name),
 		DataType: req.DataType, Min: req.Min, Max: req.Max, Categories: req.Categories, Description: req.Description, Archived: req.Archived})
 	if err != nil {
 		return err
@@ -270,7 +269,7 @@ func (s *Server) updateScoreConfig(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	p := store.ScoreConfigPatch{Name: name, Description: desc, Archived: req.Archived, Min: req.Min, Max: req.Max, Categories: req.Categories,
+	p := domain.ScoreConfigPatch{Name: name, Description: desc, Archived: req.Archived, Min: req.Min, Max: req.Max, Categories: req.Categories,
 		ClearMin: isNullField(body, "min"), ClearMax: isNullField(body, "max")}
 	c, err := s.store.ScoreConfigUpdate(r.Context(), ws, id, p)
 	if err != nil {

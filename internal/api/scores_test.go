@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentplane/agentplane/client"
 	"github.com/agentplane/agentplane/internal/auth"
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 func TestScoreConfigRoutes(t *testing.T) {
@@ -167,7 +167,7 @@ func TestScoreRoutes(t *testing.T) {
 		{name: "delete again", method: "DELETE", path: id, status: 404},
 	})
 	// A signed-in user is the author of the scores they give.
-	u := newUser(t, e, "ann@example.com", "", e.ws, store.RoleMember)
+	u := newUser(t, e, "ann@example.com", "", e.ws, domain.RoleMember)
 	e.run([]scenario{
 		{name: "create as user", method: "POST", path: "/api/v1/scores", header: bearer(token(t, u), e.ws), status: 201,
 			body:   `{"session_id":"` + mustSession(t, e, agent.ID) + `","name":"csat","data_type":"numeric","value":9}`,

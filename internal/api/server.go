@@ -159,7 +159,7 @@ func New(cfg Config) (*Server, error) {
 		s.keyRecheck = defaultKeyRecheck
 	}
 	if s.lease = cfg.IdempotencyLease; s.lease <= 0 {
-		s.lease = store.IdempotencyLease
+		s.lease = domain.IdempotencyLease
 	}
 	if len(cfg.TrustedProxies) > 0 {
 		trusted, err := auth.ParseIPAllowlist(cfg.TrustedProxies)

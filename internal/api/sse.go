@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/runtime"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // defaultHeartbeat is how often an idle stream gets a ": ping" comment.
@@ -25,7 +25,7 @@ type sseWriter struct {
 	endAtPause bool
 	// translate, when set, writes the frames in another protocol (the OpenAI-compatible
 	// streams): it returns the bytes to send for a frame, nil for none.
-	translate func(store.Event) []byte
+	translate func(domain.Event) []byte
 }
 
 func newSSE(w http.ResponseWriter) *sseWriter {
@@ -42,7 +42,7 @@ func newSSE(w http.ResponseWriter) *sseWriter {
 	return s
 }
 
-func (s *sseWriter) frame(ev store.Event) error {
+func (s *sseWriter) frame(ev domain.Event) error {
 	if s.translate != nil {
 		s.last = ev.Seq
 		if b := s.translate(ev); b != nil {
@@ -108,7 +108,7 @@ func (s *Server) pastEnd(ctx context.Context, ws, id string, after int) (bool, e
 	if err != nil {
 		return false, err
 	}
-	if after < 0 || !store.IsTerminal(x.Status) {
+	if after < 0 || !domain.IsTerminal(x.Status) {
 		return false, nil
 	}
 	// An ended execution's frames are all stored: its terminal frame commits with its status.

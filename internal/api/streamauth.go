@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -37,7 +38,7 @@ func (s *Server) streamKeyed(r *http.Request, sse *sseWriter, ws, id string, aft
 	// The frame keeps the id of the last one sent, so a client that resumes with a valid key
 	// and Last-Event-ID misses nothing.
 	data, _ := json.Marshal(StreamEventError{Code: "unauthorized", Message: ended.why})
-	_ = sse.frame(store.Event{Seq: max(sse.last, after), Event: "error", Data: data})
+	_ = sse.frame(domain.Event{Seq: max(sse.last, after), Event: "error", Data: data})
 	return nil
 }
 
@@ -75,7 +76,7 @@ func (s *Server) watchKey(r *http.Request) (context.Context, func()) {
 
 // keyEnded reads the key again, past the key cache: "" while it works, else why it does not.
 // A failed read keeps the stream (a database hiccup is not a revocation).
-func (s *Server) keyEnded(ctx context.Context, k *store.APIKey, hash string) string {
+func (s *Server) keyEnded(ctx context.Context, k *domain.APIKey, hash string) string {
 	if k.ExpiresAt != nil && !time.Now().Before(k.ExpiresAt.Time) {
 		return fmt.Sprintf("API key %s expired at %s: this stream has ended (the run goes on)", k.KeyPrefix, k.ExpiresAt.UTC().Format(time.RFC3339))
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/agentplane/agentplane/client"
 	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/dbtest"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -147,7 +148,7 @@ func BenchmarkStreamKeyRecheck(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.Cleanup(func() { st.Close() })
-				w, err := st.WorkspaceCreate(context.Background(), &store.Workspace{Name: "w", Slug: "w"})
+				w, err := st.WorkspaceCreate(context.Background(), &domain.Workspace{Name: "w", Slug: "w"})
 				if err != nil {
 					b.Fatal(err)
 				}

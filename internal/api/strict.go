@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/jsonfields"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // decodeKeep is decode that also returns the raw body, for handlers that read a part of it
@@ -38,7 +37,7 @@ func bodyField(body []byte, name string) json.RawMessage {
 	return raw
 }
 
-var agentConfigType = reflect.TypeFor[store.AgentConfig]()
+var agentConfigType = reflect.TypeFor[domain.AgentConfig]()
 
 // checkConfigKeys answers 422 for the first key of the body's agent config (field name)
 // that an agent config does not have, with the closest known key: a typo such as

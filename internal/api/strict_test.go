@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 func TestUnknownConfigFields(t *testing.T) {
@@ -120,7 +120,7 @@ func TestEndUsers(t *testing.T) {
 // A signed-in user's runs and sessions carry their user id.
 func TestUserIDOnRuns(t *testing.T) {
 	e := newServerEnv(t)
-	u := newUser(t, e, "ada@example.com", "x", e.ws, store.RoleMember)
+	u := newUser(t, e, "ada@example.com", "x", e.ws, domain.RoleMember)
 	tok := token(t, u)
 	var agent string
 	e.run([]scenario{

@@ -7,33 +7,32 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/domain"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // traceDetail is a trace with its spans as a tree.
 type traceDetail struct {
-	*store.Trace
-	SpanCount int               `json:"span_count"`
-	Spans     []*store.SpanNode `json:"spans" doc:"The root spans (those without a parent among the trace's spans) in start order, each with its children nested."`
+	*domain.Trace
+	SpanCount int                `json:"span_count"`
+	Spans     []*domain.SpanNode `json:"spans" doc:"The root spans (those without a parent among the trace's spans) in start order, each with its children nested."`
 }
 
 // traceSummary is the answer of GET /traces/summary.
 type traceSummary struct {
-	Window  string               `json:"window" enum:"1h,24h,7d,30d"`
-	Bucket  string               `json:"bucket" enum:"hour,day"`
-	From    store.Time           `json:"from" doc:"Start of the window: now minus the window, rounded down to the start of its bucket (the summary reads hourly and daily rollups)."`
-	To      store.Time           `json:"to" doc:"End of the window (now)."`
-	Buckets []*store.TraceBucket `json:"buckets" doc:"One entry per agent and bucket holding runs, ordered by bucket start then agent."`
+	Window  string                `json:"window" enum:"1h,24h,7d,30d"`
+	Bucket  string                `json:"bucket" enum:"hour,day"`
+	From    domain.Time           `json:"from" doc:"Start of the window: now minus the window, rounded down to the start of its bucket (the summary reads hourly and daily rollups)."`
+	To      domain.Time           `json:"to" doc:"End of the window (now)."`
+	Buckets []*domain.TraceBucket `json:"buckets" doc:"One entry per agent and bucket holding runs, ordered by bucket start then agent."`
 }
 
 // usageBreakdown is the answer of GET /traces/usage.
 type usageBreakdown struct {
-	Window  string              `json:"window" enum:"1h,24h,7d,30d"`
-	GroupBy string              `json:"group_by" enum:"model,end_user"`
-	From    store.Time          `json:"from" doc:"Start of the window: now minus the window, rounded down to the start of its hour (1h, 24h) or UTC day (7d, 30d): the breakdown reads hourly and daily rollups."`
-	To      store.Time          `json:"to" doc:"End of the window (now)."`
-	Total   int                 `json:"total" doc:"How many models or end users the window holds; groups lists the costliest limit of them."`
-	Groups  []*store.UsageGroup `json:"groups" doc:"The costliest first (then the most runs)."`
+	Window  string               `json:"window" enum:"1h,24h,7d,30d"`
+	GroupBy string               `json:"group_by" enum:"model,end_user"`
+	From    domain.Time          `json:"from" doc:"Start of the window: now minus the window, rounded down to the start of its hour (1h, 24h) or UTC day (7d, 30d): the breakdown reads hourly and daily rollups."`
+	To      domain.Time          `json:"to" doc:"End of the window (now)."`
+	Total   int                  `json:"total" doc:"How many models or end users the window holds; groups lists the costliest limit of them."`
+	Groups  []*domain.UsageGroup `json:"groups" doc:"The costliest first (then the most runs)."`
 }
 
 var summaryWindows = map[string]time.Duration{"1h": time.Hour, "24h": 24 * time.Hour, "7d": 7 * 24 * time.Hour, "30d": 30 * 24 * time.Hour}
@@ -45,7 +44,7 @@ func (s *Server) traceRoutes() []route {
 		{method: "GET", path: v1 + "/traces", op: "listTraces", tag: tag, scope: "traces:read", summary: "List traces, newest first",
 			list: true,
 			params: []param{{name: "agent_id", typ: "string"}, {name: "execution_id", typ: "string"}, {name: "session_id", typ: "string"},
-				{name: "end_user_id", typ: "string"}, {name: "status", typ: "string", enum: store.ExecutionStatuses},
+				{name: "end_user_id", typ: "string"}, {name: "status", typ: "string", enum: domain.ExecutionStatuses},
 				{name: "service_name", typ: "string", desc: "Only the ingested traces of this service (OTLP resource `service.name`)."},
 				{name: "created_after", typ: "string", desc: "RFC 3339 time."}, {name: "created_before", typ: "string", desc: "RFC 3339 time."},
 				{name: "min_cost", typ: "number", desc: "Only traces costing at least this (USD)."},
@@ -53,13 +52,13 @@ func (s *Server) traceRoutes() []route {
 				{name: "min_duration_ms", typ: "integer", desc: "Only traces that took at least this long (ms)."},
 				{name: "max_duration_ms", typ: "integer", desc: "Only traces that took at most this long (ms)."}},
 			errs: []int{http.StatusUnprocessableEntity},
-			resp: store.Trace{}, h: s.listTraces},
+			resp: domain.Trace{}, h: s.listTraces},
 		{method: "GET", path: v1 + "/traces/summary", op: "getTraceSummary", tag: tag, scope: "traces:read", summary: "Summarise traces per agent and time bucket",
 			params: []param{{name: "window", typ: "string", enum: []string{"1h", "24h", "7d", "30d"}, desc: "How far back from now (default 24h)."},
 				{name: "bucket", typ: "string", enum: []string{"hour", "day"}, desc: "Bucket size (default hour for 1h and 24h, day for 7d and 30d)."}},
 			errs: []int{http.StatusUnprocessableEntity}, nocache: true, resp: traceSummary{}, h: s.traceSummary},
 		{method: "GET", path: v1 + "/traces/usage", op: "getUsageBreakdown", tag: tag, scope: "traces:read", summary: "Cost and tokens by model or by end user",
-			params: []param{{name: "group_by", typ: "string", enum: store.UsageDimensions, desc: "What to group by.", required: true},
+			params: []param{{name: "group_by", typ: "string", enum: domain.UsageDimensions, desc: "What to group by.", required: true},
 				{name: "window", typ: "string", enum: []string{"1h", "24h", "7d", "30d"}, desc: "How far back from now (default 24h)."},
 				{name: "agent_id", typ: "string", desc: "Only this agent's runs."},
 				{name: "limit", typ: "integer", desc: "How many groups to list, 1 to 100 (default 20)."}},
@@ -80,10 +79,10 @@ func (s *Server) listTraces(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	f := store.TraceFilter{AgentID: q.Get("agent_id"), ExecutionID: q.Get("execution_id"), SessionID: q.Get("session_id"),
+	f := domain.TraceFilter{AgentID: q.Get("agent_id"), ExecutionID: q.Get("execution_id"), SessionID: q.Get("session_id"),
 		EndUserID: q.Get("end_user_id"), Status: q.Get("status"), ServiceName: q.Get("service_name")}
 	if f.Status != "" {
-		if err := domain.OneOf("status", f.Status, store.ExecutionStatuses); err != nil {
+		if err := domain.OneOf("status", f.Status, domain.ExecutionStatuses); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}
@@ -109,7 +108,7 @@ func (s *Server) getTrace(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeData(w, http.StatusOK, traceDetail{Trace: t, SpanCount: len(t.Spans), Spans: store.SpanTree(t.Spans)})
+	writeData(w, http.StatusOK, traceDetail{Trace: t, SpanCount: len(t.Spans), Spans: domain.SpanTree(t.Spans)})
 	return nil
 }
 
@@ -143,8 +142,8 @@ func (s *Server) traceSummary(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return domain.Invalid("bucket", "must be hour or day, got %q", bucket)
 	}
-	to := store.Now()
-	from := store.Time{Time: to.Add(-span).Truncate(size)}
+	to := domain.Now()
+	from := domain.Time{Time: to.Add(-span).Truncate(size)}
 	rows, err := s.store.TraceSummary(r.Context(), s.workspace(r), from, to, size)
 	if err != nil {
 		return err
@@ -159,7 +158,7 @@ func (s *Server) usageBreakdown(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := store.UsageFilter{Dimension: q.Get("group_by"), AgentID: q.Get("agent_id"), Period: time.Hour, Limit: 20}
+	f := domain.UsageFilter{Dimension: q.Get("group_by"), AgentID: q.Get("agent_id"), Period: time.Hour, Limit: 20}
 	// group_by is required and one of store.UsageDimensions: the route table checks it.
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -171,8 +170,8 @@ func (s *Server) usageBreakdown(w http.ResponseWriter, r *http.Request) error {
 	if span > 24*time.Hour {
 		f.Period = 24 * time.Hour
 	}
-	f.To = store.Now()
-	f.From = store.Time{Time: f.To.Add(-span).Truncate(f.Period)}
+	f.To = domain.Now()
+	f.From = domain.Time{Time: f.To.Add(-span).Truncate(f.Period)}
 	groups, total, err := s.store.UsageBreakdown(r.Context(), s.workspace(r), f)
 	if err != nil {
 		return err

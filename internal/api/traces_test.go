@@ -26,7 +26,7 @@ import (
 
 	"github.com/agentplane/agentplane/client"
 	"github.com/agentplane/agentplane/internal/auth"
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // TestOTLPExporter sends spans with the official OpenTelemetry Go exporter (OTLP/HTTP,
@@ -309,7 +309,7 @@ func getMetrics(t *testing.T, e *testEnv) string {
 func otherWorkspaceKey(t *testing.T, e *testEnv, slug string, scopes ...string) string {
 	t.Helper()
 	ctx := context.Background()
-	w, err := e.store.WorkspaceCreate(ctx, &store.Workspace{Name: slug, Slug: slug})
+	w, err := e.store.WorkspaceCreate(ctx, &domain.Workspace{Name: slug, Slug: slug})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +317,7 @@ func otherWorkspaceKey(t *testing.T, e *testEnv, slug string, scopes ...string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.APIKeyCreate(ctx, &store.APIKey{WorkspaceID: w.ID, Name: slug, KeyPrefix: auth.KeyPrefix(raw), Scopes: scopes}, auth.HashKey(raw)); err != nil {
+	if _, err := e.store.APIKeyCreate(ctx, &domain.APIKey{WorkspaceID: w.ID, Name: slug, KeyPrefix: auth.KeyPrefix(raw), Scopes: scopes}, auth.HashKey(raw)); err != nil {
 		t.Fatal(err)
 	}
 	return raw
@@ -334,7 +334,7 @@ func TestTraceRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readOnly := e.newKey(&store.APIKey{Name: "read", Scopes: store.Strings{"traces:read"}})
+	readOnly := e.newKey(&domain.APIKey{Name: "read", Scopes: domain.Strings{"traces:read"}})
 	other := otherWorkspaceKey(t, e, "other", "*")
 	now := time.Now().UTC()
 	span := func(id, parent, extra string) string {

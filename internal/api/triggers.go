@@ -10,7 +10,6 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/agentplane/agentplane/internal/domain"
-	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/triggers"
 	"github.com/agentplane/agentplane/internal/triggers/platform"
 	"github.com/agentplane/agentplane/internal/webhook"
@@ -43,7 +42,7 @@ type triggerUpdateRequest struct {
 // TriggerWithToken is a trigger as created or rotated: the only answers that carry its hook
 // token.
 type TriggerWithToken struct {
-	store.Trigger
+	domain.Trigger
 	Token   string `json:"token,omitempty" doc:"The hook token, shown only now (stored as SHA-256). Empty for schedules."`
 	HookURL string `json:"hook_url,omitempty" doc:"The URL to give the platform: POST (and, for WhatsApp, GET) /api/v1/hooks/{token}. Empty for schedules."`
 }
@@ -93,17 +92,17 @@ func (s *Server) triggerRoutes() []route {
 		{method: "GET", path: v1 + "/agent-triggers", op: "listAgentTriggers", tag: tag, scope: "agent_triggers:read", summary: "List agent triggers, newest first",
 			list:   true,
 			params: []param{{name: "agent_id", typ: "string"}, {name: "type", typ: "string", enum: platform.Types()}},
-			resp:   store.Trigger{}, h: s.listTriggers},
+			resp:   domain.Trigger{}, h: s.listTriggers},
 		{method: "POST", path: v1 + "/agent-triggers", op: "createAgentTrigger", tag: tag, scope: "agent_triggers:write", summary: "Create an agent trigger",
 			// Not idempotent (creates: false) on purpose, like API keys: a replayed response would
 			// have to keep the raw hook token, which is never stored.
 			body: triggerCreateRequest{}, resp: TriggerWithToken{}, status: http.StatusCreated, h: s.createTrigger},
 		{method: "GET", path: id, op: "getAgentTrigger", tag: tag, scope: "agent_triggers:read", summary: "Get an agent trigger",
-			resp: store.Trigger{}, h: byID(s, s.store.TriggerGet)},
+			resp: domain.Trigger{}, h: byID(s, s.store.TriggerGet)},
 		{method: "PATCH", path: id, op: "updateAgentTrigger", tag: tag, scope: "agent_triggers:write", summary: "Update an agent trigger",
-			body: triggerUpdateRequest{}, resp: store.Trigger{}, h: s.updateTrigger},
+			body: triggerUpdateRequest{}, resp: domain.Trigger{}, h: s.updateTrigger},
 		{method: "DELETE", path: id, op: "deleteAgentTrigger", tag: tag, scope: "agent_triggers:write", summary: "Delete an agent trigger",
-			resp: store.Trigger{}, h: byID(s, s.store.TriggerDelete)},
+			resp: domain.Trigger{}, h: byID(s, s.store.TriggerDelete)},
 		{method: "POST", path: id + "/rotate", op: "rotateAgentTrigger", tag: tag, scope: "agent_triggers:write", summary: "Rotate an agent trigger's hook token",
 			resp: TriggerWithToken{}, errs: []int{http.StatusConflict}, h: s.rotateTrigger},
 	}
@@ -154,7 +153,7 @@ func (s *Server) listTriggers(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	f := store.TriggerFilter{AgentID: q.Get("agent_id"), Type: q.Get("type")}
+	f := domain.TriggerFilter{AgentID: q.Get("agent_id"), Type: q.Get("type")}
 	if f.Type != "" {
 		if err := domain.OneOf("type", f.Type, platform.Types()); err != nil {
 			return badRequest("%s", err.Error())

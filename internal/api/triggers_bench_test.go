@@ -12,8 +12,8 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/secretbox"
-	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/triggers"
 )
 
@@ -30,18 +30,18 @@ func BenchmarkHookWebhook(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
 			st, ws := benchStore(b)
-			a, err := st.AgentCreate(ctx, &store.Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &store.AgentConfig{Model: "gpt-4o-mini"}, "")
+			a, err := st.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &domain.AgentConfig{Model: "gpt-4o-mini"}, "")
 			if err != nil {
 				b.Fatal(err)
 			}
 			box := secretbox.NewRandom()
 			token, _ := triggers.NewHookToken()
-			secrets := store.TriggerSecrets{}
+			secrets := domain.TriggerSecrets{}
 			if signed {
 				secrets["signing_secret"] = testWhsec
 			}
-			if _, err := st.TriggerCreate(ctx, &store.Trigger{WorkspaceID: ws, AgentID: a.ID, Type: "webhook", Name: "W", Enabled: true,
-				Config: store.JSONObject{"respond": "async"}, InputMapping: map[string]string{"message": "text"}}, auth.HashKey(token), secrets, box); err != nil {
+			if _, err := st.TriggerCreate(ctx, &domain.Trigger{WorkspaceID: ws, AgentID: a.ID, Type: "webhook", Name: "W", Enabled: true,
+				Config: domain.JSONObject{"respond": "async"}, InputMapping: map[string]string{"message": "text"}}, auth.HashKey(token), secrets, box); err != nil {
 				b.Fatal(err)
 			}
 			// Queued runs are not worked off: the benchmark measures accepting calls.

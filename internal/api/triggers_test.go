@@ -24,6 +24,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/agentplane/agentplane/client"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/runtime"
@@ -52,7 +53,7 @@ type recordingRouter struct {
 	calls [][]llm.Message
 }
 
-func (r *recordingRouter) Route(ctx context.Context, ws string, cfg *store.AgentConfig, m *store.LLMModel) (*runtime.Route, error) {
+func (r *recordingRouter) Route(ctx context.Context, ws string, cfg *domain.AgentConfig, m *domain.LLMModel) (*runtime.Route, error) {
 	rt, err := r.SimulatedRouter.Route(ctx, ws, cfg, m)
 	if err != nil {
 		return nil, err
@@ -379,12 +380,12 @@ func TestTriggerRoutes(t *testing.T) {
 	}
 	// Another workspace's key sees none of it.
 	other := "2o0yqLDGdJdFRBTuhdfPNEZdAvZ"
-	if _, err := e.store.WorkspaceCreate(context.Background(), &store.Workspace{ID: other, Name: "Other", Slug: "other"}); err != nil {
+	if _, err := e.store.WorkspaceCreate(context.Background(), &domain.Workspace{ID: other, Name: "Other", Slug: "other"}); err != nil {
 		t.Fatal(err)
 	}
 	saved := e.ws
 	e.ws = other
-	otherKey := e.newKey(&store.APIKey{Name: "other", Scopes: store.Strings{"*"}})
+	otherKey := e.newKey(&domain.APIKey{Name: "other", Scopes: domain.Strings{"*"}})
 	e.ws = saved
 	for _, m := range []string{"GET", "PATCH", "DELETE"} {
 		resp := e.do(t, m, "/api/v1/agent-triggers/"+triggerID, map[string]string{"X-API-Key": otherKey}, `{}`)
@@ -396,7 +397,7 @@ func TestTriggerRoutes(t *testing.T) {
 		t.Fatalf("rotate of another workspace's trigger: %d", resp.StatusCode)
 	}
 	// A key with only the read scope cannot write.
-	reader := e.newKey(&store.APIKey{Name: "reader", Scopes: store.Strings{"agent_triggers:read"}})
+	reader := e.newKey(&domain.APIKey{Name: "reader", Scopes: domain.Strings{"agent_triggers:read"}})
 	if resp := e.do(t, "DELETE", "/api/v1/agent-triggers/"+triggerID, map[string]string{"X-API-Key": reader}, ""); resp.StatusCode != 403 {
 		t.Fatalf("delete with a read key: %d", resp.StatusCode)
 	}
@@ -633,7 +634,7 @@ func TestHookSlack(t *testing.T) {
 	waitUntil(t, "the second reply", func() bool { return len(slack.calls()) == 2 })
 	waitUntil(t, "the reply recorded sent", func() bool {
 		r, err := e.store.TriggerReplyGet(context.Background(), x2["id"].(string))
-		return err == nil && r.Status == store.ReplySent && r.Attempts == 1
+		return err == nil && r.Status == domain.ReplySent && r.Attempts == 1
 	})
 	if c := executionCount(t, e.store, e.ws); c != 2 {
 		t.Fatalf("%d executions, want 2", c)
@@ -659,7 +660,7 @@ func TestHookSlack(t *testing.T) {
 	if !saw1 || !sawReply || !strings.Contains(last[len(last)-1].Content, "population") {
 		t.Fatalf("second run's messages lack the thread's history: %+v", last)
 	}
-	msgs, _, err := e.store.ChatMessageList(context.Background(), e.ws, x1["session_id"].(string), store.Page{Page: 1, Limit: 10})
+	msgs, _, err := e.store.ChatMessageList(context.Background(), e.ws, x1["session_id"].(string), domain.Page{Page: 1, Limit: 10})
 	if err != nil || len(msgs) != 4 {
 		t.Fatalf("session messages: %d %v", len(msgs), err)
 	}
@@ -765,7 +766,7 @@ func TestHookEmulator(t *testing.T) {
 	x := dataOf(t, raw)
 	waitUntil(t, "the run", func() bool {
 		got, err := e.store.ExecutionGet(context.Background(), e.ws, x["id"].(string))
-		return err == nil && store.IsTerminal(got.Status)
+		return err == nil && domain.IsTerminal(got.Status)
 	})
 	time.Sleep(100 * time.Millisecond)
 	if n := len(tg.calls()); n != 0 {
@@ -832,7 +833,7 @@ func TestHookReplyRetried(t *testing.T) {
 			r, err := e.store.TriggerReplyGet(ctx, id)
 			return err == nil && r.Attempts == 1 && r.LastError != ""
 		})
-		if r, _ := e.store.TriggerReplyGet(ctx, id); r.Status != store.ReplyPending || !strings.Contains(r.LastError, "500") {
+		if r, _ := e.store.TriggerReplyGet(ctx, id); r.Status != domain.ReplyPending || !strings.Contains(r.LastError, "500") {
 			t.Fatalf("after a refused attempt: %+v", r)
 		}
 		if n, err := e.replier.Sweep(ctx); err != nil || n != 0 {
@@ -854,7 +855,7 @@ func TestHookReplyRetried(t *testing.T) {
 		if sent.Load() != 1 || len(slack.calls()) != 1 {
 			t.Fatalf("sweeps sent %d, platform got %d, want 1", sent.Load(), len(slack.calls()))
 		}
-		if r, _ := e.store.TriggerReplyGet(ctx, id); r.Status != store.ReplySent || r.Attempts != 2 {
+		if r, _ := e.store.TriggerReplyGet(ctx, id); r.Status != domain.ReplySent || r.Attempts != 2 {
 			t.Fatalf("after the sweep: %+v", r)
 		}
 	})

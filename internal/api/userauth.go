@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -37,7 +38,7 @@ var memberScopes = sync.OnceValue(func() []string {
 
 // roleScopes is what a membership role grants.
 func roleScopes(role string) []string {
-	if role == store.RoleOwner || role == store.RoleAdmin {
+	if role == domain.RoleOwner || role == domain.RoleAdmin {
 		return []string{auth.ScopeAll}
 	}
 	return memberScopes()

@@ -8,14 +8,14 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/agentplane/agentplane/internal/auth"
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // newUser stores a user with the password hash and, when role is set, a membership of ws.
-func newUser(t *testing.T, e *testEnv, email, hash, ws, role string) *store.User {
+func newUser(t *testing.T, e *testEnv, email, hash, ws, role string) *domain.User {
 	t.Helper()
 	ctx := context.Background()
-	u, err := e.store.UserCreate(ctx, &store.User{Email: email, PasswordHash: hash})
+	u, err := e.store.UserCreate(ctx, &domain.User{Email: email, PasswordHash: hash})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func newUser(t *testing.T, e *testEnv, email, hash, ws, role string) *store.User
 	return u
 }
 
-func token(t *testing.T, u *store.User) string {
+func token(t *testing.T, u *domain.User) string {
 	t.Helper()
 	tok, _, err := auth.SignToken(testJWTSecret, u.ID, u.Email, time.Now())
 	if err != nil {
@@ -51,8 +51,8 @@ func TestLoginAndBearerAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	member := newUser(t, e, "Member@Example.com", hash, e.ws, store.RoleMember)
-	admin := newUser(t, e, "admin@example.com", hash, e.ws, store.RoleAdmin)
+	member := newUser(t, e, "Member@Example.com", hash, e.ws, domain.RoleMember)
+	admin := newUser(t, e, "admin@example.com", hash, e.ws, domain.RoleAdmin)
 	outsider := newUser(t, e, "outsider@example.com", hash, "", "")
 	memberTok, adminTok, outsiderTok := token(t, member), token(t, admin), token(t, outsider)
 	expired, _, _ := auth.SignToken(testJWTSecret, member.ID, member.Email, time.Now().Add(-13*time.Hour))
@@ -118,7 +118,7 @@ func TestLoginAndBearerAuth(t *testing.T) {
 			check: func(t *testing.T, body map[string]any) { created = body["data"].(map[string]any)["id"].(string) }},
 		{name: "taken slug", method: "POST", path: "/api/v1/workspaces", header: bearer(outsiderTok, ""), body: `{"name":"Team B"}`, status: 409, code: "conflict"},
 	})
-	if role, err := e.store.MembershipRole(context.Background(), created, outsider.ID); err != nil || role != store.RoleOwner {
+	if role, err := e.store.MembershipRole(context.Background(), created, outsider.ID); err != nil || role != domain.RoleOwner {
 		t.Fatalf("creator's role: %q %v", role, err)
 	}
 	e.run([]scenario{

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentplane/agentplane/internal/auth"
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // call sends one request with a key and returns the status and error envelope.
@@ -77,12 +77,12 @@ func TestScopeWalk(t *testing.T) {
 				others = append(others, s)
 			}
 		}
-		without := e.newKey(&store.APIKey{Name: "without", Scopes: store.Strings(others)})
-		needed := store.Strings{rt.scope}
+		without := e.newKey(&domain.APIKey{Name: "without", Scopes: domain.Strings(others)})
+		needed := domain.Strings{rt.scope}
 		if rt.also != "" {
 			needed = append(needed, rt.also)
 		}
-		with := e.newKey(&store.APIKey{Name: "with", Scopes: needed})
+		with := e.newKey(&domain.APIKey{Name: "with", Scopes: needed})
 		path := fill(rt.path, map[string]string{"id": "nope", "version_id": "nope", "item_id": "nope"})
 		body := ""
 		if rt.method == http.MethodPost || rt.method == http.MethodPatch {
@@ -112,10 +112,10 @@ func TestWorkspaceWalk(t *testing.T) {
 	}
 	ids := oneOfEach(t, e) // workspace A; route prefix -> {id, version_id}
 	// Workspace B with a key holding every scope.
-	wsB, err := e.store.WorkspaceCreate(ctx, &store.Workspace{Name: "B", Slug: "b"})
+	wsB, err := e.store.WorkspaceCreate(ctx, &domain.Workspace{Name: "B", Slug: "b"})
 	must(err)
 	rawB, _ := auth.NewKey()
-	_, err = e.store.APIKeyCreate(ctx, &store.APIKey{WorkspaceID: wsB.ID, Name: "b", KeyPrefix: auth.KeyPrefix(rawB), Scopes: store.Strings{"*"}}, auth.HashKey(rawB))
+	_, err = e.store.APIKeyCreate(ctx, &domain.APIKey{WorkspaceID: wsB.ID, Name: "b", KeyPrefix: auth.KeyPrefix(rawB), Scopes: domain.Strings{"*"}}, auth.HashKey(rawB))
 	must(err)
 	checked := 0
 	for _, rt := range e.srv.routes {

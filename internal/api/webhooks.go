@@ -77,7 +77,7 @@ func (s *Server) applyWebhook(ctx context.Context, tx *store.Store, ws, agentID 
 // writeAgentWithSecret answers with an agent whose generated webhook secret is shown this
 // once; a replay of the request (Idempotency-Key) answers without it, as the secret is
 // not kept.
-func writeAgentWithSecret(w http.ResponseWriter, status int, a *store.Agent, secret, msg string) {
+func writeAgentWithSecret(w http.ResponseWriter, status int, a *domain.Agent, secret, msg string) {
 	if secret != "" {
 		if b, err := json.Marshal(envelope{Data: a, Message: msg}); err == nil {
 			setReplay(w, b)
@@ -94,18 +94,18 @@ func (s *Server) webhookRoutes() []route {
 	return []route{
 		{method: "POST", path: v1 + "/agents/{id}/webhook-secret/rotate", op: "rotateAgentWebhookSecret", tag: "Agents", scope: "agents:write",
 			summary: "Replace an agent's webhook signing secret",
-			resp:    store.Agent{}, errs: []int{http.StatusConflict}, h: s.rotateAgentWebhookSecret},
+			resp:    domain.Agent{}, errs: []int{http.StatusConflict}, h: s.rotateAgentWebhookSecret},
 		{method: "GET", path: v1 + "/webhook-deliveries", op: "listWebhookDeliveries", tag: tag, scope: "executions:read", list: true,
 			summary: "List completion webhook deliveries, newest first",
 			params: []param{{name: "execution_id", typ: "string", desc: "Only the deliveries of this execution."},
-				{name: "status", typ: "string", enum: store.DeliveryStatuses, desc: "Only deliveries in this status."}},
-			resp: store.WebhookDelivery{}, nocache: true, h: s.listWebhookDeliveries},
+				{name: "status", typ: "string", enum: domain.DeliveryStatuses, desc: "Only deliveries in this status."}},
+			resp: domain.WebhookDelivery{}, nocache: true, h: s.listWebhookDeliveries},
 		{method: "GET", path: v1 + "/webhook-deliveries/{id}", op: "getWebhookDelivery", tag: tag, scope: "executions:read",
 			summary: "Get a completion webhook delivery",
-			resp:    store.WebhookDelivery{}, nocache: true, h: byID(s, s.store.WebhookDeliveryGet)},
+			resp:    domain.WebhookDelivery{}, nocache: true, h: byID(s, s.store.WebhookDeliveryGet)},
 		{method: "POST", path: v1 + "/webhook-deliveries/{id}/retry", op: "retryWebhookDelivery", tag: tag, scope: "executions:read",
 			summary: "Send a delivered or failed message again",
-			resp:    store.WebhookDelivery{}, errs: []int{http.StatusConflict}, h: s.retryWebhookDelivery},
+			resp:    domain.WebhookDelivery{}, errs: []int{http.StatusConflict}, h: s.retryWebhookDelivery},
 	}
 }
 
@@ -122,7 +122,7 @@ func (s *Server) retryWebhookDelivery(w http.ResponseWriter, r *http.Request) er
 func (s *Server) rotateAgentWebhookSecret(w http.ResponseWriter, r *http.Request) error {
 	ws, id := s.workspace(r), pathID(r, "id")
 	secret := webhook.NewSecret()
-	var a *store.Agent
+	var a *domain.Agent
 	err := s.store.InTx(r.Context(), func(tx *store.Store) error {
 		url, _, has, err := tx.AgentWebhook(r.Context(), ws, id)
 		if err != nil {
@@ -153,9 +153,9 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	q := r.URL.Query()
-	f := store.WebhookDeliveryFilter{ExecutionID: q.Get("execution_id"), Status: q.Get("status")}
+	f := domain.WebhookDeliveryFilter{ExecutionID: q.Get("execution_id"), Status: q.Get("status")}
 	if f.Status != "" {
-		if err := domain.OneOf("status", f.Status, store.DeliveryStatuses); err != nil {
+		if err := domain.OneOf("status", f.Status, domain.DeliveryStatuses); err != nil {
 			return badRequest("%s", err.Error())
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/agentplane/agentplane/client"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/webhook"
 )
@@ -187,8 +188,8 @@ func TestWebhookDeliveriesScope(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	e := newTestEnv(t, onStore(st), asServer())
-	agentsOnly := e.newKey(&store.APIKey{Name: "agents", Scopes: store.Strings{"agents:read"}})
-	execs := e.newKey(&store.APIKey{Name: "execs", Scopes: store.Strings{"executions:read"}})
+	agentsOnly := e.newKey(&domain.APIKey{Name: "agents", Scopes: domain.Strings{"agents:read"}})
+	execs := e.newKey(&domain.APIKey{Name: "execs", Scopes: domain.Strings{"executions:read"}})
 	e.run([]scenario{
 		{name: "agents:read", method: "GET", path: "/api/v1/webhook-deliveries", header: map[string]string{"X-API-Key": agentsOnly}, status: 403, code: "forbidden", message: "executions:read"},
 		{name: "executions:read", method: "GET", path: "/api/v1/webhook-deliveries", header: map[string]string{"X-API-Key": execs}, status: 200, fields: map[string]any{"pagination.total": 0}},

@@ -28,10 +28,10 @@ type LoginUser struct {
 
 // LoginToken is a login token, who it is for and the workspaces they may act in.
 type LoginToken struct {
-	Token      string              `json:"token" doc:"An HS256 JWT; send it as Authorization: Bearer <token>, with X-Workspace-ID (a workspace's id or slug) on workspace routes."`
-	ExpiresAt  store.Time          `json:"expires_at"`
-	User       LoginUser           `json:"user"`
-	Workspaces []*store.Membership `json:"workspaces" doc:"The workspaces the user is a member of, with their role in each."`
+	Token      string               `json:"token" doc:"An HS256 JWT; send it as Authorization: Bearer <token>, with X-Workspace-ID (a workspace's id or slug) on workspace routes."`
+	ExpiresAt  domain.Time          `json:"expires_at"`
+	User       LoginUser            `json:"user"`
+	Workspaces []*domain.Membership `json:"workspaces" doc:"The workspaces the user is a member of, with their role in each."`
 }
 
 type workspaceCreateRequest struct {
@@ -79,19 +79,19 @@ func (s *Server) workspaceRoutes() []route {
 			errs: []int{http.StatusUnauthorized, http.StatusTooManyRequests}, h: s.login},
 		{method: "GET", path: v1 + "/workspaces", op: "listWorkspaces", tag: tag, scope: scope, server: true, anyWorkspace: true,
 			summary: "List the caller's workspaces",
-			list:    true, resp: store.Workspace{}, nocache: true, h: s.listWorkspaces},
+			list:    true, resp: domain.Workspace{}, nocache: true, h: s.listWorkspaces},
 		{method: "POST", path: v1 + "/workspaces", op: "createWorkspace", tag: tag, scope: scope, server: true, userOnly: true,
 			summary: "Create a workspace", body: workspaceCreateRequest{},
-			resp: store.Workspace{}, status: http.StatusCreated, errs: []int{http.StatusConflict}, h: s.createWorkspace},
+			resp: domain.Workspace{}, status: http.StatusCreated, errs: []int{http.StatusConflict}, h: s.createWorkspace},
 		{method: "GET", path: v1 + "/workspaces/{id}", op: "getWorkspace", tag: tag, scope: scope, server: true, anyWorkspace: true,
-			summary: "Get a workspace", resp: store.Workspace{},
+			summary: "Get a workspace", resp: domain.Workspace{},
 			nocache: true, h: s.getWorkspace},
 		{method: "PATCH", path: v1 + "/workspaces/{id}", op: "updateWorkspace", tag: tag, scope: scope, server: true, anyWorkspace: true,
 			summary: "Change a workspace's retention",
-			body:    workspaceUpdateRequest{}, resp: store.Workspace{}, errs: []int{http.StatusNotFound, http.StatusUnprocessableEntity}, h: s.updateWorkspace},
+			body:    workspaceUpdateRequest{}, resp: domain.Workspace{}, errs: []int{http.StatusNotFound, http.StatusUnprocessableEntity}, h: s.updateWorkspace},
 		{method: "DELETE", path: v1 + "/workspaces/{id}", op: "deleteWorkspace", tag: tag, scope: scope, server: true, anyWorkspace: true,
 			summary: "Delete a workspace and all its data",
-			resp:    store.Workspace{}, status: http.StatusAccepted, errs: []int{http.StatusNotFound}, h: s.deleteWorkspace},
+			resp:    domain.Workspace{}, status: http.StatusAccepted, errs: []int{http.StatusNotFound}, h: s.deleteWorkspace},
 	}
 }
 
@@ -149,7 +149,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeData(w, http.StatusOK, LoginToken{Token: tok, ExpiresAt: store.Time{Time: exp.UTC().Truncate(time.Millisecond)},
+	writeData(w, http.StatusOK, LoginToken{Token: tok, ExpiresAt: domain.Time{Time: exp.UTC().Truncate(time.Millisecond)},
 		User: LoginUser{ID: u.ID, Email: u.Email}, Workspaces: memberships})
 	return nil
 }
@@ -167,7 +167,7 @@ func (s *Server) listWorkspaces(w http.ResponseWriter, r *http.Request) error {
 		writeList(w, items, p, total)
 		return nil
 	}
-	items := []*store.Workspace{}
+	items := []*domain.Workspace{}
 	if p.Page == 1 {
 		ws, err := s.store.WorkspaceGet(r.Context(), s.workspace(r))
 		if err != nil {
@@ -219,13 +219,13 @@ func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request) error {
 	if !slugRe.MatchString(slug) {
 		return domain.Invalid("slug", "must be 1 to 63 lower-case letters, digits and dashes, starting with a letter or digit; got %q", slug)
 	}
-	var ws *store.Workspace
+	var ws *domain.Workspace
 	err := s.store.InTx(r.Context(), func(tx *store.Store) error {
 		var err error
-		if ws, err = tx.WorkspaceCreate(r.Context(), &store.Workspace{Name: name, Slug: slug, RetentionDays: s.cfg.Retention.Days}); err != nil {
+		if ws, err = tx.WorkspaceCreate(r.Context(), &domain.Workspace{Name: name, Slug: slug, RetentionDays: s.cfg.Retention.Days}); err != nil {
 			return err
 		}
-		return tx.MembershipAdd(r.Context(), ws.ID, u.id, store.RoleOwner)
+		return tx.MembershipAdd(r.Context(), ws.ID, u.id, domain.RoleOwner)
 	})
 	if err != nil {
 		return err
@@ -260,7 +260,7 @@ func (s *Server) workspaceRole(r *http.Request, id string, roles ...string) erro
 
 func (s *Server) updateWorkspace(w http.ResponseWriter, r *http.Request) error {
 	id := pathID(r, "id")
-	if err := s.workspaceRole(r, id, store.RoleOwner, store.RoleAdmin); err != nil {
+	if err := s.workspaceRole(r, id, domain.RoleOwner, domain.RoleAdmin); err != nil {
 		return err
 	}
 	var req workspaceUpdateRequest
@@ -288,7 +288,7 @@ func (s *Server) deleteWorkspace(w http.ResponseWriter, r *http.Request) error {
 		}
 		return errorf(http.StatusForbidden, "an API key cannot delete its own workspace: an owner deletes it, signed in (Authorization: Bearer <token> from POST /api/v1/auth/login)")
 	}
-	if err := s.workspaceRole(r, id, store.RoleOwner); err != nil {
+	if err := s.workspaceRole(r, id, domain.RoleOwner); err != nil {
 		return err
 	}
 	ws, err := s.store.WorkspaceDelete(r.Context(), id)

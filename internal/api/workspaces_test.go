@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentplane/agentplane/internal/assets"
 	"github.com/agentplane/agentplane/internal/blob"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/retention"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/store"
@@ -18,12 +19,12 @@ import (
 
 func TestWorkspaceRetention(t *testing.T) {
 	e := newServerEnvWith(t, func(c *Config) { c.Retention = Retention{Days: 30, MaxDays: 90} })
-	owner := newUser(t, e, "owner@example.com", "x", e.ws, store.RoleOwner)
-	admin := newUser(t, e, "admin@example.com", "x", e.ws, store.RoleAdmin)
-	member := newUser(t, e, "member@example.com", "x", e.ws, store.RoleMember)
+	owner := newUser(t, e, "owner@example.com", "x", e.ws, domain.RoleOwner)
+	admin := newUser(t, e, "admin@example.com", "x", e.ws, domain.RoleAdmin)
+	member := newUser(t, e, "member@example.com", "x", e.ws, domain.RoleMember)
 	outsider := newUser(t, e, "outsider@example.com", "x", "", "")
 	ownerTok, adminTok, memberTok, outsiderTok := token(t, owner), token(t, admin), token(t, member), token(t, outsider)
-	readKey := e.newKey(&store.APIKey{Name: "read", Scopes: store.Strings{"agents:read"}})
+	readKey := e.newKey(&domain.APIKey{Name: "read", Scopes: domain.Strings{"agents:read"}})
 	path := "/api/v1/workspaces/" + e.ws
 	e.run([]scenario{
 		{name: "forever by default", method: "GET", path: path, status: 200, fields: map[string]any{"data.retention_days": 0}},
@@ -69,9 +70,9 @@ func TestWorkspaceDelete(t *testing.T) {
 	t.Cleanup(func() { st.Close() })
 	blobs := blob.NewMemory()
 	e := newTestEnv(t, onStore(st), asServer(), withEngine(func(c *runtime.Config) { c.Assets = assets.New(st, blobs, 0) }))
-	owner := newUser(t, e, "owner@example.com", "x", e.ws, store.RoleOwner)
-	admin := newUser(t, e, "admin@example.com", "x", e.ws, store.RoleAdmin)
-	member := newUser(t, e, "member@example.com", "x", e.ws, store.RoleMember)
+	owner := newUser(t, e, "owner@example.com", "x", e.ws, domain.RoleOwner)
+	admin := newUser(t, e, "admin@example.com", "x", e.ws, domain.RoleAdmin)
+	member := newUser(t, e, "member@example.com", "x", e.ws, domain.RoleMember)
 	outsider := newUser(t, e, "outsider@example.com", "x", "", "")
 	ownerTok, adminTok, memberTok, outsiderTok := token(t, owner), token(t, admin), token(t, member), token(t, outsider)
 	path := "/api/v1/workspaces/" + e.ws
@@ -142,7 +143,7 @@ func TestWorkspaceDeleteReachesEveryNode(t *testing.T) {
 		return newTestEnv(t, onStore(openTestStore(t, u)), asServer(), withEngine(func(c *runtime.Config) { c.PostgresURL = u }))
 	}
 	a, b := node(), node()
-	owner := newUser(t, a, "owner@example.com", "x", a.ws, store.RoleOwner)
+	owner := newUser(t, a, "owner@example.com", "x", a.ws, domain.RoleOwner)
 	b.key = a.key
 	b.run([]scenario{{name: "b caches a's key", method: "GET", path: "/api/v1/agents", status: 200}})
 	a.run([]scenario{{name: "a deletes", method: "DELETE", path: "/api/v1/workspaces/" + a.ws, header: bearer(token(t, owner), ""), status: 202}})

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/agentplane/agentplane/internal/blob"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -58,18 +59,18 @@ type Input struct {
 	MimeType    string // "" or unparseable: application/octet-stream
 	Name        string
 	Source      string
-	Metadata    store.JSONObject
+	Metadata    domain.JSONObject
 }
 
 // Create stores data as a new asset. The bytes become a blob of the workspace unless it has
 // them already; a new blob past the quota is a *store.QuotaError and nothing is stored.
-func (s *Service) Create(ctx context.Context, n Input, data []byte) (*store.Asset, error) {
+func (s *Service) Create(ctx context.Context, n Input, data []byte) (*domain.Asset, error) {
 	if len(data) > MaxSize {
 		return nil, ErrTooLarge
 	}
 	mt := NormalizeMIME(n.MimeType)
 	sum := blob.Sum(data)
-	a := &store.Asset{WorkspaceID: n.WorkspaceID, Type: TypeOf(mt), MimeType: mt, Size: int64(len(data)), SHA256: sum,
+	a := &domain.Asset{WorkspaceID: n.WorkspaceID, Type: TypeOf(mt), MimeType: mt, Size: int64(len(data)), SHA256: sum,
 		Name: n.Name, Source: n.Source, Metadata: n.Metadata}
 	if n.ExecutionID != "" {
 		a.ExecutionID = &n.ExecutionID
@@ -99,7 +100,7 @@ func (s *Service) Create(ctx context.Context, n Input, data []byte) (*store.Asse
 		}
 		wrote = true
 	}
-	var out *store.Asset
+	var out *domain.Asset
 	err = s.st.InTx(ctx, func(tx *store.Store) error {
 		if err := tx.AssetBlobLock(ctx, n.WorkspaceID, sum); err != nil {
 			return err
@@ -146,7 +147,7 @@ func (s *Service) dropUnrecorded(ctx context.Context, ws, sum string) {
 }
 
 // Delete removes an asset and returns it as it was; its blob goes with the last asset using it.
-func (s *Service) Delete(ctx context.Context, ws, id string) (*store.Asset, error) {
+func (s *Service) Delete(ctx context.Context, ws, id string) (*domain.Asset, error) {
 	a, err := s.st.AssetGet(ctx, ws, id)
 	if err != nil {
 		return nil, err
@@ -177,7 +178,7 @@ func (s *Service) Delete(ctx context.Context, ws, id string) (*store.Asset, erro
 }
 
 // Open returns an asset with its content for reading.
-func (s *Service) Open(ctx context.Context, ws, id string) (*store.Asset, blob.File, error) {
+func (s *Service) Open(ctx context.Context, ws, id string) (*domain.Asset, blob.File, error) {
 	a, err := s.st.AssetGet(ctx, ws, id)
 	if err != nil {
 		return nil, nil, err
@@ -190,7 +191,7 @@ func (s *Service) Open(ctx context.Context, ws, id string) (*store.Asset, blob.F
 }
 
 // Storage sums up what a workspace's assets take, with the quota.
-func (s *Service) Storage(ctx context.Context, ws string) (*store.AssetStorage, error) {
+func (s *Service) Storage(ctx context.Context, ws string) (*domain.AssetStorage, error) {
 	st, err := s.st.AssetStorageGet(ctx, ws)
 	if err != nil {
 		return nil, err
@@ -213,9 +214,9 @@ func NormalizeMIME(mt string) string {
 func TypeOf(mimeType string) string {
 	switch {
 	case strings.HasPrefix(mimeType, "image/"):
-		return store.AssetImage
+		return domain.AssetImage
 	case strings.HasPrefix(mimeType, "audio/"):
-		return store.AssetAudio
+		return domain.AssetAudio
 	}
-	return store.AssetFile
+	return domain.AssetFile
 }

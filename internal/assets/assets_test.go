@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentplane/agentplane/internal/blob"
 	"github.com/agentplane/agentplane/internal/dbtest"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -31,7 +32,7 @@ func forEachStore(t *testing.T, fn func(t *testing.T, st *store.Store, blobs *bl
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		w, err := st.WorkspaceCreate(context.Background(), &store.Workspace{Name: "a", Slug: "a"})
+		w, err := st.WorkspaceCreate(context.Background(), &domain.Workspace{Name: "a", Slug: "a"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +65,7 @@ func TestConcurrentDedup(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				a, err := svc.Create(ctx, Input{WorkspaceID: ws, ExecutionID: fmt.Sprint("x", i), MimeType: "image/png", Source: store.AssetSourceModel}, img)
+				a, err := svc.Create(ctx, Input{WorkspaceID: ws, ExecutionID: fmt.Sprint("x", i), MimeType: "image/png", Source: domain.AssetSourceModel}, img)
 				if err == nil {
 					ids[i] = a.ID
 				}
@@ -90,7 +91,7 @@ func TestConcurrentDedup(t *testing.T) {
 			go func() { defer wg.Done(); _, errs[i] = svc.Delete(ctx, ws, id) }()
 			go func() {
 				defer wg.Done()
-				if a, err := node2.Create(ctx, Input{WorkspaceID: ws, MimeType: "image/png", Source: store.AssetSourceUpload}, img); err == nil {
+				if a, err := node2.Create(ctx, Input{WorkspaceID: ws, MimeType: "image/png", Source: domain.AssetSourceUpload}, img); err == nil {
 					ids[i] = a.ID
 				} else {
 					t.Error(err)
@@ -139,7 +140,7 @@ func TestQuota(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				data := bytes.Repeat([]byte{byte(i)}, 300)
-				_, err := svc.Create(ctx, Input{WorkspaceID: ws, MimeType: "image/png", Source: store.AssetSourceModel}, data)
+				_, err := svc.Create(ctx, Input{WorkspaceID: ws, MimeType: "image/png", Source: domain.AssetSourceModel}, data)
 				var qe *store.QuotaError
 				mu.Lock()
 				defer mu.Unlock()
@@ -163,7 +164,7 @@ func TestQuota(t *testing.T) {
 		if s, _ := svc.Storage(ctx, ws); s.Bytes != 900 || s.QuotaBytes != 1000 {
 			t.Fatalf("storage %+v", s)
 		}
-		if _, err := svc.Create(ctx, Input{WorkspaceID: ws, Source: store.AssetSourceUpload}, make([]byte, MaxSize+1)); !errors.Is(err, ErrTooLarge) {
+		if _, err := svc.Create(ctx, Input{WorkspaceID: ws, Source: domain.AssetSourceUpload}, make([]byte, MaxSize+1)); !errors.Is(err, ErrTooLarge) {
 			t.Fatalf("too large: %v", err)
 		}
 	})
@@ -175,8 +176,8 @@ func TestLostBlobRewritten(t *testing.T) {
 		ctx := context.Background()
 		svc := New(st, blobs, 0)
 		data := []byte("audio bytes")
-		a, err := svc.Create(ctx, Input{WorkspaceID: ws, MimeType: "audio/wav", Source: store.AssetSourceMCP}, data)
-		if err != nil || a.Type != store.AssetAudio {
+		a, err := svc.Create(ctx, Input{WorkspaceID: ws, MimeType: "audio/wav", Source: domain.AssetSourceMCP}, data)
+		if err != nil || a.Type != domain.AssetAudio {
 			t.Fatalf("%+v %v", a, err)
 		}
 		if err := blobs.Delete(ctx, ws, a.SHA256); err != nil {
@@ -185,7 +186,7 @@ func TestLostBlobRewritten(t *testing.T) {
 		if _, _, err := svc.Open(ctx, ws, a.ID); !errors.Is(err, blob.ErrNotFound) {
 			t.Fatalf("open without bytes: %v", err)
 		}
-		if _, err := svc.Create(ctx, Input{WorkspaceID: ws, MimeType: "audio/wav", Source: store.AssetSourceMCP}, data); err != nil {
+		if _, err := svc.Create(ctx, Input{WorkspaceID: ws, MimeType: "audio/wav", Source: domain.AssetSourceMCP}, data); err != nil {
 			t.Fatal(err)
 		}
 		_, f, err := svc.Open(ctx, ws, a.ID)

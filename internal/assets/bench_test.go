@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentplane/agentplane/internal/blob"
 	"github.com/agentplane/agentplane/internal/dbtest"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -28,7 +29,7 @@ func BenchmarkCreate(b *testing.B) {
 				svc, ws := benchService(b, backend)
 				img := make([]byte, 64<<10)
 				b.SetBytes(int64(len(img)))
-				a, err := svc.Create(ctx, Input{WorkspaceID: ws, ExecutionID: "x", MimeType: "image/png", Source: store.AssetSourceModel}, img)
+				a, err := svc.Create(ctx, Input{WorkspaceID: ws, ExecutionID: "x", MimeType: "image/png", Source: domain.AssetSourceModel}, img)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -49,7 +50,7 @@ func BenchmarkCreate(b *testing.B) {
 					if mode == "new" {
 						binary.LittleEndian.PutUint64(img, uint64(i))
 					}
-					if _, err := svc.Create(ctx, Input{WorkspaceID: ws, ExecutionID: "x", MimeType: "image/png", Source: store.AssetSourceModel}, img); err != nil {
+					if _, err := svc.Create(ctx, Input{WorkspaceID: ws, ExecutionID: "x", MimeType: "image/png", Source: domain.AssetSourceModel}, img); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -74,7 +75,7 @@ func benchService(b *testing.B, backend string) (*Service, string) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
-	w, err := st.WorkspaceCreate(ctx, &store.Workspace{Name: "a", Slug: "a"})
+	w, err := st.WorkspaceCreate(ctx, &domain.Workspace{Name: "a", Slug: "a"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentplane/agentplane/internal/dbtest"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -44,7 +45,7 @@ func testStore(t *testing.T, url string) *store.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	for _, ws := range []string{"ws", "ws1", "ws2"} {
-		if _, err := st.WorkspaceCreate(context.Background(), &store.Workspace{ID: ws, Name: ws, Slug: ws}); err != nil {
+		if _, err := st.WorkspaceCreate(context.Background(), &domain.Workspace{ID: ws, Name: ws, Slug: ws}); err != nil {
 			t.Fatal(err)
 		}
 	}

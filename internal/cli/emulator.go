@@ -16,6 +16,7 @@ import (
 	"github.com/agentplane/agentplane/internal/api"
 	"github.com/agentplane/agentplane/internal/assets"
 	"github.com/agentplane/agentplane/internal/blob"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/eval"
 	"github.com/agentplane/agentplane/internal/experiment"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
@@ -196,7 +197,7 @@ func NewEmulator(ctx context.Context, log *slog.Logger, c EmulatorConfig) (*Emul
 			if err := tx.Truncate(ctx); err != nil {
 				return err
 			}
-			if _, err := tx.WorkspaceCreate(ctx, &store.Workspace{ID: EmulatorWorkspaceID, Name: "Emulator", Slug: "default", RetentionDays: c.Retention.Days}); err != nil {
+			if _, err := tx.WorkspaceCreate(ctx, &domain.Workspace{ID: EmulatorWorkspaceID, Name: "Emulator", Slug: "default", RetentionDays: c.Retention.Days}); err != nil {
 				return err
 			}
 			return seed.Load(ctx, tx, seed.Options{WorkspaceID: EmulatorWorkspaceID, Seed: c.Seed, FixturesDir: c.FixturesDir, Secrets: box})

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -37,7 +38,7 @@ func createKey(ctx context.Context, st *store.Store, ws, name string, scopes []s
 	if err != nil {
 		return "", err
 	}
-	_, err = st.APIKeyCreate(ctx, &store.APIKey{WorkspaceID: ws, Name: name, KeyPrefix: auth.KeyPrefix(raw), Scopes: scopes}, auth.HashKey(raw))
+	_, err = st.APIKeyCreate(ctx, &domain.APIKey{WorkspaceID: ws, Name: name, KeyPrefix: auth.KeyPrefix(raw), Scopes: scopes}, auth.HashKey(raw))
 	if err != nil {
 		return "", fmt.Errorf("create api key: %w", err)
 	}
@@ -111,7 +112,7 @@ func keysListCmd(env Env) *cobra.Command {
 				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tSCOPES\tCREATED\tLAST USED")
 				for page := 1; ; page++ {
-					items, total, err := st.APIKeyList(ctx, DefaultWorkspaceID, store.Page{Page: page, Limit: 100})
+					items, total, err := st.APIKeyList(ctx, DefaultWorkspaceID, domain.Page{Page: page, Limit: 100})
 					if err != nil {
 						return err
 					}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/api"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -61,14 +62,14 @@ func TestEmulatorPurgesExpiredHistory(t *testing.T) {
 	// Each run is written with its status as it is: a pending one would be claimed by the
 	// emulator's own workers meanwhile.
 	old := func(status string) string {
-		x := &store.Execution{ID: store.NewID(), WorkspaceID: EmulatorWorkspaceID, AgentID: "a", Source: "api", Status: status,
-			Input: store.JSONObject{}, Metadata: store.JSONObject{}, TimeoutMS: 1000}
-		if err := emu.Store.ExecutionCreate(ctx, x, &store.Trace{WorkspaceID: EmulatorWorkspaceID, ExecutionID: &x.ID, Name: "a"}); err != nil {
+		x := &domain.Execution{ID: store.NewID(), WorkspaceID: EmulatorWorkspaceID, AgentID: "a", Source: "api", Status: status,
+			Input: domain.JSONObject{}, Metadata: domain.JSONObject{}, TimeoutMS: 1000}
+		if err := emu.Store.ExecutionCreate(ctx, x, &domain.Trace{WorkspaceID: EmulatorWorkspaceID, ExecutionID: &x.ID, Name: "a"}); err != nil {
 			t.Fatal(err)
 		}
 		return x.ID
 	}
-	done, waiting := old(store.StatusCompleted), old(store.StatusAwaitingApproval)
+	done, waiting := old(domain.StatusCompleted), old(domain.StatusAwaitingApproval)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		_, err := emu.Store.ExecutionGet(ctx, EmulatorWorkspaceID, done)
@@ -80,7 +81,7 @@ func TestEmulatorPurgesExpiredHistory(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if x, err := emu.Store.ExecutionGet(ctx, EmulatorWorkspaceID, waiting); err != nil || x.Status != store.StatusAwaitingApproval {
+	if x, err := emu.Store.ExecutionGet(ctx, EmulatorWorkspaceID, waiting); err != nil || x.Status != domain.StatusAwaitingApproval {
 		t.Fatalf("the run awaiting approval: %+v %v", x, err)
 	}
 }

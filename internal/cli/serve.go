@@ -22,6 +22,7 @@ import (
 	"github.com/agentplane/agentplane/internal/api"
 	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/datasource"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/egress"
 	"github.com/agentplane/agentplane/internal/eval"
 	"github.com/agentplane/agentplane/internal/experiment"
@@ -283,7 +284,7 @@ func openServerStore(ctx context.Context, stderr io.Writer, db DBOptions, retent
 	}
 	if db.databaseURL == "" {
 		// Open does this too; here what was tightened is said.
-		fixed, err := store.SecureSQLiteFiles(url)
+		fixed, err := domain.SecureSQLiteFiles(url)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -299,7 +300,7 @@ func openServerStore(ctx context.Context, stderr io.Writer, db DBOptions, retent
 		fmt.Fprintf(stderr, "agentplane: database %s\n", url)
 	}
 	err = st.InTx(ctx, func(tx *store.Store) error {
-		if _, err := tx.WorkspaceEnsure(ctx, &store.Workspace{ID: DefaultWorkspaceID, Name: "Default", Slug: "default", RetentionDays: retentionDays}); err != nil {
+		if _, err := tx.WorkspaceEnsure(ctx, &domain.Workspace{ID: DefaultWorkspaceID, Name: "Default", Slug: "default", RetentionDays: retentionDays}); err != nil {
 			return err
 		}
 		return seed.LoadCatalog(ctx, tx)
@@ -350,7 +351,7 @@ func firstRunHint(ctx context.Context, st *store.Store, models string) string {
 	if models == ModelsSimulated {
 		return ""
 	}
-	creds, _, err := st.CredentialList(ctx, DefaultWorkspaceID, store.CredentialFilter{}, store.Page{Page: 1, Limit: 1})
+	creds, _, err := st.CredentialList(ctx, DefaultWorkspaceID, domain.CredentialFilter{}, domain.Page{Page: 1, Limit: 1})
 	if err != nil || len(creds) > 0 {
 		return ""
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -35,7 +36,7 @@ func usersCreateCmd(env Env) *cobra.Command {
 			if passwordFile == "" {
 				return usageError{fmt.Errorf("--password-file is required (the password is never taken on the command line)")}
 			}
-			if !store.ValidRole(role) {
+			if !domain.ValidRole(role) {
 				return usageError{fmt.Errorf("invalid value %q for --role: must be owner, admin or member", role)}
 			}
 			raw, err := os.ReadFile(passwordFile)
@@ -58,10 +59,10 @@ func usersCreateCmd(env Env) *cobra.Command {
 				if _, err := st.WorkspaceGet(ctx, wsID); err != nil {
 					return fmt.Errorf("workspace %s: %w", ws, err)
 				}
-				var u *store.User
+				var u *domain.User
 				err := st.InTx(ctx, func(tx *store.Store) error {
 					var err error
-					if u, err = tx.UserCreate(ctx, &store.User{Email: email, PasswordHash: hash}); err != nil {
+					if u, err = tx.UserCreate(ctx, &domain.User{Email: email, PasswordHash: hash}); err != nil {
 						return err
 					}
 					return tx.MembershipAdd(ctx, wsID, u.ID, role)

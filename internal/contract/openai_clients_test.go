@@ -14,6 +14,7 @@ import (
 	"github.com/agentplane/agentplane/client"
 	"github.com/agentplane/agentplane/internal/api"
 	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm/llmtest"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/runtime"
@@ -34,7 +35,7 @@ func servedAgents(t *testing.T, emulator bool) (string, string) {
 	}
 	t.Cleanup(func() { st.Close() })
 	const ws = "2o0yqLDGdJdFRBTuhdfPNEZdAvX"
-	if _, err := st.WorkspaceCreate(ctx, &store.Workspace{ID: ws, Name: "Clients", Slug: "clients"}); err != nil {
+	if _, err := st.WorkspaceCreate(ctx, &domain.Workspace{ID: ws, Name: "Clients", Slug: "clients"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := seed.LoadCatalog(ctx, st); err != nil {
@@ -70,7 +71,7 @@ func servedAgents(t *testing.T, emulator bool) (string, string) {
 		if key, err = auth.NewKey(); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.APIKeyCreate(ctx, &store.APIKey{WorkspaceID: ws, Name: "clients", KeyPrefix: auth.KeyPrefix(key), Scopes: store.Strings{"*"}}, auth.HashKey(key)); err != nil {
+		if _, err := st.APIKeyCreate(ctx, &domain.APIKey{WorkspaceID: ws, Name: "clients", KeyPrefix: auth.KeyPrefix(key), Scopes: domain.Strings{"*"}}, auth.HashKey(key)); err != nil {
 			t.Fatal(err)
 		}
 		c = client.New(ts.URL, client.WithAPIKey(key))

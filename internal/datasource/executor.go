@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -85,7 +86,7 @@ func sourceErr(format string, args ...any) *SourceError {
 	return &SourceError{Message: fmt.Sprintf(format, args...)}
 }
 
-func unreachable(ds *store.DataSource, err error) *SourceError {
+func unreachable(ds *domain.DataSource, err error) *SourceError {
 	return &SourceError{Message: fmt.Sprintf("data source %s could not be reached: %v", ds.ID, err), Unreachable: true}
 }
 
@@ -102,7 +103,7 @@ func RowBound(cfg *Config, limit int) (int, error) {
 }
 
 // Load reads the data source and parses its active version's config.
-func Load(ctx context.Context, st *store.Store, ws, id string) (*store.DataSource, *Config, error) {
+func Load(ctx context.Context, st *store.Store, ws, id string) (*domain.DataSource, *Config, error) {
 	ds, err := st.DataSourceGet(ctx, ws, id)
 	if err != nil {
 		return nil, nil, err

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // An http data source's query is a path relative to config.base_url, with an optional query
@@ -59,7 +59,7 @@ func CheckPath(query string) (*url.URL, error) {
 }
 
 // queryHTTP sends the request of an http data source and shapes its JSON answer.
-func (l *Live) queryHTTP(ctx context.Context, ds *store.DataSource, cfg *Config, req Request, bound int) (*Result, error) {
+func (l *Live) queryHTTP(ctx context.Context, ds *domain.DataSource, cfg *Config, req Request, bound int) (*Result, error) {
 	if cfg.BaseURL == "" {
 		return nil, sourceErr("data source %s has no config.base_url; create and promote a version that sets it", ds.ID)
 	}
@@ -157,7 +157,7 @@ func (l *Live) queryHTTP(ctx context.Context, ds *store.DataSource, cfg *Config,
 // authorize adds the credential: bearer_token and oauth2 as Authorization: Bearer; api_key
 // in metadata.header (default X-API-Key), after metadata.scheme when set ("Bearer");
 // basic_auth ("user:password") as Authorization: Basic.
-func (l *Live) authorize(ctx context.Context, ds *store.DataSource, r *http.Request) error {
+func (l *Live) authorize(ctx context.Context, ds *domain.DataSource, r *http.Request) error {
 	if ds.CredentialID == nil {
 		return nil
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"modernc.org/sqlite"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -122,7 +123,7 @@ func (l *Live) Describe(ctx context.Context, ws, id string) ([]Table, error) {
 }
 
 // naming puts the data source's id in front of a *SourceError that does not name it.
-func naming(ds *store.DataSource, err error) error {
+func naming(ds *domain.DataSource, err error) error {
 	var se *SourceError
 	if errors.As(err, &se) && !strings.Contains(se.Message, ds.ID) {
 		return &SourceError{Message: "data source " + ds.ID + ": " + se.Message, Unreachable: se.Unreachable}
@@ -146,7 +147,7 @@ func (l *Live) Close() error {
 
 // secret reads the data source's credential value: "" without a credential. SQL sources
 // take only database_url credentials.
-func (l *Live) secret(ctx context.Context, ds *store.DataSource) (*store.Credential, string, error) {
+func (l *Live) secret(ctx context.Context, ds *domain.DataSource) (*domain.Credential, string, error) {
 	if ds.CredentialID == nil {
 		return nil, "", nil
 	}
@@ -166,7 +167,7 @@ func (l *Live) secret(ctx context.Context, ds *store.DataSource) (*store.Credent
 
 // acquire returns the data source's pool for its current version and credential, opening
 // it (and retiring the previous one) when either changed.
-func (l *Live) acquire(ctx context.Context, ds *store.DataSource, cfg *Config) (*pool, error) {
+func (l *Live) acquire(ctx context.Context, ds *domain.DataSource, cfg *Config) (*pool, error) {
 	_, secret, err := l.secret(ctx, ds)
 	if err != nil {
 		return nil, err

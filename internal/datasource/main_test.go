@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -36,7 +37,7 @@ func newFixture(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if _, err := st.WorkspaceCreate(ctx, &store.Workspace{ID: testWS, Name: "Test", Slug: "test"}); err != nil {
+	if _, err := st.WorkspaceCreate(ctx, &domain.Workspace{ID: testWS, Name: "Test", Slug: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return &fixture{t: t, st: st, box: secretbox.NewRandom()}
@@ -52,7 +53,7 @@ func (f *fixture) live(deny ...string) *Live {
 // credential stores a credential and returns its id.
 func (f *fixture) credential(typ, value string, metadata map[string]any) string {
 	f.t.Helper()
-	c, err := f.st.CredentialCreate(context.Background(), &store.Credential{WorkspaceID: testWS, Name: "cred " + typ, Type: typ, Metadata: metadata}, value, f.box)
+	c, err := f.st.CredentialCreate(context.Background(), &domain.Credential{WorkspaceID: testWS, Name: "cred " + typ, Type: typ, Metadata: metadata}, value, f.box)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -65,11 +66,11 @@ func (f *fixture) source(typ, credID string, cfg map[string]any) string {
 	if _, err := ParseConfig(typ, cfg); err != nil {
 		f.t.Fatalf("config: %v", err)
 	}
-	d := &store.DataSource{WorkspaceID: testWS, Name: "ds " + typ, Type: typ}
+	d := &domain.DataSource{WorkspaceID: testWS, Name: "ds " + typ, Type: typ}
 	if credID != "" {
 		d.CredentialID = &credID
 	}
-	d, err := f.st.DataSourceCreate(context.Background(), d, store.JSONObject(cfg), "")
+	d, err := f.st.DataSourceCreate(context.Background(), d, domain.JSONObject(cfg), "")
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func (f *fixture) source(typ, credID string, cfg map[string]any) string {
 func (f *fixture) promote(id string, cfg map[string]any) {
 	f.t.Helper()
 	ctx := context.Background()
-	v, err := f.st.DataSourceVersionCreate(ctx, &store.DataSourceVersion{WorkspaceID: testWS, DataSourceID: id, Config: store.JSONObject(cfg)})
+	v, err := f.st.DataSourceVersionCreate(ctx, &domain.DataSourceVersion{WorkspaceID: testWS, DataSourceID: id, Config: domain.JSONObject(cfg)})
 	if err != nil {
 		f.t.Fatal(err)
 	}

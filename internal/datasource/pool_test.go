@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -70,7 +71,7 @@ func TestLivePools(t *testing.T) {
 		t.Fatal("a new version did not replace and close the pool")
 	}
 
-	if _, err := f.st.CredentialUpdate(ctx, testWS, cred, store.CredentialPatch{Value: &second}, f.box); err != nil {
+	if _, err := f.st.CredentialUpdate(ctx, testWS, cred, domain.CredentialPatch{Value: &second}, f.box); err != nil {
 		t.Fatal(err)
 	}
 	if v := value(); v != "second" {
@@ -216,7 +217,7 @@ func TestDescribeCache(t *testing.T) {
 	if got := names(); len(got) != 1 {
 		t.Fatalf("the catalog was read again within the pool: %v", got)
 	}
-	if _, err := f.st.CredentialUpdate(ctx, testWS, cred, store.CredentialPatch{Value: &second}, f.box); err != nil {
+	if _, err := f.st.CredentialUpdate(ctx, testWS, cred, domain.CredentialPatch{Value: &second}, f.box); err != nil {
 		t.Fatal(err)
 	}
 	if got := names(); len(got) != 2 {

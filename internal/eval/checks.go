@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/schemacheck"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -15,17 +16,17 @@ import (
 // The deterministic evaluator types: no model call, the same case always gets the same score.
 func init() {
 	caseOpt := option{name: "case_sensitive", typ: "boolean"}
-	kinds["exact_match"] = kind{dataType: store.ScoreBoolean,
+	kinds["exact_match"] = kind{dataType: domain.ScoreBoolean,
 		options: []option{{name: "expected", typ: "string"}, caseOpt}, score: exactMatch}
-	kinds["contains"] = kind{dataType: store.ScoreBoolean,
+	kinds["contains"] = kind{dataType: domain.ScoreBoolean,
 		options: []option{{name: "value", typ: "string"}, caseOpt}, score: contains}
-	kinds["regex"] = kind{dataType: store.ScoreBoolean,
+	kinds["regex"] = kind{dataType: domain.ScoreBoolean,
 		options: []option{{name: "pattern", typ: "string", required: true}}, check: checkRegex, score: regexMatch}
-	kinds["json_schema"] = kind{dataType: store.ScoreBoolean,
+	kinds["json_schema"] = kind{dataType: domain.ScoreBoolean,
 		options: []option{{name: "schema", typ: "object", required: true}}, check: checkSchemaOption, score: jsonSchema}
-	kinds["json_match"] = kind{dataType: store.ScoreBoolean,
+	kinds["json_match"] = kind{dataType: domain.ScoreBoolean,
 		options: []option{{name: "fields", typ: "string_list", required: true}}, score: jsonMatch}
-	kinds["similarity"] = kind{dataType: store.ScoreNumeric,
+	kinds["similarity"] = kind{dataType: domain.ScoreNumeric,
 		options: []option{{name: "expected", typ: "string"}, caseOpt}, score: similarity}
 }
 
@@ -82,7 +83,7 @@ func boolScore(ok bool, comment string) (float64, string, error) {
 
 // expectedText is what a text check compares with: config[option] when set, else the case's
 // expected output; neither is a *store.ValidationError.
-func expectedText(cfg store.JSONObject, option string, c Case) (string, error) {
+func expectedText(cfg domain.JSONObject, option string, c Case) (string, error) {
 	if s, ok := cfg[option].(string); ok {
 		return s, nil
 	}
@@ -94,14 +95,14 @@ func expectedText(cfg store.JSONObject, option string, c Case) (string, error) {
 
 // fold lowers both texts unless config.case_sensitive is true (the default is false: case
 // rarely matters to whether an answer is right).
-func fold(cfg store.JSONObject, a, b string) (string, string) {
+func fold(cfg domain.JSONObject, a, b string) (string, string) {
 	if cs, _ := cfg["case_sensitive"].(bool); cs {
 		return a, b
 	}
 	return strings.ToLower(a), strings.ToLower(b)
 }
 
-func exactMatch(cfg store.JSONObject, c Case) (float64, string, error) {
+func exactMatch(cfg domain.JSONObject, c Case) (float64, string, error) {
 	want, err := expectedText(cfg, "expected", c)
 	if err != nil {
 		return 0, "", err
@@ -113,7 +114,7 @@ func exactMatch(cfg store.JSONObject, c Case) (float64, string, error) {
 	return boolScore(false, fmt.Sprintf("the output %s differs from the expected %s", quoteShort(got), quoteShort(want)))
 }
 
-func contains(cfg store.JSONObject, c Case) (float64, string, error) {
+func contains(cfg domain.JSONObject, c Case) (float64, string, error) {
 	want, err := expectedText(cfg, "value", c)
 	if err != nil {
 		return 0, "", err
@@ -125,14 +126,14 @@ func contains(cfg store.JSONObject, c Case) (float64, string, error) {
 	return boolScore(false, fmt.Sprintf("the output does not contain %s", quoteShort(want)))
 }
 
-func checkRegex(cfg store.JSONObject) error {
+func checkRegex(cfg domain.JSONObject) error {
 	if _, err := regexp.Compile(cfg["pattern"].(string)); err != nil {
 		return &store.ValidationError{Field: "config.pattern", Message: "is not a valid regular expression (RE2 syntax): " + err.Error()}
 	}
 	return nil
 }
 
-func regexMatch(cfg store.JSONObject, c Case) (float64, string, error) {
+func regexMatch(cfg domain.JSONObject, c Case) (float64, string, error) {
 	re := regexp.MustCompile(cfg["pattern"].(string)) // checked when the evaluator was saved
 	text := Text(c.Output)
 	if loc := re.FindStringIndex(text); loc != nil {
@@ -141,7 +142,7 @@ func regexMatch(cfg store.JSONObject, c Case) (float64, string, error) {
 	return boolScore(false, fmt.Sprintf("the output does not match %s", quoteShort(re.String())))
 }
 
-func schemaOf(cfg store.JSONObject) (*schemacheck.Schema, error) {
+func schemaOf(cfg domain.JSONObject) (*schemacheck.Schema, error) {
 	raw, err := json.Marshal(cfg["schema"])
 	if err != nil {
 		return nil, err
@@ -149,14 +150,14 @@ func schemaOf(cfg store.JSONObject) (*schemacheck.Schema, error) {
 	return schemacheck.Compile(raw)
 }
 
-func checkSchemaOption(cfg store.JSONObject) error {
+func checkSchemaOption(cfg domain.JSONObject) error {
 	if _, err := schemaOf(cfg); err != nil {
 		return &store.ValidationError{Field: "config.schema", Message: "is not a valid JSON Schema: " + err.Error()}
 	}
 	return nil
 }
 
-func jsonSchema(cfg store.JSONObject, c Case) (float64, string, error) {
+func jsonSchema(cfg domain.JSONObject, c Case) (float64, string, error) {
 	s, err := schemaOf(cfg)
 	if err != nil {
 		return 0, "", err
@@ -171,7 +172,7 @@ func jsonSchema(cfg store.JSONObject, c Case) (float64, string, error) {
 	return boolScore(true, "the output matches the schema")
 }
 
-func jsonMatch(cfg store.JSONObject, c Case) (float64, string, error) {
+func jsonMatch(cfg domain.JSONObject, c Case) (float64, string, error) {
 	if len(c.ExpectedOutput) == 0 || string(c.ExpectedOutput) == "null" {
 		return 0, "", &store.ValidationError{Field: "expected_output", Message: "is required: json_match compares fields of the output with those of the expected output"}
 	}
@@ -216,7 +217,7 @@ func field(v any, path string) (any, bool) {
 // each), so a long output costs a bounded time.
 const maxSimilarityRunes = 5000
 
-func similarity(cfg store.JSONObject, c Case) (float64, string, error) {
+func similarity(cfg domain.JSONObject, c Case) (float64, string, error) {
 	want, err := expectedText(cfg, "expected", c)
 	if err != nil {
 		return 0, "", err

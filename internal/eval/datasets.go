@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/schemacheck"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -68,14 +69,14 @@ func checkInput(schema *schemacheck.Schema, input map[string]any) error {
 // AddItems adds items to a dataset, all or none, as one change (the version goes up by one).
 // An item with a source execution takes its input from it when none is given, and its output
 // as the expected output when none is given. Every bad item is reported (ItemErrors).
-func AddItems(ctx context.Context, st *store.Store, ws, datasetID string, in []ItemInput) ([]*store.DatasetItem, error) {
+func AddItems(ctx context.Context, st *store.Store, ws, datasetID string, in []ItemInput) ([]*domain.DatasetItem, error) {
 	if len(in) == 0 {
 		return nil, &store.ValidationError{Field: "items", Message: "at least one item is required"}
 	}
 	if len(in) > MaxItemsPerRequest {
 		return nil, &store.ValidationError{Field: "items", Message: fmt.Sprintf("at most %d items per request, got %d", MaxItemsPerRequest, len(in))}
 	}
-	var out []*store.DatasetItem
+	var out []*domain.DatasetItem
 	err := st.InTx(ctx, func(tx *store.Store) error {
 		d, err := tx.DatasetTouch(ctx, ws, datasetID, len(in))
 		if err != nil {
@@ -85,7 +86,7 @@ func AddItems(ctx context.Context, st *store.Store, ws, datasetID string, in []I
 		if err != nil {
 			return err
 		}
-		items := make([]*store.DatasetItem, len(in))
+		items := make([]*domain.DatasetItem, len(in))
 		var bad ItemErrors
 		for i, it := range in {
 			item, err := buildItem(ctx, tx, ws, it)
@@ -108,8 +109,8 @@ func AddItems(ctx context.Context, st *store.Store, ws, datasetID string, in []I
 }
 
 // buildItem makes the stored item of a request's item, reading its source execution.
-func buildItem(ctx context.Context, tx *store.Store, ws string, in ItemInput) (*store.DatasetItem, error) {
-	item := &store.DatasetItem{Input: in.Input, ExpectedOutput: in.ExpectedOutput, Metadata: in.Metadata, SourceExecutionID: in.SourceExecutionID}
+func buildItem(ctx context.Context, tx *store.Store, ws string, in ItemInput) (*domain.DatasetItem, error) {
+	item := &domain.DatasetItem{Input: in.Input, ExpectedOutput: in.ExpectedOutput, Metadata: in.Metadata, SourceExecutionID: in.SourceExecutionID}
 	if in.SourceExecutionID == nil {
 		if in.Input == nil {
 			return nil, &store.ValidationError{Field: "input", Message: "is required (a JSON object), unless source_execution_id names an execution to take it from"}
@@ -134,8 +135,8 @@ func buildItem(ctx context.Context, tx *store.Store, ws string, in ItemInput) (*
 
 // UpdateItem changes an item as one change of its dataset; a new input must satisfy the
 // dataset's schema.
-func UpdateItem(ctx context.Context, st *store.Store, ws, datasetID, id string, p store.DatasetItemPatch) (*store.DatasetItem, error) {
-	var out *store.DatasetItem
+func UpdateItem(ctx context.Context, st *store.Store, ws, datasetID, id string, p domain.DatasetItemPatch) (*domain.DatasetItem, error) {
+	var out *domain.DatasetItem
 	err := st.InTx(ctx, func(tx *store.Store) error {
 		d, err := tx.DatasetTouch(ctx, ws, datasetID, 0)
 		if err != nil {
@@ -157,8 +158,8 @@ func UpdateItem(ctx context.Context, st *store.Store, ws, datasetID, id string, 
 }
 
 // DeleteItem removes an item as one change of its dataset.
-func DeleteItem(ctx context.Context, st *store.Store, ws, datasetID, id string) (*store.DatasetItem, error) {
-	var out *store.DatasetItem
+func DeleteItem(ctx context.Context, st *store.Store, ws, datasetID, id string) (*domain.DatasetItem, error) {
+	var out *domain.DatasetItem
 	err := st.InTx(ctx, func(tx *store.Store) error {
 		if _, err := tx.DatasetTouch(ctx, ws, datasetID, -1); err != nil {
 			return err
@@ -171,7 +172,7 @@ func DeleteItem(ctx context.Context, st *store.Store, ws, datasetID, id string) 
 }
 
 // CreateDataset checks a new dataset's schema and stores it.
-func CreateDataset(ctx context.Context, st *store.Store, d *store.Dataset) (*store.Dataset, error) {
+func CreateDataset(ctx context.Context, st *store.Store, d *domain.Dataset) (*domain.Dataset, error) {
 	if _, err := CheckSchema(d.InputSchema); err != nil {
 		return nil, err
 	}
@@ -180,7 +181,7 @@ func CreateDataset(ctx context.Context, st *store.Store, d *store.Dataset) (*sto
 
 // UpdateDataset changes a dataset; a new input schema must be valid and every item already in
 // the dataset must satisfy it (the first that does not is named).
-func UpdateDataset(ctx context.Context, st *store.Store, ws, id string, p store.DatasetPatch) (*store.Dataset, error) {
+func UpdateDataset(ctx context.Context, st *store.Store, ws, id string, p domain.DatasetPatch) (*domain.Dataset, error) {
 	var schema *schemacheck.Schema
 	if p.InputSchema != nil {
 		var err error
@@ -188,7 +189,7 @@ func UpdateDataset(ctx context.Context, st *store.Store, ws, id string, p store.
 			return nil, err
 		}
 	}
-	var out *store.Dataset
+	var out *domain.Dataset
 	err := st.InTx(ctx, func(tx *store.Store) error {
 		var err error
 		if out, err = tx.DatasetUpdate(ctx, ws, id, p); err != nil || schema == nil {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -30,9 +31,9 @@ type EvaluationResult struct {
 	StringValue *string  `json:"string_value"`
 	Comment     string   `json:"comment" doc:"Why: what differed, what matched, or the judge's reasoning."`
 	// What a judge's model call cost; zero for the deterministic types.
-	TokenUsage store.TokenUsage `json:"token_usage"`
-	Cost       float64          `json:"cost" doc:"USD, from the model catalog's prices."`
-	TraceID    *string          `json:"trace_id" doc:"The trace recording the judge's model call; null for the deterministic types."`
+	TokenUsage domain.TokenUsage `json:"token_usage"`
+	Cost       float64           `json:"cost" doc:"USD, from the model catalog's prices."`
+	TraceID    *string           `json:"trace_id" doc:"The trace recording the judge's model call; null for the deterministic types."`
 }
 
 // verdict is what an evaluator concluded about a case, before it is checked as a score.
@@ -40,7 +41,7 @@ type verdict struct {
 	value   *float64
 	label   *string
 	comment string
-	usage   store.TokenUsage
+	usage   domain.TokenUsage
 	cost    float64
 	traceID *string
 }
@@ -56,8 +57,8 @@ type option struct {
 type kind struct {
 	dataType string
 	options  []option
-	check    func(cfg store.JSONObject) error
-	score    func(cfg store.JSONObject, c Case) (value float64, comment string, err error)
+	check    func(cfg domain.JSONObject) error
+	score    func(cfg domain.JSONObject, c Case) (value float64, comment string, err error)
 }
 
 // kinds holds the deterministic evaluator types, registered by checks.go; llm_judge has its own
@@ -77,7 +78,7 @@ func Types() []string {
 
 // checkConfig checks a config's options against its type: no unknown option, each of its
 // type, the required ones present, then the type's own check.
-func (k kind) checkConfig(cfg store.JSONObject) error {
+func (k kind) checkConfig(cfg domain.JSONObject) error {
 	for name := range cfg {
 		if !slices.ContainsFunc(k.options, func(o option) bool { return o.name == name }) {
 			names := make([]string, len(k.options))
@@ -135,11 +136,11 @@ func ofType(v any, typ string) bool {
 // merged in) and completes it: the data type its type gives, and the score's name — the score
 // config's (which must exist, not be archived, and be of that data type), else score_name,
 // else the evaluator's name.
-func Prepare(ctx context.Context, st *store.Store, e *store.Evaluator) error {
+func Prepare(ctx context.Context, st *store.Store, e *domain.Evaluator) error {
 	if e.Config == nil {
-		e.Config = store.JSONObject{}
+		e.Config = domain.JSONObject{}
 	}
-	var c *store.ScoreConfig
+	var c *domain.ScoreConfig
 	if e.ScoreConfigID != nil {
 		var err error
 		c, err = st.ScoreConfigGet(ctx, e.WorkspaceID, *e.ScoreConfigID)
@@ -156,7 +157,7 @@ func Prepare(ctx context.Context, st *store.Store, e *store.Evaluator) error {
 			return err
 		}
 		// The model must be one the workspace knows (the catalog's or its own), as for agents.
-		if err := st.CheckRefs(ctx, e.WorkspaceID, store.KindLLMModel, "config.model", e.Config["model"].(string)); err != nil {
+		if err := st.CheckRefs(ctx, e.WorkspaceID, domain.KindLLMModel, "config.model", e.Config["model"].(string)); err != nil {
 			return err
 		}
 		e.DataType = dt
@@ -192,7 +193,7 @@ func Prepare(ctx context.Context, st *store.Store, e *store.Evaluator) error {
 // its score config, or its data type); nothing is stored. A case the evaluator cannot judge
 // (no expected output to compare with, an output that is not JSON for a JSON check) is a
 // *store.ValidationError naming what is missing.
-func Run(ctx context.Context, st *store.Store, judge JudgeFunc, e *store.Evaluator, c Case) (*EvaluationResult, error) {
+func Run(ctx context.Context, st *store.Store, judge JudgeFunc, e *domain.Evaluator, c Case) (*EvaluationResult, error) {
 	var v *verdict
 	if e.Type == TypeJudge {
 		var err error
@@ -210,7 +211,7 @@ func Run(ctx context.Context, st *store.Store, judge JudgeFunc, e *store.Evaluat
 		}
 		v = &verdict{value: &n, comment: comment}
 	}
-	sc := &store.Score{WorkspaceID: e.WorkspaceID, Name: e.ScoreName, ConfigID: e.ScoreConfigID, DataType: e.DataType, Value: v.value, StringValue: v.label}
+	sc := &domain.Score{WorkspaceID: e.WorkspaceID, Name: e.ScoreName, ConfigID: e.ScoreConfigID, DataType: e.DataType, Value: v.value, StringValue: v.label}
 	if err := st.ScoreValidate(ctx, sc); err != nil {
 		return nil, fmt.Errorf("evaluator %s (%s): %w", e.Name, e.ID, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/prompttmpl"
 	"github.com/agentplane/agentplane/internal/runtime"
@@ -39,7 +40,7 @@ type judgeScale struct {
 // config's (when there is one), else config.score_type (default boolean). A numeric judge
 // scores within the score config's min and max, else config.min and config.max (default 0 and
 // 1); a categorical one picks among the score config's labels, else config.labels.
-func checkJudge(cfg store.JSONObject, c *store.ScoreConfig) (string, error) {
+func checkJudge(cfg domain.JSONObject, c *domain.ScoreConfig) (string, error) {
 	if err := (kind{options: judgeOptions}).checkConfig(cfg); err != nil {
 		return "", err
 	}
@@ -63,7 +64,7 @@ func checkJudge(cfg store.JSONObject, c *store.ScoreConfig) (string, error) {
 }
 
 // scaleOf is what a judge of this config may answer.
-func scaleOf(cfg store.JSONObject, c *store.ScoreConfig) (*judgeScale, error) {
+func scaleOf(cfg domain.JSONObject, c *domain.ScoreConfig) (*judgeScale, error) {
 	st, _ := cfg["score_type"].(string)
 	s := &judgeScale{dataType: st, lo: 0, hi: 1}
 	if c != nil {
@@ -73,10 +74,10 @@ func scaleOf(cfg store.JSONObject, c *store.ScoreConfig) (*judgeScale, error) {
 		s.dataType = c.DataType
 	}
 	if s.dataType == "" {
-		s.dataType = store.ScoreBoolean
+		s.dataType = domain.ScoreBoolean
 	}
 	switch s.dataType {
-	case store.ScoreNumeric:
+	case domain.ScoreNumeric:
 		if lo, ok := cfg["min"].(float64); ok {
 			s.lo = lo
 		}
@@ -92,7 +93,7 @@ func scaleOf(cfg store.JSONObject, c *store.ScoreConfig) (*judgeScale, error) {
 		if s.lo >= s.hi {
 			return nil, &store.ValidationError{Field: "config.max", Message: fmt.Sprintf("must be above min (%g), got %g", s.lo, s.hi)}
 		}
-	case store.ScoreCategorical:
+	case domain.ScoreCategorical:
 		if c != nil {
 			for _, cat := range c.Categories {
 				s.labels = append(s.labels, cat.Label)
@@ -105,9 +106,9 @@ func scaleOf(cfg store.JSONObject, c *store.ScoreConfig) (*judgeScale, error) {
 		if len(s.labels) < 2 {
 			return nil, &store.ValidationError{Field: "config.labels", Message: "a categorical judge needs at least two labels (or a categorical score config)"}
 		}
-	case store.ScoreBoolean:
+	case domain.ScoreBoolean:
 	default:
-		return nil, &store.ValidationError{Field: "config.score_type", Message: fmt.Sprintf("must be one of %s, got %q", strings.Join(store.ScoreDataTypes, ", "), s.dataType)}
+		return nil, &store.ValidationError{Field: "config.score_type", Message: fmt.Sprintf("must be one of %s, got %q", strings.Join(domain.ScoreDataTypes, ", "), s.dataType)}
 	}
 	return s, nil
 }
@@ -117,9 +118,9 @@ func scaleOf(cfg store.JSONObject, c *store.ScoreConfig) (*judgeScale, error) {
 func (s *judgeScale) schema() json.RawMessage {
 	score := map[string]any{"type": "string", "enum": []string{"pass", "fail"}}
 	switch s.dataType {
-	case store.ScoreNumeric:
+	case domain.ScoreNumeric:
 		score = map[string]any{"type": "number", "minimum": s.lo, "maximum": s.hi}
-	case store.ScoreCategorical:
+	case domain.ScoreCategorical:
 		score = map[string]any{"type": "string", "enum": s.labels}
 	}
 	b, _ := json.Marshal(map[string]any{"type": "object", "additionalProperties": false, "required": []string{"reasoning", "score"},
@@ -131,9 +132,9 @@ func (s *judgeScale) schema() json.RawMessage {
 func (s *judgeScale) instructions() string {
 	var what string
 	switch s.dataType {
-	case store.ScoreNumeric:
+	case domain.ScoreNumeric:
 		what = fmt.Sprintf("a number from %g (worst) to %g (best)", s.lo, s.hi)
-	case store.ScoreCategorical:
+	case domain.ScoreCategorical:
 		what = "exactly one of: " + strings.Join(s.labels, ", ")
 	default:
 		what = `"pass" or "fail"`
@@ -143,8 +144,8 @@ func (s *judgeScale) instructions() string {
 }
 
 // runJudge renders the prompt, asks the model and reads its answer.
-func runJudge(ctx context.Context, st *store.Store, judge JudgeFunc, e *store.Evaluator, c Case) (*verdict, error) {
-	var sc *store.ScoreConfig
+func runJudge(ctx context.Context, st *store.Store, judge JudgeFunc, e *domain.Evaluator, c Case) (*verdict, error) {
+	var sc *domain.ScoreConfig
 	if e.ScoreConfigID != nil {
 		var err error
 		if sc, err = st.ScoreConfigGet(ctx, e.WorkspaceID, *e.ScoreConfigID); err != nil {
@@ -166,7 +167,7 @@ func runJudge(ctx context.Context, st *store.Store, judge JudgeFunc, e *store.Ev
 	}
 	model := e.Config["model"].(string)
 	reply, err := judge(ctx, runtime.JudgeRequest{Workspace: e.WorkspaceID, Model: model, Schema: scale.schema(),
-		Name: "eval " + e.Name, Metadata: store.JSONObject{"evaluator_id": e.ID},
+		Name: "eval " + e.Name, Metadata: domain.JSONObject{"evaluator_id": e.ID},
 		Messages: []llm.Message{{Role: "system", Content: scale.instructions()}, {Role: "user", Content: prompt}}})
 	if err != nil {
 		return nil, err
@@ -194,14 +195,14 @@ func (s *judgeScale) read(model, content string) (*verdict, error) {
 	v := &verdict{comment: a.Reasoning}
 	var label string
 	switch s.dataType {
-	case store.ScoreNumeric:
+	case domain.ScoreNumeric:
 		var n float64
 		if json.Unmarshal(a.Score, &n) != nil || n < s.lo || n > s.hi {
 			return nil, bad(fmt.Sprintf("the score must be a number from %g to %g", s.lo, s.hi))
 		}
 		v.value = &n
 		return v, nil
-	case store.ScoreCategorical:
+	case domain.ScoreCategorical:
 		if json.Unmarshal(a.Score, &label) != nil || !slices.Contains(s.labels, label) {
 			return nil, bad("the score must be one of " + strings.Join(s.labels, ", "))
 		}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -106,7 +107,7 @@ func NewOnline(cfg OnlineConfig) *Online {
 // enqueue records, in the transaction that ends an execution, a judgment for each enabled
 // rule that matches it and samples it. Child executions (steps, sub-agents) are part of
 // their root's run and are not scored on their own.
-func (o *Online) enqueue(ctx context.Context, tx *store.Store, x *store.Execution) error {
+func (o *Online) enqueue(ctx context.Context, tx *store.Store, x *domain.Execution) error {
 	if x.ParentID != nil {
 		return nil
 	}
@@ -258,7 +259,7 @@ func (o *Online) RunDue(ctx context.Context) (int, error) {
 
 // attempt makes one claimed judgment and records the outcome: the score, a retry later, or
 // (a case the evaluator cannot judge, or the last attempt) a failure.
-func (o *Online) attempt(ctx context.Context, j *store.Judgment) {
+func (o *Online) attempt(ctx context.Context, j *domain.Judgment) {
 	ctx, cancel := context.WithTimeout(ctx, judgmentTimeout)
 	defer cancel()
 	defer o.keepLease(ctx, cancel, j)()
@@ -298,7 +299,7 @@ func (o *Online) attempt(ctx context.Context, j *store.Judgment) {
 // keepLease renews the lease of a judgment being made every Heartbeat until the returned
 // function is called; if the lease is lost (the database was out of reach past its end and
 // another node took the judgment), it cancels the attempt: its score would not be written.
-func (o *Online) keepLease(ctx context.Context, cancel context.CancelFunc, j *store.Judgment) (stop func()) {
+func (o *Online) keepLease(ctx context.Context, cancel context.CancelFunc, j *domain.Judgment) (stop func()) {
 	done := make(chan struct{})
 	exited := make(chan struct{})
 	go func() {
@@ -337,7 +338,7 @@ func permanent(err error) bool {
 
 // judge scores the judgment's execution with its rule's evaluator and returns the score to
 // write (not yet written).
-func (o *Online) judge(ctx context.Context, j *store.Judgment) (*store.Score, error) {
+func (o *Online) judge(ctx context.Context, j *domain.Judgment) (*domain.Score, error) {
 	rule, err := o.st.EvaluationRuleGet(ctx, j.WorkspaceID, j.RuleID)
 	if err != nil {
 		return nil, err
@@ -354,10 +355,10 @@ func (o *Online) judge(ctx context.Context, j *store.Judgment) (*store.Score, er
 	if err != nil {
 		return nil, fmt.Errorf("evaluator %s (%s): %w", ev.Name, ev.ID, err)
 	}
-	meta := store.JSONObject{"evaluator_id": ev.ID}
+	meta := domain.JSONObject{"evaluator_id": ev.ID}
 	if res.TraceID != nil {
 		meta["judge_trace_id"], meta["cost"], meta["total_tokens"] = *res.TraceID, res.Cost, res.TokenUsage.TotalTokens
 	}
-	return &store.Score{WorkspaceID: j.WorkspaceID, Name: res.Name, ConfigID: res.ConfigID, DataType: res.DataType, Value: res.Value,
-		StringValue: res.StringValue, ExecutionID: &x.ID, Source: store.ScoreSourceEval, RuleID: &rule.ID, Comment: res.Comment, Metadata: meta}, nil
+	return &domain.Score{WorkspaceID: j.WorkspaceID, Name: res.Name, ConfigID: res.ConfigID, DataType: res.DataType, Value: res.Value,
+		StringValue: res.StringValue, ExecutionID: &x.ID, Source: domain.ScoreSourceEval, RuleID: &rule.ID, Comment: res.Comment, Metadata: meta}, nil
 }

@@ -10,25 +10,26 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
 // finalStatuses are the statuses a rule's filter may name: those an execution ends in.
-var finalStatuses = []string{store.StatusCompleted, store.StatusFailed, store.StatusCancelled, store.StatusRejected}
+var finalStatuses = []string{domain.StatusCompleted, domain.StatusFailed, domain.StatusCancelled, domain.StatusRejected}
 
 // PrepareRule checks an evaluation rule as it would be stored (a new one, or a stored one
 // with a patch merged in): its evaluator and agent exist in the workspace, sampling is a
 // share, and the filter names final statuses and non-empty sources. A rule with no status
 // filter gets ["completed"]: failed and cancelled runs have no output to judge, unless the
 // rule asks for them.
-func PrepareRule(ctx context.Context, st *store.Store, r *store.EvaluationRule) error {
+func PrepareRule(ctx context.Context, st *store.Store, r *domain.EvaluationRule) error {
 	if _, err := st.EvaluatorGet(ctx, r.WorkspaceID, r.EvaluatorID); store.IsNotFound(err) {
 		return &store.ReferenceError{Field: "evaluator_id", Resource: "evaluator", ID: r.EvaluatorID}
 	} else if err != nil {
 		return err
 	}
 	if r.AgentID != nil {
-		if err := st.CheckRefs(ctx, r.WorkspaceID, store.KindAgent, "agent_id", *r.AgentID); err != nil {
+		if err := st.CheckRefs(ctx, r.WorkspaceID, domain.KindAgent, "agent_id", *r.AgentID); err != nil {
 			return err
 		}
 	}
@@ -36,7 +37,7 @@ func PrepareRule(ctx context.Context, st *store.Store, r *store.EvaluationRule) 
 		return &store.ValidationError{Field: "sampling", Message: fmt.Sprintf("must be from 0 to 1 (the share of executions scored), got %g", r.Sampling)}
 	}
 	if len(r.Filter.Status) == 0 {
-		r.Filter.Status = []string{store.StatusCompleted}
+		r.Filter.Status = []string{domain.StatusCompleted}
 	}
 	for i, s := range r.Filter.Status {
 		if !slices.Contains(finalStatuses, s) {
@@ -55,7 +56,7 @@ func PrepareRule(ctx context.Context, st *store.Store, r *store.EvaluationRule) 
 // Matches reports whether a finished execution is one the rule scores, sampling aside: of
 // the rule's agent (or any), and passing every condition of its filter. Metadata values are
 // compared as JSON values.
-func Matches(r *store.EvaluationRule, x *store.Execution) bool {
+func Matches(r *domain.EvaluationRule, x *domain.Execution) bool {
 	if r.AgentID != nil && *r.AgentID != x.AgentID {
 		return false
 	}

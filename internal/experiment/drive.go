@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/eval"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/store"
@@ -26,17 +27,17 @@ const awaitPoll = 200 * time.Millisecond
 // drive is one experiment driven by this node: at most Concurrency items in flight.
 type drive struct {
 	r          *Runner
-	x          *store.Experiment
-	agent      *store.Agent
-	version    *store.AgentVersion
-	evaluators []*store.Evaluator
+	x          *domain.Experiment
+	agent      *domain.Agent
+	version    *domain.AgentVersion
+	evaluators []*domain.Evaluator
 	// slots bound the items whose executions run; scoring the evaluators' work on those that
 	// ended, so that a slow judge does not hold a run's slot.
 	slots, scoring chan struct{}
 	inflight       sync.WaitGroup
 }
 
-func newDrive(r *Runner, x *store.Experiment) *drive {
+func newDrive(r *Runner, x *domain.Experiment) *drive {
 	n := max(x.Concurrency, 1)
 	return &drive{r: r, x: x, slots: make(chan struct{}, n), scoring: make(chan struct{}, n)}
 }
@@ -57,12 +58,12 @@ func (d *drive) run(parent context.Context) {
 	defer func() { cancel(); <-renewed }()
 
 	if msg := d.load(ctx); msg != "" {
-		d.finish(ctx, store.ExperimentFailed, &msg, log)
+		d.finish(ctx, domain.ExperimentFailed, &msg, log)
 		return
 	}
 
 	// Items a previous owner started: wait for their executions, then score them.
-	running, err := st.ExperimentItemsByStatus(ctx, d.x.ID, store.ItemRunning, 0)
+	running, err := st.ExperimentItemsByStatus(ctx, d.x.ID, domain.ItemRunning, 0)
 	if err != nil {
 		log.Warn("read running items", slog.Any("error", err))
 		return
@@ -84,7 +85,7 @@ func (d *drive) run(parent context.Context) {
 		return
 	}
 	if ctx.Err() == nil {
-		d.finish(ctx, store.ExperimentCompleted, nil, log)
+		d.finish(ctx, domain.ExperimentCompleted, nil, log)
 	}
 }
 
@@ -176,17 +177,17 @@ func (d *drive) dispatchAll(ctx context.Context, log *slog.Logger) {
 
 // dispatch creates an item's execution, linked to the item in the same transaction, and
 // returns its waiter; false when nothing was started.
-func (d *drive) dispatch(ctx context.Context, it *store.ExperimentItem, log *slog.Logger) (*runtime.Waiter, bool) {
+func (d *drive) dispatch(ctx context.Context, it *domain.ExperimentItem, log *slog.Logger) (*runtime.Waiter, bool) {
 	st, ws := d.r.cfg.Store, d.x.WorkspaceID
 	input := map[string]any(it.Input)
 	err := triggers.ValidateInput(&d.version.Config, input)
 	var w *runtime.Waiter
-	var x *store.Execution
+	var x *domain.Execution
 	if err == nil {
 		x, w, err = d.r.cfg.Engine.Submit(ctx, runtime.SubmitRequest{WorkspaceID: ws, Agent: d.agent, VersionID: &d.version.ID,
 			Config: &d.version.Config, Input: input, Source: Source, TimeoutMS: triggers.DefaultRunTimeout,
 			Metadata: map[string]any{"experiment_id": d.x.ID, "dataset_id": d.x.DatasetID, "dataset_item_id": it.ItemID},
-			BeforeCreate: func(ctx context.Context, tx *store.Store, x *store.Execution) error {
+			BeforeCreate: func(ctx context.Context, tx *store.Store, x *domain.Execution) error {
 				if d.r.cfg.BeforeCreate != nil {
 					if err := d.r.cfg.BeforeCreate(ctx, tx, ws); err != nil {
 						return err
@@ -196,13 +197,13 @@ func (d *drive) dispatch(ctx context.Context, it *store.ExperimentItem, log *slo
 			}})
 	}
 	switch {
-	case errors.Is(err, store.ErrItemTaken) || ctx.Err() != nil:
+	case errors.Is(err, domain.ErrItemTaken) || ctx.Err() != nil:
 		return nil, false
 	case err != nil:
 		// The item cannot run (its input fails the schema, the model cannot be routed): it
 		// fails without an execution.
 		msg := err.Error()
-		if _, err := st.ExperimentItemFinish(ctx, d.x.ID, it.ItemID, store.ItemPending, store.ItemOutcome{Status: store.ItemFailed, Error: &msg}, nil); err != nil {
+		if _, err := st.ExperimentItemFinish(ctx, d.x.ID, it.ItemID, domain.ItemPending, domain.ItemOutcome{Status: domain.ItemFailed, Error: &msg}, nil); err != nil {
 			log.Warn("record item that could not start", slog.String("item_id", it.ItemID), slog.Any("error", err))
 		}
 		return nil, false
@@ -212,7 +213,7 @@ func (d *drive) dispatch(ctx context.Context, it *store.ExperimentItem, log *slo
 }
 
 // follow waits for an item's execution, frees its slot, then scores it and records it.
-func (d *drive) follow(ctx context.Context, it *store.ExperimentItem, w *runtime.Waiter) {
+func (d *drive) follow(ctx context.Context, it *domain.ExperimentItem, w *runtime.Waiter) {
 	x := d.await(ctx, it, w)
 	d.release()
 	if x == nil {
@@ -229,8 +230,8 @@ func (d *drive) follow(ctx context.Context, it *store.ExperimentItem, w *runtime
 
 // await waits for an item's execution to end (w, when it runs on this node, else by looking
 // at it again) and returns it; nil when ctx ended first.
-func (d *drive) await(ctx context.Context, it *store.ExperimentItem, w *runtime.Waiter) *store.Execution {
-	var x *store.Execution
+func (d *drive) await(ctx context.Context, it *domain.ExperimentItem, w *runtime.Waiter) *domain.Execution {
+	var x *domain.Execution
 	if w != nil {
 		select {
 		case <-w.Done():
@@ -240,7 +241,7 @@ func (d *drive) await(ctx context.Context, it *store.ExperimentItem, w *runtime.
 		}
 	}
 	st := d.r.cfg.Store
-	for x == nil || !store.IsTerminal(x.Status) {
+	for x == nil || !domain.IsTerminal(x.Status) {
 		var err error
 		if x, err = st.ExecutionGet(ctx, d.x.WorkspaceID, *it.ExecutionID); err != nil && ctx.Err() == nil && !store.IsNotFound(err) {
 			d.r.cfg.Logger.Warn("read item execution", slog.String("execution_id", *it.ExecutionID), slog.Any("error", err))
@@ -248,10 +249,10 @@ func (d *drive) await(ctx context.Context, it *store.ExperimentItem, w *runtime.
 		if store.IsNotFound(err) {
 			// Deleted (retention, or its workspace's cleanup): the item failed.
 			msg := fmt.Sprintf("execution %s no longer exists", *it.ExecutionID)
-			x = &store.Execution{ID: *it.ExecutionID, Status: store.StatusFailed, Error: &msg}
+			x = &domain.Execution{ID: *it.ExecutionID, Status: domain.StatusFailed, Error: &msg}
 			break
 		}
-		if x != nil && store.IsTerminal(x.Status) {
+		if x != nil && domain.IsTerminal(x.Status) {
 			break
 		}
 		select {
@@ -265,26 +266,26 @@ func (d *drive) await(ctx context.Context, it *store.ExperimentItem, w *runtime.
 
 // score runs the evaluators on a completed execution and records the item's outcome; its
 // scores are written with it, once.
-func (d *drive) score(ctx context.Context, it *store.ExperimentItem, x *store.Execution) {
-	o := store.ItemOutcome{Status: store.ItemFailed, Output: x.Output, Error: x.Error, Scores: store.JSONObject{}, Cost: x.Cost,
+func (d *drive) score(ctx context.Context, it *domain.ExperimentItem, x *domain.Execution) {
+	o := domain.ItemOutcome{Status: domain.ItemFailed, Output: x.Output, Error: x.Error, Scores: domain.JSONObject{}, Cost: x.Cost,
 		TotalTokens: x.TokenUsage.TotalTokens, DurationMS: x.DurationMS}
-	var scores []*store.Score
-	if x.Status == store.StatusCompleted {
-		o.Status, o.Error = store.ItemCompleted, nil
+	var scores []*domain.Score
+	if x.Status == domain.StatusCompleted {
+		o.Status, o.Error = domain.ItemCompleted, nil
 		scores = d.evaluate(ctx, it, x, &o)
 	}
 	if ctx.Err() != nil {
 		return // stopped mid-way: whoever goes on scores it again
 	}
-	if _, err := d.r.cfg.Store.ExperimentItemFinish(ctx, d.x.ID, it.ItemID, store.ItemRunning, o, scores); err != nil && ctx.Err() == nil {
+	if _, err := d.r.cfg.Store.ExperimentItemFinish(ctx, d.x.ID, it.ItemID, domain.ItemRunning, o, scores); err != nil && ctx.Err() == nil {
 		d.r.cfg.Logger.Warn("record experiment item", slog.String("experiment_id", d.x.ID), slog.String("item_id", it.ItemID), slog.Any("error", err))
 	}
 }
 
 // evaluate scores an output with every evaluator; an evaluator that cannot judge it leaves
 // its score out and says why in the item's error.
-func (d *drive) evaluate(ctx context.Context, it *store.ExperimentItem, x *store.Execution, o *store.ItemOutcome) []*store.Score {
-	var scores []*store.Score
+func (d *drive) evaluate(ctx context.Context, it *domain.ExperimentItem, x *domain.Execution, o *domain.ItemOutcome) []*domain.Score {
+	var scores []*domain.Score
 	var failures []error
 	c := eval.Case{Input: it.Input, Output: x.Output, ExpectedOutput: it.ExpectedOutput, Metadata: it.Metadata}
 	for _, ev := range d.evaluators {
@@ -293,10 +294,10 @@ func (d *drive) evaluate(ctx context.Context, it *store.ExperimentItem, x *store
 			failures = append(failures, fmt.Errorf("evaluator %s: %w", ev.Name, err))
 			continue
 		}
-		scores = append(scores, &store.Score{WorkspaceID: d.x.WorkspaceID, Name: res.Name, ConfigID: res.ConfigID, DataType: res.DataType,
-			Value: res.Value, StringValue: res.StringValue, ExecutionID: &x.ID, Source: store.ScoreSourceEval, Comment: res.Comment,
-			Metadata: store.JSONObject{"experiment_id": d.x.ID, "evaluator_id": ev.ID, "dataset_item_id": it.ItemID}})
-		if res.DataType == store.ScoreCategorical && res.StringValue != nil {
+		scores = append(scores, &domain.Score{WorkspaceID: d.x.WorkspaceID, Name: res.Name, ConfigID: res.ConfigID, DataType: res.DataType,
+			Value: res.Value, StringValue: res.StringValue, ExecutionID: &x.ID, Source: domain.ScoreSourceEval, Comment: res.Comment,
+			Metadata: domain.JSONObject{"experiment_id": d.x.ID, "evaluator_id": ev.ID, "dataset_item_id": it.ItemID}})
+		if res.DataType == domain.ScoreCategorical && res.StringValue != nil {
 			o.Scores[res.Name] = *res.StringValue
 		} else if res.Value != nil {
 			o.Scores[res.Name] = *res.Value

@@ -5,19 +5,19 @@ import (
 	"math"
 	"sort"
 
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // Summarize sums up the finished items of an experiment: per score name the count and the
 // mean (numbers) or the distribution (labels), the executions' cost and tokens, and the
 // median and 95th percentile of their durations (nearest rank).
-func Summarize(items []*store.ExperimentItem) *store.ExperimentSummary {
-	sm := &store.ExperimentSummary{Scores: []store.ScoreStat{}}
-	stats := map[string]*store.ScoreStat{}
+func Summarize(items []*domain.ExperimentItem) *domain.ExperimentSummary {
+	sm := &domain.ExperimentSummary{Scores: []domain.ScoreStat{}}
+	stats := map[string]*domain.ScoreStat{}
 	sums := map[string]float64{}
 	var durations []int64
 	for _, it := range items {
-		if it.Status != store.ItemCompleted && it.Status != store.ItemFailed {
+		if it.Status != domain.ItemCompleted && it.Status != domain.ItemFailed {
 			continue
 		}
 		sm.Cost += it.Cost
@@ -28,7 +28,7 @@ func Summarize(items []*store.ExperimentItem) *store.ExperimentSummary {
 		for name, v := range it.Scores {
 			st := stats[name]
 			if st == nil {
-				st = &store.ScoreStat{Name: name}
+				st = &domain.ScoreStat{Name: name}
 				stats[name] = st
 			}
 			st.Count++
@@ -70,9 +70,9 @@ func percentile(ds []int64, p float64) *int64 {
 // Comparison sets experiments side by side: per item their outputs and scores, and per
 // score name each one's mean and its difference to the first's.
 type Comparison struct {
-	Experiments []*store.Experiment `json:"experiments" doc:"In the order asked for; the first is the baseline."`
-	Scores      []ScoreComparison   `json:"scores" doc:"One entry per score name of any of them, sorted by name."`
-	Items       []ItemComparison    `json:"items" doc:"One entry per item of any of them, in the first's dataset order."`
+	Experiments []*domain.Experiment `json:"experiments" doc:"In the order asked for; the first is the baseline."`
+	Scores      []ScoreComparison    `json:"scores" doc:"One entry per score name of any of them, sorted by name."`
+	Items       []ItemComparison     `json:"items" doc:"One entry per item of any of them, in the first's dataset order."`
 }
 
 // ScoreComparison is one score name across the experiments compared.
@@ -90,14 +90,14 @@ type ItemComparison struct {
 
 // ItemBrief is what an experiment made of an item.
 type ItemBrief struct {
-	ExecutionID *string          `json:"execution_id"`
-	Status      string           `json:"status"`
-	Output      json.RawMessage  `json:"output"`
-	Scores      store.JSONObject `json:"scores"`
+	ExecutionID *string           `json:"execution_id"`
+	Status      string            `json:"status"`
+	Output      json.RawMessage   `json:"output"`
+	Scores      domain.JSONObject `json:"scores"`
 }
 
 // Compare builds the comparison of experiments from their items (items[i] are xs[i]'s).
-func Compare(xs []*store.Experiment, items [][]*store.ExperimentItem) *Comparison {
+func Compare(xs []*domain.Experiment, items [][]*domain.ExperimentItem) *Comparison {
 	c := &Comparison{Experiments: xs, Scores: []ScoreComparison{}, Items: []ItemComparison{}}
 	index := map[string]int{}
 	means := make([]map[string]*float64, len(xs))

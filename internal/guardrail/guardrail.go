@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/agentplane/agentplane/internal/domain"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // Stage says whether text is an agent's input or its output.
@@ -86,7 +85,7 @@ type guardScanner struct {
 
 // New validates a guardrail and compiles its scanners. Errors are *store.ValidationError
 // naming the field at fault, e.g. "scanners[1].config.threshold".
-func New(g *store.Guardrail) (*Guard, error) {
+func New(g *domain.Guardrail) (*Guard, error) {
 	switch {
 	case strings.TrimSpace(g.Name) == "":
 		return nil, domain.Invalid("name", "is required and must not be empty")
@@ -133,14 +132,14 @@ func New(g *store.Guardrail) (*Guard, error) {
 }
 
 // Validate checks a guardrail as New does, for callers that only save it.
-func Validate(g *store.Guardrail) error {
+func Validate(g *domain.Guardrail) error {
 	_, err := New(g)
 	return err
 }
 
 // Check compiles g and checks one text: a convenience for one-off checks such as the test
 // endpoint; the runtime keeps the Guard from New instead.
-func Check(g *store.Guardrail, stage Stage, text string) (Outcome, error) {
+func Check(g *domain.Guardrail, stage Stage, text string) (Outcome, error) {
 	guard, err := New(g)
 	if err != nil {
 		return Outcome{}, err

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -409,34 +410,34 @@ func TestScannerConfigErrors(t *testing.T) {
 	}
 }
 
-func baseline() *store.Guardrail {
-	return &store.Guardrail{ID: "g1", Name: "Safety baseline", AppliesTo: "both", Action: "block", Enabled: true,
-		Scanners: []store.GuardrailScanner{
-			{Type: "prompt_injection", Config: store.JSONObject{"threshold": 0.8}},
-			{Type: "pii", Config: store.JSONObject{"entities": []any{"email", "phone", "credit_card", "ssn"}, "action": "redact"}},
-			{Type: "secrets", Config: store.JSONObject{}},
-			{Type: "toxicity", Config: store.JSONObject{"min_severity": "low", "action": "warn"}},
-			{Type: "max_length", Config: store.JSONObject{"max_chars": 20000.0}},
+func baseline() *domain.Guardrail {
+	return &domain.Guardrail{ID: "g1", Name: "Safety baseline", AppliesTo: "both", Action: "block", Enabled: true,
+		Scanners: []domain.GuardrailScanner{
+			{Type: "prompt_injection", Config: domain.JSONObject{"threshold": 0.8}},
+			{Type: "pii", Config: domain.JSONObject{"entities": []any{"email", "phone", "credit_card", "ssn"}, "action": "redact"}},
+			{Type: "secrets", Config: domain.JSONObject{}},
+			{Type: "toxicity", Config: domain.JSONObject{"min_severity": "low", "action": "warn"}},
+			{Type: "max_length", Config: domain.JSONObject{"max_chars": 20000.0}},
 		}}
 }
 
 func TestValidateNamesTheField(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		edit  func(g *store.Guardrail)
+		edit  func(g *domain.Guardrail)
 		field string
 	}{
-		{"blank name", func(g *store.Guardrail) { g.Name = " " }, "name"},
-		{"long name", func(g *store.Guardrail) { g.Name = strings.Repeat("x", 201) }, "name"},
-		{"applies_to", func(g *store.Guardrail) { g.AppliesTo = "sometimes" }, "applies_to"},
-		{"action", func(g *store.Guardrail) { g.Action = "explode" }, "action"},
-		{"no scanners", func(g *store.Guardrail) { g.Scanners = nil }, "scanners"},
-		{"unknown type", func(g *store.Guardrail) { g.Scanners[2].Type = "antivirus" }, "scanners[2].type"},
-		{"unknown option", func(g *store.Guardrail) { g.Scanners[0].Config = store.JSONObject{"treshold": 0.8} }, "scanners[0].config.treshold"},
-		{"bad entity", func(g *store.Guardrail) { g.Scanners[1].Config["entities"] = []any{"email", "dna"} }, "scanners[1].config.entities[1]"},
-		{"cannot redact by default", func(g *store.Guardrail) {
+		{"blank name", func(g *domain.Guardrail) { g.Name = " " }, "name"},
+		{"long name", func(g *domain.Guardrail) { g.Name = strings.Repeat("x", 201) }, "name"},
+		{"applies_to", func(g *domain.Guardrail) { g.AppliesTo = "sometimes" }, "applies_to"},
+		{"action", func(g *domain.Guardrail) { g.Action = "explode" }, "action"},
+		{"no scanners", func(g *domain.Guardrail) { g.Scanners = nil }, "scanners"},
+		{"unknown type", func(g *domain.Guardrail) { g.Scanners[2].Type = "antivirus" }, "scanners[2].type"},
+		{"unknown option", func(g *domain.Guardrail) { g.Scanners[0].Config = domain.JSONObject{"treshold": 0.8} }, "scanners[0].config.treshold"},
+		{"bad entity", func(g *domain.Guardrail) { g.Scanners[1].Config["entities"] = []any{"email", "dna"} }, "scanners[1].config.entities[1]"},
+		{"cannot redact by default", func(g *domain.Guardrail) {
 			g.Action = "redact"
-			g.Scanners = append(g.Scanners, store.GuardrailScanner{Type: "json_schema", Config: store.JSONObject{"schema": true}})
+			g.Scanners = append(g.Scanners, domain.GuardrailScanner{Type: "json_schema", Config: domain.JSONObject{"schema": true}})
 		}, "scanners[5].config.action"},
 	} {
 		g := baseline()
@@ -504,7 +505,7 @@ func TestCheck(t *testing.T) {
 		if err != nil || !o.Passed || o.GuardrailID != "g1" || o.Name != "Safety baseline" || o.Stage != StageInput {
 			t.Fatalf("%+v %v", o, err)
 		}
-		if _, err := Check(&store.Guardrail{}, StageInput, "ok"); err == nil {
+		if _, err := Check(&domain.Guardrail{}, StageInput, "ok"); err == nil {
 			t.Fatal("invalid guardrail checked")
 		}
 	})
@@ -527,11 +528,11 @@ func TestCheck(t *testing.T) {
 }
 
 func TestCheckAll(t *testing.T) {
-	pii := &store.Guardrail{ID: "pii", Name: "PII", AppliesTo: "both", Action: "redact", Scanners: []store.GuardrailScanner{{Type: "pii"}}}
-	inj := &store.Guardrail{ID: "inj", Name: "Injection", AppliesTo: "input", Action: "block", Scanners: []store.GuardrailScanner{{Type: "prompt_injection"}}}
-	size := &store.Guardrail{ID: "size", Name: "Size", AppliesTo: "both", Action: "redact", Scanners: []store.GuardrailScanner{{Type: "max_length", Config: store.JSONObject{"max_chars": 12}}}}
+	pii := &domain.Guardrail{ID: "pii", Name: "PII", AppliesTo: "both", Action: "redact", Scanners: []domain.GuardrailScanner{{Type: "pii"}}}
+	inj := &domain.Guardrail{ID: "inj", Name: "Injection", AppliesTo: "input", Action: "block", Scanners: []domain.GuardrailScanner{{Type: "prompt_injection"}}}
+	size := &domain.Guardrail{ID: "size", Name: "Size", AppliesTo: "both", Action: "redact", Scanners: []domain.GuardrailScanner{{Type: "max_length", Config: domain.JSONObject{"max_chars": 12}}}}
 	var guards []*Guard
-	for _, g := range []*store.Guardrail{pii, inj, size} {
+	for _, g := range []*domain.Guardrail{pii, inj, size} {
 		guard, err := New(g)
 		if err != nil {
 			t.Fatal(err)

@@ -52,7 +52,7 @@ func NormalizeTransport(t string) string {
 // Validate checks an MCP server configuration before it is saved (its tools apart: see
 // ValidateTools). Errors are *store.ValidationError or *store.ReferenceError naming the
 // field, e.g. "url" or "credential_id".
-func Validate(ctx context.Context, st *store.Store, ws string, t *store.MCPTool) error {
+func Validate(ctx context.Context, st *store.Store, ws string, t *domain.MCPTool) error {
 	switch {
 	case strings.TrimSpace(t.Name) == "":
 		return domain.Invalid("name", "is required and must not be empty")
@@ -60,8 +60,8 @@ func Validate(ctx context.Context, st *store.Store, ws string, t *store.MCPTool)
 		return domain.Invalid("name", "must be at most %d characters", MaxNameLen)
 	case len([]rune(t.Description)) > MaxDescriptionLen:
 		return domain.Invalid("description", "must be at most %d characters", MaxDescriptionLen)
-	case !slices.Contains(store.MCPTransports, t.Transport):
-		return domain.Invalid("transport", "must be one of %s, got %q", strings.Join(store.MCPTransports, ", "), t.Transport)
+	case !slices.Contains(domain.MCPTransports, t.Transport):
+		return domain.Invalid("transport", "must be one of %s, got %q", strings.Join(domain.MCPTransports, ", "), t.Transport)
 	}
 	if err := validateTransport(t); err != nil {
 		return err
@@ -80,7 +80,7 @@ var httpCredentialTypes = []string{"api_key", "bearer_token"}
 func checkCredential(ctx context.Context, st *store.Store, ws, transport, id string) error {
 	c, err := st.CredentialGet(ctx, ws, id)
 	if store.IsNotFound(err) {
-		return &store.ReferenceError{Field: "credential_id", Resource: string(store.KindCredential), ID: id}
+		return &store.ReferenceError{Field: "credential_id", Resource: string(domain.KindCredential), ID: id}
 	}
 	if err != nil {
 		return err
@@ -94,7 +94,7 @@ func checkCredential(ctx context.Context, st *store.Store, ws, transport, id str
 
 // validateTransport checks that the fields of the chosen transport are set and those of the
 // others are empty, so a configuration never carries a command it will not run.
-func validateTransport(t *store.MCPTool) error {
+func validateTransport(t *domain.MCPTool) error {
 	if t.Transport == "stdio" {
 		switch {
 		case strings.TrimSpace(t.Command) == "":
@@ -146,7 +146,7 @@ func validateTransport(t *store.MCPTool) error {
 
 // validateEnv checks a stdio command's variables: at most MaxEnv, names of letters, digits
 // and '_' not starting with a digit, values of at most MaxArgLen characters without NUL.
-func validateEnv(env store.Env) error {
+func validateEnv(env domain.Env) error {
 	if len(env) > MaxEnv {
 		return domain.Invalid("env", "must hold at most %d variables", MaxEnv)
 	}
@@ -168,7 +168,7 @@ func validateEnv(env store.Env) error {
 
 // ValidateTools checks the tools a server declares: names in the MCP format and unique, and
 // each input_schema a JSON Schema (2020-12) of an object.
-func ValidateTools(tools []store.MCPToolDef) error {
+func ValidateTools(tools []domain.MCPToolDef) error {
 	if len(tools) > MaxTools {
 		return domain.Invalid("tools", "must hold at most %d tools", MaxTools)
 	}
@@ -224,17 +224,17 @@ type EnvVar struct {
 // Template is a ready configuration of a commonly used MCP server, with the tools it offers;
 // creating an MCP tool from it usually needs only a credential or a path changed.
 type Template struct {
-	ID             string             `json:"id" doc:"Slug, e.g. github."`
-	Name           string             `json:"name"`
-	Description    string             `json:"description"`
-	Transport      string             `json:"transport" enum:"streamable_http,sse,stdio"`
-	Command        string             `json:"command,omitempty"`
-	Args           []string           `json:"args"`
-	URL            string             `json:"url,omitempty"`
-	RequiredEnv    []EnvVar           `json:"required_env" doc:"Environment variables the server needs to start."`
-	CredentialHint string             `json:"credential_hint,omitempty" doc:"What credential to link, if any."`
-	Homepage       string             `json:"homepage"`
-	Tools          []store.MCPToolDef `json:"tools"`
+	ID             string              `json:"id" doc:"Slug, e.g. github."`
+	Name           string              `json:"name"`
+	Description    string              `json:"description"`
+	Transport      string              `json:"transport" enum:"streamable_http,sse,stdio"`
+	Command        string              `json:"command,omitempty"`
+	Args           []string            `json:"args"`
+	URL            string              `json:"url,omitempty"`
+	RequiredEnv    []EnvVar            `json:"required_env" doc:"Environment variables the server needs to start."`
+	CredentialHint string              `json:"credential_hint,omitempty" doc:"What credential to link, if any."`
+	Homepage       string              `json:"homepage"`
+	Tools          []domain.MCPToolDef `json:"tools"`
 }
 
 //go:embed templates.json
@@ -256,7 +256,7 @@ var loadTemplates = sync.OnceValues(func() ([]Template, error) {
 			t.RequiredEnv = []EnvVar{}
 		}
 		if t.Tools == nil {
-			t.Tools = []store.MCPToolDef{}
+			t.Tools = []domain.MCPToolDef{}
 		}
 	}
 	return ts, nil
@@ -265,7 +265,7 @@ var loadTemplates = sync.OnceValues(func() ([]Template, error) {
 // TemplateFor returns the template t was made from (shared: not to be changed), nil when
 // none: one of the same transport and URL, or of the same command whose package argument
 // (its first argument that is not a flag) is among t's arguments.
-func TemplateFor(t *store.MCPTool) *Template {
+func TemplateFor(t *domain.MCPTool) *Template {
 	all, err := loadTemplates()
 	if err != nil {
 		return nil

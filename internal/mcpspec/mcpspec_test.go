@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/mcpclient"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -36,7 +37,7 @@ func TestTemplatesAreValidConfigurations(t *testing.T) {
 			}
 		}
 		// No credential is set, so Validate never needs the store.
-		cfg := &store.MCPTool{Name: tp.Name, Description: tp.Description, Transport: tp.Transport, Command: tp.Command,
+		cfg := &domain.MCPTool{Name: tp.Name, Description: tp.Description, Transport: tp.Transport, Command: tp.Command,
 			Args: tp.Args, URL: tp.URL, Tools: tp.Tools}
 		if err := Validate(context.Background(), nil, "ws", cfg); err != nil {
 			t.Errorf("%s: %v", tp.ID, err)
@@ -60,41 +61,41 @@ func TestTemplatesQuery(t *testing.T) {
 }
 
 func TestValidateNamesTheField(t *testing.T) {
-	ok := func() *store.MCPTool {
-		return &store.MCPTool{Name: "x", Transport: "stdio", Command: "npx", Tools: []store.MCPToolDef{
+	ok := func() *domain.MCPTool {
+		return &domain.MCPTool{Name: "x", Transport: "stdio", Command: "npx", Tools: []domain.MCPToolDef{
 			{Name: "a", InputSchema: []byte(`{"type":"object"}`)}, {Name: "b.c-d_e"}, {Name: "f", InputSchema: []byte(`null`)}}}
 	}
 	for _, c := range []struct {
 		name  string
-		edit  func(t *store.MCPTool)
+		edit  func(t *domain.MCPTool)
 		field string
 	}{
-		{"name", func(t *store.MCPTool) { t.Name = "" }, "name"},
-		{"transport", func(t *store.MCPTool) { t.Transport = "grpc" }, "transport"},
-		{"command", func(t *store.MCPTool) { t.Command = " " }, "command"},
-		{"multi-line command", func(t *store.MCPTool) { t.Command = "npx\nrm -rf /" }, "command"},
-		{"url on stdio", func(t *store.MCPTool) { t.URL = "https://x.example" }, "url"},
-		{"nul in arg", func(t *store.MCPTool) { t.Args = store.Strings{"ok", "a\x00b"} }, "args[1]"},
-		{"env name", func(t *store.MCPTool) { t.Env = store.Env{"OK": "1", "1BAD": "x"} }, "env"},
-		{"nul in env", func(t *store.MCPTool) { t.Env = store.Env{"TEAM": "T\x00"} }, "env.TEAM"},
-		{"env on sse", func(t *store.MCPTool) {
-			t.Transport, t.Command, t.URL, t.Env = "sse", "", "https://x.example", store.Env{"A": "b"}
+		{"name", func(t *domain.MCPTool) { t.Name = "" }, "name"},
+		{"transport", func(t *domain.MCPTool) { t.Transport = "grpc" }, "transport"},
+		{"command", func(t *domain.MCPTool) { t.Command = " " }, "command"},
+		{"multi-line command", func(t *domain.MCPTool) { t.Command = "npx\nrm -rf /" }, "command"},
+		{"url on stdio", func(t *domain.MCPTool) { t.URL = "https://x.example" }, "url"},
+		{"nul in arg", func(t *domain.MCPTool) { t.Args = domain.Strings{"ok", "a\x00b"} }, "args[1]"},
+		{"env name", func(t *domain.MCPTool) { t.Env = domain.Env{"OK": "1", "1BAD": "x"} }, "env"},
+		{"nul in env", func(t *domain.MCPTool) { t.Env = domain.Env{"TEAM": "T\x00"} }, "env.TEAM"},
+		{"env on sse", func(t *domain.MCPTool) {
+			t.Transport, t.Command, t.URL, t.Env = "sse", "", "https://x.example", domain.Env{"A": "b"}
 		}, "env"},
-		{"args on sse", func(t *store.MCPTool) {
-			t.Transport, t.Command, t.URL, t.Args = "sse", "", "https://x.example", store.Strings{"-y"}
+		{"args on sse", func(t *domain.MCPTool) {
+			t.Transport, t.Command, t.URL, t.Args = "sse", "", "https://x.example", domain.Strings{"-y"}
 		}, "args"},
-		{"command on streamable_http", func(t *store.MCPTool) { t.Transport, t.URL = "streamable_http", "https://x.example" }, "command"},
-		{"no url", func(t *store.MCPTool) { t.Transport, t.Command = "sse", "" }, "url"},
-		{"http is not stored", func(t *store.MCPTool) { t.Transport, t.Command, t.URL = "http", "", "https://x.example/mcp" }, "transport"},
-		{"credentials in url", func(t *store.MCPTool) {
+		{"command on streamable_http", func(t *domain.MCPTool) { t.Transport, t.URL = "streamable_http", "https://x.example" }, "command"},
+		{"no url", func(t *domain.MCPTool) { t.Transport, t.Command = "sse", "" }, "url"},
+		{"http is not stored", func(t *domain.MCPTool) { t.Transport, t.Command, t.URL = "http", "", "https://x.example/mcp" }, "transport"},
+		{"credentials in url", func(t *domain.MCPTool) {
 			t.Transport, t.Command, t.URL = "streamable_http", "", "https://user:pw@x.example/mcp"
 		}, "url"},
-		{"schemeless url", func(t *store.MCPTool) { t.Transport, t.Command, t.URL = "sse", "", "x.example/mcp" }, "url"},
-		{"tool name", func(t *store.MCPTool) { t.Tools[1].Name = "" }, "tools[1].name"},
-		{"duplicate tool", func(t *store.MCPTool) { t.Tools[2].Name = "a" }, "tools[2].name"},
-		{"schema array", func(t *store.MCPTool) { t.Tools[0].InputSchema = []byte(`[]`) }, "tools[0].input_schema"},
-		{"schema type", func(t *store.MCPTool) { t.Tools[0].InputSchema = []byte(`{"type":"array"}`) }, "tools[0].input_schema"},
-		{"schema remote ref", func(t *store.MCPTool) { t.Tools[0].InputSchema = []byte(`{"$ref":"https://example.com/s.json"}`) }, "tools[0].input_schema"},
+		{"schemeless url", func(t *domain.MCPTool) { t.Transport, t.Command, t.URL = "sse", "", "x.example/mcp" }, "url"},
+		{"tool name", func(t *domain.MCPTool) { t.Tools[1].Name = "" }, "tools[1].name"},
+		{"duplicate tool", func(t *domain.MCPTool) { t.Tools[2].Name = "a" }, "tools[2].name"},
+		{"schema array", func(t *domain.MCPTool) { t.Tools[0].InputSchema = []byte(`[]`) }, "tools[0].input_schema"},
+		{"schema type", func(t *domain.MCPTool) { t.Tools[0].InputSchema = []byte(`{"type":"array"}`) }, "tools[0].input_schema"},
+		{"schema remote ref", func(t *domain.MCPTool) { t.Tools[0].InputSchema = []byte(`{"$ref":"https://example.com/s.json"}`) }, "tools[0].input_schema"},
 	} {
 		cfg := ok()
 		c.edit(cfg)
@@ -121,8 +122,8 @@ func TestNormalizeTransport(t *testing.T) {
 			t.Errorf("NormalizeTransport(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if !slices.Equal(store.MCPTransports, mcpclient.Transports) {
-		t.Errorf("stored transports %v, the client speaks %v", store.MCPTransports, mcpclient.Transports)
+	if !slices.Equal(domain.MCPTransports, mcpclient.Transports) {
+		t.Errorf("stored transports %v, the client speaks %v", domain.MCPTransports, mcpclient.Transports)
 	}
 }
 
@@ -166,12 +167,12 @@ func TestTemplatesReachTheirServers(t *testing.T) {
 		}
 		// A record made from the template is recognised as made from it (the emulator's
 		// refresh answers with its tools).
-		rec := &store.MCPTool{Transport: tp.Transport, URL: tp.URL, Command: tp.Command, Args: tp.Args}
+		rec := &domain.MCPTool{Transport: tp.Transport, URL: tp.URL, Command: tp.Command, Args: tp.Args}
 		if got := TemplateFor(rec); got == nil || got.ID != tp.ID {
 			t.Errorf("%s: TemplateFor found %v", tp.ID, got)
 		}
 	}
-	if TemplateFor(&store.MCPTool{Transport: "stdio", Command: "npx", Args: store.Strings{"-y", "unknown-server"}}) != nil {
+	if TemplateFor(&domain.MCPTool{Transport: "stdio", Command: "npx", Args: domain.Strings{"-y", "unknown-server"}}) != nil {
 		t.Error("an unknown server matched a template")
 	}
 }

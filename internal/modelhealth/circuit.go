@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // Defaults of Circuits.
@@ -91,7 +91,7 @@ func (c *Circuits) Record(ctx context.Context, key string, g Gate, err error) er
 	case err == nil && g.failing:
 		return c.Shared.Clear(ctx, key)
 	case err != nil && Counts(err):
-		_, err := c.Shared.Fail(ctx, key, store.HealthFailure{Threshold: c.FailuresToOpen(), Base: c.cooldown(), Max: c.cooldown()})
+		_, err := c.Shared.Fail(ctx, key, domain.HealthFailure{Threshold: c.FailuresToOpen(), Base: c.cooldown(), Max: c.cooldown()})
 		return err
 	}
 	return nil

@@ -8,15 +8,16 @@ import (
 	"context"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
 // Shared keeps health by key for every node, by the shared store's clock.
 type Shared interface {
 	// Read returns the state of those of keys that have one, and the store's clock.
-	Read(ctx context.Context, keys []string) (map[string]store.HealthState, time.Time, error)
+	Read(ctx context.Context, keys []string) (map[string]domain.HealthState, time.Time, error)
 	// Fail counts a failure of key, atomically, and returns its new state.
-	Fail(ctx context.Context, key string, f store.HealthFailure) (store.HealthState, error)
+	Fail(ctx context.Context, key string, f domain.HealthFailure) (domain.HealthState, error)
 	// Probe claims the one probe of a key whose hold-off has passed, holding it off for
 	// lease more; only one caller gets true.
 	Probe(ctx context.Context, key string, threshold int, lease time.Duration) (bool, error)
@@ -33,12 +34,12 @@ var _ Shared = Database{}
 func NewDatabase(st *store.Store) Database { return Database{st: st} }
 
 // Read implements Shared.
-func (d Database) Read(ctx context.Context, keys []string) (map[string]store.HealthState, time.Time, error) {
+func (d Database) Read(ctx context.Context, keys []string) (map[string]domain.HealthState, time.Time, error) {
 	return d.st.HealthRead(ctx, keys)
 }
 
 // Fail implements Shared.
-func (d Database) Fail(ctx context.Context, key string, f store.HealthFailure) (store.HealthState, error) {
+func (d Database) Fail(ctx context.Context, key string, f domain.HealthFailure) (domain.HealthState, error) {
 	return d.st.HealthFail(ctx, key, f)
 }
 

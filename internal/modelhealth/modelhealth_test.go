@@ -12,6 +12,7 @@ import (
 	"github.com/segmentio/ksuid"
 
 	"github.com/agentplane/agentplane/internal/dbtest"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -52,7 +53,7 @@ func forEachShared(t *testing.T, fn func(t *testing.T, d Shared)) {
 func TestHealthStore(t *testing.T) {
 	forEachShared(t, func(t *testing.T, d Shared) {
 		ctx := context.Background()
-		f := store.HealthFailure{Threshold: 2, Base: time.Second, Max: 3 * time.Second}
+		f := domain.HealthFailure{Threshold: 2, Base: time.Second, Max: 3 * time.Second}
 		held := func(key string) time.Duration {
 			t.Helper()
 			states, now, err := d.Read(ctx, []string{key, "other"})
@@ -87,7 +88,7 @@ func TestHealthStore(t *testing.T) {
 		}
 
 		// A hold-off already over: of eight callers, one claims the probe.
-		f = store.HealthFailure{Threshold: 1, Base: time.Millisecond, Max: time.Millisecond}
+		f = domain.HealthFailure{Threshold: 1, Base: time.Millisecond, Max: time.Millisecond}
 		if _, err := d.Fail(ctx, "p", f); err != nil {
 			t.Fatal(err)
 		}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // Defaults of a pool credential's cool-down when the provider gives no Retry-After: it
@@ -89,7 +89,7 @@ func (p *Pool) Complete(ctx context.Context, req llm.Request, emit func(llm.Even
 		if !errors.As(err, &pe) || !(pe.Status == http.StatusTooManyRequests || pe.Status >= 500) {
 			return nil, err
 		}
-		f := store.HealthFailure{Threshold: 1, Base: p.Base, Max: p.Max, RetryAfter: pe.RetryAfter}
+		f := domain.HealthFailure{Threshold: 1, Base: p.Base, Max: p.Max, RetryAfter: pe.RetryAfter}
 		if f.Base <= 0 {
 			f.Base = DefaultCoolBase
 		}

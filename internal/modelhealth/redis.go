@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // idleTTL is how long Redis keeps a key past its hold-off: failures older than that are
@@ -69,7 +69,7 @@ var _ Shared = (*Redis)(nil)
 func NewRedis(c *redis.Client, prefix string) *Redis { return &Redis{c: c, prefix: prefix} }
 
 // Read implements Shared.
-func (r *Redis) Read(ctx context.Context, keys []string) (map[string]store.HealthState, time.Time, error) {
+func (r *Redis) Read(ctx context.Context, keys []string) (map[string]domain.HealthState, time.Time, error) {
 	full := make([]string, len(keys))
 	for i, k := range keys {
 		full[i] = r.prefix + k
@@ -78,13 +78,13 @@ func (r *Redis) Read(ctx context.Context, keys []string) (map[string]store.Healt
 	if err != nil || len(res) != 1+2*len(keys) {
 		return nil, time.Time{}, fmt.Errorf("read model health from redis: %v", err)
 	}
-	out := map[string]store.HealthState{}
+	out := map[string]domain.HealthState{}
 	for i, k := range keys {
 		failures, until := res[1+2*i], res[2+2*i]
 		if failures < 0 {
 			continue
 		}
-		st := store.HealthState{Failures: int(failures)}
+		st := domain.HealthState{Failures: int(failures)}
 		if until > 0 {
 			st.Until = time.UnixMilli(until)
 		}
@@ -94,13 +94,13 @@ func (r *Redis) Read(ctx context.Context, keys []string) (map[string]store.Healt
 }
 
 // Fail implements Shared.
-func (r *Redis) Fail(ctx context.Context, key string, f store.HealthFailure) (store.HealthState, error) {
+func (r *Redis) Fail(ctx context.Context, key string, f domain.HealthFailure) (domain.HealthState, error) {
 	res, err := redisFail.Run(ctx, r.c, []string{r.prefix + key}, f.Threshold, f.Base.Milliseconds(), f.Max.Milliseconds(),
 		f.RetryAfter.Milliseconds(), idleTTL.Milliseconds()).Int64Slice()
 	if err != nil || len(res) != 2 {
-		return store.HealthState{}, fmt.Errorf("record failure of %s in redis: %v", key, err)
+		return domain.HealthState{}, fmt.Errorf("record failure of %s in redis: %v", key, err)
 	}
-	st := store.HealthState{Failures: int(res[0])}
+	st := domain.HealthState{Failures: int(res[0])}
 	if res[1] > 0 {
 		st.Until = time.UnixMilli(res[1])
 	}

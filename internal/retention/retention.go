@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -120,7 +121,7 @@ func (p *Purger) loop(ctx context.Context, done chan struct{}) {
 
 // Result is what one pass deleted.
 type Result struct {
-	store.PurgeCounts
+	domain.PurgeCounts
 	// Workspaces is how many deleted workspaces were removed entirely; Pending how many
 	// still wait for runs to stop.
 	Workspaces, Pending int

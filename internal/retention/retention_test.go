@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentplane/agentplane/internal/dbtest"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -60,7 +61,7 @@ func setup(t *testing.T, st *store.Store) *bundle {
 		id   *string
 	}{{"keep", 0, &b.keep}, {"short", 1, &b.short}} {
 		slug := w.slug + "-" + strings.ToLower(store.NewID())
-		ws, err := st.WorkspaceCreate(ctx, &store.Workspace{Name: w.slug, Slug: slug, RetentionDays: w.days})
+		ws, err := st.WorkspaceCreate(ctx, &domain.Workspace{Name: w.slug, Slug: slug, RetentionDays: w.days})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,19 +71,19 @@ func setup(t *testing.T, st *store.Store) *bundle {
 }
 
 // run records an execution of ws and moves it to status.
-func (b *bundle) run(t *testing.T, ws, status string) *store.Execution {
+func (b *bundle) run(t *testing.T, ws, status string) *domain.Execution {
 	t.Helper()
 	ctx := context.Background()
-	x := &store.Execution{ID: store.NewID(), WorkspaceID: ws, AgentID: "agent", Source: "api", Status: store.StatusPending,
-		Input: store.JSONObject{}, Metadata: store.JSONObject{}, TimeoutMS: 1000}
-	if err := b.st.ExecutionCreate(ctx, x, &store.Trace{WorkspaceID: ws, ExecutionID: &x.ID, Name: "A"}); err != nil {
+	x := &domain.Execution{ID: store.NewID(), WorkspaceID: ws, AgentID: "agent", Source: "api", Status: domain.StatusPending,
+		Input: domain.JSONObject{}, Metadata: domain.JSONObject{}, TimeoutMS: 1000}
+	if err := b.st.ExecutionCreate(ctx, x, &domain.Trace{WorkspaceID: ws, ExecutionID: &x.ID, Name: "A"}); err != nil {
 		t.Fatal(err)
 	}
-	path := map[string][]string{store.StatusPending: nil, store.StatusRunning: {store.StatusRunning},
-		store.StatusAwaitingApproval: {store.StatusRunning, store.StatusAwaitingApproval},
-		store.StatusCompleted:        {store.StatusRunning, store.StatusCompleted}, store.StatusCancelled: {store.StatusCancelled}}[status]
+	path := map[string][]string{domain.StatusPending: nil, domain.StatusRunning: {domain.StatusRunning},
+		domain.StatusAwaitingApproval: {domain.StatusRunning, domain.StatusAwaitingApproval},
+		domain.StatusCompleted:        {domain.StatusRunning, domain.StatusCompleted}, domain.StatusCancelled: {domain.StatusCancelled}}[status]
 	for _, to := range path {
-		if _, err := b.st.ExecutionTransition(ctx, ws, x.ID, to, store.ExecutionPatch{}); err != nil {
+		if _, err := b.st.ExecutionTransition(ctx, ws, x.ID, to, domain.ExecutionPatch{}); err != nil {
 			t.Fatalf("move %s to %s: %v", x.ID, to, err)
 		}
 	}
@@ -111,15 +112,15 @@ func TestPass(t *testing.T) {
 		ctx := context.Background()
 		t.Run("ExpiresOnlyEndedRunsPastRetention", func(t *testing.T) {
 			b := setup(t, st)
-			var done []*store.Execution
+			var done []*domain.Execution
 			for range 5 { // more than a batch
-				done = append(done, b.run(t, b.short, store.StatusCompleted))
+				done = append(done, b.run(t, b.short, domain.StatusCompleted))
 			}
-			cancelled := b.run(t, b.short, store.StatusCancelled)
-			active := []*store.Execution{b.run(t, b.short, store.StatusPending), b.run(t, b.short, store.StatusRunning),
-				b.run(t, b.short, store.StatusAwaitingApproval)}
-			kept := b.run(t, b.keep, store.StatusCompleted)
-			ingested := &store.Trace{WorkspaceID: b.short, Name: "ingested", Status: "completed"}
+			cancelled := b.run(t, b.short, domain.StatusCancelled)
+			active := []*domain.Execution{b.run(t, b.short, domain.StatusPending), b.run(t, b.short, domain.StatusRunning),
+				b.run(t, b.short, domain.StatusAwaitingApproval)}
+			kept := b.run(t, b.keep, domain.StatusCompleted)
+			ingested := &domain.Trace{WorkspaceID: b.short, Name: "ingested", Status: "completed"}
 			if err := st.TraceCreate(ctx, ingested); err != nil {
 				t.Fatal(err)
 			}
@@ -152,7 +153,7 @@ func TestPass(t *testing.T) {
 		})
 		t.Run("CeilingCapsForever", func(t *testing.T) {
 			b := setup(t, st)
-			kept := b.run(t, b.keep, store.StatusCompleted)
+			kept := b.run(t, b.keep, domain.StatusCompleted)
 			if _, err := b.purger(Config{MaxDays: 3}).Pass(ctx); err != nil || !b.exists(t, b.keep, kept.ID) {
 				t.Fatalf("two days old under a ceiling of three: %v", err)
 			}
@@ -162,8 +163,8 @@ func TestPass(t *testing.T) {
 		})
 		t.Run("DeletedWorkspaceWaitsForItsRuns", func(t *testing.T) {
 			b := setup(t, st)
-			b.run(t, b.short, store.StatusCompleted)
-			running := b.run(t, b.short, store.StatusRunning)
+			b.run(t, b.short, domain.StatusCompleted)
+			running := b.run(t, b.short, domain.StatusRunning)
 			if _, err := st.WorkspaceDelete(ctx, b.short); err != nil {
 				t.Fatal(err)
 			}
@@ -174,7 +175,7 @@ func TestPass(t *testing.T) {
 			var cancels atomic.Int32
 			cancel := func(ctx context.Context, ws, id string) error {
 				cancels.Add(1)
-				_, err := st.ExecutionTransition(ctx, ws, id, store.StatusCancelled, store.ExecutionPatch{})
+				_, err := st.ExecutionTransition(ctx, ws, id, domain.StatusCancelled, domain.ExecutionPatch{})
 				return err
 			}
 			r, err = b.purger(Config{Now: time.Now, Cancel: cancel}).Pass(ctx)
@@ -194,7 +195,7 @@ func TestPass(t *testing.T) {
 func TestStartRunsOnlyWhileLeading(t *testing.T) {
 	forEachStore(t, func(t *testing.T, st *store.Store) {
 		b := setup(t, st)
-		x := b.run(t, b.short, store.StatusCompleted)
+		x := b.run(t, b.short, domain.StatusCompleted)
 		var leading atomic.Bool
 		p := b.purger(Config{Interval: 5 * time.Millisecond, Leader: leading.Load})
 		p.Start(context.Background())

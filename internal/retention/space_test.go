@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/dbtest"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -39,7 +40,7 @@ func TestSpaceComesBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	ws, err := st.WorkspaceCreate(ctx, &store.Workspace{Name: "space", Slug: "space-" + strings.ToLower(store.NewID()), RetentionDays: 7})
+	ws, err := st.WorkspaceCreate(ctx, &domain.Workspace{Name: "space", Slug: "space-" + strings.ToLower(store.NewID()), RetentionDays: 7})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/schemacheck"
 	"github.com/agentplane/agentplane/internal/store"
@@ -21,17 +22,17 @@ const phaseToolApproval = "tool_approval"
 // heldCalls returns the calls of a batch that wait for a reviewer: those config.approval.tools
 // says always for, and ask_user questions. Each carries its tool's input schema, against
 // which edited arguments are checked.
-func (r *run) heldCalls(calls []llm.ToolCall, tools *toolset) (held []store.PendingCall, questions []llm.ToolCall) {
+func (r *run) heldCalls(calls []llm.ToolCall, tools *toolset) (held []domain.PendingCall, questions []llm.ToolCall) {
 	for _, c := range calls {
 		if t, ok := tools.local[c.Name].(*askUserTool); ok && t != nil {
 			if q, _ := askArgs(c.Arguments); q != "" {
 				questions = append(questions, c)
-				held = append(held, store.PendingCall{CallID: c.ID, Name: c.Name, Arguments: c.Arguments, InputSchema: askUserSchema})
+				held = append(held, domain.PendingCall{CallID: c.ID, Name: c.Name, Arguments: c.Arguments, InputSchema: askUserSchema})
 			}
 			continue
 		}
 		if r.cfg.Approval.NeedsApproval(c.Name) {
-			held = append(held, store.PendingCall{CallID: c.ID, Name: c.Name, Arguments: c.Arguments, InputSchema: tools.schemaOf(c.Name)})
+			held = append(held, domain.PendingCall{CallID: c.ID, Name: c.Name, Arguments: c.Arguments, InputSchema: tools.schemaOf(c.Name)})
 		}
 	}
 	return held, questions
@@ -48,17 +49,17 @@ func (ts *toolset) schemaOf(name string) json.RawMessage {
 
 // holdCalls stops the pass with a batch of tool calls waiting for a reviewer: the batch
 // and the conversation so far are kept for the resume.
-func (r *run) holdCalls(msgs []llm.Message, calls []llm.ToolCall, iteration int, held []store.PendingCall, questions []llm.ToolCall) error {
+func (r *run) holdCalls(msgs []llm.Message, calls []llm.ToolCall, iteration int, held []domain.PendingCall, questions []llm.ToolCall) error {
 	r.state.Phase, r.state.Messages, r.state.Calls, r.state.Iteration = phaseToolApproval, msgs, calls, iteration
 	r.state.Checkpoint, r.state.Decided, r.state.Answer = "", nil, ""
 	names := make([]string, len(held))
 	for i, h := range held {
 		names[i] = h.Name
 	}
-	a := r.approval(store.ApprovalTools, "approval.tools", "The model called tools that need approval: "+strings.Join(names, ", ")+".",
+	a := r.approval(domain.ApprovalTools, "approval.tools", "The model called tools that need approval: "+strings.Join(names, ", ")+".",
 		map[string]any{"tool_calls": calls})
 	if len(questions) > 0 {
-		a.Kind, a.Checkpoint, a.Description = store.ApprovalQuestion, askUserName, "The agent asks the user a question."
+		a.Kind, a.Checkpoint, a.Description = domain.ApprovalQuestion, askUserName, "The agent asks the user a question."
 		var qs []string
 		for _, q := range questions {
 			text, choices := askArgs(q.Arguments)
@@ -71,12 +72,12 @@ func (r *run) holdCalls(msgs []llm.Message, calls []llm.ToolCall, iteration int,
 }
 
 // approval is a pending approval of the run, with the version's timeout.
-func (r *run) approval(kind, name, desc string, awaiting any) *store.Approval {
+func (r *run) approval(kind, name, desc string, awaiting any) *domain.Approval {
 	raw, _ := json.Marshal(awaiting)
-	a := &store.Approval{ID: store.NewID(), WorkspaceID: r.x.WorkspaceID, ExecutionID: r.x.ID, AgentID: r.x.AgentID,
+	a := &domain.Approval{ID: store.NewID(), WorkspaceID: r.x.WorkspaceID, ExecutionID: r.x.ID, AgentID: r.x.AgentID,
 		Kind: kind, Checkpoint: name, Description: desc, Awaiting: raw}
 	if ac := r.cfg.Approval; ac != nil && ac.TimeoutSeconds > 0 {
-		exp := store.TimeFromMillis(time.Now().Add(time.Duration(ac.TimeoutSeconds) * time.Second).UnixMilli())
+		exp := domain.TimeFromMillis(time.Now().Add(time.Duration(ac.TimeoutSeconds) * time.Second).UnixMilli())
 		a.ExpiresAt, a.OnTimeout = &exp, cmp.Or(ac.OnTimeout, "reject")
 	}
 	return a
@@ -84,7 +85,7 @@ func (r *run) approval(kind, name, desc string, awaiting any) *store.Approval {
 
 // pause announces the wait (an approval span and the approval_required frame) and stops
 // the pass; finish records the approval with the status change.
-func (r *run) pause(a *store.Approval) error {
+func (r *run) pause(a *domain.Approval) error {
 	sp := r.span("approval", "approval: "+a.Checkpoint, json.RawMessage(a.Awaiting))
 	r.end(sp, map[string]any{"status": "awaiting_approval", "approval_id": a.ID}, nil)
 	calls := make([]map[string]any, len(a.Calls))
@@ -92,7 +93,7 @@ func (r *run) pause(a *store.Approval) error {
 		calls[i] = map[string]any{"call_id": c.CallID, "name": c.Name, "arguments": c.Arguments}
 	}
 	frame := map[string]any{"execution_id": r.x.ID, "approval_id": a.ID, "kind": a.Kind, "calls": calls}
-	if a.Kind == store.ApprovalQuestion {
+	if a.Kind == domain.ApprovalQuestion {
 		frame["question"], frame["choices"] = a.Question, a.Choices
 	}
 	r.emit("approval_required", frame)
@@ -148,7 +149,7 @@ type Review struct {
 	// BeforeDecide, when set, runs inside the transaction that decides: an error undoes the
 	// decision. The answer of a chat message or a platform event records its Idempotency-Key
 	// or event key there, so a retried answer is recognised, not sent as a new turn.
-	BeforeDecide func(ctx context.Context, tx *store.Store, x *store.Execution) error
+	BeforeDecide func(ctx context.Context, tx *store.Store, x *domain.Execution) error
 	// timedOut: decided by the approval's timeout, which answers no question.
 	timedOut bool
 }
@@ -166,14 +167,14 @@ type CallDecision struct {
 // decisions. A decision for a call that is not pending, an unknown decision, edited arguments
 // that the tool's schema refuses, a question without an answer, or an answer to no question
 // is a *store.ValidationError.
-func (rv Review) decide(a *store.Approval) ([]store.PendingCall, error) {
+func (rv Review) decide(a *domain.Approval) ([]domain.PendingCall, error) {
 	invalid := func(field, format string, args ...any) error {
 		return &store.ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
 	}
 	switch {
-	case a.Kind == store.ApprovalQuestion && strings.TrimSpace(rv.Answer) == "" && !rv.timedOut:
+	case a.Kind == domain.ApprovalQuestion && strings.TrimSpace(rv.Answer) == "" && !rv.timedOut:
 		return nil, invalid("answer", "is required: execution %s waits for the answer to %q", a.ExecutionID, a.Question)
-	case a.Kind != store.ApprovalQuestion && rv.Answer != "":
+	case a.Kind != domain.ApprovalQuestion && rv.Answer != "":
 		return nil, invalid("answer", "execution %s asks no question (its approval is of kind %s)", a.ExecutionID, a.Kind)
 	case len(rv.Decisions) > 0 && len(a.Calls) == 0:
 		return nil, invalid("decisions", "execution %s has no pending tool calls to decide (its approval is of kind %s)", a.ExecutionID, a.Kind)
@@ -182,7 +183,7 @@ func (rv Review) decide(a *store.Approval) ([]store.PendingCall, error) {
 	seen := map[string]bool{}
 	for i, d := range rv.Decisions {
 		f := fmt.Sprintf("decisions[%d]", i)
-		k := slices.IndexFunc(calls, func(c store.PendingCall) bool { return c.CallID == d.CallID })
+		k := slices.IndexFunc(calls, func(c domain.PendingCall) bool { return c.CallID == d.CallID })
 		if k < 0 {
 			ids := make([]string, len(calls))
 			for j, c := range calls {
@@ -216,7 +217,7 @@ func (rv Review) decide(a *store.Approval) ([]store.PendingCall, error) {
 }
 
 // checkArguments checks edited arguments: a JSON object the tool's input schema accepts.
-func checkArguments(field string, c *store.PendingCall, args json.RawMessage) error {
+func checkArguments(field string, c *domain.PendingCall, args json.RawMessage) error {
 	var v any
 	if err := json.Unmarshal(args, &v); err != nil || args == nil {
 		return &store.ValidationError{Field: field, Message: fmt.Sprintf("edit of call %q needs arguments, a JSON object", c.CallID)}
@@ -238,7 +239,7 @@ func checkArguments(field string, c *store.PendingCall, args json.RawMessage) er
 }
 
 // resumeState is the run's state with a review's decisions, for the pass that resumes it.
-func resumeState(x *store.Execution, calls []store.PendingCall, rv Review) (json.RawMessage, error) {
+func resumeState(x *domain.Execution, calls []domain.PendingCall, rv Review) (json.RawMessage, error) {
 	var st runState
 	if len(x.State) > 0 {
 		if err := json.Unmarshal(x.State, &st); err != nil {
@@ -265,7 +266,7 @@ const expiredBatch = 100
 // transition an approve makes, so a timeout fires once even if two nodes led for a moment or
 // a reviewer decided at the same time.
 func (e *Engine) expireApprovals(ctx context.Context) error {
-	list, err := e.st.ApprovalsExpired(ctx, store.Now(), expiredBatch)
+	list, err := e.st.ApprovalsExpired(ctx, domain.Now(), expiredBatch)
 	if err != nil {
 		return err
 	}
@@ -277,7 +278,7 @@ func (e *Engine) expireApprovals(ctx context.Context) error {
 	return nil
 }
 
-func (e *Engine) expire(ctx context.Context, a *store.Approval) error {
+func (e *Engine) expire(ctx context.Context, a *domain.Approval) error {
 	const by = "timeout"
 	why := "no decision within config.approval.timeout_seconds"
 	rv := Review{Comment: "approved on timeout", DecidedBy: by, timedOut: true}

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // askUserName is the name the ask_user tool is offered under (config.ask_user).
@@ -26,7 +26,7 @@ func askUserSpec() llm.ToolSpec {
 // call itself always pauses the run first (see heldCalls).
 type askUserTool struct{ r *run }
 
-func (t *askUserTool) call(_ context.Context, c llm.ToolCall, sp *store.Span) (string, toolOutcome, error) {
+func (t *askUserTool) call(_ context.Context, c llm.ToolCall, sp *domain.Span) (string, toolOutcome, error) {
 	sp.Kind = "question"
 	q, _ := askArgs(c.Arguments)
 	if q == "" {

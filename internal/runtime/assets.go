@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentplane/agentplane/internal/assets"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/mcpclient"
 	"github.com/agentplane/agentplane/internal/store"
@@ -19,23 +20,23 @@ type producedMedia struct {
 	data     []byte
 	name     string
 	source   string
-	meta     store.JSONObject
+	meta     domain.JSONObject
 }
 
 // modelMedia are the media of a model's reply.
 func modelMedia(ms []llm.Media, model, provider string) []producedMedia {
 	out := make([]producedMedia, len(ms))
 	for i, m := range ms {
-		out[i] = producedMedia{mimeType: m.MimeType, data: m.Data, source: store.AssetSourceModel,
-			meta: store.JSONObject{"model": model, "provider": provider}}
+		out[i] = producedMedia{mimeType: m.MimeType, data: m.Data, source: domain.AssetSourceModel,
+			meta: domain.JSONObject{"model": model, "provider": provider}}
 	}
 	return out
 }
 
 // toolMedia are the media of an MCP tool's result: images and audio (source mcp) and
 // embedded files (source tool, named after their URI).
-func toolMedia(ms []mcpclient.Media, sp *store.Span) []producedMedia {
-	meta := store.JSONObject{}
+func toolMedia(ms []mcpclient.Media, sp *domain.Span) []producedMedia {
+	meta := domain.JSONObject{}
 	for _, k := range []string{"mcp_tool_id", "server", "tool"} {
 		if v, ok := sp.Attributes[k]; ok {
 			meta[k] = v
@@ -43,10 +44,10 @@ func toolMedia(ms []mcpclient.Media, sp *store.Span) []producedMedia {
 	}
 	out := make([]producedMedia, len(ms))
 	for i, m := range ms {
-		p := producedMedia{mimeType: m.MimeType, data: m.Data, source: store.AssetSourceMCP, meta: meta}
+		p := producedMedia{mimeType: m.MimeType, data: m.Data, source: domain.AssetSourceMCP, meta: meta}
 		if m.Kind == "resource" {
-			p.source = store.AssetSourceTool
-			p.meta = store.JSONObject{"uri": m.Name}
+			p.source = domain.AssetSourceTool
+			p.meta = domain.JSONObject{"uri": m.Name}
 			for k, v := range meta {
 				p.meta[k] = v
 			}
@@ -73,7 +74,7 @@ func fileName(uri string) string {
 // (attribute "assets") and what was skipped and why ("assets_skipped": past the quota, too
 // large, or the store failed); a thinking frame tells the stream either way. A skipped item
 // never fails the run. It returns, for each item, the note the model reads in its place.
-func (r *run) storeMedia(ctx context.Context, sp *store.Span, items []producedMedia) []string {
+func (r *run) storeMedia(ctx context.Context, sp *domain.Span, items []producedMedia) []string {
 	notes := make([]string, len(items))
 	var stored, skipped []any
 	for i, m := range items {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentplane/agentplane/internal/assets"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/mcpclient"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -26,15 +27,15 @@ func TestFileName(t *testing.T) {
 }
 
 func TestToolMedia(t *testing.T) {
-	sp := &store.Span{Attributes: store.JSONObject{"mcp_tool_id": "t1", "server": "Reports", "tool": "report"}}
+	sp := &domain.Span{Attributes: domain.JSONObject{"mcp_tool_id": "t1", "server": "Reports", "tool": "report"}}
 	got := toolMedia([]mcpclient.Media{
 		{Kind: "image", MimeType: "image/png", Data: []byte("p")},
 		{Kind: "resource", MimeType: "text/csv", Data: []byte("c"), Name: "file:///x/orders.csv"},
 	}, sp)
-	if got[0].source != store.AssetSourceMCP || got[0].name != "" || got[0].meta["tool"] != "report" {
+	if got[0].source != domain.AssetSourceMCP || got[0].name != "" || got[0].meta["tool"] != "report" {
 		t.Errorf("image %+v", got[0])
 	}
-	if got[1].source != store.AssetSourceTool || got[1].name != "orders.csv" || got[1].meta["uri"] != "file:///x/orders.csv" || got[1].meta["server"] != "Reports" {
+	if got[1].source != domain.AssetSourceTool || got[1].name != "orders.csv" || got[1].meta["uri"] != "file:///x/orders.csv" || got[1].meta["server"] != "Reports" {
 		t.Errorf("file %+v", got[1])
 	}
 	if _, ok := got[0].meta["uri"]; ok {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -40,7 +41,7 @@ type canceller struct {
 // recorded itself cancelled, so no model call starts after it. A run that ended otherwise
 // first is a *store.TransitionError naming how; a cancel decided on an awaiting_approval
 // execution that an approve moved first is a *store.ConflictError (one decision wins).
-func (e *Engine) Cancel(ctx context.Context, ws, id string) (*store.Execution, error) {
+func (e *Engine) Cancel(ctx context.Context, ws, id string) (*domain.Execution, error) {
 	c := &canceller{e: e, ws: ws, id: id, w: e.newWatch(id)}
 	defer c.w.close()
 	deadline := time.Now().Add(cancelWait)
@@ -67,37 +68,37 @@ func (e *Engine) Cancel(ctx context.Context, ws, id string) (*store.Execution, e
 }
 
 // step acts on the execution as last read.
-func (c *canceller) step(ctx context.Context, x *store.Execution) (*store.Execution, cancelNext, error) {
+func (c *canceller) step(ctx context.Context, x *domain.Execution) (*domain.Execution, cancelNext, error) {
 	switch {
-	case store.IsTerminal(x.Status):
+	case domain.IsTerminal(x.Status):
 		return c.ended(ctx, x)
-	case x.Status == store.StatusPending || x.Status == store.StatusAwaitingApproval:
+	case x.Status == domain.StatusPending || x.Status == domain.StatusAwaitingApproval:
 		return c.idle(ctx, x)
-	case x.Status == store.StatusRunning:
+	case x.Status == domain.StatusRunning:
 		return c.running(ctx, x)
 	}
 	return nil, cancelLater, nil
 }
 
 // ended answers for an execution that has ended: cancelled by this call, or otherwise first.
-func (c *canceller) ended(ctx context.Context, x *store.Execution) (*store.Execution, cancelNext, error) {
-	if x.Status == store.StatusCancelled && c.asked != "" {
+func (c *canceller) ended(ctx context.Context, x *domain.Execution) (*domain.Execution, cancelNext, error) {
+	if x.Status == domain.StatusCancelled && c.asked != "" {
 		c.e.cancelDescendants(ctx, c.ws, c.id)
 		return x, cancelDone, nil
 	}
-	return nil, cancelDone, &store.TransitionError{ID: c.id, From: x.Status, To: store.StatusCancelled}
+	return nil, cancelDone, &store.TransitionError{ID: c.id, From: x.Status, To: domain.StatusCancelled}
 }
 
 // idle closes an execution no run holds (queued, or waiting for approval).
-func (c *canceller) idle(ctx context.Context, x *store.Execution) (*store.Execution, cancelNext, error) {
-	err := c.e.closeDirect(ctx, x, store.MoveCancel, CodeCancelled, "execution cancelled", "cancelled", "", "", false)
+func (c *canceller) idle(ctx context.Context, x *domain.Execution) (*domain.Execution, cancelNext, error) {
+	err := c.e.closeDirect(ctx, x, domain.MoveCancel, CodeCancelled, "execution cancelled", "cancelled", "", "", false)
 	if err == nil {
 		return c.cancelled(ctx)
 	}
 	if !isTransition(err) {
 		return nil, cancelDone, err
 	}
-	if x.Status != store.StatusAwaitingApproval {
+	if x.Status != domain.StatusAwaitingApproval {
 		return nil, cancelAgain, nil // claimed meanwhile: cancel the run
 	}
 
@@ -106,15 +107,15 @@ func (c *canceller) idle(ctx context.Context, x *store.Execution) (*store.Execut
 	if err != nil {
 		return nil, cancelDone, err
 	}
-	if store.IsTerminal(now.Status) {
-		return nil, cancelDone, &store.TransitionError{ID: c.id, From: now.Status, To: store.StatusCancelled}
+	if domain.IsTerminal(now.Status) {
+		return nil, cancelDone, &store.TransitionError{ID: c.id, From: now.Status, To: domain.StatusCancelled}
 	}
 	return nil, cancelDone, &store.ConflictError{Message: fmt.Sprintf("execution %s was approved and is %s again; this cancel was decided on it waiting for approval: cancel again to stop it", c.id, now.Status)}
 }
 
 // running stops a run in progress: this node's through its context, a stopped node's by
 // closing its row here, a live node's by asking it.
-func (c *canceller) running(ctx context.Context, x *store.Execution) (*store.Execution, cancelNext, error) {
+func (c *canceller) running(ctx context.Context, x *domain.Execution) (*domain.Execution, cancelNext, error) {
 	e := c.e
 	owner := ""
 	if x.OwnerNode != nil {
@@ -131,7 +132,7 @@ func (c *canceller) running(ctx context.Context, x *store.Execution) (*store.Exe
 		// Its node stopped: close it here (unless the rescuer does first). On SQLite, one
 		// process, another node's run is a dead process's; a live one (two processes on one
 		// file, which is not supported) would find its writes fenced.
-		err := e.closeDirect(ctx, x, store.MoveCancel, CodeCancelled, "execution cancelled", "", "", "", e.cl != nil)
+		err := e.closeDirect(ctx, x, domain.MoveCancel, CodeCancelled, "execution cancelled", "", "", "", e.cl != nil)
 		if err == nil {
 			return c.cancelled(ctx)
 		}
@@ -151,7 +152,7 @@ func (c *canceller) running(ctx context.Context, x *store.Execution) (*store.Exe
 }
 
 // cancelled answers with the execution this call closed, its descendants cancelled too.
-func (c *canceller) cancelled(ctx context.Context) (*store.Execution, cancelNext, error) {
+func (c *canceller) cancelled(ctx context.Context) (*domain.Execution, cancelNext, error) {
 	c.e.cancelDescendants(ctx, c.ws, c.id)
 	x, err := c.e.st.ExecutionGet(context.WithoutCancel(ctx), c.ws, c.id)
 	return x, cancelDone, err
@@ -170,7 +171,7 @@ func (e *Engine) cancelOwned(id string) bool {
 
 // leaseExpired reports whether x's lease has run out (its node stopped renewing it). The
 // database's clock decides: the guarded write in closeDirect checks it again there.
-func (e *Engine) leaseExpired(x *store.Execution) bool {
+func (e *Engine) leaseExpired(x *domain.Execution) bool {
 	return x.LeaseExpiresAt == nil || time.UnixMilli(*x.LeaseExpiresAt).Before(time.Now().Add(-time.Second))
 }
 
@@ -181,10 +182,10 @@ func (e *Engine) cancelDescendants(ctx context.Context, ws, id string) {
 	if err != nil {
 		return
 	}
-	var walk func(n *store.ExecutionNode)
-	walk = func(n *store.ExecutionNode) {
+	var walk func(n *domain.ExecutionNode)
+	walk = func(n *domain.ExecutionNode) {
 		for _, c := range n.Children {
-			if !store.IsTerminal(c.Status) {
+			if !domain.IsTerminal(c.Status) {
 				if _, err := e.Cancel(ctx, ws, c.ID); err != nil && !isTransition(err) {
 					e.log.Warn("cancel child execution", "execution_id", c.ID, "error", err)
 				}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -18,11 +19,11 @@ func TestChatTurnIdempotencyKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop(e)
-	sess, err := st.ChatSessionCreate(ctx, &store.ChatSession{WorkspaceID: a.WorkspaceID, AgentID: a.ID})
+	sess, err := st.ChatSessionCreate(ctx, &domain.ChatSession{WorkspaceID: a.WorkspaceID, AgentID: a.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	submit := func(msgID string) (*store.Execution, *Waiter, error) {
+	submit := func(msgID string) (*domain.Execution, *Waiter, error) {
 		return e.Submit(ctx, SubmitRequest{WorkspaceID: a.WorkspaceID, Agent: a, VersionID: a.ActiveVersionID, Config: a.Config,
 			Input: map[string]any{"message": "hi"}, Source: "chat", TimeoutMS: 10_000,
 			Chat: &ChatTurn{SessionID: sess.ID, UserMessageID: msgID, Content: "hi", IdempotencyKey: "k", RequestHash: "h"}})
@@ -43,7 +44,7 @@ func TestChatTurnIdempotencyKey(t *testing.T) {
 	if _, _, err := submit("m3"); !errors.As(err, &used) {
 		t.Fatalf("submit after the turn ended: %v", err)
 	}
-	msgs, _, _ := st.ChatHistoryTail(ctx, a.WorkspaceID, sess.ID, func(*store.ChatMessage) bool { return true })
+	msgs, _, _ := st.ChatHistoryTail(ctx, a.WorkspaceID, sess.ID, func(*domain.ChatMessage) bool { return true })
 	if len(msgs) != 2 {
 		t.Fatalf("%d messages, want one turn", len(msgs))
 	}

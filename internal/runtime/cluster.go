@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/pgbus"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // Messages between the nodes of one PostgreSQL database travel over LISTEN/NOTIFY on one
@@ -47,13 +47,13 @@ const (
 )
 
 type message struct {
-	K  string        `json:"k"`
-	N  string        `json:"n,omitempty"`
-	X  string        `json:"x,omitempty"`
-	XS []string      `json:"xs,omitempty"`
-	O  string        `json:"o,omitempty"`
-	S  *int          `json:"s,omitempty"`
-	F  []store.Event `json:"f,omitempty"`
+	K  string         `json:"k"`
+	N  string         `json:"n,omitempty"`
+	X  string         `json:"x,omitempty"`
+	XS []string       `json:"xs,omitempty"`
+	O  string         `json:"o,omitempty"`
+	S  *int           `json:"s,omitempty"`
+	F  []domain.Event `json:"f,omitempty"`
 }
 
 // cluster connects an engine to the other nodes on its PostgreSQL database.
@@ -467,9 +467,9 @@ type Feed struct {
 	once sync.Once
 
 	mu      sync.Mutex
-	frames  []store.Event // in seq order, each once
-	stored  int           // frames up to it are stored (-1: no marker yet, rely on the store)
-	gen     uint64        // status messages received
+	frames  []domain.Event // in seq order, each once
+	stored  int            // frames up to it are stored (-1: no marker yet, rely on the store)
+	gen     uint64         // status messages received
 	changed chan struct{}
 }
 
@@ -496,7 +496,7 @@ func (f *Feed) Status() uint64 {
 // Frames returns the frames heard with seq greater than after, in order, and stored, the seq
 // up to which frames are in the store (read those first when stored > after). ready is false
 // until a stored marker arrived: until then only the store is complete.
-func (f *Feed) Frames(after int) (frames []store.Event, stored int, ready bool) {
+func (f *Feed) Frames(after int) (frames []domain.Event, stored int, ready bool) {
 	if f == nil || f.c == nil {
 		return nil, 0, false
 	}
@@ -542,7 +542,7 @@ func (f *Feed) reset() {
 	f.mu.Unlock()
 }
 
-func (f *Feed) add(stored *int, frames []store.Event) {
+func (f *Feed) add(stored *int, frames []domain.Event) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if stored != nil {
@@ -554,7 +554,7 @@ func (f *Feed) add(stored *int, frames []store.Event) {
 		case n == 0 || ev.Seq > f.frames[n-1].Seq:
 			f.frames = append(f.frames, ev)
 		default:
-			i, found := slices.BinarySearchFunc(f.frames, ev.Seq, func(a store.Event, seq int) int { return a.Seq - seq })
+			i, found := slices.BinarySearchFunc(f.frames, ev.Seq, func(a domain.Event, seq int) int { return a.Seq - seq })
 			if !found {
 				f.frames = slices.Insert(f.frames, i, ev)
 			}

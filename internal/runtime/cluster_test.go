@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
 // twoNodes starts two engines on one PostgreSQL schema, as two servers would run.
-func twoNodes(t *testing.T, ma, mb *testModel) (st *store.Store, a *store.Agent, na, nb *Engine) {
+func twoNodes(t *testing.T, ma, mb *testModel) (st *store.Store, a *domain.Agent, na, nb *Engine) {
 	t.Helper()
 	u := pgTestURL(t)
 	st = openPG(t, u)
@@ -69,7 +70,7 @@ func TestClusterCancel(t *testing.T) {
 	start := time.Now()
 	got, err := nb.Cancel(ctx, a.WorkspaceID, x.ID)
 	took := time.Since(start)
-	if err != nil || got.Status != store.StatusCancelled {
+	if err != nil || got.Status != domain.StatusCancelled {
 		t.Fatalf("cancel on the other node: %+v %v", got, err)
 	}
 	select {
@@ -77,7 +78,7 @@ func TestClusterCancel(t *testing.T) {
 	default:
 		t.Fatal("B answered before A's run stopped")
 	}
-	if final, _ := st.ExecutionGet(ctx, a.WorkspaceID, x.ID); final.Status != store.StatusCancelled {
+	if final, _ := st.ExecutionGet(ctx, a.WorkspaceID, x.ID); final.Status != domain.StatusCancelled {
 		t.Fatalf("recorded %s", final.Status)
 	}
 	t.Logf("cancel across nodes answered in %s", took)
@@ -97,7 +98,7 @@ func TestClusterApprove(t *testing.T) {
 	if err != nil || resumed.OwnerNode == nil || *resumed.OwnerNode != nb.node || resumed.Attempt != 2 {
 		t.Fatalf("approve on B: %+v %v", resumed, err)
 	}
-	done := waitStatus(t, st, gate.WorkspaceID, x.ID, store.StatusCompleted)
+	done := waitStatus(t, st, gate.WorkspaceID, x.ID, domain.StatusCompleted)
 	evs, _ := st.EventList(ctx, done.ID, 0)
 	for i := 1; i < len(evs); i++ {
 		if evs[i].Seq <= evs[i-1].Seq {
@@ -127,9 +128,9 @@ func TestClusterFollow(t *testing.T) {
 	feed := nb.Follow(x.ID)
 	defer feed.Close()
 	status := feed.Status()
-	var got []store.Event
+	var got []domain.Event
 	sent := 0
-	deliver := func(evs []store.Event) bool {
+	deliver := func(evs []domain.Event) bool {
 		for _, ev := range evs {
 			if ev.Seq <= sent {
 				continue
@@ -227,7 +228,7 @@ func TestClusterRescue(t *testing.T) {
 		}
 	}
 	x, _ := st.ExecutionGet(ctx, a.WorkspaceID, dead.ID)
-	if x.Status != store.StatusFailed {
+	if x.Status != domain.StatusFailed {
 		t.Fatalf("rescued run: %+v", x)
 	}
 	if _, code := terminalFrame(t, st, dead.ID); code != CodeInterrupted {
@@ -247,7 +248,7 @@ func TestClusterLeaderFailover(t *testing.T) {
 	stop(leader)
 	dead := ownedRun(t, st, a, "dead-node", 50*time.Millisecond, true, "")
 	// The other node's leader loop takes the lock within a rescue interval and rescues it.
-	x := waitStatus(t, st, a.WorkspaceID, dead.ID, store.StatusFailed)
+	x := waitStatus(t, st, a.WorkspaceID, dead.ID, domain.StatusFailed)
 	if x.Error == nil || !strings.Contains(*x.Error, other.node) {
 		t.Fatalf("rescued by %v, want %s", x.Error, other.node)
 	}

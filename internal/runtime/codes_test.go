@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -28,7 +29,7 @@ func terminalFrame(t *testing.T, st *store.Store, id string) (message, code stri
 }
 
 // submitWith starts a run of a with cfg and waits for it to stop.
-func submitWith(t *testing.T, e *Engine, a *store.Agent, cfg *store.AgentConfig, async bool) *store.Execution {
+func submitWith(t *testing.T, e *Engine, a *domain.Agent, cfg *domain.AgentConfig, async bool) *domain.Execution {
 	t.Helper()
 	x, run, err := e.Submit(context.Background(), SubmitRequest{WorkspaceID: a.WorkspaceID, Agent: a, Config: cfg,
 		Input: map[string]any{"message": "hello there"}, Source: "api", TimeoutMS: 10_000, Async: async})
@@ -72,16 +73,16 @@ func TestTerminalErrorCodes(t *testing.T) {
 		}
 	}
 
-	x := submitWith(t, e, a, &store.AgentConfig{Model: "gpt-4o-mini", Simulation: &store.Simulation{Fail: &store.SimFail{All: true}}}, false)
+	x := submitWith(t, e, a, &domain.AgentConfig{Model: "gpt-4o-mini", Simulation: &domain.Simulation{Fail: &domain.SimFail{All: true}}}, false)
 	check("failed", x.ID, CodeFailed)
 
-	x = submitWith(t, e, a, &store.AgentConfig{Model: "gpt-4o-mini", RequestTimeoutMS: 20, Simulation: &store.Simulation{LatencyMS: 200}}, false)
+	x = submitWith(t, e, a, &domain.AgentConfig{Model: "gpt-4o-mini", RequestTimeoutMS: 20, Simulation: &domain.Simulation{LatencyMS: 200}}, false)
 	check("timeout", x.ID, CodeTimeout)
 	if msg, _ := terminalFrame(t, st, x.ID); msg == "" {
 		t.Error("timeout without a message")
 	}
 
-	slow := &store.AgentConfig{Model: "gpt-4o-mini", Simulation: &store.Simulation{LatencyMS: 200}}
+	slow := &domain.AgentConfig{Model: "gpt-4o-mini", Simulation: &domain.Simulation{LatencyMS: 200}}
 	x, _, err := e.Submit(ctx, SubmitRequest{WorkspaceID: a.WorkspaceID, Agent: a, Config: slow, Input: map[string]any{"message": "slow"}, Source: "api", TimeoutMS: 10_000})
 	if err != nil {
 		t.Fatal(err)
@@ -91,16 +92,16 @@ func TestTerminalErrorCodes(t *testing.T) {
 	}
 	check("cancelled running", x.ID, CodeCancelled)
 
-	gate := &store.AgentConfig{Model: "gpt-4o-mini", Approval: &store.ApprovalConfig{Checkpoints: []store.Checkpoint{{Name: "review", When: "before_output"}}}}
+	gate := &domain.AgentConfig{Model: "gpt-4o-mini", Approval: &domain.ApprovalConfig{Checkpoints: []domain.Checkpoint{{Name: "review", When: "before_output"}}}}
 	x = submitWith(t, e, a, gate, false)
-	wait(x.ID, store.StatusAwaitingApproval)
+	wait(x.ID, domain.StatusAwaitingApproval)
 	if _, err := e.Deny(ctx, a.WorkspaceID, x.ID, "no", ""); err != nil {
 		t.Fatal(err)
 	}
 	check("rejected", x.ID, CodeRejected)
 
 	x = submitWith(t, e, a, gate, false)
-	wait(x.ID, store.StatusAwaitingApproval)
+	wait(x.ID, domain.StatusAwaitingApproval)
 	if _, err := e.Cancel(ctx, a.WorkspaceID, x.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestInterruptedCodes(t *testing.T) {
 	if err := e.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	slow := &store.AgentConfig{Model: "gpt-4o-mini", Simulation: &store.Simulation{LatencyMS: 500}}
+	slow := &domain.AgentConfig{Model: "gpt-4o-mini", Simulation: &domain.Simulation{LatencyMS: 500}}
 	x, run, err := e.Submit(ctx, SubmitRequest{WorkspaceID: a.WorkspaceID, Agent: a, Config: slow, Input: map[string]any{"message": "cut"}, Source: "api", TimeoutMS: 10_000})
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +149,7 @@ func TestInterruptedCodes(t *testing.T) {
 func TestSubscriptionEndedBy(t *testing.T) {
 	h := newHub()
 	tp := h.open("w", "x", 0)
-	tp.publish(store.Event{Seq: 1, Event: "content", Data: json.RawMessage(`{"content":"a"}`)})
+	tp.publish(domain.Event{Seq: 1, Event: "content", Data: json.RawMessage(`{"content":"a"}`)})
 	sub, ok := h.Subscribe("x")
 	if !ok {
 		t.Fatal("not live")
@@ -157,7 +158,7 @@ func TestSubscriptionEndedBy(t *testing.T) {
 	if sub.EndedBy(1) || sub.EndedBy(5) {
 		t.Fatal("ended before its terminal frame")
 	}
-	tp.publish(store.Event{Seq: 2, Event: "error", Data: errorFrame("boom", CodeFailed)})
+	tp.publish(domain.Event{Seq: 2, Event: "error", Data: errorFrame("boom", CodeFailed)})
 	if sub.EndedBy(1) || !sub.EndedBy(2) || !sub.EndedBy(3) {
 		t.Fatal("EndedBy wrong around the terminal frame")
 	}

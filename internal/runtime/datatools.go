@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/datasource"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -30,7 +31,7 @@ var errNoExecutor = errors.New("this server has no data source executor; data so
 // dataTool is one data source as a tool.
 type dataTool struct {
 	r  *run
-	ds *store.DataSource
+	ds *domain.DataSource
 }
 
 // dataTools loads the version's data sources and describes each as a tool. A data source
@@ -101,7 +102,7 @@ var dialectNotes = map[string]string{
 }
 
 // describeSource is a query tool's description: what it queries, how, and its tables.
-func describeSource(ds *store.DataSource, tables []datasource.Table, catalogErr error) string {
+func describeSource(ds *domain.DataSource, tables []datasource.Table, catalogErr error) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Queries the data source %q", ds.Name)
 	if d := strings.TrimSpace(ds.Description); d != "" {
@@ -166,7 +167,7 @@ type queryColumn struct {
 // call runs the model's query. What the data source refuses (a write, a timeout, a bad
 // statement) and what cannot run (the source unreachable) go back to the model as an error
 // result; only the run's own end is an error.
-func (t *dataTool) call(ctx context.Context, c llm.ToolCall, sp *store.Span) (string, toolOutcome, error) {
+func (t *dataTool) call(ctx context.Context, c llm.ToolCall, sp *domain.Span) (string, toolOutcome, error) {
 	sp.Attributes["data_source_id"], sp.Attributes["data_source"] = t.ds.ID, t.ds.Name
 	if t.r.e.sources == nil {
 		return errNoExecutor.Error(), toolFailed, nil

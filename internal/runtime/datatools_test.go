@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/agentplane/agentplane/internal/datasource"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 func TestDataToolName(t *testing.T) {
@@ -31,7 +31,7 @@ func TestDataToolName(t *testing.T) {
 // TestDescribeSource: the description lists tables and columns, bounded in size, and says
 // when the catalog could not be read.
 func TestDescribeSource(t *testing.T) {
-	ds := &store.DataSource{Name: "Orders", Type: "postgres", Description: "The orders replica"}
+	ds := &domain.DataSource{Name: "Orders", Type: "postgres", Description: "The orders replica"}
 	tables := []datasource.Table{{Name: "orders", Columns: []datasource.Field{{Name: "id", Type: "integer"}, {Name: "status", Type: "text"}}}}
 	d := describeSource(ds, tables, nil)
 	for _, part := range []string{`"Orders"`, "The orders replica", "$1, $2", "\n- orders(id integer, status text)"} {

@@ -14,6 +14,7 @@ import (
 	"github.com/agentplane/agentplane/internal/assets"
 	"github.com/agentplane/agentplane/internal/blob"
 	"github.com/agentplane/agentplane/internal/datasource"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/modelhealth"
 	"github.com/agentplane/agentplane/internal/store"
@@ -150,8 +151,8 @@ type handle struct {
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
 	done    chan struct{}
-	attempt int              // the pass of the row this handle runs (see store.Owner)
-	result  *store.Execution // the execution as its run left it; set before done is closed
+	attempt int               // the pass of the row this handle runs (see store.Owner)
+	result  *domain.Execution // the execution as its run left it; set before done is closed
 	// finishing is set when the pass starts writing its outcome: its row leaves running
 	// then, which the heartbeat must not take for a lost lease.
 	finishing atomic.Bool
@@ -165,7 +166,7 @@ func (w *Waiter) Done() <-chan struct{} { return w.h.done }
 
 // Result is the execution as the run left it, once Done is closed; nil if it could not be
 // recorded (read it from the store then).
-func (w *Waiter) Result() *store.Execution { return w.h.result }
+func (w *Waiter) Result() *domain.Execution { return w.h.result }
 
 // New returns an engine; call Start before submitting.
 func New(cfg Config) *Engine {
@@ -299,8 +300,8 @@ func (e *Engine) queued() {
 }
 
 // claim is this node's claim on a new pass.
-func (e *Engine) claim() store.Claim {
-	return store.Claim{Node: e.node, Lease: e.lease, SeqBlock: seqBlock}
+func (e *Engine) claim() domain.Claim {
+	return domain.Claim{Node: e.node, Lease: e.lease, SeqBlock: seqBlock}
 }
 
 // pollInterval is how often an idle node looks at the queue when nothing woke it: a run
@@ -328,9 +329,9 @@ func (e *Engine) claimNext() (*claimed, error) {
 // SubmitRequest describes a new execution.
 type SubmitRequest struct {
 	WorkspaceID string
-	Agent       *store.Agent
-	VersionID   *string            // the version run; nil with Config for a playground run
-	Config      *store.AgentConfig // the configuration run
+	Agent       *domain.Agent
+	VersionID   *string             // the version run; nil with Config for a playground run
+	Config      *domain.AgentConfig // the configuration run
 	Input       map[string]any
 	Metadata    map[string]any
 	Source      string
@@ -351,7 +352,7 @@ type SubmitRequest struct {
 	// anything else is written (x has its id): the API checks the plan limits there, under a
 	// per-workspace lock, and links an Idempotency-Key to x. Its error rolls everything back
 	// and is Submit's error.
-	BeforeCreate func(ctx context.Context, tx *store.Store, x *store.Execution) error
+	BeforeCreate func(ctx context.Context, tx *store.Store, x *domain.Execution) error
 }
 
 // ChatTurn is a user message sent to a session.
@@ -379,7 +380,7 @@ type Conversation struct {
 // Submit records a new execution and starts it: async ones are queued (status pending),
 // others start at once in the background. done is closed when the run stops (terminal or
 // awaiting approval); it is nil for async executions.
-func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*store.Execution, *Waiter, error) {
+func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*domain.Execution, *Waiter, error) {
 	var pre *prepared
 	if req.Config != nil {
 		// A run that cannot reach its model is refused before anything is recorded. A run
@@ -399,11 +400,11 @@ func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*store.Executio
 			return nil, nil, err
 		}
 	}
-	x := &store.Execution{ID: store.NewID(), WorkspaceID: req.WorkspaceID, AgentID: req.Agent.ID, AgentVersionID: req.VersionID,
-		Source: req.Source, Input: req.Input, Metadata: req.Metadata, Config: req.Config, TimeoutMS: req.TimeoutMS, Status: store.StatusRunning,
+	x := &domain.Execution{ID: store.NewID(), WorkspaceID: req.WorkspaceID, AgentID: req.Agent.ID, AgentVersionID: req.VersionID,
+		Source: req.Source, Input: req.Input, Metadata: req.Metadata, Config: req.Config, TimeoutMS: req.TimeoutMS, Status: domain.StatusRunning,
 		UserID: req.UserID, EndUserID: req.EndUserID}
 	if req.Async {
-		x.Status = store.StatusPending
+		x.Status = domain.StatusPending
 	} else {
 		// A sync run's caller waits on this node: were the node to stop, the run fails
 		// rather than running again elsewhere, so its row is marked as having reached its
@@ -413,10 +414,10 @@ func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*store.Executio
 		x.Claim = &c
 	}
 	if x.Input == nil {
-		x.Input = store.JSONObject{}
+		x.Input = domain.JSONObject{}
 	}
 	if x.Metadata == nil {
-		x.Metadata = store.JSONObject{}
+		x.Metadata = domain.JSONObject{}
 	}
 	state := &runState{}
 	if c := req.Chat; c != nil {
@@ -425,8 +426,8 @@ func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*store.Executio
 	}
 	state.Conversation = req.Conversation
 	x.State, _ = json.Marshal(state)
-	tr := &store.Trace{WorkspaceID: req.WorkspaceID, ExecutionID: &x.ID, AgentID: &req.Agent.ID, SessionID: x.SessionID,
-		Name: req.Agent.Name, Metadata: store.JSONObject{"source": req.Source}}
+	tr := &domain.Trace{WorkspaceID: req.WorkspaceID, ExecutionID: &x.ID, AgentID: &req.Agent.ID, SessionID: x.SessionID,
+		Name: req.Agent.Name, Metadata: domain.JSONObject{"source": req.Source}}
 	if !req.Async {
 		// The row is this node's from its insert: its handle is registered before anyone
 		// needing to find it (a cancel, the heartbeat) can look.
@@ -440,7 +441,7 @@ func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*store.Executio
 		}
 		if c := req.Chat; c != nil {
 			if c.IdempotencyKey != "" {
-				ref := store.ChatTurnRef{ExecutionID: x.ID, UserMessageID: c.UserMessageID}
+				ref := domain.ChatTurnRef{ExecutionID: x.ID, UserMessageID: c.UserMessageID}
 				if err := tx.ChatTurnClaim(ctx, req.WorkspaceID, c.IdempotencyKey, c.RequestHash, ref); err != nil {
 					return err
 				}
@@ -470,13 +471,13 @@ func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*store.Executio
 // prepared is what Submit resolved for a run that starts at once: its model entry and
 // where its model calls go.
 type prepared struct {
-	model *store.LLMModel
+	model *domain.LLMModel
 	route *Route
 }
 
 // start runs an execution this node owns in the background, tracked for Stop. agent and
 // pre may be nil. The caller is claiming (see registry).
-func (e *Engine) start(x *store.Execution, agent *store.Agent, pre *prepared) *Waiter {
+func (e *Engine) start(x *domain.Execution, agent *domain.Agent, pre *prepared) *Waiter {
 	h := e.register(e.ctx, x)
 	e.wg.Go(func() { e.runRegistered(x, agent, h, pre) })
 	return &Waiter{h: h}
@@ -484,7 +485,7 @@ func (e *Engine) start(x *store.Execution, agent *store.Agent, pre *prepared) *W
 
 // register makes the handle of a pass over x, which this node owns; the caller is claiming
 // (see registry).
-func (e *Engine) register(parent context.Context, x *store.Execution) *handle {
+func (e *Engine) register(parent context.Context, x *domain.Execution) *handle {
 	ctx, cancel := context.WithCancelCause(parent)
 	h := &handle{ctx: ctx, cancel: cancel, done: make(chan struct{}), attempt: x.Attempt}
 	e.runs.add(x.ID, h)
@@ -500,7 +501,7 @@ func (e *Engine) changed(id string) {
 	}
 }
 
-func (e *Engine) runRegistered(x *store.Execution, agent *store.Agent, h *handle, pre *prepared) {
+func (e *Engine) runRegistered(x *domain.Execution, agent *domain.Agent, h *handle, pre *prepared) {
 	ctx := h.ctx
 	defer func() {
 		h.cancel(nil)
@@ -511,9 +512,9 @@ func (e *Engine) runRegistered(x *store.Execution, agent *store.Agent, h *handle
 }
 
 // runPipeline runs a pass and records its outcome, returning the execution as recorded.
-func (e *Engine) runPipeline(ctx context.Context, h *handle, x *store.Execution, agent *store.Agent, pre *prepared) *store.Execution {
+func (e *Engine) runPipeline(ctx context.Context, h *handle, x *domain.Execution, agent *domain.Agent, pre *prepared) *domain.Execution {
 	r := &run{e: e, x: x, cfg: x.Config, state: &runState{}, started: time.Now(), flushed: time.Now(),
-		owner: store.Owner{Node: e.node, Attempt: x.Attempt}, stop: h.cancel}
+		owner: domain.Owner{Node: e.node, Attempt: x.Attempt}, stop: h.cancel}
 	// The pass took a block of frame ids above every id an earlier pass may have sent.
 	r.seq, r.reserved = max(x.SeqReserved-seqBlock, 0), x.SeqReserved
 	r.modelCalled = x.ModelCalled // written with the row (see store.Claim.ModelCalled)
@@ -580,19 +581,19 @@ func (e *Engine) runPipeline(ctx context.Context, h *handle, x *store.Execution,
 	if final.DurationMS != nil {
 		e.reportEnd(context.WithoutCancel(ctx), x, r.cfg, final.Status, *final.DurationMS, r.agent, r.route)
 	}
-	if final.Status == store.StatusPending {
+	if final.Status == domain.StatusPending {
 		e.queued() // drained: another node may take it
 	}
-	if store.IsTerminal(final.Status) && x.ParentID != nil {
+	if domain.IsTerminal(final.Status) && x.ParentID != nil {
 		e.resumeParent(x.WorkspaceID, *x.ParentID)
 	}
 	return final
 }
 
 // versionConfig returns a version's configuration; versions are immutable, so it is cached.
-func (e *Engine) versionConfig(ctx context.Context, ws, agentID, versionID string) *store.AgentConfig {
+func (e *Engine) versionConfig(ctx context.Context, ws, agentID, versionID string) *domain.AgentConfig {
 	if v, ok := e.versions.Load(versionID); ok {
-		return v.(*store.AgentConfig)
+		return v.(*domain.AgentConfig)
 	}
 	v, err := e.st.AgentVersionGet(ctx, ws, agentID, versionID)
 	if err != nil {
@@ -606,13 +607,13 @@ func (e *Engine) versionConfig(ctx context.Context, ws, agentID, versionID strin
 func (e *Engine) resumeParent(ws, parentID string) {
 	ctx := context.WithoutCancel(e.ctx)
 	p, err := e.st.ExecutionGet(ctx, ws, parentID)
-	if err != nil || p.Status != store.StatusAwaitingApproval || waitingChild(p) == "" {
+	if err != nil || p.Status != domain.StatusAwaitingApproval || waitingChild(p) == "" {
 		return
 	}
 	c := e.claim()
 	defer e.runs.claiming()()
-	x, err := e.st.ExecutionTransition(ctx, ws, parentID, store.MoveResume.Status(),
-		store.ExecutionPatch{Move: store.MoveResume, From: store.StatusAwaitingApproval, Claim: &c})
+	x, err := e.st.ExecutionTransition(ctx, ws, parentID, domain.MoveResume.Status(),
+		domain.ExecutionPatch{Move: domain.MoveResume, From: domain.StatusAwaitingApproval, Claim: &c})
 	if err != nil {
 		return // another path moved it first
 	}
@@ -621,7 +622,7 @@ func (e *Engine) resumeParent(ws, parentID string) {
 }
 
 // waitingChild returns the child execution a run waits for, if it waits for one.
-func waitingChild(x *store.Execution) string {
+func waitingChild(x *domain.Execution) string {
 	var st runState
 	if len(x.State) == 0 || json.Unmarshal(x.State, &st) != nil || st.Phase != "await_child" {
 		return ""
@@ -633,7 +634,7 @@ func waitingChild(x *store.Execution) string {
 }
 
 // runChild creates and runs a child execution of parent inline, returning it finished.
-func (e *Engine) runChild(ctx context.Context, parent *store.Execution, agentID string, input map[string]any) (*store.Execution, error) {
+func (e *Engine) runChild(ctx context.Context, parent *domain.Execution, agentID string, input map[string]any) (*domain.Execution, error) {
 	a, err := e.st.AgentGet(ctx, parent.WorkspaceID, agentID)
 	if err != nil {
 		return nil, err
@@ -642,12 +643,12 @@ func (e *Engine) runChild(ctx context.Context, parent *store.Execution, agentID 
 		return nil, fmt.Errorf("sub-agent %s has no active version", agentID)
 	}
 	c := e.claim()
-	x := &store.Execution{ID: store.NewID(), WorkspaceID: parent.WorkspaceID, AgentID: a.ID, AgentVersionID: a.ActiveVersionID,
-		ParentID: &parent.ID, RootID: parent.RootID, SessionID: parent.SessionID, Source: "agent", Status: store.StatusRunning,
+	x := &domain.Execution{ID: store.NewID(), WorkspaceID: parent.WorkspaceID, AgentID: a.ID, AgentVersionID: a.ActiveVersionID,
+		ParentID: &parent.ID, RootID: parent.RootID, SessionID: parent.SessionID, Source: "agent", Status: domain.StatusRunning,
 		UserID: parent.UserID, EndUserID: parent.EndUserID, Claim: &c,
-		Input: input, Metadata: store.JSONObject{"parent_id": parent.ID}, Config: a.Config, TimeoutMS: parent.TimeoutMS}
-	tr := &store.Trace{WorkspaceID: parent.WorkspaceID, ExecutionID: &x.ID, AgentID: &a.ID, SessionID: parent.SessionID, Name: a.Name,
-		Metadata: store.JSONObject{"source": "agent", "parent_execution_id": parent.ID}}
+		Input: input, Metadata: domain.JSONObject{"parent_id": parent.ID}, Config: a.Config, TimeoutMS: parent.TimeoutMS}
+	tr := &domain.Trace{WorkspaceID: parent.WorkspaceID, ExecutionID: &x.ID, AgentID: &a.ID, SessionID: parent.SessionID, Name: a.Name,
+		Metadata: domain.JSONObject{"source": "agent", "parent_execution_id": parent.ID}}
 	release := e.runs.claiming()
 	if err := e.st.ExecutionCreate(ctx, x, tr); err != nil {
 		release()
@@ -668,7 +669,7 @@ func withDepth(ctx context.Context, d int) context.Context {
 func depthFrom(ctx context.Context) int { d, _ := ctx.Value(depthKey{}).(int); return d }
 
 // Approve resumes an execution waiting at a checkpoint, approving every pending call.
-func (e *Engine) Approve(ctx context.Context, ws, id, comment string) (*store.Execution, error) {
+func (e *Engine) Approve(ctx context.Context, ws, id, comment string) (*domain.Execution, error) {
 	return e.Decide(ctx, ws, id, Review{Comment: comment})
 }
 
@@ -676,17 +677,17 @@ func (e *Engine) Approve(ctx context.Context, ws, id, comment string) (*store.Ex
 // lease of its own: pending tool calls approved, rejected or edited, a question answered. A
 // review that does not fit the pending approval is a *store.ValidationError; one that loses
 // to a cancel or deny decided first is a *store.TransitionError.
-func (e *Engine) Decide(ctx context.Context, ws, id string, rv Review) (*store.Execution, error) {
+func (e *Engine) Decide(ctx context.Context, ws, id string, rv Review) (*domain.Execution, error) {
 	cur, err := e.st.ExecutionGet(ctx, ws, id)
 	if err != nil {
 		return nil, err
 	}
-	if child := waitingChild(cur); child != "" && cur.Status == store.StatusAwaitingApproval {
+	if child := waitingChild(cur); child != "" && cur.Status == domain.StatusAwaitingApproval {
 		return nil, &store.ConflictError{Message: fmt.Sprintf("execution %s is waiting for its sub-agent execution %s; approve or deny that one", id, child)}
 	}
-	patch := store.ExecutionPatch{Move: store.MoveResume, From: store.StatusAwaitingApproval}
-	decision := store.ApprovalDecision{Status: "approved", Comment: rv.Comment, DecidedBy: rv.DecidedBy, Answer: rv.Answer}
-	if cur.Status == store.StatusAwaitingApproval {
+	patch := domain.ExecutionPatch{Move: domain.MoveResume, From: domain.StatusAwaitingApproval}
+	decision := domain.ApprovalDecision{Status: "approved", Comment: rv.Comment, DecidedBy: rv.DecidedBy, Answer: rv.Answer}
+	if cur.Status == domain.StatusAwaitingApproval {
 		pending, err := e.st.ApprovalPending(ctx, ws, id)
 		if err != nil {
 			return nil, err
@@ -706,10 +707,10 @@ func (e *Engine) Decide(ctx context.Context, ws, id string, rv Review) (*store.E
 	c := e.claim()
 	patch.Claim = &c
 	defer e.runs.claiming()()
-	var x *store.Execution
+	var x *domain.Execution
 	err = e.st.InTx(ctx, func(tx *store.Store) error {
 		var err error
-		if x, err = tx.ExecutionTransition(ctx, ws, id, store.MoveResume.Status(), patch); err != nil {
+		if x, err = tx.ExecutionTransition(ctx, ws, id, domain.MoveResume.Status(), patch); err != nil {
 			return err
 		}
 		if rv.BeforeDecide != nil {
@@ -729,19 +730,19 @@ func (e *Engine) Decide(ctx context.Context, ws, id string, rv Review) (*store.E
 }
 
 // Deny ends an execution waiting for approval as rejected; decidedBy says who decided.
-func (e *Engine) Deny(ctx context.Context, ws, id, reason, decidedBy string) (*store.Execution, error) {
+func (e *Engine) Deny(ctx context.Context, ws, id, reason, decidedBy string) (*domain.Execution, error) {
 	x, err := e.st.ExecutionGet(ctx, ws, id)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := store.MoveTo(x, store.MoveReject); err != nil {
+	if _, err := store.MoveTo(x, domain.MoveReject); err != nil {
 		return nil, err
 	}
 	msg := "rejected at approval"
 	if reason != "" {
 		msg += ": " + reason
 	}
-	if err := e.closeDirect(ctx, x, store.MoveReject, CodeRejected, msg, "denied", reason, decidedBy, false); err != nil {
+	if err := e.closeDirect(ctx, x, domain.MoveReject, CodeRejected, msg, "denied", reason, decidedBy, false); err != nil {
 		return nil, err
 	}
 	return e.st.ExecutionGet(ctx, ws, id)
@@ -752,12 +753,12 @@ func (e *Engine) Deny(ctx context.Context, ws, id, reason, decidedBy string) (*s
 // change, its terminal error frame, the trace, the approval decision and the chat session's
 // release, in one transaction. code is the terminal frame's code. The frame's id is above
 // every id a pass may have sent.
-func (e *Engine) closeDirect(ctx context.Context, x *store.Execution, m store.ExecutionMove, code, msg, approval, reason, decidedBy string, expired bool) error {
+func (e *Engine) closeDirect(ctx context.Context, x *domain.Execution, m domain.ExecutionMove, code, msg, approval, reason, decidedBy string, expired bool) error {
 	to, err := store.MoveTo(x, m)
 	if err != nil {
 		return err
 	}
-	now := store.Now()
+	now := domain.Now()
 	dur := now.Sub(x.CreatedAt.Time).Milliseconds()
 	err = e.st.InTx(ctx, func(tx *store.Store) error {
 		last, err := tx.EventLastSeq(ctx, x.ID)
@@ -768,19 +769,19 @@ func (e *Engine) closeDirect(ctx context.Context, x *store.Execution, m store.Ex
 		// Only from the status (and pass) x was read in: a run claimed meanwhile is not closed
 		// under its feet.
 		attempt := x.Attempt
-		patch := store.ExecutionPatch{Move: m, Error: &msg, CompletedAt: &now, DurationMS: &dur, ClearState: true, From: x.Status,
+		patch := domain.ExecutionPatch{Move: m, Error: &msg, CompletedAt: &now, DurationMS: &dur, ClearState: true, From: x.Status,
 			SeqUsed: &seq, Attempt: &attempt, LeaseExpired: expired}
 		if _, err := tx.ExecutionTransition(ctx, x.WorkspaceID, x.ID, to, patch); err != nil {
 			return err
 		}
-		if err := tx.EventAppend(ctx, x.ID, []store.Event{{Seq: seq, Event: "error", Data: errorFrame(msg, code)}}); err != nil {
+		if err := tx.EventAppend(ctx, x.ID, []domain.Event{{Seq: seq, Event: "error", Data: errorFrame(msg, code)}}); err != nil {
 			return err
 		}
 		if err := tx.TraceFinish(ctx, x.WorkspaceID, x.TraceID, to, x.TokenUsage, x.Cost, now, dur); err != nil {
 			return err
 		}
 		if approval != "" {
-			if _, err := tx.ApprovalDecide(ctx, x.WorkspaceID, x.ID, store.ApprovalDecision{Status: approval, Reason: reason, DecidedBy: decidedBy}); err != nil {
+			if _, err := tx.ApprovalDecide(ctx, x.WorkspaceID, x.ID, domain.ApprovalDecision{Status: approval, Reason: reason, DecidedBy: decidedBy}); err != nil {
 				return err
 			}
 		}
@@ -831,16 +832,16 @@ func (e *Engine) Follow(id string) *Feed {
 func (e *Engine) Models() string { return e.router.Mode() }
 
 // ValidateCredential checks a credential against its service.
-func (e *Engine) ValidateCredential(ctx context.Context, ws string, c *store.Credential) (*Validation, error) {
+func (e *Engine) ValidateCredential(ctx context.Context, ws string, c *domain.Credential) (*Validation, error) {
 	return e.router.Validate(ctx, ws, c)
 }
 
 // model returns the catalog or workspace entry of a model id, nil when there is none.
 // Catalog entries are cached for the engine's life: they are read-only, and a workspace
 // cannot register a catalog id, so a cached entry is always the one a lookup would find.
-func (e *Engine) model(ctx context.Context, ws, id string) (*store.LLMModel, error) {
+func (e *Engine) model(ctx context.Context, ws, id string) (*domain.LLMModel, error) {
 	if v, ok := e.catalog.Load(id); ok {
-		return v.(*store.LLMModel), nil
+		return v.(*domain.LLMModel), nil
 	}
 	m, err := e.st.LLMModelGet(ctx, ws, id)
 	if store.IsNotFound(err) {
@@ -849,7 +850,7 @@ func (e *Engine) model(ctx context.Context, ws, id string) (*store.LLMModel, err
 	if err != nil {
 		return nil, err
 	}
-	if m.Source == store.ModelSourceCatalog {
+	if m.Source == domain.ModelSourceCatalog {
 		e.catalog.Store(id, m)
 	}
 	return m, nil
@@ -857,7 +858,7 @@ func (e *Engine) model(ctx context.Context, ws, id string) (*store.LLMModel, err
 
 // price is the USD cost of a model call at the model's per-million-token prices (0 for a
 // model outside the catalog and the workspace's models).
-func price(m *store.LLMModel, u llm.Usage) float64 {
+func price(m *domain.LLMModel, u llm.Usage) float64 {
 	if m == nil {
 		return 0
 	}

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/seed"
 	"github.com/agentplane/agentplane/internal/store"
@@ -20,7 +21,7 @@ func TestMain(m *testing.M) {
 }
 
 // fixture opens a store with a workspace, the catalog and one simple agent.
-func fixture(t *testing.T) (*store.Store, *store.Agent) {
+func fixture(t *testing.T) (*store.Store, *domain.Agent) {
 	t.Helper()
 	st, err := store.Open(context.Background(), t.TempDir()+"/a.db")
 	if err != nil {
@@ -31,14 +32,14 @@ func fixture(t *testing.T) (*store.Store, *store.Agent) {
 }
 
 // fixtureAgent adds a workspace, the catalog and one simple agent to st.
-func fixtureAgent(t testing.TB, st *store.Store) *store.Agent {
+func fixtureAgent(t testing.TB, st *store.Store) *domain.Agent {
 	t.Helper()
 	ctx := context.Background()
-	ws, _ := st.WorkspaceCreate(ctx, &store.Workspace{Name: "w", Slug: "w"})
+	ws, _ := st.WorkspaceCreate(ctx, &domain.Workspace{Name: "w", Slug: "w"})
 	if err := seed.LoadCatalog(ctx, st); err != nil {
 		t.Fatal(err)
 	}
-	a, err := st.AgentCreate(ctx, &store.Agent{WorkspaceID: ws.ID, Name: "A", Type: "simple", Status: "active"}, &store.AgentConfig{Model: "gpt-4o-mini"}, "")
+	a, err := st.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws.ID, Name: "A", Type: "simple", Status: "active"}, &domain.AgentConfig{Model: "gpt-4o-mini"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,16 +59,16 @@ func stop(e *Engine) {
 // ownedRun records a running execution of a owned by node with a lease ending after lease,
 // as a node that died would leave it; called marks its pass as having reached a model call.
 // session, when set, is locked for it.
-func ownedRun(t *testing.T, st *store.Store, a *store.Agent, node string, lease time.Duration, called bool, session string) *store.Execution {
+func ownedRun(t *testing.T, st *store.Store, a *domain.Agent, node string, lease time.Duration, called bool, session string) *domain.Execution {
 	t.Helper()
 	ctx := context.Background()
-	c := store.Claim{Node: node, Lease: lease, SeqBlock: seqBlock}
-	x := &store.Execution{WorkspaceID: a.WorkspaceID, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api",
-		Status: store.StatusRunning, Input: store.JSONObject{"message": "x"}, Metadata: store.JSONObject{}, TimeoutMS: 1000, Claim: &c}
+	c := domain.Claim{Node: node, Lease: lease, SeqBlock: seqBlock}
+	x := &domain.Execution{WorkspaceID: a.WorkspaceID, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api",
+		Status: domain.StatusRunning, Input: domain.JSONObject{"message": "x"}, Metadata: domain.JSONObject{}, TimeoutMS: 1000, Claim: &c}
 	if session != "" {
 		x.SessionID = &session
 	}
-	if err := st.ExecutionCreate(ctx, x, &store.Trace{WorkspaceID: a.WorkspaceID, Name: "A"}); err != nil {
+	if err := st.ExecutionCreate(ctx, x, &domain.Trace{WorkspaceID: a.WorkspaceID, Name: "A"}); err != nil {
 		t.Fatal(err)
 	}
 	if session != "" {
@@ -76,7 +77,7 @@ func ownedRun(t *testing.T, st *store.Store, a *store.Agent, node string, lease 
 		}
 	}
 	if called {
-		if ok, err := st.ExecutionMarkModelCalled(ctx, x.ID, store.Owner{Node: node, Attempt: x.Attempt}); err != nil || !ok {
+		if ok, err := st.ExecutionMarkModelCalled(ctx, x.ID, domain.Owner{Node: node, Attempt: x.Attempt}); err != nil || !ok {
 			t.Fatalf("mark: %v %v", ok, err)
 		}
 	}
@@ -84,7 +85,7 @@ func ownedRun(t *testing.T, st *store.Store, a *store.Agent, node string, lease 
 }
 
 // waitStatus waits (up to 10 s) until an execution reaches status.
-func waitStatus(t *testing.T, st *store.Store, ws, id, status string) *store.Execution {
+func waitStatus(t *testing.T, st *store.Store, ws, id, status string) *domain.Execution {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -104,18 +105,18 @@ func waitStatus(t *testing.T, st *store.Store, ws, id, status string) *store.Exe
 // chat session released); one that had not is queued again and completed; a run another node
 // still holds a lease on is left alone; a pending one is picked up and completed.
 func TestRecovery(t *testing.T) {
-	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *store.Agent) {
+	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
-		sess, err := st.ChatSessionCreate(ctx, &store.ChatSession{WorkspaceID: a.WorkspaceID, AgentID: a.ID, Metadata: store.JSONObject{}})
+		sess, err := st.ChatSessionCreate(ctx, &domain.ChatSession{WorkspaceID: a.WorkspaceID, AgentID: a.ID, Metadata: domain.JSONObject{}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		called := ownedRun(t, st, a, "dead-node", time.Millisecond, true, sess.ID)
 		fresh := ownedRun(t, st, a, "dead-node", time.Millisecond, false, "")
 		held := ownedRun(t, st, a, "live-node", time.Minute, true, "")
-		queued := &store.Execution{WorkspaceID: a.WorkspaceID, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api",
-			Status: store.StatusPending, Input: store.JSONObject{"message": "queued before the restart"}, Metadata: store.JSONObject{}, TimeoutMS: 1000}
-		if err := st.ExecutionCreate(ctx, queued, &store.Trace{WorkspaceID: a.WorkspaceID, Name: "A"}); err != nil {
+		queued := &domain.Execution{WorkspaceID: a.WorkspaceID, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api",
+			Status: domain.StatusPending, Input: domain.JSONObject{"message": "queued before the restart"}, Metadata: domain.JSONObject{}, TimeoutMS: 1000}
+		if err := st.ExecutionCreate(ctx, queued, &domain.Trace{WorkspaceID: a.WorkspaceID, Name: "A"}); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -128,7 +129,7 @@ func TestRecovery(t *testing.T) {
 			t.Fatal(err)
 		}
 		x, _ := st.ExecutionGet(ctx, a.WorkspaceID, called.ID)
-		if x.Status != store.StatusFailed || x.Error == nil || !strings.Contains(*x.Error, "stopped before it finished") || x.OwnerNode != nil {
+		if x.Status != domain.StatusFailed || x.Error == nil || !strings.Contains(*x.Error, "stopped before it finished") || x.OwnerNode != nil {
 			t.Fatalf("orphan: %+v", x)
 		}
 		evs, _ := st.EventList(ctx, called.ID, 0)
@@ -138,7 +139,7 @@ func TestRecovery(t *testing.T) {
 		if s, _ := st.ChatSessionGet(ctx, a.WorkspaceID, sess.ID); s.ActiveExecutionID != nil {
 			t.Fatal("the orphan's chat session is still locked")
 		}
-		done := waitStatus(t, st, a.WorkspaceID, fresh.ID, store.StatusCompleted)
+		done := waitStatus(t, st, a.WorkspaceID, fresh.ID, domain.StatusCompleted)
 		if done.Attempt != 2 {
 			t.Fatalf("requeued run ran as attempt %d", done.Attempt)
 		}
@@ -146,12 +147,12 @@ func TestRecovery(t *testing.T) {
 		if len(evs) == 0 || evs[0].Seq <= seqBlock {
 			t.Fatalf("the second pass reused frame ids of the first: %+v", evs)
 		}
-		waitStatus(t, st, a.WorkspaceID, queued.ID, store.StatusCompleted)
+		waitStatus(t, st, a.WorkspaceID, queued.ID, domain.StatusCompleted)
 		if _, err := e.rescuer.rescue(ctx); err != nil {
 			t.Fatal(err)
 		}
 		x, _ = st.ExecutionGet(ctx, a.WorkspaceID, held.ID)
-		if x.Status != store.StatusRunning || x.OwnerNode == nil || *x.OwnerNode != "live-node" {
+		if x.Status != domain.StatusRunning || x.OwnerNode == nil || *x.OwnerNode != "live-node" {
 			t.Fatalf("a run another node holds was touched: %+v", x)
 		}
 	})
@@ -170,7 +171,7 @@ func TestCancelQueued(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := e.Cancel(ctx, a.WorkspaceID, x.ID)
-	if err != nil || got.Status != store.StatusCancelled {
+	if err != nil || got.Status != domain.StatusCancelled {
 		t.Fatalf("cancel pending: %+v %v", got, err)
 	}
 	if _, err := e.Cancel(ctx, a.WorkspaceID, x.ID); err == nil {

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/llm/providers"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // target is one model a call may go to: the version's model (index 0) or one of its
@@ -15,7 +15,7 @@ import (
 // workspace's models) and its route.
 type target struct {
 	model string
-	entry *store.LLMModel
+	entry *domain.LLMModel
 	route *Route
 }
 

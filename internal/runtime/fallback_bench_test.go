@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm/llmtest"
 	"github.com/agentplane/agentplane/internal/modelhealth"
 	"github.com/agentplane/agentplane/internal/secretbox"
@@ -37,13 +38,13 @@ func BenchmarkFallbackAfterFailure(b *testing.B) {
 	// The circuit never opens: every iteration pays for the failed call.
 	e := credentialEngine(b, st, "", box, &modelhealth.Circuits{Shared: modelhealth.NewDatabase(st), Threshold: 1 << 30})
 	zero := 0
-	direct := &store.AgentConfig{Model: "claude-3-5-haiku-20241022", MaxRetries: &zero}
-	chain := &store.AgentConfig{Model: "gpt-4o-mini", MaxRetries: &zero, FallbackModels: []string{"claude-3-5-haiku-20241022"}}
-	timed := func(cfg *store.AgentConfig, want string) time.Duration {
+	direct := &domain.AgentConfig{Model: "claude-3-5-haiku-20241022", MaxRetries: &zero}
+	chain := &domain.AgentConfig{Model: "gpt-4o-mini", MaxRetries: &zero, FallbackModels: []string{"claude-3-5-haiku-20241022"}}
+	timed := func(cfg *domain.AgentConfig, want string) time.Duration {
 		start := time.Now()
 		x := runOn(b, e, a, cfg)
 		d := time.Since(start)
-		if x.Status != store.StatusCompleted || x.Model == nil || *x.Model != want {
+		if x.Status != domain.StatusCompleted || x.Model == nil || *x.Model != want {
 			b.Fatalf("run: %s %v answered by %v", x.Status, x.Error, x.Model)
 		}
 		return d

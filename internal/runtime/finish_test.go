@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -20,26 +21,26 @@ func TestFinishWriteRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop(e)
-	sess, err := st.ChatSessionCreate(ctx, &store.ChatSession{WorkspaceID: a.WorkspaceID, AgentID: a.ID, Metadata: store.JSONObject{}})
+	sess, err := st.ChatSessionCreate(ctx, &domain.ChatSession{WorkspaceID: a.WorkspaceID, AgentID: a.ID, Metadata: domain.JSONObject{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := e.claim()
-	x := &store.Execution{WorkspaceID: a.WorkspaceID, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "chat",
-		Status: store.StatusRunning, Input: store.JSONObject{"message": "hi"}, Metadata: store.JSONObject{}, TimeoutMS: 1000, Claim: &c}
-	if err := st.ExecutionCreate(ctx, x, &store.Trace{WorkspaceID: a.WorkspaceID, Name: "A"}); err != nil {
+	x := &domain.Execution{WorkspaceID: a.WorkspaceID, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "chat",
+		Status: domain.StatusRunning, Input: domain.JSONObject{"message": "hi"}, Metadata: domain.JSONObject{}, TimeoutMS: 1000, Claim: &c}
+	if err := st.ExecutionCreate(ctx, x, &domain.Trace{WorkspaceID: a.WorkspaceID, Name: "A"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.ChatSessionLock(ctx, a.WorkspaceID, sess.ID, x.ID); err != nil {
 		t.Fatal(err)
 	}
 
-	taken := &store.ChatMessage{ID: store.NewID(), Role: "user", Content: "earlier"}
+	taken := &domain.ChatMessage{ID: store.NewID(), Role: "user", Content: "earlier"}
 	if err := st.ChatMessageAppend(ctx, a.WorkspaceID, sess.ID, taken); err != nil {
 		t.Fatal(err)
 	}
 	r := &run{e: e, x: x, state: &runState{Chat: &chatState{SessionID: sess.ID, UserMessageID: taken.ID, Content: "hi"}},
-		owner: store.Owner{Node: e.node, Attempt: x.Attempt}, reserved: x.SeqReserved, stop: func(error) {}}
+		owner: domain.Owner{Node: e.node, Attempt: x.Attempt}, reserved: x.SeqReserved, stop: func(error) {}}
 	r.topic = e.hub.open(x.WorkspaceID, x.ID, 0)
 	defer e.hub.close(x.ID, r.topic)
 	sub, live := e.hub.Subscribe(x.ID)
@@ -49,15 +50,15 @@ func TestFinishWriteRefused(t *testing.T) {
 	defer sub.Close()
 	r.emitText("content", "partial reply")
 
-	final, err := r.finish(outcome{status: store.StatusCompleted, output: []byte(`{"content":"done"}`)})
+	final, err := r.finish(outcome{status: domain.StatusCompleted, output: []byte(`{"content":"done"}`)})
 	if err != nil {
 		t.Fatalf("finish: %v", err)
 	}
-	if final.Status != store.StatusFailed || final.Error == nil || !strings.Contains(*final.Error, "could not be stored") {
+	if final.Status != domain.StatusFailed || final.Error == nil || !strings.Contains(*final.Error, "could not be stored") {
 		t.Fatalf("execution: %+v", final)
 	}
 	got, _ := st.ExecutionGet(ctx, a.WorkspaceID, x.ID)
-	if got.Status != store.StatusFailed || got.CompletedAt == nil {
+	if got.Status != domain.StatusFailed || got.CompletedAt == nil {
 		t.Fatalf("stored execution: %+v", got)
 	}
 	evs, _ := st.EventList(ctx, x.ID, 0)
@@ -73,7 +74,7 @@ func TestFinishWriteRefused(t *testing.T) {
 		t.Fatalf("session still locked or holds the refused turn: %+v", s)
 	}
 	tr, err := st.TraceGet(ctx, a.WorkspaceID, x.TraceID)
-	if err != nil || tr.Status != store.StatusFailed {
+	if err != nil || tr.Status != domain.StatusFailed {
 		t.Fatalf("trace: %+v %v", tr, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm/llmtest"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/modelhealth"
@@ -31,13 +32,13 @@ func credentialEngine(t testing.TB, st *store.Store, pgURL string, box *secretbo
 }
 
 // fakeCredential stores a credential of provider pointing at fake.
-func fakeCredential(t testing.TB, st *store.Store, box *secretbox.Box, ws, name, provider, baseURL string, meta store.JSONObject) *store.Credential {
+func fakeCredential(t testing.TB, st *store.Store, box *secretbox.Box, ws, name, provider, baseURL string, meta domain.JSONObject) *domain.Credential {
 	t.Helper()
 	if meta == nil {
-		meta = store.JSONObject{}
+		meta = domain.JSONObject{}
 	}
 	meta["base_url"] = baseURL
-	c, err := st.CredentialCreate(context.Background(), &store.Credential{WorkspaceID: ws, Name: name, Type: "api_key", Provider: provider, Metadata: meta},
+	c, err := st.CredentialCreate(context.Background(), &domain.Credential{WorkspaceID: ws, Name: name, Type: "api_key", Provider: provider, Metadata: meta},
 		"sk-"+name+"-0000000000000000", box)
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +47,7 @@ func fakeCredential(t testing.TB, st *store.Store, box *secretbox.Box, ws, name,
 }
 
 // runOn runs a sync execution of a with cfg on e and returns it as recorded.
-func runOn(t testing.TB, e *Engine, a *store.Agent, cfg *store.AgentConfig) *store.Execution {
+func runOn(t testing.TB, e *Engine, a *domain.Agent, cfg *domain.AgentConfig) *domain.Execution {
 	t.Helper()
 	x, w, err := e.Submit(context.Background(), SubmitRequest{WorkspaceID: a.WorkspaceID, Agent: a, Config: cfg,
 		Input: map[string]any{"message": "hi"}, Source: "api", TimeoutMS: 10_000})
@@ -75,7 +76,7 @@ func TestPoolCooldownAcrossNodes(t *testing.T) {
 		return llmtest.Reply{Status: 429, ErrorMessage: "rate limit reached", Header: http.Header{"Retry-After": {"30"}}}
 	}
 	free.Fallback = func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Text: []string{"ok"}} }
-	cb := fakeCredential(t, st, box, a.WorkspaceID, "busy", "openai", busy.URL+"/v1", store.JSONObject{"weight": 1000.0})
+	cb := fakeCredential(t, st, box, a.WorkspaceID, "busy", "openai", busy.URL+"/v1", domain.JSONObject{"weight": 1000.0})
 	fakeCredential(t, st, box, a.WorkspaceID, "free", "openai", free.URL+"/v1", nil)
 	na := credentialEngine(t, st, u, box, nil)
 	nb := credentialEngine(t, openPG(t, u), u, box, nil)
@@ -85,7 +86,7 @@ func TestPoolCooldownAcrossNodes(t *testing.T) {
 		if i == 20 {
 			t.Fatal("the pool never drew the credential of weight 1000")
 		}
-		if x := runOn(t, na, a, a.Config); x.Status != store.StatusCompleted {
+		if x := runOn(t, na, a, a.Config); x.Status != domain.StatusCompleted {
 			t.Fatalf("run %d: %s %v", i, x.Status, x.Error)
 		}
 	}
@@ -97,7 +98,7 @@ func TestPoolCooldownAcrossNodes(t *testing.T) {
 		t.Fatalf("the credential cools down for %v, want the 30 s of Retry-After", wait)
 	}
 	for i, e := range []*Engine{nb, na, nb, na} {
-		if x := runOn(t, e, a, a.Config); x.Status != store.StatusCompleted {
+		if x := runOn(t, e, a, a.Config); x.Status != domain.StatusCompleted {
 			t.Fatalf("run %d after the 429: %s %v", i, x.Status, x.Error)
 		}
 	}
@@ -128,11 +129,11 @@ func TestCircuitOpensAndCloses(t *testing.T) {
 	circuits := &modelhealth.Circuits{Shared: modelhealth.NewDatabase(st), Threshold: 2, Cooldown: 2 * time.Second}
 	e := credentialEngine(t, st, "", box, circuits)
 	zero := 0
-	cfg := &store.AgentConfig{Model: "gpt-4o-mini", MaxRetries: &zero, FallbackModels: []string{"claude-3-5-haiku-20241022"}}
+	cfg := &domain.AgentConfig{Model: "gpt-4o-mini", MaxRetries: &zero, FallbackModels: []string{"claude-3-5-haiku-20241022"}}
 	answered := func(want string, calls int) {
 		t.Helper()
 		x := runOn(t, e, a, cfg)
-		if x.Status != store.StatusCompleted || x.Model == nil || *x.Model != want {
+		if x.Status != domain.StatusCompleted || x.Model == nil || *x.Model != want {
 			t.Fatalf("run: %s %v answered by %v, want %s", x.Status, x.Error, x.Model, want)
 		}
 		if n := len(primary.Requests()); n != calls {
@@ -178,22 +179,22 @@ func TestCredentialPoolMembers(t *testing.T) {
 	}
 	members := func() string {
 		t.Helper()
-		rt, err := r.Route(ctx, a.WorkspaceID, &store.AgentConfig{Model: "gpt-4o-mini"}, m)
+		rt, err := r.Route(ctx, a.WorkspaceID, &domain.AgentConfig{Model: "gpt-4o-mini"}, m)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return rt.Credential
 	}
-	fakeCredential(t, st, box, a.WorkspaceID, "standby", "openai", "http://127.0.0.1:1/v1", store.JSONObject{"weight": 0.0})
+	fakeCredential(t, st, box, a.WorkspaceID, "standby", "openai", "http://127.0.0.1:1/v1", domain.JSONObject{"weight": 0.0})
 	fakeCredential(t, st, box, a.WorkspaceID, "one", "openai", "http://127.0.0.1:1/v1", nil)
 	if got := members(); got != "one" {
 		t.Errorf("one credential and a standby: %q", got)
 	}
-	two := fakeCredential(t, st, box, a.WorkspaceID, "two", "openai", "http://127.0.0.1:1/v1", store.JSONObject{"weight": 3.0})
+	two := fakeCredential(t, st, box, a.WorkspaceID, "two", "openai", "http://127.0.0.1:1/v1", domain.JSONObject{"weight": 3.0})
 	if got := members(); got != "two, one" {
 		t.Errorf("a pool: %q, want two, one", got)
 	}
-	if _, err := st.CredentialUpdate(ctx, a.WorkspaceID, two.ID, store.CredentialPatch{Metadata: &store.JSONObject{"base_url": "http://127.0.0.1:1/v1", "default": true}}, box); err != nil {
+	if _, err := st.CredentialUpdate(ctx, a.WorkspaceID, two.ID, domain.CredentialPatch{Metadata: &domain.JSONObject{"base_url": "http://127.0.0.1:1/v1", "default": true}}, box); err != nil {
 		t.Fatal(err)
 	}
 	if got := members(); got != "two" {
@@ -217,10 +218,10 @@ func TestPoolAllCoolingFallsBack(t *testing.T) {
 	fakeCredential(t, st, box, a.WorkspaceID, "b", "openai", busy.URL+"/v1", nil)
 	fakeCredential(t, st, box, a.WorkspaceID, "an", "anthropic", other.URL, nil)
 	e := credentialEngine(t, st, "", box, nil)
-	cfg := &store.AgentConfig{Model: "gpt-4o-mini", FallbackModels: []string{"claude-3-5-haiku-20241022"}}
+	cfg := &domain.AgentConfig{Model: "gpt-4o-mini", FallbackModels: []string{"claude-3-5-haiku-20241022"}}
 	for i := range 2 {
 		x := runOn(t, e, a, cfg)
-		if x.Status != store.StatusCompleted || x.Model == nil || *x.Model != "claude-3-5-haiku-20241022" {
+		if x.Status != domain.StatusCompleted || x.Model == nil || *x.Model != "claude-3-5-haiku-20241022" {
 			t.Fatalf("run %d: %s %v answered by %v", i, x.Status, x.Error, x.Model)
 		}
 	}

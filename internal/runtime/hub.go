@@ -3,7 +3,7 @@ package runtime
 import (
 	"sync"
 
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // hub fans the frames of live executions out to stream subscribers. A topic keeps every
@@ -24,7 +24,7 @@ type topic struct {
 	base   int    // the seq before this topic's first frame (frames up to it are stored)
 	cl     *cluster
 	mu     sync.Mutex
-	frames []store.Event
+	frames []domain.Event
 	closed bool // the run has ended in this process; frames are complete and stored
 	subs   map[*Subscription]struct{}
 	// stored is the highest seq known to be stored: frames up to it can be read from the store.
@@ -103,7 +103,7 @@ func (h *hub) open(ws, id string, base int) *topic {
 
 // publish appends frames and wakes the subscribers, here and (when some follow the run) on
 // other nodes.
-func (t *topic) publish(frames ...store.Event) {
+func (t *topic) publish(frames ...domain.Event) {
 	t.mu.Lock()
 	t.frames = append(t.frames, frames...)
 	for s := range t.subs {
@@ -184,14 +184,14 @@ func (s *Subscription) Signal() <-chan struct{} { return s.signal }
 
 // Next returns the frames with seq greater than after, and whether the run has ended here
 // (then no more frames will come through this subscription).
-func (s *Subscription) Next(after int) ([]store.Event, bool) {
+func (s *Subscription) Next(after int) ([]domain.Event, bool) {
 	s.t.mu.Lock()
 	defer s.t.mu.Unlock()
 	i := len(s.t.frames)
 	for i > 0 && s.t.frames[i-1].Seq > after {
 		i--
 	}
-	out := append([]store.Event(nil), s.t.frames[i:]...)
+	out := append([]domain.Event(nil), s.t.frames[i:]...)
 	return out, s.t.closed
 }
 

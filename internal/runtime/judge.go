@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -21,14 +22,14 @@ type JudgeRequest struct {
 	Schema    json.RawMessage
 	// Name names the judge's trace ("eval <evaluator name>"); Metadata goes on it.
 	Name     string
-	Metadata store.JSONObject
+	Metadata domain.JSONObject
 }
 
 // JudgeReply is a judge's answer: the JSON text, what it cost, and the trace that records the
 // call (one llm span).
 type JudgeReply struct {
 	Content    string
-	TokenUsage store.TokenUsage
+	TokenUsage domain.TokenUsage
 	Cost       float64
 	TraceID    string
 }
@@ -46,33 +47,33 @@ func (e *Engine) Judge(ctx context.Context, req JudgeRequest) (*JudgeReply, erro
 	if err != nil {
 		return nil, err
 	}
-	cfg := &store.AgentConfig{Model: req.Model}
+	cfg := &domain.AgentConfig{Model: req.Model}
 	rt, err := e.router.Route(ctx, req.Workspace, cfg, m)
 	if err != nil {
 		return nil, err
 	}
-	start := store.Now()
-	tr := &store.Trace{WorkspaceID: req.Workspace, Name: req.Name, Metadata: req.Metadata, StartedAt: start}
+	start := domain.Now()
+	tr := &domain.Trace{WorkspaceID: req.Workspace, Name: req.Name, Metadata: req.Metadata, StartedAt: start}
 	if err := e.st.TraceCreate(ctx, tr); err != nil {
 		return nil, err
 	}
 	resp, _, callErr := llm.Call(ctx, rt.Provider, llm.Request{Model: req.Model, Messages: req.Messages, OutputSchema: req.Schema},
 		func(llm.Event) bool { return false }, llm.CallOptions{MaxRetries: defaultMaxRetries, Timeout: judgeTimeout})
-	end := store.Now()
+	end := domain.Now()
 	dur := end.Sub(start.Time).Milliseconds()
-	sp := &store.Span{ID: store.NewID(), TraceID: tr.ID, WorkspaceID: req.Workspace, Name: "judge " + req.Model, Kind: "llm", Status: "ok",
-		Model: &req.Model, Provider: &rt.Name, Attributes: store.JSONObject{}, StartedAt: start, EndedAt: &end, DurationMS: &dur}
+	sp := &domain.Span{ID: store.NewID(), TraceID: tr.ID, WorkspaceID: req.Workspace, Name: "judge " + req.Model, Kind: "llm", Status: "ok",
+		Model: &req.Model, Provider: &rt.Name, Attributes: domain.JSONObject{}, StartedAt: start, EndedAt: &end, DurationMS: &dur}
 	sp.Input, _ = json.Marshal(map[string]any{"messages": req.Messages, "schema": req.Schema})
 	out := &JudgeReply{TraceID: tr.ID}
-	status := store.StatusCompleted
+	status := domain.StatusCompleted
 	if callErr != nil {
 		callErr = callError(rt, req.Model, callErr)
 		msg := callErr.Error()
-		sp.Status, sp.Error, status = "error", &msg, store.StatusFailed
+		sp.Status, sp.Error, status = "error", &msg, domain.StatusFailed
 	} else {
 		u := resp.Usage
 		out.Content, out.Cost = resp.Content, price(m, u)
-		out.TokenUsage = store.TokenUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens}
+		out.TokenUsage = domain.TokenUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens}
 		sp.TokenUsage, sp.Cost = out.TokenUsage, out.Cost
 		sp.Output, _ = json.Marshal(map[string]any{"content": resp.Content})
 	}
@@ -80,7 +81,7 @@ func (e *Engine) Judge(ctx context.Context, req JudgeRequest) (*JudgeReply, erro
 	// the record of a call that was paid for.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	werr := errors.Join(e.st.SpanInsert(wctx, []*store.Span{sp}),
+	werr := errors.Join(e.st.SpanInsert(wctx, []*domain.Span{sp}),
 		e.st.TraceFinish(wctx, req.Workspace, tr.ID, status, out.TokenUsage, out.Cost, end, dur))
 	if callErr != nil {
 		return nil, callErr

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/pgbus"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -80,11 +81,11 @@ func (e *Engine) Leading() bool { return e.elect.isLeading() }
 
 // rescued tells of a run the rescuer took over: whoever waits for it looks again, and a
 // queued one wakes a worker, here or on another node; a failed one is reported as ended.
-func (e *Engine) rescued(ctx context.Context, x *store.Execution, requeued bool) {
+func (e *Engine) rescued(ctx context.Context, x *domain.Execution, requeued bool) {
 	e.changed(x.ID)
 	if requeued {
 		e.queued()
 		return
 	}
-	e.reportEnd(ctx, x, nil, store.StatusFailed, store.Now().Sub(x.CreatedAt.Time).Milliseconds(), nil, nil)
+	e.reportEnd(ctx, x, nil, domain.StatusFailed, domain.Now().Sub(x.CreatedAt.Time).Milliseconds(), nil, nil)
 }

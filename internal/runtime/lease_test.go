@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/dbtest"
+	"github.com/agentplane/agentplane/internal/domain"
 
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
@@ -31,7 +32,7 @@ func pgTestURL(t *testing.T) string {
 }
 
 // forEachEngineStore runs fn on a SQLite store and, with TEST_DATABASE_URL, on a PostgreSQL one.
-func forEachEngineStore(t *testing.T, fn func(t *testing.T, st *store.Store, a *store.Agent)) {
+func forEachEngineStore(t *testing.T, fn func(t *testing.T, st *store.Store, a *domain.Agent)) {
 	t.Run("sqlite", func(t *testing.T) {
 		st, a := fixture(t)
 		fn(t, st, a)
@@ -107,7 +108,7 @@ type testRouter struct {
 	m *testModel
 }
 
-func (r testRouter) Route(context.Context, string, *store.AgentConfig, *store.LLMModel) (*Route, error) {
+func (r testRouter) Route(context.Context, string, *domain.AgentConfig, *domain.LLMModel) (*Route, error) {
 	return &Route{Provider: r.m, Name: "test"}, nil
 }
 
@@ -140,7 +141,7 @@ func pgURLOf(st *store.Store, u string) string {
 // run recorded cancelled, or with a 409 naming how it ended first; no model call of a
 // cancelled run starts after its cancel answered.
 func TestCancelClaimRace(t *testing.T) {
-	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *store.Agent) {
+	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
 		m := newTestModel(4*time.Millisecond, "a", "b", "c")
 		e := engineOn(t, st, "", m, 8)
@@ -167,12 +168,12 @@ func TestCancelClaimRace(t *testing.T) {
 				var te *store.TransitionError
 				switch {
 				case err == nil:
-					if got.Status != store.StatusCancelled {
+					if got.Status != domain.StatusCancelled {
 						t.Errorf("cancel answered %s", got.Status)
 					}
 					cancelled.Add(1)
 					final, _ := st.ExecutionGet(ctx, a.WorkspaceID, x.ID)
-					if final.Status != store.StatusCancelled {
+					if final.Status != domain.StatusCancelled {
 						t.Errorf("cancelled run is %s", final.Status)
 					}
 					for _, at := range m.callsOf(tag) {
@@ -183,7 +184,7 @@ func TestCancelClaimRace(t *testing.T) {
 				case errors.As(err, &te):
 					ended.Add(1)
 					final, _ := st.ExecutionGet(ctx, a.WorkspaceID, x.ID)
-					if final.Status != te.From || !store.IsTerminal(final.Status) || final.Status == store.StatusCancelled {
+					if final.Status != te.From || !domain.IsTerminal(final.Status) || final.Status == domain.StatusCancelled {
 						t.Errorf("409 says %s, the run is %s", te.From, final.Status)
 					}
 				default:
@@ -200,10 +201,10 @@ func TestCancelClaimRace(t *testing.T) {
 }
 
 // approvalAgent adds an agent with a checkpoint before its output.
-func approvalAgent(t *testing.T, st *store.Store, ws string) *store.Agent {
+func approvalAgent(t *testing.T, st *store.Store, ws string) *domain.Agent {
 	t.Helper()
-	a, err := st.AgentCreate(context.Background(), &store.Agent{WorkspaceID: ws, Name: "Gate", Type: "approval", Status: "active"},
-		&store.AgentConfig{Model: "gpt-4o-mini", Approval: &store.ApprovalConfig{Checkpoints: []store.Checkpoint{{Name: "review", When: "before_output"}}}}, "")
+	a, err := st.AgentCreate(context.Background(), &domain.Agent{WorkspaceID: ws, Name: "Gate", Type: "approval", Status: "active"},
+		&domain.AgentConfig{Model: "gpt-4o-mini", Approval: &domain.ApprovalConfig{Checkpoints: []domain.Checkpoint{{Name: "review", When: "before_output"}}}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func approvalAgent(t *testing.T, st *store.Store, ws string) *store.Agent {
 }
 
 // awaiting runs a to its checkpoint.
-func awaiting(t *testing.T, e *Engine, a *store.Agent) *store.Execution {
+func awaiting(t *testing.T, e *Engine, a *domain.Agent) *domain.Execution {
 	t.Helper()
 	x, run, err := e.Submit(context.Background(), SubmitRequest{WorkspaceID: a.WorkspaceID, Agent: a, VersionID: a.ActiveVersionID, Config: a.Config,
 		Input: map[string]any{"message": "refund 40"}, Source: "api", TimeoutMS: 10_000})
@@ -219,7 +220,7 @@ func awaiting(t *testing.T, e *Engine, a *store.Agent) *store.Execution {
 		t.Fatal(err)
 	}
 	<-run.Done()
-	if r := run.Result(); r == nil || r.Status != store.StatusAwaitingApproval {
+	if r := run.Result(); r == nil || r.Status != domain.StatusAwaitingApproval {
 		t.Fatalf("not awaiting: %+v", r)
 	}
 	return x
@@ -230,7 +231,7 @@ func awaiting(t *testing.T, e *Engine, a *store.Agent) *store.Execution {
 // the waiting run that loses to approve is a 409 too; a cancel that sees the run approved
 // and running stops it (both answered 200, final cancelled). Answers always match the end.
 func TestApproveCancelDenyRace(t *testing.T) {
-	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *store.Agent) {
+	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
 		e := engineOn(t, st, "", nil, 4)
 		gate := approvalAgent(t, st, a.WorkspaceID)
@@ -257,10 +258,10 @@ func TestApproveCancelDenyRace(t *testing.T) {
 			if approveErr != nil && !is409(approveErr) || otherErr != nil && !is409(otherErr) {
 				t.Fatalf("unexpected errors: approve %v, other %v", approveErr, otherErr)
 			}
-			var final *store.Execution
+			var final *domain.Execution
 			for deadline := time.Now().Add(10 * time.Second); ; {
 				final, _ = st.ExecutionGet(ctx, gate.WorkspaceID, x.ID)
-				if store.IsTerminal(final.Status) || time.Now().After(deadline) {
+				if domain.IsTerminal(final.Status) || time.Now().After(deadline) {
 					break
 				}
 				time.Sleep(2 * time.Millisecond)
@@ -270,13 +271,13 @@ func TestApproveCancelDenyRace(t *testing.T) {
 			switch {
 			case deny && approveErr == nil && otherErr == nil, deny && approveErr != nil && otherErr != nil:
 				t.Fatalf("approve∥deny: %s", key)
-			case deny && approveErr == nil && final.Status != store.StatusCompleted, deny && otherErr == nil && final.Status != store.StatusRejected:
+			case deny && approveErr == nil && final.Status != domain.StatusCompleted, deny && otherErr == nil && final.Status != domain.StatusRejected:
 				t.Fatalf("approve∥deny answers do not match the end: %s", key)
 			case !deny && approveErr != nil && otherErr != nil:
 				t.Fatalf("approve∥cancel: both lost: %s", key)
-			case !deny && otherErr == nil && final.Status != store.StatusCancelled:
+			case !deny && otherErr == nil && final.Status != domain.StatusCancelled:
 				t.Fatalf("cancel answered 200 but the run ended %s", final.Status)
-			case !deny && otherErr != nil && final.Status != store.StatusCompleted:
+			case !deny && otherErr != nil && final.Status != domain.StatusCompleted:
 				t.Fatalf("approve won but the run ended %s", final.Status)
 			}
 		}
@@ -288,7 +289,7 @@ func TestApproveCancelDenyRace(t *testing.T) {
 // still before its model call then goes back to the queue (another node completes it), and
 // one inside its model call fails as interrupted.
 func TestDrainRequeues(t *testing.T) {
-	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *store.Agent) {
+	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
 		pre := &blockingRouter{entered: make(chan struct{}, 1)}
 		first := New(Config{Store: st, Router: pre, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Workers: 2,
@@ -306,11 +307,11 @@ func TestDrainRequeues(t *testing.T) {
 		first.Stop(sctx)
 		cancel()
 		got, _ := st.ExecutionGet(ctx, a.WorkspaceID, x.ID)
-		if got.Status != store.StatusPending || got.OwnerNode != nil {
+		if got.Status != domain.StatusPending || got.OwnerNode != nil {
 			t.Fatalf("drained run: %+v", got)
 		}
 		second := engineOn(t, st, "", nil, 2)
-		waitStatus(t, st, a.WorkspaceID, x.ID, store.StatusCompleted)
+		waitStatus(t, st, a.WorkspaceID, x.ID, domain.StatusCompleted)
 		_ = second
 
 		m := newTestModel(0)
@@ -333,7 +334,7 @@ func TestDrainRequeues(t *testing.T) {
 		cancel()
 		<-run.Done()
 		got, _ = st.ExecutionGet(ctx, a.WorkspaceID, y.ID)
-		if got.Status != store.StatusFailed || got.Error == nil || !strings.Contains(*got.Error, "shut down") {
+		if got.Status != domain.StatusFailed || got.Error == nil || !strings.Contains(*got.Error, "shut down") {
 			t.Fatalf("run stopped inside its model call: %+v", got)
 		}
 		if _, code := terminalFrame(t, st, y.ID); code != CodeInterrupted {
@@ -348,7 +349,7 @@ type blockingRouter struct {
 	entered chan struct{}
 }
 
-func (r *blockingRouter) Route(ctx context.Context, _ string, _ *store.AgentConfig, _ *store.LLMModel) (*Route, error) {
+func (r *blockingRouter) Route(ctx context.Context, _ string, _ *domain.AgentConfig, _ *domain.LLMModel) (*Route, error) {
 	select {
 	case r.entered <- struct{}{}:
 	default:
@@ -361,7 +362,7 @@ func (r *blockingRouter) Route(ctx context.Context, _ string, _ *store.AgentConf
 // rescued while this node's heartbeat could not renew it) is stopped on this node at its next
 // heartbeat, and writes nothing over the rescue's outcome.
 func TestLeaseLostStopsRun(t *testing.T) {
-	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *store.Agent) {
+	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
 		m := newTestModel(0)
 		m.block.Store(true)
@@ -386,7 +387,7 @@ func TestLeaseLostStopsRun(t *testing.T) {
 			t.Fatal("the run went on after losing its lease")
 		}
 		got, _ := st.ExecutionGet(ctx, a.WorkspaceID, x.ID)
-		if got.Status != store.StatusFailed || got.Error == nil || !strings.Contains(*got.Error, "stopped before it finished") {
+		if got.Status != domain.StatusFailed || got.Error == nil || !strings.Contains(*got.Error, "stopped before it finished") {
 			t.Fatalf("the rescue's outcome was overwritten: %+v", got)
 		}
 		evs, _ := st.EventList(ctx, x.ID, 0)
@@ -400,7 +401,7 @@ func TestLeaseLostStopsRun(t *testing.T) {
 // again, and when it keeps failing the run is recorded failed (terminal frame, session
 // released) as soon as the database takes it.
 func TestFinishRetries(t *testing.T) {
-	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *store.Agent) {
+	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
 		e := engineOn(t, st, "", nil, 2)
 		var fails atomic.Int32
@@ -411,7 +412,7 @@ func TestFinishRetries(t *testing.T) {
 			return nil
 		}
 		e.testFault.Store(&fault)
-		submit := func() *store.Execution {
+		submit := func() *domain.Execution {
 			x, run, err := e.Submit(ctx, SubmitRequest{WorkspaceID: a.WorkspaceID, Agent: a, VersionID: a.ActiveVersionID, Config: a.Config,
 				Input: map[string]any{"message": "hi"}, Source: "api", TimeoutMS: 10_000})
 			if err != nil {
@@ -422,12 +423,12 @@ func TestFinishRetries(t *testing.T) {
 			return got
 		}
 		fails.Store(finishAttempts - 1) // the last try of the full write succeeds
-		if x := submit(); x.Status != store.StatusCompleted {
+		if x := submit(); x.Status != domain.StatusCompleted {
 			t.Fatalf("after transient failures: %+v", x)
 		}
 		fails.Store(finishAttempts + 3) // the full write gives up; the failure record is retried
 		x := submit()
-		if x.Status != store.StatusFailed || x.Error == nil || !strings.Contains(*x.Error, "could not be stored") || x.OwnerNode != nil {
+		if x.Status != domain.StatusFailed || x.Error == nil || !strings.Contains(*x.Error, "could not be stored") || x.OwnerNode != nil {
 			t.Fatalf("after a lasting failure: %+v", x)
 		}
 		if _, code := terminalFrame(t, st, x.ID); code != CodeFailed {
@@ -440,7 +441,7 @@ func TestFinishRetries(t *testing.T) {
 // could expire (another node may take them over then); each ends as interrupted once the
 // database takes the write.
 func TestRenewFailureStopsRuns(t *testing.T) {
-	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *store.Agent) {
+	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
 		m := newTestModel(0)
 		m.block.Store(true)
@@ -482,7 +483,7 @@ func TestRenewFailureStopsRuns(t *testing.T) {
 		down.Store(false)
 		<-run.Done()
 		got, _ := st.ExecutionGet(ctx, a.WorkspaceID, x.ID)
-		if got.Status != store.StatusFailed || got.Error == nil || !strings.Contains(*got.Error, "lease") {
+		if got.Status != domain.StatusFailed || got.Error == nil || !strings.Contains(*got.Error, "lease") {
 			t.Fatalf("after the lost lease: %+v", got)
 		}
 		if _, code := terminalFrame(t, st, x.ID); code != CodeInterrupted {

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // A version with config.memory enabled uses the memories of its scope: the agent's own, the
@@ -33,7 +33,7 @@ func (r *run) memoryOn() bool { return r.cfg.Memory != nil && r.cfg.Memory.Enabl
 
 // memoryScope is the scope of the run's memories, or, when the run has no key for it (no
 // chat session, no end_user_id), why it has none.
-func (r *run) memoryScope() (scope string, sc store.MemoryScope, missing string) {
+func (r *run) memoryScope() (scope string, sc domain.MemoryScope, missing string) {
 	scope = r.cfg.Memory.Scope
 	if scope == "" {
 		scope = "agent"
@@ -125,12 +125,12 @@ func rememberSpec(scope string) llm.ToolSpec {
 type rememberTool struct {
 	r     *run
 	scope string
-	sc    store.MemoryScope
+	sc    domain.MemoryScope
 }
 
 // call stores the memory the model asked for; a bad argument is an error result for the
 // model, a database failure too (the run goes on without it).
-func (t *rememberTool) call(ctx context.Context, c llm.ToolCall, sp *store.Span) (string, toolOutcome, error) {
+func (t *rememberTool) call(ctx context.Context, c llm.ToolCall, sp *domain.Span) (string, toolOutcome, error) {
 	sp.Name, sp.Kind = "memory.remember", "memory"
 	sp.Attributes["scope"] = t.scope
 	var args struct {
@@ -150,8 +150,8 @@ func (t *rememberTool) call(ctx context.Context, c llm.ToolCall, sp *store.Span)
 		return fmt.Sprintf("key must be at most %d characters", maxRememberKeyLen), toolError, nil
 	}
 	agent := t.r.x.AgentID
-	m := &store.Memory{WorkspaceID: t.r.x.WorkspaceID, AgentID: &agent, Key: args.Key, Content: args.Content,
-		Metadata: store.JSONObject{"source": "remember", "execution_id": t.r.x.ID}}
+	m := &domain.Memory{WorkspaceID: t.r.x.WorkspaceID, AgentID: &agent, Key: args.Key, Content: args.Content,
+		Metadata: domain.JSONObject{"source": "remember", "execution_id": t.r.x.ID}}
 	if t.sc.SessionID != "" {
 		m.SessionID = &t.sc.SessionID
 	}

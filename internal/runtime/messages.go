@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // render builds the model messages of a fresh pass: the system prompt, the chat history
@@ -59,7 +59,7 @@ func (r *run) history(ctx context.Context, sessionID string, system []llm.Messag
 	if err != nil {
 		return nil, err
 	}
-	fit := func(*store.ChatMessage) bool { return true }
+	fit := func(*domain.ChatMessage) bool { return true }
 	window := 0
 	if m != nil && m.ContextWindow > 0 {
 		window = m.ContextWindow
@@ -71,7 +71,7 @@ func (r *run) history(ctx context.Context, sessionID string, system []llm.Messag
 		for _, m := range system {
 			used += llm.CountTokens(m.Content)
 		}
-		fit = func(m *store.ChatMessage) bool {
+		fit = func(m *domain.ChatMessage) bool {
 			used += llm.CountTokens(m.Content)
 			return used <= window
 		}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // Metrics is told what the engine does, for monitoring: every run that ends, by whichever
@@ -47,7 +47,7 @@ func (noMetrics) ModelCalled(ModelCall) {}
 const unknown = "unknown"
 
 // observeModelCall reports a model call whose span has ended (deferred by call).
-func (r *run) observeModelCall(sp *store.Span) {
+func (r *run) observeModelCall(sp *domain.Span) {
 	mc := ModelCall{Provider: unknown, PromptTokens: sp.TokenUsage.PromptTokens, CompletionTokens: sp.TokenUsage.CompletionTokens,
 		Cost: sp.Cost, Failed: sp.Status == "error"}
 	if p, ok := sp.Attributes["provider"].(string); ok && p != "" {
@@ -61,8 +61,8 @@ func (r *run) observeModelCall(sp *store.Span) {
 
 // reportEnd reports an execution that reached a terminal status. cfg, agent and route are
 // what the caller already holds (nil: looked up, from the store or the engine's caches).
-func (e *Engine) reportEnd(ctx context.Context, x *store.Execution, cfg *store.AgentConfig, status string, durationMS int64, agent *store.Agent, route *Route) {
-	if !store.IsTerminal(status) {
+func (e *Engine) reportEnd(ctx context.Context, x *domain.Execution, cfg *domain.AgentConfig, status string, durationMS int64, agent *domain.Agent, route *Route) {
+	if !domain.IsTerminal(status) {
 		return
 	}
 	end := RunEnd{Status: status, AgentType: unknown, Provider: unknown, Duration: time.Duration(durationMS) * time.Millisecond}
@@ -79,7 +79,7 @@ func (e *Engine) reportEnd(ctx context.Context, x *store.Execution, cfg *store.A
 // providerOf names where x's model calls go: the route of its pass when one was resolved;
 // "simulated" when the router or the version simulates; else the provider of its model in
 // the catalog or the workspace.
-func (e *Engine) providerOf(ctx context.Context, x *store.Execution, cfg *store.AgentConfig, route *Route) string {
+func (e *Engine) providerOf(ctx context.Context, x *domain.Execution, cfg *domain.AgentConfig, route *Route) string {
 	if route != nil {
 		return route.Name
 	}

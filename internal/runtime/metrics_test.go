@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // recorder keeps what the engine reports.
@@ -51,16 +51,16 @@ func TestMetricsReported(t *testing.T) {
 		Workers: 2, Metrics: rec})
 
 	// Before the engine starts, nothing claims: a queued run is cancelled directly.
-	queued := &store.Execution{WorkspaceID: a.WorkspaceID, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api",
-		Status: store.StatusPending, Input: store.JSONObject{}, Metadata: store.JSONObject{}, TimeoutMS: 1000}
-	if err := st.ExecutionCreate(ctx, queued, &store.Trace{WorkspaceID: a.WorkspaceID, Name: "A"}); err != nil {
+	queued := &domain.Execution{WorkspaceID: a.WorkspaceID, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api",
+		Status: domain.StatusPending, Input: domain.JSONObject{}, Metadata: domain.JSONObject{}, TimeoutMS: 1000}
+	if err := st.ExecutionCreate(ctx, queued, &domain.Trace{WorkspaceID: a.WorkspaceID, Name: "A"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Cancel(ctx, a.WorkspaceID, queued.ID); err != nil {
 		t.Fatal(err)
 	}
 	runs, calls := rec.took()
-	if len(runs) != 1 || runs[0].Status != store.StatusCancelled || runs[0].AgentType != "simple" || runs[0].Provider != "simulated" || len(calls) != 0 {
+	if len(runs) != 1 || runs[0].Status != domain.StatusCancelled || runs[0].AgentType != "simple" || runs[0].Provider != "simulated" || len(calls) != 0 {
 		t.Fatalf("cancelled while queued: %+v %+v", runs, calls)
 	}
 
@@ -71,14 +71,14 @@ func TestMetricsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop(e)
-	if runs, _ = rec.took(); len(runs) != 1 || runs[0].Status != store.StatusFailed || runs[0].AgentType != "simple" {
+	if runs, _ = rec.took(); len(runs) != 1 || runs[0].Status != domain.StatusFailed || runs[0].AgentType != "simple" {
 		t.Fatalf("rescued: %+v", runs)
 	}
 
 	// A completed run: its model call, with tokens and the model's price.
 	x := submitWith(t, e, a, a.Config, false)
 	runs, calls = rec.took()
-	if len(runs) != 1 || runs[0] != (RunEnd{Status: store.StatusCompleted, AgentType: "simple", Provider: "simulated", Duration: runs[0].Duration}) {
+	if len(runs) != 1 || runs[0] != (RunEnd{Status: domain.StatusCompleted, AgentType: "simple", Provider: "simulated", Duration: runs[0].Duration}) {
 		t.Fatalf("completed: %+v", runs)
 	}
 	got, _ := st.ExecutionGet(ctx, a.WorkspaceID, x.ID)
@@ -92,16 +92,16 @@ func TestMetricsReported(t *testing.T) {
 
 	// A failing model call fails the run.
 	failing := *a.Config
-	failing.Simulation = &store.Simulation{Fail: &store.SimFail{All: true}}
+	failing.Simulation = &domain.Simulation{Fail: &domain.SimFail{All: true}}
 	submitWith(t, e, a, &failing, false)
 	runs, calls = rec.took()
-	if len(runs) != 1 || runs[0].Status != store.StatusFailed || len(calls) != 1 || !calls[0].Failed || calls[0].Provider != "simulated" {
+	if len(runs) != 1 || runs[0].Status != domain.StatusFailed || len(calls) != 1 || !calls[0].Failed || calls[0].Provider != "simulated" {
 		t.Fatalf("failed: %+v %+v", runs, calls)
 	}
 
 	// Stopped at an approval checkpoint: not an end; denied: rejected.
 	cfg := *a.Config
-	cfg.Approval = &store.ApprovalConfig{Checkpoints: []store.Checkpoint{{Name: "review", When: "before_output"}}}
+	cfg.Approval = &domain.ApprovalConfig{Checkpoints: []domain.Checkpoint{{Name: "review", When: "before_output"}}}
 	waiting := submitWith(t, e, a, &cfg, false)
 	if runs, calls = rec.took(); len(runs) != 0 || len(calls) != 1 {
 		t.Fatalf("awaiting approval: %+v %+v", runs, calls)
@@ -109,7 +109,7 @@ func TestMetricsReported(t *testing.T) {
 	if _, err := e.Deny(ctx, a.WorkspaceID, waiting.ID, "no", ""); err != nil {
 		t.Fatal(err)
 	}
-	if runs, _ = rec.took(); len(runs) != 1 || runs[0].Status != store.StatusRejected || runs[0].Provider != "simulated" {
+	if runs, _ = rec.took(); len(runs) != 1 || runs[0].Status != domain.StatusRejected || runs[0].Provider != "simulated" {
 		t.Fatalf("denied: %+v", runs)
 	}
 }

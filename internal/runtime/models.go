@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/llm/providers"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
@@ -24,11 +25,11 @@ type ModelRouter interface {
 	// Check reports, without contacting any provider, whether cfg's model calls could be
 	// routed now; its error is a *ModelError. model is the catalog or workspace entry of
 	// cfg.Model, nil when there is none.
-	Check(ctx context.Context, ws string, cfg *store.AgentConfig, model *store.LLMModel) error
+	Check(ctx context.Context, ws string, cfg *domain.AgentConfig, model *domain.LLMModel) error
 	// Route returns the provider for cfg's model calls (a *ModelError when there is none).
-	Route(ctx context.Context, ws string, cfg *store.AgentConfig, model *store.LLMModel) (*Route, error)
+	Route(ctx context.Context, ws string, cfg *domain.AgentConfig, model *domain.LLMModel) (*Route, error)
 	// Validate checks a credential against its service (a *ModelError when it cannot).
-	Validate(ctx context.Context, ws string, c *store.Credential) (*Validation, error)
+	Validate(ctx context.Context, ws string, c *domain.Credential) (*Validation, error)
 	// Mode is "real" or "simulated", as /health reports it.
 	Mode() string
 }
@@ -48,10 +49,10 @@ type Route struct {
 
 // Validation is the outcome of checking a credential against its service.
 type Validation struct {
-	Valid     bool       `json:"valid"`
-	Status    int        `json:"status" doc:"The provider's HTTP status (200 when accepted; 0 when it could not be reached)."`
-	Message   string     `json:"message"`
-	CheckedAt store.Time `json:"checked_at"`
+	Valid     bool        `json:"valid"`
+	Status    int         `json:"status" doc:"The provider's HTTP status (200 when accepted; 0 when it could not be reached)."`
+	Message   string      `json:"message"`
+	CheckedAt domain.Time `json:"checked_at"`
 }
 
 // ModelError says a version's model cannot be run as configured (no credential for its
@@ -76,25 +77,25 @@ var (
 func (SimulatedRouter) Mode() string { return "simulated" }
 
 // Check accepts every configuration.
-func (SimulatedRouter) Check(context.Context, string, *store.AgentConfig, *store.LLMModel) error {
+func (SimulatedRouter) Check(context.Context, string, *domain.AgentConfig, *domain.LLMModel) error {
 	return nil
 }
 
 // Route returns the simulated model, tuned by cfg.Simulation.
-func (s SimulatedRouter) Route(_ context.Context, _ string, cfg *store.AgentConfig, _ *store.LLMModel) (*Route, error) {
+func (s SimulatedRouter) Route(_ context.Context, _ string, cfg *domain.AgentConfig, _ *domain.LLMModel) (*Route, error) {
 	return simulatedRoute(s.Model, cfg), nil
 }
 
 // Validate does not contact the provider: every model is simulated here.
-func (SimulatedRouter) Validate(_ context.Context, _ string, c *store.Credential) (*Validation, error) {
+func (SimulatedRouter) Validate(_ context.Context, _ string, c *domain.Credential) (*Validation, error) {
 	if !providers.Known(c.Provider) {
 		return nil, notModelProvider(c)
 	}
-	return &Validation{Valid: true, Status: http.StatusOK, CheckedAt: store.Now(),
+	return &Validation{Valid: true, Status: http.StatusOK, CheckedAt: domain.Now(),
 		Message: "not sent to " + c.Provider + ": every model call here is answered by the simulated model"}, nil
 }
 
-func simulatedRoute(m *simulated.Model, cfg *store.AgentConfig) *Route {
+func simulatedRoute(m *simulated.Model, cfg *domain.AgentConfig) *Route {
 	var o simulated.Options
 	if sim := cfg.Simulation; sim != nil {
 		o = simulated.Options{LatencyMS: sim.LatencyMS, FailMessage: sim.FailMessage}
@@ -123,7 +124,7 @@ type CredentialRouter struct {
 func (c *CredentialRouter) Mode() string { return "real" }
 
 // Check finds the credential Route would use.
-func (c *CredentialRouter) Check(ctx context.Context, ws string, cfg *store.AgentConfig, model *store.LLMModel) error {
+func (c *CredentialRouter) Check(ctx context.Context, ws string, cfg *domain.AgentConfig, model *domain.LLMModel) error {
 	if cfg.Simulation != nil {
 		return nil
 	}
@@ -138,7 +139,7 @@ func (c *CredentialRouter) Check(ctx context.Context, ws string, cfg *store.Agen
 }
 
 // Route builds the provider of the credential Check finds, with its value.
-func (c *CredentialRouter) Route(ctx context.Context, ws string, cfg *store.AgentConfig, model *store.LLMModel) (*Route, error) {
+func (c *CredentialRouter) Route(ctx context.Context, ws string, cfg *domain.AgentConfig, model *domain.LLMModel) (*Route, error) {
 	if cfg.Simulation != nil {
 		return simulatedRoute(c.Simulated, cfg), nil
 	}
@@ -157,7 +158,7 @@ func (c *CredentialRouter) Route(ctx context.Context, ws string, cfg *store.Agen
 }
 
 // open builds the provider a credential calls with its value, and its API root.
-func (c *CredentialRouter) open(cred *store.Credential, key string) (llm.Provider, string, error) {
+func (c *CredentialRouter) open(cred *domain.Credential, key string) (llm.Provider, string, error) {
 	base, err := providers.BaseURL(cred.Provider, cred.Metadata)
 	if err != nil {
 		return nil, "", modelErrorf("credential %q: %v", cred.Name, err)
@@ -212,7 +213,7 @@ func (c *CredentialRouter) poolRoute(ctx context.Context, ws, provider string) (
 const validateTimeout = 15 * time.Second
 
 // Validate lists the provider's models with the credential.
-func (c *CredentialRouter) Validate(ctx context.Context, ws string, cred *store.Credential) (*Validation, error) {
+func (c *CredentialRouter) Validate(ctx context.Context, ws string, cred *domain.Credential) (*Validation, error) {
 	if !providers.Known(cred.Provider) {
 		return nil, notModelProvider(cred)
 	}
@@ -231,7 +232,7 @@ func (c *CredentialRouter) Validate(ctx context.Context, ws string, cred *store.
 	ctx, cancel := context.WithTimeout(ctx, validateTimeout)
 	defer cancel()
 	models, err := lister.ListModels(ctx)
-	v := &Validation{CheckedAt: store.Now()}
+	v := &Validation{CheckedAt: domain.Now()}
 	var pe *llm.Error
 	switch {
 	case err == nil:
@@ -252,7 +253,7 @@ func (c *CredentialRouter) Validate(ctx context.Context, ws string, cred *store.
 
 // credential finds the credential a configuration's model calls use, with its value when
 // withValue is set.
-func (c *CredentialRouter) credential(ctx context.Context, ws string, cfg *store.AgentConfig, model *store.LLMModel, withValue bool) (*store.Credential, string, error) {
+func (c *CredentialRouter) credential(ctx context.Context, ws string, cfg *domain.AgentConfig, model *domain.LLMModel, withValue bool) (*domain.Credential, string, error) {
 	id, provider := cfg.CredentialID, ""
 	if id == "" {
 		if model == nil {
@@ -263,7 +264,7 @@ func (c *CredentialRouter) credential(ctx context.Context, ws string, cfg *store
 		}
 		provider = model.Provider
 	}
-	var cred *store.Credential
+	var cred *domain.Credential
 	var key string
 	var err error
 	if withValue {
@@ -283,7 +284,7 @@ func (c *CredentialRouter) credential(ctx context.Context, ws string, cfg *store
 }
 
 // endpoint resolves where and as whom a credential calls its provider.
-func (c *CredentialRouter) endpoint(ctx context.Context, ws string, cred *store.Credential) (llm.Endpoint, error) {
+func (c *CredentialRouter) endpoint(ctx context.Context, ws string, cred *domain.Credential) (llm.Endpoint, error) {
 	base, err := providers.BaseURL(cred.Provider, cred.Metadata)
 	if err != nil {
 		return llm.Endpoint{}, modelErrorf("credential %q: %v", cred.Name, err)
@@ -304,7 +305,7 @@ func noCredential(provider string) error {
 		"with the CLI (agentplane credentials add --provider %s --value …) or with POST /api/v1/credentials", provider, provider)
 }
 
-func notModelProvider(c *store.Credential) error {
+func notModelProvider(c *domain.Credential) error {
 	return modelErrorf("credential %s has provider %q: only model-provider credentials can be validated (provider one of %s)",
 		c.ID, c.Provider, strings.Join(providers.Names(), ", "))
 }

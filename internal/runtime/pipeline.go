@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/guardrail"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/modelhealth"
 	"github.com/agentplane/agentplane/internal/schemacheck"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // defaultMaxIterations bounds an agent's tool loop when its version sets no max_iterations.
@@ -21,7 +21,7 @@ const defaultMaxIterations = 5
 
 // errAwait stops a pass at an approval checkpoint.
 // approval is nil when the run waits for a sub-agent's approval rather than its own.
-type errAwait struct{ approval *store.Approval }
+type errAwait struct{ approval *domain.Approval }
 
 func (e *errAwait) Error() string {
 	if e.approval == nil {
@@ -36,7 +36,7 @@ func (r *run) execute(ctx context.Context) outcome {
 	var aw *errAwait
 	switch {
 	case errors.As(err, &aw):
-		return outcome{status: store.StatusAwaitingApproval, wait: aw.approval}
+		return outcome{status: domain.StatusAwaitingApproval, wait: aw.approval}
 	case ctx.Err() != nil:
 		return r.stopped(ctx)
 	case err != nil:
@@ -51,12 +51,12 @@ func (r *run) execute(ctx context.Context) outcome {
 	if err != nil {
 		return failed(err.Error())
 	}
-	return outcome{status: store.StatusCompleted, output: out}
+	return outcome{status: domain.StatusCompleted, output: out}
 }
 
 // failed is the outcome of a run that failed for msg.
 func failed(msg string) outcome {
-	return outcome{status: store.StatusFailed, err: msg, code: CodeFailed}
+	return outcome{status: domain.StatusFailed, err: msg, code: CodeFailed}
 }
 
 // stopped is the outcome of a run whose context ended: cancelled by a user, stopped by a
@@ -66,9 +66,9 @@ func (r *run) stopped(ctx context.Context) outcome {
 	cause := context.Cause(ctx)
 	switch {
 	case errors.Is(cause, errCancelled):
-		return outcome{status: store.StatusCancelled, err: "execution cancelled", code: CodeCancelled}
+		return outcome{status: domain.StatusCancelled, err: "execution cancelled", code: CodeCancelled}
 	case errors.Is(cause, errShutdown) && !r.modelCalled && r.x.ParentID == nil:
-		return outcome{status: store.StatusPending}
+		return outcome{status: domain.StatusPending}
 	}
 	o := failed("execution stopped: " + cause.Error())
 	if errors.Is(cause, errShutdown) || errors.Is(cause, errLeaseLost) {
@@ -118,7 +118,7 @@ func (r *run) pipeline(ctx context.Context) (string, error) {
 }
 
 // checkpoint returns the configured checkpoint for a stage, unless it was already approved.
-func (r *run) checkpoint(when string) *store.Checkpoint {
+func (r *run) checkpoint(when string) *domain.Checkpoint {
 	if r.cfg.Approval == nil {
 		return nil
 	}
@@ -130,9 +130,9 @@ func (r *run) checkpoint(when string) *store.Checkpoint {
 	return nil
 }
 
-func (r *run) await(cp *store.Checkpoint, awaiting any) error {
+func (r *run) await(cp *domain.Checkpoint, awaiting any) error {
 	r.emit("thinking", map[string]any{"content": "Waiting for approval at checkpoint " + cp.Name + "."})
-	return r.pause(r.approval(store.ApprovalCheckpoint, cp.Name, cp.Description, awaiting))
+	return r.pause(r.approval(domain.ApprovalCheckpoint, cp.Name, cp.Description, awaiting))
 }
 
 // Defaults of a model call's bounds (config.max_retries, config.request_timeout_ms).
@@ -429,7 +429,7 @@ func (r *run) workflow(ctx context.Context, msgs []llm.Message) (string, error) 
 
 // step runs one chain/workflow step: a model call with the step's instruction, or the
 // step's agent as a child execution.
-func (r *run) step(ctx context.Context, st store.AgentStep, system, input string, last bool) (string, error) {
+func (r *run) step(ctx context.Context, st domain.AgentStep, system, input string, last bool) (string, error) {
 	key := "step:" + st.ID
 	if text, ok := r.state.Results[key]; ok {
 		return text, nil // done before an approval wait
@@ -505,7 +505,7 @@ func (r *run) child(ctx context.Context, key, agentID string, input map[string]a
 		if err != nil {
 			return "", err
 		}
-		if x.Status == store.StatusAwaitingApproval {
+		if x.Status == domain.StatusAwaitingApproval {
 			return "", &errAwait{}
 		}
 		delete(r.state.Children, key)
@@ -527,7 +527,7 @@ func (r *run) child(ctx context.Context, key, agentID string, input map[string]a
 		return "", err
 	}
 	sp.Attributes["execution_id"] = x.ID
-	if x.Status == store.StatusAwaitingApproval {
+	if x.Status == domain.StatusAwaitingApproval {
 		if r.state.Children == nil {
 			r.state.Children = map[string]string{}
 		}
@@ -545,8 +545,8 @@ func (r *run) child(ctx context.Context, key, agentID string, input map[string]a
 	return text, err
 }
 
-func childResult(x *store.Execution) (string, error) {
-	if x.Status != store.StatusCompleted {
+func childResult(x *domain.Execution) (string, error) {
+	if x.Status != domain.StatusCompleted {
 		msg := "sub-agent execution " + x.ID + " " + x.Status
 		if x.Error != nil {
 			msg += ": " + *x.Error
@@ -582,9 +582,9 @@ func (r *run) finalOutput(text string) (json.RawMessage, error) {
 	return json.RawMessage(text), nil
 }
 
-func topoOrder(steps []store.AgentStep) []store.AgentStep {
+func topoOrder(steps []domain.AgentStep) []domain.AgentStep {
 	done := map[string]bool{}
-	var out []store.AgentStep
+	var out []domain.AgentStep
 	for len(out) < len(steps) {
 		progress := false
 		for _, st := range steps {

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // producerConfig is what a producer needs.
@@ -24,7 +24,7 @@ type producerConfig struct {
 
 // claimed is a run Claim took: the row, and the handle registered for its pass.
 type claimed struct {
-	x *store.Execution
+	x *domain.Execution
 	h *handle
 }
 

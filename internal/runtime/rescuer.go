@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -16,7 +17,7 @@ type rescuerConfig struct {
 	Logger *slog.Logger
 	// Rescued is told of each run rescued, once its transaction committed: queued again
 	// (requeued) or failed.
-	Rescued func(ctx context.Context, x *store.Execution, requeued bool)
+	Rescued func(ctx context.Context, x *domain.Execution, requeued bool)
 }
 
 // rescuer takes over the runs of stopped nodes (their lease expired); the elected leader
@@ -36,7 +37,7 @@ func (r *rescuer) rescue(ctx context.Context) (int, error) {
 	total := 0
 	for {
 		type rescued struct {
-			x        *store.Execution
+			x        *domain.Execution
 			requeued bool
 		}
 		var done []rescued
@@ -81,13 +82,13 @@ func (r *rescuer) rescue(ctx context.Context) (int, error) {
 }
 
 // fail fails a rescued run inside the rescue's transaction.
-func (r *rescuer) fail(ctx context.Context, tx *store.Store, x *store.Execution) error {
+func (r *rescuer) fail(ctx context.Context, tx *store.Store, x *domain.Execution) error {
 	owner := "a server that is gone"
 	if x.OwnerNode != nil {
 		owner = "server " + *x.OwnerNode
 	}
 	msg := fmt.Sprintf("the server running this execution (%s) stopped before it finished; it was marked failed by server %s", owner, r.cfg.Node)
-	now := store.Now()
+	now := domain.Now()
 	dur := now.Sub(x.CreatedAt.Time).Milliseconds()
 	last, err := tx.EventLastSeq(ctx, x.ID)
 	if err != nil {
@@ -95,15 +96,15 @@ func (r *rescuer) fail(ctx context.Context, tx *store.Store, x *store.Execution)
 	}
 	seq := max(last, x.SeqReserved) + 1
 	attempt := x.Attempt
-	patch := store.ExecutionPatch{Move: store.MoveFail, Error: &msg, CompletedAt: &now, DurationMS: &dur, ClearState: true, From: store.StatusRunning,
+	patch := domain.ExecutionPatch{Move: domain.MoveFail, Error: &msg, CompletedAt: &now, DurationMS: &dur, ClearState: true, From: domain.StatusRunning,
 		SeqUsed: &seq, Attempt: &attempt}
-	if _, err := tx.ExecutionTransition(ctx, x.WorkspaceID, x.ID, store.MoveFail.Status(), patch); err != nil {
+	if _, err := tx.ExecutionTransition(ctx, x.WorkspaceID, x.ID, domain.MoveFail.Status(), patch); err != nil {
 		return err
 	}
-	if err := tx.EventAppend(ctx, x.ID, []store.Event{{Seq: seq, Event: "error", Data: errorFrame(msg, CodeInterrupted)}}); err != nil {
+	if err := tx.EventAppend(ctx, x.ID, []domain.Event{{Seq: seq, Event: "error", Data: errorFrame(msg, CodeInterrupted)}}); err != nil {
 		return err
 	}
-	if err := tx.TraceFinish(ctx, x.WorkspaceID, x.TraceID, store.StatusFailed, x.TokenUsage, x.Cost, now, dur); err != nil {
+	if err := tx.TraceFinish(ctx, x.WorkspaceID, x.TraceID, domain.StatusFailed, x.TokenUsage, x.Cost, now, dur); err != nil {
 		return err
 	}
 	if x.ParentID == nil {

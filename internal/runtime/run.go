@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/guardrail"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/store"
@@ -19,23 +20,23 @@ const eventFlushInterval = 200 * time.Millisecond
 // or waiting state. It owns the execution's event sequence while it lives.
 type run struct {
 	e       *Engine
-	x       *store.Execution
-	cfg     *store.AgentConfig
-	agent   *store.Agent
+	x       *domain.Execution
+	cfg     *domain.AgentConfig
+	agent   *domain.Agent
 	state   *runState
 	topic   *topic
 	seq     int
-	pending []store.Event // frames not yet stored
+	pending []domain.Event // frames not yet stored
 	flushed time.Time
-	spans   []*store.Span
-	root    *store.Span
-	usage   store.TokenUsage
+	spans   []*domain.Span
+	root    *domain.Span
+	usage   domain.TokenUsage
 	cost    float64
 	started time.Time
 	// compiled holds the version's guardrails once loaded.
 	compiled []*guardrail.Guard
 	// model and route are resolved at the pass's first need (see modelEntry, provider).
-	model    *store.LLMModel
+	model    *domain.LLMModel
 	modelSet bool
 	route    *Route
 	// fallbacks are the targets of config.fallback_models resolved so far (see target);
@@ -43,7 +44,7 @@ type run struct {
 	fallbacks []*target
 	answered  string
 	// owner fences the pass's writes; stop cancels the pass (its handle's context).
-	owner store.Owner
+	owner domain.Owner
 	stop  context.CancelCauseFunc
 	// reserved is the highest frame id the pass may send (see store.ExecutionReserveSeqs);
 	// modelCalled says the pass recorded reaching a model call (see reachModel), or that the
@@ -54,15 +55,15 @@ type run struct {
 
 // runState is what survives an approval wait: enough to resume without anything in memory.
 type runState struct {
-	Phase      string           `json:"phase"` // "" (fresh) | "before_output" | "before_tools" | "tool_approval"
-	Checkpoint string           `json:"checkpoint,omitempty"`
-	Draft      string           `json:"draft,omitempty"`
-	Messages   []llm.Message    `json:"messages,omitempty"`
-	Calls      []llm.ToolCall   `json:"calls,omitempty"`
-	Iteration  int              `json:"iteration,omitempty"`
-	Usage      store.TokenUsage `json:"usage"`
-	Cost       float64          `json:"cost"`
-	Chat       *chatState       `json:"chat,omitempty"`
+	Phase      string            `json:"phase"` // "" (fresh) | "before_output" | "before_tools" | "tool_approval"
+	Checkpoint string            `json:"checkpoint,omitempty"`
+	Draft      string            `json:"draft,omitempty"`
+	Messages   []llm.Message     `json:"messages,omitempty"`
+	Calls      []llm.ToolCall    `json:"calls,omitempty"`
+	Iteration  int               `json:"iteration,omitempty"`
+	Usage      domain.TokenUsage `json:"usage"`
+	Cost       float64           `json:"cost"`
+	Chat       *chatState        `json:"chat,omitempty"`
 	// Conversation is the caller's extra system text and earlier turns (see SubmitRequest).
 	Conversation *Conversation `json:"conversation,omitempty"`
 	Passed       []string      `json:"passed,omitempty"` // checkpoints already approved
@@ -72,8 +73,8 @@ type runState struct {
 	Children map[string]string `json:"children,omitempty"`
 	// Decided are the held calls of the batch with the reviewer's decisions, and Answer the
 	// answer to an ask_user question, written by the approve that resumes the run.
-	Decided []store.PendingCall `json:"decided,omitempty"`
-	Answer  string              `json:"answer,omitempty"`
+	Decided []domain.PendingCall `json:"decided,omitempty"`
+	Answer  string               `json:"answer,omitempty"`
 }
 
 // chatState carries a chat turn through the run to the atomic write at its end.
@@ -151,7 +152,7 @@ func (r *run) emitText(event, text string) {
 }
 
 // frame numbers a frame and queues it for the store without publishing it.
-func (r *run) frame(event string, data any) store.Event {
+func (r *run) frame(event string, data any) domain.Event {
 	raw, ok := data.(json.RawMessage)
 	if !ok {
 		var err error
@@ -160,7 +161,7 @@ func (r *run) frame(event string, data any) store.Event {
 		}
 	}
 	r.seq++
-	ev := store.Event{Seq: r.seq, Event: event, Data: raw}
+	ev := domain.Event{Seq: r.seq, Event: event, Data: raw}
 	r.pending = append(r.pending, ev)
 	return ev
 }
@@ -180,9 +181,9 @@ func (r *run) flushEvents(ctx context.Context) {
 }
 
 // span starts a span; end it with r.end.
-func (r *run) span(kind, name string, input any) *store.Span {
-	sp := &store.Span{ID: store.NewSpanID(), TraceID: r.x.TraceID, WorkspaceID: r.x.WorkspaceID, Name: name, Kind: kind,
-		Status: "ok", StartedAt: store.Now(), Attributes: store.JSONObject{}}
+func (r *run) span(kind, name string, input any) *domain.Span {
+	sp := &domain.Span{ID: store.NewSpanID(), TraceID: r.x.TraceID, WorkspaceID: r.x.WorkspaceID, Name: name, Kind: kind,
+		Status: "ok", StartedAt: domain.Now(), Attributes: domain.JSONObject{}}
 	if r.root != nil {
 		sp.ParentID = &r.root.ID
 	}
@@ -193,8 +194,8 @@ func (r *run) span(kind, name string, input any) *store.Span {
 }
 
 // end finishes a span with its output or error and keeps it for the final write.
-func (r *run) end(sp *store.Span, output any, err error) {
-	now := store.Now()
+func (r *run) end(sp *domain.Span, output any, err error) {
+	now := domain.Now()
 	sp.EndedAt = &now
 	d := now.Sub(sp.StartedAt.Time).Milliseconds()
 	sp.DurationMS = &d
@@ -211,7 +212,7 @@ func (r *run) end(sp *store.Span, output any, err error) {
 
 // modelEntry returns the catalog or workspace entry of the version's model (nil for a
 // model only its credential's server knows), looked up once per pass.
-func (r *run) modelEntry(ctx context.Context) (*store.LLMModel, error) {
+func (r *run) modelEntry(ctx context.Context) (*domain.LLMModel, error) {
 	if !r.modelSet {
 		m, err := r.e.model(ctx, r.x.WorkspaceID, r.cfg.Model)
 		if err != nil {
@@ -240,8 +241,8 @@ func (r *run) provider(ctx context.Context) (*Route, error) {
 
 // addUsage accounts a model call's tokens and cost at the prices of m, the model that
 // answered.
-func (r *run) addUsage(sp *store.Span, m *store.LLMModel, u llm.Usage) {
-	tu := store.TokenUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens}
+func (r *run) addUsage(sp *domain.Span, m *domain.LLMModel, u llm.Usage) {
+	tu := domain.TokenUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens}
 	c := price(m, u)
 	r.usage = r.usage.Add(tu)
 	r.cost += c
@@ -261,11 +262,11 @@ func (r *run) addUsage(sp *store.Span, m *store.LLMModel, u llm.Usage) {
 
 // outcome is how a pipeline pass ended.
 type outcome struct {
-	status string          // completed | failed | cancelled | awaiting_approval | pending (queued again)
-	output json.RawMessage // completed
-	err    string          // failed, cancelled
-	code   string          // failed, cancelled: the terminal frame's code (CodeFailed …)
-	wait   *store.Approval // awaiting_approval
+	status string           // completed | failed | cancelled | awaiting_approval | pending (queued again)
+	output json.RawMessage  // completed
+	err    string           // failed, cancelled
+	code   string           // failed, cancelled: the terminal frame's code (CodeFailed …)
+	wait   *domain.Approval // awaiting_approval
 }
 
 // finish writes the outcome atomically: the status change with output, usage and cost, the
@@ -274,16 +275,16 @@ type outcome struct {
 // write is fenced by the pass's owner and attempt: a pass that lost its run writes nothing
 // (a *store.TransitionError). A write the database refuses is recorded as failed instead
 // (see finishFailed): a run is never left running.
-func (r *run) finish(o outcome) (*store.Execution, error) {
+func (r *run) finish(o outcome) (*domain.Execution, error) {
 	ctx := context.WithoutCancel(r.e.ctx)
-	if o.status == store.StatusPending {
+	if o.status == domain.StatusPending {
 		return r.requeue(ctx)
 	}
-	now := store.Now()
+	now := domain.Now()
 	dur := now.Sub(r.x.CreatedAt.Time).Milliseconds()
 	usage, cost := r.usage, r.cost
 	owner := r.owner
-	patch := store.ExecutionPatch{Usage: &usage, Cost: &cost, Owner: &owner}
+	patch := domain.ExecutionPatch{Usage: &usage, Cost: &cost, Owner: &owner}
 	model := r.answered
 	if model != "" {
 		patch.Model = &model
@@ -291,9 +292,9 @@ func (r *run) finish(o outcome) (*store.Execution, error) {
 		model = *r.x.Model // answered in an earlier pass
 	}
 	// The terminal frame is published only once everything it announces is committed.
-	var terminalFrame *store.Event
+	var terminalFrame *domain.Event
 	switch o.status {
-	case store.StatusCompleted:
+	case domain.StatusCompleted:
 		patch.Output = o.output
 		done := map[string]any{"output": o.output, "token_usage": usage, "time": float64(dur) / 1000}
 		if model != "" {
@@ -301,7 +302,7 @@ func (r *run) finish(o outcome) (*store.Execution, error) {
 		}
 		ev := r.frame("done", done)
 		terminalFrame = &ev
-	case store.StatusFailed, store.StatusCancelled:
+	case domain.StatusFailed, domain.StatusCancelled:
 		msg := o.err
 		patch.Error = &msg
 		code := o.code
@@ -310,10 +311,10 @@ func (r *run) finish(o outcome) (*store.Execution, error) {
 		}
 		ev := r.frame("error", errorFrame(msg, code))
 		terminalFrame = &ev
-	case store.StatusAwaitingApproval:
+	case domain.StatusAwaitingApproval:
 		r.state.Usage, r.state.Cost = usage, cost
 		state := *r.state
-		if c := state.Chat; c != nil && o.wait != nil && o.wait.Kind == store.ApprovalQuestion {
+		if c := state.Chat; c != nil && o.wait != nil && o.wait.Kind == domain.ApprovalQuestion {
 			// The question is stored as the turn's reply with the user's message (see finish's write).
 			state.Chat = &chatState{SessionID: c.SessionID, UserMessageID: c.UserMessageID, Content: c.Content, Stored: true}
 		}
@@ -322,19 +323,19 @@ func (r *run) finish(o outcome) (*store.Execution, error) {
 	// Every frame of the pass is stored with the move: the ids reserved above it go back.
 	seq := r.seq
 	patch.SeqUsed = &seq
-	terminal := store.IsTerminal(o.status)
+	terminal := domain.IsTerminal(o.status)
 	if terminal {
 		patch.CompletedAt, patch.DurationMS, patch.ClearState = &now, &dur, true
 	}
-	if r.root != nil && (terminal || o.status == store.StatusAwaitingApproval) {
-		r.end(r.root, map[string]any{"status": o.status}, errIf(o.status == store.StatusFailed, o.err))
+	if r.root != nil && (terminal || o.status == domain.StatusAwaitingApproval) {
+		r.end(r.root, map[string]any{"status": o.status}, errIf(o.status == domain.StatusFailed, o.err))
 		r.root = nil
 	}
 	// The run's input and output are stored once, on the execution, not again on its spans.
-	store.SpansShareExecution(r.spans, r.x.Input, patch.Output)
+	domain.SpansShareExecution(r.spans, r.x.Input, patch.Output)
 	// The trace's outcome is written with the move (one statement on PostgreSQL).
-	patch.Trace = &store.TraceEnd{Usage: usage, Cost: cost, EndedAt: now, DurationMS: dur}
-	var final *store.Execution
+	patch.Trace = &domain.TraceEnd{Usage: usage, Cost: cost, EndedAt: now, DurationMS: dur}
+	var final *domain.Execution
 	write := func(tx *store.Store) error {
 		if err := r.e.fault(); err != nil {
 			return err
@@ -354,14 +355,14 @@ func (r *run) finish(o outcome) (*store.Execution, error) {
 			if err := tx.ApprovalCreate(ctx, o.wait); err != nil {
 				return err
 			}
-			if c := r.state.Chat; c != nil && o.wait.Kind == store.ApprovalQuestion && !c.Stored {
+			if c := r.state.Chat; c != nil && o.wait.Kind == domain.ApprovalQuestion && !c.Stored {
 				if err := r.storeChatQuestion(ctx, tx, c, o.wait.Question); err != nil {
 					return err
 				}
 			}
 		}
 		if c := r.state.Chat; c != nil && terminal {
-			if o.status == store.StatusCompleted {
+			if o.status == domain.StatusCompleted {
 				if err := r.storeChatTurn(ctx, tx, c, o.output); err != nil {
 					return err
 				}
@@ -417,25 +418,25 @@ const finishRetryFor = 5 * time.Second
 // the chat session's release. The pass's unstored frames, spans and chat messages are dropped.
 // A failing write is tried again with backoff: while it is, the run's handle stays
 // registered, so the heartbeat keeps its lease and nobody else takes it over.
-func (r *run) finishFailed(ctx context.Context, now store.Time, dur int64) (*store.Execution, error) {
+func (r *run) finishFailed(ctx context.Context, now domain.Time, dur int64) (*domain.Execution, error) {
 	msg := fmt.Sprintf("the outcome of execution %s could not be stored; the server log has the cause", r.x.ID)
 	usage, cost := r.usage, r.cost
 	r.pending, r.spans = r.pending[:0], nil
 	ev := r.frame("error", errorFrame(msg, CodeFailed))
 	seq := r.seq
 	owner := r.owner
-	patch := store.ExecutionPatch{Move: store.MoveFail, Usage: &usage, Cost: &cost, Error: &msg, CompletedAt: &now, DurationMS: &dur, ClearState: true,
-		SeqUsed: &seq, Owner: &owner, Trace: &store.TraceEnd{Usage: usage, Cost: cost, EndedAt: now, DurationMS: dur}}
+	patch := domain.ExecutionPatch{Move: domain.MoveFail, Usage: &usage, Cost: &cost, Error: &msg, CompletedAt: &now, DurationMS: &dur, ClearState: true,
+		SeqUsed: &seq, Owner: &owner, Trace: &domain.TraceEnd{Usage: usage, Cost: cost, EndedAt: now, DurationMS: dur}}
 	var stopping time.Time
 	backoff := 50 * time.Millisecond
 	for {
-		var final *store.Execution
+		var final *domain.Execution
 		err := r.e.st.InTx(ctx, func(tx *store.Store) error {
 			if err := r.e.fault(); err != nil {
 				return err
 			}
 			var err error
-			if final, err = tx.ExecutionTransition(ctx, r.x.WorkspaceID, r.x.ID, store.MoveFail.Status(), patch); err != nil {
+			if final, err = tx.ExecutionTransition(ctx, r.x.WorkspaceID, r.x.ID, domain.MoveFail.Status(), patch); err != nil {
 				return err
 			}
 			if err := tx.EventAppend(ctx, r.x.ID, r.pending); err != nil {
@@ -471,7 +472,7 @@ func (r *run) finishFailed(ctx context.Context, now store.Time, dur int64) (*sto
 
 // requeue puts a run stopped by a drain before any model call back in the queue, with the
 // frames it sent stored, for another node (or this one, restarted) to run from the start.
-func (r *run) requeue(ctx context.Context) (*store.Execution, error) {
+func (r *run) requeue(ctx context.Context) (*domain.Execution, error) {
 	seq, owner := r.seq, r.owner
 	var ok bool
 	err := r.e.st.InTx(ctx, func(tx *store.Store) error {
@@ -481,7 +482,7 @@ func (r *run) requeue(ctx context.Context) (*store.Execution, error) {
 		var err error
 		ok, err = tx.ExecutionRequeue(ctx, r.x.WorkspaceID, r.x.ID, &owner, &seq)
 		if err == nil && !ok {
-			err = &store.TransitionError{ID: r.x.ID, From: store.StatusRunning, To: store.StatusPending, Fenced: true}
+			err = &store.TransitionError{ID: r.x.ID, From: domain.StatusRunning, To: domain.StatusPending, Fenced: true}
 		}
 		return err
 	})
@@ -491,7 +492,7 @@ func (r *run) requeue(ctx context.Context) (*store.Execution, error) {
 	r.topic.setStored(seq)
 	r.pending = r.pending[:0]
 	x := *r.x
-	x.Status, x.OwnerNode, x.LeaseExpiresAt, x.ModelCalled, x.SeqReserved = store.StatusPending, nil, nil, false, seq
+	x.Status, x.OwnerNode, x.LeaseExpiresAt, x.ModelCalled, x.SeqReserved = domain.StatusPending, nil, nil, false, seq
 	return &x, nil
 }
 
@@ -508,12 +509,12 @@ func (r *run) storeChatQuestion(ctx context.Context, tx *store.Store, c *chatSta
 // storeChat appends the turn's user message (unless stored already) and the reply.
 func (r *run) storeChat(ctx context.Context, tx *store.Store, c *chatState, reply string) error {
 	execID := r.x.ID
-	var msgs []*store.ChatMessage
+	var msgs []*domain.ChatMessage
 	if !c.Stored {
-		msgs = append(msgs, &store.ChatMessage{ID: c.UserMessageID, Role: "user", Content: c.Content, ExecutionID: &execID,
-			TokenUsage: store.TokenUsage{PromptTokens: llm.CountTokens(c.Content)}})
+		msgs = append(msgs, &domain.ChatMessage{ID: c.UserMessageID, Role: "user", Content: c.Content, ExecutionID: &execID,
+			TokenUsage: domain.TokenUsage{PromptTokens: llm.CountTokens(c.Content)}})
 	}
-	msgs = append(msgs, &store.ChatMessage{Role: "assistant", Content: reply, ExecutionID: &execID, UserMessageID: &c.UserMessageID,
+	msgs = append(msgs, &domain.ChatMessage{Role: "assistant", Content: reply, ExecutionID: &execID, UserMessageID: &c.UserMessageID,
 		TokenUsage: r.usage})
 	return tx.ChatMessageAppend(ctx, r.x.WorkspaceID, c.SessionID, msgs...)
 }

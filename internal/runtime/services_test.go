@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -35,7 +36,7 @@ func (q *testQueue) claim() (*claimed, error) {
 	}
 	id := q.ids[0]
 	q.ids = q.ids[1:]
-	return &claimed{x: &store.Execution{ID: id}}, nil
+	return &claimed{x: &domain.Execution{ID: id}}, nil
 }
 
 func (q *testQueue) run(c *claimed) {
@@ -156,16 +157,16 @@ func TestElector(t *testing.T) {
 // call, failed as interrupted otherwise; a run whose lease holds is left alone; each rescue
 // is told once.
 func TestRescuer(t *testing.T) {
-	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *store.Agent) {
+	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
-		running := func(called bool, lease time.Duration) *store.Execution {
+		running := func(called bool, lease time.Duration) *domain.Execution {
 			return ownedRun(t, st, a, "gone", lease, called, "")
 		}
 		fresh, called, live := running(false, time.Millisecond), running(true, time.Millisecond), running(true, time.Hour)
 		time.Sleep(20 * time.Millisecond)
 		told := map[string]bool{}
 		r := newRescuer(rescuerConfig{Store: st, Node: "here", Logger: quiet(),
-			Rescued: func(_ context.Context, x *store.Execution, requeued bool) { told[x.ID] = requeued }})
+			Rescued: func(_ context.Context, x *domain.Execution, requeued bool) { told[x.ID] = requeued }})
 		n, err := r.rescue(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -175,10 +176,10 @@ func TestRescuer(t *testing.T) {
 		}
 		for _, c := range []struct {
 			name   string
-			x      *store.Execution
+			x      *domain.Execution
 			status string
-		}{{"never called a model: queued again", fresh, store.StatusPending}, {"called a model: failed", called, store.StatusFailed},
-			{"lease held: left alone", live, store.StatusRunning}} {
+		}{{"never called a model: queued again", fresh, domain.StatusPending}, {"called a model: failed", called, domain.StatusFailed},
+			{"lease held: left alone", live, domain.StatusRunning}} {
 			t.Run(c.name, func(t *testing.T) {
 				got, err := st.ExecutionGet(ctx, a.WorkspaceID, c.x.ID)
 				if err != nil {
@@ -190,7 +191,7 @@ func TestRescuer(t *testing.T) {
 				if requeued, ok := told[c.x.ID]; ok != (c.x != live) || requeued != (c.x == fresh) {
 					t.Fatalf("told %v for it (told: %v)", requeued, told)
 				}
-				if c.status == store.StatusFailed && got.Error == nil {
+				if c.status == domain.StatusFailed && got.Error == nil {
 					t.Fatal("failed without its error")
 				}
 			})

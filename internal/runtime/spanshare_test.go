@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // TestRunSharesIOWithSpans: a simple run stores its input and output once, on the execution:
@@ -23,7 +23,7 @@ func TestRunSharesIOWithSpans(t *testing.T) {
 	defer stop(e)
 	x := submitWith(t, e, a, a.Config, false)
 	done, err := st.ExecutionGet(ctx, a.WorkspaceID, x.ID)
-	if err != nil || done.Status != store.StatusCompleted {
+	if err != nil || done.Status != domain.StatusCompleted {
 		t.Fatalf("run: %+v %v", done, err)
 	}
 	tr, err := st.TraceGet(ctx, a.WorkspaceID, x.TraceID)
@@ -36,7 +36,7 @@ func TestRunSharesIOWithSpans(t *testing.T) {
 	}
 	inText, _ := json.Marshal(map[string]any{"message": "hello there"})
 	answer, _ := json.Marshal(map[string]any{"content": content.Content, "tool_calls": nil})
-	shared := map[string]store.SpanShared{}
+	shared := map[string]domain.SpanShared{}
 	for _, sp := range tr.Spans {
 		shared[sp.Kind] = sp.Shared
 		switch sp.Kind {
@@ -60,7 +60,7 @@ func TestRunSharesIOWithSpans(t *testing.T) {
 			t.Errorf("span id %q: want 16 hex digits", sp.ID)
 		}
 	}
-	if shared["agent"] != store.SharedInput || shared["llm"] != store.SharedOutput|store.SharedModel || shared["prompt"] != store.SharedPromptInput {
+	if shared["agent"] != domain.SharedInput || shared["llm"] != domain.SharedOutput|domain.SharedModel || shared["prompt"] != domain.SharedPromptInput {
 		t.Fatalf("shared: %v", shared)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // StreamRequest says which frames of an execution Engine.Stream sends.
@@ -24,7 +24,7 @@ type StreamRequest struct {
 
 // StreamSink is where Engine.Stream sends what it follows; the API writes it as SSE.
 type StreamSink struct {
-	Frame func(store.Event) error
+	Frame func(domain.Event) error
 	Ping  func() error
 }
 
@@ -65,7 +65,7 @@ func (e *Engine) Stream(ctx context.Context, req StreamRequest, sink StreamSink)
 
 // send sends the frames after s.sent; end reports the terminal frame (or the pause that
 // ends the stream) sent, or a frame that could not be.
-func (s *stream) send(ctx context.Context, evs []store.Event) (bool, error) {
+func (s *stream) send(ctx context.Context, evs []domain.Event) (bool, error) {
 	for _, ev := range evs {
 		if ev.Seq <= s.sent {
 			continue
@@ -144,7 +144,7 @@ func (s *stream) remote(ctx context.Context) (bool, error) {
 	if end, err := s.catchUp(ctx, x, feed); end || err != nil {
 		return true, err
 	}
-	if store.IsTerminal(x.Status) {
+	if domain.IsTerminal(x.Status) {
 		if s.fromNow {
 			// The run ended just as this stream attached: send its terminal frame.
 			stored, err := s.e.st.EventList(ctx, x.ID, 0)
@@ -163,7 +163,7 @@ func (s *stream) remote(ctx context.Context) (bool, error) {
 // catchUp sends the stored frames after s.sent; a stream from now on of a run that ended
 // gets only its terminal frame, and of one running elsewhere starts at what reached this
 // node from there.
-func (s *stream) catchUp(ctx context.Context, x *store.Execution, feed *Feed) (bool, error) {
+func (s *stream) catchUp(ctx context.Context, x *domain.Execution, feed *Feed) (bool, error) {
 	if s.sent >= 0 {
 		stored, err := s.e.st.EventList(ctx, x.ID, s.sent)
 		if err != nil {
@@ -175,7 +175,7 @@ func (s *stream) catchUp(ctx context.Context, x *store.Execution, feed *Feed) (b
 	if err != nil {
 		return true, err
 	}
-	if store.IsTerminal(x.Status) && len(stored) > 0 {
+	if domain.IsTerminal(x.Status) && len(stored) > 0 {
 		_, err := s.send(ctx, stored[len(stored)-1:])
 		return true, err
 	}
@@ -183,7 +183,7 @@ func (s *stream) catchUp(ctx context.Context, x *store.Execution, feed *Feed) (b
 	if len(stored) > 0 {
 		s.sent = stored[len(stored)-1].Seq
 	}
-	if x.Status == store.StatusRunning {
+	if x.Status == domain.StatusRunning {
 		if frames, _, ready := feed.Frames(s.sent); ready && len(frames) > 0 {
 			s.sent = max(s.sent, frames[len(frames)-1].Seq)
 		}
@@ -243,7 +243,7 @@ func (s *stream) sendArrived(ctx context.Context, feed *Feed) (bool, error) {
 }
 
 // IsTerminalFrame reports whether a frame ends its execution's stream (done or error).
-func IsTerminalFrame(ev store.Event) bool { return ev.Event == "done" || ev.Event == "error" }
+func IsTerminalFrame(ev domain.Event) bool { return ev.Event == "done" || ev.Event == "error" }
 
 func isClosed(ch <-chan struct{}) bool {
 	select {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/mcpclient"
@@ -24,7 +25,7 @@ import (
 type ToolServers interface {
 	// Connect opens a session with server t for workspace ws. cfg is the configuration of
 	// the run that needs it; nil for a refresh.
-	Connect(ctx context.Context, ws string, cfg *store.AgentConfig, t *store.MCPTool) (ToolSession, error)
+	Connect(ctx context.Context, ws string, cfg *domain.AgentConfig, t *domain.MCPTool) (ToolSession, error)
 	// Mode is "real" or "simulated".
 	Mode() string
 }
@@ -56,7 +57,7 @@ type MCPServers struct {
 func (m *MCPServers) Mode() string { return "real" }
 
 // Connect opens a session with the server, authenticated with its credential.
-func (m *MCPServers) Connect(ctx context.Context, ws string, cfg *store.AgentConfig, t *store.MCPTool) (ToolSession, error) {
+func (m *MCPServers) Connect(ctx context.Context, ws string, cfg *domain.AgentConfig, t *domain.MCPTool) (ToolSession, error) {
 	if cfg != nil && cfg.Simulation != nil {
 		return SimulatedTools{}.Connect(ctx, ws, cfg, t)
 	}
@@ -78,7 +79,7 @@ func (m *MCPServers) Connect(ctx context.Context, ws string, cfg *store.AgentCon
 }
 
 // serverOf is how an MCP tool record says to reach its server, its credential apart.
-func serverOf(t *store.MCPTool) mcpclient.Server {
+func serverOf(t *domain.MCPTool) mcpclient.Server {
 	s := mcpclient.Server{Transport: t.Transport, URL: t.URL, Command: t.Command, Args: t.Args}
 	for _, k := range slices.Sorted(maps.Keys(t.Env)) {
 		s.Env = append(s.Env, k+"="+t.Env[k])
@@ -90,7 +91,7 @@ func serverOf(t *store.MCPTool) mcpclient.Server {
 // its metadata.header names (default Authorization), after its metadata.scheme (default
 // Bearer for Authorization, nothing for another header); a stdio command gets it in the
 // environment variable its metadata.env names.
-func authenticate(s *mcpclient.Server, c *store.Credential, value string) error {
+func authenticate(s *mcpclient.Server, c *domain.Credential, value string) error {
 	meta := func(k string) string { v, _ := c.Metadata[k].(string); return strings.TrimSpace(v) }
 	if s.Transport == mcpclient.Stdio {
 		env := meta("env")
@@ -123,7 +124,7 @@ type SimulatedTools struct{}
 func (SimulatedTools) Mode() string { return "simulated" }
 
 // Connect opens a session that never leaves the process.
-func (SimulatedTools) Connect(_ context.Context, _ string, _ *store.AgentConfig, t *store.MCPTool) (ToolSession, error) {
+func (SimulatedTools) Connect(_ context.Context, _ string, _ *domain.AgentConfig, t *domain.MCPTool) (ToolSession, error) {
 	defs := t.Tools
 	if len(defs) == 0 {
 		if tp := mcpspec.TemplateFor(t); tp != nil {
@@ -133,7 +134,7 @@ func (SimulatedTools) Connect(_ context.Context, _ string, _ *store.AgentConfig,
 	return &simulatedSession{defs: defs}, nil
 }
 
-type simulatedSession struct{ defs []store.MCPToolDef }
+type simulatedSession struct{ defs []domain.MCPToolDef }
 
 func (s *simulatedSession) ListTools(context.Context) ([]mcpclient.Tool, error) {
 	out := make([]mcpclient.Tool, len(s.defs))
@@ -147,7 +148,7 @@ func (s *simulatedSession) CallTool(ctx context.Context, name string, args json.
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	i := slices.IndexFunc(s.defs, func(d store.MCPToolDef) bool { return d.Name == name })
+	i := slices.IndexFunc(s.defs, func(d domain.MCPToolDef) bool { return d.Name == name })
 	if i < 0 {
 		return nil, fmt.Errorf("unknown tool %q", name)
 	}
@@ -164,7 +165,7 @@ const defaultToolTimeout = 30 * time.Second
 // ListMCPTools connects to an MCP server and lists its tools (POST /mcp-tools/{id}/refresh),
 // within the default tool timeout. simulated reports that no server was reached: the tools
 // are those of the record or its template.
-func (e *Engine) ListMCPTools(ctx context.Context, ws string, t *store.MCPTool) (tools []store.MCPToolDef, simulated bool, err error) {
+func (e *Engine) ListMCPTools(ctx context.Context, ws string, t *domain.MCPTool) (tools []domain.MCPToolDef, simulated bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, defaultToolTimeout)
 	defer cancel()
 	sess, err := e.tools.Connect(ctx, ws, nil, t)
@@ -176,9 +177,9 @@ func (e *Engine) ListMCPTools(ctx context.Context, ws string, t *store.MCPTool) 
 	if err != nil {
 		return nil, false, err
 	}
-	tools = make([]store.MCPToolDef, len(list))
+	tools = make([]domain.MCPToolDef, len(list))
 	for i, tl := range list {
-		tools[i] = store.MCPToolDef(tl)
+		tools[i] = domain.MCPToolDef(tl)
 	}
 	return tools, e.tools.Mode() == "simulated", nil
 }
@@ -203,7 +204,7 @@ type toolset struct {
 // localTool is a tool the platform answers itself, without an MCP server. call returns an
 // error only when its context ends (the call's timeout or the run's end).
 type localTool interface {
-	call(ctx context.Context, c llm.ToolCall, sp *store.Span) (string, toolOutcome, error)
+	call(ctx context.Context, c llm.ToolCall, sp *domain.Span) (string, toolOutcome, error)
 }
 
 var (
@@ -214,7 +215,7 @@ var (
 
 // toolServer is one MCP server of a run and its session.
 type toolServer struct {
-	rec  *store.MCPTool
+	rec  *domain.MCPTool
 	sess ToolSession // nil until first needed
 	err  error       // why the session could not be opened; later calls fail the same way
 }
@@ -310,7 +311,7 @@ func (ts *toolset) addLocal(ctx context.Context, used map[string]bool) error {
 }
 
 // callLocal runs a call of a platform tool within the timeout.
-func (ts *toolset) callLocal(ctx context.Context, t localTool, c llm.ToolCall, sp *store.Span) (string, toolOutcome, error) {
+func (ts *toolset) callLocal(ctx context.Context, t localTool, c llm.ToolCall, sp *domain.Span) (string, toolOutcome, error) {
 	callCtx, cancel := context.WithTimeout(ctx, ts.timeout)
 	defer cancel()
 	text, outcome, err := t.call(callCtx, c, sp)
@@ -326,7 +327,7 @@ func (ts *toolset) callLocal(ctx context.Context, t localTool, c llm.ToolCall, s
 }
 
 // list asks a server for its tools over the run's session with it, within the timeout.
-func (ts *toolset) list(ctx context.Context, srv *toolServer) ([]store.MCPToolDef, error) {
+func (ts *toolset) list(ctx context.Context, srv *toolServer) ([]domain.MCPToolDef, error) {
 	sp := ts.r.span("tool", "list tools: "+srv.rec.Name, nil)
 	sp.Attributes["mcp_tool_id"], sp.Attributes["server"] = srv.rec.ID, srv.rec.Name
 	ctx, cancel := context.WithTimeout(ctx, ts.timeout)
@@ -336,10 +337,10 @@ func (ts *toolset) list(ctx context.Context, srv *toolServer) ([]store.MCPToolDe
 	if err == nil {
 		list, err = sess.ListTools(ctx)
 	}
-	defs := make([]store.MCPToolDef, len(list))
+	defs := make([]domain.MCPToolDef, len(list))
 	names := make([]string, len(list))
 	for i, tl := range list {
-		defs[i], names[i] = store.MCPToolDef(tl), tl.Name
+		defs[i], names[i] = domain.MCPToolDef(tl), tl.Name
 	}
 	ts.r.end(sp, map[string]any{"tools": names}, err)
 	return defs, err
@@ -384,7 +385,7 @@ const (
 // call runs one tool call on its server within the timeout and returns its result, or, when
 // the outcome is not toolOK or toolError, a result whose Text says what went wrong. Only the
 // run's own end (cancel, shutdown) is returned as an error.
-func (ts *toolset) call(ctx context.Context, c llm.ToolCall, sp *store.Span) (*mcpclient.Result, toolOutcome, error) {
+func (ts *toolset) call(ctx context.Context, c llm.ToolCall, sp *domain.Span) (*mcpclient.Result, toolOutcome, error) {
 	if t, ok := ts.local[c.Name]; ok {
 		text, outcome, err := ts.callLocal(ctx, t, c, sp)
 		return &mcpclient.Result{Text: text}, outcome, err
@@ -423,7 +424,7 @@ func errorResult(msg string) string {
 // offer is one tool of one server, before naming.
 type offer struct {
 	server *toolServer
-	def    store.MCPToolDef
+	def    domain.MCPToolDef
 }
 
 // maxToolName is the longest tool name every provider accepts (their names match
@@ -478,7 +479,7 @@ func toolName(s string) string {
 // spanJSON is raw as a span keeps it: as it is when it is JSON of at most spanCut bytes,
 // else as a JSON string of its first spanCut bytes (the span's attr attribute then holds
 // its full size).
-func spanJSON(sp *store.Span, attr string, raw []byte) json.RawMessage {
+func spanJSON(sp *domain.Span, attr string, raw []byte) json.RawMessage {
 	if len(raw) == 0 {
 		return nil
 	}

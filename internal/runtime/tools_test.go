@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/mcpclient"
 	"github.com/agentplane/agentplane/internal/mcpclient/mcptest"
@@ -72,13 +73,13 @@ func call(id, name, args string) llm.ToolCall {
 // scriptRouter sends every model call to its script.
 type scriptRouter struct{ s *script }
 
-func (r scriptRouter) Check(context.Context, string, *store.AgentConfig, *store.LLMModel) error {
+func (r scriptRouter) Check(context.Context, string, *domain.AgentConfig, *domain.LLMModel) error {
 	return nil
 }
-func (r scriptRouter) Route(context.Context, string, *store.AgentConfig, *store.LLMModel) (*Route, error) {
+func (r scriptRouter) Route(context.Context, string, *domain.AgentConfig, *domain.LLMModel) (*Route, error) {
 	return &Route{Provider: r.s, Name: "script"}, nil
 }
-func (r scriptRouter) Validate(context.Context, string, *store.Credential) (*Validation, error) {
+func (r scriptRouter) Validate(context.Context, string, *domain.Credential) (*Validation, error) {
 	return nil, nil
 }
 func (r scriptRouter) Mode() string { return "real" }
@@ -87,7 +88,7 @@ func (r scriptRouter) Mode() string { return "real" }
 type toolEnv struct {
 	t   *testing.T
 	st  *store.Store
-	a   *store.Agent
+	a   *domain.Agent
 	e   *Engine
 	box *secretbox.Box
 	s   *script
@@ -111,9 +112,9 @@ func newToolEnv(t *testing.T, turns ...func(llm.Request) *llm.Response) *toolEnv
 
 // server registers an MCP tool record for srv (tools as listed by the record: none means
 // the run lists them).
-func (te *toolEnv) server(name, transport, url string, tools ...store.MCPToolDef) *store.MCPTool {
+func (te *toolEnv) server(name, transport, url string, tools ...domain.MCPToolDef) *domain.MCPTool {
 	te.t.Helper()
-	rec, err := te.st.MCPToolCreate(context.Background(), &store.MCPTool{WorkspaceID: te.a.WorkspaceID, Name: name, Transport: transport, URL: url,
+	rec, err := te.st.MCPToolCreate(context.Background(), &domain.MCPTool{WorkspaceID: te.a.WorkspaceID, Name: name, Transport: transport, URL: url,
 		Enabled: true, Tools: tools})
 	if err != nil {
 		te.t.Fatal(err)
@@ -122,12 +123,12 @@ func (te *toolEnv) server(name, transport, url string, tools ...store.MCPToolDef
 }
 
 // run runs an agent with cfg to its end.
-func (te *toolEnv) run(cfg *store.AgentConfig) *store.Execution {
+func (te *toolEnv) run(cfg *domain.AgentConfig) *domain.Execution {
 	te.t.Helper()
 	if cfg.Model == "" {
 		cfg.Model = "gpt-4o-mini"
 	}
-	x := submitWith(te.t, te.e, &store.Agent{ID: te.a.ID, WorkspaceID: te.a.WorkspaceID, Name: te.a.Name, Type: "agent"}, cfg, false)
+	x := submitWith(te.t, te.e, &domain.Agent{ID: te.a.ID, WorkspaceID: te.a.WorkspaceID, Name: te.a.Name, Type: "agent"}, cfg, false)
 	got, err := te.st.ExecutionGet(context.Background(), x.WorkspaceID, x.ID)
 	if err != nil {
 		te.t.Fatal(err)
@@ -135,13 +136,13 @@ func (te *toolEnv) run(cfg *store.AgentConfig) *store.Execution {
 	return got
 }
 
-func (te *toolEnv) toolSpans(x *store.Execution) []*store.Span {
+func (te *toolEnv) toolSpans(x *domain.Execution) []*domain.Span {
 	te.t.Helper()
 	tr, err := te.st.TraceGet(context.Background(), x.WorkspaceID, x.TraceID)
 	if err != nil {
 		te.t.Fatal(err)
 	}
-	var out []*store.Span
+	var out []*domain.Span
 	for _, sp := range tr.Spans {
 		if sp.Kind == "tool" {
 			out = append(out, sp)
@@ -150,7 +151,7 @@ func (te *toolEnv) toolSpans(x *store.Execution) []*store.Span {
 	return out
 }
 
-func (te *toolEnv) frames(x *store.Execution, kind string) []map[string]any {
+func (te *toolEnv) frames(x *domain.Execution, kind string) []map[string]any {
 	te.t.Helper()
 	evs, err := te.st.EventList(context.Background(), x.ID, 0)
 	if err != nil {
@@ -167,16 +168,16 @@ func (te *toolEnv) frames(x *store.Execution, kind string) []map[string]any {
 	return out
 }
 
-func output(x *store.Execution) string {
+func output(x *domain.Execution) string {
 	var o struct{ Content string }
 	_ = json.Unmarshal(x.Output, &o)
 	return o.Content
 }
 
-func refs(recs ...*store.MCPTool) []store.ToolRef {
-	out := make([]store.ToolRef, len(recs))
+func refs(recs ...*domain.MCPTool) []domain.ToolRef {
+	out := make([]domain.ToolRef, len(recs))
 	for i, r := range recs {
-		out[i] = store.ToolRef{MCPToolID: r.ID}
+		out[i] = domain.ToolRef{MCPToolID: r.ID}
 	}
 	return out
 }
@@ -194,8 +195,8 @@ func TestToolLoopOverMCP(t *testing.T) {
 				calls(call("c3", "lookup_order", `{"order_id":"B-2"}`)),
 				answer())
 			rec := te.server("Orders", transport, srv.Endpoint)
-			x := te.run(&store.AgentConfig{Tools: refs(rec)})
-			if x.Status != store.StatusCompleted {
+			x := te.run(&domain.AgentConfig{Tools: refs(rec)})
+			if x.Status != domain.StatusCompleted {
 				t.Fatalf("execution %s: %v", x.Status, x.Error)
 			}
 			want := `Order A-17 shipped on 2024-05-02 by DHL. | {"open":3,"orders":42} | Order B-2 shipped on 2024-05-02 by DHL.`
@@ -242,11 +243,11 @@ func TestToolFailuresGoBackToTheModel(t *testing.T) {
 	te := newToolEnv(t,
 		calls(call("c1", "fail", `{}`), call("c2", "nope", `{}`), call("c3", "slow", `{"ms":5000}`), call("c4", "vanished", `{}`)),
 		answer())
-	rec := te.server("Orders", "streamable_http", srv.Endpoint, store.MCPToolDef{Name: "fail"}, store.MCPToolDef{Name: "slow"})
-	goneRec := te.server("Gone", "streamable_http", gone.Endpoint, store.MCPToolDef{Name: "vanished"})
+	rec := te.server("Orders", "streamable_http", srv.Endpoint, domain.MCPToolDef{Name: "fail"}, domain.MCPToolDef{Name: "slow"})
+	goneRec := te.server("Gone", "streamable_http", gone.Endpoint, domain.MCPToolDef{Name: "vanished"})
 	start := time.Now()
-	x := te.run(&store.AgentConfig{Tools: refs(rec, goneRec), ToolTimeoutMS: 200})
-	if x.Status != store.StatusCompleted {
+	x := te.run(&domain.AgentConfig{Tools: refs(rec, goneRec), ToolTimeoutMS: 200})
+	if x.Status != domain.StatusCompleted {
 		t.Fatalf("execution %s: %v", x.Status, x.Error)
 	}
 	if d := time.Since(start); d > 4*time.Second {
@@ -281,10 +282,10 @@ func TestCancelDuringToolCall(t *testing.T) {
 	srv := mcptest.New(mcptest.StreamableHTTP)
 	defer srv.Close()
 	te := newToolEnv(t, calls(call("c1", "slow", `{"ms":30000}`)), answer())
-	rec := te.server("Orders", "streamable_http", srv.Endpoint, store.MCPToolDef{Name: "slow"})
+	rec := te.server("Orders", "streamable_http", srv.Endpoint, domain.MCPToolDef{Name: "slow"})
 	ctx := context.Background()
-	x, run, err := te.e.Submit(ctx, SubmitRequest{WorkspaceID: te.a.WorkspaceID, Agent: &store.Agent{ID: te.a.ID, WorkspaceID: te.a.WorkspaceID, Type: "agent"},
-		Config: &store.AgentConfig{Model: "gpt-4o-mini", Tools: refs(rec)}, Input: map[string]any{"message": "hi"}, Source: "api", TimeoutMS: 60_000})
+	x, run, err := te.e.Submit(ctx, SubmitRequest{WorkspaceID: te.a.WorkspaceID, Agent: &domain.Agent{ID: te.a.ID, WorkspaceID: te.a.WorkspaceID, Type: "agent"},
+		Config: &domain.AgentConfig{Model: "gpt-4o-mini", Tools: refs(rec)}, Input: map[string]any{"message": "hi"}, Source: "api", TimeoutMS: 60_000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +299,7 @@ func TestCancelDuringToolCall(t *testing.T) {
 		t.Errorf("cancel took %v", d)
 	}
 	got, _ := te.st.ExecutionGet(ctx, x.WorkspaceID, x.ID)
-	if got.Status != store.StatusCancelled {
+	if got.Status != domain.StatusCancelled {
 		t.Fatalf("status %s", got.Status)
 	}
 	waitFor(t, "the server to see the call cancelled", func() bool { return srv.Cancelled() == 1 })
@@ -316,11 +317,11 @@ func TestToolNamesAcrossServers(t *testing.T) {
 		calls(call("c1", "Orders__lookup_order", `{"order_id":"A"}`), call("c2", "Old_orders__lookup_order", `{"order_id":"B"}`),
 			call("c3", "stats", `{}`)),
 		answer())
-	def := store.MCPToolDef{Name: "lookup_order", Description: "Look up an order by id."}
-	a := te.server("Orders", "streamable_http", orders.Endpoint, def, store.MCPToolDef{Name: "stats"}, store.MCPToolDef{Name: "fail"})
+	def := domain.MCPToolDef{Name: "lookup_order", Description: "Look up an order by id."}
+	a := te.server("Orders", "streamable_http", orders.Endpoint, def, domain.MCPToolDef{Name: "stats"}, domain.MCPToolDef{Name: "fail"})
 	b := te.server("Old orders", "sse", legacy.Endpoint, def)
-	x := te.run(&store.AgentConfig{Tools: []store.ToolRef{{MCPToolID: a.ID, Names: []string{"lookup_order", "stats"}}, {MCPToolID: b.ID}}})
-	if x.Status != store.StatusCompleted {
+	x := te.run(&domain.AgentConfig{Tools: []domain.ToolRef{{MCPToolID: a.ID, Names: []string{"lookup_order", "stats"}}, {MCPToolID: b.ID}}})
+	if x.Status != domain.StatusCompleted {
 		t.Fatalf("execution %s: %v", x.Status, x.Error)
 	}
 	var names []string
@@ -339,13 +340,13 @@ func TestToolNamesAcrossServers(t *testing.T) {
 }
 
 func TestExposedNames(t *testing.T) {
-	srv := func(name string) *toolServer { return &toolServer{rec: &store.MCPTool{Name: name}} }
+	srv := func(name string) *toolServer { return &toolServer{rec: &domain.MCPTool{Name: name}} }
 	a, b, c := srv("GitHub"), srv("GitHub"), srv("Files (local)")
 	long := strings.Repeat("x", 70)
 	got := exposedNames([]offer{
-		{a, store.MCPToolDef{Name: "search"}}, {b, store.MCPToolDef{Name: "search"}}, // same server name too
-		{c, store.MCPToolDef{Name: "read.file"}}, {c, store.MCPToolDef{Name: "read_file"}}, // alike once sanitised
-		{a, store.MCPToolDef{Name: long}}, {c, store.MCPToolDef{Name: "only"}},
+		{a, domain.MCPToolDef{Name: "search"}}, {b, domain.MCPToolDef{Name: "search"}}, // same server name too
+		{c, domain.MCPToolDef{Name: "read.file"}}, {c, domain.MCPToolDef{Name: "read_file"}}, // alike once sanitised
+		{a, domain.MCPToolDef{Name: long}}, {c, domain.MCPToolDef{Name: "only"}},
 	})
 	want := []string{"GitHub__search", "GitHub__search_2", "read_file", "read_file_2", strings.Repeat("x", 64), "only"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
@@ -363,7 +364,7 @@ func TestToolSpansAreCut(t *testing.T) {
 		}})
 	defer srv.Close()
 	te := newToolEnv(t, calls(call("c1", "echo", `{"text":"`+big+`"}`)), answer())
-	x := te.run(&store.AgentConfig{Tools: refs(te.server("Echo", "streamable_http", srv.Endpoint))})
+	x := te.run(&domain.AgentConfig{Tools: refs(te.server("Echo", "streamable_http", srv.Endpoint))})
 	if output(x) != big {
 		t.Fatalf("the model got %d bytes of the result", len(output(x)))
 	}
@@ -385,8 +386,8 @@ func TestListFailureFailsTheRun(t *testing.T) {
 	gone.Close()
 	te := newToolEnv(t)
 	rec := te.server("Gone", "streamable_http", gone.Endpoint)
-	x := te.run(&store.AgentConfig{Tools: refs(rec)})
-	if x.Status != store.StatusFailed || x.Error == nil || !strings.Contains(*x.Error, `mcp tool "Gone"`) || !strings.Contains(*x.Error, "/refresh") {
+	x := te.run(&domain.AgentConfig{Tools: refs(rec)})
+	if x.Status != domain.StatusFailed || x.Error == nil || !strings.Contains(*x.Error, `mcp tool "Gone"`) || !strings.Contains(*x.Error, "/refresh") {
 		t.Fatalf("execution %s: %v", x.Status, x.Error)
 	}
 }
@@ -397,8 +398,8 @@ func TestSimulatedVersionsDoNotReachServers(t *testing.T) {
 	srv := mcptest.New(mcptest.StreamableHTTP)
 	defer srv.Close()
 	te := newToolEnv(t)
-	rec := te.server("Orders", "streamable_http", srv.Endpoint, store.MCPToolDef{Name: "lookup_order", Description: "Look up an order."})
-	sess, err := te.e.tools.Connect(context.Background(), te.a.WorkspaceID, &store.AgentConfig{Simulation: &store.Simulation{}}, rec)
+	rec := te.server("Orders", "streamable_http", srv.Endpoint, domain.MCPToolDef{Name: "lookup_order", Description: "Look up an order."})
+	sess, err := te.e.tools.Connect(context.Background(), te.a.WorkspaceID, &domain.AgentConfig{Simulation: &domain.Simulation{}}, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +412,7 @@ func TestSimulatedVersionsDoNotReachServers(t *testing.T) {
 
 // TestServerOf: a record's variables reach its command, in a stable order.
 func TestServerOf(t *testing.T) {
-	s := serverOf(&store.MCPTool{Transport: "stdio", Command: "npx", Args: store.Strings{"-y", "pkg"}, Env: store.Env{"B": "2", "A": "1"}})
+	s := serverOf(&domain.MCPTool{Transport: "stdio", Command: "npx", Args: domain.Strings{"-y", "pkg"}, Env: domain.Env{"B": "2", "A": "1"}})
 	if s.Command != "npx" || strings.Join(s.Args, " ") != "-y pkg" || strings.Join(s.Env, ",") != "A=1,B=2" {
 		t.Fatalf("%+v", s)
 	}
@@ -420,20 +421,20 @@ func TestServerOf(t *testing.T) {
 func TestAuthenticate(t *testing.T) {
 	for _, c := range []struct {
 		transport string
-		meta      store.JSONObject
+		meta      domain.JSONObject
 		header    http.Header
 		env       []string
 		err       bool
 	}{
 		{"streamable_http", nil, http.Header{"Authorization": {"Bearer v"}}, nil, false},
-		{"sse", store.JSONObject{"header": "x-api-key"}, http.Header{"X-Api-Key": {"v"}}, nil, false},
-		{"sse", store.JSONObject{"header": "X-Token", "scheme": "Token"}, http.Header{"X-Token": {"Token v"}}, nil, false},
-		{"streamable_http", store.JSONObject{"header": "Authorization", "scheme": "Basic"}, http.Header{"Authorization": {"Basic v"}}, nil, false},
-		{"stdio", store.JSONObject{"env": "API_KEY"}, nil, []string{"API_KEY=v"}, false},
+		{"sse", domain.JSONObject{"header": "x-api-key"}, http.Header{"X-Api-Key": {"v"}}, nil, false},
+		{"sse", domain.JSONObject{"header": "X-Token", "scheme": "Token"}, http.Header{"X-Token": {"Token v"}}, nil, false},
+		{"streamable_http", domain.JSONObject{"header": "Authorization", "scheme": "Basic"}, http.Header{"Authorization": {"Basic v"}}, nil, false},
+		{"stdio", domain.JSONObject{"env": "API_KEY"}, nil, []string{"API_KEY=v"}, false},
 		{"stdio", nil, nil, nil, true},
 	} {
 		s := mcpclient.Server{Transport: c.transport}
-		err := authenticate(&s, &store.Credential{ID: "cred", Metadata: c.meta}, "v")
+		err := authenticate(&s, &domain.Credential{ID: "cred", Metadata: c.meta}, "v")
 		if (err != nil) != c.err || !equalHeader(s.Header, c.header) || strings.Join(s.Env, ",") != strings.Join(c.env, ",") {
 			t.Errorf("%s %v: header %v, env %v, error %v", c.transport, c.meta, s.Header, s.Env, err)
 		}

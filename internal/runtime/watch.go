@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // followPoll is how often Await and Stream look again at an execution that is not running
@@ -79,7 +79,7 @@ func (w *watch) close() {
 // returns it; nil, nil when ctx ends first. Unlike Stream it has no Closing: like the
 // request that started the run, it outlasts the closing of streams at shutdown (the run
 // ends then too, and its outcome is the answer).
-func (e *Engine) Await(ctx context.Context, ws, id string) (*store.Execution, error) {
+func (e *Engine) Await(ctx context.Context, ws, id string) (*domain.Execution, error) {
 	w := e.newWatch(id)
 	defer w.close()
 	for {
@@ -99,7 +99,7 @@ func (e *Engine) Await(ctx context.Context, ws, id string) (*store.Execution, er
 		// Elsewhere, or not running: the store says, the cluster wakes.
 		w.follow()
 		x, err := e.st.ExecutionGet(ctx, ws, id)
-		if err != nil || store.IsTerminal(x.Status) || x.Status == store.StatusAwaitingApproval {
+		if err != nil || domain.IsTerminal(x.Status) || x.Status == domain.StatusAwaitingApproval {
 			w.disarm()
 			if ctx.Err() != nil {
 				return nil, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -11,7 +12,7 @@ import (
 // pass sends no statement for it: a stop of its node fails it where its caller waits instead
 // of queueing it for another node); an async run's is not, until a pass reaches a call.
 func TestSyncRunMarkedAtInsert(t *testing.T) {
-	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *store.Agent) {
+	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
 		e := engineOn(t, st, "", nil, 2)
 		for _, async := range []bool{false, true} {
@@ -26,7 +27,7 @@ func TestSyncRunMarkedAtInsert(t *testing.T) {
 			if run != nil {
 				<-run.Done()
 			}
-			if got := waitStatus(t, st, a.WorkspaceID, x.ID, store.StatusCompleted); !got.ModelCalled {
+			if got := waitStatus(t, st, a.WorkspaceID, x.ID, domain.StatusCompleted); !got.ModelCalled {
 				t.Fatalf("async %t: completed without the mark: %+v", async, got)
 			}
 		}

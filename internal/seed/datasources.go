@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentplane/agentplane/internal/datasource"
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // maxCredentialValue matches the API's bound on a credential value, in bytes.
@@ -35,8 +35,8 @@ func (l *loader) credential(ctx context.Context, e json.RawMessage) error {
 		return fmt.Errorf("name is required")
 	case len([]rune(c.Name)) > 200:
 		return fmt.Errorf("name must be at most 200 characters")
-	case !contains(store.CredentialTypes, c.Type):
-		return fmt.Errorf("type %q is not one of %v", c.Type, store.CredentialTypes)
+	case !contains(domain.CredentialTypes, c.Type):
+		return fmt.Errorf("type %q is not one of %v", c.Type, domain.CredentialTypes)
 	case strings.TrimSpace(c.Value) == "":
 		return fmt.Errorf("value is required")
 	case len(c.Value) > maxCredentialValue:
@@ -44,7 +44,7 @@ func (l *loader) credential(ctx context.Context, e json.RawMessage) error {
 	case l.box == nil:
 		return fmt.Errorf("no secret box to encrypt the value with")
 	}
-	_, err := l.st.CredentialCreate(ctx, &store.Credential{ID: c.ID, WorkspaceID: l.ws, Name: strings.TrimSpace(c.Name), Type: c.Type,
+	_, err := l.st.CredentialCreate(ctx, &domain.Credential{ID: c.ID, WorkspaceID: l.ws, Name: strings.TrimSpace(c.Name), Type: c.Type,
 		Provider: c.Provider, Description: c.Description, Metadata: c.Metadata}, c.Value, l.box)
 	return err
 }
@@ -69,8 +69,8 @@ func (l *loader) dataSource(ctx context.Context, e json.RawMessage) error {
 		return fmt.Errorf("name is required")
 	case len([]rune(d.Name)) > 200:
 		return fmt.Errorf("name must be at most 200 characters")
-	case !contains(store.DataSourceTypes, d.Type):
-		return fmt.Errorf("type %q is not one of %v", d.Type, store.DataSourceTypes)
+	case !contains(domain.DataSourceTypes, d.Type):
+		return fmt.Errorf("type %q is not one of %v", d.Type, domain.DataSourceTypes)
 	}
 	if d.Config == nil {
 		d.Config = map[string]any{}
@@ -85,7 +85,7 @@ func (l *loader) dataSource(ctx context.Context, e json.RawMessage) error {
 		}
 		credID = &d.CredentialID
 	}
-	_, err := l.st.DataSourceCreate(ctx, &store.DataSource{ID: d.ID, WorkspaceID: l.ws, Name: strings.TrimSpace(d.Name), Type: d.Type,
-		Description: d.Description, CredentialID: credID}, store.JSONObject(d.Config), "")
+	_, err := l.st.DataSourceCreate(ctx, &domain.DataSource{ID: d.ID, WorkspaceID: l.ws, Name: strings.TrimSpace(d.Name), Type: d.Type,
+		Description: d.Description, CredentialID: credID}, domain.JSONObject(d.Config), "")
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -18,7 +19,7 @@ func TestCredentialAndDataSourceLoaders(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	ws := store.NewID()
-	if _, err := st.WorkspaceCreate(ctx, &store.Workspace{ID: ws, Name: "Seed", Slug: "seed"}); err != nil {
+	if _, err := st.WorkspaceCreate(ctx, &domain.Workspace{ID: ws, Name: "Seed", Slug: "seed"}); err != nil {
 		t.Fatal(err)
 	}
 	box := secretbox.NewRandom()
@@ -73,7 +74,7 @@ func TestCredentialAndDataSourceLoaders(t *testing.T) {
 	if d.CredentialID == nil || *d.CredentialID != orders.CredentialID || d.ActiveVersion == nil || *d.ActiveVersion != 1 || d.Config["tables"] == nil {
 		t.Fatalf("seeded data source %+v", d)
 	}
-	if _, total, _ := st.DataSourceList(ctx, ws, store.DataSourceFilter{}, store.Page{Page: 1, Limit: 20}); total != len(sources) {
+	if _, total, _ := st.DataSourceList(ctx, ws, domain.DataSourceFilter{}, domain.Page{Page: 1, Limit: 20}); total != len(sources) {
 		t.Fatalf("%d data sources, want %d", total, len(sources))
 	}
 

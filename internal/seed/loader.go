@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/agentplane/agentplane/internal/agentconfig"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -44,7 +45,7 @@ func (l *loader) load(ctx context.Context, file string, e json.RawMessage) error
 }
 
 func (l *loader) llmModel(ctx context.Context, e json.RawMessage) error {
-	var m store.LLMModel
+	var m domain.LLMModel
 	if err := strict(e, &m); err != nil {
 		return err
 	}
@@ -58,14 +59,14 @@ func (l *loader) llmModel(ctx context.Context, e json.RawMessage) error {
 }
 
 type agentEntry struct {
-	ID          string             `json:"id"`
-	Name        string             `json:"name"`
-	Description string             `json:"description"`
-	Type        string             `json:"type"`
-	Status      string             `json:"status"`
-	Tags        []string           `json:"tags"`
-	Metadata    map[string]any     `json:"metadata"`
-	Config      *store.AgentConfig `json:"config"`
+	ID          string              `json:"id"`
+	Name        string              `json:"name"`
+	Description string              `json:"description"`
+	Type        string              `json:"type"`
+	Status      string              `json:"status"`
+	Tags        []string            `json:"tags"`
+	Metadata    map[string]any      `json:"metadata"`
+	Config      *domain.AgentConfig `json:"config"`
 }
 
 func (l *loader) agent(ctx context.Context, e json.RawMessage) error {
@@ -84,7 +85,7 @@ func (l *loader) agent(ctx context.Context, e json.RawMessage) error {
 			return err
 		}
 	}
-	_, err := l.st.AgentCreate(ctx, &store.Agent{ID: a.ID, WorkspaceID: l.ws, Name: a.Name, Description: a.Description,
+	_, err := l.st.AgentCreate(ctx, &domain.Agent{ID: a.ID, WorkspaceID: l.ws, Name: a.Name, Description: a.Description,
 		Type: a.Type, Status: a.Status, Tags: a.Tags, Metadata: a.Metadata}, a.Config, "")
 	return err
 }
@@ -96,19 +97,19 @@ func checkAgent(a agentEntry) error {
 	if !contains(agentconfig.Types(), a.Type) {
 		return fmt.Errorf("type %q is not one of %v", a.Type, agentconfig.Types())
 	}
-	if !contains(store.AgentStatuses, a.Status) {
-		return fmt.Errorf("status %q is not one of %v", a.Status, store.AgentStatuses)
+	if !contains(domain.AgentStatuses, a.Status) {
+		return fmt.Errorf("status %q is not one of %v", a.Status, domain.AgentStatuses)
 	}
 	return nil
 }
 
 type agentVersionEntry struct {
-	ID      string            `json:"id"`
-	AgentID string            `json:"agent_id"`
-	Version int               `json:"version"`
-	Notes   string            `json:"notes"`
-	Active  bool              `json:"active"`
-	Config  store.AgentConfig `json:"config"`
+	ID      string             `json:"id"`
+	AgentID string             `json:"agent_id"`
+	Version int                `json:"version"`
+	Notes   string             `json:"notes"`
+	Active  bool               `json:"active"`
+	Config  domain.AgentConfig `json:"config"`
 }
 
 func (l *loader) agentVersion(ctx context.Context, e json.RawMessage) error {
@@ -126,7 +127,7 @@ func (l *loader) agentVersion(ctx context.Context, e json.RawMessage) error {
 	if err := agentconfig.Validate(ctx, l.st, l.ws, a.Type, a.ID, &v.Config); err != nil {
 		return err
 	}
-	created, err := l.st.AgentVersionCreate(ctx, &store.AgentVersion{ID: v.ID, WorkspaceID: l.ws, AgentID: v.AgentID,
+	created, err := l.st.AgentVersionCreate(ctx, &domain.AgentVersion{ID: v.ID, WorkspaceID: l.ws, AgentID: v.AgentID,
 		Version: v.Version, Config: v.Config, Notes: v.Notes})
 	if err != nil {
 		return err

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/prompttmpl"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // promptEntry is one object of prompts.json. Templates arrive in prompt_versions.json.
@@ -32,7 +32,7 @@ func (l *loader) prompt(ctx context.Context, e json.RawMessage) error {
 			return fmt.Errorf("tags[%d] must not be empty", i)
 		}
 	}
-	_, err := l.st.PromptCreate(ctx, &store.Prompt{ID: p.ID, WorkspaceID: l.ws, Name: p.Name, Description: p.Description,
+	_, err := l.st.PromptCreate(ctx, &domain.Prompt{ID: p.ID, WorkspaceID: l.ws, Name: p.Name, Description: p.Description,
 		Tags: p.Tags, Metadata: p.Metadata}, nil)
 	return err
 }
@@ -66,7 +66,7 @@ func (l *loader) promptVersion(ctx context.Context, e json.RawMessage) error {
 	if _, err := prompttmpl.Parse(v.Template); err != nil {
 		return fmt.Errorf("template: %w", err)
 	}
-	created, err := l.st.PromptVersionCreate(ctx, &store.PromptVersion{ID: v.ID, WorkspaceID: l.ws, PromptID: p.ID,
+	created, err := l.st.PromptVersionCreate(ctx, &domain.PromptVersion{ID: v.ID, WorkspaceID: l.ws, PromptID: p.ID,
 		Version: v.Version, Template: v.Template, Config: v.Config, Notes: v.Notes})
 	if err != nil {
 		return err
@@ -82,9 +82,9 @@ func (l *loader) promptVersion(ctx context.Context, e json.RawMessage) error {
 // loader keeps none: an active version is never unset, so a prompt still without one at the end
 // is exactly a prompt whose entries marked none active.
 func (l *loader) finishPrompts(ctx context.Context) error {
-	var pending []*store.Prompt
+	var pending []*domain.Prompt
 	for page := 1; ; page++ {
-		items, total, err := l.st.PromptList(ctx, l.ws, store.PromptFilter{}, store.Page{Page: page, Limit: 100})
+		items, total, err := l.st.PromptList(ctx, l.ws, domain.PromptFilter{}, domain.Page{Page: page, Limit: 100})
 		if err != nil {
 			return fmt.Errorf("list prompts: %w", err)
 		}
@@ -98,7 +98,7 @@ func (l *loader) finishPrompts(ctx context.Context) error {
 		}
 	}
 	for _, p := range pending {
-		latest, _, err := l.st.PromptVersionList(ctx, l.ws, p.ID, store.Page{Page: 1, Limit: 1})
+		latest, _, err := l.st.PromptVersionList(ctx, l.ws, p.ID, domain.Page{Page: 1, Limit: 1})
 		if err != nil {
 			return fmt.Errorf("latest version of prompt %s: %w", p.ID, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/datasource"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -28,7 +29,7 @@ func newSampleFixture(t testing.TB) *sampleFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if _, err := st.WorkspaceCreate(ctx, &store.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"}); err != nil {
+	if _, err := st.WorkspaceCreate(ctx, &domain.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return &sampleFixture{t: t, st: st}
@@ -39,9 +40,9 @@ func newSampleFixture(t testing.TB) *sampleFixture {
 func (f *sampleFixture) source(typ, _ string, cfg map[string]any) string {
 	f.t.Helper()
 	_, err := datasource.ParseConfig(typ, cfg)
-	var d *store.DataSource
+	var d *domain.DataSource
 	if err == nil {
-		d, err = f.st.DataSourceCreate(context.Background(), &store.DataSource{WorkspaceID: testWorkspace, Name: "ds " + typ, Type: typ}, store.JSONObject(cfg), "")
+		d, err = f.st.DataSourceCreate(context.Background(), &domain.DataSource{WorkspaceID: testWorkspace, Name: "ds " + typ, Type: typ}, domain.JSONObject(cfg), "")
 	}
 	if err != nil {
 		f.t.Fatalf("data source %s: %v", typ, err)
@@ -53,7 +54,7 @@ func (f *sampleFixture) source(typ, _ string, cfg map[string]any) string {
 func (f *sampleFixture) promote(id string, cfg map[string]any) {
 	f.t.Helper()
 	ctx := context.Background()
-	v, err := f.st.DataSourceVersionCreate(ctx, &store.DataSourceVersion{WorkspaceID: testWorkspace, DataSourceID: id, Config: store.JSONObject(cfg)})
+	v, err := f.st.DataSourceVersionCreate(ctx, &domain.DataSourceVersion{WorkspaceID: testWorkspace, DataSourceID: id, Config: domain.JSONObject(cfg)})
 	if err == nil {
 		err = f.st.DataSourceVersionPromote(ctx, testWorkspace, id, v.ID)
 	}

@@ -6,244 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
-
-// AgentStatuses lists an agent's statuses. Its types are declared in internal/agentconfig.
-var AgentStatuses = []string{"active", "inactive", "archived"}
-
-// AgentConfig is what one agent version runs with.
-type AgentConfig struct {
-	Model string `json:"model" minLength:"1" pattern:"\\S" maxLength:"200"`
-	// CredentialID picks the model credential; without it, the workspace's credential for
-	// the model's provider is used.
-	CredentialID     string          `json:"credential_id,omitempty" doc:"The model-provider credential runs use; default: the workspace's credential for the model's provider (the one with metadata.default true, else the newest)."`
-	MaxRetries       *int            `json:"max_retries,omitempty" minimum:"0" maximum:"10" doc:"How many times a model call is retried on a connection error, 429, 500, 502, 503 or 529 (default 2), only while nothing of it has streamed."`
-	FallbackModels   []string        `json:"fallback_models,omitempty" maxItems:"5" doc:"Models tried in order when the model (or the fallback before) fails with a retryable error after its retries (a connection error, a timeout, 429, 500, 502, 503 or 529), or is known down (its circuit is open), and nothing of the call has streamed yet. Each must serve what the version needs (tools, structured output, images) by its catalog capabilities."`
-	RequestTimeoutMS int             `json:"request_timeout_ms,omitempty" minimum:"1" maximum:"3600000" doc:"Bound of one model call, retries included, in ms (default 120000)."`
-	SystemPrompt     string          `json:"system_prompt,omitempty"`
-	PromptID         string          `json:"prompt_id,omitempty"`
-	PromptVersionID  string          `json:"prompt_version_id,omitempty"`
-	Temperature      *float64        `json:"temperature,omitempty"`
-	MaxTokens        int             `json:"max_tokens,omitempty"`
-	MaxIterations    int             `json:"max_iterations,omitempty"`
-	InputSchema      json.RawMessage `json:"input_schema,omitempty"`
-	OutputSchema     json.RawMessage `json:"output_schema,omitempty"`
-	Tools            []ToolRef       `json:"tools,omitempty" doc:"The MCP servers whose tools the agent may call: an MCP tool id (all its tools), or {\"mcp_tool_id\", \"names\"} for some of them."`
-	ToolTimeoutMS    int             `json:"tool_timeout_ms,omitempty" minimum:"1" maximum:"3600000" doc:"Bound of one tool call in ms, connecting to its server included (default 30000); a call that runs out answers the model with an error."`
-	Guardrails       []string        `json:"guardrails,omitempty"`
-	Approval         *ApprovalConfig `json:"approval,omitempty"`
-	Steps            []AgentStep     `json:"steps,omitempty"`
-	SubAgents        []string        `json:"sub_agents,omitempty"`
-	Simulation       *Simulation     `json:"simulation,omitempty"`
-	// Memory and DataSources are what an agent remembers and what data it may read (see
-	// runtime/memory.go and runtime/datatools.go).
-	Memory      *MemoryConfig `json:"memory,omitempty" doc:"Long-term memory: the most relevant memories of the scope go into the prompt, and an agent-type agent gets a remember tool that stores one."`
-	DataSources []string      `json:"data_sources,omitempty" doc:"Data source ids; an agent-type agent gets a query_<name> tool for each, described with the tables and columns of its catalog."`
-	// AskUser gives an agent-type agent the ask_user tool (runtime/askuser.go).
-	AskUser bool `json:"ask_user,omitempty" doc:"Gives an agent-type agent an ask_user tool (question, optional choices): calling it pauses the run awaiting_approval with an approval of kind question, and the answer (POST /executions/{id}/approve with answer, or the next message of its chat session or trigger thread) is the tool's result."`
-}
-
-// MemoryConfig says whether and how runs use memories.
-type MemoryConfig struct {
-	Enabled bool   `json:"enabled" doc:"Whether runs use memories."`
-	Scope   string `json:"scope,omitempty" enum:"agent,session,end_user" doc:"Whose memories: the agent's own (default), the run's chat session's, or the run's end user's (end_user_id)."`
-	// MaxItems bounds the memories put into a prompt.
-	MaxItems int `json:"max_items,omitempty" minimum:"1" maximum:"100" doc:"Most memories put into the prompt (default 10)."`
-}
-
-// MemoryScopes are the values of config.memory.scope.
-var MemoryScopes = []string{"agent", "session", "end_user"}
-
-// ToolRef names an MCP server whose tools a version may call: all of them, or those in
-// Names. It is written as the server's id alone when Names is empty, and as
-// {"mcp_tool_id", "names"} otherwise; both forms are read.
-type ToolRef struct {
-	MCPToolID string   `json:"mcp_tool_id" minLength:"1" pattern:"\\S"`
-	Names     []string `json:"names,omitempty"`
-}
-
-// MarshalJSON writes the id alone when the reference takes all the server's tools.
-func (t ToolRef) MarshalJSON() ([]byte, error) {
-	if t.Names == nil {
-		return json.Marshal(t.MCPToolID)
-	}
-	type plain ToolRef
-	return json.Marshal(plain(t))
-}
-
-// UnmarshalJSON reads an id or an object.
-func (t *ToolRef) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		*t = ToolRef{}
-		return json.Unmarshal(b, &t.MCPToolID)
-	}
-	type plain ToolRef
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	*t = ToolRef(p)
-	return nil
-}
-
-// ToolIDs returns the ids of the MCP servers the config's tools name.
-func (c *AgentConfig) ToolIDs() []string {
-	ids := make([]string, len(c.Tools))
-	for i, t := range c.Tools {
-		ids[i] = t.MCPToolID
-	}
-	return ids
-}
-
-// ApprovalConfig lists the human checkpoints of a run, the tools whose calls wait for a
-// reviewer, and how long a decision may take.
-type ApprovalConfig struct {
-	Checkpoints []Checkpoint `json:"checkpoints"`
-	// Tools decides per tool call whether it waits for a reviewer: the first rule whose
-	// match fits the tool's name wins; no rule fitting means never.
-	Tools []ToolApproval `json:"tools,omitempty" doc:"Per-tool approval: the first rule whose match (a tool name or a glob such as crm__delete_*) fits a call's tool decides; mode always pauses the run awaiting_approval with the call pending, never lets it run. No rule fitting: never."`
-	// TimeoutSeconds bounds how long an approval of this version waits; then OnTimeout decides.
-	TimeoutSeconds int    `json:"timeout_seconds,omitempty" minimum:"1" maximum:"2592000" doc:"How long an approval waits for a decision (up to 30 days); then on_timeout decides it. Default: it waits until decided."`
-	OnTimeout      string `json:"on_timeout,omitempty" enum:"reject,approve" doc:"What a timeout decides: reject (default; pending tool calls are rejected and the run goes on, a checkpoint is denied) or approve."`
-}
-
-// ToolApproval is one rule of config.approval.tools.
-type ToolApproval struct {
-	Match string `json:"match" minLength:"1" pattern:"\\S" maxLength:"200" doc:"A tool name as the model sees it, or a glob (* any run of characters, ? one)."`
-	Mode  string `json:"mode" enum:"always,never"`
-}
-
-// ApprovalModes are the values of a config.approval.tools rule's mode.
-var ApprovalModes = []string{"always", "never"}
-
-// NeedsApproval reports whether a call of the named tool waits for a reviewer: the first
-// rule whose match fits decides.
-func (a *ApprovalConfig) NeedsApproval(tool string) bool {
-	if a == nil {
-		return false
-	}
-	for _, r := range a.Tools {
-		if ok, err := path.Match(r.Match, tool); err == nil && ok {
-			return r.Mode == "always"
-		}
-	}
-	return false
-}
-
-// MarshalJSON writes checkpoints as [] when there are none (a config sent as
-// "approval": {}), never as null.
-func (a ApprovalConfig) MarshalJSON() ([]byte, error) {
-	type plain ApprovalConfig
-	if a.Checkpoints == nil {
-		a.Checkpoints = []Checkpoint{}
-	}
-	return json.Marshal(plain(a))
-}
-
-// Checkpoint is one place where a run waits for a human decision.
-type Checkpoint struct {
-	Name        string `json:"name" minLength:"1" pattern:"\\S"`
-	Description string `json:"description,omitempty"`
-	When        string `json:"when" enum:"before_output,before_tools"`
-}
-
-// AgentStep is one step of a chain or workflow agent.
-type AgentStep struct {
-	ID          string   `json:"id" minLength:"1" pattern:"\\S"`
-	Name        string   `json:"name,omitempty"`
-	Instruction string   `json:"instruction,omitempty"`
-	AgentID     string   `json:"agent_id,omitempty"`
-	DependsOn   []string `json:"depends_on,omitempty"`
-}
-
-// Simulation makes a version run on the simulated model, tuned: latency per streamed event
-// and forced failure. Its presence alone selects the simulated model, on every server.
-type Simulation struct {
-	LatencyMS   int      `json:"latency_ms,omitempty"`
-	Fail        *SimFail `json:"fail,omitempty"`
-	FailMessage string   `json:"fail_message,omitempty"`
-}
-
-// SimFail is config.simulation.fail: true fails every call after a few words (a failure
-// once streaming has begun, never retried); an object of model id to HTTP status fails
-// the calls to those models at once with that status, as a provider would, so that
-// retries and config.fallback_models can be watched.
-type SimFail struct {
-	All    bool           `json:"-"`
-	Models map[string]int `json:"-"`
-}
-
-// MarshalJSON writes the object of models when there is one, else a boolean.
-func (f SimFail) MarshalJSON() ([]byte, error) {
-	if len(f.Models) > 0 {
-		return json.Marshal(f.Models)
-	}
-	return json.Marshal(f.All)
-}
-
-// UnmarshalJSON reads a boolean or an object of model id to status.
-func (f *SimFail) UnmarshalJSON(b []byte) error {
-	*f = SimFail{}
-	if len(b) > 0 && b[0] == '{' {
-		return json.Unmarshal(b, &f.Models)
-	}
-	return json.Unmarshal(b, &f.All)
-}
-
-// SimFailStatuses are the statuses config.simulation.fail may give a model.
-var SimFailStatuses = []int{400, 401, 403, 404, 429, 500, 502, 503, 504, 529}
-
-// Agent is a named, versioned agent definition; Config is that of its active version.
-type Agent struct {
-	ID              string       `json:"id"`
-	WorkspaceID     string       `json:"workspace_id"`
-	Name            string       `json:"name"`
-	Description     string       `json:"description"`
-	Type            string       `json:"type" doc:"The agent type."`
-	Status          string       `json:"status" enum:"active,inactive,archived"`
-	Tags            Strings      `json:"tags"`
-	Metadata        JSONObject   `json:"metadata"`
-	ActiveVersionID *string      `json:"active_version_id"`
-	ActiveVersion   *int         `json:"active_version"`
-	VersionCount    int          `json:"version_count"`
-	Config          *AgentConfig `json:"config"`
-	CreatedAt       Time         `json:"created_at"`
-	UpdatedAt       Time         `json:"updated_at"`
-
-	// Completion webhook (see internal/webhook): the secret itself is stored sealed and only
-	// ever returned in the response that generated it.
-	WebhookURL       *string `json:"webhook_url" doc:"Each execution of the agent is POSTed here when it ends (completed, failed, cancelled, rejected), signed with the Standard Webhooks scheme; null when none."`
-	WebhookSecretSet bool    `json:"webhook_secret_set" doc:"Whether a signing secret is stored (it is never returned after the response that generated it)."`
-	WebhookSecret    string  `json:"webhook_secret,omitempty" doc:"The signing secret (whsec_ + base64), only in the response of the request that generated it: store it then."`
-}
-
-// AgentVersion is one immutable configuration of an agent.
-type AgentVersion struct {
-	ID          string      `json:"id"`
-	WorkspaceID string      `json:"workspace_id"`
-	AgentID     string      `json:"agent_id"`
-	Version     int         `json:"version"`
-	Config      AgentConfig `json:"config"`
-	Notes       string      `json:"notes"`
-	IsActive    bool        `json:"is_active"`
-	CreatedAt   Time        `json:"created_at"`
-}
-
-// AgentFilter narrows AgentList; empty fields match everything.
-type AgentFilter struct {
-	Type   string
-	Status string
-	Query  string // substring of name or description, case-insensitive
-}
 
 const agentColumns = `a.id, a.workspace_id, a.name, a.description, a.type, a.status, a.tags, a.metadata,
 	a.active_version_id, v.version, a.version_seq, v.config, a.created_at, a.updated_at, a.webhook_url, a.webhook_secret IS NOT NULL`
 
 const agentFrom = ` FROM agents a LEFT JOIN agent_versions v ON v.id = a.active_version_id`
 
-func scanAgent(row interface{ Scan(...any) error }) (*Agent, error) {
-	var a Agent
+func scanAgent(row interface{ Scan(...any) error }) (*domain.Agent, error) {
+	var a domain.Agent
 	var activeVersion sql.NullInt64
 	var config sql.NullString
 	if err := row.Scan(&a.ID, &a.WorkspaceID, &a.Name, &a.Description, &a.Type, &a.Status, &a.Tags, &a.Metadata,
@@ -255,7 +28,7 @@ func scanAgent(row interface{ Scan(...any) error }) (*Agent, error) {
 		a.ActiveVersion = &n
 	}
 	if config.Valid {
-		a.Config = new(AgentConfig)
+		a.Config = new(domain.AgentConfig)
 		if err := json.Unmarshal([]byte(config.String), a.Config); err != nil {
 			return nil, fmt.Errorf("decode config of agent %s: %w", a.ID, err)
 		}
@@ -264,7 +37,7 @@ func scanAgent(row interface{ Scan(...any) error }) (*Agent, error) {
 }
 
 // AgentList returns one page of a workspace's agents, newest first, and the total count.
-func (s *Store) AgentList(ctx context.Context, ws string, f AgentFilter, p Page) ([]*Agent, int, error) {
+func (s *Store) AgentList(ctx context.Context, ws string, f domain.AgentFilter, p domain.Page) ([]*domain.Agent, int, error) {
 	where, args := whereClause("a", ws, []cond{
 		{"a.type = $%d", f.Type},
 		{"a.status = $%d", f.Status},
@@ -284,7 +57,7 @@ func (s *Store) AgentList(ctx context.Context, ws string, f AgentFilter, p Page)
 }
 
 // AgentGet returns one agent of the workspace.
-func (s *Store) AgentGet(ctx context.Context, ws, id string) (*Agent, error) {
+func (s *Store) AgentGet(ctx context.Context, ws, id string) (*domain.Agent, error) {
 	a, err := scanAgent(s.r.QueryRowContext(ctx, "SELECT "+agentColumns+agentFrom+" WHERE a.workspace_id = $1 AND a.id = $2", ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("agent", id)
@@ -297,11 +70,11 @@ func (s *Store) AgentGet(ctx context.Context, ws, id string) (*Agent, error) {
 
 // AgentCreate inserts an agent. When config is non-nil it also creates version 1 from it and
 // makes that version active, in the same transaction.
-func (s *Store) AgentCreate(ctx context.Context, a *Agent, config *AgentConfig, notes string) (*Agent, error) {
+func (s *Store) AgentCreate(ctx context.Context, a *domain.Agent, config *domain.AgentConfig, notes string) (*domain.Agent, error) {
 	if a.ID == "" {
 		a.ID = NewID()
 	}
-	now := Now()
+	now := domain.Now()
 	err := s.InTx(ctx, func(tx *Store) error {
 		_, err := tx.exec(ctx, `INSERT INTO agents (id, workspace_id, name, description, type, status, tags, metadata,
 			version_seq, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9, $9)`,
@@ -313,7 +86,7 @@ func (s *Store) AgentCreate(ctx context.Context, a *Agent, config *AgentConfig, 
 			return fmt.Errorf("insert agent: %w", err)
 		}
 		if config != nil {
-			v := &AgentVersion{WorkspaceID: a.WorkspaceID, AgentID: a.ID, Config: *config, Notes: notes}
+			v := &domain.AgentVersion{WorkspaceID: a.WorkspaceID, AgentID: a.ID, Config: *config, Notes: notes}
 			if _, err := tx.AgentVersionCreate(ctx, v); err != nil {
 				return err
 			}
@@ -327,17 +100,8 @@ func (s *Store) AgentCreate(ctx context.Context, a *Agent, config *AgentConfig, 
 	return s.AgentGet(ctx, a.WorkspaceID, a.ID)
 }
 
-// AgentPatch holds the fields of an agent to change; nil fields stay as they are.
-type AgentPatch struct {
-	Name        *string
-	Description *string
-	Status      *string
-	Tags        *Strings
-	Metadata    *JSONObject
-}
-
 // AgentUpdate changes the given fields of an agent.
-func (s *Store) AgentUpdate(ctx context.Context, ws, id string, p AgentPatch) (*Agent, error) {
+func (s *Store) AgentUpdate(ctx context.Context, ws, id string, p domain.AgentPatch) (*domain.Agent, error) {
 	err := s.update(ctx, "agent", "agents", ws, id, []set{
 		{"name", p.Name}, {"description", p.Description}, {"status", p.Status}, {"tags", p.Tags}, {"metadata", p.Metadata},
 	})
@@ -348,8 +112,8 @@ func (s *Store) AgentUpdate(ctx context.Context, ws, id string, p AgentPatch) (*
 }
 
 // AgentDelete removes an agent with its versions and returns it as it was.
-func (s *Store) AgentDelete(ctx context.Context, ws, id string) (*Agent, error) {
-	var a *Agent
+func (s *Store) AgentDelete(ctx context.Context, ws, id string) (*domain.Agent, error) {
+	var a *domain.Agent
 	err := s.InTx(ctx, func(tx *Store) error {
 		var err error
 		if a, err = tx.AgentGet(ctx, ws, id); err != nil {
@@ -363,8 +127,8 @@ func (s *Store) AgentDelete(ctx context.Context, ws, id string) (*Agent, error) 
 const agentVersionColumns = `v.id, v.workspace_id, v.agent_id, v.version, v.config, v.notes, v.created_at,
 	(a.active_version_id IS NOT NULL AND a.active_version_id = v.id)`
 
-func scanAgentVersion(row interface{ Scan(...any) error }) (*AgentVersion, error) {
-	var v AgentVersion
+func scanAgentVersion(row interface{ Scan(...any) error }) (*domain.AgentVersion, error) {
+	var v domain.AgentVersion
 	if err := row.Scan(&v.ID, &v.WorkspaceID, &v.AgentID, &v.Version, jsonCol{&v.Config}, &v.Notes, &v.CreatedAt, &v.IsActive); err != nil {
 		return nil, err
 	}
@@ -372,7 +136,7 @@ func scanAgentVersion(row interface{ Scan(...any) error }) (*AgentVersion, error
 }
 
 // AgentVersionList returns one page of an agent's versions, newest first.
-func (s *Store) AgentVersionList(ctx context.Context, ws, agentID string, p Page) ([]*AgentVersion, int, error) {
+func (s *Store) AgentVersionList(ctx context.Context, ws, agentID string, p domain.Page) ([]*domain.AgentVersion, int, error) {
 	if _, err := s.AgentGet(ctx, ws, agentID); err != nil {
 		return nil, 0, err
 	}
@@ -390,7 +154,7 @@ func (s *Store) AgentVersionList(ctx context.Context, ws, agentID string, p Page
 }
 
 // AgentVersionGet returns one version of an agent.
-func (s *Store) AgentVersionGet(ctx context.Context, ws, agentID, versionID string) (*AgentVersion, error) {
+func (s *Store) AgentVersionGet(ctx context.Context, ws, agentID, versionID string) (*domain.AgentVersion, error) {
 	v, err := scanAgentVersion(s.r.QueryRowContext(ctx, "SELECT "+agentVersionColumns+` FROM agent_versions v JOIN agents a ON a.id = v.agent_id
 		WHERE v.workspace_id = $1 AND v.agent_id = $2 AND v.id = $3`, ws, agentID, versionID))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -407,7 +171,7 @@ func (s *Store) AgentVersionGet(ctx context.Context, ws, agentID, versionID stri
 
 // AgentVersionCreate adds the next version of an agent without changing the active one.
 // Version numbers come from a per-agent counter, so they are never reused.
-func (s *Store) AgentVersionCreate(ctx context.Context, v *AgentVersion) (*AgentVersion, error) {
+func (s *Store) AgentVersionCreate(ctx context.Context, v *domain.AgentVersion) (*domain.AgentVersion, error) {
 	if v.ID == "" {
 		v.ID = NewID()
 	}
@@ -422,7 +186,7 @@ func (s *Store) AgentVersionCreate(ctx context.Context, v *AgentVersion) (*Agent
 		}
 		v.Version = n
 		_, err = tx.exec(ctx, `INSERT INTO agent_versions (id, workspace_id, agent_id, version, config, notes, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, v.ID, v.WorkspaceID, v.AgentID, v.Version, config, v.Notes, Now())
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, v.ID, v.WorkspaceID, v.AgentID, v.Version, config, v.Notes, domain.Now())
 		if isUniqueViolation(err) {
 			return &ConflictError{Message: fmt.Sprintf("agent version %s or number %d already exists", v.ID, v.Version)}
 		}
@@ -441,7 +205,7 @@ func (s *Store) AgentVersionPromote(ctx context.Context, ws, agentID, versionID 
 			return err
 		}
 		_, err := tx.exec(ctx, "UPDATE agents SET active_version_id = $1, updated_at = $2 WHERE workspace_id = $3 AND id = $4",
-			versionID, Now(), ws, agentID)
+			versionID, domain.Now(), ws, agentID)
 		return err
 	})
 }
@@ -449,7 +213,7 @@ func (s *Store) AgentVersionPromote(ctx context.Context, ws, agentID, versionID 
 // AgentsNamed returns the workspace's agents with exactly this name, newest first, at most
 // two: names are not unique, and a caller addressing an agent by name needs to know when
 // the name is ambiguous.
-func (s *Store) AgentsNamed(ctx context.Context, ws, name string) ([]*Agent, error) {
+func (s *Store) AgentsNamed(ctx context.Context, ws, name string) ([]*domain.Agent, error) {
 	rows, err := s.r.QueryContext(ctx, "SELECT "+agentColumns+agentFrom+
 		" WHERE a.workspace_id = $1 AND a.name = $2 ORDER BY a.created_at DESC, a.id DESC LIMIT 2", ws, name)
 	if err != nil {
@@ -459,7 +223,7 @@ func (s *Store) AgentsNamed(ctx context.Context, ws, name string) ([]*Agent, err
 }
 
 // AgentVersionNumbered returns version number n of an agent.
-func (s *Store) AgentVersionNumbered(ctx context.Context, ws, agentID string, n int) (*AgentVersion, error) {
+func (s *Store) AgentVersionNumbered(ctx context.Context, ws, agentID string, n int) (*domain.AgentVersion, error) {
 	v, err := scanAgentVersion(s.r.QueryRowContext(ctx, "SELECT "+agentVersionColumns+` FROM agent_versions v JOIN agents a ON a.id = v.agent_id
 		WHERE v.workspace_id = $1 AND v.agent_id = $2 AND v.version = $3`, ws, agentID, n))
 	if errors.Is(err, sql.ErrNoRows) {

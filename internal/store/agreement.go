@@ -5,23 +5,9 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
-)
 
-// ScoreAgreement compares two score names given to the same executions, typically an
-// automated judge's and a person's: how often they agree and how far beyond chance.
-type ScoreAgreement struct {
-	Judge          string   `json:"judge" doc:"The first score name (e.g. an LLM judge's)."`
-	Human          string   `json:"human" doc:"The second score name (e.g. the reviewers')."`
-	DataType       *string  `json:"data_type" doc:"The data type both names share; null when no execution has both."`
-	Count          int      `json:"count" doc:"Executions that have a score of each name (the newest of each counts)."`
-	ExactAgreement *float64 `json:"exact_agreement" doc:"The share of those executions whose two scores are equal (the same number, label or boolean); null when count is 0."`
-	// Kappa is Cohen's kappa, for categorical and boolean scores.
-	Kappa *float64 `json:"kappa" doc:"Categorical and boolean: Cohen's kappa, agreement beyond chance (1 perfect, 0 chance); null for numeric scores or when chance agreement is total."`
-	// Pearson is the correlation of numeric scores.
-	Pearson *float64 `json:"pearson" doc:"Numeric: Pearson's correlation of the two scores; null for other types, fewer than 2 executions, or a name whose scores never vary."`
-	// MeanAbsoluteDifference is how far numeric scores are apart on average.
-	MeanAbsoluteDifference *float64 `json:"mean_absolute_difference" doc:"Numeric: the mean of |judge - human|; null for other types."`
-}
+	"github.com/agentplane/agentplane/internal/domain"
+)
 
 // agreementValue is one score in the comparison: its number and its label.
 type agreementValue struct {
@@ -32,7 +18,7 @@ type agreementValue struct {
 
 // key is what two scores must share to agree: the label of a category, else the number.
 func (v agreementValue) key() string {
-	if v.dataType == ScoreCategorical && v.label != nil {
+	if v.dataType == domain.ScoreCategorical && v.label != nil {
 		return "l:" + *v.label
 	}
 	if v.value != nil {
@@ -45,12 +31,12 @@ func (v agreementValue) key() string {
 // execution of the workspace that has both, among the scores created in the window (zero
 // bounds are open). The two names must hold the same data type (a *ValidationError
 // otherwise).
-func (s *Store) ScoreAgreementOf(ctx context.Context, ws, judge, human string, after, before Time) (*ScoreAgreement, error) {
-	f := ScoreFilter{CreatedAfter: after, CreatedBefore: before}
+func (s *Store) ScoreAgreementOf(ctx context.Context, ws, judge, human string, after, before domain.Time) (*domain.ScoreAgreement, error) {
+	f := domain.ScoreFilter{CreatedAfter: after, CreatedBefore: before}
 	latest := map[string]map[string]agreementValue{judge: {}, human: {}}
 	for _, name := range []string{judge, human} {
 		f.Name = name
-		where, args := f.clause(ws)
+		where, args := scoreFilterClause(f, ws)
 		// Oldest first, so the newest score of an execution is the one kept.
 		q := "SELECT execution_id, data_type, value, string_value FROM scores" + where +
 			" AND execution_id IS NOT NULL ORDER BY created_at, id"
@@ -77,8 +63,8 @@ func (s *Store) ScoreAgreementOf(ctx context.Context, ws, judge, human string, a
 }
 
 // agreement computes the statistics of ScoreAgreement from the pairs of (judge, human) scores.
-func agreement(judge, human string, pairs [][2]agreementValue) (*ScoreAgreement, error) {
-	out := &ScoreAgreement{Judge: judge, Human: human, Count: len(pairs)}
+func agreement(judge, human string, pairs [][2]agreementValue) (*domain.ScoreAgreement, error) {
+	out := &domain.ScoreAgreement{Judge: judge, Human: human, Count: len(pairs)}
 	if len(pairs) == 0 {
 		return out, nil
 	}
@@ -99,7 +85,7 @@ func agreement(judge, human string, pairs [][2]agreementValue) (*ScoreAgreement,
 	}
 	po := float64(agree) / n
 	out.ExactAgreement = &po
-	if dt != ScoreNumeric {
+	if dt != domain.ScoreNumeric {
 		// Cohen's kappa: agreement beyond what the two marginal distributions give by chance.
 		pj, ph := map[string]float64{}, map[string]float64{}
 		for _, p := range pairs {

@@ -6,67 +6,23 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
-
-// AnnotationQueue is a list of executions for people to score under the queue's score
-// configs: a reviewer claims the next pending item, scores it and completes it.
-type AnnotationQueue struct {
-	ID             string  `json:"id"`
-	WorkspaceID    string  `json:"workspace_id"`
-	Name           string  `json:"name" doc:"Unique in the workspace."`
-	Description    string  `json:"description"`
-	ScoreConfigIDs Strings `json:"score_config_ids" doc:"The score configs reviewers score items under; a completed item's scores each name one of them."`
-	Pending        int     `json:"pending" doc:"Items not reviewed yet (claimed or not)."`
-	Completed      int     `json:"completed" doc:"Items reviewed."`
-	CreatedAt      Time    `json:"created_at"`
-	UpdatedAt      Time    `json:"updated_at"`
-}
-
-// Annotation item states.
-const (
-	AnnotationPending   = "pending"
-	AnnotationCompleted = "completed"
-)
-
-// AnnotationStatuses lists the states of an annotation item.
-var AnnotationStatuses = []string{AnnotationPending, AnnotationCompleted}
-
-// Reviewer is who claims and completes annotation items: "api_key:<id>" or "user:<id>" with a
-// name to show (the key's prefix or the user's email).
-type Reviewer struct {
-	ID   string
-	Name string
-}
-
-// AnnotationItem is one execution of a queue, waiting for review or reviewed.
-type AnnotationItem struct {
-	ID              string  `json:"id"`
-	WorkspaceID     string  `json:"workspace_id"`
-	QueueID         string  `json:"queue_id"`
-	ExecutionID     string  `json:"execution_id"`
-	Status          string  `json:"status" enum:"pending,completed"`
-	ClaimedBy       *string `json:"claimed_by" doc:"Who holds the item's claim (api_key:<id> or user:<id>); null when unclaimed or the claim has expired."`
-	ClaimedByName   *string `json:"claimed_by_name" doc:"The claim holder's key prefix or email."`
-	ClaimExpiresAt  *Time   `json:"claim_expires_at" doc:"When the claim ends and another reviewer may take the item."`
-	CompletedBy     *string `json:"completed_by" doc:"Who completed the item."`
-	CompletedByName *string `json:"completed_by_name"`
-	CompletedAt     *Time   `json:"completed_at"`
-	CreatedAt       Time    `json:"created_at"`
-}
 
 const annotationQueueColumns = `id, workspace_id, name, description, score_config_ids,
 	(SELECT count(*) FROM annotation_items i WHERE i.queue_id = annotation_queues.id AND i.status = 'pending'),
 	(SELECT count(*) FROM annotation_items i WHERE i.queue_id = annotation_queues.id AND i.status = 'completed'),
 	created_at, updated_at`
 
-func scanAnnotationQueue(row interface{ Scan(...any) error }) (*AnnotationQueue, error) {
-	var q AnnotationQueue
+func scanAnnotationQueue(row interface{ Scan(...any) error }) (*domain.AnnotationQueue, error) {
+	var q domain.AnnotationQueue
 	if err := row.Scan(&q.ID, &q.WorkspaceID, &q.Name, &q.Description, jsonCol{&q.ScoreConfigIDs}, &q.Pending, &q.Completed,
 		&q.CreatedAt, &q.UpdatedAt); err != nil {
 		return nil, err
 	}
 	if q.ScoreConfigIDs == nil {
-		q.ScoreConfigIDs = Strings{}
+		q.ScoreConfigIDs = domain.Strings{}
 	}
 	return &q, nil
 }
@@ -74,8 +30,8 @@ func scanAnnotationQueue(row interface{ Scan(...any) error }) (*AnnotationQueue,
 const annotationItemColumns = `id, workspace_id, queue_id, execution_id, status, claimed_by, claimed_by_name, claim_expires_at,
 	completed_by, completed_by_name, completed_at, created_at`
 
-func scanAnnotationItem(row interface{ Scan(...any) error }) (*AnnotationItem, error) {
-	var it AnnotationItem
+func scanAnnotationItem(row interface{ Scan(...any) error }) (*domain.AnnotationItem, error) {
+	var it domain.AnnotationItem
 	if err := row.Scan(&it.ID, &it.WorkspaceID, &it.QueueID, &it.ExecutionID, &it.Status, &it.ClaimedBy, &it.ClaimedByName,
 		&it.ClaimExpiresAt, &it.CompletedBy, &it.CompletedByName, &it.CompletedAt, &it.CreatedAt); err != nil {
 		return nil, err
@@ -88,7 +44,7 @@ func scanAnnotationItem(row interface{ Scan(...any) error }) (*AnnotationItem, e
 }
 
 // AnnotationQueueList returns one page of a workspace's queues, newest first, and the total.
-func (s *Store) AnnotationQueueList(ctx context.Context, ws string, p Page) ([]*AnnotationQueue, int, error) {
+func (s *Store) AnnotationQueueList(ctx context.Context, ws string, p domain.Page) ([]*domain.AnnotationQueue, int, error) {
 	where, args := whereClause("", ws, nil)
 	q, qargs := pagedSelect(annotationQueueColumns, "annotation_queues", where, args, p)
 	rows, err := s.r.QueryContext(ctx, q, qargs...)
@@ -104,7 +60,7 @@ func (s *Store) AnnotationQueueList(ctx context.Context, ws string, p Page) ([]*
 }
 
 // AnnotationQueueGet returns one queue of the workspace with its item counts.
-func (s *Store) AnnotationQueueGet(ctx context.Context, ws, id string) (*AnnotationQueue, error) {
+func (s *Store) AnnotationQueueGet(ctx context.Context, ws, id string) (*domain.AnnotationQueue, error) {
 	q, err := scanAnnotationQueue(s.r.QueryRowContext(ctx, "SELECT "+annotationQueueColumns+
 		" FROM annotation_queues WHERE workspace_id = $1 AND id = $2", ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -121,7 +77,7 @@ const maxQueueScoreConfigs = 20
 
 // checkScoreConfigs makes sure ids names at least one score config of the workspace, each
 // once and none archived.
-func (s *Store) checkScoreConfigs(ctx context.Context, ws string, ids Strings) error {
+func (s *Store) checkScoreConfigs(ctx context.Context, ws string, ids domain.Strings) error {
 	if len(ids) == 0 {
 		return &ValidationError{Field: "score_config_ids", Message: "needs at least one score config"}
 	}
@@ -150,7 +106,7 @@ func (s *Store) checkScoreConfigs(ctx context.Context, ws string, ids Strings) e
 }
 
 // AnnotationQueueCreate inserts a queue; its score configs must exist and not be archived.
-func (s *Store) AnnotationQueueCreate(ctx context.Context, q *AnnotationQueue) (*AnnotationQueue, error) {
+func (s *Store) AnnotationQueueCreate(ctx context.Context, q *domain.AnnotationQueue) (*domain.AnnotationQueue, error) {
 	if err := s.checkScoreConfigs(ctx, q.WorkspaceID, q.ScoreConfigIDs); err != nil {
 		return nil, err
 	}
@@ -162,7 +118,7 @@ func (s *Store) AnnotationQueueCreate(ctx context.Context, q *AnnotationQueue) (
 		return nil, err
 	}
 	_, err = s.exec(ctx, `INSERT INTO annotation_queues (id, workspace_id, name, description, score_config_ids, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $6)`, q.ID, q.WorkspaceID, q.Name, q.Description, ids, Now())
+		VALUES ($1, $2, $3, $4, $5, $6, $6)`, q.ID, q.WorkspaceID, q.Name, q.Description, ids, domain.Now())
 	if isUniqueViolation(err) {
 		return nil, &ConflictError{Message: fmt.Sprintf("an annotation queue named %q already exists", q.Name)}
 	}
@@ -172,15 +128,8 @@ func (s *Store) AnnotationQueueCreate(ctx context.Context, q *AnnotationQueue) (
 	return s.AnnotationQueueGet(ctx, q.WorkspaceID, q.ID)
 }
 
-// AnnotationQueuePatch holds the fields of a queue to change; nil fields stay as they are.
-type AnnotationQueuePatch struct {
-	Name           *string
-	Description    *string
-	ScoreConfigIDs *Strings
-}
-
 // AnnotationQueueUpdate changes the given fields of a queue.
-func (s *Store) AnnotationQueueUpdate(ctx context.Context, ws, id string, p AnnotationQueuePatch) (*AnnotationQueue, error) {
+func (s *Store) AnnotationQueueUpdate(ctx context.Context, ws, id string, p domain.AnnotationQueuePatch) (*domain.AnnotationQueue, error) {
 	var ids *jsonArg
 	if p.ScoreConfigIDs != nil {
 		if err := s.checkScoreConfigs(ctx, ws, *p.ScoreConfigIDs); err != nil {
@@ -202,8 +151,8 @@ func (s *Store) AnnotationQueueUpdate(ctx context.Context, ws, id string, p Anno
 
 // AnnotationQueueDelete removes a queue with its items and returns it as it was; the scores
 // its reviews wrote stay.
-func (s *Store) AnnotationQueueDelete(ctx context.Context, ws, id string) (*AnnotationQueue, error) {
-	var q *AnnotationQueue
+func (s *Store) AnnotationQueueDelete(ctx context.Context, ws, id string) (*domain.AnnotationQueue, error) {
+	var q *domain.AnnotationQueue
 	err := s.InTx(ctx, func(tx *Store) error {
 		var err error
 		if q, err = tx.AnnotationQueueGet(ctx, ws, id); err != nil {
@@ -216,13 +165,13 @@ func (s *Store) AnnotationQueueDelete(ctx context.Context, ws, id string) (*Anno
 
 // AnnotationItemsAdd adds executions of the workspace to a queue, all or none, and returns
 // the items added; an execution already in the queue is skipped (counted in skipped).
-func (s *Store) AnnotationItemsAdd(ctx context.Context, ws, queueID string, executionIDs []string) (added []*AnnotationItem, skipped int, err error) {
+func (s *Store) AnnotationItemsAdd(ctx context.Context, ws, queueID string, executionIDs []string) (added []*domain.AnnotationItem, skipped int, err error) {
 	err = s.InTx(ctx, func(tx *Store) error {
 		added, skipped = nil, 0
 		if _, err := tx.AnnotationQueueGet(ctx, ws, queueID); err != nil {
 			return err
 		}
-		now := Now()
+		now := domain.Now()
 		for i, eid := range executionIDs {
 			var found int
 			err := tx.r.QueryRowContext(ctx, "SELECT count(*) FROM executions WHERE workspace_id = $1 AND id = $2", ws, eid).Scan(&found)
@@ -254,14 +203,14 @@ func (s *Store) AnnotationItemsAdd(ctx context.Context, ws, queueID string, exec
 		return nil, 0, err
 	}
 	if added == nil {
-		added = []*AnnotationItem{}
+		added = []*domain.AnnotationItem{}
 	}
 	return added, skipped, nil
 }
 
 // AnnotationItemList returns one page of a queue's items, newest first, optionally of one
 // status, and the total.
-func (s *Store) AnnotationItemList(ctx context.Context, ws, queueID, status string, p Page) ([]*AnnotationItem, int, error) {
+func (s *Store) AnnotationItemList(ctx context.Context, ws, queueID, status string, p domain.Page) ([]*domain.AnnotationItem, int, error) {
 	if _, err := s.AnnotationQueueGet(ctx, ws, queueID); err != nil {
 		return nil, 0, err
 	}
@@ -280,7 +229,7 @@ func (s *Store) AnnotationItemList(ctx context.Context, ws, queueID, status stri
 }
 
 // AnnotationItemGet returns one item of a queue.
-func (s *Store) AnnotationItemGet(ctx context.Context, ws, queueID, id string) (*AnnotationItem, error) {
+func (s *Store) AnnotationItemGet(ctx context.Context, ws, queueID, id string) (*domain.AnnotationItem, error) {
 	it, err := scanAnnotationItem(s.r.QueryRowContext(ctx, "SELECT "+annotationItemColumns+
 		" FROM annotation_items WHERE workspace_id = $1 AND queue_id = $2 AND id = $3", ws, queueID, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -297,12 +246,12 @@ func (s *Store) AnnotationItemGet(ctx context.Context, ws, queueID, id string) (
 // holds comes back first, its claim renewed. Nothing left to claim is (nil, nil). Concurrent
 // callers on any node never get the same item: the claim is a conditional update, tried
 // again on the next item when another caller took this one first.
-func (s *Store) AnnotationNext(ctx context.Context, ws, queueID string, who Reviewer, ttl time.Duration) (*AnnotationItem, error) {
+func (s *Store) AnnotationNext(ctx context.Context, ws, queueID string, who domain.Reviewer, ttl time.Duration) (*domain.AnnotationItem, error) {
 	if _, err := s.AnnotationQueueGet(ctx, ws, queueID); err != nil {
 		return nil, err
 	}
 	for {
-		now := Now()
+		now := domain.Now()
 		var id string
 		err := s.r.QueryRowContext(ctx, `SELECT id FROM annotation_items
 			WHERE queue_id = $1 AND status = 'pending' AND (claimed_by IS NULL OR claim_expires_at <= $2 OR claimed_by = $3)
@@ -316,7 +265,7 @@ func (s *Store) AnnotationNext(ctx context.Context, ws, queueID string, who Revi
 		}
 		res, err := s.exec(ctx, `UPDATE annotation_items SET claimed_by = $1, claimed_by_name = $2, claim_expires_at = $3
 			WHERE id = $4 AND status = 'pending' AND (claimed_by IS NULL OR claim_expires_at <= $5 OR claimed_by = $1)`,
-			who.ID, who.Name, Time{now.Add(ttl)}, id, now)
+			who.ID, who.Name, domain.Time{Time: now.Add(ttl)}, id, now)
 		if err != nil {
 			return nil, fmt.Errorf("claim annotation item %s: %w", id, err)
 		}
@@ -333,9 +282,9 @@ func (s *Store) AnnotationNext(ctx context.Context, ws, queueID string, who Revi
 // execution, each under one of the queue's score configs) and marks it completed, all or
 // nothing. An item completed already, or claimed by someone else whose claim is live, is a
 // *ConflictError.
-func (s *Store) AnnotationComplete(ctx context.Context, ws, queueID, itemID string, who Reviewer, author *ScoreAuthor, scores []*Score) (*AnnotationItem, []*Score, error) {
-	var item *AnnotationItem
-	var written []*Score
+func (s *Store) AnnotationComplete(ctx context.Context, ws, queueID, itemID string, who domain.Reviewer, author *domain.ScoreAuthor, scores []*domain.Score) (*domain.AnnotationItem, []*domain.Score, error) {
+	var item *domain.AnnotationItem
+	var written []*domain.Score
 	err := s.InTx(ctx, func(tx *Store) error {
 		written = nil
 		q, err := tx.AnnotationQueueGet(ctx, ws, queueID)
@@ -346,7 +295,7 @@ func (s *Store) AnnotationComplete(ctx context.Context, ws, queueID, itemID stri
 		if err != nil {
 			return err
 		}
-		if it.Status == AnnotationCompleted {
+		if it.Status == domain.AnnotationCompleted {
 			return &ConflictError{Message: fmt.Sprintf("annotation item %s is completed already", itemID)}
 		}
 		if it.ClaimedBy != nil && *it.ClaimedBy != who.ID {
@@ -364,7 +313,7 @@ func (s *Store) AnnotationComplete(ctx context.Context, ws, queueID, itemID stri
 			if sc.ConfigID == nil || !allowed[*sc.ConfigID] {
 				return &ValidationError{Field: fmt.Sprintf("scores[%d].config_id", i), Message: "must be one of the queue's score_config_ids"}
 			}
-			sc.WorkspaceID, sc.ExecutionID, sc.Source, sc.Author = ws, &it.ExecutionID, ScoreSourceAnnotation, author
+			sc.WorkspaceID, sc.ExecutionID, sc.Source, sc.Author = ws, &it.ExecutionID, domain.ScoreSourceAnnotation, author
 			out, err := tx.ScoreCreate(ctx, sc)
 			if err != nil {
 				var ve *ValidationError
@@ -377,7 +326,7 @@ func (s *Store) AnnotationComplete(ctx context.Context, ws, queueID, itemID stri
 		}
 		if _, err := tx.exec(ctx, `UPDATE annotation_items SET status = 'completed', completed_by = $1, completed_by_name = $2,
 			completed_at = $3, claimed_by = NULL, claimed_by_name = NULL, claim_expires_at = NULL WHERE id = $4`,
-			who.ID, who.Name, Now(), itemID); err != nil {
+			who.ID, who.Name, domain.Now(), itemID); err != nil {
 			return fmt.Errorf("complete annotation item %s: %w", itemID, err)
 		}
 		item, err = tx.AnnotationItemGet(ctx, ws, queueID, itemID)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // TestAnnotationQueueStore: claims expire and pass to the next reviewer, an item goes with its
@@ -12,18 +14,18 @@ func TestAnnotationQueueStore(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ws, xs := leaseFixture(t, s, 2)
-		cfg, err := s.ScoreConfigCreate(ctx, &ScoreConfig{WorkspaceID: ws, Name: "ok", DataType: ScoreBoolean})
+		cfg, err := s.ScoreConfigCreate(ctx, &domain.ScoreConfig{WorkspaceID: ws, Name: "ok", DataType: domain.ScoreBoolean})
 		if err != nil {
 			t.Fatal(err)
 		}
-		q, err := s.AnnotationQueueCreate(ctx, &AnnotationQueue{WorkspaceID: ws, Name: "q", ScoreConfigIDs: Strings{cfg.ID}})
+		q, err := s.AnnotationQueueCreate(ctx, &domain.AnnotationQueue{WorkspaceID: ws, Name: "q", ScoreConfigIDs: domain.Strings{cfg.ID}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := s.AnnotationItemsAdd(ctx, ws, q.ID, []string{xs[0].ID, xs[1].ID}); err != nil {
 			t.Fatal(err)
 		}
-		alice, bob := Reviewer{ID: "user:a", Name: "a@x"}, Reviewer{ID: "user:b", Name: "b@x"}
+		alice, bob := domain.Reviewer{ID: "user:a", Name: "a@x"}, domain.Reviewer{ID: "user:b", Name: "b@x"}
 		// Alice's claim has run out at once: bob gets her item, the oldest.
 		a, err := s.AnnotationNext(ctx, ws, q.ID, alice, -time.Second)
 		if err != nil || a == nil || a.ExecutionID != xs[0].ID || a.ClaimedBy != nil {
@@ -33,7 +35,7 @@ func TestAnnotationQueueStore(t *testing.T) {
 		if err != nil || b == nil || b.ID != a.ID || *b.ClaimedBy != bob.ID {
 			t.Fatalf("bob's claim: %+v %v", b, err)
 		}
-		if _, _, err := s.AnnotationComplete(ctx, ws, q.ID, a.ID, alice, nil, []*Score{{ConfigID: &cfg.ID, StringValue: ptrTo("true")}}); err == nil {
+		if _, _, err := s.AnnotationComplete(ctx, ws, q.ID, a.ID, alice, nil, []*domain.Score{{ConfigID: &cfg.ID, StringValue: domain.PtrTo("true")}}); err == nil {
 			t.Fatal("alice completed bob's claim")
 		}
 		// The execution's deletion takes its item along.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 func TestAPIKeys(t *testing.T) {
@@ -13,9 +15,9 @@ func TestAPIKeys(t *testing.T) {
 		if n, err := s.APIKeyCount(ctx); err != nil || n != 0 {
 			t.Fatalf("count on an empty store: %d %v", n, err)
 		}
-		exp := Time{time.Now().Add(time.Hour).UTC().Truncate(time.Millisecond)}
-		k, err := s.APIKeyCreate(ctx, &APIKey{WorkspaceID: ws, Name: "ci", KeyPrefix: "ap_abcdefgh", Scopes: Strings{"agents:read"},
-			AllowedIPs: Strings{"10.0.0.0/8"}, ExpiresAt: &exp}, "hash-1")
+		exp := domain.Time{Time: time.Now().Add(time.Hour).UTC().Truncate(time.Millisecond)}
+		k, err := s.APIKeyCreate(ctx, &domain.APIKey{WorkspaceID: ws, Name: "ci", KeyPrefix: "ap_abcdefgh", Scopes: domain.Strings{"agents:read"},
+			AllowedIPs: domain.Strings{"10.0.0.0/8"}, ExpiresAt: &exp}, "hash-1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -23,7 +25,7 @@ func TestAPIKeys(t *testing.T) {
 			k.ExpiresAt == nil || !k.ExpiresAt.Equal(exp.Time) || k.LastUsedAt != nil || k.CreatedAt.IsZero() {
 			t.Fatalf("created: %+v", k)
 		}
-		if _, err := s.APIKeyCreate(ctx, &APIKey{WorkspaceID: ws, Name: "dup", KeyPrefix: "x"}, "hash-1"); err == nil {
+		if _, err := s.APIKeyCreate(ctx, &domain.APIKey{WorkspaceID: ws, Name: "dup", KeyPrefix: "x"}, "hash-1"); err == nil {
 			t.Fatal("a duplicate hash was accepted")
 		}
 		if _, err := s.APIKeyGet(ctx, other, k.ID); !IsNotFound(err) {
@@ -33,7 +35,7 @@ func TestAPIKeys(t *testing.T) {
 		if err != nil || got.ID != k.ID || got.WorkspaceID != ws {
 			t.Fatalf("by hash: %+v %v", got, err)
 		}
-		at := Now()
+		at := domain.Now()
 		if err := s.APIKeyTouch(ctx, k.ID, at); err != nil {
 			t.Fatal(err)
 		}
@@ -50,11 +52,11 @@ func TestAPIKeys(t *testing.T) {
 		if _, err := s.APIKeyRotate(ctx, other, k.ID, "p", "hash-3"); !IsNotFound(err) {
 			t.Fatalf("rotate from another workspace: %v", err)
 		}
-		second, err := s.APIKeyCreate(ctx, &APIKey{WorkspaceID: ws, Name: "second", KeyPrefix: "ap_2", Scopes: Strings{"*"}}, "hash-4")
+		second, err := s.APIKeyCreate(ctx, &domain.APIKey{WorkspaceID: ws, Name: "second", KeyPrefix: "ap_2", Scopes: domain.Strings{"*"}}, "hash-4")
 		if err != nil {
 			t.Fatal(err)
 		}
-		items, total, err := s.APIKeyList(ctx, ws, Page{Page: 1, Limit: 20})
+		items, total, err := s.APIKeyList(ctx, ws, domain.Page{Page: 1, Limit: 20})
 		if err != nil || total != 2 || items[0].ID != second.ID {
 			t.Fatalf("list: %d %v", total, err)
 		}
@@ -74,7 +76,7 @@ func TestAPIKeys(t *testing.T) {
 		if _, err := s.APIKeyRotate(ctx, ws, k.ID, "p", "hash-5"); !IsNotFound(err) {
 			t.Fatalf("rotate revoked: %v", err)
 		}
-		if _, total, _ := s.APIKeyList(ctx, ws, Page{Page: 1, Limit: 20}); total != 1 {
+		if _, total, _ := s.APIKeyList(ctx, ws, domain.Page{Page: 1, Limit: 20}); total != 1 {
 			t.Fatalf("list after revoke: %d", total)
 		}
 		if n, err := s.APIKeyCount(ctx); err != nil || n != 2 {
@@ -99,7 +101,7 @@ func TestMigrationRetiresExecutionsWrite(t *testing.T) {
 			t.Fatal(err)
 		}
 		ws := mustWorkspace(t, s, "a")
-		k, err := s.APIKeyCreate(ctx, &APIKey{WorkspaceID: ws, Name: "old", KeyPrefix: "ap_old", Scopes: Strings{"agents:read", "executions:write"}}, "hash-old")
+		k, err := s.APIKeyCreate(ctx, &domain.APIKey{WorkspaceID: ws, Name: "old", KeyPrefix: "ap_old", Scopes: domain.Strings{"agents:read", "executions:write"}}, "hash-old")
 		if err != nil {
 			t.Fatal(err)
 		}

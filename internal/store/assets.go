@@ -5,54 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
-
-// The types of an asset.
-const (
-	AssetImage = "image"
-	AssetAudio = "audio"
-	AssetFile  = "file"
-)
-
-// The sources of an asset: what produced it.
-const (
-	AssetSourceModel  = "model"  // a part of a model's reply
-	AssetSourceMCP    = "mcp"    // an image or audio item of an MCP tool result
-	AssetSourceTool   = "tool"   // a file (embedded resource) a tool returned
-	AssetSourceUpload = "upload" // sent through POST /assets
-)
-
-// Asset is one piece of media of a workspace (an image, audio or a file), usually produced
-// by a run. Its bytes are a blob of the workspace, shared with other assets of the same
-// bytes.
-type Asset struct {
-	ID          string     `json:"id"`
-	WorkspaceID string     `json:"workspace_id"`
-	ExecutionID *string    `json:"execution_id" doc:"The execution that produced the asset; null for an upload without one."`
-	Type        string     `json:"type" enum:"image,audio,file"`
-	MimeType    string     `json:"mime_type" doc:"The media type the content is served with, e.g. image/png."`
-	Size        int64      `json:"size" doc:"Size of the content in bytes."`
-	SHA256      string     `json:"sha256" doc:"Lower-case hex SHA-256 of the content; also its ETag."`
-	Name        string     `json:"name" doc:"A file name, when the source gave one."`
-	Source      string     `json:"source" enum:"model,mcp,tool,upload" doc:"What produced it: a model reply, an MCP tool's image or audio, a file a tool returned, or an upload."`
-	Metadata    JSONObject `json:"metadata" doc:"Where it came from, e.g. the model, or the MCP server and tool."`
-	CreatedAt   Time       `json:"created_at"`
-}
-
-// AssetFilter narrows AssetList; empty fields match everything.
-type AssetFilter struct {
-	ExecutionID string
-	Type        string
-}
-
-// AssetStorage is what a workspace's assets take up.
-type AssetStorage struct {
-	Bytes      int64 `json:"bytes" doc:"Bytes stored: each distinct content counted once (what the quota limits)."`
-	Count      int   `json:"count" doc:"Number of assets."`
-	Blobs      int   `json:"blobs" doc:"Number of distinct contents stored."`
-	AssetBytes int64 `json:"asset_bytes" doc:"Sum of the sizes of all assets, shared contents counted once per asset."`
-	QuotaBytes int64 `json:"quota_bytes" doc:"The workspace's asset quota in bytes; 0 is unlimited."`
-}
 
 // QuotaError says that storing a new blob would take a workspace past its asset quota.
 type QuotaError struct {
@@ -65,19 +20,19 @@ func (e *QuotaError) Error() string {
 
 const assetColumns = `id, workspace_id, execution_id, type, mime_type, size, sha256, name, source, metadata, created_at`
 
-func scanAsset(row interface{ Scan(...any) error }) (*Asset, error) {
-	var a Asset
+func scanAsset(row interface{ Scan(...any) error }) (*domain.Asset, error) {
+	var a domain.Asset
 	if err := row.Scan(&a.ID, &a.WorkspaceID, &a.ExecutionID, &a.Type, &a.MimeType, &a.Size, &a.SHA256, &a.Name, &a.Source, &a.Metadata, &a.CreatedAt); err != nil {
 		return nil, err
 	}
 	if a.Metadata == nil {
-		a.Metadata = JSONObject{}
+		a.Metadata = domain.JSONObject{}
 	}
 	return &a, nil
 }
 
 // AssetList returns one page of a workspace's assets, newest first, and the total count.
-func (s *Store) AssetList(ctx context.Context, ws string, f AssetFilter, p Page) ([]*Asset, int, error) {
+func (s *Store) AssetList(ctx context.Context, ws string, f domain.AssetFilter, p domain.Page) ([]*domain.Asset, int, error) {
 	where, args := whereClause("", ws, []cond{
 		{"execution_id = $%d", f.ExecutionID},
 		{"type = $%d", f.Type},
@@ -96,7 +51,7 @@ func (s *Store) AssetList(ctx context.Context, ws string, f AssetFilter, p Page)
 }
 
 // AssetGet returns one asset of the workspace.
-func (s *Store) AssetGet(ctx context.Context, ws, id string) (*Asset, error) {
+func (s *Store) AssetGet(ctx context.Context, ws, id string) (*domain.Asset, error) {
 	a, err := scanAsset(s.r.QueryRowContext(ctx, "SELECT "+assetColumns+" FROM assets WHERE workspace_id = $1 AND id = $2", ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("asset", id)
@@ -147,7 +102,7 @@ func (s *Store) AssetBlobEnsure(ctx context.Context, ws, sum string, size, quota
 		}
 	}
 	// Another writer may have recorded it meanwhile: then it is not new.
-	res, err := s.exec(ctx, "INSERT INTO asset_blobs (workspace_id, sha256, size, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING", ws, sum, size, Now())
+	res, err := s.exec(ctx, "INSERT INTO asset_blobs (workspace_id, sha256, size, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING", ws, sum, size, domain.Now())
 	if err != nil {
 		return false, fmt.Errorf("insert blob: %w", err)
 	}
@@ -156,14 +111,14 @@ func (s *Store) AssetBlobEnsure(ctx context.Context, ws, sum string, size, quota
 }
 
 // AssetInsert inserts an asset whose blob is recorded (AssetBlobEnsure); a preset ID is kept.
-func (s *Store) AssetInsert(ctx context.Context, a *Asset) (*Asset, error) {
+func (s *Store) AssetInsert(ctx context.Context, a *domain.Asset) (*domain.Asset, error) {
 	if a.ID == "" {
 		a.ID = NewID()
 	}
 	if a.Metadata == nil {
-		a.Metadata = JSONObject{}
+		a.Metadata = domain.JSONObject{}
 	}
-	a.CreatedAt = Now()
+	a.CreatedAt = domain.Now()
 	_, err := s.exec(ctx, `INSERT INTO assets (id, workspace_id, execution_id, type, mime_type, size, sha256, name, source, metadata, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, a.ID, a.WorkspaceID, emptyAsNull(a.ExecutionID), a.Type, a.MimeType,
 		a.Size, a.SHA256, a.Name, a.Source, a.Metadata, a.CreatedAt)
@@ -178,7 +133,7 @@ func (s *Store) AssetInsert(ctx context.Context, a *Asset) (*Asset, error) {
 
 // AssetDelete removes an asset and returns it as it was; blobFreed reports that it was the
 // last asset of its blob, whose record is removed with it (the caller then deletes the bytes).
-func (s *Store) AssetDelete(ctx context.Context, ws, id string) (a *Asset, blobFreed bool, err error) {
+func (s *Store) AssetDelete(ctx context.Context, ws, id string) (a *domain.Asset, blobFreed bool, err error) {
 	err = s.InTx(ctx, func(tx *Store) error {
 		if a, err = tx.AssetGet(ctx, ws, id); err != nil {
 			return err
@@ -215,8 +170,8 @@ func (s *Store) assetBlobRecorded(ctx context.Context, q dbtx, ws, sum string) (
 }
 
 // AssetStorageGet sums up what a workspace's assets take; QuotaBytes is left for the caller.
-func (s *Store) AssetStorageGet(ctx context.Context, ws string) (*AssetStorage, error) {
-	var st AssetStorage
+func (s *Store) AssetStorageGet(ctx context.Context, ws string) (*domain.AssetStorage, error) {
+	var st domain.AssetStorage
 	err := s.r.QueryRowContext(ctx, "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT), count(*) FROM asset_blobs WHERE workspace_id = $1", ws).Scan(&st.Bytes, &st.Blobs)
 	if err == nil {
 		err = s.r.QueryRowContext(ctx, "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT), count(*) FROM assets WHERE workspace_id = $1", ws).Scan(&st.AssetBytes, &st.Count)

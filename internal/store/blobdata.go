@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // Blob bytes kept in the database (the blob_data table): the store behind blob.Database.
@@ -16,7 +18,7 @@ import (
 // already (the same sum is the same bytes). The caller has checked that data hashes to sum.
 func (s *Store) BlobDataPut(ctx context.Context, ws, sum string, data []byte) error {
 	if _, err := s.exec(ctx, `INSERT INTO blob_data (workspace_id, sha256, size, data, created_at) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (workspace_id, sha256) DO NOTHING`, ws, sum, int64(len(data)), data, Now()); err != nil {
+		ON CONFLICT (workspace_id, sha256) DO NOTHING`, ws, sum, int64(len(data)), data, domain.Now()); err != nil {
 		return fmt.Errorf("store blob %s: %w", sum, err)
 	}
 	return nil

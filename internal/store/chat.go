@@ -7,43 +7,16 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
-
-// ChatSession is a conversation with an agent; its messages run as executions.
-type ChatSession struct {
-	ID                string     `json:"id"`
-	WorkspaceID       string     `json:"workspace_id"`
-	AgentID           string     `json:"agent_id"`
-	Title             string     `json:"title"`
-	Metadata          JSONObject `json:"metadata"`
-	UserID            *string    `json:"user_id" doc:"The signed-in user who created it (bearer-token calls); null for API keys."`
-	EndUserID         *string    `json:"end_user_id" doc:"The caller's own id for its end user; each message's run carries it unless the message names another."`
-	MessageCount      int        `json:"message_count"`
-	ActiveExecutionID *string    `json:"active_execution_id" doc:"The reply being generated, if any; a new message meanwhile is a 409."`
-	LastMessageAt     *Time      `json:"last_message_at"`
-	CreatedAt         Time       `json:"created_at"`
-	UpdatedAt         Time       `json:"updated_at"`
-}
-
-// ChatMessage is one message of a session.
-type ChatMessage struct {
-	ID            string     `json:"id"`
-	WorkspaceID   string     `json:"workspace_id"`
-	SessionID     string     `json:"session_id"`
-	Role          string     `json:"role" enum:"user,assistant"`
-	Content       string     `json:"content"`
-	ExecutionID   *string    `json:"execution_id" nullable:"false" doc:"The execution of the turn: a user message and the reply to it have the same."`
-	UserMessageID *string    `json:"user_message_id" doc:"For an assistant message, the user message it answers."`
-	TokenUsage    TokenUsage `json:"token_usage"`
-	CreatedAt     Time       `json:"created_at"`
-}
 
 const chatSessionColumns = `id, workspace_id, agent_id, title, metadata, user_id, end_user_id, message_count, active_execution_id,
 	last_message_at, created_at, updated_at`
 
-func scanChatSession(row interface{ Scan(...any) error }) (*ChatSession, error) {
-	var c ChatSession
-	var last Time
+func scanChatSession(row interface{ Scan(...any) error }) (*domain.ChatSession, error) {
+	var c domain.ChatSession
+	var last domain.Time
 	if err := row.Scan(&c.ID, &c.WorkspaceID, &c.AgentID, &c.Title, &c.Metadata, &c.UserID, &c.EndUserID, &c.MessageCount, &c.ActiveExecutionID, &last,
 		&c.CreatedAt, &c.UpdatedAt); err != nil {
 		return nil, err
@@ -55,11 +28,11 @@ func scanChatSession(row interface{ Scan(...any) error }) (*ChatSession, error) 
 }
 
 // ChatSessionCreate inserts a session.
-func (s *Store) ChatSessionCreate(ctx context.Context, c *ChatSession) (*ChatSession, error) {
+func (s *Store) ChatSessionCreate(ctx context.Context, c *domain.ChatSession) (*domain.ChatSession, error) {
 	if c.ID == "" {
 		c.ID = NewID()
 	}
-	now := Now()
+	now := domain.Now()
 	_, err := s.exec(ctx, `INSERT INTO chat_sessions (id, workspace_id, agent_id, title, metadata, user_id, end_user_id, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`, c.ID, c.WorkspaceID, c.AgentID, c.Title, c.Metadata, c.UserID, c.EndUserID, now)
 	if err != nil {
@@ -69,7 +42,7 @@ func (s *Store) ChatSessionCreate(ctx context.Context, c *ChatSession) (*ChatSes
 }
 
 // ChatSessionGet returns one session.
-func (s *Store) ChatSessionGet(ctx context.Context, ws, id string) (*ChatSession, error) {
+func (s *Store) ChatSessionGet(ctx context.Context, ws, id string) (*domain.ChatSession, error) {
 	c, err := scanChatSession(s.r.QueryRowContext(ctx, "SELECT "+chatSessionColumns+" FROM chat_sessions WHERE workspace_id = $1 AND id = $2", ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("chat session", id)
@@ -80,13 +53,8 @@ func (s *Store) ChatSessionGet(ctx context.Context, ws, id string) (*ChatSession
 	return c, nil
 }
 
-// ChatSessionFilter narrows ChatSessionList; empty fields match everything.
-type ChatSessionFilter struct {
-	AgentID, EndUserID string
-}
-
 // ChatSessionList returns one page of sessions, newest first.
-func (s *Store) ChatSessionList(ctx context.Context, ws string, f ChatSessionFilter, p Page) ([]*ChatSession, int, error) {
+func (s *Store) ChatSessionList(ctx context.Context, ws string, f domain.ChatSessionFilter, p domain.Page) ([]*domain.ChatSession, int, error) {
 	where, args := whereClause("", ws, []cond{{"agent_id = $%d", f.AgentID}, {"end_user_id = $%d", f.EndUserID}})
 	q, qargs := pagedSelect(chatSessionColumns, "chat_sessions", where, args, p)
 	rows, err := s.r.QueryContext(ctx, q, qargs...)
@@ -101,14 +69,8 @@ func (s *Store) ChatSessionList(ctx context.Context, ws string, f ChatSessionFil
 	return items, total, err
 }
 
-// ChatSessionPatch holds the fields of a session to change.
-type ChatSessionPatch struct {
-	Title    *string
-	Metadata *JSONObject
-}
-
 // ChatSessionUpdate changes a session's title or metadata.
-func (s *Store) ChatSessionUpdate(ctx context.Context, ws, id string, p ChatSessionPatch) (*ChatSession, error) {
+func (s *Store) ChatSessionUpdate(ctx context.Context, ws, id string, p domain.ChatSessionPatch) (*domain.ChatSession, error) {
 	if err := s.update(ctx, "chat session", "chat_sessions", ws, id, []set{{"title", p.Title}, {"metadata", p.Metadata}}); err != nil {
 		return nil, err
 	}
@@ -117,8 +79,8 @@ func (s *Store) ChatSessionUpdate(ctx context.Context, ws, id string, p ChatSess
 
 // ChatSessionDelete removes a session and its messages. A session with a reply in progress
 // cannot be deleted (409).
-func (s *Store) ChatSessionDelete(ctx context.Context, ws, id string) (*ChatSession, error) {
-	var c *ChatSession
+func (s *Store) ChatSessionDelete(ctx context.Context, ws, id string) (*domain.ChatSession, error) {
+	var c *domain.ChatSession
 	err := s.InTx(ctx, func(tx *Store) error {
 		var err error
 		if c, err = tx.ChatSessionGet(ctx, ws, id); err != nil {
@@ -161,7 +123,7 @@ func (s *Store) ChatSessionUnlock(ctx context.Context, ws, id, executionID strin
 }
 
 // ChatMessageAppend adds messages to a session in order and updates its counters.
-func (s *Store) ChatMessageAppend(ctx context.Context, ws, sessionID string, msgs ...*ChatMessage) error {
+func (s *Store) ChatMessageAppend(ctx context.Context, ws, sessionID string, msgs ...*domain.ChatMessage) error {
 	return s.InTx(ctx, func(tx *Store) error {
 		var count int
 		if err := tx.w.QueryRowContext(ctx, "SELECT message_count FROM chat_sessions WHERE workspace_id = $1 AND id = $2", ws, sessionID).Scan(&count); err != nil {
@@ -170,7 +132,7 @@ func (s *Store) ChatMessageAppend(ctx context.Context, ws, sessionID string, msg
 			}
 			return err
 		}
-		now := Now()
+		now := domain.Now()
 		for _, m := range msgs {
 			if m.ID == "" {
 				m.ID = NewID()
@@ -193,8 +155,8 @@ func (s *Store) ChatMessageAppend(ctx context.Context, ws, sessionID string, msg
 
 const chatMessageColumns = `id, workspace_id, session_id, role, content, execution_id, user_message_id, prompt_tokens, completion_tokens, created_at`
 
-func scanChatMessage(row interface{ Scan(...any) error }) (*ChatMessage, error) {
-	var m ChatMessage
+func scanChatMessage(row interface{ Scan(...any) error }) (*domain.ChatMessage, error) {
+	var m domain.ChatMessage
 	if err := row.Scan(&m.ID, &m.WorkspaceID, &m.SessionID, &m.Role, &m.Content, &m.ExecutionID, &m.UserMessageID,
 		&m.TokenUsage.PromptTokens, &m.TokenUsage.CompletionTokens, &m.CreatedAt); err != nil {
 		return nil, err
@@ -204,7 +166,7 @@ func scanChatMessage(row interface{ Scan(...any) error }) (*ChatMessage, error) 
 }
 
 // ChatMessageList returns one page of a session's messages, oldest first.
-func (s *Store) ChatMessageList(ctx context.Context, ws, sessionID string, p Page) ([]*ChatMessage, int, error) {
+func (s *Store) ChatMessageList(ctx context.Context, ws, sessionID string, p domain.Page) ([]*domain.ChatMessage, int, error) {
 	c, err := s.ChatSessionGet(ctx, ws, sessionID)
 	if err != nil {
 		return nil, 0, err
@@ -225,8 +187,8 @@ const chatTailBatch = 100
 // many older ones it left out. It reads the session newest first, along its (session_id, seq)
 // key, and stops at the first message fit refuses: a turn of a long session reads only what
 // its model can take, not the whole history.
-func (s *Store) ChatHistoryTail(ctx context.Context, ws, sessionID string, fit func(*ChatMessage) bool) ([]*ChatMessage, int, error) {
-	var kept []*ChatMessage
+func (s *Store) ChatHistoryTail(ctx context.Context, ws, sessionID string, fit func(*domain.ChatMessage) bool) ([]*domain.ChatMessage, int, error) {
+	var kept []*domain.ChatMessage
 	before, dropped := int64(math.MaxInt64), 0
 	for more := true; more; {
 		rows, err := s.r.QueryContext(ctx, "SELECT seq, "+chatMessageColumns+" FROM chat_messages WHERE workspace_id = $1 AND session_id = $2 AND seq < $3"+
@@ -238,7 +200,7 @@ func (s *Store) ChatHistoryTail(ctx context.Context, ws, sessionID string, fit f
 		err = func() error {
 			defer rows.Close()
 			for rows.Next() {
-				var m ChatMessage
+				var m domain.ChatMessage
 				if err := rows.Scan(&before, &m.ID, &m.WorkspaceID, &m.SessionID, &m.Role, &m.Content, &m.ExecutionID, &m.UserMessageID,
 					&m.TokenUsage.PromptTokens, &m.TokenUsage.CompletionTokens, &m.CreatedAt); err != nil {
 					return err
@@ -265,7 +227,7 @@ func (s *Store) ChatHistoryTail(ctx context.Context, ws, sessionID string, fit f
 }
 
 // ChatMessageGet returns one message.
-func (s *Store) ChatMessageGet(ctx context.Context, ws, id string) (*ChatMessage, error) {
+func (s *Store) ChatMessageGet(ctx context.Context, ws, id string) (*domain.ChatMessage, error) {
 	m, err := scanChatMessage(s.r.QueryRowContext(ctx, "SELECT "+chatMessageColumns+" FROM chat_messages WHERE workspace_id = $1 AND id = $2", ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("chat message", id)
@@ -275,7 +237,7 @@ func (s *Store) ChatMessageGet(ctx context.Context, ws, id string) (*ChatMessage
 
 // ChatReplyOf returns the last assistant message an execution produced (its reply, or the
 // question it asks while it waits for the answer).
-func (s *Store) ChatReplyOf(ctx context.Context, ws, executionID string) (*ChatMessage, error) {
+func (s *Store) ChatReplyOf(ctx context.Context, ws, executionID string) (*domain.ChatMessage, error) {
 	m, err := scanChatMessage(s.r.QueryRowContext(ctx, "SELECT "+chatMessageColumns+
 		" FROM chat_messages WHERE workspace_id = $1 AND execution_id = $2 AND role = 'assistant' ORDER BY seq DESC LIMIT 1", ws, executionID))
 	if errors.Is(err, sql.ErrNoRows) {

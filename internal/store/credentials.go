@@ -6,52 +6,23 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/secretbox"
 )
-
-// CredentialTypes lists the kinds of credential.
-var CredentialTypes = []string{"api_key", "bearer_token", "basic_auth", "database_url", "oauth2"}
-
-// Credential is a named secret of a workspace. Its value is stored only sealed (bound to the
-// workspace and id) beside a masked form for display; no read returns the value itself.
-type Credential struct {
-	ID          string     `json:"id"`
-	WorkspaceID string     `json:"workspace_id"`
-	Name        string     `json:"name"`
-	Type        string     `json:"type" enum:"api_key,bearer_token,basic_auth,database_url,oauth2"`
-	Provider    string     `json:"provider"`
-	Description string     `json:"description"`
-	Metadata    JSONObject `json:"metadata"`
-	MaskedValue string     `json:"masked_value" doc:"The value as reads show it: at most a 3-character prefix and the last 4 characters (sk-…abcd); under 12 characters only … and the last 2. The value itself is never returned."`
-	// Valid is the outcome of the last validation (POST /credentials/{id}/validate); null
-	// until the first one.
-	Valid             *bool  `json:"valid" doc:"Whether the last validation found the credential accepted; null before the first."`
-	LastValidatedAt   *Time  `json:"last_validated_at" doc:"When the credential was last validated; null before the first validation."`
-	ValidationMessage string `json:"validation_message" doc:"What the last validation found (the provider's message for a rejected key)."`
-	CreatedAt         Time   `json:"created_at"`
-	UpdatedAt         Time   `json:"updated_at"`
-}
-
-// CredentialFilter narrows CredentialList; empty fields match everything.
-type CredentialFilter struct {
-	Type     string
-	Provider string
-	Query    string // substring of name or description, case-insensitive
-}
 
 const credentialColumns = `id, workspace_id, name, type, provider, description, metadata, masked_value, valid,
 	last_validated_at, validation_message, created_at, updated_at`
 
-func scanCredential(row interface{ Scan(...any) error }) (*Credential, error) {
-	var c Credential
+func scanCredential(row interface{ Scan(...any) error }) (*domain.Credential, error) {
+	var c domain.Credential
 	var valid sql.NullBool
-	var validated Time
+	var validated domain.Time
 	if err := row.Scan(&c.ID, &c.WorkspaceID, &c.Name, &c.Type, &c.Provider, &c.Description, &c.Metadata,
 		&c.MaskedValue, &valid, &validated, &c.ValidationMessage, &c.CreatedAt, &c.UpdatedAt); err != nil {
 		return nil, err
 	}
 	if c.Metadata == nil {
-		c.Metadata = JSONObject{}
+		c.Metadata = domain.JSONObject{}
 	}
 	if valid.Valid {
 		c.Valid = &valid.Bool
@@ -65,7 +36,7 @@ func scanCredential(row interface{ Scan(...any) error }) (*Credential, error) {
 // CredentialForProvider returns the credential a workspace's runs use for a model
 // provider: the one whose metadata has "default": true, else the newest. None is a
 // *NotFoundError.
-func (s *Store) CredentialForProvider(ctx context.Context, ws, provider string) (*Credential, error) {
+func (s *Store) CredentialForProvider(ctx context.Context, ws, provider string) (*domain.Credential, error) {
 	c, _, err := s.credentialFor(ctx, ws, "", provider, false)
 	return c, err
 }
@@ -73,7 +44,7 @@ func (s *Store) CredentialForProvider(ctx context.Context, ws, provider string) 
 // CredentialForRun finds the credential a run calls its model with (id when set, else
 // the one CredentialForProvider picks) and opens its value, in one read. The value is
 // for the runtime only; it is never exposed over HTTP.
-func (s *Store) CredentialForRun(ctx context.Context, ws, id, provider string, box *secretbox.Box) (*Credential, string, error) {
+func (s *Store) CredentialForRun(ctx context.Context, ws, id, provider string, box *secretbox.Box) (*domain.Credential, string, error) {
 	if box == nil {
 		return nil, "", errors.New("reveal credential: no secret box")
 	}
@@ -90,7 +61,7 @@ func (s *Store) CredentialForRun(ctx context.Context, ws, id, provider string, b
 
 // credentialFor reads the credential with id, or the provider's default (else newest)
 // credential, with its sealed value when withSecret is set.
-func (s *Store) credentialFor(ctx context.Context, ws, id, provider string, withSecret bool) (*Credential, string, error) {
+func (s *Store) credentialFor(ctx context.Context, ws, id, provider string, withSecret bool) (*domain.Credential, string, error) {
 	cols := credentialColumns
 	if withSecret {
 		cols += ", secret"
@@ -104,7 +75,7 @@ func (s *Store) credentialFor(ctx context.Context, ws, id, provider string, with
 		return nil, "", fmt.Errorf("find %s %s: %w", what, arg, err)
 	}
 	defer rows.Close()
-	var first *Credential
+	var first *domain.Credential
 	var firstSealed string
 	for rows.Next() {
 		var sealed string
@@ -144,7 +115,7 @@ func (w scanWith) Scan(dest ...any) error {
 }
 
 // CredentialSetValidation records the outcome of validating a credential.
-func (s *Store) CredentialSetValidation(ctx context.Context, ws, id string, valid bool, message string, at Time) (*Credential, error) {
+func (s *Store) CredentialSetValidation(ctx context.Context, ws, id string, valid bool, message string, at domain.Time) (*domain.Credential, error) {
 	res, err := s.exec(ctx, "UPDATE credentials SET valid = $1, validation_message = $2, last_validated_at = $3 WHERE workspace_id = $4 AND id = $5",
 		valid, message, at, ws, id)
 	if err != nil {
@@ -157,7 +128,7 @@ func (s *Store) CredentialSetValidation(ctx context.Context, ws, id string, vali
 }
 
 // CredentialList returns one page of a workspace's credentials, newest first, and the total.
-func (s *Store) CredentialList(ctx context.Context, ws string, f CredentialFilter, p Page) ([]*Credential, int, error) {
+func (s *Store) CredentialList(ctx context.Context, ws string, f domain.CredentialFilter, p domain.Page) ([]*domain.Credential, int, error) {
 	where, args := whereClause("", ws, []cond{
 		{"type = $%d", f.Type},
 		{"provider = $%d", f.Provider},
@@ -177,7 +148,7 @@ func (s *Store) CredentialList(ctx context.Context, ws string, f CredentialFilte
 }
 
 // CredentialGet returns one credential of the workspace (masked).
-func (s *Store) CredentialGet(ctx context.Context, ws, id string) (*Credential, error) {
+func (s *Store) CredentialGet(ctx context.Context, ws, id string) (*domain.Credential, error) {
 	c, err := scanCredential(s.r.QueryRowContext(ctx, "SELECT "+credentialColumns+" FROM credentials WHERE workspace_id = $1 AND id = $2", ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("credential", id)
@@ -190,14 +161,14 @@ func (s *Store) CredentialGet(ctx context.Context, ws, id string) (*Credential, 
 
 // CredentialCreate inserts a credential, sealing value with box for its workspace and id (a
 // preset c.ID is kept). It returns the stored credential, masked.
-func (s *Store) CredentialCreate(ctx context.Context, c *Credential, value string, box *secretbox.Box) (*Credential, error) {
+func (s *Store) CredentialCreate(ctx context.Context, c *domain.Credential, value string, box *secretbox.Box) (*domain.Credential, error) {
 	if box == nil {
 		return nil, errors.New("create credential: no secret box")
 	}
 	if c.ID == "" {
 		c.ID = NewID()
 	}
-	now := Now()
+	now := domain.Now()
 	_, err := s.exec(ctx, `INSERT INTO credentials (id, workspace_id, name, type, provider, description, metadata, secret,
 		masked_value, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
 		c.ID, c.WorkspaceID, c.Name, c.Type, c.Provider, c.Description, c.Metadata, box.Seal(c.WorkspaceID, c.ID, value),
@@ -211,18 +182,8 @@ func (s *Store) CredentialCreate(ctx context.Context, c *Credential, value strin
 	return s.CredentialGet(ctx, c.WorkspaceID, c.ID)
 }
 
-// CredentialPatch holds the fields of a credential to change; nil fields stay as they are.
-// A new Value is sealed again and its masked form recomputed.
-type CredentialPatch struct {
-	Name        *string
-	Description *string
-	Provider    *string
-	Metadata    *JSONObject
-	Value       *string
-}
-
 // CredentialUpdate changes the given fields of a credential.
-func (s *Store) CredentialUpdate(ctx context.Context, ws, id string, p CredentialPatch, box *secretbox.Box) (*Credential, error) {
+func (s *Store) CredentialUpdate(ctx context.Context, ws, id string, p domain.CredentialPatch, box *secretbox.Box) (*domain.Credential, error) {
 	var sealed, masked *string
 	if p.Value != nil {
 		if box == nil {
@@ -243,8 +204,8 @@ func (s *Store) CredentialUpdate(ctx context.Context, ws, id string, p Credentia
 
 // CredentialDelete removes a credential and returns it as it was. A credential that a data
 // source or an MCP tool still uses is not deleted: the *ConflictError names the user.
-func (s *Store) CredentialDelete(ctx context.Context, ws, id string) (*Credential, error) {
-	var c *Credential
+func (s *Store) CredentialDelete(ctx context.Context, ws, id string) (*domain.Credential, error) {
+	var c *domain.Credential
 	err := s.InTx(ctx, func(tx *Store) error {
 		var err error
 		if c, err = tx.CredentialGet(ctx, ws, id); err != nil {
@@ -348,7 +309,7 @@ func (s *Store) CredentialMasksRefresh(ctx context.Context, box *secretbox.Box) 
 // with their values, newest first: the one whose metadata has "default": true alone, else
 // every credential of the provider whose metadata.weight is not 0 (a pool; see
 // internal/modelhealth). None is a *NotFoundError.
-func (s *Store) CredentialPool(ctx context.Context, ws, provider string, box *secretbox.Box) ([]*Credential, []string, error) {
+func (s *Store) CredentialPool(ctx context.Context, ws, provider string, box *secretbox.Box) ([]*domain.Credential, []string, error) {
 	if box == nil {
 		return nil, nil, errors.New("reveal credentials: no secret box")
 	}
@@ -357,7 +318,7 @@ func (s *Store) CredentialPool(ctx context.Context, ws, provider string, box *se
 		return nil, nil, fmt.Errorf("find credentials for provider %s: %w", provider, err)
 	}
 	defer rows.Close()
-	var pool []*Credential
+	var pool []*domain.Credential
 	var sealed []string
 	for rows.Next() {
 		var v string
@@ -366,7 +327,7 @@ func (s *Store) CredentialPool(ctx context.Context, ws, provider string, box *se
 			return nil, nil, fmt.Errorf("find credentials for provider %s: %w", provider, err)
 		}
 		if d, _ := c.Metadata["default"].(bool); d {
-			pool, sealed = []*Credential{c}, []string{v}
+			pool, sealed = []*domain.Credential{c}, []string{v}
 			break
 		}
 		if w, ok := c.Metadata["weight"].(float64); ok && w == 0 {

@@ -7,46 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
-
-// Dataset is a named set of test cases (items) to run an agent on in experiments.
-type Dataset struct {
-	ID          string          `json:"id"`
-	WorkspaceID string          `json:"workspace_id"`
-	Name        string          `json:"name" doc:"Unique in the workspace."`
-	Description string          `json:"description"`
-	Metadata    JSONObject      `json:"metadata"`
-	InputSchema json.RawMessage `json:"input_schema" doc:"A JSON Schema (draft 2020-12) every item's input satisfies; null when items take any object."`
-	ItemCount   int             `json:"item_count"`
-	Version     int             `json:"version" doc:"Counts the changes to the items (each add, bulk add, update or delete is one): an experiment records the version it ran."`
-	CreatedAt   Time            `json:"created_at"`
-	UpdatedAt   Time            `json:"updated_at"`
-}
-
-// DatasetItem is one test case of a dataset: the input an agent is run on and, optionally, the
-// output expected of it.
-type DatasetItem struct {
-	ID                string          `json:"id"`
-	WorkspaceID       string          `json:"workspace_id"`
-	DatasetID         string          `json:"dataset_id"`
-	Input             JSONObject      `json:"input"`
-	ExpectedOutput    json.RawMessage `json:"expected_output" doc:"Any JSON value; null when none is expected."`
-	Metadata          JSONObject      `json:"metadata"`
-	SourceExecutionID *string         `json:"source_execution_id" doc:"The execution the item was made from, if any."`
-	CreatedAt         Time            `json:"created_at"`
-	UpdatedAt         Time            `json:"updated_at"`
-}
-
-// DatasetFilter narrows DatasetList; zero fields match everything.
-type DatasetFilter struct {
-	Name  string // exact name
-	Query string // substring of name or description, case-insensitive
-}
 
 const datasetColumns = `id, workspace_id, name, description, metadata, input_schema, item_count, version, created_at, updated_at`
 
-func scanDataset(row interface{ Scan(...any) error }) (*Dataset, error) {
-	var d Dataset
+func scanDataset(row interface{ Scan(...any) error }) (*domain.Dataset, error) {
+	var d domain.Dataset
 	var schema sql.NullString
 	if err := row.Scan(&d.ID, &d.WorkspaceID, &d.Name, &d.Description, &d.Metadata, &schema, &d.ItemCount, &d.Version,
 		&d.CreatedAt, &d.UpdatedAt); err != nil {
@@ -54,7 +22,7 @@ func scanDataset(row interface{ Scan(...any) error }) (*Dataset, error) {
 	}
 	d.InputSchema = rawOrNil(schema)
 	if d.Metadata == nil {
-		d.Metadata = JSONObject{}
+		d.Metadata = domain.JSONObject{}
 	}
 	return &d, nil
 }
@@ -78,7 +46,7 @@ func nullRaw(v json.RawMessage) *string {
 }
 
 // DatasetList returns one page of a workspace's datasets, newest first, and the total count.
-func (s *Store) DatasetList(ctx context.Context, ws string, f DatasetFilter, p Page) ([]*Dataset, int, error) {
+func (s *Store) DatasetList(ctx context.Context, ws string, f domain.DatasetFilter, p domain.Page) ([]*domain.Dataset, int, error) {
 	where, args := whereClause("", ws, []cond{{"name = $%d", f.Name}, {likeBoth("name", "description"), likePattern(f.Query)}})
 	q, qargs := pagedSelect(datasetColumns, "datasets", where, args, p)
 	rows, err := s.r.QueryContext(ctx, q, qargs...)
@@ -94,7 +62,7 @@ func (s *Store) DatasetList(ctx context.Context, ws string, f DatasetFilter, p P
 }
 
 // DatasetGet returns one dataset of the workspace.
-func (s *Store) DatasetGet(ctx context.Context, ws, id string) (*Dataset, error) {
+func (s *Store) DatasetGet(ctx context.Context, ws, id string) (*domain.Dataset, error) {
 	d, err := scanDataset(s.r.QueryRowContext(ctx, "SELECT "+datasetColumns+" FROM datasets WHERE workspace_id = $1 AND id = $2", ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("dataset", id)
@@ -107,12 +75,12 @@ func (s *Store) DatasetGet(ctx context.Context, ws, id string) (*Dataset, error)
 
 // DatasetCreate inserts an empty dataset; a name already used in the workspace is a
 // *ConflictError.
-func (s *Store) DatasetCreate(ctx context.Context, d *Dataset) (*Dataset, error) {
+func (s *Store) DatasetCreate(ctx context.Context, d *domain.Dataset) (*domain.Dataset, error) {
 	if d.ID == "" {
 		d.ID = NewID()
 	}
 	_, err := s.exec(ctx, `INSERT INTO datasets (id, workspace_id, name, description, metadata, input_schema, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`, d.ID, d.WorkspaceID, d.Name, d.Description, nonNilObject(d.Metadata), nullRaw(d.InputSchema), Now())
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`, d.ID, d.WorkspaceID, d.Name, d.Description, nonNilObject(d.Metadata), nullRaw(d.InputSchema), domain.Now())
 	if isUniqueViolation(err) {
 		return nil, &ConflictError{Message: fmt.Sprintf("a dataset named %q already exists in this workspace", d.Name)}
 	}
@@ -122,27 +90,18 @@ func (s *Store) DatasetCreate(ctx context.Context, d *Dataset) (*Dataset, error)
 	return s.DatasetGet(ctx, d.WorkspaceID, d.ID)
 }
 
-// DatasetPatch holds the fields of a dataset to change; nil fields stay as they are.
-// InputSchema set to JSON null removes the schema.
-type DatasetPatch struct {
-	Name        *string
-	Description *string
-	Metadata    *JSONObject
-	InputSchema *json.RawMessage
-}
-
 // DatasetUpdate changes the given fields of a dataset; a name already used is a
 // *ConflictError. Inside a transaction the row stays locked until it ends (PostgreSQL), so a
 // caller may check the items against a new schema before committing.
-func (s *Store) DatasetUpdate(ctx context.Context, ws, id string, p DatasetPatch) (*Dataset, error) {
+func (s *Store) DatasetUpdate(ctx context.Context, ws, id string, p domain.DatasetPatch) (*domain.Dataset, error) {
 	var schema *sql.NullString
 	if p.InputSchema != nil {
 		v := nullRaw(*p.InputSchema)
 		schema = &sql.NullString{String: deref(v), Valid: v != nil}
 	}
-	var meta *JSONObject
+	var meta *domain.JSONObject
 	if p.Metadata != nil {
-		meta = ptrTo(nonNilObject(*p.Metadata))
+		meta = domain.PtrTo(nonNilObject(*p.Metadata))
 	}
 	err := s.update(ctx, "dataset", "datasets", ws, id, []set{
 		{"name", p.Name}, {"description", p.Description}, {"metadata", meta}, {"input_schema", schema},
@@ -157,8 +116,8 @@ func (s *Store) DatasetUpdate(ctx context.Context, ws, id string, p DatasetPatch
 }
 
 // DatasetDelete removes a dataset with its items and returns it as it was.
-func (s *Store) DatasetDelete(ctx context.Context, ws, id string) (*Dataset, error) {
-	var d *Dataset
+func (s *Store) DatasetDelete(ctx context.Context, ws, id string) (*domain.Dataset, error) {
+	var d *domain.Dataset
 	err := s.InTx(ctx, func(tx *Store) error {
 		var err error
 		if d, err = tx.DatasetGet(ctx, ws, id); err != nil {
@@ -176,9 +135,9 @@ func (s *Store) DatasetDelete(ctx context.Context, ws, id string) (*Dataset, err
 // count by added (negative for a delete), in one statement that locks the row until the
 // caller's transaction ends, so concurrent changes are numbered one after the other. It
 // returns the dataset as changed.
-func (s *Store) DatasetTouch(ctx context.Context, ws, id string, added int) (*Dataset, error) {
+func (s *Store) DatasetTouch(ctx context.Context, ws, id string, added int) (*domain.Dataset, error) {
 	d, err := scanDataset(s.w.QueryRowContext(ctx, `UPDATE datasets SET version = version + 1, item_count = item_count + $1, updated_at = $2
-		WHERE workspace_id = $3 AND id = $4 RETURNING `+datasetColumns, added, Now(), ws, id))
+		WHERE workspace_id = $3 AND id = $4 RETURNING `+datasetColumns, added, domain.Now(), ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("dataset", id)
 	}
@@ -190,8 +149,8 @@ func (s *Store) DatasetTouch(ctx context.Context, ws, id string, added int) (*Da
 
 const datasetItemColumns = `id, workspace_id, dataset_id, input, expected_output, metadata, source_execution_id, created_at, updated_at`
 
-func scanDatasetItem(row interface{ Scan(...any) error }) (*DatasetItem, error) {
-	var it DatasetItem
+func scanDatasetItem(row interface{ Scan(...any) error }) (*domain.DatasetItem, error) {
+	var it domain.DatasetItem
 	var expected sql.NullString
 	if err := row.Scan(&it.ID, &it.WorkspaceID, &it.DatasetID, &it.Input, &expected, &it.Metadata, &it.SourceExecutionID,
 		&it.CreatedAt, &it.UpdatedAt); err != nil {
@@ -199,17 +158,17 @@ func scanDatasetItem(row interface{ Scan(...any) error }) (*DatasetItem, error) 
 	}
 	it.ExpectedOutput = rawOrNil(expected)
 	if it.Input == nil {
-		it.Input = JSONObject{}
+		it.Input = domain.JSONObject{}
 	}
 	if it.Metadata == nil {
-		it.Metadata = JSONObject{}
+		it.Metadata = domain.JSONObject{}
 	}
 	return &it, nil
 }
 
 // DatasetItemList returns one page of a dataset's items, newest first, and the total count.
 // A dataset not of the workspace is not found.
-func (s *Store) DatasetItemList(ctx context.Context, ws, datasetID string, p Page) ([]*DatasetItem, int, error) {
+func (s *Store) DatasetItemList(ctx context.Context, ws, datasetID string, p domain.Page) ([]*domain.DatasetItem, int, error) {
 	if _, err := s.DatasetGet(ctx, ws, datasetID); err != nil {
 		return nil, 0, err
 	}
@@ -229,7 +188,7 @@ func (s *Store) DatasetItemList(ctx context.Context, ws, datasetID string, p Pag
 
 // DatasetItemsAll returns every item of a dataset, oldest first: the order an experiment runs
 // them in.
-func (s *Store) DatasetItemsAll(ctx context.Context, ws, datasetID string) ([]*DatasetItem, error) {
+func (s *Store) DatasetItemsAll(ctx context.Context, ws, datasetID string) ([]*domain.DatasetItem, error) {
 	rows, err := s.r.QueryContext(ctx, "SELECT "+datasetItemColumns+` FROM dataset_items WHERE workspace_id = $1 AND dataset_id = $2
 		ORDER BY created_at, id`, ws, datasetID)
 	if err != nil {
@@ -239,7 +198,7 @@ func (s *Store) DatasetItemsAll(ctx context.Context, ws, datasetID string) ([]*D
 }
 
 // DatasetItemGet returns one item of a dataset of the workspace.
-func (s *Store) DatasetItemGet(ctx context.Context, ws, datasetID, id string) (*DatasetItem, error) {
+func (s *Store) DatasetItemGet(ctx context.Context, ws, datasetID, id string) (*domain.DatasetItem, error) {
 	it, err := scanDatasetItem(s.r.QueryRowContext(ctx, "SELECT "+datasetItemColumns+
 		" FROM dataset_items WHERE workspace_id = $1 AND dataset_id = $2 AND id = $3", ws, datasetID, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -257,8 +216,8 @@ const datasetItemChunk = 100
 
 // DatasetItemsInsert writes items into a dataset, all or none (the caller's transaction
 // decides; see DatasetTouch for the version), and returns them as stored, in order.
-func (s *Store) DatasetItemsInsert(ctx context.Context, ws, datasetID string, items []*DatasetItem) ([]*DatasetItem, error) {
-	now := Now()
+func (s *Store) DatasetItemsInsert(ctx context.Context, ws, datasetID string, items []*domain.DatasetItem) ([]*domain.DatasetItem, error) {
+	now := domain.Now()
 	for start := 0; start < len(items); start += datasetItemChunk {
 		chunk := items[start:min(start+datasetItemChunk, len(items))]
 		var b strings.Builder
@@ -290,26 +249,18 @@ func (s *Store) DatasetItemsInsert(ctx context.Context, ws, datasetID string, it
 			it.ExpectedOutput = nil
 		}
 		if it.Input == nil {
-			it.Input = JSONObject{}
+			it.Input = domain.JSONObject{}
 		}
 		if it.Metadata == nil {
-			it.Metadata = JSONObject{}
+			it.Metadata = domain.JSONObject{}
 		}
 	}
 	return items, nil
 }
 
-// DatasetItemPatch holds the fields of an item to change; nil fields stay as they are.
-// ExpectedOutput set to JSON null removes the expected output.
-type DatasetItemPatch struct {
-	Input          *JSONObject
-	ExpectedOutput *json.RawMessage
-	Metadata       *JSONObject
-}
-
 // DatasetItemUpdate changes the given fields of an item (the caller bumps the dataset's version
 // in the same transaction: DatasetTouch).
-func (s *Store) DatasetItemUpdate(ctx context.Context, ws, datasetID, id string, p DatasetItemPatch) (*DatasetItem, error) {
+func (s *Store) DatasetItemUpdate(ctx context.Context, ws, datasetID, id string, p domain.DatasetItemPatch) (*domain.DatasetItem, error) {
 	if _, err := s.DatasetItemGet(ctx, ws, datasetID, id); err != nil {
 		return nil, err
 	}
@@ -327,7 +278,7 @@ func (s *Store) DatasetItemUpdate(ctx context.Context, ws, datasetID, id string,
 
 // DatasetItemDelete removes an item and returns it as it was (the caller bumps the dataset's
 // version and count in the same transaction: DatasetTouch).
-func (s *Store) DatasetItemDelete(ctx context.Context, ws, datasetID, id string) (*DatasetItem, error) {
+func (s *Store) DatasetItemDelete(ctx context.Context, ws, datasetID, id string) (*domain.DatasetItem, error) {
 	it, err := s.DatasetItemGet(ctx, ws, datasetID, id)
 	if err != nil {
 		return nil, err
@@ -335,9 +286,9 @@ func (s *Store) DatasetItemDelete(ctx context.Context, ws, datasetID, id string)
 	return it, s.deleteRow(ctx, "dataset item", "dataset_items", ws, id)
 }
 
-func nonNilObject(o JSONObject) JSONObject {
+func nonNilObject(o domain.JSONObject) domain.JSONObject {
 	if o == nil {
-		return JSONObject{}
+		return domain.JSONObject{}
 	}
 	return o
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 func TestDatasets(t *testing.T) {
@@ -11,14 +13,14 @@ func TestDatasets(t *testing.T) {
 		ctx := context.Background()
 		ws := mustWorkspace(t, s, "a")
 		other := mustWorkspace(t, s, "b")
-		d, err := s.DatasetCreate(ctx, &Dataset{WorkspaceID: ws, Name: "qa", InputSchema: json.RawMessage(`{"type":"object"}`)})
+		d, err := s.DatasetCreate(ctx, &domain.Dataset{WorkspaceID: ws, Name: "qa", InputSchema: json.RawMessage(`{"type":"object"}`)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.DatasetCreate(ctx, &Dataset{WorkspaceID: ws, Name: "qa"}); err == nil {
+		if _, err := s.DatasetCreate(ctx, &domain.Dataset{WorkspaceID: ws, Name: "qa"}); err == nil {
 			t.Fatal("duplicate name accepted")
 		}
-		if _, err := s.DatasetCreate(ctx, &Dataset{WorkspaceID: other, Name: "qa"}); err != nil {
+		if _, err := s.DatasetCreate(ctx, &domain.Dataset{WorkspaceID: other, Name: "qa"}); err != nil {
 			t.Fatalf("same name in another workspace: %v", err)
 		}
 
@@ -27,9 +29,9 @@ func TestDatasets(t *testing.T) {
 			if _, err := tx.DatasetTouch(ctx, ws, d.ID, 250); err != nil {
 				return err
 			}
-			items := make([]*DatasetItem, 250)
+			items := make([]*domain.DatasetItem, 250)
 			for i := range items {
-				items[i] = &DatasetItem{Input: JSONObject{"n": i}}
+				items[i] = &domain.DatasetItem{Input: domain.JSONObject{"n": i}}
 			}
 			items[3].ExpectedOutput = json.RawMessage(`{"a":1}`)
 			_, err := tx.DatasetItemsInsert(ctx, ws, d.ID, items)
@@ -46,11 +48,11 @@ func TestDatasets(t *testing.T) {
 		if err != nil || len(all) != 250 || string(all[3].ExpectedOutput) != `{"a":1}` || all[0].ExpectedOutput != nil {
 			t.Fatalf("all items: %d %v", len(all), err)
 		}
-		page, total, err := s.DatasetItemList(ctx, ws, d.ID, Page{Page: 2, Limit: 100})
+		page, total, err := s.DatasetItemList(ctx, ws, d.ID, domain.Page{Page: 2, Limit: 100})
 		if err != nil || total != 250 || len(page) != 100 {
 			t.Fatalf("page 2: %d of %d, %v", len(page), total, err)
 		}
-		if _, _, err := s.DatasetItemList(ctx, other, d.ID, Page{Page: 1, Limit: 10}); !IsNotFound(err) {
+		if _, _, err := s.DatasetItemList(ctx, other, d.ID, domain.Page{Page: 1, Limit: 10}); !IsNotFound(err) {
 			t.Fatalf("items of another workspace's dataset: %v", err)
 		}
 
@@ -59,7 +61,7 @@ func TestDatasets(t *testing.T) {
 			if _, err := tx.DatasetTouch(ctx, ws, d.ID, 1); err != nil {
 				return err
 			}
-			_, err := tx.DatasetItemsInsert(ctx, ws, d.ID, []*DatasetItem{{ID: all[0].ID, Input: JSONObject{}}})
+			_, err := tx.DatasetItemsInsert(ctx, ws, d.ID, []*domain.DatasetItem{{ID: all[0].ID, Input: domain.JSONObject{}}})
 			if err == nil {
 				t.Error("duplicate item id accepted")
 			}
@@ -70,11 +72,11 @@ func TestDatasets(t *testing.T) {
 			t.Fatalf("after a failed write: %+v", got)
 		}
 
-		up, err := s.DatasetItemUpdate(ctx, ws, d.ID, all[3].ID, DatasetItemPatch{ExpectedOutput: ptrTo(json.RawMessage("null"))})
+		up, err := s.DatasetItemUpdate(ctx, ws, d.ID, all[3].ID, domain.DatasetItemPatch{ExpectedOutput: domain.PtrTo(json.RawMessage("null"))})
 		if err != nil || up.ExpectedOutput != nil {
 			t.Fatalf("clear expected output: %+v %v", up, err)
 		}
-		ds, err := s.DatasetUpdate(ctx, ws, d.ID, DatasetPatch{InputSchema: ptrTo(json.RawMessage("null")), Name: ptrTo("qa2")})
+		ds, err := s.DatasetUpdate(ctx, ws, d.ID, domain.DatasetPatch{InputSchema: domain.PtrTo(json.RawMessage("null")), Name: domain.PtrTo("qa2")})
 		if err != nil || ds.InputSchema != nil || ds.Name != "qa2" {
 			t.Fatalf("clear schema: %+v %v", ds, err)
 		}

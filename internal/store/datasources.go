@@ -5,57 +5,17 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
-
-// DataSourceTypes lists the kinds of data source.
-var DataSourceTypes = []string{"postgres", "mysql", "sqlite", "http"}
-
-// NullString is a nullable string for patches: a nil *NullString leaves a column as it is, and
-// one with Valid false sets the column to NULL.
-type NullString = sql.NullString
-
-// DataSource is a named, versioned connection to a database or HTTP API that agents query;
-// Config is that of its active version ({} when it has none).
-type DataSource struct {
-	ID              string     `json:"id"`
-	WorkspaceID     string     `json:"workspace_id"`
-	Name            string     `json:"name"`
-	Type            string     `json:"type" enum:"postgres,mysql,sqlite,http"`
-	Description     string     `json:"description"`
-	CredentialID    *string    `json:"credential_id"`
-	ActiveVersionID *string    `json:"active_version_id" nullable:"false" doc:"A data source always has an active version (version 1 from creation on)."`
-	ActiveVersion   *int       `json:"active_version" nullable:"false"`
-	VersionCount    int        `json:"version_count"`
-	Config          JSONObject `json:"config"`
-	CreatedAt       Time       `json:"created_at"`
-	UpdatedAt       Time       `json:"updated_at"`
-}
-
-// DataSourceVersion is one immutable configuration of a data source.
-type DataSourceVersion struct {
-	ID           string     `json:"id"`
-	WorkspaceID  string     `json:"workspace_id"`
-	DataSourceID string     `json:"data_source_id"`
-	Version      int        `json:"version"`
-	Config       JSONObject `json:"config"`
-	Notes        string     `json:"notes"`
-	IsActive     bool       `json:"is_active"`
-	CreatedAt    Time       `json:"created_at"`
-}
-
-// DataSourceFilter narrows DataSourceList; empty fields match everything.
-type DataSourceFilter struct {
-	Type  string
-	Query string // substring of name or description, case-insensitive
-}
 
 const dataSourceColumns = `d.id, d.workspace_id, d.name, d.type, d.description, d.credential_id, d.active_version_id,
 	v.version, d.version_seq, v.config, d.created_at, d.updated_at`
 
 const dataSourceFrom = ` FROM data_sources d LEFT JOIN data_source_versions v ON v.id = d.active_version_id`
 
-func scanDataSource(row interface{ Scan(...any) error }) (*DataSource, error) {
-	var d DataSource
+func scanDataSource(row interface{ Scan(...any) error }) (*domain.DataSource, error) {
+	var d domain.DataSource
 	var activeVersion sql.NullInt64
 	if err := row.Scan(&d.ID, &d.WorkspaceID, &d.Name, &d.Type, &d.Description, &d.CredentialID, &d.ActiveVersionID,
 		&activeVersion, &d.VersionCount, &d.Config, &d.CreatedAt, &d.UpdatedAt); err != nil {
@@ -66,13 +26,13 @@ func scanDataSource(row interface{ Scan(...any) error }) (*DataSource, error) {
 		d.ActiveVersion = &n
 	}
 	if d.Config == nil {
-		d.Config = JSONObject{}
+		d.Config = domain.JSONObject{}
 	}
 	return &d, nil
 }
 
 // DataSourceList returns one page of a workspace's data sources, newest first, and the total.
-func (s *Store) DataSourceList(ctx context.Context, ws string, f DataSourceFilter, p Page) ([]*DataSource, int, error) {
+func (s *Store) DataSourceList(ctx context.Context, ws string, f domain.DataSourceFilter, p domain.Page) ([]*domain.DataSource, int, error) {
 	where, args := whereClause("d", ws, []cond{
 		{"d.type = $%d", f.Type},
 		{likeBoth("d.name", "d.description"), likePattern(f.Query)},
@@ -91,7 +51,7 @@ func (s *Store) DataSourceList(ctx context.Context, ws string, f DataSourceFilte
 }
 
 // DataSourceGet returns one data source of the workspace with its active config.
-func (s *Store) DataSourceGet(ctx context.Context, ws, id string) (*DataSource, error) {
+func (s *Store) DataSourceGet(ctx context.Context, ws, id string) (*domain.DataSource, error) {
 	d, err := scanDataSource(s.r.QueryRowContext(ctx, "SELECT "+dataSourceColumns+dataSourceFrom+" WHERE d.workspace_id = $1 AND d.id = $2", ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("data source", id)
@@ -104,11 +64,11 @@ func (s *Store) DataSourceGet(ctx context.Context, ws, id string) (*DataSource, 
 
 // DataSourceCreate inserts a data source (a preset d.ID is kept) and its version 1 from
 // config, which becomes active, in one transaction.
-func (s *Store) DataSourceCreate(ctx context.Context, d *DataSource, config JSONObject, notes string) (*DataSource, error) {
+func (s *Store) DataSourceCreate(ctx context.Context, d *domain.DataSource, config domain.JSONObject, notes string) (*domain.DataSource, error) {
 	if d.ID == "" {
 		d.ID = NewID()
 	}
-	now := Now()
+	now := domain.Now()
 	err := s.InTx(ctx, func(tx *Store) error {
 		_, err := tx.exec(ctx, `INSERT INTO data_sources (id, workspace_id, name, type, description, credential_id,
 			version_seq, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $7)`,
@@ -119,7 +79,7 @@ func (s *Store) DataSourceCreate(ctx context.Context, d *DataSource, config JSON
 			}
 			return fmt.Errorf("insert data source: %w", err)
 		}
-		v := &DataSourceVersion{WorkspaceID: d.WorkspaceID, DataSourceID: d.ID, Config: config, Notes: notes}
+		v := &domain.DataSourceVersion{WorkspaceID: d.WorkspaceID, DataSourceID: d.ID, Config: config, Notes: notes}
 		if _, err := tx.DataSourceVersionCreate(ctx, v); err != nil {
 			return err
 		}
@@ -131,17 +91,9 @@ func (s *Store) DataSourceCreate(ctx context.Context, d *DataSource, config JSON
 	return s.DataSourceGet(ctx, d.WorkspaceID, d.ID)
 }
 
-// DataSourcePatch holds the fields of a data source to change; nil fields stay as they are.
-// CredentialID with Valid false detaches the credential.
-type DataSourcePatch struct {
-	Name         *string
-	Description  *string
-	CredentialID *NullString
-}
-
 // DataSourceUpdate changes the given fields of a data source. Its configuration changes only
 // by creating and promoting versions.
-func (s *Store) DataSourceUpdate(ctx context.Context, ws, id string, p DataSourcePatch) (*DataSource, error) {
+func (s *Store) DataSourceUpdate(ctx context.Context, ws, id string, p domain.DataSourcePatch) (*domain.DataSource, error) {
 	err := s.update(ctx, "data source", "data_sources", ws, id, []set{
 		{"name", p.Name}, {"description", p.Description}, {"credential_id", p.CredentialID},
 	})
@@ -152,8 +104,8 @@ func (s *Store) DataSourceUpdate(ctx context.Context, ws, id string, p DataSourc
 }
 
 // DataSourceDelete removes a data source with its versions and returns it as it was.
-func (s *Store) DataSourceDelete(ctx context.Context, ws, id string) (*DataSource, error) {
-	var d *DataSource
+func (s *Store) DataSourceDelete(ctx context.Context, ws, id string) (*domain.DataSource, error) {
+	var d *domain.DataSource
 	err := s.InTx(ctx, func(tx *Store) error {
 		var err error
 		if d, err = tx.DataSourceGet(ctx, ws, id); err != nil {
@@ -170,19 +122,19 @@ func (s *Store) DataSourceDelete(ctx context.Context, ws, id string) (*DataSourc
 const dataSourceVersionColumns = `v.id, v.workspace_id, v.data_source_id, v.version, v.config, v.notes, v.created_at,
 	(d.active_version_id IS NOT NULL AND d.active_version_id = v.id)`
 
-func scanDataSourceVersion(row interface{ Scan(...any) error }) (*DataSourceVersion, error) {
-	var v DataSourceVersion
+func scanDataSourceVersion(row interface{ Scan(...any) error }) (*domain.DataSourceVersion, error) {
+	var v domain.DataSourceVersion
 	if err := row.Scan(&v.ID, &v.WorkspaceID, &v.DataSourceID, &v.Version, &v.Config, &v.Notes, &v.CreatedAt, &v.IsActive); err != nil {
 		return nil, err
 	}
 	if v.Config == nil {
-		v.Config = JSONObject{}
+		v.Config = domain.JSONObject{}
 	}
 	return &v, nil
 }
 
 // DataSourceVersionList returns one page of a data source's versions, newest first.
-func (s *Store) DataSourceVersionList(ctx context.Context, ws, dataSourceID string, p Page) ([]*DataSourceVersion, int, error) {
+func (s *Store) DataSourceVersionList(ctx context.Context, ws, dataSourceID string, p domain.Page) ([]*domain.DataSourceVersion, int, error) {
 	if _, err := s.DataSourceGet(ctx, ws, dataSourceID); err != nil {
 		return nil, 0, err
 	}
@@ -200,7 +152,7 @@ func (s *Store) DataSourceVersionList(ctx context.Context, ws, dataSourceID stri
 }
 
 // DataSourceVersionGet returns one version of a data source.
-func (s *Store) DataSourceVersionGet(ctx context.Context, ws, dataSourceID, versionID string) (*DataSourceVersion, error) {
+func (s *Store) DataSourceVersionGet(ctx context.Context, ws, dataSourceID, versionID string) (*domain.DataSourceVersion, error) {
 	v, err := scanDataSourceVersion(s.r.QueryRowContext(ctx, "SELECT "+dataSourceVersionColumns+` FROM data_source_versions v JOIN data_sources d ON d.id = v.data_source_id
 		WHERE v.workspace_id = $1 AND v.data_source_id = $2 AND v.id = $3`, ws, dataSourceID, versionID))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -218,12 +170,12 @@ func (s *Store) DataSourceVersionGet(ctx context.Context, ws, dataSourceID, vers
 // DataSourceVersionCreate adds the next version of a data source without changing the active
 // one. Version numbers come from a per-data-source counter, so they are never reused; a preset
 // v.ID is kept, and a preset v.Version is used when it is past the counter.
-func (s *Store) DataSourceVersionCreate(ctx context.Context, v *DataSourceVersion) (*DataSourceVersion, error) {
+func (s *Store) DataSourceVersionCreate(ctx context.Context, v *domain.DataSourceVersion) (*domain.DataSourceVersion, error) {
 	if v.ID == "" {
 		v.ID = NewID()
 	}
 	if v.Config == nil {
-		v.Config = JSONObject{}
+		v.Config = domain.JSONObject{}
 	}
 	err := s.InTx(ctx, func(tx *Store) error {
 		n, err := tx.nextVersion(ctx, "data source", "data_sources", v.WorkspaceID, v.DataSourceID, v.Version)
@@ -232,7 +184,7 @@ func (s *Store) DataSourceVersionCreate(ctx context.Context, v *DataSourceVersio
 		}
 		v.Version = n
 		_, err = tx.exec(ctx, `INSERT INTO data_source_versions (id, workspace_id, data_source_id, version, config, notes, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, v.ID, v.WorkspaceID, v.DataSourceID, v.Version, v.Config, v.Notes, Now())
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, v.ID, v.WorkspaceID, v.DataSourceID, v.Version, v.Config, v.Notes, domain.Now())
 		if isUniqueViolation(err) {
 			return &ConflictError{Message: fmt.Sprintf("data source version %s or number %d already exists", v.ID, v.Version)}
 		}
@@ -254,7 +206,7 @@ func (s *Store) DataSourceVersionPromote(ctx context.Context, ws, dataSourceID, 
 			return err
 		}
 		_, err := tx.exec(ctx, "UPDATE data_sources SET active_version_id = $1, updated_at = $2 WHERE workspace_id = $3 AND id = $4",
-			versionID, Now(), ws, dataSourceID)
+			versionID, domain.Now(), ws, dataSourceID)
 		if err != nil {
 			return fmt.Errorf("promote data source version %s: %w", versionID, err)
 		}

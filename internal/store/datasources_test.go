@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentplane/agentplane/internal/dbtest"
+	"github.com/agentplane/agentplane/internal/domain"
 
 	"github.com/agentplane/agentplane/internal/secretbox"
 )
@@ -34,7 +35,7 @@ func dsTestStores(t *testing.T) map[Dialect]struct {
 		}
 		t.Cleanup(func() { st.Close() })
 		ws := NewID()
-		if _, err := st.WorkspaceCreate(ctx, &Workspace{ID: ws, Name: "DS test", Slug: "ds-" + strings.ToLower(ws)}); err != nil {
+		if _, err := st.WorkspaceCreate(ctx, &domain.Workspace{ID: ws, Name: "DS test", Slug: "ds-" + strings.ToLower(ws)}); err != nil {
 			t.Fatal(err)
 		}
 		out[d] = struct {
@@ -53,15 +54,15 @@ func TestCredentialStore(t *testing.T) {
 			st, ws := env.st, env.ws
 			const secret = "sk-test-0123456789abcdefghijklmnopqrstuvwxyz-WXYZ"
 			presetID := NewID()
-			c, err := st.CredentialCreate(ctx, &Credential{ID: presetID, WorkspaceID: ws, Name: "OpenAI", Type: "api_key", Provider: "openai",
-				Metadata: JSONObject{"header": "Authorization"}}, secret, box)
+			c, err := st.CredentialCreate(ctx, &domain.Credential{ID: presetID, WorkspaceID: ws, Name: "OpenAI", Type: "api_key", Provider: "openai",
+				Metadata: domain.JSONObject{"header": "Authorization"}}, secret, box)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if c.ID != presetID || c.MaskedValue != "sk-…WXYZ" || c.Metadata["header"] != "Authorization" || c.CreatedAt.IsZero() {
 				t.Fatalf("created %+v", c)
 			}
-			if _, err := st.CredentialCreate(ctx, &Credential{ID: presetID, WorkspaceID: ws, Name: "dup", Type: "api_key"}, "x", box); !isConflict(err) {
+			if _, err := st.CredentialCreate(ctx, &domain.Credential{ID: presetID, WorkspaceID: ws, Name: "dup", Type: "api_key"}, "x", box); !isConflict(err) {
 				t.Fatalf("duplicate id: %v", err)
 			}
 			var sealed string
@@ -80,7 +81,7 @@ func TestCredentialStore(t *testing.T) {
 			if _, err := st.CredentialReveal(ctx, NewID(), c.ID, box); !IsNotFound(err) {
 				t.Fatalf("reveal from another workspace: %v", err)
 			}
-			other, err := st.CredentialCreate(ctx, &Credential{WorkspaceID: ws, Name: "Orders DB", Type: "database_url", Provider: "postgres"}, "postgres://u:p@h/db", box)
+			other, err := st.CredentialCreate(ctx, &domain.Credential{WorkspaceID: ws, Name: "Orders DB", Type: "database_url", Provider: "postgres"}, "postgres://u:p@h/db", box)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,26 +94,26 @@ func TestCredentialStore(t *testing.T) {
 			}
 
 			for _, tc := range []struct {
-				f    CredentialFilter
+				f    domain.CredentialFilter
 				want int
 			}{
-				{CredentialFilter{}, 2}, {CredentialFilter{Type: "api_key"}, 1}, {CredentialFilter{Provider: "postgres"}, 1},
-				{CredentialFilter{Query: "ORDERS"}, 1}, {CredentialFilter{Query: "%"}, 0},
+				{domain.CredentialFilter{}, 2}, {domain.CredentialFilter{Type: "api_key"}, 1}, {domain.CredentialFilter{Provider: "postgres"}, 1},
+				{domain.CredentialFilter{Query: "ORDERS"}, 1}, {domain.CredentialFilter{Query: "%"}, 0},
 			} {
-				items, total, err := st.CredentialList(ctx, ws, tc.f, Page{Page: 1, Limit: 20})
+				items, total, err := st.CredentialList(ctx, ws, tc.f, domain.Page{Page: 1, Limit: 20})
 				if err != nil || total != tc.want || len(items) != tc.want {
 					t.Fatalf("list %+v: %d/%d, %v", tc.f, len(items), total, err)
 				}
 			}
-			p1, _, _ := st.CredentialList(ctx, ws, CredentialFilter{}, Page{Page: 1, Limit: 1})
-			p2, _, _ := st.CredentialList(ctx, ws, CredentialFilter{}, Page{Page: 2, Limit: 1})
+			p1, _, _ := st.CredentialList(ctx, ws, domain.CredentialFilter{}, domain.Page{Page: 1, Limit: 1})
+			p2, _, _ := st.CredentialList(ctx, ws, domain.CredentialFilter{}, domain.Page{Page: 2, Limit: 1})
 			if len(p1) != 1 || len(p2) != 1 || p1[0].ID == p2[0].ID {
 				t.Fatalf("pages of 1: %+v %+v", p1, p2)
 			}
 
 			newValue := "sk-rotated-abcdefghijklmnopqrstuvwxyz-1234"
 			name := "OpenAI (rotated)"
-			u, err := st.CredentialUpdate(ctx, ws, c.ID, CredentialPatch{Name: &name, Value: &newValue}, box)
+			u, err := st.CredentialUpdate(ctx, ws, c.ID, domain.CredentialPatch{Name: &name, Value: &newValue}, box)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,12 +123,12 @@ func TestCredentialStore(t *testing.T) {
 			if v, _ := st.CredentialReveal(ctx, ws, c.ID, box); v != newValue {
 				t.Fatalf("reveal after rotation: %q", v)
 			}
-			if _, err := st.CredentialUpdate(ctx, ws, "missing", CredentialPatch{Name: &name}, box); !IsNotFound(err) {
+			if _, err := st.CredentialUpdate(ctx, ws, "missing", domain.CredentialPatch{Name: &name}, box); !IsNotFound(err) {
 				t.Fatalf("update missing: %v", err)
 			}
 
 			// In use by a data source, then by an MCP tool: not deleted.
-			d, err := st.DataSourceCreate(ctx, &DataSource{WorkspaceID: ws, Name: "Orders", Type: "postgres", CredentialID: &c.ID}, nil, "")
+			d, err := st.DataSourceCreate(ctx, &domain.DataSource{WorkspaceID: ws, Name: "Orders", Type: "postgres", CredentialID: &c.ID}, nil, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,12 +137,12 @@ func TestCredentialStore(t *testing.T) {
 			if !errors.As(err, &ce) || !strings.Contains(ce.Message, d.ID) || !strings.Contains(ce.Message, "data source") {
 				t.Fatalf("delete in use by a data source: %v", err)
 			}
-			if _, err := st.DataSourceUpdate(ctx, ws, d.ID, DataSourcePatch{CredentialID: &NullString{}}); err != nil {
+			if _, err := st.DataSourceUpdate(ctx, ws, d.ID, domain.DataSourcePatch{CredentialID: &domain.NullString{}}); err != nil {
 				t.Fatal(err)
 			}
 			toolID := NewID()
 			if _, err := st.exec(ctx, `INSERT INTO mcp_tools (id, workspace_id, name, transport, credential_id, created_at, updated_at)
-				VALUES ($1, $2, 'GitHub', 'http', $3, $4, $4)`, toolID, ws, c.ID, Now()); err != nil {
+				VALUES ($1, $2, 'GitHub', 'http', $3, $4, $4)`, toolID, ws, c.ID, domain.Now()); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := st.CredentialDelete(ctx, ws, c.ID); !errors.As(err, &ce) || !strings.Contains(ce.Message, toolID) {
@@ -175,13 +176,13 @@ func TestDataSourceStore(t *testing.T) {
 	for dialect, env := range dsTestStores(t) {
 		t.Run(string(dialect), func(t *testing.T) {
 			st, ws := env.st, env.ws
-			cred, err := st.CredentialCreate(ctx, &Credential{WorkspaceID: ws, Name: "DB", Type: "database_url"}, "postgres://x", box)
+			cred, err := st.CredentialCreate(ctx, &domain.Credential{WorkspaceID: ws, Name: "DB", Type: "database_url"}, "postgres://x", box)
 			if err != nil {
 				t.Fatal(err)
 			}
 			preset := NewID()
-			d, err := st.DataSourceCreate(ctx, &DataSource{ID: preset, WorkspaceID: ws, Name: "Orders DB", Type: "postgres",
-				Description: "replica", CredentialID: &cred.ID}, JSONObject{"host": "db", "max_rows": 10.0}, "first")
+			d, err := st.DataSourceCreate(ctx, &domain.DataSource{ID: preset, WorkspaceID: ws, Name: "Orders DB", Type: "postgres",
+				Description: "replica", CredentialID: &cred.ID}, domain.JSONObject{"host": "db", "max_rows": 10.0}, "first")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,10 +190,10 @@ func TestDataSourceStore(t *testing.T) {
 				d.CredentialID == nil || *d.CredentialID != cred.ID {
 				t.Fatalf("created %+v", d)
 			}
-			if _, err := st.DataSourceCreate(ctx, &DataSource{ID: preset, WorkspaceID: ws, Name: "dup", Type: "http"}, nil, ""); !isConflict(err) {
+			if _, err := st.DataSourceCreate(ctx, &domain.DataSource{ID: preset, WorkspaceID: ws, Name: "dup", Type: "http"}, nil, ""); !isConflict(err) {
 				t.Fatalf("duplicate id: %v", err)
 			}
-			api, err := st.DataSourceCreate(ctx, &DataSource{WorkspaceID: ws, Name: "Catalog API", Type: "http"}, nil, "")
+			api, err := st.DataSourceCreate(ctx, &domain.DataSource{WorkspaceID: ws, Name: "Catalog API", Type: "http"}, nil, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,35 +202,35 @@ func TestDataSourceStore(t *testing.T) {
 			}
 
 			for _, tc := range []struct {
-				f    DataSourceFilter
+				f    domain.DataSourceFilter
 				want int
 			}{
-				{DataSourceFilter{}, 2}, {DataSourceFilter{Type: "http"}, 1}, {DataSourceFilter{Query: "REPLICA"}, 1}, {DataSourceFilter{Query: "_"}, 0},
+				{domain.DataSourceFilter{}, 2}, {domain.DataSourceFilter{Type: "http"}, 1}, {domain.DataSourceFilter{Query: "REPLICA"}, 1}, {domain.DataSourceFilter{Query: "_"}, 0},
 			} {
-				items, total, err := st.DataSourceList(ctx, ws, tc.f, Page{Page: 1, Limit: 20})
+				items, total, err := st.DataSourceList(ctx, ws, tc.f, domain.Page{Page: 1, Limit: 20})
 				if err != nil || total != tc.want || len(items) != tc.want {
 					t.Fatalf("list %+v: %d/%d, %v", tc.f, len(items), total, err)
 				}
 			}
-			p1, _, _ := st.DataSourceList(ctx, ws, DataSourceFilter{}, Page{Page: 1, Limit: 1})
-			p2, total, _ := st.DataSourceList(ctx, ws, DataSourceFilter{}, Page{Page: 2, Limit: 1})
+			p1, _, _ := st.DataSourceList(ctx, ws, domain.DataSourceFilter{}, domain.Page{Page: 1, Limit: 1})
+			p2, total, _ := st.DataSourceList(ctx, ws, domain.DataSourceFilter{}, domain.Page{Page: 2, Limit: 1})
 			if total != 2 || len(p1) != 1 || len(p2) != 1 || p1[0].ID == p2[0].ID {
 				t.Fatalf("pages of 1: %+v %+v", p1, p2)
 			}
 
 			// Versions: creating never changes the active one; numbers come from the counter.
-			v2, err := st.DataSourceVersionCreate(ctx, &DataSourceVersion{WorkspaceID: ws, DataSourceID: d.ID, Config: JSONObject{"host": "db2"}, Notes: "move"})
+			v2, err := st.DataSourceVersionCreate(ctx, &domain.DataSourceVersion{WorkspaceID: ws, DataSourceID: d.ID, Config: domain.JSONObject{"host": "db2"}, Notes: "move"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if v2.Version != 2 || v2.IsActive || v2.Notes != "move" {
 				t.Fatalf("v2 %+v", v2)
 			}
-			v5, err := st.DataSourceVersionCreate(ctx, &DataSourceVersion{WorkspaceID: ws, DataSourceID: d.ID, Version: 5, Config: nil})
+			v5, err := st.DataSourceVersionCreate(ctx, &domain.DataSourceVersion{WorkspaceID: ws, DataSourceID: d.ID, Version: 5, Config: nil})
 			if err != nil || v5.Version != 5 || len(v5.Config) != 0 {
 				t.Fatalf("wanted number 5: %+v, %v", v5, err)
 			}
-			v6, err := st.DataSourceVersionCreate(ctx, &DataSourceVersion{WorkspaceID: ws, DataSourceID: d.ID, Version: 3})
+			v6, err := st.DataSourceVersionCreate(ctx, &domain.DataSourceVersion{WorkspaceID: ws, DataSourceID: d.ID, Version: 3})
 			if err != nil || v6.Version != 6 {
 				t.Fatalf("a number behind the counter is not reused: %+v, %v", v6, err)
 			}
@@ -244,7 +245,7 @@ func TestDataSourceStore(t *testing.T) {
 			if *got.ActiveVersion != 2 || *got.ActiveVersionID != v2.ID || got.Config["host"] != "db2" {
 				t.Fatalf("after promote: %+v", got)
 			}
-			versions, total, err := st.DataSourceVersionList(ctx, ws, d.ID, Page{Page: 1, Limit: 20})
+			versions, total, err := st.DataSourceVersionList(ctx, ws, d.ID, domain.Page{Page: 1, Limit: 20})
 			if err != nil || total != 4 || versions[0].Version != 6 || versions[3].Version != 1 || !versions[2].IsActive || versions[3].IsActive {
 				t.Fatalf("versions %d %+v %v", total, versions, err)
 			}
@@ -257,26 +258,26 @@ func TestDataSourceStore(t *testing.T) {
 			if _, err := st.DataSourceVersionGet(ctx, ws, "missing", v2.ID); err == nil || !strings.Contains(err.Error(), "data source missing") {
 				t.Fatalf("version of a missing data source: %v", err)
 			}
-			if _, _, err := st.DataSourceVersionList(ctx, NewID(), d.ID, Page{Page: 1, Limit: 20}); !IsNotFound(err) {
+			if _, _, err := st.DataSourceVersionList(ctx, NewID(), d.ID, domain.Page{Page: 1, Limit: 20}); !IsNotFound(err) {
 				t.Fatalf("versions from another workspace: %v", err)
 			}
-			if _, err := st.DataSourceVersionCreate(ctx, &DataSourceVersion{WorkspaceID: ws, DataSourceID: "missing"}); !IsNotFound(err) {
+			if _, err := st.DataSourceVersionCreate(ctx, &domain.DataSourceVersion{WorkspaceID: ws, DataSourceID: "missing"}); !IsNotFound(err) {
 				t.Fatalf("version of missing: %v", err)
 			}
 
 			// Patch: name, then detach the credential, then attach it again.
 			name := "Orders replica"
-			u, err := st.DataSourceUpdate(ctx, ws, d.ID, DataSourcePatch{Name: &name})
+			u, err := st.DataSourceUpdate(ctx, ws, d.ID, domain.DataSourcePatch{Name: &name})
 			if err != nil || u.Name != name || u.CredentialID == nil || u.Description != "replica" {
 				t.Fatalf("patch name: %+v, %v", u, err)
 			}
-			if u, _ = st.DataSourceUpdate(ctx, ws, d.ID, DataSourcePatch{CredentialID: &NullString{}}); u.CredentialID != nil {
+			if u, _ = st.DataSourceUpdate(ctx, ws, d.ID, domain.DataSourcePatch{CredentialID: &domain.NullString{}}); u.CredentialID != nil {
 				t.Fatalf("detach: %+v", u)
 			}
-			if u, _ = st.DataSourceUpdate(ctx, ws, d.ID, DataSourcePatch{CredentialID: &NullString{String: cred.ID, Valid: true}}); u.CredentialID == nil || *u.CredentialID != cred.ID {
+			if u, _ = st.DataSourceUpdate(ctx, ws, d.ID, domain.DataSourcePatch{CredentialID: &domain.NullString{String: cred.ID, Valid: true}}); u.CredentialID == nil || *u.CredentialID != cred.ID {
 				t.Fatalf("attach: %+v", u)
 			}
-			if _, err := st.DataSourceUpdate(ctx, NewID(), d.ID, DataSourcePatch{Name: &name}); !IsNotFound(err) {
+			if _, err := st.DataSourceUpdate(ctx, NewID(), d.ID, domain.DataSourcePatch{Name: &name}); !IsNotFound(err) {
 				t.Fatalf("patch from another workspace: %v", err)
 			}
 
@@ -307,7 +308,7 @@ func TestCredentialMasksRefresh(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			ctx := context.Background()
 			box := secretbox.NewRandom()
-			c, err := s.st.CredentialCreate(ctx, &Credential{WorkspaceID: s.ws, Name: "old", Type: "api_key"}, "sk-proj-0123456789abcdef", box)
+			c, err := s.st.CredentialCreate(ctx, &domain.Credential{WorkspaceID: s.ws, Name: "old", Type: "api_key"}, "sk-proj-0123456789abcdef", box)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,68 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
-
-// EvaluationRule scores finished executions with an evaluator as they end (online
-// evaluation): those of one agent (or of all), matching Filter, a Sampling share of them.
-// Package eval holds the rules of matching and sampling; the store keeps rules and the
-// judgments they call for.
-type EvaluationRule struct {
-	ID          string     `json:"id"`
-	WorkspaceID string     `json:"workspace_id"`
-	EvaluatorID string     `json:"evaluator_id" doc:"The evaluator that scores the executions."`
-	AgentID     *string    `json:"agent_id" doc:"The agent whose executions are scored; null for every agent of the workspace."`
-	Sampling    float64    `json:"sampling" minimum:"0" maximum:"1" doc:"The share of matching executions scored, from 0 to 1. Which ones is decided by a hash of the rule's and the execution's ids: the same execution is always in or out."`
-	Filter      RuleFilter `json:"filter"`
-	Enabled     bool       `json:"enabled" doc:"A disabled rule scores nothing; executions that ended while it was disabled are not scored later."`
-	Judgments   Judgments  `json:"judgments" doc:"How many judgments the rule has asked for, by state."`
-	CreatedAt   Time       `json:"created_at"`
-	UpdatedAt   Time       `json:"updated_at"`
-}
-
-// RuleFilter says which finished executions a rule scores; every condition set must hold.
-type RuleFilter struct {
-	Status   []string   `json:"status" doc:"The execution's final status is one of these (completed, failed, cancelled, rejected)."`
-	Source   []string   `json:"source" doc:"The execution's source is one of these (api, chat, webhook, schedule, …); empty for any."`
-	Metadata JSONObject `json:"metadata" doc:"Each key's value equals the execution's metadata value of that key (compared as JSON); empty for any."`
-}
-
-// Judgments counts a rule's judgments by state.
-type Judgments struct {
-	Pending   int `json:"pending" doc:"Waiting to be judged (or being judged, or retried after a failure)."`
-	Completed int `json:"completed" doc:"Judged: the score is written."`
-	Failed    int `json:"failed" doc:"Given up: the evaluator could not judge the execution (last_error on the judgment says why)."`
-}
-
-// Judgment states.
-const (
-	JudgmentPending   = "pending"
-	JudgmentCompleted = "completed"
-	JudgmentFailed    = "failed"
-)
-
-// Judgment is one execution a rule scores: pending until a judge claims it under a lease and
-// writes its score (completed), or gives up (failed).
-type Judgment struct {
-	ID          string  `json:"id"`
-	WorkspaceID string  `json:"workspace_id"`
-	RuleID      string  `json:"rule_id"`
-	ExecutionID string  `json:"execution_id"`
-	Status      string  `json:"status" enum:"pending,completed,failed"`
-	Attempts    int     `json:"attempts" doc:"How many times a judge took it (a retry after a failure, or a takeover after a node died, counts)."`
-	ScoreID     *string `json:"score_id" doc:"The score it gave, once completed."`
-	LastError   *string `json:"last_error" doc:"Why the last attempt failed; null when none did."`
-	CreatedAt   Time    `json:"created_at" doc:"When the execution ended."`
-	UpdatedAt   Time    `json:"updated_at"`
-}
-
-// JudgmentStatuses lists the states of a judgment.
-var JudgmentStatuses = []string{JudgmentPending, JudgmentCompleted, JudgmentFailed}
-
-// EvaluationRuleFilter narrows EvaluationRuleList; zero fields match everything.
-type EvaluationRuleFilter struct {
-	EvaluatorID, AgentID string
-}
 
 const evaluationRuleColumns = `id, workspace_id, evaluator_id, agent_id, sampling, filter, enabled,
 	(SELECT count(*) FROM evaluation_judgments j WHERE j.rule_id = evaluation_rules.id AND j.status = 'pending'),
@@ -75,19 +16,19 @@ const evaluationRuleColumns = `id, workspace_id, evaluator_id, agent_id, samplin
 	(SELECT count(*) FROM evaluation_judgments j WHERE j.rule_id = evaluation_rules.id AND j.status = 'failed'),
 	created_at, updated_at`
 
-func scanEvaluationRule(row interface{ Scan(...any) error }) (*EvaluationRule, error) {
-	var r EvaluationRule
+func scanEvaluationRule(row interface{ Scan(...any) error }) (*domain.EvaluationRule, error) {
+	var r domain.EvaluationRule
 	j := &r.Judgments
 	if err := row.Scan(&r.ID, &r.WorkspaceID, &r.EvaluatorID, &r.AgentID, &r.Sampling, jsonCol{&r.Filter}, &r.Enabled,
 		&j.Pending, &j.Completed, &j.Failed, &r.CreatedAt, &r.UpdatedAt); err != nil {
 		return nil, err
 	}
-	r.Filter = r.Filter.normal()
+	r.Filter = ruleFilterNormal(r.Filter)
 	return &r, nil
 }
 
 // normal gives the filter's lists and object as empty rather than null.
-func (f RuleFilter) normal() RuleFilter {
+func ruleFilterNormal(f domain.RuleFilter) domain.RuleFilter {
 	if f.Status == nil {
 		f.Status = []string{}
 	}
@@ -95,13 +36,13 @@ func (f RuleFilter) normal() RuleFilter {
 		f.Source = []string{}
 	}
 	if f.Metadata == nil {
-		f.Metadata = JSONObject{}
+		f.Metadata = domain.JSONObject{}
 	}
 	return f
 }
 
 // EvaluationRuleList returns one page of a workspace's rules, newest first, and the total count.
-func (s *Store) EvaluationRuleList(ctx context.Context, ws string, f EvaluationRuleFilter, p Page) ([]*EvaluationRule, int, error) {
+func (s *Store) EvaluationRuleList(ctx context.Context, ws string, f domain.EvaluationRuleFilter, p domain.Page) ([]*domain.EvaluationRule, int, error) {
 	where, args := whereClause("", ws, []cond{{"evaluator_id = $%d", f.EvaluatorID}, {"agent_id = $%d", f.AgentID}})
 	q, qargs := pagedSelect(evaluationRuleColumns, "evaluation_rules", where, args, p)
 	rows, err := s.r.QueryContext(ctx, q, qargs...)
@@ -117,7 +58,7 @@ func (s *Store) EvaluationRuleList(ctx context.Context, ws string, f EvaluationR
 }
 
 // EvaluationRuleGet returns one rule of the workspace.
-func (s *Store) EvaluationRuleGet(ctx context.Context, ws, id string) (*EvaluationRule, error) {
+func (s *Store) EvaluationRuleGet(ctx context.Context, ws, id string) (*domain.EvaluationRule, error) {
 	r, err := scanEvaluationRule(s.r.QueryRowContext(ctx, "SELECT "+evaluationRuleColumns+" FROM evaluation_rules WHERE workspace_id = $1 AND id = $2", ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("evaluation rule", id)
@@ -129,16 +70,16 @@ func (s *Store) EvaluationRuleGet(ctx context.Context, ws, id string) (*Evaluati
 }
 
 // EvaluationRuleCreate inserts a rule (checked by the caller, package eval).
-func (s *Store) EvaluationRuleCreate(ctx context.Context, r *EvaluationRule) (*EvaluationRule, error) {
+func (s *Store) EvaluationRuleCreate(ctx context.Context, r *domain.EvaluationRule) (*domain.EvaluationRule, error) {
 	if r.ID == "" {
 		r.ID = NewID()
 	}
-	filter, err := jsonValue(r.Filter.normal())
+	filter, err := jsonValue(ruleFilterNormal(r.Filter))
 	if err != nil {
 		return nil, fmt.Errorf("encode filter: %w", err)
 	}
 	_, err = s.exec(ctx, `INSERT INTO evaluation_rules (id, workspace_id, evaluator_id, agent_id, sampling, filter, enabled, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`, r.ID, r.WorkspaceID, r.EvaluatorID, r.AgentID, r.Sampling, filter, r.Enabled, Now())
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`, r.ID, r.WorkspaceID, r.EvaluatorID, r.AgentID, r.Sampling, filter, r.Enabled, domain.Now())
 	if err != nil {
 		return nil, fmt.Errorf("insert evaluation rule: %w", err)
 	}
@@ -147,9 +88,9 @@ func (s *Store) EvaluationRuleCreate(ctx context.Context, r *EvaluationRule) (*E
 
 // EvaluationRuleReplace writes every changeable field of a rule (the caller merged a patch
 // into the stored one and checked the result).
-func (s *Store) EvaluationRuleReplace(ctx context.Context, r *EvaluationRule) (*EvaluationRule, error) {
+func (s *Store) EvaluationRuleReplace(ctx context.Context, r *domain.EvaluationRule) (*domain.EvaluationRule, error) {
 	agent := sql.NullString{String: deref(r.AgentID), Valid: r.AgentID != nil}
-	filter := jsonArg{r.Filter.normal()}
+	filter := jsonArg{ruleFilterNormal(r.Filter)}
 	err := s.update(ctx, "evaluation rule", "evaluation_rules", r.WorkspaceID, r.ID, []set{
 		{"evaluator_id", &r.EvaluatorID}, {"agent_id", &agent}, {"sampling", &r.Sampling}, {"filter", &filter}, {"enabled", &r.Enabled},
 	})
@@ -161,8 +102,8 @@ func (s *Store) EvaluationRuleReplace(ctx context.Context, r *EvaluationRule) (*
 
 // EvaluationRuleDelete removes a rule with its pending judgments and returns it as it was;
 // the scores it gave stay.
-func (s *Store) EvaluationRuleDelete(ctx context.Context, ws, id string) (*EvaluationRule, error) {
-	var r *EvaluationRule
+func (s *Store) EvaluationRuleDelete(ctx context.Context, ws, id string) (*domain.EvaluationRule, error) {
+	var r *domain.EvaluationRule
 	err := s.InTx(ctx, func(tx *Store) error {
 		var err error
 		if r, err = tx.EvaluationRuleGet(ctx, ws, id); err != nil {
@@ -175,7 +116,7 @@ func (s *Store) EvaluationRuleDelete(ctx context.Context, ws, id string) (*Evalu
 
 // EvaluationRulesFor returns the enabled rules that may score a run of agentID: the agent's
 // own and those for every agent. The terminal hook reads them as each execution ends.
-func (s *Store) EvaluationRulesFor(ctx context.Context, ws, agentID string) ([]*EvaluationRule, error) {
+func (s *Store) EvaluationRulesFor(ctx context.Context, ws, agentID string) ([]*domain.EvaluationRule, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT id, workspace_id, evaluator_id, agent_id, sampling, filter, enabled, 0, 0, 0, created_at, updated_at
 		FROM evaluation_rules WHERE workspace_id = $1 AND enabled = $2 AND (agent_id IS NULL OR agent_id = $3) ORDER BY created_at, id`, ws, true, agentID)
 	if err != nil {
@@ -187,7 +128,7 @@ func (s *Store) EvaluationRulesFor(ctx context.Context, ws, agentID string) ([]*
 // JudgmentCreate records that rule ruleID is to score execution execID, due at once; a
 // judgment of that pair that exists already is left as it is.
 func (s *Store) JudgmentCreate(ctx context.Context, ws, ruleID, execID string) error {
-	now := Now()
+	now := domain.Now()
 	_, err := s.exec(ctx, `INSERT INTO evaluation_judgments (id, workspace_id, rule_id, execution_id, status, next_attempt_at, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, 'pending', $5, $6, $6) ON CONFLICT (rule_id, execution_id) DO NOTHING`,
 		NewID(), ws, ruleID, execID, now.UnixMilli(), now)
@@ -199,14 +140,14 @@ func (s *Store) JudgmentCreate(ctx context.Context, ws, ruleID, execID string) e
 
 const judgmentColumns = "id, workspace_id, rule_id, execution_id, status, attempts, score_id, last_error, created_at, updated_at"
 
-func scanJudgment(row interface{ Scan(...any) error }) (*Judgment, error) {
-	var j Judgment
+func scanJudgment(row interface{ Scan(...any) error }) (*domain.Judgment, error) {
+	var j domain.Judgment
 	err := row.Scan(&j.ID, &j.WorkspaceID, &j.RuleID, &j.ExecutionID, &j.Status, &j.Attempts, &j.ScoreID, &j.LastError, &j.CreatedAt, &j.UpdatedAt)
 	return &j, err
 }
 
 // JudgmentList returns the judgments of an execution (by any rule), oldest first.
-func (s *Store) JudgmentList(ctx context.Context, ws, execID string) ([]*Judgment, error) {
+func (s *Store) JudgmentList(ctx context.Context, ws, execID string) ([]*domain.Judgment, error) {
 	rows, err := s.r.QueryContext(ctx, "SELECT "+judgmentColumns+` FROM evaluation_judgments WHERE workspace_id = $1 AND execution_id = $2
 		ORDER BY created_at, id`, ws, execID)
 	if err != nil {
@@ -217,7 +158,7 @@ func (s *Store) JudgmentList(ctx context.Context, ws, execID string) ([]*Judgmen
 
 // JudgmentRuleList returns one page of a rule's judgments, newest first, optionally of one
 // status, and the total.
-func (s *Store) JudgmentRuleList(ctx context.Context, ws, ruleID, status string, p Page) ([]*Judgment, int, error) {
+func (s *Store) JudgmentRuleList(ctx context.Context, ws, ruleID, status string, p domain.Page) ([]*domain.Judgment, int, error) {
 	if _, err := s.EvaluationRuleGet(ctx, ws, ruleID); err != nil {
 		return nil, 0, err
 	}
@@ -239,7 +180,7 @@ func (s *Store) JudgmentRuleList(ctx context.Context, ws, ruleID, status string,
 // gets its attempt counted and a lease of the given length (on the database's clock), during
 // which no other node takes it. A node that stops mid-judgment leaves its lease to expire;
 // the row is then due again.
-func (s *Store) JudgmentClaim(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*Judgment, error) {
+func (s *Store) JudgmentClaim(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*domain.Judgment, error) {
 	// Most polls find nothing due: a read says so without a write.
 	var one int
 	err := s.r.QueryRowContext(ctx, "SELECT 1 FROM evaluation_judgments WHERE status = 'pending' AND next_attempt_at <= $1 LIMIT 1",
@@ -262,7 +203,7 @@ func (s *Store) JudgmentClaim(ctx context.Context, node string, now time.Time, l
 	rows, err := s.w.QueryContext(ctx, `UPDATE evaluation_judgments SET attempts = attempts + 1, lease_owner = $2,
 		lease_expires_at = `+s.nowMS()+` + $3, updated_at = $4
 		WHERE id IN (`+pick+`) AND status = 'pending' AND next_attempt_at <= $1 AND `+free+`
-		RETURNING `+judgmentColumns, now.UnixMilli(), node, lease.Milliseconds(), Now())
+		RETURNING `+judgmentColumns, now.UnixMilli(), node, lease.Milliseconds(), domain.Now())
 	if err != nil {
 		return nil, fmt.Errorf("claim judgments: %w", err)
 	}
@@ -273,7 +214,7 @@ func (s *Store) JudgmentClaim(ctx context.Context, node string, now time.Time, l
 // marks the judgment completed, in one transaction. It reports false, writing nothing, when
 // the node no longer holds that attempt (its lease expired and another node took it over):
 // so a judgment gives one score, however many nodes judged it.
-func (s *Store) JudgmentComplete(ctx context.Context, id, node string, attempt int, sc *Score) (bool, error) {
+func (s *Store) JudgmentComplete(ctx context.Context, id, node string, attempt int, sc *domain.Score) (bool, error) {
 	held := false
 	err := s.InTx(ctx, func(tx *Store) error {
 		if sc.ID == "" {
@@ -281,7 +222,7 @@ func (s *Store) JudgmentComplete(ctx context.Context, id, node string, attempt i
 		}
 		res, err := tx.exec(ctx, `UPDATE evaluation_judgments SET status = 'completed', score_id = $1, last_error = NULL,
 			lease_owner = NULL, lease_expires_at = NULL, updated_at = $2
-			WHERE id = $3 AND lease_owner = $4 AND attempts = $5 AND status = 'pending'`, sc.ID, Now(), id, node, attempt)
+			WHERE id = $3 AND lease_owner = $4 AND attempts = $5 AND status = 'pending'`, sc.ID, domain.Now(), id, node, attempt)
 		if err != nil {
 			return fmt.Errorf("complete judgment %s: %w", id, err)
 		}
@@ -302,13 +243,13 @@ func (s *Store) JudgmentComplete(ctx context.Context, id, node string, attempt i
 // the judgment is due again at next, or failed for good when next is zero. It reports false,
 // writing nothing, when the node no longer holds that attempt.
 func (s *Store) JudgmentRecordFailure(ctx context.Context, id, node string, attempt int, why string, next time.Time) (bool, error) {
-	status, due := JudgmentPending, next.UnixMilli()
+	status, due := domain.JudgmentPending, next.UnixMilli()
 	if next.IsZero() {
-		status, due = JudgmentFailed, Now().UnixMilli()
+		status, due = domain.JudgmentFailed, domain.Now().UnixMilli()
 	}
 	res, err := s.exec(ctx, `UPDATE evaluation_judgments SET status = $1, next_attempt_at = $2, last_error = $3,
 		lease_owner = NULL, lease_expires_at = NULL, updated_at = $4
-		WHERE id = $5 AND lease_owner = $6 AND attempts = $7 AND status = 'pending'`, status, due, why, Now(), id, node, attempt)
+		WHERE id = $5 AND lease_owner = $6 AND attempts = $7 AND status = 'pending'`, status, due, why, domain.Now(), id, node, attempt)
 	if err != nil {
 		return false, fmt.Errorf("record judgment %s: %w", id, err)
 	}

@@ -5,48 +5,26 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
-
-// Evaluator scores a run's output: a deterministic check or a model acting as judge (package
-// eval holds the types and their rules). The score it writes is named ScoreName, of DataType,
-// and checked against ScoreConfigID when set.
-type Evaluator struct {
-	ID            string     `json:"id"`
-	WorkspaceID   string     `json:"workspace_id"`
-	Name          string     `json:"name" doc:"Unique in the workspace."`
-	Description   string     `json:"description"`
-	Type          string     `json:"type" doc:"The evaluator type."`
-	Config        JSONObject `json:"config" doc:"The type's options; see the evaluator types in the README."`
-	ScoreName     string     `json:"score_name" doc:"The name of the scores it writes (the score config's name when score_config_id is set)."`
-	ScoreConfigID *string    `json:"score_config_id" doc:"The score config its scores are checked against; null for scores by name alone."`
-	DataType      string     `json:"data_type" enum:"numeric,categorical,boolean" doc:"The data type of its scores."`
-	CreatedAt     Time       `json:"created_at"`
-	UpdatedAt     Time       `json:"updated_at"`
-}
-
-// EvaluatorFilter narrows EvaluatorList; zero fields match everything.
-type EvaluatorFilter struct {
-	Type  string
-	Name  string // exact name
-	Query string // substring of name or description, case-insensitive
-}
 
 const evaluatorColumns = `id, workspace_id, name, description, type, config, score_name, score_config_id, data_type, created_at, updated_at`
 
-func scanEvaluator(row interface{ Scan(...any) error }) (*Evaluator, error) {
-	var e Evaluator
+func scanEvaluator(row interface{ Scan(...any) error }) (*domain.Evaluator, error) {
+	var e domain.Evaluator
 	if err := row.Scan(&e.ID, &e.WorkspaceID, &e.Name, &e.Description, &e.Type, &e.Config, &e.ScoreName, &e.ScoreConfigID,
 		&e.DataType, &e.CreatedAt, &e.UpdatedAt); err != nil {
 		return nil, err
 	}
 	if e.Config == nil {
-		e.Config = JSONObject{}
+		e.Config = domain.JSONObject{}
 	}
 	return &e, nil
 }
 
 // EvaluatorList returns one page of a workspace's evaluators, newest first, and the total count.
-func (s *Store) EvaluatorList(ctx context.Context, ws string, f EvaluatorFilter, p Page) ([]*Evaluator, int, error) {
+func (s *Store) EvaluatorList(ctx context.Context, ws string, f domain.EvaluatorFilter, p domain.Page) ([]*domain.Evaluator, int, error) {
 	where, args := whereClause("", ws, []cond{{"type = $%d", f.Type}, {"name = $%d", f.Name},
 		{likeBoth("name", "description"), likePattern(f.Query)}})
 	q, qargs := pagedSelect(evaluatorColumns, "evaluators", where, args, p)
@@ -63,7 +41,7 @@ func (s *Store) EvaluatorList(ctx context.Context, ws string, f EvaluatorFilter,
 }
 
 // EvaluatorGet returns one evaluator of the workspace.
-func (s *Store) EvaluatorGet(ctx context.Context, ws, id string) (*Evaluator, error) {
+func (s *Store) EvaluatorGet(ctx context.Context, ws, id string) (*domain.Evaluator, error) {
 	e, err := scanEvaluator(s.r.QueryRowContext(ctx, "SELECT "+evaluatorColumns+" FROM evaluators WHERE workspace_id = $1 AND id = $2", ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("evaluator", id)
@@ -76,13 +54,13 @@ func (s *Store) EvaluatorGet(ctx context.Context, ws, id string) (*Evaluator, er
 
 // EvaluatorCreate inserts an evaluator (checked by the caller, package eval); a name already
 // used in the workspace is a *ConflictError.
-func (s *Store) EvaluatorCreate(ctx context.Context, e *Evaluator) (*Evaluator, error) {
+func (s *Store) EvaluatorCreate(ctx context.Context, e *domain.Evaluator) (*domain.Evaluator, error) {
 	if e.ID == "" {
 		e.ID = NewID()
 	}
 	_, err := s.exec(ctx, `INSERT INTO evaluators (id, workspace_id, name, description, type, config, score_name, score_config_id, data_type,
 		created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
-		e.ID, e.WorkspaceID, e.Name, e.Description, e.Type, nonNilObject(e.Config), e.ScoreName, e.ScoreConfigID, e.DataType, Now())
+		e.ID, e.WorkspaceID, e.Name, e.Description, e.Type, nonNilObject(e.Config), e.ScoreName, e.ScoreConfigID, e.DataType, domain.Now())
 	if isUniqueViolation(err) {
 		return nil, &ConflictError{Message: fmt.Sprintf("an evaluator named %q already exists in this workspace", e.Name)}
 	}
@@ -94,7 +72,7 @@ func (s *Store) EvaluatorCreate(ctx context.Context, e *Evaluator) (*Evaluator, 
 
 // EvaluatorReplace writes every changeable field of an evaluator (the caller merged a patch
 // into the stored one and checked the result); a name already used is a *ConflictError.
-func (s *Store) EvaluatorReplace(ctx context.Context, e *Evaluator) (*Evaluator, error) {
+func (s *Store) EvaluatorReplace(ctx context.Context, e *domain.Evaluator) (*domain.Evaluator, error) {
 	var cfg = nonNilObject(e.Config)
 	var scoreConfig = sql.NullString{String: deref(e.ScoreConfigID), Valid: e.ScoreConfigID != nil}
 	err := s.update(ctx, "evaluator", "evaluators", e.WorkspaceID, e.ID, []set{
@@ -111,7 +89,7 @@ func (s *Store) EvaluatorReplace(ctx context.Context, e *Evaluator) (*Evaluator,
 }
 
 // EvaluatorDelete removes an evaluator and returns it as it was; the scores it wrote stay.
-func (s *Store) EvaluatorDelete(ctx context.Context, ws, id string) (*Evaluator, error) {
+func (s *Store) EvaluatorDelete(ctx context.Context, ws, id string) (*domain.Evaluator, error) {
 	e, err := s.EvaluatorGet(ctx, ws, id)
 	if err != nil {
 		return nil, err

@@ -3,30 +3,32 @@ package store
 import (
 	"context"
 	"testing"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 func TestEvaluators(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ws := mustWorkspace(t, s, "a")
-		cfg, err := s.ScoreConfigCreate(ctx, &ScoreConfig{WorkspaceID: ws, Name: "ok", DataType: ScoreBoolean})
+		cfg, err := s.ScoreConfigCreate(ctx, &domain.ScoreConfig{WorkspaceID: ws, Name: "ok", DataType: domain.ScoreBoolean})
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := s.EvaluatorCreate(ctx, &Evaluator{WorkspaceID: ws, Name: "r", Type: "regex", Config: JSONObject{"pattern": "a"},
-			ScoreName: "ok", ScoreConfigID: &cfg.ID, DataType: ScoreBoolean})
+		e, err := s.EvaluatorCreate(ctx, &domain.Evaluator{WorkspaceID: ws, Name: "r", Type: "regex", Config: domain.JSONObject{"pattern": "a"},
+			ScoreName: "ok", ScoreConfigID: &cfg.ID, DataType: domain.ScoreBoolean})
 		if err != nil || *e.ScoreConfigID != cfg.ID || e.Config["pattern"] != "a" {
 			t.Fatalf("create: %+v %v", e, err)
 		}
-		if _, err := s.EvaluatorCreate(ctx, &Evaluator{WorkspaceID: ws, Name: "r", Type: "contains", ScoreName: "r", DataType: ScoreBoolean}); err == nil {
+		if _, err := s.EvaluatorCreate(ctx, &domain.Evaluator{WorkspaceID: ws, Name: "r", Type: "contains", ScoreName: "r", DataType: domain.ScoreBoolean}); err == nil {
 			t.Fatal("duplicate name accepted")
 		}
-		e.Type, e.Config, e.ScoreConfigID, e.ScoreName = "contains", JSONObject{"value": "x"}, nil, "has-x"
+		e.Type, e.Config, e.ScoreConfigID, e.ScoreName = "contains", domain.JSONObject{"value": "x"}, nil, "has-x"
 		up, err := s.EvaluatorReplace(ctx, e)
 		if err != nil || up.Type != "contains" || up.ScoreConfigID != nil || up.ScoreName != "has-x" || up.Config["value"] != "x" {
 			t.Fatalf("replace: %+v %v", up, err)
 		}
-		list, total, err := s.EvaluatorList(ctx, ws, EvaluatorFilter{Type: "contains"}, Page{Page: 1, Limit: 10})
+		list, total, err := s.EvaluatorList(ctx, ws, domain.EvaluatorFilter{Type: "contains"}, domain.Page{Page: 1, Limit: 10})
 		if err != nil || total != 1 || list[0].ID != e.ID {
 			t.Fatalf("list: %d %v", total, err)
 		}

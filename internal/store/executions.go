@@ -8,92 +8,18 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
-
-// Execution statuses (API.md section 4).
-const (
-	StatusPending          = "pending"
-	StatusRunning          = "running"
-	StatusCompleted        = "completed"
-	StatusFailed           = "failed"
-	StatusCancelled        = "cancelled"
-	StatusAwaitingApproval = "awaiting_approval"
-	StatusRejected         = "rejected"
-)
-
-// ExecutionStatuses lists every status, for validation and documentation.
-var ExecutionStatuses = []string{StatusPending, StatusRunning, StatusCompleted, StatusFailed, StatusCancelled, StatusAwaitingApproval, StatusRejected}
-
-// ExecutionSources lists the sources an execution can record besides trigger types: a run a
-// trigger starts records the trigger's type, and the API document lists the registered ones.
-var ExecutionSources = []string{"api", "chat", "studio", "playground", "openai", "mcp", "agent", "experiment"}
-
-// ExecutionMove is what happens to an execution; the lifecycle says which status each move
-// leads to from each status it is allowed in.
-type ExecutionMove string
-
-// The moves of the lifecycle.
-const (
-	MoveClaim    ExecutionMove = "claim"    // a node takes a queued execution (ExecutionClaim)
-	MoveComplete ExecutionMove = "complete" // its run answered
-	MoveFail     ExecutionMove = "fail"     // its run failed, or its node stopped (a rescue)
-	MoveCancel   ExecutionMove = "cancel"   // a user cancelled it
-	MovePause    ExecutionMove = "pause"    // its run waits at an approval checkpoint
-	MoveResume   ExecutionMove = "resume"   // an approval was decided: a pass runs on
-	MoveReject   ExecutionMove = "reject"   // an approval was denied
-	MoveRequeue  ExecutionMove = "requeue"  // a drain stopped it before any model call (ExecutionRequeue)
-)
-
-// ExecutionMoves lists every move, for tests and documentation.
-var ExecutionMoves = []ExecutionMove{MoveClaim, MoveComplete, MoveFail, MoveCancel, MovePause, MoveResume, MoveReject, MoveRequeue}
-
-// lifecycle is the execution state machine, in one place: from each status, the status each
-// allowed move leads to. Every status change consults it; a status with no moves is final.
-var lifecycle = map[string]map[ExecutionMove]string{
-	StatusPending: {MoveClaim: StatusRunning, MoveCancel: StatusCancelled},
-	StatusRunning: {MoveComplete: StatusCompleted, MoveFail: StatusFailed, MoveCancel: StatusCancelled,
-		MovePause: StatusAwaitingApproval, MoveRequeue: StatusPending},
-	StatusAwaitingApproval: {MoveResume: StatusRunning, MoveReject: StatusRejected, MoveCancel: StatusCancelled},
-}
-
-// NextStatus returns the status a move leads to from a status; ok is false when the
-// lifecycle does not allow the move there.
-func NextStatus(from string, m ExecutionMove) (to string, ok bool) {
-	to, ok = lifecycle[from][m]
-	return to, ok
-}
-
-// Status is the status the move leads to (the same from every status it is allowed in).
-func (m ExecutionMove) Status() string {
-	for _, tos := range lifecycle {
-		if to, ok := tos[m]; ok {
-			return to
-		}
-	}
-	return ""
-}
 
 // MoveTo returns the status a move leads an execution to, or the *TransitionError refusing
 // it from the execution's status.
-func MoveTo(e *Execution, m ExecutionMove) (string, error) {
-	if to, ok := NextStatus(e.Status, m); ok {
+func MoveTo(e *domain.Execution, m domain.ExecutionMove) (string, error) {
+	if to, ok := domain.NextStatus(e.Status, m); ok {
 		return to, nil
 	}
 	return "", &TransitionError{ID: e.ID, From: e.Status, To: m.Status()}
 }
-
-// CanTransition reports whether some move of the lifecycle leads from one status to another.
-func CanTransition(from, to string) bool {
-	for _, t := range lifecycle[from] {
-		if t == to {
-			return true
-		}
-	}
-	return false
-}
-
-// IsTerminal reports whether a status is final.
-func IsTerminal(status string) bool { _, ok := lifecycle[status]; return !ok }
 
 // TransitionError says the lifecycle forbids a status change; the API answers 409.
 type TransitionError struct {
@@ -107,85 +33,14 @@ func (e *TransitionError) Error() string {
 	return fmt.Sprintf("execution %s is %s and cannot become %s", e.ID, e.From, e.To)
 }
 
-// TokenUsage counts the tokens of an execution, a span or a chat message.
-type TokenUsage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-}
-
-// Add returns the sum of two usages.
-func (u TokenUsage) Add(o TokenUsage) TokenUsage {
-	p, c := u.PromptTokens+o.PromptTokens, u.CompletionTokens+o.CompletionTokens
-	return TokenUsage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c}
-}
-
-// Execution is one run of an agent: the ledger entry.
-type Execution struct {
-	ID             string          `json:"id"`
-	WorkspaceID    string          `json:"workspace_id"`
-	AgentID        string          `json:"agent_id"`
-	AgentVersionID *string         `json:"agent_version_id" doc:"Null for a playground run of an unsaved config."`
-	ParentID       *string         `json:"parent_id"`
-	RootID         string          `json:"root_id" doc:"The top execution of this one's tree (itself when it has no parent)."`
-	SessionID      *string         `json:"session_id"`
-	Source         string          `json:"source" example:"api" doc:"What started the run. Known values: api, chat, studio, playground, openai (the OpenAI-compatible API), mcp (an agent called as an MCP tool), agent (a sub-agent run), experiment (an item of an experiment), or the type of the trigger that started it. The set is open: new trigger types add values, so this is not a closed enum and clients should accept others."`
-	UserID         *string         `json:"user_id" doc:"The signed-in user who started it (bearer-token calls); null for API keys."`
-	EndUserID      *string         `json:"end_user_id" doc:"The caller's own id for its end user, as sent on execute, playground or chat."`
-	Status         string          `json:"status" enum:"pending,running,completed,failed,cancelled,awaiting_approval,rejected"`
-	Input          JSONObject      `json:"input"`
-	Output         json.RawMessage `json:"output" doc:"The result: {\"content\": text}, or an object matching the version's output_schema; null until completed."`
-	Error          *string         `json:"error"`
-	Metadata       JSONObject      `json:"metadata"`
-	TokenUsage     TokenUsage      `json:"token_usage"`
-	Cost           float64         `json:"cost" doc:"USD, from the model catalog's prices."`
-	Model          *string         `json:"model" doc:"The model that answered the run's last model call: the version's model, or the fallback that answered when it failed (config.fallback_models); null before any answer."`
-	DurationMS     *int64          `json:"duration_ms"`
-	TraceID        string          `json:"trace_id"`
-	TimeoutMS      int             `json:"timeout_ms"`
-	CreatedAt      Time            `json:"created_at"`
-	StartedAt      *Time           `json:"started_at"`
-	CompletedAt    *Time           `json:"completed_at"`
-	UpdatedAt      Time            `json:"updated_at"`
-
-	// Config is the configuration the run uses (a version's, or an unsaved playground one);
-	// State is the engine's resume point. Neither is part of the API.
-	Config *AgentConfig    `json:"-"` // nil for a version's run once read back: see AgentVersionID
-	State  json.RawMessage `json:"-"`
-
-	// The lease of a running execution (see leases.go); none of it is part of the API.
-	// OwnerNode is the node running it, until LeaseExpiresAt (Unix ms, the database's clock);
-	// Attempt counts the passes that took the row; ModelCalled says the current pass reached a
-	// model call; SeqReserved is the highest frame id the pass may have sent.
-	OwnerNode      *string `json:"-"`
-	LeaseExpiresAt *int64  `json:"-"`
-	Attempt        int     `json:"-"`
-	ModelCalled    bool    `json:"-"`
-	SeqReserved    int     `json:"-"`
-	// Claim, when set on ExecutionCreate of a running execution, makes the caller its owner.
-	Claim *Claim `json:"-"`
-}
-
-// ExecutionNode is an execution with its child executions, for the tree view.
-type ExecutionNode struct {
-	*Execution
-	Children []*ExecutionNode `json:"children"`
-}
-
-// ExecutionFilter narrows ExecutionList.
-type ExecutionFilter struct {
-	AgentID, Status, SessionID, Source, EndUserID string
-	CreatedAfter, CreatedBefore                   Time
-}
-
 const executionColumns = `id, workspace_id, agent_id, agent_version_id, parent_id, root_id, session_id, source, user_id,
 	end_user_id, status, input, output, error, metadata, config, state, prompt_tokens, completion_tokens, cost, duration_ms,
 	trace_id, timeout_ms, created_at, started_at, completed_at, updated_at, owner_node, lease_expires_at, attempt, model_called, seq_reserved, model`
 
-func scanExecution(row interface{ Scan(...any) error }) (*Execution, error) {
-	var e Execution
+func scanExecution(row interface{ Scan(...any) error }) (*domain.Execution, error) {
+	var e domain.Execution
 	var output, config, state, errText sql.NullString
-	var started, completed Time
+	var started, completed domain.Time
 	var duration sql.NullInt64
 	if err := row.Scan(&e.ID, &e.WorkspaceID, &e.AgentID, &e.AgentVersionID, &e.ParentID, &e.RootID, &e.SessionID, &e.Source,
 		&e.UserID, &e.EndUserID, &e.Status, &e.Input, &output, &errText, &e.Metadata, &config, &state, &e.TokenUsage.PromptTokens,
@@ -204,7 +59,7 @@ func scanExecution(row interface{ Scan(...any) error }) (*Execution, error) {
 		e.Error = &errText.String
 	}
 	if config.Valid {
-		e.Config = new(AgentConfig)
+		e.Config = new(domain.AgentConfig)
 		if err := json.Unmarshal([]byte(config.String), e.Config); err != nil {
 			return nil, fmt.Errorf("decode config of execution %s: %w", e.ID, err)
 		}
@@ -227,16 +82,16 @@ func scanExecution(row interface{ Scan(...any) error }) (*Execution, error) {
 // ExecutionCreate records a new execution (pending, or running when the caller runs it at
 // once) together with its trace: on PostgreSQL in one statement (a CTE), so that outside a
 // transaction it needs none; on SQLite in one transaction.
-func (s *Store) ExecutionCreate(ctx context.Context, e *Execution, tr *Trace) error {
+func (s *Store) ExecutionCreate(ctx context.Context, e *domain.Execution, tr *domain.Trace) error {
 	if e.ID == "" {
 		e.ID = NewID()
 	}
 	if e.RootID == "" {
 		e.RootID = e.ID
 	}
-	now := Now()
+	now := domain.Now()
 	e.CreatedAt, e.UpdatedAt = now, now
-	if e.Status == StatusRunning {
+	if e.Status == domain.StatusRunning {
 		e.StartedAt = &now
 	}
 	// A version's configuration is immutable, so a run of a version refers to it; only an
@@ -253,7 +108,7 @@ func (s *Store) ExecutionCreate(ctx context.Context, e *Execution, tr *Trace) er
 	// that pass's block of frame ids are written with the row.
 	var owner, leaseMS any
 	attempt, reserved, called := 0, 0, false
-	if c := e.Claim; c != nil && e.Status == StatusRunning {
+	if c := e.Claim; c != nil && e.Status == domain.StatusRunning {
 		owner, leaseMS, attempt, reserved, called = c.Node, c.Lease.Milliseconds(), 1, c.SeqBlock, c.ModelCalled
 		e.OwnerNode, e.Attempt, e.SeqReserved, e.ModelCalled = &c.Node, 1, c.SeqBlock, c.ModelCalled
 	}
@@ -261,7 +116,7 @@ func (s *Store) ExecutionCreate(ctx context.Context, e *Execution, tr *Trace) er
 		tr.EndUserID = e.EndUserID
 	}
 	tr.ExecutionID = &e.ID // its spans may read what they share with it (SpansShareExecution)
-	traceSQL, traceArgs := tr.insert(now)
+	traceSQL, traceArgs := traceInsert(tr, now)
 	e.TraceID = tr.ID
 	// The execution's parameters follow the trace's ($13 on).
 	execSQL := `INSERT INTO executions (id, workspace_id, agent_id, agent_version_id, parent_id, root_id, session_id,
@@ -296,7 +151,7 @@ func (s *Store) ExecutionCreate(ctx context.Context, e *Execution, tr *Trace) er
 	})
 }
 
-func optTime(t *Time) any {
+func optTime(t *domain.Time) any {
 	if t == nil {
 		return nil
 	}
@@ -304,7 +159,7 @@ func optTime(t *Time) any {
 }
 
 // ExecutionGet returns one execution of the workspace.
-func (s *Store) ExecutionGet(ctx context.Context, ws, id string) (*Execution, error) {
+func (s *Store) ExecutionGet(ctx context.Context, ws, id string) (*domain.Execution, error) {
 	e, err := scanExecution(s.r.QueryRowContext(ctx, "SELECT "+executionColumns+" FROM executions WHERE workspace_id = $1 AND id = $2", ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("execution", id)
@@ -316,7 +171,7 @@ func (s *Store) ExecutionGet(ctx context.Context, ws, id string) (*Execution, er
 }
 
 // ExecutionList returns one page of executions, newest first.
-func (s *Store) ExecutionList(ctx context.Context, ws string, f ExecutionFilter, p Page) ([]*Execution, int, error) {
+func (s *Store) ExecutionList(ctx context.Context, ws string, f domain.ExecutionFilter, p domain.Page) ([]*domain.Execution, int, error) {
 	where, args := whereClause("", ws, []cond{
 		{"agent_id = $%d", f.AgentID}, {"status = $%d", f.Status}, {"session_id = $%d", f.SessionID}, {"source = $%d", f.Source},
 		{"end_user_id = $%d", f.EndUserID},
@@ -343,7 +198,7 @@ func (s *Store) ExecutionList(ctx context.Context, ws string, f ExecutionFilter,
 }
 
 // ExecutionTree returns an execution with all its descendants nested under it.
-func (s *Store) ExecutionTree(ctx context.Context, ws, id string) (*ExecutionNode, error) {
+func (s *Store) ExecutionTree(ctx context.Context, ws, id string) (*domain.ExecutionNode, error) {
 	top, err := s.ExecutionGet(ctx, ws, id)
 	if err != nil {
 		return nil, err
@@ -357,9 +212,9 @@ func (s *Store) ExecutionTree(ctx context.Context, ws, id string) (*ExecutionNod
 	if err != nil {
 		return nil, err
 	}
-	nodes := map[string]*ExecutionNode{}
+	nodes := map[string]*domain.ExecutionNode{}
 	for _, e := range all {
-		nodes[e.ID] = &ExecutionNode{Execution: e, Children: []*ExecutionNode{}}
+		nodes[e.ID] = &domain.ExecutionNode{Execution: e, Children: []*domain.ExecutionNode{}}
 	}
 	for _, e := range all {
 		if e.ParentID != nil && nodes[*e.ParentID] != nil {
@@ -369,60 +224,15 @@ func (s *Store) ExecutionTree(ctx context.Context, ws, id string) (*ExecutionNod
 	}
 	root := nodes[top.ID]
 	if root == nil {
-		root = &ExecutionNode{Execution: top, Children: []*ExecutionNode{}}
+		root = &domain.ExecutionNode{Execution: top, Children: []*domain.ExecutionNode{}}
 	}
 	return root, nil
-}
-
-// ExecutionPatch holds the fields a transition writes; nil fields stay as they are.
-type ExecutionPatch struct {
-	// Move, when set, is the lifecycle move made: only the statuses it leads to `to` from
-	// are left (without it, any move leading there).
-	Move        ExecutionMove
-	Output      json.RawMessage
-	Error       *string
-	Usage       *TokenUsage
-	Cost        *float64
-	Model       *string // the model that answered last
-	StartedAt   *Time
-	CompletedAt *Time
-	DurationMS  *int64
-	State       json.RawMessage // written when non-nil; use ClearState to erase
-	ClearState  bool
-	// From, when set, allows the move only from this status: the caller decided on a read of
-	// it (a cancel of a pending execution must not land on the run a worker just claimed).
-	From string
-	// Claim, on a move to running, makes the caller the owner of the new pass (see Claim).
-	// Any move out of running ends the lease.
-	Claim *Claim
-	// SeqUsed records the last frame id the ending pass used (its frames are stored with the
-	// move), giving back the rest of its reserved block.
-	SeqUsed *int
-	// Owner allows the move only while this pass holds the row: a pass that lost its lease
-	// to a rescue must not write over what the rescue decided.
-	Owner *Owner
-	// Attempt allows the move only for this pass of the row (see Execution.Attempt).
-	Attempt *int
-	// LeaseExpired allows the move only when the row's lease has expired: a node closing the
-	// run of a node that stopped, never a live one.
-	LeaseExpired bool
-	// Trace, when set, records the execution's trace's outcome with the move (see
-	// TraceFinish; its status is the new one): on PostgreSQL in the same statement.
-	Trace *TraceEnd
-}
-
-// TraceEnd is what TraceFinish records of a trace besides its status.
-type TraceEnd struct {
-	Usage      TokenUsage
-	Cost       float64
-	EndedAt    Time
-	DurationMS int64
 }
 
 // ExecutionTransition moves an execution to status `to` if the lifecycle allows it from its
 // current status, writing patch in the same statement. A forbidden move is a *TransitionError;
 // a concurrent change between the read and the write is detected and reported the same way.
-func (s *Store) ExecutionTransition(ctx context.Context, ws, id, to string, p ExecutionPatch) (*Execution, error) {
+func (s *Store) ExecutionTransition(ctx context.Context, ws, id, to string, p domain.ExecutionPatch) (*domain.Execution, error) {
 	from := transitionFrom(to, p.Move)
 	if p.From != "" {
 		if !slices.Contains(from, p.From) {
@@ -431,7 +241,7 @@ func (s *Store) ExecutionTransition(ctx context.Context, ws, id, to string, p Ex
 		from = []string{p.From}
 	}
 	sets := []string{"status = $1", "updated_at = $2"}
-	args := []any{to, Now()}
+	args := []any{to, domain.Now()}
 	add := func(col string, v any) {
 		args = append(args, v)
 		sets = append(sets, fmt.Sprintf("%s = $%d", col, len(args)))
@@ -466,14 +276,14 @@ func (s *Store) ExecutionTransition(ctx context.Context, ws, id, to string, p Ex
 	} else if p.ClearState {
 		sets = append(sets, "state = NULL")
 	}
-	if c := p.Claim; c != nil && to == StatusRunning {
+	if c := p.Claim; c != nil && to == domain.StatusRunning {
 		add("owner_node", c.Node)
 		args = append(args, c.Lease.Milliseconds())
 		sets = append(sets, fmt.Sprintf("lease_expires_at = %s + $%d", s.nowMS(), len(args)),
 			"attempt = attempt + 1", "model_called = FALSE")
 		args = append(args, c.SeqBlock)
 		sets = append(sets, fmt.Sprintf("seq_reserved = seq_reserved + $%d", len(args)))
-	} else if to != StatusRunning {
+	} else if to != domain.StatusRunning {
 		sets = append(sets, "owner_node = NULL", "lease_expires_at = NULL")
 	}
 	if p.SeqUsed != nil {
@@ -517,7 +327,7 @@ func (s *Store) ExecutionTransition(ctx context.Context, ws, id, to string, p Ex
 			ended_at = $%d, duration_ms = $%d FROM x WHERE traces.workspace_id = x.workspace_id AND traces.id = x.trace_id)
 			SELECT %s FROM x`, q, m-4, m-3, m-2, m-1, m, executionColumns)
 	}
-	var out *Execution
+	var out *domain.Execution
 	err := s.InTx(ctx, func(tx *Store) error {
 		var err error
 		out, err = scanExecution(tx.w.QueryRowContext(ctx, q, args...))
@@ -541,7 +351,7 @@ func (s *Store) ExecutionTransition(ctx context.Context, ws, id, to string, p Ex
 				return err
 			}
 		}
-		if IsTerminal(to) {
+		if domain.IsTerminal(to) {
 			return tx.runTerminalHook(ctx, out)
 		}
 		return nil
@@ -551,11 +361,11 @@ func (s *Store) ExecutionTransition(ctx context.Context, ws, id, to string, p Ex
 
 // transitionFrom returns the statuses the lifecycle allows a move to `to` from: by move m,
 // or by any move when m is empty.
-func transitionFrom(to string, m ExecutionMove) []string {
+func transitionFrom(to string, m domain.ExecutionMove) []string {
 	var from []string
-	for _, f := range ExecutionStatuses {
-		next, ok := NextStatus(f, m)
-		if m == "" && CanTransition(f, to) || ok && next == to {
+	for _, f := range domain.ExecutionStatuses {
+		next, ok := domain.NextStatus(f, m)
+		if m == "" && domain.CanTransition(f, to) || ok && next == to {
 			from = append(from, f)
 		}
 	}
@@ -565,8 +375,8 @@ func transitionFrom(to string, m ExecutionMove) []string {
 // ExecutionClaim takes the oldest pending execution for a worker and marks it running, owned
 // by c's node with a fresh lease, a new attempt and a block of frame ids above every id an
 // earlier pass may have sent. It returns nil when none is pending.
-func (s *Store) ExecutionClaim(ctx context.Context, c Claim) (*Execution, error) {
-	now := Now()
+func (s *Store) ExecutionClaim(ctx context.Context, c domain.Claim) (*domain.Execution, error) {
+	now := domain.Now()
 	pick := "SELECT id FROM executions WHERE status = 'pending' ORDER BY created_at, id LIMIT 1"
 	if s.dialect == Postgres {
 		pick += " FOR UPDATE SKIP LOCKED"
@@ -605,22 +415,15 @@ func (s *Store) ExecutionIDsByStatus(ctx context.Context, status string) ([][2]s
 	return out, rows.Err()
 }
 
-// Event is one frame of an execution's event log, as streamed over SSE.
-type Event struct {
-	Seq   int             `json:"seq"`
-	Event string          `json:"event"`
-	Data  json.RawMessage `json:"data"`
-}
-
 // EventAppend stores frames of an execution's log, in order, as one batch.
-func (s *Store) EventAppend(ctx context.Context, executionID string, events []Event) error {
+func (s *Store) EventAppend(ctx context.Context, executionID string, events []domain.Event) error {
 	return s.EventAppendFinal(ctx, executionID, events, nil)
 }
 
 // EventAppendFinal is EventAppend for the batch written as a run completes with output (the
 // execution's, byte for byte): its "done" frame's copy of the output is not stored again
 // (see storedEvent).
-func (s *Store) EventAppendFinal(ctx context.Context, executionID string, events []Event, output json.RawMessage) error {
+func (s *Store) EventAppendFinal(ctx context.Context, executionID string, events []domain.Event, output json.RawMessage) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -634,7 +437,7 @@ func (s *Store) EventAppendFinal(ctx context.Context, executionID string, events
 }
 
 // EventList returns the frames of an execution after seq, in order.
-func (s *Store) EventList(ctx context.Context, executionID string, after int) ([]Event, error) {
+func (s *Store) EventList(ctx context.Context, executionID string, after int) ([]domain.Event, error) {
 	rows, err := s.r.QueryContext(ctx, "SELECT seq_from, frames, packed FROM execution_events WHERE execution_id = $1 AND seq_to > $2 ORDER BY seq_from",
 		executionID, after)
 	if err != nil {
@@ -670,7 +473,7 @@ func (s *Store) EventList(ctx context.Context, executionID string, after int) ([
 		}
 		return output, nil
 	}
-	var out []Event
+	var out []domain.Event
 	for _, b := range batches {
 		frames, err := unpackFrames(b.from, b.frames, b.packed, readOutput)
 		if err != nil {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 func TestExecutionLedger(t *testing.T) {
@@ -14,38 +16,38 @@ func TestExecutionLedger(t *testing.T) {
 		ctx := context.Background()
 		mustModel(t, s)
 		ws := mustWorkspace(t, s, "a")
-		a, err := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
+		a, err := s.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &domain.AgentConfig{Model: "gpt-4o"}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		x := &Execution{WorkspaceID: ws, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api", Status: StatusPending,
-			Input: JSONObject{"q": "hi"}, Metadata: JSONObject{}, TimeoutMS: 1000, State: json.RawMessage(`{"phase":""}`)}
-		tr := &Trace{WorkspaceID: ws, AgentID: &a.ID, Name: "A"}
+		x := &domain.Execution{WorkspaceID: ws, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api", Status: domain.StatusPending,
+			Input: domain.JSONObject{"q": "hi"}, Metadata: domain.JSONObject{}, TimeoutMS: 1000, State: json.RawMessage(`{"phase":""}`)}
+		tr := &domain.Trace{WorkspaceID: ws, AgentID: &a.ID, Name: "A"}
 		if err := s.ExecutionCreate(ctx, x, tr); err != nil {
 			t.Fatal(err)
 		}
 		claimed, err := s.ExecutionClaim(ctx, testClaim)
-		if err != nil || claimed == nil || claimed.ID != x.ID || claimed.Status != StatusRunning || claimed.StartedAt == nil {
+		if err != nil || claimed == nil || claimed.ID != x.ID || claimed.Status != domain.StatusRunning || claimed.StartedAt == nil {
 			t.Fatalf("claim: %+v %v", claimed, err)
 		}
 		if again, err := s.ExecutionClaim(ctx, testClaim); err != nil || again != nil {
 			t.Fatalf("second claim: %+v %v", again, err)
 		}
-		_, err = s.ExecutionTransition(ctx, ws, x.ID, StatusRejected, ExecutionPatch{})
+		_, err = s.ExecutionTransition(ctx, ws, x.ID, domain.StatusRejected, domain.ExecutionPatch{})
 		var te *TransitionError
-		if !errors.As(err, &te) || te.From != StatusRunning || te.To != StatusRejected {
+		if !errors.As(err, &te) || te.From != domain.StatusRunning || te.To != domain.StatusRejected {
 			t.Fatalf("illegal move: %v", err)
 		}
-		if err := s.EventAppend(ctx, x.ID, []Event{{Seq: 1, Event: "content", Data: json.RawMessage(`{"content":"a"}`)},
+		if err := s.EventAppend(ctx, x.ID, []domain.Event{{Seq: 1, Event: "content", Data: json.RawMessage(`{"content":"a"}`)},
 			{Seq: 2, Event: "content", Data: json.RawMessage(`{"content":"b"}`)}}); err != nil {
 			t.Fatal(err)
 		}
 		out := json.RawMessage(`{"content":"ab"}`)
-		done, err := s.ExecutionTransition(ctx, ws, x.ID, StatusCompleted, ExecutionPatch{Output: out, Usage: &TokenUsage{PromptTokens: 3, CompletionTokens: 2}, ClearState: true})
-		if err != nil || done.Status != StatusCompleted || string(done.Output) != string(out) || done.TokenUsage.TotalTokens != 5 || done.State != nil {
+		done, err := s.ExecutionTransition(ctx, ws, x.ID, domain.StatusCompleted, domain.ExecutionPatch{Output: out, Usage: &domain.TokenUsage{PromptTokens: 3, CompletionTokens: 2}, ClearState: true})
+		if err != nil || done.Status != domain.StatusCompleted || string(done.Output) != string(out) || done.TokenUsage.TotalTokens != 5 || done.State != nil {
 			t.Fatalf("complete: %+v %v", done, err)
 		}
-		if err := s.EventAppend(ctx, x.ID, []Event{{Seq: 3, Event: "done", Data: json.RawMessage(`{}`)}}); err != nil {
+		if err := s.EventAppend(ctx, x.ID, []domain.Event{{Seq: 3, Event: "done", Data: json.RawMessage(`{}`)}}); err != nil {
 			t.Fatal(err)
 		}
 		evs, err := s.EventList(ctx, x.ID, 1)
@@ -55,7 +57,7 @@ func TestExecutionLedger(t *testing.T) {
 		if n, _ := s.EventLastSeq(ctx, x.ID); n != 3 {
 			t.Fatalf("last seq %d", n)
 		}
-		if err := s.SpanInsert(ctx, []*Span{{TraceID: tr.ID, WorkspaceID: ws, Name: "llm", Kind: "llm", Status: "ok", StartedAt: Now(), Attributes: JSONObject{}}}); err != nil {
+		if err := s.SpanInsert(ctx, []*domain.Span{{TraceID: tr.ID, WorkspaceID: ws, Name: "llm", Kind: "llm", Status: "ok", StartedAt: domain.Now(), Attributes: domain.JSONObject{}}}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.TraceGet(ctx, ws, tr.ID)
@@ -65,21 +67,21 @@ func TestExecutionLedger(t *testing.T) {
 		if _, err := s.TraceGet(ctx, mustWorkspace(t, s, "b"), tr.ID); !IsNotFound(err) {
 			t.Fatalf("trace across workspaces: %v", err)
 		}
-		l, n, err := s.ExecutionList(ctx, ws, ExecutionFilter{Status: StatusCompleted, AgentID: a.ID}, Page{Page: 1, Limit: 10})
+		l, n, err := s.ExecutionList(ctx, ws, domain.ExecutionFilter{Status: domain.StatusCompleted, AgentID: a.ID}, domain.Page{Page: 1, Limit: 10})
 		if err != nil || n != 1 || len(l) != 1 {
 			t.Fatalf("list: %d %v", n, err)
 		}
 		// Approvals.
-		ap := &Approval{WorkspaceID: ws, ExecutionID: x.ID, AgentID: a.ID, Checkpoint: "c", Awaiting: json.RawMessage(`{"draft_output":"x"}`)}
+		ap := &domain.Approval{WorkspaceID: ws, ExecutionID: x.ID, AgentID: a.ID, Checkpoint: "c", Awaiting: json.RawMessage(`{"draft_output":"x"}`)}
 		if err := s.ApprovalCreate(ctx, ap); err != nil {
 			t.Fatal(err)
 		}
-		decided, err := s.ApprovalDecide(ctx, ws, x.ID, ApprovalDecision{Status: "approved", Comment: "fine", DecidedBy: "api_key:k1"})
+		decided, err := s.ApprovalDecide(ctx, ws, x.ID, domain.ApprovalDecision{Status: "approved", Comment: "fine", DecidedBy: "api_key:k1"})
 		if err != nil || decided.Status != "approved" || decided.AgentName != "A" || decided.DecidedAt == nil ||
-			decided.Kind != ApprovalCheckpoint || decided.DecidedBy != "api_key:k1" || len(decided.Calls) != 0 {
+			decided.Kind != domain.ApprovalCheckpoint || decided.DecidedBy != "api_key:k1" || len(decided.Calls) != 0 {
 			t.Fatalf("decide: %+v %v", decided, err)
 		}
-		if again, _ := s.ApprovalDecide(ctx, ws, x.ID, ApprovalDecision{Status: "denied"}); again != nil {
+		if again, _ := s.ApprovalDecide(ctx, ws, x.ID, domain.ApprovalDecision{Status: "denied"}); again != nil {
 			t.Fatal("an approval was decided twice")
 		}
 		testToolApprovals(t, s, ws, a.ID, x.ID)
@@ -90,9 +92,9 @@ func TestExecutionLedger(t *testing.T) {
 // original and edited arguments; one that expires is listed by the sweep until decided.
 func testToolApprovals(t *testing.T, s *Store, ws, agentID, execID string) {
 	ctx := context.Background()
-	past := TimeFromMillis(Now().UnixMilli() - 1000)
-	calls := []PendingCall{{CallID: "c1", Name: "crm__delete_contact", Arguments: json.RawMessage(`{"id":7}`), InputSchema: json.RawMessage(`{"type":"object"}`)}}
-	ap := &Approval{WorkspaceID: ws, ExecutionID: execID, AgentID: agentID, Kind: ApprovalTools, Checkpoint: "tools", Awaiting: json.RawMessage(`{}`),
+	past := domain.TimeFromMillis(domain.Now().UnixMilli() - 1000)
+	calls := []domain.PendingCall{{CallID: "c1", Name: "crm__delete_contact", Arguments: json.RawMessage(`{"id":7}`), InputSchema: json.RawMessage(`{"type":"object"}`)}}
+	ap := &domain.Approval{WorkspaceID: ws, ExecutionID: execID, AgentID: agentID, Kind: domain.ApprovalTools, Checkpoint: "tools", Awaiting: json.RawMessage(`{}`),
 		Calls: calls, ExpiresAt: &past, OnTimeout: "reject"}
 	if err := s.ApprovalCreate(ctx, ap); err != nil {
 		t.Fatal(err)
@@ -102,25 +104,25 @@ func testToolApprovals(t *testing.T, s *Store, ws, agentID, execID string) {
 		pending.ExpiresAt == nil || pending.OnTimeout != "reject" {
 		t.Fatalf("pending: %+v %v", pending, err)
 	}
-	expired, err := s.ApprovalsExpired(ctx, Now(), 10)
+	expired, err := s.ApprovalsExpired(ctx, domain.Now(), 10)
 	if err != nil || len(expired) != 1 || expired[0].ID != ap.ID {
 		t.Fatalf("expired: %+v %v", expired, err)
 	}
 	calls[0].Decision, calls[0].EditedArguments = "edit", json.RawMessage(`{"id":8}`)
-	decided, err := s.ApprovalDecide(ctx, ws, execID, ApprovalDecision{Status: "approved", DecidedBy: "user:u1", Calls: calls})
+	decided, err := s.ApprovalDecide(ctx, ws, execID, domain.ApprovalDecision{Status: "approved", DecidedBy: "user:u1", Calls: calls})
 	if err != nil || decided.Calls[0].Decision != "edit" || string(decided.Calls[0].Arguments) != `{"id":7}` ||
 		string(decided.Calls[0].EditedArguments) != `{"id":8}` || decided.DecidedBy != "user:u1" {
 		t.Fatalf("decided: %+v %v", decided, err)
 	}
-	if expired, _ := s.ApprovalsExpired(ctx, Now(), 10); len(expired) != 0 {
+	if expired, _ := s.ApprovalsExpired(ctx, domain.Now(), 10); len(expired) != 0 {
 		t.Fatalf("a decided approval expires: %+v", expired)
 	}
-	q := &Approval{WorkspaceID: ws, ExecutionID: execID, AgentID: agentID, Kind: ApprovalQuestion, Checkpoint: "ask_user", Awaiting: json.RawMessage(`{}`),
+	q := &domain.Approval{WorkspaceID: ws, ExecutionID: execID, AgentID: agentID, Kind: domain.ApprovalQuestion, Checkpoint: "ask_user", Awaiting: json.RawMessage(`{}`),
 		Question: "Which size?", Choices: []string{"S", "M"}}
 	if err := s.ApprovalCreate(ctx, q); err != nil {
 		t.Fatal(err)
 	}
-	answered, err := s.ApprovalDecide(ctx, ws, execID, ApprovalDecision{Status: "approved", Answer: "M", DecidedBy: "chat"})
+	answered, err := s.ApprovalDecide(ctx, ws, execID, domain.ApprovalDecision{Status: "approved", Answer: "M", DecidedBy: "chat"})
 	if err != nil || answered.Question != "Which size?" || strings.Join(answered.Choices, ",") != "S,M" || answered.Answer != "M" || answered.ExpiresAt != nil {
 		t.Fatalf("answered: %+v %v", answered, err)
 	}
@@ -131,8 +133,8 @@ func TestChatSessions(t *testing.T) {
 		ctx := context.Background()
 		mustModel(t, s)
 		ws := mustWorkspace(t, s, "a")
-		a, _ := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
-		c, err := s.ChatSessionCreate(ctx, &ChatSession{WorkspaceID: ws, AgentID: a.ID, Title: "t", Metadata: JSONObject{}})
+		a, _ := s.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &domain.AgentConfig{Model: "gpt-4o"}, "")
+		c, err := s.ChatSessionCreate(ctx, &domain.ChatSession{WorkspaceID: ws, AgentID: a.ID, Title: "t", Metadata: domain.JSONObject{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,8 +149,8 @@ func TestChatSessions(t *testing.T) {
 			t.Fatalf("delete while busy: %v", err)
 		}
 		x1 := "x1"
-		if err := s.ChatMessageAppend(ctx, ws, c.ID, &ChatMessage{Role: "user", Content: "hi", ExecutionID: &x1},
-			&ChatMessage{Role: "assistant", Content: "hello", ExecutionID: &x1}); err != nil {
+		if err := s.ChatMessageAppend(ctx, ws, c.ID, &domain.ChatMessage{Role: "user", Content: "hi", ExecutionID: &x1},
+			&domain.ChatMessage{Role: "assistant", Content: "hello", ExecutionID: &x1}); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.ChatSessionUnlock(ctx, ws, c.ID, "x1"); err != nil {
@@ -182,34 +184,34 @@ func TestExecutionTransitionFrom(t *testing.T) {
 		ctx := context.Background()
 		mustModel(t, s)
 		ws := mustWorkspace(t, s, "a")
-		a, err := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
+		a, err := s.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &domain.AgentConfig{Model: "gpt-4o"}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		x := &Execution{WorkspaceID: ws, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api", Status: StatusPending,
-			Input: JSONObject{}, Metadata: JSONObject{}, TimeoutMS: 1000}
-		if err := s.ExecutionCreate(ctx, x, &Trace{WorkspaceID: ws, Name: "A"}); err != nil {
+		x := &domain.Execution{WorkspaceID: ws, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api", Status: domain.StatusPending,
+			Input: domain.JSONObject{}, Metadata: domain.JSONObject{}, TimeoutMS: 1000}
+		if err := s.ExecutionCreate(ctx, x, &domain.Trace{WorkspaceID: ws, Name: "A"}); err != nil {
 			t.Fatal(err)
 		}
 		if c, err := s.ExecutionClaim(ctx, testClaim); err != nil || c == nil {
 			t.Fatalf("claim: %v", err)
 		}
-		_, err = s.ExecutionTransition(ctx, ws, x.ID, StatusCancelled, ExecutionPatch{From: StatusPending})
+		_, err = s.ExecutionTransition(ctx, ws, x.ID, domain.StatusCancelled, domain.ExecutionPatch{From: domain.StatusPending})
 		var te *TransitionError
-		if !errors.As(err, &te) || te.From != StatusRunning {
+		if !errors.As(err, &te) || te.From != domain.StatusRunning {
 			t.Fatalf("cancel of a claimed run read as pending: %v", err)
 		}
-		if _, err := s.ExecutionTransition(ctx, ws, x.ID, StatusCancelled, ExecutionPatch{From: StatusCompleted}); !errors.As(err, &te) {
+		if _, err := s.ExecutionTransition(ctx, ws, x.ID, domain.StatusCancelled, domain.ExecutionPatch{From: domain.StatusCompleted}); !errors.As(err, &te) {
 			t.Fatalf("impossible move: %v", err)
 		}
-		got, err := s.ExecutionTransition(ctx, ws, x.ID, StatusCancelled, ExecutionPatch{From: StatusRunning})
-		if err != nil || got.Status != StatusCancelled {
+		got, err := s.ExecutionTransition(ctx, ws, x.ID, domain.StatusCancelled, domain.ExecutionPatch{From: domain.StatusRunning})
+		if err != nil || got.Status != domain.StatusCancelled {
 			t.Fatalf("cancel from running: %+v %v", got, err)
 		}
 	})
 }
 
-func keepAll(*ChatMessage) bool { return true }
+func keepAll(*domain.ChatMessage) bool { return true }
 
 // TestChatHistoryTail: a turn reads only the newest messages that fit, across read batches,
 // oldest first, and learns how many older ones it left out without reading them.
@@ -218,21 +220,21 @@ func TestChatHistoryTail(t *testing.T) {
 		ctx := context.Background()
 		mustModel(t, s)
 		ws := mustWorkspace(t, s, "a")
-		a, _ := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
-		c, err := s.ChatSessionCreate(ctx, &ChatSession{WorkspaceID: ws, AgentID: a.ID, Metadata: JSONObject{}})
+		a, _ := s.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &domain.AgentConfig{Model: "gpt-4o"}, "")
+		c, err := s.ChatSessionCreate(ctx, &domain.ChatSession{WorkspaceID: ws, AgentID: a.ID, Metadata: domain.JSONObject{}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		const total, keep = 250, 130
-		msgs := make([]*ChatMessage, total)
+		msgs := make([]*domain.ChatMessage, total)
 		for i := range msgs {
-			msgs[i] = &ChatMessage{Role: "user", Content: fmt.Sprintf("m%d", i+1)}
+			msgs[i] = &domain.ChatMessage{Role: "user", Content: fmt.Sprintf("m%d", i+1)}
 		}
 		if err := s.ChatMessageAppend(ctx, ws, c.ID, msgs...); err != nil {
 			t.Fatal(err)
 		}
 		seen := 0
-		h, dropped, err := s.ChatHistoryTail(ctx, ws, c.ID, func(*ChatMessage) bool { seen++; return seen <= keep })
+		h, dropped, err := s.ChatHistoryTail(ctx, ws, c.ID, func(*domain.ChatMessage) bool { seen++; return seen <= keep })
 		if err != nil {
 			t.Fatal(err)
 		}

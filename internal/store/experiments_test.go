@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // TestExperiments covers the guards that make an experiment run each item once and score it
@@ -16,22 +18,22 @@ func TestExperiments(t *testing.T) {
 		ctx := context.Background()
 		f := newScoreFixture(t, s) // a workspace with an execution to score
 		ws := f.ws
-		items := make([]*DatasetItem, 150)
+		items := make([]*domain.DatasetItem, 150)
 		for i := range items {
-			items[i] = &DatasetItem{ID: NewID(), Input: JSONObject{"n": i}}
+			items[i] = &domain.DatasetItem{ID: NewID(), Input: domain.JSONObject{"n": i}}
 		}
-		x, err := s.ExperimentCreate(ctx, &Experiment{WorkspaceID: ws, Name: "e", DatasetID: "d", DatasetVersion: 3, AgentID: "a", VersionID: "v",
-			EvaluatorIDs: Strings{"ev"}, Concurrency: 4}, items)
+		x, err := s.ExperimentCreate(ctx, &domain.Experiment{WorkspaceID: ws, Name: "e", DatasetID: "d", DatasetVersion: 3, AgentID: "a", VersionID: "v",
+			EvaluatorIDs: domain.Strings{"ev"}, Concurrency: 4}, items)
 		if err != nil {
 			t.Fatal(err)
 		}
 
 		t.Run("created pending with its items in order", func(t *testing.T) {
-			if x.Status != ExperimentPending || x.Progress.Total != 150 || x.OwnerNode != nil {
+			if x.Status != domain.ExperimentPending || x.Progress.Total != 150 || x.OwnerNode != nil {
 				t.Fatalf("new experiment: %+v", x)
 			}
-			its, err := s.ExperimentItems(ctx, x.ID, Page{Page: 2, Limit: 100})
-			if err != nil || len(its) != 50 || its[0].Position != 100 || its[0].Status != ItemPending || its[0].Input["n"] != float64(100) {
+			its, err := s.ExperimentItems(ctx, x.ID, domain.Page{Page: 2, Limit: 100})
+			if err != nil || len(its) != 50 || its[0].Position != 100 || its[0].Status != domain.ItemPending || its[0].Input["n"] != float64(100) {
 				t.Fatalf("items page 2: %d %v", len(its), err)
 			}
 		})
@@ -66,7 +68,7 @@ func TestExperiments(t *testing.T) {
 						mu.Lock()
 						attached++
 						mu.Unlock()
-					} else if !errors.Is(err, ErrItemTaken) {
+					} else if !errors.Is(err, domain.ErrItemTaken) {
 						t.Error(err)
 					}
 				})
@@ -78,19 +80,19 @@ func TestExperiments(t *testing.T) {
 		})
 		t.Run("an outcome and its scores are written once", func(t *testing.T) {
 			one := 1.0
-			o := ItemOutcome{Status: ItemCompleted, Scores: JSONObject{"q": 1.0}, Cost: 0.5, TotalTokens: 10}
-			score := func() []*Score {
-				return []*Score{{WorkspaceID: ws, Name: "q", DataType: ScoreNumeric, Value: &one, Source: ScoreSourceEval, ExecutionID: &f.exec}}
+			o := domain.ItemOutcome{Status: domain.ItemCompleted, Scores: domain.JSONObject{"q": 1.0}, Cost: 0.5, TotalTokens: 10}
+			score := func() []*domain.Score {
+				return []*domain.Score{{WorkspaceID: ws, Name: "q", DataType: domain.ScoreNumeric, Value: &one, Source: domain.ScoreSourceEval, ExecutionID: &f.exec}}
 			}
-			first, err := s.ExperimentItemFinish(ctx, x.ID, items[0].ID, ItemRunning, o, score())
+			first, err := s.ExperimentItemFinish(ctx, x.ID, items[0].ID, domain.ItemRunning, o, score())
 			if err != nil || !first {
 				t.Fatalf("first finish: %v %v", first, err)
 			}
-			again, err := s.ExperimentItemFinish(ctx, x.ID, items[0].ID, ItemRunning, o, score())
+			again, err := s.ExperimentItemFinish(ctx, x.ID, items[0].ID, domain.ItemRunning, o, score())
 			if err != nil || again {
 				t.Fatalf("second finish: %v %v", again, err)
 			}
-			if _, total, _ := s.ScoreList(ctx, ws, ScoreFilter{Source: ScoreSourceEval}, Page{Page: 1, Limit: 10}); total != 1 {
+			if _, total, _ := s.ScoreList(ctx, ws, domain.ScoreFilter{Source: domain.ScoreSourceEval}, domain.Page{Page: 1, Limit: 10}); total != 1 {
 				t.Fatalf("%d scores", total)
 			}
 			done, err := s.ExperimentItemsDone(ctx, x.ID, 0, 10)
@@ -103,13 +105,13 @@ func TestExperiments(t *testing.T) {
 				t.Fatal(err)
 			}
 			c, running, err := s.ExperimentCancel(ctx, ws, x.ID)
-			if err != nil || c.Status != ExperimentCancelled || len(running) != 1 || running[0] != "exec-1" {
+			if err != nil || c.Status != domain.ExperimentCancelled || len(running) != 1 || running[0] != "exec-1" {
 				t.Fatalf("cancel: %+v %v %v", c, running, err)
 			}
-			if err := s.ExperimentItemAttach(ctx, x.ID, items[2].ID, NewID()); !errors.Is(err, ErrItemTaken) {
+			if err := s.ExperimentItemAttach(ctx, x.ID, items[2].ID, NewID()); !errors.Is(err, domain.ErrItemTaken) {
 				t.Fatalf("attach after cancel: %v", err)
 			}
-			if ok, _ := s.ExperimentItemFinish(ctx, x.ID, items[1].ID, ItemRunning, ItemOutcome{Status: ItemFailed}, nil); ok {
+			if ok, _ := s.ExperimentItemFinish(ctx, x.ID, items[1].ID, domain.ItemRunning, domain.ItemOutcome{Status: domain.ItemFailed}, nil); ok {
 				t.Fatal("an item of a cancelled experiment was finished")
 			}
 			if _, _, err := s.ExperimentCancel(ctx, ws, x.ID); err == nil {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -42,7 +43,7 @@ type storedEvent struct {
 // re-encoding would validate and copy each one again). A batch to be compressed leaves out
 // what storedEvent says: the frame numbers when they run on, and output (the execution's,
 // when known) at the head of a "done" frame's data.
-func framesText(events []Event, packed bool, output json.RawMessage) []byte {
+func framesText(events []domain.Event, packed bool, output json.RawMessage) []byte {
 	gapless := packed
 	for i := 1; gapless && i < len(events); i++ {
 		gapless = events[i].Seq == events[i-1].Seq+1
@@ -83,7 +84,7 @@ const outputHead = `{"output":`
 // cutOutput returns the data of a "done" frame without the execution's output at its head
 // (`{"output":X,"time":1}` becomes `{"time":1}`, `{"output":X}` becomes `{}`); ok is false
 // when the frame does not start with exactly that output.
-func cutOutput(ev Event, output json.RawMessage) (rest json.RawMessage, ok bool) {
+func cutOutput(ev domain.Event, output json.RawMessage) (rest json.RawMessage, ok bool) {
 	d := ev.Data
 	n := len(outputHead) + len(output)
 	if ev.Event != "done" || len(output) == 0 || len(d) <= n || !bytes.HasPrefix(d, []byte(outputHead)) || !bytes.Equal(d[len(outputHead):n], output) {
@@ -113,7 +114,7 @@ func joinOutput(rest, output json.RawMessage) json.RawMessage {
 // packFrames returns what stores a batch: its JSON text when short or not worth compressing
 // (packed nil), else "" and the compressed text of its storedEvents. output is the
 // execution's, for a batch written as the run completes (else nil).
-func packFrames(events []Event, output json.RawMessage) (frames string, packed []byte) {
+func packFrames(events []domain.Event, output json.RawMessage) (frames string, packed []byte) {
 	text := framesText(events, false, nil)
 	if len(text) < packMin {
 		return string(text), nil
@@ -128,7 +129,7 @@ func packFrames(events []Event, output json.RawMessage) (frames string, packed [
 // unpackFrames returns the frames of a stored batch, from either form packFrames writes (and
 // from compressed batches written before frame numbers and output were left out). output
 // reads the execution's output, called only for a frame that left it out.
-func unpackFrames(seqFrom int, frames string, packed []byte, output func() (json.RawMessage, error)) ([]Event, error) {
+func unpackFrames(seqFrom int, frames string, packed []byte, output func() (json.RawMessage, error)) ([]domain.Event, error) {
 	text := []byte(frames)
 	if packed != nil {
 		var err error
@@ -140,9 +141,9 @@ func unpackFrames(seqFrom int, frames string, packed []byte, output func() (json
 	if err := json.Unmarshal(text, &stored); err != nil {
 		return nil, fmt.Errorf("decode frames: %w", err)
 	}
-	out := make([]Event, len(stored))
+	out := make([]domain.Event, len(stored))
 	for i, st := range stored {
-		ev := Event{Seq: st.Seq, Event: st.Event, Data: st.Data}
+		ev := domain.Event{Seq: st.Seq, Event: st.Event, Data: st.Data}
 		if ev.Seq == 0 {
 			ev.Seq = seqFrom + i
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -17,13 +18,13 @@ import (
 func TestFramesPacked(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		var frames []Event
+		var frames []domain.Event
 		for i := 1; i <= 40; i++ {
-			frames = append(frames, Event{Seq: i, Event: "content", Data: json.RawMessage(fmt.Sprintf(`{"content":"word %d \u00e9 "}`, i))})
+			frames = append(frames, domain.Event{Seq: i, Event: "content", Data: json.RawMessage(fmt.Sprintf(`{"content":"word %d \u00e9 "}`, i))})
 		}
-		frames = append(frames, Event{Seq: 41, Event: "done", Data: json.RawMessage(`{"output": {"content":"x"},  "time":0.001}`)})
-		short := []Event{{Seq: 42, Event: "error", Data: json.RawMessage(`{"message":"late"}`)}}
-		old := []Event{{Seq: 43, Event: "content", Data: json.RawMessage(`{"content":"old"}`)}, {Seq: 44, Event: "done", Data: json.RawMessage(`null`)}}
+		frames = append(frames, domain.Event{Seq: 41, Event: "done", Data: json.RawMessage(`{"output": {"content":"x"},  "time":0.001}`)})
+		short := []domain.Event{{Seq: 42, Event: "error", Data: json.RawMessage(`{"message":"late"}`)}}
+		old := []domain.Event{{Seq: 43, Event: "content", Data: json.RawMessage(`{"content":"old"}`)}, {Seq: 44, Event: "done", Data: json.RawMessage(`null`)}}
 		if err := s.EventAppend(ctx, "x1", frames); err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +35,7 @@ func TestFramesPacked(t *testing.T) {
 		if _, err := s.exec(ctx, "INSERT INTO execution_events (execution_id, seq_from, seq_to, frames) VALUES ('x1', 43, 44, $1)", string(oldText)); err != nil {
 			t.Fatal(err)
 		}
-		all := append(append(append([]Event(nil), frames...), short...), old...)
+		all := append(append(append([]domain.Event(nil), frames...), short...), old...)
 
 		t.Run("Stored", func(t *testing.T) {
 			rows, err := s.r.QueryContext(ctx, "SELECT seq_from, frames, packed FROM execution_events WHERE execution_id = 'x1' ORDER BY seq_from")
@@ -67,7 +68,7 @@ func TestFramesPacked(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var want []Event
+				var want []domain.Event
 				for _, ev := range all {
 					if ev.Seq > after {
 						want = append(want, ev)
@@ -92,7 +93,7 @@ func TestFramesPacked(t *testing.T) {
 }
 
 // frameText renders frames with their data's exact bytes.
-func frameText(evs []Event) []string {
+func frameText(evs []domain.Event) []string {
 	out := make([]string, len(evs))
 	for i, ev := range evs {
 		out[i] = fmt.Sprintf("%d %s %s", ev.Seq, ev.Event, ev.Data)
@@ -113,19 +114,19 @@ func TestFramesShareOutput(t *testing.T) {
 			VALUES ('x3', $1, 'ag1', 'x3', 'api', 'completed', 'tr3', 1, 1, $2)`, ws, output); err != nil {
 			t.Fatal(err)
 		}
-		run := func(from int, done string) []Event {
-			var evs []Event
+		run := func(from int, done string) []domain.Event {
+			var evs []domain.Event
 			for i := range 30 {
-				evs = append(evs, Event{Seq: from + i, Event: "content", Data: json.RawMessage(fmt.Sprintf(`{"content":"word %d "}`, i))})
+				evs = append(evs, domain.Event{Seq: from + i, Event: "content", Data: json.RawMessage(fmt.Sprintf(`{"content":"word %d "}`, i))})
 			}
-			return append(evs, Event{Seq: from + 30, Event: "done", Data: json.RawMessage(done)})
+			return append(evs, domain.Event{Seq: from + 30, Event: "done", Data: json.RawMessage(done)})
 		}
 		shared := run(1, `{"output":`+output+`,"time":0.5}`)
 		alone := run(100, `{"output":`+output+`}`)
 		escaped := run(200, `{"output":{"content":"final answer \u003c42\u003e"},"time":0.5}`)
 		gap := run(300, `{"output":`+output+`}`)
 		gap[5].Seq, gap[30].Seq = 350, 360
-		for _, b := range [][]Event{shared, alone, escaped, gap} {
+		for _, b := range [][]domain.Event{shared, alone, escaped, gap} {
 			if err := s.EventAppendFinal(ctx, "x3", b, json.RawMessage(output)); err != nil {
 				t.Fatal(err)
 			}
@@ -161,7 +162,7 @@ func TestFramesShareOutput(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := append(append(append(append([]Event(nil), shared...), alone...), escaped...), gap...)
+			want := append(append(append(append([]domain.Event(nil), shared...), alone...), escaped...), gap...)
 			if diff := cmp.Diff(frameText(want), frameText(got)); diff != "" {
 				t.Fatalf("frames (-want +got):\n%s", diff)
 			}

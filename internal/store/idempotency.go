@@ -7,74 +7,19 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
-
-// IdempotencyTTL is how long a stored response answers a repeated Idempotency-Key.
-const IdempotencyTTL = 24 * time.Hour
-
-// IdempotencyLease is how long a key stays claimed by a request in progress without being
-// renewed: the process handling the request renews it while it works, so the lease only
-// runs out when that process died (or lost its database), and then a retry takes over.
-const IdempotencyLease = 60 * time.Second
-
-// idempotencyChatTurn is the Status of a record that stands for a chat turn: its Response
-// is a ChatTurnRef, and the turn's execution is the answer to replay.
-const idempotencyChatTurn = 1
-
-// IdempotencyRecord is the first response to a request made with an Idempotency-Key. Status 0
-// means that request is still being handled (or its process died: see LockedUntil).
-type IdempotencyRecord struct {
-	RequestHash string
-	Status      int
-	Response    string
-	// ExecutionID is the execution the request created, once it did (execute and playground).
-	ExecutionID string
-	// LockedUntil is when the lease of a request in progress runs out.
-	LockedUntil Time
-}
-
-// ChatTurn returns the chat turn a record stands for, if it is a chat turn's record.
-func (r *IdempotencyRecord) ChatTurn() (*ChatTurnRef, bool) {
-	if r.Status != idempotencyChatTurn {
-		return nil, false
-	}
-	var ref ChatTurnRef
-	if json.Unmarshal([]byte(r.Response), &ref) != nil || ref.ExecutionID == "" {
-		return nil, false
-	}
-	return &ref, true
-}
-
-// ChatTurnRef is the chat turn an Idempotency-Key started: a retry with the key follows that
-// turn's execution instead of starting another.
-type ChatTurnRef struct {
-	ExecutionID   string `json:"execution_id"`
-	UserMessageID string `json:"user_message_id"`
-}
 
 // IdempotencyUsedError says that an Idempotency-Key already names an earlier request (within
 // IdempotencyTTL); Record is that request's record.
 type IdempotencyUsedError struct {
 	Key    string
-	Record *IdempotencyRecord
+	Record *domain.IdempotencyRecord
 }
 
 func (e *IdempotencyUsedError) Error() string {
 	return fmt.Sprintf("Idempotency-Key %q was already used", e.Key)
-}
-
-// IdempotencyClaim is an Idempotency-Key held by the request this process is handling. Its
-// Token fences the holder: renewing, linking, finishing and releasing act only while the
-// record still carries it, so a process whose lease was taken over changes nothing.
-type IdempotencyClaim struct {
-	Workspace string
-	Key       string
-	Token     string
-	// TakenOver is set when the claim took the key over from a request whose lease ran out.
-	TakenOver bool
-	// ExecutionID, on a taken-over claim, is the execution the earlier request had created:
-	// the answer is that execution, not a second one.
-	ExecutionID string
 }
 
 // IdempotencyBegin claims key for a request. It returns the claim when this request is to be
@@ -82,12 +27,12 @@ type IdempotencyClaim struct {
 // record of the earlier request: finished (replay it), in progress (409), or with another
 // hash. The caller renews the claim while it works (IdempotencyRenew), then calls
 // IdempotencyFinish or IdempotencyRelease.
-func (s *Store) IdempotencyBegin(ctx context.Context, ws, key, hash string, lease time.Duration) (*IdempotencyClaim, *IdempotencyRecord, error) {
-	c := &IdempotencyClaim{Workspace: ws, Key: key, Token: NewID()}
+func (s *Store) IdempotencyBegin(ctx context.Context, ws, key, hash string, lease time.Duration) (*domain.IdempotencyClaim, *domain.IdempotencyRecord, error) {
+	c := &domain.IdempotencyClaim{Workspace: ws, Key: key, Token: NewID()}
 	// A record can vanish between the claim's insert and its read (its request failed and
 	// released it): then the key is free, and the next round claims it.
 	for range 5 {
-		var prev *IdempotencyRecord
+		var prev *domain.IdempotencyRecord
 		claimed := false
 		err := s.InTx(ctx, func(tx *Store) error {
 			var err error
@@ -111,13 +56,13 @@ func (s *Store) IdempotencyBegin(ctx context.Context, ws, key, hash string, leas
 // creates the turn, so the turn and its key are committed together and two concurrent
 // retries cannot both start a turn. A key already used makes it record nothing and return
 // an *IdempotencyUsedError with the earlier record.
-func (s *Store) ChatTurnClaim(ctx context.Context, ws, key, hash string, ref ChatTurnRef) error {
+func (s *Store) ChatTurnClaim(ctx context.Context, ws, key, hash string, ref domain.ChatTurnRef) error {
 	raw, err := json.Marshal(ref)
 	if err != nil {
 		return err
 	}
-	c := &IdempotencyClaim{Workspace: ws, Key: key, Token: NewID()}
-	claimed, prev, err := s.idempotencyClaim(ctx, c, hash, idempotencyChatTurn, string(raw), 0)
+	c := &domain.IdempotencyClaim{Workspace: ws, Key: key, Token: NewID()}
+	claimed, prev, err := s.idempotencyClaim(ctx, c, hash, domain.IdempotencyChatTurn, string(raw), 0)
 	if err != nil {
 		return err
 	}
@@ -133,14 +78,14 @@ func (s *Store) ChatTurnClaim(ctx context.Context, ws, key, hash string, ref Cha
 }
 
 // IdempotencyGet returns the live record of key, or nil when there is none (or it expired).
-func (s *Store) IdempotencyGet(ctx context.Context, ws, key string) (*IdempotencyRecord, error) {
+func (s *Store) IdempotencyGet(ctx context.Context, ws, key string) (*domain.IdempotencyRecord, error) {
 	r, created, err := scanIdempotency(s.r.QueryRowContext(ctx, "SELECT "+idempotencyCols+" FROM idempotency_keys WHERE workspace_id = $1 AND key = $2", ws, key))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("read idempotency key: %w", err)
-	case time.Since(created.Time) >= IdempotencyTTL:
+	case time.Since(created.Time) >= domain.IdempotencyTTL:
 		return nil, nil
 	}
 	return r, nil
@@ -148,15 +93,15 @@ func (s *Store) IdempotencyGet(ctx context.Context, ws, key string) (*Idempotenc
 
 const idempotencyCols = "request_hash, status, response, execution_id, locked_until, created_at"
 
-func scanIdempotency(row *sql.Row) (*IdempotencyRecord, Time, error) {
-	var r IdempotencyRecord
+func scanIdempotency(row *sql.Row) (*domain.IdempotencyRecord, domain.Time, error) {
+	var r domain.IdempotencyRecord
 	var exec sql.NullString
 	var until int64
-	var created Time
+	var created domain.Time
 	if err := row.Scan(&r.RequestHash, &r.Status, &r.Response, &exec, &until, &created); err != nil {
-		return nil, Time{}, err
+		return nil, domain.Time{}, err
 	}
-	r.ExecutionID, r.LockedUntil = exec.String, TimeFromMillis(until)
+	r.ExecutionID, r.LockedUntil = exec.String, domain.TimeFromMillis(until)
 	return &r, created, nil
 }
 
@@ -166,10 +111,10 @@ func scanIdempotency(row *sql.Row) (*IdempotencyRecord, Time, error) {
 // record found (nil if it vanished meanwhile). It must run in a transaction: on PostgreSQL
 // a concurrent claim of the same key waits for this one's transaction and then finds its
 // record, and a concurrent take-over finds the lease renewed.
-func (s *Store) idempotencyClaim(ctx context.Context, c *IdempotencyClaim, hash string, status int, response string, lease time.Duration) (bool, *IdempotencyRecord, error) {
-	now := Now()
-	until := Time{Time: now.Add(lease)}
-	cutoff := Time{Time: now.Add(-IdempotencyTTL)}
+func (s *Store) idempotencyClaim(ctx context.Context, c *domain.IdempotencyClaim, hash string, status int, response string, lease time.Duration) (bool, *domain.IdempotencyRecord, error) {
+	now := domain.Now()
+	until := domain.Time{Time: now.Add(lease)}
+	cutoff := domain.Time{Time: now.Add(-domain.IdempotencyTTL)}
 	if _, err := s.exec(ctx, "DELETE FROM idempotency_keys WHERE workspace_id = $1 AND key = $2 AND created_at <= $3", c.Workspace, c.Key, cutoff); err != nil {
 		return false, nil, fmt.Errorf("expire idempotency key: %w", err)
 	}
@@ -210,9 +155,9 @@ func (s *Store) idempotencyClaim(ctx context.Context, c *IdempotencyClaim, hash 
 
 // IdempotencyRenew extends the lease of c's request in progress; false means the claim was
 // lost (a retry took the key over after the lease ran out).
-func (s *Store) IdempotencyRenew(ctx context.Context, c *IdempotencyClaim, lease time.Duration) (bool, error) {
+func (s *Store) IdempotencyRenew(ctx context.Context, c *domain.IdempotencyClaim, lease time.Duration) (bool, error) {
 	res, err := s.exec(ctx, "UPDATE idempotency_keys SET locked_until = $1 WHERE workspace_id = $2 AND key = $3 AND lock_token = $4 AND status = 0",
-		Now().Add(lease).UnixMilli(), c.Workspace, c.Key, c.Token)
+		domain.Now().Add(lease).UnixMilli(), c.Workspace, c.Key, c.Token)
 	if err != nil {
 		return false, fmt.Errorf("renew idempotency key: %w", err)
 	}
@@ -224,7 +169,7 @@ func (s *Store) IdempotencyRenew(ctx context.Context, c *IdempotencyClaim, lease
 // transaction that creates it, so a retry after a crash answers from that execution rather
 // than start another. A claim lost to a retry is a *ConflictError, which rolls the creation
 // back: a key never has two executions.
-func (s *Store) IdempotencyLinkExecution(ctx context.Context, c *IdempotencyClaim, executionID string) error {
+func (s *Store) IdempotencyLinkExecution(ctx context.Context, c *domain.IdempotencyClaim, executionID string) error {
 	res, err := s.exec(ctx, "UPDATE idempotency_keys SET execution_id = $1 WHERE workspace_id = $2 AND key = $3 AND lock_token = $4 AND status = 0",
 		executionID, c.Workspace, c.Key, c.Token)
 	if err != nil {
@@ -238,7 +183,7 @@ func (s *Store) IdempotencyLinkExecution(ctx context.Context, c *IdempotencyClai
 
 // IdempotencyFinish stores the response to replay for c's key; false means the claim was
 // lost to a retry and nothing was stored.
-func (s *Store) IdempotencyFinish(ctx context.Context, c *IdempotencyClaim, status int, response string) (bool, error) {
+func (s *Store) IdempotencyFinish(ctx context.Context, c *domain.IdempotencyClaim, status int, response string) (bool, error) {
 	res, err := s.exec(ctx, "UPDATE idempotency_keys SET status = $1, response = $2 WHERE workspace_id = $3 AND key = $4 AND lock_token = $5 AND status = 0",
 		status, response, c.Workspace, c.Key, c.Token)
 	if err != nil {
@@ -251,7 +196,7 @@ func (s *Store) IdempotencyFinish(ctx context.Context, c *IdempotencyClaim, stat
 // IdempotencyRelease forgets c's key, so a corrected retry is handled afresh (a claim lost
 // to a retry releases nothing). A key whose request created an execution is kept, with its
 // lease ended: a retry answers from that execution at once instead of starting another.
-func (s *Store) IdempotencyRelease(ctx context.Context, c *IdempotencyClaim) error {
+func (s *Store) IdempotencyRelease(ctx context.Context, c *domain.IdempotencyClaim) error {
 	return s.InTx(ctx, func(tx *Store) error {
 		_, err := tx.exec(ctx, "DELETE FROM idempotency_keys WHERE workspace_id = $1 AND key = $2 AND lock_token = $3 AND status = 0 AND execution_id IS NULL",
 			c.Workspace, c.Key, c.Token)

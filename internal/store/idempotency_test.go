@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // TestChatTurnClaim: a chat turn's key is recorded in the turn's own transaction; a second
@@ -15,7 +17,7 @@ func TestChatTurnClaim(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ws := mustWorkspace(t, s, "a")
-		ref := ChatTurnRef{ExecutionID: "x1", UserMessageID: "m1"}
+		ref := domain.ChatTurnRef{ExecutionID: "x1", UserMessageID: "m1"}
 		claimed := make(chan struct{})
 		first := make(chan error, 1)
 		go func() {
@@ -30,7 +32,7 @@ func TestChatTurnClaim(t *testing.T) {
 		}()
 		<-claimed
 		err := s.InTx(ctx, func(tx *Store) error {
-			return tx.ChatTurnClaim(ctx, ws, "turn", "h1", ChatTurnRef{ExecutionID: "x2", UserMessageID: "m2"})
+			return tx.ChatTurnClaim(ctx, ws, "turn", "h1", domain.ChatTurnRef{ExecutionID: "x2", UserMessageID: "m2"})
 		})
 		if err := <-first; err != nil {
 			t.Fatal(err)
@@ -50,7 +52,7 @@ func TestChatTurnClaim(t *testing.T) {
 			t.Fatalf("stored turn: %+v", rec)
 		}
 		// A generic record is not a chat turn.
-		if _, _, err := s.IdempotencyBegin(ctx, ws, "plain", "h", IdempotencyLease); err != nil {
+		if _, _, err := s.IdempotencyBegin(ctx, ws, "plain", "h", domain.IdempotencyLease); err != nil {
 			t.Fatal(err)
 		}
 		if rec, _ := s.IdempotencyGet(ctx, ws, "plain"); rec == nil {
@@ -72,7 +74,7 @@ func TestChatTurnClaim(t *testing.T) {
 			t.Fatalf("rolled-back claim left %+v %v", rec, err)
 		}
 		// An expired record is replaced.
-		if _, err := s.exec(ctx, "UPDATE idempotency_keys SET created_at = $1 WHERE key = 'turn'", Time{Time: time.Now().Add(-IdempotencyTTL - time.Minute)}); err != nil {
+		if _, err := s.exec(ctx, "UPDATE idempotency_keys SET created_at = $1 WHERE key = 'turn'", domain.Time{Time: time.Now().Add(-domain.IdempotencyTTL - time.Minute)}); err != nil {
 			t.Fatal(err)
 		}
 		if rec, _ := s.IdempotencyGet(ctx, ws, "turn"); rec != nil {
@@ -88,32 +90,32 @@ func TestIdempotencyRecords(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ws := mustWorkspace(t, s, "a")
-		c, prev, err := s.IdempotencyBegin(ctx, ws, "k", "h1", IdempotencyLease)
+		c, prev, err := s.IdempotencyBegin(ctx, ws, "k", "h1", domain.IdempotencyLease)
 		if err != nil || prev != nil || c == nil || c.TakenOver {
 			t.Fatalf("first claim: %+v %+v %v", c, prev, err)
 		}
-		c2, prev, err := s.IdempotencyBegin(ctx, ws, "k", "h1", IdempotencyLease)
+		c2, prev, err := s.IdempotencyBegin(ctx, ws, "k", "h1", domain.IdempotencyLease)
 		if err != nil || c2 != nil || prev == nil || prev.Status != 0 || !prev.LockedUntil.After(time.Now()) {
 			t.Fatalf("in-flight claim: %+v %+v %v", c2, prev, err)
 		}
 		if ok, err := s.IdempotencyFinish(ctx, c, 201, `{"data":1}`); err != nil || !ok {
 			t.Fatalf("finish: %v %v", ok, err)
 		}
-		_, prev, _ = s.IdempotencyBegin(ctx, ws, "k", "h2", IdempotencyLease)
+		_, prev, _ = s.IdempotencyBegin(ctx, ws, "k", "h2", domain.IdempotencyLease)
 		if prev == nil || prev.RequestHash != "h1" || prev.Status != 201 || prev.Response != `{"data":1}` {
 			t.Fatalf("replay record: %+v", prev)
 		}
 		// Keys are per workspace.
 		other := mustWorkspace(t, s, "b")
-		if c, prev, _ := s.IdempotencyBegin(ctx, other, "k", "h1", IdempotencyLease); prev != nil || c == nil {
+		if c, prev, _ := s.IdempotencyBegin(ctx, other, "k", "h1", domain.IdempotencyLease); prev != nil || c == nil {
 			t.Fatal("idempotency key shared across workspaces")
 		}
 		// Released: the key is free again.
-		c, _, _ = s.IdempotencyBegin(ctx, ws, "free", "h", IdempotencyLease)
+		c, _, _ = s.IdempotencyBegin(ctx, ws, "free", "h", domain.IdempotencyLease)
 		if err := s.IdempotencyRelease(ctx, c); err != nil {
 			t.Fatal(err)
 		}
-		if c, prev, err := s.IdempotencyBegin(ctx, ws, "free", "h", IdempotencyLease); c == nil || prev != nil || err != nil {
+		if c, prev, err := s.IdempotencyBegin(ctx, ws, "free", "h", domain.IdempotencyLease); c == nil || prev != nil || err != nil {
 			t.Fatalf("claim after release: %+v %+v %v", c, prev, err)
 		}
 	})
@@ -136,11 +138,11 @@ func TestIdempotencyLease(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ws := mustWorkspace(t, s, "a")
-		dead, _, err := s.IdempotencyBegin(ctx, ws, "k", "h", IdempotencyLease)
+		dead, _, err := s.IdempotencyBegin(ctx, ws, "k", "h", domain.IdempotencyLease)
 		if err != nil || dead == nil {
 			t.Fatal(err)
 		}
-		if ok, err := s.IdempotencyRenew(ctx, dead, IdempotencyLease); !ok || err != nil {
+		if ok, err := s.IdempotencyRenew(ctx, dead, domain.IdempotencyLease); !ok || err != nil {
 			t.Fatalf("renew: %v %v", ok, err)
 		}
 		if err := s.InTx(ctx, func(tx *Store) error { return tx.IdempotencyLinkExecution(ctx, dead, "x1") }); err != nil {
@@ -148,19 +150,19 @@ func TestIdempotencyLease(t *testing.T) {
 		}
 		expireLease(t, s, ws, "k")
 		// Another body does not take a key over: it is still a 409 for the caller.
-		if c, prev, err := s.IdempotencyBegin(ctx, ws, "k", "other", IdempotencyLease); c != nil || prev == nil || err != nil {
+		if c, prev, err := s.IdempotencyBegin(ctx, ws, "k", "other", domain.IdempotencyLease); c != nil || prev == nil || err != nil {
 			t.Fatalf("another body took the key over: %+v %+v %v", c, prev, err)
 		}
-		retry, prev, err := s.IdempotencyBegin(ctx, ws, "k", "h", IdempotencyLease)
+		retry, prev, err := s.IdempotencyBegin(ctx, ws, "k", "h", domain.IdempotencyLease)
 		if err != nil || prev != nil || retry == nil || !retry.TakenOver || retry.ExecutionID != "x1" || retry.Token == dead.Token {
 			t.Fatalf("take-over: %+v %+v %v", retry, prev, err)
 		}
 		// The new lease holds against a third request.
-		if c, prev, _ := s.IdempotencyBegin(ctx, ws, "k", "h", IdempotencyLease); c != nil || prev == nil || prev.Status != 0 {
+		if c, prev, _ := s.IdempotencyBegin(ctx, ws, "k", "h", domain.IdempotencyLease); c != nil || prev == nil || prev.Status != 0 {
 			t.Fatalf("a third request claimed a live lease: %+v %+v", c, prev)
 		}
 		// The dead process, were it to wake, changes nothing.
-		if ok, err := s.IdempotencyRenew(ctx, dead, IdempotencyLease); ok || err != nil {
+		if ok, err := s.IdempotencyRenew(ctx, dead, domain.IdempotencyLease); ok || err != nil {
 			t.Fatalf("stale renew: %v %v", ok, err)
 		}
 		var ce *ConflictError
@@ -181,7 +183,7 @@ func TestIdempotencyLease(t *testing.T) {
 		if err := s.IdempotencyRelease(ctx, retry); err != nil {
 			t.Fatal(err)
 		}
-		again, _, err := s.IdempotencyBegin(ctx, ws, "k", "h", IdempotencyLease)
+		again, _, err := s.IdempotencyBegin(ctx, ws, "k", "h", domain.IdempotencyLease)
 		if err != nil || again == nil || !again.TakenOver || again.ExecutionID != "x1" {
 			t.Fatalf("claim after a release with an execution: %+v %v", again, err)
 		}
@@ -190,13 +192,13 @@ func TestIdempotencyLease(t *testing.T) {
 		}
 		// A finished record is never taken over, however old its lease.
 		expireLease(t, s, ws, "k")
-		if c, prev, _ := s.IdempotencyBegin(ctx, ws, "k", "h", IdempotencyLease); c != nil || prev == nil || prev.Response != "done" {
+		if c, prev, _ := s.IdempotencyBegin(ctx, ws, "k", "h", domain.IdempotencyLease); c != nil || prev == nil || prev.Response != "done" {
 			t.Fatalf("finished record: %+v %+v", c, prev)
 		}
 		// A dead request that created nothing: the retry runs it afresh.
-		_, _, _ = s.IdempotencyBegin(ctx, ws, "bare", "h", IdempotencyLease)
+		_, _, _ = s.IdempotencyBegin(ctx, ws, "bare", "h", domain.IdempotencyLease)
 		expireLease(t, s, ws, "bare")
-		if c, _, err := s.IdempotencyBegin(ctx, ws, "bare", "h", IdempotencyLease); err != nil || c == nil || !c.TakenOver || c.ExecutionID != "" {
+		if c, _, err := s.IdempotencyBegin(ctx, ws, "bare", "h", domain.IdempotencyLease); err != nil || c == nil || !c.TakenOver || c.ExecutionID != "" {
 			t.Fatalf("bare take-over: %+v %v", c, err)
 		}
 	})
@@ -209,12 +211,12 @@ func TestIdempotencyConcurrentClaims(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ws := mustWorkspace(t, s, "a")
-		race := func(key string) (claims []*IdempotencyClaim) {
+		race := func(key string) (claims []*domain.IdempotencyClaim) {
 			var mu sync.Mutex
 			var wg sync.WaitGroup
 			for range 16 {
 				wg.Go(func() {
-					c, prev, err := s.IdempotencyBegin(ctx, ws, key, "h", IdempotencyLease)
+					c, prev, err := s.IdempotencyBegin(ctx, ws, key, "h", domain.IdempotencyLease)
 					if err != nil || (c == nil) == (prev == nil) {
 						t.Errorf("begin: %+v %+v %v", c, prev, err)
 						return
@@ -241,7 +243,7 @@ func TestIdempotencyConcurrentClaims(t *testing.T) {
 		for range 8 {
 			wg.Go(func() {
 				for range 10 {
-					c, prev, err := s.IdempotencyBegin(ctx, ws, "churn", "h", IdempotencyLease)
+					c, prev, err := s.IdempotencyBegin(ctx, ws, "churn", "h", domain.IdempotencyLease)
 					if err != nil || (c == nil) == (prev == nil) {
 						t.Errorf("begin: %+v %+v %v", c, prev, err)
 						return

@@ -3,30 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
-
-// Claim makes a node the owner of a pass over a running execution: the row records the node
-// and a lease that ends Lease from now on the database's clock, counts a new attempt, clears
-// the model-called mark and reserves SeqBlock more frame ids for the pass.
-type Claim struct {
-	Node     string
-	Lease    time.Duration
-	SeqBlock int
-	// ModelCalled, on ExecutionCreate, writes the row with the model-called mark already set
-	// (see ExecutionMarkModelCalled), sparing the pass that statement: for a sync run, whose
-	// caller waits on this node, a stop of the node (a crash or a drain) then fails the run
-	// instead of queueing it again to run where nobody waits for it.
-	ModelCalled bool
-}
-
-// Owner names one pass over an execution: the node that runs it and the attempt it took.
-// Writes of a pass are guarded by it, so a pass that lost its lease writes nothing.
-type Owner struct {
-	Node    string
-	Attempt int
-}
 
 // nowMS is SQL for the database's clock in Unix milliseconds. Leases are set and compared on
 // this one clock, so nodes whose clocks disagree still agree on which leases have expired.
@@ -37,25 +17,19 @@ func (s *Store) nowMS() string {
 	return "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
 }
 
-// LeaseRenewal is one execution whose lease a heartbeat renewed.
-type LeaseRenewal struct {
-	ID      string
-	Attempt int
-}
-
 // ExecutionLeasesRenew extends the leases of every running execution node owns to lease from
 // now, in one statement whatever their number, and returns them: a run of the node missing
 // from the answer lost its lease (another node rescued it).
-func (s *Store) ExecutionLeasesRenew(ctx context.Context, node string, lease time.Duration) ([]LeaseRenewal, error) {
+func (s *Store) ExecutionLeasesRenew(ctx context.Context, node string, lease time.Duration) ([]domain.LeaseRenewal, error) {
 	rows, err := s.w.QueryContext(ctx, `UPDATE executions SET lease_expires_at = `+s.nowMS()+` + $1
 		WHERE owner_node = $2 AND status = 'running' RETURNING id, attempt`, lease.Milliseconds(), node)
 	if err != nil {
 		return nil, fmt.Errorf("renew leases: %w", err)
 	}
 	defer rows.Close()
-	var out []LeaseRenewal
+	var out []domain.LeaseRenewal
 	for rows.Next() {
-		var r LeaseRenewal
+		var r domain.LeaseRenewal
 		if err := rows.Scan(&r.ID, &r.Attempt); err != nil {
 			return nil, err
 		}
@@ -68,7 +42,7 @@ func (s *Store) ExecutionLeasesRenew(ctx context.Context, node string, lease tim
 // reached one: from then on a rescue fails the run rather than queueing it again, so a model
 // is never called twice for work whose output a client may have seen. It reports false when
 // the pass no longer holds the row (cancelled, or rescued elsewhere): no call may start then.
-func (s *Store) ExecutionMarkModelCalled(ctx context.Context, id string, o Owner) (bool, error) {
+func (s *Store) ExecutionMarkModelCalled(ctx context.Context, id string, o domain.Owner) (bool, error) {
 	q := `UPDATE executions SET model_called = TRUE WHERE id = $1 AND owner_node = $2 AND attempt = $3 AND status = 'running'`
 	if s.dialect == Postgres && !s.inTx {
 		// The mark guards against a node's crash, which leaves PostgreSQL running: it is seen
@@ -89,7 +63,7 @@ func (s *Store) ExecutionMarkModelCalled(ctx context.Context, id string, o Owner
 
 // ExecutionReserveSeqs raises the highest frame id the pass may send to upTo, before frames
 // above the old reservation are sent. It reports false when the pass no longer holds the row.
-func (s *Store) ExecutionReserveSeqs(ctx context.Context, id string, o Owner, upTo int) (bool, error) {
+func (s *Store) ExecutionReserveSeqs(ctx context.Context, id string, o domain.Owner, upTo int) (bool, error) {
 	res, err := s.exec(ctx, `UPDATE executions SET seq_reserved = $1 WHERE id = $2 AND owner_node = $3 AND attempt = $4 AND status = 'running'`,
 		upTo, id, o.Node, o.Attempt)
 	if err != nil {
@@ -104,9 +78,9 @@ func (s *Store) ExecutionReserveSeqs(ctx context.Context, id string, o Owner, up
 // stored; with o nil the row is taken whatever pass holds it (a rescue, inside the transaction
 // that locked it). It reports false when the row was not requeued (it moved, or the pass had
 // reached a model call). It is the lifecycle's MoveRequeue, which clients never make.
-func (s *Store) ExecutionRequeue(ctx context.Context, ws, id string, o *Owner, seqUsed *int) (bool, error) {
+func (s *Store) ExecutionRequeue(ctx context.Context, ws, id string, o *domain.Owner, seqUsed *int) (bool, error) {
 	q := `UPDATE executions SET status = 'pending', owner_node = NULL, lease_expires_at = NULL, model_called = FALSE, updated_at = $1`
-	args := []any{Now()}
+	args := []any{domain.Now()}
 	if seqUsed != nil {
 		args = append(args, *seqUsed)
 		q += fmt.Sprintf(", seq_reserved = $%d", len(args))
@@ -128,7 +102,7 @@ func (s *Store) ExecutionRequeue(ctx context.Context, ws, id string, o *Owner, s
 // ExecutionsExpired returns up to limit running executions whose lease has expired (or that
 // never had one: runs of versions before leases), oldest first. On PostgreSQL the rows stay
 // locked until the caller's transaction ends, and rows another rescuer holds are skipped.
-func (s *Store) ExecutionsExpired(ctx context.Context, limit int) ([]*Execution, error) {
+func (s *Store) ExecutionsExpired(ctx context.Context, limit int) ([]*domain.Execution, error) {
 	q := "SELECT " + executionColumns + ` FROM executions WHERE status = 'running'
 		AND (lease_expires_at IS NULL OR lease_expires_at < ` + s.nowMS() + `) ORDER BY created_at, id LIMIT $1`
 	if s.dialect == Postgres {
@@ -162,26 +136,7 @@ func (s *Store) NotifyChannel(ctx context.Context) (string, error) {
 	if err := s.db.QueryRowContext(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
 		return "", fmt.Errorf("read current schema: %w", err)
 	}
-	return ChannelFor(schema), nil
-}
-
-// ChannelFor is the notification channel of a schema: "agentplane" for public, else
-// "agentplane_" and the schema's name (lower-cased identifier characters, at most 63 bytes).
-func ChannelFor(schema string) string {
-	if schema == "" || schema == "public" {
-		return "agentplane"
-	}
-	var b strings.Builder
-	b.WriteString("agentplane_")
-	for _, r := range strings.ToLower(schema) {
-		if b.Len() >= 63 {
-			break
-		}
-		if r == '_' || (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	return domain.ChannelFor(schema), nil
 }
 
 // Notify sends payload to every node listening on channel (PostgreSQL pg_notify; payloads

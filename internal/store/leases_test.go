@@ -8,25 +8,26 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/dbtest"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
-var testClaim = Claim{Node: "node-a", Lease: time.Minute, SeqBlock: 512}
+var testClaim = domain.Claim{Node: "node-a", Lease: time.Minute, SeqBlock: 512}
 
 // leaseFixture creates a workspace, an agent and n pending executions.
-func leaseFixture(t *testing.T, s *Store, n int) (string, []*Execution) {
+func leaseFixture(t *testing.T, s *Store, n int) (string, []*domain.Execution) {
 	t.Helper()
 	ctx := context.Background()
 	mustModel(t, s)
 	ws := mustWorkspace(t, s, "a")
-	a, err := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
+	a, err := s.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &domain.AgentConfig{Model: "gpt-4o"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var xs []*Execution
+	var xs []*domain.Execution
 	for range n {
-		x := &Execution{WorkspaceID: ws, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api", Status: StatusPending,
-			Input: JSONObject{}, Metadata: JSONObject{}, TimeoutMS: 1000}
-		if err := s.ExecutionCreate(ctx, x, &Trace{WorkspaceID: ws, Name: "A"}); err != nil {
+		x := &domain.Execution{WorkspaceID: ws, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api", Status: domain.StatusPending,
+			Input: domain.JSONObject{}, Metadata: domain.JSONObject{}, TimeoutMS: 1000}
+		if err := s.ExecutionCreate(ctx, x, &domain.Trace{WorkspaceID: ws, Name: "A"}); err != nil {
 			t.Fatal(err)
 		}
 		xs = append(xs, x)
@@ -52,7 +53,7 @@ func TestLeases(t *testing.T) {
 		if ms := *x.LeaseExpiresAt - time.Now().UnixMilli(); ms < 50_000 || ms > 70_000 {
 			t.Fatalf("lease ends in %d ms, want about a minute", ms)
 		}
-		other := Claim{Node: "node-b", Lease: time.Minute, SeqBlock: 512}
+		other := domain.Claim{Node: "node-b", Lease: time.Minute, SeqBlock: 512}
 		y, err := s.ExecutionClaim(ctx, other)
 		if err != nil || y == nil || y.ID != xs[1].ID {
 			t.Fatalf("claim by b: %+v %v", y, err)
@@ -69,19 +70,19 @@ func TestLeases(t *testing.T) {
 		}
 
 		// Fenced writes: the wrong node or attempt changes nothing.
-		a1 := Owner{Node: "node-a", Attempt: 1}
-		if ok, err := s.ExecutionMarkModelCalled(ctx, x.ID, Owner{Node: "node-b", Attempt: 1}); err != nil || ok {
+		a1 := domain.Owner{Node: "node-a", Attempt: 1}
+		if ok, err := s.ExecutionMarkModelCalled(ctx, x.ID, domain.Owner{Node: "node-b", Attempt: 1}); err != nil || ok {
 			t.Fatalf("mark by another node: %v %v", ok, err)
 		}
-		if ok, err := s.ExecutionReserveSeqs(ctx, x.ID, Owner{Node: "node-a", Attempt: 2}, 1024); err != nil || ok {
+		if ok, err := s.ExecutionReserveSeqs(ctx, x.ID, domain.Owner{Node: "node-a", Attempt: 2}, 1024); err != nil || ok {
 			t.Fatalf("reserve by another attempt: %v %v", ok, err)
 		}
 		if ok, err := s.ExecutionReserveSeqs(ctx, x.ID, a1, 1024); err != nil || !ok {
 			t.Fatalf("reserve: %v %v", ok, err)
 		}
-		_, err = s.ExecutionTransition(ctx, ws, x.ID, StatusCompleted, ExecutionPatch{Owner: &Owner{Node: "node-b", Attempt: 1}})
+		_, err = s.ExecutionTransition(ctx, ws, x.ID, domain.StatusCompleted, domain.ExecutionPatch{Owner: &domain.Owner{Node: "node-b", Attempt: 1}})
 		var te *TransitionError
-		if !errors.As(err, &te) || !te.Fenced || te.From != StatusRunning {
+		if !errors.As(err, &te) || !te.Fenced || te.From != domain.StatusRunning {
 			t.Fatalf("completion by a pass that does not hold the row: %v", err)
 		}
 
@@ -92,14 +93,14 @@ func TestLeases(t *testing.T) {
 			t.Fatalf("requeue: %v %v", ok, err)
 		}
 		got, _ = s.ExecutionGet(ctx, ws, x.ID)
-		if got.Status != StatusPending || got.OwnerNode != nil || got.LeaseExpiresAt != nil || got.SeqReserved != 7 {
+		if got.Status != domain.StatusPending || got.OwnerNode != nil || got.LeaseExpiresAt != nil || got.SeqReserved != 7 {
 			t.Fatalf("requeued row: %+v", got)
 		}
 		x2, err := s.ExecutionClaim(ctx, testClaim)
 		if err != nil || x2 == nil || x2.ID != x.ID || x2.Attempt != 2 || x2.SeqReserved != 7+512 {
 			t.Fatalf("second claim: %+v %v", x2, err)
 		}
-		a2 := Owner{Node: "node-a", Attempt: 2}
+		a2 := domain.Owner{Node: "node-a", Attempt: 2}
 		if ok, _ := s.ExecutionMarkModelCalled(ctx, x.ID, a1); ok {
 			t.Fatal("the first pass marked the second's row")
 		}
@@ -112,7 +113,7 @@ func TestLeases(t *testing.T) {
 
 		// Leaving running ends the lease; the used ids replace the reservation.
 		used := 9
-		done, err := s.ExecutionTransition(ctx, ws, x.ID, StatusCompleted, ExecutionPatch{Owner: &a2, SeqUsed: &used})
+		done, err := s.ExecutionTransition(ctx, ws, x.ID, domain.StatusCompleted, domain.ExecutionPatch{Owner: &a2, SeqUsed: &used})
 		if err != nil || done.OwnerNode != nil || done.LeaseExpiresAt != nil || done.SeqReserved != 9 {
 			t.Fatalf("complete: %+v %v", done, err)
 		}
@@ -131,7 +132,7 @@ func TestLeases(t *testing.T) {
 		}
 		// Closing a run of a stopped node is allowed only once its lease expired.
 		attempt := 1
-		if _, err := s.ExecutionTransition(ctx, ws, y.ID, StatusCancelled, ExecutionPatch{From: StatusRunning, Attempt: &attempt, LeaseExpired: true}); err != nil {
+		if _, err := s.ExecutionTransition(ctx, ws, y.ID, domain.StatusCancelled, domain.ExecutionPatch{From: domain.StatusRunning, Attempt: &attempt, LeaseExpired: true}); err != nil {
 			t.Fatalf("close an expired run: %v", err)
 		}
 	})
@@ -147,7 +148,7 @@ func TestClaimsRace(t *testing.T) {
 		var wg sync.WaitGroup
 		for w := range 8 {
 			wg.Go(func() {
-				c := Claim{Node: "node-" + string(rune('a'+w)), Lease: time.Minute, SeqBlock: 512}
+				c := domain.Claim{Node: "node-" + string(rune('a'+w)), Lease: time.Minute, SeqBlock: 512}
 				for {
 					x, err := s.ExecutionClaim(ctx, c)
 					if err != nil {
@@ -181,7 +182,7 @@ func TestSessionLeaseRelease(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ws, xs := leaseFixture(t, s, 1)
-		sess, err := s.ChatSessionCreate(ctx, &ChatSession{WorkspaceID: ws, AgentID: xs[0].AgentID, Metadata: JSONObject{}})
+		sess, err := s.ChatSessionCreate(ctx, &domain.ChatSession{WorkspaceID: ws, AgentID: xs[0].AgentID, Metadata: domain.JSONObject{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +206,7 @@ func TestSessionLeaseRelease(t *testing.T) {
 
 func TestChannelFor(t *testing.T) {
 	for schema, want := range map[string]string{"": "agentplane", "public": "agentplane", "e2e_ABC-1": "agentplane_e2e_abc1"} {
-		if got := ChannelFor(schema); got != want {
+		if got := domain.ChannelFor(schema); got != want {
 			t.Errorf("ChannelFor(%q) = %q, want %q", schema, got, want)
 		}
 	}
@@ -218,30 +219,30 @@ func TestChannelFor(t *testing.T) {
 func BenchmarkMarkModelCalled(b *testing.B) {
 	ctx := context.Background()
 	run := func(b *testing.B, s *Store) {
-		if err := s.LLMModelUpsert(ctx, &LLMModel{ID: "gpt-4o", Provider: "openai", Name: "GPT-4o", ContextWindow: 128000,
-			Capabilities: Strings{"chat"}}); err != nil {
+		if err := s.LLMModelUpsert(ctx, &domain.LLMModel{ID: "gpt-4o", Provider: "openai", Name: "GPT-4o", ContextWindow: 128000,
+			Capabilities: domain.Strings{"chat"}}); err != nil {
 			b.Fatal(err)
 		}
 		ws := NewID()
-		if _, err := s.WorkspaceCreate(ctx, &Workspace{ID: ws, Name: "b", Slug: "b" + ws[:8]}); err != nil {
+		if _, err := s.WorkspaceCreate(ctx, &domain.Workspace{ID: ws, Name: "b", Slug: "b" + ws[:8]}); err != nil {
 			b.Fatal(err)
 		}
-		a, err := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
+		a, err := s.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &domain.AgentConfig{Model: "gpt-4o"}, "")
 		if err != nil {
 			b.Fatal(err)
 		}
-		xs := make([]*Execution, b.N)
+		xs := make([]*domain.Execution, b.N)
 		for i := range xs {
 			c := testClaim
-			xs[i] = &Execution{WorkspaceID: ws, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api", Status: StatusRunning,
-				Input: JSONObject{}, Metadata: JSONObject{}, TimeoutMS: 1000, Claim: &c}
-			if err := s.ExecutionCreate(ctx, xs[i], &Trace{WorkspaceID: ws, Name: "A"}); err != nil {
+			xs[i] = &domain.Execution{WorkspaceID: ws, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api", Status: domain.StatusRunning,
+				Input: domain.JSONObject{}, Metadata: domain.JSONObject{}, TimeoutMS: 1000, Claim: &c}
+			if err := s.ExecutionCreate(ctx, xs[i], &domain.Trace{WorkspaceID: ws, Name: "A"}); err != nil {
 				b.Fatal(err)
 			}
 		}
 		b.ResetTimer()
 		for i := range b.N {
-			if ok, err := s.ExecutionMarkModelCalled(ctx, xs[i].ID, Owner{Node: testClaim.Node, Attempt: 1}); err != nil || !ok {
+			if ok, err := s.ExecutionMarkModelCalled(ctx, xs[i].ID, domain.Owner{Node: testClaim.Node, Attempt: 1}); err != nil || !ok {
 				b.Fatal(ok, err)
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // AgentCount returns how many agents the workspace holds (for plan limits).
@@ -19,7 +21,7 @@ func (s *Store) AgentCount(ctx context.Context, ws string) (int, error) {
 
 // ExecutionCount returns how many executions of the workspace were created at or after since
 // (all of them when since is zero) and, when statuses is not empty, are in one of them.
-func (s *Store) ExecutionCount(ctx context.Context, ws string, since Time, statuses []string) (int, error) {
+func (s *Store) ExecutionCount(ctx context.Context, ws string, since domain.Time, statuses []string) (int, error) {
 	var b strings.Builder
 	b.WriteString("SELECT count(*) FROM executions WHERE workspace_id = $1")
 	args := []any{ws}

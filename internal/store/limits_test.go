@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 func TestLimitCounts(t *testing.T) {
@@ -18,38 +20,38 @@ func TestLimitCounts(t *testing.T) {
 		if n, err := s.AgentCount(ctx, ws); err != nil || n != 0 {
 			t.Fatalf("empty: %d %v", n, err)
 		}
-		a, err := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
+		a, err := s.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &domain.AgentConfig{Model: "gpt-4o"}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.AgentCreate(ctx, &Agent{WorkspaceID: other, Name: "B", Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, ""); err != nil {
+		if _, err := s.AgentCreate(ctx, &domain.Agent{WorkspaceID: other, Name: "B", Type: "simple", Status: "active"}, &domain.AgentConfig{Model: "gpt-4o"}, ""); err != nil {
 			t.Fatal(err)
 		}
 		if n, err := s.AgentCount(ctx, ws); err != nil || n != 1 {
 			t.Fatalf("agents: %d %v", n, err)
 		}
-		for _, st := range []string{StatusPending, StatusPending, StatusRunning} {
-			x := &Execution{WorkspaceID: ws, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api", Status: st,
-				Input: JSONObject{}, Metadata: JSONObject{}, TimeoutMS: 1000}
-			if err := s.ExecutionCreate(ctx, x, &Trace{WorkspaceID: ws, AgentID: &a.ID, Name: "A"}); err != nil {
+		for _, st := range []string{domain.StatusPending, domain.StatusPending, domain.StatusRunning} {
+			x := &domain.Execution{WorkspaceID: ws, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api", Status: st,
+				Input: domain.JSONObject{}, Metadata: domain.JSONObject{}, TimeoutMS: 1000}
+			if err := s.ExecutionCreate(ctx, x, &domain.Trace{WorkspaceID: ws, AgentID: &a.ID, Name: "A"}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		hourAgo := Time{time.Now().Add(-time.Hour)}
+		hourAgo := domain.Time{Time: time.Now().Add(-time.Hour)}
 		for _, c := range []struct {
 			name     string
 			ws       string
-			since    Time
+			since    domain.Time
 			statuses []string
 			want     int
 		}{
-			{"all", ws, Time{}, nil, 3},
+			{"all", ws, domain.Time{}, nil, 3},
 			{"since an hour ago", ws, hourAgo, nil, 3},
-			{"since the future", ws, Time{time.Now().Add(time.Hour)}, nil, 0},
-			{"pending", ws, Time{}, []string{StatusPending}, 2},
-			{"live", ws, hourAgo, []string{StatusPending, StatusRunning, StatusAwaitingApproval}, 3},
-			{"completed", ws, Time{}, []string{StatusCompleted}, 0},
-			{"other workspace", other, Time{}, nil, 0},
+			{"since the future", ws, domain.Time{Time: time.Now().Add(time.Hour)}, nil, 0},
+			{"pending", ws, domain.Time{}, []string{domain.StatusPending}, 2},
+			{"live", ws, hourAgo, []string{domain.StatusPending, domain.StatusRunning, domain.StatusAwaitingApproval}, 3},
+			{"completed", ws, domain.Time{}, []string{domain.StatusCompleted}, 0},
+			{"other workspace", other, domain.Time{}, nil, 0},
 		} {
 			if n, err := s.ExecutionCount(ctx, c.ws, c.since, c.statuses); err != nil || n != c.want {
 				t.Fatalf("%s: %d %v, want %d", c.name, n, err, c.want)
@@ -83,7 +85,7 @@ func TestPlanLockSerializesChecks(t *testing.T) {
 						return err
 					}
 					time.Sleep(5 * time.Millisecond) // widen the window between count and insert
-					_, err = tx.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: fmt.Sprintf("a%d", i), Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
+					_, err = tx.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: fmt.Sprintf("a%d", i), Type: "simple", Status: "active"}, &domain.AgentConfig{Model: "gpt-4o"}, "")
 					if err == nil {
 						created.Add(1)
 					}
@@ -174,21 +176,21 @@ func TestIsUniqueViolation(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		mustWorkspace(t, s, "dup")
-		_, err := s.exec(ctx, "INSERT INTO workspaces (id, name, slug, created_at, updated_at) VALUES ($1, 'x', 'dup', $2, $2)", NewID(), Now())
+		_, err := s.exec(ctx, "INSERT INTO workspaces (id, name, slug, created_at, updated_at) VALUES ($1, 'x', 'dup', $2, $2)", NewID(), domain.Now())
 		if err == nil || !isUniqueViolation(err) {
 			t.Fatalf("duplicate slug: %v", err)
 		}
 		if !isUniqueViolation(fmt.Errorf("wrapped: %w", err)) {
 			t.Fatal("a wrapped violation is not recognised")
 		}
-		_, err = s.exec(ctx, "INSERT INTO workspaces (id, name, slug, created_at, updated_at) VALUES ($1, NULL, 'other', $2, $2)", NewID(), Now())
+		_, err = s.exec(ctx, "INSERT INTO workspaces (id, name, slug, created_at, updated_at) VALUES ($1, NULL, 'other', $2, $2)", NewID(), domain.Now())
 		if err == nil || isUniqueViolation(err) {
 			t.Fatalf("a NOT NULL violation taken for a unique one: %v", err)
 		}
 		if isUniqueViolation(errors.New("UNIQUE constraint failed: workspaces.slug (SQLSTATE 23505)")) {
 			t.Fatal("matched on message text")
 		}
-		if _, err := s.WorkspaceCreate(ctx, &Workspace{Name: "again", Slug: "dup"}); !errors.As(err, new(*ConflictError)) {
+		if _, err := s.WorkspaceCreate(ctx, &domain.Workspace{Name: "again", Slug: "dup"}); !errors.As(err, new(*ConflictError)) {
 			t.Fatalf("WorkspaceCreate with a taken slug: %v", err)
 		}
 	})

@@ -5,39 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
-
-// Model sources: the built-in catalog shared by every workspace, or a workspace's own entry.
-const (
-	ModelSourceCatalog   = "catalog"
-	ModelSourceWorkspace = "workspace"
-)
-
-// LLMModel is a model entry: of the built-in catalog, shared by every workspace and
-// read-only, or registered by one workspace. Prices are USD per million tokens and drive
-// the cost of each execution.
-type LLMModel struct {
-	ID                    string  `json:"id"`
-	Source                string  `json:"source" enum:"catalog,workspace" doc:"catalog: built in, read-only; workspace: registered by this workspace."`
-	Provider              string  `json:"provider"`
-	Name                  string  `json:"name"`
-	Description           string  `json:"description"`
-	ContextWindow         int     `json:"context_window"`
-	MaxOutputTokens       int     `json:"max_output_tokens"`
-	InputPricePerMillion  float64 `json:"input_price_per_million"`
-	OutputPricePerMillion float64 `json:"output_price_per_million"`
-	Capabilities          Strings `json:"capabilities"`
-	CreatedAt             Time    `json:"created_at"`
-	UpdatedAt             Time    `json:"updated_at"`
-}
-
-// LLMModelFilter narrows LLMModelList.
-type LLMModelFilter struct {
-	Provider   string
-	Capability string
-	Query      string
-	Source     string // ModelSourceCatalog or ModelSourceWorkspace; "" for both
-}
 
 const llmModelColumns = `id, provider, name, description, context_window, max_output_tokens, input_price_per_million,
 	output_price_per_million, capabilities, created_at`
@@ -46,8 +16,8 @@ const llmModelColumns = `id, provider, name, description, context_window, max_ou
 const modelsUnion = `(SELECT ` + llmModelColumns + `, created_at AS updated_at, 'catalog' AS source FROM llm_models
 	UNION ALL SELECT ` + llmModelColumns + `, updated_at, 'workspace' AS source FROM workspace_llm_models WHERE workspace_id = $1) m`
 
-func scanLLMModel(row interface{ Scan(...any) error }) (*LLMModel, error) {
-	var m LLMModel
+func scanLLMModel(row interface{ Scan(...any) error }) (*domain.LLMModel, error) {
+	var m domain.LLMModel
 	err := row.Scan(&m.ID, &m.Provider, &m.Name, &m.Description, &m.ContextWindow, &m.MaxOutputTokens,
 		&m.InputPricePerMillion, &m.OutputPricePerMillion, &m.Capabilities, &m.CreatedAt, &m.UpdatedAt, &m.Source)
 	return &m, err
@@ -55,7 +25,7 @@ func scanLLMModel(row interface{ Scan(...any) error }) (*LLMModel, error) {
 
 // LLMModelList returns one page of the catalog and the workspace's own models, ordered by
 // provider then id.
-func (s *Store) LLMModelList(ctx context.Context, ws string, f LLMModelFilter, p Page) ([]*LLMModel, int, error) {
+func (s *Store) LLMModelList(ctx context.Context, ws string, f domain.LLMModelFilter, p domain.Page) ([]*domain.LLMModel, int, error) {
 	where := " WHERE 1 = 1"
 	args := []any{ws}
 	if f.Provider != "" {
@@ -88,7 +58,7 @@ func (s *Store) LLMModelList(ctx context.Context, ws string, f LLMModelFilter, p
 
 // LLMModelGet returns the model a workspace means by id: the catalog entry, else the
 // workspace's own (a workspace cannot register a catalog id, see LLMModelCreate).
-func (s *Store) LLMModelGet(ctx context.Context, ws, id string) (*LLMModel, error) {
+func (s *Store) LLMModelGet(ctx context.Context, ws, id string) (*domain.LLMModel, error) {
 	m, err := scanLLMModel(s.r.QueryRowContext(ctx, "SELECT "+llmModelColumns+", updated_at, source FROM "+modelsUnion+
 		" WHERE id = $2 ORDER BY source LIMIT 1", ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -101,9 +71,9 @@ func (s *Store) LLMModelGet(ctx context.Context, ws, id string) (*LLMModel, erro
 }
 
 // LLMModelUpsert inserts a catalog entry or replaces the one with its id.
-func (s *Store) LLMModelUpsert(ctx context.Context, m *LLMModel) error {
+func (s *Store) LLMModelUpsert(ctx context.Context, m *domain.LLMModel) error {
 	if m.CreatedAt.IsZero() {
-		m.CreatedAt = Now()
+		m.CreatedAt = domain.Now()
 	}
 	_, err := s.exec(ctx, `INSERT INTO llm_models (`+llmModelColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		ON CONFLICT (id) DO UPDATE SET provider = excluded.provider, name = excluded.name, description = excluded.description,
@@ -120,7 +90,7 @@ func (s *Store) LLMModelUpsert(ctx context.Context, m *LLMModel) error {
 
 // LLMModelCreate registers a model of workspace ws. An id of the catalog, or one the
 // workspace registered already, is a *ConflictError.
-func (s *Store) LLMModelCreate(ctx context.Context, ws string, m *LLMModel) (*LLMModel, error) {
+func (s *Store) LLMModelCreate(ctx context.Context, ws string, m *domain.LLMModel) (*domain.LLMModel, error) {
 	err := s.InTx(ctx, func(tx *Store) error {
 		var x int
 		err := tx.w.QueryRowContext(ctx, "SELECT 1 FROM llm_models WHERE id = $1", m.ID).Scan(&x)
@@ -130,7 +100,7 @@ func (s *Store) LLMModelCreate(ctx context.Context, ws string, m *LLMModel) (*LL
 		if !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("check llm model %s: %w", m.ID, err)
 		}
-		now := Now()
+		now := domain.Now()
 		_, err = tx.exec(ctx, `INSERT INTO workspace_llm_models (workspace_id, `+llmModelColumns+`, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
 			ws, m.ID, m.Provider, m.Name, m.Description, m.ContextWindow, m.MaxOutputTokens, m.InputPricePerMillion,
@@ -149,20 +119,8 @@ func (s *Store) LLMModelCreate(ctx context.Context, ws string, m *LLMModel) (*LL
 	return s.LLMModelGet(ctx, ws, m.ID)
 }
 
-// LLMModelPatch holds the fields of a workspace model to change; nil fields stay.
-type LLMModelPatch struct {
-	Provider              *string
-	Name                  *string
-	Description           *string
-	ContextWindow         *int
-	MaxOutputTokens       *int
-	InputPricePerMillion  *float64
-	OutputPricePerMillion *float64
-	Capabilities          *Strings
-}
-
 // LLMModelUpdate changes a workspace model (catalog entries are not the workspace's: not found).
-func (s *Store) LLMModelUpdate(ctx context.Context, ws, id string, p LLMModelPatch) (*LLMModel, error) {
+func (s *Store) LLMModelUpdate(ctx context.Context, ws, id string, p domain.LLMModelPatch) (*domain.LLMModel, error) {
 	var caps *jsonArg
 	if p.Capabilities != nil {
 		caps = &jsonArg{v: []string(*p.Capabilities)}
@@ -179,8 +137,8 @@ func (s *Store) LLMModelUpdate(ctx context.Context, ws, id string, p LLMModelPat
 }
 
 // LLMModelDelete removes a workspace model and returns it as it was.
-func (s *Store) LLMModelDelete(ctx context.Context, ws, id string) (*LLMModel, error) {
-	var m *LLMModel
+func (s *Store) LLMModelDelete(ctx context.Context, ws, id string) (*domain.LLMModel, error) {
+	var m *domain.LLMModel
 	err := s.InTx(ctx, func(tx *Store) error {
 		var err error
 		if m, err = tx.LLMModelGet(ctx, ws, id); err != nil {

@@ -8,56 +8,16 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
-
-// MCPTransports are the ways agentplane reaches an MCP server: streamable HTTP (the
-// default), the older HTTP+SSE transport, or a local command over stdio.
-var MCPTransports = []string{"streamable_http", "sse", "stdio"}
-
-// MCPToolDef is one tool an MCP server offers, as its tools/list reports it.
-type MCPToolDef struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"input_schema,omitempty" doc:"JSON Schema of the tool's arguments (an object schema)."`
-}
-
-// MCPTool is a configured MCP server whose tools agents may call; agent configs list its id
-// in "tools".
-type MCPTool struct {
-	ID           string       `json:"id"`
-	WorkspaceID  string       `json:"workspace_id"`
-	Name         string       `json:"name"`
-	Description  string       `json:"description"`
-	Transport    string       `json:"transport" enum:"streamable_http,sse,stdio" doc:"streamable_http (the current HTTP transport), sse (the older HTTP+SSE transport) or stdio (a local command; only on a server started with --allow-stdio-mcp)."`
-	Command      string       `json:"command" doc:"Executable started for the stdio transport."`
-	Args         Strings      `json:"args"`
-	Env          Env          `json:"env" doc:"Environment variables of the stdio command (not secrets: those come from the credential)."`
-	URL          string       `json:"url" doc:"Endpoint of the streamable_http and sse transports."`
-	CredentialID *string      `json:"credential_id" doc:"Credential used to authenticate to the server: sent as Authorization: Bearer, or in the header its metadata.header names."`
-	Enabled      bool         `json:"enabled"`
-	Tools        []MCPToolDef `json:"tools" doc:"The tools the server offers: what the last successful refresh found, or what was set by hand. Runs of a server with none list its tools themselves."`
-	RefreshedAt  *Time        `json:"refreshed_at" doc:"When POST /mcp-tools/{id}/refresh last tried to list the server's tools; null before the first refresh."`
-	LastError    *string      `json:"last_error" doc:"Why the last refresh failed; null when it succeeded (or none was made)."`
-	CreatedAt    Time         `json:"created_at"`
-	UpdatedAt    Time         `json:"updated_at"`
-}
-
-// Env holds environment variables by name.
-type Env map[string]string
-
-// MCPToolFilter narrows MCPToolList; zero fields match everything.
-type MCPToolFilter struct {
-	Transport string
-	Enabled   *bool
-	Query     string // substring of name or description, case-insensitive
-}
 
 const mcpToolColumns = `id, workspace_id, name, description, transport, command, args, env, url, credential_id, enabled, tools,
 	refreshed_at, last_error, created_at, updated_at`
 
-func scanMCPTool(row interface{ Scan(...any) error }) (*MCPTool, error) {
-	var t MCPTool
-	var refreshed Time
+func scanMCPTool(row interface{ Scan(...any) error }) (*domain.MCPTool, error) {
+	var t domain.MCPTool
+	var refreshed domain.Time
 	if err := row.Scan(&t.ID, &t.WorkspaceID, &t.Name, &t.Description, &t.Transport, &t.Command, &t.Args, jsonCol{&t.Env}, &t.URL,
 		&t.CredentialID, &t.Enabled, jsonCol{&t.Tools}, &refreshed, &t.LastError, &t.CreatedAt, &t.UpdatedAt); err != nil {
 		return nil, err
@@ -66,13 +26,13 @@ func scanMCPTool(row interface{ Scan(...any) error }) (*MCPTool, error) {
 		t.RefreshedAt = &refreshed
 	}
 	if t.Args == nil {
-		t.Args = Strings{}
+		t.Args = domain.Strings{}
 	}
 	if t.Env == nil {
-		t.Env = Env{}
+		t.Env = domain.Env{}
 	}
 	if t.Tools == nil {
-		t.Tools = []MCPToolDef{}
+		t.Tools = []domain.MCPToolDef{}
 	}
 	return &t, nil
 }
@@ -91,7 +51,7 @@ func enabledCond(v *bool) cond {
 }
 
 // MCPToolList returns one page of a workspace's MCP servers, newest first, and the total count.
-func (s *Store) MCPToolList(ctx context.Context, ws string, f MCPToolFilter, p Page) ([]*MCPTool, int, error) {
+func (s *Store) MCPToolList(ctx context.Context, ws string, f domain.MCPToolFilter, p domain.Page) ([]*domain.MCPTool, int, error) {
 	where, args := whereClause("", ws, []cond{
 		{"transport = $%d", f.Transport},
 		enabledCond(f.Enabled),
@@ -111,7 +71,7 @@ func (s *Store) MCPToolList(ctx context.Context, ws string, f MCPToolFilter, p P
 }
 
 // MCPToolGet returns one MCP server of the workspace.
-func (s *Store) MCPToolGet(ctx context.Context, ws, id string) (*MCPTool, error) {
+func (s *Store) MCPToolGet(ctx context.Context, ws, id string) (*domain.MCPTool, error) {
 	t, err := scanMCPTool(s.r.QueryRowContext(ctx, "SELECT "+mcpToolColumns+" FROM mcp_tools WHERE workspace_id = $1 AND id = $2", ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("mcp tool", id)
@@ -123,7 +83,7 @@ func (s *Store) MCPToolGet(ctx context.Context, ws, id string) (*MCPTool, error)
 }
 
 // MCPToolCreate inserts an MCP server; a preset ID (from seed data or fixtures) is kept.
-func (s *Store) MCPToolCreate(ctx context.Context, t *MCPTool) (*MCPTool, error) {
+func (s *Store) MCPToolCreate(ctx context.Context, t *domain.MCPTool) (*domain.MCPTool, error) {
 	if t.ID == "" {
 		t.ID = NewID()
 	}
@@ -138,7 +98,7 @@ func (s *Store) MCPToolCreate(ctx context.Context, t *MCPTool) (*MCPTool, error)
 	_, err = s.exec(ctx, `INSERT INTO mcp_tools (id, workspace_id, name, description, transport, command, args, env, url, credential_id,
 		enabled, tools, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)`,
 		t.ID, t.WorkspaceID, t.Name, t.Description, t.Transport, t.Command, t.Args, env, t.URL, emptyAsNull(t.CredentialID),
-		t.Enabled, tools, Now())
+		t.Enabled, tools, domain.Now())
 	if err != nil {
 		if isUniqueViolation(err) {
 			return nil, &ConflictError{Message: fmt.Sprintf("mcp tool %s already exists", t.ID)}
@@ -148,23 +108,8 @@ func (s *Store) MCPToolCreate(ctx context.Context, t *MCPTool) (*MCPTool, error)
 	return s.MCPToolGet(ctx, t.WorkspaceID, t.ID)
 }
 
-// MCPToolPatch holds the fields of an MCP server to change; nil fields stay as they are.
-// CredentialID pointing to "" unlinks the credential.
-type MCPToolPatch struct {
-	Name         *string
-	Description  *string
-	Transport    *string
-	Command      *string
-	Args         *Strings
-	Env          *Env
-	URL          *string
-	CredentialID *string
-	Enabled      *bool
-	Tools        *[]MCPToolDef
-}
-
 // MCPToolUpdate changes the given fields of an MCP server.
-func (s *Store) MCPToolUpdate(ctx context.Context, ws, id string, p MCPToolPatch) (*MCPTool, error) {
+func (s *Store) MCPToolUpdate(ctx context.Context, ws, id string, p domain.MCPToolPatch) (*domain.MCPTool, error) {
 	var tools, env *jsonArg
 	if p.Tools != nil {
 		tools = &jsonArg{nonNil(*p.Tools)}
@@ -174,7 +119,7 @@ func (s *Store) MCPToolUpdate(ctx context.Context, ws, id string, p MCPToolPatch
 	}
 	var cred **string
 	if p.CredentialID != nil {
-		cred = ptrTo(emptyAsNull(p.CredentialID))
+		cred = domain.PtrTo(emptyAsNull(p.CredentialID))
 	}
 	err := s.update(ctx, "mcp tool", "mcp_tools", ws, id, []set{
 		{"name", p.Name}, {"description", p.Description}, {"transport", p.Transport}, {"command", p.Command},
@@ -189,7 +134,7 @@ func (s *Store) MCPToolUpdate(ctx context.Context, ws, id string, p MCPToolPatch
 // MCPToolRefreshed records a refresh of an MCP server at a time: on success (failure nil)
 // the tools it listed, which replace the stored ones; on failure its message, keeping the
 // tools as they were.
-func (s *Store) MCPToolRefreshed(ctx context.Context, ws, id string, tools []MCPToolDef, failure error, at Time) (*MCPTool, error) {
+func (s *Store) MCPToolRefreshed(ctx context.Context, ws, id string, tools []domain.MCPToolDef, failure error, at domain.Time) (*domain.MCPTool, error) {
 	q, args := "UPDATE mcp_tools SET tools = $1, refreshed_at = $2, last_error = NULL WHERE workspace_id = $3 AND id = $4", []any{nil, at, ws, id}
 	if failure != nil {
 		q, args = "UPDATE mcp_tools SET refreshed_at = $1, last_error = $2 WHERE workspace_id = $3 AND id = $4", []any{at, failure.Error(), ws, id}
@@ -212,14 +157,14 @@ func (s *Store) MCPToolRefreshed(ctx context.Context, ws, id string, tools []MCP
 
 // MCPToolDelete removes an MCP server and returns it as it was. It refuses with a
 // *ConflictError while any agent version lists the server in its tools.
-func (s *Store) MCPToolDelete(ctx context.Context, ws, id string) (*MCPTool, error) {
-	var t *MCPTool
+func (s *Store) MCPToolDelete(ctx context.Context, ws, id string) (*domain.MCPTool, error) {
+	var t *domain.MCPTool
 	err := s.InTx(ctx, func(tx *Store) error {
 		var err error
 		if t, err = tx.MCPToolGet(ctx, ws, id); err != nil {
 			return err
 		}
-		if err := tx.refuseIfConfigured(ctx, ws, "mcp tool", id, (*AgentConfig).ToolIDs); err != nil {
+		if err := tx.refuseIfConfigured(ctx, ws, "mcp tool", id, (*domain.AgentConfig).ToolIDs); err != nil {
 			return err
 		}
 		return tx.deleteRow(ctx, "mcp tool", "mcp_tools", ws, id)
@@ -229,7 +174,7 @@ func (s *Store) MCPToolDelete(ctx context.Context, ws, id string) (*MCPTool, err
 
 // refuseIfConfigured returns a *ConflictError naming the first agent (and version) whose
 // config lists id among the ids that field returns.
-func (s *Store) refuseIfConfigured(ctx context.Context, ws, resource, id string, field func(*AgentConfig) []string) error {
+func (s *Store) refuseIfConfigured(ctx context.Context, ws, resource, id string, field func(*domain.AgentConfig) []string) error {
 	// The LIKE narrows the scan to configs that mention the id; decoding confirms the field.
 	esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(id)
 	rows, err := s.r.QueryContext(ctx, `SELECT a.id, a.name, v.version, v.config FROM agent_versions v JOIN agents a ON a.id = v.agent_id
@@ -244,7 +189,7 @@ func (s *Store) refuseIfConfigured(ctx context.Context, ws, resource, id string,
 		if err := rows.Scan(&agentID, &name, &version, &config); err != nil {
 			return err
 		}
-		var c AgentConfig
+		var c domain.AgentConfig
 		if err := json.Unmarshal([]byte(config), &c); err != nil {
 			return fmt.Errorf("decode config of agent %s version %d: %w", agentID, version, err)
 		}
@@ -257,9 +202,9 @@ func (s *Store) refuseIfConfigured(ctx context.Context, ws, resource, id string,
 }
 
 // envOf makes a nil Env encode as {} rather than null.
-func envOf(e Env) Env {
+func envOf(e domain.Env) domain.Env {
 	if e == nil {
-		return Env{}
+		return domain.Env{}
 	}
 	return e
 }
@@ -271,8 +216,6 @@ func emptyAsNull(p *string) *string {
 	}
 	return p
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // nonNil makes a nil slice encode as [] rather than null.
 func nonNil[T any](l []T) []T {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // Migration 10 renames the http transport (streamable HTTP) and adds the refresh columns.
@@ -21,7 +23,7 @@ func TestMigrationRenamesHTTPTransport(t *testing.T) {
 		ws := mustWorkspace(t, s, "a")
 		id := NewID()
 		if _, err := s.exec(ctx, `INSERT INTO mcp_tools (id, workspace_id, name, transport, url, created_at, updated_at)
-			VALUES ($1, $2, 'GitHub', 'http', 'https://api.githubcopilot.com/mcp/', $3, $3)`, id, ws, Now()); err != nil {
+			VALUES ($1, $2, 'GitHub', 'http', 'https://api.githubcopilot.com/mcp/', $3, $3)`, id, ws, domain.Now()); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := p.Up(ctx); err != nil {
@@ -38,18 +40,18 @@ func TestMCPToolRefreshed(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ws := mustWorkspace(t, s, "a")
-		tool, err := s.MCPToolCreate(ctx, &MCPTool{WorkspaceID: ws, Name: "Orders", Transport: "streamable_http", URL: "https://x.example/mcp",
-			Enabled: true, Tools: []MCPToolDef{{Name: "typed_in"}}})
+		tool, err := s.MCPToolCreate(ctx, &domain.MCPTool{WorkspaceID: ws, Name: "Orders", Transport: "streamable_http", URL: "https://x.example/mcp",
+			Enabled: true, Tools: []domain.MCPToolDef{{Name: "typed_in"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		at := Now()
-		listed := []MCPToolDef{{Name: "lookup_order", Description: "Look up an order.", InputSchema: json.RawMessage(`{"type":"object"}`)}}
+		at := domain.Now()
+		listed := []domain.MCPToolDef{{Name: "lookup_order", Description: "Look up an order.", InputSchema: json.RawMessage(`{"type":"object"}`)}}
 		got, err := s.MCPToolRefreshed(ctx, ws, tool.ID, listed, nil, at)
 		if err != nil || len(got.Tools) != 1 || got.Tools[0].Name != "lookup_order" || got.RefreshedAt == nil || !got.RefreshedAt.Equal(at.Time) || got.LastError != nil {
 			t.Fatalf("refreshed: %+v %v", got, err)
 		}
-		later := TimeFromMillis(at.UnixMilli() + 1000)
+		later := domain.TimeFromMillis(at.UnixMilli() + 1000)
 		got, err = s.MCPToolRefreshed(ctx, ws, tool.ID, nil, errors.New("connection refused"), later)
 		if err != nil || len(got.Tools) != 1 || got.Tools[0].Name != "lookup_order" || !got.RefreshedAt.Equal(later.Time) ||
 			got.LastError == nil || *got.LastError != "connection refused" {
@@ -68,7 +70,7 @@ func TestMCPToolRefreshed(t *testing.T) {
 // A config's tools read and write both forms, and a server named in either form cannot be
 // deleted.
 func TestToolRefs(t *testing.T) {
-	var c AgentConfig
+	var c domain.AgentConfig
 	if err := json.Unmarshal([]byte(`{"model":"m","tools":["a",{"mcp_tool_id":"b","names":["x"]},{"mcp_tool_id":"c"}]}`), &c); err != nil {
 		t.Fatal(err)
 	}
@@ -83,19 +85,19 @@ func TestToolRefs(t *testing.T) {
 		ctx := context.Background()
 		mustModel(t, s)
 		ws := mustWorkspace(t, s, "a")
-		tool, err := s.MCPToolCreate(ctx, &MCPTool{WorkspaceID: ws, Name: "T", Transport: "sse", URL: "https://x.example/sse", Enabled: true})
+		tool, err := s.MCPToolCreate(ctx, &domain.MCPTool{WorkspaceID: ws, Name: "T", Transport: "sse", URL: "https://x.example/sse", Enabled: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd, err := s.MCPToolCreate(ctx, &MCPTool{WorkspaceID: ws, Name: "C", Transport: "stdio", Command: "uvx", Env: Env{"TEAM": "T1"}, Enabled: true})
+		cmd, err := s.MCPToolCreate(ctx, &domain.MCPTool{WorkspaceID: ws, Name: "C", Transport: "stdio", Command: "uvx", Env: domain.Env{"TEAM": "T1"}, Enabled: true})
 		if err != nil || cmd.Env["TEAM"] != "T1" {
 			t.Fatalf("env: %+v %v", cmd, err)
 		}
-		if cmd, err = s.MCPToolUpdate(ctx, ws, cmd.ID, MCPToolPatch{Env: &Env{"REGION": "eu"}}); err != nil || len(cmd.Env) != 1 || cmd.Env["REGION"] != "eu" {
+		if cmd, err = s.MCPToolUpdate(ctx, ws, cmd.ID, domain.MCPToolPatch{Env: &domain.Env{"REGION": "eu"}}); err != nil || len(cmd.Env) != 1 || cmd.Env["REGION"] != "eu" {
 			t.Fatalf("env patched: %+v %v", cmd, err)
 		}
-		if _, err := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "A", Type: "agent", Status: "active"},
-			&AgentConfig{Model: "gpt-4o", Tools: []ToolRef{{MCPToolID: tool.ID, Names: []string{"x"}}}}, ""); err != nil {
+		if _, err := s.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: "A", Type: "agent", Status: "active"},
+			&domain.AgentConfig{Model: "gpt-4o", Tools: []domain.ToolRef{{MCPToolID: tool.ID, Names: []string{"x"}}}}, ""); err != nil {
 			t.Fatal(err)
 		}
 		var ce *ConflictError

@@ -7,47 +7,25 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
-
-// Memory is a piece of long-term knowledge kept for a workspace, or for one agent of it when
-// AgentID is set; it is deleted with its agent.
-type Memory struct {
-	ID          string     `json:"id"`
-	WorkspaceID string     `json:"workspace_id"`
-	AgentID     *string    `json:"agent_id" doc:"The agent the memory belongs to; null for a workspace-wide memory."`
-	SessionID   *string    `json:"session_id" doc:"The chat session the memory belongs to, if any (memory scope session)."`
-	EndUserID   *string    `json:"end_user_id" doc:"The end user the memory is about, if any (memory scope end_user)."`
-	Key         string     `json:"key" doc:"Optional lookup key, e.g. \"user.preferences\"."`
-	Content     string     `json:"content"`
-	Metadata    JSONObject `json:"metadata"`
-	CreatedAt   Time       `json:"created_at"`
-	UpdatedAt   Time       `json:"updated_at"`
-}
-
-// MemoryFilter narrows MemoryList; empty fields match everything.
-type MemoryFilter struct {
-	AgentID   string
-	SessionID string
-	EndUserID string
-	Key       string // exact key
-	Query     string // substring of key or content, case-insensitive
-}
 
 const memoryColumns = `id, workspace_id, agent_id, session_id, end_user_id, key, content, metadata, created_at, updated_at`
 
-func scanMemory(row interface{ Scan(...any) error }) (*Memory, error) {
-	var m Memory
+func scanMemory(row interface{ Scan(...any) error }) (*domain.Memory, error) {
+	var m domain.Memory
 	if err := row.Scan(&m.ID, &m.WorkspaceID, &m.AgentID, &m.SessionID, &m.EndUserID, &m.Key, &m.Content, &m.Metadata, &m.CreatedAt, &m.UpdatedAt); err != nil {
 		return nil, err
 	}
 	if m.Metadata == nil {
-		m.Metadata = JSONObject{}
+		m.Metadata = domain.JSONObject{}
 	}
 	return &m, nil
 }
 
 // MemoryList returns one page of a workspace's memories, newest first, and the total count.
-func (s *Store) MemoryList(ctx context.Context, ws string, f MemoryFilter, p Page) ([]*Memory, int, error) {
+func (s *Store) MemoryList(ctx context.Context, ws string, f domain.MemoryFilter, p domain.Page) ([]*domain.Memory, int, error) {
 	where, args := whereClause("", ws, []cond{
 		{"agent_id = $%d", f.AgentID},
 		{"session_id = $%d", f.SessionID},
@@ -69,7 +47,7 @@ func (s *Store) MemoryList(ctx context.Context, ws string, f MemoryFilter, p Pag
 }
 
 // MemoryGet returns one memory of the workspace.
-func (s *Store) MemoryGet(ctx context.Context, ws, id string) (*Memory, error) {
+func (s *Store) MemoryGet(ctx context.Context, ws, id string) (*domain.Memory, error) {
 	m, err := scanMemory(s.r.QueryRowContext(ctx, "SELECT "+memoryColumns+" FROM memories WHERE workspace_id = $1 AND id = $2", ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("memory", id)
@@ -81,13 +59,13 @@ func (s *Store) MemoryGet(ctx context.Context, ws, id string) (*Memory, error) {
 }
 
 // MemoryCreate inserts a memory; a preset ID is kept.
-func (s *Store) MemoryCreate(ctx context.Context, m *Memory) (*Memory, error) {
+func (s *Store) MemoryCreate(ctx context.Context, m *domain.Memory) (*domain.Memory, error) {
 	if m.ID == "" {
 		m.ID = NewID()
 	}
 	_, err := s.exec(ctx, `INSERT INTO memories (id, workspace_id, agent_id, session_id, end_user_id, key, content, metadata, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`, m.ID, m.WorkspaceID, emptyAsNull(m.AgentID), emptyAsNull(m.SessionID),
-		emptyAsNull(m.EndUserID), m.Key, m.Content, m.Metadata, Now())
+		emptyAsNull(m.EndUserID), m.Key, m.Content, m.Metadata, domain.Now())
 	if err != nil {
 		if isUniqueViolation(err) {
 			return nil, &ConflictError{Message: fmt.Sprintf("memory %s already exists", m.ID)}
@@ -97,20 +75,11 @@ func (s *Store) MemoryCreate(ctx context.Context, m *Memory) (*Memory, error) {
 	return s.MemoryGet(ctx, m.WorkspaceID, m.ID)
 }
 
-// MemoryPatch holds the fields of a memory to change; nil fields stay as they are. AgentID
-// pointing to "" makes the memory workspace-wide.
-type MemoryPatch struct {
-	AgentID  *string
-	Key      *string
-	Content  *string
-	Metadata *JSONObject
-}
-
 // MemoryUpdate changes the given fields of a memory.
-func (s *Store) MemoryUpdate(ctx context.Context, ws, id string, p MemoryPatch) (*Memory, error) {
+func (s *Store) MemoryUpdate(ctx context.Context, ws, id string, p domain.MemoryPatch) (*domain.Memory, error) {
 	var agent **string
 	if p.AgentID != nil {
-		agent = ptrTo(emptyAsNull(p.AgentID))
+		agent = domain.PtrTo(emptyAsNull(p.AgentID))
 	}
 	err := s.update(ctx, "memory", "memories", ws, id, []set{
 		{"agent_id", agent}, {"key", p.Key}, {"content", p.Content}, {"metadata", p.Metadata},
@@ -122,8 +91,8 @@ func (s *Store) MemoryUpdate(ctx context.Context, ws, id string, p MemoryPatch) 
 }
 
 // MemoryDelete removes a memory and returns it as it was.
-func (s *Store) MemoryDelete(ctx context.Context, ws, id string) (*Memory, error) {
-	var m *Memory
+func (s *Store) MemoryDelete(ctx context.Context, ws, id string) (*domain.Memory, error) {
+	var m *domain.Memory
 	err := s.InTx(ctx, func(tx *Store) error {
 		var err error
 		if m, err = tx.MemoryGet(ctx, ws, id); err != nil {
@@ -134,17 +103,8 @@ func (s *Store) MemoryDelete(ctx context.Context, ws, id string) (*Memory, error
 	return m, err
 }
 
-// MemoryScope selects the memories a run may use: those of one agent (its own, not those kept
-// for one of its sessions or end users), one chat session or one end user (whichever agent
-// stored them), within a workspace. Exactly one field is set.
-type MemoryScope struct {
-	AgentID   string
-	SessionID string
-	EndUserID string
-}
-
 // where is the scope's condition, with its argument numbered n.
-func (sc MemoryScope) where(n int) (string, any, error) {
+func memoryScopeWhere(sc domain.MemoryScope, n int) (string, any, error) {
 	switch {
 	case sc.AgentID != "":
 		// An agent's own memories: not those its runs keep for one session or end user, which
@@ -163,14 +123,14 @@ func (sc MemoryScope) where(n int) (string, any, error) {
 // English; any of the text's words counts, English stop words aside), newest first among
 // equals: what a run puts into its prompt. A text without words (or only stop words) matches
 // nothing.
-func (s *Store) MemoryMatch(ctx context.Context, ws string, sc MemoryScope, text string, limit int) ([]*Memory, error) {
-	cond, arg, err := sc.where(2)
+func (s *Store) MemoryMatch(ctx context.Context, ws string, sc domain.MemoryScope, text string, limit int) ([]*domain.Memory, error) {
+	cond, arg, err := memoryScopeWhere(sc, 2)
 	if err != nil {
 		return nil, err
 	}
 	words := searchWords(text)
 	if len(words) == 0 {
-		return []*Memory{}, nil
+		return []*domain.Memory{}, nil
 	}
 	cols := "m.id, m.workspace_id, m.agent_id, m.session_id, m.end_user_id, m.key, m.content, m.metadata, m.created_at, m.updated_at"
 	var q string

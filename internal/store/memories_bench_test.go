@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // BenchmarkMemoryMatch: the retrieval a run with config.memory makes before its first model
@@ -22,7 +24,7 @@ func BenchmarkMemoryMatch(b *testing.B) {
 			ws := mustWorkspace(b, s, "bench")
 			const n = 50_000
 			err := s.InTx(ctx, func(tx *Store) error {
-				now := Now().UnixMilli()
+				now := domain.Now().UnixMilli()
 				for i := 0; i < n; i += 500 {
 					var q strings.Builder
 					q.WriteString(`INSERT INTO memories (id, workspace_id, end_user_id, key, content, metadata, created_at, updated_at) VALUES `)
@@ -44,7 +46,7 @@ func BenchmarkMemoryMatch(b *testing.B) {
 			}
 			b.ResetTimer()
 			for i := range b.N {
-				got, err := s.MemoryMatch(ctx, ws, MemoryScope{EndUserID: fmt.Sprintf("user-%d", i%100)}, "When is my flight, and did the hotel send the invoice?", 10)
+				got, err := s.MemoryMatch(ctx, ws, domain.MemoryScope{EndUserID: fmt.Sprintf("user-%d", i%100)}, "When is my flight, and did the hotel send the invoice?", 10)
 				if err != nil || len(got) != 10 {
 					b.Fatalf("%d memories, %v", len(got), err)
 				}

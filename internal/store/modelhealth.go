@@ -5,27 +5,12 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
-// HealthState is what every node knows of a model credential or a provider's model (see
-// internal/modelhealth): its consecutive failures, and until when it is held off (zero
-// when it is not).
-type HealthState struct {
-	Failures int
-	Until    time.Time
-}
-
-// HealthFailure says how a failure counts: once Failures reaches Threshold the key is held
-// off for RetryAfter when set, else for a wait that starts at Base and doubles with each
-// further failure up to Max.
-type HealthFailure struct {
-	Threshold  int
-	Base, Max  time.Duration
-	RetryAfter time.Duration
-}
-
 // HealthRead returns the state of those of keys that have one, and the database's clock.
-func (s *Store) HealthRead(ctx context.Context, keys []string) (map[string]HealthState, time.Time, error) {
+func (s *Store) HealthRead(ctx context.Context, keys []string) (map[string]domain.HealthState, time.Time, error) {
 	args := make([]any, len(keys))
 	marks := make([]string, len(keys))
 	for i, k := range keys {
@@ -40,7 +25,7 @@ func (s *Store) HealthRead(ctx context.Context, keys []string) (map[string]Healt
 		return nil, time.Time{}, fmt.Errorf("read model health: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]HealthState{}
+	out := map[string]domain.HealthState{}
 	var now time.Time
 	for rows.Next() {
 		var nowMS, untilMS int64
@@ -53,7 +38,7 @@ func (s *Store) HealthRead(ctx context.Context, keys []string) (map[string]Healt
 			now = time.UnixMilli(nowMS)
 			continue
 		}
-		st := HealthState{Failures: failures}
+		st := domain.HealthState{Failures: failures}
 		if untilMS > 0 {
 			st.Until = time.UnixMilli(untilMS)
 		}
@@ -67,7 +52,7 @@ func (s *Store) HealthRead(ctx context.Context, keys []string) (map[string]Healt
 
 // HealthFail counts a failure of key (see HealthFailure) and returns its new state, in one
 // statement: nodes failing together each count.
-func (s *Store) HealthFail(ctx context.Context, key string, f HealthFailure) (HealthState, error) {
+func (s *Store) HealthFail(ctx context.Context, key string, f domain.HealthFailure) (domain.HealthState, error) {
 	now := s.nowMS()
 	// The next wait: Base at the threshold, then double the last one, at most Max.
 	next := "CASE WHEN h.failures + 1 < CAST($2 AS BIGINT) THEN 0 WHEN h.backoff_ms = 0 THEN CAST($3 AS BIGINT) WHEN h.backoff_ms * 2 > CAST($4 AS BIGINT) THEN CAST($4 AS BIGINT) ELSE h.backoff_ms * 2 END"
@@ -76,11 +61,11 @@ func (s *Store) HealthFail(ctx context.Context, key string, f HealthFailure) (He
 		ON CONFLICT (key) DO UPDATE SET failures = h.failures + 1, backoff_ms = ` + next + `,
 		until_ms = CASE WHEN h.failures + 1 < CAST($2 AS BIGINT) THEN h.until_ms WHEN CAST($5 AS BIGINT) > 0 THEN ` + now + ` + CAST($5 AS BIGINT) ELSE ` + now + ` + ` + next + ` END
 		RETURNING failures, until_ms`
-	var st HealthState
+	var st domain.HealthState
 	var untilMS int64
 	err := s.w.QueryRowContext(ctx, q, key, int64(f.Threshold), f.Base.Milliseconds(), f.Max.Milliseconds(), f.RetryAfter.Milliseconds()).Scan(&st.Failures, &untilMS)
 	if err != nil {
-		return HealthState{}, fmt.Errorf("record failure of %s: %w", key, err)
+		return domain.HealthState{}, fmt.Errorf("record failure of %s: %w", key, err)
 	}
 	if untilMS > 0 {
 		st.Until = time.UnixMilli(untilMS)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/dbtest"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // TestListPages: past TotalCap the count stops (a lower bound, flagged by being above the
@@ -15,12 +16,12 @@ func TestListPages(t *testing.T) {
 	// The cap is lowered so the test writes 1,050 runs, not 10,050 (the race detector makes
 	// SQLite's own code ten times slower). No test of the package runs beside this one.
 	countCap = 1000
-	t.Cleanup(func() { countCap = TotalCap })
+	t.Cleanup(func() { countCap = domain.TotalCap })
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		mustModel(t, s)
 		ws := mustWorkspace(t, s, "a")
-		a, err := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
+		a, err := s.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &domain.AgentConfig{Model: "gpt-4o"}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,16 +32,16 @@ func TestListPages(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		first, total, err := s.ExecutionList(ctx, ws, ExecutionFilter{}, Page{Page: 1, Limit: 100})
+		first, total, err := s.ExecutionList(ctx, ws, domain.ExecutionFilter{}, domain.Page{Page: 1, Limit: 100})
 		if err != nil || len(first) != 100 || total != countCap+1 {
 			t.Fatalf("page 1: %d items, total %d, %v; want 100 and %d (capped)", len(first), total, err, countCap+1)
 		}
 		// Filtered below the cap, the count is exact: one run in 50 failed.
-		if _, total, _ := s.ExecutionList(ctx, ws, ExecutionFilter{Status: StatusFailed}, Page{Page: 1, Limit: 20}); total != runs/50 {
+		if _, total, _ := s.ExecutionList(ctx, ws, domain.ExecutionFilter{Status: domain.StatusFailed}, domain.Page{Page: 1, Limit: 20}); total != runs/50 {
 			t.Fatalf("failed runs: total %d, want %d", total, runs/50)
 		}
 		// The last page (not full) knows its total without counting, even past the cap.
-		last, total, _ := s.ExecutionList(ctx, ws, ExecutionFilter{}, Page{Page: runs/100 + 1, Limit: 100})
+		last, total, _ := s.ExecutionList(ctx, ws, domain.ExecutionFilter{}, domain.Page{Page: runs/100 + 1, Limit: 100})
 		if len(last) != runs%100 || total != runs {
 			t.Fatalf("last page: %d items, total %d; want %d, %d", len(last), total, runs%100, runs)
 		}
@@ -49,11 +50,11 @@ func TestListPages(t *testing.T) {
 		page := first
 		for n := 2; n <= 7; n++ {
 			end := page[len(page)-1]
-			if page, _, err = s.ExecutionList(ctx, ws, ExecutionFilter{}, Page{Page: n, Limit: 100, After: &Keyset{end.CreatedAt, end.ID}}); err != nil {
+			if page, _, err = s.ExecutionList(ctx, ws, domain.ExecutionFilter{}, domain.Page{Page: n, Limit: 100, After: &domain.Keyset{CreatedAt: end.CreatedAt, ID: end.ID}}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		deep, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{}, Page{Page: 7, Limit: 100})
+		deep, _, err := s.ExecutionList(ctx, ws, domain.ExecutionFilter{}, domain.Page{Page: 7, Limit: 100})
 		if err != nil || len(deep) != 100 {
 			t.Fatalf("page 7: %d items, %v", len(deep), err)
 		}
@@ -67,13 +68,13 @@ func TestListPages(t *testing.T) {
 		}
 
 		// A run added after page 1 was read does not shift the cursor's next page.
-		x := &Execution{WorkspaceID: ws, AgentID: a.ID, Source: "api", Status: StatusPending, Input: JSONObject{}, Metadata: JSONObject{}}
-		if err := s.ExecutionCreate(ctx, x, &Trace{WorkspaceID: ws, Name: "new", Status: "running", Metadata: JSONObject{}}); err != nil {
+		x := &domain.Execution{WorkspaceID: ws, AgentID: a.ID, Source: "api", Status: domain.StatusPending, Input: domain.JSONObject{}, Metadata: domain.JSONObject{}}
+		if err := s.ExecutionCreate(ctx, x, &domain.Trace{WorkspaceID: ws, Name: "new", Status: "running", Metadata: domain.JSONObject{}}); err != nil {
 			t.Fatal(err)
 		}
 		end := first[len(first)-1]
-		second, _, _ := s.ExecutionList(ctx, ws, ExecutionFilter{}, Page{Page: 2, Limit: 100, After: &Keyset{end.CreatedAt, end.ID}})
-		byOffset, _, _ := s.ExecutionList(ctx, ws, ExecutionFilter{}, Page{Page: 2, Limit: 100})
+		second, _, _ := s.ExecutionList(ctx, ws, domain.ExecutionFilter{}, domain.Page{Page: 2, Limit: 100, After: &domain.Keyset{CreatedAt: end.CreatedAt, ID: end.ID}})
+		byOffset, _, _ := s.ExecutionList(ctx, ws, domain.ExecutionFilter{}, domain.Page{Page: 2, Limit: 100})
 		if second[0].ID == end.ID || byOffset[0].ID != end.ID {
 			t.Fatalf("after an insert: cursor page starts at %s, offset page at %s; the last of page 1 was %s", second[0].ID, byOffset[0].ID, end.ID)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/dbtest"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // recorder keeps every read query a Store sends, so a test can ask PostgreSQL how it plans
@@ -68,7 +69,7 @@ func checkHistoryPlans(t *testing.T, s *Store, runs, bigRows int, scans func(*te
 	other := mustWorkspace(t, s, "other")
 	var agents []string
 	for i := range 4 {
-		a, err := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: fmt.Sprintf("agent %d", i), Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
+		a, err := s.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: fmt.Sprintf("agent %d", i), Type: "simple", Status: "active"}, &domain.AgentConfig{Model: "gpt-4o"}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,141 +88,150 @@ func checkHistoryPlans(t *testing.T, s *Store, runs, bigRows int, scans func(*te
 	big := bigTables(t, s.db, bigRows)
 	rec := &recorder{dbtx: s.r}
 	s.r = rec
-	x, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{}, Page{Page: 1, Limit: 20})
+	x, _, err := s.ExecutionList(ctx, ws, domain.ExecutionFilter{}, domain.Page{Page: 1, Limit: 20})
 	if err != nil || len(x) != 20 {
 		t.Fatalf("list: %d %v", len(x), err)
 	}
 	last := x[len(x)-1]
 	session := *firstWith(t, s, ws).SessionID
-	day := Time{now.Add(-24 * time.Hour)}
+	day := domain.Time{Time: now.Add(-24 * time.Hour)}
 	calls := map[string]func() error{
 		"executions page 1": func() error {
-			_, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{}, Page{Page: 1, Limit: 20})
+			_, _, err := s.ExecutionList(ctx, ws, domain.ExecutionFilter{}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
 		// Deep, but not near the end of the table, where sorting the few rows left is cheaper.
 		"executions page 2500": func() error {
-			_, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{}, Page{Page: runs / 48, Limit: 20})
+			_, _, err := s.ExecutionList(ctx, ws, domain.ExecutionFilter{}, domain.Page{Page: runs / 48, Limit: 20})
 			return err
 		},
 		"executions cursor": func() error {
-			_, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{}, Page{Page: 2, Limit: 20, After: &Keyset{last.CreatedAt, last.ID}})
+			_, _, err := s.ExecutionList(ctx, ws, domain.ExecutionFilter{}, domain.Page{Page: 2, Limit: 20, After: &domain.Keyset{CreatedAt: last.CreatedAt, ID: last.ID}})
 			return err
 		},
 		"executions ?agent_id": func() error {
-			_, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{AgentID: agents[1]}, Page{Page: 1, Limit: 20})
+			_, _, err := s.ExecutionList(ctx, ws, domain.ExecutionFilter{AgentID: agents[1]}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
 		"executions ?status": func() error {
-			_, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{Status: StatusFailed}, Page{Page: 1, Limit: 20})
+			_, _, err := s.ExecutionList(ctx, ws, domain.ExecutionFilter{Status: domain.StatusFailed}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
 		"executions ?status=rejected (none)": func() error {
-			_, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{Status: StatusRejected}, Page{Page: 1, Limit: 20})
+			_, _, err := s.ExecutionList(ctx, ws, domain.ExecutionFilter{Status: domain.StatusRejected}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
 		"executions ?source": func() error {
-			_, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{Source: "chat"}, Page{Page: 1, Limit: 20})
+			_, _, err := s.ExecutionList(ctx, ws, domain.ExecutionFilter{Source: "chat"}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
 		"executions ?session_id": func() error {
-			_, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{SessionID: session}, Page{Page: 1, Limit: 20})
+			_, _, err := s.ExecutionList(ctx, ws, domain.ExecutionFilter{SessionID: session}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
 		"executions ?end_user_id": func() error {
-			_, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{EndUserID: "nobody"}, Page{Page: 1, Limit: 20})
+			_, _, err := s.ExecutionList(ctx, ws, domain.ExecutionFilter{EndUserID: "nobody"}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
 		"executions ?created_after": func() error {
-			_, _, err := s.ExecutionList(ctx, ws, ExecutionFilter{CreatedAfter: day}, Page{Page: 3, Limit: 20})
+			_, _, err := s.ExecutionList(ctx, ws, domain.ExecutionFilter{CreatedAfter: day}, domain.Page{Page: 3, Limit: 20})
 			return err
 		},
 		"execution":        func() error { _, err := s.ExecutionGet(ctx, ws, last.ID); return err },
 		"execution frames": func() error { _, err := s.EventList(ctx, last.ID, 0); return err },
-		"traces page 1":    func() error { _, _, err := s.TraceList(ctx, ws, TraceFilter{}, Page{Page: 1, Limit: 20}); return err },
+		"traces page 1": func() error {
+			_, _, err := s.TraceList(ctx, ws, domain.TraceFilter{}, domain.Page{Page: 1, Limit: 20})
+			return err
+		},
 		"traces page 5000": func() error {
-			_, _, err := s.TraceList(ctx, ws, TraceFilter{}, Page{Page: 5000, Limit: 20})
+			_, _, err := s.TraceList(ctx, ws, domain.TraceFilter{}, domain.Page{Page: 5000, Limit: 20})
 			return err
 		},
 		"traces ?agent_id": func() error {
-			_, _, err := s.TraceList(ctx, ws, TraceFilter{AgentID: agents[2]}, Page{Page: 1, Limit: 20})
+			_, _, err := s.TraceList(ctx, ws, domain.TraceFilter{AgentID: agents[2]}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
 		"traces ?status": func() error {
-			_, _, err := s.TraceList(ctx, ws, TraceFilter{Status: "error"}, Page{Page: 1, Limit: 20})
+			_, _, err := s.TraceList(ctx, ws, domain.TraceFilter{Status: "error"}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
 		"traces ?execution_id": func() error {
-			_, _, err := s.TraceList(ctx, ws, TraceFilter{ExecutionID: last.ID}, Page{Page: 1, Limit: 20})
+			_, _, err := s.TraceList(ctx, ws, domain.TraceFilter{ExecutionID: last.ID}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
 		"traces ?session_id": func() error {
-			_, _, err := s.TraceList(ctx, ws, TraceFilter{SessionID: session}, Page{Page: 1, Limit: 20})
+			_, _, err := s.TraceList(ctx, ws, domain.TraceFilter{SessionID: session}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
 		"traces ?end_user_id": func() error {
-			_, _, err := s.TraceList(ctx, ws, TraceFilter{EndUserID: "nobody"}, Page{Page: 1, Limit: 20})
+			_, _, err := s.TraceList(ctx, ws, domain.TraceFilter{EndUserID: "nobody"}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
 		"traces ?service_name": func() error {
-			_, _, err := s.TraceList(ctx, ws, TraceFilter{ServiceName: "checkout"}, Page{Page: 1, Limit: 20})
+			_, _, err := s.TraceList(ctx, ws, domain.TraceFilter{ServiceName: "checkout"}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
 		// Studio's ranges: slow runs, and cost and latency bounds together with a time window.
 		"traces ?min_duration_ms": func() error {
-			_, _, err := s.TraceList(ctx, ws, TraceFilter{MinDurationMS: ptrTo(int64(1500))}, Page{Page: 2, Limit: 20})
+			_, _, err := s.TraceList(ctx, ws, domain.TraceFilter{MinDurationMS: domain.PtrTo(int64(1500))}, domain.Page{Page: 2, Limit: 20})
 			return err
 		},
 		"traces ?cost and latency ranges": func() error {
-			_, _, err := s.TraceList(ctx, ws, TraceFilter{MinCost: ptrTo(0.0001), MaxCost: ptrTo(0.01), MaxDurationMS: ptrTo(int64(1000)),
-				CreatedAfter: day}, Page{Page: 1, Limit: 20})
+			_, _, err := s.TraceList(ctx, ws, domain.TraceFilter{MinCost: domain.PtrTo(0.0001), MaxCost: domain.PtrTo(0.01), MaxDurationMS: domain.PtrTo(int64(1000)),
+				CreatedAfter: day}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
 		"trace with spans": func() error { _, err := s.TraceGet(ctx, ws, last.TraceID); return err },
 		"trace summary 24h": func() error {
-			_, err := s.TraceSummary(ctx, ws, day, Now(), time.Hour)
+			_, err := s.TraceSummary(ctx, ws, day, domain.Now(), time.Hour)
 			return err
 		},
 		"trace summary 30d": func() error {
-			_, err := s.TraceSummary(ctx, ws, Time{now.Add(-30 * 24 * time.Hour)}, Now(), 24*time.Hour)
+			_, err := s.TraceSummary(ctx, ws, domain.Time{Time: now.Add(-30 * 24 * time.Hour)}, domain.Now(), 24*time.Hour)
 			return err
 		},
-		"scores page 1": func() error { _, _, err := s.ScoreList(ctx, ws, ScoreFilter{}, Page{Page: 1, Limit: 20}); return err },
+		"scores page 1": func() error {
+			_, _, err := s.ScoreList(ctx, ws, domain.ScoreFilter{}, domain.Page{Page: 1, Limit: 20})
+			return err
+		},
 		"scores ?name": func() error {
-			_, _, err := s.ScoreList(ctx, ws, ScoreFilter{Name: "helpfulness"}, Page{Page: 2, Limit: 20})
+			_, _, err := s.ScoreList(ctx, ws, domain.ScoreFilter{Name: "helpfulness"}, domain.Page{Page: 2, Limit: 20})
 			return err
 		},
 		"scores ?source": func() error {
-			_, _, err := s.ScoreList(ctx, ws, ScoreFilter{Source: "eval"}, Page{Page: 1, Limit: 20})
+			_, _, err := s.ScoreList(ctx, ws, domain.ScoreFilter{Source: "eval"}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
 		"scores ?execution_id": func() error {
-			_, _, err := s.ScoreList(ctx, ws, ScoreFilter{ExecutionID: last.ID}, Page{Page: 1, Limit: 20})
+			_, _, err := s.ScoreList(ctx, ws, domain.ScoreFilter{ExecutionID: last.ID}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
 		"scores ?trace_id": func() error {
-			_, _, err := s.ScoreList(ctx, ws, ScoreFilter{TraceID: last.TraceID}, Page{Page: 1, Limit: 20})
+			_, _, err := s.ScoreList(ctx, ws, domain.ScoreFilter{TraceID: last.TraceID}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
 		"scores ?session_id": func() error {
-			_, _, err := s.ScoreList(ctx, ws, ScoreFilter{SessionID: session}, Page{Page: 1, Limit: 20})
+			_, _, err := s.ScoreList(ctx, ws, domain.ScoreFilter{SessionID: session}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
 		"scores summary": func() error {
-			_, _, err := s.ScoreSummary(ctx, ws, ScoreFilter{}, Page{Page: 1, Limit: 20})
+			_, _, err := s.ScoreSummary(ctx, ws, domain.ScoreFilter{}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
 		"scores summary ?source": func() error {
-			_, _, err := s.ScoreSummary(ctx, ws, ScoreFilter{Source: "eval"}, Page{Page: 1, Limit: 20})
+			_, _, err := s.ScoreSummary(ctx, ws, domain.ScoreFilter{Source: "eval"}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
 		"chat sessions ?agent_id": func() error {
-			_, _, err := s.ChatSessionList(ctx, ws, ChatSessionFilter{AgentID: agents[0]}, Page{Page: 1, Limit: 20})
+			_, _, err := s.ChatSessionList(ctx, ws, domain.ChatSessionFilter{AgentID: agents[0]}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
-		"chat messages": func() error { _, _, err := s.ChatMessageList(ctx, ws, session, Page{Page: 2, Limit: 20}); return err },
+		"chat messages": func() error {
+			_, _, err := s.ChatMessageList(ctx, ws, session, domain.Page{Page: 2, Limit: 20})
+			return err
+		},
 		"chat history of a turn": func() error {
-			_, _, err := s.ChatHistoryTail(ctx, ws, session, func(*ChatMessage) bool { return true })
+			_, _, err := s.ChatHistoryTail(ctx, ws, session, func(*domain.ChatMessage) bool { return true })
 			return err
 		},
 		"chat reply of a run": func() error {
@@ -231,9 +241,12 @@ func checkHistoryPlans(t *testing.T, s *Store, runs, bigRows int, scans func(*te
 			}
 			return err
 		},
-		"approvals": func() error { _, _, err := s.ApprovalList(ctx, ws, "", "", Page{Page: 1, Limit: 20}); return err },
+		"approvals": func() error {
+			_, _, err := s.ApprovalList(ctx, ws, "", "", domain.Page{Page: 1, Limit: 20})
+			return err
+		},
 		"approvals ?status": func() error {
-			_, _, err := s.ApprovalList(ctx, ws, "pending", "", Page{Page: 1, Limit: 20})
+			_, _, err := s.ApprovalList(ctx, ws, "pending", "", domain.Page{Page: 1, Limit: 20})
 			return err
 		},
 	}
@@ -256,9 +269,9 @@ func checkHistoryPlans(t *testing.T, s *Store, runs, bigRows int, scans func(*te
 }
 
 // firstWith returns the newest run of the workspace that belongs to a chat session.
-func firstWith(t *testing.T, s *Store, ws string) *Execution {
+func firstWith(t *testing.T, s *Store, ws string) *domain.Execution {
 	t.Helper()
-	l, _, err := s.ExecutionList(context.Background(), ws, ExecutionFilter{Source: "chat"}, Page{Page: 1, Limit: 1})
+	l, _, err := s.ExecutionList(context.Background(), ws, domain.ExecutionFilter{Source: "chat"}, domain.Page{Page: 1, Limit: 1})
 	if err != nil || len(l) == 0 || l[0].SessionID == nil {
 		t.Fatalf("no chat run: %v", err)
 	}

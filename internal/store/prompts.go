@@ -6,50 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentplane/agentplane/internal/jsonfields"
 	"math"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
+	"github.com/agentplane/agentplane/internal/jsonfields"
+
 	"github.com/agentplane/agentplane/internal/prompttmpl"
 )
-
-// Prompt is a named, versioned prompt template; Template and Variables are those of its
-// active version ("" and [] while it has none).
-type Prompt struct {
-	ID              string     `json:"id"`
-	WorkspaceID     string     `json:"workspace_id"`
-	Name            string     `json:"name"`
-	Description     string     `json:"description"`
-	Tags            Strings    `json:"tags"`
-	Metadata        JSONObject `json:"metadata"`
-	ActiveVersionID *string    `json:"active_version_id"`
-	ActiveVersion   *int       `json:"active_version"`
-	VersionCount    int        `json:"version_count"`
-	Template        string     `json:"template" doc:"Template of the active version; empty while there is none."`
-	Variables       []string   `json:"variables" doc:"Top-level variables the active template uses, in order of first use."`
-	CreatedAt       Time       `json:"created_at"`
-	UpdatedAt       Time       `json:"updated_at"`
-}
-
-// PromptVersion is one immutable template of a prompt, with optional model settings.
-type PromptVersion struct {
-	ID          string     `json:"id"`
-	WorkspaceID string     `json:"workspace_id"`
-	PromptID    string     `json:"prompt_id"`
-	Version     int        `json:"version"`
-	Template    string     `json:"template"`
-	Variables   []string   `json:"variables" doc:"Top-level variables the template uses, in order of first use."`
-	Config      JSONObject `json:"config" doc:"Optional model settings, e.g. {\"model\": \"gpt-4o\", \"temperature\": 0.3}."`
-	Notes       string     `json:"notes"`
-	IsActive    bool       `json:"is_active"`
-	CreatedAt   Time       `json:"created_at"`
-}
-
-// PromptFilter narrows PromptList; empty fields match everything.
-type PromptFilter struct {
-	Query string // substring of name or description, case-insensitive
-	Tag   string // one of the prompt's tags, case-insensitive
-}
 
 // templateVariables lists the variables of a template; a stored template always parses, but a
 // read never fails because of one that does not.
@@ -69,8 +33,8 @@ const promptColumns = `p.id, p.workspace_id, p.name, p.description, p.tags, p.me
 
 const promptFrom = ` FROM prompts p LEFT JOIN prompt_versions v ON v.id = p.active_version_id`
 
-func scanPrompt(row interface{ Scan(...any) error }) (*Prompt, error) {
-	var p Prompt
+func scanPrompt(row interface{ Scan(...any) error }) (*domain.Prompt, error) {
+	var p domain.Prompt
 	var activeVersion sql.NullInt64
 	var template sql.NullString
 	if err := row.Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.Description, &p.Tags, &p.Metadata,
@@ -92,7 +56,7 @@ func tagPattern(tag string) string {
 }
 
 // PromptList returns one page of a workspace's prompts, newest first, and the total count.
-func (s *Store) PromptList(ctx context.Context, ws string, f PromptFilter, p Page) ([]*Prompt, int, error) {
+func (s *Store) PromptList(ctx context.Context, ws string, f domain.PromptFilter, p domain.Page) ([]*domain.Prompt, int, error) {
 	where, args := whereClause("p", ws, []cond{
 		{likeBoth("p.name", "p.description"), likePattern(f.Query)},
 		{`lower(p.tags) LIKE $%d ESCAPE '\'`, tagPattern(f.Tag)},
@@ -111,7 +75,7 @@ func (s *Store) PromptList(ctx context.Context, ws string, f PromptFilter, p Pag
 }
 
 // PromptGet returns one prompt of the workspace.
-func (s *Store) PromptGet(ctx context.Context, ws, id string) (*Prompt, error) {
+func (s *Store) PromptGet(ctx context.Context, ws, id string) (*domain.Prompt, error) {
 	p, err := scanPrompt(s.r.QueryRowContext(ctx, "SELECT "+promptColumns+promptFrom+" WHERE p.workspace_id = $1 AND p.id = $2", ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("prompt", id)
@@ -124,11 +88,11 @@ func (s *Store) PromptGet(ctx context.Context, ws, id string) (*Prompt, error) {
 
 // PromptCreate inserts a prompt (with p.ID when set). When first is non-nil it also creates
 // version 1 from it and makes that version active, in the same transaction.
-func (s *Store) PromptCreate(ctx context.Context, p *Prompt, first *PromptVersion) (*Prompt, error) {
+func (s *Store) PromptCreate(ctx context.Context, p *domain.Prompt, first *domain.PromptVersion) (*domain.Prompt, error) {
 	if p.ID == "" {
 		p.ID = NewID()
 	}
-	now := Now()
+	now := domain.Now()
 	err := s.InTx(ctx, func(tx *Store) error {
 		_, err := tx.exec(ctx, `INSERT INTO prompts (id, workspace_id, name, description, tags, metadata, version_seq, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $7)`,
@@ -155,17 +119,9 @@ func (s *Store) PromptCreate(ctx context.Context, p *Prompt, first *PromptVersio
 	return s.PromptGet(ctx, p.WorkspaceID, p.ID)
 }
 
-// PromptPatch holds the fields of a prompt to change; nil fields stay as they are.
-type PromptPatch struct {
-	Name        *string
-	Description *string
-	Tags        *Strings
-	Metadata    *JSONObject
-}
-
 // PromptUpdate changes the given fields of a prompt. Its template changes only through a new
 // version that is then promoted.
-func (s *Store) PromptUpdate(ctx context.Context, ws, id string, p PromptPatch) (*Prompt, error) {
+func (s *Store) PromptUpdate(ctx context.Context, ws, id string, p domain.PromptPatch) (*domain.Prompt, error) {
 	err := s.update(ctx, "prompt", "prompts", ws, id, []set{
 		{"name", p.Name}, {"description", p.Description}, {"tags", p.Tags}, {"metadata", p.Metadata},
 	})
@@ -178,8 +134,8 @@ func (s *Store) PromptUpdate(ctx context.Context, ws, id string, p PromptPatch) 
 // PromptDelete removes a prompt with its versions and returns it as it was. A prompt that a
 // version of an agent refers to (config.prompt_id) is not deleted: that is a *ConflictError
 // naming the agent.
-func (s *Store) PromptDelete(ctx context.Context, ws, id string) (*Prompt, error) {
-	var p *Prompt
+func (s *Store) PromptDelete(ctx context.Context, ws, id string) (*domain.Prompt, error) {
+	var p *domain.Prompt
 	err := s.InTx(ctx, func(tx *Store) error {
 		var err error
 		if p, err = tx.PromptGet(ctx, ws, id); err != nil {
@@ -249,20 +205,20 @@ const promptVersionColumns = `v.id, v.workspace_id, v.prompt_id, v.version, v.te
 
 const promptVersionFrom = ` FROM prompt_versions v JOIN prompts p ON p.id = v.prompt_id`
 
-func scanPromptVersion(row interface{ Scan(...any) error }) (*PromptVersion, error) {
-	var v PromptVersion
+func scanPromptVersion(row interface{ Scan(...any) error }) (*domain.PromptVersion, error) {
+	var v domain.PromptVersion
 	if err := row.Scan(&v.ID, &v.WorkspaceID, &v.PromptID, &v.Version, &v.Template, &v.Config, &v.Notes, &v.CreatedAt, &v.IsActive); err != nil {
 		return nil, err
 	}
 	if v.Config == nil {
-		v.Config = JSONObject{}
+		v.Config = domain.JSONObject{}
 	}
 	v.Variables = templateVariables(v.Template)
 	return &v, nil
 }
 
 // PromptVersionList returns one page of a prompt's versions, newest first.
-func (s *Store) PromptVersionList(ctx context.Context, ws, promptID string, p Page) ([]*PromptVersion, int, error) {
+func (s *Store) PromptVersionList(ctx context.Context, ws, promptID string, p domain.Page) ([]*domain.PromptVersion, int, error) {
 	if _, err := s.PromptGet(ctx, ws, promptID); err != nil {
 		return nil, 0, err
 	}
@@ -280,7 +236,7 @@ func (s *Store) PromptVersionList(ctx context.Context, ws, promptID string, p Pa
 }
 
 // PromptVersionGet returns one version of a prompt.
-func (s *Store) PromptVersionGet(ctx context.Context, ws, promptID, versionID string) (*PromptVersion, error) {
+func (s *Store) PromptVersionGet(ctx context.Context, ws, promptID, versionID string) (*domain.PromptVersion, error) {
 	v, err := scanPromptVersion(s.r.QueryRowContext(ctx, "SELECT "+promptVersionColumns+promptVersionFrom+`
 		WHERE v.workspace_id = $1 AND v.prompt_id = $2 AND v.id = $3`, ws, promptID, versionID))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -299,12 +255,12 @@ func (s *Store) PromptVersionGet(ctx context.Context, ws, promptID, versionID st
 // Version numbers come from a per-prompt counter, so they are never reused; a preset v.ID,
 // and a v.Version past the counter, are kept (seed data and fixtures use them). The template
 // must parse and the known config settings must be valid (*ValidationError, *ReferenceError).
-func (s *Store) PromptVersionCreate(ctx context.Context, v *PromptVersion) (*PromptVersion, error) {
+func (s *Store) PromptVersionCreate(ctx context.Context, v *domain.PromptVersion) (*domain.PromptVersion, error) {
 	if v.ID == "" {
 		v.ID = NewID()
 	}
 	if v.Config == nil {
-		v.Config = JSONObject{}
+		v.Config = domain.JSONObject{}
 	}
 	if err := s.checkPromptVersion(ctx, v); err != nil {
 		return nil, err
@@ -316,7 +272,7 @@ func (s *Store) PromptVersionCreate(ctx context.Context, v *PromptVersion) (*Pro
 		}
 		v.Version = n
 		_, err = tx.exec(ctx, `INSERT INTO prompt_versions (id, workspace_id, prompt_id, version, template, config, notes, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, v.ID, v.WorkspaceID, v.PromptID, v.Version, v.Template, v.Config, v.Notes, Now())
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, v.ID, v.WorkspaceID, v.PromptID, v.Version, v.Template, v.Config, v.Notes, domain.Now())
 		if isUniqueViolation(err) {
 			return &ConflictError{Message: fmt.Sprintf("prompt version %s or number %d already exists", v.ID, v.Version)}
 		}
@@ -331,15 +287,11 @@ func (s *Store) PromptVersionCreate(ctx context.Context, v *PromptVersion) (*Pro
 	return s.PromptVersionGet(ctx, v.WorkspaceID, v.PromptID, v.ID)
 }
 
-// PromptConfigKeys are the model settings a prompt version's config may hold; any other key
-// is refused, so that a typo does not vanish.
-var PromptConfigKeys = []string{"model", "temperature", "max_tokens", "top_p", "stop", "presence_penalty", "frequency_penalty", "seed"}
-
 // checkPromptVersion applies the rules every prompt version obeys, whoever writes it: the
 // template parses, the config has only known keys, and the settings the runtime reads
 // (model, temperature, max_tokens) are valid.
-func (s *Store) checkPromptVersion(ctx context.Context, v *PromptVersion) error {
-	if err := jsonfields.CheckKeys(v.Config, PromptConfigKeys, "config"); err != nil {
+func (s *Store) checkPromptVersion(ctx context.Context, v *domain.PromptVersion) error {
+	if err := jsonfields.CheckKeys(v.Config, domain.PromptConfigKeys, "config"); err != nil {
 		return &ValidationError{Field: err.Path, Message: err.Message()}
 	}
 	if strings.TrimSpace(v.Template) == "" {
@@ -353,7 +305,7 @@ func (s *Store) checkPromptVersion(ctx context.Context, v *PromptVersion) error 
 		if !isString || strings.TrimSpace(id) == "" {
 			return &ValidationError{Field: "config.model", Message: "must be a model id from the catalog (GET /api/v1/llm-models)"}
 		}
-		if err := s.CheckRefs(ctx, v.WorkspaceID, KindLLMModel, "config.model", id); err != nil {
+		if err := s.CheckRefs(ctx, v.WorkspaceID, domain.KindLLMModel, "config.model", id); err != nil {
 			return err
 		}
 	}
@@ -402,7 +354,7 @@ func (s *Store) PromptVersionPromote(ctx context.Context, ws, promptID, versionI
 			return notFound("prompt version", versionID)
 		}
 		if _, err := tx.exec(ctx, "UPDATE prompts SET active_version_id = $1, updated_at = $2 WHERE workspace_id = $3 AND id = $4",
-			versionID, Now(), ws, promptID); err != nil {
+			versionID, domain.Now(), ws, promptID); err != nil {
 			return fmt.Errorf("promote prompt version %s: %w", versionID, err)
 		}
 		return nil

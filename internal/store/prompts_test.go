@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 const promptTestWS = "2o0yqLDGdJdFRBTuhdfPNEZdAvX"
@@ -37,20 +39,20 @@ func promptTestStores(t *testing.T, fn func(t *testing.T, s *Store)) {
 func promptTestSetup(t *testing.T, s *Store) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := s.WorkspaceCreate(ctx, &Workspace{ID: promptTestWS, Name: "Test", Slug: "test"}); err != nil {
+	if _, err := s.WorkspaceCreate(ctx, &domain.Workspace{ID: promptTestWS, Name: "Test", Slug: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.WorkspaceCreate(ctx, &Workspace{ID: "other", Name: "Other", Slug: "other"}); err != nil {
+	if _, err := s.WorkspaceCreate(ctx, &domain.Workspace{ID: "other", Name: "Other", Slug: "other"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"gpt-4o", "gpt-4o-mini"} {
-		if err := s.LLMModelUpsert(ctx, &LLMModel{ID: id, Provider: "openai", Name: id, ContextWindow: 128000, MaxOutputTokens: 16384}); err != nil {
+		if err := s.LLMModelUpsert(ctx, &domain.LLMModel{ID: id, Provider: "openai", Name: id, ContextWindow: 128000, MaxOutputTokens: 16384}); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
-func mustPrompt(t *testing.T, s *Store, p *Prompt, first *PromptVersion) *Prompt {
+func mustPrompt(t *testing.T, s *Store, p *domain.Prompt, first *domain.PromptVersion) *domain.Prompt {
 	t.Helper()
 	if p.WorkspaceID == "" {
 		p.WorkspaceID = promptTestWS
@@ -62,7 +64,7 @@ func mustPrompt(t *testing.T, s *Store, p *Prompt, first *PromptVersion) *Prompt
 	return out
 }
 
-func mustVersion(t *testing.T, s *Store, v *PromptVersion) *PromptVersion {
+func mustVersion(t *testing.T, s *Store, v *domain.PromptVersion) *domain.PromptVersion {
 	t.Helper()
 	if v.WorkspaceID == "" {
 		v.WorkspaceID = promptTestWS
@@ -90,15 +92,15 @@ func TestPromptCreateGet(t *testing.T) {
 	t.Parallel()
 	promptTestStores(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		p := mustPrompt(t, s, &Prompt{ID: "preset-id", Name: "Greeter", Tags: Strings{"a"}, Metadata: JSONObject{"k": "v"}},
-			&PromptVersion{Template: "Hi {{ name }}{{#items}} {{title}}{{/items}}", Config: JSONObject{"model": "gpt-4o", "temperature": 0.3}, Notes: "first"})
+		p := mustPrompt(t, s, &domain.Prompt{ID: "preset-id", Name: "Greeter", Tags: domain.Strings{"a"}, Metadata: domain.JSONObject{"k": "v"}},
+			&domain.PromptVersion{Template: "Hi {{ name }}{{#items}} {{title}}{{/items}}", Config: domain.JSONObject{"model": "gpt-4o", "temperature": 0.3}, Notes: "first"})
 		if p.ID != "preset-id" || p.ActiveVersion == nil || *p.ActiveVersion != 1 || p.ActiveVersionID == nil || p.VersionCount != 1 {
 			t.Fatalf("created %+v", p)
 		}
 		if p.Template != "Hi {{ name }}{{#items}} {{title}}{{/items}}" || !slices.Equal(p.Variables, []string{"name", "items"}) {
 			t.Fatalf("template %q variables %v", p.Template, p.Variables)
 		}
-		if p.Metadata["k"] != "v" || !slices.Equal(p.Tags, Strings{"a"}) || p.CreatedAt.IsZero() {
+		if p.Metadata["k"] != "v" || !slices.Equal(p.Tags, domain.Strings{"a"}) || p.CreatedAt.IsZero() {
 			t.Fatalf("fields %+v", p)
 		}
 		v, err := s.PromptVersionGet(ctx, promptTestWS, p.ID, *p.ActiveVersionID)
@@ -109,7 +111,7 @@ func TestPromptCreateGet(t *testing.T) {
 			t.Fatalf("version 1 %+v", v)
 		}
 
-		bare := mustPrompt(t, s, &Prompt{Name: "Bare"}, nil)
+		bare := mustPrompt(t, s, &domain.Prompt{Name: "Bare"}, nil)
 		if bare.ActiveVersionID != nil || bare.ActiveVersion != nil || bare.Template != "" || bare.Variables == nil || len(bare.Variables) != 0 ||
 			bare.VersionCount != 0 || bare.Tags == nil || bare.Metadata == nil {
 			t.Fatalf("bare prompt %+v", bare)
@@ -118,11 +120,11 @@ func TestPromptCreateGet(t *testing.T) {
 			t.Fatalf("id %q is not a KSUID", bare.ID)
 		}
 
-		_, err = s.PromptCreate(ctx, &Prompt{ID: "preset-id", WorkspaceID: promptTestWS, Name: "Again"}, nil)
+		_, err = s.PromptCreate(ctx, &domain.Prompt{ID: "preset-id", WorkspaceID: promptTestWS, Name: "Again"}, nil)
 		wantErr[*ConflictError](t, err, "preset-id")
 
 		// A first version that fails its rules leaves no prompt behind.
-		_, err = s.PromptCreate(ctx, &Prompt{ID: "broken", WorkspaceID: promptTestWS, Name: "Broken"}, &PromptVersion{Template: "{{#open}}"})
+		_, err = s.PromptCreate(ctx, &domain.Prompt{ID: "broken", WorkspaceID: promptTestWS, Name: "Broken"}, &domain.PromptVersion{Template: "{{#open}}"})
 		if ve := wantErr[*ValidationError](t, err, "template"); ve.Field != "template" {
 			t.Fatalf("field %q", ve.Field)
 		}
@@ -131,7 +133,7 @@ func TestPromptCreateGet(t *testing.T) {
 
 		_, err = s.PromptGet(ctx, "other", p.ID)
 		wantErr[*NotFoundError](t, err, "prompt preset-id not found")
-		_, _, err = s.PromptVersionList(ctx, "other", p.ID, Page{Page: 1, Limit: 10})
+		_, _, err = s.PromptVersionList(ctx, "other", p.ID, domain.Page{Page: 1, Limit: 10})
 		wantErr[*NotFoundError](t, err, "prompt")
 	})
 }
@@ -140,10 +142,10 @@ func TestPromptVersions(t *testing.T) {
 	t.Parallel()
 	promptTestStores(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		p := mustPrompt(t, s, &Prompt{Name: "P"}, &PromptVersion{Template: "one {{a}}"})
+		p := mustPrompt(t, s, &domain.Prompt{Name: "P"}, &domain.PromptVersion{Template: "one {{a}}"})
 		v1 := *p.ActiveVersionID
-		v2 := mustVersion(t, s, &PromptVersion{PromptID: p.ID, Template: "two {{b}}", Notes: "n2"})
-		v3 := mustVersion(t, s, &PromptVersion{PromptID: p.ID, Template: "three {{c}}"})
+		v2 := mustVersion(t, s, &domain.PromptVersion{PromptID: p.ID, Template: "two {{b}}", Notes: "n2"})
+		v3 := mustVersion(t, s, &domain.PromptVersion{PromptID: p.ID, Template: "three {{c}}"})
 		if v2.Version != 2 || v3.Version != 3 || v2.IsActive || v3.IsActive || !slices.Equal(v2.Variables, []string{"b"}) || v2.Config == nil {
 			t.Fatalf("v2 %+v v3 %+v", v2, v3)
 		}
@@ -162,37 +164,37 @@ func TestPromptVersions(t *testing.T) {
 		if *got.ActiveVersion != 3 || got.Template != "three {{c}}" || !slices.Equal(got.Variables, []string{"c"}) {
 			t.Fatalf("after promote %+v", got)
 		}
-		list, total, err := s.PromptVersionList(ctx, promptTestWS, p.ID, Page{Page: 1, Limit: 2})
+		list, total, err := s.PromptVersionList(ctx, promptTestWS, p.ID, domain.Page{Page: 1, Limit: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if total != 3 || len(list) != 2 || list[0].Version != 3 || !list[0].IsActive || list[1].Version != 2 || list[1].IsActive {
 			t.Fatalf("list %d %+v %+v", total, list[0], list[1])
 		}
-		list, _, _ = s.PromptVersionList(ctx, promptTestWS, p.ID, Page{Page: 2, Limit: 2})
+		list, _, _ = s.PromptVersionList(ctx, promptTestWS, p.ID, domain.Page{Page: 2, Limit: 2})
 		if len(list) != 1 || list[0].ID != v1 || list[0].IsActive {
 			t.Fatalf("page 2 %+v", list)
 		}
 
 		// Preset ids and numbers past the counter are kept; numbers below it are not reused.
-		v10 := mustVersion(t, s, &PromptVersion{ID: "v10", PromptID: p.ID, Version: 10, Template: "ten"})
-		v11 := mustVersion(t, s, &PromptVersion{PromptID: p.ID, Version: 2, Template: "eleven"})
+		v10 := mustVersion(t, s, &domain.PromptVersion{ID: "v10", PromptID: p.ID, Version: 10, Template: "ten"})
+		v11 := mustVersion(t, s, &domain.PromptVersion{PromptID: p.ID, Version: 2, Template: "eleven"})
 		if v10.ID != "v10" || v10.Version != 10 || v11.Version != 11 {
 			t.Fatalf("v10 %+v v11 %+v", v10, v11)
 		}
-		_, err = s.PromptVersionCreate(ctx, &PromptVersion{ID: "v10", WorkspaceID: promptTestWS, PromptID: p.ID, Template: "dup"})
+		_, err = s.PromptVersionCreate(ctx, &domain.PromptVersion{ID: "v10", WorkspaceID: promptTestWS, PromptID: p.ID, Template: "dup"})
 		wantErr[*ConflictError](t, err, "v10")
 
-		other := mustPrompt(t, s, &Prompt{Name: "Other"}, &PromptVersion{Template: "x"})
+		other := mustPrompt(t, s, &domain.Prompt{Name: "Other"}, &domain.PromptVersion{Template: "x"})
 		err = s.PromptVersionPromote(ctx, promptTestWS, other.ID, v2.ID)
 		wantErr[*NotFoundError](t, err, "prompt version "+v2.ID)
 		err = s.PromptVersionPromote(ctx, promptTestWS, "missing", v2.ID)
 		wantErr[*NotFoundError](t, err, "prompt missing")
 		_, err = s.PromptVersionGet(ctx, promptTestWS, other.ID, v2.ID)
 		wantErr[*NotFoundError](t, err, "prompt version")
-		_, err = s.PromptVersionCreate(ctx, &PromptVersion{WorkspaceID: promptTestWS, PromptID: "missing", Template: "x"})
+		_, err = s.PromptVersionCreate(ctx, &domain.PromptVersion{WorkspaceID: promptTestWS, PromptID: "missing", Template: "x"})
 		wantErr[*NotFoundError](t, err, "prompt missing")
-		_, err = s.PromptVersionCreate(ctx, &PromptVersion{WorkspaceID: "other", PromptID: p.ID, Template: "x"})
+		_, err = s.PromptVersionCreate(ctx, &domain.PromptVersion{WorkspaceID: "other", PromptID: p.ID, Template: "x"})
 		wantErr[*NotFoundError](t, err, "prompt "+p.ID)
 	})
 }
@@ -201,28 +203,28 @@ func TestPromptVersionRules(t *testing.T) {
 	t.Parallel()
 	promptTestStores(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		p := mustPrompt(t, s, &Prompt{Name: "P"}, nil)
+		p := mustPrompt(t, s, &domain.Prompt{Name: "P"}, nil)
 		for _, tc := range []struct {
 			name     string
 			template string
-			config   JSONObject
+			config   domain.JSONObject
 			field    string
 		}{
 			{"empty template", " ", nil, "template"},
 			{"unclosed section", "{{#a}}", nil, "template"},
 			{"partial", "{{> other}}", nil, "template"},
-			{"model not a string", "x", JSONObject{"model": 4.0}, "config.model"},
-			{"unknown model", "x", JSONObject{"model": "gpt-0"}, "config.model"},
-			{"temperature too high", "x", JSONObject{"temperature": 2.5}, "config.temperature"},
-			{"temperature not a number", "x", JSONObject{"temperature": "hot"}, "config.temperature"},
-			{"max_tokens fractional", "x", JSONObject{"max_tokens": 1.5}, "config.max_tokens"},
+			{"model not a string", "x", domain.JSONObject{"model": 4.0}, "config.model"},
+			{"unknown model", "x", domain.JSONObject{"model": "gpt-0"}, "config.model"},
+			{"temperature too high", "x", domain.JSONObject{"temperature": 2.5}, "config.temperature"},
+			{"temperature not a number", "x", domain.JSONObject{"temperature": "hot"}, "config.temperature"},
+			{"max_tokens fractional", "x", domain.JSONObject{"max_tokens": 1.5}, "config.max_tokens"},
 		} {
-			_, err := s.PromptVersionCreate(ctx, &PromptVersion{WorkspaceID: promptTestWS, PromptID: p.ID, Template: tc.template, Config: tc.config})
+			_, err := s.PromptVersionCreate(ctx, &domain.PromptVersion{WorkspaceID: promptTestWS, PromptID: p.ID, Template: tc.template, Config: tc.config})
 			if err == nil || !strings.HasPrefix(err.Error(), tc.field+":") {
 				t.Errorf("%s: error %v, want one naming %s", tc.name, err, tc.field)
 			}
 		}
-		v := mustVersion(t, s, &PromptVersion{PromptID: p.ID, Template: "ok", Config: JSONObject{"model": "gpt-4o", "max_tokens": 100, "top_p": 0.9}})
+		v := mustVersion(t, s, &domain.PromptVersion{PromptID: p.ID, Template: "ok", Config: domain.JSONObject{"model": "gpt-4o", "max_tokens": 100, "top_p": 0.9}})
 		if v.Version != 1 || v.Config["top_p"] != 0.9 {
 			t.Fatalf("failed creations used up numbers or lost config: %+v", v)
 		}
@@ -234,27 +236,27 @@ func TestPromptListUpdate(t *testing.T) {
 	promptTestStores(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		// Ids ascend with creation, so the order holds even when both land in one millisecond.
-		a := mustPrompt(t, s, &Prompt{ID: "prompt-a", Name: "Support reply", Description: "Replies to tickets", Tags: Strings{"support", "customer"}}, &PromptVersion{Template: "a"})
-		b := mustPrompt(t, s, &Prompt{ID: "prompt-b", Name: "SQL writer", Description: "100% read-only", Tags: Strings{"SQL"}}, &PromptVersion{Template: "b"})
-		mustPrompt(t, s, &Prompt{WorkspaceID: "other", Name: "Elsewhere", Tags: Strings{"support"}}, nil)
+		a := mustPrompt(t, s, &domain.Prompt{ID: "prompt-a", Name: "Support reply", Description: "Replies to tickets", Tags: domain.Strings{"support", "customer"}}, &domain.PromptVersion{Template: "a"})
+		b := mustPrompt(t, s, &domain.Prompt{ID: "prompt-b", Name: "SQL writer", Description: "100% read-only", Tags: domain.Strings{"SQL"}}, &domain.PromptVersion{Template: "b"})
+		mustPrompt(t, s, &domain.Prompt{WorkspaceID: "other", Name: "Elsewhere", Tags: domain.Strings{"support"}}, nil)
 		for _, tc := range []struct {
-			f    PromptFilter
+			f    domain.PromptFilter
 			want []string
 		}{
-			{PromptFilter{}, []string{b.ID, a.ID}},
-			{PromptFilter{Query: "REPLY"}, []string{a.ID}},
-			{PromptFilter{Query: "tickets"}, []string{a.ID}},
-			{PromptFilter{Query: "100%"}, []string{b.ID}},
-			{PromptFilter{Query: "%"}, []string{b.ID}},
-			{PromptFilter{Query: "_"}, nil},
-			{PromptFilter{Tag: "support"}, []string{a.ID}},
-			{PromptFilter{Tag: "sql"}, []string{b.ID}},
-			{PromptFilter{Tag: "supp"}, nil},
-			{PromptFilter{Tag: "%"}, nil},
-			{PromptFilter{Tag: "customer", Query: "support"}, []string{a.ID}},
-			{PromptFilter{Tag: "customer", Query: "sql"}, nil},
+			{domain.PromptFilter{}, []string{b.ID, a.ID}},
+			{domain.PromptFilter{Query: "REPLY"}, []string{a.ID}},
+			{domain.PromptFilter{Query: "tickets"}, []string{a.ID}},
+			{domain.PromptFilter{Query: "100%"}, []string{b.ID}},
+			{domain.PromptFilter{Query: "%"}, []string{b.ID}},
+			{domain.PromptFilter{Query: "_"}, nil},
+			{domain.PromptFilter{Tag: "support"}, []string{a.ID}},
+			{domain.PromptFilter{Tag: "sql"}, []string{b.ID}},
+			{domain.PromptFilter{Tag: "supp"}, nil},
+			{domain.PromptFilter{Tag: "%"}, nil},
+			{domain.PromptFilter{Tag: "customer", Query: "support"}, []string{a.ID}},
+			{domain.PromptFilter{Tag: "customer", Query: "sql"}, nil},
 		} {
-			items, total, err := s.PromptList(ctx, promptTestWS, tc.f, Page{Page: 1, Limit: 20})
+			items, total, err := s.PromptList(ctx, promptTestWS, tc.f, domain.Page{Page: 1, Limit: 20})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -266,22 +268,22 @@ func TestPromptListUpdate(t *testing.T) {
 				t.Errorf("filter %+v: got %v (total %d), want %v", tc.f, ids, total, tc.want)
 			}
 		}
-		items, total, err := s.PromptList(ctx, promptTestWS, PromptFilter{}, Page{Page: 2, Limit: 1})
+		items, total, err := s.PromptList(ctx, promptTestWS, domain.PromptFilter{}, domain.Page{Page: 2, Limit: 1})
 		if err != nil || total != 2 || len(items) != 1 || items[0].ID != a.ID || items[0].Template != "a" {
 			t.Fatalf("page 2: %v %d %+v", err, total, items)
 		}
 
-		name, tags := "Support answer", Strings{}
-		got, err := s.PromptUpdate(ctx, promptTestWS, a.ID, PromptPatch{Name: &name, Tags: &tags, Metadata: &JSONObject{"team": "cx"}})
+		name, tags := "Support answer", domain.Strings{}
+		got, err := s.PromptUpdate(ctx, promptTestWS, a.ID, domain.PromptPatch{Name: &name, Tags: &tags, Metadata: &domain.JSONObject{"team": "cx"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got.Name != name || len(got.Tags) != 0 || got.Metadata["team"] != "cx" || got.Description != a.Description || got.Template != "a" {
 			t.Fatalf("updated %+v", got)
 		}
-		_, err = s.PromptUpdate(ctx, promptTestWS, "missing", PromptPatch{Name: &name})
+		_, err = s.PromptUpdate(ctx, promptTestWS, "missing", domain.PromptPatch{Name: &name})
 		wantErr[*NotFoundError](t, err, "prompt missing")
-		_, err = s.PromptUpdate(ctx, "other", a.ID, PromptPatch{Name: &name})
+		_, err = s.PromptUpdate(ctx, "other", a.ID, domain.PromptPatch{Name: &name})
 		wantErr[*NotFoundError](t, err, "prompt "+a.ID)
 	})
 }
@@ -290,18 +292,18 @@ func TestPromptDelete(t *testing.T) {
 	t.Parallel()
 	promptTestStores(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		p := mustPrompt(t, s, &Prompt{Name: "Used"}, &PromptVersion{Template: "x"})
-		mustVersion(t, s, &PromptVersion{PromptID: p.ID, Template: "y"})
-		keep := mustPrompt(t, s, &Prompt{Name: "Kept"}, &PromptVersion{Template: "k"})
+		p := mustPrompt(t, s, &domain.Prompt{Name: "Used"}, &domain.PromptVersion{Template: "x"})
+		mustVersion(t, s, &domain.PromptVersion{PromptID: p.ID, Template: "y"})
+		keep := mustPrompt(t, s, &domain.Prompt{Name: "Kept"}, &domain.PromptVersion{Template: "k"})
 
-		agent, err := s.AgentCreate(ctx, &Agent{WorkspaceID: promptTestWS, Name: "A", Type: "simple", Status: "active"},
-			&AgentConfig{Model: "gpt-4o"}, "")
+		agent, err := s.AgentCreate(ctx, &domain.Agent{WorkspaceID: promptTestWS, Name: "A", Type: "simple", Status: "active"},
+			&domain.AgentConfig{Model: "gpt-4o"}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		// Only an older, inactive version of the agent uses the prompt: that still blocks.
-		if _, err := s.AgentVersionCreate(ctx, &AgentVersion{WorkspaceID: promptTestWS, AgentID: agent.ID,
-			Config: AgentConfig{Model: "gpt-4o", PromptID: p.ID}}); err != nil {
+		if _, err := s.AgentVersionCreate(ctx, &domain.AgentVersion{WorkspaceID: promptTestWS, AgentID: agent.ID,
+			Config: domain.AgentConfig{Model: "gpt-4o", PromptID: p.ID}}); err != nil {
 			t.Fatal(err)
 		}
 		_, err = s.PromptDelete(ctx, promptTestWS, p.ID)
@@ -345,10 +347,10 @@ func TestPromptDeleteCaseSensitiveReference(t *testing.T) {
 	t.Parallel()
 	promptTestStores(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		used := mustPrompt(t, s, &Prompt{ID: "abcDEF", Name: "Used"}, nil)
-		other := mustPrompt(t, s, &Prompt{ID: "ABCdef", Name: "Other"}, nil)
-		if _, err := s.AgentCreate(ctx, &Agent{WorkspaceID: promptTestWS, Name: "A", Type: "simple", Status: "active"},
-			&AgentConfig{Model: "gpt-4o", PromptID: used.ID}, ""); err != nil {
+		used := mustPrompt(t, s, &domain.Prompt{ID: "abcDEF", Name: "Used"}, nil)
+		other := mustPrompt(t, s, &domain.Prompt{ID: "ABCdef", Name: "Other"}, nil)
+		if _, err := s.AgentCreate(ctx, &domain.Agent{WorkspaceID: promptTestWS, Name: "A", Type: "simple", Status: "active"},
+			&domain.AgentConfig{Model: "gpt-4o", PromptID: used.ID}, ""); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.PromptDelete(ctx, promptTestWS, other.ID); err != nil {
@@ -363,7 +365,7 @@ func TestPromptVersionConcurrentNumbers(t *testing.T) {
 	t.Parallel()
 	promptTestStores(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		p := mustPrompt(t, s, &Prompt{Name: "Busy"}, &PromptVersion{Template: "v1"})
+		p := mustPrompt(t, s, &domain.Prompt{Name: "Busy"}, &domain.PromptVersion{Template: "v1"})
 		const n = 8
 		var wg sync.WaitGroup
 		errs := make(chan error, n)
@@ -371,7 +373,7 @@ func TestPromptVersionConcurrentNumbers(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := s.PromptVersionCreate(ctx, &PromptVersion{WorkspaceID: promptTestWS, PromptID: p.ID, Template: fmt.Sprintf("v%d", i)})
+				_, err := s.PromptVersionCreate(ctx, &domain.PromptVersion{WorkspaceID: promptTestWS, PromptID: p.ID, Template: fmt.Sprintf("v%d", i)})
 				errs <- err
 			}()
 		}
@@ -382,7 +384,7 @@ func TestPromptVersionConcurrentNumbers(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		list, total, err := s.PromptVersionList(ctx, promptTestWS, p.ID, Page{Page: 1, Limit: 100})
+		list, total, err := s.PromptVersionList(ctx, promptTestWS, p.ID, domain.Page{Page: 1, Limit: 100})
 		if err != nil || total != n+1 {
 			t.Fatalf("total %d err %v", total, err)
 		}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // cond is one optional filter: SQL with a %d (or %[1]d) verb for the placeholder number, and
@@ -72,7 +74,7 @@ func likeBoth(col1, col2 string) string {
 // otherwise it skips the rows of the pages before it. LIMIT and OFFSET are written as integer
 // literals: SQLite re-prepares a statement whose LIMIT is a bound parameter on every
 // execution, which costs more than the whole query.
-func pageClause(alias string, p Page, args []any) (string, []any) {
+func pageClause(alias string, p domain.Page, args []any) (string, []any) {
 	if alias != "" {
 		alias += "."
 	}
@@ -88,17 +90,17 @@ func pageClause(alias string, p Page, args []any) (string, []any) {
 // pagedSelect is the query of one page of table (newest first, see pageClause). A page deep
 // in the list finds its ids on the index alone, then reads just those rows: skipping 100,000
 // rows costs an index walk, not 100,000 row reads (BenchmarkHistory, page 5,000).
-func pagedSelect(cols, table, where string, args []any, p Page) (string, []any) {
+func pagedSelect(cols, table, where string, args []any, p domain.Page) (string, []any) {
 	page, args := pageClause("", p, args)
-	if p.After != nil || p.offset() == 0 {
+	if p.After != nil || pageOffset(p) == 0 {
 		return "SELECT " + cols + " FROM " + table + where + page, args
 	}
 	return "SELECT " + cols + " FROM " + table + " WHERE workspace_id = $1 AND id IN (SELECT id FROM " + table + where + page + ")" +
 		" ORDER BY created_at DESC, id DESC", args
 }
 
-func limitClause(p Page) string {
-	return fmt.Sprintf(" LIMIT %d OFFSET %d", max(p.Limit, 0), max(p.offset(), 0))
+func limitClause(p domain.Page) string {
+	return fmt.Sprintf(" LIMIT %d OFFSET %d", max(p.Limit, 0), max(pageOffset(p), 0))
 }
 
 // newestFirst is the order of most lists. Given to listCount after a history table's WHERE
@@ -107,25 +109,21 @@ func limitClause(p Page) string {
 // which on a shared table can be most of the table: TestHistoryReadsUseIndexes).
 const newestFirst = " ORDER BY created_at DESC, id DESC"
 
-// TotalCap bounds the count behind a list's total: counting stops past it, so a page costs
-// the same however much history the workspace keeps. A total above TotalCap is a lower bound.
-const TotalCap = 10_000
-
 // countCap is TotalCap, lowered by tests that look past it without writing 10,000 rows.
-var countCap = TotalCap
+var countCap = domain.TotalCap
 
 // listCount returns the total for a list whose page holds n items of the rows of from (a
 // table, its joins and its WHERE clause, with args): when the page is the last one (not full)
 // the total is known without counting; otherwise the rows are counted up to TotalCap + 1.
-func (s *Store) listCount(ctx context.Context, p Page, n int, from string, args []any) (int, error) {
+func (s *Store) listCount(ctx context.Context, p domain.Page, n int, from string, args []any) (int, error) {
 	if n < p.Limit && (n > 0 || p.Page == 1) {
-		return p.offset() + n, nil
+		return pageOffset(p) + n, nil
 	}
 	c, err := s.count(ctx, fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM %s LIMIT %d) c", from, countCap+1), args)
 	if err != nil || c <= countCap {
 		return c, err
 	}
-	return max(c, p.offset()+n), nil
+	return max(c, pageOffset(p)+n), nil
 }
 
 func (s *Store) count(ctx context.Context, q string, args []any) (int, error) {
@@ -194,7 +192,7 @@ func (s *Store) update(ctx context.Context, resource, table, ws, id string, sets
 	if err != nil {
 		return err
 	}
-	args = append(args, Now(), ws, id)
+	args = append(args, domain.Now(), ws, id)
 	cols = append(cols, fmt.Sprintf("updated_at = $%d", len(args)-2))
 	q := fmt.Sprintf("UPDATE %s SET %s WHERE workspace_id = $%d AND id = $%d", table, strings.Join(cols, ", "), len(args)-1, len(args))
 	res, err := s.exec(ctx, q, args...)
@@ -224,7 +222,7 @@ func (s *Store) deleteRow(ctx context.Context, resource, table, ws, id string) e
 func (s *Store) nextVersion(ctx context.Context, resource, table, ws, id string, wanted int) (int, error) {
 	var n int
 	err := s.w.QueryRowContext(ctx, "UPDATE "+table+` SET version_seq = CASE WHEN $1 > version_seq THEN $1 ELSE version_seq + 1 END,
-		updated_at = $2 WHERE workspace_id = $3 AND id = $4 RETURNING version_seq`, wanted, Now(), ws, id).Scan(&n)
+		updated_at = $2 WHERE workspace_id = $3 AND id = $4 RETURNING version_seq`, wanted, domain.Now(), ws, id).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, notFound(resource, id)
 	}

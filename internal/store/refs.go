@@ -5,21 +5,23 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // CheckRefs returns a *ReferenceError for the first of ids that is not a resource of kind in
 // the workspace (the model catalog is shared by every workspace). field names the request
 // field, and "[i]" is appended for lists of more than one id.
-func (s *Store) CheckRefs(ctx context.Context, ws string, kind Kind, field string, ids ...string) error {
+func (s *Store) CheckRefs(ctx context.Context, ws string, kind domain.Kind, field string, ids ...string) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	var missing []string
 	var err error
-	if kind == KindLLMModel {
+	if kind == domain.KindLLMModel {
 		missing, err = s.missingModelIDs(ctx, ws, ids)
 	} else {
-		missing, err = s.missingIDs(ctx, kind.table(), ws, ids)
+		missing, err = s.missingIDs(ctx, kindTable(kind), ws, ids)
 	}
 	if err != nil || len(missing) == 0 {
 		return err

@@ -1,25 +1,13 @@
 package store
 
-// Kind names a resource that other resources refer to by id.
-type Kind string
-
-// Referable kinds; each is the kind of one row of resources.
-const (
-	KindAgent      Kind = "agent"
-	KindPrompt     Kind = "prompt"
-	KindMCPTool    Kind = "mcp tool"
-	KindGuardrail  Kind = "guardrail"
-	KindCredential Kind = "credential"
-	KindDataSource Kind = "data source"
-	KindLLMModel   Kind = "llm model"
-)
+import "github.com/agentplane/agentplane/internal/domain"
 
 // resource is one kind of stored thing: its key in StoreStats, its table and, when other
 // resources refer to it by id (CheckRefs), its Kind.
 type resource struct {
 	key   string
 	table string
-	kind  Kind
+	kind  domain.Kind
 }
 
 // resources declares every resource of a workspace, once: StoreStats counts them, Truncate
@@ -29,16 +17,16 @@ type resource struct {
 var resources = []resource{
 	{"workspaces", "workspaces", ""},
 	{"api_keys", "api_keys", ""},
-	{"agents", "agents", KindAgent},
+	{"agents", "agents", domain.KindAgent},
 	{"agent_versions", "agent_versions", ""},
-	{"prompts", "prompts", KindPrompt},
+	{"prompts", "prompts", domain.KindPrompt},
 	{"prompt_versions", "prompt_versions", ""},
-	{"data_sources", "data_sources", KindDataSource},
+	{"data_sources", "data_sources", domain.KindDataSource},
 	{"data_source_versions", "data_source_versions", ""},
-	{"credentials", "credentials", KindCredential},
-	{"llm_models", "llm_models", KindLLMModel},
-	{"mcp_tools", "mcp_tools", KindMCPTool},
-	{"guardrails", "guardrails", KindGuardrail},
+	{"credentials", "credentials", domain.KindCredential},
+	{"llm_models", "llm_models", domain.KindLLMModel},
+	{"mcp_tools", "mcp_tools", domain.KindMCPTool},
+	{"guardrails", "guardrails", domain.KindGuardrail},
 	{"memories", "memories", ""},
 	{"executions", "executions", ""},
 	{"execution_event_batches", "execution_events", ""},
@@ -66,7 +54,7 @@ var resources = []resource{
 }
 
 // table is the table of a referable kind's rows ("" for a kind no resource declares).
-func (k Kind) table() string {
+func kindTable(k domain.Kind) string {
 	for _, r := range resources {
 		if r.kind == k {
 			return r.table

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"testing"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // notResources are the tables of the schema that are no resource of their own: accounts and
@@ -44,8 +46,8 @@ func TestResourcesCoverTheSchema(t *testing.T) {
 			}
 		})
 		t.Run("every referable kind has a table", func(t *testing.T) {
-			for _, k := range []Kind{KindAgent, KindPrompt, KindMCPTool, KindGuardrail, KindCredential, KindDataSource, KindLLMModel} {
-				if k.table() == "" {
+			for _, k := range []domain.Kind{domain.KindAgent, domain.KindPrompt, domain.KindMCPTool, domain.KindGuardrail, domain.KindCredential, domain.KindDataSource, domain.KindLLMModel} {
+				if kindTable(k) == "" {
 					t.Errorf("kind %q is declared by no resource", k)
 				}
 			}

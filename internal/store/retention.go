@@ -6,23 +6,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
-
-// PurgeCounts are the rows one purge deleted, by kind.
-type PurgeCounts struct {
-	Executions, Events, Traces, Spans, Scores, Approvals, Deliveries int
-}
-
-// Add adds o to c.
-func (c *PurgeCounts) Add(o PurgeCounts) {
-	c.Executions += o.Executions
-	c.Events += o.Events
-	c.Traces += o.Traces
-	c.Spans += o.Spans
-	c.Scores += o.Scores
-	c.Approvals += o.Approvals
-	c.Deliveries += o.Deliveries
-}
 
 // idChunk bounds the ids one statement names, well under both dialects' parameter limits.
 const idChunk = 500
@@ -38,8 +24,8 @@ const terminalStatuses = "('completed', 'failed', 'cancelled', 'rejected')"
 // awaiting_approval run is never deleted, however old, and neither is its parent. Chat sessions
 // and messages are kept (a message may then name an execution that is gone), and so are assets
 // (they are deleted through the API, or with their workspace).
-func (s *Store) ExecutionsPurge(ctx context.Context, ws string, before time.Time, limit int) (PurgeCounts, error) {
-	var c PurgeCounts
+func (s *Store) ExecutionsPurge(ctx context.Context, ws string, before time.Time, limit int) (domain.PurgeCounts, error) {
+	var c domain.PurgeCounts
 	err := s.InTx(ctx, func(tx *Store) error {
 		roots, err := tx.strings(ctx, fmt.Sprintf(`SELECT x.id FROM executions x WHERE x.workspace_id = $1 AND x.created_at < $2
 			AND x.parent_id IS NULL AND x.status IN %s
@@ -68,7 +54,7 @@ func (s *Store) ExecutionsPurge(ctx context.Context, ws string, before time.Time
 		return nil
 	})
 	if err != nil {
-		return PurgeCounts{}, fmt.Errorf("purge executions of workspace %s: %w", ws, err)
+		return domain.PurgeCounts{}, fmt.Errorf("purge executions of workspace %s: %w", ws, err)
 	}
 	return c, nil
 }
@@ -96,8 +82,8 @@ func (s *Store) runPurgeSteps(ctx context.Context, steps []purgeStep) error {
 }
 
 // executionsDelete deletes the executions ids (at most idChunk) of ws and what hangs off them.
-func (s *Store) executionsDelete(ctx context.Context, ws string, ids []string) (PurgeCounts, error) {
-	var c PurgeCounts
+func (s *Store) executionsDelete(ctx context.Context, ws string, ids []string) (domain.PurgeCounts, error) {
+	var c domain.PurgeCounts
 	in, args := inList(2, ids)
 	args = append([]any{ws}, args...)
 	// An execution's trace is the one it names (its row's trace_id, read by its key).
@@ -128,8 +114,8 @@ func (s *Store) executionsDelete(ctx context.Context, ws string, ids []string) (
 // TracesPurge deletes, in one transaction, up to limit ingested traces (those of no
 // execution) of workspace ws created before `before`, oldest first, with their spans and the
 // scores given to them.
-func (s *Store) TracesPurge(ctx context.Context, ws string, before time.Time, limit int) (PurgeCounts, error) {
-	var c PurgeCounts
+func (s *Store) TracesPurge(ctx context.Context, ws string, before time.Time, limit int) (domain.PurgeCounts, error) {
+	var c domain.PurgeCounts
 	err := s.InTx(ctx, func(tx *Store) error {
 		ids, err := tx.strings(ctx, fmt.Sprintf(`SELECT id FROM traces WHERE workspace_id = $1 AND created_at < $2 AND execution_id IS NULL
 			ORDER BY created_at LIMIT %d`, max(limit, 1)), ws, before.UnixMilli())
@@ -151,7 +137,7 @@ func (s *Store) TracesPurge(ctx context.Context, ws string, before time.Time, li
 		return nil
 	})
 	if err != nil {
-		return PurgeCounts{}, fmt.Errorf("purge traces of workspace %s: %w", ws, err)
+		return domain.PurgeCounts{}, fmt.Errorf("purge traces of workspace %s: %w", ws, err)
 	}
 	return c, nil
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // BenchmarkExecutionsPurge: one purge transaction of DefaultBatch-sized work (500 ended runs,
@@ -38,7 +40,7 @@ func BenchmarkExecutionsPurge(b *testing.B) {
 
 // benchRuns inserts n completed runs of ws with their frames, trace, spans and a score.
 func benchRuns(ctx context.Context, tx *Store, ws string, n int, frame string) error {
-	now := Now().UnixMilli() - 1000
+	now := domain.Now().UnixMilli() - 1000
 	for range n {
 		id, tr := NewID(), NewID()
 		steps := []struct {

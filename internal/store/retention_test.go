@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/dbtest"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // retentionBundle is a workspace with an agent, and helpers to record runs in it.
@@ -17,13 +18,13 @@ type retentionBundle struct {
 	t     *testing.T
 	s     *Store
 	ws    string
-	agent *Agent
+	agent *domain.Agent
 }
 
 func newRetentionBundle(t *testing.T, s *Store, slug string) *retentionBundle {
 	t.Helper()
 	ws := mustWorkspace(t, s, slug)
-	a, err := s.AgentCreate(context.Background(), &Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
+	a, err := s.AgentCreate(context.Background(), &domain.Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &domain.AgentConfig{Model: "gpt-4o"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,29 +33,29 @@ func newRetentionBundle(t *testing.T, s *Store, slug string) *retentionBundle {
 
 // run records an execution in status (a child of parent when not nil) with a frame, a span,
 // an approval, a score of it and one of its trace, and a webhook delivery.
-func (b *retentionBundle) run(status string, parent *Execution) *Execution {
+func (b *retentionBundle) run(status string, parent *domain.Execution) *domain.Execution {
 	b.t.Helper()
 	ctx := context.Background()
-	x := &Execution{WorkspaceID: b.ws, AgentID: b.agent.ID, Source: "api", Status: StatusPending, Input: JSONObject{}, Metadata: JSONObject{}, TimeoutMS: 1000}
+	x := &domain.Execution{WorkspaceID: b.ws, AgentID: b.agent.ID, Source: "api", Status: domain.StatusPending, Input: domain.JSONObject{}, Metadata: domain.JSONObject{}, TimeoutMS: 1000}
 	if parent != nil {
 		x.ParentID, x.RootID = &parent.ID, parent.RootID
 	}
 	x.ID = NewID()
-	tr := &Trace{WorkspaceID: b.ws, ExecutionID: &x.ID, AgentID: &b.agent.ID, Name: "A"}
+	tr := &domain.Trace{WorkspaceID: b.ws, ExecutionID: &x.ID, AgentID: &b.agent.ID, Name: "A"}
 	must(b.t, b.s.ExecutionCreate(ctx, x, tr))
 	_, err := b.s.exec(ctx, "UPDATE executions SET status = $1 WHERE id = $2", status, x.ID)
 	must(b.t, err)
 	x.Status = status
-	must(b.t, b.s.EventAppend(ctx, x.ID, []Event{{Seq: 1, Event: "content", Data: json.RawMessage(`{"content":"a"}`)}}))
-	must(b.t, b.s.SpanInsert(ctx, []*Span{{TraceID: tr.ID, WorkspaceID: b.ws, Name: "llm", Kind: "llm", Status: "ok", StartedAt: Now(), Attributes: JSONObject{}}}))
-	must(b.t, b.s.ApprovalCreate(ctx, &Approval{WorkspaceID: b.ws, ExecutionID: x.ID, AgentID: b.agent.ID, Checkpoint: "c", Awaiting: json.RawMessage(`{}`)}))
+	must(b.t, b.s.EventAppend(ctx, x.ID, []domain.Event{{Seq: 1, Event: "content", Data: json.RawMessage(`{"content":"a"}`)}}))
+	must(b.t, b.s.SpanInsert(ctx, []*domain.Span{{TraceID: tr.ID, WorkspaceID: b.ws, Name: "llm", Kind: "llm", Status: "ok", StartedAt: domain.Now(), Attributes: domain.JSONObject{}}}))
+	must(b.t, b.s.ApprovalCreate(ctx, &domain.Approval{WorkspaceID: b.ws, ExecutionID: x.ID, AgentID: b.agent.ID, Checkpoint: "c", Awaiting: json.RawMessage(`{}`)}))
 	v := 1.0
-	_, err = b.s.ScoreCreate(ctx, &Score{WorkspaceID: b.ws, Name: "s", DataType: "numeric", Value: &v, ExecutionID: &x.ID, Source: "api", Metadata: JSONObject{}})
+	_, err = b.s.ScoreCreate(ctx, &domain.Score{WorkspaceID: b.ws, Name: "s", DataType: "numeric", Value: &v, ExecutionID: &x.ID, Source: "api", Metadata: domain.JSONObject{}})
 	must(b.t, err)
-	_, err = b.s.ScoreCreate(ctx, &Score{WorkspaceID: b.ws, Name: "s", DataType: "numeric", Value: &v, TraceID: &tr.ID, Source: "api", Metadata: JSONObject{}})
+	_, err = b.s.ScoreCreate(ctx, &domain.Score{WorkspaceID: b.ws, Name: "s", DataType: "numeric", Value: &v, TraceID: &tr.ID, Source: "api", Metadata: domain.JSONObject{}})
 	must(b.t, err)
-	must(b.t, b.s.WebhookDeliveryCreate(ctx, &WebhookDelivery{ID: NewID(), Secret: "sealed", WorkspaceID: b.ws, ExecutionID: x.ID, TargetType: "agent", TargetID: b.agent.ID,
-		URL: "https://example.com", EventType: "execution.completed", Status: "delivered", Payload: json.RawMessage(`{}`), ExpiresAt: Now()}))
+	must(b.t, b.s.WebhookDeliveryCreate(ctx, &domain.WebhookDelivery{ID: NewID(), Secret: "sealed", WorkspaceID: b.ws, ExecutionID: x.ID, TargetType: "agent", TargetID: b.agent.ID,
+		URL: "https://example.com", EventType: "execution.completed", Status: "delivered", Payload: json.RawMessage(`{}`), ExpiresAt: domain.Now()}))
 	return x
 }
 
@@ -62,11 +63,11 @@ func (b *retentionBundle) run(status string, parent *Execution) *Execution {
 func (b *retentionBundle) ingested() string {
 	b.t.Helper()
 	ctx := context.Background()
-	tr := &Trace{WorkspaceID: b.ws, Name: "ingested", Status: "completed"}
+	tr := &domain.Trace{WorkspaceID: b.ws, Name: "ingested", Status: "completed"}
 	must(b.t, b.s.TraceCreate(ctx, tr))
-	must(b.t, b.s.SpanInsert(ctx, []*Span{{TraceID: tr.ID, WorkspaceID: b.ws, Name: "llm", Kind: "llm", Status: "ok", StartedAt: Now(), Attributes: JSONObject{}}}))
+	must(b.t, b.s.SpanInsert(ctx, []*domain.Span{{TraceID: tr.ID, WorkspaceID: b.ws, Name: "llm", Kind: "llm", Status: "ok", StartedAt: domain.Now(), Attributes: domain.JSONObject{}}}))
 	v := 1.0
-	_, err := b.s.ScoreCreate(ctx, &Score{WorkspaceID: b.ws, Name: "s", DataType: "numeric", Value: &v, TraceID: &tr.ID, Source: "api", Metadata: JSONObject{}})
+	_, err := b.s.ScoreCreate(ctx, &domain.Score{WorkspaceID: b.ws, Name: "s", DataType: "numeric", Value: &v, TraceID: &tr.ID, Source: "api", Metadata: domain.JSONObject{}})
 	must(b.t, err)
 	return tr.ID
 }
@@ -95,32 +96,32 @@ func TestExecutionsPurge(t *testing.T) {
 		ctx := context.Background()
 		b := newRetentionBundle(t, s, "a")
 		other := newRetentionBundle(t, s, "b")
-		done := b.run(StatusCompleted, nil)
-		doneChild := b.run(StatusFailed, done)
-		blocked := b.run(StatusCompleted, nil)
-		blockedChild := b.run(StatusRunning, blocked)
-		active := map[string]*Execution{}
-		for _, st := range []string{StatusPending, StatusRunning, StatusAwaitingApproval} {
+		done := b.run(domain.StatusCompleted, nil)
+		doneChild := b.run(domain.StatusFailed, done)
+		blocked := b.run(domain.StatusCompleted, nil)
+		blockedChild := b.run(domain.StatusRunning, blocked)
+		active := map[string]*domain.Execution{}
+		for _, st := range []string{domain.StatusPending, domain.StatusRunning, domain.StatusAwaitingApproval} {
 			active[st] = b.run(st, nil)
 		}
-		for _, st := range []string{StatusCancelled, StatusRejected} {
+		for _, st := range []string{domain.StatusCancelled, domain.StatusRejected} {
 			b.run(st, nil)
 		}
-		otherRun := other.run(StatusCompleted, nil)
-		cs, err := s.ChatSessionCreate(ctx, &ChatSession{WorkspaceID: b.ws, AgentID: b.agent.ID, Metadata: JSONObject{}})
+		otherRun := other.run(domain.StatusCompleted, nil)
+		cs, err := s.ChatSessionCreate(ctx, &domain.ChatSession{WorkspaceID: b.ws, AgentID: b.agent.ID, Metadata: domain.JSONObject{}})
 		must(t, err)
-		must(t, s.ChatMessageAppend(ctx, b.ws, cs.ID, &ChatMessage{Role: "assistant", Content: "hi", ExecutionID: &done.ID}))
+		must(t, s.ChatMessageAppend(ctx, b.ws, cs.ID, &domain.ChatMessage{Role: "assistant", Content: "hi", ExecutionID: &done.ID}))
 
 		t.Run("NothingYoungerThanTheCutoff", func(t *testing.T) {
 			c, err := s.ExecutionsPurge(ctx, b.ws, time.Now().Add(-time.Hour), 500)
-			if err != nil || c != (PurgeCounts{}) {
+			if err != nil || c != (domain.PurgeCounts{}) {
 				t.Fatalf("purge before an hour ago: %+v %v", c, err)
 			}
 		})
 		t.Run("OneTreeABatch", func(t *testing.T) {
 			c, err := s.ExecutionsPurge(ctx, b.ws, time.Now().Add(time.Hour), 1)
 			must(t, err)
-			want := PurgeCounts{Executions: 2, Events: 2, Traces: 2, Spans: 2, Scores: 4, Approvals: 2, Deliveries: 2}
+			want := domain.PurgeCounts{Executions: 2, Events: 2, Traces: 2, Spans: 2, Scores: 4, Approvals: 2, Deliveries: 2}
 			if c != want {
 				t.Fatalf("first batch: %+v, want %+v", c, want)
 			}
@@ -145,7 +146,7 @@ func TestExecutionsPurge(t *testing.T) {
 			if c, _ := s.ExecutionsPurge(ctx, b.ws, time.Now().Add(time.Hour), 500); c.Executions != 0 {
 				t.Fatalf("third batch: %+v", c)
 			}
-			for _, x := range []*Execution{active[StatusPending], active[StatusRunning], active[StatusAwaitingApproval], blocked, blockedChild} {
+			for _, x := range []*domain.Execution{active[domain.StatusPending], active[domain.StatusRunning], active[domain.StatusAwaitingApproval], blocked, blockedChild} {
 				got, err := s.ExecutionGet(ctx, b.ws, x.ID)
 				if err != nil || got.Status != x.Status {
 					t.Fatalf("%s execution %s: %+v %v", x.Status, x.ID, got, err)
@@ -170,7 +171,7 @@ func TestExecutionsPurge(t *testing.T) {
 					t.Fatalf("other workspace's %s: %d", table, n)
 				}
 			}
-			msgs, _, err := s.ChatMessageList(ctx, b.ws, cs.ID, Page{Page: 1, Limit: 10})
+			msgs, _, err := s.ChatMessageList(ctx, b.ws, cs.ID, domain.Page{Page: 1, Limit: 10})
 			if err != nil || len(msgs) != 1 || *msgs[0].ExecutionID != done.ID {
 				t.Fatalf("chat messages: %+v %v", msgs, err)
 			}
@@ -182,14 +183,14 @@ func TestTracesPurge(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		b := newRetentionBundle(t, s, "a")
-		x := b.run(StatusRunning, nil)
+		x := b.run(domain.StatusRunning, nil)
 		ids := []string{b.ingested(), b.ingested(), b.ingested()}
 		if c, err := s.TracesPurge(ctx, b.ws, time.Now().Add(-time.Hour), 500); err != nil || c.Traces != 0 {
 			t.Fatalf("purge before an hour ago: %+v %v", c, err)
 		}
 		c, err := s.TracesPurge(ctx, b.ws, time.Now().Add(time.Hour), 2)
 		must(t, err)
-		if c != (PurgeCounts{Traces: 2, Spans: 2, Scores: 2}) {
+		if c != (domain.PurgeCounts{Traces: 2, Spans: 2, Scores: 2}) {
 			t.Fatalf("first batch: %+v", c)
 		}
 		c, err = s.TracesPurge(ctx, b.ws, time.Now().Add(time.Hour), 2)
@@ -213,13 +214,13 @@ func TestWorkspaceRetentionAndDelete(t *testing.T) {
 		ctx := context.Background()
 		b := newRetentionBundle(t, s, "a")
 		other := newRetentionBundle(t, s, "b")
-		u, err := s.UserCreate(ctx, &User{Email: "o@example.com", PasswordHash: "x"})
+		u, err := s.UserCreate(ctx, &domain.User{Email: "o@example.com", PasswordHash: "x"})
 		must(t, err)
-		must(t, s.MembershipAdd(ctx, b.ws, u.ID, RoleOwner))
-		must(t, s.MembershipAdd(ctx, other.ws, u.ID, RoleOwner))
-		_, err = s.APIKeyCreate(ctx, &APIKey{WorkspaceID: b.ws, Name: "k", KeyPrefix: "ap_x", Scopes: Strings{"*"}}, "hash-a")
+		must(t, s.MembershipAdd(ctx, b.ws, u.ID, domain.RoleOwner))
+		must(t, s.MembershipAdd(ctx, other.ws, u.ID, domain.RoleOwner))
+		_, err = s.APIKeyCreate(ctx, &domain.APIKey{WorkspaceID: b.ws, Name: "k", KeyPrefix: "ap_x", Scopes: domain.Strings{"*"}}, "hash-a")
 		must(t, err)
-		_, err = s.APIKeyCreate(ctx, &APIKey{WorkspaceID: other.ws, Name: "k", KeyPrefix: "ap_y", Scopes: Strings{"*"}}, "hash-b")
+		_, err = s.APIKeyCreate(ctx, &domain.APIKey{WorkspaceID: other.ws, Name: "k", KeyPrefix: "ap_y", Scopes: domain.Strings{"*"}}, "hash-b")
 		must(t, err)
 
 		t.Run("RetentionUpdate", func(t *testing.T) {
@@ -246,19 +247,19 @@ func TestWorkspaceRetentionAndDelete(t *testing.T) {
 		})
 
 		// Something in every table that has a workspace_id.
-		b.run(StatusCompleted, nil)
-		b.run(StatusPending, nil)
+		b.run(domain.StatusCompleted, nil)
+		b.run(domain.StatusPending, nil)
 		b.ingested()
-		other.run(StatusCompleted, nil)
-		cs, err := s.ChatSessionCreate(ctx, &ChatSession{WorkspaceID: b.ws, AgentID: b.agent.ID, Metadata: JSONObject{}})
+		other.run(domain.StatusCompleted, nil)
+		cs, err := s.ChatSessionCreate(ctx, &domain.ChatSession{WorkspaceID: b.ws, AgentID: b.agent.ID, Metadata: domain.JSONObject{}})
 		must(t, err)
-		must(t, s.ChatMessageAppend(ctx, b.ws, cs.ID, &ChatMessage{Role: "user", Content: "hi"}))
-		_, err = s.MemoryCreate(ctx, &Memory{WorkspaceID: b.ws, AgentID: &b.agent.ID, Content: "remember", Metadata: JSONObject{}})
+		must(t, s.ChatMessageAppend(ctx, b.ws, cs.ID, &domain.ChatMessage{Role: "user", Content: "hi"}))
+		_, err = s.MemoryCreate(ctx, &domain.Memory{WorkspaceID: b.ws, AgentID: &b.agent.ID, Content: "remember", Metadata: domain.JSONObject{}})
 		must(t, err)
 		sum := strings.Repeat("ab", 32)
 		_, err = s.AssetBlobEnsure(ctx, b.ws, sum, 3, 0)
 		must(t, err)
-		_, err = s.AssetInsert(ctx, &Asset{WorkspaceID: b.ws, Type: "file", MimeType: "text/plain", Size: 3, SHA256: sum, Source: "upload", Metadata: JSONObject{}})
+		_, err = s.AssetInsert(ctx, &domain.Asset{WorkspaceID: b.ws, Type: "file", MimeType: "text/plain", Size: 3, SHA256: sum, Source: "upload", Metadata: domain.JSONObject{}})
 		must(t, err)
 		_, err = s.exec(ctx, `INSERT INTO agent_triggers (id, workspace_id, agent_id, type, name, created_at, updated_at)
 			VALUES ($1, $2, $3, 'webhook', 't', 0, 0)`, NewID(), b.ws, b.agent.ID)
@@ -288,7 +289,7 @@ func TestWorkspaceRetentionAndDelete(t *testing.T) {
 			if err != nil || len(ms) != 1 || ms[0].ID != other.ws {
 				t.Fatalf("memberships: %+v %v", ms, err)
 			}
-			ws, total, err := s.WorkspaceList(ctx, u.ID, Page{Page: 1, Limit: 1})
+			ws, total, err := s.WorkspaceList(ctx, u.ID, domain.Page{Page: 1, Limit: 1})
 			if err != nil || total != 1 || len(ws) != 1 || ws[0].ID != other.ws {
 				t.Fatalf("workspaces: %+v %d %v", ws, total, err)
 			}
@@ -303,7 +304,7 @@ func TestWorkspaceRetentionAndDelete(t *testing.T) {
 				t.Fatalf("update after delete: %v", err)
 			}
 			// A deleted workspace is not ensured back while its rows are there.
-			if w, err := s.WorkspaceEnsure(ctx, &Workspace{ID: b.ws, Name: "again", Slug: "again"}); err != nil || w.DeletedAt == nil {
+			if w, err := s.WorkspaceEnsure(ctx, &domain.Workspace{ID: b.ws, Name: "again", Slug: "again"}); err != nil || w.DeletedAt == nil {
 				t.Fatalf("ensure: %+v %v", w, err)
 			}
 			ids, err := s.WorkspaceListDeleted(ctx, 10)
@@ -392,10 +393,10 @@ func TestAgentDeleteKeepsHistory(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		b := newRetentionBundle(t, s, "a")
-		x := b.run(StatusCompleted, nil)
-		cs, err := s.ChatSessionCreate(ctx, &ChatSession{WorkspaceID: b.ws, AgentID: b.agent.ID, Metadata: JSONObject{}})
+		x := b.run(domain.StatusCompleted, nil)
+		cs, err := s.ChatSessionCreate(ctx, &domain.ChatSession{WorkspaceID: b.ws, AgentID: b.agent.ID, Metadata: domain.JSONObject{}})
 		must(t, err)
-		_, err = s.MemoryCreate(ctx, &Memory{WorkspaceID: b.ws, AgentID: &b.agent.ID, Content: "remember", Metadata: JSONObject{}})
+		_, err = s.MemoryCreate(ctx, &domain.Memory{WorkspaceID: b.ws, AgentID: &b.agent.ID, Content: "remember", Metadata: domain.JSONObject{}})
 		must(t, err)
 		_, err = s.exec(ctx, `INSERT INTO agent_triggers (id, workspace_id, agent_id, type, name, created_at, updated_at)
 			VALUES ($1, $2, $3, 'webhook', 't', 0, 0)`, NewID(), b.ws, b.agent.ID)
@@ -434,11 +435,11 @@ func TestPurgedSpaceIsReused(t *testing.T) {
 	rnd := make([]byte, 3000)
 	fill := func() {
 		for range 200 {
-			x := &Execution{ID: NewID(), WorkspaceID: b.ws, AgentID: b.agent.ID, Source: "api", Status: StatusPending, Input: JSONObject{}, Metadata: JSONObject{}, TimeoutMS: 1000}
-			must(t, s.ExecutionCreate(ctx, x, &Trace{WorkspaceID: b.ws, ExecutionID: &x.ID, Name: "A"}))
+			x := &domain.Execution{ID: NewID(), WorkspaceID: b.ws, AgentID: b.agent.ID, Source: "api", Status: domain.StatusPending, Input: domain.JSONObject{}, Metadata: domain.JSONObject{}, TimeoutMS: 1000}
+			must(t, s.ExecutionCreate(ctx, x, &domain.Trace{WorkspaceID: b.ws, ExecutionID: &x.ID, Name: "A"}))
 			crand.Read(rnd)
 			frame := json.RawMessage(`{"content":"` + base64.StdEncoding.EncodeToString(rnd) + `"}`)
-			must(t, s.EventAppend(ctx, x.ID, []Event{{Seq: 1, Event: "content", Data: frame}, {Seq: 2, Event: "content", Data: frame}}))
+			must(t, s.EventAppend(ctx, x.ID, []domain.Event{{Seq: 1, Event: "content", Data: frame}, {Seq: 2, Event: "content", Data: frame}}))
 			_, err := s.exec(ctx, "UPDATE executions SET status = 'completed' WHERE id = $1", x.ID)
 			must(t, err)
 		}

@@ -7,61 +7,12 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
-
-// Score sources: who gave the score.
-const (
-	ScoreSourceAPI        = "api"        // an application, through the API (the default)
-	ScoreSourceAnnotation = "annotation" // a person reviewing runs
-	ScoreSourceEval       = "eval"       // an automated evaluation
-)
-
-// ScoreSources lists the sources of scores.
-var ScoreSources = []string{ScoreSourceAPI, ScoreSourceAnnotation, ScoreSourceEval}
-
-// ScoreAuthor is who wrote a score: the API key or the signed-in user of the request.
-type ScoreAuthor struct {
-	Type string `json:"type" enum:"api_key,user"`
-	ID   string `json:"id" doc:"The API key's id, or the user's id."`
-	Name string `json:"name" doc:"The API key's prefix (its first 11 characters), or the user's email."`
-}
-
-// Score is a judgement of a run: a number, a category or a boolean, given to an execution, a
-// trace, a span of a trace or a chat session, by name alone or under a score config that
-// checked it.
-type Score struct {
-	ID          string   `json:"id"`
-	WorkspaceID string   `json:"workspace_id"`
-	Name        string   `json:"name" doc:"What is scored, e.g. \"helpfulness\"; the config's name for a score given under a config."`
-	ConfigID    *string  `json:"config_id" doc:"The score config that checked the score; null for a score given by name alone."`
-	DataType    string   `json:"data_type" enum:"numeric,categorical,boolean"`
-	Value       *float64 `json:"value" doc:"The number: the score itself (numeric), the category's value (categorical; null for a category without a config and a value), 1 or 0 (boolean)."`
-	StringValue *string  `json:"string_value" doc:"The category's label (categorical), \"true\" or \"false\" (boolean); null for numeric scores."`
-	ExecutionID *string  `json:"execution_id" doc:"The execution scored, or the one whose trace is scored."`
-	TraceID     *string  `json:"trace_id" doc:"The trace scored, or the trace of the execution or span scored."`
-	SpanID      *string  `json:"span_id" doc:"The span scored (a span of trace_id)."`
-	SessionID   *string  `json:"session_id" doc:"The chat session scored, or the session of the execution or trace scored."`
-	Source      string   `json:"source" enum:"api,annotation,eval"`
-	RuleID      *string  `json:"rule_id" doc:"The evaluation rule that gave the score (source eval, online evaluation); null otherwise."`
-	Comment     string   `json:"comment"`
-	// Author is nil in the emulator, which has no keys or users.
-	Author    *ScoreAuthor `json:"author" doc:"Who wrote the score: the request's API key or signed-in user; null in the emulator."`
-	Metadata  JSONObject   `json:"metadata"`
-	CreatedAt Time         `json:"created_at"`
-	UpdatedAt Time         `json:"updated_at"`
-}
-
-// ScoreFilter narrows ScoreList and ScoreSummary; zero fields match everything. A target
-// filter matches scores of that target and of what it contains (trace_id: the trace's
-// spans too; session_id: its executions too).
-type ScoreFilter struct {
-	Name, ConfigID, DataType, Source, RuleID string
-	ExecutionID, TraceID, SpanID, SessionID  string
-	CreatedAfter, CreatedBefore              Time
-}
 
 // clause is the filter's WHERE clause and its arguments ($1 is the workspace).
-func (f ScoreFilter) clause(ws string) (string, []any) {
+func scoreFilterClause(f domain.ScoreFilter, ws string) (string, []any) {
 	where, args := whereClause("", ws, []cond{
 		{"name = $%d", f.Name}, {"config_id = $%d", f.ConfigID}, {"data_type = $%d", f.DataType}, {"source = $%d", f.Source}, {"rule_id = $%d", f.RuleID},
 		{"execution_id = $%d", f.ExecutionID}, {"trace_id = $%d", f.TraceID}, {"span_id = $%d", f.SpanID}, {"session_id = $%d", f.SessionID},
@@ -80,8 +31,8 @@ func (f ScoreFilter) clause(ws string) (string, []any) {
 const scoreColumns = `id, workspace_id, name, config_id, data_type, value, string_value, execution_id, trace_id, span_id, session_id,
 	source, rule_id, comment, author_type, author_id, author_name, metadata, created_at, updated_at`
 
-func scanScore(row interface{ Scan(...any) error }) (*Score, error) {
-	var sc Score
+func scanScore(row interface{ Scan(...any) error }) (*domain.Score, error) {
+	var sc domain.Score
 	var aType, aID, aName *string
 	if err := row.Scan(&sc.ID, &sc.WorkspaceID, &sc.Name, &sc.ConfigID, &sc.DataType, &sc.Value, &sc.StringValue,
 		&sc.ExecutionID, &sc.TraceID, &sc.SpanID, &sc.SessionID, &sc.Source, &sc.RuleID, &sc.Comment, &aType, &aID, &aName,
@@ -89,10 +40,10 @@ func scanScore(row interface{ Scan(...any) error }) (*Score, error) {
 		return nil, err
 	}
 	if aType != nil {
-		sc.Author = &ScoreAuthor{Type: *aType, ID: deref(aID), Name: deref(aName)}
+		sc.Author = &domain.ScoreAuthor{Type: *aType, ID: deref(aID), Name: deref(aName)}
 	}
 	if sc.Metadata == nil {
-		sc.Metadata = JSONObject{}
+		sc.Metadata = domain.JSONObject{}
 	}
 	return &sc, nil
 }
@@ -105,8 +56,8 @@ func deref(p *string) string {
 }
 
 // ScoreList returns one page of a workspace's scores, newest first, and the total count.
-func (s *Store) ScoreList(ctx context.Context, ws string, f ScoreFilter, p Page) ([]*Score, int, error) {
-	where, args := f.clause(ws)
+func (s *Store) ScoreList(ctx context.Context, ws string, f domain.ScoreFilter, p domain.Page) ([]*domain.Score, int, error) {
+	where, args := scoreFilterClause(f, ws)
 	q, qargs := pagedSelect(scoreColumns, "scores", where, args, p)
 	rows, err := s.r.QueryContext(ctx, q, qargs...)
 	if err != nil {
@@ -121,7 +72,7 @@ func (s *Store) ScoreList(ctx context.Context, ws string, f ScoreFilter, p Page)
 }
 
 // ScoreGet returns one score of the workspace.
-func (s *Store) ScoreGet(ctx context.Context, ws, id string) (*Score, error) {
+func (s *Store) ScoreGet(ctx context.Context, ws, id string) (*domain.Score, error) {
 	sc, err := scanScore(s.r.QueryRowContext(ctx, "SELECT "+scoreColumns+" FROM scores WHERE workspace_id = $1 AND id = $2", ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("score", id)
@@ -139,8 +90,8 @@ func (s *Store) ScoreGet(ctx context.Context, ws, id string) (*Score, error) {
 // workspace and agree with each other; the ids containing the most specific one are filled
 // in (see scoreTargets). Rule violations are *ValidationError or *ReferenceError, naming the
 // field.
-func (s *Store) ScoreCreate(ctx context.Context, sc *Score) (*Score, error) {
-	var out *Score
+func (s *Store) ScoreCreate(ctx context.Context, sc *domain.Score) (*domain.Score, error) {
+	var out *domain.Score
 	err := s.InTx(ctx, func(tx *Store) error {
 		if err := tx.ScoreValidate(ctx, sc); err != nil {
 			return err
@@ -152,7 +103,7 @@ func (s *Store) ScoreCreate(ctx context.Context, sc *Score) (*Score, error) {
 			sc.ID = NewID()
 		}
 		if sc.Source == "" {
-			sc.Source = ScoreSourceAPI
+			sc.Source = domain.ScoreSourceAPI
 		}
 		var aType, aID, aName *string
 		if a := sc.Author; a != nil {
@@ -162,7 +113,7 @@ func (s *Store) ScoreCreate(ctx context.Context, sc *Score) (*Score, error) {
 			span_id, session_id, source, rule_id, comment, author_type, author_id, author_name, metadata, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19)`,
 			sc.ID, sc.WorkspaceID, sc.Name, sc.ConfigID, sc.DataType, sc.Value, sc.StringValue, sc.ExecutionID, sc.TraceID,
-			sc.SpanID, sc.SessionID, sc.Source, sc.RuleID, sc.Comment, aType, aID, aName, sc.Metadata, Now())
+			sc.SpanID, sc.SessionID, sc.Source, sc.RuleID, sc.Comment, aType, aID, aName, sc.Metadata, domain.Now())
 		if isUniqueViolation(err) {
 			return &ConflictError{Message: fmt.Sprintf("score %s already exists", sc.ID)}
 		}
@@ -179,7 +130,7 @@ func (s *Store) ScoreCreate(ctx context.Context, sc *Score) (*Score, error) {
 // aside) and completes them: under a config, the config's name and data type and the value
 // and label ScoreConfig.Apply derives. Evaluators check the scores they give through it,
 // stored or not.
-func (s *Store) ScoreValidate(ctx context.Context, sc *Score) error {
+func (s *Store) ScoreValidate(ctx context.Context, sc *domain.Score) error {
 	var err error
 	if sc.ConfigID != nil {
 		c, err := s.ScoreConfigGet(ctx, sc.WorkspaceID, *sc.ConfigID)
@@ -203,7 +154,7 @@ func (s *Store) ScoreValidate(ctx context.Context, sc *Score) error {
 		}
 	} else {
 		if sc.DataType == "" {
-			return &ValidationError{Field: "data_type", Message: "is required for a score without config_id: one of " + strings.Join(ScoreDataTypes, ", ")}
+			return &ValidationError{Field: "data_type", Message: "is required for a score without config_id: one of " + strings.Join(domain.ScoreDataTypes, ", ")}
 		}
 		if sc.Value, sc.StringValue, err = applyUnconfigured(sc.DataType, sc.Value, sc.StringValue); err != nil {
 			return err
@@ -219,7 +170,7 @@ func (s *Store) ScoreValidate(ctx context.Context, sc *Score) error {
 //
 // A session is a chat session, or a session id that a trace of the workspace carries (traces
 // ingested from other frameworks); a span is named by its trace and its id.
-func (s *Store) scoreTargets(ctx context.Context, sc *Score) error {
+func (s *Store) scoreTargets(ctx context.Context, sc *domain.Score) error {
 	sc.ExecutionID, sc.TraceID, sc.SpanID, sc.SessionID = emptyAsNull(sc.ExecutionID), emptyAsNull(sc.TraceID), emptyAsNull(sc.SpanID), emptyAsNull(sc.SessionID)
 	if sc.ExecutionID == nil && sc.TraceID == nil && sc.SpanID == nil && sc.SessionID == nil {
 		return &ValidationError{Field: "execution_id", Message: "a score needs a target: execution_id, trace_id (with span_id for a span) or session_id"}
@@ -311,19 +262,9 @@ func (s *Store) spanExists(ctx context.Context, ws, traceID, spanID string) (boo
 	return err == nil, err
 }
 
-// ScorePatch holds the fields of a score to change; nil fields stay as they are. Setting
-// Value or StringValue replaces the score's value as on create: it is checked again against
-// the score's config (archived or not) or data type, and the other of the two is derived.
-type ScorePatch struct {
-	Value       *float64
-	StringValue *string
-	Comment     *string
-	Metadata    *JSONObject
-}
-
 // ScoreUpdate changes the given fields of a score.
-func (s *Store) ScoreUpdate(ctx context.Context, ws, id string, p ScorePatch) (*Score, error) {
-	var out *Score
+func (s *Store) ScoreUpdate(ctx context.Context, ws, id string, p domain.ScorePatch) (*domain.Score, error) {
+	var out *domain.Score
 	err := s.InTx(ctx, func(tx *Store) error {
 		cur, err := tx.ScoreGet(ctx, ws, id)
 		if err != nil {
@@ -360,8 +301,8 @@ func (s *Store) ScoreUpdate(ctx context.Context, ws, id string, p ScorePatch) (*
 }
 
 // ScoreDelete removes a score and returns it as it was.
-func (s *Store) ScoreDelete(ctx context.Context, ws, id string) (*Score, error) {
-	var sc *Score
+func (s *Store) ScoreDelete(ctx context.Context, ws, id string) (*domain.Score, error) {
+	var sc *domain.Score
 	err := s.InTx(ctx, func(tx *Store) error {
 		var err error
 		if sc, err = tx.ScoreGet(ctx, ws, id); err != nil {
@@ -370,32 +311,6 @@ func (s *Store) ScoreDelete(ctx context.Context, ws, id string) (*Score, error) 
 		return tx.deleteRow(ctx, "score", "scores", ws, id)
 	})
 	return sc, err
-}
-
-// ScoreSummary sums up the scores of one name and data type.
-type ScoreSummary struct {
-	Name     string        `json:"name"`
-	DataType string        `json:"data_type" enum:"numeric,categorical,boolean"`
-	Count    int           `json:"count"`
-	Mean     *float64      `json:"mean" doc:"The mean value: of the numbers (numeric), the share of true (boolean); null for categorical scores."`
-	Min      *float64      `json:"min" doc:"The lowest value (numeric); null otherwise."`
-	Max      *float64      `json:"max" doc:"The highest value (numeric); null otherwise."`
-	Buckets  []ScoreBucket `json:"buckets" doc:"Numeric scores' distribution: with at most 10 distinct values, one bucket per value (lower = upper = the value); else 10 buckets of equal width from min to max, each holding lower <= value < upper (the last one includes max). Empty for other types."`
-	// Categories is for categorical and boolean scores.
-	Categories []ScoreLabelCount `json:"categories" doc:"Categorical and boolean scores' distribution: the count of each label (\"true\" and \"false\" for boolean), most frequent first. Empty for numeric scores."`
-}
-
-// ScoreBucket counts the numeric scores from Lower to Upper.
-type ScoreBucket struct {
-	Lower float64 `json:"lower"`
-	Upper float64 `json:"upper"`
-	Count int     `json:"count"`
-}
-
-// ScoreLabelCount counts the scores of one label.
-type ScoreLabelCount struct {
-	Label string `json:"label"`
-	Count int    `json:"count"`
 }
 
 // summaryBuckets is how many buckets a numeric distribution has (and the most distinct
@@ -407,8 +322,8 @@ const summaryBuckets = 10
 // queries over the selected scores: the totals of the page's groups, their number (skipped
 // when the first page is not full), then for the groups of the page the label counts with
 // the counts of numeric groups of few distinct values, and the histograms of the others.
-func (s *Store) ScoreSummary(ctx context.Context, ws string, f ScoreFilter, p Page) ([]*ScoreSummary, int, error) {
-	where, args := f.clause(ws)
+func (s *Store) ScoreSummary(ctx context.Context, ws string, f domain.ScoreFilter, p domain.Page) ([]*domain.ScoreSummary, int, error) {
+	where, args := scoreFilterClause(f, ws)
 	src := summarySource(f, where)
 	rows, err := s.r.QueryContext(ctx, `SELECT name, data_type, `+src.count+`, `+src.mean+`, min(value), max(value), count(DISTINCT value)
 		FROM `+src.from("")+` GROUP BY name, data_type ORDER BY name, data_type`+limitClause(p), args...)
@@ -416,26 +331,26 @@ func (s *Store) ScoreSummary(ctx context.Context, ws string, f ScoreFilter, p Pa
 		return nil, 0, fmt.Errorf("summarize scores: %w", err)
 	}
 	type key struct{ name, dataType string }
-	out := []*ScoreSummary{}
-	byKey := map[key]*ScoreSummary{}
+	out := []*domain.ScoreSummary{}
+	byKey := map[key]*domain.ScoreSummary{}
 	var labelled, few, many []string // names of the page, by what their distribution needs
 	err = func() error {
 		defer rows.Close()
 		for rows.Next() {
-			var sm ScoreSummary
+			var sm domain.ScoreSummary
 			var distinct int
 			if err := rows.Scan(&sm.Name, &sm.DataType, &sm.Count, &sm.Mean, &sm.Min, &sm.Max, &distinct); err != nil {
 				return err
 			}
-			sm.Buckets, sm.Categories = []ScoreBucket{}, []ScoreLabelCount{}
+			sm.Buckets, sm.Categories = []domain.ScoreBucket{}, []domain.ScoreLabelCount{}
 			switch sm.DataType {
-			case ScoreNumeric:
+			case domain.ScoreNumeric:
 				if distinct <= summaryBuckets {
 					few = append(few, sm.Name)
 				} else {
 					many = append(many, sm.Name)
 				}
-			case ScoreCategorical:
+			case domain.ScoreCategorical:
 				sm.Mean = nil
 				fallthrough
 			default:
@@ -491,10 +406,10 @@ func (s *Store) ScoreSummary(ctx context.Context, ws string, f ScoreFilter, p Pa
 				sm := byKey[key{name, dataType}]
 				switch {
 				case sm == nil:
-				case dataType == ScoreNumeric && v != nil:
-					sm.Buckets = append(sm.Buckets, ScoreBucket{Lower: *v, Upper: *v, Count: n})
-				case dataType != ScoreNumeric:
-					sm.addLabel(deref(label), n)
+				case dataType == domain.ScoreNumeric && v != nil:
+					sm.Buckets = append(sm.Buckets, domain.ScoreBucket{Lower: *v, Upper: *v, Count: n})
+				case dataType != domain.ScoreNumeric:
+					scoreSummaryAddLabel(sm, deref(label), n)
 				}
 				return nil
 			})
@@ -510,11 +425,11 @@ func (s *Store) ScoreSummary(ctx context.Context, ws string, f ScoreFilter, p Pa
 	}
 	if len(many) > 0 {
 		for _, name := range many {
-			sm := byKey[key{name, ScoreNumeric}]
+			sm := byKey[key{name, domain.ScoreNumeric}]
 			lo, width := *sm.Min, (*sm.Max-*sm.Min)/summaryBuckets
-			sm.Buckets = make([]ScoreBucket, summaryBuckets)
+			sm.Buckets = make([]domain.ScoreBucket, summaryBuckets)
 			for i := range sm.Buckets {
-				sm.Buckets[i] = ScoreBucket{Lower: lo + float64(i)*width, Upper: lo + float64(i+1)*width}
+				sm.Buckets[i] = domain.ScoreBucket{Lower: lo + float64(i)*width, Upper: lo + float64(i+1)*width}
 			}
 			sm.Buckets[summaryBuckets-1].Upper = *sm.Max
 		}
@@ -535,7 +450,7 @@ func (s *Store) ScoreSummary(ctx context.Context, ws string, f ScoreFilter, p Pa
 				if err := r.Scan(&name, &b, &n); err != nil {
 					return err
 				}
-				if sm := byKey[key{name, ScoreNumeric}]; sm != nil && b >= 0 && b < len(sm.Buckets) {
+				if sm := byKey[key{name, domain.ScoreNumeric}]; sm != nil && b >= 0 && b < len(sm.Buckets) {
 					sm.Buckets[b].Count += n
 				}
 				return nil
@@ -558,7 +473,7 @@ type scoreSource struct {
 	weight      string                   // how many scores a row stands for
 }
 
-func summarySource(f ScoreFilter, where string) scoreSource {
+func summarySource(f domain.ScoreFilter, where string) scoreSource {
 	if f.ConfigID != "" || f.Source != "" || f.RuleID != "" || f.ExecutionID != "" || f.TraceID != "" || f.SpanID != "" || f.SessionID != "" ||
 		!f.CreatedAfter.IsZero() || !f.CreatedBefore.IsZero() {
 		return scoreSource{from: func(cond string) string { return "scores" + where + cond }, count: "count(*)", mean: "avg(value)", weight: "1"}
@@ -576,14 +491,14 @@ func summarySource(f ScoreFilter, where string) scoreSource {
 
 // addLabel counts n more scores of label (a label may come with several values when no
 // config fixed them).
-func (sm *ScoreSummary) addLabel(label string, n int) {
+func scoreSummaryAddLabel(sm *domain.ScoreSummary, label string, n int) {
 	for i := range sm.Categories {
 		if sm.Categories[i].Label == label {
 			sm.Categories[i].Count += n
 			return
 		}
 	}
-	sm.Categories = append(sm.Categories, ScoreLabelCount{Label: label, Count: n})
+	sm.Categories = append(sm.Categories, domain.ScoreLabelCount{Label: label, Count: n})
 }
 
 // scanRows runs a query and calls fn for each row.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // BenchmarkScoreSummary: GET /scores/summary's queries over 100,000 scores of one workspace
@@ -20,7 +22,7 @@ func BenchmarkScoreSummary(b *testing.B) {
 			ws := mustWorkspace(b, s, "bench")
 			const n = 100_000
 			err := s.InTx(ctx, func(tx *Store) error {
-				now := Now()
+				now := domain.Now()
 				for i := 0; i < n; i += 500 {
 					var q strings.Builder
 					q.WriteString(`INSERT INTO scores (id, workspace_id, name, data_type, value, string_value, execution_id, source, created_at, updated_at) VALUES `)
@@ -28,14 +30,14 @@ func BenchmarkScoreSummary(b *testing.B) {
 						if j > i {
 							q.WriteString(", ")
 						}
-						name, typ, value, label := "latency", ScoreNumeric, fmt.Sprint(j%997), "NULL"
+						name, typ, value, label := "latency", domain.ScoreNumeric, fmt.Sprint(j%997), "NULL"
 						switch j % 4 {
 						case 1:
 							name, value = "rating", fmt.Sprint(1+j%5)
 						case 2:
-							name, typ, value, label = "verdict", ScoreCategorical, fmt.Sprint(j%3), fmt.Sprintf("'label %d'", j%3)
+							name, typ, value, label = "verdict", domain.ScoreCategorical, fmt.Sprint(j%3), fmt.Sprintf("'label %d'", j%3)
 						case 3:
-							name, typ, value, label = "resolved", ScoreBoolean, fmt.Sprint(j%2), "'true'"
+							name, typ, value, label = "resolved", domain.ScoreBoolean, fmt.Sprint(j%2), "'true'"
 						}
 						fmt.Fprintf(&q, "('%s', '%s', '%s', '%s', %s, %s, 'x%d', 'api', %d, %d)", NewID(), ws, name, typ, value, label, j%1000,
 							now.UnixMilli()+int64(j), now.UnixMilli())
@@ -56,7 +58,7 @@ func BenchmarkScoreSummary(b *testing.B) {
 			}
 			b.ResetTimer()
 			for b.Loop() {
-				items, total, err := s.ScoreSummary(ctx, ws, ScoreFilter{}, Page{Page: 1, Limit: 20})
+				items, total, err := s.ScoreSummary(ctx, ws, domain.ScoreFilter{}, domain.Page{Page: 1, Limit: 20})
 				if err != nil || total != 4 || items[0].Count != n/4 {
 					b.Fatalf("summary: %d groups, %v", total, err)
 				}

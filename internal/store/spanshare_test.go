@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -19,17 +20,17 @@ func TestSpansShareExecution(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ws := mustWorkspace(t, s, "a")
-		long := strings.Repeat("x", MaxSpanIO+10)
-		input := JSONObject{"message": "How long does shipping take?", "n": 3.5}
+		long := strings.Repeat("x", domain.MaxSpanIO+10)
+		input := domain.JSONObject{"message": "How long does shipping take?", "n": 3.5}
 		output := json.RawMessage(`{"content":"About \"5\" days \u00e9."}`)
-		x := &Execution{WorkspaceID: ws, AgentID: "ag1", Source: "api", Status: StatusRunning, Input: input, Metadata: JSONObject{}}
-		tr := &Trace{WorkspaceID: ws, Name: "A"}
+		x := &domain.Execution{WorkspaceID: ws, AgentID: "ag1", Source: "api", Status: domain.StatusRunning, Input: input, Metadata: domain.JSONObject{}}
+		tr := &domain.Trace{WorkspaceID: ws, Name: "A"}
 		if err := s.ExecutionCreate(ctx, x, tr); err != nil {
 			t.Fatal(err)
 		}
 		inText, _ := json.Marshal(input)
-		sp := func(id, kind, in, out string) *Span {
-			v := &Span{ID: id, TraceID: tr.ID, WorkspaceID: ws, Name: id, Kind: kind, Status: "ok", StartedAt: Now(), Attributes: JSONObject{}}
+		sp := func(id, kind, in, out string) *domain.Span {
+			v := &domain.Span{ID: id, TraceID: tr.ID, WorkspaceID: ws, Name: id, Kind: kind, Status: "ok", StartedAt: domain.Now(), Attributes: domain.JSONObject{}}
 			if in != "" {
 				v.Input = json.RawMessage(in)
 			}
@@ -38,7 +39,7 @@ func TestSpansShareExecution(t *testing.T) {
 			}
 			return v
 		}
-		spans := []*Span{
+		spans := []*domain.Span{
 			sp("s1", "agent", string(inText), `{"status":"completed"}`),
 			sp("s2", "llm", `{"messages":2}`, `{"content":"About \"5\" days \u00e9.","tool_calls":null}`),
 			sp("s3", "llm", `{"messages":2}`, `{"content":"About \"5\" days \u00e9.","tool_calls":[]}`), // not the answer
@@ -50,20 +51,20 @@ func TestSpansShareExecution(t *testing.T) {
 			sp("s9", "llm", `{"messages":2}`, ""),
 		}
 		model, provider := "gpt-4o", "openai"
-		spans[7].Attributes = JSONObject{"model": model, "provider": provider, "stop_reason": "stop"}
-		spans[8].Attributes = JSONObject{"model": model, "provider": "azure"} // its provider column says openai
+		spans[7].Attributes = domain.JSONObject{"model": model, "provider": provider, "stop_reason": "stop"}
+		spans[8].Attributes = domain.JSONObject{"model": model, "provider": "azure"} // its provider column says openai
 		spans[8].Model, spans[8].Provider = &model, &provider
 		want := make([]string, len(spans))
-		attrs := map[string]JSONObject{}
+		attrs := map[string]domain.JSONObject{}
 		for i, v := range spans {
 			attrs[v.ID] = v.Attributes
 			want[i] = fmt.Sprintf("%s in=%s out=%s", v.ID, cutJSON(v.Input), cutJSON(v.Output))
 		}
-		SpansShareExecution(spans, input, output)
+		domain.SpansShareExecution(spans, input, output)
 		if err := s.SpanInsert(ctx, spans); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.ExecutionTransition(ctx, ws, x.ID, StatusCompleted, ExecutionPatch{Output: output}); err != nil {
+		if _, err := s.ExecutionTransition(ctx, ws, x.ID, domain.StatusCompleted, domain.ExecutionPatch{Output: output}); err != nil {
 			t.Fatal(err)
 		}
 
@@ -137,7 +138,7 @@ func TestSpansShareExecution(t *testing.T) {
 			for rows.Next() {
 				var id string
 				var in, out *string
-				var a JSONObject
+				var a domain.JSONObject
 				if err := rows.Scan(&id, &in, &out, &a); err != nil {
 					t.Fatal(err)
 				}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -30,7 +31,7 @@ func TestSQLiteFilesPrivate(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		if _, err := st.WorkspaceCreate(context.Background(), &store.Workspace{Name: "w", Slug: "w"}); err != nil {
+		if _, err := st.WorkspaceCreate(context.Background(), &domain.Workspace{Name: "w", Slug: "w"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -59,7 +60,7 @@ func TestSQLiteFilesPrivate(t *testing.T) {
 			os.Chmod(p, 0o644)
 		}
 		os.Chmod(dir, 0o755)
-		fixed, err := store.SecureSQLiteFiles(path)
+		fixed, err := domain.SecureSQLiteFiles(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +68,7 @@ func TestSQLiteFilesPrivate(t *testing.T) {
 			t.Errorf("tightened %q, want the directory and 3 files", fixed)
 		}
 		check(t, path)
-		if fixed, _ := store.SecureSQLiteFiles(path); len(fixed) != 0 {
+		if fixed, _ := domain.SecureSQLiteFiles(path); len(fixed) != 0 {
 			t.Errorf("a second look tightened %q, want nothing", fixed)
 		}
 	})

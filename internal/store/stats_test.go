@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"testing"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 func TestExecutionsQueued(t *testing.T) {
@@ -10,14 +12,14 @@ func TestExecutionsQueued(t *testing.T) {
 		ctx := context.Background()
 		mustModel(t, s)
 		ws := mustWorkspace(t, s, "a")
-		a, err := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
+		a, err := s.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &domain.AgentConfig{Model: "gpt-4o"}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, status := range []string{StatusPending, StatusPending, StatusPending, StatusRunning} {
-			x := &Execution{WorkspaceID: ws, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api", Status: status,
-				Input: JSONObject{}, Metadata: JSONObject{}, TimeoutMS: 1000}
-			if err := s.ExecutionCreate(ctx, x, &Trace{WorkspaceID: ws, Name: "A"}); err != nil {
+		for _, status := range []string{domain.StatusPending, domain.StatusPending, domain.StatusPending, domain.StatusRunning} {
+			x := &domain.Execution{WorkspaceID: ws, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api", Status: status,
+				Input: domain.JSONObject{}, Metadata: domain.JSONObject{}, TimeoutMS: 1000}
+			if err := s.ExecutionCreate(ctx, x, &domain.Trace{WorkspaceID: ws, Name: "A"}); err != nil {
 				t.Fatal(err)
 			}
 		}

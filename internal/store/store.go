@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/pressly/goose/v3"
 	"github.com/segmentio/ksuid"
 
@@ -143,7 +144,7 @@ func (s *Store) openSQLite(url string) error {
 				return fmt.Errorf("create data directory %s: %w", dir, err)
 			}
 		}
-		if _, err := SecureSQLiteFiles(path); err != nil {
+		if _, err := domain.SecureSQLiteFiles(path); err != nil {
 			return err
 		}
 		dsn = "file:" + path + "?_pragma=journal_mode(WAL)&" + pragmas

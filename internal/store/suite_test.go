@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentplane/agentplane/internal/dbtest"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // forEachStore runs fn against a fresh in-memory SQLite store and, when TEST_DATABASE_URL is
@@ -43,7 +44,7 @@ func openTestPostgres(t testing.TB) *Store {
 
 func mustWorkspace(t testing.TB, s *Store, slug string) string {
 	t.Helper()
-	w, err := s.WorkspaceCreate(context.Background(), &Workspace{Name: slug, Slug: slug})
+	w, err := s.WorkspaceCreate(context.Background(), &domain.Workspace{Name: slug, Slug: slug})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,8 +53,8 @@ func mustWorkspace(t testing.TB, s *Store, slug string) string {
 
 func mustModel(t *testing.T, s *Store) {
 	t.Helper()
-	if err := s.LLMModelUpsert(context.Background(), &LLMModel{ID: "gpt-4o", Provider: "openai", Name: "GPT-4o", ContextWindow: 128000,
-		MaxOutputTokens: 16384, InputPricePerMillion: 2.5, OutputPricePerMillion: 10, Capabilities: Strings{"chat"}}); err != nil {
+	if err := s.LLMModelUpsert(context.Background(), &domain.LLMModel{ID: "gpt-4o", Provider: "openai", Name: "GPT-4o", ContextWindow: 128000,
+		MaxOutputTokens: 16384, InputPricePerMillion: 2.5, OutputPricePerMillion: 10, Capabilities: domain.Strings{"chat"}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -63,8 +64,8 @@ func TestAgentsAndVersions(t *testing.T) {
 		ctx := context.Background()
 		ws := mustWorkspace(t, s, "a")
 		other := mustWorkspace(t, s, "b")
-		a, err := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "Support Bot", Type: "simple", Status: "active",
-			Tags: Strings{"x"}, Metadata: JSONObject{"team": "cx"}}, &AgentConfig{Model: "gpt-4o"}, "first")
+		a, err := s.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: "Support Bot", Type: "simple", Status: "active",
+			Tags: domain.Strings{"x"}, Metadata: domain.JSONObject{"team": "cx"}}, &domain.AgentConfig{Model: "gpt-4o"}, "first")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +73,7 @@ func TestAgentsAndVersions(t *testing.T) {
 			t.Fatalf("created agent: %+v", a)
 		}
 		// Versions: new ones never change the active one; numbers are never reused.
-		v2, err := s.AgentVersionCreate(ctx, &AgentVersion{WorkspaceID: ws, AgentID: a.ID, Config: AgentConfig{Model: "gpt-4o", SystemPrompt: "two"}})
+		v2, err := s.AgentVersionCreate(ctx, &domain.AgentVersion{WorkspaceID: ws, AgentID: a.ID, Config: domain.AgentConfig{Model: "gpt-4o", SystemPrompt: "two"}})
 		if err != nil || v2.Version != 2 || v2.IsActive {
 			t.Fatalf("v2 %+v %v", v2, err)
 		}
@@ -87,7 +88,7 @@ func TestAgentsAndVersions(t *testing.T) {
 		if *got.ActiveVersion != 2 || got.Config.SystemPrompt != "two" {
 			t.Fatalf("promote: %+v", got)
 		}
-		v3, err := s.AgentVersionCreate(ctx, &AgentVersion{WorkspaceID: ws, AgentID: a.ID, Config: AgentConfig{Model: "gpt-4o"}})
+		v3, err := s.AgentVersionCreate(ctx, &domain.AgentVersion{WorkspaceID: ws, AgentID: a.ID, Config: domain.AgentConfig{Model: "gpt-4o"}})
 		if err != nil || v3.Version != 3 {
 			t.Fatalf("v3 %+v %v", v3, err)
 		}
@@ -101,29 +102,29 @@ func TestAgentsAndVersions(t *testing.T) {
 		if err := s.AgentVersionPromote(ctx, other, a.ID, v2.ID); !IsNotFound(err) {
 			t.Fatalf("promote across workspaces: %v", err)
 		}
-		if _, err := s.AgentUpdate(ctx, other, a.ID, AgentPatch{Name: ptrTo("x")}); !IsNotFound(err) {
+		if _, err := s.AgentUpdate(ctx, other, a.ID, domain.AgentPatch{Name: domain.PtrTo("x")}); !IsNotFound(err) {
 			t.Fatalf("update across workspaces: %v", err)
 		}
-		if l, n, _ := s.AgentList(ctx, other, AgentFilter{}, Page{Page: 1, Limit: 20}); n != 0 || len(l) != 0 {
+		if l, n, _ := s.AgentList(ctx, other, domain.AgentFilter{}, domain.Page{Page: 1, Limit: 20}); n != 0 || len(l) != 0 {
 			t.Fatalf("list across workspaces: %d", n)
 		}
 		// Filters and paging.
 		for i := range 25 {
-			if _, err := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: fmt.Sprintf("Chain %02d", i), Type: "chain", Status: "inactive"}, nil, ""); err != nil {
+			if _, err := s.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: fmt.Sprintf("Chain %02d", i), Type: "chain", Status: "inactive"}, nil, ""); err != nil {
 				t.Fatal(err)
 			}
 		}
-		l, n, err := s.AgentList(ctx, ws, AgentFilter{Type: "chain"}, Page{Page: 2, Limit: 10})
+		l, n, err := s.AgentList(ctx, ws, domain.AgentFilter{Type: "chain"}, domain.Page{Page: 2, Limit: 10})
 		if err != nil || n != 25 || len(l) != 10 {
 			t.Fatalf("page 2: %d items of %d, %v", len(l), n, err)
 		}
-		if _, n, _ = s.AgentList(ctx, ws, AgentFilter{Query: "support"}, Page{Page: 1, Limit: 20}); n != 1 {
+		if _, n, _ = s.AgentList(ctx, ws, domain.AgentFilter{Query: "support"}, domain.Page{Page: 1, Limit: 20}); n != 1 {
 			t.Fatalf("q filter: %d", n)
 		}
-		if _, n, _ = s.AgentList(ctx, ws, AgentFilter{Query: "_"}, Page{Page: 1, Limit: 20}); n != 0 {
+		if _, n, _ = s.AgentList(ctx, ws, domain.AgentFilter{Query: "_"}, domain.Page{Page: 1, Limit: 20}); n != 0 {
 			t.Fatalf("q treats _ as a wildcard: %d", n)
 		}
-		if _, n, _ = s.AgentList(ctx, ws, AgentFilter{Status: "inactive"}, Page{Page: 3, Limit: 10}); n != 25 {
+		if _, n, _ = s.AgentList(ctx, ws, domain.AgentFilter{Status: "inactive"}, domain.Page{Page: 3, Limit: 10}); n != 25 {
 			t.Fatalf("total on a late page: %d", n)
 		}
 		// Delete removes the versions.
@@ -151,7 +152,7 @@ func TestGenerationAndTruncate(t *testing.T) {
 		}
 		g = s.Generation()
 		_ = s.InTx(ctx, func(tx *Store) error {
-			_, err := tx.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "x", Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
+			_, err := tx.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: "x", Type: "simple", Status: "active"}, &domain.AgentConfig{Model: "gpt-4o"}, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,7 +190,7 @@ func TestFileStoreSurvivesReopen(t *testing.T) {
 	}
 	mustModel(t, s)
 	ws := mustWorkspace(t, s, "a")
-	a, err := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "Keep", Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
+	a, err := s.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: "Keep", Type: "simple", Status: "active"}, &domain.AgentConfig{Model: "gpt-4o"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,8 +213,8 @@ func TestAgentReadsSeeEveryWrite(t *testing.T) {
 		ctx := context.Background()
 		mustModel(t, s)
 		ws := mustWorkspace(t, s, "a")
-		a, _ := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "One", Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
-		read := func() *Agent {
+		a, _ := s.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: "One", Type: "simple", Status: "active"}, &domain.AgentConfig{Model: "gpt-4o"}, "")
+		read := func() *domain.Agent {
 			t.Helper()
 			got, err := s.AgentGet(ctx, ws, a.ID)
 			if err != nil {
@@ -222,13 +223,13 @@ func TestAgentReadsSeeEveryWrite(t *testing.T) {
 			return got
 		}
 		read()
-		if _, err := s.AgentUpdate(ctx, ws, a.ID, AgentPatch{Name: ptrTo("Two")}); err != nil {
+		if _, err := s.AgentUpdate(ctx, ws, a.ID, domain.AgentPatch{Name: domain.PtrTo("Two")}); err != nil {
 			t.Fatal(err)
 		}
 		if got := read(); got.Name != "Two" {
 			t.Fatalf("after update: %s", got.Name)
 		}
-		v, _ := s.AgentVersionCreate(ctx, &AgentVersion{WorkspaceID: ws, AgentID: a.ID, Config: AgentConfig{Model: "gpt-4o", SystemPrompt: "v2"}})
+		v, _ := s.AgentVersionCreate(ctx, &domain.AgentVersion{WorkspaceID: ws, AgentID: a.ID, Config: domain.AgentConfig{Model: "gpt-4o", SystemPrompt: "v2"}})
 		if got := read(); got.VersionCount != 2 {
 			t.Fatalf("after new version: %d versions", got.VersionCount)
 		}

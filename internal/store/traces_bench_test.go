@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // BenchmarkTraceSummary: GET /traces/summary's queries (of the rollups the traces' triggers
@@ -48,8 +50,8 @@ func BenchmarkTraceSummary(b *testing.B) {
 				{"dense-24h-by-hour", dense, 25 * time.Hour, time.Hour, n}} {
 				b.Run(c.name, func(b *testing.B) {
 					for b.Loop() {
-						to := Time{time.Now().UTC()}
-						rows, err := s.TraceSummary(ctx, c.ws, Time{to.Add(-c.window)}, to, c.bucket)
+						to := domain.Time{Time: time.Now().UTC()}
+						rows, err := s.TraceSummary(ctx, c.ws, domain.Time{Time: to.Add(-c.window)}, to, c.bucket)
 						if err != nil || len(rows) == 0 {
 							b.Fatalf("summary: %d rows, %v", len(rows), err)
 						}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // TestSpansMigration puts a database back to before migration 00012 (with 00013 applied), stores spans the old way
@@ -76,7 +78,7 @@ func TestSpansMigration(t *testing.T) {
 			t.Fatalf("span 2: %+v", b)
 		}
 		var cut string
-		if err := json.Unmarshal(b.Input, &cut); err != nil || !strings.HasPrefix(big, strings.Trim(cut, `"`)) || len(b.Input) > 2*MaxSpanIO+2 {
+		if err := json.Unmarshal(b.Input, &cut); err != nil || !strings.HasPrefix(big, strings.Trim(cut, `"`)) || len(b.Input) > 2*domain.MaxSpanIO+2 {
 			t.Fatalf("cut input (%d bytes): %v", len(b.Input), err)
 		}
 		if ok, err := s.spanExists(ctx, ws, "tr1", "s2"); !ok || err != nil {
@@ -112,18 +114,18 @@ func TestSpanRowsAndIngest(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ws, other := mustWorkspace(t, s, "a"), mustWorkspace(t, s, "b")
-		t0 := Now()
-		at := func(ms int) Time { return Time{t0.Add(time.Duration(ms) * time.Millisecond)} }
-		end := func(ms int) *Time { v := at(ms); return &v }
+		t0 := domain.Now()
+		at := func(ms int) domain.Time { return domain.Time{Time: t0.Add(time.Duration(ms) * time.Millisecond)} }
+		end := func(ms int) *domain.Time { v := at(ms); return &v }
 		root := "00f067aa0ba902b7"
 		model := "gpt-4o"
-		spans := func() []*Span {
-			return []*Span{
+		spans := func() []*domain.Span {
+			return []*domain.Span{
 				{ID: root, TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", Name: "chat run", Kind: "agent", Status: "ok", StartedAt: at(0), EndedAt: end(900),
-					TraceAgentID: "ag-ext", TraceSessionID: "conv-1", TraceEndUserID: "u-1", ServiceName: ptrTo("svc")},
+					TraceAgentID: "ag-ext", TraceSessionID: "conv-1", TraceEndUserID: "u-1", ServiceName: domain.PtrTo("svc")},
 				{ID: "a1a2a3a4a5a6a7a8", TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", ParentID: &root, Name: "chat gpt-4o", Kind: "llm", Status: "error",
-					Model: &model, StartedAt: at(100), EndedAt: end(600), TokenUsage: TokenUsage{PromptTokens: 100, CompletionTokens: 20}, Cost: 0.5,
-					Input: json.RawMessage(`"` + strings.Repeat("x", MaxSpanIO+10) + `"`)},
+					Model: &model, StartedAt: at(100), EndedAt: end(600), TokenUsage: domain.TokenUsage{PromptTokens: 100, CompletionTokens: 20}, Cost: 0.5,
+					Input: json.RawMessage(`"` + strings.Repeat("x", domain.MaxSpanIO+10) + `"`)},
 			}
 		}
 		for range 2 { // sent twice: upserted, not duplicated
@@ -135,15 +137,15 @@ func TestSpanRowsAndIngest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(tr.Spans) != 2 || tr.Name != "chat run" || tr.Status != StatusFailed || tr.TokenUsage.TotalTokens != 120 || tr.Cost != 0.5 ||
+		if len(tr.Spans) != 2 || tr.Name != "chat run" || tr.Status != domain.StatusFailed || tr.TokenUsage.TotalTokens != 120 || tr.Cost != 0.5 ||
 			*tr.DurationMS != 900 || *tr.AgentID != "ag-ext" || *tr.SessionID != "conv-1" || *tr.EndUserID != "u-1" || *tr.ServiceName != "svc" ||
 			!tr.StartedAt.Equal(t0.Time) || tr.ExecutionID != nil {
 			t.Fatalf("ingested trace: %+v", tr)
 		}
-		if len(tr.Spans[1].Input) != MaxSpanIO+2 {
+		if len(tr.Spans[1].Input) != domain.MaxSpanIO+2 {
 			t.Fatalf("input not cut: %d bytes", len(tr.Spans[1].Input))
 		}
-		tree := SpanTree(tr.Spans)
+		tree := domain.SpanTree(tr.Spans)
 		if len(tree) != 1 || tree[0].ID != root || len(tree[0].Children) != 1 || tree[0].Children[0].ID != "a1a2a3a4a5a6a7a8" {
 			t.Fatalf("tree: %+v", tree)
 		}
@@ -175,30 +177,30 @@ func TestSpanRowsAndIngest(t *testing.T) {
 		}
 		// Filters.
 		for _, c := range []struct {
-			f    TraceFilter
+			f    domain.TraceFilter
 			want int
 		}{
-			{TraceFilter{AgentID: "ag-ext"}, 1}, {TraceFilter{SessionID: "conv-1"}, 1}, {TraceFilter{EndUserID: "u-1"}, 1},
-			{TraceFilter{EndUserID: "u-2"}, 0}, {TraceFilter{Status: "failed"}, 1}, {TraceFilter{Status: "completed"}, 0},
-			{TraceFilter{CreatedAfter: Time{t0.Add(-time.Second)}}, 1}, {TraceFilter{CreatedBefore: Time{t0.Add(-time.Second)}}, 0},
+			{domain.TraceFilter{AgentID: "ag-ext"}, 1}, {domain.TraceFilter{SessionID: "conv-1"}, 1}, {domain.TraceFilter{EndUserID: "u-1"}, 1},
+			{domain.TraceFilter{EndUserID: "u-2"}, 0}, {domain.TraceFilter{Status: "failed"}, 1}, {domain.TraceFilter{Status: "completed"}, 0},
+			{domain.TraceFilter{CreatedAfter: domain.Time{Time: t0.Add(-time.Second)}}, 1}, {domain.TraceFilter{CreatedBefore: domain.Time{Time: t0.Add(-time.Second)}}, 0},
 		} {
-			items, total, err := s.TraceList(ctx, ws, c.f, Page{Page: 1, Limit: 20})
+			items, total, err := s.TraceList(ctx, ws, c.f, domain.Page{Page: 1, Limit: 20})
 			if err != nil || len(items) != c.want || total != c.want {
 				t.Fatalf("filter %+v: %d items, total %d, %v", c.f, len(items), total, err)
 			}
 		}
 		// An execution's trace keeps its row when spans are ingested into it.
-		x := &Execution{ID: NewID(), WorkspaceID: ws, AgentID: "ag1", Source: "api", Status: StatusPending, Input: JSONObject{}, Metadata: JSONObject{},
-			TimeoutMS: 1000, EndUserID: ptrTo("u-3")}
-		xt := &Trace{WorkspaceID: ws, ExecutionID: &x.ID, AgentID: ptrTo("ag1"), Name: "Bot"}
+		x := &domain.Execution{ID: NewID(), WorkspaceID: ws, AgentID: "ag1", Source: "api", Status: domain.StatusPending, Input: domain.JSONObject{}, Metadata: domain.JSONObject{},
+			TimeoutMS: 1000, EndUserID: domain.PtrTo("u-3")}
+		xt := &domain.Trace{WorkspaceID: ws, ExecutionID: &x.ID, AgentID: domain.PtrTo("ag1"), Name: "Bot"}
 		if err := s.ExecutionCreate(ctx, x, xt); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.SpanIngest(ctx, ws, []*Span{{ID: "sdk-1", TraceID: xt.ID, Name: "extra", Kind: "span", Status: "error", StartedAt: at(0)}}); err != nil {
+		if err := s.SpanIngest(ctx, ws, []*domain.Span{{ID: "sdk-1", TraceID: xt.ID, Name: "extra", Kind: "span", Status: "error", StartedAt: at(0)}}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.TraceGet(ctx, ws, xt.ID)
-		if err != nil || got.Status != StatusRunning || got.Name != "Bot" || len(got.Spans) != 1 || *got.EndUserID != "u-3" {
+		if err != nil || got.Status != domain.StatusRunning || got.Name != "Bot" || len(got.Spans) != 1 || *got.EndUserID != "u-3" {
 			t.Fatalf("execution trace after ingest: %+v %v", got, err)
 		}
 	})
@@ -220,8 +222,8 @@ func TestTraceSummary(t *testing.T) {
 		}
 		mkTrace(t, s, ws, "b", hour.Add(5*time.Minute), "running", -1, 0, 0, 0)
 		mkTrace(t, s, ws, "a", hour.Add(-48*time.Hour), "completed", 5, 1, 1, 1)
-		to := Time{time.Now().UTC()}
-		from := Time{to.Add(-24 * time.Hour)}
+		to := domain.Time{Time: time.Now().UTC()}
+		from := domain.Time{Time: to.Add(-24 * time.Hour)}
 		rows, err := s.TraceSummary(ctx, ws, from, to, time.Hour)
 		if err != nil {
 			t.Fatal(err)
@@ -241,7 +243,7 @@ func TestTraceSummary(t *testing.T) {
 		if *b.AgentID != "b" || b.Runs != 1 || b.LatencyMS.P50 != nil {
 			t.Fatalf("agent b: %+v", b)
 		}
-		days, err := s.TraceSummary(ctx, ws, Time{to.Add(-7 * 24 * time.Hour)}, to, 24*time.Hour)
+		days, err := s.TraceSummary(ctx, ws, domain.Time{Time: to.Add(-7 * 24 * time.Hour)}, to, 24*time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,8 +275,8 @@ func mkTrace(t testing.TB, s *Store, ws, agent string, start time.Time, status s
 
 func TestSpanTreeCycles(t *testing.T) {
 	p := func(s string) *string { return &s }
-	at := func(ms int) Time { return Time{time.UnixMilli(int64(ms)).UTC()} }
-	spans := []*Span{
+	at := func(ms int) domain.Time { return domain.Time{Time: time.UnixMilli(int64(ms)).UTC()} }
+	spans := []*domain.Span{
 		{ID: "a", ParentID: p("c"), StartedAt: at(1)}, // a → c → b → a: a cycle
 		{ID: "b", ParentID: p("a"), StartedAt: at(2)},
 		{ID: "c", ParentID: p("b"), StartedAt: at(3)},
@@ -282,11 +284,11 @@ func TestSpanTreeCycles(t *testing.T) {
 		{ID: "e", ParentID: p("missing"), StartedAt: at(5)}, // parent not stored
 		{ID: "f", ParentID: p("e"), StartedAt: at(6)},
 	}
-	roots := SpanTree(spans)
+	roots := domain.SpanTree(spans)
 	var ids []string
-	var walk func(ns []*SpanNode, depth int)
+	var walk func(ns []*domain.SpanNode, depth int)
 	count := 0
-	walk = func(ns []*SpanNode, depth int) {
+	walk = func(ns []*domain.SpanNode, depth int) {
 		for _, n := range ns {
 			count++
 			ids = append(ids, fmt.Sprintf("%d%s", depth, n.ID))
@@ -305,32 +307,32 @@ func TestTraceListFilters(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ws := mustWorkspace(t, s, "ranges")
-		t0 := Now()
+		t0 := domain.Now()
 		// Three traces of one llm span each: (service, duration ms, cost).
 		for i, tr := range []struct {
 			service string
 			ms      int
 			cost    float64
 		}{{"checkout", 100, 0.01}, {"checkout", 900, 0.5}, {"batch", 2000, 0}} {
-			end := Time{t0.Add(time.Duration(tr.ms) * time.Millisecond)}
-			if err := s.SpanIngest(ctx, ws, []*Span{{ID: "s", TraceID: fmt.Sprintf("t%d", i), Name: "call", Kind: "llm", Status: "ok",
-				StartedAt: t0, EndedAt: &end, Cost: tr.cost, ServiceName: ptrTo(tr.service)}}); err != nil {
+			end := domain.Time{Time: t0.Add(time.Duration(tr.ms) * time.Millisecond)}
+			if err := s.SpanIngest(ctx, ws, []*domain.Span{{ID: "s", TraceID: fmt.Sprintf("t%d", i), Name: "call", Kind: "llm", Status: "ok",
+				StartedAt: t0, EndedAt: &end, Cost: tr.cost, ServiceName: domain.PtrTo(tr.service)}}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for _, c := range []struct {
 			name string
-			f    TraceFilter
+			f    domain.TraceFilter
 			want string
 		}{
-			{"service", TraceFilter{ServiceName: "checkout"}, "t1 t0"},
-			{"cost from", TraceFilter{MinCost: ptrTo(0.01)}, "t1 t0"},
-			{"cost to, inclusive", TraceFilter{MaxCost: ptrTo(0.01)}, "t2 t0"},
-			{"latency range", TraceFilter{MinDurationMS: ptrTo(int64(100)), MaxDurationMS: ptrTo(int64(900))}, "t1 t0"},
-			{"service and latency", TraceFilter{ServiceName: "checkout", MinDurationMS: ptrTo(int64(500))}, "t1"},
-			{"nothing", TraceFilter{MinCost: ptrTo(1.0)}, ""},
+			{"service", domain.TraceFilter{ServiceName: "checkout"}, "t1 t0"},
+			{"cost from", domain.TraceFilter{MinCost: domain.PtrTo(0.01)}, "t1 t0"},
+			{"cost to, inclusive", domain.TraceFilter{MaxCost: domain.PtrTo(0.01)}, "t2 t0"},
+			{"latency range", domain.TraceFilter{MinDurationMS: domain.PtrTo(int64(100)), MaxDurationMS: domain.PtrTo(int64(900))}, "t1 t0"},
+			{"service and latency", domain.TraceFilter{ServiceName: "checkout", MinDurationMS: domain.PtrTo(int64(500))}, "t1"},
+			{"nothing", domain.TraceFilter{MinCost: domain.PtrTo(1.0)}, ""},
 		} {
-			list, total, err := s.TraceList(ctx, ws, c.f, Page{Page: 1, Limit: 20})
+			list, total, err := s.TraceList(ctx, ws, c.f, domain.Page{Page: 1, Limit: 20})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/DataDog/sketches-go/ddsketch"
 	"github.com/DataDog/sketches-go/ddsketch/mapping"
 	ddstore "github.com/DataDog/sketches-go/ddsketch/store"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // rollupAccuracy is the relative accuracy of the latency sketch the trace rollups keep: a
@@ -52,10 +53,10 @@ func addBin(sk *ddsketch.DDSketch, bin int, n int64) {
 // as percentile_cont does (the sketch's own quantile takes the lower rank, which for a few
 // runs is far from percentile_cont: runs of 10 and 20 ms have a p50 of 15, not 10); each
 // rank's value is the sketch's, within rollupAccuracy. Nil percentiles for an empty sketch.
-func sketchLatency(sk *ddsketch.DDSketch) Latency {
+func sketchLatency(sk *ddsketch.DDSketch) domain.Latency {
 	n := sk.GetCount()
 	if n < 1 {
-		return Latency{}
+		return domain.Latency{}
 	}
 	zero, pos := sk.GetZeroCount(), sk.GetPositiveValueStore()
 	at := func(rank float64) float64 {
@@ -73,7 +74,7 @@ func sketchLatency(sk *ddsketch.DDSketch) Latency {
 		}
 		return &v
 	}
-	return Latency{P50: pct(0.5), P95: pct(0.95), P99: pct(0.99)}
+	return domain.Latency{P50: pct(0.5), P95: pct(0.95), P99: pct(0.99)}
 }
 
 // TraceSummary summarises the workspace's traces started from the start of the bucket holding
@@ -81,7 +82,7 @@ func sketchLatency(sk *ddsketch.DDSketch) Latency {
 // bucket since the Unix epoch; bucket is a whole number of hours), ordered by bucket then
 // agent. It reads the rollups of migration 00020, never the traces: their rows of a day when
 // bucket is a whole number of days, else of an hour. Buckets without runs are left out.
-func (s *Store) TraceSummary(ctx context.Context, ws string, from, to Time, bucket time.Duration) ([]*TraceBucket, error) {
+func (s *Store) TraceSummary(ctx context.Context, ws string, from, to domain.Time, bucket time.Duration) ([]*domain.TraceBucket, error) {
 	bms := bucket.Milliseconds()
 	period := time.Hour.Milliseconds()
 	if bms <= 0 || bms%period != 0 {
@@ -95,7 +96,7 @@ func (s *Store) TraceSummary(ctx context.Context, ws string, from, to Time, buck
 		agent  string
 		bucket int64
 	}
-	groups := map[key]*TraceBucket{}
+	groups := map[key]*domain.TraceBucket{}
 	sketches := map[key]*ddsketch.DDSketch{}
 	args := []any{ws, period, first, to}
 
@@ -113,7 +114,7 @@ func (s *Store) TraceSummary(ctx context.Context, ws string, from, to Time, buck
 			k.bucket = k.bucket / bms * bms
 			tb := groups[k]
 			if tb == nil {
-				tb = &TraceBucket{}
+				tb = &domain.TraceBucket{}
 				groups[k] = tb
 			}
 			tb.Runs += runs
@@ -159,7 +160,7 @@ func (s *Store) TraceSummary(ctx context.Context, ws string, from, to Time, buck
 		return nil, fmt.Errorf("trace summary latency: %w", err)
 	}
 
-	out := make([]*TraceBucket, 0, len(groups))
+	out := make([]*domain.TraceBucket, 0, len(groups))
 	for k, tb := range groups {
 		if tb.Runs <= 0 { // its traces moved to another period (an ingested trace's start)
 			continue
@@ -170,9 +171,9 @@ func (s *Store) TraceSummary(ctx context.Context, ws string, from, to Time, buck
 		if sk := sketches[k]; sk != nil {
 			tb.LatencyMS = sketchLatency(sk)
 		}
-		out = append(out, tb.finish(k.bucket))
+		out = append(out, traceBucketFinish(tb, k.bucket))
 	}
-	slices.SortFunc(out, func(a, b *TraceBucket) int {
+	slices.SortFunc(out, func(a, b *domain.TraceBucket) int {
 		if c := a.BucketStart.Compare(b.BucketStart.Time); c != 0 {
 			return c
 		}
@@ -196,8 +197,8 @@ func (s *Store) rollupRows(ctx context.Context, q string, args []any, fn func(*s
 	return rows.Err()
 }
 
-func (tb *TraceBucket) finish(bucketMS int64) *TraceBucket {
-	tb.BucketStart = TimeFromMillis(bucketMS)
+func traceBucketFinish(tb *domain.TraceBucket, bucketMS int64) *domain.TraceBucket {
+	tb.BucketStart = domain.TimeFromMillis(bucketMS)
 	tb.TokenUsage.TotalTokens = tb.TokenUsage.PromptTokens + tb.TokenUsage.CompletionTokens
 	if tb.Runs > 0 {
 		tb.ErrorRate = float64(tb.Errors) / float64(tb.Runs)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // near reports whether a sketch's percentile is within rollupAccuracy of the exact one.
@@ -28,13 +30,13 @@ type rollupTrace struct {
 
 // exactSummary computes the summary of traces (started from the start of from's bucket on)
 // in Go, with percentile_cont's interpolation.
-func exactSummary(traces []rollupTrace, from time.Time, bucket time.Duration) []*TraceBucket {
+func exactSummary(traces []rollupTrace, from time.Time, bucket time.Duration) []*domain.TraceBucket {
 	from = from.Truncate(bucket)
 	type key struct {
 		agent string
 		b     int64
 	}
-	groups := map[key]*TraceBucket{}
+	groups := map[key]*domain.TraceBucket{}
 	durs := map[key][]float64{}
 	for _, tr := range traces {
 		if tr.start.Before(from) {
@@ -43,14 +45,14 @@ func exactSummary(traces []rollupTrace, from time.Time, bucket time.Duration) []
 		k := key{tr.agent, tr.start.UnixMilli() / bucket.Milliseconds() * bucket.Milliseconds()}
 		g := groups[k]
 		if g == nil {
-			g = &TraceBucket{BucketStart: TimeFromMillis(k.b)}
+			g = &domain.TraceBucket{BucketStart: domain.TimeFromMillis(k.b)}
 			if tr.agent != "" {
-				g.AgentID = ptrTo(tr.agent)
+				g.AgentID = domain.PtrTo(tr.agent)
 			}
 			groups[k] = g
 		}
 		g.Runs++
-		if tr.status == StatusFailed {
+		if tr.status == domain.StatusFailed {
 			g.Errors++
 		}
 		g.TokenUsage.PromptTokens += int(tr.in)
@@ -60,7 +62,7 @@ func exactSummary(traces []rollupTrace, from time.Time, bucket time.Duration) []
 			durs[k] = append(durs[k], float64(tr.durMS))
 		}
 	}
-	out := []*TraceBucket{}
+	out := []*domain.TraceBucket{}
 	for k, g := range groups {
 		d := durs[k]
 		slices.Sort(d)
@@ -74,11 +76,11 @@ func exactSummary(traces []rollupTrace, from time.Time, bucket time.Duration) []
 			return &v
 		}
 		if len(d) > 0 {
-			g.LatencyMS = Latency{P50: pct(0.5), P95: pct(0.95), P99: pct(0.99)}
+			g.LatencyMS = domain.Latency{P50: pct(0.5), P95: pct(0.95), P99: pct(0.99)}
 		}
-		out = append(out, g.finish(k.b))
+		out = append(out, traceBucketFinish(g, k.b))
 	}
-	slices.SortFunc(out, func(a, b *TraceBucket) int {
+	slices.SortFunc(out, func(a, b *domain.TraceBucket) int {
 		if c := a.BucketStart.Compare(b.BucketStart.Time); c != 0 {
 			return c
 		}
@@ -99,7 +101,7 @@ func compareStrings(a, b string) int {
 
 // checkSummary compares a summary with the exact one: counts and tokens equal, cost to 1e-9,
 // percentiles within rollupAccuracy.
-func checkSummary(t *testing.T, got, want []*TraceBucket) {
+func checkSummary(t *testing.T, got, want []*domain.TraceBucket) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%d buckets, want %d", len(got), len(want))
@@ -128,14 +130,14 @@ func rollupTraces(n int, hour time.Time) []rollupTrace {
 	r := rand.New(rand.NewPCG(18, 20))
 	out := make([]rollupTrace, n)
 	for i := range out {
-		tr := rollupTrace{agent: []string{"", "agent-a", "agent-b", "agent-c"}[r.IntN(4)], status: StatusCompleted,
+		tr := rollupTrace{agent: []string{"", "agent-a", "agent-b", "agent-c"}[r.IntN(4)], status: domain.StatusCompleted,
 			start: hour.Add(-time.Duration(r.Int64N(int64(72 * time.Hour)))), in: r.Int64N(2000), out: r.Int64N(500),
 			cost: float64(r.IntN(1000)) / 1e4, durMS: int64(math.Round(math.Exp(6 + 1.2*r.NormFloat64())))}
 		switch {
 		case i%50 == 0:
-			tr.status, tr.durMS = StatusRunning, -1
+			tr.status, tr.durMS = domain.StatusRunning, -1
 		case i%20 == 1:
-			tr.status = StatusFailed
+			tr.status = domain.StatusFailed
 		case i%97 == 2:
 			tr.durMS = 0
 		}
@@ -168,17 +170,17 @@ func TestTraceRollupSummary(t *testing.T) {
 		insertRollupTraces(t, s, ws, traces)
 		insertRollupTraces(t, s, other, traces[:100])
 		// A trace whose agent is the empty string is summarised under no agent, as one without.
-		traces = append(traces, rollupTrace{agent: "", start: now.Add(-time.Hour), status: StatusCompleted, durMS: 5})
-		mkTrace(t, s, ws, "", now.Add(-time.Hour), StatusCompleted, 5, 0, 0, 0)
+		traces = append(traces, rollupTrace{agent: "", start: now.Add(-time.Hour), status: domain.StatusCompleted, durMS: 5})
+		mkTrace(t, s, ws, "", now.Add(-time.Hour), domain.StatusCompleted, 5, 0, 0, 0)
 
-		to := Time{now}
+		to := domain.Time{Time: now}
 		for _, c := range []struct {
 			window, bucket time.Duration
 		}{{24 * time.Hour, time.Hour}, {7 * 24 * time.Hour, 24 * time.Hour}, {30 * time.Hour, 24 * time.Hour}, {2 * time.Hour, time.Hour},
 			{7 * 24 * time.Hour, time.Hour}} {
 			t.Run(fmt.Sprint(c.window, "/", c.bucket), func(t *testing.T) {
 				from := to.Add(-c.window)
-				got, err := s.TraceSummary(ctx, ws, Time{from}, to, c.bucket)
+				got, err := s.TraceSummary(ctx, ws, domain.Time{Time: from}, to, c.bucket)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -186,7 +188,7 @@ func TestTraceRollupSummary(t *testing.T) {
 				checkSummary(t, got, exactSummary(traces, from, c.bucket))
 			})
 		}
-		if _, err := s.TraceSummary(ctx, ws, Time{now.Add(-time.Hour)}, to, time.Minute); err == nil {
+		if _, err := s.TraceSummary(ctx, ws, domain.Time{Time: now.Add(-time.Hour)}, to, time.Minute); err == nil {
 			t.Fatal("a bucket of a minute was accepted")
 		}
 	})
@@ -198,14 +200,14 @@ func TestTraceRollupRunEnds(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ws := mustWorkspace(t, s, "a")
-		tr := &Trace{WorkspaceID: ws, AgentID: ptrTo("ag1"), Name: "Bot"}
+		tr := &domain.Trace{WorkspaceID: ws, AgentID: domain.PtrTo("ag1"), Name: "Bot"}
 		if err := s.TraceCreate(ctx, tr); err != nil {
 			t.Fatal(err)
 		}
-		summary := func() *TraceBucket {
+		summary := func() *domain.TraceBucket {
 			t.Helper()
-			to := Now()
-			rows, err := s.TraceSummary(ctx, ws, Time{to.Add(-time.Hour)}, Time{to.Add(time.Second)}, time.Hour)
+			to := domain.Now()
+			rows, err := s.TraceSummary(ctx, ws, domain.Time{Time: to.Add(-time.Hour)}, domain.Time{Time: to.Add(time.Second)}, time.Hour)
 			if err != nil || len(rows) != 1 {
 				t.Fatalf("summary: %+v %v", rows, err)
 			}
@@ -215,7 +217,7 @@ func TestTraceRollupRunEnds(t *testing.T) {
 			t.Fatalf("running: %+v", b)
 		}
 		err := s.InTx(ctx, func(tx *Store) error {
-			return tx.TraceFinish(ctx, ws, tr.ID, StatusFailed, TokenUsage{PromptTokens: 30, CompletionTokens: 12}, 0.25, Now(), 1234)
+			return tx.TraceFinish(ctx, ws, tr.ID, domain.StatusFailed, domain.TokenUsage{PromptTokens: 30, CompletionTokens: 12}, 0.25, domain.Now(), 1234)
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -236,19 +238,22 @@ func TestTraceRollupIngestResent(t *testing.T) {
 		ws := mustWorkspace(t, s, "a")
 		// Three hours back: the trace's row is inserted at the time of ingest, then moved to
 		// its first span's start (another hour, and perhaps another day).
-		t0 := Time{time.Now().UTC().Add(-3 * time.Hour)}
-		at := func(ms int) *Time { v := Time{t0.Add(time.Duration(ms) * time.Millisecond)}; return &v }
+		t0 := domain.Time{Time: time.Now().UTC().Add(-3 * time.Hour)}
+		at := func(ms int) *domain.Time {
+			v := domain.Time{Time: t0.Add(time.Duration(ms) * time.Millisecond)}
+			return &v
+		}
 		const trace = "4bf92f3577b34da6a3ce929d0e0e4736"
 		root := "00f067aa0ba902b7"
-		spans := []*Span{
+		spans := []*domain.Span{
 			{ID: root, TraceID: trace, Name: "run", Kind: "agent", Status: "ok", StartedAt: t0, EndedAt: at(900), TraceAgentID: "ext"},
 			{ID: "a1", TraceID: trace, ParentID: &root, Name: "llm", Kind: "llm", Status: "ok", StartedAt: *at(100), EndedAt: at(600),
-				TokenUsage: TokenUsage{PromptTokens: 100, CompletionTokens: 20}, Cost: 0.5},
+				TokenUsage: domain.TokenUsage{PromptTokens: 100, CompletionTokens: 20}, Cost: 0.5},
 		}
 		check := func(tokens int, cost, dur float64, errors int64) {
 			t.Helper()
-			to := Now()
-			rows, err := s.TraceSummary(ctx, ws, Time{to.Add(-24 * time.Hour)}, to, 24*time.Hour)
+			to := domain.Now()
+			rows, err := s.TraceSummary(ctx, ws, domain.Time{Time: to.Add(-24 * time.Hour)}, to, 24*time.Hour)
 			if err != nil || len(rows) != 1 {
 				t.Fatalf("summary: %+v %v", rows, err)
 			}
@@ -265,8 +270,8 @@ func TestTraceRollupIngestResent(t *testing.T) {
 			check(120, 0.5, 900, 0)
 		}
 		// One more span, an error ending later: the trace's totals change, still one run.
-		if err := s.SpanIngest(ctx, ws, []*Span{{ID: "a2", TraceID: trace, ParentID: &root, Name: "llm", Kind: "llm", Status: "error",
-			StartedAt: *at(700), EndedAt: at(2500), TokenUsage: TokenUsage{PromptTokens: 10, CompletionTokens: 5}, Cost: 0.25}}); err != nil {
+		if err := s.SpanIngest(ctx, ws, []*domain.Span{{ID: "a2", TraceID: trace, ParentID: &root, Name: "llm", Kind: "llm", Status: "error",
+			StartedAt: *at(700), EndedAt: at(2500), TokenUsage: domain.TokenUsage{PromptTokens: 10, CompletionTokens: 5}, Cost: 0.25}}); err != nil {
 			t.Fatal(err)
 		}
 		check(135, 0.75, 2500, 1)
@@ -291,14 +296,14 @@ func TestTraceRollupBackfill(t *testing.T) {
 		if err := s.Migrate(ctx); err != nil {
 			t.Fatal(err)
 		}
-		to := Time{now}
+		to := domain.Time{Time: now}
 		from := to.Add(-24 * time.Hour)
-		got, err := s.TraceSummary(ctx, ws, Time{from}, to, time.Hour)
+		got, err := s.TraceSummary(ctx, ws, domain.Time{Time: from}, to, time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
 		checkSummary(t, got, exactSummary(traces, from, time.Hour))
-		days, err := s.TraceSummary(ctx, ws, Time{to.Add(-7 * 24 * time.Hour)}, to, 24*time.Hour)
+		days, err := s.TraceSummary(ctx, ws, domain.Time{Time: to.Add(-7 * 24 * time.Hour)}, to, 24*time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -365,8 +370,8 @@ func TestTraceRollupIngestDeadlock(t *testing.T) {
 	s := openTestPostgres(t)
 	ctx := context.Background()
 	ws := mustWorkspace(t, s, "a")
-	start := Time{time.Now().UTC().Add(-time.Second)}
-	end := Time{start.Add(100 * time.Millisecond)}
+	start := domain.Time{Time: time.Now().UTC().Add(-time.Second)}
+	end := domain.Time{Time: start.Add(100 * time.Millisecond)}
 	shard := func(id string) int {
 		var n int
 		if err := s.r.QueryRowContext(ctx, "SELECT hashtext($1) & 7", id).Scan(&n); err != nil {
@@ -407,7 +412,7 @@ func TestTraceRollupIngestDeadlock(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		done <- s.SpanIngest(ctx, ws, []*Span{
+		done <- s.SpanIngest(ctx, ws, []*domain.Span{
 			{ID: "s1", TraceID: "ing-y", Name: "y", Kind: "agent", Status: "ok", StartedAt: start, EndedAt: &end, TraceAgentID: "y"},
 			{ID: "s2", TraceID: "ing-x", Name: "x", Kind: "agent", Status: "ok", StartedAt: start, EndedAt: &end, TraceAgentID: "x"},
 		})
@@ -424,8 +429,8 @@ func TestTraceRollupIngestDeadlock(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("ingest: %v", err)
 	}
-	to := Now()
-	rows, err := s.TraceSummary(ctx, ws, Time{to.Add(-2 * time.Hour)}, Time{to.Add(time.Hour)}, 24*time.Hour)
+	to := domain.Now()
+	rows, err := s.TraceSummary(ctx, ws, domain.Time{Time: to.Add(-2 * time.Hour)}, domain.Time{Time: to.Add(time.Hour)}, 24*time.Hour)
 	if err != nil || len(rows) != 2 || rows[0].Runs != 2 || rows[1].Runs != 2 {
 		t.Fatalf("summary: %+v %v", rows, err)
 	}

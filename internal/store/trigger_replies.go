@@ -7,35 +7,18 @@ import (
 	"errors"
 	"fmt"
 	"time"
-)
 
-// TriggerReply is the reply a chat platform message is owed once its run stops: where it
-// goes (the platform's ReplyTo), and whether it was sent.
-type TriggerReply struct {
-	ExecutionID string
-	WorkspaceID string
-	TriggerID   string
-	ReplyTo     map[string]string
-	Status      string // pending, sent or failed
-	Attempts    int
-	LastError   string
-}
-
-// The statuses of a TriggerReply.
-const (
-	ReplyPending = "pending"
-	ReplySent    = "sent"
-	ReplyFailed  = "failed"
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // TriggerReplyCreate records the reply an execution owes; run it in the transaction that
 // creates the execution, so no run is ever without its reply.
-func (s *Store) TriggerReplyCreate(ctx context.Context, r *TriggerReply) error {
+func (s *Store) TriggerReplyCreate(ctx context.Context, r *domain.TriggerReply) error {
 	to, err := json.Marshal(r.ReplyTo)
 	if err != nil {
 		return err
 	}
-	now := Now()
+	now := domain.Now()
 	if _, err := s.exec(ctx, `INSERT INTO trigger_replies (execution_id, workspace_id, trigger_id, reply_to, status, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, 'pending', $5, $5)`, r.ExecutionID, r.WorkspaceID, r.TriggerID, string(to), now); err != nil {
 		return fmt.Errorf("record reply of execution %s: %w", r.ExecutionID, err)
@@ -52,7 +35,7 @@ func (s *Store) TriggerReplyReopen(ctx context.Context, executionID string, repl
 		return err
 	}
 	_, err = s.exec(ctx, `UPDATE trigger_replies SET status = 'pending', reply_to = $1, attempts = 0, last_error = '', locked_until = NULL, updated_at = $2
-		WHERE execution_id = $3`, string(to), Now(), executionID)
+		WHERE execution_id = $3`, string(to), domain.Now(), executionID)
 	if err != nil {
 		return fmt.Errorf("reopen trigger reply of %s: %w", executionID, err)
 	}
@@ -61,8 +44,8 @@ func (s *Store) TriggerReplyReopen(ctx context.Context, executionID string, repl
 
 // TriggerReplyClaim takes the pending reply of an execution for lease (one attempt), unless
 // another sender holds it; (nil, nil) when there is nothing to send.
-func (s *Store) TriggerReplyClaim(ctx context.Context, executionID string, now time.Time, lease time.Duration) (*TriggerReply, error) {
-	var r TriggerReply
+func (s *Store) TriggerReplyClaim(ctx context.Context, executionID string, now time.Time, lease time.Duration) (*domain.TriggerReply, error) {
+	var r domain.TriggerReply
 	var to string
 	err := s.w.QueryRowContext(ctx, `UPDATE trigger_replies SET locked_until = $1, attempts = attempts + 1, updated_at = $2
 		WHERE execution_id = $3 AND status = 'pending' AND (locked_until IS NULL OR locked_until <= $2)
@@ -84,11 +67,11 @@ func (s *Store) TriggerReplyClaim(ctx context.Context, executionID string, now t
 // again with the next attempt not before retryAt.
 func (s *Store) TriggerReplyFinish(ctx context.Context, executionID, status, lastError string, retryAt time.Time) error {
 	var locked any
-	if status == ReplyPending {
+	if status == domain.ReplyPending {
 		locked = retryAt.UnixMilli()
 	}
 	_, err := s.exec(ctx, "UPDATE trigger_replies SET status = $1, last_error = $2, locked_until = $3, updated_at = $4 WHERE execution_id = $5",
-		status, lastError, locked, Now(), executionID)
+		status, lastError, locked, domain.Now(), executionID)
 	if err != nil {
 		return fmt.Errorf("record reply of execution %s: %w", executionID, err)
 	}
@@ -96,8 +79,8 @@ func (s *Store) TriggerReplyFinish(ctx context.Context, executionID, status, las
 }
 
 // TriggerReplyGet returns the reply an execution owes (tests and diagnostics).
-func (s *Store) TriggerReplyGet(ctx context.Context, executionID string) (*TriggerReply, error) {
-	var r TriggerReply
+func (s *Store) TriggerReplyGet(ctx context.Context, executionID string) (*domain.TriggerReply, error) {
+	var r domain.TriggerReply
 	var to string
 	err := s.r.QueryRowContext(ctx, `SELECT execution_id, workspace_id, trigger_id, reply_to, status, attempts, last_error
 		FROM trigger_replies WHERE execution_id = $1`, executionID).Scan(&r.ExecutionID, &r.WorkspaceID, &r.TriggerID, &to, &r.Status, &r.Attempts, &r.LastError)
@@ -133,13 +116,10 @@ func (s *Store) TriggerRepliesDue(ctx context.Context, now time.Time, limit int)
 	return out, rows.Err()
 }
 
-// TriggerReplyRetention is how long the record of a sent (or given up) reply is kept.
-const TriggerReplyRetention = 7 * 24 * time.Hour
-
 // TriggerRepliesPrune deletes the records of replies sent or given up more than
 // TriggerReplyRetention ago; it returns how many went.
 func (s *Store) TriggerRepliesPrune(ctx context.Context, now time.Time) (int64, error) {
-	res, err := s.exec(ctx, "DELETE FROM trigger_replies WHERE status <> 'pending' AND updated_at < $1", now.Add(-TriggerReplyRetention).UnixMilli())
+	res, err := s.exec(ctx, "DELETE FROM trigger_replies WHERE status <> 'pending' AND updated_at < $1", now.Add(-domain.TriggerReplyRetention).UnixMilli())
 	if err != nil {
 		return 0, fmt.Errorf("prune trigger replies: %w", err)
 	}

@@ -8,41 +8,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/secretbox"
 )
-
-// TriggerDedupWindow is how long an inbound event id is remembered: a retry of the same
-// event within it runs nothing.
-const TriggerDedupWindow = 24 * time.Hour
-
-// Trigger starts executions of an agent: from calls to its hook URL (a generic webhook or a
-// chat platform) or on a schedule. Its hook token is stored only as a SHA-256 hash, and the
-// secrets of its config only sealed; reads show them masked.
-type Trigger struct {
-	ID          string     `json:"id"`
-	WorkspaceID string     `json:"workspace_id"`
-	AgentID     string     `json:"agent_id"`
-	VersionID   *string    `json:"version_id" doc:"The agent version runs use; null runs the active version."`
-	Type        string     `json:"type" doc:"The trigger type."`
-	Name        string     `json:"name"`
-	Enabled     bool       `json:"enabled"`
-	Config      JSONObject `json:"config" doc:"The per-type settings; secret fields are shown masked."`
-	// InputMapping maps each field of a run's input to a GJSON path into the event.
-	InputMapping map[string]string `json:"input_mapping" doc:"Input field → GJSON path into the event (see the trigger docs); empty uses the type's default."`
-	Input        JSONObject        `json:"input,omitempty" doc:"A schedule's fixed run input."`
-	WebhookURL   string            `json:"webhook_url" doc:"Where the outcome of each run is POSTed when it ends; empty for none."`
-	// WebhookSecret is the masked completion webhook secret ("" when none).
-	WebhookSecret string `json:"webhook_secret" doc:"The completion webhook's signing secret, masked; empty when none. In the create or update answer that generated it (webhook_url given without webhook_secret), the whole secret, shown only then."`
-	TokenPrefix   string `json:"token_prefix" doc:"The first characters of the hook token, for telling tokens apart; empty for schedules."`
-	NextRunAt     *Time  `json:"next_run_at" doc:"A schedule's next tick; null for other types and disabled schedules."`
-	LastRunAt     *Time  `json:"last_run_at" doc:"The scheduled time of the last tick that ran."`
-	CreatedAt     Time   `json:"created_at"`
-	UpdatedAt     Time   `json:"updated_at"`
-}
-
-// TriggerSecrets are the secret values of a trigger, sealed together: its config's secret
-// fields by name, and the completion webhook's secret under "webhook_secret".
-type TriggerSecrets map[string]string
 
 const triggerColumns = `id, workspace_id, agent_id, version_id, type, name, enabled, config, input_mapping, input,
 	webhook_url, token_prefix, next_run_at, last_run_at, created_at, updated_at`
@@ -50,16 +18,16 @@ const triggerColumns = `id, workspace_id, agent_id, version_id, type, name, enab
 // webhookSecretKey is the TriggerSecrets key of the completion webhook's secret.
 const webhookSecretKey = "webhook_secret"
 
-func scanTrigger(row interface{ Scan(...any) error }) (*Trigger, error) {
-	var t Trigger
+func scanTrigger(row interface{ Scan(...any) error }) (*domain.Trigger, error) {
+	var t domain.Trigger
 	var mapping, input sql.NullString
-	var next, last Time
+	var next, last domain.Time
 	if err := row.Scan(&t.ID, &t.WorkspaceID, &t.AgentID, &t.VersionID, &t.Type, &t.Name, &t.Enabled, &t.Config, &mapping, &input,
 		&t.WebhookURL, &t.TokenPrefix, &next, &last, &t.CreatedAt, &t.UpdatedAt); err != nil {
 		return nil, err
 	}
 	if t.Config == nil {
-		t.Config = JSONObject{}
+		t.Config = domain.JSONObject{}
 	}
 	t.InputMapping = map[string]string{}
 	if mapping.Valid && mapping.String != "" {
@@ -88,8 +56,8 @@ func scanTrigger(row interface{ Scan(...any) error }) (*Trigger, error) {
 
 // sealTrigger seals secrets for the trigger and returns them with config extended by the
 // masked form of every secret.
-func sealTrigger(box *secretbox.Box, ws, id string, config JSONObject, secrets TriggerSecrets) (JSONObject, string, error) {
-	out := JSONObject{}
+func sealTrigger(box *secretbox.Box, ws, id string, config domain.JSONObject, secrets domain.TriggerSecrets) (domain.JSONObject, string, error) {
+	out := domain.JSONObject{}
 	for k, v := range config {
 		out[k] = v
 	}
@@ -119,7 +87,7 @@ func jsonOrNull(v any, isNil bool) (any, error) {
 
 // TriggerCreate inserts a trigger (a preset t.ID is kept) with the SHA-256 hash of its hook
 // token (empty for none) and its secrets sealed with box. It returns the stored trigger.
-func (s *Store) TriggerCreate(ctx context.Context, t *Trigger, tokenHash string, secrets TriggerSecrets, box *secretbox.Box) (*Trigger, error) {
+func (s *Store) TriggerCreate(ctx context.Context, t *domain.Trigger, tokenHash string, secrets domain.TriggerSecrets, box *secretbox.Box) (*domain.Trigger, error) {
 	if t.ID == "" {
 		t.ID = NewID()
 	}
@@ -139,7 +107,7 @@ func (s *Store) TriggerCreate(ctx context.Context, t *Trigger, tokenHash string,
 	if tokenHash != "" {
 		hash = tokenHash
 	}
-	now := Now()
+	now := domain.Now()
 	_, err = s.exec(ctx, `INSERT INTO agent_triggers (id, workspace_id, agent_id, version_id, type, name, enabled, config, secrets,
 		input_mapping, input, webhook_url, token_hash, token_prefix, next_run_at, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, COALESCE($10, '{}'), $11, $12, $13, $14, $15, $16, $16)`,
@@ -154,7 +122,7 @@ func (s *Store) TriggerCreate(ctx context.Context, t *Trigger, tokenHash string,
 	return s.TriggerGet(ctx, t.WorkspaceID, t.ID)
 }
 
-func timeOrNil(t *Time) any {
+func timeOrNil(t *domain.Time) any {
 	if t == nil || t.IsZero() {
 		return nil
 	}
@@ -162,7 +130,7 @@ func timeOrNil(t *Time) any {
 }
 
 // TriggerGet returns one trigger of the workspace (secrets masked).
-func (s *Store) TriggerGet(ctx context.Context, ws, id string) (*Trigger, error) {
+func (s *Store) TriggerGet(ctx context.Context, ws, id string) (*domain.Trigger, error) {
 	t, err := scanTrigger(s.r.QueryRowContext(ctx, "SELECT "+triggerColumns+" FROM agent_triggers WHERE workspace_id = $1 AND id = $2", ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("trigger", id)
@@ -173,14 +141,8 @@ func (s *Store) TriggerGet(ctx context.Context, ws, id string) (*Trigger, error)
 	return t, nil
 }
 
-// TriggerFilter narrows TriggerList; empty fields match everything.
-type TriggerFilter struct {
-	AgentID string
-	Type    string
-}
-
 // TriggerList returns one page of a workspace's triggers, newest first, and the total.
-func (s *Store) TriggerList(ctx context.Context, ws string, f TriggerFilter, p Page) ([]*Trigger, int, error) {
+func (s *Store) TriggerList(ctx context.Context, ws string, f domain.TriggerFilter, p domain.Page) ([]*domain.Trigger, int, error) {
 	where, args := whereClause("", ws, []cond{{"agent_id = $%d", f.AgentID}, {"type = $%d", f.Type}})
 	q, qargs := pagedSelect(triggerColumns, "agent_triggers", where, args, p)
 	rows, err := s.r.QueryContext(ctx, q, qargs...)
@@ -196,7 +158,7 @@ func (s *Store) TriggerList(ctx context.Context, ws string, f TriggerFilter, p P
 }
 
 // TriggerSecretsGet opens the sealed secrets of a trigger; an empty map when it has none.
-func (s *Store) TriggerSecretsGet(ctx context.Context, ws, id string, box *secretbox.Box) (TriggerSecrets, error) {
+func (s *Store) TriggerSecretsGet(ctx context.Context, ws, id string, box *secretbox.Box) (domain.TriggerSecrets, error) {
 	var sealed string
 	err := s.r.QueryRowContext(ctx, "SELECT secrets FROM agent_triggers WHERE workspace_id = $1 AND id = $2", ws, id).Scan(&sealed)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -208,8 +170,8 @@ func (s *Store) TriggerSecretsGet(ctx context.Context, ws, id string, box *secre
 	return openTriggerSecrets(box, ws, id, sealed)
 }
 
-func openTriggerSecrets(box *secretbox.Box, ws, id, sealed string) (TriggerSecrets, error) {
-	out := TriggerSecrets{}
+func openTriggerSecrets(box *secretbox.Box, ws, id, sealed string) (domain.TriggerSecrets, error) {
+	out := domain.TriggerSecrets{}
 	if sealed == "" {
 		return out, nil
 	}
@@ -228,7 +190,7 @@ func openTriggerSecrets(box *secretbox.Box, ws, id, sealed string) (TriggerSecre
 
 // TriggerByToken finds the trigger whose hook token hashes to tokenHash, with its secrets
 // opened; a *NotFoundError when there is none.
-func (s *Store) TriggerByToken(ctx context.Context, tokenHash string, box *secretbox.Box) (*Trigger, TriggerSecrets, error) {
+func (s *Store) TriggerByToken(ctx context.Context, tokenHash string, box *secretbox.Box) (*domain.Trigger, domain.TriggerSecrets, error) {
 	var sealed string
 	row := s.r.QueryRowContext(ctx, "SELECT "+triggerColumns+", secrets FROM agent_triggers WHERE token_hash = $1", tokenHash)
 	t, err := scanTrigger(scanExtra{row, &sealed})
@@ -253,23 +215,8 @@ type scanExtra struct {
 
 func (w scanExtra) Scan(dest ...any) error { return w.row.Scan(append(dest, w.dst)...) }
 
-// TriggerPatch holds the fields of a trigger to change; nil fields stay as they are. Config
-// and Secrets, when set, replace the whole config and the whole set of secrets.
-type TriggerPatch struct {
-	Name         *string
-	Enabled      *bool
-	VersionID    **string
-	Config       *JSONObject
-	Secrets      *TriggerSecrets
-	InputMapping *map[string]string
-	Input        *JSONObject
-	WebhookURL   *string
-	// NextRunAt, when set, replaces the next tick (a nil *Time clears it).
-	NextRunAt **Time
-}
-
 // TriggerUpdate changes the given fields of a trigger.
-func (s *Store) TriggerUpdate(ctx context.Context, ws, id string, p TriggerPatch, box *secretbox.Box) (*Trigger, error) {
+func (s *Store) TriggerUpdate(ctx context.Context, ws, id string, p domain.TriggerPatch, box *secretbox.Box) (*domain.Trigger, error) {
 	sets := []set{{"name", p.Name}, {"enabled", p.Enabled}, {"webhook_url", p.WebhookURL}}
 	if p.VersionID != nil {
 		sets = append(sets, set{"version_id", p.VersionID})
@@ -302,7 +249,7 @@ func (s *Store) TriggerUpdate(ctx context.Context, ws, id string, p TriggerPatch
 
 // TriggerRotate replaces a trigger's hook token hash and prefix; the old token stops working
 // at once.
-func (s *Store) TriggerRotate(ctx context.Context, ws, id, tokenHash, prefix string) (*Trigger, error) {
+func (s *Store) TriggerRotate(ctx context.Context, ws, id, tokenHash, prefix string) (*domain.Trigger, error) {
 	if err := s.update(ctx, "trigger", "agent_triggers", ws, id, []set{{"token_hash", &tokenHash}, {"token_prefix", &prefix}}); err != nil {
 		return nil, err
 	}
@@ -311,8 +258,8 @@ func (s *Store) TriggerRotate(ctx context.Context, ws, id, tokenHash, prefix str
 
 // TriggerDelete removes a trigger (its event and conversation records go with it) and
 // returns it as it was.
-func (s *Store) TriggerDelete(ctx context.Context, ws, id string) (*Trigger, error) {
-	var t *Trigger
+func (s *Store) TriggerDelete(ctx context.Context, ws, id string) (*domain.Trigger, error) {
+	var t *domain.Trigger
 	err := s.InTx(ctx, func(tx *Store) error {
 		var err error
 		if t, err = tx.TriggerGet(ctx, ws, id); err != nil {
@@ -336,7 +283,7 @@ func (e *DuplicateEventError) Error() string { return "event already handled" }
 // returns a *DuplicateEventError naming the first execution. Run it in the transaction that
 // creates the execution: concurrent deliveries of one event then start one run.
 func (s *Store) TriggerEventClaim(ctx context.Context, triggerID, key, executionID string, now time.Time) error {
-	cutoff := now.Add(-TriggerDedupWindow).UnixMilli()
+	cutoff := now.Add(-domain.TriggerDedupWindow).UnixMilli()
 	res, err := s.exec(ctx, `INSERT INTO trigger_events (trigger_id, dedup_key, execution_id, created_at) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (trigger_id, dedup_key) DO UPDATE SET execution_id = excluded.execution_id, created_at = excluded.created_at
 		WHERE trigger_events.created_at < $5`, triggerID, key, executionID, now.UnixMilli(), cutoff)
@@ -356,7 +303,7 @@ func (s *Store) TriggerEventClaim(ctx context.Context, triggerID, key, execution
 // TriggerEventsPrune deletes the event records older than TriggerDedupWindow; it returns how
 // many went.
 func (s *Store) TriggerEventsPrune(ctx context.Context, now time.Time) (int64, error) {
-	res, err := s.exec(ctx, "DELETE FROM trigger_events WHERE created_at < $1", now.Add(-TriggerDedupWindow).UnixMilli())
+	res, err := s.exec(ctx, "DELETE FROM trigger_events WHERE created_at < $1", now.Add(-domain.TriggerDedupWindow).UnixMilli())
 	if err != nil {
 		return 0, fmt.Errorf("prune trigger events: %w", err)
 	}
@@ -366,7 +313,7 @@ func (s *Store) TriggerEventsPrune(ctx context.Context, now time.Time) (int64, e
 // TriggerSession returns the chat session a trigger's conversation continues, creating it
 // (with the trigger's agent, titled title) on the conversation's first message. Concurrent
 // first messages get the same session.
-func (s *Store) TriggerSession(ctx context.Context, t *Trigger, conversation, title string, endUser *string) (string, error) {
+func (s *Store) TriggerSession(ctx context.Context, t *domain.Trigger, conversation, title string, endUser *string) (string, error) {
 	var id string
 	err := s.r.QueryRowContext(ctx, "SELECT session_id FROM trigger_sessions WHERE trigger_id = $1 AND conversation_key = $2", t.ID, conversation).Scan(&id)
 	if err == nil {
@@ -383,13 +330,13 @@ func (s *Store) TriggerSession(ctx context.Context, t *Trigger, conversation, ti
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		c, err := tx.ChatSessionCreate(ctx, &ChatSession{WorkspaceID: t.WorkspaceID, AgentID: t.AgentID, Title: title, EndUserID: endUser,
-			Metadata: JSONObject{"trigger_id": t.ID, "source": t.Type}})
+		c, err := tx.ChatSessionCreate(ctx, &domain.ChatSession{WorkspaceID: t.WorkspaceID, AgentID: t.AgentID, Title: title, EndUserID: endUser,
+			Metadata: domain.JSONObject{"trigger_id": t.ID, "source": t.Type}})
 		if err != nil {
 			return err
 		}
 		res, err := tx.exec(ctx, `INSERT INTO trigger_sessions (trigger_id, conversation_key, session_id, created_at) VALUES ($1, $2, $3, $4)
-			ON CONFLICT (trigger_id, conversation_key) DO NOTHING`, t.ID, conversation, c.ID, Now())
+			ON CONFLICT (trigger_id, conversation_key) DO NOTHING`, t.ID, conversation, c.ID, domain.Now())
 		if err != nil {
 			return err
 		}
@@ -416,7 +363,7 @@ var errSessionRace = errors.New("conversation session created concurrently")
 
 // TriggersDue returns the enabled schedule triggers whose next tick is at or before now, up
 // to limit, earliest first.
-func (s *Store) TriggersDue(ctx context.Context, now time.Time, limit int) ([]*Trigger, error) {
+func (s *Store) TriggersDue(ctx context.Context, now time.Time, limit int) ([]*domain.Trigger, error) {
 	rows, err := s.r.QueryContext(ctx, "SELECT "+triggerColumns+" FROM agent_triggers WHERE next_run_at IS NOT NULL AND next_run_at <= $1 AND enabled = $2 AND type = 'schedule' ORDER BY next_run_at, id"+
 		fmt.Sprintf(" LIMIT %d", max(limit, 1)), now.UnixMilli(), true)
 	if err != nil {
@@ -424,9 +371,6 @@ func (s *Store) TriggersDue(ctx context.Context, now time.Time, limit int) ([]*T
 	}
 	return collect(rows, scanTrigger)
 }
-
-// ErrTickTaken says another scheduler claimed the tick first (or the schedule changed).
-var ErrTickTaken = errors.New("schedule tick already claimed")
 
 // TriggerTickClaim moves a schedule from its tick old to next, recording ran (when not nil)
 // as its last run, if its next tick is still old: a compare-and-set, so of several
@@ -445,7 +389,7 @@ func (s *Store) TriggerTickClaim(ctx context.Context, id string, old, next time.
 		return fmt.Errorf("claim tick of schedule %s: %w", id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrTickTaken
+		return domain.ErrTickTaken
 	}
 	return nil
 }

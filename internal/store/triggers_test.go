@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/secretbox"
 )
 
@@ -18,13 +19,13 @@ func TestTriggerStore(t *testing.T) {
 		ctx := context.Background()
 		ws := mustWorkspace(t, s, "trig")
 		mustModel(t, s)
-		a, err := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
+		a, err := s.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &domain.AgentConfig{Model: "gpt-4o"}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		box := secretbox.NewRandom()
-		tr, err := s.TriggerCreate(ctx, &Trigger{WorkspaceID: ws, AgentID: a.ID, Type: "slack", Name: "S", Enabled: true,
-			Config: JSONObject{"bot_credential_id": "c1"}, TokenPrefix: "aph_abc"}, "hash-1", TriggerSecrets{"signing_secret": "very-secret-value-123", "webhook_secret": "whsec_x"}, box)
+		tr, err := s.TriggerCreate(ctx, &domain.Trigger{WorkspaceID: ws, AgentID: a.ID, Type: "slack", Name: "S", Enabled: true,
+			Config: domain.JSONObject{"bot_credential_id": "c1"}, TokenPrefix: "aph_abc"}, "hash-1", domain.TriggerSecrets{"signing_secret": "very-secret-value-123", "webhook_secret": "whsec_x"}, box)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +42,7 @@ func TestTriggerStore(t *testing.T) {
 		if stats, err := s.StoreStats(ctx); err != nil || stats["agent_triggers"] != 1 || stats["trigger_events"] != 0 {
 			t.Fatalf("store stats: %v %v", stats, err)
 		}
-		if _, err := s.TriggerUpdate(ctx, ws, tr.ID, TriggerPatch{WebhookURL: ptrTo("https://example.com/done")}, box); err != nil {
+		if _, err := s.TriggerUpdate(ctx, ws, tr.ID, domain.TriggerPatch{WebhookURL: domain.PtrTo("https://example.com/done")}, box); err != nil {
 			t.Fatal(err)
 		}
 		if u, sec, err := s.TriggerWebhook(ctx, ws, tr.ID, box); err != nil || u != "https://example.com/done" || sec != "whsec_x" {
@@ -73,7 +74,7 @@ func TestTriggerStore(t *testing.T) {
 			t.Fatalf("prune: %d %v", n, err)
 		}
 		for _, id := range []string{"xa", "xb"} {
-			if err := s.TriggerReplyCreate(ctx, &TriggerReply{ExecutionID: id, WorkspaceID: ws, TriggerID: tr.ID, ReplyTo: map[string]string{"channel": "C1"}}); err != nil {
+			if err := s.TriggerReplyCreate(ctx, &domain.TriggerReply{ExecutionID: id, WorkspaceID: ws, TriggerID: tr.ID, ReplyTo: map[string]string{"channel": "C1"}}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -83,15 +84,15 @@ func TestTriggerStore(t *testing.T) {
 		if r, err := s.TriggerReplyClaim(ctx, "xa", now, time.Minute); err != nil || r != nil {
 			t.Fatalf("a held reply claimed again: %+v %v", r, err)
 		}
-		if err := s.TriggerReplyFinish(ctx, "xa", ReplySent, "", time.Time{}); err != nil {
+		if err := s.TriggerReplyFinish(ctx, "xa", domain.ReplySent, "", time.Time{}); err != nil {
 			t.Fatal(err)
 		}
 		if n, err := s.TriggerRepliesPrune(ctx, time.Now().Add(8*24*time.Hour)); err != nil || n != 1 {
 			t.Fatalf("prune replies: %d %v (the pending one stays)", n, err)
 		}
 
-		sched, err := s.TriggerCreate(ctx, &Trigger{WorkspaceID: ws, AgentID: a.ID, Type: "schedule", Name: "D", Enabled: true,
-			Config: JSONObject{"cron": "* * * * *"}, NextRunAt: &Time{time.UnixMilli(1_000_000)}}, "", nil, box)
+		sched, err := s.TriggerCreate(ctx, &domain.Trigger{WorkspaceID: ws, AgentID: a.ID, Type: "schedule", Name: "D", Enabled: true,
+			Config: domain.JSONObject{"cron": "* * * * *"}, NextRunAt: &domain.Time{Time: time.UnixMilli(1_000_000)}}, "", nil, box)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +104,7 @@ func TestTriggerStore(t *testing.T) {
 		if err := s.TriggerTickClaim(ctx, sched.ID, ran, time.UnixMilli(1_060_000), &ran); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.TriggerTickClaim(ctx, sched.ID, ran, time.UnixMilli(1_060_000), &ran); !errors.Is(err, ErrTickTaken) {
+		if err := s.TriggerTickClaim(ctx, sched.ID, ran, time.UnixMilli(1_060_000), &ran); !errors.Is(err, domain.ErrTickTaken) {
 			t.Fatalf("second claim of one tick: %v", err)
 		}
 		if due, _ := s.TriggersDue(ctx, time.UnixMilli(1_000_000), 10); len(due) != 0 {
@@ -119,11 +120,11 @@ func TestTriggerStore(t *testing.T) {
 		if s1 != s2 || s1 == s3 {
 			t.Fatalf("sessions %s %s %s", s1, s2, s3)
 		}
-		cred, err := s.CredentialCreate(ctx, &Credential{WorkspaceID: ws, Name: "bot", Type: "bearer_token"}, "xoxb-1", box)
+		cred, err := s.CredentialCreate(ctx, &domain.Credential{WorkspaceID: ws, Name: "bot", Type: "bearer_token"}, "xoxb-1", box)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.TriggerUpdate(ctx, ws, tr.ID, TriggerPatch{Config: &JSONObject{"bot_credential_id": cred.ID}, Secrets: &secrets}, box); err != nil {
+		if _, err := s.TriggerUpdate(ctx, ws, tr.ID, domain.TriggerPatch{Config: &domain.JSONObject{"bot_credential_id": cred.ID}, Secrets: &secrets}, box); err != nil {
 			t.Fatal(err)
 		}
 		var ce *ConflictError

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // insertWorkspace is a transaction body that records a workspace row (and counts its runs).
@@ -16,7 +18,7 @@ func insertWorkspace(ctx context.Context, slug string, runs *atomic.Int32) func(
 	return func(tx *Store) error {
 		runs.Add(1)
 		_, err := tx.exec(ctx, "INSERT INTO workspaces (id, name, slug, created_at, updated_at) VALUES ($1, $1, $2, $3, $3)",
-			NewID(), slug, Now())
+			NewID(), slug, domain.Now())
 		return err
 	}
 }

@@ -3,6 +3,8 @@ package store
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // TestListsMarshalAsArrays: a nil list is written as [], never null, since the API documents
@@ -12,15 +14,15 @@ func TestListsMarshalAsArrays(t *testing.T) {
 		v    any
 		want string
 	}{
-		{Strings(nil), `[]`},
-		{Strings{}, `[]`},
-		{Strings{"a", "b"}, `["a","b"]`},
+		{domain.Strings(nil), `[]`},
+		{domain.Strings{}, `[]`},
+		{domain.Strings{"a", "b"}, `["a","b"]`},
 		{struct {
-			Tags Strings `json:"tags"`
+			Tags domain.Strings `json:"tags"`
 		}{}, `{"tags":[]}`},
-		{ApprovalConfig{}, `{"checkpoints":[]}`},
-		{&ApprovalConfig{Checkpoints: []Checkpoint{{Name: "review", When: "before_output"}}}, `{"checkpoints":[{"name":"review","when":"before_output"}]}`},
-		{AgentConfig{Model: "m", Approval: &ApprovalConfig{}}, `{"model":"m","approval":{"checkpoints":[]}}`},
+		{domain.ApprovalConfig{}, `{"checkpoints":[]}`},
+		{&domain.ApprovalConfig{Checkpoints: []domain.Checkpoint{{Name: "review", When: "before_output"}}}, `{"checkpoints":[{"name":"review","when":"before_output"}]}`},
+		{domain.AgentConfig{Model: "m", Approval: &domain.ApprovalConfig{}}, `{"model":"m","approval":{"checkpoints":[]}}`},
 	} {
 		got, err := json.Marshal(tc.v)
 		if err != nil || string(got) != tc.want {
@@ -34,7 +36,7 @@ func TestListsMarshalAsArrays(t *testing.T) {
 func TestJSONColumnsScan(t *testing.T) {
 	for src, want := range map[any]int{"[]": 0, `["a","b"]`: 2, string([]byte(`["a"]`)): 1} {
 		for _, in := range []any{src, []byte(src.(string))} {
-			var l Strings
+			var l domain.Strings
 			if err := l.Scan(in); err != nil || l == nil || len(l) != want {
 				t.Errorf("Strings.Scan(%q) = %#v, %v", in, l, err)
 			}
@@ -42,7 +44,7 @@ func TestJSONColumnsScan(t *testing.T) {
 	}
 	for src, want := range map[string]int{"{}": 0, `{"a":1}`: 1, `{"a":1,"b":[1]}`: 2} {
 		for _, in := range []any{src, []byte(src)} {
-			var o JSONObject
+			var o domain.JSONObject
 			if err := o.Scan(in); err != nil || o == nil || len(o) != want {
 				t.Errorf("JSONObject.Scan(%q) = %#v, %v", in, o, err)
 			}

@@ -5,39 +5,14 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
-
-// Usage dimensions: what GET /traces/usage groups the runs' cost and tokens by.
-const (
-	UsageByModel   = "model"
-	UsageByEndUser = "end_user"
-)
-
-// UsageDimensions lists the dimensions of UsageBreakdown, for validation and documentation.
-var UsageDimensions = []string{UsageByModel, UsageByEndUser}
-
-// UsageGroup is the sum of the ended runs sharing one model or one end user.
-type UsageGroup struct {
-	Key        string     `json:"key" doc:"The model (\"\" for runs that called none) or the end user id."`
-	Runs       int64      `json:"runs" doc:"Runs that ended in the window."`
-	Errors     int64      `json:"errors" doc:"Runs that failed."`
-	TokenUsage TokenUsage `json:"token_usage"`
-	Cost       float64    `json:"cost"`
-}
-
-// UsageFilter selects the rollups UsageBreakdown sums.
-type UsageFilter struct {
-	Dimension string // UsageByModel or UsageByEndUser
-	AgentID   string // "" for every agent
-	From, To  Time   // created_at window: From is rounded down to its period by the caller
-	Period    time.Duration
-	Limit     int // the costliest groups kept
-}
 
 // UsageBreakdown sums the usage rollups of migration 00032 (kept by triggers as runs end, never
 // read from the executions) per key of one dimension over a window, the costliest first, at
 // most f.Limit groups; the second result counts every group of the window.
-func (s *Store) UsageBreakdown(ctx context.Context, ws string, f UsageFilter) ([]*UsageGroup, int, error) {
+func (s *Store) UsageBreakdown(ctx context.Context, ws string, f domain.UsageFilter) ([]*domain.UsageGroup, int, error) {
 	period := f.Period.Milliseconds()
 	if period != time.Hour.Milliseconds() && period != 24*time.Hour.Milliseconds() {
 		return nil, 0, fmt.Errorf("usage breakdown: period %v is neither an hour nor a day", f.Period)
@@ -48,17 +23,17 @@ func (s *Store) UsageBreakdown(ctx context.Context, ws string, f UsageFilter) ([
 		args = append(args, f.AgentID)
 		where += " AND agent_id = $6"
 	}
-	groups := []*UsageGroup{}
+	groups := []*domain.UsageGroup{}
 	err := s.rollupRows(ctx, `SELECT key, CAST(sum(runs) AS BIGINT), CAST(sum(errors) AS BIGINT), CAST(sum(prompt_tokens) AS BIGINT),
 		CAST(sum(completion_tokens) AS BIGINT), sum(cost)
 		FROM usage_rollups WHERE `+where+` GROUP BY key HAVING sum(runs) > 0 ORDER BY sum(cost) DESC, sum(runs) DESC, key`, args,
 		func(r *sql.Rows) error {
-			g := &UsageGroup{}
+			g := &domain.UsageGroup{}
 			var pt, ct int64
 			if err := r.Scan(&g.Key, &g.Runs, &g.Errors, &pt, &ct, &g.Cost); err != nil {
 				return err
 			}
-			g.TokenUsage = TokenUsage{PromptTokens: int(pt), CompletionTokens: int(ct), TotalTokens: int(pt + ct)}
+			g.TokenUsage = domain.TokenUsage{PromptTokens: int(pt), CompletionTokens: int(ct), TotalTokens: int(pt + ct)}
 			groups = append(groups, g)
 			return nil
 		})

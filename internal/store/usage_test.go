@@ -6,6 +6,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // TestUsageBreakdown: the usage rollups kept by the triggers of migration 00032 give, per
@@ -16,9 +18,9 @@ func TestUsageBreakdown(t *testing.T) {
 		ctx := context.Background()
 		mustModel(t, s)
 		ws, other := mustWorkspace(t, s, "a"), mustWorkspace(t, s, "b")
-		var agents []*Agent
+		var agents []*domain.Agent
 		for _, n := range []string{"A", "B"} {
-			a, err := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: n, Type: "simple", Status: "active"}, &AgentConfig{Model: "gpt-4o"}, "")
+			a, err := s.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: n, Type: "simple", Status: "active"}, &domain.AgentConfig{Model: "gpt-4o"}, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,7 +46,7 @@ func TestUsageBreakdown(t *testing.T) {
 					m[key] = g
 				}
 				g.runs++
-				if status == StatusFailed {
+				if status == domain.StatusFailed {
 					g.errors++
 				}
 				g.pt, g.ct, g.cost = g.pt+pt, g.ct+ct, g.cost+cost
@@ -52,58 +54,58 @@ func TestUsageBreakdown(t *testing.T) {
 		}
 		for i := range 30 {
 			a := agents[i%2]
-			x := &Execution{WorkspaceID: ws, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api", Status: StatusPending,
-				Input: JSONObject{}, Metadata: JSONObject{}, TimeoutMS: 1000}
+			x := &domain.Execution{WorkspaceID: ws, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "api", Status: domain.StatusPending,
+				Input: domain.JSONObject{}, Metadata: domain.JSONObject{}, TimeoutMS: 1000}
 			if u := users[i%3]; u != "" {
 				x.EndUserID = &u
 			}
-			if err := s.ExecutionCreate(ctx, x, &Trace{WorkspaceID: ws, AgentID: &a.ID, Name: "A"}); err != nil {
+			if err := s.ExecutionCreate(ctx, x, &domain.Trace{WorkspaceID: ws, AgentID: &a.ID, Name: "A"}); err != nil {
 				t.Fatal(err)
 			}
 			switch i % 5 {
 			case 4: // still pending: not counted
 				continue
 			case 3: // cancelled before it ran: no model, no tokens
-				if _, err := s.ExecutionTransition(ctx, ws, x.ID, StatusCancelled, ExecutionPatch{}); err != nil {
+				if _, err := s.ExecutionTransition(ctx, ws, x.ID, domain.StatusCancelled, domain.ExecutionPatch{}); err != nil {
 					t.Fatal(err)
 				}
-				add(UsageByModel, a.ID, "", StatusCancelled, 0, 0, 0)
+				add(domain.UsageByModel, a.ID, "", domain.StatusCancelled, 0, 0, 0)
 				if x.EndUserID != nil {
-					add(UsageByEndUser, a.ID, *x.EndUserID, StatusCancelled, 0, 0, 0)
+					add(domain.UsageByEndUser, a.ID, *x.EndUserID, domain.StatusCancelled, 0, 0, 0)
 				}
 				continue
 			}
-			if _, err := s.ExecutionTransition(ctx, ws, x.ID, StatusRunning, ExecutionPatch{}); err != nil {
+			if _, err := s.ExecutionTransition(ctx, ws, x.ID, domain.StatusRunning, domain.ExecutionPatch{}); err != nil {
 				t.Fatal(err)
 			}
 			if i%7 == 0 { // running: not counted yet
 				continue
 			}
-			status := StatusCompleted
+			status := domain.StatusCompleted
 			if i%5 == 2 {
-				status = StatusFailed
+				status = domain.StatusFailed
 			}
 			m, pt, ct, cost := models[i%3], int64(10+i), int64(i), 0.001*float64(i)
-			p := ExecutionPatch{Usage: &TokenUsage{PromptTokens: int(pt), CompletionTokens: int(ct)}, Cost: &cost}
+			p := domain.ExecutionPatch{Usage: &domain.TokenUsage{PromptTokens: int(pt), CompletionTokens: int(ct)}, Cost: &cost}
 			if m != "" {
 				p.Model = &m
 			}
 			if _, err := s.ExecutionTransition(ctx, ws, x.ID, status, p); err != nil {
 				t.Fatal(err)
 			}
-			add(UsageByModel, a.ID, m, status, pt, ct, cost)
+			add(domain.UsageByModel, a.ID, m, status, pt, ct, cost)
 			if x.EndUserID != nil {
-				add(UsageByEndUser, a.ID, *x.EndUserID, status, pt, ct, cost)
+				add(domain.UsageByEndUser, a.ID, *x.EndUserID, status, pt, ct, cost)
 			}
 		}
 
-		now := Now()
-		for _, dim := range UsageDimensions {
+		now := domain.Now()
+		for _, dim := range domain.UsageDimensions {
 			for _, agent := range []string{"", agents[0].ID, agents[1].ID} {
 				for _, period := range []time.Duration{time.Hour, 24 * time.Hour} {
 					t.Run(fmt.Sprintf("%s/agent=%q/%v", dim, agent, period), func(t *testing.T) {
-						got, total, err := s.UsageBreakdown(ctx, ws, UsageFilter{Dimension: dim, AgentID: agent,
-							From: Time{now.Add(-time.Hour)}, To: Time{now.Add(time.Minute)}, Period: period, Limit: 100})
+						got, total, err := s.UsageBreakdown(ctx, ws, domain.UsageFilter{Dimension: dim, AgentID: agent,
+							From: domain.Time{Time: now.Add(-time.Hour)}, To: domain.Time{Time: now.Add(time.Minute)}, Period: period, Limit: 100})
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -127,20 +129,20 @@ func TestUsageBreakdown(t *testing.T) {
 			}
 		}
 		t.Run("limit", func(t *testing.T) {
-			got, total, err := s.UsageBreakdown(ctx, ws, UsageFilter{Dimension: UsageByModel, From: Time{now.Add(-time.Hour)},
-				To: Time{now.Add(time.Minute)}, Period: time.Hour, Limit: 1})
+			got, total, err := s.UsageBreakdown(ctx, ws, domain.UsageFilter{Dimension: domain.UsageByModel, From: domain.Time{Time: now.Add(-time.Hour)},
+				To: domain.Time{Time: now.Add(time.Minute)}, Period: time.Hour, Limit: 1})
 			if err != nil || len(got) != 1 || total != 3 {
 				t.Fatalf("%+v %d %v", got, total, err)
 			}
 		})
 		t.Run("other workspace and window", func(t *testing.T) {
-			got, _, err := s.UsageBreakdown(ctx, other, UsageFilter{Dimension: UsageByModel, From: Time{now.Add(-time.Hour)},
-				To: Time{now.Add(time.Minute)}, Period: time.Hour})
+			got, _, err := s.UsageBreakdown(ctx, other, domain.UsageFilter{Dimension: domain.UsageByModel, From: domain.Time{Time: now.Add(-time.Hour)},
+				To: domain.Time{Time: now.Add(time.Minute)}, Period: time.Hour})
 			if err != nil || len(got) != 0 {
 				t.Fatalf("other workspace: %+v %v", got, err)
 			}
-			got, _, err = s.UsageBreakdown(ctx, ws, UsageFilter{Dimension: UsageByModel, From: Time{now.Add(-48 * time.Hour)},
-				To: Time{now.Add(-47 * time.Hour)}, Period: time.Hour})
+			got, _, err = s.UsageBreakdown(ctx, ws, domain.UsageFilter{Dimension: domain.UsageByModel, From: domain.Time{Time: now.Add(-48 * time.Hour)},
+				To: domain.Time{Time: now.Add(-47 * time.Hour)}, Period: time.Hour})
 			if err != nil || len(got) != 0 {
 				t.Fatalf("an empty window: %+v %v", got, err)
 			}

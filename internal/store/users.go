@@ -6,36 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
-
-// User is a person who logs in with an email and a password and acts in the workspaces they
-// are a member of. The password hash is never part of this type's JSON.
-type User struct {
-	ID           string `json:"id"`
-	Email        string `json:"email"`
-	PasswordHash string `json:"-"`
-	CreatedAt    Time   `json:"created_at"`
-}
-
-// The roles a member can hold in a workspace.
-const (
-	RoleOwner  = "owner"
-	RoleAdmin  = "admin"
-	RoleMember = "member"
-)
-
-// ValidRole reports whether role is one of owner, admin and member.
-func ValidRole(role string) bool {
-	return role == RoleOwner || role == RoleAdmin || role == RoleMember
-}
 
 // UserCreate inserts a user; the email is stored lower-cased and a taken email is a conflict.
-func (s *Store) UserCreate(ctx context.Context, u *User) (*User, error) {
+func (s *Store) UserCreate(ctx context.Context, u *domain.User) (*domain.User, error) {
 	if u.ID == "" {
 		u.ID = NewID()
 	}
 	u.Email = strings.ToLower(strings.TrimSpace(u.Email))
-	u.CreatedAt = Now()
+	u.CreatedAt = domain.Now()
 	_, err := s.exec(ctx, "INSERT INTO users (id, email, password_hash, created_at) VALUES ($1, $2, $3, $4)",
 		u.ID, u.Email, u.PasswordHash, u.CreatedAt)
 	if isUniqueViolation(err) {
@@ -48,8 +29,8 @@ func (s *Store) UserCreate(ctx context.Context, u *User) (*User, error) {
 }
 
 // UserByEmail returns the user with the email, compared case-insensitively.
-func (s *Store) UserByEmail(ctx context.Context, email string) (*User, error) {
-	var u User
+func (s *Store) UserByEmail(ctx context.Context, email string) (*domain.User, error) {
+	var u domain.User
 	email = strings.ToLower(strings.TrimSpace(email))
 	err := s.r.QueryRowContext(ctx, "SELECT id, email, password_hash, created_at FROM users WHERE email = $1", email).
 		Scan(&u.ID, &u.Email, &u.PasswordHash, &u.CreatedAt)
@@ -65,11 +46,11 @@ func (s *Store) UserByEmail(ctx context.Context, email string) (*User, error) {
 // MembershipAdd makes the user a member of the workspace with the role, or changes the role
 // of an existing member.
 func (s *Store) MembershipAdd(ctx context.Context, ws, userID, role string) error {
-	if !ValidRole(role) {
+	if !domain.ValidRole(role) {
 		return &ValidationError{Field: "role", Message: fmt.Sprintf("must be owner, admin or member, got %q", role)}
 	}
 	_, err := s.exec(ctx, `INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (workspace_id, user_id) DO UPDATE SET role = excluded.role`, ws, userID, role, Now())
+		ON CONFLICT (workspace_id, user_id) DO UPDATE SET role = excluded.role`, ws, userID, role, domain.Now())
 	if err != nil {
 		return fmt.Errorf("add member %s to workspace %s: %w", userID, ws, err)
 	}
@@ -105,30 +86,22 @@ func (s *Store) MembershipFind(ctx context.Context, ws, userID string) (workspac
 	return workspaceID, role, nil
 }
 
-// Membership is a workspace a user belongs to, with their role there.
-type Membership struct {
-	ID   string `json:"id"`
-	Slug string `json:"slug"`
-	Name string `json:"name"`
-	Role string `json:"role" enum:"owner,admin,member"`
-}
-
 // MembershipList returns every workspace the user is a member of, oldest membership first.
-func (s *Store) MembershipList(ctx context.Context, userID string) ([]*Membership, error) {
+func (s *Store) MembershipList(ctx context.Context, userID string) ([]*domain.Membership, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT w.id, w.slug, w.name, m.role FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
 		WHERE m.user_id = $1 AND w.deleted_at IS NULL ORDER BY m.created_at, w.id`, userID)
 	if err != nil {
 		return nil, fmt.Errorf("list memberships of %s: %w", userID, err)
 	}
-	return collect(rows, func(row interface{ Scan(...any) error }) (*Membership, error) {
-		var m Membership
+	return collect(rows, func(row interface{ Scan(...any) error }) (*domain.Membership, error) {
+		var m domain.Membership
 		return &m, row.Scan(&m.ID, &m.Slug, &m.Name, &m.Role)
 	})
 }
 
 // WorkspaceList returns one page of the workspaces the user is a member of, newest first;
 // an empty userID lists every workspace.
-func (s *Store) WorkspaceList(ctx context.Context, userID string, p Page) ([]*Workspace, int, error) {
+func (s *Store) WorkspaceList(ctx context.Context, userID string, p domain.Page) ([]*domain.Workspace, int, error) {
 	from, args := " FROM workspaces w WHERE w.deleted_at IS NULL", []any{}
 	if userID != "" {
 		from = " FROM workspaces w JOIN memberships m ON m.workspace_id = w.id WHERE m.user_id = $1 AND w.deleted_at IS NULL"

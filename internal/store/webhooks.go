@@ -11,13 +11,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // TerminalHook runs inside the transaction that moves an execution to a terminal status
 // (completed, failed, cancelled, rejected), with the execution as written: what it writes
 // through tx commits with the status change or not at all. An error rolls the change back,
 // so a hook fails only when the database does.
-type TerminalHook func(ctx context.Context, tx *Store, x *Execution) error
+type TerminalHook func(ctx context.Context, tx *Store, x *domain.Execution) error
 
 type hooks struct {
 	mu       sync.Mutex
@@ -53,7 +55,7 @@ func (s *Store) SetNamedTerminalHook(name string, fn TerminalHook) {
 	s.hooks.terminal.Store(&next)
 }
 
-func (s *Store) runTerminalHook(ctx context.Context, x *Execution) error {
+func (s *Store) runTerminalHook(ctx context.Context, x *domain.Execution) error {
 	hs := s.hooks.terminal.Load()
 	if hs == nil {
 		return nil
@@ -66,54 +68,12 @@ func (s *Store) runTerminalHook(ctx context.Context, x *Execution) error {
 	return nil
 }
 
-// Webhook delivery statuses.
-const (
-	DeliveryPending   = "pending"
-	DeliveryDelivered = "delivered"
-	DeliveryFailed    = "failed"
-)
-
-// DeliveryStatuses lists the statuses of a webhook delivery.
-var DeliveryStatuses = []string{DeliveryPending, DeliveryDelivered, DeliveryFailed}
-
-// WebhookDelivery is one message of the completion webhooks' outbox: an execution's end, sent
-// to one receiver until it answers 2xx or the retries run out.
-type WebhookDelivery struct {
-	ID               string          `json:"id" doc:"Also the webhook-id header of every attempt: receivers deduplicate by it."`
-	WorkspaceID      string          `json:"workspace_id"`
-	ExecutionID      string          `json:"execution_id"`
-	TargetType       string          `json:"target_type" enum:"agent,trigger" doc:"Whose webhook: the execution's agent, or the trigger that started it."`
-	TargetID         string          `json:"target_id" doc:"The agent or trigger id."`
-	URL              string          `json:"url"`
-	EventType        string          `json:"event_type" example:"execution.completed" doc:"execution.completed, execution.failed, execution.cancelled or execution.rejected."`
-	Status           string          `json:"status" enum:"pending,delivered,failed" doc:"pending: not answered 2xx yet, more attempts will come; delivered: a 2xx came; failed: no 2xx within 24 hours (or the URL is refused by the server's egress policy)."`
-	Attempts         int             `json:"attempts" doc:"Attempts made so far."`
-	NextAttemptAt    *Time           `json:"next_attempt_at" doc:"When the next attempt is due; null once delivered or failed."`
-	LastAttemptAt    *Time           `json:"last_attempt_at"`
-	LastResponseCode *int            `json:"last_response_code" doc:"The HTTP status of the last attempt; null when it got no answer (connection refused, timeout) or none was made."`
-	LastError        *string         `json:"last_error" doc:"Why the last attempt did not count as delivered."`
-	DeliveredAt      *Time           `json:"delivered_at"`
-	ExpiresAt        Time            `json:"expires_at" doc:"No attempt is scheduled after it: 24 hours after the execution ended, or after a retry (POST /webhook-deliveries/{id}/retry)."`
-	CreatedAt        Time            `json:"created_at"`
-	UpdatedAt        Time            `json:"updated_at"`
-	Payload          json.RawMessage `json:"payload,omitempty" doc:"The body POSTed: {type, timestamp, data}, data the execution as GET /executions/{id} returns it. Only in GET /webhook-deliveries/{id}."`
-
-	// Secret is the receiver's signing secret, sealed (secretbox, bound to the workspace and
-	// the delivery id); never part of the API.
-	Secret string `json:"-"`
-}
-
-// WebhookDeliveryFilter narrows WebhookDeliveryList.
-type WebhookDeliveryFilter struct {
-	ExecutionID, Status string
-}
-
 const deliveryColumns = `id, workspace_id, execution_id, target_type, target_id, url, event_type, status, attempts,
 	next_attempt_at, last_attempt_at, last_response_code, last_error, delivered_at, expires_at, created_at, updated_at`
 
-func scanDelivery(row interface{ Scan(...any) error }, extra ...any) (*WebhookDelivery, error) {
-	var d WebhookDelivery
-	var next, last, delivered Time
+func scanDelivery(row interface{ Scan(...any) error }, extra ...any) (*domain.WebhookDelivery, error) {
+	var d domain.WebhookDelivery
+	var next, last, delivered domain.Time
 	var code sql.NullInt64
 	var lastErr sql.NullString
 	dest := []any{&d.ID, &d.WorkspaceID, &d.ExecutionID, &d.TargetType, &d.TargetID, &d.URL, &d.EventType, &d.Status, &d.Attempts,
@@ -140,21 +100,17 @@ func scanDelivery(row interface{ Scan(...any) error }, extra ...any) (*WebhookDe
 	return &d, nil
 }
 
-// DefaultDeliveryWindow is how long after its creation a delivery is attempted when
-// WebhookDeliveryCreate is given no ExpiresAt.
-const DefaultDeliveryWindow = 24 * time.Hour
-
 // WebhookDeliveryCreate adds a pending delivery, due at once. d.ID must be set (the secret
 // is sealed to it), d.Secret sealed, d.Payload the body; a zero d.ExpiresAt is
 // DefaultDeliveryWindow from now.
-func (s *Store) WebhookDeliveryCreate(ctx context.Context, d *WebhookDelivery) error {
+func (s *Store) WebhookDeliveryCreate(ctx context.Context, d *domain.WebhookDelivery) error {
 	if d.ID == "" || d.Secret == "" {
 		return errors.New("webhook delivery: id and sealed secret are required")
 	}
-	now := Now()
-	d.Status, d.Attempts, d.CreatedAt, d.UpdatedAt, d.NextAttemptAt = DeliveryPending, 0, now, now, &now
+	now := domain.Now()
+	d.Status, d.Attempts, d.CreatedAt, d.UpdatedAt, d.NextAttemptAt = domain.DeliveryPending, 0, now, now, &now
 	if d.ExpiresAt.IsZero() {
-		d.ExpiresAt = Time{now.Add(DefaultDeliveryWindow)}
+		d.ExpiresAt = domain.Time{Time: now.Add(domain.DefaultDeliveryWindow)}
 	}
 	_, err := s.exec(ctx, `INSERT INTO webhook_deliveries (id, workspace_id, execution_id, target_type, target_id, url, secret,
 		event_type, payload, status, attempts, next_attempt_at, expires_at, created_at, updated_at)
@@ -168,14 +124,14 @@ func (s *Store) WebhookDeliveryCreate(ctx context.Context, d *WebhookDelivery) e
 
 // WebhookDeliveryList returns one page of a workspace's deliveries, newest first (without
 // their payloads).
-func (s *Store) WebhookDeliveryList(ctx context.Context, ws string, f WebhookDeliveryFilter, p Page) ([]*WebhookDelivery, int, error) {
+func (s *Store) WebhookDeliveryList(ctx context.Context, ws string, f domain.WebhookDeliveryFilter, p domain.Page) ([]*domain.WebhookDelivery, int, error) {
 	where, args := whereClause("", ws, []cond{{"execution_id = $%d", f.ExecutionID}, {"status = $%d", f.Status}})
 	q, qargs := pagedSelect(deliveryColumns, "webhook_deliveries", where, args, p)
 	rows, err := s.r.QueryContext(ctx, q, qargs...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list webhook deliveries: %w", err)
 	}
-	items, err := collect(rows, func(row interface{ Scan(...any) error }) (*WebhookDelivery, error) { return scanDelivery(row) })
+	items, err := collect(rows, func(row interface{ Scan(...any) error }) (*domain.WebhookDelivery, error) { return scanDelivery(row) })
 	if err != nil {
 		return nil, 0, err
 	}
@@ -184,7 +140,7 @@ func (s *Store) WebhookDeliveryList(ctx context.Context, ws string, f WebhookDel
 }
 
 // WebhookDeliveryGet returns one delivery of the workspace with its payload.
-func (s *Store) WebhookDeliveryGet(ctx context.Context, ws, id string) (*WebhookDelivery, error) {
+func (s *Store) WebhookDeliveryGet(ctx context.Context, ws, id string) (*domain.WebhookDelivery, error) {
 	var payload string
 	row := s.r.QueryRowContext(ctx, "SELECT "+deliveryColumns+", payload FROM webhook_deliveries WHERE workspace_id = $1 AND id = $2", ws, id)
 	d, err := scanDelivery(row, &payload)
@@ -202,7 +158,7 @@ func (s *Store) WebhookDeliveryGet(ctx context.Context, ws, id string) (*Webhook
 // node: each gets its attempt counted and a lease of the given length (on the database's
 // clock), during which no other node takes it. It returns them with payload and sealed
 // secret. A node that stops mid-attempt leaves its lease to expire; the row is then due again.
-func (s *Store) WebhookDeliveryClaim(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*WebhookDelivery, error) {
+func (s *Store) WebhookDeliveryClaim(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*domain.WebhookDelivery, error) {
 	// Most polls find nothing due: a read says so without a write (which would also move
 	// the store's Generation, and with it the emulator's read cache, every poll).
 	var one int
@@ -226,11 +182,11 @@ func (s *Store) WebhookDeliveryClaim(ctx context.Context, node string, now time.
 		lease_expires_at = `+s.nowMS()+` + $3, updated_at = $4
 		WHERE id IN (`+pick+`) AND status = 'pending' AND next_attempt_at <= $1
 		AND (lease_expires_at IS NULL OR lease_expires_at < `+s.nowMS()+`)
-		RETURNING `+deliveryColumns+`, payload, secret`, now.UnixMilli(), node, lease.Milliseconds(), Now())
+		RETURNING `+deliveryColumns+`, payload, secret`, now.UnixMilli(), node, lease.Milliseconds(), domain.Now())
 	if err != nil {
 		return nil, fmt.Errorf("claim webhook deliveries: %w", err)
 	}
-	return collect(rows, func(row interface{ Scan(...any) error }) (*WebhookDelivery, error) {
+	return collect(rows, func(row interface{ Scan(...any) error }) (*domain.WebhookDelivery, error) {
 		var payload string
 		var secret string
 		d, err := scanDelivery(row, &payload, &secret)
@@ -242,26 +198,15 @@ func (s *Store) WebhookDeliveryClaim(ctx context.Context, node string, now time.
 	})
 }
 
-// WebhookAttempt is the outcome of one attempt, as WebhookDeliveryRecord writes it.
-type WebhookAttempt struct {
-	At           time.Time
-	ResponseCode int    // 0: no answer
-	Error        string // "" when delivered
-	// Status is the delivery's status after the attempt; Next the next attempt's time when
-	// it stays pending.
-	Status string
-	Next   time.Time
-}
-
 // WebhookDeliveryRecord writes the outcome of attempt number `attempt` made by node and ends
 // its lease. It reports false, writing nothing, when the node no longer holds that attempt
 // (its lease expired and another node claimed the row).
-func (s *Store) WebhookDeliveryRecord(ctx context.Context, id, node string, attempt int, a WebhookAttempt) (bool, error) {
+func (s *Store) WebhookDeliveryRecord(ctx context.Context, id, node string, attempt int, a domain.WebhookAttempt) (bool, error) {
 	var next, delivered, code, lastErr any
-	if a.Status == DeliveryPending {
+	if a.Status == domain.DeliveryPending {
 		next = a.Next.UnixMilli()
 	}
-	if a.Status == DeliveryDelivered {
+	if a.Status == domain.DeliveryDelivered {
 		delivered = a.At.UnixMilli()
 	}
 	if a.ResponseCode != 0 {
@@ -273,7 +218,7 @@ func (s *Store) WebhookDeliveryRecord(ctx context.Context, id, node string, atte
 	res, err := s.exec(ctx, `UPDATE webhook_deliveries SET status = $1, next_attempt_at = $2, last_attempt_at = $3,
 		last_response_code = $4, last_error = $5, delivered_at = $6, lease_owner = NULL, lease_expires_at = NULL, updated_at = $7
 		WHERE id = $8 AND lease_owner = $9 AND attempts = $10 AND status = 'pending'`,
-		a.Status, next, a.At.UnixMilli(), code, lastErr, delivered, Now(), id, node, attempt)
+		a.Status, next, a.At.UnixMilli(), code, lastErr, delivered, domain.Now(), id, node, attempt)
 	if err != nil {
 		return false, fmt.Errorf("record webhook delivery %s: %w", id, err)
 	}
@@ -283,10 +228,10 @@ func (s *Store) WebhookDeliveryRecord(ctx context.Context, id, node string, atte
 
 // WebhookDeliveryRetry makes a delivered or failed delivery pending again, due at now, with
 // attempts until `until`; a pending one is a *ConflictError (it is being tried already).
-func (s *Store) WebhookDeliveryRetry(ctx context.Context, ws, id string, now, until time.Time) (*WebhookDelivery, error) {
+func (s *Store) WebhookDeliveryRetry(ctx context.Context, ws, id string, now, until time.Time) (*domain.WebhookDelivery, error) {
 	d, err := scanDelivery(s.w.QueryRowContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1,
 		expires_at = $2, delivered_at = NULL, updated_at = $3 WHERE workspace_id = $4 AND id = $5 AND status <> 'pending'
-		RETURNING `+deliveryColumns, now.UnixMilli(), until.UnixMilli(), Now(), ws, id))
+		RETURNING `+deliveryColumns, now.UnixMilli(), until.UnixMilli(), domain.Now(), ws, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		cur, err := s.WebhookDeliveryGet(ctx, ws, id)
 		if err != nil {
@@ -344,7 +289,7 @@ func (s *Store) AgentWebhookSet(ctx context.Context, ws, agentID, url, sealedSec
 		u, sec = url, sealedSecret
 	}
 	res, err := s.exec(ctx, "UPDATE agents SET webhook_url = $1, webhook_secret = $2, updated_at = $3 WHERE workspace_id = $4 AND id = $5",
-		u, sec, Now(), ws, agentID)
+		u, sec, domain.Now(), ws, agentID)
 	if err != nil {
 		return fmt.Errorf("set webhook of agent %s: %w", agentID, err)
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // The terminal hook runs in the transaction of the status change: what it writes commits
@@ -13,13 +15,13 @@ func TestTerminalHookSharesTheTransaction(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ws := mustWorkspace(t, s, "hooks")
-		a, err := s.AgentCreate(ctx, &Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, nil, "")
+		a, err := s.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, nil, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		newExec := func() *Execution {
-			x := &Execution{WorkspaceID: ws, AgentID: a.ID, Source: "api", Status: StatusPending, Input: JSONObject{}, Metadata: JSONObject{}}
-			if err := s.ExecutionCreate(ctx, x, &Trace{WorkspaceID: ws, Name: "A"}); err != nil {
+		newExec := func() *domain.Execution {
+			x := &domain.Execution{WorkspaceID: ws, AgentID: a.ID, Source: "api", Status: domain.StatusPending, Input: domain.JSONObject{}, Metadata: domain.JSONObject{}}
+			if err := s.ExecutionCreate(ctx, x, &domain.Trace{WorkspaceID: ws, Name: "A"}); err != nil {
 				t.Fatal(err)
 			}
 			return x
@@ -27,9 +29,9 @@ func TestTerminalHookSharesTheTransaction(t *testing.T) {
 		var calls []string
 		boom := errors.New("boom")
 		fail := true
-		s.SetTerminalHook(func(ctx context.Context, tx *Store, x *Execution) error {
+		s.SetTerminalHook(func(ctx context.Context, tx *Store, x *domain.Execution) error {
 			calls = append(calls, x.Status)
-			if err := tx.WebhookDeliveryCreate(ctx, &WebhookDelivery{ID: NewID(), WorkspaceID: ws, ExecutionID: x.ID, TargetType: "agent",
+			if err := tx.WebhookDeliveryCreate(ctx, &domain.WebhookDelivery{ID: NewID(), WorkspaceID: ws, ExecutionID: x.ID, TargetType: "agent",
 				TargetID: a.ID, URL: "https://example.com", EventType: "execution." + x.Status, Payload: []byte(`{}`), Secret: "sealed"}); err != nil {
 				return err
 			}
@@ -40,27 +42,27 @@ func TestTerminalHookSharesTheTransaction(t *testing.T) {
 		})
 		defer s.SetTerminalHook(nil)
 		x := newExec()
-		if _, err := s.ExecutionTransition(ctx, ws, x.ID, StatusRunning, ExecutionPatch{}); err != nil || len(calls) != 0 {
+		if _, err := s.ExecutionTransition(ctx, ws, x.ID, domain.StatusRunning, domain.ExecutionPatch{}); err != nil || len(calls) != 0 {
 			t.Fatalf("running: %v, hook calls %v", err, calls)
 		}
-		if _, err := s.ExecutionTransition(ctx, ws, x.ID, StatusCompleted, ExecutionPatch{}); !errors.Is(err, boom) {
+		if _, err := s.ExecutionTransition(ctx, ws, x.ID, domain.StatusCompleted, domain.ExecutionPatch{}); !errors.Is(err, boom) {
 			t.Fatalf("completed with a failing hook: %v", err)
 		}
 		got, _ := s.ExecutionGet(ctx, ws, x.ID)
-		_, n, _ := s.WebhookDeliveryList(ctx, ws, WebhookDeliveryFilter{ExecutionID: x.ID}, Page{Page: 1, Limit: 10})
-		if got.Status != StatusRunning || n != 0 {
+		_, n, _ := s.WebhookDeliveryList(ctx, ws, domain.WebhookDeliveryFilter{ExecutionID: x.ID}, domain.Page{Page: 1, Limit: 10})
+		if got.Status != domain.StatusRunning || n != 0 {
 			t.Fatalf("after the hook failed: status %s, %d deliveries (want running, 0)", got.Status, n)
 		}
 		fail = false
-		if _, err := s.ExecutionTransition(ctx, ws, x.ID, StatusFailed, ExecutionPatch{}); err != nil {
+		if _, err := s.ExecutionTransition(ctx, ws, x.ID, domain.StatusFailed, domain.ExecutionPatch{}); err != nil {
 			t.Fatal(err)
 		}
-		_, n, _ = s.WebhookDeliveryList(ctx, ws, WebhookDeliveryFilter{ExecutionID: x.ID, Status: DeliveryPending}, Page{Page: 1, Limit: 10})
-		if n != 1 || len(calls) != 2 || calls[1] != StatusFailed {
+		_, n, _ = s.WebhookDeliveryList(ctx, ws, domain.WebhookDeliveryFilter{ExecutionID: x.ID, Status: domain.DeliveryPending}, domain.Page{Page: 1, Limit: 10})
+		if n != 1 || len(calls) != 2 || calls[1] != domain.StatusFailed {
 			t.Fatalf("%d deliveries, hook calls %v", n, calls)
 		}
 		// A refused move (already terminal) does not run it.
-		if _, err := s.ExecutionTransition(ctx, ws, x.ID, StatusCancelled, ExecutionPatch{}); err == nil || len(calls) != 2 {
+		if _, err := s.ExecutionTransition(ctx, ws, x.ID, domain.StatusCancelled, domain.ExecutionPatch{}); err == nil || len(calls) != 2 {
 			t.Fatalf("cancel of a failed execution: %v, calls %v", err, calls)
 		}
 	})
@@ -71,12 +73,12 @@ func TestWebhookDeliveryRecordIsFenced(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ws := mustWorkspace(t, s, "fence")
-		d := &WebhookDelivery{ID: NewID(), WorkspaceID: ws, ExecutionID: "x", TargetType: "agent", TargetID: "a", URL: "https://example.com",
+		d := &domain.WebhookDelivery{ID: NewID(), WorkspaceID: ws, ExecutionID: "x", TargetType: "agent", TargetID: "a", URL: "https://example.com",
 			EventType: "execution.completed", Payload: []byte(`{"a":1}`), Secret: "sealed"}
 		if err := s.WebhookDeliveryCreate(ctx, d); err != nil {
 			t.Fatal(err)
 		}
-		now := Now().Time.Add(time.Second)
+		now := domain.Now().Time.Add(time.Second)
 		got, err := s.WebhookDeliveryClaim(ctx, "n1", now, time.Minute, 10)
 		if err != nil || len(got) != 1 || got[0].Attempts != 1 || got[0].Secret != "sealed" || string(got[0].Payload) != `{"a":1}` {
 			t.Fatalf("claim: %+v %v", got, err)
@@ -85,7 +87,7 @@ func TestWebhookDeliveryRecordIsFenced(t *testing.T) {
 		if again, err := s.WebhookDeliveryClaim(ctx, "n2", now, time.Minute, 10); err != nil || len(again) != 0 {
 			t.Fatalf("claimed twice: %d %v", len(again), err)
 		}
-		res := WebhookAttempt{At: now, ResponseCode: 500, Error: "receiver answered 500", Status: DeliveryPending, Next: now.Add(5 * time.Second)}
+		res := domain.WebhookAttempt{At: now, ResponseCode: 500, Error: "receiver answered 500", Status: domain.DeliveryPending, Next: now.Add(5 * time.Second)}
 		if ok, err := s.WebhookDeliveryRecord(ctx, d.ID, "n2", 1, res); ok || err != nil {
 			t.Fatalf("another node recorded the attempt: %v %v", ok, err)
 		}

@@ -5,25 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-)
 
-// Workspace is a tenant: every other resource belongs to exactly one.
-type Workspace struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-	Slug string `json:"slug"`
-	// RetentionDays is how long executions and ingested traces are kept; 0 keeps them forever.
-	RetentionDays int `json:"retention_days" minimum:"0" doc:"Days executions (with their frames, traces, spans, approvals and scores) and ingested traces are kept after they were created; 0 keeps them forever. The server's --max-retention-days, when set, caps it."`
-	// DeletedAt is set once the workspace is deleted; its rows are then purged in the background.
-	DeletedAt *Time `json:"deleted_at,omitempty" doc:"When the workspace was deleted (only in the answer to DELETE); its data is then deleted in the background."`
-	CreatedAt Time  `json:"created_at"`
-	UpdatedAt Time  `json:"updated_at"`
-}
+	"github.com/agentplane/agentplane/internal/domain"
+)
 
 const workspaceColumns = "id, name, slug, retention_days, deleted_at, created_at, updated_at"
 
-func scanWorkspace(row interface{ Scan(...any) error }) (*Workspace, error) {
-	var w Workspace
+func scanWorkspace(row interface{ Scan(...any) error }) (*domain.Workspace, error) {
+	var w domain.Workspace
 	if err := row.Scan(&w.ID, &w.Name, &w.Slug, &w.RetentionDays, &w.DeletedAt, &w.CreatedAt, &w.UpdatedAt); err != nil {
 		return nil, err
 	}
@@ -31,11 +20,11 @@ func scanWorkspace(row interface{ Scan(...any) error }) (*Workspace, error) {
 }
 
 // WorkspaceCreate inserts a workspace; a taken slug is a conflict.
-func (s *Store) WorkspaceCreate(ctx context.Context, w *Workspace) (*Workspace, error) {
+func (s *Store) WorkspaceCreate(ctx context.Context, w *domain.Workspace) (*domain.Workspace, error) {
 	if w.ID == "" {
 		w.ID = NewID()
 	}
-	now := Now()
+	now := domain.Now()
 	// retention_days is written only when set (the column defaults to 0), so that a database
 	// migrated down below 00019 (the migration tests) still takes workspaces.
 	q, args := "INSERT INTO workspaces (id, name, slug, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)", []any{w.ID, w.Name, w.Slug, now}
@@ -55,11 +44,11 @@ func (s *Store) WorkspaceCreate(ctx context.Context, w *Workspace) (*Workspace, 
 }
 
 // WorkspaceGet returns one workspace; a deleted one is not found.
-func (s *Store) WorkspaceGet(ctx context.Context, id string) (*Workspace, error) {
+func (s *Store) WorkspaceGet(ctx context.Context, id string) (*domain.Workspace, error) {
 	return s.workspaceGet(ctx, s.r, id, " AND deleted_at IS NULL")
 }
 
-func (s *Store) workspaceGet(ctx context.Context, q dbtx, id, and string) (*Workspace, error) {
+func (s *Store) workspaceGet(ctx context.Context, q dbtx, id, and string) (*domain.Workspace, error) {
 	w, err := scanWorkspace(q.QueryRowContext(ctx, "SELECT "+workspaceColumns+" FROM workspaces WHERE id = $1"+and, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("workspace", id)
@@ -73,7 +62,7 @@ func (s *Store) workspaceGet(ctx context.Context, q dbtx, id, and string) (*Work
 // WorkspaceEnsure returns the workspace with the given id, creating it when it is missing. A
 // deleted workspace whose rows are not purged yet is returned as it is (deleted): it comes
 // back, empty, once the purge has removed it.
-func (s *Store) WorkspaceEnsure(ctx context.Context, w *Workspace) (*Workspace, error) {
+func (s *Store) WorkspaceEnsure(ctx context.Context, w *domain.Workspace) (*domain.Workspace, error) {
 	got, err := s.workspaceGet(ctx, s.r, w.ID, "")
 	if IsNotFound(err) {
 		return s.WorkspaceCreate(ctx, w)
@@ -82,11 +71,11 @@ func (s *Store) WorkspaceEnsure(ctx context.Context, w *Workspace) (*Workspace, 
 }
 
 // WorkspaceUpdate sets a workspace's retention (nil leaves it) and returns the workspace.
-func (s *Store) WorkspaceUpdate(ctx context.Context, id string, retentionDays *int) (*Workspace, error) {
-	var w *Workspace
+func (s *Store) WorkspaceUpdate(ctx context.Context, id string, retentionDays *int) (*domain.Workspace, error) {
+	var w *domain.Workspace
 	err := s.InTx(ctx, func(tx *Store) error {
 		res, err := tx.exec(ctx, `UPDATE workspaces SET retention_days = COALESCE($1, retention_days), updated_at = $2
-			WHERE id = $3 AND deleted_at IS NULL`, retentionDays, Now(), id)
+			WHERE id = $3 AND deleted_at IS NULL`, retentionDays, domain.Now(), id)
 		if err != nil {
 			return fmt.Errorf("update workspace %s: %w", id, err)
 		}
@@ -102,10 +91,10 @@ func (s *Store) WorkspaceUpdate(ctx context.Context, id string, retentionDays *i
 // WorkspaceDelete marks a workspace deleted and returns it: from the commit on it answers
 // nothing (WorkspaceGet, memberships and its API keys do not find it) and the purge deletes
 // its rows. Its triggers go at once, so no hook or schedule starts a run in it any more.
-func (s *Store) WorkspaceDelete(ctx context.Context, id string) (*Workspace, error) {
-	var w *Workspace
+func (s *Store) WorkspaceDelete(ctx context.Context, id string) (*domain.Workspace, error) {
+	var w *domain.Workspace
 	err := s.InTx(ctx, func(tx *Store) error {
-		now := Now()
+		now := domain.Now()
 		res, err := tx.exec(ctx, "UPDATE workspaces SET deleted_at = $1, updated_at = $1 WHERE id = $2 AND deleted_at IS NULL", now, id)
 		if err != nil {
 			return fmt.Errorf("delete workspace %s: %w", id, err)
@@ -128,22 +117,16 @@ func (s *Store) WorkspaceListDeleted(ctx context.Context, limit int) ([]string, 
 	return s.strings(ctx, fmt.Sprintf("SELECT id FROM workspaces WHERE deleted_at IS NOT NULL ORDER BY deleted_at, id LIMIT %d", max(limit, 1)))
 }
 
-// WorkspaceRetention is a live workspace's retention setting.
-type WorkspaceRetention struct {
-	ID   string
-	Days int
-}
-
 // WorkspaceRetentionList returns the retention of every workspace that is not deleted.
-func (s *Store) WorkspaceRetentionList(ctx context.Context) ([]WorkspaceRetention, error) {
+func (s *Store) WorkspaceRetentionList(ctx context.Context) ([]domain.WorkspaceRetention, error) {
 	rows, err := s.r.QueryContext(ctx, "SELECT id, retention_days FROM workspaces WHERE deleted_at IS NULL ORDER BY id")
 	if err != nil {
 		return nil, fmt.Errorf("list workspace retention: %w", err)
 	}
 	defer rows.Close()
-	var out []WorkspaceRetention
+	var out []domain.WorkspaceRetention
 	for rows.Next() {
-		var r WorkspaceRetention
+		var r domain.WorkspaceRetention
 		if err := rows.Scan(&r.ID, &r.Days); err != nil {
 			return nil, err
 		}

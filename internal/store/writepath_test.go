@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // TestExecutionWritePath: the statements a run writes with. ExecutionCreate records the
@@ -15,13 +17,13 @@ func TestExecutionWritePath(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ws := mustWorkspace(t, s, "a")
-		create := func(t *testing.T, called bool) *Execution {
+		create := func(t *testing.T, called bool) *domain.Execution {
 			t.Helper()
-			c := Claim{Node: "node-a", Lease: time.Minute, SeqBlock: 64, ModelCalled: called}
-			x := &Execution{WorkspaceID: ws, AgentID: "ag1", Source: "api", Status: StatusRunning, Input: JSONObject{"q": "hi"},
-				Metadata: JSONObject{"k": "v"}, TimeoutMS: 1000, Claim: &c}
+			c := domain.Claim{Node: "node-a", Lease: time.Minute, SeqBlock: 64, ModelCalled: called}
+			x := &domain.Execution{WorkspaceID: ws, AgentID: "ag1", Source: "api", Status: domain.StatusRunning, Input: domain.JSONObject{"q": "hi"},
+				Metadata: domain.JSONObject{"k": "v"}, TimeoutMS: 1000, Claim: &c}
 			agent := "ag1"
-			if err := s.ExecutionCreate(ctx, x, &Trace{WorkspaceID: ws, AgentID: &agent, Name: "A"}); err != nil {
+			if err := s.ExecutionCreate(ctx, x, &domain.Trace{WorkspaceID: ws, AgentID: &agent, Name: "A"}); err != nil {
 				t.Fatal(err)
 			}
 			return x
@@ -36,7 +38,7 @@ func TestExecutionWritePath(t *testing.T) {
 					t.Fatalf("execution (called %t): %+v %v", called, got, err)
 				}
 				tr, err := s.TraceGet(ctx, ws, x.TraceID)
-				if err != nil || tr.ExecutionID == nil || *tr.ExecutionID != x.ID || tr.Status != StatusRunning || *tr.AgentID != "ag1" {
+				if err != nil || tr.ExecutionID == nil || *tr.ExecutionID != x.ID || tr.Status != domain.StatusRunning || *tr.AgentID != "ag1" {
 					t.Fatalf("trace: %+v %v", tr, err)
 				}
 			}
@@ -44,22 +46,22 @@ func TestExecutionWritePath(t *testing.T) {
 
 		t.Run("TransitionEndsTrace", func(t *testing.T) {
 			x := create(t, true)
-			end := TraceEnd{Usage: TokenUsage{PromptTokens: 3, CompletionTokens: 4}, Cost: 0.5, EndedAt: Now(), DurationMS: 42}
-			_, err := s.ExecutionTransition(ctx, ws, x.ID, StatusCompleted, ExecutionPatch{Owner: &Owner{Node: "node-b", Attempt: 1}, Trace: &end})
+			end := domain.TraceEnd{Usage: domain.TokenUsage{PromptTokens: 3, CompletionTokens: 4}, Cost: 0.5, EndedAt: domain.Now(), DurationMS: 42}
+			_, err := s.ExecutionTransition(ctx, ws, x.ID, domain.StatusCompleted, domain.ExecutionPatch{Owner: &domain.Owner{Node: "node-b", Attempt: 1}, Trace: &end})
 			var te *TransitionError
 			if !errors.As(err, &te) || !te.Fenced {
 				t.Fatalf("fenced move: %v", err)
 			}
-			if tr, _ := s.TraceGet(ctx, ws, x.TraceID); tr.Status != StatusRunning || tr.EndedAt != nil || tr.Cost != 0 {
+			if tr, _ := s.TraceGet(ctx, ws, x.TraceID); tr.Status != domain.StatusRunning || tr.EndedAt != nil || tr.Cost != 0 {
 				t.Fatalf("a fenced move ended the trace: %+v", tr)
 			}
-			done, err := s.ExecutionTransition(ctx, ws, x.ID, StatusCompleted, ExecutionPatch{Owner: &Owner{Node: "node-a", Attempt: 1},
+			done, err := s.ExecutionTransition(ctx, ws, x.ID, domain.StatusCompleted, domain.ExecutionPatch{Owner: &domain.Owner{Node: "node-a", Attempt: 1},
 				Output: []byte(`{"content":"ok"}`), Trace: &end})
-			if err != nil || done.Status != StatusCompleted || string(done.Output) != `{"content":"ok"}` || done.TraceID != x.TraceID {
+			if err != nil || done.Status != domain.StatusCompleted || string(done.Output) != `{"content":"ok"}` || done.TraceID != x.TraceID {
 				t.Fatalf("move: %+v %v", done, err)
 			}
 			tr, err := s.TraceGet(ctx, ws, x.TraceID)
-			if err != nil || tr.Status != StatusCompleted || tr.TokenUsage.TotalTokens != 7 || tr.Cost != 0.5 || *tr.DurationMS != 42 ||
+			if err != nil || tr.Status != domain.StatusCompleted || tr.TokenUsage.TotalTokens != 7 || tr.Cost != 0.5 || *tr.DurationMS != 42 ||
 				tr.EndedAt == nil || tr.EndedAt.UnixMilli() != end.EndedAt.UnixMilli() {
 				t.Fatalf("trace: %+v %v", tr, err)
 			}

@@ -24,6 +24,7 @@ import (
 	"github.com/agentplane/agentplane/client"
 	"github.com/agentplane/agentplane/internal/auth"
 	"github.com/agentplane/agentplane/internal/cli"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/mcpclient/mcptest"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -318,7 +319,7 @@ func addUser(t *testing.T, st *store.Store, email, password string, workspaces .
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := st.UserCreate(ctx, &store.User{Email: email, PasswordHash: hash})
+	u, err := st.UserCreate(ctx, &domain.User{Email: email, PasswordHash: hash})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -659,7 +660,7 @@ func createKeyViaAPI(t *testing.T, base, email, password string) string {
 
 func TestStudioPicksWorkspace(t *testing.T) {
 	base, st := startServeStore(t)
-	research, err := st.WorkspaceCreate(context.Background(), &store.Workspace{Name: "Research", Slug: "research"})
+	research, err := st.WorkspaceCreate(context.Background(), &domain.Workspace{Name: "Research", Slug: "research"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -819,7 +820,7 @@ func TestStudioRegistersMCPServer(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`section[data-mcp="Orders"] button.danger`)),
 		until(`!document.querySelector('section[data-mcp="Orders"]')`),
 	)
-	if list, _, err := st.MCPToolList(context.Background(), cli.DefaultWorkspaceID, store.MCPToolFilter{}, store.Page{Page: 1, Limit: 10}); err != nil || len(list) != 1 || list[0].Name != "Gone" {
+	if list, _, err := st.MCPToolList(context.Background(), cli.DefaultWorkspaceID, domain.MCPToolFilter{}, domain.Page{Page: 1, Limit: 10}); err != nil || len(list) != 1 || list[0].Name != "Gone" {
 		t.Errorf("servers left: %v %v", list, err)
 	}
 	b.noConsoleErrors()
@@ -847,16 +848,16 @@ func TestStudioManyExecutions(t *testing.T) {
 	email, password := "ada@example.com", "correct horse battery"
 	addUser(t, st, email, password, cli.DefaultWorkspaceID)
 	ctx := context.Background()
-	a, err := st.AgentCreate(ctx, &store.Agent{WorkspaceID: cli.DefaultWorkspaceID, Name: "Bulk", Type: "simple", Status: "active"}, nil, "")
+	a, err := st.AgentCreate(ctx, &domain.Agent{WorkspaceID: cli.DefaultWorkspaceID, Name: "Bulk", Type: "simple", Status: "active"}, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	const n = 10000
 	seeded := time.Now()
 	for i := range n {
-		x := &store.Execution{WorkspaceID: cli.DefaultWorkspaceID, AgentID: a.ID, Source: "api", Status: store.StatusCompleted,
-			Input: store.JSONObject{"i": i}, Metadata: store.JSONObject{}, TimeoutMS: 1000}
-		if err := st.ExecutionCreate(ctx, x, &store.Trace{WorkspaceID: cli.DefaultWorkspaceID, Name: "Bulk"}); err != nil {
+		x := &domain.Execution{WorkspaceID: cli.DefaultWorkspaceID, AgentID: a.ID, Source: "api", Status: domain.StatusCompleted,
+			Input: domain.JSONObject{"i": i}, Metadata: domain.JSONObject{}, TimeoutMS: 1000}
+		if err := st.ExecutionCreate(ctx, x, &domain.Trace{WorkspaceID: cli.DefaultWorkspaceID, Name: "Bulk"}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/triggers/platform"
 )
 
@@ -18,7 +18,7 @@ const maxConfigValue = 1000
 // declaration and splits it into the stored config and its secrets. prev holds the secrets
 // stored so far: a secret sent back in the masked form a read shows (prevMasked) keeps its
 // value.
-func (s *Service) buildConfig(ctx context.Context, ws, typ string, in, prevMasked map[string]any, prev store.TriggerSecrets) (store.JSONObject, store.TriggerSecrets, error) {
+func (s *Service) buildConfig(ctx context.Context, ws, typ string, in, prevMasked map[string]any, prev domain.TriggerSecrets) (domain.JSONObject, domain.TriggerSecrets, error) {
 	spec, ok := platform.Lookup(typ)
 	if !ok {
 		return nil, nil, invalid("type", "must be one of %s, got %q", strings.Join(platform.Types(), ", "), typ)
@@ -28,7 +28,7 @@ func (s *Service) buildConfig(ctx context.Context, ws, typ string, in, prevMaske
 	}
 
 	// Each declared field, checked on its own.
-	config, secrets := store.JSONObject{}, store.TriggerSecrets{}
+	config, secrets := domain.JSONObject{}, domain.TriggerSecrets{}
 	for _, f := range spec.Fields {
 		if f.Default != nil {
 			config[f.Name] = f.Default
@@ -70,8 +70,8 @@ func unknownKeys(spec platform.Spec, in map[string]any) error {
 }
 
 // readField checks one field's value v and puts it in config or secrets.
-func (s *Service) readField(ctx context.Context, ws, typ string, f platform.Field, v any, config store.JSONObject, secrets store.TriggerSecrets,
-	prevMasked map[string]any, prev store.TriggerSecrets) error {
+func (s *Service) readField(ctx context.Context, ws, typ string, f platform.Field, v any, config domain.JSONObject, secrets domain.TriggerSecrets,
+	prevMasked map[string]any, prev domain.TriggerSecrets) error {
 	field := "config." + f.Name
 	if v == nil {
 		if f.Required {
@@ -116,7 +116,7 @@ func (s *Service) readField(ctx context.Context, ws, typ string, f platform.Fiel
 			return invalid(field, "must be one of %s, got %q", strings.Join(f.Enum, ", "), str)
 		}
 	case platform.KindCredential:
-		if err := s.Store.CheckRefs(ctx, ws, store.KindCredential, field, str); err != nil {
+		if err := s.Store.CheckRefs(ctx, ws, domain.KindCredential, field, str); err != nil {
 			return err
 		}
 	}
@@ -134,7 +134,7 @@ func (s *Service) readField(ctx context.Context, ws, typ string, f platform.Fiel
 }
 
 // allConfig is the config with its secrets, as the platform sees it.
-func allConfig(config store.JSONObject, secrets store.TriggerSecrets) platform.Config {
+func allConfig(config domain.JSONObject, secrets domain.TriggerSecrets) platform.Config {
 	all := platform.Config{}
 	for k, v := range config {
 		all[k] = v

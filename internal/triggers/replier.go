@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/triggers/platform"
@@ -82,16 +83,16 @@ func (r *Replier) Deliver(ctx context.Context, executionID string) (bool, error)
 	log := r.log().With(slog.String("trigger_id", rep.TriggerID), slog.String("execution_id", executionID))
 	sendErr := r.send(ctx, rep)
 	if sendErr == nil {
-		return true, r.Store.TriggerReplyFinish(context.WithoutCancel(ctx), executionID, store.ReplySent, "", time.Time{})
+		return true, r.Store.TriggerReplyFinish(context.WithoutCancel(ctx), executionID, domain.ReplySent, "", time.Time{})
 	}
-	status, retryAt := store.ReplyPending, r.now().Add(time.Duration(1<<min(rep.Attempts, 8))*5*time.Second)
+	status, retryAt := domain.ReplyPending, r.now().Add(time.Duration(1<<min(rep.Attempts, 8))*5*time.Second)
 	var apiErr *platform.APIError
 	if errors.As(sendErr, &apiErr) && apiErr.RetryAfter > 0 {
 		retryAt = r.now().Add(apiErr.RetryAfter)
 	}
 	var perm *permanentError
 	if rep.Attempts >= maxReplyAttempts || errors.As(sendErr, &perm) {
-		status = store.ReplyFailed
+		status = domain.ReplyFailed
 	}
 	log.Warn("reply not sent", slog.Int("attempt", rep.Attempts), slog.String("outcome", status), slog.Any("error", sendErr))
 	return false, r.Store.TriggerReplyFinish(context.WithoutCancel(ctx), executionID, status, sendErr.Error(), retryAt)
@@ -102,7 +103,7 @@ type permanentError struct{ msg string }
 
 func (e *permanentError) Error() string { return e.msg }
 
-func (r *Replier) send(ctx context.Context, rep *store.TriggerReply) error {
+func (r *Replier) send(ctx context.Context, rep *domain.TriggerReply) error {
 	ctx, cancel := context.WithTimeout(ctx, replyTimeout)
 	defer cancel()
 	t, err := r.Store.TriggerGet(ctx, rep.WorkspaceID, rep.TriggerID)
@@ -142,21 +143,21 @@ func ReplyText(ctx context.Context, st *store.Store, ws, executionID string) str
 		return "Sorry, I could not answer."
 	}
 	switch x.Status {
-	case store.StatusCompleted:
+	case domain.StatusCompleted:
 		if m, err := st.ChatReplyOf(ctx, ws, x.ID); err == nil && strings.TrimSpace(m.Content) != "" {
 			return m.Content
 		}
 		return "(no answer)"
-	case store.StatusAwaitingApproval:
+	case domain.StatusAwaitingApproval:
 		// An ask_user question goes to the thread; the thread's next message answers it.
-		if a, err := st.ApprovalPending(ctx, ws, x.ID); err == nil && a != nil && a.Kind == store.ApprovalQuestion {
+		if a, err := st.ApprovalPending(ctx, ws, x.ID); err == nil && a != nil && a.Kind == domain.ApprovalQuestion {
 			if len(a.Choices) > 0 {
 				return a.Question + " (" + strings.Join(a.Choices, " / ") + ")"
 			}
 			return a.Question
 		}
 		return "Your request is waiting for approval (execution " + x.ID + ")."
-	case store.StatusPending, store.StatusRunning:
+	case domain.StatusPending, domain.StatusRunning:
 		return "Still working on it (execution " + x.ID + ")."
 	}
 	return "Sorry, I could not answer (execution " + x.ID + " " + x.Status + ")."

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/schemacheck"
 	"github.com/agentplane/agentplane/internal/store"
@@ -155,7 +156,7 @@ const maxSkip = 1_000_000
 // fire handles one due schedule: the latest tick at or before now runs when it is on time
 // (within Lateness) or, when it was missed, once if the schedule catches up; either way the
 // schedule moves to its first tick after now.
-func (s *Scheduler) fire(ctx context.Context, t *store.Trigger, now time.Time) (bool, error) {
+func (s *Scheduler) fire(ctx context.Context, t *domain.Trigger, now time.Time) (bool, error) {
 	old := t.NextRunAt.Time
 	cronExpr, _ := t.Config["cron"].(string)
 	tz, _ := t.Config["timezone"].(string)
@@ -186,7 +187,7 @@ func (s *Scheduler) fire(ctx context.Context, t *store.Trigger, now time.Time) (
 	err = s.start(ctx, t, tick, func(ctx context.Context, tx *store.Store) error {
 		return tx.TriggerTickClaim(ctx, t.ID, old, next, &tick)
 	})
-	if errors.Is(err, store.ErrTickTaken) {
+	if errors.Is(err, domain.ErrTickTaken) {
 		return false, nil // another node ran it
 	}
 	if err != nil {
@@ -200,14 +201,14 @@ func (s *Scheduler) fire(ctx context.Context, t *store.Trigger, now time.Time) (
 }
 
 func ignoreTaken(err error) error {
-	if errors.Is(err, store.ErrTickTaken) {
+	if errors.Is(err, domain.ErrTickTaken) {
 		return nil
 	}
 	return err
 }
 
 // start records and queues the run of one tick; claim runs in the same transaction.
-func (s *Scheduler) start(ctx context.Context, t *store.Trigger, tick time.Time, claim func(ctx context.Context, tx *store.Store) error) error {
+func (s *Scheduler) start(ctx context.Context, t *domain.Trigger, tick time.Time, claim func(ctx context.Context, tx *store.Store) error) error {
 	a, versionID, cfg, err := Target(ctx, s.cfg.Store, t)
 	if err != nil {
 		return err
@@ -222,7 +223,7 @@ func (s *Scheduler) start(ctx context.Context, t *store.Trigger, tick time.Time,
 	_, _, err = s.cfg.Engine.Submit(ctx, runtime.SubmitRequest{WorkspaceID: t.WorkspaceID, Agent: a, VersionID: versionID, Config: cfg,
 		Input: input, Metadata: map[string]any{"trigger_id": t.ID, "scheduled_at": tick.UTC().Format(time.RFC3339)}, Source: "schedule",
 		TimeoutMS: DefaultRunTimeout, Async: true,
-		BeforeCreate: func(ctx context.Context, tx *store.Store, _ *store.Execution) error {
+		BeforeCreate: func(ctx context.Context, tx *store.Store, _ *domain.Execution) error {
 			if err := claim(ctx, tx); err != nil {
 				return err
 			}
@@ -237,7 +238,7 @@ func (s *Scheduler) start(ctx context.Context, t *store.Trigger, tick time.Time,
 // Target resolves what a trigger runs: its agent, the version (the trigger's, else the
 // active one) and that version's config. An agent without a runnable version is a
 // *store.ConflictError.
-func Target(ctx context.Context, st *store.Store, t *store.Trigger) (*store.Agent, *string, *store.AgentConfig, error) {
+func Target(ctx context.Context, st *store.Store, t *domain.Trigger) (*domain.Agent, *string, *domain.AgentConfig, error) {
 	a, err := st.AgentGet(ctx, t.WorkspaceID, t.AgentID)
 	if err != nil {
 		return nil, nil, nil, err
@@ -257,7 +258,7 @@ func Target(ctx context.Context, st *store.Store, t *store.Trigger) (*store.Agen
 
 // ValidateInput checks a run's input against the config's input_schema; a failure is a
 // *store.ValidationError naming input.
-func ValidateInput(cfg *store.AgentConfig, input map[string]any) error {
+func ValidateInput(cfg *domain.AgentConfig, input map[string]any) error {
 	if len(cfg.InputSchema) == 0 || string(cfg.InputSchema) == "null" {
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentplane/agentplane/internal/dbtest"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/seed"
@@ -36,11 +37,11 @@ func newClock(t time.Time) *clock {
 func (c *clock) set(t time.Time) { c.ns.Store(t.UnixNano()) }
 func (c *clock) now() time.Time  { return time.Unix(0, c.ns.Load()).UTC() }
 func at(s string) time.Time      { t, _ := time.Parse(time.RFC3339, s); return t }
-func ms(t time.Time) *store.Time {
-	v := store.Time{Time: t.UTC().Truncate(time.Millisecond)}
+func ms(t time.Time) *domain.Time {
+	v := domain.Time{Time: t.UTC().Truncate(time.Millisecond)}
 	return &v
 }
-func isoOf(t *store.Time) string { return t.UTC().Format(time.RFC3339) }
+func isoOf(t *domain.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // node is one server's store and engine on a database.
 type node struct {
@@ -69,43 +70,43 @@ func openNode(t *testing.T, url string) *node {
 }
 
 // setup makes the workspace, the catalog and an agent, and returns the agent.
-func setup(t *testing.T, st *store.Store, schema string) *store.Agent {
+func setup(t *testing.T, st *store.Store, schema string) *domain.Agent {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := st.WorkspaceCreate(ctx, &store.Workspace{ID: testWS, Name: "T", Slug: "t"}); err != nil {
+	if _, err := st.WorkspaceCreate(ctx, &domain.Workspace{ID: testWS, Name: "T", Slug: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := seed.LoadCatalog(ctx, st); err != nil {
 		t.Fatal(err)
 	}
-	cfg := &store.AgentConfig{Model: "gpt-4o-mini"}
+	cfg := &domain.AgentConfig{Model: "gpt-4o-mini"}
 	if schema != "" {
 		cfg.InputSchema = json.RawMessage(schema)
 	}
-	a, err := st.AgentCreate(ctx, &store.Agent{WorkspaceID: testWS, Name: "Reporter", Type: "simple", Status: "active"}, cfg, "")
+	a, err := st.AgentCreate(ctx, &domain.Agent{WorkspaceID: testWS, Name: "Reporter", Type: "simple", Status: "active"}, cfg, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return a
 }
 
-func schedule(t *testing.T, st *store.Store, agent, cron, tz string, catchUp bool, next time.Time, input store.JSONObject) *store.Trigger {
+func schedule(t *testing.T, st *store.Store, agent, cron, tz string, catchUp bool, next time.Time, input domain.JSONObject) *domain.Trigger {
 	t.Helper()
-	tr, err := st.TriggerCreate(context.Background(), &store.Trigger{WorkspaceID: testWS, AgentID: agent, Type: "schedule", Name: "s", Enabled: true,
-		Config: store.JSONObject{"cron": cron, "timezone": tz, "catch_up": catchUp}, Input: input, NextRunAt: ms(next)}, "", nil, nil)
+	tr, err := st.TriggerCreate(context.Background(), &domain.Trigger{WorkspaceID: testWS, AgentID: agent, Type: "schedule", Name: "s", Enabled: true,
+		Config: domain.JSONObject{"cron": cron, "timezone": tz, "catch_up": catchUp}, Input: input, NextRunAt: ms(next)}, "", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return tr
 }
 
-func runsOf(t *testing.T, st *store.Store, triggerID string) []*store.Execution {
+func runsOf(t *testing.T, st *store.Store, triggerID string) []*domain.Execution {
 	t.Helper()
-	xs, _, err := st.ExecutionList(context.Background(), testWS, store.ExecutionFilter{Source: "schedule"}, store.Page{Page: 1, Limit: 100})
+	xs, _, err := st.ExecutionList(context.Background(), testWS, domain.ExecutionFilter{Source: "schedule"}, domain.Page{Page: 1, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []*store.Execution
+	var out []*domain.Execution
 	for _, x := range xs {
 		if x.Metadata["trigger_id"] == triggerID {
 			out = append(out, x)
@@ -164,7 +165,7 @@ func TestSchedulerTicks(t *testing.T) {
 	n := openNode(t, "memory")
 	a := setup(t, n.st, "")
 	c := newClock(at("2026-03-02T10:04:59Z"))
-	tr := schedule(t, n.st, a.ID, "*/5 * * * *", "UTC", false, at("2026-03-02T10:05:00Z"), store.JSONObject{"message": "status report"})
+	tr := schedule(t, n.st, a.ID, "*/5 * * * *", "UTC", false, at("2026-03-02T10:05:00Z"), domain.JSONObject{"message": "status report"})
 	s := NewScheduler(SchedulerConfig{Store: n.st, Engine: n.eng, Now: c.now})
 	ctx := context.Background()
 	if fired, err := s.Tick(ctx); err != nil || fired != 0 {
@@ -242,7 +243,7 @@ func TestSchedulerInvalidInput(t *testing.T) {
 	n := openNode(t, "memory")
 	a := setup(t, n.st, `{"type":"object","required":["topic"]}`)
 	ctx := context.Background()
-	tr := schedule(t, n.st, a.ID, "* * * * *", "UTC", false, at("2026-03-02T10:00:00Z"), store.JSONObject{"other": 1})
+	tr := schedule(t, n.st, a.ID, "* * * * *", "UTC", false, at("2026-03-02T10:00:00Z"), domain.JSONObject{"other": 1})
 	c := newClock(at("2026-03-02T10:00:01Z"))
 	s := NewScheduler(SchedulerConfig{Store: n.st, Engine: n.eng, Now: c.now})
 	if fired, err := s.Tick(ctx); err != nil || fired != 0 {
@@ -252,7 +253,7 @@ func TestSchedulerInvalidInput(t *testing.T) {
 	if isoOf(got.NextRunAt) != "2026-03-02T10:01:00Z" || got.LastRunAt != nil {
 		t.Fatalf("next %v last %v", got.NextRunAt, got.LastRunAt)
 	}
-	if c, _ := n.st.ExecutionCount(ctx, testWS, store.Time{}, nil); c != 0 {
+	if c, _ := n.st.ExecutionCount(ctx, testWS, domain.Time{}, nil); c != 0 {
 		t.Fatalf("%d executions", c)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/webhook"
@@ -44,7 +45,7 @@ type CreateInput struct {
 // Created is a created (or rotated) trigger with what is shown only this once: its hook token
 // ("" for schedules) and, in Trigger.WebhookSecret, a generated completion webhook secret.
 type Created struct {
-	Trigger *store.Trigger
+	Trigger *domain.Trigger
 	Token   string
 }
 
@@ -90,10 +91,10 @@ func (s *Service) Create(ctx context.Context, ws string, in CreateInput) (*Creat
 	}
 
 	// The agent and the version it runs.
-	if err := s.Store.CheckRefs(ctx, ws, store.KindAgent, "agent_id", in.AgentID); err != nil {
+	if err := s.Store.CheckRefs(ctx, ws, domain.KindAgent, "agent_id", in.AgentID); err != nil {
 		return nil, err
 	}
-	t := &store.Trigger{ID: store.NewID(), WorkspaceID: ws, AgentID: in.AgentID, Type: in.Type, Name: strings.TrimSpace(in.Name),
+	t := &domain.Trigger{ID: store.NewID(), WorkspaceID: ws, AgentID: in.AgentID, Type: in.Type, Name: strings.TrimSpace(in.Name),
 		Enabled: in.Enabled == nil || *in.Enabled, InputMapping: in.InputMapping, WebhookURL: in.WebhookURL}
 	if in.VersionID != "" {
 		if err := s.checkVersion(ctx, ws, in.AgentID, in.VersionID); err != nil {
@@ -115,9 +116,9 @@ func (s *Service) Create(ctx context.Context, ws string, in CreateInput) (*Creat
 	// A schedule's input and first tick, or a hook's token.
 	var token, hash string
 	if in.Type == TypeSchedule {
-		t.Input = store.JSONObject(in.Input)
+		t.Input = domain.JSONObject(in.Input)
 		if t.Input == nil {
-			t.Input = store.JSONObject{}
+			t.Input = domain.JSONObject{}
 		}
 		if err := s.checkScheduleInput(ctx, t); err != nil {
 			return nil, err
@@ -146,7 +147,7 @@ func (s *Service) Create(ctx context.Context, ws string, in CreateInput) (*Creat
 // again as a whole; a schedule whose cron, time zone or enabled flag may have changed gets a
 // new next tick. A completion webhook added without a secret gets one, in the answer's
 // WebhookSecret only.
-func (s *Service) Update(ctx context.Context, ws, id string, p Patch) (*store.Trigger, error) {
+func (s *Service) Update(ctx context.Context, ws, id string, p Patch) (*domain.Trigger, error) {
 	cur, err := s.Store.TriggerGet(ctx, ws, id)
 	if err != nil {
 		return nil, err
@@ -186,8 +187,8 @@ func (s *Service) Update(ctx context.Context, ws, id string, p Patch) (*store.Tr
 
 // patchPlain checks the fields of p that need no secrets and returns the store patch of them
 // with the trigger as it will be.
-func (s *Service) patchPlain(ctx context.Context, ws string, cur *store.Trigger, p Patch) (store.TriggerPatch, *store.Trigger, error) {
-	sp := store.TriggerPatch{Name: p.Name}
+func (s *Service) patchPlain(ctx context.Context, ws string, cur *domain.Trigger, p Patch) (domain.TriggerPatch, *domain.Trigger, error) {
+	sp := domain.TriggerPatch{Name: p.Name}
 	next := *cur
 	if p.Enabled != nil {
 		sp.Enabled, next.Enabled = p.Enabled, *p.Enabled
@@ -210,9 +211,9 @@ func (s *Service) patchPlain(ctx context.Context, ws string, cur *store.Trigger,
 		if err := checkRunInput(cur.Type, nil, true); err != nil {
 			return sp, nil, err
 		}
-		in := store.JSONObject(*p.Input)
+		in := domain.JSONObject(*p.Input)
 		if in == nil {
-			in = store.JSONObject{}
+			in = domain.JSONObject{}
 		}
 		sp.Input, next.Input = &in, in
 	}
@@ -224,7 +225,7 @@ func (s *Service) patchPlain(ctx context.Context, ws string, cur *store.Trigger,
 
 // completionPatch checks the completion webhook secret a patch sets. A webhook added without
 // a secret gets one, set in p and returned, to be shown in this answer only (as on create).
-func completionPatch(cur, next *store.Trigger, p *Patch) (generated string, err error) {
+func completionPatch(cur, next *domain.Trigger, p *Patch) (generated string, err error) {
 	if p.WebhookSecret != nil && *p.WebhookSecret != "" {
 		if err := webhook.CheckSecret(*p.WebhookSecret); err != nil {
 			return "", invalid("webhook_secret", "%s", err.Error())
@@ -241,7 +242,7 @@ func completionPatch(cur, next *store.Trigger, p *Patch) (generated string, err 
 // patchConfig merges p's config into the trigger's and checks the result as a whole. Secrets
 // left as they are appear in cur.Config masked: they keep their values, and so does the
 // completion webhook secret unless p replaces or removes it.
-func (s *Service) patchConfig(ctx context.Context, ws string, cur *store.Trigger, p Patch) (store.JSONObject, store.TriggerSecrets, error) {
+func (s *Service) patchConfig(ctx context.Context, ws string, cur *domain.Trigger, p Patch) (domain.JSONObject, domain.TriggerSecrets, error) {
 	prev, err := s.Store.TriggerSecretsGet(ctx, ws, cur.ID, s.Secrets)
 	if err != nil {
 		return nil, nil, err
@@ -277,7 +278,7 @@ func (s *Service) patchConfig(ctx context.Context, ws string, cur *store.Trigger
 
 // patchSchedule checks a schedule's input against what it now runs and computes its next
 // tick when its config or enabled flag was sent.
-func (s *Service) patchSchedule(ctx context.Context, cur, next *store.Trigger, p Patch, sp *store.TriggerPatch) error {
+func (s *Service) patchSchedule(ctx context.Context, cur, next *domain.Trigger, p Patch, sp *domain.TriggerPatch) error {
 	if cur.Type != TypeSchedule {
 		return nil
 	}
@@ -360,7 +361,7 @@ func (s *Service) checkVersion(ctx context.Context, ws, agentID, versionID strin
 
 // checkScheduleInput checks a schedule's fixed input against the input_schema of what the
 // trigger runs (when it has a runnable version yet).
-func (s *Service) checkScheduleInput(ctx context.Context, t *store.Trigger) error {
+func (s *Service) checkScheduleInput(ctx context.Context, t *domain.Trigger) error {
 	_, _, cfg, err := Target(ctx, s.Store, t)
 	if err != nil {
 		var ce *store.ConflictError
@@ -377,7 +378,7 @@ func (s *Service) checkScheduleInput(ctx context.Context, t *store.Trigger) erro
 }
 
 // nextTick is a schedule's first tick after now, or nil when it is disabled.
-func nextTick(t *store.Trigger, now time.Time) (*store.Time, error) {
+func nextTick(t *domain.Trigger, now time.Time) (*domain.Time, error) {
 	if t.Type != TypeSchedule || !t.Enabled {
 		return nil, nil
 	}
@@ -391,7 +392,7 @@ func nextTick(t *store.Trigger, now time.Time) (*store.Time, error) {
 	if n.IsZero() {
 		return nil, nil
 	}
-	return &store.Time{Time: n.Truncate(time.Millisecond)}, nil
+	return &domain.Time{Time: n.Truncate(time.Millisecond)}, nil
 }
 
 // Hook tokens are "aph_" and 40 base62 characters; the first HookTokenPrefixLen characters

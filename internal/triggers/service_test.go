@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/triggers/platform"
@@ -36,7 +37,7 @@ func newServiceEnv(t *testing.T) *serviceEnv {
 	t.Cleanup(func() { st.Close() })
 	a := setup(t, st, "")
 	box := secretbox.NewRandom()
-	c, err := st.CredentialCreate(ctx, &store.Credential{WorkspaceID: testWS, Name: "bot", Type: "bearer_token"}, "xoxb-1", box)
+	c, err := st.CredentialCreate(ctx, &domain.Credential{WorkspaceID: testWS, Name: "bot", Type: "bearer_token"}, "xoxb-1", box)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func (e *serviceEnv) create(t *testing.T, in CreateInput) *Created {
 	return c
 }
 
-func (e *serviceEnv) secrets(t *testing.T, id string) store.TriggerSecrets {
+func (e *serviceEnv) secrets(t *testing.T, id string) domain.TriggerSecrets {
 	t.Helper()
 	s, err := e.svc.Store.TriggerSecretsGet(context.Background(), testWS, id, e.svc.Secrets)
 	if err != nil {

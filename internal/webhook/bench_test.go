@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/dbtest"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -34,7 +35,7 @@ func BenchmarkDeliver(b *testing.B) {
 			defer rcv.Close()
 			box := secretbox.NewRandom()
 			ctx := context.Background()
-			w, err := st.WorkspaceCreate(ctx, &store.Workspace{Name: "B", Slug: "bench"})
+			w, err := st.WorkspaceCreate(ctx, &domain.Workspace{Name: "B", Slug: "bench"})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -42,7 +43,7 @@ func BenchmarkDeliver(b *testing.B) {
 			payload := []byte(`{"type":"execution.completed","timestamp":"2026-01-01T00:00:00.000Z","data":{"id":"x","status":"completed","output":{"content":"a short answer"}}}`)
 			for range b.N {
 				id := store.NewID()
-				if err := st.WebhookDeliveryCreate(ctx, &store.WebhookDelivery{ID: id, WorkspaceID: w.ID, ExecutionID: "x", TargetType: "agent",
+				if err := st.WebhookDeliveryCreate(ctx, &domain.WebhookDelivery{ID: id, WorkspaceID: w.ID, ExecutionID: "x", TargetType: "agent",
 					TargetID: "a", URL: rcv.URL, EventType: "execution.completed", Payload: payload, Secret: box.Seal(w.ID, id, secret)}); err != nil {
 					b.Fatal(err)
 				}
@@ -71,11 +72,11 @@ func BenchmarkEndExecution(b *testing.B) {
 			defer st.Close()
 			box := secretbox.NewRandom()
 			ctx := context.Background()
-			w, err := st.WorkspaceCreate(ctx, &store.Workspace{Name: "B", Slug: "bench"})
+			w, err := st.WorkspaceCreate(ctx, &domain.Workspace{Name: "B", Slug: "bench"})
 			if err != nil {
 				b.Fatal(err)
 			}
-			a, err := st.AgentCreate(ctx, &store.Agent{WorkspaceID: w.ID, Name: "A", Type: "simple", Status: "active"}, nil, "")
+			a, err := st.AgentCreate(ctx, &domain.Agent{WorkspaceID: w.ID, Name: "A", Type: "simple", Status: "active"}, nil, "")
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -90,15 +91,15 @@ func BenchmarkEndExecution(b *testing.B) {
 			}
 			ids := make([]string, b.N)
 			for i := range ids {
-				x := &store.Execution{WorkspaceID: w.ID, AgentID: a.ID, Source: "api", Status: store.StatusPending, Input: store.JSONObject{"q": "hi"}, Metadata: store.JSONObject{}}
-				if err := st.ExecutionCreate(ctx, x, &store.Trace{WorkspaceID: w.ID, Name: "A"}); err != nil {
+				x := &domain.Execution{WorkspaceID: w.ID, AgentID: a.ID, Source: "api", Status: domain.StatusPending, Input: domain.JSONObject{"q": "hi"}, Metadata: domain.JSONObject{}}
+				if err := st.ExecutionCreate(ctx, x, &domain.Trace{WorkspaceID: w.ID, Name: "A"}); err != nil {
 					b.Fatal(err)
 				}
 				ids[i] = x.ID
 			}
 			b.ResetTimer()
 			for _, id := range ids {
-				if _, err := st.ExecutionTransition(ctx, w.ID, id, store.StatusCancelled, store.ExecutionPatch{}); err != nil {
+				if _, err := st.ExecutionTransition(ctx, w.ID, id, domain.StatusCancelled, domain.ExecutionPatch{}); err != nil {
 					b.Fatal(err)
 				}
 			}

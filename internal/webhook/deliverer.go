@@ -18,6 +18,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/egress"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
@@ -28,7 +29,7 @@ const (
 	// AttemptTimeout bounds one attempt: connecting, sending and the receiver's answer.
 	AttemptTimeout = 10 * time.Second
 	// RetryFor is how long after the execution ended a delivery is tried; then it fails.
-	RetryFor = store.DefaultDeliveryWindow
+	RetryFor = domain.DefaultDeliveryWindow
 	// DefaultPoll is how often an idle deliverer looks for due deliveries.
 	DefaultPoll = time.Second
 	// DefaultConcurrency is how many attempts one deliverer makes at once.
@@ -154,16 +155,16 @@ func randFloat() float64 {
 
 // payload is the body of every message, the Standard Webhooks shape.
 type payload struct {
-	Type      string           `json:"type"`
-	Timestamp store.Time       `json:"timestamp"`
-	Data      *store.Execution `json:"data"`
+	Type      string            `json:"type"`
+	Timestamp domain.Time       `json:"timestamp"`
+	Data      *domain.Execution `json:"data"`
 }
 
 type target struct{ kind, id, url, secret string }
 
 // enqueue writes the outbox rows of an execution that just ended, in the transaction that
 // ends it. Child executions (steps, sub-agents) are part of their root's run and send none.
-func (d *Deliverer) enqueue(ctx context.Context, tx *store.Store, x *store.Execution) error {
+func (d *Deliverer) enqueue(ctx context.Context, tx *store.Store, x *domain.Execution) error {
 	if x.ParentID != nil {
 		return nil
 	}
@@ -194,7 +195,7 @@ func (d *Deliverer) enqueue(ctx context.Context, tx *store.Store, x *store.Execu
 	if len(targets) == 0 {
 		return nil
 	}
-	at := store.Now()
+	at := domain.Now()
 	if x.CompletedAt != nil {
 		at = *x.CompletedAt
 	}
@@ -204,7 +205,7 @@ func (d *Deliverer) enqueue(ctx context.Context, tx *store.Store, x *store.Execu
 	}
 	for _, t := range targets {
 		id := store.NewID()
-		err := tx.WebhookDeliveryCreate(ctx, &store.WebhookDelivery{ID: id, WorkspaceID: x.WorkspaceID, ExecutionID: x.ID,
+		err := tx.WebhookDeliveryCreate(ctx, &domain.WebhookDelivery{ID: id, WorkspaceID: x.WorkspaceID, ExecutionID: x.ID,
 			TargetType: t.kind, TargetID: t.id, URL: t.url, EventType: "execution." + x.Status, Payload: body,
 			Secret: d.box.Seal(x.WorkspaceID, id, t.secret)})
 		if err != nil {
@@ -383,9 +384,9 @@ func (d *Deliverer) RunDue(ctx context.Context) (int, error) {
 }
 
 // attempt sends one claimed delivery and records the outcome.
-func (d *Deliverer) attempt(ctx context.Context, dl *store.WebhookDelivery) {
+func (d *Deliverer) attempt(ctx context.Context, dl *domain.WebhookDelivery) {
 	now := d.cfg.Now()
-	res := store.WebhookAttempt{At: now}
+	res := domain.WebhookAttempt{At: now}
 	permanent := false
 	secret, err := d.box.Open(dl.WorkspaceID, dl.ID, dl.Secret)
 	if err != nil {
@@ -395,13 +396,13 @@ func (d *Deliverer) attempt(ctx context.Context, dl *store.WebhookDelivery) {
 	}
 	switch {
 	case res.Error == "":
-		res.Status = store.DeliveryDelivered
+		res.Status = domain.DeliveryDelivered
 	case permanent:
-		res.Status = store.DeliveryFailed
+		res.Status = domain.DeliveryFailed
 	default:
-		res.Status, res.Next = store.DeliveryPending, now.Add(Backoff(dl.Attempts, d.cfg.Jitter()))
+		res.Status, res.Next = domain.DeliveryPending, now.Add(Backoff(dl.Attempts, d.cfg.Jitter()))
 		if res.Next.After(dl.ExpiresAt.Time) {
-			res.Status = store.DeliveryFailed
+			res.Status = domain.DeliveryFailed
 			res.Error += fmt.Sprintf("; giving up after %d attempts (retries end at %s)", dl.Attempts, dl.ExpiresAt.UTC().Format(time.RFC3339))
 		}
 	}
@@ -412,9 +413,9 @@ func (d *Deliverer) attempt(ctx context.Context, dl *store.WebhookDelivery) {
 		d.log.Error("record webhook attempt", "delivery_id", dl.ID, "error", err)
 	case !ok:
 		d.log.Warn("webhook attempt outlived its lease; another node took the delivery over", "delivery_id", dl.ID)
-	case res.Status == store.DeliveryFailed:
+	case res.Status == domain.DeliveryFailed:
 		d.log.Warn("webhook delivery failed", "delivery_id", dl.ID, "execution_id", dl.ExecutionID, "attempts", dl.Attempts, "error", res.Error)
-	case res.Status == store.DeliveryPending:
+	case res.Status == domain.DeliveryPending:
 		d.log.Info("webhook attempt failed; retrying", "delivery_id", dl.ID, "attempt", dl.Attempts, "code", res.ResponseCode,
 			"error", res.Error, "next_attempt_at", res.Next)
 	}
@@ -422,7 +423,7 @@ func (d *Deliverer) attempt(ctx context.Context, dl *store.WebhookDelivery) {
 
 // send makes one signed POST. It returns the response code (0 without an answer), an error
 // text ("" for a 2xx) and whether retrying is pointless.
-func (d *Deliverer) send(ctx context.Context, dl *store.WebhookDelivery, secret string, now time.Time) (int, string, bool) {
+func (d *Deliverer) send(ctx context.Context, dl *domain.WebhookDelivery, secret string, now time.Time) (int, string, bool) {
 	wh, err := standardwebhooks.NewWebhook(secret)
 	if err != nil {
 		return 0, "the signing secret is not valid base64", true

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentplane/agentplane/internal/dbtest"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/egress"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
@@ -60,11 +61,11 @@ type fixture struct {
 func newFixture(t *testing.T, st *store.Store, box *secretbox.Box, url string) fixture {
 	t.Helper()
 	ctx := context.Background()
-	w, err := st.WorkspaceCreate(ctx, &store.Workspace{Name: "W", Slug: "w" + strings.ToLower(store.NewID()[19:])})
+	w, err := st.WorkspaceCreate(ctx, &domain.Workspace{Name: "W", Slug: "w" + strings.ToLower(store.NewID()[19:])})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := st.AgentCreate(ctx, &store.Agent{WorkspaceID: w.ID, Name: "A", Type: "simple", Status: "active"}, nil, "")
+	a, err := st.AgentCreate(ctx, &domain.Agent{WorkspaceID: w.ID, Name: "A", Type: "simple", Status: "active"}, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,25 +80,25 @@ func newFixture(t *testing.T, st *store.Store, box *secretbox.Box, url string) f
 
 // end records an execution of the fixture's agent and moves it to a terminal status, which
 // writes the outbox row(s) in the same transaction.
-func (f fixture) end(t *testing.T, st *store.Store, status string, parent *string) *store.Execution {
+func (f fixture) end(t *testing.T, st *store.Store, status string, parent *string) *domain.Execution {
 	t.Helper()
 	ctx := context.Background()
-	x := &store.Execution{WorkspaceID: f.ws, AgentID: f.agentID, Source: "api", Status: store.StatusPending, ParentID: parent,
-		Input: store.JSONObject{"q": "hi"}, Metadata: store.JSONObject{}, TimeoutMS: 1000}
+	x := &domain.Execution{WorkspaceID: f.ws, AgentID: f.agentID, Source: "api", Status: domain.StatusPending, ParentID: parent,
+		Input: domain.JSONObject{"q": "hi"}, Metadata: domain.JSONObject{}, TimeoutMS: 1000}
 	if parent != nil {
 		x.RootID = *parent
 	}
-	if err := st.ExecutionCreate(ctx, x, &store.Trace{WorkspaceID: f.ws, Name: "A"}); err != nil {
+	if err := st.ExecutionCreate(ctx, x, &domain.Trace{WorkspaceID: f.ws, Name: "A"}); err != nil {
 		t.Fatal(err)
 	}
-	now := store.Now()
-	patch := store.ExecutionPatch{CompletedAt: &now}
-	if status != store.StatusCancelled {
-		if _, err := st.ExecutionTransition(ctx, f.ws, x.ID, store.StatusRunning, store.ExecutionPatch{}); err != nil {
+	now := domain.Now()
+	patch := domain.ExecutionPatch{CompletedAt: &now}
+	if status != domain.StatusCancelled {
+		if _, err := st.ExecutionTransition(ctx, f.ws, x.ID, domain.StatusRunning, domain.ExecutionPatch{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if status == store.StatusCompleted {
+	if status == domain.StatusCompleted {
 		patch.Output = json.RawMessage(`{"content":"done"}`)
 	} else {
 		msg := "stopped"
@@ -110,9 +111,9 @@ func (f fixture) end(t *testing.T, st *store.Store, status string, parent *strin
 	return out
 }
 
-func deliveries(t *testing.T, st *store.Store, ws, execID string) []*store.WebhookDelivery {
+func deliveries(t *testing.T, st *store.Store, ws, execID string) []*domain.WebhookDelivery {
 	t.Helper()
-	items, _, err := st.WebhookDeliveryList(context.Background(), ws, store.WebhookDeliveryFilter{ExecutionID: execID}, store.Page{Page: 1, Limit: 100})
+	items, _, err := st.WebhookDeliveryList(context.Background(), ws, domain.WebhookDeliveryFilter{ExecutionID: execID}, domain.Page{Page: 1, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,10 +202,10 @@ func TestSignatureVerifiesWithStandardWebhooksLibrary(t *testing.T) {
 		f = newFixture(t, st, box, rcv.URL+"/hooks?team=1")
 		d := New(Config{Store: st, Secrets: box})
 		defer d.Stop(context.Background())
-		x := f.end(t, st, store.StatusCompleted, nil)
+		x := f.end(t, st, domain.StatusCompleted, nil)
 
 		ds := deliveries(t, st, f.ws, x.ID)
-		if len(ds) != 1 || ds[0].Status != store.DeliveryPending || ds[0].EventType != "execution.completed" || ds[0].URL != rcv.URL+"/hooks?team=1" ||
+		if len(ds) != 1 || ds[0].Status != domain.DeliveryPending || ds[0].EventType != "execution.completed" || ds[0].URL != rcv.URL+"/hooks?team=1" ||
 			ds[0].TargetType != "agent" || ds[0].TargetID != f.agentID {
 			t.Fatalf("outbox after the execution ended: %+v", ds)
 		}
@@ -220,19 +221,19 @@ func TestSignatureVerifiesWithStandardWebhooksLibrary(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Status != store.DeliveryDelivered || got.Attempts != 1 || got.LastResponseCode == nil || *got.LastResponseCode != 204 ||
+		if got.Status != domain.DeliveryDelivered || got.Attempts != 1 || got.LastResponseCode == nil || *got.LastResponseCode != 204 ||
 			got.NextAttemptAt != nil || got.DeliveredAt == nil || got.LastError != nil {
 			t.Fatalf("after a 204: %+v", got)
 		}
 		var p struct {
-			Type      string          `json:"type"`
-			Timestamp string          `json:"timestamp"`
-			Data      store.Execution `json:"data"`
+			Type      string           `json:"type"`
+			Timestamp string           `json:"timestamp"`
+			Data      domain.Execution `json:"data"`
 		}
 		if err := json.Unmarshal(got.Payload, &p); err != nil {
 			t.Fatal(err)
 		}
-		if p.Type != "execution.completed" || p.Data.ID != x.ID || p.Data.Status != store.StatusCompleted || string(p.Data.Output) != `{"content":"done"}` || p.Timestamp == "" {
+		if p.Type != "execution.completed" || p.Data.ID != x.ID || p.Data.Status != domain.StatusCompleted || string(p.Data.Output) != `{"content":"done"}` || p.Timestamp == "" {
 			t.Fatalf("payload %s", got.Payload)
 		}
 		// Nothing more is due: a delivered message is not sent again.
@@ -250,7 +251,7 @@ func TestSignatureBindsBodyAndSecret(t *testing.T) {
 	f := newFixture(t, st, box, rcv.URL)
 	d := New(Config{Store: st, Secrets: box})
 	defer d.Stop(context.Background())
-	f.end(t, st, store.StatusFailed, nil)
+	f.end(t, st, domain.StatusFailed, nil)
 	if _, err := d.RunDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +289,7 @@ func TestRetriesWithBackoffThenGivesUpAfter24h(t *testing.T) {
 		var logs bytes.Buffer
 		d := New(Config{Store: st, Secrets: box, Now: clock.Now, Jitter: half, Logger: quietLog(&logs)})
 		defer d.Stop(context.Background())
-		x := f.end(t, st, store.StatusCompleted, nil)
+		x := f.end(t, st, domain.StatusCompleted, nil)
 		dl := deliveries(t, st, f.ws, x.ID)[0]
 		clock.Set(time.Now().Truncate(time.Millisecond))
 		ctx := context.Background()
@@ -309,7 +310,7 @@ func TestRetriesWithBackoffThenGivesUpAfter24h(t *testing.T) {
 			if got.LastResponseCode == nil || *got.LastResponseCode != 503 || got.LastError == nil || !strings.Contains(*got.LastError, "503") {
 				t.Fatalf("attempt %d recorded as %+v", i+1, got)
 			}
-			if got.Status == store.DeliveryFailed {
+			if got.Status == domain.DeliveryFailed {
 				if got.NextAttemptAt != nil || !strings.Contains(*got.LastError, "giving up") {
 					t.Fatalf("failed delivery %+v", got)
 				}
@@ -378,7 +379,7 @@ func TestRetryThenDelivered(t *testing.T) {
 	clock := &fakeClock{}
 	d := New(Config{Store: st, Secrets: box, Now: clock.Now, Jitter: func() float64 { return 0 }})
 	defer d.Stop(context.Background())
-	x := f.end(t, st, store.StatusCancelled, nil)
+	x := f.end(t, st, domain.StatusCancelled, nil)
 	clock.Set(time.Now().Truncate(time.Millisecond))
 	ctx := context.Background()
 	for i := 0; i < 3; i++ {
@@ -389,13 +390,13 @@ func TestRetryThenDelivered(t *testing.T) {
 		if i < 2 {
 			// Jitter 0 is 80% of the pause: 4 s, then 24 s.
 			wantGap := []time.Duration{4 * time.Second, 24 * time.Second}[i]
-			if got.Status != store.DeliveryPending || got.NextAttemptAt.Sub(clock.Now()) != wantGap {
+			if got.Status != domain.DeliveryPending || got.NextAttemptAt.Sub(clock.Now()) != wantGap {
 				t.Fatalf("round %d: %+v (next in %s)", i, got, got.NextAttemptAt.Sub(clock.Now()))
 			}
 			clock.Set(got.NextAttemptAt.Time)
 			continue
 		}
-		if got.Status != store.DeliveryDelivered || got.Attempts != 3 || *got.LastResponseCode != 200 || got.EventType != "execution.cancelled" {
+		if got.Status != domain.DeliveryDelivered || got.Attempts != 3 || *got.LastResponseCode != 200 || got.EventType != "execution.cancelled" {
 			t.Fatalf("after recovery: %+v", got)
 		}
 	}
@@ -413,7 +414,7 @@ func TestDeliveryAfterRestart(t *testing.T) {
 		}
 		f := newFixture(t, st1, box, rcv.URL)
 		d1 := New(Config{Store: st1, Secrets: box}) // never started: the node stops first
-		x := f.end(t, st1, store.StatusCompleted, nil)
+		x := f.end(t, st1, domain.StatusCompleted, nil)
 		d1.Stop(context.Background())
 		if err := st1.Close(); err != nil {
 			t.Fatal(err)
@@ -447,7 +448,7 @@ func TestDeliveryAfterRestart(t *testing.T) {
 		deadline := time.Now().Add(5 * time.Second)
 		for {
 			ds := deliveries(t, st2, f.ws, x.ID)
-			if len(ds) == 1 && ds[0].Status == store.DeliveryDelivered {
+			if len(ds) == 1 && ds[0].Status == domain.DeliveryDelivered {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -472,7 +473,7 @@ func TestStartedDelivererSendsPromptly(t *testing.T) {
 	d := New(Config{Store: st, Secrets: box, Poll: time.Hour}) // only the wake-up can find it
 	d.Start(context.Background())
 	defer d.Stop(context.Background())
-	f.end(t, st, store.StatusCompleted, nil)
+	f.end(t, st, domain.StatusCompleted, nil)
 	select {
 	case <-rcv.got:
 	case <-time.After(5 * time.Second):
@@ -490,12 +491,12 @@ func TestEgressDenied(t *testing.T) {
 		f := newFixture(t, st, box, rcv.URL)
 		d := New(Config{Store: st, Secrets: box, Guard: egress.Guard{DenyPrivate: true}})
 		defer d.Stop(context.Background())
-		x := f.end(t, st, store.StatusCompleted, nil)
+		x := f.end(t, st, domain.StatusCompleted, nil)
 		if n, err := d.RunDue(context.Background()); n != 1 || err != nil {
 			t.Fatalf("RunDue = %d, %v", n, err)
 		}
 		got := deliveries(t, st, f.ws, x.ID)[0]
-		if got.Status != store.DeliveryFailed || got.LastError == nil || !strings.Contains(*got.LastError, "denied") || got.LastResponseCode != nil {
+		if got.Status != domain.DeliveryFailed || got.LastError == nil || !strings.Contains(*got.LastError, "denied") || got.LastResponseCode != nil {
 			t.Fatalf("delivery %+v", got)
 		}
 		if len(rcv.requests()) != 0 {
@@ -513,7 +514,7 @@ func TestWhatIsEnqueued(t *testing.T) {
 	defer d.Stop(context.Background())
 	with := newFixture(t, st, box, "https://example.com/hook")
 	without := newFixture(t, st, box, "")
-	for _, status := range []string{store.StatusCompleted, store.StatusFailed, store.StatusCancelled} {
+	for _, status := range []string{domain.StatusCompleted, domain.StatusFailed, domain.StatusCancelled} {
 		x := with.end(t, st, status, nil)
 		ds := deliveries(t, st, with.ws, x.ID)
 		if len(ds) != 1 || ds[0].EventType != "execution."+status {
@@ -524,7 +525,7 @@ func TestWhatIsEnqueued(t *testing.T) {
 			t.Fatalf("a child execution wrote %d messages", len(ds))
 		}
 	}
-	x := without.end(t, st, store.StatusCompleted, nil)
+	x := without.end(t, st, domain.StatusCompleted, nil)
 	if ds := deliveries(t, st, without.ws, x.ID); len(ds) != 0 {
 		t.Fatalf("an agent without webhook wrote %d messages", len(ds))
 	}
@@ -544,12 +545,12 @@ func TestTriggerWebhookSeam(t *testing.T) {
 	defer d.Stop(context.Background())
 	f := newFixture(t, st, box, "")
 	ctx := context.Background()
-	x := &store.Execution{WorkspaceID: f.ws, AgentID: f.agentID, Source: "webhook", Status: store.StatusPending,
-		Input: store.JSONObject{}, Metadata: store.JSONObject{"trigger_id": "trg1"}, TimeoutMS: 1000}
-	if err := st.ExecutionCreate(ctx, x, &store.Trace{WorkspaceID: f.ws, Name: "A"}); err != nil {
+	x := &domain.Execution{WorkspaceID: f.ws, AgentID: f.agentID, Source: "webhook", Status: domain.StatusPending,
+		Input: domain.JSONObject{}, Metadata: domain.JSONObject{"trigger_id": "trg1"}, TimeoutMS: 1000}
+	if err := st.ExecutionCreate(ctx, x, &domain.Trace{WorkspaceID: f.ws, Name: "A"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.ExecutionTransition(ctx, f.ws, x.ID, store.StatusCancelled, store.ExecutionPatch{}); err != nil {
+	if _, err := st.ExecutionTransition(ctx, f.ws, x.ID, domain.StatusCancelled, domain.ExecutionPatch{}); err != nil {
 		t.Fatal(err)
 	}
 	ds := deliveries(t, st, f.ws, x.ID)
@@ -597,7 +598,7 @@ func TestTwoDeliverersNeverSendAnAttemptTwice(t *testing.T) {
 	defer dB.Stop(context.Background())
 	const n = 40
 	for i := 0; i < n; i++ {
-		f.end(t, stA, store.StatusCompleted, nil)
+		f.end(t, stA, domain.StatusCompleted, nil)
 	}
 	clock.Set(time.Now().Truncate(time.Millisecond))
 	ctx := context.Background()
@@ -637,7 +638,7 @@ func TestTwoDeliverersNeverSendAnAttemptTwice(t *testing.T) {
 			t.Fatalf("message %s sent %d times, want 2 (one per attempt)", id, c)
 		}
 	}
-	items, total, err := stB.WebhookDeliveryList(ctx, f.ws, store.WebhookDeliveryFilter{Status: store.DeliveryDelivered}, store.Page{Page: 1, Limit: 100})
+	items, total, err := stB.WebhookDeliveryList(ctx, f.ws, domain.WebhookDeliveryFilter{Status: domain.DeliveryDelivered}, domain.Page{Page: 1, Limit: 100})
 	if err != nil || total != n {
 		t.Fatalf("delivered: %d, %v", total, err)
 	}
@@ -667,7 +668,7 @@ func TestStopInterruptsSlowAttempt(t *testing.T) {
 	f := newFixture(t, st, box, rcv.URL)
 	d := New(Config{Store: st, Secrets: box, Poll: 10 * time.Millisecond})
 	d.Start(context.Background())
-	x := f.end(t, st, store.StatusCompleted, nil)
+	x := f.end(t, st, domain.StatusCompleted, nil)
 	select {
 	case <-entered:
 	case <-time.After(5 * time.Second):
@@ -681,7 +682,7 @@ func TestStopInterruptsSlowAttempt(t *testing.T) {
 		t.Fatalf("Stop took %s", time.Since(began))
 	}
 	got := deliveries(t, st, f.ws, x.ID)[0]
-	if got.Status != store.DeliveryPending || got.LastError == nil || !strings.Contains(*got.LastError, "interrupted") || got.NextAttemptAt == nil {
+	if got.Status != domain.DeliveryPending || got.LastError == nil || !strings.Contains(*got.LastError, "interrupted") || got.NextAttemptAt == nil {
 		t.Fatalf("interrupted attempt recorded as %+v", got)
 	}
 }
@@ -730,14 +731,14 @@ func TestPruneSettledAfterRetention(t *testing.T) {
 		clock := &fakeClock{}
 		d := New(Config{Store: st, Secrets: box, Now: clock.Now, Retention: 30 * 24 * time.Hour})
 		defer d.Stop(context.Background())
-		f.end(t, st, store.StatusCompleted, nil)
-		f.end(t, st, store.StatusFailed, nil)
+		f.end(t, st, domain.StatusCompleted, nil)
+		f.end(t, st, domain.StatusFailed, nil)
 		clock.Set(time.Now().Truncate(time.Millisecond))
 		ctx := context.Background()
 		if n, err := d.RunDue(ctx); n != 2 || err != nil {
 			t.Fatalf("RunDue = %d, %v", n, err)
 		}
-		pending := f.end(t, st, store.StatusCancelled, nil)
+		pending := f.end(t, st, domain.StatusCancelled, nil)
 		if n, err := d.Prune(ctx); n != 0 || err != nil {
 			t.Fatalf("pruned %d within the retention (%v)", n, err)
 		}
@@ -745,7 +746,7 @@ func TestPruneSettledAfterRetention(t *testing.T) {
 		if n, err := d.Prune(ctx); n != 2 || err != nil {
 			t.Fatalf("pruned %d, want 2 (%v)", n, err)
 		}
-		_, total, err := st.WebhookDeliveryList(ctx, f.ws, store.WebhookDeliveryFilter{}, store.Page{Page: 1, Limit: 10})
+		_, total, err := st.WebhookDeliveryList(ctx, f.ws, domain.WebhookDeliveryFilter{}, domain.Page{Page: 1, Limit: 10})
 		if err != nil || total != 1 || len(deliveries(t, st, f.ws, pending.ID)) != 1 {
 			t.Fatalf("left %d deliveries (%v), want the pending one", total, err)
 		}
@@ -772,7 +773,7 @@ func TestManualRetryAfterGivingUp(t *testing.T) {
 		clock := &fakeClock{}
 		d := New(Config{Store: st, Secrets: box, Now: clock.Now, Jitter: half})
 		defer d.Stop(context.Background())
-		x := f.end(t, st, store.StatusCompleted, nil)
+		x := f.end(t, st, domain.StatusCompleted, nil)
 		ctx := context.Background()
 		dl := deliveries(t, st, f.ws, x.ID)[0]
 		// The receiver is down for two days: the first attempt is made late, and fails for good.
@@ -781,7 +782,7 @@ func TestManualRetryAfterGivingUp(t *testing.T) {
 			t.Fatalf("RunDue = %d, %v", n, err)
 		}
 		got, _ := st.WebhookDeliveryGet(ctx, f.ws, dl.ID)
-		if got.Status != store.DeliveryFailed {
+		if got.Status != domain.DeliveryFailed {
 			t.Fatalf("after its window: %+v", got)
 		}
 		if _, err := st.WebhookDeliveryRetry(ctx, f.ws, dl.ID, clock.Now(), clock.Now().Add(RetryFor)); err != nil {
@@ -798,7 +799,7 @@ func TestManualRetryAfterGivingUp(t *testing.T) {
 			t.Fatalf("RunDue = %d", n)
 		}
 		got, _ = st.WebhookDeliveryGet(ctx, f.ws, dl.ID)
-		if got.Status != store.DeliveryPending || got.Attempts != 2 {
+		if got.Status != domain.DeliveryPending || got.Attempts != 2 {
 			t.Fatalf("after the retry's first attempt: %+v", got)
 		}
 		up.Lock()
@@ -809,7 +810,7 @@ func TestManualRetryAfterGivingUp(t *testing.T) {
 			t.Fatalf("RunDue = %d", n)
 		}
 		got, _ = st.WebhookDeliveryGet(ctx, f.ws, dl.ID)
-		if got.Status != store.DeliveryDelivered || got.Attempts != 3 {
+		if got.Status != domain.DeliveryDelivered || got.Attempts != 3 {
 			t.Fatalf("after recovery: %+v", got)
 		}
 		for _, r := range rcv.requests() {
@@ -844,7 +845,7 @@ func TestWakeUpsDoNotStarveTheLoop(t *testing.T) {
 		}
 	}()
 	defer func() { close(stop); <-done }()
-	f.end(t, st, store.StatusCompleted, nil)
+	f.end(t, st, domain.StatusCompleted, nil)
 	select {
 	case <-rcv.got:
 	case <-time.After(5 * time.Second):
