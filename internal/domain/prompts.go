@@ -1,5 +1,26 @@
 package domain
 
+import "github.com/agentplane/agentplane/internal/prompttmpl"
+
+// TemplateVariables lists the variables of a template; a stored template always parses, but a
+// read never fails because of one that does not.
+func TemplateVariables(text string) []string {
+	t, err := prompttmpl.Parse(text)
+	if err != nil {
+		return []string{}
+	}
+	if vars := t.Variables(); vars != nil {
+		return vars
+	}
+	return []string{}
+}
+
+// CheckTemplate reports why text is not a prompt template (Mustache without partials), or nil.
+func CheckTemplate(text string) error {
+	_, err := prompttmpl.Parse(text)
+	return err
+}
+
 // Prompt is a named, versioned prompt template; Template and Variables are those of its
 // active version ("" and [] while it has none).
 type Prompt struct {

@@ -11,22 +11,7 @@ import (
 
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/jsonfields"
-
-	"github.com/agentplane/agentplane/internal/prompttmpl"
 )
-
-// templateVariables lists the variables of a template; a stored template always parses, but a
-// read never fails because of one that does not.
-func templateVariables(text string) []string {
-	t, err := prompttmpl.Parse(text)
-	if err != nil {
-		return []string{}
-	}
-	if vars := t.Variables(); vars != nil {
-		return vars
-	}
-	return []string{}
-}
 
 const promptColumns = `p.id, p.workspace_id, p.name, p.description, p.tags, p.metadata, p.active_version_id, v.version,
 	(SELECT count(*) FROM prompt_versions c WHERE c.prompt_id = p.id), v.template, p.created_at, p.updated_at`
@@ -46,7 +31,7 @@ func scanPrompt(row interface{ Scan(...any) error }) (*domain.Prompt, error) {
 		p.ActiveVersion = &n
 	}
 	p.Template = template.String
-	p.Variables = templateVariables(p.Template)
+	p.Variables = domain.TemplateVariables(p.Template)
 	return &p, nil
 }
 
@@ -213,7 +198,7 @@ func scanPromptVersion(row interface{ Scan(...any) error }) (*domain.PromptVersi
 	if v.Config == nil {
 		v.Config = domain.JSONObject{}
 	}
-	v.Variables = templateVariables(v.Template)
+	v.Variables = domain.TemplateVariables(v.Template)
 	return &v, nil
 }
 
@@ -297,7 +282,7 @@ func (s *Store) checkPromptVersion(ctx context.Context, v *domain.PromptVersion)
 	if strings.TrimSpace(v.Template) == "" {
 		return &ValidationError{Field: "template", Message: "is required and must not be empty"}
 	}
-	if _, err := prompttmpl.Parse(v.Template); err != nil {
+	if err := domain.CheckTemplate(v.Template); err != nil {
 		return &ValidationError{Field: "template", Message: err.Error()}
 	}
 	if m, ok := v.Config["model"]; ok {
