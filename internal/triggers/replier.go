@@ -30,7 +30,7 @@ const (
 // running the run sends it as the run stops (Deliver); Sweep, run by every node's scheduler,
 // sends those whose sender crashed or failed, once their lease or backoff ran out.
 type Replier struct {
-	Store   *store.Store
+	Store   Store
 	Secrets *secretbox.Box
 	// Client carries the platform API calls.
 	Client *http.Client
@@ -137,7 +137,7 @@ func (r *Replier) send(ctx context.Context, rep *domain.TriggerReply) error {
 
 // ReplyText is what a chat platform is told once a run stopped (or while it still runs): the
 // agent's reply, or a short note saying why there is none.
-func ReplyText(ctx context.Context, st *store.Store, ws, executionID string) string {
+func ReplyText(ctx context.Context, st Store, ws, executionID string) string {
 	x, err := st.ExecutionGet(ctx, ws, executionID)
 	if err != nil {
 		return "Sorry, I could not answer."

@@ -26,7 +26,7 @@ const (
 
 // SchedulerConfig is what a Scheduler needs.
 type SchedulerConfig struct {
-	Store  *store.Store
+	Store  Store
 	Engine *runtime.Engine
 	Logger *slog.Logger
 	// Now is the clock (default time.Now); tests inject their own.
@@ -238,7 +238,7 @@ func (s *Scheduler) start(ctx context.Context, t *domain.Trigger, tick time.Time
 // Target resolves what a trigger runs: its agent, the version (the trigger's, else the
 // active one) and that version's config. An agent without a runnable version is a
 // *store.ConflictError.
-func Target(ctx context.Context, st *store.Store, t *domain.Trigger) (*domain.Agent, *string, *domain.AgentConfig, error) {
+func Target(ctx context.Context, st Store, t *domain.Trigger) (*domain.Agent, *string, *domain.AgentConfig, error) {
 	a, err := st.AgentGet(ctx, t.WorkspaceID, t.AgentID)
 	if err != nil {
 		return nil, nil, nil, err
