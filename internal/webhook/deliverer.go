@@ -63,7 +63,7 @@ type TriggerWebhookFunc func(ctx context.Context, tx *store.Store, ws, triggerID
 
 // Config is what a Deliverer needs.
 type Config struct {
-	Store   *store.Store
+	Store   Store
 	Secrets *secretbox.Box
 	Logger  *slog.Logger
 	// Node names this process in the leases of the attempts it makes.
@@ -90,7 +90,7 @@ type Config struct {
 // Deliverer writes the outbox (as the store's terminal hook) and sends what is due.
 type Deliverer struct {
 	cfg    Config
-	st     *store.Store
+	st     Store
 	box    *secretbox.Box
 	log    *slog.Logger
 	client *http.Client
