@@ -21,7 +21,7 @@ import (
 // Validate checks a config before it is saved: required fields, ranges, schemas
 // that compile, references that exist, and the shape each agent type needs. agentID is the
 // agent being configured ("" when creating), so it cannot list itself as a sub-agent.
-func Validate(ctx context.Context, st *store.Store, ws, agentType, agentID string, c *domain.AgentConfig) error {
+func Validate(ctx context.Context, st Store, ws, agentType, agentID string, c *domain.AgentConfig) error {
 	if err := domain.FirstErr(domain.NotBlank("config.model", c.Model), domain.MaxLen("config.model", c.Model, 200)); err != nil {
 		return err
 	}
@@ -168,7 +168,7 @@ func validateApproval(a *domain.ApprovalConfig) error {
 // validateTools checks the MCP servers a config names: each exists and is named once, and a
 // selection of tools names at least one, each in the MCP format and, when the server's
 // tools are known (refreshed or set), one it offers.
-func validateTools(ctx context.Context, st *store.Store, ws string, refs []domain.ToolRef) error {
+func validateTools(ctx context.Context, st Store, ws string, refs []domain.ToolRef) error {
 	seen := map[string]int{}
 	for i, ref := range refs {
 		f := fmt.Sprintf("config.tools[%d]", i)
@@ -234,7 +234,7 @@ func validateMemory(m *domain.MemoryConfig) error {
 
 // validateDataSources checks config.data_sources: each id is a data source of the workspace,
 // listed once.
-func validateDataSources(ctx context.Context, st *store.Store, ws string, ids []string) error {
+func validateDataSources(ctx context.Context, st Store, ws string, ids []string) error {
 	seen := map[string]int{}
 	for i, id := range ids {
 		f := fmt.Sprintf("config.data_sources[%d]", i)

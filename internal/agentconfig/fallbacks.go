@@ -19,7 +19,7 @@ const maxFallbacks = 5
 // than config.model, each in the catalog or the workspace's models (a model outside them
 // is fine with config.credential_id, which then serves it), and each able to serve what the
 // version needs, by its catalog capabilities (see needs).
-func validateFallbacks(ctx context.Context, st *store.Store, ws, agentType string, c *domain.AgentConfig) error {
+func validateFallbacks(ctx context.Context, st Store, ws, agentType string, c *domain.AgentConfig) error {
 	if len(c.FallbackModels) > maxFallbacks {
 		return domain.Invalid("config.fallback_models", "may list at most %d models, got %d", maxFallbacks, len(c.FallbackModels))
 	}

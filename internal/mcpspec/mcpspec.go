@@ -52,7 +52,7 @@ func NormalizeTransport(t string) string {
 // Validate checks an MCP server configuration before it is saved (its tools apart: see
 // ValidateTools). Errors are *store.ValidationError or *store.ReferenceError naming the
 // field, e.g. "url" or "credential_id".
-func Validate(ctx context.Context, st *store.Store, ws string, t *domain.MCPTool) error {
+func Validate(ctx context.Context, st Store, ws string, t *domain.MCPTool) error {
 	switch {
 	case strings.TrimSpace(t.Name) == "":
 		return domain.Invalid("name", "is required and must not be empty")
@@ -77,7 +77,7 @@ func Validate(ctx context.Context, st *store.Store, ws string, t *domain.MCPTool
 // environment variable.
 var httpCredentialTypes = []string{"api_key", "bearer_token"}
 
-func checkCredential(ctx context.Context, st *store.Store, ws, transport, id string) error {
+func checkCredential(ctx context.Context, st Store, ws, transport, id string) error {
 	c, err := st.CredentialGet(ctx, ws, id)
 	if store.IsNotFound(err) {
 		return &store.ReferenceError{Field: "credential_id", Resource: string(domain.KindCredential), ID: id}

@@ -8,12 +8,11 @@ import (
 	"github.com/agentplane/agentplane/internal/agentconfig"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/secretbox"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // loader loads entries one by one and remembers what finish must do.
 type loader struct {
-	st  *store.Store
+	st  Store
 	ws  string
 	box *secretbox.Box
 	// agents that received versions but no active one; finish promotes their latest.

@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 
 	"github.com/agentplane/agentplane/internal/secretbox"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 //go:embed data/*.json
@@ -46,7 +45,7 @@ type source struct {
 
 // Load loads the seed and/or fixtures. A malformed file or an entry that references a missing
 // resource stops it with an error naming the file and the entry.
-func Load(ctx context.Context, st *store.Store, o Options) error {
+func Load(ctx context.Context, st Store, o Options) error {
 	var sources []source
 	if o.Seed {
 		sub, _ := fs.Sub(data, "data")
@@ -131,7 +130,7 @@ func strict(e json.RawMessage, dst any) error {
 
 // LoadCatalog loads (or refreshes) only the built-in LLM model catalog: the server does this
 // on every start so prices stay current with the binary.
-func LoadCatalog(ctx context.Context, st *store.Store) error {
+func LoadCatalog(ctx context.Context, st Store) error {
 	raw, err := data.ReadFile("data/llm_models.json")
 	if err != nil {
 		return err
