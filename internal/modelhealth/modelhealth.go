@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/domain"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // Shared keeps health by key for every node, by the shared store's clock.
@@ -26,12 +25,12 @@ type Shared interface {
 }
 
 // Database keeps health in the store's model_health table.
-type Database struct{ st *store.Store }
+type Database struct{ st Store }
 
 var _ Shared = Database{}
 
 // NewDatabase returns the health kept in st.
-func NewDatabase(st *store.Store) Database { return Database{st: st} }
+func NewDatabase(st Store) Database { return Database{st: st} }
 
 // Read implements Shared.
 func (d Database) Read(ctx context.Context, keys []string) (map[string]domain.HealthState, time.Time, error) {

@@ -110,7 +110,7 @@ func simulatedRoute(m *simulated.Model, cfg *domain.AgentConfig) *Route {
 // config.credential_id, else the workspace's credential for the model's provider. A
 // version with config.simulation runs on the simulated model.
 type CredentialRouter struct {
-	Store     *store.Store
+	Store     CredentialStore
 	Secrets   *secretbox.Box
 	Simulated *simulated.Model
 	// HTTPClient carries provider calls; nil uses llm's shared client.

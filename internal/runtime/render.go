@@ -30,7 +30,7 @@ var userKeys = []string{"message", "question", "query", "prompt", "text", "input
 
 // Render builds the system message (the prompt template or system_prompt, rendered with the
 // input as variables) and the user message (the input's message field, or the input as JSON).
-func Render(ctx context.Context, st *store.Store, ws string, cfg *domain.AgentConfig, input map[string]any) (*Rendered, error) {
+func Render(ctx context.Context, st PromptStore, ws string, cfg *domain.AgentConfig, input map[string]any) (*Rendered, error) {
 	text := cfg.SystemPrompt
 	if cfg.PromptID != "" {
 		t, err := st.PromptTemplate(ctx, ws, cfg.PromptID, cfg.PromptVersionID)

@@ -16,7 +16,6 @@ import (
 	"github.com/agentplane/agentplane/internal/mcpclient"
 	"github.com/agentplane/agentplane/internal/mcpspec"
 	"github.com/agentplane/agentplane/internal/secretbox"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // ToolServers opens sessions with the MCP servers of runs (and of refreshes). There are
@@ -48,7 +47,7 @@ var (
 // config.simulation gets SimulatedTools instead: its model's tool arguments are made up,
 // and must not act on real systems.
 type MCPServers struct {
-	Store   *store.Store
+	Store   CredentialStore
 	Secrets *secretbox.Box
 	Client  *mcpclient.Client
 }
