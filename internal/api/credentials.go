@@ -10,6 +10,7 @@ import (
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm/providers"
 	"github.com/agentplane/agentplane/internal/runtime"
+	"github.com/agentplane/agentplane/internal/vault"
 )
 
 // maxCredentialValue bounds a credential value in bytes.
@@ -213,7 +214,7 @@ func (s *Server) createCredential(w http.ResponseWriter, r *http.Request) error 
 		checkModelCredential(strings.TrimSpace(req.Provider), req.Metadata)); err != nil {
 		return err
 	}
-	c, err := s.store.CredentialCreate(r.Context(), &domain.Credential{
+	c, err := vault.CredentialCreate(r.Context(), s.store, &domain.Credential{
 		WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name), Type: req.Type, Provider: strings.TrimSpace(req.Provider),
 		Description: req.Description, Metadata: domain.JSONObject(req.Metadata),
 	}, string(req.Value), s.cfg.Secrets)
@@ -265,7 +266,7 @@ func (s *Server) updateCredential(w http.ResponseWriter, r *http.Request) error 
 			return err
 		}
 	}
-	c, err := s.store.CredentialUpdate(r.Context(), s.workspace(r), pathID(r, "id"), p, s.cfg.Secrets)
+	c, err := vault.CredentialUpdate(r.Context(), s.store, s.workspace(r), pathID(r, "id"), p, s.cfg.Secrets)
 	if err != nil {
 		return err
 	}

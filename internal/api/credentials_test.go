@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentplane/agentplane/client"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/vault"
 )
 
 func TestCredentialRoutes(t *testing.T) {
@@ -78,7 +79,7 @@ func TestCredentialRoutes(t *testing.T) {
 		{name: "gone", method: "GET", path: id, status: 404},
 		{name: "delete again", method: "DELETE", path: id, status: 404},
 	})
-	if v, err := e.store.CredentialReveal(ctx, e.ws, c.ID, e.srv.cfg.Secrets); !store.IsNotFound(err) {
+	if v, err := vault.CredentialReveal(ctx, e.store, e.ws, c.ID, e.srv.cfg.Secrets); !store.IsNotFound(err) {
 		t.Fatalf("reveal deleted: %q %v", v, err)
 	}
 }
@@ -90,14 +91,14 @@ func TestCredentialRevealAfterRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, err := e.store.CredentialReveal(ctx, e.ws, c.ID, e.srv.cfg.Secrets); err != nil || v != "github_pat_first_0000000000000000" {
+	if v, err := vault.CredentialReveal(ctx, e.store, e.ws, c.ID, e.srv.cfg.Secrets); err != nil || v != "github_pat_first_0000000000000000" {
 		t.Fatalf("reveal: %q %v", v, err)
 	}
 	next := "github_pat_second_111111111111111"
 	if _, err := e.c.CredentialUpdate(ctx, c.ID, client.CredentialUpdateRequest{Value: &next}); err != nil {
 		t.Fatal(err)
 	}
-	if v, err := e.store.CredentialReveal(ctx, e.ws, c.ID, e.srv.cfg.Secrets); err != nil || v != next {
+	if v, err := vault.CredentialReveal(ctx, e.store, e.ws, c.ID, e.srv.cfg.Secrets); err != nil || v != next {
 		t.Fatalf("reveal after rotation: %q %v", v, err)
 	}
 }
@@ -173,7 +174,7 @@ func TestCredentialSecretNeverLeaks(t *testing.T) {
 	do("DELETE", "/api/v1/data-sources/"+dsCreated.Data.ID, "", nil, 200)
 	do("GET", "/api/v1/credentials/"+id, "", nil, 200)
 	do("DELETE", "/api/v1/credentials/"+id, "", nil, 200)
-	if v, err := st.CredentialReveal(ctx, testWorkspace, id, e.srv.cfg.Secrets); !store.IsNotFound(err) {
+	if v, err := vault.CredentialReveal(ctx, st, testWorkspace, id, e.srv.cfg.Secrets); !store.IsNotFound(err) {
 		t.Fatalf("deleted credential revealed: %q %v", v, err)
 	}
 	for _, b := range bodies {

@@ -18,6 +18,7 @@ import (
 	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/triggers"
 	"github.com/agentplane/agentplane/internal/triggers/platform"
+	"github.com/agentplane/agentplane/internal/vault"
 )
 
 const (
@@ -86,7 +87,7 @@ func (s *Server) receiveHook(w http.ResponseWriter, r *http.Request) error {
 	if !triggers.IsHookToken(token) {
 		return hookNotFound()
 	}
-	t, secrets, err := s.store.TriggerByToken(ctx, auth.HashKey(token), s.cfg.Secrets)
+	t, secrets, err := vault.TriggerByToken(ctx, s.store, auth.HashKey(token), s.cfg.Secrets)
 	if store.IsNotFound(err) {
 		return hookNotFound()
 	}

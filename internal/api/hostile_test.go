@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentplane/agentplane/internal/dbtest"
 	"github.com/agentplane/agentplane/internal/domain"
+	"github.com/agentplane/agentplane/internal/vault"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
@@ -257,7 +258,7 @@ func oneOfEach(t *testing.T, e *testEnv) map[string][2]string {
 	must(err)
 	asset, err := c.AssetUpload(ctx, client.AssetUploadRequest{MimeType: "image/png", Data: base64.StdEncoding.EncodeToString([]byte("png")), ExecutionID: x.ID})
 	must(err)
-	trig, err := e.store.TriggerCreate(ctx, &domain.Trigger{WorkspaceID: e.ws, AgentID: simple.ID, Type: "webhook", Name: "W", Enabled: true,
+	trig, err := vault.TriggerCreate(ctx, e.store, &domain.Trigger{WorkspaceID: e.ws, AgentID: simple.ID, Type: "webhook", Name: "W", Enabled: true,
 		Config: domain.JSONObject{"respond": "async"}, TokenPrefix: "aph_walk"}, "walk-token-hash", nil, nil)
 	must(err)
 	dset, err := c.DatasetCreate(ctx, client.DatasetCreateRequest{Name: "DS"})

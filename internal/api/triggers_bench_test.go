@@ -15,6 +15,7 @@ import (
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/triggers"
+	"github.com/agentplane/agentplane/internal/vault"
 )
 
 // BenchmarkHookWebhook measures, in-process on `serve`'s SQLite store, one accepted call of a
@@ -40,7 +41,7 @@ func BenchmarkHookWebhook(b *testing.B) {
 			if signed {
 				secrets["signing_secret"] = testWhsec
 			}
-			if _, err := st.TriggerCreate(ctx, &domain.Trigger{WorkspaceID: ws, AgentID: a.ID, Type: "webhook", Name: "W", Enabled: true,
+			if _, err := vault.TriggerCreate(ctx, st, &domain.Trigger{WorkspaceID: ws, AgentID: a.ID, Type: "webhook", Name: "W", Enabled: true,
 				Config: domain.JSONObject{"respond": "async"}, InputMapping: map[string]string{"message": "text"}}, auth.HashKey(token), secrets, box); err != nil {
 				b.Fatal(err)
 			}

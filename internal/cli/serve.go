@@ -38,6 +38,7 @@ import (
 	"github.com/agentplane/agentplane/internal/seed"
 	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/triggers"
+	"github.com/agentplane/agentplane/internal/vault"
 	"github.com/agentplane/agentplane/internal/webhook"
 )
 
@@ -308,7 +309,7 @@ func openServerStore(ctx context.Context, stderr io.Writer, db DBOptions, retent
 	if err == nil {
 		// Masks are computed when a value is written: bring those of older versions'
 		// rule in line (it shows fewer characters now).
-		_, err = st.CredentialMasksRefresh(ctx, box)
+		_, err = vault.CredentialMasksRefresh(ctx, st, box)
 	}
 	if err != nil {
 		st.Close()

@@ -20,6 +20,7 @@ import (
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/vault"
 )
 
 // Pool bounds: each data source gets its own small pool, whose idle connections close after
@@ -151,7 +152,7 @@ func (l *Live) secret(ctx context.Context, ds *domain.DataSource) (*domain.Crede
 	if ds.CredentialID == nil {
 		return nil, "", nil
 	}
-	c, v, err := l.store.CredentialForRun(ctx, ds.WorkspaceID, *ds.CredentialID, "", l.box)
+	c, v, err := vault.CredentialForRun(ctx, l.store, ds.WorkspaceID, *ds.CredentialID, "", l.box)
 	var nf *store.NotFoundError
 	if errors.As(err, &nf) {
 		return nil, "", sourceErr("the credential %s of data source %s no longer exists; attach another with PATCH", *ds.CredentialID, ds.ID)

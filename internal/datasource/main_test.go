@@ -11,6 +11,7 @@ import (
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/vault"
 )
 
 // TestMain checks that no test leaves a goroutine behind: every pool, sample database and
@@ -53,7 +54,7 @@ func (f *fixture) live(deny ...string) *Live {
 // credential stores a credential and returns its id.
 func (f *fixture) credential(typ, value string, metadata map[string]any) string {
 	f.t.Helper()
-	c, err := f.st.CredentialCreate(context.Background(), &domain.Credential{WorkspaceID: testWS, Name: "cred " + typ, Type: typ, Metadata: metadata}, value, f.box)
+	c, err := vault.CredentialCreate(context.Background(), f.st, &domain.Credential{WorkspaceID: testWS, Name: "cred " + typ, Type: typ, Metadata: metadata}, value, f.box)
 	if err != nil {
 		f.t.Fatal(err)
 	}

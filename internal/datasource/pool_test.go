@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/vault"
 )
 
 // sqliteFile creates a SQLite database holding one table t with the given value, and
@@ -71,7 +72,7 @@ func TestLivePools(t *testing.T) {
 		t.Fatal("a new version did not replace and close the pool")
 	}
 
-	if _, err := f.st.CredentialUpdate(ctx, testWS, cred, domain.CredentialPatch{Value: &second}, f.box); err != nil {
+	if _, err := vault.CredentialUpdate(ctx, f.st, testWS, cred, domain.CredentialPatch{Value: &second}, f.box); err != nil {
 		t.Fatal(err)
 	}
 	if v := value(); v != "second" {
@@ -217,7 +218,7 @@ func TestDescribeCache(t *testing.T) {
 	if got := names(); len(got) != 1 {
 		t.Fatalf("the catalog was read again within the pool: %v", got)
 	}
-	if _, err := f.st.CredentialUpdate(ctx, testWS, cred, domain.CredentialPatch{Value: &second}, f.box); err != nil {
+	if _, err := vault.CredentialUpdate(ctx, f.st, testWS, cred, domain.CredentialPatch{Value: &second}, f.box); err != nil {
 		t.Fatal(err)
 	}
 	if got := names(); len(got) != 2 {

@@ -39,3 +39,16 @@ type CredentialPatch struct {
 	Metadata    *JSONObject
 	Value       *string
 }
+
+// SealedSecret is a secret value as the store keeps it: sealed (see internal/vault) and masked.
+type SealedSecret struct {
+	Sealed string
+	Masked string
+}
+
+// CredentialSecret is one credential's sealed value and mask.
+type CredentialSecret struct {
+	ID          string
+	WorkspaceID string
+	SealedSecret
+}

@@ -34,6 +34,9 @@ type Trigger struct {
 	UpdatedAt     Time   `json:"updated_at"`
 }
 
+// WebhookSecretKey is the TriggerSecrets key of the completion webhook's secret.
+const WebhookSecretKey = "webhook_secret"
+
 // TriggerSecrets are the secret values of a trigger, sealed together: its config's secret
 // fields by name, and the completion webhook's secret under "webhook_secret".
 type TriggerSecrets map[string]string

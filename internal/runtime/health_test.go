@@ -15,6 +15,7 @@ import (
 	"github.com/agentplane/agentplane/internal/modelhealth"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/vault"
 )
 
 // credentialEngine starts an engine on st whose runs go to the workspace's credentials
@@ -38,7 +39,7 @@ func fakeCredential(t testing.TB, st *store.Store, box *secretbox.Box, ws, name,
 		meta = domain.JSONObject{}
 	}
 	meta["base_url"] = baseURL
-	c, err := st.CredentialCreate(context.Background(), &domain.Credential{WorkspaceID: ws, Name: name, Type: "api_key", Provider: provider, Metadata: meta},
+	c, err := vault.CredentialCreate(context.Background(), st, &domain.Credential{WorkspaceID: ws, Name: name, Type: "api_key", Provider: provider, Metadata: meta},
 		"sk-"+name+"-0000000000000000", box)
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +195,7 @@ func TestCredentialPoolMembers(t *testing.T) {
 	if got := members(); got != "two, one" {
 		t.Errorf("a pool: %q, want two, one", got)
 	}
-	if _, err := st.CredentialUpdate(ctx, a.WorkspaceID, two.ID, domain.CredentialPatch{Metadata: &domain.JSONObject{"base_url": "http://127.0.0.1:1/v1", "default": true}}, box); err != nil {
+	if _, err := vault.CredentialUpdate(ctx, st, a.WorkspaceID, two.ID, domain.CredentialPatch{Metadata: &domain.JSONObject{"base_url": "http://127.0.0.1:1/v1", "default": true}}, box); err != nil {
 		t.Fatal(err)
 	}
 	if got := members(); got != "two" {

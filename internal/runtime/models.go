@@ -15,6 +15,7 @@ import (
 	"github.com/agentplane/agentplane/internal/modelhealth"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/vault"
 )
 
 // ModelRouter decides which provider answers an agent version's model calls, and checks
@@ -173,7 +174,7 @@ func (c *CredentialRouter) open(cred *domain.Credential, key string) (llm.Provid
 // poolRoute routes to the workspace's credentials for provider: the one there is (or the
 // default), or a pool of several (see modelhealth.Pool) spread by metadata.weight.
 func (c *CredentialRouter) poolRoute(ctx context.Context, ws, provider string) (*Route, error) {
-	creds, keys, err := c.Store.CredentialPool(ctx, ws, provider, c.Secrets)
+	creds, keys, err := vault.CredentialPool(ctx, c.Store, ws, provider, c.Secrets)
 	if store.IsNotFound(err) {
 		return nil, noCredential(provider)
 	}
@@ -268,7 +269,7 @@ func (c *CredentialRouter) credential(ctx context.Context, ws string, cfg *domai
 	var key string
 	var err error
 	if withValue {
-		cred, key, err = c.Store.CredentialForRun(ctx, ws, id, provider, c.Secrets)
+		cred, key, err = vault.CredentialForRun(ctx, c.Store, ws, id, provider, c.Secrets)
 	} else if id != "" {
 		cred, err = c.Store.CredentialGet(ctx, ws, id)
 	} else {
@@ -289,7 +290,7 @@ func (c *CredentialRouter) endpoint(ctx context.Context, ws string, cred *domain
 	if err != nil {
 		return llm.Endpoint{}, modelErrorf("credential %q: %v", cred.Name, err)
 	}
-	key, err := c.Store.CredentialReveal(ctx, ws, cred.ID, c.Secrets)
+	key, err := vault.CredentialReveal(ctx, c.Store, ws, cred.ID, c.Secrets)
 	if store.IsNotFound(err) {
 		return llm.Endpoint{}, modelErrorf("credential %q was deleted: add one with POST /api/v1/credentials", cred.Name)
 	}

@@ -5,19 +5,17 @@ import (
 
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/modelhealth"
-	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/vault"
 )
 
 // CredentialStore is what CredentialRouter and MCPServers read: the credentials their calls
 // use, and the health of pooled ones. *store.Store is one.
 type CredentialStore interface {
 	modelhealth.Store
+	vault.CredentialOpener
 	CredentialForProvider(ctx context.Context, ws string, provider string) (*domain.Credential, error)
-	CredentialForRun(ctx context.Context, ws string, id string, provider string, box *secretbox.Box) (*domain.Credential, string, error)
 	CredentialGet(ctx context.Context, ws string, id string) (*domain.Credential, error)
-	CredentialPool(ctx context.Context, ws string, provider string, box *secretbox.Box) ([]*domain.Credential, []string, error)
-	CredentialReveal(ctx context.Context, ws string, id string, box *secretbox.Box) (string, error)
 }
 
 var _ CredentialStore = (*store.Store)(nil)

@@ -16,6 +16,7 @@ import (
 	"github.com/agentplane/agentplane/internal/mcpclient"
 	"github.com/agentplane/agentplane/internal/mcpspec"
 	"github.com/agentplane/agentplane/internal/secretbox"
+	"github.com/agentplane/agentplane/internal/vault"
 )
 
 // ToolServers opens sessions with the MCP servers of runs (and of refreshes). There are
@@ -62,7 +63,7 @@ func (m *MCPServers) Connect(ctx context.Context, ws string, cfg *domain.AgentCo
 	}
 	s := serverOf(t)
 	if t.CredentialID != nil && *t.CredentialID != "" {
-		cred, value, err := m.Store.CredentialForRun(ctx, ws, *t.CredentialID, "", m.Secrets)
+		cred, value, err := vault.CredentialForRun(ctx, m.Store, ws, *t.CredentialID, "", m.Secrets)
 		if err != nil {
 			return nil, fmt.Errorf("credential %s: %w", *t.CredentialID, err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentplane/agentplane/internal/datasource"
 	"github.com/agentplane/agentplane/internal/domain"
+	"github.com/agentplane/agentplane/internal/vault"
 )
 
 // maxCredentialValue matches the API's bound on a credential value, in bytes.
@@ -44,7 +45,7 @@ func (l *loader) credential(ctx context.Context, e json.RawMessage) error {
 	case l.box == nil:
 		return fmt.Errorf("no secret box to encrypt the value with")
 	}
-	_, err := l.st.CredentialCreate(ctx, &domain.Credential{ID: c.ID, WorkspaceID: l.ws, Name: strings.TrimSpace(c.Name), Type: c.Type,
+	_, err := vault.CredentialCreate(ctx, l.st, &domain.Credential{ID: c.ID, WorkspaceID: l.ws, Name: strings.TrimSpace(c.Name), Type: c.Type,
 		Provider: c.Provider, Description: c.Description, Metadata: c.Metadata}, c.Value, l.box)
 	return err
 }

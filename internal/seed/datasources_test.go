@@ -9,6 +9,7 @@ import (
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/vault"
 )
 
 func TestCredentialAndDataSourceLoaders(t *testing.T) {
@@ -57,7 +58,7 @@ func TestCredentialAndDataSourceLoaders(t *testing.T) {
 	if c.MaskedValue != secretbox.Mask(first.Value) || strings.Contains(c.MaskedValue, first.Value) {
 		t.Fatalf("masked %q", c.MaskedValue)
 	}
-	if v, err := st.CredentialReveal(ctx, ws, first.ID, box); err != nil || v != first.Value {
+	if v, err := vault.CredentialReveal(ctx, st, ws, first.ID, box); err != nil || v != first.Value {
 		t.Fatalf("reveal: %v", err)
 	}
 	var orders struct {

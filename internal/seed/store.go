@@ -6,8 +6,8 @@ import (
 	"github.com/agentplane/agentplane/internal/agentconfig"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/mcpspec"
-	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/vault"
 )
 
 // Store is what loading a seed writes (and reads back to find what is already there): the
@@ -16,11 +16,11 @@ import (
 type Store interface {
 	agentconfig.Store
 	mcpspec.Store
+	vault.CredentialCreator
 	AgentCreate(ctx context.Context, a *domain.Agent, config *domain.AgentConfig, notes string) (*domain.Agent, error)
 	AgentGet(ctx context.Context, ws string, id string) (*domain.Agent, error)
 	AgentVersionCreate(ctx context.Context, v *domain.AgentVersion) (*domain.AgentVersion, error)
 	AgentVersionPromote(ctx context.Context, ws string, agentID string, versionID string) error
-	CredentialCreate(ctx context.Context, c *domain.Credential, value string, box *secretbox.Box) (*domain.Credential, error)
 	DataSourceCreate(ctx context.Context, d *domain.DataSource, config domain.JSONObject, notes string) (*domain.DataSource, error)
 	GuardrailCreate(ctx context.Context, g *domain.Guardrail) (*domain.Guardrail, error)
 	LLMModelUpsert(ctx context.Context, m *domain.LLMModel) error

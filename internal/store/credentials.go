@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/agentplane/agentplane/internal/domain"
-	"github.com/agentplane/agentplane/internal/secretbox"
 )
 
 const credentialColumns = `id, workspace_id, name, type, provider, description, metadata, masked_value, valid,
@@ -41,22 +40,10 @@ func (s *Store) CredentialForProvider(ctx context.Context, ws, provider string) 
 	return c, err
 }
 
-// CredentialForRun finds the credential a run calls its model with (id when set, else
-// the one CredentialForProvider picks) and opens its value, in one read. The value is
-// for the runtime only; it is never exposed over HTTP.
-func (s *Store) CredentialForRun(ctx context.Context, ws, id, provider string, box *secretbox.Box) (*domain.Credential, string, error) {
-	if box == nil {
-		return nil, "", errors.New("reveal credential: no secret box")
-	}
-	c, sealed, err := s.credentialFor(ctx, ws, id, provider, true)
-	if err != nil {
-		return nil, "", err
-	}
-	v, err := box.Open(ws, c.ID, sealed)
-	if err != nil {
-		return nil, "", fmt.Errorf("open credential %s: %w", c.ID, err)
-	}
-	return c, v, nil
+// CredentialSealedFor finds the credential a run calls its model with (id when set, else
+// the one CredentialForProvider picks) with its sealed value, in one read.
+func (s *Store) CredentialSealedFor(ctx context.Context, ws, id, provider string) (*domain.Credential, string, error) {
+	return s.credentialFor(ctx, ws, id, provider, true)
 }
 
 // credentialFor reads the credential with id, or the provider's default (else newest)
@@ -159,20 +146,17 @@ func (s *Store) CredentialGet(ctx context.Context, ws, id string) (*domain.Crede
 	return c, nil
 }
 
-// CredentialCreate inserts a credential, sealing value with box for its workspace and id (a
-// preset c.ID is kept). It returns the stored credential, masked.
-func (s *Store) CredentialCreate(ctx context.Context, c *domain.Credential, value string, box *secretbox.Box) (*domain.Credential, error) {
-	if box == nil {
-		return nil, errors.New("create credential: no secret box")
-	}
+// CredentialCreate inserts a credential with its value as sealed for its workspace and id (so
+// c.ID is set by the caller that sealed it). It returns the stored credential, masked.
+func (s *Store) CredentialCreate(ctx context.Context, c *domain.Credential, secret domain.SealedSecret) (*domain.Credential, error) {
 	if c.ID == "" {
 		c.ID = NewID()
 	}
 	now := domain.Now()
 	_, err := s.exec(ctx, `INSERT INTO credentials (id, workspace_id, name, type, provider, description, metadata, secret,
 		masked_value, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
-		c.ID, c.WorkspaceID, c.Name, c.Type, c.Provider, c.Description, c.Metadata, box.Seal(c.WorkspaceID, c.ID, value),
-		secretbox.Mask(value), now)
+		c.ID, c.WorkspaceID, c.Name, c.Type, c.Provider, c.Description, c.Metadata, secret.Sealed,
+		secret.Masked, now)
 	if err != nil {
 		if isUniqueViolation(err) {
 			return nil, &ConflictError{Message: fmt.Sprintf("credential %s already exists", c.ID)}
@@ -182,15 +166,12 @@ func (s *Store) CredentialCreate(ctx context.Context, c *domain.Credential, valu
 	return s.CredentialGet(ctx, c.WorkspaceID, c.ID)
 }
 
-// CredentialUpdate changes the given fields of a credential.
-func (s *Store) CredentialUpdate(ctx context.Context, ws, id string, p domain.CredentialPatch, box *secretbox.Box) (*domain.Credential, error) {
+// CredentialUpdate changes the given fields of a credential; a new value comes sealed in
+// secret (p.Value, the plaintext, is not read here).
+func (s *Store) CredentialUpdate(ctx context.Context, ws, id string, p domain.CredentialPatch, secret *domain.SealedSecret) (*domain.Credential, error) {
 	var sealed, masked *string
-	if p.Value != nil {
-		if box == nil {
-			return nil, errors.New("update credential: no secret box")
-		}
-		sv, mv := box.Seal(ws, id, *p.Value), secretbox.Mask(*p.Value)
-		sealed, masked = &sv, &mv
+	if secret != nil {
+		sealed, masked = &secret.Sealed, &secret.Masked
 	}
 	err := s.update(ctx, "credential", "credentials", ws, id, []set{
 		{"name", p.Name}, {"description", p.Description}, {"provider", p.Provider}, {"metadata", p.Metadata},
@@ -246,12 +227,8 @@ func (s *Store) credentialTriggerUser(ctx context.Context, ws, id string) error 
 	return nil
 }
 
-// CredentialReveal returns the value of a credential for the runtime that must use it. It is
-// never exposed over HTTP.
-func (s *Store) CredentialReveal(ctx context.Context, ws, id string, box *secretbox.Box) (string, error) {
-	if box == nil {
-		return "", errors.New("reveal credential: no secret box")
-	}
+// CredentialSealed returns the sealed value of a credential.
+func (s *Store) CredentialSealed(ctx context.Context, ws, id string) (string, error) {
 	var sealed string
 	err := s.r.QueryRowContext(ctx, "SELECT secret FROM credentials WHERE workspace_id = $1 AND id = $2", ws, id).Scan(&sealed)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -260,59 +237,40 @@ func (s *Store) CredentialReveal(ctx context.Context, ws, id string, box *secret
 	if err != nil {
 		return "", fmt.Errorf("read credential %s: %w", id, err)
 	}
-	v, err := box.Open(ws, id, sealed)
-	if err != nil {
-		return "", fmt.Errorf("open credential %s: %w", id, err)
-	}
-	return v, nil
+	return sealed, nil
 }
 
-// CredentialMasksRefresh recomputes every credential's masked_value with the current
-// masking rule (values are only stored sealed, so a change of the rule needs the key); it
-// returns how many changed. A credential that cannot be opened with box is left as it is.
-func (s *Store) CredentialMasksRefresh(ctx context.Context, box *secretbox.Box) (int, error) {
-	type row struct{ id, ws, sealed, masked string }
+// CredentialSecretsAll returns every credential's sealed value and mask, of every workspace.
+func (s *Store) CredentialSecretsAll(ctx context.Context) ([]domain.CredentialSecret, error) {
 	rows, err := s.r.QueryContext(ctx, "SELECT id, workspace_id, secret, masked_value FROM credentials")
 	if err != nil {
-		return 0, fmt.Errorf("read credential masks: %w", err)
+		return nil, fmt.Errorf("read credential masks: %w", err)
 	}
-	var all []row
+	defer rows.Close()
+	var all []domain.CredentialSecret
 	for rows.Next() {
-		var r row
-		if err := rows.Scan(&r.id, &r.ws, &r.sealed, &r.masked); err != nil {
-			rows.Close()
-			return 0, err
+		var r domain.CredentialSecret
+		if err := rows.Scan(&r.ID, &r.WorkspaceID, &r.Sealed, &r.Masked); err != nil {
+			return nil, err
 		}
 		all = append(all, r)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, r := range all {
-		v, err := box.Open(r.ws, r.id, r.sealed)
-		if err != nil {
-			continue
-		}
-		if m := secretbox.Mask(v); m != r.masked {
-			if _, err := s.exec(ctx, "UPDATE credentials SET masked_value = $1 WHERE workspace_id = $2 AND id = $3", m, r.ws, r.id); err != nil {
-				return n, fmt.Errorf("update mask of credential %s: %w", r.id, err)
-			}
-			n++
-		}
-	}
-	return n, nil
+	return all, rows.Err()
 }
 
-// CredentialPool returns the credentials a workspace's runs call a model provider with,
-// with their values, newest first: the one whose metadata has "default": true alone, else
+// CredentialMaskSet replaces the masked value of a credential.
+func (s *Store) CredentialMaskSet(ctx context.Context, ws, id, masked string) error {
+	if _, err := s.exec(ctx, "UPDATE credentials SET masked_value = $1 WHERE workspace_id = $2 AND id = $3", masked, ws, id); err != nil {
+		return fmt.Errorf("update mask of credential %s: %w", id, err)
+	}
+	return nil
+}
+
+// CredentialPoolSealed returns the credentials a workspace's runs call a model provider
+// with, with their sealed values, newest first: the one whose metadata has "default": true alone, else
 // every credential of the provider whose metadata.weight is not 0 (a pool; see
 // internal/modelhealth). None is a *NotFoundError.
-func (s *Store) CredentialPool(ctx context.Context, ws, provider string, box *secretbox.Box) ([]*domain.Credential, []string, error) {
-	if box == nil {
-		return nil, nil, errors.New("reveal credentials: no secret box")
-	}
+func (s *Store) CredentialPoolSealed(ctx context.Context, ws, provider string) ([]*domain.Credential, []string, error) {
 	rows, err := s.r.QueryContext(ctx, "SELECT "+credentialColumns+", secret FROM credentials WHERE workspace_id = $1 AND provider = $2 ORDER BY created_at DESC, id DESC", ws, provider)
 	if err != nil {
 		return nil, nil, fmt.Errorf("find credentials for provider %s: %w", provider, err)
@@ -341,11 +299,5 @@ func (s *Store) CredentialPool(ctx context.Context, ws, provider string, box *se
 	if len(pool) == 0 {
 		return nil, nil, notFound("credential for provider", provider)
 	}
-	values := make([]string, len(pool))
-	for i, c := range pool {
-		if values[i], err = box.Open(ws, c.ID, sealed[i]); err != nil {
-			return nil, nil, fmt.Errorf("open credential %s: %w", c.ID, err)
-		}
-	}
-	return pool, values, nil
+	return pool, sealed, nil
 }

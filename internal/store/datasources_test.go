@@ -54,7 +54,7 @@ func TestCredentialStore(t *testing.T) {
 			st, ws := env.st, env.ws
 			const secret = "sk-test-0123456789abcdefghijklmnopqrstuvwxyz-WXYZ"
 			presetID := NewID()
-			c, err := st.CredentialCreate(ctx, &domain.Credential{ID: presetID, WorkspaceID: ws, Name: "OpenAI", Type: "api_key", Provider: "openai",
+			c, err := credentialCreate(ctx, st, &domain.Credential{ID: presetID, WorkspaceID: ws, Name: "OpenAI", Type: "api_key", Provider: "openai",
 				Metadata: domain.JSONObject{"header": "Authorization"}}, secret, box)
 			if err != nil {
 				t.Fatal(err)
@@ -62,7 +62,7 @@ func TestCredentialStore(t *testing.T) {
 			if c.ID != presetID || c.MaskedValue != "sk-…WXYZ" || c.Metadata["header"] != "Authorization" || c.CreatedAt.IsZero() {
 				t.Fatalf("created %+v", c)
 			}
-			if _, err := st.CredentialCreate(ctx, &domain.Credential{ID: presetID, WorkspaceID: ws, Name: "dup", Type: "api_key"}, "x", box); !isConflict(err) {
+			if _, err := credentialCreate(ctx, st, &domain.Credential{ID: presetID, WorkspaceID: ws, Name: "dup", Type: "api_key"}, "x", box); !isConflict(err) {
 				t.Fatalf("duplicate id: %v", err)
 			}
 			var sealed string
@@ -72,16 +72,16 @@ func TestCredentialStore(t *testing.T) {
 			if strings.Contains(sealed, secret) || !strings.HasPrefix(sealed, "v1:") {
 				t.Fatalf("stored secret is not sealed: %q", sealed)
 			}
-			if v, err := st.CredentialReveal(ctx, ws, c.ID, box); err != nil || v != secret {
+			if v, err := credentialReveal(ctx, st, ws, c.ID, box); err != nil || v != secret {
 				t.Fatalf("reveal: %q, %v", v, err)
 			}
-			if _, err := st.CredentialReveal(ctx, ws, c.ID, secretbox.NewRandom()); err == nil {
+			if _, err := credentialReveal(ctx, st, ws, c.ID, secretbox.NewRandom()); err == nil {
 				t.Fatal("another key revealed the value")
 			}
-			if _, err := st.CredentialReveal(ctx, NewID(), c.ID, box); !IsNotFound(err) {
+			if _, err := credentialReveal(ctx, st, NewID(), c.ID, box); !IsNotFound(err) {
 				t.Fatalf("reveal from another workspace: %v", err)
 			}
-			other, err := st.CredentialCreate(ctx, &domain.Credential{WorkspaceID: ws, Name: "Orders DB", Type: "database_url", Provider: "postgres"}, "postgres://u:p@h/db", box)
+			other, err := credentialCreate(ctx, st, &domain.Credential{WorkspaceID: ws, Name: "Orders DB", Type: "database_url", Provider: "postgres"}, "postgres://u:p@h/db", box)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +89,7 @@ func TestCredentialStore(t *testing.T) {
 			if _, err := st.exec(ctx, "UPDATE credentials SET secret = $1 WHERE id = $2", sealed, other.ID); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := st.CredentialReveal(ctx, ws, other.ID, box); err == nil {
+			if _, err := credentialReveal(ctx, st, ws, other.ID, box); err == nil {
 				t.Fatal("a sealed value opened under another id")
 			}
 
@@ -113,17 +113,17 @@ func TestCredentialStore(t *testing.T) {
 
 			newValue := "sk-rotated-abcdefghijklmnopqrstuvwxyz-1234"
 			name := "OpenAI (rotated)"
-			u, err := st.CredentialUpdate(ctx, ws, c.ID, domain.CredentialPatch{Name: &name, Value: &newValue}, box)
+			u, err := credentialUpdate(ctx, st, ws, c.ID, domain.CredentialPatch{Name: &name, Value: &newValue}, box)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if u.Name != name || u.MaskedValue != "sk-…1234" || u.Provider != "openai" {
 				t.Fatalf("updated %+v", u)
 			}
-			if v, _ := st.CredentialReveal(ctx, ws, c.ID, box); v != newValue {
+			if v, _ := credentialReveal(ctx, st, ws, c.ID, box); v != newValue {
 				t.Fatalf("reveal after rotation: %q", v)
 			}
-			if _, err := st.CredentialUpdate(ctx, ws, "missing", domain.CredentialPatch{Name: &name}, box); !IsNotFound(err) {
+			if _, err := credentialUpdate(ctx, st, ws, "missing", domain.CredentialPatch{Name: &name}, box); !IsNotFound(err) {
 				t.Fatalf("update missing: %v", err)
 			}
 
@@ -176,7 +176,7 @@ func TestDataSourceStore(t *testing.T) {
 	for dialect, env := range dsTestStores(t) {
 		t.Run(string(dialect), func(t *testing.T) {
 			st, ws := env.st, env.ws
-			cred, err := st.CredentialCreate(ctx, &domain.Credential{WorkspaceID: ws, Name: "DB", Type: "database_url"}, "postgres://x", box)
+			cred, err := credentialCreate(ctx, st, &domain.Credential{WorkspaceID: ws, Name: "DB", Type: "database_url"}, "postgres://x", box)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -303,12 +303,12 @@ func TestDataSourceStore(t *testing.T) {
 	}
 }
 
-func TestCredentialMasksRefresh(t *testing.T) {
+func TestCredentialSecretsAllAndMaskSet(t *testing.T) {
 	for d, s := range dsTestStores(t) {
 		t.Run(string(d), func(t *testing.T) {
 			ctx := context.Background()
 			box := secretbox.NewRandom()
-			c, err := s.st.CredentialCreate(ctx, &domain.Credential{WorkspaceID: s.ws, Name: "old", Type: "api_key"}, "sk-proj-0123456789abcdef", box)
+			c, err := credentialCreate(ctx, s.st, &domain.Credential{WorkspaceID: s.ws, Name: "old", Type: "api_key"}, "sk-proj-0123456789abcdef", box)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -316,16 +316,29 @@ func TestCredentialMasksRefresh(t *testing.T) {
 			if _, err := s.st.exec(ctx, "UPDATE credentials SET masked_value = 'sk-p…cdef' WHERE id = $1", c.ID); err != nil {
 				t.Fatal(err)
 			}
-			n, err := s.st.CredentialMasksRefresh(ctx, box)
-			if err != nil || n < 1 {
-				t.Fatalf("refreshed %d: %v", n, err)
+			all, err := s.st.CredentialSecretsAll(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var found bool
+			for _, r := range all {
+				if r.ID != c.ID {
+					continue
+				}
+				found = true
+				if v, err := box.Open(r.WorkspaceID, r.ID, r.Sealed); err != nil || v != "sk-proj-0123456789abcdef" || r.Masked != "sk-p…cdef" {
+					t.Fatalf("secret of %s: %q %q %v", r.ID, v, r.Masked, err)
+				}
+			}
+			if !found {
+				t.Fatalf("%s is not among the secrets %+v", c.ID, all)
+			}
+			if err := s.st.CredentialMaskSet(ctx, s.ws, c.ID, "sk-…cdef"); err != nil {
+				t.Fatal(err)
 			}
 			got, _ := s.st.CredentialGet(ctx, s.ws, c.ID)
 			if got.MaskedValue != "sk-…cdef" {
 				t.Fatalf("mask %q", got.MaskedValue)
-			}
-			if n, _ := s.st.CredentialMasksRefresh(ctx, box); n != 0 {
-				t.Fatalf("a second pass changed %d", n)
 			}
 		})
 	}

@@ -85,7 +85,7 @@ func TestCredentialForProviderAndValidation(t *testing.T) {
 			t.Fatalf("none yet: %v", err)
 		}
 		mk := func(name string, md domain.JSONObject) *domain.Credential {
-			c, err := s.CredentialCreate(ctx, &domain.Credential{WorkspaceID: ws, Name: name, Type: "api_key", Provider: "openai", Metadata: md}, "sk-"+name, box)
+			c, err := credentialCreate(ctx, s, &domain.Credential{WorkspaceID: ws, Name: name, Type: "api_key", Provider: "openai", Metadata: md}, "sk-"+name, box)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +97,7 @@ func TestCredentialForProviderAndValidation(t *testing.T) {
 		if c, err := s.CredentialForProvider(ctx, ws, "openai"); err != nil || c.ID != first.ID {
 			t.Fatalf("the default one: %+v %v", c, err)
 		}
-		if _, err := s.CredentialUpdate(ctx, ws, first.ID, domain.CredentialPatch{Metadata: &domain.JSONObject{}}, box); err != nil {
+		if _, err := credentialUpdate(ctx, s, ws, first.ID, domain.CredentialPatch{Metadata: &domain.JSONObject{}}, box); err != nil {
 			t.Fatal(err)
 		}
 		if c, err := s.CredentialForProvider(ctx, ws, "openai"); err != nil || c.ID != second.ID {

@@ -9,14 +9,10 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/domain"
-	"github.com/agentplane/agentplane/internal/secretbox"
 )
 
 const triggerColumns = `id, workspace_id, agent_id, version_id, type, name, enabled, config, input_mapping, input,
 	webhook_url, token_prefix, next_run_at, last_run_at, created_at, updated_at`
-
-// webhookSecretKey is the TriggerSecrets key of the completion webhook's secret.
-const webhookSecretKey = "webhook_secret"
 
 func scanTrigger(row interface{ Scan(...any) error }) (*domain.Trigger, error) {
 	var t domain.Trigger
@@ -40,10 +36,10 @@ func scanTrigger(row interface{ Scan(...any) error }) (*domain.Trigger, error) {
 			return nil, fmt.Errorf("scan trigger %s input: %w", t.ID, err)
 		}
 	}
-	if masked, ok := t.Config[webhookSecretKey].(string); ok {
+	if masked, ok := t.Config[domain.WebhookSecretKey].(string); ok {
 		// The masked completion secret is kept beside the config's masks, shown apart.
 		t.WebhookSecret = masked
-		delete(t.Config, webhookSecretKey)
+		delete(t.Config, domain.WebhookSecretKey)
 	}
 	if !next.IsZero() {
 		t.NextRunAt = &next
@@ -52,29 +48,6 @@ func scanTrigger(row interface{ Scan(...any) error }) (*domain.Trigger, error) {
 		t.LastRunAt = &last
 	}
 	return &t, nil
-}
-
-// sealTrigger seals secrets for the trigger and returns them with config extended by the
-// masked form of every secret.
-func sealTrigger(box *secretbox.Box, ws, id string, config domain.JSONObject, secrets domain.TriggerSecrets) (domain.JSONObject, string, error) {
-	out := domain.JSONObject{}
-	for k, v := range config {
-		out[k] = v
-	}
-	if len(secrets) == 0 {
-		return out, "", nil
-	}
-	if box == nil {
-		return nil, "", errors.New("seal trigger secrets: no secret box")
-	}
-	for k, v := range secrets {
-		out[k] = secretbox.Mask(v)
-	}
-	raw, err := json.Marshal(map[string]string(secrets))
-	if err != nil {
-		return nil, "", err
-	}
-	return out, box.Seal(ws, id, string(raw)), nil
 }
 
 func jsonOrNull(v any, isNil bool) (any, error) {
@@ -86,14 +59,11 @@ func jsonOrNull(v any, isNil bool) (any, error) {
 }
 
 // TriggerCreate inserts a trigger (a preset t.ID is kept) with the SHA-256 hash of its hook
-// token (empty for none) and its secrets sealed with box. It returns the stored trigger.
-func (s *Store) TriggerCreate(ctx context.Context, t *domain.Trigger, tokenHash string, secrets domain.TriggerSecrets, box *secretbox.Box) (*domain.Trigger, error) {
+// token (empty for none) and its secrets as sealed for it ("" for none; t.Config then holds
+// their masks). It returns the stored trigger.
+func (s *Store) TriggerCreate(ctx context.Context, t *domain.Trigger, tokenHash, sealed string) (*domain.Trigger, error) {
 	if t.ID == "" {
 		t.ID = NewID()
-	}
-	config, sealed, err := sealTrigger(box, t.WorkspaceID, t.ID, t.Config, secrets)
-	if err != nil {
-		return nil, err
 	}
 	mapping, err := jsonOrNull(t.InputMapping, t.InputMapping == nil)
 	if err != nil {
@@ -111,7 +81,7 @@ func (s *Store) TriggerCreate(ctx context.Context, t *domain.Trigger, tokenHash 
 	_, err = s.exec(ctx, `INSERT INTO agent_triggers (id, workspace_id, agent_id, version_id, type, name, enabled, config, secrets,
 		input_mapping, input, webhook_url, token_hash, token_prefix, next_run_at, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, COALESCE($10, '{}'), $11, $12, $13, $14, $15, $16, $16)`,
-		t.ID, t.WorkspaceID, t.AgentID, t.VersionID, t.Type, t.Name, t.Enabled, config, sealed, mapping, input,
+		t.ID, t.WorkspaceID, t.AgentID, t.VersionID, t.Type, t.Name, t.Enabled, t.Config, sealed, mapping, input,
 		t.WebhookURL, hash, t.TokenPrefix, timeOrNil(t.NextRunAt), now)
 	if err != nil {
 		if isUniqueViolation(err) {
@@ -157,54 +127,32 @@ func (s *Store) TriggerList(ctx context.Context, ws string, f domain.TriggerFilt
 	return items, total, err
 }
 
-// TriggerSecretsGet opens the sealed secrets of a trigger; an empty map when it has none.
-func (s *Store) TriggerSecretsGet(ctx context.Context, ws, id string, box *secretbox.Box) (domain.TriggerSecrets, error) {
+// TriggerSecretsSealed returns the sealed secrets of a trigger ("" when it has none).
+func (s *Store) TriggerSecretsSealed(ctx context.Context, ws, id string) (string, error) {
 	var sealed string
 	err := s.r.QueryRowContext(ctx, "SELECT secrets FROM agent_triggers WHERE workspace_id = $1 AND id = $2", ws, id).Scan(&sealed)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("trigger", id)
+		return "", notFound("trigger", id)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read trigger %s secrets: %w", id, err)
+		return "", fmt.Errorf("read trigger %s secrets: %w", id, err)
 	}
-	return openTriggerSecrets(box, ws, id, sealed)
+	return sealed, nil
 }
 
-func openTriggerSecrets(box *secretbox.Box, ws, id, sealed string) (domain.TriggerSecrets, error) {
-	out := domain.TriggerSecrets{}
-	if sealed == "" {
-		return out, nil
-	}
-	if box == nil {
-		return nil, errors.New("open trigger secrets: no secret box")
-	}
-	raw, err := box.Open(ws, id, sealed)
-	if err != nil {
-		return nil, fmt.Errorf("open trigger %s secrets: %w", id, err)
-	}
-	if err := json.Unmarshal([]byte(raw), &out); err != nil {
-		return nil, fmt.Errorf("decode trigger %s secrets: %w", id, err)
-	}
-	return out, nil
-}
-
-// TriggerByToken finds the trigger whose hook token hashes to tokenHash, with its secrets
-// opened; a *NotFoundError when there is none.
-func (s *Store) TriggerByToken(ctx context.Context, tokenHash string, box *secretbox.Box) (*domain.Trigger, domain.TriggerSecrets, error) {
+// TriggerByToken finds the trigger whose hook token hashes to tokenHash, with its sealed
+// secrets; a *NotFoundError when there is none.
+func (s *Store) TriggerByToken(ctx context.Context, tokenHash string) (*domain.Trigger, string, error) {
 	var sealed string
 	row := s.r.QueryRowContext(ctx, "SELECT "+triggerColumns+", secrets FROM agent_triggers WHERE token_hash = $1", tokenHash)
 	t, err := scanTrigger(scanExtra{row, &sealed})
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, notFound("hook", "token")
+		return nil, "", notFound("hook", "token")
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("find trigger by token: %w", err)
+		return nil, "", fmt.Errorf("find trigger by token: %w", err)
 	}
-	secrets, err := openTriggerSecrets(box, t.WorkspaceID, t.ID, sealed)
-	if err != nil {
-		return nil, nil, err
-	}
-	return t, secrets, nil
+	return t, sealed, nil
 }
 
 // scanExtra scans a row of triggerColumns followed by one more column into dst.
@@ -215,21 +163,18 @@ type scanExtra struct {
 
 func (w scanExtra) Scan(dest ...any) error { return w.row.Scan(append(dest, w.dst)...) }
 
-// TriggerUpdate changes the given fields of a trigger.
-func (s *Store) TriggerUpdate(ctx context.Context, ws, id string, p domain.TriggerPatch, box *secretbox.Box) (*domain.Trigger, error) {
+// TriggerUpdate changes the given fields of a trigger. A new config comes with its secrets as
+// sealed (p.Config holding their masks; p.Secrets, the plaintext, is not read here).
+func (s *Store) TriggerUpdate(ctx context.Context, ws, id string, p domain.TriggerPatch, sealed *string) (*domain.Trigger, error) {
 	sets := []set{{"name", p.Name}, {"enabled", p.Enabled}, {"webhook_url", p.WebhookURL}}
 	if p.VersionID != nil {
 		sets = append(sets, set{"version_id", p.VersionID})
 	}
-	if p.Config != nil || p.Secrets != nil {
-		if p.Config == nil || p.Secrets == nil {
+	if p.Config != nil || sealed != nil {
+		if p.Config == nil || sealed == nil {
 			return nil, errors.New("update trigger: config and secrets change together")
 		}
-		config, sealed, err := sealTrigger(box, ws, id, *p.Config, *p.Secrets)
-		if err != nil {
-			return nil, err
-		}
-		sets = append(sets, set{"config", &config}, set{"secrets", &sealed})
+		sets = append(sets, set{"config", p.Config}, set{"secrets", sealed})
 	}
 	if p.InputMapping != nil {
 		sets = append(sets, set{"input_mapping", &jsonArg{*p.InputMapping}})
@@ -394,11 +339,10 @@ func (s *Store) TriggerTickClaim(ctx context.Context, id string, old, next time.
 	return nil
 }
 
-// TriggerWebhook returns the completion webhook of a trigger: its URL and signing secret
-// (opened with box), both "" when it has none. Executions a trigger started carry its id in
+// TriggerWebhookSealed returns the completion webhook of a trigger: its URL and its sealed
+// secrets, both "" when it has no webhook. Executions a trigger started carry its id in
 // metadata.trigger_id; the completion webhook sender looks their webhook up here.
-func (s *Store) TriggerWebhook(ctx context.Context, ws, id string, box *secretbox.Box) (url, secret string, err error) {
-	var sealed string
+func (s *Store) TriggerWebhookSealed(ctx context.Context, ws, id string) (url, sealed string, err error) {
 	err = s.r.QueryRowContext(ctx, "SELECT webhook_url, secrets FROM agent_triggers WHERE workspace_id = $1 AND id = $2", ws, id).Scan(&url, &sealed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", "", notFound("trigger", id)
@@ -409,9 +353,5 @@ func (s *Store) TriggerWebhook(ctx context.Context, ws, id string, box *secretbo
 	if url == "" {
 		return "", "", nil
 	}
-	secrets, err := openTriggerSecrets(box, ws, id, sealed)
-	if err != nil {
-		return "", "", err
-	}
-	return url, secrets[webhookSecretKey], nil
+	return url, sealed, nil
 }

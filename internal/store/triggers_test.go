@@ -24,8 +24,11 @@ func TestTriggerStore(t *testing.T) {
 			t.Fatal(err)
 		}
 		box := secretbox.NewRandom()
-		tr, err := s.TriggerCreate(ctx, &domain.Trigger{WorkspaceID: ws, AgentID: a.ID, Type: "slack", Name: "S", Enabled: true,
-			Config: domain.JSONObject{"bot_credential_id": "c1"}, TokenPrefix: "aph_abc"}, "hash-1", domain.TriggerSecrets{"signing_secret": "very-secret-value-123", "webhook_secret": "whsec_x"}, box)
+		trID := NewID()
+		config, sealed := sealedTrigger(t, box, ws, trID, domain.JSONObject{"bot_credential_id": "c1"},
+			domain.TriggerSecrets{"signing_secret": "very-secret-value-123", "webhook_secret": "whsec_x"})
+		tr, err := s.TriggerCreate(ctx, &domain.Trigger{ID: trID, WorkspaceID: ws, AgentID: a.ID, Type: "slack", Name: "S", Enabled: true,
+			Config: config, TokenPrefix: "aph_abc"}, "hash-1", sealed)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,20 +45,24 @@ func TestTriggerStore(t *testing.T) {
 		if stats, err := s.StoreStats(ctx); err != nil || stats["agent_triggers"] != 1 || stats["trigger_events"] != 0 {
 			t.Fatalf("store stats: %v %v", stats, err)
 		}
-		if _, err := s.TriggerUpdate(ctx, ws, tr.ID, domain.TriggerPatch{WebhookURL: domain.PtrTo("https://example.com/done")}, box); err != nil {
+		if _, err := s.TriggerUpdate(ctx, ws, tr.ID, domain.TriggerPatch{WebhookURL: domain.PtrTo("https://example.com/done")}, nil); err != nil {
 			t.Fatal(err)
 		}
-		if u, sec, err := s.TriggerWebhook(ctx, ws, tr.ID, box); err != nil || u != "https://example.com/done" || sec != "whsec_x" {
-			t.Fatalf("webhook: %q %q %v", u, sec, err)
+		if u, sealedW, err := s.TriggerWebhookSealed(ctx, ws, tr.ID); err != nil || u != "https://example.com/done" || sealedW != sealed {
+			t.Fatalf("webhook: %q %q %v", u, sealedW, err)
 		}
-		got, secrets, err := s.TriggerByToken(ctx, "hash-1", box)
-		if err != nil || got.ID != tr.ID || secrets["signing_secret"] != "very-secret-value-123" {
-			t.Fatalf("by token: %v %v %v", got, secrets, err)
+		got, sealedT, err := s.TriggerByToken(ctx, "hash-1")
+		if err != nil || got.ID != tr.ID || sealedT != sealed {
+			t.Fatalf("by token: %v %q %v", got, sealedT, err)
 		}
-		if _, _, err := s.TriggerByToken(ctx, "hash-2", box); !IsNotFound(err) {
+		secrets, err := openedTrigger(t, box, ws, tr.ID, sealedT)
+		if err != nil || secrets["signing_secret"] != "very-secret-value-123" {
+			t.Fatalf("secrets by token: %v %v", secrets, err)
+		}
+		if _, _, err := s.TriggerByToken(ctx, "hash-2"); !IsNotFound(err) {
 			t.Fatalf("unknown token: %v", err)
 		}
-		if _, _, err := s.TriggerByToken(ctx, "hash-1", secretbox.NewRandom()); err == nil {
+		if _, err := openedTrigger(t, secretbox.NewRandom(), ws, tr.ID, sealedT); err == nil {
 			t.Fatal("secrets opened with another key")
 		}
 
@@ -92,7 +99,7 @@ func TestTriggerStore(t *testing.T) {
 		}
 
 		sched, err := s.TriggerCreate(ctx, &domain.Trigger{WorkspaceID: ws, AgentID: a.ID, Type: "schedule", Name: "D", Enabled: true,
-			Config: domain.JSONObject{"cron": "* * * * *"}, NextRunAt: &domain.Time{Time: time.UnixMilli(1_000_000)}}, "", nil, box)
+			Config: domain.JSONObject{"cron": "* * * * *"}, NextRunAt: &domain.Time{Time: time.UnixMilli(1_000_000)}}, "", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,11 +127,12 @@ func TestTriggerStore(t *testing.T) {
 		if s1 != s2 || s1 == s3 {
 			t.Fatalf("sessions %s %s %s", s1, s2, s3)
 		}
-		cred, err := s.CredentialCreate(ctx, &domain.Credential{WorkspaceID: ws, Name: "bot", Type: "bearer_token"}, "xoxb-1", box)
+		cred, err := credentialCreate(ctx, s, &domain.Credential{WorkspaceID: ws, Name: "bot", Type: "bearer_token"}, "xoxb-1", box)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.TriggerUpdate(ctx, ws, tr.ID, domain.TriggerPatch{Config: &domain.JSONObject{"bot_credential_id": cred.ID}, Secrets: &secrets}, box); err != nil {
+		botConfig, botSealed := sealedTrigger(t, box, ws, tr.ID, domain.JSONObject{"bot_credential_id": cred.ID}, secrets)
+		if _, err := s.TriggerUpdate(ctx, ws, tr.ID, domain.TriggerPatch{Config: &botConfig}, &botSealed); err != nil {
 			t.Fatal(err)
 		}
 		var ce *ConflictError

@@ -13,6 +13,7 @@ import (
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/triggers/platform"
+	"github.com/agentplane/agentplane/internal/vault"
 )
 
 // Reply delivery settings.
@@ -119,7 +120,7 @@ func (r *Replier) send(ctx context.Context, rep *domain.TriggerReply) error {
 	}
 	p := spec.Platform
 	credID, _ := t.Config[spec.ReplyCredential].(string)
-	c, token, err := r.Store.CredentialForRun(ctx, t.WorkspaceID, credID, "", r.Secrets)
+	c, token, err := vault.CredentialForRun(ctx, r.Store, t.WorkspaceID, credID, "", r.Secrets)
 	if store.IsNotFound(err) {
 		return &permanentError{fmt.Sprintf("bot credential %s not found", credID)}
 	}

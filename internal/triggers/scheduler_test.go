@@ -18,6 +18,7 @@ import (
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/seed"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/vault"
 )
 
 func TestMain(m *testing.M) {
@@ -92,7 +93,7 @@ func setup(t *testing.T, st *store.Store, schema string) *domain.Agent {
 
 func schedule(t *testing.T, st *store.Store, agent, cron, tz string, catchUp bool, next time.Time, input domain.JSONObject) *domain.Trigger {
 	t.Helper()
-	tr, err := st.TriggerCreate(context.Background(), &domain.Trigger{WorkspaceID: testWS, AgentID: agent, Type: "schedule", Name: "s", Enabled: true,
+	tr, err := vault.TriggerCreate(context.Background(), st, &domain.Trigger{WorkspaceID: testWS, AgentID: agent, Type: "schedule", Name: "s", Enabled: true,
 		Config: domain.JSONObject{"cron": cron, "timezone": tz, "catch_up": catchUp}, Input: input, NextRunAt: ms(next)}, "", nil, nil)
 	if err != nil {
 		t.Fatal(err)

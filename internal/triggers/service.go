@@ -12,6 +12,7 @@ import (
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/vault"
 	"github.com/agentplane/agentplane/internal/webhook"
 )
 
@@ -133,7 +134,7 @@ func (s *Service) Create(ctx context.Context, ws string, in CreateInput) (*Creat
 		hash, t.TokenPrefix = auth.HashKey(token), token[:HookTokenPrefixLen]
 	}
 
-	created, err := s.Store.TriggerCreate(ctx, t, hash, secrets, s.Secrets)
+	created, err := vault.TriggerCreate(ctx, s.Store, t, hash, secrets, s.Secrets)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +176,7 @@ func (s *Service) Update(ctx context.Context, ws, id string, p Patch) (*domain.T
 	if err := s.patchSchedule(ctx, cur, next, p, &sp); err != nil {
 		return nil, err
 	}
-	t, err := s.Store.TriggerUpdate(ctx, ws, id, sp, s.Secrets)
+	t, err := vault.TriggerUpdate(ctx, s.Store, ws, id, sp, s.Secrets)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +244,7 @@ func completionPatch(cur, next *domain.Trigger, p *Patch) (generated string, err
 // left as they are appear in cur.Config masked: they keep their values, and so does the
 // completion webhook secret unless p replaces or removes it.
 func (s *Service) patchConfig(ctx context.Context, ws string, cur *domain.Trigger, p Patch) (domain.JSONObject, domain.TriggerSecrets, error) {
-	prev, err := s.Store.TriggerSecretsGet(ctx, ws, cur.ID, s.Secrets)
+	prev, err := vault.TriggerSecretsGet(ctx, s.Store, ws, cur.ID, s.Secrets)
 	if err != nil {
 		return nil, nil, err
 	}

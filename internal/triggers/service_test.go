@@ -11,6 +11,7 @@ import (
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/triggers/platform"
+	"github.com/agentplane/agentplane/internal/vault"
 )
 
 const (
@@ -37,7 +38,7 @@ func newServiceEnv(t *testing.T) *serviceEnv {
 	t.Cleanup(func() { st.Close() })
 	a := setup(t, st, "")
 	box := secretbox.NewRandom()
-	c, err := st.CredentialCreate(ctx, &domain.Credential{WorkspaceID: testWS, Name: "bot", Type: "bearer_token"}, "xoxb-1", box)
+	c, err := vault.CredentialCreate(ctx, st, &domain.Credential{WorkspaceID: testWS, Name: "bot", Type: "bearer_token"}, "xoxb-1", box)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func (e *serviceEnv) create(t *testing.T, in CreateInput) *Created {
 
 func (e *serviceEnv) secrets(t *testing.T, id string) domain.TriggerSecrets {
 	t.Helper()
-	s, err := e.svc.Store.TriggerSecretsGet(context.Background(), testWS, id, e.svc.Secrets)
+	s, err := vault.TriggerSecretsGet(context.Background(), e.svc.Store, testWS, id, e.svc.Secrets)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/vault"
 )
 
 // StoreTriggerWebhook is the TriggerWebhookFunc of agent triggers kept in the store: the
@@ -15,7 +16,7 @@ import (
 // and the last case is logged; only a database error is returned.
 func StoreTriggerWebhook(box *secretbox.Box, log *slog.Logger) TriggerWebhookFunc {
 	return func(ctx context.Context, tx *store.Store, ws, triggerID string) (string, string, bool, error) {
-		url, secret, err := tx.TriggerWebhook(ctx, ws, triggerID, box)
+		url, secret, err := vault.TriggerWebhook(ctx, tx, ws, triggerID, box)
 		switch {
 		case store.IsNotFound(err):
 			return "", "", false, nil
