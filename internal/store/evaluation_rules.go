@@ -117,6 +117,9 @@ func (s *Store) EvaluationRuleDelete(ctx context.Context, ws, id string) (*domai
 // EvaluationRulesFor returns the enabled rules that may score a run of agentID: the agent's
 // own and those for every agent. The terminal hook reads them as each execution ends.
 func (s *Store) EvaluationRulesFor(ctx context.Context, ws, agentID string) ([]*domain.EvaluationRule, error) {
+	if e := s.endedFor(ws, agentID); e != nil && !e.rules {
+		return nil, nil // the hooks' read found none
+	}
 	rows, err := s.r.QueryContext(ctx, `SELECT id, workspace_id, evaluator_id, agent_id, sampling, filter, enabled, 0, 0, 0, created_at, updated_at
 		FROM evaluation_rules WHERE workspace_id = $1 AND enabled = $2 AND (agent_id IS NULL OR agent_id = $3) ORDER BY created_at, id`, ws, true, agentID)
 	if err != nil {

@@ -60,6 +60,7 @@ type Store struct {
 	gen     *atomic.Uint64 // see Generation
 	writer  *sqliteWriter  // SQLite's transactions; nil on PostgreSQL
 	hooks   *hooks         // shared by the Store and its transactions; see SetTerminalHook
+	ended   *endedRun      // what the terminal hooks read of an ending run, read once; see runTerminalHook
 	memURI  string         // the memdb database of a "memory" store; empty otherwise
 }
 
