@@ -103,10 +103,37 @@ func markGoTypes(doc map[string]any) {
 	sort.Strings(names)
 	for _, name := range names {
 		if s, ok := schemas[name].(map[string]any); ok {
+			dropRequiredAlternatives(s)
 			markProperties(s, patch[name])
 		}
 	}
 	markQueryParameters(doc)
+}
+
+// dropRequiredAlternatives removes an object's anyOf when its alternatives only say which of
+// its own properties must be given ("name or config_id"): a rule of values the server checks,
+// not a union of types. oapi-codegen would make it a union whose JSON holds every property,
+// "" and 0 included, so that a score created with config_id would send name: "".
+func dropRequiredAlternatives(s map[string]any) {
+	alts := asSlice(s["anyOf"])
+	if len(alts) == 0 || s["properties"] == nil {
+		return
+	}
+	for _, a := range alts {
+		alt, _ := a.(map[string]any)
+		for k := range alt {
+			if k != "required" && k != "properties" {
+				return // a real alternative shape
+			}
+		}
+		props, _ := alt["properties"].(map[string]any)
+		for _, p := range props {
+			if ps, _ := p.(map[string]any); ps["type"] != nil || ps["$ref"] != nil {
+				return
+			}
+		}
+	}
+	delete(s, "anyOf")
 }
 
 // markQueryParameters gives a pointer to the optional boolean and number query parameters
