@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -122,7 +123,7 @@ func chatRetrySuite(t *testing.T, c *client.Client) {
 			t.Fatal(err)
 		}
 		r2, err := c.ChatSend(ctx, sess.ID, "What is the boiling point of water?", key)
-		if err != nil || *r2 != *r1 {
+		if err != nil || !reflect.DeepEqual(r2, r1) {
 			t.Fatalf("replay: %+v %v, first %+v", r2, err, r1)
 		}
 		_, err = c.ChatSend(ctx, sess.ID, "And of milk?", key)

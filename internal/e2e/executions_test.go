@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -91,7 +92,7 @@ func executionSuite(t *testing.T, c *client.Client) {
 		for _, sp := range tr.AllSpans() {
 			kinds[string(sp.Kind)]++
 		}
-		if kinds["prompt"] != 1 || kinds["llm"] != 1 || kinds["agent"] != 1 || tr.Cost != x.Cost || tr.TokenUsage != x.TokenUsage {
+		if kinds["prompt"] != 1 || kinds["llm"] != 1 || kinds["agent"] != 1 || tr.Cost != x.Cost || !reflect.DeepEqual(tr.TokenUsage, x.TokenUsage) {
 			t.Fatalf("trace: kinds %v cost %v/%v usage %+v/%+v", kinds, tr.Cost, x.Cost, tr.TokenUsage, x.TokenUsage)
 		}
 		l, err := c.TraceList(ctx, client.ListTracesParams{ExecutionID: x.ID})
