@@ -191,7 +191,13 @@ func TestStudioRules(t *testing.T) {
 	b.setInput("#rule-sampling", "25")
 	b.run(chromedp.SetValue(chromedp.CSS("#rule-agent"), ""), chromedp.Click(chromedp.CSS("#rule-save")),
 		until(`document.querySelector('#rule-sampling')?.value === '25' && !!document.querySelector('#rule-scores')`))
-	got, err := c.EvaluationRuleGet(ctx, r.ID)
+	// The form's value is set before the save answers: wait for the PATCH to land.
+	var got *client.EvaluationRule
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if got, err = c.EvaluationRuleGet(ctx, r.ID); err != nil || got.Sampling == 0.25 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil || got.Sampling != 0.25 || got.AgentID != nil || got.Enabled {
 		b, _ := json.Marshal(got)
 		t.Fatalf("edited rule: %s %v", b, err)
