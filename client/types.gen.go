@@ -7447,6 +7447,9 @@ type ListExecutionsParams struct {
 	// EndUserID Only the runs of this end user.
 	EndUserID string `form:"end_user_id,omitempty" json:"end_user_id,omitempty,omitzero"`
 
+	// ExperimentID Only the runs of this experiment's items.
+	ExperimentID string `form:"experiment_id,omitempty" json:"experiment_id,omitempty,omitzero"`
+
 	// CreatedAfter RFC 3339 time.
 	CreatedAfter time.Time `form:"created_after,omitempty" json:"created_after,omitempty,omitzero"`
 
@@ -8138,6 +8141,9 @@ type ListScoresParams struct {
 	// RuleID Only scores given by this evaluation rule.
 	RuleID string `form:"rule_id,omitempty" json:"rule_id,omitempty,omitzero"`
 
+	// ExperimentID Only the scores of this experiment's runs (its evaluators' and any other).
+	ExperimentID string `form:"experiment_id,omitempty" json:"experiment_id,omitempty,omitzero"`
+
 	// ExecutionID Only scores of this execution (its trace and spans included).
 	ExecutionID string `form:"execution_id,omitempty" json:"execution_id,omitempty,omitzero"`
 
@@ -8224,6 +8230,9 @@ type SummarizeScoresParams struct {
 
 	// RuleID Only scores given by this evaluation rule.
 	RuleID string `form:"rule_id,omitempty" json:"rule_id,omitempty,omitzero"`
+
+	// ExperimentID Only the scores of this experiment's runs (its evaluators' and any other).
+	ExperimentID string `form:"experiment_id,omitempty" json:"experiment_id,omitempty,omitzero"`
 
 	// ExecutionID Only scores of this execution (its trace and spans included).
 	ExecutionID string `form:"execution_id,omitempty" json:"execution_id,omitempty,omitzero"`

@@ -156,6 +156,17 @@ func TestExperiments(t *testing.T) {
 				t.Fatalf("execution: %+v", r)
 			}
 		}
+		// The experiment_id filter finds them through the experiment's items.
+		for id, want := range map[string]int64{x.ID: 5, "no-such-experiment": 0} {
+			l, err := e.c.ExecutionList(ctx, client.ListExecutionsParams{ExperimentID: id})
+			if err != nil || l.Pagination.Total != want {
+				t.Fatalf("executions of experiment %s: %+v %v, want %d", id, l, err, want)
+			}
+			s, err := e.c.ScoreList(ctx, client.ListScoresParams{ExperimentID: id, Limit: 100})
+			if err != nil || s.Pagination.Total != 3*want {
+				t.Fatalf("scores of experiment %s: %+v %v, want %d", id, s, err, 3*want)
+			}
+		}
 	})
 	t.Run("each evaluator scored each run once", func(t *testing.T) {
 		scores, err := e.c.ScoreList(ctx, client.ListScoresParams{Source: "eval", Limit: 100})

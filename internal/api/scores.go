@@ -59,6 +59,7 @@ var scoreFilterParams = []param{
 	{name: "data_type", typ: "string", desc: "Only scores of this data type.", enum: domain.ScoreDataTypes},
 	{name: "source", typ: "string", desc: "Only scores from this source.", enum: domain.ScoreSources},
 	{name: "rule_id", typ: "string", desc: "Only scores given by this evaluation rule."},
+	{name: "experiment_id", typ: "string", desc: "Only the scores of this experiment's runs (its evaluators' and any other)."},
 	{name: "execution_id", typ: "string", desc: "Only scores of this execution (its trace and spans included)."},
 	{name: "trace_id", typ: "string", desc: "Only scores of this trace (its spans and execution included)."},
 	{name: "span_id", typ: "string", desc: "Only scores of this span."},
@@ -105,7 +106,7 @@ func (s *Server) scoreRoutes() []route {
 func scoreFilter(r *http.Request) (domain.ScoreFilter, error) {
 	q := r.URL.Query()
 	f := domain.ScoreFilter{Name: q.Get("name"), ConfigID: q.Get("config_id"), DataType: q.Get("data_type"), Source: q.Get("source"),
-		RuleID: q.Get("rule_id"), ExecutionID: q.Get("execution_id"), TraceID: q.Get("trace_id"), SpanID: q.Get("span_id"), SessionID: q.Get("session_id")}
+		RuleID: q.Get("rule_id"), ExperimentID: q.Get("experiment_id"), ExecutionID: q.Get("execution_id"), TraceID: q.Get("trace_id"), SpanID: q.Get("span_id"), SessionID: q.Get("session_id")}
 	for name, v := range map[string]struct {
 		val     string
 		allowed []string

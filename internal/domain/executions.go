@@ -146,6 +146,7 @@ type ExecutionNode struct {
 // ExecutionFilter narrows ExecutionList.
 type ExecutionFilter struct {
 	AgentID, Status, SessionID, Source, EndUserID string
+	ExperimentID                                  string // the runs of an experiment's items
 	CreatedAfter, CreatedBefore                   Time
 }
 

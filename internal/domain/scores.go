@@ -48,6 +48,7 @@ type Score struct {
 type ScoreFilter struct {
 	Name, ConfigID, DataType, Source, RuleID string
 	ExecutionID, TraceID, SpanID, SessionID  string
+	ExperimentID                             string // the scores of an experiment's runs
 	CreatedAfter, CreatedBefore              Time
 }
 

@@ -174,7 +174,7 @@ func (s *Store) ExecutionGet(ctx context.Context, ws, id string) (*domain.Execut
 func (s *Store) ExecutionList(ctx context.Context, ws string, f domain.ExecutionFilter, p domain.Page) ([]*domain.Execution, int, error) {
 	where, args := whereClause("", ws, []cond{
 		{"agent_id = $%d", f.AgentID}, {"status = $%d", f.Status}, {"session_id = $%d", f.SessionID}, {"source = $%d", f.Source},
-		{"end_user_id = $%d", f.EndUserID},
+		{"end_user_id = $%d", f.EndUserID}, {"id IN (SELECT execution_id FROM experiment_items WHERE experiment_id = $%d)", f.ExperimentID},
 	})
 	if !f.CreatedAfter.IsZero() {
 		args = append(args, f.CreatedAfter)

@@ -133,6 +133,10 @@ func checkHistoryPlans(t *testing.T, s *Store, runs, bigRows int, scans func(*te
 			_, _, err := s.ExecutionList(ctx, ws, domain.ExecutionFilter{EndUserID: "nobody"}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
+		"executions ?experiment_id": func() error {
+			_, _, err := s.ExecutionList(ctx, ws, domain.ExecutionFilter{ExperimentID: "none"}, domain.Page{Page: 1, Limit: 20})
+			return err
+		},
 		"executions ?created_after": func() error {
 			_, _, err := s.ExecutionList(ctx, ws, domain.ExecutionFilter{CreatedAfter: day}, domain.Page{Page: 3, Limit: 20})
 			return err
@@ -200,6 +204,10 @@ func checkHistoryPlans(t *testing.T, s *Store, runs, bigRows int, scans func(*te
 		},
 		"scores ?source": func() error {
 			_, _, err := s.ScoreList(ctx, ws, domain.ScoreFilter{Source: "eval"}, domain.Page{Page: 1, Limit: 20})
+			return err
+		},
+		"scores ?experiment_id": func() error {
+			_, _, err := s.ScoreList(ctx, ws, domain.ScoreFilter{ExperimentID: "none"}, domain.Page{Page: 1, Limit: 20})
 			return err
 		},
 		"scores ?execution_id": func() error {

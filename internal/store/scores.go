@@ -16,6 +16,7 @@ func scoreFilterClause(f domain.ScoreFilter, ws string) (string, []any) {
 	where, args := whereClause("", ws, []cond{
 		{"name = $%d", f.Name}, {"config_id = $%d", f.ConfigID}, {"data_type = $%d", f.DataType}, {"source = $%d", f.Source}, {"rule_id = $%d", f.RuleID},
 		{"execution_id = $%d", f.ExecutionID}, {"trace_id = $%d", f.TraceID}, {"span_id = $%d", f.SpanID}, {"session_id = $%d", f.SessionID},
+		{"execution_id IN (SELECT execution_id FROM experiment_items WHERE experiment_id = $%d)", f.ExperimentID},
 	})
 	if !f.CreatedAfter.IsZero() {
 		args = append(args, f.CreatedAfter)
@@ -474,7 +475,7 @@ type scoreSource struct {
 }
 
 func summarySource(f domain.ScoreFilter, where string) scoreSource {
-	if f.ConfigID != "" || f.Source != "" || f.RuleID != "" || f.ExecutionID != "" || f.TraceID != "" || f.SpanID != "" || f.SessionID != "" ||
+	if f.ConfigID != "" || f.Source != "" || f.RuleID != "" || f.ExperimentID != "" || f.ExecutionID != "" || f.TraceID != "" || f.SpanID != "" || f.SessionID != "" ||
 		!f.CreatedAfter.IsZero() || !f.CreatedBefore.IsZero() {
 		return scoreSource{from: func(cond string) string { return "scores" + where + cond }, count: "count(*)", mean: "avg(value)", weight: "1"}
 	}

@@ -18092,6 +18092,8 @@ export interface operations {
                 source?: string;
                 /** @description Only the runs of this end user. */
                 end_user_id?: string;
+                /** @description Only the runs of this experiment's items. */
+                experiment_id?: string;
                 /** @description RFC 3339 time. */
                 created_after?: string;
                 /** @description RFC 3339 time. */
@@ -26497,6 +26499,8 @@ export interface operations {
                 source?: "api" | "annotation" | "eval";
                 /** @description Only scores given by this evaluation rule. */
                 rule_id?: string;
+                /** @description Only the scores of this experiment's runs (its evaluators' and any other). */
+                experiment_id?: string;
                 /** @description Only scores of this execution (its trace and spans included). */
                 execution_id?: string;
                 /** @description Only scores of this trace (its spans and execution included). */
@@ -26922,6 +26926,8 @@ export interface operations {
                 source?: "api" | "annotation" | "eval";
                 /** @description Only scores given by this evaluation rule. */
                 rule_id?: string;
+                /** @description Only the scores of this experiment's runs (its evaluators' and any other). */
+                experiment_id?: string;
                 /** @description Only scores of this execution (its trace and spans included). */
                 execution_id?: string;
                 /** @description Only scores of this trace (its spans and execution included). */
