@@ -80,9 +80,6 @@ func (s *Server) createEvaluationRule(w http.ResponseWriter, r *http.Request) er
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := domain.NotBlank("evaluator_id", req.EvaluatorID); err != nil {
-		return err
-	}
 	rule := &domain.EvaluationRule{WorkspaceID: s.workspace(r), EvaluatorID: req.EvaluatorID, AgentID: emptyNil(req.AgentID),
 		Sampling: 1, Filter: req.Filter.filter(), Enabled: true}
 	setIfPresent(&rule.Sampling, req.Sampling)
@@ -140,12 +137,7 @@ func (s *Server) listJudgments(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	status := r.URL.Query().Get("status")
-	if status != "" {
-		if err := domain.OneOf("status", status, domain.JudgmentStatuses); err != nil {
-			return badRequest("%s", err.Error())
-		}
-	}
+	status := r.URL.Query().Get("status") // one of domain.JudgmentStatuses: the route table checks it
 	items, total, err := s.store.JudgmentRuleList(r.Context(), s.workspace(r), pathID(r, "id"), status, p)
 	if err != nil {
 		return err

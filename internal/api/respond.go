@@ -106,14 +106,23 @@ func pageParams(r *http.Request) (domain.Page, error) {
 		}
 		p.Page = n
 	}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			return p, badRequest("limit must be an integer from 1 to 100, got %q", v)
-		}
-		p.Limit = n
+	var err error
+	p.Limit, err = limitParam(q, p.Limit)
+	return p, err
+}
+
+// limitParam reads the limit query parameter: def when absent, else an integer from 1 to 100
+// (400 otherwise).
+func limitParam(q url.Values, def int) (int, error) {
+	v := q.Get("limit")
+	if v == "" {
+		return def, nil
 	}
-	return p, nil
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 100 {
+		return def, badRequest("limit must be an integer from 1 to 100, got %q", v)
+	}
+	return n, nil
 }
 
 // decode reads a JSON body into dst. A Content-Type other than application/json (charset

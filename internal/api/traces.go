@@ -3,7 +3,6 @@ package api
 import (
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/agentplane/agentplane/internal/domain"
@@ -158,14 +157,10 @@ func (s *Server) usageBreakdown(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := domain.UsageFilter{Dimension: q.Get("group_by"), AgentID: q.Get("agent_id"), Period: time.Hour, Limit: 20}
-	// group_by is required and one of store.UsageDimensions: the route table checks it.
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			return badRequest("limit must be an integer from 1 to 100, got %q", v)
-		}
-		f.Limit = n
+	f := domain.UsageFilter{Dimension: q.Get("group_by"), AgentID: q.Get("agent_id"), Period: time.Hour}
+	// group_by is required and one of domain.UsageDimensions: the route table checks it.
+	if f.Limit, err = limitParam(q, 20); err != nil {
+		return err
 	}
 	if span > 24*time.Hour {
 		f.Period = 24 * time.Hour
