@@ -100,9 +100,4 @@ func compactJSON(v any) string {
 }
 
 // fmtTokens prints a token count the server may leave out (as 0).
-func fmtTokens(n *int64) string {
-	if n == nil {
-		return "0"
-	}
-	return strconv.FormatInt(*n, 10)
-}
+func fmtTokens(n *int64) string { return strconv.FormatInt(client.Val(n), 10) }
