@@ -10,7 +10,7 @@ import (
 
 // render builds the model messages of a fresh pass: the system prompt, the chat history
 // (trimmed oldest-first to fit the model's context window) and the new user message, as a
-// "prompt" span (and a "history" span when history was trimmed).
+// "prompt" span when it renders a template (and a "history" span when history was trimmed).
 func (r *run) render(ctx context.Context) ([]llm.Message, error) {
 	sp := r.span("prompt", "render prompt", map[string]any{"prompt_id": r.cfg.PromptID, "input": r.x.Input})
 	rendered, err := Render(ctx, r.e.st, r.x.WorkspaceID, r.cfg, r.x.Input)
@@ -23,9 +23,15 @@ func (r *run) render(ctx context.Context) ([]llm.Message, error) {
 	for _, m := range rendered.Messages[:len(rendered.Messages)-1] {
 		system = append(system, llm.Message{Role: m.Role, Content: m.Content})
 	}
-	sp.Attributes["variables"] = rendered.Variables
-	sp.Attributes["missing"] = rendered.Missing
-	r.end(sp, map[string]any{"messages": rendered.Messages}, nil)
+	// The span is kept when rendering did something: a prompt template, or variables of the
+	// system prompt filled from the input. Without either, its messages are the version's
+	// system_prompt and the input's message, both stored already: a span row less per run
+	// (BenchmarkRunBytes).
+	if r.cfg.PromptID != "" || len(rendered.Variables) > 0 {
+		sp.Attributes["variables"] = rendered.Variables
+		sp.Attributes["missing"] = rendered.Missing
+		r.end(sp, map[string]any{"messages": rendered.Messages}, nil)
+	}
 	if r.memoryOn() {
 		text, err := r.recall(ctx, user.Content)
 		if err != nil {
