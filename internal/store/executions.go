@@ -173,7 +173,8 @@ func (s *Store) ExecutionGet(ctx context.Context, ws, id string) (*domain.Execut
 // ExecutionList returns one page of executions, newest first.
 func (s *Store) ExecutionList(ctx context.Context, ws string, f domain.ExecutionFilter, p domain.Page) ([]*domain.Execution, int, error) {
 	where, args := whereClause("", ws, []cond{
-		{"agent_id = $%d", f.AgentID}, {"status = $%d", f.Status}, {"session_id = $%d", f.SessionID}, {"source = $%d", f.Source},
+		{"agent_id = $%d", f.AgentID}, partialCond("status", f.Status, domain.StatusCompleted), {"session_id = $%d", f.SessionID},
+		partialCond("source", f.Source, "api"),
 		{"end_user_id = $%d", f.EndUserID}, {"id IN (SELECT execution_id FROM experiment_items WHERE experiment_id = $%d)", f.ExperimentID},
 	})
 	if !f.CreatedAfter.IsZero() {

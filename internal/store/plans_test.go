@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -257,7 +259,35 @@ func checkHistoryPlans(t *testing.T, s *Store, runs, bigRows int, scans func(*te
 			_, _, err := s.ApprovalList(ctx, ws, "pending", "", domain.Page{Page: 1, Limit: 20})
 			return err
 		},
+		// The common values, left out of the partial indexes of status and source (migration
+		// 00036): read off the workspace's index of all its runs, where most rows match.
+		"executions ?status=completed": func() error {
+			_, _, err := s.ExecutionList(ctx, ws, domain.ExecutionFilter{Status: domain.StatusCompleted}, domain.Page{Page: 2, Limit: 20})
+			return err
+		},
+		"executions ?source=api": func() error {
+			_, _, err := s.ExecutionList(ctx, ws, domain.ExecutionFilter{Source: "api"}, domain.Page{Page: 2, Limit: 20})
+			return err
+		},
+		"traces ?status=completed": func() error {
+			_, _, err := s.TraceList(ctx, ws, domain.TraceFilter{Status: domain.StatusCompleted}, domain.Page{Page: 2, Limit: 20})
+			return err
+		},
+		"executions in flight (plan limit)": func() error {
+			_, err := s.ExecutionCount(ctx, ws, domain.Time{}, []string{domain.StatusPending, domain.StatusRunning, domain.StatusAwaitingApproval})
+			return err
+		},
+		"executions not ended (workspace purge)": func() error {
+			_, err := s.ExecutionsActiveList(ctx, ws, 100)
+			return err
+		},
 	}
+	// The filters on the values the partial indexes hold read them, on PostgreSQL in a generic
+	// plan too (pgx prepares its statements, and PostgreSQL plans a prepared statement without
+	// its parameters after a few runs).
+	partial := map[string]string{"executions ?status": "executions_status", "executions ?status=rejected (none)": "executions_status",
+		"executions ?source": "executions_source", "traces ?status": "traces_status",
+		"executions in flight (plan limit)": "executions_status", "executions not ended (workspace purge)": "executions_status"}
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {
 			rec.queries = nil
@@ -270,6 +300,9 @@ func checkHistoryPlans(t *testing.T, s *Store, runs, bigRows int, scans func(*te
 			for _, q := range rec.queries {
 				if scans := scans(t, s.db, q, big); len(scans) > 0 {
 					t.Errorf("sequential scan of %s in\n%s", strings.Join(scans, ", "), q.sql)
+				}
+				if idx := partial[name]; idx != "" && !planUsesIndex(t, s, q, idx) {
+					t.Errorf("the plan does not read %s:\n%s", idx, q.sql)
 				}
 			}
 		})
@@ -328,6 +361,55 @@ func pgSeqScans(t *testing.T, db *sql.DB, q recordedQuery, big map[string]bool) 
 	return found
 }
 
+// planUsesIndex says whether the plan of q reads the index named idx: on PostgreSQL its
+// generic plan (planned without the values of its parameters), on SQLite its plan.
+func planUsesIndex(t *testing.T, s *Store, q recordedQuery, idx string) bool {
+	t.Helper()
+	ctx := context.Background()
+	if s.dialect == SQLite {
+		return slices.ContainsFunc(sqlitePlan(t, s.db, q), func(detail string) bool { return strings.Contains(detail, " INDEX "+idx+" ") })
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	values := make([]string, len(q.args))
+	for i, a := range q.args {
+		if v, ok := a.(driver.Valuer); ok {
+			if a, err = v.Value(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		switch a := a.(type) {
+		case string:
+			values[i] = "'" + strings.ReplaceAll(a, "'", "''") + "'"
+		case int, int64:
+			values[i] = fmt.Sprint(a)
+		default:
+			t.Fatalf("argument %d of %s: %T", i+1, q.sql, a)
+		}
+	}
+	for _, stmt := range []string{"SET plan_cache_mode = force_generic_plan", "PREPARE generic AS " + q.sql} {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	defer func() {
+		_, _ = conn.ExecContext(ctx, "DEALLOCATE generic")
+		_, _ = conn.ExecContext(ctx, "RESET plan_cache_mode")
+	}()
+	var plan string
+	execute := "EXECUTE generic"
+	if len(values) > 0 {
+		execute += "(" + strings.Join(values, ", ") + ")"
+	}
+	if err := conn.QueryRowContext(ctx, "EXPLAIN (FORMAT JSON) "+execute).Scan(&plan); err != nil {
+		t.Fatalf("explain %s: %v", execute, err)
+	}
+	return strings.Contains(plan, `"Index Name": "`+idx+`"`)
+}
+
 type planNode struct {
 	NodeType string     `json:"Node Type"`
 	Relation string     `json:"Relation Name"`
@@ -338,21 +420,34 @@ type planNode struct {
 // without an index, where an indexed read says "SEARCH t USING … (column=?)").
 func sqliteScans(t *testing.T, db *sql.DB, q recordedQuery, big map[string]bool) []string {
 	t.Helper()
+	var found []string
+	for _, detail := range sqlitePlan(t, db, q) {
+		if f := strings.Fields(detail); len(f) >= 2 && f[0] == "SCAN" && big[f[1]] {
+			found = append(found, detail)
+		}
+	}
+	return found
+}
+
+// sqlitePlan returns the steps (details) of SQLite's plan of q.
+func sqlitePlan(t *testing.T, db *sql.DB, q recordedQuery) []string {
+	t.Helper()
 	rows, err := db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q.sql, q.args...)
 	if err != nil {
 		t.Fatalf("explain %s: %v", q.sql, err)
 	}
 	defer rows.Close()
-	var found []string
+	var steps []string
 	for rows.Next() {
 		var id, parent, unused int
 		var detail string
 		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
 			t.Fatal(err)
 		}
-		if f := strings.Fields(detail); len(f) >= 2 && f[0] == "SCAN" && big[f[1]] {
-			found = append(found, detail)
-		}
+		steps = append(steps, detail)
 	}
-	return found
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return steps
 }

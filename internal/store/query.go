@@ -39,6 +39,18 @@ func whereClause(alias, ws string, conds []cond) (string, []any) {
 	return b.String(), args
 }
 
+// partialCond is the condition of a filter on column, whose index (migration 00036) holds only
+// the rows whose value is not common (most runs complete, most come from the API): a filter on
+// another value says so beside it, so that the planner may use that index in a generic plan
+// too (it cannot read the value off a parameter); a filter on common reads the index of all the
+// workspace's rows, newest first, where most rows match.
+func partialCond(column, value, common string) cond {
+	if value == common {
+		return cond{column + " = $%d", value}
+	}
+	return cond{column + " = $%d AND " + column + " <> '" + common + "'", value}
+}
+
 // likeEscaper escapes the LIKE wildcards (and the escape character itself) of user input so
 // it matches literally; every LIKE built from input says ESCAPE '\' (both dialects).
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)

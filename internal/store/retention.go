@@ -146,7 +146,9 @@ func (s *Store) TracesPurge(ctx context.Context, ws string, before time.Time, li
 // (pending, running, awaiting_approval): what must be cancelled before a deleted workspace's
 // rows can go.
 func (s *Store) ExecutionsActiveList(ctx context.Context, ws string, limit int) ([]string, error) {
-	return s.strings(ctx, fmt.Sprintf("SELECT id FROM executions WHERE workspace_id = $1 AND status NOT IN %s ORDER BY created_at, id LIMIT %d",
+	// status <> 'completed' lets SQLite read the partial index of the other statuses (migration
+	// 00036); PostgreSQL proves it from NOT IN.
+	return s.strings(ctx, fmt.Sprintf("SELECT id FROM executions WHERE workspace_id = $1 AND status <> 'completed' AND status NOT IN %s ORDER BY created_at, id LIMIT %d",
 		terminalStatuses, max(limit, 1)), ws)
 }
 

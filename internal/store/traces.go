@@ -458,7 +458,7 @@ func (s *Store) TraceList(ctx context.Context, ws string, f domain.TraceFilter, 
 	// no index of their execution_id).
 	where, args := whereClause("", ws, []cond{{"agent_id = $%d", f.AgentID},
 		{"id = (SELECT trace_id FROM executions WHERE workspace_id = $1 AND id = $%d)", f.ExecutionID},
-		{"session_id = $%d", f.SessionID}, {"end_user_id = $%d", f.EndUserID}, {"status = $%d", f.Status},
+		{"session_id = $%d", f.SessionID}, {"end_user_id = $%d", f.EndUserID}, partialCond("status", f.Status, domain.StatusCompleted),
 		{"service_name = $%d", f.ServiceName}})
 	bounds, bargs := traceFilterBounds(f, len(args))
 	where += bounds
