@@ -35,31 +35,6 @@ func agentTypeSchemas(reg huma.Registry) {
 	}
 }
 
-type agentCreateRequest struct {
-	Name        string              `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
-	Description string              `json:"description,omitempty" maxLength:"2000"`
-	Type        string              `json:"type" doc:"The agent type."`
-	Status      string              `json:"status,omitempty" enum:"active,inactive,archived" doc:"Defaults to active."`
-	Tags        []string            `json:"tags,omitempty"`
-	Metadata    map[string]any      `json:"metadata,omitempty"`
-	Config      *domain.AgentConfig `json:"config,omitempty" doc:"Configuration of version 1, which becomes active. Defaults to {\"model\": \"gpt-4o-mini\"}."`
-	Notes       string              `json:"notes,omitempty" doc:"Notes of version 1."`
-	// Completion webhook.
-	WebhookURL    *string `json:"webhook_url,omitempty" maxLength:"2000" doc:"An absolute http(s) URL each execution of the agent is POSTed to when it ends, signed with the Standard Webhooks scheme (see webhook_secret); no fragment (#…), no user:password@ (the rule of every webhook URL)."`
-	WebhookSecret *string `json:"webhook_secret,omitempty" doc:"The Standard Webhooks signing secret: whsec_ followed by the base64 of 24 to 64 bytes. Left out with a webhook_url, one is generated and returned once, in this response."`
-}
-
-type agentUpdateRequest struct {
-	Name        *string         `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
-	Description *string         `json:"description,omitempty" maxLength:"2000"`
-	Status      *string         `json:"status,omitempty" enum:"active,inactive,archived"`
-	Tags        *[]string       `json:"tags,omitempty"`
-	Metadata    *map[string]any `json:"metadata,omitempty"`
-	// Completion webhook.
-	WebhookURL    *string `json:"webhook_url,omitempty" maxLength:"2000" nullable:"true" doc:"A new webhook URL (the secret is kept, or generated and returned once if the agent has none); null or \"\" removes the webhook and its secret."`
-	WebhookSecret *string `json:"webhook_secret,omitempty" doc:"A new signing secret (whsec_ + base64 of 24 to 64 bytes) for the agent's webhook."`
-}
-
 type agentVersionCreateRequest struct {
 	Config domain.AgentConfig `json:"config" doc:"The version's whole configuration: a version is a full snapshot. With base_version_id or base, only what changes from that version: a JSON Merge Patch (RFC 7396) applied to its config, where objects merge deeply, arrays and other values replace, and null deletes a field."`
 	Notes  string             `json:"notes,omitempty" maxLength:"2000"`
@@ -112,10 +87,10 @@ func (s *Server) agentRoutes() []route {
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
 			resp: domain.Agent{}, h: s.listAgents},
 		{method: "POST", path: v1 + "/agents", op: "createAgent", tag: tag, scope: "agents:write", summary: "Create an agent (and its version 1)",
-			body: agentCreateRequest{}, resp: domain.Agent{}, status: http.StatusCreated, creates: true, plan: true, h: s.createAgent},
+			body: domain.AgentCreateRequest{}, resp: domain.Agent{}, status: http.StatusCreated, creates: true, plan: true, h: s.createAgent},
 		{method: "GET", path: v1 + "/agents/{id}", op: "getAgent", tag: tag, scope: "agents:read", summary: "Get an agent", resp: domain.Agent{}, h: byID(s, s.store.AgentGet)},
 		{method: "PATCH", path: v1 + "/agents/{id}", op: "updateAgent", tag: tag, scope: "agents:write", summary: "Update an agent's name, description, status, tags, metadata or webhook",
-			body: agentUpdateRequest{}, resp: domain.Agent{}, h: s.updateAgent},
+			body: domain.AgentUpdateRequest{}, resp: domain.Agent{}, h: s.updateAgent},
 		{method: "DELETE", path: v1 + "/agents/{id}", op: "deleteAgent", tag: tag, scope: "agents:write", summary: "Delete an agent and its versions",
 			resp: domain.Agent{}, h: byID(s, s.store.AgentDelete)},
 		{method: "GET", path: v1 + "/agents/{id}/versions", op: "listAgentVersions", tag: tag, scope: "agents:read", summary: "List an agent's versions, newest first",
@@ -139,16 +114,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	}
 	q := r.URL.Query()
 	f := domain.AgentFilter{Type: q.Get("type"), Status: q.Get("status"), Query: q.Get("q")}
-	if f.Type != "" {
-		if err := domain.OneOf("type", f.Type, agentconfig.Types()); err != nil {
-			return badRequest("%s", err.Error())
-		}
-	}
-	if f.Status != "" {
-		if err := domain.OneOf("status", f.Status, domain.AgentStatuses); err != nil {
-			return badRequest("%s", err.Error())
-		}
-	}
+	// type and status are documented enums: the route table checks it against the documented values.
 	items, total, err := s.store.AgentList(r.Context(), s.workspace(r), f, p)
 	if err != nil {
 		return err
@@ -158,7 +124,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
-	var req agentCreateRequest
+	var req domain.AgentCreateRequest
 	body, err := decodeKeep(w, r, &req)
 	if err != nil {
 		return err
@@ -166,11 +132,12 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if err := checkConfigKeys(body, "config"); err != nil {
 		return err
 	}
+	hook := webhookChangeOf(body, &req.WebhookURL, &req.WebhookSecret)
+	if err := req.Validate(); err != nil {
+		return err
+	}
 	if req.Status == "" {
 		req.Status = "active"
-	}
-	if err := domain.NotBlank("name", req.Name); err != nil {
-		return err
 	}
 	ws := s.workspace(r)
 	cfg, msg := req.Config, ""
@@ -181,13 +148,6 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	}
 	if err := agentconfig.Validate(r.Context(), s.store, ws, req.Type, "", cfg); err != nil {
 		return err
-	}
-	hook, err := webhookChangeOf(body, req.WebhookURL, req.WebhookSecret)
-	if err != nil {
-		return err
-	}
-	if hook.secret != nil && hook.url == nil {
-		return domain.Invalid("webhook_secret", "needs a webhook_url")
 	}
 	var a *domain.Agent
 	var secret string
@@ -217,13 +177,13 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) error {
-	var req agentUpdateRequest
+	var req domain.AgentUpdateRequest
 	body, err := decodeKeep(w, r, &req)
 	if err != nil {
 		return err
 	}
-	hook, err := webhookChangeOf(body, req.WebhookURL, req.WebhookSecret)
-	if err != nil {
+	hook := webhookChangeOf(body, &req.WebhookURL, &req.WebhookSecret)
+	if err := req.Validate(); err != nil {
 		return err
 	}
 	var p domain.AgentPatch
@@ -233,12 +193,7 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) error {
 	if p.Description, err = patchDescription(req.Description); err != nil {
 		return err
 	}
-	if req.Status != nil {
-		if err := domain.OneOf("status", *req.Status, domain.AgentStatuses); err != nil {
-			return err
-		}
-		p.Status = req.Status
-	}
+	p.Status = req.Status
 	if req.Tags != nil {
 		p.Tags = ptr(domain.Strings(*req.Tags))
 	}

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -12,25 +11,6 @@ import (
 // annotationClaimTTL is how long POST /annotation-queues/{id}/next holds an item for its
 // reviewer.
 const annotationClaimTTL = 10 * time.Minute
-
-// maxAnnotationAdd bounds the executions one POST adds to a queue.
-const maxAnnotationAdd = 1000
-
-type annotationQueueCreateRequest struct {
-	Name           string   `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Unique in the workspace."`
-	Description    string   `json:"description,omitempty" maxLength:"2000"`
-	ScoreConfigIDs []string `json:"score_config_ids" minItems:"1" maxItems:"20" doc:"The score configs reviewers score items under (not archived)."`
-}
-
-type annotationQueueUpdateRequest struct {
-	Name           *string   `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
-	Description    *string   `json:"description,omitempty" maxLength:"2000"`
-	ScoreConfigIDs *[]string `json:"score_config_ids,omitempty" minItems:"1" maxItems:"20" doc:"Replaces the list; items reviewed already keep their scores."`
-}
-
-type annotationItemsAddRequest struct {
-	ExecutionIDs []string `json:"execution_ids" minItems:"1" maxItems:"1000" doc:"Executions of the workspace to review; one already in the queue is skipped."`
-}
 
 // AnnotationItemsAdded is the answer of POST /annotation-queues/{id}/items.
 type AnnotationItemsAdded struct {
@@ -43,18 +23,6 @@ type AnnotationClaim struct {
 	Item      *domain.AnnotationItem  `json:"item" doc:"The item claimed for the caller for 10 minutes; null when none is left to claim."`
 	Execution *domain.Execution       `json:"execution" doc:"The item's execution to review (input, output, agent, status); null with item."`
 	Queue     *domain.AnnotationQueue `json:"queue" doc:"The queue, with its score configs and counts."`
-}
-
-type annotationScore struct {
-	ConfigID    string         `json:"config_id" minLength:"1" doc:"One of the queue's score_config_ids."`
-	Value       *float64       `json:"value,omitempty" doc:"As for POST /scores: the number, the category's value, or 1/0."`
-	StringValue *string        `json:"string_value,omitempty" maxLength:"200" doc:"As for POST /scores: the category's label, or \"true\"/\"false\"."`
-	Comment     string         `json:"comment,omitempty" maxLength:"10000"`
-	Metadata    map[string]any `json:"metadata,omitempty"`
-}
-
-type annotationCompleteRequest struct {
-	Scores []annotationScore `json:"scores" minItems:"1" maxItems:"20" doc:"The reviewer's scores of the item's execution."`
 }
 
 // AnnotationCompleted is the answer of POST /annotation-queues/{id}/items/{item_id}/complete.
@@ -71,11 +39,11 @@ func (s *Server) annotationRoutes() []route {
 			list: true,
 			resp: domain.AnnotationQueue{}, h: s.listAnnotationQueues},
 		{method: "POST", path: q, op: "createAnnotationQueue", tag: tag, scope: "scores:write", summary: "Create an annotation queue",
-			body: annotationQueueCreateRequest{}, resp: domain.AnnotationQueue{}, status: http.StatusCreated, creates: true, errs: []int{http.StatusConflict}, h: s.createAnnotationQueue},
+			body: domain.AnnotationQueueCreateRequest{}, resp: domain.AnnotationQueue{}, status: http.StatusCreated, creates: true, errs: []int{http.StatusConflict}, h: s.createAnnotationQueue},
 		{method: "GET", path: q + "/{id}", op: "getAnnotationQueue", tag: tag, scope: "scores:read", summary: "Get an annotation queue",
 			resp: domain.AnnotationQueue{}, h: byID(s, s.store.AnnotationQueueGet)},
 		{method: "PATCH", path: q + "/{id}", op: "updateAnnotationQueue", tag: tag, scope: "scores:write", summary: "Update an annotation queue",
-			body: annotationQueueUpdateRequest{}, resp: domain.AnnotationQueue{},
+			body: domain.AnnotationQueueUpdateRequest{}, resp: domain.AnnotationQueue{},
 			errs: []int{http.StatusConflict}, h: s.updateAnnotationQueue},
 		{method: "DELETE", path: q + "/{id}", op: "deleteAnnotationQueue", tag: tag, scope: "scores:write", summary: "Delete an annotation queue",
 			resp: domain.AnnotationQueue{}, h: byID(s, s.store.AnnotationQueueDelete)},
@@ -84,13 +52,13 @@ func (s *Server) annotationRoutes() []route {
 			params: []param{{name: "status", typ: "string", desc: "Only items in this state.", enum: domain.AnnotationStatuses}},
 			resp:   domain.AnnotationItem{}, h: s.listAnnotationItems},
 		{method: "POST", path: q + "/{id}/items", op: "addAnnotationItems", tag: tag, scope: "scores:write", summary: "Add executions to a queue",
-			body: annotationItemsAddRequest{}, resp: AnnotationItemsAdded{}, status: http.StatusCreated, h: s.addAnnotationItems},
+			body: domain.AnnotationItemsAddRequest{}, resp: AnnotationItemsAdded{}, status: http.StatusCreated, h: s.addAnnotationItems},
 		{method: "GET", path: q + "/{id}/items/{item_id}", op: "getAnnotationItem", tag: tag, scope: "scores:read", summary: "Get a queue item",
 			resp: domain.AnnotationItem{}, h: s.getAnnotationItem},
 		{method: "POST", path: q + "/{id}/next", op: "claimNextAnnotationItem", tag: tag, scope: "scores:write", summary: "Claim the next item to review",
 			resp: AnnotationClaim{}, nocache: true, h: s.claimNextAnnotationItem},
 		{method: "POST", path: q + "/{id}/items/{item_id}/complete", op: "completeAnnotationItem", tag: tag, scope: "scores:write", summary: "Complete a review",
-			body: annotationCompleteRequest{}, resp: AnnotationCompleted{}, errs: []int{http.StatusConflict}, h: s.completeAnnotationItem},
+			body: domain.AnnotationCompleteRequest{}, resp: AnnotationCompleted{}, errs: []int{http.StatusConflict}, h: s.completeAnnotationItem},
 		{method: "GET", path: v1 + "/scores/agreement", op: "scoreAgreement", tag: "Scores", scope: "scores:read", summary: "Agreement of two score names",
 			params: []param{{name: "judge", typ: "string", desc: "The first score name, e.g. an LLM judge's.", required: true},
 				{name: "human", typ: "string", desc: "The second score name, e.g. the reviewers'.", required: true},
@@ -123,14 +91,14 @@ func (s *Server) listAnnotationQueues(w http.ResponseWriter, r *http.Request) er
 }
 
 func (s *Server) createAnnotationQueue(w http.ResponseWriter, r *http.Request) error {
-	var req annotationQueueCreateRequest
+	var req domain.AnnotationQueueCreateRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	req.Name = strings.TrimSpace(req.Name)
-	if err := domain.NotBlank("name", req.Name); err != nil {
+	if err := req.Validate(); err != nil {
 		return err
 	}
+	req.Name = strings.TrimSpace(req.Name)
 	q, err := s.store.AnnotationQueueCreate(r.Context(), &domain.AnnotationQueue{WorkspaceID: s.workspace(r), Name: req.Name,
 		Description: req.Description, ScoreConfigIDs: req.ScoreConfigIDs})
 	if err != nil {
@@ -141,17 +109,16 @@ func (s *Server) createAnnotationQueue(w http.ResponseWriter, r *http.Request) e
 }
 
 func (s *Server) updateAnnotationQueue(w http.ResponseWriter, r *http.Request) error {
-	var req annotationQueueUpdateRequest
+	var req domain.AnnotationQueueUpdateRequest
 	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := req.Validate(); err != nil {
 		return err
 	}
 	p := domain.AnnotationQueuePatch{Description: req.Description}
 	if req.Name != nil {
-		name := strings.TrimSpace(*req.Name)
-		if err := domain.NotBlank("name", name); err != nil {
-			return err
-		}
-		p.Name = &name
+		p.Name = ptr(strings.TrimSpace(*req.Name))
 	}
 	if req.Description != nil {
 	}
@@ -172,11 +139,7 @@ func (s *Server) listAnnotationItems(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	status := r.URL.Query().Get("status")
-	if status != "" {
-		if err := domain.OneOf("status", status, domain.AnnotationStatuses); err != nil {
-			return badRequest("%s", err.Error())
-		}
-	}
+	// status is a documented enum: the route table checks it against the documented values.
 	items, total, err := s.store.AnnotationItemList(r.Context(), s.workspace(r), pathID(r, "id"), status, p)
 	if err != nil {
 		return err
@@ -189,17 +152,12 @@ func (s *Server) addAnnotationItems(w http.ResponseWriter, r *http.Request) erro
 	if _, err := s.store.AnnotationQueueGet(r.Context(), s.workspace(r), pathID(r, "id")); err != nil {
 		return err // a queue of another workspace is a 404 whatever the body
 	}
-	var req annotationItemsAddRequest
+	var req domain.AnnotationItemsAddRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if len(req.ExecutionIDs) == 0 || len(req.ExecutionIDs) > maxAnnotationAdd {
-		return domain.Invalid("execution_ids", "must list 1 to %d executions, got %d", maxAnnotationAdd, len(req.ExecutionIDs))
-	}
-	for i, id := range req.ExecutionIDs {
-		if strings.TrimSpace(id) == "" {
-			return domain.Invalid("execution_ids", "item %d is empty", i)
-		}
+	if err := req.Validate(); err != nil {
+		return err
 	}
 	added, skipped, err := s.store.AnnotationItemsAdd(r.Context(), s.workspace(r), pathID(r, "id"), req.ExecutionIDs)
 	if err != nil {
@@ -241,18 +199,15 @@ func (s *Server) completeAnnotationItem(w http.ResponseWriter, r *http.Request) 
 	if _, err := s.store.AnnotationItemGet(r.Context(), s.workspace(r), pathID(r, "id"), pathID(r, "item_id")); err != nil {
 		return err // an item of another workspace is a 404 whatever the body
 	}
-	var req annotationCompleteRequest
+	var req domain.AnnotationCompleteRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if len(req.Scores) == 0 || len(req.Scores) > 20 {
-		return domain.Invalid("scores", "must hold 1 to 20 scores, got %d", len(req.Scores))
+	if err := req.Validate(); err != nil {
+		return err
 	}
 	scores := make([]*domain.Score, len(req.Scores))
 	for i, sc := range req.Scores {
-		if err := domain.NotBlank(fmt.Sprintf("scores[%d].config_id", i), sc.ConfigID); err != nil {
-			return err
-		}
 		if sc.StringValue != nil {
 		}
 		scores[i] = &domain.Score{ConfigID: ptr(sc.ConfigID), Value: sc.Value, StringValue: sc.StringValue, Comment: sc.Comment,

@@ -6,20 +6,11 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"strings"
-	"unicode"
 
 	"github.com/agentplane/agentplane/internal/assets"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
-
-type assetUploadRequest struct {
-	MimeType    string  `json:"mime_type" minLength:"1" pattern:"\\S" maxLength:"255" doc:"The media type of the content, e.g. image/png; it decides the asset's type (image/*, audio/*, else file)."`
-	Data        string  `json:"data" minLength:"1" doc:"The content, base64 (standard alphabet, padded). The whole request is at most 1 MiB, so about 750 KiB of content."`
-	Name        string  `json:"name,omitempty" maxLength:"255" doc:"A file name to serve it under."`
-	ExecutionID *string `json:"execution_id,omitempty" doc:"An execution of the workspace to link the asset to."`
-}
 
 func (s *Server) assetRoutes() []route {
 	const tag = "Assets"
@@ -30,7 +21,7 @@ func (s *Server) assetRoutes() []route {
 				{name: "type", typ: "string", desc: "Only assets of this type.", enum: []string{domain.AssetImage, domain.AssetAudio, domain.AssetFile}}},
 			resp: domain.Asset{}, h: s.listAssets},
 		{method: "POST", path: v1 + "/assets", op: "uploadAsset", tag: tag, scope: "assets:write", summary: "Upload an asset",
-			body: assetUploadRequest{}, resp: domain.Asset{}, status: http.StatusCreated, creates: true, errs: []int{http.StatusPaymentRequired}, h: s.uploadAsset},
+			body: domain.AssetUploadRequest{}, resp: domain.Asset{}, status: http.StatusCreated, creates: true, errs: []int{http.StatusPaymentRequired}, h: s.uploadAsset},
 		{method: "GET", path: v1 + "/assets/storage", op: "getAssetStorage", tag: tag, scope: "assets:write", summary: "Asset storage of the workspace",
 			resp: domain.AssetStorage{}, h: s.assetStorage},
 		{method: "GET", path: v1 + "/assets/{id}", op: "getAsset", tag: tag, scope: "assets:read", summary: "Get an asset",
@@ -65,23 +56,15 @@ func (s *Server) listAssets(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) uploadAsset(w http.ResponseWriter, r *http.Request) error {
-	var req assetUploadRequest
+	var req domain.AssetUploadRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
 	ws := s.workspace(r)
-	if err := domain.NotBlank("mime_type", req.MimeType); err != nil {
+	if err := req.Validate(); err != nil {
 		return err
 	}
-	if t, _, err := mime.ParseMediaType(req.MimeType); err != nil || !strings.Contains(t, "/") {
-		return domain.Invalid("mime_type", "must be a media type such as image/png, got %q", req.MimeType)
-	}
-	if strings.ContainsFunc(req.Name, func(c rune) bool { return unicode.IsControl(c) || c == '/' || c == '\\' }) {
-		return domain.Invalid("name", "must not contain control characters or slashes")
-	}
-	if req.Data == "" {
-		return domain.Invalid("data", "is required: the base64 content")
-	}
+	// data is at least one character (the document says so); it must decode.
 	data, err := base64.StdEncoding.DecodeString(req.Data)
 	if err != nil {
 		return domain.Invalid("data", "is not valid base64 (standard alphabet, padded): %v", err)

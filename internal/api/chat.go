@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/runtime"
@@ -22,11 +21,6 @@ type chatSessionCreateRequest struct {
 type chatSessionUpdateRequest struct {
 	Title    *string         `json:"title,omitempty" maxLength:"200"`
 	Metadata *map[string]any `json:"metadata,omitempty"`
-}
-
-type chatMessageRequest struct {
-	Content   string `json:"content" minLength:"1" pattern:"\\S" maxLength:"100000"`
-	EndUserID string `json:"end_user_id,omitempty" maxLength:"200" doc:"Your own id for the end user; default: the session's."`
 }
 
 // AssistantReply is the answer to a chat message.
@@ -57,11 +51,11 @@ func (s *Server) chatRoutes() []route {
 		{method: "GET", path: sess + "/messages", op: "listChatMessages", tag: tag, scope: "sessions:read", summary: "A session's messages, oldest first", list: true,
 			resp: domain.ChatMessage{}, h: childList(s, s.store.ChatMessageList)},
 		{method: "POST", path: sess + "/messages", op: "sendChatMessage", tag: tag, scope: "chat:write", summary: "Send a message and wait for the reply",
-			body: chatMessageRequest{}, resp: AssistantReply{}, alsoOK: map[int]any{http.StatusAccepted: domain.Execution{}}, errs: []int{http.StatusConflict, http.StatusBadGateway},
+			body: domain.ChatMessageRequest{}, resp: AssistantReply{}, alsoOK: map[int]any{http.StatusAccepted: domain.Execution{}}, errs: []int{http.StatusConflict, http.StatusBadGateway},
 			creates: true, turn: true, plan: true, h: s.sendChatMessage},
 		{method: "POST", path: sess + "/messages/stream", op: "streamChatMessage", tag: tag, scope: "chat:write", sse: true, summary: "Send a message and stream the reply (SSE)",
 			params: []param{{name: "last_event_id", typ: "integer", desc: "Same as the Last-Event-ID header; read on a retry with an Idempotency-Key."}},
-			body:   chatMessageRequest{}, errs: []int{http.StatusConflict}, creates: true, turn: true, plan: true, h: s.streamChatMessage},
+			body:   domain.ChatMessageRequest{}, errs: []int{http.StatusConflict}, creates: true, turn: true, plan: true, h: s.streamChatMessage},
 	}
 }
 
@@ -70,9 +64,7 @@ func (s *Server) createChatSession(w http.ResponseWriter, r *http.Request) error
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := domain.FirstErr(domain.NotBlank("agent_id", req.AgentID), checkEndUser(req.EndUserID)); err != nil {
-		return err
-	}
+	// agent_id is not blank and end_user_id at most 200 characters: the document says so.
 	ws := s.workspace(r)
 	if err := s.store.CheckRefs(r.Context(), ws, domain.KindAgent, "agent_id", req.AgentID); err != nil {
 		return err
@@ -173,7 +165,7 @@ func earlierTurn(ws, key, hash string, prev *domain.IdempotencyRecord) (*chatTur
 // startChatTurn validates a message and starts its run; the session is locked for it, and
 // key (when set) is recorded for the turn in the same transaction.
 func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request, key, hash string) (*chatTurn, error) {
-	var req chatMessageRequest
+	var req domain.ChatMessageRequest
 	if err := decode(w, r, &req); err != nil {
 		return nil, err
 	}
@@ -182,10 +174,7 @@ func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request, key, hash
 	if err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(req.Content) == "" {
-		return nil, domain.Invalid("content", "is required and must not be empty")
-	}
-	if err := checkEndUser(req.EndUserID); err != nil {
+	if err := req.Validate(); err != nil {
 		return nil, err
 	}
 	endUser := c.EndUserID

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 // FuzzDecode feeds arbitrary bytes to the request decoder with every kind of request body:
@@ -19,8 +21,8 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, dst := range []any{
-			&agentCreateRequest{}, &agentUpdateRequest{}, &agentVersionCreateRequest{}, &agentPreviewRequest{},
-			&executeRequest{}, &playgroundRequest{}, &chatMessageRequest{}, &chatSessionCreateRequest{}, &approveRequest{},
+			&domain.AgentCreateRequest{}, &domain.AgentUpdateRequest{}, &agentVersionCreateRequest{}, &agentPreviewRequest{},
+			&executeRequest{}, &playgroundRequest{}, &domain.ChatMessageRequest{}, &chatSessionCreateRequest{}, &approveRequest{},
 			&credentialCreateRequest{}, &credentialUpdateRequest{},
 		} {
 			err := decodeBytes(body, dst)

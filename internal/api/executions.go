@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -15,10 +14,8 @@ import (
 	"github.com/agentplane/agentplane/internal/store"
 )
 
-const (
-	defaultTimeoutMS = 300_000
-	maxTimeoutMS     = 3_600_000
-)
+// defaultTimeoutMS is how long a sync execute waits when timeout_ms is left out.
+const defaultTimeoutMS = 300_000
 
 type executeRequest struct {
 	Input     map[string]any `json:"input" doc:"Validated against the version's input_schema before anything is recorded; required when the version has one."`
@@ -103,11 +100,6 @@ func hasSchema(raw json.RawMessage) bool {
 	return t != "" && t != "null"
 }
 
-// checkEndUser validates an end_user_id: at most 200 characters.
-func checkEndUser(id string) error {
-	return domain.MaxLen("end_user_id", id, 200)
-}
-
 // userIDOf is the signed-in user of a bearer-token request, or nil.
 func userIDOf(r *http.Request) *string {
 	if u := userOf(r); u != nil {
@@ -137,26 +129,23 @@ func optString(s string) *string {
 }
 
 // runSource is the source a caller may set on execute or playground: the route's default
-// ("api" or "playground") or "studio", so that runs started from Studio are told apart; the
-// other sources (webhook, schedule, chat, …) are set by the server only.
-func runSource(source, def string) (string, error) {
-	switch source {
-	case "":
-		return def, nil
-	case def, "studio":
-		return source, nil
+// ("api" or "playground") when none is given. The document allows only that default or
+// "studio", so that runs started from Studio are told apart; the other sources (webhook,
+// schedule, chat, …) are set by the server only.
+func runSource(source, def string) string {
+	if source == "" {
+		return def
 	}
-	return "", domain.Invalid("source", "must be %s or studio, not %q", def, source)
+	return source
 }
 
-func checkTimeout(ms int) (int, error) {
+// runTimeout is how long a sync call waits: timeout_ms (1 to 3600000, as the document says),
+// or the default when it is left out.
+func runTimeout(ms int) int {
 	if ms == 0 {
-		return defaultTimeoutMS, nil
+		return defaultTimeoutMS
 	}
-	if ms < 1 || ms > maxTimeoutMS {
-		return 0, domain.Invalid("timeout_ms", "must be between 1 and %d", maxTimeoutMS)
-	}
-	return ms, nil
+	return ms
 }
 
 func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
@@ -173,13 +162,7 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	timeout, err := checkTimeout(req.TimeoutMS)
-	if err != nil {
-		return err
-	}
-	if err := checkEndUser(req.EndUserID); err != nil {
-		return err
-	}
+	timeout := runTimeout(req.TimeoutMS)
 	cfg, versionID := a.Config, a.ActiveVersionID
 	if req.VersionID != "" {
 		v, err := s.store.AgentVersionGet(r.Context(), ws, a.ID, req.VersionID)
@@ -194,10 +177,7 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
 	if req.Input, err = requireInput(cfg, req.Input); err != nil {
 		return err
 	}
-	source, err := runSource(req.Source, "api")
-	if err != nil {
-		return err
-	}
+	source := runSource(req.Source, "api")
 	return s.submit(w, r, runtime.SubmitRequest{WorkspaceID: ws, Agent: a, VersionID: versionID, Config: cfg, Input: req.Input,
 		Metadata: req.Metadata, Source: source, TimeoutMS: timeout, Async: req.Async, UserID: userIDOf(r), EndUserID: optString(req.EndUserID)})
 }
@@ -219,13 +199,7 @@ func (s *Server) playground(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	timeout, err := checkTimeout(req.TimeoutMS)
-	if err != nil {
-		return err
-	}
-	if err := checkEndUser(req.EndUserID); err != nil {
-		return err
-	}
+	timeout := runTimeout(req.TimeoutMS)
 	if err := agentconfig.Validate(r.Context(), s.store, ws, a.Type, a.ID, &req.Config); err != nil {
 		return err
 	}
@@ -237,10 +211,7 @@ func (s *Server) playground(w http.ResponseWriter, r *http.Request) error {
 		md = map[string]any{}
 	}
 	md["source"] = "playground"
-	source, err := runSource(req.Source, "playground")
-	if err != nil {
-		return err
-	}
+	source := runSource(req.Source, "playground")
 	return s.submit(w, r, runtime.SubmitRequest{WorkspaceID: ws, Agent: a, Config: &req.Config, Input: req.Input,
 		Metadata: md, Source: source, TimeoutMS: timeout, Async: req.Async, UserID: userIDOf(r), EndUserID: optString(req.EndUserID)})
 }
@@ -344,11 +315,7 @@ func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := domain.ExecutionFilter{AgentID: q.Get("agent_id"), Status: q.Get("status"), SessionID: q.Get("session_id"), Source: q.Get("source"),
 		EndUserID: q.Get("end_user_id"), ExperimentID: q.Get("experiment_id")}
-	if f.Status != "" {
-		if err := domain.OneOf("status", f.Status, domain.ExecutionStatuses); err != nil {
-			return badRequest("%s", err.Error())
-		}
-	}
+	// status is a documented enum: the route table checks it against the documented values.
 	if err := createdRange(q, &f.CreatedAfter, &f.CreatedBefore); err != nil {
 		return err
 	}
@@ -406,14 +373,7 @@ func (s *Server) approveExecution(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if len(req.Decisions) > 128 {
-		return domain.Invalid("decisions", "at most 128 decisions, got %d", len(req.Decisions))
-	}
-	for i, d := range req.Decisions {
-		if err := domain.MaxLen(fmt.Sprintf("decisions[%d].message", i), d.Message, 2000); err != nil {
-			return err
-		}
-	}
+	// At most 128 decisions, messages of at most 2000 characters: the document says so.
 	x, err := s.engine.Decide(r.Context(), s.workspace(r), pathID(r, "id"),
 		runtime.Review{Comment: req.Comment, Decisions: req.Decisions, Answer: req.Answer, DecidedBy: decidedBy(r)})
 	if err != nil {
@@ -445,12 +405,8 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) error {
 	switch status {
 	case "":
 		status = "pending"
-	case "all":
+	case "all": // any other value is one of the documented enum: the route table checks it
 		status = ""
-	default:
-		if err := domain.OneOf("status", status, []string{"pending", "approved", "denied", "cancelled", "all"}); err != nil {
-			return badRequest("%s", err.Error())
-		}
 	}
 	items, total, err := s.store.ApprovalList(r.Context(), s.workspace(r), status, r.URL.Query().Get("execution_id"), p)
 	if err != nil {

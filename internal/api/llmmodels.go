@@ -7,29 +7,6 @@ import (
 	"github.com/agentplane/agentplane/internal/domain"
 )
 
-type llmModelCreateRequest struct {
-	ID                    string   `json:"id" minLength:"1" pattern:"\\S" maxLength:"200" doc:"The model id sent to the provider, e.g. llama3.1:8b or meta-llama/Llama-3.1-8B-Instruct."`
-	Provider              string   `json:"provider" minLength:"1" pattern:"\\S" maxLength:"100" doc:"Whose credential serves it by default, e.g. ollama or openai_compatible."`
-	Name                  string   `json:"name,omitempty" maxLength:"200" doc:"Display name (default: the id)."`
-	Description           string   `json:"description,omitempty" maxLength:"2000"`
-	ContextWindow         int      `json:"context_window" minimum:"1" maximum:"100000000" doc:"Tokens the model reads at most; chat history is trimmed to fit."`
-	MaxOutputTokens       int      `json:"max_output_tokens,omitempty" minimum:"0" maximum:"100000000" doc:"Tokens the model writes at most (0: unknown)."`
-	InputPricePerMillion  float64  `json:"input_price_per_million,omitempty" minimum:"0" maximum:"1000000" doc:"USD per million prompt tokens (0 for a model you host)."`
-	OutputPricePerMillion float64  `json:"output_price_per_million,omitempty" minimum:"0" maximum:"1000000" doc:"USD per million completion tokens."`
-	Capabilities          []string `json:"capabilities,omitempty" doc:"e.g. chat, tools, json_mode, reasoning, streaming."`
-}
-
-type llmModelUpdateRequest struct {
-	Provider              *string   `json:"provider,omitempty" minLength:"1" pattern:"\\S" maxLength:"100"`
-	Name                  *string   `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
-	Description           *string   `json:"description,omitempty" maxLength:"2000"`
-	ContextWindow         *int      `json:"context_window,omitempty" minimum:"1" maximum:"100000000"`
-	MaxOutputTokens       *int      `json:"max_output_tokens,omitempty" minimum:"0" maximum:"100000000"`
-	InputPricePerMillion  *float64  `json:"input_price_per_million,omitempty" minimum:"0" maximum:"1000000"`
-	OutputPricePerMillion *float64  `json:"output_price_per_million,omitempty" minimum:"0" maximum:"1000000"`
-	Capabilities          *[]string `json:"capabilities,omitempty"`
-}
-
 func (s *Server) llmModelRoutes() []route {
 	const tag = "LLM models"
 	return []route{
@@ -41,11 +18,11 @@ func (s *Server) llmModelRoutes() []route {
 				{name: "source", typ: "string", enum: []string{domain.ModelSourceCatalog, domain.ModelSourceWorkspace}}},
 			resp: domain.LLMModel{}, h: s.listLLMModels},
 		{method: "POST", path: v1 + "/llm-models", op: "createLLMModel", tag: tag, scope: "agents:write", summary: "Register a workspace model",
-			body: llmModelCreateRequest{}, resp: domain.LLMModel{}, status: http.StatusCreated, creates: true, errs: []int{http.StatusConflict}, h: s.createLLMModel},
+			body: domain.LlmModelCreateRequest{}, resp: domain.LLMModel{}, status: http.StatusCreated, creates: true, errs: []int{http.StatusConflict}, h: s.createLLMModel},
 		{method: "GET", path: v1 + "/llm-models/{id}", op: "getLLMModel", tag: tag, scope: "agents:read", summary: "Get a model",
 			resp: domain.LLMModel{}, h: s.getLLMModel},
 		{method: "PATCH", path: v1 + "/llm-models/{id}", op: "updateLLMModel", tag: tag, scope: "agents:write", summary: "Update a workspace model",
-			body: llmModelUpdateRequest{}, resp: domain.LLMModel{}, errs: []int{http.StatusForbidden}, h: s.updateLLMModel},
+			body: domain.LlmModelUpdateRequest{}, resp: domain.LLMModel{}, errs: []int{http.StatusForbidden}, h: s.updateLLMModel},
 		{method: "DELETE", path: v1 + "/llm-models/{id}", op: "deleteLLMModel", tag: tag, scope: "agents:write", summary: "Delete a workspace model",
 			resp: domain.LLMModel{}, errs: []int{http.StatusForbidden}, h: s.deleteLLMModel},
 	}
@@ -58,11 +35,7 @@ func (s *Server) listLLMModels(w http.ResponseWriter, r *http.Request) error {
 	}
 	q := r.URL.Query()
 	f := domain.LLMModelFilter{Provider: q.Get("provider"), Capability: q.Get("capability"), Query: q.Get("q"), Source: q.Get("source")}
-	if f.Source != "" {
-		if err := domain.OneOf("source", f.Source, []string{domain.ModelSourceCatalog, domain.ModelSourceWorkspace}); err != nil {
-			return badRequest("%s", err.Error())
-		}
-	}
+	// source is a documented enum: the route table checks it against the documented values.
 	items, total, err := s.store.LLMModelList(r.Context(), s.workspace(r), f, p)
 	if err != nil {
 		return err
@@ -80,29 +53,14 @@ func (s *Server) getLLMModel(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func checkCapabilities(caps []string) error {
-	if len(caps) > 32 {
-		return domain.Invalid("capabilities", "must have at most 32 entries")
-	}
-	for i, c := range caps {
-		if strings.TrimSpace(c) == "" || len(c) > 50 {
-			return domain.Invalid("capabilities", "entry %d must be 1 to 50 characters", i)
-		}
-	}
-	return nil
-}
-
 func (s *Server) createLLMModel(w http.ResponseWriter, r *http.Request) error {
-	var req llmModelCreateRequest
+	var req domain.LlmModelCreateRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
 	req.ID, req.Provider = strings.TrimSpace(req.ID), strings.TrimSpace(req.Provider)
-	if err := domain.FirstErr(domain.NotBlank("id", req.ID), domain.NotBlank("provider", req.Provider), checkCapabilities(req.Capabilities)); err != nil {
+	if err := req.Validate(); err != nil {
 		return err
-	}
-	if strings.ContainsAny(req.ID, "\n\r\t") {
-		return domain.Invalid("id", "must not contain control characters")
 	}
 	name := strings.TrimSpace(req.Name)
 	if name == "" {
@@ -135,7 +93,7 @@ func (s *Server) workspaceModel(r *http.Request) (*domain.LLMModel, error) {
 }
 
 func (s *Server) updateLLMModel(w http.ResponseWriter, r *http.Request) error {
-	var req llmModelUpdateRequest
+	var req domain.LlmModelUpdateRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
@@ -143,14 +101,13 @@ func (s *Server) updateLLMModel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := req.Validate(); err != nil {
+		return err
+	}
 	p := domain.LLMModelPatch{ContextWindow: req.ContextWindow, MaxOutputTokens: req.MaxOutputTokens,
 		InputPricePerMillion: req.InputPricePerMillion, OutputPricePerMillion: req.OutputPricePerMillion}
 	if req.Provider != nil {
-		v := strings.TrimSpace(*req.Provider)
-		if err := domain.NotBlank("provider", v); err != nil {
-			return err
-		}
-		p.Provider = &v
+		p.Provider = ptr(strings.TrimSpace(*req.Provider))
 	}
 	if p.Name, err = patchName(req.Name); err != nil {
 		return err
@@ -159,9 +116,6 @@ func (s *Server) updateLLMModel(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.Capabilities != nil {
-		if err := checkCapabilities(*req.Capabilities); err != nil {
-			return err
-		}
 		p.Capabilities = ptr(domain.Strings(*req.Capabilities))
 	}
 	out, err := s.store.LLMModelUpdate(r.Context(), s.workspace(r), m.ID, p)

@@ -123,10 +123,8 @@ func (s *Server) listMCPTools(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := domain.MCPToolFilter{Transport: q.Get("transport"), Query: q.Get("q")}
 	if f.Transport != "" {
+		// One of the documented values (the route table checks it); http reads as streamable_http.
 		f.Transport = mcpspec.NormalizeTransport(f.Transport)
-		if err := domain.OneOf("transport", f.Transport, domain.MCPTransports); err != nil {
-			return badRequest("%s", err.Error())
-		}
 	}
 	if f.Enabled, err = boolParam(r, "enabled"); err != nil {
 		return err

@@ -295,8 +295,9 @@ func forEachSchema(doc *huma.OpenAPI, fn func(*huma.Schema)) {
 	}
 }
 
-// documentRegistered documents what registers itself rather than living in struct tags: trigger
-// types, agent types, evaluator types and model providers.
+// documentRegistered documents what registers itself rather than living in struct tags (trigger
+// types, agent types, evaluator types and model providers), and the rules of the domain's
+// request types that struct tags cannot say (each prompt tag's, a score's name or config).
 func documentRegistered(reg huma.Registry) {
 	triggerTypeSchemas(reg)
 	agentTypeSchemas(reg)
@@ -304,6 +305,20 @@ func documentRegistered(reg huma.Registry) {
 	// A trigger's version_id is read raw (absent, null or a string): say so.
 	if sch := reg.Map()["TriggerUpdateRequest"]; sch != nil && sch.Properties["version_id"] != nil {
 		sch.Properties["version_id"].Type, sch.Properties["version_id"].Nullable = huma.TypeString, true
+	}
+	// A prompt's tags: each as domain's Validate and trimTags take it.
+	for _, name := range []string{"PromptCreateRequest", "PromptUpdateRequest"} {
+		if sch := reg.Map()[name]; sch != nil {
+			tagItems(sch)
+		}
+	}
+	// A score names what is scored (a name that is not blank) or a score config (a
+	// config_id), or both: domain.ScoreCreateRequest.Validate's rule.
+	if sch := reg.Map()["ScoreCreateRequest"]; sch != nil {
+		sch.AnyOf = []*huma.Schema{
+			{Required: []string{"name"}, Properties: map[string]*huma.Schema{"name": {MinLength: ptr(1), Pattern: `\S`}}},
+			{Required: []string{"config_id"}, Properties: map[string]*huma.Schema{"config_id": {MinLength: ptr(1)}}},
+		}
 	}
 	if sch := reg.Map()["CredentialCreateRequest"]; sch != nil && sch.Properties["provider"] != nil {
 		sch.Properties["provider"].Description += " Model providers: " + strings.Join(providers.Names(), ", ") + "."

@@ -11,33 +11,8 @@ import (
 	"github.com/agentplane/agentplane/internal/prompttmpl"
 )
 
-const (
-	maxTags   = 50
-	maxTagLen = 100
-)
-
-type promptCreateRequest struct {
-	Name        string         `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
-	Description string         `json:"description,omitempty" maxLength:"2000"`
-	Tags        []string       `json:"tags,omitempty" maxItems:"50"`
-	Metadata    map[string]any `json:"metadata,omitempty"`
-	Template    string         `json:"template" minLength:"1" pattern:"\\S" maxLength:"100000" doc:"Mustache template of version 1, which becomes active."`
-	Config      map[string]any `json:"config,omitempty" doc:"Model settings of version 1, e.g. {\"model\": \"gpt-4o\", \"temperature\": 0.3}. model must be in the catalog, temperature 0 to 2, max_tokens 1 to 1000000; the other keys allowed are top_p, stop, presence_penalty, frequency_penalty and seed (an unknown key is a 422 naming it)."`
-	Notes       string         `json:"notes,omitempty" maxLength:"2000" doc:"Notes of version 1."`
-}
-
-type promptUpdateRequest struct {
-	Name        *string         `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
-	Description *string         `json:"description,omitempty" maxLength:"2000"`
-	Tags        *[]string       `json:"tags,omitempty" maxItems:"50"`
-	Metadata    *map[string]any `json:"metadata,omitempty"`
-}
-
-type promptVersionCreateRequest struct {
-	Template string         `json:"template" minLength:"1" pattern:"\\S" maxLength:"100000" doc:"Mustache template of the new version."`
-	Config   map[string]any `json:"config,omitempty" doc:"Model settings, e.g. {\"model\": \"gpt-4o\", \"temperature\": 0.3}: model, temperature, max_tokens, top_p, stop, presence_penalty, frequency_penalty, seed."`
-	Notes    string         `json:"notes,omitempty" maxLength:"2000"`
-}
+// maxTagLen bounds a prompt tag, in characters (documented by tagItems).
+const maxTagLen = 100
 
 type promptPreviewRequest struct {
 	Variables map[string]any `json:"variables,omitempty" doc:"Values of the template's variables; defaults to {}."`
@@ -64,18 +39,18 @@ func (s *Server) promptRoutes() []route {
 			resp: domain.Prompt{}, h: s.listPrompts},
 		{method: "POST", path: v1 + "/prompts", op: "createPrompt", tag: tag, scope: "prompts:write", summary: "Create a prompt (and its version 1)",
 			desc: description("createPrompt") + " " + description("_template-language"),
-			body: promptCreateRequest{}, resp: domain.Prompt{}, status: http.StatusCreated, creates: true, h: s.createPrompt},
+			body: domain.PromptCreateRequest{}, resp: domain.Prompt{}, status: http.StatusCreated, creates: true, h: s.createPrompt},
 		{method: "GET", path: v1 + "/prompts/{id}", op: "getPrompt", tag: tag, scope: "prompts:read", summary: "Get a prompt",
 			resp: domain.Prompt{}, h: byID(s, s.store.PromptGet)},
 		{method: "PATCH", path: v1 + "/prompts/{id}", op: "updatePrompt", tag: tag, scope: "prompts:write", summary: "Update a prompt's name, description, tags or metadata",
-			body: promptUpdateRequest{}, resp: domain.Prompt{}, h: s.updatePrompt},
+			body: domain.PromptUpdateRequest{}, resp: domain.Prompt{}, h: s.updatePrompt},
 		{method: "DELETE", path: v1 + "/prompts/{id}", op: "deletePrompt", tag: tag, scope: "prompts:write", summary: "Delete a prompt and its versions",
 			resp: domain.Prompt{}, errs: []int{http.StatusConflict}, h: byID(s, s.store.PromptDelete)},
 		{method: "GET", path: v1 + "/prompts/{id}/versions", op: "listPromptVersions", tag: tag, scope: "prompts:read", summary: "List a prompt's versions, newest first",
 			list: true, resp: domain.PromptVersion{}, h: childList(s, s.store.PromptVersionList)},
 		{method: "POST", path: v1 + "/prompts/{id}/versions", op: "createPromptVersion", tag: tag, scope: "prompts:write", summary: "Create a version",
 			desc: description("createPromptVersion") + " " + description("_template-language"),
-			body: promptVersionCreateRequest{}, resp: domain.PromptVersion{}, status: http.StatusCreated, creates: true, h: s.createPromptVersion},
+			body: domain.PromptVersionCreateRequest{}, resp: domain.PromptVersion{}, status: http.StatusCreated, creates: true, h: s.createPromptVersion},
 		{method: "GET", path: v1 + "/prompts/{id}/versions/{version_id}", op: "getPromptVersion", tag: tag, scope: "prompts:read", summary: "Get a version",
 			resp: domain.PromptVersion{}, h: versionByID(s, s.store.PromptVersionGet)},
 		{method: "POST", path: v1 + "/prompts/{id}/versions/{version_id}/promote", op: "promotePromptVersion", tag: tag, scope: "prompts:write",
@@ -101,48 +76,13 @@ func (s *Server) listPrompts(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// checkTemplate is the 422 for a template that is empty, too long or does not parse.
-func checkTemplate(text string) error {
-	if err := domain.NotBlank("template", text); err != nil {
-		return err
-	}
-	if _, err := prompttmpl.Parse(text); err != nil {
-		return domain.Invalid("template", "%s", err.Error())
-	}
-	return nil
-}
-
-// checkTags rejects blank, overlong or too many tags, naming the one at fault.
-// tagItems documents each tag as checkTags and trimTags take it: not blank, at most maxTagLen
-// characters.
+// tagItems documents each tag as domain's Validate and trimTags take it: not blank, at most
+// maxTagLen characters.
 func tagItems(s *huma.Schema) *huma.Schema {
 	if p := s.Properties["tags"]; p != nil && p.Items != nil {
 		p.Items.MinLength, p.Items.Pattern, p.Items.MaxLength = ptr(1), `\S`, ptr(maxTagLen)
 	}
 	return s
-}
-
-// TransformSchema documents the rules of each tag.
-func (promptCreateRequest) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
-	return tagItems(s)
-}
-
-// TransformSchema documents the rules of each tag.
-func (promptUpdateRequest) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
-	return tagItems(s)
-}
-
-func checkTags(tags []string) error {
-	if len(tags) > maxTags {
-		return domain.Invalid("tags", "must hold at most %d tags", maxTags)
-	}
-	for i, t := range tags {
-		field := fmt.Sprintf("tags[%d]", i)
-		if err := domain.NotBlank(field, t); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func trimTags(tags []string) domain.Strings {
@@ -154,11 +94,11 @@ func trimTags(tags []string) domain.Strings {
 }
 
 func (s *Server) createPrompt(w http.ResponseWriter, r *http.Request) error {
-	var req promptCreateRequest
+	var req domain.PromptCreateRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := domain.FirstErr(domain.NotBlank("name", req.Name), checkTags(req.Tags), checkTemplate(req.Template)); err != nil {
+	if err := req.Validate(); err != nil {
 		return err
 	}
 	ws := s.workspace(r)
@@ -174,8 +114,11 @@ func (s *Server) createPrompt(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) updatePrompt(w http.ResponseWriter, r *http.Request) error {
-	var req promptUpdateRequest
+	var req domain.PromptUpdateRequest
 	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := req.Validate(); err != nil {
 		return err
 	}
 	var p domain.PromptPatch
@@ -187,9 +130,6 @@ func (s *Server) updatePrompt(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.Tags != nil {
-		if err := checkTags(*req.Tags); err != nil {
-			return err
-		}
 		p.Tags = ptr(trimTags(*req.Tags))
 	}
 	if req.Metadata != nil {
@@ -204,7 +144,7 @@ func (s *Server) updatePrompt(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) createPromptVersion(w http.ResponseWriter, r *http.Request) error {
-	var req promptVersionCreateRequest
+	var req domain.PromptVersionCreateRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
@@ -212,7 +152,7 @@ func (s *Server) createPromptVersion(w http.ResponseWriter, r *http.Request) err
 	if _, err := s.store.PromptGet(r.Context(), ws, id); err != nil {
 		return err
 	}
-	if err := checkTemplate(req.Template); err != nil {
+	if err := req.Validate(); err != nil {
 		return err
 	}
 	v, err := s.store.PromptVersionCreate(r.Context(), &domain.PromptVersion{WorkspaceID: ws, PromptID: id,

@@ -6,44 +6,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/danielgtaylor/huma/v2"
-
 	"github.com/agentplane/agentplane/internal/domain"
 )
-
-type scoreConfigCreateRequest struct {
-	Name        string                 `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Unique in the workspace."`
-	DataType    string                 `json:"data_type" enum:"numeric,categorical,boolean"`
-	Min         *float64               `json:"min,omitempty" doc:"Numeric only: the lowest value a score may have."`
-	Max         *float64               `json:"max,omitempty" doc:"Numeric only: the highest value a score may have."`
-	Categories  []domain.ScoreCategory `json:"categories,omitempty" doc:"Categorical only (and required): the labels scores may name and the numbers they stand for; labels and values unique, at most 100."`
-	Description string                 `json:"description,omitempty" maxLength:"2000"`
-	Archived    bool                   `json:"archived,omitempty"`
-}
-
-type scoreConfigUpdateRequest struct {
-	Name        *string                 `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
-	Description *string                 `json:"description,omitempty" maxLength:"2000"`
-	Archived    *bool                   `json:"archived,omitempty" doc:"true: the config takes no new scores; false takes them again."`
-	Min         *float64                `json:"min,omitempty" nullable:"true" doc:"A new lower bound; null removes it."`
-	Max         *float64                `json:"max,omitempty" nullable:"true" doc:"A new upper bound; null removes it."`
-	Categories  *[]domain.ScoreCategory `json:"categories,omitempty" doc:"Replaces the categories (categorical configs)."`
-}
-
-type scoreCreateRequest struct {
-	Name        string         `json:"name,omitempty" maxLength:"200" doc:"What is scored. Required without config_id; with it, the config's name or left out."`
-	ConfigID    *string        `json:"config_id,omitempty" doc:"A score config to check the score against (not archived)."`
-	DataType    string         `json:"data_type,omitempty" enum:"numeric,categorical,boolean" doc:"Required without config_id; with it, the config's data type or left out."`
-	Value       *float64       `json:"value,omitempty" doc:"Numeric: the score (within the config's min and max). Categorical: a category's value (the label is filled in). Boolean: 1 or 0."`
-	StringValue *string        `json:"string_value,omitempty" maxLength:"200" doc:"Categorical: the category's label (its value is filled in from the config). Boolean: \"true\" or \"false\"."`
-	ExecutionID *string        `json:"execution_id,omitempty" maxLength:"200" doc:"The execution scored."`
-	TraceID     *string        `json:"trace_id,omitempty" maxLength:"200" doc:"The trace scored (or, with span_id, the trace of the span)."`
-	SpanID      *string        `json:"span_id,omitempty" maxLength:"200" doc:"The span scored; needs trace_id (or execution_id)."`
-	SessionID   *string        `json:"session_id,omitempty" maxLength:"200" doc:"The chat session scored (or a session id ingested traces carry)."`
-	Source      string         `json:"source,omitempty" enum:"api,annotation,eval" doc:"Who gives the score (default api): an application, a person reviewing runs, an automated evaluation."`
-	Comment     string         `json:"comment,omitempty" maxLength:"10000"`
-	Metadata    map[string]any `json:"metadata,omitempty"`
-}
 
 type scoreUpdateRequest struct {
 	Value       *float64        `json:"value,omitempty" doc:"A new value, checked as on create; the label is derived again."`
@@ -75,7 +39,7 @@ func (s *Server) scoreRoutes() []route {
 			list:   true,
 			params: scoreFilterParams, resp: domain.Score{}, h: scoresBy(s, s.store.ScoreList)},
 		{method: "POST", path: v1 + "/scores", op: "createScore", tag: tag, scope: "scores:write", summary: "Score an execution, trace, span or session",
-			body: scoreCreateRequest{}, resp: domain.Score{}, status: http.StatusCreated, creates: true, h: s.createScore},
+			body: domain.ScoreCreateRequest{}, resp: domain.Score{}, status: http.StatusCreated, creates: true, h: s.createScore},
 		{method: "GET", path: v1 + "/scores/summary", op: "summarizeScores", tag: tag, scope: "scores:read", summary: "Sum up scores per name",
 			list:   true,
 			params: scoreFilterParams, resp: domain.ScoreSummary{}, h: scoresBy(s, s.store.ScoreSummary)},
@@ -93,11 +57,11 @@ func (s *Server) scoreRoutes() []route {
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
 			resp: domain.ScoreConfig{}, h: s.listScoreConfigs},
 		{method: "POST", path: v1 + "/score-configs", op: "createScoreConfig", tag: cfgTag, scope: "scores:write", summary: "Create a score config",
-			body: scoreConfigCreateRequest{}, resp: domain.ScoreConfig{}, status: http.StatusCreated, creates: true, h: s.createScoreConfig},
+			body: domain.ScoreConfigCreateRequest{}, resp: domain.ScoreConfig{}, status: http.StatusCreated, creates: true, h: s.createScoreConfig},
 		{method: "GET", path: v1 + "/score-configs/{id}", op: "getScoreConfig", tag: cfgTag, scope: "scores:read", summary: "Get a score config",
 			resp: domain.ScoreConfig{}, h: byID(s, s.store.ScoreConfigGet)},
 		{method: "PATCH", path: v1 + "/score-configs/{id}", op: "updateScoreConfig", tag: cfgTag, scope: "scores:write", summary: "Update a score config",
-			body: scoreConfigUpdateRequest{}, resp: domain.ScoreConfig{}, errs: []int{http.StatusConflict}, h: s.updateScoreConfig},
+			body: domain.ScoreConfigUpdateRequest{}, resp: domain.ScoreConfig{}, errs: []int{http.StatusConflict}, h: s.updateScoreConfig},
 	}
 }
 
@@ -107,16 +71,7 @@ func scoreFilter(r *http.Request) (domain.ScoreFilter, error) {
 	q := r.URL.Query()
 	f := domain.ScoreFilter{Name: q.Get("name"), ConfigID: q.Get("config_id"), DataType: q.Get("data_type"), Source: q.Get("source"),
 		RuleID: q.Get("rule_id"), ExperimentID: q.Get("experiment_id"), ExecutionID: q.Get("execution_id"), TraceID: q.Get("trace_id"), SpanID: q.Get("span_id"), SessionID: q.Get("session_id")}
-	for name, v := range map[string]struct {
-		val     string
-		allowed []string
-	}{"data_type": {f.DataType, domain.ScoreDataTypes}, "source": {f.Source, domain.ScoreSources}} {
-		if v.val != "" {
-			if err := domain.OneOf(name, v.val, v.allowed); err != nil {
-				return f, badRequest("%s", err.Error())
-			}
-		}
-	}
+	// data_type and source are documented enums: the route table checks them.
 	if err := createdRange(q, &f.CreatedAfter, &f.CreatedBefore); err != nil {
 		return f, err
 	}
@@ -156,26 +111,16 @@ func scoreAuthor(r *http.Request) *domain.ScoreAuthor {
 	return nil
 }
 
-// TransformSchema documents the rule the server keeps: a score names what is scored (a name
-// that is not blank) or a score config (a config_id), or both.
-func (scoreCreateRequest) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
-	s.AnyOf = []*huma.Schema{
-		{Required: []string{"name"}, Properties: map[string]*huma.Schema{"name": {MinLength: ptr(1), Pattern: `\S`}}},
-		{Required: []string{"config_id"}, Properties: map[string]*huma.Schema{"config_id": {MinLength: ptr(1)}}},
-	}
-	return s
-}
-
 func (s *Server) createScore(w http.ResponseWriter, r *http.Request) error {
-	var req scoreCreateRequest
+	var req domain.ScoreCreateRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if req.ConfigID == nil || *req.ConfigID == "" {
+	if err := req.Validate(); err != nil {
+		return err
+	}
+	if req.ConfigID != nil && *req.ConfigID == "" {
 		req.ConfigID = nil
-		if err := domain.NotBlank("name", req.Name); err != nil {
-			return domain.Invalid("name", "is required without config_id")
-		}
 	}
 	sc, err := s.store.ScoreCreate(r.Context(), &domain.Score{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name), ConfigID: req.ConfigID,
 		DataType: req.DataType, Value: req.Value, StringValue: req.StringValue, ExecutionID: req.ExecutionID, TraceID: req.TraceID,
@@ -212,11 +157,7 @@ func (s *Server) listScoreConfigs(w http.ResponseWriter, r *http.Request) error 
 	}
 	q := r.URL.Query()
 	f := domain.ScoreConfigFilter{DataType: q.Get("data_type"), Query: q.Get("q")}
-	if f.DataType != "" {
-		if err := domain.OneOf("data_type", f.DataType, domain.ScoreDataTypes); err != nil {
-			return badRequest("%s", err.Error())
-		}
-	}
+	// data_type is a documented enum: the route table checks it against the documented values.
 	if f.Archived, err = boolParam(r, "archived"); err != nil {
 		return err
 	}
@@ -229,11 +170,11 @@ func (s *Server) listScoreConfigs(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) createScoreConfig(w http.ResponseWriter, r *http.Request) error {
-	var req scoreConfigCreateRequest
+	var req domain.ScoreConfigCreateRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := domain.FirstErr(domain.NotBlank("name", req.Name), domain.NotBlank("data_type", req.DataType)); err != nil {
+	if err := req.Validate(); err != nil {
 		return err
 	}
 	c, err := s.store.ScoreConfigCreate(r.Context(), &domain.ScoreConfig{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name),
@@ -246,9 +187,12 @@ func (s *Server) createScoreConfig(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) updateScoreConfig(w http.ResponseWriter, r *http.Request) error {
-	var req scoreConfigUpdateRequest
+	var req domain.ScoreConfigUpdateRequest
 	body, err := decodeKeep(w, r, &req)
 	if err != nil {
+		return err
+	}
+	if err := req.Validate(); err != nil {
 		return err
 	}
 	ws, id := s.workspace(r), pathID(r, "id")

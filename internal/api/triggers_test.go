@@ -978,7 +978,7 @@ func TestTriggerCompletionWebhook(t *testing.T) {
 	}
 	data := a.body["data"].(map[string]any)
 	secret, _ := data["webhook_secret"].(string)
-	if err := webhook.CheckSecret(secret); err != nil {
+	if err := domain.CheckWebhookSecret("webhook_secret", secret); err != nil {
 		t.Fatalf("generated secret %q: %v", secret, err)
 	}
 	id, token := data["id"].(string), data["token"].(string)
@@ -1030,7 +1030,7 @@ func TestTriggerCompletionWebhook(t *testing.T) {
 	e.run([]scenario{
 		{name: "patch adds a webhook", method: "PATCH", path: "/api/v1/agent-triggers/" + id2, body: `{"webhook_url":"https://example.com/two"}`, status: 200,
 			check: func(t *testing.T, b map[string]any) {
-				if s, _ := lookup(b, "data.webhook_secret").(string); webhook.CheckSecret(s) != nil {
+				if s, _ := lookup(b, "data.webhook_secret").(string); domain.CheckWebhookSecret("webhook_secret", s) != nil {
 					t.Fatalf("secret %q", s)
 				}
 			}},

@@ -52,7 +52,7 @@ func TestAgentWebhookRoutes(t *testing.T) {
 			check: func(t *testing.T, b map[string]any) {
 				agentID = lookup(b, "data.id").(string)
 				secret, _ = lookup(b, "data.webhook_secret").(string)
-				if err := webhook.CheckSecret(secret); err != nil {
+				if err := domain.CheckWebhookSecret("webhook_secret", secret); err != nil {
 					t.Fatalf("generated secret %q: %v", secret, err)
 				}
 			}},
@@ -80,7 +80,7 @@ func TestAgentWebhookRoutes(t *testing.T) {
 		{name: "patch bad url", method: "PATCH", path: "/api/v1/agents/" + plainID, body: `{"webhook_url":"https://u:p@example.com"}`, status: 422, message: "webhook_url"},
 		{name: "patch url generates", method: "PATCH", path: "/api/v1/agents/" + plainID, body: `{"webhook_url":"https://example.com/a"}`, status: 200,
 			fields: map[string]any{"data.webhook_secret_set": true}, check: func(t *testing.T, b map[string]any) {
-				if s, _ := lookup(b, "data.webhook_secret").(string); webhook.CheckSecret(s) != nil {
+				if s, _ := lookup(b, "data.webhook_secret").(string); domain.CheckWebhookSecret("webhook_secret", s) != nil {
 					t.Fatalf("no generated secret: %v", b)
 				}
 			}},
@@ -134,7 +134,7 @@ func TestAgentWebhookRoutes(t *testing.T) {
 		{name: "rotate", method: "POST", path: "/api/v1/agents/" + agentID + "/webhook-secret/rotate", status: 200, fields: map[string]any{"data.webhook_secret_set": true},
 			check: func(t *testing.T, b map[string]any) {
 				rotated, _ = lookup(b, "data.webhook_secret").(string)
-				if webhook.CheckSecret(rotated) != nil || rotated == secret {
+				if domain.CheckWebhookSecret("webhook_secret", rotated) != nil || rotated == secret {
 					t.Fatalf("rotated secret %q", rotated)
 				}
 			}},
@@ -169,7 +169,7 @@ func TestAgentWebhookSecretNotReplayed(t *testing.T) {
 	e.run([]scenario{
 		{name: "first", method: "POST", path: "/api/v1/agents", body: body, header: h, status: 201, check: func(t *testing.T, b map[string]any) {
 			id = lookup(b, "data.id").(string)
-			if s, _ := lookup(b, "data.webhook_secret").(string); webhook.CheckSecret(s) != nil {
+			if s, _ := lookup(b, "data.webhook_secret").(string); domain.CheckWebhookSecret("webhook_secret", s) != nil {
 				t.Fatalf("no secret in the first response: %v", b)
 			}
 		}},

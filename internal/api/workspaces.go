@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -14,11 +13,6 @@ import (
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
-
-type loginRequest struct {
-	Email    string `json:"email" minLength:"1" pattern:"\\S" doc:"The user's email (case-insensitive)."`
-	Password string `json:"password" minLength:"1" pattern:"\\S"`
-}
 
 // LoginUser is the user a login token was issued to.
 type LoginUser struct {
@@ -32,11 +26,6 @@ type LoginToken struct {
 	ExpiresAt  domain.Time          `json:"expires_at"`
 	User       LoginUser            `json:"user"`
 	Workspaces []*domain.Membership `json:"workspaces" doc:"The workspaces the user is a member of, with their role in each."`
-}
-
-type workspaceCreateRequest struct {
-	Name string `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
-	Slug string `json:"slug,omitempty" doc:"Unique URL-safe name (lower-case letters, digits and dashes); derived from name when omitted."`
 }
 
 type workspaceUpdateRequest struct {
@@ -69,19 +58,17 @@ func (p Retention) Check(days int) error {
 	return nil
 }
 
-var slugRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
-
 func (s *Server) workspaceRoutes() []route {
 	const tag, scope = "Workspaces", auth.ScopeAll
 	return []route{
 		{method: "POST", path: v1 + "/auth/login", op: "login", tag: "Auth", server: true, summary: "Log in with an email and a password",
-			body: loginRequest{}, resp: LoginToken{},
+			body: domain.LoginRequest{}, resp: LoginToken{},
 			errs: []int{http.StatusUnauthorized, http.StatusTooManyRequests}, h: s.login},
 		{method: "GET", path: v1 + "/workspaces", op: "listWorkspaces", tag: tag, scope: scope, server: true, anyWorkspace: true,
 			summary: "List the caller's workspaces",
 			list:    true, resp: domain.Workspace{}, nocache: true, h: s.listWorkspaces},
 		{method: "POST", path: v1 + "/workspaces", op: "createWorkspace", tag: tag, scope: scope, server: true, userOnly: true,
-			summary: "Create a workspace", body: workspaceCreateRequest{},
+			summary: "Create a workspace", body: domain.WorkspaceCreateRequest{},
 			resp: domain.Workspace{}, status: http.StatusCreated, errs: []int{http.StatusConflict}, h: s.createWorkspace},
 		{method: "GET", path: v1 + "/workspaces/{id}", op: "getWorkspace", tag: tag, scope: scope, server: true, anyWorkspace: true,
 			summary: "Get a workspace", resp: domain.Workspace{},
@@ -104,11 +91,11 @@ var dummyHash = sync.OnceValues(func() (string, error) {
 var errBadLogin = errorf(http.StatusUnauthorized, "wrong email or password")
 
 func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
-	var req loginRequest
+	var req domain.LoginRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := domain.FirstErr(domain.NotBlank("email", req.Email), domain.NotBlank("password", req.Password)); err != nil {
+	if err := req.Validate(); err != nil {
 		return err
 	}
 	if len(s.cfg.JWTSecret) == 0 {
@@ -204,21 +191,18 @@ func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request) error {
 	if u == nil {
 		return errorf(http.StatusForbidden, "only logged-in users can create workspaces")
 	}
-	var req workspaceCreateRequest
+	var req domain.WorkspaceCreateRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	name := strings.TrimSpace(req.Name)
-	if err := domain.NotBlank("name", name); err != nil {
+	req.Name, req.Slug = strings.TrimSpace(req.Name), strings.TrimSpace(req.Slug)
+	if req.Slug == "" {
+		req.Slug = slugify(req.Name)
+	}
+	if err := req.Validate(); err != nil {
 		return err
 	}
-	slug := strings.TrimSpace(req.Slug)
-	if slug == "" {
-		slug = slugify(name)
-	}
-	if !slugRe.MatchString(slug) {
-		return domain.Invalid("slug", "must be 1 to 63 lower-case letters, digits and dashes, starting with a letter or digit; got %q", slug)
-	}
+	name, slug := req.Name, req.Slug
 	var ws *domain.Workspace
 	err := s.store.InTx(r.Context(), func(tx *store.Store) error {
 		var err error

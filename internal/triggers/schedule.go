@@ -11,11 +11,12 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/triggers/platform"
 )
 
 // TypeSchedule is the trigger type that runs its agent on a cron schedule; it has no hook URL.
-const TypeSchedule = "schedule"
+const TypeSchedule = domain.TriggerTypeSchedule
 
 func init() {
 	platform.Register(platform.Spec{

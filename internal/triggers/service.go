@@ -28,20 +28,8 @@ type Service struct {
 	Now func() time.Time
 }
 
-// CreateInput is a new trigger as a client asks for it; its shape (lengths, URL form) is
-// checked by the caller.
-type CreateInput struct {
-	AgentID       string
-	Type          string
-	Name          string
-	Enabled       *bool // nil: enabled
-	VersionID     string
-	Config        map[string]any
-	InputMapping  map[string]string
-	Input         map[string]any
-	WebhookURL    string
-	WebhookSecret string
-}
+// CreateInput is a new trigger as a client asks for it; Create checks it with its Validate.
+type CreateInput = domain.TriggerCreateRequest
 
 // Created is a created (or rotated) trigger with what is shown only this once: its hook token
 // ("" for schedules) and, in Trigger.WebhookSecret, a generated completion webhook secret.
@@ -80,14 +68,12 @@ func invalid(field, format string, args ...any) error {
 
 // Create checks and stores a new trigger of the workspace.
 func (s *Service) Create(ctx context.Context, ws string, in CreateInput) (*Created, error) {
-	if err := checkRunInput(in.Type, in.InputMapping, in.Input != nil); err != nil {
+	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	generated, err := completionSecret(in.WebhookURL, in.WebhookSecret)
-	if err != nil {
-		return nil, err
-	}
-	if generated != "" {
+	generated := ""
+	if in.WebhookURL != "" && in.WebhookSecret == "" {
+		generated = webhook.NewSecret()
 		in.WebhookSecret = generated
 	}
 
@@ -158,10 +144,7 @@ func (s *Service) Update(ctx context.Context, ws, id string, p Patch) (*domain.T
 		return nil, err
 	}
 
-	generated, err := completionPatch(cur, next, &p)
-	if err != nil {
-		return nil, err
-	}
+	generated := completionPatch(cur, next, &p)
 	if p.Config != nil || p.WebhookSecret != nil {
 		config, secrets, err := s.patchConfig(ctx, ws, cur, p)
 		if err != nil {
@@ -170,7 +153,7 @@ func (s *Service) Update(ctx context.Context, ws, id string, p Patch) (*domain.T
 		sp.Config, sp.Secrets, next.Config = &config, &secrets, config
 	}
 	if next.WebhookURL == "" && p.WebhookSecret != nil && *p.WebhookSecret != "" {
-		return nil, invalid("webhook_secret", "needs webhook_url")
+		return nil, invalid("webhook_secret", "needs a webhook_url")
 	}
 
 	if err := s.patchSchedule(ctx, cur, next, p, &sp); err != nil {
@@ -203,13 +186,13 @@ func (s *Service) patchPlain(ctx context.Context, ws string, cur *domain.Trigger
 		sp.VersionID, next.VersionID = p.VersionID, *p.VersionID
 	}
 	if p.InputMapping != nil {
-		if err := checkRunInput(cur.Type, *p.InputMapping, false); err != nil {
+		if err := domain.CheckTriggerRunInput(cur.Type, *p.InputMapping, false); err != nil {
 			return sp, nil, err
 		}
 		sp.InputMapping = p.InputMapping
 	}
 	if p.Input != nil {
-		if err := checkRunInput(cur.Type, nil, true); err != nil {
+		if err := domain.CheckTriggerRunInput(cur.Type, nil, true); err != nil {
 			return sp, nil, err
 		}
 		in := domain.JSONObject(*p.Input)
@@ -224,20 +207,18 @@ func (s *Service) patchPlain(ctx context.Context, ws string, cur *domain.Trigger
 	return sp, &next, nil
 }
 
-// completionPatch checks the completion webhook secret a patch sets. A webhook added without
-// a secret gets one, set in p and returned, to be shown in this answer only (as on create).
-func completionPatch(cur, next *domain.Trigger, p *Patch) (generated string, err error) {
+// completionPatch gives a completion webhook added without a secret one, set in p and
+// returned, to be shown in this answer only (as on create). The secret a patch sets is checked
+// by domain.TriggerUpdateRequest.Validate.
+func completionPatch(cur, next *domain.Trigger, p *Patch) (generated string) {
 	if p.WebhookSecret != nil && *p.WebhookSecret != "" {
-		if err := webhook.CheckSecret(*p.WebhookSecret); err != nil {
-			return "", invalid("webhook_secret", "%s", err.Error())
-		}
-		return "", nil
+		return ""
 	}
 	if next.WebhookURL != "" && cur.WebhookURL == "" {
 		generated = webhook.NewSecret()
 		p.WebhookSecret = &generated
 	}
-	return generated, nil
+	return generated
 }
 
 // patchConfig merges p's config into the trigger's and checks the result as a whole. Secrets
@@ -321,34 +302,6 @@ func (s *Service) Rotate(ctx context.Context, ws, id string) (*Created, error) {
 
 // checkRunInput applies the rules of where a run's input comes from: a schedule has a fixed
 // input and no mapping, every other type maps its events and has no fixed input.
-func checkRunInput(typ string, mapping map[string]string, hasInput bool) error {
-	if typ == TypeSchedule && len(mapping) > 0 {
-		return invalid("input_mapping", "does not apply to a schedule; its run input is the trigger's input")
-	}
-	if typ != TypeSchedule && hasInput {
-		return invalid("input", "is only for schedules; map a %s event to the run's input with input_mapping", typ)
-	}
-	return nil
-}
-
-// completionSecret checks the completion webhook's secret on create and returns the one it
-// generates when webhook_url comes without it.
-func completionSecret(url, secret string) (generated string, err error) {
-	if secret == "" {
-		if url != "" {
-			return webhook.NewSecret(), nil
-		}
-		return "", nil
-	}
-	if url == "" {
-		return "", invalid("webhook_secret", "needs webhook_url")
-	}
-	if err := webhook.CheckSecret(secret); err != nil {
-		return "", invalid("webhook_secret", "%s", err.Error())
-	}
-	return "", nil
-}
-
 // checkVersion checks that versionID is a version of the agent.
 func (s *Service) checkVersion(ctx context.Context, ws, agentID, versionID string) error {
 	if _, err := s.Store.AgentVersionGet(ctx, ws, agentID, versionID); err != nil {

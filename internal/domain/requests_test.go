@@ -1,0 +1,244 @@
+package domain
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestTriggerCreateRequestValidate(t *testing.T) {
+	valid := func() TriggerCreateRequest {
+		return TriggerCreateRequest{AgentID: "a1", Type: "webhook", Name: "Orders"}
+	}
+	many := map[string]string{}
+	for i := range 51 {
+		many[strings.Repeat("k", i+1)] = "payload.x"
+	}
+	for _, tc := range []struct {
+		name       string
+		edit       func(*TriggerCreateRequest)
+		field, msg string
+	}{
+		{"valid", func(*TriggerCreateRequest) {}, "", ""},
+		{"a schedule with its input", func(r *TriggerCreateRequest) { r.Type, r.Input = TriggerTypeSchedule, map[string]any{"a": 1} }, "", ""},
+		{"a blank name", func(r *TriggerCreateRequest) { r.Name = " \u00a0" }, "name", "must not be empty"},
+		{"too many mapped fields", func(r *TriggerCreateRequest) { r.InputMapping = many }, "input_mapping", "at most 50"},
+		{"a blank mapped name", func(r *TriggerCreateRequest) { r.InputMapping = map[string]string{" ": "text"} }, "input_mapping", "field names"},
+		{"a blank path", func(r *TriggerCreateRequest) { r.InputMapping = map[string]string{"msg": " "} }, "input_mapping.msg", "GJSON path"},
+		{"a mapping on a schedule", func(r *TriggerCreateRequest) {
+			r.Type, r.InputMapping = TriggerTypeSchedule, map[string]string{"m": "text"}
+		}, "input_mapping", "does not apply to a schedule"},
+		{"an input on a hook", func(r *TriggerCreateRequest) { r.Input = map[string]any{} }, "input", "only for schedules"},
+		{"a webhook URL with a fragment", func(r *TriggerCreateRequest) { r.WebhookURL = "https://example.com/#x" }, "webhook_url", "fragment"},
+		{"a webhook secret without a URL", func(r *TriggerCreateRequest) { r.WebhookSecret = secret24 }, "webhook_secret", "needs a webhook_url"},
+		{"a malformed webhook secret", func(r *TriggerCreateRequest) {
+			r.WebhookURL, r.WebhookSecret = "https://example.com/h", "whsec_x"
+		}, "webhook_secret", "standard base64"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := valid()
+			tc.edit(&r)
+			wantField(t, r.Validate(), tc.field, tc.msg)
+		})
+	}
+}
+
+func TestTriggerUpdateRequestValidate(t *testing.T) {
+	s := func(v string) *string { return &v }
+	for _, tc := range []struct {
+		name       string
+		r          TriggerUpdateRequest
+		field, msg string
+	}{
+		{"nothing", TriggerUpdateRequest{}, "", ""},
+		{"a new name", TriggerUpdateRequest{Name: s(" Orders ")}, "", ""},
+		{"a blank name", TriggerUpdateRequest{Name: s("\t")}, "name", "must not be empty"},
+		{"an empty mapping restores the default", TriggerUpdateRequest{InputMapping: &map[string]string{}}, "", ""},
+		{"a blank path", TriggerUpdateRequest{InputMapping: &map[string]string{"m": ""}}, "input_mapping.m", "GJSON path"},
+		{"the webhook removed", TriggerUpdateRequest{WebhookURL: s("")}, "", ""},
+		{"a secret beside a removal", TriggerUpdateRequest{WebhookURL: s(""), WebhookSecret: s(secret24)}, "webhook_secret", "cannot be set"},
+		{"a webhook URL with credentials", TriggerUpdateRequest{WebhookURL: s("https://u:p@example.com/")}, "webhook_url", "credentials"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantField(t, tc.r.Validate(), tc.field, tc.msg)
+		})
+	}
+}
+
+func TestAgentRequestsValidate(t *testing.T) {
+	s := func(v string) *string { return &v }
+	t.Run("create", func(t *testing.T) {
+		for _, tc := range []struct {
+			name       string
+			r          AgentCreateRequest
+			field, msg string
+		}{
+			{"a name", AgentCreateRequest{Name: "Support"}, "", ""},
+			{"a blank name", AgentCreateRequest{Name: "  "}, "name", "must not be empty"},
+			{"a webhook", AgentCreateRequest{Name: "S", WebhookURL: s("https://example.com/h"), WebhookSecret: s(secret24)}, "", ""},
+			{"a secret without a URL", AgentCreateRequest{Name: "S", WebhookSecret: s(secret24)}, "webhook_secret", "needs a webhook_url"},
+			{"a URL that is not http", AgentCreateRequest{Name: "S", WebhookURL: s("ftp://example.com/")}, "webhook_url", "absolute"},
+		} {
+			t.Run(tc.name, func(t *testing.T) { wantField(t, tc.r.Validate(), tc.field, tc.msg) })
+		}
+	})
+	t.Run("update", func(t *testing.T) {
+		for _, tc := range []struct {
+			name       string
+			r          AgentUpdateRequest
+			field, msg string
+		}{
+			{"nothing", AgentUpdateRequest{}, "", ""},
+			{"a blank name", AgentUpdateRequest{Name: s("")}, "name", "must not be empty"},
+			{"a secret alone (the agent may have a URL)", AgentUpdateRequest{WebhookSecret: s(secret24)}, "", ""},
+			{"a secret beside a removal", AgentUpdateRequest{WebhookURL: s(""), WebhookSecret: s(secret24)}, "webhook_secret", "cannot be set"},
+		} {
+			t.Run(tc.name, func(t *testing.T) { wantField(t, tc.r.Validate(), tc.field, tc.msg) })
+		}
+	})
+}
+
+func TestPromptRequestsValidate(t *testing.T) {
+	s := func(v string) *string { return &v }
+	for _, tc := range []struct {
+		name       string
+		r          interface{ Validate() error }
+		field, msg string
+	}{
+		{"create", &PromptCreateRequest{Name: "Greeting", Tags: []string{"a"}, Template: "Hi {{name}}"}, "", ""},
+		{"create with a blank name", &PromptCreateRequest{Name: "\u00a0", Template: "x"}, "name", "must not be empty"},
+		{"create with a blank tag", &PromptCreateRequest{Name: "G", Tags: []string{"a", " "}, Template: "x"}, "tags[1]", "must not be empty"},
+		{"create with a template that does not parse", &PromptCreateRequest{Name: "G", Template: "{{#open}}"}, "template", ""},
+		{"update nothing", &PromptUpdateRequest{}, "", ""},
+		{"update to a blank name", &PromptUpdateRequest{Name: s(" ")}, "name", "must not be empty"},
+		{"update to a blank tag", &PromptUpdateRequest{Tags: &[]string{"\t"}}, "tags[0]", "must not be empty"},
+		{"a version", &PromptVersionCreateRequest{Template: "{{a}}"}, "", ""},
+		{"a version with a blank template", &PromptVersionCreateRequest{Template: "\n"}, "template", "must not be empty"},
+		{"a version with a partial", &PromptVersionCreateRequest{Template: "{{> other}}"}, "template", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) { wantField(t, tc.r.Validate(), tc.field, tc.msg) })
+	}
+}
+
+func TestWorkspaceRequestsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		r          interface{ Validate() error }
+		field, msg string
+	}{
+		{"a login", &LoginRequest{Email: "a@example.com", Password: "pw"}, "", ""},
+		{"a blank email", &LoginRequest{Email: " ", Password: "pw"}, "email", "must not be empty"},
+		{"a blank password", &LoginRequest{Email: "a@example.com", Password: "\u00a0"}, "password", "must not be empty"},
+		{"a workspace", &WorkspaceCreateRequest{Name: "Acme", Slug: "acme-2"}, "", ""},
+		{"a blank name", &WorkspaceCreateRequest{Name: " ", Slug: "acme"}, "name", "must not be empty"},
+		{"an upper-case slug", &WorkspaceCreateRequest{Name: "Acme", Slug: "Acme"}, "slug", "lower-case"},
+		{"a slug starting with a dash", &WorkspaceCreateRequest{Name: "Acme", Slug: "-acme"}, "slug", "starting with"},
+		{"a slug of 64 characters", &WorkspaceCreateRequest{Name: "Acme", Slug: strings.Repeat("a", 64)}, "slug", "1 to 63"},
+		{"an empty slug", &WorkspaceCreateRequest{Name: "Acme"}, "slug", "1 to 63"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { wantField(t, tc.r.Validate(), tc.field, tc.msg) })
+	}
+}
+
+func TestModelAndAssetRequestsValidate(t *testing.T) {
+	s := func(v string) *string { return &v }
+	caps := make([]string, 33)
+	for i := range caps {
+		caps[i] = "chat"
+	}
+	for _, tc := range []struct {
+		name       string
+		r          interface{ Validate() error }
+		field, msg string
+	}{
+		{"a model", &LlmModelCreateRequest{ID: "llama3.1:8b", Provider: "ollama", Capabilities: []string{"chat"}}, "", ""},
+		{"a blank id", &LlmModelCreateRequest{ID: " ", Provider: "ollama"}, "id", "must not be empty"},
+		{"an id with a tab", &LlmModelCreateRequest{ID: "a\tb", Provider: "ollama"}, "id", "control characters"},
+		{"a blank provider", &LlmModelCreateRequest{ID: "m", Provider: "\u00a0"}, "provider", "must not be empty"},
+		{"33 capabilities", &LlmModelCreateRequest{ID: "m", Provider: "p", Capabilities: caps}, "capabilities", "at most 32"},
+		{"a blank capability", &LlmModelCreateRequest{ID: "m", Provider: "p", Capabilities: []string{"chat", " "}}, "capabilities", "entry 1"},
+		{"a model change", &LlmModelUpdateRequest{Provider: s("ollama"), Name: s("Llama")}, "", ""},
+		{"a blank provider change", &LlmModelUpdateRequest{Provider: s(" ")}, "provider", "must not be empty"},
+		{"a long capability", &LlmModelUpdateRequest{Capabilities: &[]string{strings.Repeat("c", 51)}}, "capabilities", "entry 0"},
+		{"an upload", &AssetUploadRequest{MimeType: "image/png; charset=x", Name: "cat.png", Data: "eA=="}, "", ""},
+		{"a media type without a subtype", &AssetUploadRequest{MimeType: "image", Data: "eA=="}, "mime_type", "media type"},
+		{"a blank media type", &AssetUploadRequest{MimeType: " ", Data: "eA=="}, "mime_type", "must not be empty"},
+		{"a name with a slash", &AssetUploadRequest{MimeType: "text/plain", Name: "../x", Data: "eA=="}, "name", "slashes"},
+		{"a name with a newline", &AssetUploadRequest{MimeType: "text/plain", Name: "a\nb", Data: "eA=="}, "name", "control"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { wantField(t, tc.r.Validate(), tc.field, tc.msg) })
+	}
+}
+
+func TestMemoryRequestsValidate(t *testing.T) {
+	s := func(v string) *string { return &v }
+	for _, tc := range []struct {
+		name       string
+		r          interface{ Validate() error }
+		field, msg string
+	}{
+		{"a memory", &MemoryCreateRequest{Content: "likes tea"}, "", ""},
+		{"blank content", &MemoryCreateRequest{Content: "\u00a0\n"}, "content", "must not be empty"},
+		{"64 KiB of content", &MemoryCreateRequest{Content: strings.Repeat("a", MemoryContentMaxBytes)}, "", ""},
+		{"content over 64 KiB in bytes", &MemoryCreateRequest{Content: strings.Repeat("é", MemoryContentMaxBytes/2+1)}, "content", "at most 65536 bytes"},
+		{"a change without content", &MemoryUpdateRequest{Key: s("k")}, "", ""},
+		{"a change to blank content", &MemoryUpdateRequest{Content: s(" ")}, "content", "must not be empty"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { wantField(t, tc.r.Validate(), tc.field, tc.msg) })
+	}
+}
+
+func TestAnnotationRequestsValidate(t *testing.T) {
+	s := func(v string) *string { return &v }
+	for _, tc := range []struct {
+		name       string
+		r          interface{ Validate() error }
+		field, msg string
+	}{
+		{"a queue", &AnnotationQueueCreateRequest{Name: "weekly", ScoreConfigIDs: []string{"c1"}}, "", ""},
+		{"a blank queue name", &AnnotationQueueCreateRequest{Name: " \u00a0", ScoreConfigIDs: []string{"c1"}}, "name", "must not be empty"},
+		{"a queue change", &AnnotationQueueUpdateRequest{Description: s("")}, "", ""},
+		{"a blank new name", &AnnotationQueueUpdateRequest{Name: s("\t")}, "name", "must not be empty"},
+		{"executions", &AnnotationItemsAddRequest{ExecutionIDs: []string{"e1", "e2"}}, "", ""},
+		{"a blank execution id", &AnnotationItemsAddRequest{ExecutionIDs: []string{"e1", " "}}, "execution_ids", "item 1 is empty"},
+		{"scores", &AnnotationCompleteRequest{Scores: []AnnotationScore{{ConfigID: "c1"}}}, "", ""},
+		{"a blank config id", &AnnotationCompleteRequest{Scores: []AnnotationScore{{ConfigID: "c1"}, {ConfigID: " "}}}, "scores[1].config_id", "must not be empty"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { wantField(t, tc.r.Validate(), tc.field, tc.msg) })
+	}
+}
+
+func TestChatMessageRequestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name, content string
+		field         string
+	}{
+		{"a message", "hello", ""},
+		{"white space only", " \u00a0\n", "content"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := ChatMessageRequest{Content: tc.content}
+			wantField(t, r.Validate(), tc.field, "")
+		})
+	}
+}
+
+func TestScoreRequestsValidate(t *testing.T) {
+	s := func(v string) *string { return &v }
+	for _, tc := range []struct {
+		name       string
+		r          interface{ Validate() error }
+		field, msg string
+	}{
+		{"a config", &ScoreConfigCreateRequest{Name: "helpful", DataType: "boolean"}, "", ""},
+		{"a blank config name", &ScoreConfigCreateRequest{Name: " ", DataType: "boolean"}, "name", "must not be empty"},
+		{"a config change", &ScoreConfigUpdateRequest{Archived: new(bool)}, "", ""},
+		{"a blank new config name", &ScoreConfigUpdateRequest{Name: s("\u00a0")}, "name", "must not be empty"},
+		{"a score by name", &ScoreCreateRequest{Name: "helpful"}, "", ""},
+		{"a score by config", &ScoreCreateRequest{ConfigID: s("c1")}, "", ""},
+		{"a score by config with a blank name", &ScoreCreateRequest{ConfigID: s("c1"), Name: " "}, "", ""},
+		{"a score naming nothing", &ScoreCreateRequest{}, "name", "is required without config_id"},
+		{"a score with an empty config id and a blank name", &ScoreCreateRequest{ConfigID: s(""), Name: "\t"}, "name", "is required without config_id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { wantField(t, tc.r.Validate(), tc.field, tc.msg) })
+	}
+}
