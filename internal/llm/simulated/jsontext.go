@@ -3,44 +3,11 @@ package simulated
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/agentplane/agentplane/internal/llm"
 )
-
-// appendJSONString appends s as a JSON string literal. Invalid UTF-8 becomes U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
 
 // appendCollapsed appends s with every whitespace run turned into one space, cut at a
 // word boundary near maxBytes with an ellipsis.

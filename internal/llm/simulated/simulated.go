@@ -3,9 +3,7 @@ package simulated
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentplane/agentplane/internal/llm"
@@ -32,17 +30,12 @@ import (
 //     delay before every event and can fail the call after a few words.
 //
 // A Model is safe for concurrent use; its zero value is ready too.
-type Model struct {
-	mu      sync.Mutex
-	schemas map[string]*compiledSchema // compiled tool and output schemas by text; nil = unusable
-}
+type Model struct{}
 
 var _ llm.Provider = (*Model)(nil)
 
 // New returns a simulated model.
-func New() *Model {
-	return &Model{schemas: make(map[string]*compiledSchema)}
-}
+func New() *Model { return &Model{} }
 
 // Options tune the simulated model for one agent version (its config.simulation): a delay
 // before every streamed event, and a forced failure after some partial output.
@@ -55,7 +48,7 @@ type Options struct {
 	FailModels map[string]int
 }
 
-// With returns the model answering with o, sharing m's compiled schemas.
+// With returns the model answering with o.
 func (m *Model) With(o Options) llm.Provider { return tuned{m: m, o: o} }
 
 // tuned is a Model with Options.
@@ -84,37 +77,6 @@ type FailureError struct {
 // Error returns the configured failure message.
 func (e *FailureError) Error() string { return e.Message }
 
-// maxCachedSchemas bounds the schema cache; it is cleared when full.
-const maxCachedSchemas = 1024
-
-// schema returns the compiled form of raw, compiling it once. A missing or unusable
-// schema yields an empty one, for which the generators write {"query": …} arguments or
-// an {"answer": …} object.
-func (s *Model) schema(raw json.RawMessage) *compiledSchema {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return &compiledSchema{root: &schemaNode{}}
-	}
-	s.mu.Lock()
-	cs, ok := s.schemas[string(raw)]
-	s.mu.Unlock()
-	if !ok {
-		var err error
-		if cs, err = compileSchema(raw); err != nil {
-			cs = nil
-		}
-		s.mu.Lock()
-		if s.schemas == nil || len(s.schemas) >= maxCachedSchemas {
-			s.schemas = make(map[string]*compiledSchema)
-		}
-		s.schemas[string(raw)] = cs
-		s.mu.Unlock()
-	}
-	if cs == nil {
-		return &compiledSchema{root: &schemaNode{}}
-	}
-	return cs
-}
-
 // Complete answers req as the Model type describes, with no Options. Errors are
 // ctx.Err() when the context ends, or the error emit returned; the Response is nil with
 // any error.
@@ -128,11 +90,7 @@ func (s *Model) complete(ctx context.Context, req *llm.Request, o Options, emit 
 		return nil, err
 	}
 	c := analyze(req.Messages)
-	st := stream{ctx: ctx, done: ctx.Done(), emit: emit, opts: o}
-	if o.LatencyMS > 0 {
-		st.delay = time.Duration(o.LatencyMS) * time.Millisecond
-	}
-	defer st.stop()
+	st := stream{ctx: ctx, delay: time.Duration(max(o.LatencyMS, 0)) * time.Millisecond, emit: emit, opts: o}
 	resp := &llm.Response{Usage: llm.Usage{PromptTokens: promptTokens(req)}}
 	if len(req.Tools) > 0 && c.toolCount == 0 {
 		return s.callTools(&c, req, &st, resp)
@@ -183,16 +141,15 @@ func (s *Model) callTools(c *convo, req *llm.Request, st *stream, resp *llm.Resp
 	resp.ToolCalls = make([]llm.ToolCall, 0, n)
 	for k := 0; k < n; k++ {
 		spec := &req.Tools[chosen[k]]
-		g := gen{b: make([]byte, 0, 128), c: c, cs: s.schema(spec.InputSchema), args: true}
-		g.root()
-		tokens := llm.CountTokens(string(g.b))
+		args := newGen(c, spec.InputSchema, true).root()
+		tokens := llm.CountTokens(string(args))
 		if req.MaxTokens > 0 && resp.Usage.CompletionTokens+tokens > req.MaxTokens {
 			break
 		}
 		resp.Usage.CompletionTokens += tokens
 		id := make([]byte, 0, 13)
 		id = appendHex(append(id, "call_"...), mix(c.h^saltCallID<<8+uint64(k)), 8)
-		resp.ToolCalls = append(resp.ToolCalls, llm.ToolCall{ID: string(id), Name: spec.Name, Arguments: g.b})
+		resp.ToolCalls = append(resp.ToolCalls, llm.ToolCall{ID: string(id), Name: spec.Name, Arguments: args})
 	}
 	if len(resp.ToolCalls) == 0 {
 		resp.ToolCalls = nil
@@ -221,9 +178,7 @@ func (s *Model) answer(c *convo, req *llm.Request, st *stream, resp *llm.Respons
 
 	var content string
 	if len(bytes.TrimSpace(req.OutputSchema)) > 0 {
-		g := gen{b: make([]byte, 0, 512), c: c, cs: s.schema(req.OutputSchema)}
-		g.root()
-		content = string(g.b)
+		content = string(newGen(c, req.OutputSchema, false).root())
 	} else {
 		var ends [maxSentences]int
 		b, _ := c.appendReply(make([]byte, 0, 512), ends[:])
@@ -275,9 +230,7 @@ func promptTokens(req *llm.Request) int {
 // stream paces and delivers events, honouring latency and cancellation.
 type stream struct {
 	ctx   context.Context
-	done  <-chan struct{}
 	delay time.Duration
-	timer *time.Timer
 	emit  func(llm.Event) error
 	opts  Options
 }
@@ -286,34 +239,20 @@ type stream struct {
 // first) and emits one event.
 func (st *stream) send(kind, text string) error {
 	if st.delay > 0 {
-		if st.timer == nil {
-			st.timer = time.NewTimer(st.delay)
-		} else {
-			st.timer.Reset(st.delay)
-		}
+		t := time.NewTimer(st.delay)
+		defer t.Stop()
 		select {
-		case <-st.done:
-			return st.ctx.Err()
-		case <-st.timer.C:
+		case <-st.ctx.Done():
+		case <-t.C:
 		}
-	} else if st.done != nil {
-		select {
-		case <-st.done:
-			return st.ctx.Err()
-		default:
-		}
+	}
+	if err := st.ctx.Err(); err != nil {
+		return err
 	}
 	if st.emit == nil {
 		return nil
 	}
 	return st.emit(llm.Event{Kind: kind, Text: text})
-}
-
-// stop releases the latency timer.
-func (st *stream) stop() {
-	if st.timer != nil {
-		st.timer.Stop()
-	}
 }
 
 // maxStems bounds how many of the user's words tool selection compares.
