@@ -2,6 +2,7 @@ package simulated
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"strings"
 	"time"
@@ -49,30 +50,22 @@ type Options struct {
 }
 
 // With returns the model answering with o.
-func (m *Model) With(o Options) llm.Provider { return tuned{m: m, o: o} }
+func (m *Model) With(o Options) llm.Provider { return tuned{o} }
 
 // tuned is a Model with Options.
-type tuned struct {
-	m *Model
-	o Options
-}
+type tuned struct{ o Options }
 
 func (t tuned) Complete(ctx context.Context, req llm.Request, emit func(llm.Event) error) (*llm.Response, error) {
 	if status, ok := t.o.FailModels[req.Model]; ok {
-		msg := t.o.FailMessage
-		if msg == "" {
-			msg = "simulated failure of model " + req.Model
-		}
+		msg := cmp.Or(t.o.FailMessage, "simulated failure of model "+req.Model)
 		return nil, &llm.Error{Provider: "simulated", Status: status, Message: msg}
 	}
-	return t.m.complete(ctx, &req, t.o, emit)
+	return run(ctx, &req, t.o, emit)
 }
 
 // FailureError is the error a call with Options.Fail ends with; its text is exactly the
 // configured message.
-type FailureError struct {
-	Message string
-}
+type FailureError struct{ Message string }
 
 // Error returns the configured failure message.
 func (e *FailureError) Error() string { return e.Message }
@@ -80,43 +73,34 @@ func (e *FailureError) Error() string { return e.Message }
 // Complete answers req as the Model type describes, with no Options. Errors are
 // ctx.Err() when the context ends, or the error emit returned; the Response is nil with
 // any error.
-func (s *Model) Complete(ctx context.Context, req llm.Request, emit func(llm.Event) error) (*llm.Response, error) {
-	return s.complete(ctx, &req, Options{}, emit)
+func (m *Model) Complete(ctx context.Context, req llm.Request, emit func(llm.Event) error) (*llm.Response, error) {
+	return run(ctx, &req, Options{}, emit)
 }
 
-// complete answers req with o; with o.Fail the error is a *FailureError.
-func (s *Model) complete(ctx context.Context, req *llm.Request, o Options, emit func(llm.Event) error) (*llm.Response, error) {
+// run answers req with o; with o.Fail the error is a *FailureError.
+func run(ctx context.Context, req *llm.Request, o Options, emit func(llm.Event) error) (*llm.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	c := analyze(req.Messages)
-	st := stream{ctx: ctx, delay: time.Duration(max(o.LatencyMS, 0)) * time.Millisecond, emit: emit, opts: o}
-	resp := &llm.Response{Usage: llm.Usage{PromptTokens: promptTokens(req)}}
+	st := &stream{ctx: ctx, delay: time.Duration(max(o.LatencyMS, 0)) * time.Millisecond, emit: emit, opts: o}
+	// The prompt's size (llm.PromptTokens), at least 1 for a conversation.
+	resp := &llm.Response{Usage: llm.Usage{PromptTokens: llm.PromptTokens(req)}}
+	if resp.Usage.PromptTokens == 0 && len(req.Messages) > 0 {
+		resp.Usage.PromptTokens = 1
+	}
 	if len(req.Tools) > 0 && c.toolCount == 0 {
-		return s.callTools(&c, req, &st, resp)
+		return callTools(&c, req, st, resp)
 	}
-	return s.answer(&c, req, &st, resp)
-}
-
-// failure returns the error a call with Options.Fail ends with.
-func (st *stream) failure() error {
-	msg := st.opts.FailMessage
-	if msg == "" {
-		msg = "simulated model failure"
-	}
-	return &FailureError{Message: msg}
+	return answer(&c, req, st, resp)
 }
 
 // callTools plans and returns tool calls.
-func (s *Model) callTools(c *convo, req *llm.Request, st *stream, resp *llm.Response) (*llm.Response, error) {
-	chosen, n := chooseTools(c, req.Tools)
-	topic := c.topic()
-	var tb [256]byte
-	var think []byte
-	if topic != "" {
-		think = appendTmpl(tb[:0], planFirst[c.pick(saltPlan, len(planFirst))], req.Tools[chosen[0]].Name, topic)
-	} else {
-		think = appendTmpl(tb[:0], planFirstNoTopic[c.pick(saltPlan, len(planFirstNoTopic))], req.Tools[chosen[0]].Name)
+func callTools(c *convo, req *llm.Request, st *stream, resp *llm.Response) (*llm.Response, error) {
+	chosen := chooseTools(c, req.Tools)
+	think := appendTmpl(nil, planFirstNoTopic[c.pick(saltPlan, len(planFirstNoTopic))], req.Tools[chosen[0]].Name)
+	if topic := c.topic(); topic != "" {
+		think = appendTmpl(nil, planFirst[c.pick(saltPlan, len(planFirst))], req.Tools[chosen[0]].Name, topic)
 	}
 	if err := st.send(llm.EventThinking, string(think)); err != nil {
 		return nil, err
@@ -124,13 +108,12 @@ func (s *Model) callTools(c *convo, req *llm.Request, st *stream, resp *llm.Resp
 	if st.opts.Fail {
 		return nil, st.failure()
 	}
+	think = nil
 	switch {
-	case n == 2:
-		think = appendTmpl(tb[:0], planSecondTool[c.pick(saltPlan2, len(planSecondTool))], req.Tools[chosen[1]].Name)
+	case len(chosen) == 2:
+		think = appendTmpl(nil, planSecondTool[c.pick(saltPlan2, len(planSecondTool))], req.Tools[chosen[1]].Name)
 	case c.pick(saltPlan2, 2) == 0:
-		think = append(tb[:0], planSecondWait[c.pick(saltPlan2+1, len(planSecondWait))]...)
-	default:
-		think = nil
+		think = []byte(planSecondWait[c.pick(saltPlan2+1, len(planSecondWait))])
 	}
 	if think != nil {
 		if err := st.send(llm.EventThinking, string(think)); err != nil {
@@ -138,93 +121,72 @@ func (s *Model) callTools(c *convo, req *llm.Request, st *stream, resp *llm.Resp
 		}
 	}
 
-	resp.ToolCalls = make([]llm.ToolCall, 0, n)
-	for k := 0; k < n; k++ {
-		spec := &req.Tools[chosen[k]]
-		args := newGen(c, spec.InputSchema, true).root()
+	// Each call's arguments, as many as MaxTokens allows.
+	for k, i := range chosen {
+		args := newGen(c, req.Tools[i].InputSchema, true).root()
 		tokens := llm.CountTokens(string(args))
 		if req.MaxTokens > 0 && resp.Usage.CompletionTokens+tokens > req.MaxTokens {
 			break
 		}
 		resp.Usage.CompletionTokens += tokens
-		id := make([]byte, 0, 13)
-		id = appendHex(append(id, "call_"...), mix(c.h^saltCallID<<8+uint64(k)), 8)
-		resp.ToolCalls = append(resp.ToolCalls, llm.ToolCall{ID: string(id), Name: spec.Name, Arguments: args})
-	}
-	if len(resp.ToolCalls) == 0 {
-		resp.ToolCalls = nil
-		resp.StopReason = llm.StopLength
-		return resp, nil
+		id := appendHex([]byte("call_"), mix(c.h^saltCallID<<8+uint64(k)), 8)
+		resp.ToolCalls = append(resp.ToolCalls, llm.ToolCall{ID: string(id), Name: req.Tools[i].Name, Arguments: args})
 	}
 	resp.StopReason = llm.StopToolCalls
+	if len(resp.ToolCalls) == 0 {
+		resp.StopReason = llm.StopLength
+	}
 	return resp, nil
 }
 
 // answer writes the final answer, prose or JSON, and streams it word by word.
-func (s *Model) answer(c *convo, req *llm.Request, st *stream, resp *llm.Response) (*llm.Response, error) {
+func answer(c *convo, req *llm.Request, st *stream, resp *llm.Response) (*llm.Response, error) {
 	if c.toolCount > 0 {
-		var tb [256]byte
-		names := append(tb[:0], c.toolName(c.toolMsgs[0])...)
-		if c.toolCount > 1 {
-			if second := c.toolName(c.toolMsgs[1]); second != c.toolName(c.toolMsgs[0]) {
-				names = append(append(names, " and "...), second...)
-			}
+		names := c.toolName(c.toolMsgs[0])
+		if c.toolCount > 1 && c.toolName(c.toolMsgs[1]) != names {
+			names += " and " + c.toolName(c.toolMsgs[1])
 		}
-		think := appendTmpl(names[len(names):], afterTools[c.pick(saltAfter, len(afterTools))], string(names))
+		think := appendTmpl(nil, afterTools[c.pick(saltAfter, len(afterTools))], names)
 		if err := st.send(llm.EventThinking, string(think)); err != nil {
 			return nil, err
 		}
 	}
 
-	var content string
+	var content []byte
 	if len(bytes.TrimSpace(req.OutputSchema)) > 0 {
-		content = string(newGen(c, req.OutputSchema, false).root())
+		content = newGen(c, req.OutputSchema, false).root()
 	} else {
 		var ends [maxSentences]int
-		b, _ := c.appendReply(make([]byte, 0, 512), ends[:])
-		content = string(b)
+		content, _ = c.appendReply(make([]byte, 0, 512), ends[:])
 	}
 
+	// Stream word by word, up to MaxTokens or the forced failure.
 	failAfter := -1
 	if st.opts.Fail {
 		failAfter = 3 + c.pick(saltFail, 3)
 	}
-	units, chunks, i := 0, 0, 0
-	for i < len(content) {
+	units, i := 0, 0
+	for chunks := 0; i < len(content); chunks++ {
 		if chunks == failAfter {
 			return nil, st.failure()
 		}
-		end, u := llm.NextChunk(content, i)
+		end, u := llm.NextChunk(string(content), i)
 		if req.MaxTokens > 0 && llm.WordTokens(units+u) > req.MaxTokens {
 			resp.StopReason = llm.StopLength
 			break
 		}
-		if err := st.send(llm.EventContent, content[i:end]); err != nil {
+		if err := st.send(llm.EventContent, string(content[i:end])); err != nil {
 			return nil, err
 		}
-		units += u
-		chunks++
-		i = end
+		units, i = units+u, end
 	}
 	if failAfter >= 0 {
 		return nil, st.failure()
 	}
-	if resp.StopReason == "" {
-		resp.StopReason = llm.StopEnd
-	}
-	resp.Content = content[:i]
+	resp.StopReason = cmp.Or(resp.StopReason, llm.StopEnd)
+	resp.Content = string(content[:i])
 	resp.Usage.CompletionTokens = llm.WordTokens(units)
 	return resp, nil
-}
-
-// promptTokens estimates the prompt's size (llm.PromptTokens), at least 1 for a
-// conversation.
-func promptTokens(req *llm.Request) int {
-	total := llm.PromptTokens(req)
-	if total == 0 && len(req.Messages) > 0 {
-		total = 1
-	}
-	return total
 }
 
 // stream paces and delivers events, honouring latency and cancellation.
@@ -255,54 +217,39 @@ func (st *stream) send(kind, text string) error {
 	return st.emit(llm.Event{Kind: kind, Text: text})
 }
 
-// maxStems bounds how many of the user's words tool selection compares.
-const maxStems = 64
+// failure returns the error a call with Options.Fail ends with.
+func (st *stream) failure() error {
+	return &FailureError{Message: cmp.Or(st.opts.FailMessage, "simulated model failure")}
+}
 
 // chooseTools picks the tools most relevant to the user's message: a word shared with
 // a tool's name scores 3 and one shared with its description 1; ties go by hash. It
 // picks a second tool sometimes, more often when that one is relevant too.
-func chooseTools(c *convo, tools []llm.ToolSpec) (chosen [2]int, n int) {
-	// The stems of the user's first maxStems words that are not stopwords.
+func chooseTools(c *convo, tools []llm.ToolSpec) []int {
+	// The stems of the user's first 64 words that are not stopwords.
 	user := map[string]bool{}
-	for i, ns := 0, 0; ns < maxStems; ns++ {
-		w, ok := nextWord(c.user, i)
-		for ok && isStopword(w.text(c.user)) {
-			w, ok = nextWord(c.user, w.end)
-		}
-		if !ok {
-			break
-		}
-		i = w.end
-		user[stem(w.text(c.user))] = true
+	cw := contentWords(c.user)
+	for _, w := range cw[:min(len(cw), 64)] {
+		user[stem(w)] = true
 	}
-	has := func(word string) bool { return !isStopword(word) && user[stem(word)] }
+	score := func(words []string, points int) (n int) {
+		for _, w := range words {
+			if !isStopword(w) && user[stem(w)] {
+				n += points
+			}
+		}
+		return n
+	}
 
 	// Rank the tools by the words their names and descriptions share with the user's.
 	type rank struct {
-		i     int
-		score int
-		tie   uint64
+		i, score int
+		tie      uint64
 	}
 	better := func(a, b rank) bool { return a.score > b.score || a.score == b.score && a.tie > b.tie }
 	best, second := rank{i: -1}, rank{i: -1}
-	for i := range tools {
-		r := rank{i: i, tie: mix(c.h ^ hashString(tools[i].Name))}
-		forNameParts(tools[i].Name, func(part string) {
-			if has(part) {
-				r.score += 3
-			}
-		})
-		desc := tools[i].Description
-		for j := 0; ; {
-			w, ok := nextWord(desc, j)
-			if !ok {
-				break
-			}
-			j = w.end
-			if has(w.text(desc)) {
-				r.score++
-			}
-		}
+	for i, t := range tools {
+		r := rank{i, score(nameParts(t.Name), 3) + score(words(t.Description), 1), mix(c.h ^ hashString(t.Name))}
 		switch {
 		case best.i < 0 || better(r, best):
 			best, second = r, best
@@ -310,40 +257,33 @@ func chooseTools(c *convo, tools []llm.ToolSpec) (chosen [2]int, n int) {
 			second = r
 		}
 	}
-	chosen[0], n = best.i, 1
 	if second.i >= 0 && (second.score > 0 && c.pick(saltTwoCalls, 2) == 0 || c.pick(saltTwoCalls+1, 6) == 0) {
-		chosen[1], n = second.i, 2
+		return []int{best.i, second.i}
 	}
-	return chosen, n
+	return []int{best.i}
 }
 
-// forNameParts calls f with each part of a tool name split at punctuation and at
-// lower-to-upper case changes ("web_search", "getWeather", "github.create_issue").
-func forNameParts(name string, f func(string)) {
+// nameParts splits a tool name at punctuation and at lower-to-upper case changes
+// ("web_search", "getWeather", "github.create_issue").
+func nameParts(name string) []string {
+	var parts []string
 	start := -1
 	for i := 0; i <= len(name); i++ {
 		boundary := i == len(name) || !(isLower(name[i]) || isUpper(name[i]) || name[i] >= '0' && name[i] <= '9' || name[i] >= 0x80)
-		camel := !boundary && i > 0 && isUpper(name[i]) && isLower(name[i-1])
-		if (boundary || camel) && start >= 0 {
-			f(name[start:i])
-			start = -1
+		if (boundary || i > 0 && isUpper(name[i]) && isLower(name[i-1])) && start >= 0 {
+			parts, start = append(parts, name[start:i]), -1
 		}
 		if !boundary && start < 0 {
 			start = i
 		}
 	}
+	return parts
 }
 
 // stem is a crude stem of w, lower-cased (ASCII only), so that "files", "file" and
 // "searching", "search" match: a plural s and -ing/-ed are dropped, the rest cut to 6 bytes.
 func stem(w string) string {
-	lower := []byte(w[:min(len(w), 16)])
-	for i, c := range lower {
-		if isUpper(c) {
-			lower[i] = c + 'a' - 'A'
-		}
-	}
-	s := string(lower)
+	s := asciiLower(w[:min(len(w), 16)])
 	if len(s) > 3 && s[len(s)-1] == 's' && s[len(s)-2] != 's' {
 		s = s[:len(s)-1]
 	}
@@ -354,4 +294,35 @@ func stem(w string) string {
 		s = s[:len(s)-2]
 	}
 	return s[:min(len(s), 6)]
+}
+
+// asciiLower lower-cases the ASCII letters of s only.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if isUpper(c) {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// words returns the words of s (see nextWord).
+func words(s string) []string {
+	var ws []string
+	for w, ok := nextWord(s, 0); ok; w, ok = nextWord(s, w.end) {
+		ws = append(ws, w.text(s))
+	}
+	return ws
+}
+
+// contentWords returns the words of s that are not stopwords.
+func contentWords(s string) []string {
+	var ws []string
+	for _, w := range words(s) {
+		if !isStopword(w) {
+			ws = append(ws, w)
+		}
+	}
+	return ws
 }
