@@ -33,10 +33,8 @@ type gen struct {
 	doc  gjson.Result // the schema document, for $ref
 	args bool
 
-	prose     string // the prose reply, made on first use by a long-text field
-	ends      [maxSentences]int
-	nSent     int
-	longCount int // long-text fields written so far
+	prose     []string // the sentences of the prose reply, made on first use by a long-text field
+	longCount int      // long-text fields written so far
 }
 
 // newGen returns a generator for the schema raw; a missing or malformed schema reads as
@@ -49,26 +47,17 @@ func newGen(c *convo, raw json.RawMessage, args bool) *gen {
 	return g
 }
 
-// find returns get of schema n or, when that is missing, of the first allOf branch (depth
-// first) that has it: allOf branches merge into the schema, its own keywords first.
-func find(n gjson.Result, get func(gjson.Result) gjson.Result) gjson.Result {
+// kw returns keyword key of schema n or, when n has none, of the first allOf branch
+// (depth first) that has it: allOf branches merge into the schema, its own keywords first.
+// An empty string or list counts as none, except as a const.
+func kw(n gjson.Result, key string) gjson.Result {
 	var found gjson.Result
 	allOf(n, func(s gjson.Result) {
-		if !found.Exists() {
-			found = get(s)
+		if v := s.Get(key); !found.Exists() && (key == "const" || v.Raw != "[]" && v.Raw != `""`) {
+			found = v
 		}
 	})
 	return found
-}
-
-// kw returns keyword key of n or of its allOf branches, skipping empty strings and lists.
-func kw(n gjson.Result, key string) gjson.Result {
-	return find(n, func(s gjson.Result) gjson.Result {
-		if v := s.Get(key); v.Raw != "[]" && v.Raw != `""` {
-			return v
-		}
-		return gjson.Result{}
-	})
 }
 
 // allOf calls f with n and each of its allOf branches, depth first.
@@ -125,53 +114,26 @@ func required(n gjson.Result) []string {
 	return names
 }
 
-// items returns the one schema of n's items, when they are not a tuple.
-func items(n gjson.Result) gjson.Result {
-	return find(n, func(s gjson.Result) gjson.Result {
-		if v := s.Get("items"); !v.IsArray() {
-			return v
-		}
-		return gjson.Result{}
-	})
-}
-
 // prefixItems returns the tuple items of n (draft 4–7 "items": [...], then "prefixItems").
 func prefixItems(n gjson.Result) []gjson.Result {
-	return list(n, func(s gjson.Result) []gjson.Result {
-		if v := s.Get("items"); v.IsArray() {
-			return append(v.Array(), s.Get("prefixItems").Array()...)
-		}
-		return s.Get("prefixItems").Array()
-	})
+	if items := kw(n, "items"); items.IsArray() {
+		return append(items.Array(), n.Get("prefixItems").Array()...)
+	}
+	return kw(n, "prefixItems").Array()
 }
 
-// alts returns the anyOf and oneOf branches of n.
-func alts(n gjson.Result) []gjson.Result {
-	return list(n, func(s gjson.Result) []gjson.Result {
-		return append(s.Get("anyOf").Array(), s.Get("oneOf").Array()...)
-	})
-}
-
-// list returns get of n or, when that is empty, of the first allOf branch where it is not.
-func list(n gjson.Result, get func(gjson.Result) []gjson.Result) []gjson.Result {
-	var found []gjson.Result
-	allOf(n, func(s gjson.Result) {
-		if len(found) == 0 {
-			found = get(s)
-		}
-	})
-	return found
+// items returns the schema of every item of n, when they are not a tuple.
+func items(n gjson.Result) gjson.Result {
+	if items := kw(n, "items"); !items.IsArray() {
+		return items
+	}
+	return gjson.Result{}
 }
 
 // bare reports whether n says nothing about its own shape (so a $ref or a branch does).
 func bare(n gjson.Result) bool {
-	return typeOf(n) == "" && len(props(n)) == 0 && len(required(n)) == 0 && !constOf(n).Exists() &&
+	return typeOf(n) == "" && len(props(n)) == 0 && len(required(n)) == 0 && !kw(n, "const").Exists() &&
 		!kw(n, "enum").Exists() && !items(n).Exists() && len(prefixItems(n)) == 0
-}
-
-// constOf returns the const of n, which may be any value.
-func constOf(n gjson.Result) gjson.Result {
-	return find(n, func(s gjson.Result) gjson.Result { return s.Get("const") })
 }
 
 // lookup resolves a local $ref into the document's $defs or definitions.
@@ -199,7 +161,7 @@ func (g *gen) resolve(n gjson.Result) gjson.Result {
 			n = t
 			continue
 		}
-		branches := alts(n)
+		branches := append(kw(n, "anyOf").Array(), kw(n, "oneOf").Array()...)
 		if len(branches) == 0 {
 			return n
 		}
@@ -222,7 +184,7 @@ func (g *gen) resolve(n gjson.Result) gjson.Result {
 // arguments and {"answer": …} as an answer.
 func (g *gen) root() []byte {
 	n := g.resolve(g.doc)
-	if bare(n) && len(alts(n)) == 0 && kw(n, "$ref").Str == "" && kw(n, "format").Str == "" {
+	if bare(n) && !kw(n, "anyOf").Exists() && !kw(n, "oneOf").Exists() && kw(n, "$ref").Str == "" && kw(n, "format").Str == "" {
 		if g.args {
 			g.b = append(appendJSONString(append(g.b, `{"query":`...), truncateWords(strings.TrimSpace(g.c.user), 200)), '}')
 		} else {
@@ -245,7 +207,7 @@ func (g *gen) sep() {
 // within an array, or -1.
 func (g *gen) value(n gjson.Result, name string, hint nameHint, depth, idx int) {
 	n = g.resolve(n)
-	if c := constOf(n); c.Exists() {
+	if c := kw(n, "const"); c.Exists() {
 		g.b = append(g.b, compactJSON(c.Raw)...)
 		return
 	}
@@ -449,28 +411,22 @@ func (g *gen) userText() string {
 // longText is the prose reply, or one of its sentences for the second and later
 // long-text fields.
 func (g *gen) longText() string {
-	if g.prose == "" {
-		b, n := g.c.appendReply(make([]byte, 0, 256), g.ends[:])
-		g.prose, g.nSent = string(b), n
+	if g.prose == nil {
+		g.prose = g.c.reply()
 	}
 	k := g.longCount
-	g.longCount++
-	if k == 0 || g.nSent <= 1 {
-		return g.prose
+	if g.longCount++; k == 0 || len(g.prose) == 1 {
+		return strings.Join(g.prose, " ")
 	}
-	j, start := k%g.nSent, 0
-	if j > 0 {
-		start = g.ends[j-1]
-	}
-	return strings.TrimSpace(g.prose[start:g.ends[j]])
+	return strings.TrimSpace(g.prose[k%len(g.prose)])
 }
 
 // word writes the idx-th salient word (rotating); with idx -1 or no salient words the
 // topic, or else the property name.
 func (g *gen) word(name string, idx int) {
 	switch {
-	case idx >= 0 && g.c.sal.n > 0:
-		g.b = appendJSONString(g.b, string(appendWord(nil, g.c.user, g.c.sal.words[idx%g.c.sal.n])))
+	case idx >= 0 && len(g.c.sal.words) > 0:
+		g.b = appendJSONString(g.b, g.c.word(g.c.sal.words[idx%len(g.c.sal.words)]))
 	case g.c.topic() != "":
 		g.b = appendJSONString(g.b, g.c.topic())
 	default:
@@ -481,7 +437,7 @@ func (g *gen) word(name string, idx int) {
 // place writes the first capitalised salient word (a likely place name), else the first
 // salient word.
 func (g *gen) place(name string) {
-	for _, w := range g.c.sal.words[:g.c.sal.n] {
+	for _, w := range g.c.sal.words {
 		if isUpper(g.c.user[w.start]) && !sentenceInitial(g.c.user, w.start) {
 			g.b = appendJSONString(g.b, w.text(g.c.user))
 			return
@@ -493,7 +449,7 @@ func (g *gen) place(name string) {
 // path writes a file name the user mentioned ("config.yaml"), else one named after the
 // topic.
 func (g *gen) path() {
-	for _, w := range g.c.sal.words[:g.c.sal.n] {
+	for _, w := range g.c.sal.words {
 		if t := w.text(g.c.user); strings.LastIndexByte(t, '.') > 0 && strings.LastIndexByte(t, '.') < len(t)-1 {
 			g.b = appendJSONString(g.b, t)
 			return
@@ -505,7 +461,7 @@ func (g *gen) path() {
 // ident appends a SQL-safe table name from the first salient word.
 func (g *gen) ident(b []byte) []byte {
 	start := len(b)
-	if g.c.sal.n > 0 {
+	if len(g.c.sal.words) > 0 {
 		w := g.c.sal.words[0].text(g.c.user)
 		for _, c := range []byte(w[:min(len(w), 30)]) {
 			switch {

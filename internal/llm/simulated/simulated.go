@@ -98,25 +98,25 @@ func run(ctx context.Context, req *llm.Request, o Options, emit func(llm.Event) 
 // callTools plans and returns tool calls.
 func callTools(c *convo, req *llm.Request, st *stream, resp *llm.Response) (*llm.Response, error) {
 	chosen := chooseTools(c, req.Tools)
-	think := appendTmpl(nil, planFirstNoTopic[c.pick(saltPlan, len(planFirstNoTopic))], req.Tools[chosen[0]].Name)
+	think := c.choose(saltPlan, planFirstNoTopic, req.Tools[chosen[0]].Name)
 	if topic := c.topic(); topic != "" {
-		think = appendTmpl(nil, planFirst[c.pick(saltPlan, len(planFirst))], req.Tools[chosen[0]].Name, topic)
+		think = c.choose(saltPlan, planFirst, req.Tools[chosen[0]].Name, topic)
 	}
-	if err := st.send(llm.EventThinking, string(think)); err != nil {
+	if err := st.send(llm.EventThinking, think); err != nil {
 		return nil, err
 	}
 	if st.opts.Fail {
 		return nil, st.failure()
 	}
-	think = nil
+	think = ""
 	switch {
 	case len(chosen) == 2:
-		think = appendTmpl(nil, planSecondTool[c.pick(saltPlan2, len(planSecondTool))], req.Tools[chosen[1]].Name)
+		think = c.choose(saltPlan2, planSecondTool, req.Tools[chosen[1]].Name)
 	case c.pick(saltPlan2, 2) == 0:
-		think = []byte(planSecondWait[c.pick(saltPlan2+1, len(planSecondWait))])
+		think = c.choose(saltPlan2+1, planSecondWait)
 	}
-	if think != nil {
-		if err := st.send(llm.EventThinking, string(think)); err != nil {
+	if think != "" {
+		if err := st.send(llm.EventThinking, think); err != nil {
 			return nil, err
 		}
 	}
@@ -146,8 +146,7 @@ func answer(c *convo, req *llm.Request, st *stream, resp *llm.Response) (*llm.Re
 		if c.toolCount > 1 && c.toolName(c.toolMsgs[1]) != names {
 			names += " and " + c.toolName(c.toolMsgs[1])
 		}
-		think := appendTmpl(nil, afterTools[c.pick(saltAfter, len(afterTools))], names)
-		if err := st.send(llm.EventThinking, string(think)); err != nil {
+		if err := st.send(llm.EventThinking, c.choose(saltAfter, afterTools, names)); err != nil {
 			return nil, err
 		}
 	}
@@ -156,8 +155,7 @@ func answer(c *convo, req *llm.Request, st *stream, resp *llm.Response) (*llm.Re
 	if len(bytes.TrimSpace(req.OutputSchema)) > 0 {
 		content = newGen(c, req.OutputSchema, false).root()
 	} else {
-		var ends [maxSentences]int
-		content, _ = c.appendReply(make([]byte, 0, 512), ends[:])
+		content = []byte(strings.Join(c.reply(), " "))
 	}
 
 	// Stream word by word, up to MaxTokens or the forced failure.
@@ -308,13 +306,7 @@ func asciiLower(s string) string {
 }
 
 // words returns the words of s (see nextWord).
-func words(s string) []string {
-	var ws []string
-	for w, ok := nextWord(s, 0); ok; w, ok = nextWord(s, w.end) {
-		ws = append(ws, w.text(s))
-	}
-	return ws
-}
+func words(s string) []string { return wordRE.FindAllString(s, -1) }
 
 // contentWords returns the words of s that are not stopwords.
 func contentWords(s string) []string {
