@@ -112,7 +112,8 @@ func (c *convo) choose(salt uint64, options []string, args ...string) string {
 
 // isQuestion reports whether the user's message reads as a question.
 func isQuestion(s string) bool {
-	switch strings.ToLower(wordRE.FindString(s)) {
+	w, _ := nextWord(s, 0)
+	switch strings.ToLower(w.text(s)) {
 	case "what", "how", "why", "when", "where", "who", "which", "can", "could", "should", "is", "are", "do", "does":
 		return true
 	}

@@ -306,7 +306,13 @@ func asciiLower(s string) string {
 }
 
 // words returns the words of s (see nextWord).
-func words(s string) []string { return wordRE.FindAllString(s, -1) }
+func words(s string) []string {
+	var ws []string
+	for _, w := range wordSpans(s) {
+		ws = append(ws, w.text(s))
+	}
+	return ws
+}
 
 // contentWords returns the words of s that are not stopwords.
 func contentWords(s string) []string {

@@ -1,9 +1,9 @@
 package simulated
 
 import (
-	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentplane/agentplane/internal/llm"
 )
@@ -17,31 +17,42 @@ type span struct{ start, end int }
 // text returns the part of s the span covers.
 func (p span) text(s string) string { return s[p.start:p.end] }
 
-// wordChar is a character of a word: an ASCII letter, digit or '_', or any non-ASCII
-// character outside the General Punctuation block (curly quotes, dashes, ellipsis), so
-// accented and non-Latin words stay whole.
-const wordChar = `[\w\x{80}-\x{1FFF}\x{2080}-\x{10FFFF}]`
+// isWordRune reports whether r can be part of a word: an ASCII letter, digit or '_', or
+// any non-ASCII character outside the General Punctuation block (curly quotes, dashes,
+// ellipsis), so accented and non-Latin words stay whole.
+func isWordRune(r rune) bool {
+	return r < 0x80 && isWordByte(byte(r)) || r >= 0x80 && (r < 0x2000 || r > 0x207F)
+}
 
-// wordRE matches a word: runs of word characters joined by ', ’, - or . ("don’t",
-// "e-mail", "config.yaml").
-var wordRE = regexp.MustCompile(wordChar + `+(?:['’.-]` + wordChar + `+)*`)
-
-// wordSpans returns the words of s.
+// wordSpans returns the words of s: runs of word characters joined by ', ’, - or .
+// ("don’t", "e-mail", "config.yaml").
 func wordSpans(s string) []span {
 	var ws []span
-	for _, loc := range wordRE.FindAllStringIndex(s, -1) {
-		ws = append(ws, span{loc[0], loc[1]})
+	start := -1
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		next, _ := utf8.DecodeRuneInString(s[i+n:])
+		switch {
+		case isWordRune(r) && start < 0:
+			start = i
+		case isWordRune(r), start >= 0 && strings.ContainsRune("'’.-", r) && i+n < len(s) && isWordRune(next):
+		case start >= 0:
+			ws, start = append(ws, span{start, i}), -1
+		}
+		i += n
+	}
+	if start >= 0 {
+		ws = append(ws, span{start, len(s)})
 	}
 	return ws
 }
 
 // nextWord returns the first word of s at or after i, or ok false when there is none.
 func nextWord(s string, i int) (w span, ok bool) {
-	loc := wordRE.FindStringIndex(s[i:])
-	if loc == nil {
-		return span{}, false
+	if ws := wordSpans(s[i:]); len(ws) > 0 {
+		return span{i + ws[0].start, i + ws[0].end}, true
 	}
-	return span{i + loc[0], i + loc[1]}, true
+	return span{}, false
 }
 
 // stopwords are function words and chat filler that never make a reply's topic.
@@ -77,7 +88,7 @@ func isStopword(w string) bool {
 	return len(w) <= 1 || found
 }
 
-// isWordByte reports whether b can be part of a word (see wordChar).
+// isWordByte reports whether b can be part of a word (see isWordRune).
 func isWordByte(b byte) bool { return isLower(b|0x20) || b >= '0' && b <= '9' || b == '_' || b >= 0x80 }
 
 // isUpper reports whether b is an ASCII capital letter.
