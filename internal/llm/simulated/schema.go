@@ -2,11 +2,14 @@ package simulated
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/tidwall/gjson"
 )
@@ -186,20 +189,25 @@ func (g *gen) root() []byte {
 	n := g.resolve(g.doc)
 	if bare(n) && !kw(n, "anyOf").Exists() && !kw(n, "oneOf").Exists() && kw(n, "$ref").Str == "" && kw(n, "format").Str == "" {
 		if g.args {
-			g.b = append(appendJSONString(append(g.b, `{"query":`...), truncateWords(strings.TrimSpace(g.c.user), 200)), '}')
-		} else {
-			g.b = append(appendJSONString(append(g.b, `{"answer": `...), g.longText()), '}')
+			return append(appendJSONString(append(g.b, `{"query":`...), truncateWords(strings.TrimSpace(g.c.user), 200)), '}')
 		}
-		return g.b
+		return append(appendJSONString(append(g.b, `{"answer": `...), g.longText()), '}')
 	}
 	g.value(n, "", hintNone, 0, -1)
 	return g.b
 }
 
-// sep appends the separator between members or items.
-func (g *gen) sep() {
-	if g.b = append(g.b, ','); !g.args {
-		g.b = append(g.b, ' ')
+// sep appends the separator between members or items (or after a key, with colon true).
+func (g *gen) sep(colon bool) {
+	switch {
+	case colon && g.args:
+		g.b = append(g.b, ':')
+	case colon:
+		g.b = append(g.b, ": "...)
+	case g.args:
+		g.b = append(g.b, ',')
+	default:
+		g.b = append(g.b, ", "...)
 	}
 }
 
@@ -207,45 +215,40 @@ func (g *gen) sep() {
 // within an array, or -1.
 func (g *gen) value(n gjson.Result, name string, hint nameHint, depth, idx int) {
 	n = g.resolve(n)
-	if c := kw(n, "const"); c.Exists() {
-		g.b = append(g.b, compactJSON(c.Raw)...)
-		return
-	}
-	if enum := kw(n, "enum").Array(); len(enum) > 0 {
-		k := 0
-		if !g.args {
-			k = g.c.pick(saltEnum^hashString(name)<<4, len(enum))
-		}
-		g.b = append(g.b, compactJSON(enum[k].Raw)...)
-		return
-	}
-	typ := typeOf(n)
-	if typ == "" {
-		switch {
-		case len(props(n)) > 0 || len(required(n)) > 0:
-			typ = "object"
-		case items(n).Exists() || len(prefixItems(n)) > 0:
-			typ = "array"
-		}
+	typ, enum := typeOf(n), kw(n, "enum").Array()
+	if typ == "" && (len(props(n)) > 0 || len(required(n)) > 0) {
+		typ = "object"
+	} else if typ == "" && (items(n).Exists() || len(prefixItems(n)) > 0) {
+		typ = "array"
 	}
 	lo, hi := n.Get("minimum"), n.Get("maximum")
-	switch typ {
-	case "object":
+	switch {
+	case kw(n, "const").Exists():
+		g.b = append(g.b, compactJSON(kw(n, "const").Raw)...)
+	case len(enum) > 0 && g.args:
+		g.b = append(g.b, compactJSON(enum[0].Raw)...)
+	case len(enum) > 0:
+		g.b = append(g.b, compactJSON(enum[g.c.pick(saltEnum^hashString(name)<<4, len(enum))].Raw)...)
+	case typ == "object":
 		g.object(n, depth)
-	case "array":
+	case typ == "array":
 		g.array(n, name, hint, depth)
-	case "integer", "number":
-		if lo.Type == gjson.Number && hi.Type == gjson.Number && lo.Num <= hi.Num {
-			g.between(name, lo.Num, hi.Num, typ == "integer")
-		} else {
-			g.number(name, hint, typ == "integer")
+	case (typ == "integer" || typ == "number") && lo.Type == gjson.Number && hi.Type == gjson.Number && lo.Num <= hi.Num:
+		// One of nine evenly spaced steps chosen by the text (rounded for integers), so a
+		// judge gives the same case the same score, within its range.
+		v := lo.Num + (hi.Num-lo.Num)*float64(g.c.pick(saltNumber^hashString(name)<<4, 9))/8
+		if typ == "integer" {
+			v = min(max(math.Round(v), math.Ceil(lo.Num)), math.Floor(hi.Num))
 		}
-	case "boolean":
+		g.b = strconv.AppendFloat(g.b, v, 'g', -1, 64)
+	case typ == "integer" || typ == "number":
+		g.b = append(g.b, g.number(name, hint, typ == "integer")...)
+	case typ == "boolean":
 		g.b = append(g.b, "true"...)
-	case "null":
+	case typ == "null":
 		g.b = append(g.b, "null"...)
 	default:
-		g.str(name, hint, kw(n, "format").Str, idx)
+		g.b = appendJSONString(g.b, g.text(name, hint, kw(n, "format").Str, idx))
 	}
 }
 
@@ -259,14 +262,11 @@ func (g *gen) object(n gjson.Result, depth int) {
 		if depth >= maxSchemaDepth {
 			return
 		}
-		if count > 0 {
-			g.sep()
+		if count++; count > 1 {
+			g.sep(false)
 		}
-		count++
 		g.b = appendJSONString(g.b, name)
-		if g.b = append(g.b, ':'); !g.args {
-			g.b = append(g.b, ' ')
-		}
+		g.sep(true)
 		g.value(node, name, hintFor(name), depth+1, -1)
 	}
 	for _, p := range ps {
@@ -291,121 +291,115 @@ func (g *gen) object(n gjson.Result, depth int) {
 // array writes prefixItems, then one item (arguments) or one to three (answers).
 func (g *gen) array(n gjson.Result, name string, hint nameHint, depth int) {
 	g.b = append(g.b, '[')
-	if depth < maxSchemaDepth {
-		prefix, item := prefixItems(n), items(n)
-		if len(prefix) == 0 {
-			k := 1
-			if !g.args {
-				k += g.c.pick(saltArrayLen^hashString(name)<<4, 3)
-			}
-			for range k {
-				prefix = append(prefix, item)
-			}
+	prefix := prefixItems(n)
+	if len(prefix) == 0 && g.args {
+		prefix = []gjson.Result{items(n)}
+	} else if len(prefix) == 0 {
+		prefix = slices.Repeat([]gjson.Result{items(n)}, 1+g.c.pick(saltArrayLen^hashString(name)<<4, 3))
+	}
+	for i, p := range prefix {
+		if depth >= maxSchemaDepth {
+			break
 		}
-		for i, p := range prefix {
-			if i > 0 {
-				g.sep()
-			}
-			g.value(p, name, hint, depth+1, i)
+		if i > 0 {
+			g.sep(false)
 		}
+		g.value(p, name, hint, depth+1, i)
 	}
 	g.b = append(g.b, ']')
 }
 
-// number writes a small deterministic number suited to the property's name.
-func (g *gen) number(name string, hint nameHint, integer bool) {
+// number returns a small deterministic number suited to the property's name.
+func (g *gen) number(name string, hint nameHint, integer bool) string {
 	p := g.c.pick(saltNumber^hashString(name)<<4, 9)
-	v, frac := 1+p, ""
 	switch {
 	case hint == "score" && integer:
-		v = 6 + p%4
+		return strconv.Itoa(6 + p%4)
 	case hint == "score":
-		g.b, v = append(g.b, "0."...), 55+5*p
+		return "0." + strconv.Itoa(55+5*p)
 	case hint == "count" && g.args:
-		v = 5
+		return "5"
 	case hint == "count":
-		v = 1 + p%5
+		return strconv.Itoa(1 + p%5)
 	case hint == "page":
-		v = 1
+		return "1"
 	case hint == "year":
-		v = 2025
+		return "2025"
 	case hint == "money" && integer:
-		v = 10 * (p + 1)
+		return strconv.Itoa(10 * (p + 1))
 	case hint == "money":
-		v, frac = 10*(p+1)-1, ".99"
+		return strconv.Itoa(10*(p+1)-1) + ".99"
 	case !integer:
-		frac = ".5"
+		return strconv.Itoa(1+p) + ".5"
 	}
-	g.b = append(strconv.AppendInt(g.b, int64(v), 10), frac...)
+	return strconv.Itoa(1 + p)
 }
 
-// between writes a number from lo to hi chosen by the conversation: one of nine evenly spaced
-// steps (rounded for integers), so the same text always gets the same number, and a judge's
-// score stays within its range.
-func (g *gen) between(name string, lo, hi float64, integer bool) {
-	v := lo + (hi-lo)*float64(g.c.pick(saltNumber^hashString(name)<<4, 9))/8
-	if integer {
-		v = min(max(math.Round(v), math.Ceil(lo)), math.Floor(hi))
-	}
-	g.b = strconv.AppendFloat(g.b, v, 'g', -1, 64)
-}
+// formatValues are the examples of string formats.
+var formatValues = map[string]string{"date": "2025-06-15", "date-time": "2025-06-15T09:30:00Z", "time": "09:30:00Z",
+	"duration": "PT1H", "email": "user@example.com", "idn-email": "user@example.com", "hostname": "example.com",
+	"idn-hostname": "example.com", "ipv4": "192.0.2.10", "ipv6": "2001:db8::10", "json-pointer": "/data"}
 
-// formatValues are the fixed examples of string formats.
-var formatValues = map[string]string{"date": `"2025-06-15"`, "date-time": `"2025-06-15T09:30:00Z"`,
-	"time": `"09:30:00Z"`, "duration": `"PT1H"`, "email": `"user@example.com"`, "idn-email": `"user@example.com"`,
-	"hostname": `"example.com"`, "idn-hostname": `"example.com"`, "ipv4": `"192.0.2.10"`, "ipv6": `"2001:db8::10"`,
-	"json-pointer": `"/data"`}
-
-// str writes a string suited to the property's format, name and conversation.
-func (g *gen) str(name string, hint nameHint, format string, idx int) {
+// text returns a string suited to the property's format, name and conversation.
+func (g *gen) text(name string, hint nameHint, format string, idx int) string {
+	sal := g.c.sal.words
 	if v, ok := formatValues[format]; ok {
-		g.b = append(g.b, v...)
-		return
+		return v
 	}
 	switch format {
-	case "uuid":
-		g.uuid(name)
-		return
+	case "uuid": // version-4-shaped
+		x, y := mix(g.c.h^hashString(name)), mix(g.c.h^hashString(name)^0x5555)
+		return fmt.Sprintf("%08x-%04x-4%03x-%c%03x-%012x", x>>32&0xffffffff, x>>16&0xffff, x&0xfff, "89ab"[y>>62], y>>48&0xfff, y&0xffffffffffff)
 	case "uri", "iri", "uri-reference", "iri-reference", "url":
 		hint = "url"
 	}
-	if strings.HasPrefix(string(hint), `"`) {
-		g.b = append(g.b, hint...)
-		return
+	if v, ok := strings.CutPrefix(string(hint), "="); ok {
+		return v
 	}
 	switch {
 	case hint == hintQuery || hint == hintLong && g.args:
-		g.b = appendJSONString(g.b, g.userText())
+		return cmp.Or(truncateWords(strings.TrimSpace(g.c.user), 200), g.c.topic(), "general question")
 	case hint == hintLong:
-		g.b = appendJSONString(g.b, g.longText())
+		return g.longText()
 	case hint == "url":
-		g.b = append(appendSlug(append(g.b, `"https://example.com/`...), g.c.topic(), "page"), '"')
-	case hint == "path":
-		g.path()
-	case hint == "id":
+		return "https://example.com/" + slug(g.c.topic(), "page")
+	case hint == "path": // a file name the user mentioned ("config.yaml"), else one after the topic
+		for _, w := range sal {
+			if t := w.text(g.c.user); strings.LastIndexByte(t, '.') > 0 && strings.LastIndexByte(t, '.') < len(t)-1 {
+				return t
+			}
+		}
+		return "docs/" + slug(g.c.topic(), "notes") + ".md"
+	case hint == "id": // "user_id" → "user_1a2b3c4d"
 		prefix := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, "_id"), "Id"), "ID")
-		g.b = appendSlug(append(g.b, '"'), prefix, "id")
-		g.b = append(appendHex(append(g.b, '_'), mix(g.c.h^hashString(name)), 8), '"')
-	case hint == "place":
-		g.place(name)
-	case hint == "sql":
-		g.b = append(g.ident(append(g.b, `"SELECT * FROM `...)), ` LIMIT 10"`...)
+		return slug(prefix, "id") + "_" + hex8(mix(g.c.h^hashString(name)))
+	case hint == "place": // the first capitalised salient word (a likely place name)
+		for _, w := range sal {
+			if isUpper(g.c.user[w.start]) && !sentenceInitial(g.c.user, w.start) {
+				return w.text(g.c.user)
+			}
+		}
+		idx = 0
+	case hint == "sql": // a table named after the first salient word
+		table := ""
+		if len(sal) > 0 {
+			w := sal[0].text(g.c.user)
+			table = strings.TrimLeft(strings.Map(func(r rune) rune {
+				if r < 0x80 && (isLower(byte(r)|0x20) || r == '_' || r >= '0' && r <= '9') {
+					return unicode.ToLower(r)
+				}
+				return -1
+			}, w[:min(len(w), 30)]), "0123456789")
+		}
+		return "SELECT * FROM " + cmp.Or(table, "records") + " LIMIT 10"
 	case hint == "word":
-		g.word(name, max(idx, 0))
-	default:
-		g.word(name, idx)
+		idx = max(idx, 0)
 	}
-}
-
-// userText is the user's message, trimmed and bounded, for query-like arguments.
-func (g *gen) userText() string {
-	if t := truncateWords(strings.TrimSpace(g.c.user), 200); t != "" {
-		return t
+	// The idx-th salient word (rotating); with idx -1 or no salient words the topic.
+	if idx >= 0 && len(sal) > 0 {
+		return g.c.word(sal[idx%len(sal)])
 	}
-	if t := g.c.topic(); t != "" {
-		return t
-	}
-	return "general question"
+	return cmp.Or(g.c.topic(), name)
 }
 
 // longText is the prose reply, or one of its sentences for the second and later
@@ -421,103 +415,20 @@ func (g *gen) longText() string {
 	return strings.TrimSpace(g.prose[k%len(g.prose)])
 }
 
-// word writes the idx-th salient word (rotating); with idx -1 or no salient words the
-// topic, or else the property name.
-func (g *gen) word(name string, idx int) {
-	switch {
-	case idx >= 0 && len(g.c.sal.words) > 0:
-		g.b = appendJSONString(g.b, g.c.word(g.c.sal.words[idx%len(g.c.sal.words)]))
-	case g.c.topic() != "":
-		g.b = appendJSONString(g.b, g.c.topic())
-	default:
-		g.b = appendJSONString(g.b, name)
+// slug returns a URL-safe form of s ("Lisbon itinerary" → "lisbon-itinerary"), or
+// fallback when s has no ASCII letter or digit.
+func slug(s string, fallback string) string {
+	out := strings.Join(strings.FieldsFunc(asciiLower(s), func(r rune) bool {
+		return r >= 0x80 || !isLower(byte(r)) && (r < '0' || r > '9')
+	}), "-")
+	if len(out) > 40 {
+		out = out[:40+strings.Count(out[39:40], "-")] // never ending in a dash
 	}
+	return cmp.Or(out, fallback)
 }
 
-// place writes the first capitalised salient word (a likely place name), else the first
-// salient word.
-func (g *gen) place(name string) {
-	for _, w := range g.c.sal.words {
-		if isUpper(g.c.user[w.start]) && !sentenceInitial(g.c.user, w.start) {
-			g.b = appendJSONString(g.b, w.text(g.c.user))
-			return
-		}
-	}
-	g.word(name, 0)
-}
-
-// path writes a file name the user mentioned ("config.yaml"), else one named after the
-// topic.
-func (g *gen) path() {
-	for _, w := range g.c.sal.words {
-		if t := w.text(g.c.user); strings.LastIndexByte(t, '.') > 0 && strings.LastIndexByte(t, '.') < len(t)-1 {
-			g.b = appendJSONString(g.b, t)
-			return
-		}
-	}
-	g.b = append(appendSlug(append(g.b, `"docs/`...), g.c.topic(), "notes"), `.md"`...)
-}
-
-// ident appends a SQL-safe table name from the first salient word.
-func (g *gen) ident(b []byte) []byte {
-	start := len(b)
-	if len(g.c.sal.words) > 0 {
-		w := g.c.sal.words[0].text(g.c.user)
-		for _, c := range []byte(w[:min(len(w), 30)]) {
-			switch {
-			case isUpper(c):
-				b = append(b, c+'a'-'A')
-			case isLower(c) || c == '_' || c >= '0' && c <= '9' && len(b) > start:
-				b = append(b, c)
-			}
-		}
-	}
-	if len(b) == start {
-		b = append(b, "records"...)
-	}
-	return b
-}
-
-// uuid writes a version-4-shaped UUID derived from the conversation.
-func (g *gen) uuid(name string) {
-	x, y := mix(g.c.h^hashString(name)), mix(g.c.h^hashString(name)^0x5555)
-	b := append(appendHex(append(g.b, '"'), x>>32, 8), '-')
-	b = append(appendHex(b, x>>16, 4), '-', '4')
-	b = append(appendHex(b, x, 3), '-', "89ab"[y>>62])
-	b = append(appendHex(b, y>>48, 3), '-')
-	g.b = append(appendHex(b, y, 12), '"')
-}
-
-// appendSlug appends a URL-safe form of s ("Lisbon itinerary" → "lisbon-itinerary").
-func appendSlug(b []byte, s string, fallback string) []byte {
-	start, dash := len(b), false
-	for i := 0; i < len(s) && len(b)-start < 40; i++ {
-		c := s[i]
-		if isUpper(c) {
-			c += 'a' - 'A'
-		}
-		if !isLower(c) && (c < '0' || c > '9') {
-			dash = true
-			continue
-		}
-		if dash && len(b) > start {
-			b = append(b, '-')
-		}
-		b, dash = append(b, c), false
-	}
-	if len(b) == start {
-		b = append(b, fallback...)
-	}
-	return b
-}
-
-// appendHex appends the low digits hex digits of x.
-func appendHex(b []byte, x uint64, digits int) []byte {
-	for i := digits - 1; i >= 0; i-- {
-		b = append(b, "0123456789abcdef"[(x>>(4*uint(i)))&0xF])
-	}
-	return b
-}
+// hex8 returns the low eight hex digits of x.
+func hex8(x uint64) string { return fmt.Sprintf("%08x", x&0xffffffff) }
 
 // truncateWords cuts s at a space before max bytes.
 func truncateWords(s string, max int) string {
@@ -547,7 +458,7 @@ func appendJSONString(b []byte, s string) []byte {
 
 // nameHint is what a property's name suggests about the value a person would put there: a
 // kind (query, long for running prose, url, path, id, word, place, sql, score, count,
-// page, year, money), a fixed JSON value (`"en"` for a language), or "" for nothing.
+// page, year, money), a fixed JSON value ("=en" for a language), or "" for nothing.
 type nameHint string
 
 // hintWords maps exact (lower-case) property names to hints.
@@ -558,17 +469,17 @@ var hintWords = func() map[string]nameHint {
 		hintLong: "summary answer response reply explanation reasoning description content text message body analysis " +
 			"rationale details comment comments notes note result output feedback justification conclusion " +
 			"recommendation advice reason overview abstract",
-		"word":                   "category tag tags type kind keyword keywords genre intent entity entities topics categories labels",
-		`"en"`:                   "language lang locale",
-		"place":                  "city location place country region destination origin",
-		`"2025-06-15"`:           "day deadline since until birthday",
-		`"2025-06-15T09:30:00Z"`: "timestamp time datetime when",
-		"sql":                    "sql statement",
-		`"USD"`:                  "currency",
-		`"UTC"`:                  "timezone tz",
-		"score":                  "confidence score probability likelihood relevance certainty accuracy weight",
-		"count":                  "limit count max_results top_k k n num_results page_size size max total quantity maxresults topk per_page",
-		"page":                   "page", "year": "year", "money": "price amount cost budget",
+		"word":                  "category tag tags type kind keyword keywords genre intent entity entities topics categories labels",
+		"=en":                   "language lang locale",
+		"place":                 "city location place country region destination origin",
+		"=2025-06-15":           "day deadline since until birthday",
+		"=2025-06-15T09:30:00Z": "timestamp time datetime when",
+		"sql":                   "sql statement",
+		"=USD":                  "currency",
+		"=UTC":                  "timezone tz",
+		"score":                 "confidence score probability likelihood relevance certainty accuracy weight",
+		"count":                 "limit count max_results top_k k n num_results page_size size max total quantity maxresults topk per_page",
+		"page":                  "page", "year": "year", "money": "price amount cost budget",
 		"": "name title subject topic headline label heading caption",
 	} {
 		for _, name := range strings.Fields(names) {
@@ -602,19 +513,19 @@ func hintFor(name string) nameHint {
 	case has("url", "uri", "link", "href", "website"):
 		return "url"
 	case has("email"):
-		return `"user@example.com"`
+		return "=user@example.com"
 	case has("path", "file", "folder") || ends(lower, "dir"):
 		return "path"
 	case has("sql"):
 		return "sql"
 	case has("phone"):
-		return `"+1-555-0100"`
+		return "=+1-555-0100"
 	case has("timezone"):
-		return `"UTC"`
+		return "=UTC"
 	case ends(lower, "_at") || has("timestamp") || ends(name, "At"):
-		return `"2025-06-15T09:30:00Z"`
+		return "=2025-06-15T09:30:00Z"
 	case has("date"):
-		return `"2025-06-15"`
+		return "=2025-06-15"
 	case lower == "id" || ends(lower, "_id") || ends(name, "Id", "ID"):
 		return "id"
 	case ends(lower, "_name", "_title") || ends(name, "Name"):

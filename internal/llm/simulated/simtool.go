@@ -41,7 +41,7 @@ func SimulateTool(call llm.ToolCall, spec llm.ToolSpec) (result string) {
 	switch {
 	case hasAnyPrefix(base, "create", "post", "send", "add", "insert", "write", "submit", "schedule", "book",
 		"publish", "upload", "save", "update", "delete", "remove"):
-		v = toolCreated{OK: true, ID: nounOf(base) + "_" + string(appendHex(nil, mix(seed), 8))}
+		v = toolCreated{OK: true, ID: nounOf(base) + "_" + hex8(mix(seed))}
 	case strings.HasPrefix(base, "list"):
 		v = listResult(base, subject, seed)
 	case strings.Contains(base, "search") || hasAnyPrefix(base, "brave", "google", "bing", "tavily", "serp", "exa_", "duckduckgo"):
@@ -153,7 +153,7 @@ func nounOf(base string) string {
 	if len(noun) > 3 && strings.HasSuffix(noun, "s") && !strings.HasSuffix(noun, "ss") {
 		noun = noun[:len(noun)-1]
 	}
-	return string(appendSlug(nil, noun, "item"))
+	return slug(noun, "item")
 }
 
 // titleCase upper-cases the first ASCII letter of s.
@@ -166,7 +166,7 @@ func titleCase(s string) string {
 
 // searchResult returns three example.com hits about subject.
 func searchResult(subject string, seed uint64) any {
-	slug := string(appendSlug(nil, subject, "topic"))
+	slug := slug(subject, "topic")
 	s := shortSubject(subject)
 	titles := [...]struct{ title, path, snippet string }{
 		{titleCase(s) + ": an overview", "", "A concise introduction to " + s + ", covering the essentials and common pitfalls."},
@@ -190,7 +190,7 @@ func searchResult(subject string, seed uint64) any {
 func fetchResult(args map[string]any, subject string) any {
 	url := stringArg(args, "url", "uri", "link", "href")
 	if url == "" {
-		url = "https://example.com/" + string(appendSlug(nil, subject, "page"))
+		url = "https://example.com/" + slug(subject, "page")
 	}
 	s := shortSubject(subject)
 	return struct {
@@ -205,12 +205,12 @@ func fetchResult(args map[string]any, subject string) any {
 func fileResult(args map[string]any, subject string) any {
 	path := stringArg(args, "path", "file", "filename", "file_path", "filepath", "name")
 	if path == "" {
-		path = "docs/" + string(appendSlug(nil, subject, "notes")) + ".md"
+		path = "docs/" + slug(subject, "notes") + ".md"
 	}
 	var content string
 	switch {
 	case strings.HasSuffix(path, ".json"):
-		content = `{"name": "` + string(appendSlug(nil, subject, "example")) + `", "version": "1.0.0", "enabled": true}` + "\n"
+		content = `{"name": "` + slug(subject, "example") + `", "version": "1.0.0", "enabled": true}` + "\n"
 	case strings.HasSuffix(path, ".go"):
 		content = "package main\n\n// run does the work described in the README.\nfunc run() error {\n\treturn nil\n}\n"
 	case strings.HasSuffix(path, ".py"):
@@ -228,7 +228,7 @@ func fileResult(args map[string]any, subject string) any {
 
 // rowsResult returns three rows of an imaginary query.
 func rowsResult(subject string, seed uint64) any {
-	word := string(appendSlug(nil, leadText(subject, 1), "item"))
+	word := slug(leadText(subject, 1), "item")
 	rows := make([][]any, 3)
 	for k := range rows {
 		rows[k] = []any{k + 1, word + "_" + strconv.Itoa(k+1), int(mix(seed+uint64(k))%900) + 100}
@@ -249,7 +249,7 @@ func listResult(base, subject string, seed uint64) any {
 	items := make([]listItem, 3)
 	for k := range items {
 		items[k] = listItem{
-			ID:   noun + "_" + string(appendHex(nil, mix(seed+uint64(k)), 8)),
+			ID:   noun + "_" + hex8(mix(seed+uint64(k))),
 			Name: titleCase(noun) + " " + strconv.Itoa(k+1) + ": " + shortSubject(subject),
 		}
 	}

@@ -129,8 +129,8 @@ func callTools(c *convo, req *llm.Request, st *stream, resp *llm.Response) (*llm
 			break
 		}
 		resp.Usage.CompletionTokens += tokens
-		id := appendHex([]byte("call_"), mix(c.h^saltCallID<<8+uint64(k)), 8)
-		resp.ToolCalls = append(resp.ToolCalls, llm.ToolCall{ID: string(id), Name: req.Tools[i].Name, Arguments: args})
+		id := "call_" + hex8(mix(c.h^saltCallID<<8+uint64(k)))
+		resp.ToolCalls = append(resp.ToolCalls, llm.ToolCall{ID: id, Name: req.Tools[i].Name, Arguments: args})
 	}
 	resp.StopReason = llm.StopToolCalls
 	if len(resp.ToolCalls) == 0 {
