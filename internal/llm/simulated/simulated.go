@@ -77,60 +77,66 @@ func (m *Model) Complete(ctx context.Context, req llm.Request, emit func(llm.Eve
 	return run(ctx, &req, Options{}, emit)
 }
 
+// call is one answer in the making.
+type call struct {
+	convo
+	ctx  context.Context
+	req  *llm.Request
+	o    Options
+	emit func(llm.Event) error
+	resp *llm.Response
+}
+
 // run answers req with o; with o.Fail the error is a *FailureError.
 func run(ctx context.Context, req *llm.Request, o Options, emit func(llm.Event) error) (*llm.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c := analyze(req.Messages)
-	st := &stream{ctx: ctx, delay: time.Duration(max(o.LatencyMS, 0)) * time.Millisecond, emit: emit, opts: o}
 	// The prompt's size (llm.PromptTokens), at least 1 for a conversation.
-	resp := &llm.Response{Usage: llm.Usage{PromptTokens: llm.PromptTokens(req)}}
-	if resp.Usage.PromptTokens == 0 && len(req.Messages) > 0 {
-		resp.Usage.PromptTokens = 1
+	prompt := llm.PromptTokens(req)
+	if prompt == 0 && len(req.Messages) > 0 {
+		prompt = 1
 	}
-	if len(req.Tools) > 0 && c.toolCount == 0 {
-		return callTools(&c, req, st, resp)
+	k := &call{analyze(req.Messages), ctx, req, o, emit, &llm.Response{Usage: llm.Usage{PromptTokens: prompt}}}
+	if len(req.Tools) > 0 && k.toolCount == 0 {
+		return k.callTools()
 	}
-	return answer(&c, req, st, resp)
+	return k.answer()
 }
 
-// callTools plans and returns tool calls.
-func callTools(c *convo, req *llm.Request, st *stream, resp *llm.Response) (*llm.Response, error) {
-	chosen := chooseTools(c, req.Tools)
-	think := c.choose(saltPlan, planFirstNoTopic, req.Tools[chosen[0]].Name)
-	if topic := c.topic(); topic != "" {
-		think = c.choose(saltPlan, planFirst, req.Tools[chosen[0]].Name, topic)
+// callTools explains its plan in one or two thoughts and returns tool calls.
+func (k *call) callTools() (*llm.Response, error) {
+	tools, chosen := k.req.Tools, chooseTools(&k.convo, k.req.Tools)
+	thoughts := []string{k.choose(saltPlan, planFirstNoTopic, tools[chosen[0]].Name)}
+	if topic := k.topic(); topic != "" {
+		thoughts[0] = k.choose(saltPlan, planFirst, tools[chosen[0]].Name, topic)
 	}
-	if err := st.send(llm.EventThinking, think); err != nil {
-		return nil, err
-	}
-	if st.opts.Fail {
-		return nil, st.failure()
-	}
-	think = ""
 	switch {
 	case len(chosen) == 2:
-		think = c.choose(saltPlan2, planSecondTool, req.Tools[chosen[1]].Name)
-	case c.pick(saltPlan2, 2) == 0:
-		think = c.choose(saltPlan2+1, planSecondWait)
+		thoughts = append(thoughts, k.choose(saltPlan2, planSecondTool, tools[chosen[1]].Name))
+	case k.pick(saltPlan2, 2) == 0:
+		thoughts = append(thoughts, k.choose(saltPlan2+1, planSecondWait))
 	}
-	if think != "" {
-		if err := st.send(llm.EventThinking, think); err != nil {
+	for n, t := range thoughts {
+		if err := k.send(llm.EventThinking, t); err != nil {
 			return nil, err
+		}
+		if n == 0 && k.o.Fail {
+			return nil, k.failure()
 		}
 	}
 
 	// Each call's arguments, as many as MaxTokens allows.
-	for k, i := range chosen {
-		args := newGen(c, req.Tools[i].InputSchema, true).root()
+	resp := k.resp
+	for n, i := range chosen {
+		args := newGen(&k.convo, tools[i].InputSchema, true).root()
 		tokens := llm.CountTokens(string(args))
-		if req.MaxTokens > 0 && resp.Usage.CompletionTokens+tokens > req.MaxTokens {
+		if k.req.MaxTokens > 0 && resp.Usage.CompletionTokens+tokens > k.req.MaxTokens {
 			break
 		}
 		resp.Usage.CompletionTokens += tokens
-		id := "call_" + hex8(mix(c.h^saltCallID<<8+uint64(k)))
-		resp.ToolCalls = append(resp.ToolCalls, llm.ToolCall{ID: id, Name: req.Tools[i].Name, Arguments: args})
+		id := "call_" + hex8(mix(k.h^saltCallID<<8+uint64(n)))
+		resp.ToolCalls = append(resp.ToolCalls, llm.ToolCall{ID: id, Name: tools[i].Name, Arguments: args})
 	}
 	resp.StopReason = llm.StopToolCalls
 	if len(resp.ToolCalls) == 0 {
@@ -140,84 +146,72 @@ func callTools(c *convo, req *llm.Request, st *stream, resp *llm.Response) (*llm
 }
 
 // answer writes the final answer, prose or JSON, and streams it word by word.
-func answer(c *convo, req *llm.Request, st *stream, resp *llm.Response) (*llm.Response, error) {
-	if c.toolCount > 0 {
-		names := c.toolName(c.toolMsgs[0])
-		if c.toolCount > 1 && c.toolName(c.toolMsgs[1]) != names {
-			names += " and " + c.toolName(c.toolMsgs[1])
+func (k *call) answer() (*llm.Response, error) {
+	if k.toolCount > 0 {
+		names := k.toolName(k.toolMsgs[0])
+		if second := k.toolName(k.toolMsgs[1]); k.toolCount > 1 && second != names {
+			names += " and " + second
 		}
-		if err := st.send(llm.EventThinking, c.choose(saltAfter, afterTools, names)); err != nil {
+		if err := k.send(llm.EventThinking, k.choose(saltAfter, afterTools, names)); err != nil {
 			return nil, err
 		}
 	}
-
-	var content []byte
-	if len(bytes.TrimSpace(req.OutputSchema)) > 0 {
-		content = newGen(c, req.OutputSchema, false).root()
+	var content string
+	if len(bytes.TrimSpace(k.req.OutputSchema)) > 0 {
+		content = string(newGen(&k.convo, k.req.OutputSchema, false).root())
 	} else {
-		content = []byte(strings.Join(c.reply(), " "))
+		content = strings.Join(k.reply(), " ")
 	}
 
 	// Stream word by word, up to MaxTokens or the forced failure.
-	failAfter := -1
-	if st.opts.Fail {
-		failAfter = 3 + c.pick(saltFail, 3)
+	failAfter, resp := -1, k.resp
+	if k.o.Fail {
+		failAfter = 3 + k.pick(saltFail, 3)
 	}
-	units, i := 0, 0
+	words, i := 0, 0
 	for chunks := 0; i < len(content); chunks++ {
 		if chunks == failAfter {
-			return nil, st.failure()
+			return nil, k.failure()
 		}
-		end, u := llm.NextChunk(string(content), i)
-		if req.MaxTokens > 0 && llm.WordTokens(units+u) > req.MaxTokens {
+		end, n := llm.NextChunk(content, i)
+		if k.req.MaxTokens > 0 && llm.WordTokens(words+n) > k.req.MaxTokens {
 			resp.StopReason = llm.StopLength
 			break
 		}
-		if err := st.send(llm.EventContent, string(content[i:end])); err != nil {
+		if err := k.send(llm.EventContent, content[i:end]); err != nil {
 			return nil, err
 		}
-		units, i = units+u, end
+		words, i = words+n, end
 	}
 	if failAfter >= 0 {
-		return nil, st.failure()
+		return nil, k.failure()
 	}
 	resp.StopReason = cmp.Or(resp.StopReason, llm.StopEnd)
-	resp.Content = string(content[:i])
-	resp.Usage.CompletionTokens = llm.WordTokens(units)
+	resp.Content = content[:i]
+	resp.Usage.CompletionTokens = llm.WordTokens(words)
 	return resp, nil
-}
-
-// stream paces and delivers events, honouring latency and cancellation.
-type stream struct {
-	ctx   context.Context
-	delay time.Duration
-	emit  func(llm.Event) error
-	opts  Options
 }
 
 // send waits out the simulated latency (or returns ctx.Err() if the context ends
 // first) and emits one event.
-func (st *stream) send(kind, text string) error {
-	if st.delay > 0 {
-		t := time.NewTimer(st.delay)
+func (k *call) send(kind, text string) error {
+	if k.o.LatencyMS > 0 {
+		t := time.NewTimer(time.Duration(k.o.LatencyMS) * time.Millisecond)
 		defer t.Stop()
 		select {
-		case <-st.ctx.Done():
+		case <-k.ctx.Done():
 		case <-t.C:
 		}
 	}
-	if err := st.ctx.Err(); err != nil {
+	if err := k.ctx.Err(); err != nil || k.emit == nil {
 		return err
 	}
-	if st.emit == nil {
-		return nil
-	}
-	return st.emit(llm.Event{Kind: kind, Text: text})
+	return k.emit(llm.Event{Kind: kind, Text: text})
 }
 
 // failure returns the error a call with Options.Fail ends with.
-func (st *stream) failure() error {
-	return &FailureError{Message: cmp.Or(st.opts.FailMessage, "simulated model failure")}
+func (k *call) failure() error {
+	return &FailureError{Message: cmp.Or(k.o.FailMessage, "simulated model failure")}
 }
 
 // chooseTools picks the tools most relevant to the user's message: a word shared with
@@ -247,7 +241,7 @@ func chooseTools(c *convo, tools []llm.ToolSpec) []int {
 	better := func(a, b rank) bool { return a.score > b.score || a.score == b.score && a.tie > b.tie }
 	best, second := rank{i: -1}, rank{i: -1}
 	for i, t := range tools {
-		r := rank{i, score(nameParts(t.Name), 3) + score(words(t.Description), 1), mix(c.h ^ hashString(t.Name))}
+		r := rank{i, score(nameParts(t.Name), 3) + score(contentWords(t.Description), 1), mix(c.h ^ hashString(t.Name))}
 		switch {
 		case best.i < 0 || better(r, best):
 			best, second = r, best
@@ -305,22 +299,13 @@ func asciiLower(s string) string {
 	return string(b)
 }
 
-// words returns the words of s (see nextWord).
-func words(s string) []string {
-	var ws []string
-	for _, w := range wordSpans(s) {
-		ws = append(ws, w.text(s))
-	}
-	return ws
-}
-
 // contentWords returns the words of s that are not stopwords.
 func contentWords(s string) []string {
-	var ws []string
-	for _, w := range words(s) {
-		if !isStopword(w) {
-			ws = append(ws, w)
+	var out []string
+	for _, w := range wordSpans(s) {
+		if !isStopword(w.text(s)) {
+			out = append(out, w.text(s))
 		}
 	}
-	return ws
+	return out
 }
