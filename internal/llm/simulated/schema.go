@@ -14,14 +14,11 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// This file writes JSON matching the JSON Schema of a tool's input or a structured output,
-// reading the schema in place with gjson. It understands type (and type lists), enum,
-// const, properties (in document order), required, additionalProperties: false, items,
-// prefixItems, anyOf/oneOf (first non-null branch), allOf (merged), local $ref into
-// $defs/definitions, and common string formats. Other constraints (pattern, minLength,
-// minItems …) are deliberately ignored: the engine validates what the model returns, and a
-// schema the simulation cannot satisfy is how users exercise output-validation failures.
-// A number with both minimum and maximum is chosen between them.
+// This file writes JSON for the JSON Schema of a tool's input or a structured output, read
+// in place with gjson: type, enum, const, properties (in order), required,
+// additionalProperties: false, items, prefixItems, anyOf/oneOf (first non-null branch),
+// allOf (merged), local $ref and common formats. Other constraints (pattern, minLength …)
+// are ignored on purpose, so users can exercise output-validation failures.
 
 // maxSchemaDepth bounds generation, which also stops $ref cycles.
 const maxSchemaDepth = 12
@@ -74,16 +71,16 @@ func allOf(n gjson.Result, f func(gjson.Result)) {
 
 // typeOf returns the first non-null type of n ("null" when null is the only one), or "".
 func typeOf(n gjson.Result) string {
-	t := kw(n, "type")
-	if !t.IsArray() {
-		return t.Str
+	ts := kw(n, "type").Array()
+	for _, t := range ts {
+		if t.Str != "null" {
+			return t.Str
+		}
 	}
-	typ := ""
-	t.ForEach(func(_, v gjson.Result) bool {
-		typ = v.Str
-		return typ == "null"
-	})
-	return typ
+	if len(ts) > 0 {
+		return "null"
+	}
+	return ""
 }
 
 // prop is one declared property.
@@ -458,8 +455,15 @@ func appendJSONString(b []byte, s string) []byte {
 
 // nameHint is what a property's name suggests about the value a person would put there: a
 // kind (query, long for running prose, url, path, id, word, place, sql, score, count,
-// page, year, money), a fixed JSON value ("=en" for a language), or "" for nothing.
+// page, year, money), a fixed value ("=en" for a language), or "" for nothing.
 type nameHint string
+
+// Hints the code tells apart.
+const (
+	hintNone  nameHint = ""
+	hintQuery nameHint = "query"
+	hintLong  nameHint = "long"
+)
 
 // hintWords maps exact (lower-case) property names to hints.
 var hintWords = func() map[string]nameHint {
@@ -469,17 +473,13 @@ var hintWords = func() map[string]nameHint {
 		hintLong: "summary answer response reply explanation reasoning description content text message body analysis " +
 			"rationale details comment comments notes note result output feedback justification conclusion " +
 			"recommendation advice reason overview abstract",
-		"word":                  "category tag tags type kind keyword keywords genre intent entity entities topics categories labels",
-		"=en":                   "language lang locale",
-		"place":                 "city location place country region destination origin",
-		"=2025-06-15":           "day deadline since until birthday",
-		"=2025-06-15T09:30:00Z": "timestamp time datetime when",
-		"sql":                   "sql statement",
-		"=USD":                  "currency",
-		"=UTC":                  "timezone tz",
-		"score":                 "confidence score probability likelihood relevance certainty accuracy weight",
-		"count":                 "limit count max_results top_k k n num_results page_size size max total quantity maxresults topk per_page",
-		"page":                  "page", "year": "year", "money": "price amount cost budget",
+		"word":  "category tag tags type kind keyword keywords genre intent entity entities topics categories labels",
+		"place": "city location place country region destination origin", "sql": "sql statement", "id": "id",
+		"score": "confidence score probability likelihood relevance certainty accuracy weight",
+		"count": "limit count max_results top_k k n num_results page_size size max total quantity maxresults topk per_page",
+		"page":  "page", "year": "year", "money": "price amount cost budget",
+		"=en": "language lang locale", "=USD": "currency", "=UTC": "timezone tz",
+		"=2025-06-15": "day deadline since until birthday", "=2025-06-15T09:30:00Z": "timestamp time datetime when",
 		"": "name title subject topic headline label heading caption",
 	} {
 		for _, name := range strings.Fields(names) {
@@ -489,55 +489,34 @@ var hintWords = func() map[string]nameHint {
 	return m
 }()
 
-// Hints the code tells apart.
-const (
-	hintNone  nameHint = ""
-	hintQuery nameHint = "query"
-	hintLong  nameHint = "long"
-)
+// hintParts classify the names hintWords lacks, first match first: by a fragment ("url"), a
+// suffix ("$_at"; "$At" as written) or a prefix ("^max_").
+var hintParts = []struct {
+	parts string
+	hint  nameHint
+}{
+	{"url uri link href website", "url"}, {"email", "=user@example.com"}, {"path file folder $dir", "path"},
+	{"sql", "sql"}, {"phone", "=+1-555-0100"}, {"timezone", "=UTC"}, {"$_at timestamp $At", "=2025-06-15T09:30:00Z"},
+	{"date", "=2025-06-15"}, {"$_id $Id $ID", "id"}, {"$_name $_title $Name", hintNone}, {"$query $question", hintQuery},
+	{"$summary $description $answer", hintLong}, {"^max_ ^num_ $_count $_limit", "count"}, {"$_score $confidence", "score"},
+}
 
-// hintFor classifies a property name: exact names first, then telling fragments
-// ("user_email", "fileName", "created_at").
+// hintFor classifies a property name ("query", "user_email", "fileName", "created_at").
 func hintFor(name string) nameHint {
 	lower := strings.ToLower(name)
 	if h, ok := hintWords[lower]; ok {
 		return h
 	}
-	has := func(parts ...string) bool {
-		return slices.ContainsFunc(parts, func(p string) bool { return strings.Contains(lower, p) })
-	}
-	ends := func(s string, parts ...string) bool {
-		return slices.ContainsFunc(parts, func(p string) bool { return strings.HasSuffix(s, p) })
-	}
-	switch {
-	case has("url", "uri", "link", "href", "website"):
-		return "url"
-	case has("email"):
-		return "=user@example.com"
-	case has("path", "file", "folder") || ends(lower, "dir"):
-		return "path"
-	case has("sql"):
-		return "sql"
-	case has("phone"):
-		return "=+1-555-0100"
-	case has("timezone"):
-		return "=UTC"
-	case ends(lower, "_at") || has("timestamp") || ends(name, "At"):
-		return "=2025-06-15T09:30:00Z"
-	case has("date"):
-		return "=2025-06-15"
-	case lower == "id" || ends(lower, "_id") || ends(name, "Id", "ID"):
-		return "id"
-	case ends(lower, "_name", "_title") || ends(name, "Name"):
-		return hintNone
-	case ends(lower, "query", "question"):
-		return hintQuery
-	case ends(lower, "summary", "description", "answer"):
-		return hintLong
-	case strings.HasPrefix(lower, "max_") || strings.HasPrefix(lower, "num_") || ends(lower, "_count", "_limit"):
-		return "count"
-	case ends(lower, "_score", "confidence"):
-		return "score"
+	for _, r := range hintParts {
+		for _, p := range strings.Fields(r.parts) {
+			s, part := lower, strings.TrimLeft(p, "$^")
+			if strings.ToLower(p) != p {
+				s = name
+			}
+			if p[0] == '$' && strings.HasSuffix(s, part) || p[0] == '^' && strings.HasPrefix(s, part) || p == part && strings.Contains(s, p) {
+				return r.hint
+			}
+		}
 	}
 	return hintNone
 }
