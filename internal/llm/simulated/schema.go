@@ -447,10 +447,14 @@ func compactJSON(raw string) string {
 	return b.String()
 }
 
-// appendJSONString appends s as a JSON string literal; invalid UTF-8 becomes U+FFFD.
+// appendJSONString appends s as a JSON string: invalid UTF-8 becomes one U+FFFD, and
+// HTML's <, > and & stay as they are.
 func appendJSONString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always encodes
-	return append(b, q...)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(strings.ToValidUTF8(s, "\uFFFD")) // a string always encodes
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
 
 // nameHint is what a property's name suggests about the value a person would put there: a
