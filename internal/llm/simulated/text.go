@@ -116,44 +116,30 @@ type salient struct {
 
 // extractSalient scores every non-stopword of s (longer words, the first few content
 // words, mid-sentence capitals, digits and hyphens score higher) and keeps the best
-// maxSalient distinct ones.
+// maxSalient distinct ones, best first and earlier words first on ties.
 func extractSalient(s string) salient {
 	type scored struct {
 		w     span
 		score int
 	}
-	var top []scored // best first, earlier words first on ties
-	ws := wordSpans(s)
-	content := 0
+	var top []scored
+	ws, content := wordSpans(s), 0
 	for _, w := range ws {
 		word := w.text(s)
 		if isStopword(word) || len(word) > 40 {
 			continue
 		}
-		score := min(len(word), 12)
-		if isUpper(word[0]) && !sentenceInitial(s, w.start) {
-			score += 2
-		}
-		if content < 3 { // the request itself usually comes first
-			score += 3
-		}
+		score := min(len(word), 12) + bonus(isUpper(word[0]) && !sentenceInitial(s, w.start), 2) + bonus(content < 3, 3) +
+			bonus(strings.Contains(word, "-"), 1) + bonus(strings.ContainsAny(word, "0123456789"), 2)
 		content++
-		if strings.Contains(word, "-") {
-			score++
-		}
-		if strings.ContainsAny(word, "0123456789") {
-			score += 2
-		}
 		pos := len(top)
 		for pos > 0 && top[pos-1].score < score {
 			pos--
 		}
-		dup := slices.ContainsFunc(top, func(t scored) bool {
+		if pos < maxSalient && !slices.ContainsFunc(top, func(t scored) bool {
 			return len(t.w.text(s)) == len(word) && strings.EqualFold(t.w.text(s), word)
-		})
-		if pos < maxSalient && !dup {
-			top = slices.Insert(top, pos, scored{w, score})
-			top = top[:min(len(top), maxSalient)]
+		}) {
+			top = slices.Insert(top, pos, scored{w, score})[:min(len(top)+1, maxSalient)]
 		}
 	}
 	if len(top) == 0 {
@@ -167,6 +153,14 @@ func extractSalient(s string) salient {
 	}
 	slices.SortFunc(out.words, func(a, b span) int { return a.start - b.start })
 	return out
+}
+
+// bonus is n when cond holds, else 0.
+func bonus(cond bool, n int) int {
+	if cond {
+		return n
+	}
+	return 0
 }
 
 // phraseAround grows ws[k] into the run of adjacent content words (separated by single
