@@ -33,7 +33,6 @@ func analyze(msgs []llm.Message) convo {
 		case m.Role == llm.RoleTool && users == 0:
 			c.toolCount++
 			c.toolMsgs[0], c.toolMsgs[1] = i, c.toolMsgs[0] // the first two, in order
-
 		case m.Role == llm.RoleUser && users == 0:
 			c.user, c.sal, c.question, users = m.Content, extractSalient(m.Content), isQuestion(m.Content), 1
 		case m.Role == llm.RoleUser && users == 1:
@@ -229,14 +228,12 @@ func (c *convo) reply() []string {
 		open = c.choose(saltOpen, openQuestion, topic)
 	}
 	switch {
-	case c.role.name != "" && c.role.article != "":
-		open = "As " + c.role.article + " " + c.role.name + ", " + open
 	case c.role.name != "":
-		open = "As " + c.role.name + ", " + open
+		open = "As " + strings.TrimPrefix(c.role.article+" ", " ") + c.role.name + ", " + open
 	case c.role.brief != "":
 		open = `Following my brief ("` + c.role.brief + `"), ` + open
-	case isLower(open[0]):
-		open = string(open[0]-'a'+'A') + open[1:]
+	default:
+		open = titleCase(open)
 	}
 	out := []string{open}
 
@@ -259,26 +256,22 @@ func (c *convo) reply() []string {
 			body = append(body, c.word(w))
 		}
 	}
-	if n := len(body); n > 0 && len(out) < maxSentences {
-		list := body[0]
-		if n > 1 {
-			list = strings.Join(body[:n-1], ", ") + " and " + body[n-1]
-		}
-		if n == 1 {
-			out = append(out, c.choose(saltBody, bodyOne, list))
-		} else {
-			out = append(out, c.choose(saltBody, bodyMany, list))
-		}
+	switch n := len(body); {
+	case len(out) == maxSentences || n == 0:
+	case n == 1:
+		out = append(out, c.choose(saltBody, bodyOne, body[0]))
+	default:
+		out = append(out, c.choose(saltBody, bodyMany, strings.Join(body[:n-1], ", ")+" and "+body[n-1]))
 	}
 
 	// A closing line, always when the reply would otherwise be one sentence.
 	if len(out) < 2 || len(out) < maxSentences && c.pick(saltCloseOn, 3) != 0 {
 		on := "this"
-		switch {
-		case len(body) > 0:
-			on = body[len(body)-1]
-		case c.sal.ok:
+		if c.sal.ok {
 			on = topic
+		}
+		if len(body) > 0 {
+			on = body[len(body)-1]
 		}
 		out = append(out, c.choose(saltClose, closings, on))
 	}

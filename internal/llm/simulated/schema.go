@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/tidwall/gjson"
 )
@@ -28,10 +27,11 @@ const maxSchemaDepth = 12
 // structured final answer (every property, spaced so it streams in word-sized chunks, enum
 // values chosen by hash).
 type gen struct {
-	b    []byte
-	c    *convo
-	doc  gjson.Result // the schema document, for $ref
-	args bool
+	b            []byte
+	c            *convo
+	doc          gjson.Result // the schema document, for $ref
+	args         bool
+	comma, colon string // separators, spaced in answers so they stream in word-sized chunks
 
 	prose     []string // the sentences of the prose reply, made on first use by a long-text field
 	longCount int      // long-text fields written so far
@@ -40,7 +40,10 @@ type gen struct {
 // newGen returns a generator for the schema raw; a missing or malformed schema reads as
 // one that says nothing.
 func newGen(c *convo, raw json.RawMessage, args bool) *gen {
-	g := &gen{b: make([]byte, 0, 256), c: c, args: args}
+	g := &gen{b: make([]byte, 0, 256), c: c, args: args, comma: ", ", colon: ": "}
+	if args {
+		g.comma, g.colon = ",", ":"
+	}
 	if gjson.ValidBytes(raw) {
 		g.doc = gjson.ParseBytes(raw)
 	}
@@ -186,26 +189,12 @@ func (g *gen) root() []byte {
 	n := g.resolve(g.doc)
 	if bare(n) && !kw(n, "anyOf").Exists() && !kw(n, "oneOf").Exists() && kw(n, "$ref").Str == "" && kw(n, "format").Str == "" {
 		if g.args {
-			return append(appendJSONString(append(g.b, `{"query":`...), truncateWords(strings.TrimSpace(g.c.user), 200)), '}')
+			return append(appendJSONString(append(g.b, `{"query"`+g.colon...), truncateWords(strings.TrimSpace(g.c.user), 200)), '}')
 		}
-		return append(appendJSONString(append(g.b, `{"answer": `...), g.longText()), '}')
+		return append(appendJSONString(append(g.b, `{"answer"`+g.colon...), g.longText()), '}')
 	}
 	g.value(n, "", hintNone, 0, -1)
 	return g.b
-}
-
-// sep appends the separator between members or items (or after a key, with colon true).
-func (g *gen) sep(colon bool) {
-	switch {
-	case colon && g.args:
-		g.b = append(g.b, ':')
-	case colon:
-		g.b = append(g.b, ": "...)
-	case g.args:
-		g.b = append(g.b, ',')
-	default:
-		g.b = append(g.b, ", "...)
-	}
 }
 
 // value writes a value for node n of the property called name; idx is the position
@@ -260,10 +249,10 @@ func (g *gen) object(n gjson.Result, depth int) {
 			return
 		}
 		if count++; count > 1 {
-			g.sep(false)
+			g.b = append(g.b, g.comma...)
 		}
 		g.b = appendJSONString(g.b, name)
-		g.sep(true)
+		g.b = append(g.b, g.colon...)
 		g.value(node, name, hintFor(name), depth+1, -1)
 	}
 	for _, p := range ps {
@@ -299,7 +288,7 @@ func (g *gen) array(n gjson.Result, name string, hint nameHint, depth int) {
 			break
 		}
 		if i > 0 {
-			g.sep(false)
+			g.b = append(g.b, g.comma...)
 		}
 		g.value(p, name, hint, depth+1, i)
 	}
@@ -318,10 +307,6 @@ func (g *gen) number(name string, hint nameHint, integer bool) string {
 		return "5"
 	case hint == "count":
 		return strconv.Itoa(1 + p%5)
-	case hint == "page":
-		return "1"
-	case hint == "year":
-		return "2025"
 	case hint == "money" && integer:
 		return strconv.Itoa(10 * (p + 1))
 	case hint == "money":
@@ -350,9 +335,6 @@ func (g *gen) text(name string, hint nameHint, format string, idx int) string {
 	case "uri", "iri", "uri-reference", "iri-reference", "url":
 		hint = "url"
 	}
-	if v, ok := strings.CutPrefix(string(hint), "="); ok {
-		return v
-	}
 	switch {
 	case hint == hintQuery || hint == hintLong && g.args:
 		return cmp.Or(truncateWords(strings.TrimSpace(g.c.user), 200), g.c.topic(), "general question")
@@ -377,18 +359,6 @@ func (g *gen) text(name string, hint nameHint, format string, idx int) string {
 			}
 		}
 		idx = 0
-	case hint == "sql": // a table named after the first salient word
-		table := ""
-		if len(sal) > 0 {
-			w := sal[0].text(g.c.user)
-			table = strings.TrimLeft(strings.Map(func(r rune) rune {
-				if r < 0x80 && (isLower(byte(r)|0x20) || r == '_' || r >= '0' && r <= '9') {
-					return unicode.ToLower(r)
-				}
-				return -1
-			}, w[:min(len(w), 30)]), "0123456789")
-		}
-		return "SELECT * FROM " + cmp.Or(table, "records") + " LIMIT 10"
 	case hint == "word":
 		idx = max(idx, 0)
 	}
@@ -457,9 +427,8 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
 
-// nameHint is what a property's name suggests about the value a person would put there: a
-// kind (query, long for running prose, url, path, id, word, place, sql, score, count,
-// page, year, money), a fixed value ("=en" for a language), or "" for nothing.
+// nameHint is what a property's name suggests about the value a person would put there:
+// query, long (running prose), url, path, id, word, place, score, count, money, or "".
 type nameHint string
 
 // Hints the code tells apart.
@@ -478,13 +447,11 @@ var hintWords = func() map[string]nameHint {
 			"rationale details comment comments notes note result output feedback justification conclusion " +
 			"recommendation advice reason overview abstract",
 		"word":  "category tag tags type kind keyword keywords genre intent entity entities topics categories labels",
-		"place": "city location place country region destination origin", "sql": "sql statement", "id": "id",
+		"place": "city location place country region destination origin", "id": "id",
 		"score": "confidence score probability likelihood relevance certainty accuracy weight",
 		"count": "limit count max_results top_k k n num_results page_size size max total quantity maxresults topk per_page",
-		"page":  "page", "year": "year", "money": "price amount cost budget",
-		"=en": "language lang locale", "=USD": "currency", "=UTC": "timezone tz",
-		"=2025-06-15": "day deadline since until birthday", "=2025-06-15T09:30:00Z": "timestamp time datetime when",
-		"": "name title subject topic headline label heading caption",
+		"money": "price amount cost budget",
+		"":      "name title subject topic headline label heading caption",
 	} {
 		for _, name := range strings.Fields(names) {
 			m[name] = hint
@@ -499,9 +466,8 @@ var hintParts = []struct {
 	parts string
 	hint  nameHint
 }{
-	{"url uri link href website", "url"}, {"email", "=user@example.com"}, {"path file folder $dir", "path"},
-	{"sql", "sql"}, {"phone", "=+1-555-0100"}, {"timezone", "=UTC"}, {"$_at timestamp $At", "=2025-06-15T09:30:00Z"},
-	{"date", "=2025-06-15"}, {"$_id $Id $ID", "id"}, {"$_name $_title $Name", hintNone}, {"$query $question", hintQuery},
+	{"url uri link href website", "url"}, {"path file folder $dir", "path"},
+	{"$_id $Id $ID", "id"}, {"$_name $_title $Name", hintNone}, {"$query $question", hintQuery},
 	{"$summary $description $answer", hintLong}, {"^max_ ^num_ $_count $_limit", "count"}, {"$_score $confidence", "score"},
 }
 

@@ -101,12 +101,7 @@ var subjectKeys = []string{"query", "q", "search", "question", "prompt", "input"
 // argSubject returns the most telling string argument: a preferred key, else the first
 // string value by key order.
 func argSubject(args map[string]any) string {
-	for _, k := range subjectKeys {
-		if s, ok := args[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(args)) {
+	for _, k := range slices.Concat(subjectKeys, slices.Sorted(maps.Keys(args))) {
 		if s, ok := args[k].(string); ok && strings.TrimSpace(s) != "" {
 			return strings.TrimSpace(s)
 		}
@@ -191,14 +186,6 @@ func fileResult(args map[string]any, subject string) any {
 	path := cmp.Or(stringArg(args, "path", "file", "filename", "file_path", "filepath", "name"), "docs/"+slug(subject, "notes")+".md")
 	s := shortSubject(subject)
 	content := "# " + titleCase(s) + "\n\nNotes on " + s + ".\n\n- Background and goals\n- Open questions\n- Next steps\n"
-	switch {
-	case strings.HasSuffix(path, ".json"):
-		content = `{"name": "` + slug(subject, "example") + `", "version": "1.0.0", "enabled": true}` + "\n"
-	case strings.HasSuffix(path, ".go"):
-		content = "package main\n\n// run does the work described in the README.\nfunc run() error {\n\treturn nil\n}\n"
-	case strings.HasSuffix(path, ".py"):
-		content = "def run():\n    \"\"\"Do the work described in the README.\"\"\"\n    return None\n"
-	}
 	return object{"path", path, "content", content, "size_bytes", len(content)}
 }
 
