@@ -10,23 +10,23 @@ import (
 	"github.com/agentplane/agentplane/internal/llm"
 )
 
-// summary is what the simulated provider gathers from a tool's JSON result to describe it
-// in one phrase.
+// summary is what a tool's JSON result says about itself, to describe it in one phrase.
 type summary struct {
-	listKey                            string // key of the first list found ("results", "rows"); "" at top level
+	listKey                            string // key of the first list found ("results"); "" at top level
 	listLen                            int
 	hasList, inList                    bool   // inList: the walk is inside the counted list
-	head, headKey                      string // the most telling string value (a title, name …) and its key
+	head, headKey                      string // the most telling string value (a title …) and its key
 	headRank                           int
 	errMsg                             string
 	hasErr, okFalse, okTrue, anyMember bool
 }
 
-// headKeys rank object keys whose string values best describe a result.
-var headKeys = strings.Fields("title name summary snippet answer message text content description result status path url id")
-
-// payloadKeys name lists that are likely the main content of a result.
-var payloadKeys = strings.Fields("results rows items data hits records entries matches documents files")
+// headKeys rank object keys whose string values best describe a result; payloadKeys name
+// lists that are likely its main content.
+var (
+	headKeys    = strings.Fields("title name summary snippet answer message text content description result status path url id")
+	payloadKeys = strings.Fields("results rows items data hits records entries matches documents files")
+)
 
 // scanToolResult summarises a JSON document: the first list (at most three levels deep) and
 // its length, the best headline string, and error or ok markers. It reports ok false when s
@@ -50,24 +50,20 @@ func (sum *summary) walk(c gjson.Result, depth int, key string) {
 	if counted {
 		sum.hasList, sum.listKey, sum.listLen, sum.inList = true, key, len(c.Array()), true
 	}
-
-	obj := c.IsObject()
 	c.ForEach(func(k, v gjson.Result) bool {
-		sum.anyMember = sum.anyMember || obj
-		is := func(names ...string) bool {
-			return slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(k.Str, n) })
-		}
+		is := func(name string) bool { return strings.EqualFold(k.Str, name) }
+		sum.anyMember = sum.anyMember || c.IsObject()
 		switch {
 		case v.IsObject() || v.IsArray():
 			sum.walk(v, depth+1, k.Str)
-		case !obj:
+		case !c.IsObject():
 		case v.Type == gjson.String:
 			// An error message (under "error", or "message" of an object under "error"), or a
 			// headline better than the one so far.
 			if !sum.hasErr && (is("error") || is("message") && depth >= 2 && strings.EqualFold(key, "error")) {
 				sum.hasErr, sum.errMsg = true, v.Str
 			}
-			rank := slices.IndexFunc(headKeys, func(h string) bool { return is(h) })
+			rank := slices.IndexFunc(headKeys, is)
 			if rank < 0 {
 				rank = len(headKeys)
 			}
@@ -75,11 +71,11 @@ func (sum *summary) walk(c gjson.Result, depth int, key string) {
 				sum.headRank, sum.head, sum.headKey = rank, v.Str, k.Str
 			}
 		case depth > 1:
-		case is("ok", "success"):
+		case is("ok") || is("success"):
 			sum.okTrue, sum.okFalse = v.Raw == "true", v.Raw == "false"
 		case is("error"):
 			sum.hasErr = sum.hasErr || v.Raw != "null" && v.Raw != "false"
-		case is("is_error", "isError"):
+		case is("is_error") || is("isError"):
 			sum.hasErr = sum.hasErr || v.Raw == "true"
 		}
 		return true
@@ -99,15 +95,10 @@ const (
 // toolResultKind classifies a tool result for phrasing.
 func toolResultKind(content string) int {
 	sum, ok := scanToolResult(content)
-	switch {
-	case !ok:
-		if t := strings.TrimSpace(content); len(t) >= 5 && strings.EqualFold(t[:5], "error") {
-			return resultError
-		}
-		return resultData
-	case sum.hasErr || sum.okFalse:
+	switch t := strings.TrimSpace(content); {
+	case !ok && len(t) >= 5 && strings.EqualFold(t[:5], "error"), ok && (sum.hasErr || sum.okFalse):
 		return resultError
-	case sum.okTrue && !sum.hasList:
+	case ok && sum.okTrue && !sum.hasList:
 		return resultConfirm
 	}
 	return resultData
@@ -117,77 +108,78 @@ func toolResultKind(content string) int {
 // with "Lisbon travel guide"`, `an error ("not found")`, `"README.md"`, or the opening
 // words of a plain-text result.
 func appendToolSummary(b []byte, content string) []byte {
-	quote := func(b []byte, s string, max int) []byte { return append(appendCollapsed(append(b, '"'), s, max), '"') }
+	quote := func(s string, max int) string { return `"` + collapse(s, max) + `"` }
 	sum, ok := scanToolResult(content)
+	phrase := "an empty result"
 	switch {
 	case !ok && strings.TrimSpace(content) != "":
-		return quote(b, content, 80)
+		phrase = quote(content, 80)
 	case sum.hasErr && sum.errMsg != "":
-		return append(appendCollapsed(append(b, `an error ("`...), sum.errMsg, 60), `")`...)
+		phrase = "an error (" + quote(sum.errMsg, 60) + ")"
 	case sum.hasErr:
-		return append(b, "an error"...)
+		phrase = "an error"
 	case sum.okFalse:
-		return append(b, "a failure"...)
-	case sum.hasList && sum.head != "":
-		return quote(append(appendCount(b, sum.listKey, sum.listLen), ", starting with "...), sum.head, 60)
+		phrase = "a failure"
 	case sum.hasList:
-		return appendCount(b, sum.listKey, sum.listLen)
+		phrase = countOf(sum.listKey, sum.listLen)
+		if sum.head != "" {
+			phrase += ", starting with " + quote(sum.head, 60)
+		}
 	case sum.head != "" && sum.okTrue:
-		return quote(append(appendCollapsed(b, sum.headKey, 30), ' '), sum.head, 60)
+		phrase = collapse(sum.headKey, 30) + " " + quote(sum.head, 60)
 	case sum.head != "":
-		return quote(b, sum.head, 60)
+		phrase = quote(sum.head, 60)
 	case sum.okTrue:
-		return append(b, "no details"...)
+		phrase = "no details"
 	case sum.anyMember:
-		return append(b, "a structured result"...)
+		phrase = "a structured result"
 	}
-	return append(b, "an empty result"...)
+	return append(b, phrase...)
 }
 
-// appendCount appends how many entries a list holds, named after its key: "3 results",
-// "1 forecast entry", "no items".
-func appendCount(b []byte, key string, n int) []byte {
-	if n == 0 {
-		b = append(b, "no "...)
-	} else {
-		b = append(strconv.AppendInt(b, int64(n), 10), ' ')
+// countOf says how many entries a list holds, named after its key: "3 results", "1
+// forecast entry", "no items".
+func countOf(key string, n int) string {
+	count := "no "
+	if n > 0 {
+		count = strconv.Itoa(n) + " "
 	}
 	word := len(key) > 2 && len(key) < 24 && !isStopword(key) && strings.Trim(key, "abcdefghijklmnopqrstuvwxyz_") == ""
 	plural := word && key[len(key)-1] == 's'
 	switch {
 	case plural && n == 1 && strings.HasSuffix(key, "ies"):
-		return append(append(b, key[:len(key)-3]...), 'y')
+		return count + key[:len(key)-3] + "y"
 	case plural && n == 1:
-		return append(b, key[:len(key)-1]...)
+		return count + key[:len(key)-1]
 	case plural:
-		return append(b, key...)
+		return count + key
 	case word && n == 1:
-		return append(b, key+" entry"...)
+		return count + key + " entry"
 	case word:
-		return append(b, key+" entries"...)
+		return count + key + " entries"
 	case n == 1:
-		return append(b, "item"...)
+		return count + "item"
 	}
-	return append(b, "items"...)
+	return count + "items"
 }
 
-// appendCollapsed appends s with every whitespace run turned into one space, cut at a
-// word boundary near maxBytes with an ellipsis.
-func appendCollapsed(b []byte, s string, maxBytes int) []byte {
-	written := 0
+// collapse returns s with every whitespace run turned into one space, cut at a word
+// boundary near maxBytes with an ellipsis.
+func collapse(s string, maxBytes int) string {
+	var b []byte
 	for i, w := range strings.FieldsFunc(strings.TrimSpace(s), func(r rune) bool { return r < 0x80 && llm.IsSpace(byte(r)) }) {
-		if i > 0 && written >= maxBytes {
-			return append(b, "…"...)
+		if i > 0 && len(b) >= maxBytes {
+			return string(b) + "…"
 		}
 		if i > 0 {
-			b, written = append(b, ' '), written+1
+			b = append(b, ' ')
 		}
 		for j := 0; j < len(w); j++ {
-			if written >= maxBytes+20 && w[j] < 0x80 {
-				return append(b, "…"...) // one very long word
+			if len(b) >= maxBytes+20 && w[j] < 0x80 {
+				return string(b) + "…" // one very long word
 			}
-			b, written = append(b, w[j]), written+1
+			b = append(b, w[j])
 		}
 	}
-	return b
+	return string(b)
 }
