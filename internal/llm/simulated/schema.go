@@ -409,13 +409,7 @@ func truncateWords(s string, max int) string {
 }
 
 // compactJSON returns raw without insignificant whitespace.
-func compactJSON(raw string) string {
-	var b bytes.Buffer
-	if err := json.Compact(&b, []byte(raw)); err != nil {
-		return "null"
-	}
-	return b.String()
-}
+func compactJSON(raw string) string { return gjson.Get(raw, "@ugly").Raw }
 
 // appendJSONString appends s as a JSON string: invalid UTF-8 becomes one U+FFFD, and
 // HTML's <, > and & stay as they are.

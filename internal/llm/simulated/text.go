@@ -56,23 +56,18 @@ func nextWord(s string, i int) (w span, ok bool) {
 }
 
 // stopwords are function words and chat filler that never make a reply's topic.
-var stopwords = sorted(strings.Fields(`a about above after again against all almost also although am an and
-	another any anybody anyone anything are aren't around as ask asked asking at be because been before
-	being below best better between both but by can can't cannot could couldn't dear did didn't do
-	does doesn't doing don't done down during each either else enough etc even ever every
-	everything few find for from further get gets getting give given go goes going good got great
-	had hadn't has hasn't have haven't having he he'd he's hello her here here's hers herself hey
-	hi him himself his how how's however i i'd i'll i'm i've if in into is isn't it it's its
-	itself just kind know let let's like likely make many may maybe me might mine more most much
-	must my myself need needs neither new no nor not now of off often oh ok okay on once one only
-	or other others otherwise our ours ourselves out over own per perhaps please pretty quite
-	rather really regarding right said same say says see seem seems shall she she'd she's should
-	shouldn't show since so some somebody someone something sometimes soon sort still such sure
-	tell than thank thanks that that's the their theirs them themselves then there there's these
-	they they'd they'll they're they've thing things think this those though through thus to too
-	toward towards try trying under unless until up upon us use used using very via want wanted
-	wants was wasn't way we we'd we'll we're we've well were weren't what what's whatever when
-	where where's whether which while who who's whom whose why will with within without won't
+var stopwords = sorted(strings.Fields(`a about above after again against all almost also although am an and another any anybody anyone anything are aren't around as ask
+	asked asking at be because been before being below best better between both but by can can't cannot could couldn't dear did didn't
+	do does doesn't doing don't done down during each either else enough etc even ever every everything few find for from further get
+	gets getting give given go goes going good got great had hadn't has hasn't have haven't having he he'd he's hello her here here's
+	hers herself hey hi him himself his how how's however i i'd i'll i'm i've if in into is isn't it it's its itself just kind know
+	let let's like likely make many may maybe me might mine more most much must my myself need needs neither new no nor not now of off
+	often oh ok okay on once one only or other others otherwise our ours ourselves out over own per perhaps please pretty quite rather
+	really regarding right said same say says see seem seems shall she she'd she's should shouldn't show since so some somebody
+	someone something sometimes soon sort still such sure tell than thank thanks that that's the their theirs them themselves then
+	there there's these they they'd they'll they're they've thing things think this those though through thus to too toward towards
+	try trying under unless until up upon us use used using very via want wanted wants was wasn't way we we'd we'll we're we've well
+	were weren't what what's whatever when where where's whether which while who who's whom whose why will with within without won't
 	would wouldn't yes yet you you'd you'll you're you've your yours yourself yourselves`))
 
 // sorted sorts words for binary search.
@@ -224,15 +219,10 @@ var roleStoppers = strings.Fields("who that which whose whom with to helping whe
 // assistant." → a, "helpful travel assistant"), or else the lead of its first sentence.
 func extractRole(sys string) role {
 	first := firstSentence(sys)
-	if first == "" {
-		return role{}
-	}
+	lower := asciiLower(first)
 	for i := range len(first) {
-		if c := first[i] | 0x20; i > 0 && isWordByte(first[i-1]) || c != 'y' && c != 'a' {
-			continue // a marker starts a word with "you" or "act"
-		}
 		for _, m := range roleMarkers {
-			if len(first)-i >= len(m) && strings.EqualFold(first[i:i+len(m)], m) {
+			if (i == 0 || !isWordByte(first[i-1])) && strings.HasPrefix(lower[i:], m) {
 				if r, ok := roleAfter(first[i+len(m):]); ok {
 					return r
 				}
@@ -243,26 +233,24 @@ func extractRole(sys string) role {
 	return role{brief: lead.text(first)}
 }
 
-// roleAfter reads the role phrase following a marker.
+// roleAfter reads the role phrase following a marker: an optional article, then up to six
+// words up to punctuation or a stopper.
 func roleAfter(rest string) (role, bool) {
 	rest = strings.TrimLeft(rest, " ")
-	article := ""
-	for _, a := range []string{"a ", "an ", "the ", "my ", "your ", "our "} {
-		if len(rest) >= len(a) && strings.EqualFold(rest[:len(a)], a) {
-			article, rest = strings.ToLower(a[:len(a)-1]), strings.TrimLeft(rest[len(a):], " ")
-			break
-		}
+	article, after, _ := strings.Cut(rest, " ")
+	if article = strings.ToLower(article); slices.Contains(strings.Fields("a an the my your our"), article) {
+		rest = strings.TrimLeft(after, " ")
+	} else {
+		article = ""
 	}
-	p, ok := nextWord(rest, 0)
-	if !ok || p.start != 0 || article == "" && !isUpper(rest[0]) {
+	ws := wordSpans(rest)
+	if len(ws) == 0 || ws[0].start != 0 || article == "" && !isUpper(rest[0]) {
 		return role{}, false // "You are helpful." names no role.
 	}
-	for count := 1; count < 6 && p.end < len(rest) && rest[p.end] == ' '; count++ { // punctuation ends the phrase
-		w, ok := nextWord(rest, p.end)
-		if !ok || w.start != p.end+1 || slices.Contains(roleStoppers, strings.ToLower(w.text(rest))) {
-			break
-		}
-		p.end = w.end
+	n := 1
+	for n < min(len(ws), 6) && ws[n].start == ws[n-1].end+1 && rest[ws[n-1].end] == ' ' &&
+		!slices.Contains(roleStoppers, strings.ToLower(ws[n].text(rest))) {
+		n++
 	}
 	// The author knows "an SRE" better than a vowel rule; "my chef" is "your chef" to the user.
 	switch article {
@@ -271,5 +259,5 @@ func roleAfter(rest string) (role, bool) {
 	case "your":
 		article = "my"
 	}
-	return role{article: article, name: p.text(rest)}, true
+	return role{article: article, name: rest[:ws[n-1].end]}, true
 }
