@@ -456,13 +456,10 @@ var hintWords = func() map[string]nameHint {
 
 // hintParts classify the names hintWords lacks, first match first: by a fragment ("url"), a
 // suffix ("$_at"; "$At" as written) or a prefix ("^max_").
-var hintParts = []struct {
-	parts string
-	hint  nameHint
-}{
+var hintParts = [][2]string{
 	{"url uri link href website", "url"}, {"path file folder $dir", "path"},
-	{"$_id $Id $ID", "id"}, {"$_name $_title $Name", hintNone}, {"$query $question", hintQuery},
-	{"$summary $description $answer", hintLong}, {"^max_ ^num_ $_count $_limit", "count"}, {"$_score $confidence", "score"},
+	{"$_id $Id $ID", "id"}, {"$_name $_title $Name", ""}, {"$query $question", "query"},
+	{"$summary $description $answer", "long"}, {"^max_ ^num_ $_count $_limit", "count"}, {"$_score $confidence", "score"},
 }
 
 // hintFor classifies a property name ("query", "user_email", "fileName", "created_at").
@@ -472,13 +469,13 @@ func hintFor(name string) nameHint {
 		return h
 	}
 	for _, r := range hintParts {
-		for _, p := range strings.Fields(r.parts) {
+		for _, p := range strings.Fields(r[0]) {
 			s, part := lower, strings.TrimLeft(p, "$^")
 			if strings.ToLower(p) != p {
 				s = name
 			}
 			if p[0] == '$' && strings.HasSuffix(s, part) || p[0] == '^' && strings.HasPrefix(s, part) || p == part && strings.Contains(s, p) {
-				return r.hint
+				return nameHint(r[1])
 			}
 		}
 	}
