@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -238,21 +239,15 @@ func chooseTools(c *convo, tools []llm.ToolSpec) []int {
 		i, score int
 		tie      uint64
 	}
-	better := func(a, b rank) bool { return a.score > b.score || a.score == b.score && a.tie > b.tie }
-	best, second := rank{i: -1}, rank{i: -1}
+	ranks := make([]rank, len(tools))
 	for i, t := range tools {
-		r := rank{i, score(nameParts(t.Name), 3) + score(contentWords(t.Description), 1), mix(c.h ^ hashString(t.Name))}
-		switch {
-		case best.i < 0 || better(r, best):
-			best, second = r, best
-		case second.i < 0 || better(r, second):
-			second = r
-		}
+		ranks[i] = rank{i, score(nameParts(t.Name), 3) + score(contentWords(t.Description), 1), mix(c.h ^ hashString(t.Name))}
 	}
-	if second.i >= 0 && (second.score > 0 && c.pick(saltTwoCalls, 2) == 0 || c.pick(saltTwoCalls+1, 6) == 0) {
-		return []int{best.i, second.i}
+	slices.SortStableFunc(ranks, func(a, b rank) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(b.tie, a.tie)) })
+	if len(ranks) > 1 && (ranks[1].score > 0 && c.pick(saltTwoCalls, 2) == 0 || c.pick(saltTwoCalls+1, 6) == 0) {
+		return []int{ranks[0].i, ranks[1].i}
 	}
-	return []int{best.i}
+	return []int{ranks[0].i}
 }
 
 // nameParts splits a tool name at punctuation and at lower-to-upper case changes
