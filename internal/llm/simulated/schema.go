@@ -50,31 +50,59 @@ func newGen(c *convo, raw json.RawMessage, args bool) *gen {
 	return g
 }
 
-// kw returns keyword key of schema n or, when n has none, of the first allOf branch
-// (depth first) that has it: allOf branches merge into the schema, its own keywords first.
-// An empty string or list counts as none, except as a const.
-func kw(n gjson.Result, key string) gjson.Result {
-	var found gjson.Result
-	allOf(n, func(s gjson.Result) {
-		if v := s.Get(key); !found.Exists() && (key == "const" || v.Raw != "[]" && v.Raw != `""`) {
-			found = v
-		}
-	})
-	return found
+// schema is one (sub)schema read once: its keywords, with those of its allOf branches
+// merged in (its own first, then the branches' depth first), and its properties in order.
+type schema struct {
+	kw       map[string]gjson.Result // an empty string or list counts as absent, except as a const
+	props    []prop
+	required []string
+	closed   bool // additionalProperties: false
 }
 
-// allOf calls f with n and each of its allOf branches, depth first.
-func allOf(n gjson.Result, f func(gjson.Result)) {
-	f(n)
-	n.Get("allOf").ForEach(func(_, b gjson.Result) bool {
-		allOf(b, f)
+// prop is one declared property.
+type prop struct {
+	name string
+	node gjson.Result
+}
+
+// read reads the schema n.
+func read(n gjson.Result) *schema {
+	s := &schema{kw: map[string]gjson.Result{}}
+	s.merge(n)
+	return s
+}
+
+// merge adds the keywords of n that s lacks, then those of n's allOf branches.
+func (s *schema) merge(n gjson.Result) {
+	n.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "properties":
+			v.ForEach(func(name, p gjson.Result) bool {
+				if !slices.ContainsFunc(s.props, func(q prop) bool { return q.name == name.Str }) {
+					s.props = append(s.props, prop{name.Str, p})
+				}
+				return true
+			})
+		case "required":
+			for _, r := range v.Array() {
+				s.required = append(s.required, r.String())
+			}
+		case "additionalProperties":
+			s.closed = s.closed || v.Raw == "false"
+		}
+		if _, ok := s.kw[k.Str]; !ok && (k.Str == "const" || v.Raw != "[]" && v.Raw != `""`) {
+			s.kw[k.Str] = v
+		}
 		return true
 	})
+	for _, b := range n.Get("allOf").Array() {
+		s.merge(b)
+	}
 }
 
-// typeOf returns the first non-null type of n ("null" when null is the only one), or "".
-func typeOf(n gjson.Result) string {
-	ts := kw(n, "type").Array()
+// typ returns the first non-null type ("null" when null is the only one), or "".
+func (s *schema) typ() string {
+	ts := s.kw["type"].Array()
 	for _, t := range ts {
 		if t.Str != "null" {
 			return t.Str
@@ -86,57 +114,20 @@ func typeOf(n gjson.Result) string {
 	return ""
 }
 
-// prop is one declared property.
-type prop struct {
-	name string
-	node gjson.Result
-}
-
-// props returns the declared properties of n and its allOf branches, in document order.
-func props(n gjson.Result) []prop {
-	var ps []prop
-	allOf(n, func(s gjson.Result) {
-		s.Get("properties").ForEach(func(k, v gjson.Result) bool {
-			if !slices.ContainsFunc(ps, func(p prop) bool { return p.name == k.Str }) {
-				ps = append(ps, prop{k.Str, v})
-			}
-			return true
-		})
-	})
-	return ps
-}
-
-// required returns the required property names of n and its allOf branches.
-func required(n gjson.Result) []string {
-	var names []string
-	allOf(n, func(s gjson.Result) {
-		for _, r := range s.Get("required").Array() {
-			names = append(names, r.String())
-		}
-	})
-	return names
-}
-
-// prefixItems returns the tuple items of n (draft 4–7 "items": [...], then "prefixItems").
-func prefixItems(n gjson.Result) []gjson.Result {
-	if items := kw(n, "items"); items.IsArray() {
-		return append(items.Array(), n.Get("prefixItems").Array()...)
+// items returns the tuple items (draft 4–7 "items": [...], then "prefixItems") and the
+// schema of every other item.
+func (s *schema) items() (tuple []gjson.Result, each gjson.Result) {
+	if items := s.kw["items"]; items.IsArray() {
+		return append(items.Array(), s.kw["prefixItems"].Array()...), gjson.Result{}
 	}
-	return kw(n, "prefixItems").Array()
+	return s.kw["prefixItems"].Array(), s.kw["items"]
 }
 
-// items returns the schema of every item of n, when they are not a tuple.
-func items(n gjson.Result) gjson.Result {
-	if items := kw(n, "items"); !items.IsArray() {
-		return items
-	}
-	return gjson.Result{}
-}
-
-// bare reports whether n says nothing about its own shape (so a $ref or a branch does).
-func bare(n gjson.Result) bool {
-	return typeOf(n) == "" && len(props(n)) == 0 && len(required(n)) == 0 && !kw(n, "const").Exists() &&
-		!kw(n, "enum").Exists() && !items(n).Exists() && len(prefixItems(n)) == 0
+// bare reports whether s says nothing about its own shape (so a $ref or a branch does).
+func (s *schema) bare() bool {
+	tuple, each := s.items()
+	return s.typ() == "" && len(s.props) == 0 && len(s.required) == 0 && !s.kw["const"].Exists() &&
+		!s.kw["enum"].Exists() && !each.Exists() && len(tuple) == 0
 }
 
 // lookup resolves a local $ref into the document's $defs or definitions.
@@ -154,71 +145,74 @@ func (g *gen) lookup(ref string) gjson.Result {
 
 // resolve follows $ref and picks the first non-null anyOf/oneOf branch of a node that
 // has no shape of its own.
-func (g *gen) resolve(n gjson.Result) gjson.Result {
-	for hops := 0; hops < maxSchemaDepth && bare(n); hops++ {
-		if ref := kw(n, "$ref").Str; ref != "" {
-			t := g.lookup(ref)
-			if !t.Exists() {
-				return n
-			}
-			n = t
-			continue
-		}
-		branches := append(kw(n, "anyOf").Array(), kw(n, "oneOf").Array()...)
-		if len(branches) == 0 {
-			return n
-		}
-		n = branches[0]
-		for _, a := range branches {
-			r := a // follow the branch's $ref chain only, to see its type
-			for k := 0; k < maxSchemaDepth && kw(r, "$ref").Str != "" && bare(r); k++ {
-				r = g.lookup(kw(r, "$ref").Str)
-			}
-			if r.Exists() && typeOf(r) != "null" {
-				n = a
-				break
+func (g *gen) resolve(n gjson.Result) *schema {
+	s := read(n)
+	for hops := 0; hops < maxSchemaDepth && s.bare(); hops++ {
+		branches := append(s.kw["anyOf"].Array(), s.kw["oneOf"].Array()...)
+		switch ref := s.kw["$ref"].Str; {
+		case ref != "" && !g.lookup(ref).Exists(), ref == "" && len(branches) == 0:
+			return s
+		case ref != "":
+			n = g.lookup(ref)
+		default:
+			n = branches[0]
+			for _, b := range branches {
+				r := b // follow the branch's $ref chain only, to see its type
+				for k := 0; k < maxSchemaDepth && read(r).kw["$ref"].Str != "" && read(r).bare(); k++ {
+					r = g.lookup(read(r).kw["$ref"].Str)
+				}
+				if r.Exists() && read(r).typ() != "null" {
+					n = b
+					break
+				}
 			}
 		}
+		s = read(n)
 	}
-	return n
+	return s
 }
 
 // root writes the whole document. A schema that says nothing gets {"query": …} as
 // arguments and {"answer": …} as an answer.
 func (g *gen) root() []byte {
-	n := g.resolve(g.doc)
-	if bare(n) && !kw(n, "anyOf").Exists() && !kw(n, "oneOf").Exists() && kw(n, "$ref").Str == "" && kw(n, "format").Str == "" {
+	s := g.resolve(g.doc)
+	if s.bare() && !s.kw["anyOf"].Exists() && !s.kw["oneOf"].Exists() && s.kw["$ref"].Str == "" && s.kw["format"].Str == "" {
 		if g.args {
 			return append(appendJSONString(append(g.b, `{"query"`+g.colon...), truncateWords(strings.TrimSpace(g.c.user), 200)), '}')
 		}
 		return append(appendJSONString(append(g.b, `{"answer"`+g.colon...), g.longText()), '}')
 	}
-	g.value(n, "", hintNone, 0, -1)
+	g.write(s, "", hintNone, 0, -1)
 	return g.b
 }
 
 // value writes a value for node n of the property called name; idx is the position
 // within an array, or -1.
 func (g *gen) value(n gjson.Result, name string, hint nameHint, depth, idx int) {
-	n = g.resolve(n)
-	typ, enum := typeOf(n), kw(n, "enum").Array()
-	if typ == "" && (len(props(n)) > 0 || len(required(n)) > 0) {
+	g.write(g.resolve(n), name, hint, depth, idx)
+}
+
+// write writes a value for the resolved schema s.
+func (g *gen) write(s *schema, name string, hint nameHint, depth, idx int) {
+	typ, enum := s.typ(), s.kw["enum"].Array()
+	tuple, each := s.items()
+	if typ == "" && (len(s.props) > 0 || len(s.required) > 0) {
 		typ = "object"
-	} else if typ == "" && (items(n).Exists() || len(prefixItems(n)) > 0) {
+	} else if typ == "" && (each.Exists() || len(tuple) > 0) {
 		typ = "array"
 	}
-	lo, hi := n.Get("minimum"), n.Get("maximum")
+	lo, hi := s.kw["minimum"], s.kw["maximum"]
 	switch {
-	case kw(n, "const").Exists():
-		g.b = append(g.b, compactJSON(kw(n, "const").Raw)...)
+	case s.kw["const"].Exists():
+		g.b = append(g.b, compactJSON(s.kw["const"].Raw)...)
 	case len(enum) > 0 && g.args:
 		g.b = append(g.b, compactJSON(enum[0].Raw)...)
 	case len(enum) > 0:
 		g.b = append(g.b, compactJSON(enum[g.c.pick(saltEnum^hashString(name)<<4, len(enum))].Raw)...)
 	case typ == "object":
-		g.object(n, depth)
+		g.object(s, depth)
 	case typ == "array":
-		g.array(n, name, hint, depth)
+		g.array(tuple, each, name, hint, depth)
 	case (typ == "integer" || typ == "number") && lo.Type == gjson.Number && hi.Type == gjson.Number && lo.Num <= hi.Num:
 		// One of nine evenly spaced steps chosen by the text (rounded for integers), so a
 		// judge gives the same case the same score, within its range.
@@ -234,16 +228,15 @@ func (g *gen) value(n gjson.Result, name string, hint nameHint, depth, idx int) 
 	case typ == "null":
 		g.b = append(g.b, "null"...)
 	default:
-		g.b = appendJSONString(g.b, g.text(name, hint, kw(n, "format").Str, idx))
+		g.b = appendJSONString(g.b, g.text(name, hint, s.kw["format"].Str, idx))
 	}
 }
 
 // object writes an object: every declared property for an answer; for arguments the
 // required ones, or when none are required the query-like ones or else the first.
-func (g *gen) object(n gjson.Result, depth int) {
+func (g *gen) object(s *schema, depth int) {
 	g.b = append(g.b, '{')
-	ps, req, count, closed := props(n), required(n), 0, false
-	allOf(n, func(s gjson.Result) { closed = closed || s.Get("additionalProperties").Raw == "false" })
+	ps, req, count := s.props, s.required, 0
 	member := func(name string, node gjson.Result) {
 		if depth >= maxSchemaDepth {
 			return
@@ -268,20 +261,19 @@ func (g *gen) object(n gjson.Result, depth int) {
 			member(r, gjson.Result{})
 		}
 	}
-	if count == 0 && depth == 0 && !closed && !g.args {
+	if count == 0 && depth == 0 && !s.closed && !g.args {
 		member("answer", gjson.Result{})
 	}
 	g.b = append(g.b, '}')
 }
 
 // array writes prefixItems, then one item (arguments) or one to three (answers).
-func (g *gen) array(n gjson.Result, name string, hint nameHint, depth int) {
+func (g *gen) array(prefix []gjson.Result, each gjson.Result, name string, hint nameHint, depth int) {
 	g.b = append(g.b, '[')
-	prefix := prefixItems(n)
 	if len(prefix) == 0 && g.args {
-		prefix = []gjson.Result{items(n)}
+		prefix = []gjson.Result{each}
 	} else if len(prefix) == 0 {
-		prefix = slices.Repeat([]gjson.Result{items(n)}, 1+g.c.pick(saltArrayLen^hashString(name)<<4, 3))
+		prefix = slices.Repeat([]gjson.Result{each}, 1+g.c.pick(saltArrayLen^hashString(name)<<4, 3))
 	}
 	for i, p := range prefix {
 		if depth >= maxSchemaDepth {
