@@ -50,13 +50,14 @@ func newGen(c *convo, raw json.RawMessage, args bool) *gen {
 	return g
 }
 
-// schema is one (sub)schema read once: its keywords, with those of its allOf branches
-// merged in (its own first, then the branches' depth first), and its properties in order.
+// schema is one (sub)schema read once: the keywords the generator uses, with those of its
+// allOf branches merged in (its own first, then the branches' depth first), and its
+// properties in order. An empty string or list counts as absent, except as a const.
 type schema struct {
-	kw       map[string]gjson.Result // an empty string or list counts as absent, except as a const
-	props    []prop
-	required []string
-	closed   bool // additionalProperties: false
+	typ, enum, cnst, items, prefix, anyOf, oneOf, ref, format, min, max gjson.Result
+	props                                                               []prop
+	required                                                            []string
+	closed                                                              bool // additionalProperties: false
 }
 
 // prop is one declared property.
@@ -67,31 +68,40 @@ type prop struct {
 
 // read reads the schema n.
 func read(n gjson.Result) *schema {
-	s := &schema{kw: map[string]gjson.Result{}}
+	s := &schema{}
 	s.merge(n)
 	return s
+}
+
+// keywords are the fields of a schema by keyword.
+var keywords = map[string]func(*schema) *gjson.Result{
+	"type": func(s *schema) *gjson.Result { return &s.typ }, "enum": func(s *schema) *gjson.Result { return &s.enum },
+	"const": func(s *schema) *gjson.Result { return &s.cnst }, "items": func(s *schema) *gjson.Result { return &s.items },
+	"prefixItems": func(s *schema) *gjson.Result { return &s.prefix }, "anyOf": func(s *schema) *gjson.Result { return &s.anyOf },
+	"oneOf": func(s *schema) *gjson.Result { return &s.oneOf }, "$ref": func(s *schema) *gjson.Result { return &s.ref },
+	"format": func(s *schema) *gjson.Result { return &s.format }, "minimum": func(s *schema) *gjson.Result { return &s.min },
+	"maximum": func(s *schema) *gjson.Result { return &s.max },
 }
 
 // merge adds the keywords of n that s lacks, then those of n's allOf branches.
 func (s *schema) merge(n gjson.Result) {
 	n.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "properties":
+		switch keyword := keywords[k.Str]; {
+		case keyword != nil && !keyword(s).Exists() && (k.Str == "const" || v.Raw != "[]" && v.Raw != `""`):
+			*keyword(s) = v
+		case k.Str == "properties":
 			v.ForEach(func(name, p gjson.Result) bool {
 				if !slices.ContainsFunc(s.props, func(q prop) bool { return q.name == name.Str }) {
 					s.props = append(s.props, prop{name.Str, p})
 				}
 				return true
 			})
-		case "required":
+		case k.Str == "required":
 			for _, r := range v.Array() {
 				s.required = append(s.required, r.String())
 			}
-		case "additionalProperties":
+		case k.Str == "additionalProperties":
 			s.closed = s.closed || v.Raw == "false"
-		}
-		if _, ok := s.kw[k.Str]; !ok && (k.Str == "const" || v.Raw != "[]" && v.Raw != `""`) {
-			s.kw[k.Str] = v
 		}
 		return true
 	})
@@ -100,9 +110,9 @@ func (s *schema) merge(n gjson.Result) {
 	}
 }
 
-// typ returns the first non-null type ("null" when null is the only one), or "".
-func (s *schema) typ() string {
-	ts := s.kw["type"].Array()
+// kind returns the first non-null type ("null" when null is the only one), or "".
+func (s *schema) kind() string {
+	ts := s.typ.Array()
 	for _, t := range ts {
 		if t.Str != "null" {
 			return t.Str
@@ -114,20 +124,20 @@ func (s *schema) typ() string {
 	return ""
 }
 
-// items returns the tuple items (draft 4–7 "items": [...], then "prefixItems") and the
+// itemSchemas returns the tuple items (draft 4–7 "items": [...], then "prefixItems") and the
 // schema of every other item.
-func (s *schema) items() (tuple []gjson.Result, each gjson.Result) {
-	if items := s.kw["items"]; items.IsArray() {
-		return append(items.Array(), s.kw["prefixItems"].Array()...), gjson.Result{}
+func (s *schema) itemSchemas() (tuple []gjson.Result, each gjson.Result) {
+	if items := s.items; items.IsArray() {
+		return append(items.Array(), s.prefix.Array()...), gjson.Result{}
 	}
-	return s.kw["prefixItems"].Array(), s.kw["items"]
+	return s.prefix.Array(), s.items
 }
 
 // bare reports whether s says nothing about its own shape (so a $ref or a branch does).
 func (s *schema) bare() bool {
-	tuple, each := s.items()
-	return s.typ() == "" && len(s.props) == 0 && len(s.required) == 0 && !s.kw["const"].Exists() &&
-		!s.kw["enum"].Exists() && !each.Exists() && len(tuple) == 0
+	tuple, each := s.itemSchemas()
+	return s.kind() == "" && len(s.props) == 0 && len(s.required) == 0 && !s.cnst.Exists() &&
+		!s.enum.Exists() && !each.Exists() && len(tuple) == 0
 }
 
 // lookup resolves a local $ref into the document's $defs or definitions.
@@ -148,8 +158,8 @@ func (g *gen) lookup(ref string) gjson.Result {
 func (g *gen) resolve(n gjson.Result) *schema {
 	s := read(n)
 	for hops := 0; hops < maxSchemaDepth && s.bare(); hops++ {
-		branches := append(s.kw["anyOf"].Array(), s.kw["oneOf"].Array()...)
-		switch ref := s.kw["$ref"].Str; {
+		branches := append(s.anyOf.Array(), s.oneOf.Array()...)
+		switch ref := s.ref.Str; {
 		case ref != "" && !g.lookup(ref).Exists(), ref == "" && len(branches) == 0:
 			return s
 		case ref != "":
@@ -158,10 +168,10 @@ func (g *gen) resolve(n gjson.Result) *schema {
 			n = branches[0]
 			for _, b := range branches {
 				r := b // follow the branch's $ref chain only, to see its type
-				for k := 0; k < maxSchemaDepth && read(r).kw["$ref"].Str != "" && read(r).bare(); k++ {
-					r = g.lookup(read(r).kw["$ref"].Str)
+				for k := 0; k < maxSchemaDepth && read(r).ref.Str != "" && read(r).bare(); k++ {
+					r = g.lookup(read(r).ref.Str)
 				}
-				if r.Exists() && read(r).typ() != "null" {
+				if r.Exists() && read(r).kind() != "null" {
 					n = b
 					break
 				}
@@ -176,7 +186,7 @@ func (g *gen) resolve(n gjson.Result) *schema {
 // arguments and {"answer": …} as an answer.
 func (g *gen) root() []byte {
 	s := g.resolve(g.doc)
-	if s.bare() && !s.kw["anyOf"].Exists() && !s.kw["oneOf"].Exists() && s.kw["$ref"].Str == "" && s.kw["format"].Str == "" {
+	if s.bare() && !s.anyOf.Exists() && !s.oneOf.Exists() && s.ref.Str == "" && s.format.Str == "" {
 		if g.args {
 			return append(appendJSONString(append(g.b, `{"query"`+g.colon...), truncateWords(strings.TrimSpace(g.c.user), 200)), '}')
 		}
@@ -194,17 +204,17 @@ func (g *gen) value(n gjson.Result, name string, hint nameHint, depth, idx int) 
 
 // write writes a value for the resolved schema s.
 func (g *gen) write(s *schema, name string, hint nameHint, depth, idx int) {
-	typ, enum := s.typ(), s.kw["enum"].Array()
-	tuple, each := s.items()
+	typ, enum := s.kind(), s.enum.Array()
+	tuple, each := s.itemSchemas()
 	if typ == "" && (len(s.props) > 0 || len(s.required) > 0) {
 		typ = "object"
 	} else if typ == "" && (each.Exists() || len(tuple) > 0) {
 		typ = "array"
 	}
-	lo, hi := s.kw["minimum"], s.kw["maximum"]
+	lo, hi := s.min, s.max
 	switch {
-	case s.kw["const"].Exists():
-		g.b = append(g.b, compactJSON(s.kw["const"].Raw)...)
+	case s.cnst.Exists():
+		g.b = append(g.b, compactJSON(s.cnst.Raw)...)
 	case len(enum) > 0 && g.args:
 		g.b = append(g.b, compactJSON(enum[0].Raw)...)
 	case len(enum) > 0:
@@ -228,7 +238,7 @@ func (g *gen) write(s *schema, name string, hint nameHint, depth, idx int) {
 	case typ == "null":
 		g.b = append(g.b, "null"...)
 	default:
-		g.b = appendJSONString(g.b, g.text(name, hint, s.kw["format"].Str, idx))
+		g.b = appendJSONString(g.b, g.text(name, hint, s.format.Str, idx))
 	}
 }
 
@@ -461,7 +471,7 @@ func hintFor(name string) nameHint {
 		return h
 	}
 	for _, r := range hintParts {
-		for _, p := range strings.Fields(r[0]) {
+		for p := range strings.FieldsSeq(r[0]) {
 			s, part := lower, strings.TrimLeft(p, "$^")
 			if strings.ToLower(p) != p {
 				s = name

@@ -27,7 +27,7 @@ func isWordRune(r rune) bool {
 // wordSpans returns the words of s: runs of word characters joined by ', ’, - or .
 // ("don’t", "e-mail", "config.yaml").
 func wordSpans(s string) []span {
-	var ws []span
+	ws := make([]span, 0, len(s)/6+1)
 	start := -1
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
@@ -238,7 +238,7 @@ func extractRole(sys string) role {
 func roleAfter(rest string) (role, bool) {
 	rest = strings.TrimLeft(rest, " ")
 	article, after, _ := strings.Cut(rest, " ")
-	if article = strings.ToLower(article); slices.Contains(strings.Fields("a an the my your our"), article) {
+	if article = strings.ToLower(article); slices.Contains([]string{"a", "an", "the", "my", "your", "our"}, article) {
 		rest = strings.TrimLeft(after, " ")
 	} else {
 		article = ""
