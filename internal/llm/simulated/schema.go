@@ -192,18 +192,13 @@ func (g *gen) root() []byte {
 		}
 		return append(appendJSONString(append(g.b, `{"answer"`+g.colon...), g.longText()), '}')
 	}
-	g.write(s, "", hintNone, 0, -1)
+	g.value(s, "", hintNone, 0, -1)
 	return g.b
 }
 
-// value writes a value for node n of the property called name; idx is the position
-// within an array, or -1.
-func (g *gen) value(n gjson.Result, name string, hint nameHint, depth, idx int) {
-	g.write(g.resolve(n), name, hint, depth, idx)
-}
-
-// write writes a value for the resolved schema s.
-func (g *gen) write(s *schema, name string, hint nameHint, depth, idx int) {
+// value writes a value for the resolved schema s of the property called name; idx is the
+// position within an array, or -1.
+func (g *gen) value(s *schema, name string, hint nameHint, depth, idx int) {
 	typ, enum := s.kind(), s.enum.Array()
 	tuple, each := s.itemSchemas()
 	if typ == "" && (len(s.props) > 0 || len(s.required) > 0) {
@@ -211,7 +206,6 @@ func (g *gen) write(s *schema, name string, hint nameHint, depth, idx int) {
 	} else if typ == "" && (each.Exists() || len(tuple) > 0) {
 		typ = "array"
 	}
-	lo, hi := s.min, s.max
 	switch {
 	case s.cnst.Exists():
 		g.b = append(g.b, compactJSON(s.cnst.Raw)...)
@@ -223,12 +217,12 @@ func (g *gen) write(s *schema, name string, hint nameHint, depth, idx int) {
 		g.object(s, depth)
 	case typ == "array":
 		g.array(tuple, each, name, hint, depth)
-	case (typ == "integer" || typ == "number") && lo.Type == gjson.Number && hi.Type == gjson.Number && lo.Num <= hi.Num:
+	case (typ == "integer" || typ == "number") && s.min.Type == gjson.Number && s.max.Type == gjson.Number && s.min.Num <= s.max.Num:
 		// One of nine evenly spaced steps chosen by the text (rounded for integers), so a
 		// judge gives the same case the same score, within its range.
-		v := lo.Num + (hi.Num-lo.Num)*float64(g.c.pick(saltNumber^hashString(name)<<4, 9))/8
+		v := s.min.Num + (s.max.Num-s.min.Num)*float64(g.c.pick(saltNumber^hashString(name)<<4, 9))/8
 		if typ == "integer" {
-			v = min(max(math.Round(v), math.Ceil(lo.Num)), math.Floor(hi.Num))
+			v = min(max(math.Round(v), math.Ceil(s.min.Num)), math.Floor(s.max.Num))
 		}
 		g.b = strconv.AppendFloat(g.b, v, 'g', -1, 64)
 	case typ == "integer" || typ == "number":
@@ -256,7 +250,7 @@ func (g *gen) object(s *schema, depth int) {
 		}
 		g.b = appendJSONString(g.b, name)
 		g.b = append(g.b, g.colon...)
-		g.value(node, name, hintFor(name), depth+1, -1)
+		g.value(g.resolve(node), name, hintFor(name), depth+1, -1)
 	}
 	for _, p := range ps {
 		if !g.args || slices.Contains(req, p.name) || len(req) == 0 && hintFor(p.name) == hintQuery {
@@ -292,7 +286,7 @@ func (g *gen) array(prefix []gjson.Result, each gjson.Result, name string, hint 
 		if i > 0 {
 			g.b = append(g.b, g.comma...)
 		}
-		g.value(p, name, hint, depth+1, i)
+		g.value(g.resolve(p), name, hint, depth+1, i)
 	}
 	g.b = append(g.b, ']')
 }
