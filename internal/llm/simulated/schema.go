@@ -303,6 +303,10 @@ func (g *gen) number(name string, hint nameHint, integer bool) string {
 		return "5"
 	case hint == "count":
 		return strconv.Itoa(1 + p%5)
+	case hint == "page":
+		return "1"
+	case hint == "year":
+		return "2025"
 	case hint == "money" && integer:
 		return strconv.Itoa(10 * (p + 1))
 	case hint == "money":
@@ -355,6 +359,18 @@ func (g *gen) text(name string, hint nameHint, format string, idx int) string {
 			}
 		}
 		idx = 0
+	case hint == "sql": // a table named after the first salient word
+		table := ""
+		if len(sal) > 0 {
+			w := asciiLower(sal[0].text(g.c.user))
+			table = strings.TrimLeft(strings.Map(func(r rune) rune {
+				if r >= 0x80 || !isLower(byte(r)) && r != '_' && (r < '0' || r > '9') {
+					return -1
+				}
+				return r
+			}, w[:min(len(w), 30)]), "0123456789")
+		}
+		return "SELECT * FROM " + cmp.Or(table, "records") + " LIMIT 10"
 	case hint == "word":
 		idx = max(idx, 0)
 	}
@@ -418,7 +434,8 @@ func appendJSONString(b []byte, s string) []byte {
 }
 
 // nameHint is what a property's name suggests about the value a person would put there:
-// query, long (running prose), url, path, id, word, place, score, count, money, or "".
+// query, long (running prose), url, path, id, sql, word, place, score, count, page, year,
+// money, or "".
 type nameHint string
 
 // Hints the code tells apart.
@@ -437,11 +454,11 @@ var hintWords = func() map[string]nameHint {
 			"rationale details comment comments notes note result output feedback justification conclusion " +
 			"recommendation advice reason overview abstract",
 		"word":  "category tag tags type kind keyword keywords genre intent entity entities topics categories labels",
-		"place": "city location place country region destination origin", "id": "id",
+		"place": "city location place country region destination origin", "id": "id", "sql": "sql statement",
 		"score": "confidence score probability likelihood relevance certainty accuracy weight",
 		"count": "limit count max_results top_k k n num_results page_size size max total quantity maxresults topk per_page",
-		"money": "price amount cost budget",
-		"":      "name title subject topic headline label heading caption",
+		"money": "price amount cost budget", "page": "page", "year": "year",
+		"": "name title subject topic headline label heading caption",
 	} {
 		for _, name := range strings.Fields(names) {
 			m[name] = hint
@@ -453,7 +470,7 @@ var hintWords = func() map[string]nameHint {
 // hintParts classify the names hintWords lacks, first match first: by a fragment ("url"), a
 // suffix ("$_at"; "$At" as written) or a prefix ("^max_").
 var hintParts = [][2]string{
-	{"url uri link href website", "url"}, {"path file folder $dir", "path"},
+	{"url uri link href website", "url"}, {"path file folder $dir", "path"}, {"sql", "sql"},
 	{"$_id $Id $ID", "id"}, {"$_name $_title $Name", ""}, {"$query $question", "query"},
 	{"$summary $description $answer", "long"}, {"^max_ ^num_ $_count $_limit", "count"}, {"$_score $confidence", "score"},
 }
