@@ -18,11 +18,7 @@ import (
 // send_* (and similar writers) {"ok":true,"id":…}, and anything else {"ok":true,
 // "result":<the arguments>}. Strings are drawn from the call's arguments.
 func SimulateTool(call llm.ToolCall, spec llm.ToolSpec) (result string) {
-	name := call.Name
-	if name == "" {
-		name = spec.Name
-	}
-	base := strings.ToLower(name)
+	base := strings.ToLower(cmp.Or(call.Name, spec.Name))
 	for _, sep := range []string{"__", ".", "/", ":"} {
 		if i := strings.LastIndex(base, sep); i >= 0 {
 			base = base[i+len(sep):]
@@ -31,13 +27,7 @@ func SimulateTool(call llm.ToolCall, spec llm.ToolSpec) (result string) {
 	var args map[string]any
 	_ = json.Unmarshal(call.Arguments, &args) // a malformed call still gets a result
 	seed := hashString(base) ^ mix(hashString(string(call.Arguments)))
-	subject := argSubject(args)
-	if subject == "" {
-		subject = leadText(spec.Description, 5)
-	}
-	if subject == "" {
-		subject = "example"
-	}
+	subject := cmp.Or(argSubject(args), leadText(spec.Description, 5), "example")
 	if args == nil {
 		args = map[string]any{}
 	}
