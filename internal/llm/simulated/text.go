@@ -24,12 +24,12 @@ func isWordRune(r rune) bool {
 	return r < 0x80 && isWordByte(byte(r)) || r >= 0x80 && (r < 0x2000 || r > 0x207F)
 }
 
-// wordSpans returns the words of s: runs of word characters joined by ', ’, - or .
-// ("don’t", "e-mail", "config.yaml").
-func wordSpans(s string) []span {
-	ws := make([]span, 0, len(s)/6+1)
+// wordSpans returns the first max words of s (all with max -1): runs of word characters
+// joined by ', ’, - or . ("don’t", "e-mail", "config.yaml").
+func wordSpans(s string, max int) []span {
+	var ws []span
 	start := -1
-	for i := 0; i < len(s); {
+	for i := 0; i < len(s) && len(ws) != max; {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		next, _ := utf8.DecodeRuneInString(s[i+n:])
 		switch {
@@ -41,7 +41,7 @@ func wordSpans(s string) []span {
 		}
 		i += n
 	}
-	if start >= 0 {
+	if start >= 0 && len(ws) != max {
 		ws = append(ws, span{start, len(s)})
 	}
 	return ws
@@ -49,7 +49,7 @@ func wordSpans(s string) []span {
 
 // nextWord returns the first word of s at or after i, or ok false when there is none.
 func nextWord(s string, i int) (w span, ok bool) {
-	if ws := wordSpans(s[i:]); len(ws) > 0 {
+	if ws := wordSpans(s[i:], 1); len(ws) > 0 {
 		return span{i + ws[0].start, i + ws[0].end}, true
 	}
 	return span{}, false
@@ -118,7 +118,7 @@ func extractSalient(s string) salient {
 		score int
 	}
 	var top []scored
-	ws, content := wordSpans(s), 0
+	ws, content := wordSpans(s, -1), 0
 	for _, w := range ws {
 		word := w.text(s)
 		if isStopword(word) || len(word) > 40 {
@@ -178,7 +178,7 @@ func phraseAround(s string, ws []span, k int) span {
 // leadWords returns the span of the first max words of s (from the first word's start to
 // the last one's end), and whether s has more.
 func leadWords(s string, max int) (span, bool) {
-	ws := wordSpans(s)
+	ws := wordSpans(s, max+1)
 	if len(ws) == 0 {
 		return span{}, false
 	}
@@ -243,7 +243,7 @@ func roleAfter(rest string) (role, bool) {
 	} else {
 		article = ""
 	}
-	ws := wordSpans(rest)
+	ws := wordSpans(rest, 6)
 	if len(ws) == 0 || ws[0].start != 0 || article == "" && !isUpper(rest[0]) {
 		return role{}, false // "You are helpful." names no role.
 	}
