@@ -199,21 +199,8 @@ var (
 
 // Salts name the independent phrasing decisions.
 const (
-	saltOpen = iota + 1
-	saltTool
-	saltBody
-	saltHistory
-	saltClose
-	saltCloseOn
-	saltPlan
-	saltPlan2
-	saltAfter
-	saltTwoCalls
-	saltFail
-	saltEnum
-	saltNumber
-	saltCallID
-	saltArrayLen
+	saltOpen, saltTool, saltBody, saltHistory, saltClose, saltCloseOn, saltPlan, saltPlan2 = 1, 2, 3, 4, 5, 6, 7, 8
+	saltAfter, saltTwoCalls, saltFail, saltEnum, saltNumber, saltCallID, saltArrayLen      = 9, 10, 11, 12, 13, 14, 15
 )
 
 // maxSentences bounds a reply.
@@ -357,12 +344,9 @@ func (sum *summary) walk(c gjson.Result, depth int, key string) {
 	}
 }
 
-// Kinds of tool result, which choose how a reply introduces them.
-const (
-	resultData    = iota // something was found or read
-	resultConfirm        // an action went through
-	resultError          // the tool failed
-)
+// Kinds of tool result, which choose how a reply introduces them: something was found or
+// read, an action went through, or the tool failed.
+const resultData, resultConfirm, resultError = 0, 1, 2
 
 // toolResultKind classifies a tool result for phrasing.
 func toolResultKind(content string) int {

@@ -439,11 +439,7 @@ func appendJSONString(b []byte, s string) []byte {
 type nameHint string
 
 // Hints the code tells apart.
-const (
-	hintNone  nameHint = ""
-	hintQuery nameHint = "query"
-	hintLong  nameHint = "long"
-)
+const hintNone, hintQuery, hintLong nameHint = "", "query", "long"
 
 // hintWords maps exact (lower-case) property names to hints.
 var hintWords = func() map[string]nameHint {

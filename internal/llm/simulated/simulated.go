@@ -11,27 +11,19 @@ import (
 	"github.com/agentplane/agentplane/internal/llm"
 )
 
-// Model is the built-in model: it needs no network or key and answers
-// deterministically from the conversation itself, so the emulator and a fresh server
-// behave like a real agent platform. The same Request always yields the same Response
-// and the same events, in every process; Model and Temperature do not change the answer.
-//
-// What it does with a request:
-//   - Tools set and no tool result since the last user message: one or two "thinking"
-//     events explaining the plan, then StopReason "tool_calls" with one (sometimes two)
-//     calls to the tools whose name and description share most words with the user's
-//     message, with arguments generated from each tool's InputSchema.
-//   - Otherwise a 2–5 sentence reply that quotes the user's key phrase, names the role
-//     the system prompt gives, recalls the previous user turn and summarises any tool
-//     results ("The web_search lookup returned 3 results, …"), preceded by a "thinking"
-//     event when there are tool results. With OutputSchema set the reply is instead one
-//     JSON value generated from the schema; only its basic keywords are honoured (see
-//     schema.go), so constraints such as pattern or minimum fail validation on purpose.
-//   - Content streams as word-sized "content" events that concatenate to
-//     Response.Content; MaxTokens cuts it (StopReason "length"); Options (see With) add a
-//     delay before every event and can fail the call after a few words.
-//
-// A Model is safe for concurrent use; its zero value is ready too.
+// Model is the built-in model: it needs no network or key and answers deterministically
+// from the conversation itself (the same Request gives the same Response and events in
+// every process; Model and Temperature change nothing), so the emulator and a fresh
+// server behave like a real agent platform. With Tools and no tool result since the last
+// user message it explains its plan in one or two "thinking" events and calls the one or
+// two tools whose name and description share most words with the user's message, with
+// arguments generated from their InputSchema. Otherwise it replies in 2–5 sentences that
+// quote the user's key phrase, name the system prompt's role, recall the previous turn and
+// summarise tool results ("The web_search lookup returned 3 results, …"), or, with
+// OutputSchema, in one JSON value generated from the schema (see schema.go). Content
+// streams as word-sized "content" events; MaxTokens cuts it (StopReason "length"), and
+// Options (see With) add latency or a failure. It is safe for concurrent use; its zero
+// value is ready too.
 type Model struct{}
 
 var _ llm.Provider = (*Model)(nil)

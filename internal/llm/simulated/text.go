@@ -56,7 +56,7 @@ func nextWord(s string, i int) (w span, ok bool) {
 }
 
 // stopwords are function words and chat filler that never make a reply's topic.
-var stopwords = sorted(strings.Fields(`a about above after again against all almost also although am an and another any anybody anyone anything are aren't around as ask
+var stopwords = slices.Sorted(slices.Values(strings.Fields(`a about above after again against all almost also although am an and another any anybody anyone anything are aren't around as ask
 	asked asking at be because been before being below best better between both but by can can't cannot could couldn't dear did didn't
 	do does doesn't doing don't done down during each either else enough etc even ever every everything few find for from further get
 	gets getting give given go goes going good got great had hadn't has hasn't have haven't having he he'd he's hello her here here's
@@ -68,13 +68,7 @@ var stopwords = sorted(strings.Fields(`a about above after again against all alm
 	there there's these they they'd they'll they're they've thing things think this those though through thus to too toward towards
 	try trying under unless until up upon us use used using very via want wanted wants was wasn't way we we'd we'll we're we've well
 	were weren't what what's whatever when where where's whether which while who who's whom whose why will with within without won't
-	would wouldn't yes yet you you'd you'll you're you've your yours yourself yourselves`))
-
-// sorted sorts words for binary search.
-func sorted(words []string) []string {
-	slices.Sort(words)
-	return words
-}
+	would wouldn't yes yet you you'd you'll you're you've your yours yourself yourselves`)))
 
 // isStopword reports whether w, compared case-insensitively (a typographic apostrophe as
 // '), is a stopword. Single letters count as stopwords.
