@@ -1,6 +1,7 @@
 package simulated
 
 import (
+	"cmp"
 	"hash/fnv"
 	"slices"
 	"strconv"
@@ -140,16 +141,11 @@ func (c *convo) topic() string { return topicOf(c.user, c.sal) }
 func (c *convo) toolName(i int) string {
 	m := c.msgs[i]
 	for j := i - 1; j >= 0 && m.Name == "" && m.ToolCallID != ""; j-- {
-		for _, tc := range c.msgs[j].ToolCalls {
-			if tc.ID == m.ToolCallID {
-				return tc.Name
-			}
+		if k := slices.IndexFunc(c.msgs[j].ToolCalls, func(tc llm.ToolCall) bool { return tc.ID == m.ToolCallID }); k >= 0 {
+			return c.msgs[j].ToolCalls[k].Name
 		}
 	}
-	if m.Name != "" {
-		return m.Name
-	}
-	return "tool"
+	return cmp.Or(m.Name, "tool")
 }
 
 // word returns a word of the user's text, lower-casing a sentence-initial capital

@@ -184,13 +184,11 @@ func leadWords(s string, max int) (span, bool) {
 func firstSentence(s string) string {
 	s = strings.TrimLeft(s, " \t\r\n")
 	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\n':
+		if s[i] == '\n' {
 			return strings.TrimRight(s[:i], " \t\r")
-		case '.', '!', '?':
-			if i+1 == len(s) || llm.IsSpace(s[i+1]) {
-				return s[:i]
-			}
+		}
+		if strings.IndexByte(".!?", s[i]) >= 0 && (i+1 == len(s) || llm.IsSpace(s[i+1])) {
+			return s[:i]
 		}
 	}
 	return s
