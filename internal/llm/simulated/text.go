@@ -56,19 +56,23 @@ func nextWord(s string, i int) (w span, ok bool) {
 }
 
 // stopwords are function words and chat filler that never make a reply's topic.
-var stopwords = slices.Sorted(slices.Values(strings.Fields(`a about above after again against all almost also although am an and another any anybody anyone anything are aren't around as ask
-	asked asking at be because been before being below best better between both but by can can't cannot could couldn't dear did didn't
-	do does doesn't doing don't done down during each either else enough etc even ever every everything few find for from further get
-	gets getting give given go goes going good got great had hadn't has hasn't have haven't having he he'd he's hello her here here's
-	hers herself hey hi him himself his how how's however i i'd i'll i'm i've if in into is isn't it it's its itself just kind know
-	let let's like likely make many may maybe me might mine more most much must my myself need needs neither new no nor not now of off
-	often oh ok okay on once one only or other others otherwise our ours ourselves out over own per perhaps please pretty quite rather
-	really regarding right said same say says see seem seems shall she she'd she's should shouldn't show since so some somebody
-	someone something sometimes soon sort still such sure tell than thank thanks that that's the their theirs them themselves then
-	there there's these they they'd they'll they're they've thing things think this those though through thus to too toward towards
-	try trying under unless until up upon us use used using very via want wanted wants was wasn't way we we'd we'll we're we've well
-	were weren't what what's whatever when where where's whether which while who who's whom whose why will with within without won't
-	would wouldn't yes yet you you'd you'll you're you've your yours yourself yourselves`)))
+var stopwords = slices.Sorted(slices.Values(strings.Fields(`
+	a about above after again against all almost also although am an and another any anybody anyone anything are
+	aren't around as ask asked asking at be because been before being below best better between both but by can
+	can't cannot could couldn't dear did didn't do does doesn't doing don't done down during each either else
+	enough etc even ever every everything few find for from further get gets getting give given go goes going good
+	got great had hadn't has hasn't have haven't having he he'd he's hello her here here's hers herself hey hi him
+	himself his how how's however i i'd i'll i'm i've if in into is isn't it it's its itself just kind know let
+	let's like likely make many may maybe me might mine more most much must my myself need needs neither new no
+	nor not now of off often oh ok okay on once one only or other others otherwise our ours ourselves out over own
+	per perhaps please pretty quite rather really regarding right said same say says see seem seems shall she
+	she'd she's should shouldn't show since so some somebody someone something sometimes soon sort still such sure
+	tell than thank thanks that that's the their theirs them themselves then there there's these they they'd
+	they'll they're they've thing things think this those though through thus to too toward towards try trying
+	under unless until up upon us use used using very via want wanted wants was wasn't way we we'd we'll we're
+	we've well were weren't what what's whatever when where where's whether which while who who's whom whose why
+	will with within without won't would wouldn't yes yet you you'd you'll you're you've your yours yourself
+	yourselves`)))
 
 // isStopword reports whether w, compared case-insensitively (a typographic apostrophe as
 // '), is a stopword. Single letters count as stopwords.
