@@ -168,7 +168,8 @@ func searchResult(subject string, seed uint64) any {
 func fetchResult(args map[string]any, subject string) any {
 	url, s := stringArg(args, "url", "uri", "link", "href"), shortSubject(subject)
 	return object{"url", cmp.Or(url, "https://example.com/"+slug(subject, "page")), "status", 200,
-		"title", titleCase(s) + " | Example Domain", "summary", "The page introduces " + s + ", lists three key points and links to further reading."}
+		"title", titleCase(s) + " | Example Domain",
+		"summary", "The page introduces " + s + ", lists three key points and links to further reading."}
 }
 
 // fileResult returns the content of an imaginary file.
@@ -197,7 +198,8 @@ func listResult(base, subject string, seed uint64) any {
 	}
 	items := make([]any, 3)
 	for k := range items {
-		items[k] = object{"id", noun + "_" + hex8(mix(seed+uint64(k))), "name", titleCase(noun) + " " + strconv.Itoa(k+1) + ": " + shortSubject(subject)}
+		name := titleCase(noun) + " " + strconv.Itoa(k+1) + ": " + shortSubject(subject)
+		items[k] = object{"id", noun + "_" + hex8(mix(seed+uint64(k))), "name", name}
 	}
 	return object{"items", items, "total", len(items)}
 }
