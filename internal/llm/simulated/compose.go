@@ -1,8 +1,15 @@
 package simulated
 
 import (
-	"github.com/agentplane/agentplane/internal/llm"
+	"cmp"
+	"hash/fnv"
+	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/agentplane/agentplane/internal/llm"
 )
 
 // This file derives the simulated model's words from the conversation: what the user
@@ -13,8 +20,7 @@ import (
 type convo struct {
 	msgs      []llm.Message
 	h         uint64 // hash of all messages; the seed of every phrasing choice
-	lastUser  int    // index of the last user message, -1 when there is none
-	user      string // its content
+	user      string // the content of the last user message
 	sal       salient
 	question  bool
 	role      role
@@ -25,36 +31,23 @@ type convo struct {
 
 // analyze hashes and reads a conversation.
 func analyze(msgs []llm.Message) convo {
-	c := convo{msgs: msgs, lastUser: -1, h: hashMessages(msgs)}
+	c := convo{msgs: msgs, h: hashMessages(msgs)}
+	users := 0
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == llm.RoleUser {
-			c.lastUser = i
-			break
-		}
-	}
-	if c.lastUser >= 0 {
-		c.user = msgs[c.lastUser].Content
-		c.sal = extractSalient(c.user)
-		c.question = isQuestion(c.user)
-		for i := c.lastUser - 1; i >= 0; i-- {
-			if msgs[i].Role == llm.RoleUser {
-				c.earlier = topicOf(msgs[i].Content, extractSalient(msgs[i].Content))
-				break
-			}
-		}
-	}
-	for i := range msgs {
-		if msgs[i].Role == llm.RoleSystem {
-			c.role = extractRole(msgs[i].Content)
-			break
-		}
-	}
-	for i := c.lastUser + 1; i < len(msgs); i++ {
-		if msgs[i].Role == llm.RoleTool {
-			if c.toolCount < len(c.toolMsgs) {
-				c.toolMsgs[c.toolCount] = i
-			}
+		switch m := msgs[i]; {
+		case m.Role == llm.RoleTool && users == 0:
 			c.toolCount++
+			c.toolMsgs[0], c.toolMsgs[1] = i, c.toolMsgs[0] // the first two, in order
+		case m.Role == llm.RoleUser && users == 0:
+			c.user, c.sal, c.question, users = m.Content, extractSalient(m.Content), isQuestion(m.Content), 1
+		case m.Role == llm.RoleUser && users == 1:
+			c.earlier, users = topicOf(m.Content, extractSalient(m.Content)), 2
+		}
+	}
+	for _, m := range msgs {
+		if m.Role == llm.RoleSystem {
+			c.role = extractRole(m.Content)
+			break
 		}
 	}
 	return c
@@ -79,8 +72,7 @@ func hashMessages(msgs []llm.Message) uint64 {
 		h = (h ^ uint64(len(s)) ^ 0xff00) * 0x9e3779b97f4a7c15 // field separator
 		h ^= h >> 29
 	}
-	for i := range msgs {
-		m := &msgs[i]
+	for _, m := range msgs {
 		add(m.Role)
 		add(m.Content)
 		add(m.Name)
@@ -95,12 +87,9 @@ func hashMessages(msgs []llm.Message) uint64 {
 
 // hashString is FNV-1a of one string.
 func hashString(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
 }
 
 // mix is the splitmix64 finaliser: it spreads a seed so nearby salts give unrelated
@@ -113,25 +102,26 @@ func mix(x uint64) uint64 {
 }
 
 // pick chooses one of n options for the decision named by salt.
-func (c *convo) pick(salt uint64, n int) int {
-	return int(mix(c.h^salt) % uint64(n))
+func (c *convo) pick(salt uint64, n int) int { return int(mix(c.h^salt) % uint64(n)) }
+
+// choose picks one of options for the decision named by salt, with {0}, {1} … replaced
+// by args.
+func (c *convo) choose(salt uint64, options []string, args ...string) string {
+	s := options[c.pick(salt, len(options))]
+	for k, a := range args {
+		s = strings.Replace(s, "{"+string(rune('0'+k))+"}", a, 1)
+	}
+	return s
 }
 
 // isQuestion reports whether the user's message reads as a question.
 func isQuestion(s string) bool {
-	t := strings.TrimRight(s, " \t\r\n\"')")
-	if strings.HasSuffix(t, "?") {
-		return true
-	}
-	w, ok := nextWord(s, 0)
-	if !ok {
-		return false
-	}
+	w, _ := nextWord(s, 0)
 	switch strings.ToLower(w.text(s)) {
 	case "what", "how", "why", "when", "where", "who", "which", "can", "could", "should", "is", "are", "do", "does":
 		return true
 	}
-	return false
+	return strings.HasSuffix(strings.TrimRight(s, " \t\r\n\"')"), "?")
 }
 
 // topicOf returns the topic phrase of s, or its first words when it has no content word.
@@ -149,279 +139,299 @@ func (c *convo) topic() string { return topicOf(c.user, c.sal) }
 // toolName names the tool whose result is message i: its Name, or the name of the call
 // it answers.
 func (c *convo) toolName(i int) string {
-	m := &c.msgs[i]
-	if m.Name != "" {
-		return m.Name
-	}
-	for j := i - 1; j >= 0 && m.ToolCallID != ""; j-- {
-		for _, tc := range c.msgs[j].ToolCalls {
-			if tc.ID == m.ToolCallID {
-				return tc.Name
-			}
+	m := c.msgs[i]
+	for j := i - 1; j >= 0 && m.Name == "" && m.ToolCallID != ""; j-- {
+		if k := slices.IndexFunc(c.msgs[j].ToolCalls, func(tc llm.ToolCall) bool { return tc.ID == m.ToolCallID }); k >= 0 {
+			return c.msgs[j].ToolCalls[k].Name
 		}
 	}
-	return "tool"
+	return cmp.Or(m.Name, "tool")
 }
 
-// appendTmpl appends tmpl with {0}, {1} … replaced by args.
-func appendTmpl(b []byte, tmpl string, args ...string) []byte {
-	for i := 0; i < len(tmpl); i++ {
-		if tmpl[i] == '{' && i+2 < len(tmpl) && tmpl[i+2] == '}' && tmpl[i+1] >= '0' && tmpl[i+1] <= '9' {
-			if k := int(tmpl[i+1] - '0'); k < len(args) {
-				b = append(b, args[k]...)
-			}
-			i += 2
-			continue
-		}
-		b = append(b, tmpl[i])
-	}
-	return b
-}
-
-// appendWord appends a word of the user's text, lower-casing a sentence-initial capital
+// word returns a word of the user's text, lower-casing a sentence-initial capital
 // ("Plan" → "plan") but keeping names and acronyms ("Lisbon", "SQL").
-func appendWord(b []byte, src string, w span) []byte {
-	word := w.text(src)
-	if len(word) > 1 && isUpper(word[0]) && isLower(word[1]) && sentenceInitial(src, w.start) {
-		return append(append(b, word[0]+'a'-'A'), word[1:]...)
+func (c *convo) word(w span) string {
+	word := w.text(c.user)
+	if len(word) > 1 && isUpper(word[0]) && isLower(word[1]) && sentenceInitial(c.user, w.start) {
+		return string(word[0]+'a'-'A') + word[1:]
 	}
-	return append(b, word...)
-}
-
-// appendList appends words as "a", "a and b" or "a, b and c".
-func appendList(b []byte, src string, words []span) []byte {
-	for i, w := range words {
-		switch {
-		case i == 0:
-		case i == len(words)-1:
-			b = append(b, " and "...)
-		default:
-			b = append(b, ", "...)
-		}
-		b = appendWord(b, src, w)
-	}
-	return b
-}
-
-// capitalizeFrom upper-cases the ASCII letter at b[i], if it is one.
-func capitalizeFrom(b []byte, i int) {
-	if i < len(b) && isLower(b[i]) {
-		b[i] -= 'a' - 'A'
-	}
+	return word
 }
 
 // Phrasings, chosen by hash. {0} is the topic phrase unless noted.
 var (
-	openQuestion = []string{
-		`here's how I'd answer your question about "{0}".`,
-		`let me take your question about "{0}" step by step.`,
-		`the short answer on "{0}" depends on a few things.`,
-		`I've thought about your question on "{0}".`,
-	}
-	openStatement = []string{
-		`here's my take on "{0}".`,
-		`let me work through "{0}" with you.`,
-		`I've looked at what you said about "{0}".`,
-		`there's a fair amount to say about "{0}".`,
-		`I can help with "{0}".`,
-	}
-	openEmpty = []string{
-		`I'm ready to help whenever you are.`,
-		`happy to help with whatever you need.`,
-	}
+	openQuestion = []string{`here's how I'd answer your question about "{0}".`, `let me take your question about "{0}" step by step.`,
+		`the short answer on "{0}" depends on a few things.`, `I've thought about your question on "{0}".`}
+	openStatement = []string{`here's my take on "{0}".`, `let me work through "{0}" with you.`,
+		`I've looked at what you said about "{0}".`, `there's a fair amount to say about "{0}".`, `I can help with "{0}".`}
+	openEmpty = []string{`I'm ready to help whenever you are.`, `happy to help with whatever you need.`}
 	// {0} tool name, {1} result phrase; indexed by result kind.
 	toolSentences = [...][]string{
-		resultData: {
-			`The {0} lookup returned {1}.`,
-			`The {0} tool came back with {1}.`,
-			`From {0} I got {1}.`,
-			`Checking {0} turned up {1}.`,
-		},
-		resultConfirm: {
-			`The {0} call went through ({1}).`,
-			`{0} confirmed it: {1}.`,
-			`That's done via {0} ({1}).`,
-		},
-		resultError: {
-			`The {0} call failed with {1}.`,
-			`Unfortunately {0} returned {1}.`,
-		},
+		resultData: {`The {0} lookup returned {1}.`, `The {0} tool came back with {1}.`, `From {0} I got {1}.`,
+			`Checking {0} turned up {1}.`},
+		resultConfirm: {`The {0} call went through ({1}).`, `{0} confirmed it: {1}.`, `That's done via {0} ({1}).`},
+		resultError:   {`The {0} call failed with {1}.`, `Unfortunately {0} returned {1}.`},
 	}
-	bodyMany = []string{
-		`The points that stand out to me are {0}.`,
-		`I'd break it down into {0}.`,
-		`A few things matter here: {0}.`,
-		`It mostly comes down to {0}.`,
-	}
-	bodyOne = []string{
-		`The key detail is {0}.`,
-		`Most of it hinges on {0}.`,
-		`I'd pay particular attention to {0}.`,
-	}
+	// {0} is a list of salient words.
+	bodyMany = []string{`The points that stand out to me are {0}.`, `I'd break it down into {0}.`,
+		`A few things matter here: {0}.`, `It mostly comes down to {0}.`}
+	bodyOne = []string{`The key detail is {0}.`, `Most of it hinges on {0}.`, `I'd pay particular attention to {0}.`}
 	// {0} is the earlier turn's topic.
-	historySentences = []string{
-		`Earlier you mentioned "{0}", so I've kept that in mind.`,
-		`This builds on what you said earlier about "{0}".`,
-		`I haven't forgotten your earlier point about "{0}".`,
-	}
+	historySentences = []string{`Earlier you mentioned "{0}", so I've kept that in mind.`,
+		`This builds on what you said earlier about "{0}".`, `I haven't forgotten your earlier point about "{0}".`}
 	// {0} is a salient word or the topic.
-	closings = []string{
-		`Let me know if you'd like more detail on {0}.`,
-		`Happy to go deeper on any part of this.`,
-		`Tell me which part you'd like me to expand on.`,
-		`If it helps, I can sketch out the next steps.`,
-	}
+	closings = []string{`Let me know if you'd like more detail on {0}.`, `Happy to go deeper on any part of this.`,
+		`Tell me which part you'd like me to expand on.`, `If it helps, I can sketch out the next steps.`}
 	// {0} tool name, {1} topic.
-	planFirst = []string{
-		`I should look this up with {0} before answering "{1}".`,
-		`Answering "{1}" needs fresh data, so I'll call {0}.`,
-		`Let me use {0} to check "{1}" first.`,
-	}
-	planFirstNoTopic = []string{
-		`I should look this up with {0} before answering.`,
-		`This needs fresh data, so I'll call {0}.`,
-	}
-	planSecondTool = []string{
-		`I'll also run {0} so the answer covers both angles.`,
-		`Calling {0} as well should fill in the rest.`,
-	}
-	planSecondWait = []string{
-		`Once the results are back I can give a grounded answer.`,
-		`I'll summarise whatever it returns.`,
-	}
+	planFirst = []string{`I should look this up with {0} before answering "{1}".`,
+		`Answering "{1}" needs fresh data, so I'll call {0}.`, `Let me use {0} to check "{1}" first.`}
+	planFirstNoTopic = []string{`I should look this up with {0} before answering.`, `This needs fresh data, so I'll call {0}.`}
+	planSecondTool   = []string{`I'll also run {0} so the answer covers both angles.`, `Calling {0} as well should fill in the rest.`}
+	planSecondWait   = []string{`Once the results are back I can give a grounded answer.`, `I'll summarise whatever it returns.`}
 	// {0} tool names.
-	afterTools = []string{
-		`I have the {0} results now; time to summarise them.`,
-		`The {0} output is in, so I can answer.`,
-		`Now that {0} has responded, I can put the answer together.`,
-	}
+	afterTools = []string{`I have the {0} results now; time to summarise them.`, `The {0} output is in, so I can answer.`,
+		`Now that {0} has responded, I can put the answer together.`}
 )
 
 // Salts name the independent phrasing decisions.
 const (
-	saltOpen = iota + 1
-	saltTool
-	saltBody
-	saltHistory
-	saltClose
-	saltCloseOn
-	saltPlan
-	saltPlan2
-	saltAfter
-	saltTwoCalls
-	saltFail
-	saltEnum
-	saltNumber
-	saltCallID
-	saltArrayLen
+	saltOpen, saltTool, saltBody, saltHistory, saltClose, saltCloseOn, saltPlan, saltPlan2 = 1, 2, 3, 4, 5, 6, 7, 8
+	saltAfter, saltTwoCalls, saltFail, saltEnum, saltNumber, saltCallID, saltArrayLen      = 9, 10, 11, 12, 13, 14, 15
 )
 
 // maxSentences bounds a reply.
 const maxSentences = 5
 
-// appendReply appends the 2–5 sentence prose answer and records where each sentence
-// ends (in ends, which must have room for maxSentences).
-func (c *convo) appendReply(b []byte, ends []int) ([]byte, int) {
-	base := len(b)
-	n := 0
-	end := func() { // every sentence is followed by one space, trimmed at the very end
-		b = append(b, ' ')
-		ends[n] = len(b) - base
-		n++
-	}
+// reply returns the 2–5 sentences of the prose answer.
+func (c *convo) reply() []string {
 	topic := c.topic()
 
 	// Opening, prefixed by the system prompt's role when there is one.
-	start := len(b)
-	switch {
-	case c.role.name != "":
-		b = append(b, "As "...)
-		if c.role.article != "" {
-			b = append(append(b, c.role.article...), ' ')
-		}
-		b = append(append(b, c.role.name...), ", "...)
-	case c.role.brief != "":
-		b = append(b, "Following my brief (\""...)
-		b = append(b, c.role.brief...)
-		b = append(b, "\"), "...)
-	}
-	clauseAt := len(b)
+	open := c.choose(saltOpen, openStatement, topic)
 	switch {
 	case topic == "":
-		b = append(b, openEmpty[c.pick(saltOpen, len(openEmpty))]...)
+		open = c.choose(saltOpen, openEmpty)
 	case c.question:
-		b = appendTmpl(b, openQuestion[c.pick(saltOpen, len(openQuestion))], topic)
+		open = c.choose(saltOpen, openQuestion, topic)
+	}
+	switch {
+	case c.role.name != "":
+		open = "As " + strings.TrimPrefix(c.role.article+" ", " ") + c.role.name + ", " + open
+	case c.role.brief != "":
+		open = `Following my brief ("` + c.role.brief + `"), ` + open
 	default:
-		b = appendTmpl(b, openStatement[c.pick(saltOpen, len(openStatement))], topic)
+		open = titleCase(open)
 	}
-	if clauseAt == start {
-		capitalizeFrom(b, start)
-	}
-	end()
+	out := []string{open}
 
 	// What the tools returned.
-	for k := 0; k < c.toolCount && k < len(c.toolMsgs); k++ {
+	for k := range min(c.toolCount, len(c.toolMsgs)) {
 		i := c.toolMsgs[k]
-		set := toolSentences[toolResultKind(c.msgs[i].Content)]
-		tmpl := set[c.pick(saltTool+uint64(k)<<8, len(set))]
-		before, after, _ := splitAt(tmpl, "{1}")
-		b = appendTmpl(b, before, c.toolName(i))
-		b = appendToolSummary(b, c.msgs[i].Content)
-		b = append(b, after...)
-		end()
+		summary := string(appendToolSummary(nil, c.msgs[i].Content))
+		out = append(out, c.choose(saltTool+uint64(k)<<8, toolSentences[toolResultKind(c.msgs[i].Content)], c.toolName(i), summary))
 	}
 
 	// Earlier turns.
-	if c.earlier != "" && n < maxSentences {
-		b = appendTmpl(b, historySentences[c.pick(saltHistory, len(historySentences))], c.earlier)
-		end()
+	if c.earlier != "" && len(out) < maxSentences {
+		out = append(out, c.choose(saltHistory, historySentences, c.earlier))
 	}
 
-	// The salient words not already in the topic.
-	var body [maxSalient]span
-	nb := 0
-	for k := 0; k < c.sal.n && nb < 3; k++ {
-		w := c.sal.words[k]
-		if w.start >= c.sal.topic.start && w.end <= c.sal.topic.end {
-			continue
+	// The salient words not already in the topic, as "a", "a and b" or "a, b and c".
+	var body []string
+	for _, w := range c.sal.words {
+		if len(body) < 3 && (w.start < c.sal.topic.start || w.end > c.sal.topic.end) {
+			body = append(body, c.word(w))
 		}
-		body[nb] = w
-		nb++
 	}
-	if nb > 0 && n < maxSentences {
-		tmpl := bodyOne[c.pick(saltBody, len(bodyOne))]
-		if nb > 1 {
-			tmpl = bodyMany[c.pick(saltBody, len(bodyMany))]
-		}
-		before, after, _ := splitAt(tmpl, "{0}")
-		b = append(b, before...)
-		b = appendList(b, c.user, body[:nb])
-		b = append(b, after...)
-		end()
+	switch n := len(body); {
+	case len(out) == maxSentences || n == 0:
+	case n == 1:
+		out = append(out, c.choose(saltBody, bodyOne, body[0]))
+	default:
+		out = append(out, c.choose(saltBody, bodyMany, strings.Join(body[:n-1], ", ")+" and "+body[n-1]))
 	}
 
 	// A closing line, always when the reply would otherwise be one sentence.
-	if n < 2 || n < maxSentences && c.pick(saltCloseOn, 3) != 0 {
-		before, after, found := splitAt(closings[c.pick(saltClose, len(closings))], "{0}")
-		b = append(b, before...)
-		switch {
-		case !found:
-		case nb > 0:
-			b = appendWord(b, c.user, body[nb-1])
-		case c.sal.ok:
-			b = append(b, topic...)
-		default:
-			b = append(b, "this"...)
+	if len(out) < 2 || len(out) < maxSentences && c.pick(saltCloseOn, 3) != 0 {
+		on := "this"
+		if c.sal.ok {
+			on = topic
 		}
-		b = append(b, after...)
-		end()
+		if len(body) > 0 {
+			on = body[len(body)-1]
+		}
+		out = append(out, c.choose(saltClose, closings, on))
 	}
-	b = b[:len(b)-1]
-	ends[n-1]--
-	return b, n
+	return out
 }
 
-// splitAt splits tmpl around its placeholder; found is false when there is none.
-func splitAt(tmpl, placeholder string) (before, after string, found bool) {
-	return strings.Cut(tmpl, placeholder)
+// summary is what a tool's JSON result says about itself, to describe it in one phrase.
+type summary struct {
+	listKey                            string // key of the first list found ("results"); "" at top level
+	listLen                            int
+	hasList, inList                    bool   // inList: the walk is inside the counted list
+	head, headKey                      string // the most telling string value (a title …) and its key
+	headRank                           int
+	errMsg                             string
+	hasErr, okFalse, okTrue, anyMember bool
+}
+
+// headKeys rank object keys whose string values best describe a result; payloadKeys name
+// lists that are likely its main content.
+var (
+	headKeys    = strings.Fields("title name summary snippet answer message text content description result status path url id")
+	payloadKeys = strings.Fields("results rows items data hits records entries matches documents files")
+)
+
+// scanToolResult summarises a JSON document: the first list (at most three levels deep) and
+// its length, the best headline string, and error or ok markers. It reports ok false when s
+// is not a JSON object or array.
+func scanToolResult(s string) (sum summary, ok bool) {
+	s = strings.TrimSpace(s)
+	if s == "" || s[0] != '{' && s[0] != '[' || !gjson.Valid(s) {
+		return sum, false
+	}
+	sum.headRank = len(headKeys) + 1
+	sum.walk(gjson.Parse(s), 1, "")
+	return sum, true
+}
+
+// walk visits the members of c, a container depth levels deep that is the value of key in
+// its parent object ("" in an array or at the top), in document order.
+func (sum *summary) walk(c gjson.Result, depth int, key string) {
+	// The first list counts, unless a later one is plainly the payload ("columns" then "rows").
+	isPayload := func(k string) bool { return slices.Contains(payloadKeys, strings.ToLower(k)) }
+	counted := c.IsArray() && depth <= 3 && (!sum.hasList || !sum.inList && !isPayload(sum.listKey) && isPayload(key))
+	if counted {
+		sum.hasList, sum.listKey, sum.listLen, sum.inList = true, key, len(c.Array()), true
+	}
+	c.ForEach(func(k, v gjson.Result) bool {
+		is := func(name string) bool { return strings.EqualFold(k.Str, name) }
+		sum.anyMember = sum.anyMember || c.IsObject()
+		switch {
+		case v.IsObject() || v.IsArray():
+			sum.walk(v, depth+1, k.Str)
+		case !c.IsObject():
+		case v.Type == gjson.String:
+			// An error message (under "error", or "message" of an object under "error"), or a
+			// headline better than the one so far.
+			if !sum.hasErr && (is("error") || is("message") && depth >= 2 && strings.EqualFold(key, "error")) {
+				sum.hasErr, sum.errMsg = true, v.Str
+			}
+			rank := slices.IndexFunc(headKeys, is)
+			if rank < 0 {
+				rank = len(headKeys)
+			}
+			if v.Str != "" && rank < sum.headRank {
+				sum.headRank, sum.head, sum.headKey = rank, v.Str, k.Str
+			}
+		case depth > 1:
+		case is("ok") || is("success"):
+			sum.okTrue, sum.okFalse = v.Raw == "true", v.Raw == "false"
+		case is("error"):
+			sum.hasErr = sum.hasErr || v.Raw != "null" && v.Raw != "false"
+		case is("is_error") || is("isError"):
+			sum.hasErr = sum.hasErr || v.Raw == "true"
+		}
+		return true
+	})
+	if counted {
+		sum.inList = false
+	}
+}
+
+// Kinds of tool result, which choose how a reply introduces them: something was found or
+// read, an action went through, or the tool failed.
+const resultData, resultConfirm, resultError = 0, 1, 2
+
+// toolResultKind classifies a tool result for phrasing.
+func toolResultKind(content string) int {
+	sum, ok := scanToolResult(content)
+	switch t := strings.TrimSpace(content); {
+	case !ok && len(t) >= 5 && strings.EqualFold(t[:5], "error"), ok && (sum.hasErr || sum.okFalse):
+		return resultError
+	case ok && sum.okTrue && !sum.hasList:
+		return resultConfirm
+	}
+	return resultData
+}
+
+// appendToolSummary appends a noun phrase describing a tool result: `3 results, starting
+// with "Lisbon travel guide"`, `an error ("not found")`, `"README.md"`, or the opening
+// words of a plain-text result.
+func appendToolSummary(b []byte, content string) []byte {
+	quote := func(s string, max int) string { return `"` + collapse(s, max) + `"` }
+	sum, ok := scanToolResult(content)
+	phrase := "an empty result"
+	switch {
+	case !ok && strings.TrimSpace(content) != "":
+		phrase = quote(content, 80)
+	case sum.hasErr && sum.errMsg != "":
+		phrase = "an error (" + quote(sum.errMsg, 60) + ")"
+	case sum.hasErr:
+		phrase = "an error"
+	case sum.okFalse:
+		phrase = "a failure"
+	case sum.hasList:
+		phrase = countOf(sum.listKey, sum.listLen)
+		if sum.head != "" {
+			phrase += ", starting with " + quote(sum.head, 60)
+		}
+	case sum.head != "" && sum.okTrue:
+		phrase = collapse(sum.headKey, 30) + " " + quote(sum.head, 60)
+	case sum.head != "":
+		phrase = quote(sum.head, 60)
+	case sum.okTrue:
+		phrase = "no details"
+	case sum.anyMember:
+		phrase = "a structured result"
+	}
+	return append(b, phrase...)
+}
+
+// countOf says how many entries a list holds, named after its key: "3 results", "1
+// forecast entry", "no items".
+func countOf(key string, n int) string {
+	count := "no "
+	if n > 0 {
+		count = strconv.Itoa(n) + " "
+	}
+	word := len(key) > 2 && len(key) < 24 && !isStopword(key) && strings.Trim(key, "abcdefghijklmnopqrstuvwxyz_") == ""
+	plural := word && key[len(key)-1] == 's'
+	switch {
+	case plural && n == 1 && strings.HasSuffix(key, "ies"):
+		return count + key[:len(key)-3] + "y"
+	case plural && n == 1:
+		return count + key[:len(key)-1]
+	case plural:
+		return count + key
+	case word && n == 1:
+		return count + key + " entry"
+	case word:
+		return count + key + " entries"
+	case n == 1:
+		return count + "item"
+	}
+	return count + "items"
+}
+
+// collapse returns s with every whitespace run turned into one space, cut at a word
+// boundary near maxBytes with an ellipsis.
+func collapse(s string, maxBytes int) string {
+	var b []byte
+	for i, w := range strings.FieldsFunc(strings.TrimSpace(s), func(r rune) bool { return r < 0x80 && llm.IsSpace(byte(r)) }) {
+		if i > 0 && len(b) >= maxBytes {
+			return string(b) + "…"
+		}
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		for j := 0; j < len(w); j++ {
+			if len(b) >= maxBytes+20 && w[j] < 0x80 {
+				return string(b) + "…" // one very long word
+			}
+			b = append(b, w[j])
+		}
+	}
+	return string(b)
 }

@@ -2,256 +2,120 @@ package simulated
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
-// This file compiles the JSON Schemas of tool inputs and structured outputs into a small
-// tree the simulated provider walks to write matching JSON. It understands type (and
-// type lists), enum, const, properties (in document order), required,
+// This file writes JSON for the JSON Schema of a tool's input or a structured output, read
+// in place with gjson: type, enum, const, properties (in order), required,
 // additionalProperties: false, items, prefixItems, anyOf/oneOf (first non-null branch),
-// allOf (merged), local $ref into $defs/definitions, and common string formats. Other
-// constraints (minimum, maximum, pattern, minLength, minItems, uniqueItems …) are
-// deliberately ignored: the engine validates what the model returns, and a schema the
-// simulation cannot satisfy is how users exercise output-validation failures.
+// allOf (merged), local $ref and common formats. Other constraints (pattern, minLength …)
+// are ignored on purpose, so users can exercise output-validation failures.
 
-// schemaNode is one compiled (sub)schema.
-type schemaNode struct {
-	typ      string // object, array, string, integer, number, boolean, null, or "" when unstated
-	format   string
-	min, max *float64 // minimum and maximum, when both are stated a number is chosen between them
-	enum     []string // compact JSON texts
-	cnst     string   // compact JSON text, valid when hasConst
-	hasConst bool
-	props    []schemaProp
-	required []string
-	closed   bool // additionalProperties: false
-	items    *schemaNode
-	prefix   []*schemaNode
-	ref      string
-	alts     []*schemaNode // anyOf / oneOf branches
-}
-
-// schemaProp is one declared property, with what its name suggests about its value.
-type schemaProp struct {
-	name string
-	node *schemaNode
-	hint nameHint
-}
-
-// compiledSchema is a compiled schema document with its named definitions.
-type compiledSchema struct {
-	root *schemaNode
-	defs map[string]*schemaNode // "#/$defs/x" and "#/definitions/x"
-}
-
-// maxSchemaDepth bounds both compilation and generation, which also stops $ref cycles.
+// maxSchemaDepth bounds generation, which also stops $ref cycles.
 const maxSchemaDepth = 12
 
-// rawSchema is the subset of JSON Schema keywords the generator understands.
-type rawSchema struct {
-	Type                 json.RawMessage            `json:"type"`
-	Format               string                     `json:"format"`
-	Minimum              *float64                   `json:"minimum"`
-	Maximum              *float64                   `json:"maximum"`
-	Enum                 []json.RawMessage          `json:"enum"`
-	Const                json.RawMessage            `json:"const"`
-	Properties           json.RawMessage            `json:"properties"`
-	Required             []string                   `json:"required"`
-	AdditionalProperties json.RawMessage            `json:"additionalProperties"`
-	Items                json.RawMessage            `json:"items"`
-	PrefixItems          []json.RawMessage          `json:"prefixItems"`
-	Ref                  string                     `json:"$ref"`
-	AnyOf                []json.RawMessage          `json:"anyOf"`
-	OneOf                []json.RawMessage          `json:"oneOf"`
-	AllOf                []json.RawMessage          `json:"allOf"`
-	Defs                 map[string]json.RawMessage `json:"$defs"`
-	Definitions          map[string]json.RawMessage `json:"definitions"`
+// gen writes one JSON value for a schema, drawing strings from the conversation: tool-call
+// arguments (args true: required properties only, compact, first enum value) or a
+// structured final answer (every property, spaced so it streams in word-sized chunks, enum
+// values chosen by hash).
+type gen struct {
+	b            []byte
+	c            *convo
+	doc          gjson.Result // the schema document, for $ref
+	args         bool
+	comma, colon string // separators, spaced in answers so they stream in word-sized chunks
+
+	prose     []string // the sentences of the prose reply, made on first use by a long-text field
+	longCount int      // long-text fields written so far
 }
 
-// compileSchema compiles a schema document.
-func compileSchema(raw json.RawMessage) (*compiledSchema, error) {
-	cs := &compiledSchema{defs: map[string]*schemaNode{}}
-	root, err := cs.node(raw, 0)
-	if err != nil {
-		return nil, err
+// newGen returns a generator for the schema raw; a missing or malformed schema reads as
+// one that says nothing.
+func newGen(c *convo, raw json.RawMessage, args bool) *gen {
+	g := &gen{b: make([]byte, 0, 256), c: c, args: args, comma: ", ", colon: ": "}
+	if args {
+		g.comma, g.colon = ",", ":"
 	}
-	cs.root = root
-	return cs, nil
+	if gjson.ValidBytes(raw) {
+		g.doc = gjson.ParseBytes(raw)
+	}
+	return g
 }
 
-// node compiles one (sub)schema; boolean schemas compile to an empty node.
-func (cs *compiledSchema) node(raw json.RawMessage, depth int) (*schemaNode, error) {
-	n := &schemaNode{}
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' || depth > maxSchemaDepth {
-		if len(raw) > 0 && raw[0] != '{' && raw[0] != 't' && raw[0] != 'f' {
-			return nil, errors.New("schema is not an object or boolean")
-		}
-		return n, nil
-	}
-	var r rawSchema
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, fmt.Errorf("decode schema: %w", err)
-	}
-	for _, defs := range [...]struct {
-		prefix string
-		m      map[string]json.RawMessage
-	}{{"#/$defs/", r.Defs}, {"#/definitions/", r.Definitions}} {
-		for name, d := range defs.m {
-			dn, err := cs.node(d, depth+1)
-			if err != nil {
-				return nil, fmt.Errorf("%s%s: %w", defs.prefix, name, err)
+// schema is one (sub)schema read once: the keywords the generator uses, with those of its
+// allOf branches merged in (its own first, then the branches' depth first), and its
+// properties in order. An empty string or list counts as absent, except as a const.
+type schema struct {
+	typ, enum, cnst, items, prefix, anyOf, oneOf, ref, format, min, max gjson.Result
+	props                                                               []prop
+	required                                                            []string
+	closed                                                              bool // additionalProperties: false
+}
+
+// prop is one declared property.
+type prop struct {
+	name string
+	node gjson.Result
+}
+
+// read reads the schema n.
+func read(n gjson.Result) *schema {
+	s := &schema{}
+	s.merge(n)
+	return s
+}
+
+// keywords are the fields of a schema by keyword.
+var keywords = map[string]func(*schema) *gjson.Result{
+	"type": func(s *schema) *gjson.Result { return &s.typ }, "enum": func(s *schema) *gjson.Result { return &s.enum },
+	"const": func(s *schema) *gjson.Result { return &s.cnst }, "items": func(s *schema) *gjson.Result { return &s.items },
+	"prefixItems": func(s *schema) *gjson.Result { return &s.prefix }, "anyOf": func(s *schema) *gjson.Result { return &s.anyOf },
+	"oneOf": func(s *schema) *gjson.Result { return &s.oneOf }, "$ref": func(s *schema) *gjson.Result { return &s.ref },
+	"format": func(s *schema) *gjson.Result { return &s.format }, "minimum": func(s *schema) *gjson.Result { return &s.min },
+	"maximum": func(s *schema) *gjson.Result { return &s.max },
+}
+
+// merge adds the keywords of n that s lacks, then those of n's allOf branches.
+func (s *schema) merge(n gjson.Result) {
+	n.ForEach(func(k, v gjson.Result) bool {
+		switch keyword := keywords[k.Str]; {
+		case keyword != nil && !keyword(s).Exists() && (k.Str == "const" || v.Raw != "[]" && v.Raw != `""`):
+			*keyword(s) = v
+		case k.Str == "properties":
+			v.ForEach(func(name, p gjson.Result) bool {
+				if !slices.ContainsFunc(s.props, func(q prop) bool { return q.name == name.Str }) {
+					s.props = append(s.props, prop{name.Str, p})
+				}
+				return true
+			})
+		case k.Str == "required":
+			for _, r := range v.Array() {
+				s.required = append(s.required, r.String())
 			}
-			cs.defs[defs.prefix+name] = dn
+		case k.Str == "additionalProperties":
+			s.closed = s.closed || v.Raw == "false"
 		}
-	}
-	n.typ = firstType(r.Type)
-	n.format = r.Format
-	n.min, n.max = r.Minimum, r.Maximum
-	n.ref = r.Ref
-	if r.Const != nil {
-		n.hasConst = true
-		n.cnst = compactJSON(r.Const)
-	}
-	for _, e := range r.Enum {
-		n.enum = append(n.enum, compactJSON(e))
-	}
-	n.required = r.Required
-	n.closed = string(bytes.TrimSpace(r.AdditionalProperties)) == "false"
-	if len(r.Properties) > 0 {
-		if err := cs.properties(n, r.Properties, depth); err != nil {
-			return nil, err
-		}
-	}
-	if items := bytes.TrimSpace(r.Items); len(items) > 0 {
-		if items[0] == '[' { // draft 4–7 tuple form
-			var tuple []json.RawMessage
-			if err := json.Unmarshal(items, &tuple); err != nil {
-				return nil, fmt.Errorf("decode items: %w", err)
-			}
-			r.PrefixItems = append(tuple, r.PrefixItems...)
-		} else {
-			var err error
-			if n.items, err = cs.node(items, depth+1); err != nil {
-				return nil, fmt.Errorf("items: %w", err)
-			}
-		}
-	}
-	for _, p := range r.PrefixItems {
-		pn, err := cs.node(p, depth+1)
-		if err != nil {
-			return nil, fmt.Errorf("prefixItems: %w", err)
-		}
-		n.prefix = append(n.prefix, pn)
-	}
-	for _, alt := range append(r.AnyOf, r.OneOf...) {
-		an, err := cs.node(alt, depth+1)
-		if err != nil {
-			return nil, fmt.Errorf("anyOf/oneOf: %w", err)
-		}
-		n.alts = append(n.alts, an)
-	}
-	for _, sub := range r.AllOf {
-		sn, err := cs.node(sub, depth+1)
-		if err != nil {
-			return nil, fmt.Errorf("allOf: %w", err)
-		}
-		n.merge(sn)
-	}
-	return n, nil
-}
-
-// properties compiles a properties object, keeping the document's key order so
-// generated objects read the way the schema author wrote them.
-func (cs *compiledSchema) properties(n *schemaNode, raw json.RawMessage, depth int) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return errors.New("properties is not an object")
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return fmt.Errorf("decode properties: %w", err)
-		}
-		name, _ := tok.(string)
-		var sub json.RawMessage
-		if err := dec.Decode(&sub); err != nil {
-			return fmt.Errorf("decode property %q: %w", name, err)
-		}
-		pn, err := cs.node(sub, depth+1)
-		if err != nil {
-			return fmt.Errorf("property %q: %w", name, err)
-		}
-		n.props = append(n.props, schemaProp{name: name, node: pn, hint: hintFor(name)})
-	}
-	return nil
-}
-
-// merge folds an allOf branch into n.
-func (n *schemaNode) merge(o *schemaNode) {
-	if n.typ == "" {
-		n.typ = o.typ
-	}
-	if n.format == "" {
-		n.format = o.format
-	}
-	if !n.hasConst && o.hasConst {
-		n.hasConst, n.cnst = true, o.cnst
-	}
-	if len(n.enum) == 0 {
-		n.enum = o.enum
-	}
-	for _, p := range o.props {
-		if n.prop(p.name) == nil {
-			n.props = append(n.props, p)
-		}
-	}
-	n.required = append(n.required, o.required...)
-	n.closed = n.closed || o.closed
-	if n.items == nil {
-		n.items = o.items
-	}
-	if len(n.prefix) == 0 {
-		n.prefix = o.prefix
-	}
-	if n.ref == "" {
-		n.ref = o.ref
-	}
-	if len(n.alts) == 0 {
-		n.alts = o.alts
+		return true
+	})
+	for _, b := range n.Get("allOf").Array() {
+		s.merge(b)
 	}
 }
 
-// prop returns the declared property called name, or nil.
-func (n *schemaNode) prop(name string) *schemaProp {
-	for i := range n.props {
-		if n.props[i].name == name {
-			return &n.props[i]
-		}
-	}
-	return nil
-}
-
-// firstType returns the first non-null type of a "type" keyword, or "null" when null is
-// the only one.
-func firstType(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return ""
-	}
-	if raw[0] == '"' {
-		var t string
-		_ = json.Unmarshal(raw, &t)
-		return t
-	}
-	var ts []string
-	_ = json.Unmarshal(raw, &ts)
+// kind returns the first non-null type ("null" when null is the only one), or "".
+func (s *schema) kind() string {
+	ts := s.typ.Array()
 	for _, t := range ts {
-		if t != "null" {
-			return t
+		if t.Str != "null" {
+			return t.Str
 		}
 	}
 	if len(ts) > 0 {
@@ -260,114 +124,370 @@ func firstType(raw json.RawMessage) string {
 	return ""
 }
 
-// compactJSON returns raw without insignificant whitespace.
-func compactJSON(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return "null"
+// itemSchemas returns the tuple items (draft 4–7 "items": [...], then "prefixItems") and the
+// schema of every other item.
+func (s *schema) itemSchemas() (tuple []gjson.Result, each gjson.Result) {
+	if items := s.items; items.IsArray() {
+		return append(items.Array(), s.prefix.Array()...), gjson.Result{}
 	}
-	return b.String()
+	return s.prefix.Array(), s.items
 }
 
-// nameHint is what a property's name suggests about the value a person would put there.
-type nameHint uint8
+// bare reports whether s says nothing about its own shape (so a $ref or a branch does).
+func (s *schema) bare() bool {
+	tuple, each := s.itemSchemas()
+	return s.kind() == "" && len(s.props) == 0 && len(s.required) == 0 && !s.cnst.Exists() &&
+		!s.enum.Exists() && !each.Exists() && len(tuple) == 0
+}
 
-const (
-	hintNone     nameHint = iota
-	hintQuery             // query, q, question: the user's request itself
-	hintLong              // summary, answer, description: running prose
-	hintURL               // url, link
-	hintEmail             // email
-	hintPath              // path, file
-	hintID                // id, user_id
-	hintTitle             // name, title, topic: a short phrase
-	hintWord              // category, tag, type: one word
-	hintLanguage          // language, locale
-	hintPlace             // city, location
-	hintDate              // date, deadline
-	hintDateTime          // created_at, timestamp
-	hintSQL               // sql
-	hintPhone             // phone
-	hintCurrency          // currency
-	hintTimezone          // timezone
-	hintScore             // confidence, score: a fraction
-	hintCount             // limit, count, top_k: a small count
-	hintPage              // page
-	hintYear              // year
-	hintMoney             // price, amount
-)
+// lookup resolves a local $ref into the document's $defs or definitions.
+func (g *gen) lookup(ref string) gjson.Result {
+	if ref == "#" || ref == "" {
+		return g.doc
+	}
+	for _, prefix := range []string{"#/$defs/", "#/definitions/"} {
+		if name, ok := strings.CutPrefix(ref, prefix); ok {
+			return g.doc.Get(prefix[2:len(prefix)-1] + "." + gjson.Escape(name))
+		}
+	}
+	return gjson.Result{}
+}
+
+// resolve follows $ref and picks the first non-null anyOf/oneOf branch of a node that
+// has no shape of its own.
+func (g *gen) resolve(n gjson.Result) *schema {
+	s := read(n)
+	for hops := 0; hops < maxSchemaDepth && s.bare(); hops++ {
+		branches := append(s.anyOf.Array(), s.oneOf.Array()...)
+		switch ref := s.ref.Str; {
+		case ref != "" && !g.lookup(ref).Exists(), ref == "" && len(branches) == 0:
+			return s
+		case ref != "":
+			n = g.lookup(ref)
+		default:
+			n = branches[0]
+			for _, b := range branches {
+				r := b // follow the branch's $ref chain only, to see its type
+				for k := 0; k < maxSchemaDepth && read(r).ref.Str != "" && read(r).bare(); k++ {
+					r = g.lookup(read(r).ref.Str)
+				}
+				if r.Exists() && read(r).kind() != "null" {
+					n = b
+					break
+				}
+			}
+		}
+		s = read(n)
+	}
+	return s
+}
+
+// root writes the whole document. A schema that says nothing gets {"query": …} as
+// arguments and {"answer": …} as an answer.
+func (g *gen) root() []byte {
+	s := g.resolve(g.doc)
+	if s.bare() && !s.anyOf.Exists() && !s.oneOf.Exists() && s.ref.Str == "" && s.format.Str == "" {
+		if g.args {
+			return append(appendJSONString(append(g.b, `{"query"`+g.colon...), truncateWords(strings.TrimSpace(g.c.user), 200)), '}')
+		}
+		return append(appendJSONString(append(g.b, `{"answer"`+g.colon...), g.longText()), '}')
+	}
+	g.value(s, "", hintNone, 0, -1)
+	return g.b
+}
+
+// value writes a value for the resolved schema s of the property called name; idx is the
+// position within an array, or -1.
+func (g *gen) value(s *schema, name string, hint nameHint, depth, idx int) {
+	typ, enum := s.kind(), s.enum.Array()
+	tuple, each := s.itemSchemas()
+	if typ == "" && (len(s.props) > 0 || len(s.required) > 0) {
+		typ = "object"
+	} else if typ == "" && (each.Exists() || len(tuple) > 0) {
+		typ = "array"
+	}
+	switch {
+	case s.cnst.Exists():
+		g.b = append(g.b, compactJSON(s.cnst.Raw)...)
+	case len(enum) > 0 && g.args:
+		g.b = append(g.b, compactJSON(enum[0].Raw)...)
+	case len(enum) > 0:
+		g.b = append(g.b, compactJSON(enum[g.c.pick(saltEnum^hashString(name)<<4, len(enum))].Raw)...)
+	case typ == "object":
+		g.object(s, depth)
+	case typ == "array":
+		g.array(tuple, each, name, hint, depth)
+	case (typ == "integer" || typ == "number") && s.min.Type == gjson.Number && s.max.Type == gjson.Number && s.min.Num <= s.max.Num:
+		// One of nine evenly spaced steps chosen by the text (rounded for integers), so a
+		// judge gives the same case the same score, within its range.
+		v := s.min.Num + (s.max.Num-s.min.Num)*float64(g.c.pick(saltNumber^hashString(name)<<4, 9))/8
+		if typ == "integer" {
+			v = min(max(math.Round(v), math.Ceil(s.min.Num)), math.Floor(s.max.Num))
+		}
+		g.b = strconv.AppendFloat(g.b, v, 'g', -1, 64)
+	case typ == "integer" || typ == "number":
+		g.b = append(g.b, g.number(name, hint, typ == "integer")...)
+	case typ == "boolean":
+		g.b = append(g.b, "true"...)
+	case typ == "null":
+		g.b = append(g.b, "null"...)
+	default:
+		g.b = appendJSONString(g.b, g.text(name, hint, s.format.Str, idx))
+	}
+}
+
+// object writes an object: every declared property for an answer; for arguments the
+// required ones, or when none are required the query-like ones or else the first.
+func (g *gen) object(s *schema, depth int) {
+	g.b = append(g.b, '{')
+	ps, req, count := s.props, s.required, 0
+	member := func(name string, node gjson.Result) {
+		if depth >= maxSchemaDepth {
+			return
+		}
+		if count++; count > 1 {
+			g.b = append(g.b, g.comma...)
+		}
+		g.b = appendJSONString(g.b, name)
+		g.b = append(g.b, g.colon...)
+		g.value(g.resolve(node), name, hintFor(name), depth+1, -1)
+	}
+	for _, p := range ps {
+		if !g.args || slices.Contains(req, p.name) || len(req) == 0 && hintFor(p.name) == hintQuery {
+			member(p.name, p.node)
+		}
+	}
+	if count == 0 && len(req) == 0 && g.args && len(ps) > 0 {
+		member(ps[0].name, ps[0].node)
+	}
+	for k, r := range req {
+		if !slices.ContainsFunc(ps, func(p prop) bool { return p.name == r }) && !slices.Contains(req[:k], r) {
+			member(r, gjson.Result{})
+		}
+	}
+	if count == 0 && depth == 0 && !s.closed && !g.args {
+		member("answer", gjson.Result{})
+	}
+	g.b = append(g.b, '}')
+}
+
+// array writes prefixItems, then one item (arguments) or one to three (answers).
+func (g *gen) array(prefix []gjson.Result, each gjson.Result, name string, hint nameHint, depth int) {
+	g.b = append(g.b, '[')
+	if len(prefix) == 0 && g.args {
+		prefix = []gjson.Result{each}
+	} else if len(prefix) == 0 {
+		prefix = slices.Repeat([]gjson.Result{each}, 1+g.c.pick(saltArrayLen^hashString(name)<<4, 3))
+	}
+	for i, p := range prefix {
+		if depth >= maxSchemaDepth {
+			break
+		}
+		if i > 0 {
+			g.b = append(g.b, g.comma...)
+		}
+		g.value(g.resolve(p), name, hint, depth+1, i)
+	}
+	g.b = append(g.b, ']')
+}
+
+// number returns a small deterministic number suited to the property's name.
+func (g *gen) number(name string, hint nameHint, integer bool) string {
+	p := g.c.pick(saltNumber^hashString(name)<<4, 9)
+	switch {
+	case hint == "score" && integer:
+		return strconv.Itoa(6 + p%4)
+	case hint == "score":
+		return "0." + strconv.Itoa(55+5*p)
+	case hint == "count" && g.args:
+		return "5"
+	case hint == "count":
+		return strconv.Itoa(1 + p%5)
+	case hint == "page":
+		return "1"
+	case hint == "year":
+		return "2025"
+	case hint == "money" && integer:
+		return strconv.Itoa(10 * (p + 1))
+	case hint == "money":
+		return strconv.Itoa(10*(p+1)-1) + ".99"
+	case !integer:
+		return strconv.Itoa(1+p) + ".5"
+	}
+	return strconv.Itoa(1 + p)
+}
+
+// formatValues are the examples of string formats.
+var formatValues = map[string]string{"date": "2025-06-15", "date-time": "2025-06-15T09:30:00Z", "time": "09:30:00Z",
+	"duration": "PT1H", "email": "user@example.com", "idn-email": "user@example.com", "hostname": "example.com",
+	"idn-hostname": "example.com", "ipv4": "192.0.2.10", "ipv6": "2001:db8::10", "json-pointer": "/data"}
+
+// text returns a string suited to the property's format, name and conversation.
+func (g *gen) text(name string, hint nameHint, format string, idx int) string {
+	sal := g.c.sal.words
+	if v, ok := formatValues[format]; ok {
+		return v
+	}
+	switch format {
+	case "uuid": // version-4-shaped
+		x, y := mix(g.c.h^hashString(name)), mix(g.c.h^hashString(name)^0x5555)
+		return fmt.Sprintf("%08x-%04x-4%03x-%c%03x-%012x", x>>32&0xffffffff, x>>16&0xffff, x&0xfff,
+			"89ab"[y>>62], y>>48&0xfff, y&0xffffffffffff)
+	case "uri", "iri", "uri-reference", "iri-reference", "url":
+		hint = "url"
+	}
+	switch {
+	case hint == hintQuery || hint == hintLong && g.args:
+		return cmp.Or(truncateWords(strings.TrimSpace(g.c.user), 200), g.c.topic(), "general question")
+	case hint == hintLong:
+		return g.longText()
+	case hint == "url":
+		return "https://example.com/" + slug(g.c.topic(), "page")
+	case hint == "path": // a file name the user mentioned ("config.yaml"), else one after the topic
+		for _, w := range sal {
+			if t := w.text(g.c.user); strings.LastIndexByte(t, '.') > 0 && strings.LastIndexByte(t, '.') < len(t)-1 {
+				return t
+			}
+		}
+		return "docs/" + slug(g.c.topic(), "notes") + ".md"
+	case hint == "id": // "user_id" → "user_1a2b3c4d"
+		prefix := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, "_id"), "Id"), "ID")
+		return slug(prefix, "id") + "_" + hex8(mix(g.c.h^hashString(name)))
+	case hint == "place": // the first capitalised salient word (a likely place name)
+		for _, w := range sal {
+			if isUpper(g.c.user[w.start]) && !sentenceInitial(g.c.user, w.start) {
+				return w.text(g.c.user)
+			}
+		}
+		idx = 0
+	case hint == "sql": // a table named after the first salient word
+		table := ""
+		if len(sal) > 0 {
+			w := asciiLower(sal[0].text(g.c.user))
+			table = strings.TrimLeft(strings.Map(func(r rune) rune {
+				if r >= 0x80 || !isLower(byte(r)) && r != '_' && (r < '0' || r > '9') {
+					return -1
+				}
+				return r
+			}, w[:min(len(w), 30)]), "0123456789")
+		}
+		return "SELECT * FROM " + cmp.Or(table, "records") + " LIMIT 10"
+	case hint == "word":
+		idx = max(idx, 0)
+	}
+	// The idx-th salient word (rotating); with idx -1 or no salient words the topic.
+	if idx >= 0 && len(sal) > 0 {
+		return g.c.word(sal[idx%len(sal)])
+	}
+	return cmp.Or(g.c.topic(), name)
+}
+
+// longText is the prose reply, or one of its sentences for the second and later
+// long-text fields.
+func (g *gen) longText() string {
+	if g.prose == nil {
+		g.prose = g.c.reply()
+	}
+	k := g.longCount
+	if g.longCount++; k == 0 || len(g.prose) == 1 {
+		return strings.Join(g.prose, " ")
+	}
+	return strings.TrimSpace(g.prose[k%len(g.prose)])
+}
+
+// slug returns a URL-safe form of s ("Lisbon itinerary" → "lisbon-itinerary"), or
+// fallback when s has no ASCII letter or digit.
+func slug(s string, fallback string) string {
+	out := strings.Join(strings.FieldsFunc(asciiLower(s), func(r rune) bool {
+		return r >= 0x80 || !isLower(byte(r)) && (r < '0' || r > '9')
+	}), "-")
+	if len(out) > 40 {
+		out = out[:40+strings.Count(out[39:40], "-")] // never ending in a dash
+	}
+	return cmp.Or(out, fallback)
+}
+
+// hex8 returns the low eight hex digits of x.
+func hex8(x uint64) string { return fmt.Sprintf("%08x", x&0xffffffff) }
+
+// truncateWords cuts s at a space before max bytes.
+func truncateWords(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	if i := strings.LastIndexByte(s[:max], ' '); i > 0 {
+		return s[:i]
+	}
+	return s[:max]
+}
+
+// compactJSON returns raw without insignificant whitespace.
+func compactJSON(raw string) string { return gjson.Get(raw, "@ugly").Raw }
+
+// appendJSONString appends s as a JSON string: invalid UTF-8 becomes one U+FFFD, and
+// HTML's <, > and & stay as they are.
+func appendJSONString(b []byte, s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(strings.ToValidUTF8(s, "\uFFFD")) // a string always encodes
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+}
+
+// nameHint is what a property's name suggests about the value a person would put there:
+// query, long (running prose), url, path, id, sql, word, place, score, count, page, year,
+// money, or "".
+type nameHint string
+
+// Hints the code tells apart.
+const hintNone, hintQuery, hintLong nameHint = "", "query", "long"
 
 // hintWords maps exact (lower-case) property names to hints.
-var hintWords = map[string]nameHint{
-	"query": hintQuery, "q": hintQuery, "search": hintQuery, "search_query": hintQuery, "question": hintQuery,
-	"prompt": hintQuery, "input": hintQuery, "search_term": hintQuery, "term": hintQuery, "terms": hintQuery,
-	"request": hintQuery, "instruction": hintQuery, "task": hintQuery, "goal": hintQuery,
-	"summary": hintLong, "answer": hintLong, "response": hintLong, "reply": hintLong, "explanation": hintLong,
-	"reasoning": hintLong, "description": hintLong, "content": hintLong, "text": hintLong, "message": hintLong,
-	"body": hintLong, "analysis": hintLong, "rationale": hintLong, "details": hintLong, "comment": hintLong,
-	"comments": hintLong, "notes": hintLong, "note": hintLong, "result": hintLong, "output": hintLong,
-	"feedback": hintLong, "justification": hintLong, "conclusion": hintLong, "recommendation": hintLong,
-	"advice": hintLong, "reason": hintLong, "overview": hintLong, "abstract": hintLong,
-	"name": hintTitle, "title": hintTitle, "subject": hintTitle, "topic": hintTitle, "headline": hintTitle,
-	"label": hintTitle, "heading": hintTitle, "caption": hintTitle,
-	"category": hintWord, "tag": hintWord, "tags": hintWord, "type": hintWord, "kind": hintWord,
-	"keyword": hintWord, "keywords": hintWord, "genre": hintWord, "intent": hintWord, "entity": hintWord,
-	"entities": hintWord, "topics": hintWord, "categories": hintWord, "labels": hintWord,
-	"language": hintLanguage, "lang": hintLanguage, "locale": hintLanguage,
-	"city": hintPlace, "location": hintPlace, "place": hintPlace, "country": hintPlace, "region": hintPlace,
-	"destination": hintPlace, "origin": hintPlace,
-	"day": hintDate, "deadline": hintDate, "since": hintDate, "until": hintDate, "birthday": hintDate,
-	"timestamp": hintDateTime, "time": hintDateTime, "datetime": hintDateTime, "when": hintDateTime,
-	"sql": hintSQL, "statement": hintSQL,
-	"currency": hintCurrency, "timezone": hintTimezone, "tz": hintTimezone,
-	"confidence": hintScore, "score": hintScore, "probability": hintScore, "likelihood": hintScore,
-	"relevance": hintScore, "certainty": hintScore, "accuracy": hintScore, "weight": hintScore,
-	"limit": hintCount, "count": hintCount, "max_results": hintCount, "top_k": hintCount, "k": hintCount,
-	"n": hintCount, "num_results": hintCount, "page_size": hintCount, "size": hintCount, "max": hintCount,
-	"total": hintCount, "quantity": hintCount, "maxresults": hintCount, "topk": hintCount, "per_page": hintCount,
-	"page": hintPage, "year": hintYear,
-	"price": hintMoney, "amount": hintMoney, "cost": hintMoney, "budget": hintMoney,
+var hintWords = func() map[string]nameHint {
+	m := map[string]nameHint{}
+	for hint, names := range map[nameHint]string{
+		hintQuery: "query q search search_query question prompt input search_term term terms request instruction task goal",
+		hintLong: "summary answer response reply explanation reasoning description content text message body analysis " +
+			"rationale details comment comments notes note result output feedback justification conclusion " +
+			"recommendation advice reason overview abstract",
+		"word":  "category tag tags type kind keyword keywords genre intent entity entities topics categories labels",
+		"place": "city location place country region destination origin", "id": "id", "sql": "sql statement",
+		"score": "confidence score probability likelihood relevance certainty accuracy weight",
+		"count": "limit count max_results top_k k n num_results page_size size max total quantity maxresults topk per_page",
+		"money": "price amount cost budget", "page": "page", "year": "year",
+		"": "name title subject topic headline label heading caption",
+	} {
+		for _, name := range strings.Fields(names) {
+			m[name] = hint
+		}
+	}
+	return m
+}()
+
+// hintParts classify the names hintWords lacks, first match first: by a fragment ("url"), a
+// suffix ("$_at"; "$At" as written) or a prefix ("^max_").
+var hintParts = [][2]string{
+	{"url uri link href website", "url"}, {"path file folder $dir", "path"}, {"sql", "sql"},
+	{"$_id $Id $ID", "id"}, {"$_name $_title $Name", ""}, {"$query $question", "query"},
+	{"$summary $description $answer", "long"}, {"^max_ ^num_ $_count $_limit", "count"}, {"$_score $confidence", "score"},
 }
 
-// hintFor classifies a property name: exact names first, then telling fragments
-// ("user_email", "fileName", "created_at").
+// hintFor classifies a property name ("query", "user_email", "fileName", "created_at").
 func hintFor(name string) nameHint {
 	lower := strings.ToLower(name)
 	if h, ok := hintWords[lower]; ok {
 		return h
 	}
-	switch {
-	case strings.Contains(lower, "url") || strings.Contains(lower, "uri") || strings.Contains(lower, "link") ||
-		strings.Contains(lower, "href") || strings.Contains(lower, "website"):
-		return hintURL
-	case strings.Contains(lower, "email"):
-		return hintEmail
-	case strings.Contains(lower, "path") || strings.Contains(lower, "file") || strings.Contains(lower, "folder") ||
-		strings.HasSuffix(lower, "dir"):
-		return hintPath
-	case strings.Contains(lower, "sql"):
-		return hintSQL
-	case strings.Contains(lower, "phone"):
-		return hintPhone
-	case strings.Contains(lower, "timezone"):
-		return hintTimezone
-	case strings.HasSuffix(lower, "_at") || strings.Contains(lower, "timestamp") || strings.HasSuffix(name, "At"):
-		return hintDateTime
-	case strings.Contains(lower, "date"):
-		return hintDate
-	case lower == "id" || strings.HasSuffix(lower, "_id") || strings.HasSuffix(name, "Id") || strings.HasSuffix(name, "ID"):
-		return hintID
-	case strings.HasSuffix(lower, "_name") || strings.HasSuffix(name, "Name") || strings.HasSuffix(lower, "_title"):
-		return hintTitle
-	case strings.HasSuffix(lower, "query") || strings.HasSuffix(lower, "question"):
-		return hintQuery
-	case strings.HasSuffix(lower, "summary") || strings.HasSuffix(lower, "description") || strings.HasSuffix(lower, "answer"):
-		return hintLong
-	case strings.HasPrefix(lower, "max_") || strings.HasPrefix(lower, "num_") || strings.HasSuffix(lower, "_count") ||
-		strings.HasSuffix(lower, "_limit"):
-		return hintCount
-	case strings.HasSuffix(lower, "_score") || strings.HasSuffix(lower, "confidence"):
-		return hintScore
+	for _, r := range hintParts {
+		for p := range strings.FieldsSeq(r[0]) {
+			s, part := lower, strings.TrimLeft(p, "$^")
+			if strings.ToLower(p) != p {
+				s = name
+			}
+			if p[0] == '$' && strings.HasSuffix(s, part) || p[0] == '^' && strings.HasPrefix(s, part) || p == part && strings.Contains(s, p) {
+				return nameHint(r[1])
+			}
+		}
 	}
 	return hintNone
 }

@@ -1,6 +1,7 @@
 package simulated
 
 import (
+	"cmp"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -17,11 +18,7 @@ import (
 // send_* (and similar writers) {"ok":true,"id":…}, and anything else {"ok":true,
 // "result":<the arguments>}. Strings are drawn from the call's arguments.
 func SimulateTool(call llm.ToolCall, spec llm.ToolSpec) (result string) {
-	name := call.Name
-	if name == "" {
-		name = spec.Name
-	}
-	base := strings.ToLower(name)
+	base := strings.ToLower(cmp.Or(call.Name, spec.Name))
 	for _, sep := range []string{"__", ".", "/", ":"} {
 		if i := strings.LastIndex(base, sep); i >= 0 {
 			base = base[i+len(sep):]
@@ -30,18 +27,15 @@ func SimulateTool(call llm.ToolCall, spec llm.ToolSpec) (result string) {
 	var args map[string]any
 	_ = json.Unmarshal(call.Arguments, &args) // a malformed call still gets a result
 	seed := hashString(base) ^ mix(hashString(string(call.Arguments)))
-	subject := argSubject(args)
-	if subject == "" {
-		subject = leadText(spec.Description, 5)
+	subject := cmp.Or(argSubject(args), leadText(spec.Description, 5), "example")
+	if args == nil {
+		args = map[string]any{}
 	}
-	if subject == "" {
-		subject = "example"
-	}
-	var v any
+	var v any = object{"ok", true, "result", args}
 	switch {
 	case hasAnyPrefix(base, "create", "post", "send", "add", "insert", "write", "submit", "schedule", "book",
 		"publish", "upload", "save", "update", "delete", "remove"):
-		v = toolCreated{OK: true, ID: nounOf(base) + "_" + string(appendHex(nil, mix(seed), 8))}
+		v = object{"ok", true, "id", nounOf(base) + "_" + hex8(mix(seed))}
 	case strings.HasPrefix(base, "list"):
 		v = listResult(base, subject, seed)
 	case strings.Contains(base, "search") || hasAnyPrefix(base, "brave", "google", "bing", "tavily", "serp", "exa_", "duckduckgo"):
@@ -52,11 +46,6 @@ func SimulateTool(call llm.ToolCall, spec llm.ToolSpec) (result string) {
 		v = fileResult(args, subject)
 	case hasAnyPart(base, "sql", "query", "database", "db"):
 		v = rowsResult(subject, seed)
-	default:
-		if args == nil {
-			args = map[string]any{}
-		}
-		v = toolEcho{OK: true, Result: args}
 	}
 	out, err := json.Marshal(v)
 	if err != nil { // only possible for values json cannot hold, which args never are
@@ -65,25 +54,23 @@ func SimulateTool(call llm.ToolCall, spec llm.ToolSpec) (result string) {
 	return string(out)
 }
 
-type toolCreated struct {
-	OK bool   `json:"ok"`
-	ID string `json:"id"`
-}
+// object is a JSON object whose members (key, value, key, value …) keep their order.
+type object []any
 
-type toolEcho struct {
-	OK     bool           `json:"ok"`
-	Result map[string]any `json:"result"`
-}
-
-type searchHit struct {
-	Title   string `json:"title"`
-	URL     string `json:"url"`
-	Snippet string `json:"snippet"`
-}
-
-type listItem struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
+// MarshalJSON writes the members in order.
+func (o object) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i := 0; i+1 < len(o); i += 2 {
+		v, err := json.Marshal(o[i+1])
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(appendJSONString(b, o[i].(string)), ':'), v...)
+	}
+	return append(b, '}'), nil
 }
 
 // hasAnyPrefix reports whether s starts with one of the prefixes.
@@ -104,12 +91,7 @@ var subjectKeys = []string{"query", "q", "search", "question", "prompt", "input"
 // argSubject returns the most telling string argument: a preferred key, else the first
 // string value by key order.
 func argSubject(args map[string]any) string {
-	for _, k := range subjectKeys {
-		if s, ok := args[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(args)) {
+	for _, k := range slices.Concat(subjectKeys, slices.Sorted(maps.Keys(args))) {
 		if s, ok := args[k].(string); ok && strings.TrimSpace(s) != "" {
 			return strings.TrimSpace(s)
 		}
@@ -153,7 +135,7 @@ func nounOf(base string) string {
 	if len(noun) > 3 && strings.HasSuffix(noun, "s") && !strings.HasSuffix(noun, "ss") {
 		noun = noun[:len(noun)-1]
 	}
-	return string(appendSlug(nil, noun, "item"))
+	return slug(noun, "item")
 }
 
 // titleCase upper-cases the first ASCII letter of s.
@@ -166,78 +148,46 @@ func titleCase(s string) string {
 
 // searchResult returns three example.com hits about subject.
 func searchResult(subject string, seed uint64) any {
-	slug := string(appendSlug(nil, subject, "topic"))
-	s := shortSubject(subject)
-	titles := [...]struct{ title, path, snippet string }{
+	url, s := "https://example.com/"+slug(subject, "topic"), shortSubject(subject)
+	titles := [...][3]string{
 		{titleCase(s) + ": an overview", "", "A concise introduction to " + s + ", covering the essentials and common pitfalls."},
 		{"A practical guide to " + s, "/guide", "Step-by-step advice on " + s + ", with worked examples."},
 		{"Frequently asked questions about " + s, "/faq", "Answers to the questions people most often ask about " + s + "."},
 		{titleCase(s) + " explained", "/explained", "Background and context on " + s + " for newcomers."},
 	}
 	start := int(mix(seed) % uint64(len(titles)))
-	hits := make([]searchHit, 3)
+	hits := make([]any, 3)
 	for k := range hits {
 		t := titles[(start+k)%len(titles)]
-		hits[k] = searchHit{Title: t.title, URL: "https://example.com/" + slug + t.path, Snippet: t.snippet}
+		hits[k] = object{"title", t[0], "url", url + t[1], "snippet", t[2]}
 	}
-	return struct {
-		Query   string      `json:"query"`
-		Results []searchHit `json:"results"`
-	}{subject, hits}
+	return object{"query", subject, "results", hits}
 }
 
 // fetchResult summarises an imaginary page at the requested URL.
 func fetchResult(args map[string]any, subject string) any {
-	url := stringArg(args, "url", "uri", "link", "href")
-	if url == "" {
-		url = "https://example.com/" + string(appendSlug(nil, subject, "page"))
-	}
-	s := shortSubject(subject)
-	return struct {
-		URL     string `json:"url"`
-		Status  int    `json:"status"`
-		Title   string `json:"title"`
-		Summary string `json:"summary"`
-	}{url, 200, titleCase(s) + " | Example Domain", "The page introduces " + s + ", lists three key points and links to further reading."}
+	url, s := stringArg(args, "url", "uri", "link", "href"), shortSubject(subject)
+	return object{"url", cmp.Or(url, "https://example.com/"+slug(subject, "page")), "status", 200,
+		"title", titleCase(s) + " | Example Domain",
+		"summary", "The page introduces " + s + ", lists three key points and links to further reading."}
 }
 
 // fileResult returns the content of an imaginary file.
 func fileResult(args map[string]any, subject string) any {
-	path := stringArg(args, "path", "file", "filename", "file_path", "filepath", "name")
-	if path == "" {
-		path = "docs/" + string(appendSlug(nil, subject, "notes")) + ".md"
-	}
-	var content string
-	switch {
-	case strings.HasSuffix(path, ".json"):
-		content = `{"name": "` + string(appendSlug(nil, subject, "example")) + `", "version": "1.0.0", "enabled": true}` + "\n"
-	case strings.HasSuffix(path, ".go"):
-		content = "package main\n\n// run does the work described in the README.\nfunc run() error {\n\treturn nil\n}\n"
-	case strings.HasSuffix(path, ".py"):
-		content = "def run():\n    \"\"\"Do the work described in the README.\"\"\"\n    return None\n"
-	default:
-		s := shortSubject(subject)
-		content = "# " + titleCase(s) + "\n\nNotes on " + s + ".\n\n- Background and goals\n- Open questions\n- Next steps\n"
-	}
-	return struct {
-		Path      string `json:"path"`
-		Content   string `json:"content"`
-		SizeBytes int    `json:"size_bytes"`
-	}{path, content, len(content)}
+	path := cmp.Or(stringArg(args, "path", "file", "filename", "file_path", "filepath", "name"), "docs/"+slug(subject, "notes")+".md")
+	s := shortSubject(subject)
+	content := "# " + titleCase(s) + "\n\nNotes on " + s + ".\n\n- Background and goals\n- Open questions\n- Next steps\n"
+	return object{"path", path, "content", content, "size_bytes", len(content)}
 }
 
 // rowsResult returns three rows of an imaginary query.
 func rowsResult(subject string, seed uint64) any {
-	word := string(appendSlug(nil, leadText(subject, 1), "item"))
+	word := slug(leadText(subject, 1), "item")
 	rows := make([][]any, 3)
 	for k := range rows {
 		rows[k] = []any{k + 1, word + "_" + strconv.Itoa(k+1), int(mix(seed+uint64(k))%900) + 100}
 	}
-	return struct {
-		Columns  []string `json:"columns"`
-		Rows     [][]any  `json:"rows"`
-		RowCount int      `json:"row_count"`
-	}{[]string{"id", "name", "value"}, rows, len(rows)}
+	return object{"columns", []string{"id", "name", "value"}, "rows", rows, "row_count", len(rows)}
 }
 
 // listResult returns three items of the listed kind.
@@ -246,15 +196,10 @@ func listResult(base, subject string, seed uint64) any {
 	if noun == "list" {
 		noun = "item"
 	}
-	items := make([]listItem, 3)
+	items := make([]any, 3)
 	for k := range items {
-		items[k] = listItem{
-			ID:   noun + "_" + string(appendHex(nil, mix(seed+uint64(k)), 8)),
-			Name: titleCase(noun) + " " + strconv.Itoa(k+1) + ": " + shortSubject(subject),
-		}
+		name := titleCase(noun) + " " + strconv.Itoa(k+1) + ": " + shortSubject(subject)
+		items[k] = object{"id", noun + "_" + hex8(mix(seed+uint64(k))), "name", name}
 	}
-	return struct {
-		Items []listItem `json:"items"`
-		Total int        `json:"total"`
-	}{items, len(items)}
+	return object{"items", items, "total", len(items)}
 }

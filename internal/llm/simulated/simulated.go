@@ -2,47 +2,34 @@ package simulated
 
 import (
 	"bytes"
+	"cmp"
 	"context"
-	"encoding/json"
+	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentplane/agentplane/internal/llm"
 )
 
-// Model is the built-in model: it needs no network or key and answers
-// deterministically from the conversation itself, so the emulator and a fresh server
-// behave like a real agent platform. The same Request always yields the same Response
-// and the same events, in every process; Model and Temperature do not change the answer.
-//
-// What it does with a request:
-//   - Tools set and no tool result since the last user message: one or two "thinking"
-//     events explaining the plan, then StopReason "tool_calls" with one (sometimes two)
-//     calls to the tools whose name and description share most words with the user's
-//     message, with arguments generated from each tool's InputSchema.
-//   - Otherwise a 2–5 sentence reply that quotes the user's key phrase, names the role
-//     the system prompt gives, recalls the previous user turn and summarises any tool
-//     results ("The web_search lookup returned 3 results, …"), preceded by a "thinking"
-//     event when there are tool results. With OutputSchema set the reply is instead one
-//     JSON value generated from the schema; only its basic keywords are honoured (see
-//     schema.go), so constraints such as pattern or minimum fail validation on purpose.
-//   - Content streams as word-sized "content" events that concatenate to
-//     Response.Content; MaxTokens cuts it (StopReason "length"); Options (see With) add a
-//     delay before every event and can fail the call after a few words.
-//
-// A Model is safe for concurrent use; its zero value is ready too.
-type Model struct {
-	mu      sync.Mutex
-	schemas map[string]*compiledSchema // compiled tool and output schemas by text; nil = unusable
-}
+// Model is the built-in model: it needs no network or key and answers deterministically
+// from the conversation itself (the same Request gives the same Response and events in
+// every process; Model and Temperature change nothing), so the emulator and a fresh
+// server behave like a real agent platform. With Tools and no tool result since the last
+// user message it explains its plan in one or two "thinking" events and calls the one or
+// two tools whose name and description share most words with the user's message, with
+// arguments generated from their InputSchema. Otherwise it replies in 2–5 sentences that
+// quote the user's key phrase, name the system prompt's role, recall the previous turn and
+// summarise tool results ("The web_search lookup returned 3 results, …"), or, with
+// OutputSchema, in one JSON value generated from the schema (see schema.go). Content
+// streams as word-sized "content" events; MaxTokens cuts it (StopReason "length"), and
+// Options (see With) add latency or a failure. It is safe for concurrent use; its zero
+// value is ready too.
+type Model struct{}
 
 var _ llm.Provider = (*Model)(nil)
 
 // New returns a simulated model.
-func New() *Model {
-	return &Model{schemas: make(map[string]*compiledSchema)}
-}
+func New() *Model { return &Model{} }
 
 // Options tune the simulated model for one agent version (its config.simulation): a delay
 // before every streamed event, and a forced failure after some partial output.
@@ -55,356 +42,227 @@ type Options struct {
 	FailModels map[string]int
 }
 
-// With returns the model answering with o, sharing m's compiled schemas.
-func (m *Model) With(o Options) llm.Provider { return tuned{m: m, o: o} }
+// With returns the model answering with o.
+func (m *Model) With(o Options) llm.Provider { return tuned{o} }
 
 // tuned is a Model with Options.
-type tuned struct {
-	m *Model
-	o Options
-}
+type tuned struct{ o Options }
 
 func (t tuned) Complete(ctx context.Context, req llm.Request, emit func(llm.Event) error) (*llm.Response, error) {
 	if status, ok := t.o.FailModels[req.Model]; ok {
-		msg := t.o.FailMessage
-		if msg == "" {
-			msg = "simulated failure of model " + req.Model
-		}
+		msg := cmp.Or(t.o.FailMessage, "simulated failure of model "+req.Model)
 		return nil, &llm.Error{Provider: "simulated", Status: status, Message: msg}
 	}
-	return t.m.complete(ctx, &req, t.o, emit)
+	return run(ctx, &req, t.o, emit)
 }
 
 // FailureError is the error a call with Options.Fail ends with; its text is exactly the
 // configured message.
-type FailureError struct {
-	Message string
-}
+type FailureError struct{ Message string }
 
 // Error returns the configured failure message.
 func (e *FailureError) Error() string { return e.Message }
 
-// maxCachedSchemas bounds the schema cache; it is cleared when full.
-const maxCachedSchemas = 1024
-
-// schema returns the compiled form of raw, compiling it once. A missing or unusable
-// schema yields an empty one, for which the generators write {"query": …} arguments or
-// an {"answer": …} object.
-func (s *Model) schema(raw json.RawMessage) *compiledSchema {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return &compiledSchema{root: &schemaNode{}}
-	}
-	s.mu.Lock()
-	cs, ok := s.schemas[string(raw)]
-	s.mu.Unlock()
-	if !ok {
-		var err error
-		if cs, err = compileSchema(raw); err != nil {
-			cs = nil
-		}
-		s.mu.Lock()
-		if s.schemas == nil || len(s.schemas) >= maxCachedSchemas {
-			s.schemas = make(map[string]*compiledSchema)
-		}
-		s.schemas[string(raw)] = cs
-		s.mu.Unlock()
-	}
-	if cs == nil {
-		return &compiledSchema{root: &schemaNode{}}
-	}
-	return cs
-}
-
 // Complete answers req as the Model type describes, with no Options. Errors are
 // ctx.Err() when the context ends, or the error emit returned; the Response is nil with
 // any error.
-func (s *Model) Complete(ctx context.Context, req llm.Request, emit func(llm.Event) error) (*llm.Response, error) {
-	return s.complete(ctx, &req, Options{}, emit)
+func (m *Model) Complete(ctx context.Context, req llm.Request, emit func(llm.Event) error) (*llm.Response, error) {
+	return run(ctx, &req, Options{}, emit)
 }
 
-// complete answers req with o; with o.Fail the error is a *FailureError.
-func (s *Model) complete(ctx context.Context, req *llm.Request, o Options, emit func(llm.Event) error) (*llm.Response, error) {
+// call is one answer in the making.
+type call struct {
+	convo
+	ctx  context.Context
+	req  *llm.Request
+	o    Options
+	emit func(llm.Event) error
+	resp *llm.Response
+}
+
+// run answers req with o; with o.Fail the error is a *FailureError.
+func run(ctx context.Context, req *llm.Request, o Options, emit func(llm.Event) error) (*llm.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c := analyze(req.Messages)
-	st := stream{ctx: ctx, done: ctx.Done(), emit: emit, opts: o}
-	if o.LatencyMS > 0 {
-		st.delay = time.Duration(o.LatencyMS) * time.Millisecond
+	// The prompt's size (llm.PromptTokens), at least 1 for a conversation.
+	prompt := llm.PromptTokens(req)
+	if prompt == 0 && len(req.Messages) > 0 {
+		prompt = 1
 	}
-	defer st.stop()
-	resp := &llm.Response{Usage: llm.Usage{PromptTokens: promptTokens(req)}}
-	if len(req.Tools) > 0 && c.toolCount == 0 {
-		return s.callTools(&c, req, &st, resp)
+	k := &call{analyze(req.Messages), ctx, req, o, emit, &llm.Response{Usage: llm.Usage{PromptTokens: prompt}}}
+	if len(req.Tools) > 0 && k.toolCount == 0 {
+		return k.callTools()
 	}
-	return s.answer(&c, req, &st, resp)
+	return k.answer()
 }
 
-// failure returns the error a call with Options.Fail ends with.
-func (st *stream) failure() error {
-	msg := st.opts.FailMessage
-	if msg == "" {
-		msg = "simulated model failure"
-	}
-	return &FailureError{Message: msg}
-}
-
-// callTools plans and returns tool calls.
-func (s *Model) callTools(c *convo, req *llm.Request, st *stream, resp *llm.Response) (*llm.Response, error) {
-	chosen, n := chooseTools(c, req.Tools)
-	topic := c.topic()
-	var tb [256]byte
-	var think []byte
-	if topic != "" {
-		think = appendTmpl(tb[:0], planFirst[c.pick(saltPlan, len(planFirst))], req.Tools[chosen[0]].Name, topic)
-	} else {
-		think = appendTmpl(tb[:0], planFirstNoTopic[c.pick(saltPlan, len(planFirstNoTopic))], req.Tools[chosen[0]].Name)
-	}
-	if err := st.send(llm.EventThinking, string(think)); err != nil {
-		return nil, err
-	}
-	if st.opts.Fail {
-		return nil, st.failure()
+// callTools explains its plan in one or two thoughts and returns tool calls.
+func (k *call) callTools() (*llm.Response, error) {
+	tools, chosen := k.req.Tools, chooseTools(&k.convo, k.req.Tools)
+	thoughts := []string{k.choose(saltPlan, planFirstNoTopic, tools[chosen[0]].Name)}
+	if topic := k.topic(); topic != "" {
+		thoughts[0] = k.choose(saltPlan, planFirst, tools[chosen[0]].Name, topic)
 	}
 	switch {
-	case n == 2:
-		think = appendTmpl(tb[:0], planSecondTool[c.pick(saltPlan2, len(planSecondTool))], req.Tools[chosen[1]].Name)
-	case c.pick(saltPlan2, 2) == 0:
-		think = append(tb[:0], planSecondWait[c.pick(saltPlan2+1, len(planSecondWait))]...)
-	default:
-		think = nil
+	case len(chosen) == 2:
+		thoughts = append(thoughts, k.choose(saltPlan2, planSecondTool, tools[chosen[1]].Name))
+	case k.pick(saltPlan2, 2) == 0:
+		thoughts = append(thoughts, k.choose(saltPlan2+1, planSecondWait))
 	}
-	if think != nil {
-		if err := st.send(llm.EventThinking, string(think)); err != nil {
+	for n, t := range thoughts {
+		if err := k.send(llm.EventThinking, t); err != nil {
 			return nil, err
+		}
+		if n == 0 && k.o.Fail {
+			return nil, k.failure()
 		}
 	}
 
-	resp.ToolCalls = make([]llm.ToolCall, 0, n)
-	for k := 0; k < n; k++ {
-		spec := &req.Tools[chosen[k]]
-		g := gen{b: make([]byte, 0, 128), c: c, cs: s.schema(spec.InputSchema), args: true}
-		g.root()
-		tokens := llm.CountTokens(string(g.b))
-		if req.MaxTokens > 0 && resp.Usage.CompletionTokens+tokens > req.MaxTokens {
+	// Each call's arguments, as many as MaxTokens allows.
+	resp := k.resp
+	for n, i := range chosen {
+		args := newGen(&k.convo, tools[i].InputSchema, true).root()
+		tokens := llm.CountTokens(string(args))
+		if k.req.MaxTokens > 0 && resp.Usage.CompletionTokens+tokens > k.req.MaxTokens {
 			break
 		}
 		resp.Usage.CompletionTokens += tokens
-		id := make([]byte, 0, 13)
-		id = appendHex(append(id, "call_"...), mix(c.h^saltCallID<<8+uint64(k)), 8)
-		resp.ToolCalls = append(resp.ToolCalls, llm.ToolCall{ID: string(id), Name: spec.Name, Arguments: g.b})
-	}
-	if len(resp.ToolCalls) == 0 {
-		resp.ToolCalls = nil
-		resp.StopReason = llm.StopLength
-		return resp, nil
+		id := "call_" + hex8(mix(k.h^saltCallID<<8+uint64(n)))
+		resp.ToolCalls = append(resp.ToolCalls, llm.ToolCall{ID: id, Name: tools[i].Name, Arguments: args})
 	}
 	resp.StopReason = llm.StopToolCalls
+	if len(resp.ToolCalls) == 0 {
+		resp.StopReason = llm.StopLength
+	}
 	return resp, nil
 }
 
 // answer writes the final answer, prose or JSON, and streams it word by word.
-func (s *Model) answer(c *convo, req *llm.Request, st *stream, resp *llm.Response) (*llm.Response, error) {
-	if c.toolCount > 0 {
-		var tb [256]byte
-		names := append(tb[:0], c.toolName(c.toolMsgs[0])...)
-		if c.toolCount > 1 {
-			if second := c.toolName(c.toolMsgs[1]); second != c.toolName(c.toolMsgs[0]) {
-				names = append(append(names, " and "...), second...)
-			}
+func (k *call) answer() (*llm.Response, error) {
+	if k.toolCount > 0 {
+		names := k.toolName(k.toolMsgs[0])
+		if second := k.toolName(k.toolMsgs[1]); k.toolCount > 1 && second != names {
+			names += " and " + second
 		}
-		think := appendTmpl(names[len(names):], afterTools[c.pick(saltAfter, len(afterTools))], string(names))
-		if err := st.send(llm.EventThinking, string(think)); err != nil {
+		if err := k.send(llm.EventThinking, k.choose(saltAfter, afterTools, names)); err != nil {
 			return nil, err
 		}
 	}
-
 	var content string
-	if len(bytes.TrimSpace(req.OutputSchema)) > 0 {
-		g := gen{b: make([]byte, 0, 512), c: c, cs: s.schema(req.OutputSchema)}
-		g.root()
-		content = string(g.b)
+	if len(bytes.TrimSpace(k.req.OutputSchema)) > 0 {
+		content = string(newGen(&k.convo, k.req.OutputSchema, false).root())
 	} else {
-		var ends [maxSentences]int
-		b, _ := c.appendReply(make([]byte, 0, 512), ends[:])
-		content = string(b)
+		content = strings.Join(k.reply(), " ")
 	}
 
-	failAfter := -1
-	if st.opts.Fail {
-		failAfter = 3 + c.pick(saltFail, 3)
+	// Stream word by word, up to MaxTokens or the forced failure.
+	failAfter, resp := -1, k.resp
+	if k.o.Fail {
+		failAfter = 3 + k.pick(saltFail, 3)
 	}
-	units, chunks, i := 0, 0, 0
-	for i < len(content) {
+	words, i := 0, 0
+	for chunks := 0; i < len(content); chunks++ {
 		if chunks == failAfter {
-			return nil, st.failure()
+			return nil, k.failure()
 		}
-		end, u := llm.NextChunk(content, i)
-		if req.MaxTokens > 0 && llm.WordTokens(units+u) > req.MaxTokens {
+		end, n := llm.NextChunk(content, i)
+		if k.req.MaxTokens > 0 && llm.WordTokens(words+n) > k.req.MaxTokens {
 			resp.StopReason = llm.StopLength
 			break
 		}
-		if err := st.send(llm.EventContent, content[i:end]); err != nil {
+		if err := k.send(llm.EventContent, content[i:end]); err != nil {
 			return nil, err
 		}
-		units += u
-		chunks++
-		i = end
+		words, i = words+n, end
 	}
 	if failAfter >= 0 {
-		return nil, st.failure()
+		return nil, k.failure()
 	}
-	if resp.StopReason == "" {
-		resp.StopReason = llm.StopEnd
-	}
+	resp.StopReason = cmp.Or(resp.StopReason, llm.StopEnd)
 	resp.Content = content[:i]
-	resp.Usage.CompletionTokens = llm.WordTokens(units)
+	resp.Usage.CompletionTokens = llm.WordTokens(words)
 	return resp, nil
-}
-
-// promptTokens estimates the prompt's size (llm.PromptTokens), at least 1 for a
-// conversation.
-func promptTokens(req *llm.Request) int {
-	total := llm.PromptTokens(req)
-	if total == 0 && len(req.Messages) > 0 {
-		total = 1
-	}
-	return total
-}
-
-// stream paces and delivers events, honouring latency and cancellation.
-type stream struct {
-	ctx   context.Context
-	done  <-chan struct{}
-	delay time.Duration
-	timer *time.Timer
-	emit  func(llm.Event) error
-	opts  Options
 }
 
 // send waits out the simulated latency (or returns ctx.Err() if the context ends
 // first) and emits one event.
-func (st *stream) send(kind, text string) error {
-	if st.delay > 0 {
-		if st.timer == nil {
-			st.timer = time.NewTimer(st.delay)
-		} else {
-			st.timer.Reset(st.delay)
-		}
+func (k *call) send(kind, text string) error {
+	if k.o.LatencyMS > 0 {
+		t := time.NewTimer(time.Duration(k.o.LatencyMS) * time.Millisecond)
+		defer t.Stop()
 		select {
-		case <-st.done:
-			return st.ctx.Err()
-		case <-st.timer.C:
-		}
-	} else if st.done != nil {
-		select {
-		case <-st.done:
-			return st.ctx.Err()
-		default:
+		case <-k.ctx.Done():
+		case <-t.C:
 		}
 	}
-	if st.emit == nil {
-		return nil
+	if err := k.ctx.Err(); err != nil || k.emit == nil {
+		return err
 	}
-	return st.emit(llm.Event{Kind: kind, Text: text})
+	return k.emit(llm.Event{Kind: kind, Text: text})
 }
 
-// stop releases the latency timer.
-func (st *stream) stop() {
-	if st.timer != nil {
-		st.timer.Stop()
-	}
+// failure returns the error a call with Options.Fail ends with.
+func (k *call) failure() error {
+	return &FailureError{Message: cmp.Or(k.o.FailMessage, "simulated model failure")}
 }
-
-// maxStems bounds how many of the user's words tool selection compares.
-const maxStems = 64
 
 // chooseTools picks the tools most relevant to the user's message: a word shared with
 // a tool's name scores 3 and one shared with its description 1; ties go by hash. It
 // picks a second tool sometimes, more often when that one is relevant too.
-func chooseTools(c *convo, tools []llm.ToolSpec) (chosen [2]int, n int) {
-	// The stems of the user's first maxStems words that are not stopwords.
+func chooseTools(c *convo, tools []llm.ToolSpec) []int {
+	// The stems of the user's first 64 words that are not stopwords.
 	user := map[string]bool{}
-	for i, ns := 0, 0; ns < maxStems; ns++ {
-		w, ok := nextWord(c.user, i)
-		for ok && isStopword(w.text(c.user)) {
-			w, ok = nextWord(c.user, w.end)
-		}
-		if !ok {
-			break
-		}
-		i = w.end
-		user[stem(w.text(c.user))] = true
+	cw := contentWords(c.user)
+	for _, w := range cw[:min(len(cw), 64)] {
+		user[stem(w)] = true
 	}
-	has := func(word string) bool { return !isStopword(word) && user[stem(word)] }
+	score := func(words []string, points int) (n int) {
+		for _, w := range words {
+			if !isStopword(w) && user[stem(w)] {
+				n += points
+			}
+		}
+		return n
+	}
 
 	// Rank the tools by the words their names and descriptions share with the user's.
 	type rank struct {
-		i     int
-		score int
-		tie   uint64
+		i, score int
+		tie      uint64
 	}
-	better := func(a, b rank) bool { return a.score > b.score || a.score == b.score && a.tie > b.tie }
-	best, second := rank{i: -1}, rank{i: -1}
-	for i := range tools {
-		r := rank{i: i, tie: mix(c.h ^ hashString(tools[i].Name))}
-		forNameParts(tools[i].Name, func(part string) {
-			if has(part) {
-				r.score += 3
-			}
-		})
-		desc := tools[i].Description
-		for j := 0; ; {
-			w, ok := nextWord(desc, j)
-			if !ok {
-				break
-			}
-			j = w.end
-			if has(w.text(desc)) {
-				r.score++
-			}
-		}
-		switch {
-		case best.i < 0 || better(r, best):
-			best, second = r, best
-		case second.i < 0 || better(r, second):
-			second = r
-		}
+	ranks := make([]rank, len(tools))
+	for i, t := range tools {
+		ranks[i] = rank{i, score(nameParts(t.Name), 3) + score(contentWords(t.Description), 1), mix(c.h ^ hashString(t.Name))}
 	}
-	chosen[0], n = best.i, 1
-	if second.i >= 0 && (second.score > 0 && c.pick(saltTwoCalls, 2) == 0 || c.pick(saltTwoCalls+1, 6) == 0) {
-		chosen[1], n = second.i, 2
+	slices.SortStableFunc(ranks, func(a, b rank) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(b.tie, a.tie)) })
+	if len(ranks) > 1 && (ranks[1].score > 0 && c.pick(saltTwoCalls, 2) == 0 || c.pick(saltTwoCalls+1, 6) == 0) {
+		return []int{ranks[0].i, ranks[1].i}
 	}
-	return chosen, n
+	return []int{ranks[0].i}
 }
 
-// forNameParts calls f with each part of a tool name split at punctuation and at
-// lower-to-upper case changes ("web_search", "getWeather", "github.create_issue").
-func forNameParts(name string, f func(string)) {
+// nameParts splits a tool name at punctuation and at lower-to-upper case changes
+// ("web_search", "getWeather", "github.create_issue").
+func nameParts(name string) []string {
+	var parts []string
 	start := -1
 	for i := 0; i <= len(name); i++ {
 		boundary := i == len(name) || !(isLower(name[i]) || isUpper(name[i]) || name[i] >= '0' && name[i] <= '9' || name[i] >= 0x80)
-		camel := !boundary && i > 0 && isUpper(name[i]) && isLower(name[i-1])
-		if (boundary || camel) && start >= 0 {
-			f(name[start:i])
-			start = -1
+		if (boundary || i > 0 && isUpper(name[i]) && isLower(name[i-1])) && start >= 0 {
+			parts, start = append(parts, name[start:i]), -1
 		}
 		if !boundary && start < 0 {
 			start = i
 		}
 	}
+	return parts
 }
 
 // stem is a crude stem of w, lower-cased (ASCII only), so that "files", "file" and
 // "searching", "search" match: a plural s and -ing/-ed are dropped, the rest cut to 6 bytes.
 func stem(w string) string {
-	lower := []byte(w[:min(len(w), 16)])
-	for i, c := range lower {
-		if isUpper(c) {
-			lower[i] = c + 'a' - 'A'
-		}
-	}
-	s := string(lower)
+	s := asciiLower(w[:min(len(w), 16)])
 	if len(s) > 3 && s[len(s)-1] == 's' && s[len(s)-2] != 's' {
 		s = s[:len(s)-1]
 	}
@@ -415,4 +273,26 @@ func stem(w string) string {
 		s = s[:len(s)-2]
 	}
 	return s[:min(len(s), 6)]
+}
+
+// asciiLower lower-cases the ASCII letters of s only.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if isUpper(c) {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// contentWords returns the words of s that are not stopwords.
+func contentWords(s string) []string {
+	var out []string
+	for _, w := range wordSpans(s, -1) {
+		if !isStopword(w.text(s)) {
+			out = append(out, w.text(s))
+		}
+	}
+	return out
 }
