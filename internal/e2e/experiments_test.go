@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -164,100 +166,146 @@ func TestServeExperiments(t *testing.T) {
 	})
 }
 
-// TestExperimentSurvivesKill runs an experiment on two `serve` nodes of one PostgreSQL
-// database and kills the node driving it (SIGKILL) midway: the other takes it over once its
-// lease expires and completes it; no item's agent is called twice (a completed one's exactly
-// once), the items the killed node had in flight fail as interrupted, and every run that
-// completed is scored once per evaluator.
+// TestExperimentSurvivesKill runs an experiment on a `serve` process of a PostgreSQL database
+// and kills it (SIGKILL) midway, at a moment the test chooses: a quarter of the items are
+// recorded and the next ones' agent calls are held at the fake model, so that every run the
+// process has is inside its model call (none between recording that it reached its model call
+// and sending the request). A node started after the kill takes the experiment over once its
+// lease expires and completes it. Counted at the fake: every item's agent is called exactly
+// once (the killed node's in-flight items end failed as interrupted, after their one call;
+// the rest run once on the new node), and every completed item is judged once and scored once
+// per evaluator.
 func TestExperimentSurvivesKill(t *testing.T) {
 	pg := postgresURL(t)
 	if pg == "" {
 		t.Skip("TEST_DATABASE_URL is not set: the cluster needs PostgreSQL")
 	}
 	ctx := context.Background()
-	fake := experimentFake(150 * time.Millisecond)
+	const n, concurrency = 60, 4
+	fake := llmtest.NewOpenAI()
 	defer fake.Close()
+	release := make(chan struct{})
+	var once sync.Once
+	open := func() { once.Do(func() { close(release) }) }
+	defer open() // before fake.Close, which waits for the held requests
+	var mu sync.Mutex
+	answered, held := 0, map[string]int{} // agent calls answered before the hold; held per item
+	fake.Fallback = func(req llmtest.Request) llmtest.Reply {
+		tag := itemTag.FindString(string(req.Raw))
+		if strings.Contains(string(req.Raw), judgeMarker) {
+			return llmtest.Reply{Text: []string{`{"reasoning":"It answers ` + tag + `.","score":"pass"}`}, Usage: &llmtest.Usage{Prompt: 20, Completion: 8}}
+		}
+		mu.Lock()
+		hold := answered >= n/4
+		if hold {
+			held[tag]++
+		} else {
+			answered++
+		}
+		mu.Unlock()
+		if hold {
+			<-release
+		}
+		return llmtest.Reply{Text: []string{"Answer ", tag}, Usage: &llmtest.Usage{Prompt: 5, Completion: 2}}
+	}
+	heldNow := func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(held)
+	}
+
 	const lease = 3 * time.Second
 	env := serveEnv(t.TempDir())
 	for k, v := range map[string]string{"DATABASE_URL": pg, "MODELS": "real", "LEASE_TIMEOUT": lease.String(), "HEARTBEAT_INTERVAL": "500ms",
 		"LOG_LEVEL": "info", "RATE_LIMIT": "0", "SHUTDOWN_TIMEOUT": "2s"} {
 		env[k] = v
 	}
-	// The node to kill starts first and is asked for the experiment: it takes it at once.
-	bin := buildBinary(t)
-	n1 := start(t, env, "serve") // makes the database and its key
-	victim := startProcess(t, bin, env)
-	cv := client.New(victim.URL, client.WithAPIKey(n1.Key))
-	const n = 60
-	agentID, datasetID, evaluators := experimentSetup(t, n1.C, fake.URL, n)
-	x, err := cv.ExperimentCreate(ctx, client.ExperimentCreateRequest{DatasetID: datasetID, AgentID: agentID, EvaluatorIds: evaluators, Concurrency: client.Ptr(int64(4))})
+	// A first node makes the database, its key and the workspace's data, then stops: the
+	// process below is the only node when the experiment starts, so it drives it.
+	n0 := start(t, env, "serve")
+	agentID, datasetID, evaluators := experimentSetup(t, n0.C, fake.URL, n)
+	n0.stop(t)
+	victim := startProcess(t, buildBinary(t), env)
+	cv := client.New(victim.URL, client.WithAPIKey(n0.Key))
+	x, err := cv.ExperimentCreate(ctx, client.ExperimentCreateRequest{DatasetID: datasetID, AgentID: agentID, EvaluatorIds: evaluators,
+		Concurrency: client.Ptr(int64(concurrency))})
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	// Kill it once a quarter of the items finished.
-	deadline := time.Now().Add(time.Minute)
-	for {
-		cur, err := n1.C.ExperimentGet(ctx, x.ID)
+	// Kill it once the first quarter is recorded (no judge call in flight) and the agent calls
+	// held at the fake are all of the experiment's running executions, as many as its
+	// concurrency lets run: no run is between its mark and its request, and none starts.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		cur, err := cv.ExperimentGet(ctx, x.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cur.Progress.Completed+cur.Progress.Failed >= n/4 {
+		running, err := cv.ExecutionList(ctx, client.ListExecutionsParams{ExperimentID: x.ID, Status: "running", Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := heldNow()
+		if cur.Progress.Completed == n/4 && cur.Progress.Failed == 0 && len(h) == concurrency && len(running.Data) == len(h) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("experiment stuck: %+v", cur)
+			t.Fatalf("not ready to kill after a minute: %+v, %d running, held %v\n%s", cur.Progress, len(running.Data), h, victim.Logs())
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	if err := victim.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()
 	<-victim.exited
+	open()
+	inFlight := heldNow()
 
-	// The survivor completes it.
+	// A new node completes it.
+	survivor := start(t, env, "serve")
 	var done *client.Experiment
 	for {
-		if done, err = n1.C.ExperimentGet(ctx, x.ID); err != nil {
+		if done, err = survivor.C.ExperimentGet(ctx, x.ID); err != nil {
 			t.Fatal(err)
 		}
 		if done.Finished() {
 			break
 		}
 		if time.Since(killed) > time.Minute {
-			t.Fatalf("experiment not finished a minute after the kill: %+v", done)
-		}
-		if testing.Verbose() && time.Since(killed)%time.Second < 50*time.Millisecond {
-			t.Logf("%s after the kill: %+v", time.Since(killed).Round(time.Millisecond), done.Progress)
+			t.Fatalf("experiment not finished a minute after the kill: %+v\n%s", done, survivor.Logs())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("experiment %s %s after the kill: %+v", done.Status, time.Since(killed).Round(time.Millisecond), done.Progress)
-	if done.Status != "completed" || done.Progress.Completed+done.Progress.Failed != n || done.Progress.Failed > 4 {
-		t.Fatalf("experiment after the kill: %+v", done)
+	if done.Status != "completed" || done.Progress.Completed != n-concurrency || done.Progress.Failed != concurrency {
+		t.Fatalf("experiment after the kill: %+v (in flight at the kill: %v)", done, inFlight)
 	}
 
-	// Each completed item's agent called once, a failed one's at most once; failed items are
-	// the killed node's runs in flight.
-	agentCalls, _ := callsPerItem(fake)
-	rows, err := n1.C.ExperimentResults(ctx, x.ID, client.ListExperimentResultsParams{Limit: 100})
+	// Every item's agent called exactly once. The failed items are those whose calls were
+	// held when the node died; every completed one was judged once.
+	agentCalls, judgeCalls := callsPerItem(fake)
+	rows, err := survivor.C.ExperimentResults(ctx, x.ID, client.ListExperimentResultsParams{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(rows.Data) != n {
+		t.Fatalf("%d result rows, want %d", len(rows.Data), n)
 	}
 	completed := 0
 	for _, r := range rows.Data {
 		tag := itemTag.FindString(fmt.Sprint(r.Input["message"]))
+		if agentCalls[tag] != 1 {
+			t.Errorf("%s (%s): %d agent calls, want 1", tag, r.Status, agentCalls[tag])
+		}
 		switch r.Status {
 		case "completed":
 			completed++
-			if len(r.Scores) != 2 || agentCalls[tag] != 1 {
-				t.Errorf("%s completed with scores %v after %d agent calls", tag, r.Scores, agentCalls[tag])
+			if inFlight[tag] != 0 || len(r.Scores) != 2 || judgeCalls[tag] != 1 {
+				t.Errorf("%s completed with scores %v after %d judge calls (held at the kill: %v)", tag, r.Scores, judgeCalls[tag], inFlight[tag] != 0)
 			}
 		case "failed":
-			// Its run was on the killed node: it may have died before or after the model call.
-			if agentCalls[tag] > 1 {
-				t.Errorf("%s failed after %d agent calls", tag, agentCalls[tag])
+			if inFlight[tag] != 1 || judgeCalls[tag] != 0 {
+				t.Errorf("%s failed, but its agent call was not held at the kill (%v), or it was judged %d times", tag, inFlight, judgeCalls[tag])
 			}
 			if r.Error == nil || !strings.Contains(*r.Error, victim.Node) {
 				t.Errorf("%s failed, but not as a run of the killed node %s: %v", tag, victim.Node, r.Error)
@@ -266,7 +314,7 @@ func TestExperimentSurvivesKill(t *testing.T) {
 			t.Errorf("%s ended %s", tag, r.Status)
 		}
 	}
-	scores := evalScoresPerExecution(t, n1.C, x.ID)
+	scores := evalScoresPerExecution(t, survivor.C, x.ID)
 	for k, c := range scores {
 		if c != 1 {
 			t.Errorf("%s scored %d times", k, c)

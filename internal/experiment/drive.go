@@ -185,7 +185,7 @@ func (d *drive) dispatch(ctx context.Context, it *domain.ExperimentItem, log *sl
 	var x *domain.Execution
 	if err == nil {
 		x, w, err = d.r.cfg.Engine.Submit(ctx, runtime.SubmitRequest{WorkspaceID: ws, Agent: d.agent, VersionID: &d.version.ID,
-			Config: &d.version.Config, Input: input, Source: Source, TimeoutMS: triggers.DefaultRunTimeout,
+			Config: &d.version.Config, Input: input, Source: Source, TimeoutMS: triggers.DefaultRunTimeout, Requeue: true,
 			Metadata: map[string]any{"experiment_id": d.x.ID, "dataset_id": d.x.DatasetID, "dataset_item_id": it.ItemID},
 			BeforeCreate: func(ctx context.Context, tx *store.Store, x *domain.Execution) error {
 				if d.r.cfg.BeforeCreate != nil {

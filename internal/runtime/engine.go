@@ -337,6 +337,12 @@ type SubmitRequest struct {
 	Source      string
 	TimeoutMS   int
 	Async       bool
+	// Requeue, for a run that starts now, says that its caller does not wait for it on this
+	// node only (an experiment's driver follows its items from any node): were the node to
+	// stop before the run's first model call, the run is queued again and runs elsewhere, as
+	// an async run does. The pass then records reaching its model call (one statement, see
+	// run.reachModel); without it the row has the mark from its insert.
+	Requeue bool
 	// UserID is the signed-in user who started the run; EndUserID the caller's id for its
 	// end user. Either may be nil.
 	UserID, EndUserID *string
@@ -408,9 +414,10 @@ func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*domain.Executi
 	} else {
 		// A sync run's caller waits on this node: were the node to stop, the run fails
 		// rather than running again elsewhere, so its row is marked as having reached its
-		// model call from its insert, and the pass sends no statement for it.
+		// model call from its insert, and the pass sends no statement for it (unless
+		// Requeue: its caller follows it from anywhere).
 		c := e.claim()
-		c.ModelCalled = true
+		c.ModelCalled = !req.Requeue
 		x.Claim = &c
 	}
 	if x.Input == nil {

@@ -343,6 +343,59 @@ func TestDrainRequeues(t *testing.T) {
 	})
 }
 
+// TestRequeueMarksAtModelCall: a run that starts now with Requeue (an experiment's item) is
+// recorded without the model-call mark, so that a rescue before its first model call queues
+// it again (see TestRescuer); its pass records the mark right before that call. Without
+// Requeue the row has the mark from its insert.
+func TestRequeueMarksAtModelCall(t *testing.T) {
+	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
+		ctx := context.Background()
+		m := newTestModel(0)
+		m.block.Store(true)
+		e := engineOn(t, st, "", m, 2)
+		submit := func(agent *domain.Agent, message string, requeue bool) (*domain.Execution, *Waiter) {
+			t.Helper()
+			x, run, err := e.Submit(ctx, SubmitRequest{WorkspaceID: a.WorkspaceID, Agent: agent, VersionID: a.ActiveVersionID, Config: a.Config,
+				Input: map[string]any{"message": message}, Source: "experiment", TimeoutMS: 10_000, Requeue: requeue})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return x, run
+		}
+		// A pass that stops before any model call (its agent type has no runner) leaves the
+		// row as inserted.
+		broken := *a
+		broken.Type = "no-runner"
+		for _, requeue := range []bool{true, false} {
+			x, run := submit(&broken, "never calls", requeue)
+			<-run.Done()
+			got, err := st.ExecutionGet(ctx, a.WorkspaceID, x.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status != domain.StatusFailed || got.ModelCalled == requeue {
+				t.Fatalf("requeue %v: a run that never called a model ended %s with the mark %v", requeue, got.Status, got.ModelCalled)
+			}
+		}
+		// A pass inside its model call has recorded the mark before it.
+		x, run := submit(a, "inside the model", true)
+		for len(m.callsOf("inside the model")) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		got, err := st.ExecutionGet(ctx, a.WorkspaceID, x.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != domain.StatusRunning || !got.ModelCalled {
+			t.Fatalf("a run inside its model call: %s, mark %v", got.Status, got.ModelCalled)
+		}
+		if _, err := e.Cancel(ctx, a.WorkspaceID, x.ID); err != nil {
+			t.Fatal(err)
+		}
+		<-run.Done()
+	})
+}
+
 // blockingRouter holds every run at its route (before any model call) until its context ends.
 type blockingRouter struct {
 	SimulatedRouter
