@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/assets"
-	"github.com/agentplane/agentplane/internal/blob"
 	"github.com/agentplane/agentplane/internal/datasource"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm"
@@ -51,7 +50,8 @@ func errorFrame(msg, code string) json.RawMessage {
 
 // Config is what an Engine needs.
 type Config struct {
-	Store *store.Store
+	// Store is where runs are recorded: SQLStore{st} for a *store.Store.
+	Store Store
 	// Router decides which provider answers each version's model calls.
 	Router ModelRouter
 	// Tools opens the MCP sessions of runs' tool calls; nil is SimulatedTools.
@@ -72,7 +72,7 @@ type Config struct {
 	// the emulator: seed.Sample); nil answers them with an error result.
 	DataSources datasource.Executor
 	// Assets stores the media runs produce (model replies, MCP tool results); nil keeps
-	// them in memory, unlimited (tests). The API serves the same service (Engine.Assets).
+	// them in memory, unlimited (tests; see memoryAssets). The API serves the same service (Engine.Assets).
 	Assets *assets.Service
 	// Circuits holds the circuits of providers' models for every node (see
 	// modelhealth.Circuits); nil keeps them in Store with the default threshold and
@@ -96,7 +96,7 @@ const seqBlock = 512
 // node renews by heartbeat; the elected leader rescues the runs of nodes that stopped. On
 // PostgreSQL the nodes of one database talk over LISTEN/NOTIFY (cluster.go).
 type Engine struct {
-	st      *store.Store
+	st      Store
 	router  ModelRouter
 	tools   ToolServers
 	log     *slog.Logger
@@ -186,7 +186,7 @@ func New(cfg Config) *Engine {
 		cfg.Metrics = noMetrics{}
 	}
 	if cfg.Assets == nil {
-		cfg.Assets = assets.New(cfg.Store, blob.NewMemory(), 0)
+		cfg.Assets = memoryAssets(cfg.Store)
 	}
 	if cfg.Circuits == nil {
 		cfg.Circuits = &modelhealth.Circuits{Shared: modelhealth.NewDatabase(cfg.Store)}
@@ -352,7 +352,7 @@ type SubmitRequest struct {
 	// anything else is written (x has its id): the API checks the plan limits there, under a
 	// per-workspace lock, and links an Idempotency-Key to x. Its error rolls everything back
 	// and is Submit's error.
-	BeforeCreate func(ctx context.Context, tx *store.Store, x *domain.Execution) error
+	BeforeCreate func(ctx context.Context, tx Store, x *domain.Execution) error
 }
 
 // ChatTurn is a user message sent to a session.
@@ -433,7 +433,7 @@ func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*domain.Executi
 		// needing to find it (a cancel, the heartbeat) can look.
 		defer e.runs.claiming()()
 	}
-	create := func(tx *store.Store) error {
+	create := func(tx Store) error {
 		if req.BeforeCreate != nil {
 			if err := req.BeforeCreate(ctx, tx, x); err != nil {
 				return err
@@ -708,7 +708,7 @@ func (e *Engine) Decide(ctx context.Context, ws, id string, rv Review) (*domain.
 	patch.Claim = &c
 	defer e.runs.claiming()()
 	var x *domain.Execution
-	err = e.st.InTx(ctx, func(tx *store.Store) error {
+	err = e.st.InTx(ctx, func(tx Store) error {
 		var err error
 		if x, err = tx.ExecutionTransition(ctx, ws, id, domain.MoveResume.Status(), patch); err != nil {
 			return err
@@ -760,7 +760,7 @@ func (e *Engine) closeDirect(ctx context.Context, x *domain.Execution, m domain.
 	}
 	now := domain.Now()
 	dur := now.Sub(x.CreatedAt.Time).Milliseconds()
-	err = e.st.InTx(ctx, func(tx *store.Store) error {
+	err = e.st.InTx(ctx, func(tx Store) error {
 		last, err := tx.EventLastSeq(ctx, x.ID)
 		if err != nil {
 			return err
