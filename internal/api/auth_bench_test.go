@@ -106,7 +106,7 @@ func benchKey(b *testing.B, st *store.Store, ws string, scopes ...string) string
 func benchServer(b *testing.B, st *store.Store, ws string, box *secretbox.Box) *Server {
 	b.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	eng := runtime.New(runtime.Config{Store: st, Router: runtime.SimulatedRouter{Model: simulated.New()}, Logger: log})
+	eng := runtime.New(runtime.Config{Store: runtime.SQLStore{Store: st}, Router: runtime.SimulatedRouter{Model: simulated.New()}, Logger: log})
 	srv, err := New(Config{Store: st, Logger: log, Secrets: box, WorkspaceID: ws, Engine: eng, DataSources: seed.NewSample(st)})
 	if err != nil {
 		b.Fatal(err)

@@ -206,9 +206,9 @@ func (s *Server) startChatTurn(w http.ResponseWriter, r *http.Request, key, hash
 		Input: map[string]any{"message": req.Content}, Metadata: map[string]any{"session_id": id}, Source: "chat", TimeoutMS: defaultTimeoutMS,
 		UserID: userIDOf(r), EndUserID: endUser,
 		Chat: &runtime.ChatTurn{SessionID: id, UserMessageID: userMsgID, Content: req.Content, IdempotencyKey: key, RequestHash: hash},
-		BeforeCreate: func(ctx context.Context, tx *store.Store, _ *domain.Execution) error {
+		BeforeCreate: runtime.SQLHook(func(ctx context.Context, tx *store.Store, _ *domain.Execution) error {
 			return s.checkExecutionLimits(ctx, tx, ws)
-		}})
+		})})
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +234,7 @@ func (s *Server) answerQuestion(ctx context.Context, ws, execID, msgID, content,
 	if err != nil {
 		return nil, err
 	}
-	if x, err = s.engine.Decide(ctx, ws, execID, runtime.Review{Answer: content, DecidedBy: by, ChatMessageID: msgID, BeforeDecide: before}); err != nil {
+	if x, err = s.engine.Decide(ctx, ws, execID, runtime.Review{Answer: content, DecidedBy: by, ChatMessageID: msgID, BeforeDecide: runtime.SQLHook(before)}); err != nil {
 		return nil, err
 	}
 	run, ok := s.engine.Running(x.ID)

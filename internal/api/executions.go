@@ -228,7 +228,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, req runtime.Subm
 	// Without limits or a key to link, the execution is recorded on its own (one statement
 	// on PostgreSQL), not in a transaction.
 	if s.executionLimited() || claim != nil {
-		req.BeforeCreate = func(ctx context.Context, tx *store.Store, x *domain.Execution) error {
+		req.BeforeCreate = runtime.SQLHook(func(ctx context.Context, tx *store.Store, x *domain.Execution) error {
 			if err := s.checkExecutionLimits(ctx, tx, req.WorkspaceID); err != nil {
 				return err
 			}
@@ -236,7 +236,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, req runtime.Subm
 				return tx.IdempotencyLinkExecution(ctx, claim, x.ID)
 			}
 			return nil
-		}
+		})
 	}
 	x, run, err := s.engine.Submit(r.Context(), req)
 	if err != nil {

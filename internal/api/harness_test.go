@@ -169,7 +169,7 @@ func (c envConfig) startEngine(t *testing.T, box *secretbox.Box, log *slog.Logge
 	if c.tools != nil {
 		toolServers = c.tools(c.store, box)
 	}
-	ecfg := runtime.Config{Store: c.store, Router: models, Tools: toolServers, Logger: log, Workers: 4, Metrics: m}
+	ecfg := runtime.Config{Store: runtime.SQLStore{Store: c.store}, Router: models, Tools: toolServers, Logger: log, Workers: 4, Metrics: m}
 	if c.engine != nil {
 		c.engine(&ecfg)
 	}

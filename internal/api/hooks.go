@@ -241,7 +241,7 @@ func (s *Server) answerDuplicate(w http.ResponseWriter, r *http.Request, t *doma
 func (s *Server) webhookRun(w http.ResponseWriter, r *http.Request, t *domain.Trigger, ev *platform.Event, req runtime.SubmitRequest) error {
 	sync := t.Config["respond"] == "sync"
 	req.Async = !sync
-	req.BeforeCreate = s.claimEvent(t, ev, false)
+	req.BeforeCreate = runtime.SQLHook(s.claimEvent(t, ev, false))
 	x, run, err := s.engine.Submit(r.Context(), req)
 	var dup *store.DuplicateEventError
 	if errors.As(err, &dup) {
@@ -290,7 +290,7 @@ func (s *Server) chatPlatformRun(w http.ResponseWriter, r *http.Request, t *doma
 	}
 	req.Metadata["session_id"] = sessionID
 	replies := s.cfg.Replier != nil && !p.Sync()
-	req.BeforeCreate = s.claimEvent(t, ev, replies)
+	req.BeforeCreate = runtime.SQLHook(s.claimEvent(t, ev, replies))
 	var x *domain.Execution
 	var run *runtime.Waiter
 	// A run of the conversation waiting for the answer to its question: this message answers it.

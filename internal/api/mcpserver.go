@@ -158,9 +158,9 @@ func (s *Server) mcpCall(httpCtx context.Context, ws string, a *domain.Agent, us
 		}
 		x, run, err := s.engine.Submit(ctx, runtime.SubmitRequest{WorkspaceID: ws, Agent: a, VersionID: a.ActiveVersionID, Config: a.Config,
 			Input: input, Metadata: map[string]any{"mcp_tool": req.Params.Name}, Source: "mcp", TimeoutMS: defaultTimeoutMS, UserID: userID,
-			BeforeCreate: func(ctx context.Context, tx *store.Store, _ *domain.Execution) error {
+			BeforeCreate: runtime.SQLHook(func(ctx context.Context, tx *store.Store, _ *domain.Execution) error {
 				return s.checkExecutionLimits(ctx, tx, ws)
-			}})
+			})})
 		if err != nil {
 			return toolError("%s", s.toAPIError(&http.Request{}, err).Message), nil
 		}

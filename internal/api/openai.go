@@ -272,7 +272,7 @@ func (s *Server) startOpenAIRun(r *http.Request, o *openAIRun) (*domain.Executio
 		return x, nil, err
 	}
 	if s.executionLimited() || claim != nil || o.session != nil || len(o.earlier) > 0 {
-		req.BeforeCreate = func(ctx context.Context, tx *store.Store, x *domain.Execution) error {
+		req.BeforeCreate = runtime.SQLHook(func(ctx context.Context, tx *store.Store, x *domain.Execution) error {
 			if err := s.checkExecutionLimits(ctx, tx, ws); err != nil {
 				return err
 			}
@@ -293,7 +293,7 @@ func (s *Server) startOpenAIRun(r *http.Request, o *openAIRun) (*domain.Executio
 				return tx.IdempotencyLinkExecution(ctx, claim, x.ID)
 			}
 			return nil
-		}
+		})
 	}
 	return s.engine.Submit(r.Context(), req)
 }

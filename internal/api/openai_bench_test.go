@@ -86,7 +86,7 @@ func BenchmarkOpenAIOverhead(b *testing.B) {
 func benchRunServer(b *testing.B, st *store.Store, ws string) *Server {
 	b.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	eng := runtime.New(runtime.Config{Store: st, Router: runtime.SimulatedRouter{Model: simulated.New()}, Logger: log})
+	eng := runtime.New(runtime.Config{Store: runtime.SQLStore{Store: st}, Router: runtime.SimulatedRouter{Model: simulated.New()}, Logger: log})
 	if err := eng.Start(context.Background()); err != nil {
 		b.Fatal(err)
 	}

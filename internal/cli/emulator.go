@@ -212,7 +212,7 @@ func NewEmulator(ctx context.Context, log *slog.Logger, c EmulatorConfig) (*Emul
 	m := metrics.New()
 	sources := seed.NewSample(st)
 	as := assets.New(st, blobs, 0)
-	eng := runtime.New(runtime.Config{Store: st, Router: runtime.SimulatedRouter{Model: simulated.New()}, Tools: runtime.SimulatedTools{},
+	eng := runtime.New(runtime.Config{Store: runtime.SQLStore{Store: st}, Router: runtime.SimulatedRouter{Model: simulated.New()}, Tools: runtime.SimulatedTools{},
 		Logger: log, Workers: c.Workers, Metrics: m, DataSources: sources, Assets: as})
 	runner := experiment.NewRunner(experiment.Config{Store: st, Engine: eng, Logger: log})
 	srv, err := api.New(api.Config{

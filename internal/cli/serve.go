@@ -610,7 +610,7 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 	}
 	sources := datasource.NewLive(dsConfig)
 	// Runs query the same data sources through config.data_sources tools.
-	eng := runtime.New(runtime.Config{Store: st, Router: router, Tools: tools, Logger: log, Workers: c.Workers,
+	eng := runtime.New(runtime.Config{Store: runtime.SQLStore{Store: st}, Router: router, Tools: tools, Logger: log, Workers: c.Workers,
 		LeaseTimeout: c.Leases.Timeout, HeartbeatInterval: c.Leases.Heartbeat, PostgresURL: c.DB.databaseURL, Metrics: m,
 		DataSources: sources, Assets: assetService, Circuits: &modelhealth.Circuits{Shared: health}})
 	replier := &triggers.Replier{Store: st, Secrets: box, Client: triggerReplyClient(guard), Logger: log}

@@ -47,7 +47,7 @@ func servedDocument(t *testing.T, emulator bool) string {
 	}
 	t.Cleanup(func() { st.Close() })
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	eng := runtime.New(runtime.Config{Store: st, Router: runtime.SimulatedRouter{Model: simulated.New()}, Logger: log})
+	eng := runtime.New(runtime.Config{Store: runtime.SQLStore{Store: st}, Router: runtime.SimulatedRouter{Model: simulated.New()}, Logger: log})
 	box := secretbox.NewRandom()
 	var ds datasource.Executor = seed.NewSample(st)
 	if !emulator {

@@ -47,7 +47,7 @@ func servedAgents(t *testing.T, emulator bool) (string, string) {
 	if !emulator {
 		router = &runtime.CredentialRouter{Store: st, Secrets: box, Simulated: simulated.New()}
 	}
-	eng := runtime.New(runtime.Config{Store: st, Router: router, Logger: log})
+	eng := runtime.New(runtime.Config{Store: runtime.SQLStore{Store: st}, Router: router, Logger: log})
 	if err := eng.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/claimloop"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -56,21 +56,10 @@ type OnlineConfig struct {
 // judgments under a lease on any node and writes each score in the transaction that settles
 // the judgment (so none is made twice).
 type Online struct {
-	cfg OnlineConfig
-	st  *store.Store
-	log *slog.Logger
-
-	wake chan struct{}
-
-	mu       sync.Mutex
-	started  bool
-	stopped  bool
-	stopLoop chan struct{}
-	loopDone chan struct{}
-	runCtx   context.Context // judgments run under it; cancelled when Stop's grace ends
-	cancel   context.CancelFunc
-	inflight sync.WaitGroup
-	slots    chan struct{}
+	cfg  OnlineConfig
+	st   *store.Store
+	log  *slog.Logger
+	loop *claimloop.Loop[*domain.Judgment]
 }
 
 // NewOnline returns an Online judge and installs its judgment writer as a terminal hook of
@@ -97,9 +86,9 @@ func NewOnline(cfg OnlineConfig) *Online {
 	if cfg.Node == "" {
 		cfg.Node = "judge-" + store.NewID()
 	}
-	o := &Online{cfg: cfg, st: cfg.Store, log: cfg.Logger.With("component", "online-eval"), wake: make(chan struct{}, 1),
-		stopLoop: make(chan struct{}), loopDone: make(chan struct{}), slots: make(chan struct{}, cfg.Concurrency)}
-	o.runCtx, o.cancel = context.WithCancel(context.Background())
+	o := &Online{cfg: cfg, st: cfg.Store, log: cfg.Logger.With("component", "online-eval")}
+	o.loop = claimloop.New(claimloop.Config[*domain.Judgment]{Slots: cfg.Concurrency, Poll: cfg.Poll, Claim: o.claim,
+		Attempt: o.attempt, Logger: o.log, What: "judgments"})
 	cfg.Store.SetNamedTerminalHook("online-eval", o.enqueue)
 	return o
 }
@@ -126,136 +115,27 @@ func (o *Online) enqueue(ctx context.Context, tx *store.Store, x *domain.Executi
 		added = true
 	}
 	if added {
-		o.nudge()
+		o.loop.Nudge()
 	}
 	return nil
 }
 
-// nudge tells the loop that judgments may be due.
-func (o *Online) nudge() {
-	select {
-	case o.wake <- struct{}{}:
-	default:
-	}
-}
-
 // Start runs the judging loop until Stop. Calling it again does nothing.
-func (o *Online) Start(context.Context) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.started || o.stopped {
-		return
-	}
-	o.started = true
-	go o.loop()
-}
+func (o *Online) Start(context.Context) { o.loop.Start() }
 
 // Stop ends the loop, lets judgments in progress finish until ctx ends, then cancels the
 // rest (their leases expire and any node judges them again). The store hook stays: runs that
 // end after Stop still record their judgments. Safe to call twice.
-func (o *Online) Stop(ctx context.Context) {
-	o.mu.Lock()
-	if o.stopped {
-		o.mu.Unlock()
-		return
-	}
-	o.stopped = true
-	started := o.started
-	close(o.stopLoop)
-	o.mu.Unlock()
-	if started {
-		<-o.loopDone
-	}
-	idle := make(chan struct{})
-	go func() { o.inflight.Wait(); close(idle) }()
-	select {
-	case <-idle:
-	case <-ctx.Done():
-		o.cancel()
-		<-idle
-	}
-	o.cancel()
-}
+func (o *Online) Stop(ctx context.Context) { o.loop.Stop(ctx) }
 
-func (o *Online) loop() {
-	defer close(o.loopDone)
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for {
-		select {
-		case <-o.stopLoop:
-			return
-		case <-o.wake:
-			// Look shortly: the transaction that wrote the rows commits after the hook.
-			timer.Reset(20 * time.Millisecond)
-			continue
-		case <-timer.C:
-		}
-		n, err := o.claimAndJudge()
-		if err != nil {
-			o.log.Error("claim due judgments", "error", err)
-		}
-		next := o.cfg.Poll
-		if n > 0 {
-			// Wait for a free slot before claiming more, so claimed rows never wait in memory.
-			select {
-			case o.slots <- struct{}{}:
-				<-o.slots
-			case <-o.stopLoop:
-				return
-			}
-			next = 0
-		}
-		timer.Reset(next)
-	}
-}
-
-// claimAndJudge claims as many due judgments as there are free slots and starts them.
-func (o *Online) claimAndJudge() (int, error) {
-	free := cap(o.slots) - len(o.slots)
-	if free <= 0 {
-		return 0, nil
-	}
-	js, err := o.st.JudgmentClaim(o.runCtx, o.cfg.Node, o.cfg.Now(), o.cfg.Lease, free)
-	if err != nil {
-		return 0, err
-	}
-	for _, j := range js {
-		o.slots <- struct{}{}
-		o.inflight.Add(1)
-		go func() {
-			defer o.inflight.Done()
-			defer func() { <-o.slots }()
-			o.attempt(o.runCtx, j)
-		}()
-	}
-	return len(js), nil
+// claim takes at most limit due judgments (by the configured clock) for this node.
+func (o *Online) claim(ctx context.Context, limit int) ([]*domain.Judgment, error) {
+	return o.st.JudgmentClaim(ctx, o.cfg.Node, o.cfg.Now(), o.cfg.Lease, limit)
 }
 
 // RunDue claims every judgment due now (by the configured clock), makes them and waits for
 // the outcomes; it returns how many attempts it made. Tests drive online evaluation with it.
-func (o *Online) RunDue(ctx context.Context) (int, error) {
-	total := 0
-	for {
-		js, err := o.st.JudgmentClaim(ctx, o.cfg.Node, o.cfg.Now(), o.cfg.Lease, 100)
-		if err != nil {
-			return total, err
-		}
-		var wg sync.WaitGroup
-		for _, j := range js {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				o.attempt(ctx, j)
-			}()
-		}
-		wg.Wait()
-		total += len(js)
-		if len(js) < 100 {
-			return total, nil
-		}
-	}
-}
+func (o *Online) RunDue(ctx context.Context) (int, error) { return o.loop.RunDue(ctx, 100) }
 
 // attempt makes one claimed judgment and records the outcome: the score, a retry later, or
 // (a case the evaluator cannot judge, or the last attempt) a failure.

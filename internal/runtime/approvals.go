@@ -149,7 +149,7 @@ type Review struct {
 	// BeforeDecide, when set, runs inside the transaction that decides: an error undoes the
 	// decision. The answer of a chat message or a platform event records its Idempotency-Key
 	// or event key there, so a retried answer is recognised, not sent as a new turn.
-	BeforeDecide func(ctx context.Context, tx *store.Store, x *domain.Execution) error
+	BeforeDecide func(ctx context.Context, tx Store, x *domain.Execution) error
 	// timedOut: decided by the approval's timeout, which answers no question.
 	timedOut bool
 }

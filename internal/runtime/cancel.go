@@ -128,11 +128,11 @@ func (c *canceller) running(ctx context.Context, x *domain.Execution) (*domain.E
 			return nil, cancelAgain, nil // its run ended meanwhile: look again
 		}
 		c.asked = key
-	case e.cl == nil || e.leaseExpired(x):
+	case e.notify.cl == nil || e.leaseExpired(x):
 		// Its node stopped: close it here (unless the rescuer does first). On SQLite, one
 		// process, another node's run is a dead process's; a live one (two processes on one
 		// file, which is not supported) would find its writes fenced.
-		err := e.closeDirect(ctx, x, domain.MoveCancel, CodeCancelled, "execution cancelled", "", "", "", e.cl != nil)
+		err := e.closeDirect(ctx, x, domain.MoveCancel, CodeCancelled, "execution cancelled", "", "", "", e.notify.cl != nil)
 		if err == nil {
 			return c.cancelled(ctx)
 		}
@@ -144,7 +144,7 @@ func (c *canceller) running(ctx context.Context, x *domain.Execution) (*domain.E
 		c.w.follow()
 		if c.asked != key || time.Since(c.lastAsk) > time.Second {
 			// Sent after the interest, so the owner hears who waits before it stops the run.
-			e.cl.send(message{K: msgCancel, N: e.node, X: c.id, O: owner})
+			e.notify.send(message{K: msgCancel, N: e.node, X: c.id, O: owner})
 			c.asked, c.lastAsk = key, time.Now()
 		}
 	}

@@ -22,7 +22,7 @@ func twoNodes(t *testing.T, ma, mb *testModel) (st *store.Store, a *domain.Agent
 	nb = engineOn(t, stB, u, mb, 2)
 	// Each hears the other's hello within a heartbeat.
 	deadline := time.Now().Add(5 * time.Second)
-	for na.cl.alone() || nb.cl.alone() {
+	for na.notify.cl.alone() || nb.notify.cl.alone() {
 		if time.Now().After(deadline) {
 			t.Fatal("the nodes did not hear each other")
 		}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/assets"
-	"github.com/agentplane/agentplane/internal/blob"
 	"github.com/agentplane/agentplane/internal/datasource"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm"
@@ -51,7 +50,8 @@ func errorFrame(msg, code string) json.RawMessage {
 
 // Config is what an Engine needs.
 type Config struct {
-	Store *store.Store
+	// Store is where runs are recorded: SQLStore{st} for a *store.Store.
+	Store Store
 	// Router decides which provider answers each version's model calls.
 	Router ModelRouter
 	// Tools opens the MCP sessions of runs' tool calls; nil is SimulatedTools.
@@ -72,7 +72,7 @@ type Config struct {
 	// the emulator: seed.Sample); nil answers them with an error result.
 	DataSources datasource.Executor
 	// Assets stores the media runs produce (model replies, MCP tool results); nil keeps
-	// them in memory, unlimited (tests). The API serves the same service (Engine.Assets).
+	// them in memory, unlimited (tests; see memoryAssets). The API serves the same service (Engine.Assets).
 	Assets *assets.Service
 	// Circuits holds the circuits of providers' models for every node (see
 	// modelhealth.Circuits); nil keeps them in Store with the default threshold and
@@ -96,7 +96,7 @@ const seqBlock = 512
 // node renews by heartbeat; the elected leader rescues the runs of nodes that stopped. On
 // PostgreSQL the nodes of one database talk over LISTEN/NOTIFY (cluster.go).
 type Engine struct {
-	st      *store.Store
+	st      Store
 	router  ModelRouter
 	tools   ToolServers
 	log     *slog.Logger
@@ -111,13 +111,16 @@ type Engine struct {
 	node             string
 	lease, heartbeat time.Duration
 	pgURL            string
-	cl               *cluster // nil on SQLite
 
+	// ctx is the parent of every pass's context, cancelled with the cause when the node
+	// stops; exec runs the passes, and notify tells streams, workers and the other nodes
+	// (its cluster: nil on SQLite) what changed.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	// prod claims queued runs for a pool of workers (wg).
+	exec   *executor
+	notify *notifier
+	// prod claims queued runs for a pool of workers (tracked with exec's passes).
 	prod *producer
-	wg   sync.WaitGroup
 
 	// bg runs the heartbeat, the leader's rescues and the cluster's sender.
 	bg       context.Context
@@ -186,7 +189,7 @@ func New(cfg Config) *Engine {
 		cfg.Metrics = noMetrics{}
 	}
 	if cfg.Assets == nil {
-		cfg.Assets = assets.New(cfg.Store, blob.NewMemory(), 0)
+		cfg.Assets = memoryAssets(cfg.Store)
 	}
 	if cfg.Circuits == nil {
 		cfg.Circuits = &modelhealth.Circuits{Shared: modelhealth.NewDatabase(cfg.Store)}
@@ -198,8 +201,10 @@ func New(cfg Config) *Engine {
 		pgURL: cfg.PostgresURL, ctx: ctx, cancel: cancel,
 		bg: bg, bgCancel: bgCancel, runs: newRegistry(), assets: cfg.Assets, circuits: cfg.Circuits}
 	e.log = e.log.With("node", e.node)
+	e.exec = newExecutor(executorConfig{Context: ctx, Runs: e.runs, Pipeline: e.runPipeline})
 	e.prod = newProducer(producerConfig{Workers: cfg.Workers, Poll: pollInterval, Claim: e.claimNext,
-		Run: func(c *claimed) { e.runRegistered(c.x, nil, c.h, nil) }, Logger: e.log})
+		Run: func(c *claimed) { e.exec.run(c.x, nil, c.h, nil) }, Logger: e.log})
+	e.notify = newNotifier(notifierConfig{Hub: e.hub, Node: e.node, Idle: e.prod.idleWorkers, Wake: e.prod.poke})
 	e.rescuer = newRescuer(rescuerConfig{Store: e.st, Node: e.node, Logger: e.log, Rescued: e.rescued})
 	e.elect = newElector(electorConfig{Interval: min(5*time.Second, cfg.LeaseTimeout/3), Lead: e.lead, Logger: e.log})
 	return e
@@ -236,12 +241,12 @@ func (e *Engine) Start(ctx context.Context) error {
 			}
 		}
 		host, _ := os.Hostname()
-		e.log.Info("engine started", "host", host, "cluster", e.cl != nil, "lease_timeout", e.lease, "heartbeat_interval", e.heartbeat)
+		e.log.Info("engine started", "host", host, "cluster", e.notify.cl != nil, "lease_timeout", e.lease, "heartbeat_interval", e.heartbeat)
 		e.beat = newHeartbeat(heartbeatConfig{Store: e.st, Node: e.node, Lease: e.lease, Interval: e.heartbeat, Runs: e.runs,
 			Fault: e.fault, Logger: e.log})
 		e.bgwg.Go(func() { e.beat.run(e.bg) })
 		e.bgwg.Go(func() { e.elect.run(e.bg) })
-		e.prod.start(&e.wg)
+		e.prod.start(&e.exec.wg)
 	})
 	return err
 }
@@ -270,7 +275,7 @@ func (e *Engine) Stop(ctx context.Context) {
 		}()
 		<-idle
 		e.cancel(errShutdown)
-		e.wg.Wait()
+		e.exec.wait()
 		e.stopBackground()
 	})
 }
@@ -286,17 +291,7 @@ func (e *Engine) stopBackground() {
 	e.bgCancel()
 	e.bgwg.Wait()
 	e.elect.resign()
-	e.cl.stop()
-}
-
-// queued wakes a worker for a run just queued: one of this node when one is idle, else the
-// other nodes' (on PostgreSQL), so that claims do not multiply with the number of nodes.
-func (e *Engine) queued() {
-	if e.prod.idleWorkers() > 0 || e.cl == nil || e.cl.alone() {
-		e.prod.poke()
-		return
-	}
-	e.cl.send(message{K: msgQueued, N: e.node})
+	e.notify.cl.stop()
 }
 
 // claim is this node's claim on a new pass.
@@ -316,7 +311,7 @@ func (e *Engine) claimNext() (*claimed, error) {
 	x, err := e.st.ExecutionClaim(e.ctx, e.claim())
 	var h *handle
 	if x != nil {
-		h = e.register(e.ctx, x)
+		h = e.exec.register(e.ctx, x)
 	}
 	release()
 	if x == nil || err != nil {
@@ -358,7 +353,7 @@ type SubmitRequest struct {
 	// anything else is written (x has its id): the API checks the plan limits there, under a
 	// per-workspace lock, and links an Idempotency-Key to x. Its error rolls everything back
 	// and is Submit's error.
-	BeforeCreate func(ctx context.Context, tx *store.Store, x *domain.Execution) error
+	BeforeCreate func(ctx context.Context, tx Store, x *domain.Execution) error
 }
 
 // ChatTurn is a user message sent to a session.
@@ -440,7 +435,7 @@ func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*domain.Executi
 		// needing to find it (a cancel, the heartbeat) can look.
 		defer e.runs.claiming()()
 	}
-	create := func(tx *store.Store) error {
+	create := func(tx Store) error {
 		if req.BeforeCreate != nil {
 			if err := req.BeforeCreate(ctx, tx, x); err != nil {
 				return err
@@ -485,38 +480,15 @@ type prepared struct {
 // start runs an execution this node owns in the background, tracked for Stop. agent and
 // pre may be nil. The caller is claiming (see registry).
 func (e *Engine) start(x *domain.Execution, agent *domain.Agent, pre *prepared) *Waiter {
-	h := e.register(e.ctx, x)
-	e.wg.Go(func() { e.runRegistered(x, agent, h, pre) })
-	return &Waiter{h: h}
-}
-
-// register makes the handle of a pass over x, which this node owns; the caller is claiming
-// (see registry).
-func (e *Engine) register(parent context.Context, x *domain.Execution) *handle {
-	ctx, cancel := context.WithCancelCause(parent)
-	h := &handle{ctx: ctx, cancel: cancel, done: make(chan struct{}), attempt: x.Attempt}
-	e.runs.add(x.ID, h)
-	return h
+	return e.exec.start(x, agent, pre)
 }
 
 // changed tells whoever waits on an execution, here and on other nodes, that its status
 // changed (this node changed it).
-func (e *Engine) changed(id string) {
-	e.hub.notify(id)
-	if e.cl != nil {
-		e.cl.statusChanged(id)
-	}
-}
+func (e *Engine) changed(id string) { e.notify.changed(id) }
 
-func (e *Engine) runRegistered(x *domain.Execution, agent *domain.Agent, h *handle, pre *prepared) {
-	ctx := h.ctx
-	defer func() {
-		h.cancel(nil)
-		e.runs.remove(x.ID, h)
-		close(h.done)
-	}()
-	h.result = e.runPipeline(ctx, h, x, agent, pre)
-}
+// queued wakes a worker, here or on another node, for a run just queued.
+func (e *Engine) queued() { e.notify.queued() }
 
 // runPipeline runs a pass and records its outcome, returning the execution as recorded.
 func (e *Engine) runPipeline(ctx context.Context, h *handle, x *domain.Execution, agent *domain.Agent, pre *prepared) *domain.Execution {
@@ -661,9 +633,9 @@ func (e *Engine) runChild(ctx context.Context, parent *domain.Execution, agentID
 		release()
 		return nil, err
 	}
-	h := e.register(withDepth(ctx, depthFrom(ctx)+1), x)
+	h := e.exec.register(withDepth(ctx, depthFrom(ctx)+1), x)
 	release()
-	e.runRegistered(x, a, h, nil)
+	e.exec.run(x, a, h, nil)
 	return e.st.ExecutionGet(context.WithoutCancel(ctx), x.WorkspaceID, x.ID)
 }
 
@@ -715,7 +687,7 @@ func (e *Engine) Decide(ctx context.Context, ws, id string, rv Review) (*domain.
 	patch.Claim = &c
 	defer e.runs.claiming()()
 	var x *domain.Execution
-	err = e.st.InTx(ctx, func(tx *store.Store) error {
+	err = e.st.InTx(ctx, func(tx Store) error {
 		var err error
 		if x, err = tx.ExecutionTransition(ctx, ws, id, domain.MoveResume.Status(), patch); err != nil {
 			return err
@@ -767,7 +739,7 @@ func (e *Engine) closeDirect(ctx context.Context, x *domain.Execution, m domain.
 	}
 	now := domain.Now()
 	dur := now.Sub(x.CreatedAt.Time).Milliseconds()
-	err = e.st.InTx(ctx, func(tx *store.Store) error {
+	err = e.st.InTx(ctx, func(tx Store) error {
 		last, err := tx.EventLastSeq(ctx, x.ID)
 		if err != nil {
 			return err
@@ -829,10 +801,10 @@ func (e *Engine) Subscribe(id string) (*Subscription, bool) { return e.hub.Subsc
 // status changes from there. Close it when done. On a single node it never changes, and
 // costs nothing.
 func (e *Engine) Follow(id string) *Feed {
-	if e.cl == nil {
+	if e.notify.cl == nil {
 		return &Feed{}
 	}
-	return e.cl.follow(id)
+	return e.notify.cl.follow(id)
 }
 
 // Models is how model calls are answered: "real" or "simulated".

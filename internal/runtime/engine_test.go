@@ -47,7 +47,7 @@ func fixtureAgent(t testing.TB, st *store.Store) *domain.Agent {
 }
 
 func newEngine(st *store.Store) *Engine {
-	return New(Config{Store: st, Router: SimulatedRouter{Model: simulated.New()}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Workers: 2})
+	return New(Config{Store: SQLStore{Store: st}, Router: SimulatedRouter{Model: simulated.New()}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Workers: 2})
 }
 
 func stop(e *Engine) {

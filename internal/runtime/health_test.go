@@ -22,7 +22,7 @@ import (
 // (opened with box), with circuits c (nil: the defaults).
 func credentialEngine(t testing.TB, st *store.Store, pgURL string, box *secretbox.Box, c *modelhealth.Circuits) *Engine {
 	t.Helper()
-	e := New(Config{Store: st, Router: &CredentialRouter{Store: st, Secrets: box, Simulated: simulated.New()},
+	e := New(Config{Store: SQLStore{Store: st}, Router: &CredentialRouter{Store: st, Secrets: box, Simulated: simulated.New()},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Workers: 2, PostgresURL: pgURL, Circuits: c,
 		LeaseTimeout: 900 * time.Millisecond, HeartbeatInterval: 150 * time.Millisecond})
 	if err := e.Start(context.Background()); err != nil {

@@ -5,13 +5,11 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
-
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // heartbeatConfig is what a heartbeat needs.
 type heartbeatConfig struct {
-	Store *store.Store
+	Store Store
 	// Node is this node; Lease how long each renewal extends its runs' leases; Interval how
 	// often it renews them.
 	Node            string

@@ -45,20 +45,20 @@ func (e *Engine) startCluster(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	e.cl = newCluster(e, e.pgURL, channel)
-	e.hub.cl = e.cl
+	cl := newCluster(e, e.pgURL, channel)
+	e.notify.join(cl)
 	// The pool answered already: a LISTEN connection that cannot be had soon will not be.
 	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := e.cl.start(lctx, e.bg, &e.bgwg); err != nil {
-		e.cl, e.hub.cl = nil, nil
+	if err := cl.start(lctx, e.bg, &e.bgwg); err != nil {
+		e.notify.join(nil)
 		return fmt.Errorf("join the cluster: %w", err)
 	}
 	return nil
 }
 
 func (e *Engine) newLeaderLock() leaderLock {
-	if e.cl == nil {
+	if e.notify.cl == nil {
 		return soleNode{}
 	}
 	return pgLeader{lock: pgbus.NewLock(e.pgURL, "agentplane leader")}

@@ -120,7 +120,7 @@ func engineOn(t *testing.T, st *store.Store, pgURL string, m *testModel, workers
 	if m != nil {
 		router = testRouter{m: m}
 	}
-	e := New(Config{Store: st, Router: router, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Workers: workers,
+	e := New(Config{Store: SQLStore{Store: st}, Router: router, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Workers: workers,
 		LeaseTimeout: 900 * time.Millisecond, HeartbeatInterval: 150 * time.Millisecond, PostgresURL: pgURL})
 	if err := e.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -292,7 +292,7 @@ func TestDrainRequeues(t *testing.T) {
 	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
 		pre := &blockingRouter{entered: make(chan struct{}, 1)}
-		first := New(Config{Store: st, Router: pre, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Workers: 2,
+		first := New(Config{Store: SQLStore{Store: st}, Router: pre, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Workers: 2,
 			LeaseTimeout: 900 * time.Millisecond, HeartbeatInterval: 150 * time.Millisecond})
 		if err := first.Start(ctx); err != nil {
 			t.Fatal(err)
@@ -316,7 +316,7 @@ func TestDrainRequeues(t *testing.T) {
 
 		m := newTestModel(0)
 		m.block.Store(true)
-		third := New(Config{Store: st, Router: testRouter{m: m}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Workers: 2,
+		third := New(Config{Store: SQLStore{Store: st}, Router: testRouter{m: m}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Workers: 2,
 			LeaseTimeout: 900 * time.Millisecond, HeartbeatInterval: 150 * time.Millisecond})
 		if err := third.Start(ctx); err != nil {
 			t.Fatal(err)
@@ -429,9 +429,9 @@ func TestLeaseLostStopsRun(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 		// Another node's rescue, as after a stall of this one: the run is failed there.
-		other := New(Config{Store: st, Router: SimulatedRouter{Model: simulated.New()}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		other := New(Config{Store: SQLStore{Store: st}, Router: SimulatedRouter{Model: simulated.New()}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		cur, _ := st.ExecutionGet(ctx, a.WorkspaceID, x.ID)
-		if err := st.InTx(ctx, func(tx *store.Store) error { return other.rescuer.fail(ctx, tx, cur) }); err != nil {
+		if err := st.InTx(ctx, func(tx *store.Store) error { return other.rescuer.fail(ctx, SQLStore{tx}, cur) }); err != nil {
 			t.Fatal(err)
 		}
 		select {

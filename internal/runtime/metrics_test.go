@@ -47,7 +47,7 @@ func TestMetricsReported(t *testing.T) {
 	ctx := context.Background()
 	st, a := fixture(t)
 	rec := &recorder{}
-	e := New(Config{Store: st, Router: SimulatedRouter{Model: simulated.New()}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	e := New(Config{Store: SQLStore{Store: st}, Router: SimulatedRouter{Model: simulated.New()}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Workers: 2, Metrics: rec})
 
 	// Before the engine starts, nothing claims: a queued run is cancelled directly.

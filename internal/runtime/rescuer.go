@@ -6,12 +6,11 @@ import (
 	"log/slog"
 
 	"github.com/agentplane/agentplane/internal/domain"
-	"github.com/agentplane/agentplane/internal/store"
 )
 
 // rescuerConfig is what a rescuer needs.
 type rescuerConfig struct {
-	Store *store.Store
+	Store Store
 	// Node is this node's id, named in the error of the runs it fails.
 	Node   string
 	Logger *slog.Logger
@@ -41,7 +40,7 @@ func (r *rescuer) rescue(ctx context.Context) (int, error) {
 			requeued bool
 		}
 		var done []rescued
-		err := r.cfg.Store.InTx(ctx, func(tx *store.Store) error {
+		err := r.cfg.Store.InTx(ctx, func(tx Store) error {
 			done = done[:0]
 			xs, err := tx.ExecutionsExpired(ctx, rescueBatch)
 			if err != nil {
@@ -82,7 +81,7 @@ func (r *rescuer) rescue(ctx context.Context) (int, error) {
 }
 
 // fail fails a rescued run inside the rescue's transaction.
-func (r *rescuer) fail(ctx context.Context, tx *store.Store, x *domain.Execution) error {
+func (r *rescuer) fail(ctx context.Context, tx Store, x *domain.Execution) error {
 	owner := "a server that is gone"
 	if x.OwnerNode != nil {
 		owner = "server " + *x.OwnerNode

@@ -336,7 +336,7 @@ func (r *run) finish(o outcome) (*domain.Execution, error) {
 	// The trace's outcome is written with the move (one statement on PostgreSQL).
 	patch.Trace = &domain.TraceEnd{Usage: usage, Cost: cost, EndedAt: now, DurationMS: dur}
 	var final *domain.Execution
-	write := func(tx *store.Store) error {
+	write := func(tx Store) error {
 		if err := r.e.fault(); err != nil {
 			return err
 		}
@@ -431,7 +431,7 @@ func (r *run) finishFailed(ctx context.Context, now domain.Time, dur int64) (*do
 	backoff := 50 * time.Millisecond
 	for {
 		var final *domain.Execution
-		err := r.e.st.InTx(ctx, func(tx *store.Store) error {
+		err := r.e.st.InTx(ctx, func(tx Store) error {
 			if err := r.e.fault(); err != nil {
 				return err
 			}
@@ -475,7 +475,7 @@ func (r *run) finishFailed(ctx context.Context, now domain.Time, dur int64) (*do
 func (r *run) requeue(ctx context.Context) (*domain.Execution, error) {
 	seq, owner := r.seq, r.owner
 	var ok bool
-	err := r.e.st.InTx(ctx, func(tx *store.Store) error {
+	err := r.e.st.InTx(ctx, func(tx Store) error {
 		if err := tx.EventAppend(ctx, r.x.ID, r.pending); err != nil {
 			return err
 		}
@@ -496,18 +496,18 @@ func (r *run) requeue(ctx context.Context) (*domain.Execution, error) {
 	return &x, nil
 }
 
-func (r *run) storeChatTurn(ctx context.Context, tx *store.Store, c *chatState, output json.RawMessage) error {
+func (r *run) storeChatTurn(ctx context.Context, tx Store, c *chatState, output json.RawMessage) error {
 	return r.storeChat(ctx, tx, c, outputText(output))
 }
 
 // storeChatQuestion stores an ask_user question as the turn's reply: the user's next
 // message in the session answers it.
-func (r *run) storeChatQuestion(ctx context.Context, tx *store.Store, c *chatState, question string) error {
+func (r *run) storeChatQuestion(ctx context.Context, tx Store, c *chatState, question string) error {
 	return r.storeChat(ctx, tx, c, question)
 }
 
 // storeChat appends the turn's user message (unless stored already) and the reply.
-func (r *run) storeChat(ctx context.Context, tx *store.Store, c *chatState, reply string) error {
+func (r *run) storeChat(ctx context.Context, tx Store, c *chatState, reply string) error {
 	execID := r.x.ID
 	var msgs []*domain.ChatMessage
 	if !c.Stored {

@@ -165,7 +165,7 @@ func TestRescuer(t *testing.T) {
 		fresh, called, live := running(false, time.Millisecond), running(true, time.Millisecond), running(true, time.Hour)
 		time.Sleep(20 * time.Millisecond)
 		told := map[string]bool{}
-		r := newRescuer(rescuerConfig{Store: st, Node: "here", Logger: quiet(),
+		r := newRescuer(rescuerConfig{Store: SQLStore{Store: st}, Node: "here", Logger: quiet(),
 			Rescued: func(_ context.Context, x *domain.Execution, requeued bool) { told[x.ID] = requeued }})
 		n, err := r.rescue(ctx)
 		if err != nil {

@@ -101,7 +101,7 @@ func newToolEnv(t *testing.T, turns ...func(llm.Request) *llm.Response) *toolEnv
 	t.Cleanup(c.Close)
 	box := secretbox.NewRandom()
 	s := &script{turns: turns}
-	e := New(Config{Store: st, Router: scriptRouter{s}, Tools: &MCPServers{Store: st, Secrets: box, Client: c},
+	e := New(Config{Store: SQLStore{Store: st}, Router: scriptRouter{s}, Tools: &MCPServers{Store: st, Secrets: box, Client: c},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Workers: 2})
 	if err := e.Start(context.Background()); err != nil {
 		t.Fatal(err)

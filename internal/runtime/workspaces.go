@@ -5,9 +5,7 @@ package runtime
 // when it expires.
 func (e *Engine) WorkspaceGone(ws string) {
 	e.workspaceGone(ws)
-	if e.cl != nil {
-		e.cl.send(message{K: msgWorkspaceGone, N: e.node, X: ws})
-	}
+	e.notify.send(message{K: msgWorkspaceGone, N: e.node, X: ws})
 }
 
 // OnWorkspaceGone registers fn to be called with the id of every deleted workspace, from

@@ -223,7 +223,7 @@ func (s *Scheduler) start(ctx context.Context, t *domain.Trigger, tick time.Time
 	_, _, err = s.cfg.Engine.Submit(ctx, runtime.SubmitRequest{WorkspaceID: t.WorkspaceID, Agent: a, VersionID: versionID, Config: cfg,
 		Input: input, Metadata: map[string]any{"trigger_id": t.ID, "scheduled_at": tick.UTC().Format(time.RFC3339)}, Source: "schedule",
 		TimeoutMS: DefaultRunTimeout, Async: true,
-		BeforeCreate: func(ctx context.Context, tx *store.Store, _ *domain.Execution) error {
+		BeforeCreate: runtime.SQLHook(func(ctx context.Context, tx *store.Store, _ *domain.Execution) error {
 			if err := claim(ctx, tx); err != nil {
 				return err
 			}
@@ -231,7 +231,7 @@ func (s *Scheduler) start(ctx context.Context, t *domain.Trigger, tick time.Time
 				return s.cfg.BeforeCreate(ctx, tx, t.WorkspaceID)
 			}
 			return nil
-		}})
+		})})
 	return err
 }
 

@@ -57,7 +57,7 @@ func openNode(t *testing.T, url string) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := runtime.New(runtime.Config{Store: st, Router: runtime.SimulatedRouter{Model: simulated.New()}, Workers: 2, Logger: slog.New(slog.DiscardHandler)})
+	eng := runtime.New(runtime.Config{Store: runtime.SQLStore{Store: st}, Router: runtime.SimulatedRouter{Model: simulated.New()}, Workers: 2, Logger: slog.New(slog.DiscardHandler)})
 	if err := eng.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -13,11 +13,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/agentplane/agentplane/internal/claimloop"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/egress"
 	"github.com/agentplane/agentplane/internal/secretbox"
@@ -96,17 +96,8 @@ type Deliverer struct {
 	client *http.Client
 	ownsTr *http.Transport // the transport of the client New built, closed by Stop
 
-	wake chan struct{}
-
-	mu       sync.Mutex
-	started  bool
-	stopped  bool
-	stopLoop chan struct{} // closed by Stop: the loop claims nothing more
-	loopDone chan struct{}
-	sendCtx  context.Context // attempts run under it; cancelled when Stop's grace ends
-	cancel   context.CancelFunc
-	inflight sync.WaitGroup
-	slots    chan struct{}
+	loop   *claimloop.Loop[*domain.WebhookDelivery]
+	pruned time.Time // when the loop last pruned (only the loop reads and writes it)
 }
 
 // New returns a Deliverer and installs its outbox writer as the store's terminal hook.
@@ -132,9 +123,9 @@ func New(cfg Config) *Deliverer {
 	if cfg.Node == "" {
 		cfg.Node = "webhooks-" + store.NewID()
 	}
-	d := &Deliverer{cfg: cfg, st: cfg.Store, box: cfg.Secrets, log: cfg.Logger.With("component", "webhooks"),
-		wake: make(chan struct{}, 1), stopLoop: make(chan struct{}), loopDone: make(chan struct{}),
-		slots: make(chan struct{}, cfg.Concurrency)}
+	d := &Deliverer{cfg: cfg, st: cfg.Store, box: cfg.Secrets, log: cfg.Logger.With("component", "webhooks")}
+	d.loop = claimloop.New(claimloop.Config[*domain.WebhookDelivery]{Slots: cfg.Concurrency, Poll: cfg.Poll, Claim: d.claim,
+		Attempt: d.attempt, BeforeLook: d.prune, Logger: d.log, What: "webhook deliveries"})
 	d.client = cfg.Client
 	if d.client == nil {
 		d.ownsTr = cfg.Guard.Transport(nil)
@@ -142,7 +133,6 @@ func New(cfg Config) *Deliverer {
 			return http.ErrUseLastResponse // a redirect is an answer, not a delivery
 		}}
 	}
-	d.sendCtx, d.cancel = context.WithCancel(context.Background())
 	cfg.Store.SetTerminalHook(d.enqueue)
 	return d
 }
@@ -212,132 +202,38 @@ func (d *Deliverer) enqueue(ctx context.Context, tx *store.Store, x *domain.Exec
 			return err
 		}
 	}
-	d.nudge()
+	d.loop.Nudge()
 	return nil
 }
 
-// nudge tells the loop that deliveries may be due (it looks shortly after: the transaction
-// that wrote them commits after the hook returns).
-func (d *Deliverer) nudge() {
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
-}
-
 // Start runs the delivery loop until Stop. Calling it again does nothing.
-func (d *Deliverer) Start(context.Context) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.started || d.stopped {
-		return
-	}
-	d.started = true
-	go d.loop()
-}
+func (d *Deliverer) Start(context.Context) { d.loop.Start() }
 
 // Stop ends the loop, lets attempts in progress finish until ctx ends, then cancels the rest
 // (recorded as failed attempts, retried later by any node). The store hook stays: runs that
 // end after Stop still write their outbox rows, for the next start or another node to send.
 // Safe to call twice.
 func (d *Deliverer) Stop(ctx context.Context) {
-	d.mu.Lock()
-	if d.stopped {
-		d.mu.Unlock()
-		return
-	}
-	d.stopped = true
-	started := d.started
-	close(d.stopLoop)
-	d.mu.Unlock()
-	if started {
-		<-d.loopDone
-	}
-	idle := make(chan struct{})
-	go func() { d.inflight.Wait(); close(idle) }()
-	select {
-	case <-idle:
-	case <-ctx.Done():
-		d.cancel()
-		<-idle
-	}
-	d.cancel()
+	d.loop.Stop(ctx)
 	if d.ownsTr != nil {
 		d.ownsTr.CloseIdleConnections()
 	}
 }
 
-func (d *Deliverer) loop() {
-	defer close(d.loopDone)
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	due := time.Now() // when the timer fires
-	reset := func(after time.Duration) {
-		timer.Reset(after)
-		due = time.Now().Add(after)
+// prune runs Prune every pruneEvery, before a look of the loop.
+func (d *Deliverer) prune() {
+	if time.Since(d.pruned) < pruneEvery {
+		return
 	}
-	var pruned time.Time
-	for {
-		select {
-		case <-d.stopLoop:
-			return
-		case <-d.wake:
-			// Look shortly, giving the transaction that wrote the rows time to commit; a
-			// look already due sooner stays (a stream of wake-ups must not keep delaying it).
-			if wakeDelay := 20 * time.Millisecond; time.Until(due) > wakeDelay {
-				reset(wakeDelay)
-			}
-			continue
-		case <-timer.C:
-		}
-		if time.Since(pruned) >= pruneEvery {
-			pruned = time.Now()
-			if _, err := d.Prune(context.Background()); err != nil {
-				d.log.Error("prune webhook deliveries", "error", err)
-			}
-		}
-		n, err := d.claimAndSend()
-		if err != nil {
-			d.log.Error("claim due webhook deliveries", "error", err)
-		}
-		next := d.cfg.Poll
-		if n > 0 {
-			next = 0 // there may be more due: look again as soon as a slot is free
-		}
-		if n > 0 {
-			// Wait for a free slot before claiming more, so claimed rows never wait in memory.
-			select {
-			case d.slots <- struct{}{}:
-				<-d.slots
-			case <-d.stopLoop:
-				return
-			}
-		}
-		reset(next)
+	d.pruned = time.Now()
+	if _, err := d.Prune(context.Background()); err != nil {
+		d.log.Error("prune webhook deliveries", "error", err)
 	}
 }
 
-// claimAndSend claims as many due deliveries as there are free slots and starts their
-// attempts; it returns how many it started.
-func (d *Deliverer) claimAndSend() (int, error) {
-	free := cap(d.slots) - len(d.slots)
-	if free <= 0 {
-		return 0, nil
-	}
-	ds, err := d.st.WebhookDeliveryClaim(d.sendCtx, d.cfg.Node, d.cfg.Now(), lease, free)
-	if err != nil {
-		return 0, err
-	}
-	for _, dl := range ds {
-		d.slots <- struct{}{}
-		d.inflight.Add(1)
-		go func() {
-			defer d.inflight.Done()
-			defer func() { <-d.slots }()
-			d.attempt(d.sendCtx, dl)
-		}()
-	}
-	return len(ds), nil
+// claim takes at most limit due deliveries (by the configured clock) for this node.
+func (d *Deliverer) claim(ctx context.Context, limit int) ([]*domain.WebhookDelivery, error) {
+	return d.st.WebhookDeliveryClaim(ctx, d.cfg.Node, d.cfg.Now(), lease, limit)
 }
 
 // Prune deletes the delivered and failed deliveries last changed more than the retention
@@ -360,28 +256,7 @@ func (d *Deliverer) Prune(ctx context.Context) (int, error) {
 
 // RunDue claims every delivery due now (by the configured clock), sends them and waits for
 // the outcomes; it returns how many attempts it made. Tests drive the outbox with it.
-func (d *Deliverer) RunDue(ctx context.Context) (int, error) {
-	total := 0
-	for {
-		ds, err := d.st.WebhookDeliveryClaim(ctx, d.cfg.Node, d.cfg.Now(), lease, 100)
-		if err != nil {
-			return total, err
-		}
-		var wg sync.WaitGroup
-		for _, dl := range ds {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				d.attempt(ctx, dl)
-			}()
-		}
-		wg.Wait()
-		total += len(ds)
-		if len(ds) < 100 {
-			return total, nil
-		}
-	}
-}
+func (d *Deliverer) RunDue(ctx context.Context) (int, error) { return d.loop.RunDue(ctx, 100) }
 
 // attempt sends one claimed delivery and records the outcome.
 func (d *Deliverer) attempt(ctx context.Context, dl *domain.WebhookDelivery) {
@@ -450,7 +325,7 @@ func (d *Deliverer) send(ctx context.Context, dl *domain.WebhookDelivery, secret
 		switch {
 		case errors.As(err, &denied):
 			return 0, denied.Error(), true
-		case errors.Is(err, context.DeadlineExceeded) && d.sendCtx.Err() == nil && ctx.Err() != nil:
+		case errors.Is(err, context.DeadlineExceeded) && d.loop.Context().Err() == nil && ctx.Err() != nil:
 			return 0, fmt.Sprintf("no answer within %s", AttemptTimeout), false
 		case ctx.Err() != nil:
 			return 0, "interrupted: the server stopped during the attempt", false

@@ -826,7 +826,7 @@ func TestWakeUpsDoNotStarveTheLoop(t *testing.T) {
 			case <-stop:
 				return
 			case <-time.After(5 * time.Millisecond):
-				d.nudge()
+				d.loop.Nudge()
 			}
 		}
 	}()

@@ -92,7 +92,7 @@ func document() ([]byte, error) {
 	box := secretbox.NewRandom()
 	ds := datasource.NewLive(datasource.LiveConfig{Store: st, Secrets: box})
 	defer ds.Close()
-	eng := runtime.New(runtime.Config{Store: st, Router: runtime.SimulatedRouter{Model: simulated.New()}, Logger: log})
+	eng := runtime.New(runtime.Config{Store: runtime.SQLStore{Store: st}, Router: runtime.SimulatedRouter{Model: simulated.New()}, Logger: log})
 	srv, err := api.New(api.Config{Store: st, Logger: log, Secrets: box, Engine: eng, WorkspaceID: "sdks", DataSources: ds})
 	if err != nil {
 		return nil, err
