@@ -138,7 +138,7 @@ func FillHistory(ctx context.Context, db *sql.DB, dialect string, h History) err
 	// long-running server.
 	q := "ANALYZE"
 	if dialect == "postgres" {
-		q = "VACUUM ANALYZE executions, traces, spans, execution_events, chat_sessions, chat_messages, scores, trace_rollups, trace_rollup_bins, score_values"
+		q = "VACUUM ANALYZE executions, traces, spans, execution_events, chat_sessions, chat_messages, scores, trace_rollups, trace_rollup_bins, score_values, usage_rollups"
 	}
 	_, err = conn.ExecContext(ctx, q)
 	return err

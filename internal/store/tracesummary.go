@@ -1,11 +1,13 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,6 +49,22 @@ func addBin(sk *ddsketch.DDSketch, bin int, n int64) {
 		return
 	}
 	sk.GetPositiveValueStore().AddWithCount(bin, float64(n))
+}
+
+// addBins adds the "bin:count" pairs of packed (comma-separated) to a sketch.
+func addBins(sk *ddsketch.DDSketch, packed []byte) error {
+	for len(packed) > 0 {
+		pair, rest, _ := bytes.Cut(packed, []byte{','})
+		b, n, ok := bytes.Cut(pair, []byte{':'})
+		bin, err1 := strconv.Atoi(string(b))
+		count, err2 := strconv.ParseInt(string(n), 10, 64)
+		if !ok || err1 != nil || err2 != nil {
+			return fmt.Errorf("rollup bins %q: not bin:count", pair)
+		}
+		addBin(sk, bin, count)
+		packed = rest
+	}
+	return nil
 }
 
 // sketchLatency gives a sketch's p50, p95 and p99 interpolated between the two nearest ranks
@@ -128,33 +146,31 @@ func (s *Store) TraceSummary(ctx context.Context, ws string, from, to domain.Tim
 		return nil, fmt.Errorf("trace summary: %w", err)
 	}
 
-	// Their latency: the bins of each agent and bucket make one sketch. The rows come in key
-	// order, a period's bins of one agent in a row: the sketch is looked up when that changes,
-	// not for every row (BenchmarkTraceSummary's 30d-by-day reads ~84,000 bins).
+	// Their latency: the bins of each agent and period make one sketch, added up per bucket.
+	// The database packs a period's bins of one agent into one "bin:count,…" string, read in
+	// key order (no sort): the bins of a busy period number in the hundreds, and one row per
+	// bin cost the summary more in row handling than the whole merge (BenchmarkHistory,
+	// trace_summary_30d: the bins read grow with the runs until every bin of the durations'
+	// spread is used).
 	var (
 		agent sql.RawBytes
 		start int64
-		last  = key{bucket: -1}
-		sk    *ddsketch.DDSketch
-		bin   int
-		n     int64
-		at    = int64(-1)
+		bins  sql.RawBytes
 	)
-	err = s.rollupRows(ctx, `SELECT agent_id, period_start, bin, count
-		FROM trace_rollup_bins WHERE workspace_id = $1 AND period = $2 AND period_start >= $3 AND period_start < $4 AND count > 0`, args,
+	err = s.rollupRows(ctx, `SELECT agent_id, period_start, string_agg(bin || ':' || count, ',')
+		FROM trace_rollup_bins WHERE workspace_id = $1 AND period = $2 AND period_start >= $3 AND period_start < $4 AND count > 0
+		GROUP BY period_start, agent_id`, args,
 		func(r *sql.Rows) error {
-			if err := r.Scan(&agent, &start, &bin, &n); err != nil {
+			if err := r.Scan(&agent, &start, &bins); err != nil {
 				return err
 			}
-			if start != at || string(agent) != last.agent {
-				at, last = start, key{string(agent), start / bms * bms}
-				if sk = sketches[last]; sk == nil {
-					sk = newLatencySketch()
-					sketches[last] = sk
-				}
+			k := key{string(agent), start / bms * bms}
+			sk := sketches[k]
+			if sk == nil {
+				sk = newLatencySketch()
+				sketches[k] = sk
 			}
-			addBin(sk, bin, n)
-			return nil
+			return addBins(sk, bins)
 		})
 	if err != nil {
 		return nil, fmt.Errorf("trace summary latency: %w", err)
