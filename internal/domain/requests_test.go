@@ -242,3 +242,18 @@ func TestScoreRequestsValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { wantField(t, tc.r.Validate(), tc.field, tc.msg) })
 	}
 }
+
+func TestEvalRequestsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		r          interface{ Validate() error }
+		field, msg string
+	}{
+		{"a dataset", &DatasetCreateRequest{Name: "golden"}, "", ""},
+		{"a blank dataset name", &DatasetCreateRequest{Name: "\u00a0"}, "name", "must not be empty"},
+		{"an evaluator", &EvaluatorCreateRequest{Name: "exact", Type: "exact_match"}, "", ""},
+		{"a blank evaluator name", &EvaluatorCreateRequest{Name: " \t", Type: "exact_match"}, "name", "must not be empty"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { wantField(t, tc.r.Validate(), tc.field, tc.msg) })
+	}
+}
