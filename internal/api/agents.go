@@ -190,9 +190,7 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) error {
 	if p.Name, err = patchName(req.Name); err != nil {
 		return err
 	}
-	if p.Description, err = patchDescription(req.Description); err != nil {
-		return err
-	}
+	p.Description = req.Description
 	p.Status = req.Status
 	if req.Tags != nil {
 		p.Tags = ptr(domain.Strings(*req.Tags))

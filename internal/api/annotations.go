@@ -120,8 +120,6 @@ func (s *Server) updateAnnotationQueue(w http.ResponseWriter, r *http.Request) e
 	if req.Name != nil {
 		p.Name = ptr(strings.TrimSpace(*req.Name))
 	}
-	if req.Description != nil {
-	}
 	if req.ScoreConfigIDs != nil {
 		p.ScoreConfigIDs = ptr(domain.Strings(*req.ScoreConfigIDs))
 	}
@@ -208,8 +206,6 @@ func (s *Server) completeAnnotationItem(w http.ResponseWriter, r *http.Request) 
 	}
 	scores := make([]*domain.Score, len(req.Scores))
 	for i, sc := range req.Scores {
-		if sc.StringValue != nil {
-		}
 		scores[i] = &domain.Score{ConfigID: ptr(sc.ConfigID), Value: sc.Value, StringValue: sc.StringValue, Comment: sc.Comment,
 			Metadata: domain.JSONObject(sc.Metadata)}
 	}

@@ -234,9 +234,7 @@ func (s *Server) updateCredential(w http.ResponseWriter, r *http.Request) error 
 	if req.Provider != nil {
 		p.Provider = ptr(strings.TrimSpace(*req.Provider))
 	}
-	if p.Description, err = patchDescription(req.Description); err != nil {
-		return err
-	}
+	p.Description = req.Description
 	if req.Metadata != nil {
 		p.Metadata = ptr(domain.JSONObject(*req.Metadata))
 	}

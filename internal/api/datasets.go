@@ -18,13 +18,6 @@ import (
 	"github.com/agentplane/agentplane/internal/eval"
 )
 
-type datasetCreateRequest struct {
-	Name        string          `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Unique in the workspace."`
-	Description string          `json:"description,omitempty" maxLength:"2000"`
-	Metadata    map[string]any  `json:"metadata,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema,omitempty" doc:"A JSON Schema (draft 2020-12) every item's input must satisfy."`
-}
-
 type datasetUpdateRequest struct {
 	Name        *string          `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Description *string          `json:"description,omitempty" maxLength:"2000"`
@@ -81,7 +74,7 @@ func (s *Server) datasetRoutes() []route {
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
 			resp: domain.Dataset{}, h: s.listDatasets},
 		{method: "POST", path: v1 + "/datasets", op: "createDataset", tag: tag, scope: "datasets:write", summary: "Create a dataset",
-			body: datasetCreateRequest{}, resp: domain.Dataset{}, status: http.StatusCreated, creates: true, h: s.createDataset},
+			body: domain.DatasetCreateRequest{}, resp: domain.Dataset{}, status: http.StatusCreated, creates: true, h: s.createDataset},
 		{method: "GET", path: v1 + "/datasets/{id}", op: "getDataset", tag: tag, scope: "datasets:read", summary: "Get a dataset",
 			resp: domain.Dataset{}, h: byID(s, s.store.DatasetGet)},
 		{method: "PATCH", path: v1 + "/datasets/{id}", op: "updateDataset", tag: tag, scope: "datasets:write", summary: "Update a dataset",
@@ -118,11 +111,11 @@ func (s *Server) listDatasets(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) createDataset(w http.ResponseWriter, r *http.Request) error {
-	var req datasetCreateRequest
+	var req domain.DatasetCreateRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := domain.NotBlank("name", req.Name); err != nil {
+	if err := req.Validate(); err != nil {
 		return err
 	}
 	d, err := eval.CreateDataset(r.Context(), s.store, &domain.Dataset{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name),

@@ -191,9 +191,7 @@ func (s *Server) updateDataSource(w http.ResponseWriter, r *http.Request) error 
 	if p.Name, err = patchName(req.Name); err != nil {
 		return err
 	}
-	if p.Description, err = patchDescription(req.Description); err != nil {
-		return err
-	}
+	p.Description = req.Description
 	cred, err := nullableID("credential_id", req.CredentialID)
 	if err != nil {
 		return err

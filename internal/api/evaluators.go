@@ -10,15 +10,6 @@ import (
 	"github.com/agentplane/agentplane/internal/store"
 )
 
-type evaluatorCreateRequest struct {
-	Name          string         `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Unique in the workspace."`
-	Description   string         `json:"description,omitempty" maxLength:"2000"`
-	Type          string         `json:"type" required:"true" doc:"The evaluator type."`
-	Config        map[string]any `json:"config,omitempty" doc:"The type's options (see the README's evaluator types); unknown options are refused."`
-	ScoreName     string         `json:"score_name,omitempty" maxLength:"200" doc:"The name of the scores it gives; defaults to the score config's name, else the evaluator's name."`
-	ScoreConfigID *string        `json:"score_config_id,omitempty" doc:"A score config (not archived, of the type's data type) to check its scores against."`
-}
-
 type evaluatorUpdateRequest struct {
 	Name          *string         `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
 	Description   *string         `json:"description,omitempty" maxLength:"2000"`
@@ -45,7 +36,7 @@ func (s *Server) evaluatorRoutes() []route {
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
 			resp: domain.Evaluator{}, h: s.listEvaluators},
 		{method: "POST", path: v1 + "/evaluators", op: "createEvaluator", tag: tag, scope: "scores:write", summary: "Create an evaluator",
-			body: evaluatorCreateRequest{}, resp: domain.Evaluator{}, status: http.StatusCreated, creates: true, h: s.createEvaluator},
+			body: domain.EvaluatorCreateRequest{}, resp: domain.Evaluator{}, status: http.StatusCreated, creates: true, h: s.createEvaluator},
 		{method: "GET", path: v1 + "/evaluators/{id}", op: "getEvaluator", tag: tag, scope: "scores:read", summary: "Get an evaluator",
 			resp: domain.Evaluator{}, h: byID(s, s.store.EvaluatorGet)},
 		{method: "PATCH", path: v1 + "/evaluators/{id}", op: "updateEvaluator", tag: tag, scope: "scores:write", summary: "Update an evaluator",
@@ -74,11 +65,11 @@ func (s *Server) listEvaluators(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) createEvaluator(w http.ResponseWriter, r *http.Request) error {
-	var req evaluatorCreateRequest
+	var req domain.EvaluatorCreateRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := domain.NotBlank("name", req.Name); err != nil {
+	if err := req.Validate(); err != nil {
 		return err
 	}
 	ev := &domain.Evaluator{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name), Description: req.Description, Type: req.Type,
@@ -99,8 +90,6 @@ func (s *Server) updateEvaluator(w http.ResponseWriter, r *http.Request) error {
 	np, err := decodeNamedPatch(w, r, &req, &req.Name, &req.Description)
 	if err != nil {
 		return err
-	}
-	if req.ScoreName != nil {
 	}
 	var out *domain.Evaluator
 	err = s.store.InTx(r.Context(), func(tx *store.Store) error {
@@ -145,9 +134,7 @@ func (s *Server) testEvaluator(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if len(req.Output) == 0 {
-		return domain.Invalid("output", "is required: the output to judge (any JSON)")
-	}
+	// output is required: the document says so.
 	res, err := eval.Run(r.Context(), s.store, s.engine.Judge, ev, eval.Case{Input: req.Input, Output: req.Output, ExpectedOutput: req.ExpectedOutput, Metadata: req.Metadata})
 	if err != nil {
 		return err

@@ -112,9 +112,7 @@ func (s *Server) updateLLMModel(w http.ResponseWriter, r *http.Request) error {
 	if p.Name, err = patchName(req.Name); err != nil {
 		return err
 	}
-	if p.Description, err = patchDescription(req.Description); err != nil {
-		return err
-	}
+	p.Description = req.Description
 	if req.Capabilities != nil {
 		p.Capabilities = ptr(domain.Strings(*req.Capabilities))
 	}

@@ -126,9 +126,7 @@ func (s *Server) updatePrompt(w http.ResponseWriter, r *http.Request) error {
 	if p.Name, err = patchName(req.Name); err != nil {
 		return err
 	}
-	if p.Description, err = patchDescription(req.Description); err != nil {
-		return err
-	}
+	p.Description = req.Description
 	if req.Tags != nil {
 		p.Tags = ptr(trimTags(*req.Tags))
 	}

@@ -476,7 +476,7 @@ type namedPatch struct {
 }
 
 // decodeNamedPatch decodes a PATCH body into dst and checks the name and description it
-// carries (name and desc point into dst), as patchName and patchDescription do.
+// carries (name and desc point into dst), as patchName does (the document bounds the description).
 func decodeNamedPatch(w http.ResponseWriter, r *http.Request, dst any, name, desc **string) (namedPatch, error) {
 	var np namedPatch
 	var err error
@@ -486,15 +486,8 @@ func decodeNamedPatch(w http.ResponseWriter, r *http.Request, dst any, name, des
 	if np.name, err = patchName(*name); err != nil {
 		return np, err
 	}
-	np.desc, err = patchDescription(*desc)
-	return np, err
-}
-
-// patchDescription checks a new description of a PATCH (at most 2000 characters); nil stays nil.
-func patchDescription(d *string) (*string, error) {
-	if d != nil {
-	}
-	return d, nil
+	np.desc = *desc
+	return np, nil
 }
 
 // timeParams are the query parameters createdRange reads, documented as date-time.

@@ -210,10 +210,7 @@ func (s *Server) updateScoreConfig(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	desc, err := patchDescription(req.Description)
-	if err != nil {
-		return err
-	}
+	desc := req.Description
 	p := domain.ScoreConfigPatch{Name: name, Description: desc, Archived: req.Archived, Min: req.Min, Max: req.Max, Categories: req.Categories,
 		ClearMin: isNullField(body, "min"), ClearMax: isNullField(body, "max")}
 	c, err := s.store.ScoreConfigUpdate(r.Context(), ws, id, p)

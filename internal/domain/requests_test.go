@@ -5,6 +5,22 @@ import (
 	"testing"
 )
 
+// validateCase is a request whose Validate must answer a FieldError naming field with msg in
+// its message, or nil when field is "".
+type validateCase struct {
+	name       string
+	r          interface{ Validate() error }
+	field, msg string
+}
+
+// runValidate runs each case as a named subtest.
+func runValidate(t *testing.T, cases []validateCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { wantField(t, tc.r.Validate(), tc.field, tc.msg) })
+	}
+}
+
 func TestTriggerCreateRequestValidate(t *testing.T) {
 	valid := func() TriggerCreateRequest {
 		return TriggerCreateRequest{AgentID: "a1", Type: "webhook", Name: "Orders"}
@@ -44,66 +60,42 @@ func TestTriggerCreateRequestValidate(t *testing.T) {
 
 func TestTriggerUpdateRequestValidate(t *testing.T) {
 	s := func(v string) *string { return &v }
-	for _, tc := range []struct {
-		name       string
-		r          TriggerUpdateRequest
-		field, msg string
-	}{
-		{"nothing", TriggerUpdateRequest{}, "", ""},
-		{"a new name", TriggerUpdateRequest{Name: s(" Orders ")}, "", ""},
-		{"a blank name", TriggerUpdateRequest{Name: s("\t")}, "name", "must not be empty"},
-		{"an empty mapping restores the default", TriggerUpdateRequest{InputMapping: &map[string]string{}}, "", ""},
-		{"a blank path", TriggerUpdateRequest{InputMapping: &map[string]string{"m": ""}}, "input_mapping.m", "GJSON path"},
-		{"the webhook removed", TriggerUpdateRequest{WebhookURL: s("")}, "", ""},
-		{"a secret beside a removal", TriggerUpdateRequest{WebhookURL: s(""), WebhookSecret: s(secret24)}, "webhook_secret", "cannot be set"},
-		{"a webhook URL with credentials", TriggerUpdateRequest{WebhookURL: s("https://u:p@example.com/")}, "webhook_url", "credentials"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			wantField(t, tc.r.Validate(), tc.field, tc.msg)
-		})
-	}
+	runValidate(t, []validateCase{
+		{"nothing", &TriggerUpdateRequest{}, "", ""},
+		{"a new name", &TriggerUpdateRequest{Name: s(" Orders ")}, "", ""},
+		{"a blank name", &TriggerUpdateRequest{Name: s("\t")}, "name", "must not be empty"},
+		{"an empty mapping restores the default", &TriggerUpdateRequest{InputMapping: &map[string]string{}}, "", ""},
+		{"a blank path", &TriggerUpdateRequest{InputMapping: &map[string]string{"m": ""}}, "input_mapping.m", "GJSON path"},
+		{"the webhook removed", &TriggerUpdateRequest{WebhookURL: s("")}, "", ""},
+		{"a secret beside a removal", &TriggerUpdateRequest{WebhookURL: s(""), WebhookSecret: s(secret24)}, "webhook_secret", "cannot be set"},
+		{"a webhook URL with credentials", &TriggerUpdateRequest{WebhookURL: s("https://u:p@example.com/")}, "webhook_url", "credentials"},
+	})
 }
 
 func TestAgentRequestsValidate(t *testing.T) {
 	s := func(v string) *string { return &v }
 	t.Run("create", func(t *testing.T) {
-		for _, tc := range []struct {
-			name       string
-			r          AgentCreateRequest
-			field, msg string
-		}{
-			{"a name", AgentCreateRequest{Name: "Support"}, "", ""},
-			{"a blank name", AgentCreateRequest{Name: "  "}, "name", "must not be empty"},
-			{"a webhook", AgentCreateRequest{Name: "S", WebhookURL: s("https://example.com/h"), WebhookSecret: s(secret24)}, "", ""},
-			{"a secret without a URL", AgentCreateRequest{Name: "S", WebhookSecret: s(secret24)}, "webhook_secret", "needs a webhook_url"},
-			{"a URL that is not http", AgentCreateRequest{Name: "S", WebhookURL: s("ftp://example.com/")}, "webhook_url", "absolute"},
-		} {
-			t.Run(tc.name, func(t *testing.T) { wantField(t, tc.r.Validate(), tc.field, tc.msg) })
-		}
+		runValidate(t, []validateCase{
+			{"a name", &AgentCreateRequest{Name: "Support"}, "", ""},
+			{"a blank name", &AgentCreateRequest{Name: "  "}, "name", "must not be empty"},
+			{"a webhook", &AgentCreateRequest{Name: "S", WebhookURL: s("https://example.com/h"), WebhookSecret: s(secret24)}, "", ""},
+			{"a secret without a URL", &AgentCreateRequest{Name: "S", WebhookSecret: s(secret24)}, "webhook_secret", "needs a webhook_url"},
+			{"a URL that is not http", &AgentCreateRequest{Name: "S", WebhookURL: s("ftp://example.com/")}, "webhook_url", "absolute"},
+		})
 	})
 	t.Run("update", func(t *testing.T) {
-		for _, tc := range []struct {
-			name       string
-			r          AgentUpdateRequest
-			field, msg string
-		}{
-			{"nothing", AgentUpdateRequest{}, "", ""},
-			{"a blank name", AgentUpdateRequest{Name: s("")}, "name", "must not be empty"},
-			{"a secret alone (the agent may have a URL)", AgentUpdateRequest{WebhookSecret: s(secret24)}, "", ""},
-			{"a secret beside a removal", AgentUpdateRequest{WebhookURL: s(""), WebhookSecret: s(secret24)}, "webhook_secret", "cannot be set"},
-		} {
-			t.Run(tc.name, func(t *testing.T) { wantField(t, tc.r.Validate(), tc.field, tc.msg) })
-		}
+		runValidate(t, []validateCase{
+			{"nothing", &AgentUpdateRequest{}, "", ""},
+			{"a blank name", &AgentUpdateRequest{Name: s("")}, "name", "must not be empty"},
+			{"a secret alone (the agent may have a URL)", &AgentUpdateRequest{WebhookSecret: s(secret24)}, "", ""},
+			{"a secret beside a removal", &AgentUpdateRequest{WebhookURL: s(""), WebhookSecret: s(secret24)}, "webhook_secret", "cannot be set"},
+		})
 	})
 }
 
 func TestPromptRequestsValidate(t *testing.T) {
 	s := func(v string) *string { return &v }
-	for _, tc := range []struct {
-		name       string
-		r          interface{ Validate() error }
-		field, msg string
-	}{
+	runValidate(t, []validateCase{
 		{"create", &PromptCreateRequest{Name: "Greeting", Tags: []string{"a"}, Template: "Hi {{name}}"}, "", ""},
 		{"create with a blank name", &PromptCreateRequest{Name: "\u00a0", Template: "x"}, "name", "must not be empty"},
 		{"create with a blank tag", &PromptCreateRequest{Name: "G", Tags: []string{"a", " "}, Template: "x"}, "tags[1]", "must not be empty"},
@@ -114,17 +106,11 @@ func TestPromptRequestsValidate(t *testing.T) {
 		{"a version", &PromptVersionCreateRequest{Template: "{{a}}"}, "", ""},
 		{"a version with a blank template", &PromptVersionCreateRequest{Template: "\n"}, "template", "must not be empty"},
 		{"a version with a partial", &PromptVersionCreateRequest{Template: "{{> other}}"}, "template", ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) { wantField(t, tc.r.Validate(), tc.field, tc.msg) })
-	}
+	})
 }
 
 func TestWorkspaceRequestsValidate(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		r          interface{ Validate() error }
-		field, msg string
-	}{
+	runValidate(t, []validateCase{
 		{"a login", &LoginRequest{Email: "a@example.com", Password: "pw"}, "", ""},
 		{"a blank email", &LoginRequest{Email: " ", Password: "pw"}, "email", "must not be empty"},
 		{"a blank password", &LoginRequest{Email: "a@example.com", Password: "\u00a0"}, "password", "must not be empty"},
@@ -134,9 +120,7 @@ func TestWorkspaceRequestsValidate(t *testing.T) {
 		{"a slug starting with a dash", &WorkspaceCreateRequest{Name: "Acme", Slug: "-acme"}, "slug", "starting with"},
 		{"a slug of 64 characters", &WorkspaceCreateRequest{Name: "Acme", Slug: strings.Repeat("a", 64)}, "slug", "1 to 63"},
 		{"an empty slug", &WorkspaceCreateRequest{Name: "Acme"}, "slug", "1 to 63"},
-	} {
-		t.Run(tc.name, func(t *testing.T) { wantField(t, tc.r.Validate(), tc.field, tc.msg) })
-	}
+	})
 }
 
 func TestModelAndAssetRequestsValidate(t *testing.T) {
@@ -145,11 +129,7 @@ func TestModelAndAssetRequestsValidate(t *testing.T) {
 	for i := range caps {
 		caps[i] = "chat"
 	}
-	for _, tc := range []struct {
-		name       string
-		r          interface{ Validate() error }
-		field, msg string
-	}{
+	runValidate(t, []validateCase{
 		{"a model", &LlmModelCreateRequest{ID: "llama3.1:8b", Provider: "ollama", Capabilities: []string{"chat"}}, "", ""},
 		{"a blank id", &LlmModelCreateRequest{ID: " ", Provider: "ollama"}, "id", "must not be empty"},
 		{"an id with a tab", &LlmModelCreateRequest{ID: "a\tb", Provider: "ollama"}, "id", "control characters"},
@@ -164,36 +144,24 @@ func TestModelAndAssetRequestsValidate(t *testing.T) {
 		{"a blank media type", &AssetUploadRequest{MimeType: " ", Data: "eA=="}, "mime_type", "must not be empty"},
 		{"a name with a slash", &AssetUploadRequest{MimeType: "text/plain", Name: "../x", Data: "eA=="}, "name", "slashes"},
 		{"a name with a newline", &AssetUploadRequest{MimeType: "text/plain", Name: "a\nb", Data: "eA=="}, "name", "control"},
-	} {
-		t.Run(tc.name, func(t *testing.T) { wantField(t, tc.r.Validate(), tc.field, tc.msg) })
-	}
+	})
 }
 
 func TestMemoryRequestsValidate(t *testing.T) {
 	s := func(v string) *string { return &v }
-	for _, tc := range []struct {
-		name       string
-		r          interface{ Validate() error }
-		field, msg string
-	}{
+	runValidate(t, []validateCase{
 		{"a memory", &MemoryCreateRequest{Content: "likes tea"}, "", ""},
 		{"blank content", &MemoryCreateRequest{Content: "\u00a0\n"}, "content", "must not be empty"},
 		{"64 KiB of content", &MemoryCreateRequest{Content: strings.Repeat("a", MemoryContentMaxBytes)}, "", ""},
 		{"content over 64 KiB in bytes", &MemoryCreateRequest{Content: strings.Repeat("é", MemoryContentMaxBytes/2+1)}, "content", "at most 65536 bytes"},
 		{"a change without content", &MemoryUpdateRequest{Key: s("k")}, "", ""},
 		{"a change to blank content", &MemoryUpdateRequest{Content: s(" ")}, "content", "must not be empty"},
-	} {
-		t.Run(tc.name, func(t *testing.T) { wantField(t, tc.r.Validate(), tc.field, tc.msg) })
-	}
+	})
 }
 
 func TestAnnotationRequestsValidate(t *testing.T) {
 	s := func(v string) *string { return &v }
-	for _, tc := range []struct {
-		name       string
-		r          interface{ Validate() error }
-		field, msg string
-	}{
+	runValidate(t, []validateCase{
 		{"a queue", &AnnotationQueueCreateRequest{Name: "weekly", ScoreConfigIDs: []string{"c1"}}, "", ""},
 		{"a blank queue name", &AnnotationQueueCreateRequest{Name: " \u00a0", ScoreConfigIDs: []string{"c1"}}, "name", "must not be empty"},
 		{"a queue change", &AnnotationQueueUpdateRequest{Description: s("")}, "", ""},
@@ -202,9 +170,7 @@ func TestAnnotationRequestsValidate(t *testing.T) {
 		{"a blank execution id", &AnnotationItemsAddRequest{ExecutionIDs: []string{"e1", " "}}, "execution_ids", "item 1 is empty"},
 		{"scores", &AnnotationCompleteRequest{Scores: []AnnotationScore{{ConfigID: "c1"}}}, "", ""},
 		{"a blank config id", &AnnotationCompleteRequest{Scores: []AnnotationScore{{ConfigID: "c1"}, {ConfigID: " "}}}, "scores[1].config_id", "must not be empty"},
-	} {
-		t.Run(tc.name, func(t *testing.T) { wantField(t, tc.r.Validate(), tc.field, tc.msg) })
-	}
+	})
 }
 
 func TestChatMessageRequestValidate(t *testing.T) {
@@ -224,11 +190,7 @@ func TestChatMessageRequestValidate(t *testing.T) {
 
 func TestScoreRequestsValidate(t *testing.T) {
 	s := func(v string) *string { return &v }
-	for _, tc := range []struct {
-		name       string
-		r          interface{ Validate() error }
-		field, msg string
-	}{
+	runValidate(t, []validateCase{
 		{"a config", &ScoreConfigCreateRequest{Name: "helpful", DataType: "boolean"}, "", ""},
 		{"a blank config name", &ScoreConfigCreateRequest{Name: " ", DataType: "boolean"}, "name", "must not be empty"},
 		{"a config change", &ScoreConfigUpdateRequest{Archived: new(bool)}, "", ""},
@@ -238,7 +200,14 @@ func TestScoreRequestsValidate(t *testing.T) {
 		{"a score by config with a blank name", &ScoreCreateRequest{ConfigID: s("c1"), Name: " "}, "", ""},
 		{"a score naming nothing", &ScoreCreateRequest{}, "name", "is required without config_id"},
 		{"a score with an empty config id and a blank name", &ScoreCreateRequest{ConfigID: s(""), Name: "\t"}, "name", "is required without config_id"},
-	} {
-		t.Run(tc.name, func(t *testing.T) { wantField(t, tc.r.Validate(), tc.field, tc.msg) })
-	}
+	})
+}
+
+func TestEvalRequestsValidate(t *testing.T) {
+	runValidate(t, []validateCase{
+		{"a dataset", &DatasetCreateRequest{Name: "golden"}, "", ""},
+		{"a blank dataset name", &DatasetCreateRequest{Name: "\u00a0"}, "name", "must not be empty"},
+		{"an evaluator", &EvaluatorCreateRequest{Name: "exact", Type: "exact_match"}, "", ""},
+		{"a blank evaluator name", &EvaluatorCreateRequest{Name: " \t", Type: "exact_match"}, "name", "must not be empty"},
+	})
 }
