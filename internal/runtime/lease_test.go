@@ -129,6 +129,15 @@ func engineOn(t *testing.T, st *store.Store, pgURL string, m *testModel, workers
 	return e
 }
 
+// blockedEngineOn returns a started engine on st (SQLite, or PostgreSQL alone) whose model
+// holds every call until its context ends, and that model.
+func blockedEngineOn(t *testing.T, st *store.Store) (*Engine, *testModel) {
+	t.Helper()
+	m := newTestModel(0)
+	m.block.Store(true)
+	return engineOn(t, st, "", m, 2), m
+}
+
 // pgURLOf returns the URL st was opened on for PostgreSQL engines, "" for SQLite.
 func pgURLOf(st *store.Store, u string) string {
 	if st.Dialect() == store.Postgres {
@@ -350,9 +359,7 @@ func TestDrainRequeues(t *testing.T) {
 func TestRequeueMarksAtModelCall(t *testing.T) {
 	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
-		m := newTestModel(0)
-		m.block.Store(true)
-		e := engineOn(t, st, "", m, 2)
+		e, m := blockedEngineOn(t, st)
 		submit := func(agent *domain.Agent, message string, requeue bool) (*domain.Execution, *Waiter) {
 			t.Helper()
 			x, run, err := e.Submit(ctx, SubmitRequest{WorkspaceID: a.WorkspaceID, Agent: agent, VersionID: a.ActiveVersionID, Config: a.Config,
@@ -417,9 +424,7 @@ func (r *blockingRouter) Route(ctx context.Context, _ string, _ *domain.AgentCon
 func TestLeaseLostStopsRun(t *testing.T) {
 	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
-		m := newTestModel(0)
-		m.block.Store(true)
-		e := engineOn(t, st, "", m, 2)
+		e, m := blockedEngineOn(t, st)
 		x, run, err := e.Submit(ctx, SubmitRequest{WorkspaceID: a.WorkspaceID, Agent: a, VersionID: a.ActiveVersionID, Config: a.Config,
 			Input: map[string]any{"message": "stalled"}, Source: "api", TimeoutMS: 10_000})
 		if err != nil {
@@ -496,9 +501,7 @@ func TestFinishRetries(t *testing.T) {
 func TestRenewFailureStopsRuns(t *testing.T) {
 	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
-		m := newTestModel(0)
-		m.block.Store(true)
-		e := engineOn(t, st, "", m, 2)
+		e, m := blockedEngineOn(t, st)
 		x, run, err := e.Submit(ctx, SubmitRequest{WorkspaceID: a.WorkspaceID, Agent: a, VersionID: a.ActiveVersionID, Config: a.Config,
 			Input: map[string]any{"message": "cut off"}, Source: "api", TimeoutMS: 10_000})
 		if err != nil {
