@@ -425,12 +425,17 @@ func truncateWords(s string, max int) string {
 func compactJSON(raw string) string { return gjson.Get(raw, "@ugly").Raw }
 
 // appendJSONString appends s as a JSON string: invalid UTF-8 becomes one U+FFFD, and
-// HTML's <, > and & stay as they are.
+// HTML's <, > and & stay as they are. Plain text is quoted as it is, skipping the encoder
+// (BenchmarkComplete/output_schema).
 func appendJSONString(b []byte, s string) []byte {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == '"' || r == '\\' || r == 0x2028 || r == 0x2029 }) {
+		return append(append(append(b, '"'), s...), '"')
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(strings.ToValidUTF8(s, "\uFFFD")) // a string always encodes
+	_ = enc.Encode(s) // a string always encodes
 	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
 
