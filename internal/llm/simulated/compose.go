@@ -114,11 +114,12 @@ func (c *convo) choose(salt uint64, options []string, args ...string) string {
 	return s
 }
 
+// questionWords open a question.
+var questionWords = strings.Fields("what how why when where who which can could should is are do does")
+
 // isQuestion reports whether the user's message reads as a question.
 func isQuestion(s string) bool {
-	w, _ := nextWord(s, 0)
-	switch strings.ToLower(w.text(s)) {
-	case "what", "how", "why", "when", "where", "who", "which", "can", "could", "should", "is", "are", "do", "does":
+	if lead, _ := leadWords(s, 1); slices.ContainsFunc(questionWords, func(q string) bool { return strings.EqualFold(q, lead.text(s)) }) {
 		return true
 	}
 	return strings.HasSuffix(strings.TrimRight(s, " \t\r\n\"')"), "?")

@@ -106,13 +106,8 @@ func TestWords(t *testing.T) {
 	t.Parallel()
 	s := "Don’t touch “config.yaml” or the e-mail—ever, it's O'Brien's."
 	var got []string
-	for i := 0; ; {
-		w, ok := nextWord(s, i)
-		if !ok {
-			break
-		}
+	for _, w := range wordSpans(nil, s, -1) {
 		got = append(got, w.text(s))
-		i = w.end
 	}
 	want := []string{"Don’t", "touch", "config.yaml", "or", "the", "e-mail", "ever", "it's", "O'Brien's"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {

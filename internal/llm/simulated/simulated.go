@@ -289,7 +289,7 @@ func asciiLower(s string) string {
 // contentWords returns the words of s that are not stopwords.
 func contentWords(s string) []string {
 	var out []string
-	for _, w := range wordSpans(s, -1) {
+	for _, w := range wordSpans(nil, s, -1) {
 		if !isStopword(w.text(s)) {
 			out = append(out, w.text(s))
 		}
