@@ -228,8 +228,8 @@ func (c *convo) reply() []string {
 	// What the tools returned.
 	for k := range min(c.toolCount, len(c.toolMsgs)) {
 		i := c.toolMsgs[k]
-		summary := string(appendToolSummary(nil, c.msgs[i].Content))
-		out = append(out, c.choose(saltTool+uint64(k)<<8, toolSentences[toolResultKind(c.msgs[i].Content)], c.toolName(i), summary))
+		summary, kind := toolSummary(c.msgs[i].Content)
+		out = append(out, c.choose(saltTool+uint64(k)<<8, toolSentences[kind], c.toolName(i), summary))
 	}
 
 	// Earlier turns.
@@ -304,7 +304,8 @@ func (sum *summary) walk(c gjson.Result, depth int, key string) {
 	isPayload := func(k string) bool { return slices.Contains(payloadKeys, strings.ToLower(k)) }
 	counted := c.IsArray() && depth <= 3 && (!sum.hasList || !sum.inList && !isPayload(sum.listKey) && isPayload(key))
 	if counted {
-		sum.hasList, sum.listKey, sum.listLen, sum.inList = true, key, len(c.Array()), true
+		sum.hasList, sum.listKey, sum.listLen, sum.inList = true, key, 0, true
+		c.ForEach(func(_, _ gjson.Result) bool { sum.listLen++; return true })
 	}
 	c.ForEach(func(k, v gjson.Result) bool {
 		is := func(name string) bool { return strings.EqualFold(k.Str, name) }
@@ -345,49 +346,40 @@ func (sum *summary) walk(c gjson.Result, depth int, key string) {
 // read, an action went through, or the tool failed.
 const resultData, resultConfirm, resultError = 0, 1, 2
 
-// toolResultKind classifies a tool result for phrasing.
-func toolResultKind(content string) int {
-	sum, ok := scanToolResult(content)
-	switch t := strings.TrimSpace(content); {
-	case !ok && len(t) >= 5 && strings.EqualFold(t[:5], "error"), ok && (sum.hasErr || sum.okFalse):
-		return resultError
-	case ok && sum.okTrue && !sum.hasList:
-		return resultConfirm
-	}
-	return resultData
-}
-
-// appendToolSummary appends a noun phrase describing a tool result: `3 results, starting
-// with "Lisbon travel guide"`, `an error ("not found")`, `"README.md"`, or the opening
-// words of a plain-text result.
-func appendToolSummary(b []byte, content string) []byte {
+// toolSummary returns a noun phrase describing a tool result (`3 results, starting with
+// "Lisbon travel guide"`, `an error ("not found")`, `"README.md"`, or the opening words of
+// a plain-text result) and its kind, from one scan.
+func toolSummary(content string) (phrase string, kind int) {
 	quote := func(s string, max int) string { return `"` + collapse(s, max) + `"` }
 	sum, ok := scanToolResult(content)
-	phrase := "an empty result"
+	if t := strings.TrimSpace(content); !ok && len(t) >= 5 && strings.EqualFold(t[:5], "error") || ok && (sum.hasErr || sum.okFalse) {
+		kind = resultError
+	} else if ok && sum.okTrue && !sum.hasList {
+		kind = resultConfirm
+	}
 	switch {
 	case !ok && strings.TrimSpace(content) != "":
-		phrase = quote(content, 80)
+		return quote(content, 80), kind
 	case sum.hasErr && sum.errMsg != "":
-		phrase = "an error (" + quote(sum.errMsg, 60) + ")"
+		return "an error (" + quote(sum.errMsg, 60) + ")", kind
 	case sum.hasErr:
-		phrase = "an error"
+		return "an error", kind
 	case sum.okFalse:
-		phrase = "a failure"
+		return "a failure", kind
+	case sum.hasList && sum.head != "":
+		return countOf(sum.listKey, sum.listLen) + ", starting with " + quote(sum.head, 60), kind
 	case sum.hasList:
-		phrase = countOf(sum.listKey, sum.listLen)
-		if sum.head != "" {
-			phrase += ", starting with " + quote(sum.head, 60)
-		}
+		return countOf(sum.listKey, sum.listLen), kind
 	case sum.head != "" && sum.okTrue:
-		phrase = collapse(sum.headKey, 30) + " " + quote(sum.head, 60)
+		return collapse(sum.headKey, 30) + " " + quote(sum.head, 60), kind
 	case sum.head != "":
-		phrase = quote(sum.head, 60)
+		return quote(sum.head, 60), kind
 	case sum.okTrue:
-		phrase = "no details"
+		return "no details", kind
 	case sum.anyMember:
-		phrase = "a structured result"
+		return "a structured result", kind
 	}
-	return append(b, phrase...)
+	return "an empty result", kind
 }
 
 // countOf says how many entries a list holds, named after its key: "3 results", "1
@@ -419,20 +411,25 @@ func countOf(key string, n int) string {
 // collapse returns s with every whitespace run turned into one space, cut at a word
 // boundary near maxBytes with an ellipsis.
 func collapse(s string, maxBytes int) string {
-	var b []byte
-	for i, w := range strings.FieldsFunc(strings.TrimSpace(s), func(r rune) bool { return r < 0x80 && llm.IsSpace(byte(r)) }) {
-		if i > 0 && len(b) >= maxBytes {
-			return string(b) + "…"
+	var b strings.Builder
+	b.Grow(min(len(s), maxBytes+20) + len("…"))
+	for w := range strings.FieldsFuncSeq(strings.TrimSpace(s), func(r rune) bool { return r < 0x80 && llm.IsSpace(byte(r)) }) {
+		if b.Len() > 0 && b.Len() >= maxBytes {
+			b.WriteString("…")
+			break
 		}
-		if i > 0 {
-			b = append(b, ' ')
+		if b.Len() > 0 {
+			b.WriteByte(' ')
 		}
-		for j := 0; j < len(w); j++ {
-			if len(b) >= maxBytes+20 && w[j] < 0x80 {
-				return string(b) + "…" // one very long word
+		if n := maxBytes + 20 - b.Len(); len(w) > n { // one very long word: cut before an ASCII byte
+			i := n + strings.IndexFunc(w[n:], func(r rune) bool { return r < 0x80 })
+			if i >= n {
+				b.WriteString(w[:i])
+				b.WriteString("…")
+				break
 			}
-			b = append(b, w[j])
 		}
+		b.WriteString(w)
 	}
-	return string(b)
+	return b.String()
 }
