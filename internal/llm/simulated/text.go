@@ -126,7 +126,8 @@ func extractSalient(s string) salient {
 	}
 	var buf [maxSalient + 1]scored
 	top := buf[:0]
-	ws, content := wordSpans(make([]span, 0, len(s)/4+1), s, -1), 0
+	var wbuf [128]span
+	ws, content := wordSpans(wbuf[:0], s, -1), 0
 	for _, w := range ws {
 		word := w.text(s)
 		if isStopword(word) || len(word) > 40 {
@@ -150,7 +151,7 @@ func extractSalient(s string) salient {
 	}
 
 	// Text order reads more naturally than score order.
-	out := salient{ok: true, topic: phraseAround(s, ws, slices.Index(ws, top[0].w))}
+	out := salient{ok: true, topic: phraseAround(s, ws, slices.Index(ws, top[0].w)), words: make([]span, 0, len(top))}
 	for _, t := range top {
 		out.words = append(out.words, t.w)
 	}
