@@ -111,17 +111,15 @@ func (c *convo) choose(salt uint64, options []string, args ...string) string {
 	if len(args) == 0 {
 		return s
 	}
-	var b strings.Builder // one allocation however many args (BenchmarkComplete/plain)
-	b.Grow(len(s) + len(args[0]) + len(args[len(args)-1]))
-	for len(s) > 0 {
-		i := strings.IndexByte(s, '{')
-		if i < 0 || i+2 >= len(s) || s[i+2] != '}' || int(s[i+1]-'0') >= len(args) {
-			b.WriteString(s)
-			break
+	var b strings.Builder // one allocation, not one per arg (BenchmarkComplete/plain)
+	b.Grow(len(s) + 128)
+	for i := 0; i < len(s); i++ {
+		if s[i] == '{' && i+2 < len(s) && s[i+2] == '}' {
+			b.WriteString(args[s[i+1]-'0'])
+			i += 2
+		} else {
+			b.WriteByte(s[i])
 		}
-		b.WriteString(s[:i])
-		b.WriteString(args[s[i+1]-'0'])
-		s = s[i+3:]
 	}
 	return b.String()
 }
@@ -397,27 +395,22 @@ func toolSummary(content string) (phrase string, kind int) {
 // countOf says how many entries a list holds, named after its key: "3 results", "1
 // forecast entry", "no items".
 func countOf(key string, n int) string {
-	count := "no "
+	count, noun := "no ", "items"
+	if word := len(key) > 2 && len(key) < 24 && !isStopword(key) && strings.Trim(key, "abcdefghijklmnopqrstuvwxyz_") == ""; word && strings.HasSuffix(key, "s") {
+		noun = key
+	} else if word {
+		noun = key + " entries"
+	}
 	if n > 0 {
 		count = strconv.Itoa(n) + " "
 	}
-	word := len(key) > 2 && len(key) < 24 && !isStopword(key) && strings.Trim(key, "abcdefghijklmnopqrstuvwxyz_") == ""
-	plural := word && key[len(key)-1] == 's'
 	switch {
-	case plural && n == 1 && strings.HasSuffix(key, "ies"):
-		return count + key[:len(key)-3] + "y"
-	case plural && n == 1:
-		return count + key[:len(key)-1]
-	case plural:
-		return count + key
-	case word && n == 1:
-		return count + key + " entry"
-	case word:
-		return count + key + " entries"
+	case n == 1 && strings.HasSuffix(noun, "ies"):
+		return count + noun[:len(noun)-3] + "y"
 	case n == 1:
-		return count + "item"
+		return count + noun[:len(noun)-1]
 	}
-	return count + "items"
+	return count + noun
 }
 
 // collapse returns s with every whitespace run turned into one space, cut at a word
