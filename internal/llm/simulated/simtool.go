@@ -27,7 +27,8 @@ func SimulateTool(call llm.ToolCall, spec llm.ToolSpec) (result string) {
 	var args map[string]any
 	_ = json.Unmarshal(call.Arguments, &args) // a malformed call still gets a result
 	seed := hashString(base) ^ mix(hashString(string(call.Arguments)))
-	subject := cmp.Or(argSubject(args), leadText(spec.Description, 5), "example")
+	// The most telling string argument: a preferred key, else the first by key order.
+	subject := cmp.Or(stringArg(args, slices.Concat(subjectKeys, slices.Sorted(maps.Keys(args)))...), leadText(spec.Description, 5), "example")
 	if args == nil {
 		args = map[string]any{}
 	}
@@ -88,22 +89,11 @@ func hasAnyPart(s string, parts ...string) bool {
 var subjectKeys = []string{"query", "q", "search", "question", "prompt", "input", "text", "topic", "title",
 	"name", "url", "path", "file", "filename", "file_path", "sql", "message", "content", "subject"}
 
-// argSubject returns the most telling string argument: a preferred key, else the first
-// string value by key order.
-func argSubject(args map[string]any) string {
-	for _, k := range slices.Concat(subjectKeys, slices.Sorted(maps.Keys(args))) {
-		if s, ok := args[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	return ""
-}
-
-// stringArg returns the first non-empty string argument among keys.
+// stringArg returns the first string argument among keys that is not blank, trimmed.
 func stringArg(args map[string]any, keys ...string) string {
 	for _, k := range keys {
-		if s, ok := args[k].(string); ok && s != "" {
-			return s
+		if s, ok := args[k].(string); ok && strings.TrimSpace(s) != "" {
+			return strings.TrimSpace(s)
 		}
 	}
 	return ""
