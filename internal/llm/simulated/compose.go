@@ -53,36 +53,34 @@ func analyze(msgs []llm.Message) convo {
 	return c
 }
 
-// hashMessages hashes every field of every message that shapes a reply, eight bytes
-// at a time (bytes are combined little-endian explicitly, so the hash, and with it every
-// reply, is the same on every platform and in every process).
+// hashMessages hashes every field of every message that shapes a reply.
 func hashMessages(msgs []llm.Message) uint64 {
 	h := uint64(14695981039346656037)
-	add := func(s string) {
-		i := 0
-		for ; i+8 <= len(s); i += 8 {
-			w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-			h = (h ^ w) * 0x9e3779b97f4a7c15
-			h ^= h >> 32
-		}
-		for ; i < len(s); i++ {
-			h = (h ^ uint64(s[i])) * 1099511628211
-		}
-		h = (h ^ uint64(len(s)) ^ 0xff00) * 0x9e3779b97f4a7c15 // field separator
-		h ^= h >> 29
-	}
 	for _, m := range msgs {
-		add(m.Role)
-		add(m.Content)
-		add(m.Name)
-		add(m.ToolCallID)
+		h = hashField(hashField(hashField(hashField(h, m.Role), m.Content), m.Name), m.ToolCallID)
 		for _, tc := range m.ToolCalls {
-			add(tc.Name)
-			add(string(tc.Arguments))
+			h = hashField(hashField(h, tc.Name), tc.Arguments) // the bytes as they are, not a copy
 		}
 	}
 	return h
+}
+
+// hashField adds one field to the hash h, eight bytes at a time (combined little-endian
+// explicitly, so the hash, and with it every reply, is the same on every platform and in
+// every process).
+func hashField[T ~string | ~[]byte](h uint64, s T) uint64 {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		h = (h ^ w) * 0x9e3779b97f4a7c15
+		h ^= h >> 32
+	}
+	for ; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * 1099511628211
+	}
+	h = (h ^ uint64(len(s)) ^ 0xff00) * 0x9e3779b97f4a7c15 // field separator
+	return h ^ h>>29
 }
 
 // hashString is FNV-1a of one string.
