@@ -189,11 +189,9 @@ func (k *call) answer() (*llm.Response, error) {
 // first) and emits one event.
 func (k *call) send(kind, text string) error {
 	if k.o.LatencyMS > 0 {
-		t := time.NewTimer(time.Duration(k.o.LatencyMS) * time.Millisecond)
-		defer t.Stop()
-		select {
+		select { // an unstopped timer is collected once unreferenced (Go 1.23)
 		case <-k.ctx.Done():
-		case <-t.C:
+		case <-time.After(time.Duration(k.o.LatencyMS) * time.Millisecond):
 		}
 	}
 	if err := k.ctx.Err(); err != nil || k.emit == nil {

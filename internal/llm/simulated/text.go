@@ -170,18 +170,15 @@ func bonus(cond bool, n int) int {
 // phraseAround grows ws[k] into the run of adjacent content words (separated by single
 // spaces, never across punctuation) it belongs to, up to three words.
 func phraseAround(s string, ws []span, k int) span {
-	p, first, last := ws[k], k, k
-	joined := func(a, b span) bool { return b.start == a.end+1 && s[a.end] == ' ' && !isStopword(b.text(s)) }
-	for last-first < 2 && last+1 < len(ws) && joined(ws[last], ws[last+1]) {
+	first, last := k, k
+	joined := func(a, b int) bool { return ws[b].start == ws[a].end+1 && s[ws[a].end] == ' ' }
+	for last-first < 2 && last+1 < len(ws) && joined(last, last+1) && !isStopword(ws[last+1].text(s)) {
 		last++
-		p.end = ws[last].end
 	}
-	for last-first < 2 && first > 0 && ws[first].start == ws[first-1].end+1 && s[ws[first-1].end] == ' ' &&
-		!isStopword(ws[first-1].text(s)) {
+	for last-first < 2 && first > 0 && joined(first-1, first) && !isStopword(ws[first-1].text(s)) {
 		first--
-		p.start = ws[first].start
 	}
-	return p
+	return span{ws[first].start, ws[last].end}
 }
 
 // leadWords returns the span of the first max words of s (from the first word's start to
