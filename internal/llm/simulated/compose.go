@@ -127,7 +127,7 @@ var questionWords = strings.Fields("what how why when where who which can could 
 
 // isQuestion reports whether the user's message reads as a question.
 func isQuestion(s string) bool {
-	if lead, _ := leadWords(s, 1); slices.ContainsFunc(questionWords, func(q string) bool { return strings.EqualFold(q, lead.text(s)) }) {
+	if slices.ContainsFunc(questionWords, func(q string) bool { return strings.EqualFold(q, leadWords(s, 1)) }) {
 		return true
 	}
 	return strings.HasSuffix(strings.TrimRight(s, " \t\r\n\"')"), "?")
@@ -138,8 +138,7 @@ func topicOf(s string, sal salient) string {
 	if sal.ok {
 		return sal.topic.text(s)
 	}
-	lead, _ := leadWords(s, 8)
-	return lead.text(s)
+	return leadWords(s, 8)
 }
 
 // topic is the phrase the reply is about.

@@ -28,7 +28,7 @@ func SimulateTool(call llm.ToolCall, spec llm.ToolSpec) (result string) {
 	_ = json.Unmarshal(call.Arguments, &args) // a malformed call still gets a result
 	seed := hashString(base) ^ mix(hashString(string(call.Arguments)))
 	// The most telling string argument: a preferred key, else the first by key order.
-	subject := cmp.Or(stringArg(args, slices.Concat(subjectKeys, slices.Sorted(maps.Keys(args)))...), leadText(spec.Description, 5), "example")
+	subject := cmp.Or(stringArg(args, slices.Concat(subjectKeys, slices.Sorted(maps.Keys(args)))...), leadWords(spec.Description, 5), "example")
 	if args == nil {
 		args = map[string]any{}
 	}
@@ -99,20 +99,12 @@ func stringArg(args map[string]any, keys ...string) string {
 	return ""
 }
 
-// leadText returns the first max words of s.
-func leadText(s string, max int) string {
-	lead, _ := leadWords(s, max)
-	return lead.text(s)
-}
-
-// shortSubject bounds a subject for titles.
+// shortSubject bounds a subject for titles: its first eight words, and "…" when it has more.
 func shortSubject(s string) string {
-	lead, more := leadWords(s, 8)
-	t := lead.text(s)
-	if more {
-		t += "…"
+	if lead := leadWords(s, 8); lead != leadWords(s, 9) {
+		return lead + "…"
 	}
-	return t
+	return leadWords(s, 8)
 }
 
 // nounOf returns the object of a tool name ("create_issue" → "issue"), singular.
@@ -172,7 +164,7 @@ func fileResult(args map[string]any, subject string) any {
 
 // rowsResult returns three rows of an imaginary query.
 func rowsResult(subject string, seed uint64) any {
-	word := slug(leadText(subject, 1), "item")
+	word := slug(leadWords(subject, 1), "item")
 	rows := make([][]any, 3)
 	for k := range rows {
 		rows[k] = []any{k + 1, word + "_" + strconv.Itoa(k+1), int(mix(seed+uint64(k))%900) + 100}

@@ -181,15 +181,13 @@ func phraseAround(s string, ws []span, k int) span {
 	return span{ws[first].start, ws[last].end}
 }
 
-// leadWords returns the span of the first max words of s (from the first word's start to
-// the last one's end), and whether s has more.
-func leadWords(s string, max int) (span, bool) {
-	var buf [11]span
-	ws := wordSpans(buf[:0], s, max+1)
-	if len(ws) == 0 {
-		return span{}, false
+// leadWords returns s from its first word's start to the end of its max-th word (or last).
+func leadWords(s string, max int) string {
+	var buf [10]span
+	if ws := wordSpans(buf[:0], s, max); len(ws) > 0 {
+		return s[ws[0].start:ws[len(ws)-1].end]
 	}
-	return span{ws[0].start, ws[min(max, len(ws))-1].end}, len(ws) > max
+	return ""
 }
 
 // firstSentence returns s up to its first sentence end ('.', '!' or '?' followed by
@@ -236,8 +234,7 @@ func extractRole(sys string) role {
 			}
 		}
 	}
-	lead, _ := leadWords(first, 10)
-	return role{brief: lead.text(first)}
+	return role{brief: leadWords(first, 10)}
 }
 
 // roleAfter reads the role phrase following a marker: an optional article, then up to six
