@@ -110,7 +110,11 @@ func (c *convo) choose(salt uint64, options []string, args ...string) string {
 		return s
 	}
 	var b strings.Builder // one allocation, not one per arg (BenchmarkComplete/plain)
-	b.Grow(len(s) + 128)
+	n := len(s)
+	for _, a := range args {
+		n += len(a)
+	}
+	b.Grow(n)
 	for i := 0; i < len(s); i++ {
 		if s[i] == '{' && i+2 < len(s) && s[i+2] == '}' {
 			b.WriteString(args[s[i+1]-'0'])
