@@ -249,7 +249,7 @@ func (c *convo) reply() []string {
 	}
 
 	// The salient words not already in the topic, as "a", "a and b" or "a, b and c".
-	var body []string
+	body := make([]string, 0, 3)
 	for _, w := range c.sal.words {
 		if len(body) < 3 && (w.start < c.sal.topic.start || w.end > c.sal.topic.end) {
 			body = append(body, c.word(w))

@@ -28,7 +28,7 @@ const maxSchemaDepth = 12
 // values chosen by hash).
 type gen struct {
 	b            []byte
-	c            *convo
+	c            convo
 	doc          gjson.Result // the schema document, for $ref
 	args         bool
 	comma, colon string // separators, spaced in answers so they stream in word-sized chunks
@@ -39,7 +39,7 @@ type gen struct {
 
 // newGen returns a generator for the schema raw; a missing or malformed schema reads as
 // one that says nothing.
-func newGen(c *convo, raw json.RawMessage, args bool) *gen {
+func newGen(c convo, raw json.RawMessage, args bool) *gen {
 	g := &gen{b: make([]byte, 0, 256), c: c, args: args, comma: ", ", colon: ": "}
 	if args {
 		g.comma, g.colon = ",", ":"

@@ -122,7 +122,7 @@ func (k *call) callTools() (*llm.Response, error) {
 	// Each call's arguments, as many as MaxTokens allows.
 	resp := k.resp
 	for n, i := range chosen {
-		args := newGen(&k.convo, tools[i].InputSchema, true).root()
+		args := newGen(k.convo, tools[i].InputSchema, true).root()
 		tokens := llm.CountTokens(string(args))
 		if k.req.MaxTokens > 0 && resp.Usage.CompletionTokens+tokens > k.req.MaxTokens {
 			break
@@ -151,7 +151,7 @@ func (k *call) answer() (*llm.Response, error) {
 	}
 	var content string
 	if len(bytes.TrimSpace(k.req.OutputSchema)) > 0 {
-		content = string(newGen(&k.convo, k.req.OutputSchema, false).root())
+		content = string(newGen(k.convo, k.req.OutputSchema, false).root())
 	} else {
 		content = strings.Join(k.reply(), " ")
 	}
