@@ -53,36 +53,34 @@ func analyze(msgs []llm.Message) convo {
 	return c
 }
 
-// hashMessages hashes every field of every message that shapes a reply, eight bytes
-// at a time (bytes are combined little-endian explicitly, so the hash, and with it every
-// reply, is the same on every platform and in every process).
+// hashMessages hashes every field of every message that shapes a reply.
 func hashMessages(msgs []llm.Message) uint64 {
 	h := uint64(14695981039346656037)
-	add := func(s string) {
-		i := 0
-		for ; i+8 <= len(s); i += 8 {
-			w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-			h = (h ^ w) * 0x9e3779b97f4a7c15
-			h ^= h >> 32
-		}
-		for ; i < len(s); i++ {
-			h = (h ^ uint64(s[i])) * 1099511628211
-		}
-		h = (h ^ uint64(len(s)) ^ 0xff00) * 0x9e3779b97f4a7c15 // field separator
-		h ^= h >> 29
-	}
 	for _, m := range msgs {
-		add(m.Role)
-		add(m.Content)
-		add(m.Name)
-		add(m.ToolCallID)
+		h = hashField(hashField(hashField(hashField(h, m.Role), m.Content), m.Name), m.ToolCallID)
 		for _, tc := range m.ToolCalls {
-			add(tc.Name)
-			add(string(tc.Arguments))
+			h = hashField(hashField(h, tc.Name), tc.Arguments) // the bytes as they are, not a copy
 		}
 	}
 	return h
+}
+
+// hashField adds one field to the hash h, eight bytes at a time (combined little-endian
+// explicitly, so the hash, and with it every reply, is the same on every platform and in
+// every process).
+func hashField[T ~string | ~[]byte](h uint64, s T) uint64 {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		h = (h ^ w) * 0x9e3779b97f4a7c15
+		h ^= h >> 32
+	}
+	for ; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * 1099511628211
+	}
+	h = (h ^ uint64(len(s)) ^ 0xff00) * 0x9e3779b97f4a7c15 // field separator
+	return h ^ h>>29
 }
 
 // hashString is FNV-1a of one string.
@@ -108,17 +106,32 @@ func (c *convo) pick(salt uint64, n int) int { return int(mix(c.h^salt) % uint64
 // by args.
 func (c *convo) choose(salt uint64, options []string, args ...string) string {
 	s := options[c.pick(salt, len(options))]
-	for k, a := range args {
-		s = strings.Replace(s, "{"+string(rune('0'+k))+"}", a, 1)
+	if len(args) == 0 {
+		return s
 	}
-	return s
+	var b strings.Builder // one allocation, not one per arg (BenchmarkComplete/plain)
+	n := len(s)
+	for _, a := range args {
+		n += len(a)
+	}
+	b.Grow(n)
+	for i := 0; i < len(s); i++ {
+		if s[i] == '{' && i+2 < len(s) && s[i+2] == '}' {
+			b.WriteString(args[s[i+1]-'0'])
+			i += 2
+		} else {
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
 }
+
+// questionWords open a question.
+var questionWords = strings.Fields("what how why when where who which can could should is are do does")
 
 // isQuestion reports whether the user's message reads as a question.
 func isQuestion(s string) bool {
-	w, _ := nextWord(s, 0)
-	switch strings.ToLower(w.text(s)) {
-	case "what", "how", "why", "when", "where", "who", "which", "can", "could", "should", "is", "are", "do", "does":
+	if slices.ContainsFunc(questionWords, func(q string) bool { return strings.EqualFold(q, leadWords(s, 1)) }) {
 		return true
 	}
 	return strings.HasSuffix(strings.TrimRight(s, " \t\r\n\"')"), "?")
@@ -129,8 +142,7 @@ func topicOf(s string, sal salient) string {
 	if sal.ok {
 		return sal.topic.text(s)
 	}
-	lead, _ := leadWords(s, 8)
-	return lead.text(s)
+	return leadWords(s, 8)
 }
 
 // topic is the phrase the reply is about.
@@ -222,13 +234,13 @@ func (c *convo) reply() []string {
 	default:
 		open = titleCase(open)
 	}
-	out := []string{open}
+	out := append(make([]string, 0, maxSentences), open)
 
 	// What the tools returned.
 	for k := range min(c.toolCount, len(c.toolMsgs)) {
 		i := c.toolMsgs[k]
-		summary := string(appendToolSummary(nil, c.msgs[i].Content))
-		out = append(out, c.choose(saltTool+uint64(k)<<8, toolSentences[toolResultKind(c.msgs[i].Content)], c.toolName(i), summary))
+		summary, kind := toolSummary(c.msgs[i].Content)
+		out = append(out, c.choose(saltTool+uint64(k)<<8, toolSentences[kind], c.toolName(i), summary))
 	}
 
 	// Earlier turns.
@@ -237,7 +249,7 @@ func (c *convo) reply() []string {
 	}
 
 	// The salient words not already in the topic, as "a", "a and b" or "a, b and c".
-	var body []string
+	body := make([]string, 0, 3)
 	for _, w := range c.sal.words {
 		if len(body) < 3 && (w.start < c.sal.topic.start || w.end > c.sal.topic.end) {
 			body = append(body, c.word(w))
@@ -303,7 +315,8 @@ func (sum *summary) walk(c gjson.Result, depth int, key string) {
 	isPayload := func(k string) bool { return slices.Contains(payloadKeys, strings.ToLower(k)) }
 	counted := c.IsArray() && depth <= 3 && (!sum.hasList || !sum.inList && !isPayload(sum.listKey) && isPayload(key))
 	if counted {
-		sum.hasList, sum.listKey, sum.listLen, sum.inList = true, key, len(c.Array()), true
+		sum.hasList, sum.listKey, sum.listLen, sum.inList = true, key, 0, true
+		c.ForEach(func(_, _ gjson.Result) bool { sum.listLen++; return true })
 	}
 	c.ForEach(func(k, v gjson.Result) bool {
 		is := func(name string) bool { return strings.EqualFold(k.Str, name) }
@@ -344,94 +357,85 @@ func (sum *summary) walk(c gjson.Result, depth int, key string) {
 // read, an action went through, or the tool failed.
 const resultData, resultConfirm, resultError = 0, 1, 2
 
-// toolResultKind classifies a tool result for phrasing.
-func toolResultKind(content string) int {
-	sum, ok := scanToolResult(content)
-	switch t := strings.TrimSpace(content); {
-	case !ok && len(t) >= 5 && strings.EqualFold(t[:5], "error"), ok && (sum.hasErr || sum.okFalse):
-		return resultError
-	case ok && sum.okTrue && !sum.hasList:
-		return resultConfirm
-	}
-	return resultData
-}
-
-// appendToolSummary appends a noun phrase describing a tool result: `3 results, starting
-// with "Lisbon travel guide"`, `an error ("not found")`, `"README.md"`, or the opening
-// words of a plain-text result.
-func appendToolSummary(b []byte, content string) []byte {
+// toolSummary returns a noun phrase describing a tool result (`3 results, starting with
+// "Lisbon travel guide"`, `an error ("not found")`, `"README.md"`, or the opening words of
+// a plain-text result) and its kind, from one scan.
+func toolSummary(content string) (phrase string, kind int) {
 	quote := func(s string, max int) string { return `"` + collapse(s, max) + `"` }
 	sum, ok := scanToolResult(content)
-	phrase := "an empty result"
+	if t := strings.TrimSpace(content); !ok && len(t) >= 5 && strings.EqualFold(t[:5], "error") || ok && (sum.hasErr || sum.okFalse) {
+		kind = resultError
+	} else if ok && sum.okTrue && !sum.hasList {
+		kind = resultConfirm
+	}
 	switch {
 	case !ok && strings.TrimSpace(content) != "":
-		phrase = quote(content, 80)
+		return quote(content, 80), kind
 	case sum.hasErr && sum.errMsg != "":
-		phrase = "an error (" + quote(sum.errMsg, 60) + ")"
+		return "an error (" + quote(sum.errMsg, 60) + ")", kind
 	case sum.hasErr:
-		phrase = "an error"
+		return "an error", kind
 	case sum.okFalse:
-		phrase = "a failure"
+		return "a failure", kind
+	case sum.hasList && sum.head != "":
+		return countOf(sum.listKey, sum.listLen) + ", starting with " + quote(sum.head, 60), kind
 	case sum.hasList:
-		phrase = countOf(sum.listKey, sum.listLen)
-		if sum.head != "" {
-			phrase += ", starting with " + quote(sum.head, 60)
-		}
+		return countOf(sum.listKey, sum.listLen), kind
 	case sum.head != "" && sum.okTrue:
-		phrase = collapse(sum.headKey, 30) + " " + quote(sum.head, 60)
+		return collapse(sum.headKey, 30) + " " + quote(sum.head, 60), kind
 	case sum.head != "":
-		phrase = quote(sum.head, 60)
+		return quote(sum.head, 60), kind
 	case sum.okTrue:
-		phrase = "no details"
+		return "no details", kind
 	case sum.anyMember:
-		phrase = "a structured result"
+		return "a structured result", kind
 	}
-	return append(b, phrase...)
+	return "an empty result", kind
 }
 
 // countOf says how many entries a list holds, named after its key: "3 results", "1
 // forecast entry", "no items".
 func countOf(key string, n int) string {
-	count := "no "
+	count, noun := "no ", "items"
+	if word := len(key) > 2 && len(key) < 24 && !isStopword(key) && strings.Trim(key, "abcdefghijklmnopqrstuvwxyz_") == ""; word && strings.HasSuffix(key, "s") {
+		noun = key
+	} else if word {
+		noun = key + " entries"
+	}
 	if n > 0 {
 		count = strconv.Itoa(n) + " "
 	}
-	word := len(key) > 2 && len(key) < 24 && !isStopword(key) && strings.Trim(key, "abcdefghijklmnopqrstuvwxyz_") == ""
-	plural := word && key[len(key)-1] == 's'
 	switch {
-	case plural && n == 1 && strings.HasSuffix(key, "ies"):
-		return count + key[:len(key)-3] + "y"
-	case plural && n == 1:
-		return count + key[:len(key)-1]
-	case plural:
-		return count + key
-	case word && n == 1:
-		return count + key + " entry"
-	case word:
-		return count + key + " entries"
+	case n == 1 && strings.HasSuffix(noun, "ies"):
+		return count + noun[:len(noun)-3] + "y"
 	case n == 1:
-		return count + "item"
+		return count + noun[:len(noun)-1]
 	}
-	return count + "items"
+	return count + noun
 }
 
 // collapse returns s with every whitespace run turned into one space, cut at a word
 // boundary near maxBytes with an ellipsis.
 func collapse(s string, maxBytes int) string {
-	var b []byte
-	for i, w := range strings.FieldsFunc(strings.TrimSpace(s), func(r rune) bool { return r < 0x80 && llm.IsSpace(byte(r)) }) {
-		if i > 0 && len(b) >= maxBytes {
-			return string(b) + "…"
+	var b strings.Builder
+	b.Grow(min(len(s), maxBytes+20) + len("…"))
+	for w := range strings.FieldsFuncSeq(strings.TrimSpace(s), func(r rune) bool { return r < 0x80 && llm.IsSpace(byte(r)) }) {
+		if b.Len() > 0 && b.Len() >= maxBytes {
+			b.WriteString("…")
+			break
 		}
-		if i > 0 {
-			b = append(b, ' ')
+		if b.Len() > 0 {
+			b.WriteByte(' ')
 		}
-		for j := 0; j < len(w); j++ {
-			if len(b) >= maxBytes+20 && w[j] < 0x80 {
-				return string(b) + "…" // one very long word
+		if n := maxBytes + 20 - b.Len(); len(w) > n { // one very long word: cut before an ASCII byte
+			i := n + strings.IndexFunc(w[n:], func(r rune) bool { return r < 0x80 })
+			if i >= n {
+				b.WriteString(w[:i])
+				b.WriteString("…")
+				break
 			}
-			b = append(b, w[j])
 		}
+		b.WriteString(w)
 	}
-	return string(b)
+	return b.String()
 }

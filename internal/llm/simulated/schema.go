@@ -28,7 +28,7 @@ const maxSchemaDepth = 12
 // values chosen by hash).
 type gen struct {
 	b            []byte
-	c            *convo
+	c            convo
 	doc          gjson.Result // the schema document, for $ref
 	args         bool
 	comma, colon string // separators, spaced in answers so they stream in word-sized chunks
@@ -39,7 +39,7 @@ type gen struct {
 
 // newGen returns a generator for the schema raw; a missing or malformed schema reads as
 // one that says nothing.
-func newGen(c *convo, raw json.RawMessage, args bool) *gen {
+func newGen(c convo, raw json.RawMessage, args bool) *gen {
 	g := &gen{b: make([]byte, 0, 256), c: c, args: args, comma: ", ", colon: ": "}
 	if args {
 		g.comma, g.colon = ",", ":"
@@ -54,10 +54,10 @@ func newGen(c *convo, raw json.RawMessage, args bool) *gen {
 // allOf branches merged in (its own first, then the branches' depth first), and its
 // properties in order. An empty string or list counts as absent, except as a const.
 type schema struct {
-	typ, enum, cnst, items, prefix, anyOf, oneOf, ref, format, min, max gjson.Result
-	props                                                               []prop
-	required                                                            []string
-	closed                                                              bool // additionalProperties: false
+	kw       [len(keywords)]gjson.Result // by keyword, in the order of keywords
+	props    []prop
+	required []string
+	closed   bool // additionalProperties: false
 }
 
 // prop is one declared property.
@@ -67,28 +67,22 @@ type prop struct {
 }
 
 // read reads the schema n.
-func read(n gjson.Result) *schema {
-	s := &schema{}
+func read(n gjson.Result) (s schema) {
 	s.merge(n)
 	return s
 }
 
-// keywords are the fields of a schema by keyword.
-var keywords = map[string]func(*schema) *gjson.Result{
-	"type": func(s *schema) *gjson.Result { return &s.typ }, "enum": func(s *schema) *gjson.Result { return &s.enum },
-	"const": func(s *schema) *gjson.Result { return &s.cnst }, "items": func(s *schema) *gjson.Result { return &s.items },
-	"prefixItems": func(s *schema) *gjson.Result { return &s.prefix }, "anyOf": func(s *schema) *gjson.Result { return &s.anyOf },
-	"oneOf": func(s *schema) *gjson.Result { return &s.oneOf }, "$ref": func(s *schema) *gjson.Result { return &s.ref },
-	"format": func(s *schema) *gjson.Result { return &s.format }, "minimum": func(s *schema) *gjson.Result { return &s.min },
-	"maximum": func(s *schema) *gjson.Result { return &s.max },
-}
+// keywords are the keywords a schema's kw holds, in the order of the k constants.
+var keywords = [...]string{"type", "enum", "const", "items", "prefixItems", "anyOf", "oneOf", "$ref", "format", "minimum", "maximum"}
+
+const kType, kEnum, kConst, kItems, kPrefix, kAnyOf, kOneOf, kRef, kFormat, kMin, kMax = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
 
 // merge adds the keywords of n that s lacks, then those of n's allOf branches.
 func (s *schema) merge(n gjson.Result) {
 	n.ForEach(func(k, v gjson.Result) bool {
-		switch keyword := keywords[k.Str]; {
-		case keyword != nil && !keyword(s).Exists() && (k.Str == "const" || v.Raw != "[]" && v.Raw != `""`):
-			*keyword(s) = v
+		switch i := slices.Index(keywords[:], k.Str); {
+		case i >= 0 && !s.kw[i].Exists() && (i == kConst || v.Raw != "[]" && v.Raw != `""`):
+			s.kw[i] = v
 		case k.Str == "properties":
 			v.ForEach(func(name, p gjson.Result) bool {
 				if !slices.ContainsFunc(s.props, func(q prop) bool { return q.name == name.Str }) {
@@ -112,7 +106,10 @@ func (s *schema) merge(n gjson.Result) {
 
 // kind returns the first non-null type ("null" when null is the only one), or "".
 func (s *schema) kind() string {
-	ts := s.typ.Array()
+	if !s.kw[kType].IsArray() {
+		return s.kw[kType].Str // no array to allocate (BenchmarkComplete/output_schema)
+	}
+	ts := s.kw[kType].Array()
 	for _, t := range ts {
 		if t.Str != "null" {
 			return t.Str
@@ -127,17 +124,17 @@ func (s *schema) kind() string {
 // itemSchemas returns the tuple items (draft 4–7 "items": [...], then "prefixItems") and the
 // schema of every other item.
 func (s *schema) itemSchemas() (tuple []gjson.Result, each gjson.Result) {
-	if items := s.items; items.IsArray() {
-		return append(items.Array(), s.prefix.Array()...), gjson.Result{}
+	if items := s.kw[kItems]; items.IsArray() {
+		return append(items.Array(), s.kw[kPrefix].Array()...), gjson.Result{}
 	}
-	return s.prefix.Array(), s.items
+	return s.kw[kPrefix].Array(), s.kw[kItems]
 }
 
 // bare reports whether s says nothing about its own shape (so a $ref or a branch does).
 func (s *schema) bare() bool {
 	tuple, each := s.itemSchemas()
-	return s.kind() == "" && len(s.props) == 0 && len(s.required) == 0 && !s.cnst.Exists() &&
-		!s.enum.Exists() && !each.Exists() && len(tuple) == 0
+	return s.kind() == "" && len(s.props) == 0 && len(s.required) == 0 && !s.kw[kConst].Exists() &&
+		!s.kw[kEnum].Exists() && !each.Exists() && len(tuple) == 0
 }
 
 // lookup resolves a local $ref into the document's $defs or definitions.
@@ -155,11 +152,11 @@ func (g *gen) lookup(ref string) gjson.Result {
 
 // resolve follows $ref and picks the first non-null anyOf/oneOf branch of a node that
 // has no shape of its own.
-func (g *gen) resolve(n gjson.Result) *schema {
+func (g *gen) resolve(n gjson.Result) schema {
 	s := read(n)
 	for hops := 0; hops < maxSchemaDepth && s.bare(); hops++ {
-		branches := append(s.anyOf.Array(), s.oneOf.Array()...)
-		switch ref := s.ref.Str; {
+		branches := append(s.kw[kAnyOf].Array(), s.kw[kOneOf].Array()...)
+		switch ref := s.kw[kRef].Str; {
 		case ref != "" && !g.lookup(ref).Exists(), ref == "" && len(branches) == 0:
 			return s
 		case ref != "":
@@ -168,10 +165,11 @@ func (g *gen) resolve(n gjson.Result) *schema {
 			n = branches[0]
 			for _, b := range branches {
 				r := b // follow the branch's $ref chain only, to see its type
-				for k := 0; k < maxSchemaDepth && read(r).ref.Str != "" && read(r).bare(); k++ {
-					r = g.lookup(read(r).ref.Str)
+				rs := read(r)
+				for k := 0; k < maxSchemaDepth && rs.kw[kRef].Str != "" && rs.bare(); k, rs = k+1, read(r) {
+					r = g.lookup(rs.kw[kRef].Str)
 				}
-				if r.Exists() && read(r).kind() != "null" {
+				if r.Exists() && rs.kind() != "null" {
 					n = b
 					break
 				}
@@ -186,7 +184,7 @@ func (g *gen) resolve(n gjson.Result) *schema {
 // arguments and {"answer": …} as an answer.
 func (g *gen) root() []byte {
 	s := g.resolve(g.doc)
-	if s.bare() && !s.anyOf.Exists() && !s.oneOf.Exists() && s.ref.Str == "" && s.format.Str == "" {
+	if s.bare() && !s.kw[kAnyOf].Exists() && !s.kw[kOneOf].Exists() && s.kw[kRef].Str == "" && s.kw[kFormat].Str == "" {
 		if g.args {
 			return append(appendJSONString(append(g.b, `{"query"`+g.colon...), truncateWords(strings.TrimSpace(g.c.user), 200)), '}')
 		}
@@ -198,8 +196,8 @@ func (g *gen) root() []byte {
 
 // value writes a value for the resolved schema s of the property called name; idx is the
 // position within an array, or -1.
-func (g *gen) value(s *schema, name string, hint nameHint, depth, idx int) {
-	typ, enum := s.kind(), s.enum.Array()
+func (g *gen) value(s schema, name string, hint nameHint, depth, idx int) {
+	typ, enum := s.kind(), s.kw[kEnum].Array()
 	tuple, each := s.itemSchemas()
 	if typ == "" && (len(s.props) > 0 || len(s.required) > 0) {
 		typ = "object"
@@ -207,22 +205,22 @@ func (g *gen) value(s *schema, name string, hint nameHint, depth, idx int) {
 		typ = "array"
 	}
 	switch {
-	case s.cnst.Exists():
-		g.b = append(g.b, compactJSON(s.cnst.Raw)...)
+	case s.kw[kConst].Exists():
+		g.b = append(g.b, compactJSON(s.kw[kConst].Raw)...)
 	case len(enum) > 0 && g.args:
 		g.b = append(g.b, compactJSON(enum[0].Raw)...)
 	case len(enum) > 0:
 		g.b = append(g.b, compactJSON(enum[g.c.pick(saltEnum^hashString(name)<<4, len(enum))].Raw)...)
 	case typ == "object":
-		g.object(s, depth)
+		g.object(&s, depth)
 	case typ == "array":
 		g.array(tuple, each, name, hint, depth)
-	case (typ == "integer" || typ == "number") && s.min.Type == gjson.Number && s.max.Type == gjson.Number && s.min.Num <= s.max.Num:
+	case (typ == "integer" || typ == "number") && s.kw[kMin].Type == gjson.Number && s.kw[kMax].Type == gjson.Number && s.kw[kMin].Num <= s.kw[kMax].Num:
 		// One of nine evenly spaced steps chosen by the text (rounded for integers), so a
 		// judge gives the same case the same score, within its range.
-		v := s.min.Num + (s.max.Num-s.min.Num)*float64(g.c.pick(saltNumber^hashString(name)<<4, 9))/8
+		v := s.kw[kMin].Num + (s.kw[kMax].Num-s.kw[kMin].Num)*float64(g.c.pick(saltNumber^hashString(name)<<4, 9))/8
 		if typ == "integer" {
-			v = min(max(math.Round(v), math.Ceil(s.min.Num)), math.Floor(s.max.Num))
+			v = min(max(math.Round(v), math.Ceil(s.kw[kMin].Num)), math.Floor(s.kw[kMax].Num))
 		}
 		g.b = strconv.AppendFloat(g.b, v, 'g', -1, 64)
 	case typ == "integer" || typ == "number":
@@ -232,7 +230,7 @@ func (g *gen) value(s *schema, name string, hint nameHint, depth, idx int) {
 	case typ == "null":
 		g.b = append(g.b, "null"...)
 	default:
-		g.b = appendJSONString(g.b, g.text(name, hint, s.format.Str, idx))
+		g.b = appendJSONString(g.b, g.text(name, hint, s.kw[kFormat].Str, idx))
 	}
 }
 
@@ -425,12 +423,17 @@ func truncateWords(s string, max int) string {
 func compactJSON(raw string) string { return gjson.Get(raw, "@ugly").Raw }
 
 // appendJSONString appends s as a JSON string: invalid UTF-8 becomes one U+FFFD, and
-// HTML's <, > and & stay as they are.
+// HTML's <, > and & stay as they are. Plain text is quoted as it is, skipping the encoder
+// (BenchmarkComplete/output_schema).
 func appendJSONString(b []byte, s string) []byte {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == '"' || r == '\\' || r == 0x2028 || r == 0x2029 }) {
+		return append(append(append(b, '"'), s...), '"')
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(strings.ToValidUTF8(s, "\uFFFD")) // a string always encodes
+	_ = enc.Encode(s) // a string always encodes
 	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
 

@@ -27,7 +27,8 @@ func SimulateTool(call llm.ToolCall, spec llm.ToolSpec) (result string) {
 	var args map[string]any
 	_ = json.Unmarshal(call.Arguments, &args) // a malformed call still gets a result
 	seed := hashString(base) ^ mix(hashString(string(call.Arguments)))
-	subject := cmp.Or(argSubject(args), leadText(spec.Description, 5), "example")
+	// The most telling string argument: a preferred key, else the first by key order.
+	subject := cmp.Or(stringArg(args, slices.Concat(subjectKeys, slices.Sorted(maps.Keys(args)))...), leadWords(spec.Description, 5), "example")
 	if args == nil {
 		args = map[string]any{}
 	}
@@ -88,10 +89,9 @@ func hasAnyPart(s string, parts ...string) bool {
 var subjectKeys = []string{"query", "q", "search", "question", "prompt", "input", "text", "topic", "title",
 	"name", "url", "path", "file", "filename", "file_path", "sql", "message", "content", "subject"}
 
-// argSubject returns the most telling string argument: a preferred key, else the first
-// string value by key order.
-func argSubject(args map[string]any) string {
-	for _, k := range slices.Concat(subjectKeys, slices.Sorted(maps.Keys(args))) {
+// stringArg returns the first string argument among keys that is not blank, trimmed.
+func stringArg(args map[string]any, keys ...string) string {
+	for _, k := range keys {
 		if s, ok := args[k].(string); ok && strings.TrimSpace(s) != "" {
 			return strings.TrimSpace(s)
 		}
@@ -99,30 +99,12 @@ func argSubject(args map[string]any) string {
 	return ""
 }
 
-// stringArg returns the first non-empty string argument among keys.
-func stringArg(args map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := args[k].(string); ok && s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-// leadText returns the first max words of s.
-func leadText(s string, max int) string {
-	lead, _ := leadWords(s, max)
-	return lead.text(s)
-}
-
-// shortSubject bounds a subject for titles.
+// shortSubject bounds a subject for titles: its first eight words, and "…" when it has more.
 func shortSubject(s string) string {
-	lead, more := leadWords(s, 8)
-	t := lead.text(s)
-	if more {
-		t += "…"
+	if lead := leadWords(s, 8); lead != leadWords(s, 9) {
+		return lead + "…"
 	}
-	return t
+	return leadWords(s, 8)
 }
 
 // nounOf returns the object of a tool name ("create_issue" → "issue"), singular.
@@ -182,7 +164,7 @@ func fileResult(args map[string]any, subject string) any {
 
 // rowsResult returns three rows of an imaginary query.
 func rowsResult(subject string, seed uint64) any {
-	word := slug(leadText(subject, 1), "item")
+	word := slug(leadWords(subject, 1), "item")
 	rows := make([][]any, 3)
 	for k := range rows {
 		rows[k] = []any{k + 1, word + "_" + strconv.Itoa(k+1), int(mix(seed+uint64(k))%900) + 100}

@@ -70,14 +70,14 @@ func TestToolSummary(t *testing.T) {
 		{`{"broken":`, `"{"broken":"`},
 	}
 	for _, tt := range tests {
-		if got := string(appendToolSummary(nil, tt.content)); got != tt.want {
+		if got, _ := toolSummary(tt.content); got != tt.want {
 			t.Errorf("summary of %s = %s, want %s", tt.content, got, tt.want)
 		}
 	}
 	for content, want := range map[string]int{`{"ok":true,"id":"x"}`: resultConfirm, `{"error":"boom"}`: resultError,
 		"Error: timeout": resultError, `{"results":[]}`: resultData, "hello": resultData} {
-		if got := toolResultKind(content); got != want {
-			t.Errorf("toolResultKind(%s) = %d, want %d", content, got, want)
+		if _, got := toolSummary(content); got != want {
+			t.Errorf("kind of %s = %d, want %d", content, got, want)
 		}
 	}
 }
@@ -106,13 +106,8 @@ func TestWords(t *testing.T) {
 	t.Parallel()
 	s := "Don’t touch “config.yaml” or the e-mail—ever, it's O'Brien's."
 	var got []string
-	for i := 0; ; {
-		w, ok := nextWord(s, i)
-		if !ok {
-			break
-		}
+	for _, w := range wordSpans(nil, s, -1) {
 		got = append(got, w.text(s))
-		i = w.end
 	}
 	want := []string{"Don’t", "touch", "config.yaml", "or", "the", "e-mail", "ever", "it's", "O'Brien's"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {

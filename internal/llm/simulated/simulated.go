@@ -122,7 +122,7 @@ func (k *call) callTools() (*llm.Response, error) {
 	// Each call's arguments, as many as MaxTokens allows.
 	resp := k.resp
 	for n, i := range chosen {
-		args := newGen(&k.convo, tools[i].InputSchema, true).root()
+		args := newGen(k.convo, tools[i].InputSchema, true).root()
 		tokens := llm.CountTokens(string(args))
 		if k.req.MaxTokens > 0 && resp.Usage.CompletionTokens+tokens > k.req.MaxTokens {
 			break
@@ -151,7 +151,7 @@ func (k *call) answer() (*llm.Response, error) {
 	}
 	var content string
 	if len(bytes.TrimSpace(k.req.OutputSchema)) > 0 {
-		content = string(newGen(&k.convo, k.req.OutputSchema, false).root())
+		content = string(newGen(k.convo, k.req.OutputSchema, false).root())
 	} else {
 		content = strings.Join(k.reply(), " ")
 	}
@@ -189,11 +189,9 @@ func (k *call) answer() (*llm.Response, error) {
 // first) and emits one event.
 func (k *call) send(kind, text string) error {
 	if k.o.LatencyMS > 0 {
-		t := time.NewTimer(time.Duration(k.o.LatencyMS) * time.Millisecond)
-		defer t.Stop()
-		select {
+		select { // an unstopped timer is collected once unreferenced (Go 1.23)
 		case <-k.ctx.Done():
-		case <-t.C:
+		case <-time.After(time.Duration(k.o.LatencyMS) * time.Millisecond):
 		}
 	}
 	if err := k.ctx.Err(); err != nil || k.emit == nil {
@@ -289,7 +287,7 @@ func asciiLower(s string) string {
 // contentWords returns the words of s that are not stopwords.
 func contentWords(s string) []string {
 	var out []string
-	for _, w := range wordSpans(s, -1) {
+	for _, w := range wordSpans(nil, s, -1) {
 		if !isStopword(w.text(s)) {
 			out = append(out, w.text(s))
 		}

@@ -24,10 +24,10 @@ func isWordRune(r rune) bool {
 	return r < 0x80 && isWordByte(byte(r)) || r >= 0x80 && (r < 0x2000 || r > 0x207F)
 }
 
-// wordSpans returns the first max words of s (all with max -1): runs of word characters
-// joined by ', ’, - or . ("don’t", "e-mail", "config.yaml").
-func wordSpans(s string, max int) []span {
-	var ws []span
+// wordSpans appends to ws the first max words of s (all with max -1): runs of word
+// characters joined by ', ’, - or . ("don’t", "e-mail", "config.yaml"). Callers pass a
+// buffer on their stack (BenchmarkComplete/plain).
+func wordSpans(ws []span, s string, max int) []span {
 	start := -1
 	for i := 0; i < len(s) && len(ws) != max; {
 		r, n := utf8.DecodeRuneInString(s[i:])
@@ -47,16 +47,8 @@ func wordSpans(s string, max int) []span {
 	return ws
 }
 
-// nextWord returns the first word of s at or after i, or ok false when there is none.
-func nextWord(s string, i int) (w span, ok bool) {
-	if ws := wordSpans(s[i:], 1); len(ws) > 0 {
-		return span{i + ws[0].start, i + ws[0].end}, true
-	}
-	return span{}, false
-}
-
 // stopwords are function words and chat filler that never make a reply's topic.
-var stopwords = slices.Sorted(slices.Values(strings.Fields(`
+var stopwords = set(strings.Fields(`
 	a about above after again against all almost also although am an and another any anybody anyone anything are
 	aren't around as ask asked asking at be because been before being below best better between both but by can
 	can't cannot could couldn't dear did didn't do does doesn't doing don't done down during each either else
@@ -72,13 +64,30 @@ var stopwords = slices.Sorted(slices.Values(strings.Fields(`
 	under unless until up upon us use used using very via want wanted wants was wasn't way we we'd we'll we're
 	we've well were weren't what what's whatever when where where's whether which while who who's whom whose why
 	will with within without won't would wouldn't yes yet you you'd you'll you're you've your yours yourself
-	yourselves`)))
+	yourselves`))
 
 // isStopword reports whether w, compared case-insensitively (a typographic apostrophe as
 // '), is a stopword. Single letters count as stopwords.
 func isStopword(w string) bool {
-	_, found := slices.BinarySearch(stopwords, strings.ReplaceAll(strings.ToLower(w), "’", "'"))
-	return len(w) <= 1 || found
+	var buf [16]byte // longer than any stopword, lowered on the stack (BenchmarkComplete/plain)
+	b := buf[:0]
+	for i := 0; i < len(w) && len(b) < len(buf); i++ {
+		if strings.HasPrefix(w[i:], "’") {
+			b, i = append(b, '\''), i+2
+		} else {
+			b = append(b, w[i]|byte(bonus(isUpper(w[i]), 0x20)))
+		}
+	}
+	return len(w) <= 1 || stopwords[string(b)]
+}
+
+// set returns a set of words.
+func set(words []string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
 }
 
 // isWordByte reports whether b can be part of a word (see isWordRune).
@@ -115,8 +124,10 @@ func extractSalient(s string) salient {
 		w     span
 		score int
 	}
-	var top []scored
-	ws, content := wordSpans(s, -1), 0
+	var buf [maxSalient + 1]scored
+	top := buf[:0]
+	var wbuf [128]span
+	ws, content := wordSpans(wbuf[:0], s, -1), 0
 	for _, w := range ws {
 		word := w.text(s)
 		if isStopword(word) || len(word) > 40 {
@@ -140,7 +151,7 @@ func extractSalient(s string) salient {
 	}
 
 	// Text order reads more naturally than score order.
-	out := salient{ok: true, topic: phraseAround(s, ws, slices.Index(ws, top[0].w))}
+	out := salient{ok: true, topic: phraseAround(s, ws, slices.Index(ws, top[0].w)), words: make([]span, 0, len(top))}
 	for _, t := range top {
 		out.words = append(out.words, t.w)
 	}
@@ -159,28 +170,24 @@ func bonus(cond bool, n int) int {
 // phraseAround grows ws[k] into the run of adjacent content words (separated by single
 // spaces, never across punctuation) it belongs to, up to three words.
 func phraseAround(s string, ws []span, k int) span {
-	p, first, last := ws[k], k, k
-	joined := func(a, b span) bool { return b.start == a.end+1 && s[a.end] == ' ' && !isStopword(b.text(s)) }
-	for last-first < 2 && last+1 < len(ws) && joined(ws[last], ws[last+1]) {
+	first, last := k, k
+	joined := func(a, b int) bool { return ws[b].start == ws[a].end+1 && s[ws[a].end] == ' ' }
+	for last-first < 2 && last+1 < len(ws) && joined(last, last+1) && !isStopword(ws[last+1].text(s)) {
 		last++
-		p.end = ws[last].end
 	}
-	for last-first < 2 && first > 0 && ws[first].start == ws[first-1].end+1 && s[ws[first-1].end] == ' ' &&
-		!isStopword(ws[first-1].text(s)) {
+	for last-first < 2 && first > 0 && joined(first-1, first) && !isStopword(ws[first-1].text(s)) {
 		first--
-		p.start = ws[first].start
 	}
-	return p
+	return span{ws[first].start, ws[last].end}
 }
 
-// leadWords returns the span of the first max words of s (from the first word's start to
-// the last one's end), and whether s has more.
-func leadWords(s string, max int) (span, bool) {
-	ws := wordSpans(s, max+1)
-	if len(ws) == 0 {
-		return span{}, false
+// leadWords returns s from its first word's start to the end of its max-th word (or last).
+func leadWords(s string, max int) string {
+	var buf [10]span
+	if ws := wordSpans(buf[:0], s, max); len(ws) > 0 {
+		return s[ws[0].start:ws[len(ws)-1].end]
 	}
-	return span{ws[0].start, ws[min(max, len(ws))-1].end}, len(ws) > max
+	return ""
 }
 
 // firstSentence returns s up to its first sentence end ('.', '!' or '?' followed by
@@ -208,6 +215,9 @@ type role struct {
 // roleMarkers introduce the role in a system prompt's first sentence, longest first.
 var roleMarkers = []string{"you will act as ", "your role is ", "you will be ", "you're ", "you are ", "acting as ", "act as "}
 
+// articles may open a role phrase.
+var articles = []string{"a", "an", "the", "my", "your", "our"}
+
 // roleStoppers end the role phrase ("a reviewer who checks …" → "reviewer").
 var roleStoppers = strings.Fields("who that which whose whom with to helping when where while so because")
 
@@ -215,18 +225,16 @@ var roleStoppers = strings.Fields("who that which whose whom with to helping whe
 // assistant." → a, "helpful travel assistant"), or else the lead of its first sentence.
 func extractRole(sys string) role {
 	first := firstSentence(sys)
-	lower := asciiLower(first)
 	for i := range len(first) {
 		for _, m := range roleMarkers {
-			if (i == 0 || !isWordByte(first[i-1])) && strings.HasPrefix(lower[i:], m) {
+			if (i == 0 || !isWordByte(first[i-1])) && len(first)-i >= len(m) && strings.EqualFold(first[i:i+len(m)], m) {
 				if r, ok := roleAfter(first[i+len(m):]); ok {
 					return r
 				}
 			}
 		}
 	}
-	lead, _ := leadWords(first, 10)
-	return role{brief: lead.text(first)}
+	return role{brief: leadWords(first, 10)}
 }
 
 // roleAfter reads the role phrase following a marker: an optional article, then up to six
@@ -234,18 +242,19 @@ func extractRole(sys string) role {
 func roleAfter(rest string) (role, bool) {
 	rest = strings.TrimLeft(rest, " ")
 	article, after, _ := strings.Cut(rest, " ")
-	if article = strings.ToLower(article); slices.Contains([]string{"a", "an", "the", "my", "your", "our"}, article) {
-		rest = strings.TrimLeft(after, " ")
+	if i := slices.IndexFunc(articles, func(a string) bool { return strings.EqualFold(a, article) }); i >= 0 {
+		article, rest = articles[i], strings.TrimLeft(after, " ")
 	} else {
 		article = ""
 	}
-	ws := wordSpans(rest, 6)
+	var buf [6]span
+	ws := wordSpans(buf[:0], rest, 6)
 	if len(ws) == 0 || ws[0].start != 0 || article == "" && !isUpper(rest[0]) {
 		return role{}, false // "You are helpful." names no role.
 	}
 	n := 1
 	for n < min(len(ws), 6) && ws[n].start == ws[n-1].end+1 && rest[ws[n-1].end] == ' ' &&
-		!slices.Contains(roleStoppers, strings.ToLower(ws[n].text(rest))) {
+		!slices.ContainsFunc(roleStoppers, func(w string) bool { return strings.EqualFold(w, ws[n].text(rest)) }) {
 		n++
 	}
 	// The author knows "an SRE" better than a vowel rule; "my chef" is "your chef" to the user.
