@@ -48,7 +48,7 @@ type run struct {
 	stop  context.CancelCauseFunc
 	// reserved is the highest frame id the pass may send (see store.ExecutionReserveSeqs);
 	// modelCalled says the pass recorded reaching a model call (see reachModel), or that the
-	// row was written with the mark set (a sync run, see store.Claim.ModelCalled).
+	// row was written with the mark set (a sync run without Requeue, see store.Claim.ModelCalled).
 	reserved    int
 	modelCalled bool
 }
@@ -117,7 +117,8 @@ func (r *run) emit(event string, data any) {
 // reachModel records, once per pass and right before its first model call (or sub-agent),
 // that the pass reached one: a rescue then fails the run instead of queueing it again. The
 // statement is fenced, so a pass that lost its run (cancelled and closed, or rescued) learns
-// it here and starts no model call. A sync run's row has the mark from its insert: its pass
+// it here and starts no model call. A sync run's row has the mark from its insert (unless
+// SubmitRequest.Requeue: an experiment's item is marked here, as an async run): its pass
 // sends no statement here, and a cancel that comes before its first call stops that call
 // through the pass's context instead.
 func (r *run) reachModel(ctx context.Context) error {
