@@ -344,6 +344,9 @@ func TestOpenAIResponses(t *testing.T) {
 		var types []string
 		var text strings.Builder
 		for _, f := range strings.Split(strings.TrimSpace(string(raw)), "\n\n") {
+			if strings.HasPrefix(f, ":") {
+				continue // a keep-alive comment (": ping"), sent when the run is slow to answer
+			}
 			ev, data, _ := strings.Cut(f, "\n")
 			var d map[string]any
 			if err := json.Unmarshal([]byte(strings.TrimPrefix(data, "data: ")), &d); err != nil || "event: "+d["type"].(string) != ev {
