@@ -142,6 +142,8 @@ function promptEditor(agent, cfg, config, write, changed) {
   };
   // The server renders the draft as a run would (no model call), so the preview is exact.
   const render = async () => {
+    // A preview timed before the page was left (another page, or signing out) is not sent.
+    if (!preview.isConnected) return;
     const mine = ++seq;
     let input;
     try { input = JSON.parse(sample.value); } catch (e) { preview.replaceChildren(h('p', { class: 'error' }, `The sample input is not JSON: ${e.message}`)); return; }
