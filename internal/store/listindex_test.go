@@ -16,7 +16,7 @@ import (
 // index ascending, 160 descending. (PostgreSQL splits a page in halves unless it is the last
 // of the index, whatever the order: only the last group of an index gains there.)
 func TestListIndexesStayDense(t *testing.T) {
-	const runs, maxBytesPerRun = 20_000, 120
+	const runs, maxBytesPerRun = 4_000, 120
 	s, err := Open(context.Background(), "file:"+t.TempDir()+"/dense.db")
 	if err != nil {
 		t.Fatal(err)
