@@ -452,7 +452,7 @@ func TestServeAgentQueriesDataSources(t *testing.T) {
 			t.Fatal(err)
 		}
 		d, err := c.DataSourceCreate(ctx, client.DataSourceCreateRequest{Name: "CRM", Type: "postgres", CredentialID: cred.ID,
-			Config: map[string]any{"max_rows": 3, "max_execution_ms": 300}})
+			Config: map[string]any{"max_rows": 3, "max_execution_ms": 1000}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -476,7 +476,7 @@ func TestServeAgentQueriesDataSources(t *testing.T) {
 		}
 		checkTool(t, x, d.ID, "tool_error")
 		x = ask(t, a.ID, "SQL[query_crm]: SELECT pg_sleep(5)")
-		if got := outputText(x); !strings.Contains(got, "timed out after 300 ms") {
+		if got := outputText(x); !strings.Contains(got, "timed out after 1000 ms") {
 			t.Errorf("timeout: %s", got)
 		}
 		checkTool(t, x, d.ID, "timeout")
