@@ -337,7 +337,7 @@ func TestDataSourceQueryOnServer(t *testing.T) {
 			if n := rowCount(t, admin); n != 12 {
 				t.Fatalf("%d products after the refused writes", n)
 			}
-			v, err := e.c.DataSourceVersionCreate(ctx, d.ID, map[string]any{"max_execution_ms": 300}, "short timeout")
+			v, err := e.c.DataSourceVersionCreate(ctx, d.ID, map[string]any{"max_execution_ms": 1000}, "short timeout")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -345,7 +345,7 @@ func TestDataSourceQueryOnServer(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.run([]scenario{
-				{name: "timeout", method: "POST", path: q, body: mustMarshal(map[string]any{"query": tg.sleep}), status: 422, message: "query: timed out after 300 ms"},
+				{name: "timeout", method: "POST", path: q, body: mustMarshal(map[string]any{"query": tg.sleep}), status: 422, message: "query: timed out after 1000 ms"},
 				{name: "fine after a timeout", method: "POST", path: q, body: `{"query":"SELECT count(*) FROM products"}`, status: 200, fields: map[string]any{"data.rows": [][]any{{12}}}},
 			})
 		})

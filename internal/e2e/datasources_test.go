@@ -116,7 +116,7 @@ func TestServeDataSources(t *testing.T) {
 			t.Fatalf("the credential is shown: %s", cred.MaskedValue)
 		}
 		d, err := c.DataSourceCreate(ctx, client.DataSourceCreateRequest{Name: "CRM", Type: "postgres", CredentialID: cred.ID,
-			Config: map[string]any{"max_rows": 25, "max_execution_ms": 500}})
+			Config: map[string]any{"max_rows": 25, "max_execution_ms": 2000}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +133,7 @@ func TestServeDataSources(t *testing.T) {
 			t.Fatalf("update: %v", ae)
 		}
 		_, err = c.DataSourceQuery(ctx, d.ID, client.DataSourceQueryRequest{Query: "SELECT pg_sleep(10)"})
-		if ae := apiErr(t, err, 422); !strings.Contains(ae.Message, "timed out after 500 ms") {
+		if ae := apiErr(t, err, 422); !strings.Contains(ae.Message, "timed out after 2000 ms") {
 			t.Fatalf("timeout: %v", ae)
 		}
 		var ae *client.Error
