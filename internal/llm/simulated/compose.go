@@ -103,27 +103,23 @@ func mix(x uint64) uint64 {
 func (c *convo) pick(salt uint64, n int) int { return int(mix(c.h^salt) % uint64(n)) }
 
 // choose picks one of options for the decision named by salt, with {0}, {1} … replaced
-// by args.
+// by args (in one pass, so text from an argument is never taken for a mark).
 func (c *convo) choose(salt uint64, options []string, args ...string) string {
 	s := options[c.pick(salt, len(options))]
 	if len(args) == 0 {
 		return s
 	}
 	var b strings.Builder // one allocation, not one per arg (BenchmarkComplete/plain)
-	n := len(s)
-	for _, a := range args {
-		n += len(a)
-	}
-	b.Grow(n)
-	for i := 0; i < len(s); i++ {
-		if s[i] == '{' && i+2 < len(s) && s[i+2] == '}' {
-			b.WriteString(args[s[i+1]-'0'])
-			i += 2
-		} else {
-			b.WriteByte(s[i])
+	b.Grow(len(s) + len(args[0]) + len(args[len(args)-1]))
+	for {
+		before, after, ok := strings.Cut(s, "{")
+		b.WriteString(before)
+		if !ok {
+			return b.String()
 		}
+		b.WriteString(args[after[0]-'0'])
+		s = after[2:]
 	}
-	return b.String()
 }
 
 // questionWords open a question.

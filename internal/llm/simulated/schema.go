@@ -107,18 +107,14 @@ func (s *schema) merge(n gjson.Result) {
 // kind returns the first non-null type ("null" when null is the only one), or "".
 func (s *schema) kind() string {
 	if !s.kw[kType].IsArray() {
-		return s.kw[kType].Str // no array to allocate (BenchmarkComplete/output_schema)
+		return s.kw[kType].Str
 	}
-	ts := s.kw[kType].Array()
-	for _, t := range ts {
-		if t.Str != "null" {
-			return t.Str
-		}
-	}
-	if len(ts) > 0 {
-		return "null"
-	}
-	return ""
+	kind := "" // read without gjson's Array, which allocates (BenchmarkComplete/output_schema)
+	s.kw[kType].ForEach(func(_, t gjson.Result) bool {
+		kind = t.Str
+		return kind == "null"
+	})
+	return kind
 }
 
 // itemSchemas returns the tuple items (draft 4–7 "items": [...], then "prefixItems") and the
@@ -162,18 +158,11 @@ func (g *gen) resolve(n gjson.Result) schema {
 		case ref != "":
 			n = g.lookup(ref)
 		default:
-			n = branches[0]
-			for _, b := range branches {
-				r := b // follow the branch's $ref chain only, to see its type
-				rs := read(r)
-				for k := 0; k < maxSchemaDepth && rs.kw[kRef].Str != "" && rs.bare(); k, rs = k+1, read(r) {
-					r = g.lookup(rs.kw[kRef].Str)
-				}
-				if r.Exists() && rs.kind() != "null" {
-					n = b
-					break
-				}
-			}
+			k := slices.IndexFunc(branches, func(b gjson.Result) bool {
+				s := read(b)
+				return s.kind() != "null"
+			})
+			n = branches[max(k, 0)]
 		}
 		s = read(n)
 	}
@@ -358,18 +347,12 @@ func (g *gen) text(name string, hint nameHint, format string, idx int) string {
 			}
 		}
 		idx = 0
-	case hint == "sql": // a table named after the first salient word
+	case hint == "sql": // a table named after the first salient word ("e-mail" → e_mail)
 		table := ""
 		if len(sal) > 0 {
-			w := asciiLower(sal[0].text(g.c.user))
-			table = strings.TrimLeft(strings.Map(func(r rune) rune {
-				if r >= 0x80 || !isLower(byte(r)) && r != '_' && (r < '0' || r > '9') {
-					return -1
-				}
-				return r
-			}, w[:min(len(w), 30)]), "0123456789")
+			table = strings.ReplaceAll(slug(sal[0].text(g.c.user), ""), "-", "_")
 		}
-		return "SELECT * FROM " + cmp.Or(table, "records") + " LIMIT 10"
+		return "SELECT * FROM " + cmp.Or(strings.TrimLeft(table, "0123456789_"), "records") + " LIMIT 10"
 	case hint == "word":
 		idx = max(idx, 0)
 	}
@@ -396,7 +379,7 @@ func (g *gen) longText() string {
 // slug returns a URL-safe form of s ("Lisbon itinerary" → "lisbon-itinerary"), or
 // fallback when s has no ASCII letter or digit.
 func slug(s string, fallback string) string {
-	out := strings.Join(strings.FieldsFunc(asciiLower(s), func(r rune) bool {
+	out := strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
 		return r >= 0x80 || !isLower(byte(r)) && (r < '0' || r > '9')
 	}), "-")
 	if len(out) > 40 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/agentplane/agentplane/internal/llm"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -112,6 +113,9 @@ func TestWords(t *testing.T) {
 	want := []string{"Don’t", "touch", "config.yaml", "or", "the", "e-mail", "ever", "it's", "O'Brien's"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("words %q, want %q", got, want)
+	}
+	if !slices.IsSorted(stopwords) {
+		t.Error("stopwords are not sorted, so isStopword misses some")
 	}
 	if !isStopword("Don’t") || !isStopword("WHAT'S") || isStopword("database") {
 		t.Error("isStopword")

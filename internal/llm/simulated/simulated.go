@@ -257,10 +257,10 @@ func nameParts(name string) []string {
 	return parts
 }
 
-// stem is a crude stem of w, lower-cased (ASCII only), so that "files", "file" and
+// stem is a crude stem of w, lower-cased, so that "files", "file" and
 // "searching", "search" match: a plural s and -ing/-ed are dropped, the rest cut to 6 bytes.
 func stem(w string) string {
-	s := asciiLower(w[:min(len(w), 16)])
+	s := strings.ToLower(w[:min(len(w), 16)])
 	if len(s) > 3 && s[len(s)-1] == 's' && s[len(s)-2] != 's' {
 		s = s[:len(s)-1]
 	}
@@ -271,17 +271,6 @@ func stem(w string) string {
 		s = s[:len(s)-2]
 	}
 	return s[:min(len(s), 6)]
-}
-
-// asciiLower lower-cases the ASCII letters of s only.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if isUpper(c) {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 // contentWords returns the words of s that are not stopwords.

@@ -47,8 +47,8 @@ func wordSpans(ws []span, s string, max int) []span {
 	return ws
 }
 
-// stopwords are function words and chat filler that never make a reply's topic.
-var stopwords = set(strings.Fields(`
+// stopwords are function words and chat filler that never make a reply's topic, sorted.
+var stopwords = strings.Fields(`
 	a about above after again against all almost also although am an and another any anybody anyone anything are
 	aren't around as ask asked asking at be because been before being below best better between both but by can
 	can't cannot could couldn't dear did didn't do does doesn't doing don't done down during each either else
@@ -64,7 +64,7 @@ var stopwords = set(strings.Fields(`
 	under unless until up upon us use used using very via want wanted wants was wasn't way we we'd we'll we're
 	we've well were weren't what what's whatever when where where's whether which while who who's whom whose why
 	will with within without won't would wouldn't yes yet you you'd you'll you're you've your yours yourself
-	yourselves`))
+	yourselves`)
 
 // isStopword reports whether w, compared case-insensitively (a typographic apostrophe as
 // '), is a stopword. Single letters count as stopwords.
@@ -78,16 +78,8 @@ func isStopword(w string) bool {
 			b = append(b, w[i]|byte(bonus(isUpper(w[i]), 0x20)))
 		}
 	}
-	return len(w) <= 1 || stopwords[string(b)]
-}
-
-// set returns a set of words.
-func set(words []string) map[string]bool {
-	m := map[string]bool{}
-	for _, w := range words {
-		m[w] = true
-	}
-	return m
+	_, found := slices.BinarySearch(stopwords, string(b))
+	return len(w) <= 1 || found
 }
 
 // isWordByte reports whether b can be part of a word (see isWordRune).
