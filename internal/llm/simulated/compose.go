@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -410,28 +411,26 @@ func countOf(key string, n int) string {
 	return count + noun
 }
 
-// collapse returns s with every whitespace run turned into one space, cut at a word
-// boundary near maxBytes with an ellipsis.
+// collapse returns s with every whitespace run turned into one space, cut at the last
+// word boundary before maxBytes (inside a word longer than that) with an ellipsis.
 func collapse(s string, maxBytes int) string {
 	var b strings.Builder
-	b.Grow(min(len(s), maxBytes+20) + len("…"))
-	for w := range strings.FieldsFuncSeq(strings.TrimSpace(s), func(r rune) bool { return r < 0x80 && llm.IsSpace(byte(r)) }) {
-		if b.Len() > 0 && b.Len() >= maxBytes {
-			b.WriteString("…")
-			break
-		}
+	b.Grow(len(s))
+	for w := range strings.FieldsSeq(s) {
 		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
-		if n := maxBytes + 20 - b.Len(); len(w) > n { // one very long word: cut before an ASCII byte
-			i := n + strings.IndexFunc(w[n:], func(r rune) bool { return r < 0x80 })
-			if i >= n {
-				b.WriteString(w[:i])
-				b.WriteString("…")
-				break
-			}
-		}
 		b.WriteString(w)
 	}
-	return b.String()
+	if s = b.String(); len(s) <= maxBytes {
+		return s
+	}
+	cut := strings.LastIndexByte(s[:maxBytes], ' ')
+	if cut <= 0 { // one long word: cut it before a character
+		cut = maxBytes
+		for !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+	}
+	return s[:cut] + "…"
 }

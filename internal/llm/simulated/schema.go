@@ -175,7 +175,7 @@ func (g *gen) root() []byte {
 	s := g.resolve(g.doc)
 	if s.bare() && !s.kw[kAnyOf].Exists() && !s.kw[kOneOf].Exists() && s.kw[kRef].Str == "" && s.kw[kFormat].Str == "" {
 		if g.args {
-			return append(appendJSONString(append(g.b, `{"query"`+g.colon...), truncateWords(strings.TrimSpace(g.c.user), 200)), '}')
+			return append(appendJSONString(append(g.b, `{"query"`+g.colon...), collapse(g.c.user, 200)), '}')
 		}
 		return append(appendJSONString(append(g.b, `{"answer"`+g.colon...), g.longText()), '}')
 	}
@@ -325,7 +325,7 @@ func (g *gen) text(name string, hint nameHint, format string, idx int) string {
 	}
 	switch {
 	case hint == hintQuery || hint == hintLong && g.args:
-		return cmp.Or(truncateWords(strings.TrimSpace(g.c.user), 200), g.c.topic(), "general question")
+		return cmp.Or(collapse(g.c.user, 200), g.c.topic(), "general question")
 	case hint == hintLong:
 		return g.longText()
 	case hint == "url":
@@ -390,17 +390,6 @@ func slug(s string, fallback string) string {
 
 // hex8 returns the low eight hex digits of x.
 func hex8(x uint64) string { return fmt.Sprintf("%08x", x&0xffffffff) }
-
-// truncateWords cuts s at a space before max bytes.
-func truncateWords(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	if i := strings.LastIndexByte(s[:max], ' '); i > 0 {
-		return s[:i]
-	}
-	return s[:max]
-}
 
 // compactJSON returns raw without insignificant whitespace.
 func compactJSON(raw string) string { return gjson.Get(raw, "@ugly").Raw }

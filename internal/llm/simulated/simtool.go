@@ -99,14 +99,6 @@ func stringArg(args map[string]any, keys ...string) string {
 	return ""
 }
 
-// shortSubject bounds a subject for titles: its first eight words, and "…" when it has more.
-func shortSubject(s string) string {
-	if lead := leadWords(s, 8); lead != leadWords(s, 9) {
-		return lead + "…"
-	}
-	return leadWords(s, 8)
-}
-
 // nounOf returns the object of a tool name ("create_issue" → "issue"), singular.
 func nounOf(base string) string {
 	i := strings.LastIndexAny(base, "_-")
@@ -130,7 +122,7 @@ func titleCase(s string) string {
 
 // searchResult returns three example.com hits about subject.
 func searchResult(subject string, seed uint64) any {
-	url, s := "https://example.com/"+slug(subject, "topic"), shortSubject(subject)
+	url, s := "https://example.com/"+slug(subject, "topic"), collapse(subject, 60)
 	titles := [...][3]string{
 		{titleCase(s) + ": an overview", "", "A concise introduction to " + s + ", covering the essentials and common pitfalls."},
 		{"A practical guide to " + s, "/guide", "Step-by-step advice on " + s + ", with worked examples."},
@@ -148,7 +140,7 @@ func searchResult(subject string, seed uint64) any {
 
 // fetchResult summarises an imaginary page at the requested URL.
 func fetchResult(args map[string]any, subject string) any {
-	url, s := stringArg(args, "url", "uri", "link", "href"), shortSubject(subject)
+	url, s := stringArg(args, "url", "uri", "link", "href"), collapse(subject, 60)
 	return object{"url", cmp.Or(url, "https://example.com/"+slug(subject, "page")), "status", 200,
 		"title", titleCase(s) + " | Example Domain",
 		"summary", "The page introduces " + s + ", lists three key points and links to further reading."}
@@ -157,7 +149,7 @@ func fetchResult(args map[string]any, subject string) any {
 // fileResult returns the content of an imaginary file.
 func fileResult(args map[string]any, subject string) any {
 	path := cmp.Or(stringArg(args, "path", "file", "filename", "file_path", "filepath", "name"), "docs/"+slug(subject, "notes")+".md")
-	s := shortSubject(subject)
+	s := collapse(subject, 60)
 	content := "# " + titleCase(s) + "\n\nNotes on " + s + ".\n\n- Background and goals\n- Open questions\n- Next steps\n"
 	return object{"path", path, "content", content, "size_bytes", len(content)}
 }
@@ -180,7 +172,7 @@ func listResult(base, subject string, seed uint64) any {
 	}
 	items := make([]any, 3)
 	for k := range items {
-		name := titleCase(noun) + " " + strconv.Itoa(k+1) + ": " + shortSubject(subject)
+		name := titleCase(noun) + " " + strconv.Itoa(k+1) + ": " + collapse(subject, 60)
 		items[k] = object{"id", noun + "_" + hex8(mix(seed+uint64(k))), "name", name}
 	}
 	return object{"items", items, "total", len(items)}

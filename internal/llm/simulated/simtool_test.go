@@ -125,3 +125,22 @@ func TestWords(t *testing.T) {
 		t.Errorf("topic %q", topic)
 	}
 }
+
+func TestCollapse(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		s    string
+		max  int
+		want string
+	}{
+		{" plain\n\ttext  ", 20, "plain text"},
+		{"one two three four", 12, "one two…"},
+		{"one two three", 13, "one two three"},
+		{"abcdefghij klm", 6, "abcdef…"},
+		{"ééééé", 5, "éé…"}, // never inside a character
+	} {
+		if got := collapse(tt.s, tt.max); got != tt.want {
+			t.Errorf("collapse(%q, %d) = %q, want %q", tt.s, tt.max, got, tt.want)
+		}
+	}
+}
