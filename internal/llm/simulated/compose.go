@@ -274,15 +274,13 @@ func (c *convo) reply() []string {
 	return out
 }
 
-// summary is what a tool's JSON result says about itself, to describe it in one phrase.
+// summary is what a tool's JSON result holds that describes it in one phrase.
 type summary struct {
-	listKey                            string // key of the first list found ("results"); "" at top level
-	listLen                            int
-	hasList, inList                    bool   // inList: the walk is inside the counted list
-	head, headKey                      string // the most telling string value (a title …) and its key
-	headRank                           int
-	errMsg                             string
-	hasErr, okFalse, okTrue, anyMember bool
+	listKey       string // key of the counted list ("results"); "" at the top or in an array
+	listLen       int    // -1 without a list
+	head, headKey string // the most telling string value (a title …) and its key
+	headRank      int
+	members       bool // whether any object has a member
 }
 
 // headKeys rank object keys whose string values best describe a result; payloadKeys name
@@ -292,62 +290,32 @@ var (
 	payloadKeys = strings.Fields("results rows items data hits records entries matches documents files")
 )
 
-// scanToolResult summarises a JSON document: the first list (at most three levels deep) and
-// its length, the best headline string, and error or ok markers. It reports ok false when s
-// is not a JSON object or array.
-func scanToolResult(s string) (sum summary, ok bool) {
-	s = strings.TrimSpace(s)
-	if s == "" || s[0] != '{' && s[0] != '[' || !gjson.Valid(s) {
-		return sum, false
-	}
-	sum.headRank = len(headKeys) + 1
-	sum.walk(gjson.Parse(s), 1, "")
-	return sum, true
-}
-
-// walk visits the members of c, a container depth levels deep that is the value of key in
-// its parent object ("" in an array or at the top), in document order.
+// walk visits c, a container depth levels deep that is the value of key in its parent
+// object, in document order. The first list at most three levels deep counts, unless a
+// later one is plainly the payload ("columns" then "rows").
 func (sum *summary) walk(c gjson.Result, depth int, key string) {
-	// The first list counts, unless a later one is plainly the payload ("columns" then "rows").
 	isPayload := func(k string) bool { return slices.Contains(payloadKeys, strings.ToLower(k)) }
-	counted := c.IsArray() && depth <= 3 && (!sum.hasList || !sum.inList && !isPayload(sum.listKey) && isPayload(key))
-	if counted {
-		sum.hasList, sum.listKey, sum.listLen, sum.inList = true, key, 0, true
+	if c.IsArray() && depth <= 3 && (sum.listLen < 0 || !isPayload(sum.listKey) && isPayload(key)) {
+		sum.listKey, sum.listLen = key, 0
 		c.ForEach(func(_, _ gjson.Result) bool { sum.listLen++; return true })
 	}
 	c.ForEach(func(k, v gjson.Result) bool {
-		is := func(name string) bool { return strings.EqualFold(k.Str, name) }
-		sum.anyMember = sum.anyMember || c.IsObject()
-		switch {
-		case v.IsObject() || v.IsArray():
+		sum.members = sum.members || c.IsObject()
+		if v.IsObject() || v.IsArray() {
 			sum.walk(v, depth+1, k.Str)
-		case !c.IsObject():
-		case v.Type == gjson.String:
-			// An error message (under "error", or "message" of an object under "error"), or a
-			// headline better than the one so far.
-			if !sum.hasErr && (is("error") || is("message") && depth >= 2 && strings.EqualFold(key, "error")) {
-				sum.hasErr, sum.errMsg = true, v.Str
-			}
-			rank := slices.IndexFunc(headKeys, is)
-			if rank < 0 {
-				rank = len(headKeys)
-			}
-			if v.Str != "" && rank < sum.headRank {
-				sum.headRank, sum.head, sum.headKey = rank, v.Str, k.Str
-			}
-		case depth > 1:
-		case is("ok") || is("success"):
-			sum.okTrue, sum.okFalse = v.Raw == "true", v.Raw == "false"
-		case is("error"):
-			sum.hasErr = sum.hasErr || v.Raw != "null" && v.Raw != "false"
-		case is("is_error") || is("isError"):
-			sum.hasErr = sum.hasErr || v.Raw == "true"
+			return true
+		}
+
+		// A headline better than the one so far.
+		rank := slices.IndexFunc(headKeys, func(h string) bool { return strings.EqualFold(k.Str, h) })
+		if rank < 0 {
+			rank = len(headKeys)
+		}
+		if c.IsObject() && v.Type == gjson.String && v.Str != "" && rank < sum.headRank {
+			sum.headRank, sum.head, sum.headKey = rank, v.Str, k.Str
 		}
 		return true
 	})
-	if counted {
-		sum.inList = false
-	}
 }
 
 // Kinds of tool result, which choose how a reply introduces them: something was found or
@@ -356,38 +324,46 @@ const resultData, resultConfirm, resultError = 0, 1, 2
 
 // toolSummary returns a noun phrase describing a tool result (`3 results, starting with
 // "Lisbon travel guide"`, `an error ("not found")`, `"README.md"`, or the opening words of
-// a plain-text result) and its kind, from one scan.
+// a plain-text result) and its kind. A top-level "error", "is_error", "isError", "ok" or
+// "success" says whether the tool failed.
 func toolSummary(content string) (phrase string, kind int) {
 	quote := func(s string, max int) string { return `"` + collapse(s, max) + `"` }
-	sum, ok := scanToolResult(content)
-	if t := strings.TrimSpace(content); !ok && len(t) >= 5 && strings.EqualFold(t[:5], "error") || ok && (sum.hasErr || sum.okFalse) {
-		kind = resultError
-	} else if ok && sum.okTrue && !sum.hasList {
-		kind = resultConfirm
+	t := strings.TrimSpace(content)
+	if t != "" && (t[0] != '{' && t[0] != '[' || !gjson.Valid(t)) {
+		if len(t) >= 5 && strings.EqualFold(t[:5], "error") {
+			kind = resultError
+		}
+		return quote(t, 80), kind
 	}
-	switch {
-	case !ok && strings.TrimSpace(content) != "":
-		return quote(content, 80), kind
-	case sum.hasErr && sum.errMsg != "":
-		return "an error (" + quote(sum.errMsg, 60) + ")", kind
-	case sum.hasErr:
-		return "an error", kind
-	case sum.okFalse:
-		return "a failure", kind
-	case sum.hasList && sum.head != "":
-		return countOf(sum.listKey, sum.listLen) + ", starting with " + quote(sum.head, 60), kind
-	case sum.hasList:
-		return countOf(sum.listKey, sum.listLen), kind
-	case sum.head != "" && sum.okTrue:
-		return collapse(sum.headKey, 30) + " " + quote(sum.head, 60), kind
+	doc, sum := gjson.Parse(t), summary{listLen: -1, headRank: len(headKeys) + 1}
+	sum.walk(doc, 1, "")
+	errv, ok := doc.Get("error"), doc.Get("ok")
+	if !ok.Exists() {
+		ok = doc.Get("success")
+	}
+	failed := errv.Exists() && errv.Type != gjson.Null && errv.Type != gjson.False ||
+		doc.Get("is_error").Type == gjson.True || doc.Get("isError").Type == gjson.True
+	switch msg := cmp.Or(errv.Get("message").Str, errv.Str); {
+	case failed && msg != "":
+		return "an error (" + quote(msg, 60) + ")", resultError
+	case failed:
+		return "an error", resultError
+	case ok.Type == gjson.False:
+		return "a failure", resultError
+	case sum.listLen >= 0 && sum.head != "":
+		return countOf(sum.listKey, sum.listLen) + ", starting with " + quote(sum.head, 60), resultData
+	case sum.listLen >= 0:
+		return countOf(sum.listKey, sum.listLen), resultData
+	case sum.head != "" && ok.Type == gjson.True:
+		return collapse(sum.headKey, 30) + " " + quote(sum.head, 60), resultConfirm
 	case sum.head != "":
-		return quote(sum.head, 60), kind
-	case sum.okTrue:
-		return "no details", kind
-	case sum.anyMember:
-		return "a structured result", kind
+		return quote(sum.head, 60), resultData
+	case ok.Type == gjson.True:
+		return "no details", resultConfirm
+	case sum.members:
+		return "a structured result", resultData
 	}
-	return "an empty result", kind
+	return "an empty result", resultData
 }
 
 // countOf says how many entries a list holds, named after its key: "3 results", "1

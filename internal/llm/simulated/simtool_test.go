@@ -65,6 +65,8 @@ func TestToolSummary(t *testing.T) {
 		{`{"error":"not found"}`, `an error ("not found")`},
 		{`{"error":{"code":404,"message":"no such file"}}`, `an error ("no such file")`},
 		{`{"ok":false}`, `a failure`},
+		{`{"error":{"code":500}}`, `an error`},
+		{`{"success":false,"message":"quota"}`, `a failure`},
 		{`{"path":"a.md","content":"# Title"}`, `"# Title"`},
 		{"plain text\n\nresult with   spaces", `"plain text result with spaces"`},
 		{"", `an empty result`},
