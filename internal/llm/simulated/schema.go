@@ -169,15 +169,12 @@ func (g *gen) resolve(n gjson.Result) schema {
 	return s
 }
 
-// root writes the whole document. A schema that says nothing gets {"query": …} as
-// arguments and {"answer": …} as an answer.
+// root writes the whole document. A schema that says nothing reads as an object (which
+// gets {"query": …} as arguments and {"answer": …} as an answer).
 func (g *gen) root() []byte {
 	s := g.resolve(g.doc)
-	if s.bare() && !s.kw[kAnyOf].Exists() && !s.kw[kOneOf].Exists() && s.kw[kRef].Str == "" && s.kw[kFormat].Str == "" {
-		if g.args {
-			return append(appendJSONString(append(g.b, `{"query"`+g.colon...), collapse(g.c.user, 200)), '}')
-		}
-		return append(appendJSONString(append(g.b, `{"answer"`+g.colon...), g.longText()), '}')
+	if s.bare() && s.kw[kFormat].Str == "" {
+		s.kw[kType] = gjson.Parse(`"object"`)
 	}
 	g.value(s, "", hintNone, 0, -1)
 	return g.b
@@ -252,7 +249,9 @@ func (g *gen) object(s *schema, depth int) {
 			member(r, gjson.Result{})
 		}
 	}
-	if count == 0 && depth == 0 && !s.closed && !g.args {
+	if count == 0 && depth == 0 && !s.closed && g.args {
+		member("query", gjson.Result{})
+	} else if count == 0 && depth == 0 && !s.closed {
 		member("answer", gjson.Result{})
 	}
 	g.b = append(g.b, '}')

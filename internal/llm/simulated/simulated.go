@@ -24,7 +24,7 @@ import (
 // streams as word-sized "content" events; MaxTokens cuts it (StopReason "length"), and
 // Options (see With) add latency or a failure. It is safe for concurrent use; its zero
 // value is ready too.
-type Model struct{}
+type Model struct{ o Options }
 
 var _ llm.Provider = (*Model)(nil)
 
@@ -43,18 +43,7 @@ type Options struct {
 }
 
 // With returns the model answering with o.
-func (m *Model) With(o Options) llm.Provider { return tuned{o} }
-
-// tuned is a Model with Options.
-type tuned struct{ o Options }
-
-func (t tuned) Complete(ctx context.Context, req llm.Request, emit func(llm.Event) error) (*llm.Response, error) {
-	if status, ok := t.o.FailModels[req.Model]; ok {
-		msg := cmp.Or(t.o.FailMessage, "simulated failure of model "+req.Model)
-		return nil, &llm.Error{Provider: "simulated", Status: status, Message: msg}
-	}
-	return run(ctx, &req, t.o, emit)
-}
+func (m *Model) With(o Options) llm.Provider { return &Model{o} }
 
 // FailureError is the error a call with Options.Fail ends with; its text is exactly the
 // configured message.
@@ -63,11 +52,28 @@ type FailureError struct{ Message string }
 // Error returns the configured failure message.
 func (e *FailureError) Error() string { return e.Message }
 
-// Complete answers req as the Model type describes, with no Options. Errors are
-// ctx.Err() when the context ends, or the error emit returned; the Response is nil with
-// any error.
+// Complete answers req as the Model type describes. Errors are ctx.Err() when the context
+// ends, the error emit returned, an *llm.Error for Options.FailModels or a *FailureError
+// for Options.Fail; the Response is nil with any error.
 func (m *Model) Complete(ctx context.Context, req llm.Request, emit func(llm.Event) error) (*llm.Response, error) {
-	return run(ctx, &req, Options{}, emit)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if status, ok := m.o.FailModels[req.Model]; ok {
+		msg := cmp.Or(m.o.FailMessage, "simulated failure of model "+req.Model)
+		return nil, &llm.Error{Provider: "simulated", Status: status, Message: msg}
+	}
+
+	// The prompt's size (llm.PromptTokens), at least 1 for a conversation.
+	prompt := llm.PromptTokens(&req)
+	if prompt == 0 && len(req.Messages) > 0 {
+		prompt = 1
+	}
+	k := &call{analyze(req.Messages), ctx, &req, m.o, emit, &llm.Response{Usage: llm.Usage{PromptTokens: prompt}}}
+	if len(req.Tools) > 0 && k.toolCount == 0 {
+		return k.callTools()
+	}
+	return k.answer()
 }
 
 // call is one answer in the making.
@@ -78,23 +84,6 @@ type call struct {
 	o    Options
 	emit func(llm.Event) error
 	resp *llm.Response
-}
-
-// run answers req with o; with o.Fail the error is a *FailureError.
-func run(ctx context.Context, req *llm.Request, o Options, emit func(llm.Event) error) (*llm.Response, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	// The prompt's size (llm.PromptTokens), at least 1 for a conversation.
-	prompt := llm.PromptTokens(req)
-	if prompt == 0 && len(req.Messages) > 0 {
-		prompt = 1
-	}
-	k := &call{analyze(req.Messages), ctx, req, o, emit, &llm.Response{Usage: llm.Usage{PromptTokens: prompt}}}
-	if len(req.Tools) > 0 && k.toolCount == 0 {
-		return k.callTools()
-	}
-	return k.answer()
 }
 
 // callTools explains its plan in one or two thoughts and returns tool calls.

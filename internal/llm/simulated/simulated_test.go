@@ -498,6 +498,19 @@ func TestFail(t *testing.T) {
 	}
 }
 
+func TestFailModels(t *testing.T) {
+	t.Parallel()
+	p := New().With(Options{FailModels: map[string]int{"gpt-4o": 503}})
+	r := complete(t, p, llm.Request{Model: "gpt-4o", Messages: []llm.Message{user("hello there")}})
+	var le *llm.Error
+	if !errors.As(r.err, &le) || le.Status != 503 || r.resp != nil || len(r.events) != 0 {
+		t.Errorf("named model: got %+v, %v after %d events", r.resp, r.err, len(r.events))
+	}
+	if r := complete(t, p, llm.Request{Model: "gpt-4o-mini", Messages: []llm.Message{user("hello there")}}); r.err != nil {
+		t.Errorf("other model: %v", r.err)
+	}
+}
+
 func TestLatencyAndCancel(t *testing.T) {
 	t.Parallel()
 	p := New()
