@@ -45,11 +45,8 @@ func analyze(msgs []llm.Message) convo {
 			c.earlier, users = topicOf(m.Content, extractSalient(m.Content)), 2
 		}
 	}
-	for _, m := range msgs {
-		if m.Role == llm.RoleSystem {
-			c.role = extractRole(m.Content)
-			break
-		}
+	if i := slices.IndexFunc(msgs, func(m llm.Message) bool { return m.Role == llm.RoleSystem }); i >= 0 {
+		c.role = extractRole(msgs[i].Content)
 	}
 	return c
 }
@@ -128,15 +125,14 @@ var questionWords = strings.Fields("what how why when where who which can could 
 
 // isQuestion reports whether the user's message reads as a question.
 func isQuestion(s string) bool {
-	if slices.ContainsFunc(questionWords, func(q string) bool { return strings.EqualFold(q, leadWords(s, 1)) }) {
-		return true
-	}
-	return strings.HasSuffix(strings.TrimRight(s, " \t\r\n\"')"), "?")
+	first := leadWords(s, 1)
+	return slices.ContainsFunc(questionWords, func(q string) bool { return strings.EqualFold(q, first) }) ||
+		strings.HasSuffix(strings.TrimRight(s, " \t\r\n\"')"), "?")
 }
 
 // topicOf returns the topic phrase of s, or its first words when it has no content word.
 func topicOf(s string, sal salient) string {
-	if sal.ok {
+	if len(sal.words) > 0 {
 		return sal.topic.text(s)
 	}
 	return leadWords(s, 8)
@@ -263,7 +259,7 @@ func (c *convo) reply() []string {
 	// A closing line, always when the reply would otherwise be one sentence.
 	if len(out) < 2 || len(out) < maxSentences && c.pick(saltCloseOn, 3) != 0 {
 		on := "this"
-		if c.sal.ok {
+		if len(c.sal.words) > 0 {
 			on = topic
 		}
 		if len(body) > 0 {

@@ -104,8 +104,7 @@ const maxSalient = 5
 // short phrase of adjacent content words around the single most telling word.
 type salient struct {
 	words []span
-	topic span
-	ok    bool // false when the message has no content words at all
+	topic span // meaningless without words
 }
 
 // extractSalient scores every non-stopword of s (longer words, the first few content
@@ -143,7 +142,7 @@ func extractSalient(s string) salient {
 	}
 
 	// Text order reads more naturally than score order.
-	out := salient{ok: true, topic: phraseAround(s, ws, slices.Index(ws, top[0].w)), words: make([]span, 0, len(top))}
+	out := salient{topic: phraseAround(s, ws, slices.Index(ws, top[0].w)), words: make([]span, 0, len(top))}
 	for _, t := range top {
 		out.words = append(out.words, t.w)
 	}
@@ -207,8 +206,9 @@ type role struct {
 // roleMarkers introduce the role in a system prompt's first sentence, longest first.
 var roleMarkers = []string{"you will act as ", "your role is ", "you will be ", "you're ", "you are ", "acting as ", "act as "}
 
-// articles may open a role phrase.
-var articles = []string{"a", "an", "the", "my", "your", "our"}
+// articles may open a role phrase, each with the one the model says it with: the author
+// knows "an SRE" better than a vowel rule, and "my chef" is "your chef" to the user.
+var articles = map[string]string{"a": "a", "an": "an", "the": "the", "my": "your", "our": "your", "your": "my"}
 
 // roleStoppers end the role phrase ("a reviewer who checks …" → "reviewer").
 var roleStoppers = strings.Fields("who that which whose whom with to helping when where while so because")
@@ -233,11 +233,10 @@ func extractRole(sys string) role {
 // words up to punctuation or a stopper.
 func roleAfter(rest string) (role, bool) {
 	rest = strings.TrimLeft(rest, " ")
-	article, after, _ := strings.Cut(rest, " ")
-	if i := slices.IndexFunc(articles, func(a string) bool { return strings.EqualFold(a, article) }); i >= 0 {
-		article, rest = articles[i], strings.TrimLeft(after, " ")
-	} else {
-		article = ""
+	first, after, _ := strings.Cut(rest, " ")
+	article, ok := articles[strings.ToLower(first)]
+	if ok {
+		rest = strings.TrimLeft(after, " ")
 	}
 	var buf [6]span
 	ws := wordSpans(buf[:0], rest, 6)
@@ -245,16 +244,9 @@ func roleAfter(rest string) (role, bool) {
 		return role{}, false // "You are helpful." names no role.
 	}
 	n := 1
-	for n < min(len(ws), 6) && ws[n].start == ws[n-1].end+1 && rest[ws[n-1].end] == ' ' &&
+	for n < len(ws) && ws[n].start == ws[n-1].end+1 && rest[ws[n-1].end] == ' ' &&
 		!slices.ContainsFunc(roleStoppers, func(w string) bool { return strings.EqualFold(w, ws[n].text(rest)) }) {
 		n++
-	}
-	// The author knows "an SRE" better than a vowel rule; "my chef" is "your chef" to the user.
-	switch article {
-	case "my", "our":
-		article = "your"
-	case "your":
-		article = "my"
 	}
 	return role{article: article, name: rest[:ws[n-1].end]}, true
 }
