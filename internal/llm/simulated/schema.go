@@ -416,7 +416,7 @@ type nameHint string
 // Hints the code tells apart.
 const hintNone, hintQuery, hintLong nameHint = "", "query", "long"
 
-// hintWords maps exact (lower-case) property names to hints.
+// hintWords map (lower-case) property names, and the words of names, to hints.
 var hintWords = func() map[string]nameHint {
 	m := map[string]nameHint{}
 	for hint, names := range map[nameHint]string{
@@ -427,8 +427,9 @@ var hintWords = func() map[string]nameHint {
 		"word":  "category tag tags type kind keyword keywords genre intent entity entities topics categories labels",
 		"place": "city location place country region destination origin", "id": "id", "sql": "sql statement",
 		"score": "confidence score probability likelihood relevance certainty accuracy weight",
-		"count": "limit count max_results top_k k n num_results page_size size max total quantity maxresults topk per_page",
+		"count": "limit count max_results top_k k n num_results page_size size max num total quantity maxresults topk per_page",
 		"money": "price amount cost budget", "page": "page", "year": "year",
+		"url": "url uri link href website", "path": "path file filename folder dir directory",
 		"": "name title subject topic headline label heading caption",
 	} {
 		for _, name := range strings.Fields(names) {
@@ -438,29 +439,16 @@ var hintWords = func() map[string]nameHint {
 	return m
 }()
 
-// hintParts classify the names hintWords lacks, first match first: by a fragment ("url"), a
-// suffix ("$_at"; "$At" as written) or a prefix ("^max_").
-var hintParts = [][2]string{
-	{"url uri link href website", "url"}, {"path file folder $dir", "path"}, {"sql", "sql"},
-	{"$_id $Id $ID", "id"}, {"$_name $_title $Name", ""}, {"$query $question", "query"},
-	{"$summary $description $answer", "long"}, {"^max_ ^num_ $_count $_limit", "count"}, {"$_score $confidence", "score"},
-}
-
-// hintFor classifies a property name ("query", "user_email", "fileName", "created_at").
+// hintFor classifies a property name by the whole of it ("query", "max_results"), else by
+// its words from the last ("user_id", "fileName", "max_tokens", "image_url_list").
 func hintFor(name string) nameHint {
-	lower := strings.ToLower(name)
-	if h, ok := hintWords[lower]; ok {
+	if h, ok := hintWords[strings.ToLower(name)]; ok {
 		return h
 	}
-	for _, r := range hintParts {
-		for p := range strings.FieldsSeq(r[0]) {
-			s, part := lower, strings.TrimLeft(p, "$^")
-			if strings.ToLower(p) != p {
-				s = name
-			}
-			if p[0] == '$' && strings.HasSuffix(s, part) || p[0] == '^' && strings.HasPrefix(s, part) || p == part && strings.Contains(s, p) {
-				return nameHint(r[1])
-			}
+	parts := nameParts(name)
+	for i := len(parts) - 1; i >= 0; i-- {
+		if h, ok := hintWords[strings.ToLower(parts[i])]; ok {
+			return h
 		}
 	}
 	return hintNone

@@ -146,3 +146,15 @@ func TestCollapse(t *testing.T) {
 		}
 	}
 }
+
+func TestHintFor(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string]nameHint{
+		"query": hintQuery, "max_results": "count", "user_id": "id", "userID": "id", "fileName": "path",
+		"max_tokens": "count", "image_url_list": "url", "first_name": "", "error_message": hintLong, "zzz": hintNone,
+	} {
+		if got := hintFor(name); got != want {
+			t.Errorf("hintFor(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
