@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/tidwall/gjson"
 )
 
@@ -315,10 +316,8 @@ func (g *gen) text(name string, hint nameHint, format string, idx int) string {
 		return v
 	}
 	switch format {
-	case "uuid": // version-4-shaped
-		x, y := mix(g.c.h^hashString(name)), mix(g.c.h^hashString(name)^0x5555)
-		return fmt.Sprintf("%08x-%04x-4%03x-%c%03x-%012x", x>>32&0xffffffff, x>>16&0xffff, x&0xfff,
-			"89ab"[y>>62], y>>48&0xfff, y&0xffffffffffff)
+	case "uuid": // named by the conversation and the property
+		return uuid.NewSHA1(uuid.Nil, strconv.AppendUint([]byte(name), g.c.h, 16)).String()
 	case "uri", "iri", "uri-reference", "iri-reference", "url":
 		hint = "url"
 	}

@@ -184,11 +184,9 @@ func leadWords(s string, max int) string {
 // firstSentence returns s up to its first sentence end ('.', '!' or '?' followed by
 // whitespace, or a newline), without that punctuation.
 func firstSentence(s string) string {
-	s = strings.TrimLeft(s, " \t\r\n")
+	s, _, _ = strings.Cut(strings.TrimLeft(s, " \t\r\n"), "\n")
+	s = strings.TrimRight(s, " \t\r")
 	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return strings.TrimRight(s[:i], " \t\r")
-		}
 		if strings.IndexByte(".!?", s[i]) >= 0 && (i+1 == len(s) || llm.IsSpace(s[i+1])) {
 			return s[:i]
 		}
