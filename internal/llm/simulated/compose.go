@@ -24,7 +24,7 @@ type convo struct {
 	user      string // the content of the last user message
 	sal       salient
 	question  bool
-	role      role
+	role      string // the opening words the system prompt's role gives a reply ("As a …, ")
 	earlier   string // topic of the previous user turn, "" when none
 	toolMsgs  [2]int // indices of the first tool messages after the last user message
 	toolCount int    // how many tool messages follow the last user message
@@ -219,15 +219,10 @@ func (c *convo) reply() []string {
 	case c.question:
 		open = c.choose(saltOpen, openQuestion, topic)
 	}
-	switch {
-	case c.role.name != "":
-		open = "As " + strings.TrimPrefix(c.role.article+" ", " ") + c.role.name + ", " + open
-	case c.role.brief != "":
-		open = `Following my brief ("` + c.role.brief + `"), ` + open
-	default:
+	if c.role == "" {
 		open = titleCase(open)
 	}
-	out := append(make([]string, 0, maxSentences), open)
+	out := append(make([]string, 0, maxSentences), c.role+open)
 
 	// What the tools returned.
 	for k := range min(c.toolCount, len(c.toolMsgs)) {

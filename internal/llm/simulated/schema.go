@@ -105,17 +105,23 @@ func (s *schema) merge(n gjson.Result) {
 	}
 }
 
-// kind returns the first non-null type ("null" when null is the only one), or "".
+// kind returns the first non-null type ("null" when null is the only one), else "object"
+// or "array" when s has properties or items, or "".
 func (s *schema) kind() string {
-	if !s.kw[kType].IsArray() {
-		return s.kw[kType].Str
-	}
 	kind := "" // read without gjson's Array, which allocates (BenchmarkComplete/output_schema)
 	s.kw[kType].ForEach(func(_, t gjson.Result) bool {
 		kind = t.Str
 		return kind == "null"
 	})
-	return kind
+	switch {
+	case kind != "":
+		return kind
+	case len(s.props) > 0 || len(s.required) > 0:
+		return "object"
+	case s.kw[kItems].Exists() || s.kw[kPrefix].Exists():
+		return "array"
+	}
+	return ""
 }
 
 // itemSchemas returns the tuple items (draft 4–7 "items": [...], then "prefixItems") and the
@@ -129,9 +135,7 @@ func (s *schema) itemSchemas() (tuple []gjson.Result, each gjson.Result) {
 
 // bare reports whether s says nothing about its own shape (so a $ref or a branch does).
 func (s *schema) bare() bool {
-	tuple, each := s.itemSchemas()
-	return s.kind() == "" && len(s.props) == 0 && len(s.required) == 0 && !s.kw[kConst].Exists() &&
-		!s.kw[kEnum].Exists() && !each.Exists() && len(tuple) == 0
+	return s.kind() == "" && !s.kw[kConst].Exists() && !s.kw[kEnum].Exists()
 }
 
 // lookup resolves a local $ref into the document's $defs or definitions.
@@ -185,12 +189,6 @@ func (g *gen) root() []byte {
 // position within an array, or -1.
 func (g *gen) value(s schema, name string, hint nameHint, depth, idx int) {
 	typ, enum := s.kind(), s.kw[kEnum].Array()
-	tuple, each := s.itemSchemas()
-	if typ == "" && (len(s.props) > 0 || len(s.required) > 0) {
-		typ = "object"
-	} else if typ == "" && (each.Exists() || len(tuple) > 0) {
-		typ = "array"
-	}
 	switch {
 	case s.kw[kConst].Exists():
 		g.b = append(g.b, compactJSON(s.kw[kConst].Raw)...)
@@ -201,7 +199,7 @@ func (g *gen) value(s schema, name string, hint nameHint, depth, idx int) {
 	case typ == "object":
 		g.object(&s, depth)
 	case typ == "array":
-		g.array(tuple, each, name, hint, depth)
+		g.array(&s, name, hint, depth)
 	case (typ == "integer" || typ == "number") && s.kw[kMin].Type == gjson.Number && s.kw[kMax].Type == gjson.Number && s.kw[kMin].Num <= s.kw[kMax].Num:
 		// One of nine evenly spaced steps chosen by the text (rounded for integers), so a
 		// judge gives the same case the same score, within its range.
@@ -259,8 +257,9 @@ func (g *gen) object(s *schema, depth int) {
 }
 
 // array writes prefixItems, then one item (arguments) or one to three (answers).
-func (g *gen) array(prefix []gjson.Result, each gjson.Result, name string, hint nameHint, depth int) {
+func (g *gen) array(s *schema, name string, hint nameHint, depth int) {
 	g.b = append(g.b, '[')
+	prefix, each := s.itemSchemas()
 	if len(prefix) == 0 && g.args {
 		prefix = []gjson.Result{each}
 	} else if len(prefix) == 0 {

@@ -215,20 +215,19 @@ func TestRepliesDeriveFromInput(t *testing.T) {
 
 func TestExtractRole(t *testing.T) {
 	t.Parallel()
-	tests := []struct{ sys, article, name, brief string }{
-		{"You are a helpful assistant.", "a", "helpful assistant", ""},
-		{"you're an SRE who is on call tonight. Be terse.", "an", "SRE", ""},
-		{"Act as the lead reviewer, strict but kind.", "the", "lead reviewer", ""},
-		{"You are my personal chef", "your", "personal chef", ""},
-		{"You are Ada, a bot.", "", "Ada", ""},
-		{"You are helpful. Answer in French.", "", "", "You are helpful"},
-		{"Answer questions about billing.\nBe concise.", "", "", "Answer questions about billing"},
-		{"", "", "", ""},
+	tests := []struct{ sys, want string }{
+		{"You are a helpful assistant.", "As a helpful assistant, "},
+		{"you're an SRE who is on call tonight. Be terse.", "As an SRE, "},
+		{"Act as the lead reviewer, strict but kind.", "As the lead reviewer, "},
+		{"You are my personal chef", "As your personal chef, "},
+		{"You are Ada, a bot.", "As Ada, "},
+		{"You are helpful. Answer in French.", `Following my brief ("You are helpful"), `},
+		{"Answer questions about billing.\nBe concise.", `Following my brief ("Answer questions about billing"), `},
+		{"", ""},
 	}
 	for _, tt := range tests {
-		r := extractRole(tt.sys)
-		if r.article != tt.article || r.name != tt.name || r.brief != tt.brief {
-			t.Errorf("extractRole(%q) = %+v, want article %q name %q brief %q", tt.sys, r, tt.article, tt.name, tt.brief)
+		if got := extractRole(tt.sys); got != tt.want {
+			t.Errorf("extractRole(%q) = %q, want %q", tt.sys, got, tt.want)
 		}
 	}
 }

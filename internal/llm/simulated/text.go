@@ -194,13 +194,6 @@ func firstSentence(s string) string {
 	return s
 }
 
-// role is what a system prompt says the model is.
-type role struct {
-	article string // "a", "an", "the", "your" or "" for a name ("As Ada")
-	name    string // "travel assistant"; empty when the prompt names no role
-	brief   string // the first sentence's lead, used when name is empty
-}
-
 // roleMarkers introduce the role in a system prompt's first sentence, longest first.
 var roleMarkers = []string{"you will act as ", "your role is ", "you will be ", "you're ", "you are ", "acting as ", "act as "}
 
@@ -211,40 +204,45 @@ var articles = map[string]string{"a": "a", "an": "an", "the": "the", "my": "your
 // roleStoppers end the role phrase ("a reviewer who checks …" → "reviewer").
 var roleStoppers = strings.Fields("who that which whose whom with to helping when where while so because")
 
-// extractRole finds the role a system prompt assigns ("You are a helpful travel
-// assistant." → a, "helpful travel assistant"), or else the lead of its first sentence.
-func extractRole(sys string) role {
+// extractRole returns the words a reply opens with to take on the role a system prompt
+// assigns ("You are a helpful travel assistant." → "As a helpful travel assistant, "), or
+// else to follow the lead of its first sentence (`Following my brief ("…"), `); "" when
+// the prompt says nothing.
+func extractRole(sys string) string {
 	first := firstSentence(sys)
 	for i := range len(first) {
 		for _, m := range roleMarkers {
 			if (i == 0 || !isWordByte(first[i-1])) && len(first)-i >= len(m) && strings.EqualFold(first[i:i+len(m)], m) {
-				if r, ok := roleAfter(first[i+len(m):]); ok {
+				if r := roleAfter(first[i+len(m):]); r != "" {
 					return r
 				}
 			}
 		}
 	}
-	return role{brief: leadWords(first, 10)}
+	if brief := leadWords(first, 10); brief != "" {
+		return `Following my brief ("` + brief + `"), `
+	}
+	return ""
 }
 
-// roleAfter reads the role phrase following a marker: an optional article, then up to six
-// words up to punctuation or a stopper.
-func roleAfter(rest string) (role, bool) {
+// roleAfter reads the role phrase following a marker, an optional article then up to six
+// words up to punctuation or a stopper, into "As …, ", or "" when it names no role.
+func roleAfter(rest string) string {
 	rest = strings.TrimLeft(rest, " ")
 	first, after, _ := strings.Cut(rest, " ")
 	article, ok := articles[strings.ToLower(first)]
 	if ok {
-		rest = strings.TrimLeft(after, " ")
+		rest, article = strings.TrimLeft(after, " "), article+" "
 	}
 	var buf [6]span
 	ws := wordSpans(buf[:0], rest, 6)
 	if len(ws) == 0 || ws[0].start != 0 || article == "" && !isUpper(rest[0]) {
-		return role{}, false // "You are helpful." names no role.
+		return "" // "You are helpful." names no role.
 	}
 	n := 1
 	for n < len(ws) && ws[n].start == ws[n-1].end+1 && rest[ws[n-1].end] == ' ' &&
 		!slices.ContainsFunc(roleStoppers, func(w string) bool { return strings.EqualFold(w, ws[n].text(rest)) }) {
 		n++
 	}
-	return role{article: article, name: rest[:ws[n-1].end]}, true
+	return "As " + article + rest[:ws[n-1].end] + ", "
 }
