@@ -51,91 +51,69 @@ func newGen(c convo, raw json.RawMessage, args bool) *gen {
 	return g
 }
 
-// schema is one (sub)schema read once: the keywords the generator uses, with those of its
-// allOf branches merged in (its own first, then the branches' depth first), and its
-// properties in order. An empty string or list counts as absent, except as a const.
-type schema struct {
-	kw       [len(keywords)]gjson.Result // by keyword, in the order of keywords
-	props    []prop
-	required []string
-	closed   bool // additionalProperties: false
-}
-
 // prop is one declared property.
 type prop struct {
 	name string
 	node gjson.Result
 }
 
-// read reads the schema n.
-func read(n gjson.Result) (s schema) {
-	s.merge(n)
-	return s
+// get returns the keyword key of the schema n, else of its allOf branches (depth first).
+// An empty string, list or object counts as absent, except as a const.
+func get(n gjson.Result, key string) (v gjson.Result) {
+	if v = n.Get(key); v.Exists() && (key == "const" || v.Raw != "[]" && v.Raw != "{}" && v.Raw != `""`) {
+		return v
+	}
+	v = gjson.Result{}
+	n.Get("allOf").ForEach(func(_, b gjson.Result) bool {
+		v = get(b, key)
+		return !v.Exists()
+	})
+	return v
 }
 
-// keywords are the keywords a schema's kw holds, in the order of the k constants.
-var keywords = [...]string{"type", "enum", "const", "items", "prefixItems", "anyOf", "oneOf", "$ref", "format", "minimum", "maximum"}
-
-const kType, kEnum, kConst, kItems, kPrefix, kAnyOf, kOneOf, kRef, kFormat, kMin, kMax = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
-
-// merge adds the keywords of n that s lacks, then those of n's allOf branches.
-func (s *schema) merge(n gjson.Result) {
-	n.ForEach(func(k, v gjson.Result) bool {
-		switch i := slices.Index(keywords[:], k.Str); {
-		case i >= 0 && !s.kw[i].Exists() && (i == kConst || v.Raw != "[]" && v.Raw != `""`):
-			s.kw[i] = v
-		case k.Str == "properties":
-			v.ForEach(func(name, p gjson.Result) bool {
-				if !slices.ContainsFunc(s.props, func(q prop) bool { return q.name == name.Str }) {
-					s.props = append(s.props, prop{name.Str, p})
-				}
-				return true
-			})
-		case k.Str == "required":
-			for _, r := range v.Array() {
-				s.required = append(s.required, r.String())
-			}
-		case k.Str == "additionalProperties":
-			s.closed = s.closed || v.Raw == "false"
+// members appends the properties of the schema n and of its allOf branches (depth first,
+// once per name) and the names they require.
+func members(n gjson.Result, props []prop, required []string) ([]prop, []string) {
+	n.Get("properties").ForEach(func(name, p gjson.Result) bool {
+		if !slices.ContainsFunc(props, func(q prop) bool { return q.name == name.Str }) {
+			props = append(props, prop{name.Str, p})
 		}
 		return true
 	})
-	for _, b := range n.Get("allOf").Array() {
-		s.merge(b)
-	}
+	n.Get("required").ForEach(func(_, r gjson.Result) bool {
+		required = append(required, r.String())
+		return true
+	})
+	n.Get("allOf").ForEach(func(_, b gjson.Result) bool {
+		props, required = members(b, props, required)
+		return true
+	})
+	return props, required
 }
 
-// kind returns the first non-null type ("null" when null is the only one), else "object"
-// or "array" when s has properties or items, or "".
-func (s *schema) kind() string {
+// kind returns the first non-null type of the schema n ("null" when null is the only one),
+// else "object" or "array" when it has properties or items, or "".
+func kind(n gjson.Result) string {
 	kind := "" // read without gjson's Array, which allocates (BenchmarkComplete/output_schema)
-	s.kw[kType].ForEach(func(_, t gjson.Result) bool {
+	get(n, "type").ForEach(func(_, t gjson.Result) bool {
 		kind = t.Str
 		return kind == "null"
 	})
 	switch {
 	case kind != "":
 		return kind
-	case len(s.props) > 0 || len(s.required) > 0:
+	case get(n, "properties").Exists() || get(n, "required").Exists():
 		return "object"
-	case s.kw[kItems].Exists() || s.kw[kPrefix].Exists():
+	case get(n, "items").Exists() || get(n, "prefixItems").Exists():
 		return "array"
 	}
 	return ""
 }
 
-// itemSchemas returns the tuple items (draft 4–7 "items": [...], then "prefixItems") and the
-// schema of every other item.
-func (s *schema) itemSchemas() (tuple []gjson.Result, each gjson.Result) {
-	if items := s.kw[kItems]; items.IsArray() {
-		return append(items.Array(), s.kw[kPrefix].Array()...), gjson.Result{}
-	}
-	return s.kw[kPrefix].Array(), s.kw[kItems]
-}
-
-// bare reports whether s says nothing about its own shape (so a $ref or a branch does).
-func (s *schema) bare() bool {
-	return s.kind() == "" && !s.kw[kConst].Exists() && !s.kw[kEnum].Exists()
+// bare reports whether the schema n says nothing about its own shape (so a $ref or a
+// branch does).
+func bare(n gjson.Result) bool {
+	return kind(n) == "" && !get(n, "const").Exists() && !get(n, "enum").Exists()
 }
 
 // lookup resolves a local $ref into the document's $defs or definitions.
@@ -153,59 +131,54 @@ func (g *gen) lookup(ref string) gjson.Result {
 
 // resolve follows $ref and picks the first non-null anyOf/oneOf branch of a node that
 // has no shape of its own.
-func (g *gen) resolve(n gjson.Result) schema {
-	s := read(n)
-	for hops := 0; hops < maxSchemaDepth && s.bare(); hops++ {
-		branches := append(s.kw[kAnyOf].Array(), s.kw[kOneOf].Array()...)
-		switch ref := s.kw[kRef].Str; {
+func (g *gen) resolve(n gjson.Result) gjson.Result {
+	for hops := 0; hops < maxSchemaDepth && bare(n); hops++ {
+		branches := append(get(n, "anyOf").Array(), get(n, "oneOf").Array()...)
+		switch ref := get(n, "$ref").Str; {
 		case ref != "" && !g.lookup(ref).Exists(), ref == "" && len(branches) == 0:
-			return s
+			return n
 		case ref != "":
 			n = g.lookup(ref)
 		default:
-			k := slices.IndexFunc(branches, func(b gjson.Result) bool {
-				s := read(b)
-				return s.kind() != "null"
-			})
+			k := slices.IndexFunc(branches, func(b gjson.Result) bool { return kind(b) != "null" })
 			n = branches[max(k, 0)]
 		}
-		s = read(n)
 	}
-	return s
+	return n
 }
 
 // root writes the whole document. A schema that says nothing reads as an object (which
 // gets {"query": …} as arguments and {"answer": …} as an answer).
 func (g *gen) root() []byte {
-	s := g.resolve(g.doc)
-	if s.bare() && s.kw[kFormat].Str == "" {
-		s.kw[kType] = gjson.Parse(`"object"`)
+	if n := g.resolve(g.doc); bare(n) && get(n, "format").Str == "" {
+		g.object(n, 0)
+	} else {
+		g.value(n, "", hintNone, 0, -1)
 	}
-	g.value(s, "", hintNone, 0, -1)
 	return g.b
 }
 
-// value writes a value for the resolved schema s of the property called name; idx is the
+// value writes a value for the resolved schema n of the property called name; idx is the
 // position within an array, or -1.
-func (g *gen) value(s schema, name string, hint nameHint, depth, idx int) {
-	typ, enum := s.kind(), s.kw[kEnum].Array()
+func (g *gen) value(n gjson.Result, name string, hint nameHint, depth, idx int) {
+	typ, enum, lo, hi := kind(n), get(n, "enum").Array(), get(n, "minimum"), get(n, "maximum")
 	switch {
-	case s.kw[kConst].Exists():
-		g.b = append(g.b, compactJSON(s.kw[kConst].Raw)...)
+	case get(n, "const").Exists():
+		g.b = append(g.b, compactJSON(get(n, "const").Raw)...)
 	case len(enum) > 0 && g.args:
 		g.b = append(g.b, compactJSON(enum[0].Raw)...)
 	case len(enum) > 0:
 		g.b = append(g.b, compactJSON(enum[g.c.pick(saltEnum^hashString(name)<<4, len(enum))].Raw)...)
 	case typ == "object":
-		g.object(&s, depth)
+		g.object(n, depth)
 	case typ == "array":
-		g.array(&s, name, hint, depth)
-	case (typ == "integer" || typ == "number") && s.kw[kMin].Type == gjson.Number && s.kw[kMax].Type == gjson.Number && s.kw[kMin].Num <= s.kw[kMax].Num:
+		g.array(n, name, hint, depth)
+	case (typ == "integer" || typ == "number") && lo.Type == gjson.Number && hi.Type == gjson.Number && lo.Num <= hi.Num:
 		// One of nine evenly spaced steps chosen by the text (rounded for integers), so a
 		// judge gives the same case the same score, within its range.
-		v := s.kw[kMin].Num + (s.kw[kMax].Num-s.kw[kMin].Num)*float64(g.c.pick(saltNumber^hashString(name)<<4, 9))/8
+		v := lo.Num + (hi.Num-lo.Num)*float64(g.c.pick(saltNumber^hashString(name)<<4, 9))/8
 		if typ == "integer" {
-			v = min(max(math.Round(v), math.Ceil(s.kw[kMin].Num)), math.Floor(s.kw[kMax].Num))
+			v = min(max(math.Round(v), math.Ceil(lo.Num)), math.Floor(hi.Num))
 		}
 		g.b = strconv.AppendFloat(g.b, v, 'g', -1, 64)
 	case typ == "integer" || typ == "number":
@@ -215,15 +188,16 @@ func (g *gen) value(s schema, name string, hint nameHint, depth, idx int) {
 	case typ == "null":
 		g.b = append(g.b, "null"...)
 	default:
-		g.b = appendJSONString(g.b, g.text(name, hint, s.kw[kFormat].Str, idx))
+		g.b = appendJSONString(g.b, g.text(name, hint, get(n, "format").Str, idx))
 	}
 }
 
 // object writes an object: every declared property for an answer; for arguments the
 // required ones, or when none are required the query-like ones or else the first.
-func (g *gen) object(s *schema, depth int) {
+func (g *gen) object(n gjson.Result, depth int) {
 	g.b = append(g.b, '{')
-	ps, req, count := s.props, s.required, 0
+	ps, req := members(n, nil, nil)
+	count, open := 0, get(n, "additionalProperties").Raw != "false"
 	member := func(name string, node gjson.Result) {
 		if depth >= maxSchemaDepth {
 			return
@@ -248,22 +222,26 @@ func (g *gen) object(s *schema, depth int) {
 			member(r, gjson.Result{})
 		}
 	}
-	if count == 0 && depth == 0 && !s.closed && g.args {
+	if count == 0 && depth == 0 && open && g.args {
 		member("query", gjson.Result{})
-	} else if count == 0 && depth == 0 && !s.closed {
+	} else if count == 0 && depth == 0 && open {
 		member("answer", gjson.Result{})
 	}
 	g.b = append(g.b, '}')
 }
 
-// array writes prefixItems, then one item (arguments) or one to three (answers).
-func (g *gen) array(s *schema, name string, hint nameHint, depth int) {
+// array writes the tuple items (draft 4–7 "items": [...], then "prefixItems"), else one
+// item (arguments) or one to three (answers).
+func (g *gen) array(n gjson.Result, name string, hint nameHint, depth int) {
 	g.b = append(g.b, '[')
-	prefix, each := s.itemSchemas()
-	if len(prefix) == 0 && g.args {
-		prefix = []gjson.Result{each}
-	} else if len(prefix) == 0 {
-		prefix = slices.Repeat([]gjson.Result{each}, 1+g.c.pick(saltArrayLen^hashString(name)<<4, 3))
+	items, prefix := get(n, "items"), get(n, "prefixItems").Array()
+	switch {
+	case items.IsArray():
+		prefix = append(items.Array(), prefix...)
+	case len(prefix) == 0 && g.args:
+		prefix = []gjson.Result{items}
+	case len(prefix) == 0:
+		prefix = slices.Repeat([]gjson.Result{items}, 1+g.c.pick(saltArrayLen^hashString(name)<<4, 3))
 	}
 	for i, p := range prefix {
 		if depth >= maxSchemaDepth {
