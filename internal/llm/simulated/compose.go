@@ -2,6 +2,7 @@ package simulated
 
 import (
 	"cmp"
+	"encoding/binary"
 	"hash/fnv"
 	"slices"
 	"strconv"
@@ -69,9 +70,7 @@ func hashMessages(msgs []llm.Message) uint64 {
 func hashField[T ~string | ~[]byte](h uint64, s T) uint64 {
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		h = (h ^ w) * 0x9e3779b97f4a7c15
+		h = (h ^ binary.LittleEndian.Uint64([]byte(s[i:i+8]))) * 0x9e3779b97f4a7c15
 		h ^= h >> 32
 	}
 	for ; i < len(s); i++ {

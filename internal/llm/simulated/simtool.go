@@ -96,11 +96,11 @@ func stringArg(args map[string]any, keys ...string) string {
 	return ""
 }
 
-// nounOf returns the object of a tool name ("create_issue" → "issue"), singular.
+// nounOf returns the object of a tool name ("create_issue" → "issue"), singular, or "item".
 func nounOf(base string) string {
 	i := strings.LastIndexAny(base, "_-")
 	noun := base[i+1:]
-	if i < 0 || noun == "" {
+	if i < 0 || noun == "" || noun == "list" {
 		return "item"
 	}
 	if len(noun) > 3 && strings.HasSuffix(noun, "s") && !strings.HasSuffix(noun, "ss") {
@@ -164,9 +164,6 @@ func rowsResult(subject string, seed uint64) any {
 // listResult returns three items of the listed kind.
 func listResult(base, subject string, seed uint64) any {
 	noun := nounOf(base)
-	if noun == "list" {
-		noun = "item"
-	}
 	items := make([]any, 3)
 	for k := range items {
 		name := titleCase(noun) + " " + strconv.Itoa(k+1) + ": " + collapse(subject, 60)
