@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -380,23 +379,12 @@ func countOf(key string, n int) string {
 // collapse returns s with every whitespace run turned into one space, cut at the last
 // word boundary before maxBytes (inside a word longer than that) with an ellipsis.
 func collapse(s string, maxBytes int) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for w := range strings.FieldsSeq(s) {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(w)
-	}
-	if s = b.String(); len(s) <= maxBytes {
+	if s = strings.Join(strings.Fields(s), " "); len(s) <= maxBytes {
 		return s
 	}
 	cut := strings.LastIndexByte(s[:maxBytes], ' ')
-	if cut <= 0 { // one long word: cut it before a character
-		cut = maxBytes
-		for !utf8.RuneStart(s[cut]) {
-			cut--
-		}
+	if cut <= 0 { // one long word: cut inside it, but not inside a character
+		return strings.ToValidUTF8(s[:maxBytes], "") + "…"
 	}
 	return s[:cut] + "…"
 }
