@@ -358,22 +358,22 @@ func toolSummary(content string) (phrase string, kind int) {
 // countOf says how many entries a list holds, named after its key: "3 results", "1
 // forecast entry", "no items".
 func countOf(key string, n int) string {
-	count, noun := "no ", "items"
-	if word := len(key) > 2 && len(key) < 24 && !isStopword(key) && strings.Trim(key, "abcdefghijklmnopqrstuvwxyz_") == ""; word && strings.HasSuffix(key, "s") {
+	noun := "items"
+	if len(key) > 2 && len(key) < 24 && !isStopword(key) && strings.Trim(key, "abcdefghijklmnopqrstuvwxyz_") == "" {
 		noun = key
-	} else if word {
-		noun = key + " entries"
-	}
-	if n > 0 {
-		count = strconv.Itoa(n) + " "
+		if !strings.HasSuffix(key, "s") {
+			noun += " entries"
+		}
 	}
 	switch {
+	case n == 0:
+		return "no " + noun
 	case n == 1 && strings.HasSuffix(noun, "ies"):
-		return count + noun[:len(noun)-3] + "y"
+		return "1 " + noun[:len(noun)-3] + "y"
 	case n == 1:
-		return count + noun[:len(noun)-1]
+		return "1 " + noun[:len(noun)-1]
 	}
-	return count + noun
+	return strconv.Itoa(n) + " " + noun
 }
 
 // collapse returns s with every whitespace run turned into one space, cut at the last

@@ -110,42 +110,36 @@ type salient struct {
 // extractSalient scores every non-stopword of s (longer words, the first few content
 // words, mid-sentence capitals, digits and hyphens score higher) and keeps the best
 // maxSalient distinct ones, best first and earlier words first on ties.
-func extractSalient(s string) salient {
+func extractSalient(s string) (out salient) {
 	type scored struct {
 		w     span
 		score int
 	}
-	var buf [maxSalient + 1]scored
-	top := buf[:0]
 	var wbuf [128]span
-	ws, content := wordSpans(wbuf[:0], s, -1), 0
+	var sbuf [128]scored
+	ws, cands := wordSpans(wbuf[:0], s, -1), sbuf[:0]
 	for _, w := range ws {
-		word := w.text(s)
-		if isStopword(word) || len(word) > 40 {
-			continue
-		}
-		score := min(len(word), 12) + bonus(isUpper(word[0]) && !sentenceInitial(s, w.start), 2) + bonus(content < 3, 3) +
-			bonus(strings.Contains(word, "-"), 1) + bonus(strings.ContainsAny(word, "0123456789"), 2)
-		content++
-		pos := len(top)
-		for pos > 0 && top[pos-1].score < score {
-			pos--
-		}
-		if pos < maxSalient && !slices.ContainsFunc(top, func(t scored) bool {
-			return len(t.w.text(s)) == len(word) && strings.EqualFold(t.w.text(s), word)
-		}) {
-			top = slices.Insert(top, pos, scored{w, score})[:min(len(top)+1, maxSalient)]
+		if word := w.text(s); !isStopword(word) && len(word) <= 40 {
+			score := min(len(word), 12) + bonus(isUpper(word[0]) && !sentenceInitial(s, w.start), 2) + bonus(len(cands) < 3, 3) +
+				bonus(strings.Contains(word, "-"), 1) + bonus(strings.ContainsAny(word, "0123456789"), 2)
+			cands = append(cands, scored{w, score})
 		}
 	}
-	if len(top) == 0 {
-		return salient{}
+	slices.SortStableFunc(cands, func(a, b scored) int { return b.score - a.score })
+	var top [maxSalient]span
+	words := top[:0]
+	for _, c := range cands {
+		if len(words) < maxSalient && !slices.ContainsFunc(words, func(w span) bool { return strings.EqualFold(w.text(s), c.w.text(s)) }) {
+			words = append(words, c.w)
+		}
+	}
+	if len(words) == 0 {
+		return out
 	}
 
 	// Text order reads more naturally than score order.
-	out := salient{topic: phraseAround(s, ws, slices.Index(ws, top[0].w)), words: make([]span, 0, len(top))}
-	for _, t := range top {
-		out.words = append(out.words, t.w)
-	}
+	out.topic = phraseAround(s, ws, slices.Index(ws, words[0]))
+	out.words = slices.Clone(words)
 	slices.SortFunc(out.words, func(a, b span) int { return a.start - b.start })
 	return out
 }
