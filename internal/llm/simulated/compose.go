@@ -23,6 +23,7 @@ type convo struct {
 	h         uint64 // hash of all messages; the seed of every phrasing choice
 	user      string // the content of the last user message
 	sal       salient
+	topic     string // the phrase the reply is about
 	question  bool
 	role      string // the opening words the system prompt's role gives a reply ("As a …, ")
 	earlier   string // topic of the previous user turn, "" when none
@@ -45,6 +46,7 @@ func analyze(msgs []llm.Message) convo {
 			c.earlier, users = topicOf(m.Content, extractSalient(m.Content)), 2
 		}
 	}
+	c.topic = topicOf(c.user, c.sal)
 	if i := slices.IndexFunc(msgs, func(m llm.Message) bool { return m.Role == llm.RoleSystem }); i >= 0 {
 		c.role = extractRole(msgs[i].Content)
 	}
@@ -63,9 +65,8 @@ func hashMessages(msgs []llm.Message) uint64 {
 	return h
 }
 
-// hashField adds one field to the hash h, eight bytes at a time (combined little-endian
-// explicitly, so the hash, and with it every reply, is the same on every platform and in
-// every process).
+// hashField adds one field to the hash h, eight bytes at a time (little-endian on every
+// platform, so that every reply is the same everywhere).
 func hashField[T ~string | ~[]byte](h uint64, s T) uint64 {
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
@@ -86,8 +87,7 @@ func hashString(s string) uint64 {
 	return h.Sum64()
 }
 
-// mix is the splitmix64 finaliser: it spreads a seed so nearby salts give unrelated
-// choices.
+// mix is the splitmix64 finaliser: it spreads a seed so nearby salts choose unrelatedly.
 func mix(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15
 	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
@@ -135,9 +135,6 @@ func topicOf(s string, sal salient) string {
 	}
 	return leadWords(s, 8)
 }
-
-// topic is the phrase the reply is about.
-func (c *convo) topic() string { return topicOf(c.user, c.sal) }
 
 // toolName names the tool whose result is message i: its Name, or the name of the call
 // it answers.
@@ -207,7 +204,7 @@ const maxSentences = 5
 
 // reply returns the 2–5 sentences of the prose answer.
 func (c *convo) reply() []string {
-	topic := c.topic()
+	topic := c.topic
 
 	// Opening, prefixed by the system prompt's role when there is one.
 	open := c.choose(saltOpen, openStatement, topic)

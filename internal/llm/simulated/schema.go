@@ -300,21 +300,20 @@ func (g *gen) text(name string, hint nameHint, format string, idx int) string {
 	}
 	switch {
 	case hint == hintQuery || hint == hintLong && g.args:
-		return cmp.Or(collapse(g.c.user, 200), g.c.topic(), "general question")
+		return cmp.Or(collapse(g.c.user, 200), g.c.topic, "general question")
 	case hint == hintLong:
 		return g.longText()
 	case hint == "url":
-		return "https://example.com/" + slug(g.c.topic(), "page")
+		return "https://example.com/" + slug(g.c.topic, "page")
 	case hint == "path": // a file name the user mentioned ("config.yaml"), else one after the topic
 		for _, w := range sal {
-			if t := w.text(g.c.user); strings.LastIndexByte(t, '.') > 0 && strings.LastIndexByte(t, '.') < len(t)-1 {
+			if t := w.text(g.c.user); strings.Contains(t, ".") { // only ever inside a word
 				return t
 			}
 		}
-		return "docs/" + slug(g.c.topic(), "notes") + ".md"
+		return "docs/" + slug(g.c.topic, "notes") + ".md"
 	case hint == "id": // "user_id" → "user_1a2b3c4d"
-		prefix := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, "_id"), "Id"), "ID")
-		return slug(prefix, "id") + "_" + hex8(mix(g.c.h^hashString(name)))
+		return slug(strings.TrimSuffix(strings.ToLower(name), "id"), "id") + "_" + hex8(mix(g.c.h^hashString(name)))
 	case hint == "place": // the first capitalised salient word (a likely place name)
 		for _, w := range sal {
 			if isUpper(g.c.user[w.start]) && !sentenceInitial(g.c.user, w.start) {
@@ -335,7 +334,7 @@ func (g *gen) text(name string, hint nameHint, format string, idx int) string {
 	if idx >= 0 && len(sal) > 0 {
 		return g.c.word(sal[idx%len(sal)])
 	}
-	return cmp.Or(g.c.topic(), name)
+	return cmp.Or(g.c.topic, name)
 }
 
 // longText is the prose reply, or one of its sentences for the second and later

@@ -90,7 +90,7 @@ type call struct {
 func (k *call) callTools() (*llm.Response, error) {
 	tools, chosen := k.req.Tools, chooseTools(&k.convo, k.req.Tools)
 	thoughts := []string{k.choose(saltPlan, planFirstNoTopic, tools[chosen[0]].Name)}
-	if topic := k.topic(); topic != "" {
+	if topic := k.topic; topic != "" {
 		thoughts[0] = k.choose(saltPlan, planFirst, tools[chosen[0]].Name, topic)
 	}
 	switch {
