@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -45,16 +46,9 @@ type Options struct {
 // With returns the model answering with o.
 func (m *Model) With(o Options) llm.Provider { return &Model{o} }
 
-// FailureError is the error a call with Options.Fail ends with; its text is exactly the
-// configured message.
-type FailureError struct{ Message string }
-
-// Error returns the configured failure message.
-func (e *FailureError) Error() string { return e.Message }
-
 // Complete answers req as the Model type describes. Errors are ctx.Err() when the context
-// ends, the error emit returned, an *llm.Error for Options.FailModels or a *FailureError
-// for Options.Fail; the Response is nil with any error.
+// ends, the error emit returned, an *llm.Error for Options.FailModels or, for Options.Fail,
+// one whose text is exactly the configured message; the Response is nil with any error.
 func (m *Model) Complete(ctx context.Context, req llm.Request, emit func(llm.Event) error) (*llm.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -90,8 +84,8 @@ type call struct {
 func (k *call) callTools() (*llm.Response, error) {
 	tools, chosen := k.req.Tools, chooseTools(&k.convo, k.req.Tools)
 	thoughts := []string{k.choose(saltPlan, planFirstNoTopic, tools[chosen[0]].Name)}
-	if topic := k.topic; topic != "" {
-		thoughts[0] = k.choose(saltPlan, planFirst, tools[chosen[0]].Name, topic)
+	if k.topic != "" {
+		thoughts[0] = k.choose(saltPlan, planFirst, tools[chosen[0]].Name, k.topic)
 	}
 	switch {
 	case len(chosen) == 2:
@@ -191,7 +185,7 @@ func (k *call) send(kind, text string) error {
 
 // failure returns the error a call with Options.Fail ends with.
 func (k *call) failure() error {
-	return &FailureError{Message: cmp.Or(k.o.FailMessage, "simulated model failure")}
+	return errors.New(cmp.Or(k.o.FailMessage, "simulated model failure")) // not an *llm.Error, so never retried
 }
 
 // chooseTools picks the tools most relevant to the user's message: a word shared with

@@ -473,8 +473,8 @@ func TestFail(t *testing.T) {
 	for name, req := range sampleRequests() {
 		full := mustComplete(t, p, req)
 		r := complete(t, p.With(Options{Fail: true}), req)
-		var sf *FailureError
-		if r.resp != nil || !errors.As(r.err, &sf) || r.err.Error() != "simulated model failure" {
+		var le *llm.Error
+		if r.resp != nil || r.err == nil || errors.As(r.err, &le) || r.err.Error() != "simulated model failure" {
 			t.Fatalf("%s: got %+v, %v", name, r.resp, r.err)
 		}
 		if full.resp.StopReason == llm.StopToolCalls {
