@@ -24,14 +24,11 @@ func SimulateTool(call llm.ToolCall, spec llm.ToolSpec) (result string) {
 			base = base[i+len(sep):]
 		}
 	}
-	var args map[string]any
+	args := map[string]any{}
 	_ = json.Unmarshal(call.Arguments, &args) // a malformed call still gets a result
 	seed := hashString(base) ^ mix(hashString(string(call.Arguments)))
 	// The most telling string argument: a preferred key, else the first by key order.
 	subject := cmp.Or(stringArg(args, slices.Concat(subjectKeys, slices.Sorted(maps.Keys(args)))...), leadWords(spec.Description, 5), "example")
-	if args == nil {
-		args = map[string]any{}
-	}
 	var v any = object{"ok", true, "result", args}
 	switch {
 	case hasAnyPrefix(base, "create", "post", "send", "add", "insert", "write", "submit", "schedule", "book",
