@@ -204,15 +204,13 @@ const maxSentences = 5
 
 // reply returns the 2–5 sentences of the prose answer.
 func (c *convo) reply() []string {
-	topic := c.topic
-
 	// Opening, prefixed by the system prompt's role when there is one.
-	open := c.choose(saltOpen, openStatement, topic)
+	open := c.choose(saltOpen, openStatement, c.topic)
 	switch {
-	case topic == "":
+	case c.topic == "":
 		open = c.choose(saltOpen, openEmpty)
 	case c.question:
-		open = c.choose(saltOpen, openQuestion, topic)
+		open = c.choose(saltOpen, openQuestion, c.topic)
 	}
 	if c.role == "" {
 		open = titleCase(open)
@@ -226,8 +224,9 @@ func (c *convo) reply() []string {
 		out = append(out, c.choose(saltTool+uint64(k)<<8, toolSentences[kind], c.toolName(i), summary))
 	}
 
-	// Earlier turns.
-	if c.earlier != "" && len(out) < maxSentences {
+	// Earlier turns; only the closing line can meet maxSentences (the opening, two tool
+	// sentences, this and the body make five at most).
+	if c.earlier != "" {
 		out = append(out, c.choose(saltHistory, historySentences, c.earlier))
 	}
 
@@ -239,10 +238,9 @@ func (c *convo) reply() []string {
 		}
 	}
 	switch n := len(body); {
-	case len(out) == maxSentences || n == 0:
 	case n == 1:
 		out = append(out, c.choose(saltBody, bodyOne, body[0]))
-	default:
+	case n > 1:
 		out = append(out, c.choose(saltBody, bodyMany, strings.Join(body[:n-1], ", ")+" and "+body[n-1]))
 	}
 
@@ -250,7 +248,7 @@ func (c *convo) reply() []string {
 	if len(out) < 2 || len(out) < maxSentences && c.pick(saltCloseOn, 3) != 0 {
 		on := "this"
 		if len(c.sal.words) > 0 {
-			on = topic
+			on = c.topic
 		}
 		if len(body) > 0 {
 			on = body[len(body)-1]
@@ -282,8 +280,7 @@ var (
 func (sum *summary) walk(c gjson.Result, depth int, key string) {
 	isPayload := func(k string) bool { return slices.Contains(payloadKeys, strings.ToLower(k)) }
 	if c.IsArray() && depth <= 3 && (sum.listLen < 0 || !isPayload(sum.listKey) && isPayload(key)) {
-		sum.listKey, sum.listLen = key, 0
-		c.ForEach(func(_, _ gjson.Result) bool { sum.listLen++; return true })
+		sum.listKey, sum.listLen = key, int(c.Get("#").Int())
 	}
 	c.ForEach(func(k, v gjson.Result) bool {
 		sum.members = sum.members || c.IsObject()
