@@ -337,17 +337,16 @@ func (g *gen) text(name string, hint nameHint, format string, idx int) string {
 	return cmp.Or(g.c.topic, name)
 }
 
-// longText is the prose reply, or one of its sentences for the second and later
-// long-text fields.
+// longText is the prose reply for the first long-text field, then one of its sentences
+// for each later one.
 func (g *gen) longText() string {
 	if g.prose == nil {
 		g.prose = g.c.reply()
 	}
-	k := g.longCount
-	if g.longCount++; k == 0 || len(g.prose) == 1 {
+	if g.longCount++; g.longCount == 1 || len(g.prose) == 1 {
 		return strings.Join(g.prose, " ")
 	}
-	return strings.TrimSpace(g.prose[k%len(g.prose)])
+	return g.prose[(g.longCount-1)%len(g.prose)]
 }
 
 // slug returns a URL-safe form of s ("Lisbon itinerary" → "lisbon-itinerary"), or
