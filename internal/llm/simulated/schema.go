@@ -116,17 +116,17 @@ func bare(n gjson.Result) bool {
 	return kind(n) == "" && !get(n, "const").Exists() && !get(n, "enum").Exists()
 }
 
-// lookup resolves a local $ref into the document's $defs or definitions.
+// lookup resolves a local $ref, a JSON pointer into the document ("#/$defs/point").
 func (g *gen) lookup(ref string) gjson.Result {
-	if ref == "#" || ref == "" {
-		return g.doc
+	path, ok := strings.CutPrefix(ref, "#")
+	if !ok {
+		return gjson.Result{} // in another document
 	}
-	for _, prefix := range []string{"#/$defs/", "#/definitions/"} {
-		if name, ok := strings.CutPrefix(ref, prefix); ok {
-			return g.doc.Get(prefix[2:len(prefix)-1] + "." + gjson.Escape(name))
-		}
+	n := g.doc
+	for _, name := range strings.Split(path, "/")[1:] {
+		n = n.Get(gjson.Escape(name))
 	}
-	return gjson.Result{}
+	return n
 }
 
 // resolve follows $ref and picks the first non-null anyOf/oneOf branch of a node that

@@ -352,6 +352,7 @@ func TestToolArgumentsValidate(t *testing.T) {
 		`{"type":"object","properties":{"value":{"anyOf":[{"type":"null"},{"type":"integer"}]},"pair":{"type":"array","prefixItems":[{"type":"string"},{"type":"integer"}]},"mode":{"const":"fast"}},"required":["value","pair","mode"]}`,
 		`{"type":"object","allOf":[{"properties":{"a":{"type":"string"}},"required":["a"]},{"properties":{"b":{"type":"integer"}},"required":["b"]}]}`,
 		`{"type":"object","required":["undeclared"]}`,
+		`{"type":"object","properties":{"a":{"type":"integer"},"b":{"$ref":"#/properties/a"}},"required":["a","b"]}`,
 		`{"type":"object","properties":{"node":{"$ref":"#"}},"required":["node"]}`, // recursive: cut off deep down
 		`{"type":"object","properties":{"sql":{"type":"string"},"path":{"type":"string"},"user_id":{"type":"string"},"tags":{"type":["array","null"],"items":{"type":"string"}}},"required":["sql","path","user_id","tags"]}`,
 	}
