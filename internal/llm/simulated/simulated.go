@@ -140,13 +140,9 @@ func (k *call) answer() (*llm.Response, error) {
 	}
 
 	// Stream word by word, up to MaxTokens or the forced failure.
-	failAfter, resp := -1, k.resp
-	if k.o.Fail {
-		failAfter = 3 + k.pick(saltFail, 3)
-	}
-	words, i := 0, 0
+	resp, words, i := k.resp, 0, 0
 	for chunks := 0; i < len(content); chunks++ {
-		if chunks == failAfter {
+		if k.o.Fail && chunks == 3+k.pick(saltFail, 3) {
 			return nil, k.failure()
 		}
 		end, n := llm.NextChunk(content, i)
@@ -159,7 +155,7 @@ func (k *call) answer() (*llm.Response, error) {
 		}
 		words, i = words+n, end
 	}
-	if failAfter >= 0 {
+	if k.o.Fail {
 		return nil, k.failure()
 	}
 	resp.StopReason = cmp.Or(resp.StopReason, llm.StopEnd)
