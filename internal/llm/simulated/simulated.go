@@ -59,10 +59,7 @@ func (m *Model) Complete(ctx context.Context, req llm.Request, emit func(llm.Eve
 	}
 
 	// The prompt's size (llm.PromptTokens), at least 1 for a conversation.
-	prompt := llm.PromptTokens(&req)
-	if prompt == 0 && len(req.Messages) > 0 {
-		prompt = 1
-	}
+	prompt := max(llm.PromptTokens(&req), min(len(req.Messages), 1))
 	k := &call{analyze(req.Messages), ctx, &req, m.o, emit, &llm.Response{Usage: llm.Usage{PromptTokens: prompt}}}
 	if len(req.Tools) > 0 && k.toolCount == 0 {
 		return k.callTools()
