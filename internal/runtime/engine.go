@@ -307,13 +307,13 @@ const pollInterval = time.Second
 // claimNext takes the oldest queued run for a worker and registers its pass; nil when the
 // queue is empty.
 func (e *Engine) claimNext() (*claimed, error) {
-	release := e.runs.claiming()
+	e.runs.claiming()
 	x, err := e.st.ExecutionClaim(e.ctx, e.claim())
 	var h *handle
 	if x != nil {
 		h = e.exec.register(e.ctx, x)
 	}
-	release()
+	e.runs.claimed()
 	if x == nil || err != nil {
 		return nil, err
 	}
@@ -433,7 +433,8 @@ func (e *Engine) Submit(ctx context.Context, req SubmitRequest) (*domain.Executi
 	if !req.Async {
 		// The row is this node's from its insert: its handle is registered before anyone
 		// needing to find it (a cancel, the heartbeat) can look.
-		defer e.runs.claiming()()
+		e.runs.claiming()
+		defer e.runs.claimed()
 	}
 	var err error
 	if req.BeforeCreate == nil && req.Chat == nil {
@@ -595,7 +596,8 @@ func (e *Engine) resumeParent(ws, parentID string) {
 		return
 	}
 	c := e.claim()
-	defer e.runs.claiming()()
+	e.runs.claiming()
+	defer e.runs.claimed()
 	x, err := e.st.ExecutionTransition(ctx, ws, parentID, domain.MoveResume.Status(),
 		domain.ExecutionPatch{Move: domain.MoveResume, From: domain.StatusAwaitingApproval, Claim: &c})
 	if err != nil {
@@ -633,13 +635,13 @@ func (e *Engine) runChild(ctx context.Context, parent *domain.Execution, agentID
 		Input: input, Metadata: domain.JSONObject{"parent_id": parent.ID}, Config: a.Config, TimeoutMS: parent.TimeoutMS}
 	tr := &domain.Trace{WorkspaceID: parent.WorkspaceID, ExecutionID: &x.ID, AgentID: &a.ID, SessionID: parent.SessionID, Name: a.Name,
 		Metadata: domain.JSONObject{"source": "agent", "parent_execution_id": parent.ID}}
-	release := e.runs.claiming()
+	e.runs.claiming()
 	if err := e.st.ExecutionCreate(ctx, x, tr); err != nil {
-		release()
+		e.runs.claimed()
 		return nil, err
 	}
 	h := e.exec.register(withDepth(ctx, depthFrom(ctx)+1), x)
-	release()
+	e.runs.claimed()
 	e.exec.run(x, a, h, nil)
 	return e.st.ExecutionGet(context.WithoutCancel(ctx), x.WorkspaceID, x.ID)
 }
@@ -690,7 +692,8 @@ func (e *Engine) Decide(ctx context.Context, ws, id string, rv Review) (*domain.
 	}
 	c := e.claim()
 	patch.Claim = &c
-	defer e.runs.claiming()()
+	e.runs.claiming()
+	defer e.runs.claimed()
 	var x *domain.Execution
 	err = e.st.InTx(ctx, func(tx Store) error {
 		var err error

@@ -234,7 +234,14 @@ func (s *Store) ExecutionTree(ctx context.Context, ws, id string) (*domain.Execu
 // current status, writing patch in the same statement. A forbidden move is a *TransitionError;
 // a concurrent change between the read and the write is detected and reported the same way.
 func (s *Store) ExecutionTransition(ctx context.Context, ws, id, to string, p domain.ExecutionPatch) (*domain.Execution, error) {
-	from := transitionFrom(to, p.Move)
+	// The statuses the move is allowed from. (Built here: Go keeps a small appended slice on
+	// the stack only in the function that declares it, BenchmarkExecuteSyncAllocs in bench/.)
+	var from []string
+	for _, f := range domain.ExecutionStatuses {
+		if movesTo(f, to, p.Move) {
+			from = append(from, f)
+		}
+	}
 	if p.From != "" {
 		if !slices.Contains(from, p.From) {
 			return nil, &TransitionError{ID: id, From: p.From, To: to}
@@ -360,17 +367,11 @@ func (s *Store) ExecutionTransition(ctx context.Context, ws, id, to string, p do
 	return out, err
 }
 
-// transitionFrom returns the statuses the lifecycle allows a move to `to` from: by move m,
+// movesTo reports whether the lifecycle allows a move from one status to another: by move m,
 // or by any move when m is empty.
-func transitionFrom(to string, m domain.ExecutionMove) []string {
-	var from []string
-	for _, f := range domain.ExecutionStatuses {
-		next, ok := domain.NextStatus(f, m)
-		if m == "" && domain.CanTransition(f, to) || ok && next == to {
-			from = append(from, f)
-		}
-	}
-	return from
+func movesTo(from, to string, m domain.ExecutionMove) bool {
+	next, ok := domain.NextStatus(from, m)
+	return m == "" && domain.CanTransition(from, to) || ok && next == to
 }
 
 // ExecutionClaim takes the oldest pending execution for a worker and marks it running, owned
