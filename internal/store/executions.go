@@ -186,6 +186,15 @@ func (s *Store) ExecutionList(ctx context.Context, ws string, f domain.Execution
 		where += fmt.Sprintf(" AND created_at < $%d", len(args))
 	}
 	q, qargs := pagedSelect(executionColumns, "executions", where, args, p)
+	if f == (domain.ExecutionFilter{}) && p.After == nil && pageOffset(p) > 0 {
+		// A deep page of the whole list skips whole hours by their counts (a filtered list has
+		// no counts to skip by, and keeps OFFSET).
+		before, rest, err := s.executionsSkip(ctx, ws, pageOffset(p))
+		if err != nil {
+			return nil, 0, err
+		}
+		q, qargs = offsetSelect(executionColumns, "executions", where+" AND created_at < $2", p.Limit, rest), []any{ws, before}
+	}
 	rows, err := s.r.QueryContext(ctx, q, qargs...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list executions: %w", err)
@@ -196,6 +205,39 @@ func (s *Store) ExecutionList(ctx context.Context, ws string, f domain.Execution
 	}
 	total, err := s.listCount(ctx, p, len(items), "executions"+where+newestFirst, args)
 	return items, total, err
+}
+
+// hourMS is the length of the hours execution_hours counts the runs of (migration 00037).
+const hourMS = 3_600_000
+
+// executionsSkip finds where the whole list of ws, newest first, resumes after its first
+// offset runs, from the counts of runs per hour (execution_hours), newest hour first: the
+// runs created before `before` (Unix ms: the end of the hour holding run offset + 1), of
+// which the first rest are skipped. It reads one row per hour newer than that hour, and the
+// page then reads at most that hour's runs besides its own, whatever the offset. Past the
+// last run, before is the start of the oldest hour, where no run is left.
+func (s *Store) executionsSkip(ctx context.Context, ws string, offset int) (before int64, rest int, err error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT hour, CAST(sum(n) AS BIGINT) FROM execution_hours WHERE workspace_id = $1 GROUP BY hour ORDER BY hour DESC", ws)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count executions per hour: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var hour int64
+		var n int
+		if err := rows.Scan(&hour, &n); err != nil {
+			return 0, 0, fmt.Errorf("count executions per hour: %w", err)
+		}
+		if offset < n {
+			return hour + hourMS, offset, nil
+		}
+		offset -= n
+		before = hour
+	}
+	if err := rows.Err(); err != nil {
+		return 0, 0, fmt.Errorf("count executions per hour: %w", err)
+	}
+	return before, offset, nil
 }
 
 // ExecutionTree returns an execution with all its descendants nested under it.
