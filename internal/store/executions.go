@@ -213,31 +213,38 @@ const hourMS = 3_600_000
 // executionsSkip finds where the whole list of ws, newest first, resumes after its first
 // offset runs, from the counts of runs per hour (execution_hours), newest hour first: the
 // runs created before `before` (Unix ms: the end of the hour holding run offset + 1), of
-// which the first rest are skipped. It reads one row per hour newer than that hour, and the
-// page then reads at most that hour's runs besides its own, whatever the offset. Past the
-// last run, before is the start of the oldest hour, where no run is left.
+// which the first rest are skipped. The page then reads at most that hour's runs besides its
+// own, whatever the offset. Every row counts at least one run (a row falling to 0 is
+// deleted), so offset + 1 rows always reach that hour: the rows read are at most the offset
+// (a page near the top stays as cheap as OFFSET) and at most the workspace's hours (times 8
+// shards on PostgreSQL). Past the last run, the page is empty: before is 0.
 func (s *Store) executionsSkip(ctx context.Context, ws string, offset int) (before int64, rest int, err error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT hour, CAST(sum(n) AS BIGINT) FROM execution_hours WHERE workspace_id = $1 GROUP BY hour ORDER BY hour DESC", ws)
+	rows, err := s.r.QueryContext(ctx, fmt.Sprintf("SELECT hour, n FROM execution_hours WHERE workspace_id = $1 ORDER BY hour DESC LIMIT %d", offset+1), ws)
 	if err != nil {
 		return 0, 0, fmt.Errorf("count executions per hour: %w", err)
 	}
 	defer rows.Close()
+	// seen counts the runs of the rows read so far; newer, those of the hours before the
+	// current row's (a PostgreSQL hour has a row per shard).
+	var seen, newer int
+	hour := int64(-1)
 	for rows.Next() {
-		var hour int64
+		var h int64
 		var n int
-		if err := rows.Scan(&hour, &n); err != nil {
+		if err := rows.Scan(&h, &n); err != nil {
 			return 0, 0, fmt.Errorf("count executions per hour: %w", err)
 		}
-		if offset < n {
-			return hour + hourMS, offset, nil
+		if h != hour {
+			hour, newer = h, seen
 		}
-		offset -= n
-		before = hour
+		if seen += n; seen > offset {
+			return hour + hourMS, offset - newer, nil
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return 0, 0, fmt.Errorf("count executions per hour: %w", err)
 	}
-	return before, offset, nil
+	return 0, 0, nil
 }
 
 // ExecutionTree returns an execution with all its descendants nested under it.
