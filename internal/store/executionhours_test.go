@@ -283,3 +283,34 @@ func TestExecutionHoursFillHistory(t *testing.T) {
 		}
 	})
 }
+
+// TestExecutionHoursPlans: a deep page reads the hours of its own workspace on the primary
+// key, never the counts of every workspace (here another one with 100,000 hours).
+func TestExecutionHoursPlans(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		b := newHoursBundle(t, s)
+		b.history()
+		if _, err := s.exec(ctx, `WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < 100000)
+			INSERT INTO execution_hours (workspace_id, hour, shard, n) SELECT $1, CAST(i AS BIGINT) * 3600000, 0, 1 FROM g`, b.other); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.exec(ctx, "ANALYZE"); err != nil {
+			t.Fatal(err)
+		}
+		rec := &recorder{dbtx: s.r}
+		s.r = rec
+		if _, _, err := s.ExecutionList(ctx, b.ws, domain.ExecutionFilter{}, domain.Page{Page: 3, Limit: 5}); err != nil {
+			t.Fatal(err)
+		}
+		scans := sqliteScans
+		if s.dialect == Postgres {
+			scans = pgSeqScans
+		}
+		for _, q := range rec.queries {
+			if found := scans(t, s.db, q, map[string]bool{"execution_hours": true}); len(found) > 0 {
+				t.Errorf("scan of %v in\n%s", found, q.sql)
+			}
+		}
+	})
+}
