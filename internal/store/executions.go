@@ -187,8 +187,8 @@ func (s *Store) ExecutionList(ctx context.Context, ws string, f domain.Execution
 	}
 	q, qargs := pagedSelect(executionColumns, "executions", where, args, p)
 	if f == (domain.ExecutionFilter{}) && p.After == nil && pageOffset(p) > 0 {
-		// A deep page of the whole list skips whole hours by their counts (a filtered list has
-		// no counts to skip by, and keeps OFFSET).
+		// A page past the first of the whole list skips whole hours by their counts (a
+		// filtered list has no counts to skip by, and keeps OFFSET).
 		before, rest, err := s.executionsSkip(ctx, ws, pageOffset(p))
 		if err != nil {
 			return nil, 0, err
