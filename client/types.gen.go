@@ -6480,7 +6480,7 @@ type WorkspaceUpdateRequest struct {
 
 // ListAgentTriggersParams defines parameters for ListAgentTriggers.
 type ListAgentTriggersParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -6536,7 +6536,7 @@ type RotateAgentTriggerParams struct {
 
 // ListAgentsParams defines parameters for ListAgents.
 type ListAgentsParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -6619,7 +6619,7 @@ type PreviewAgentParams struct {
 
 // ListAgentVersionsParams defines parameters for ListAgentVersions.
 type ListAgentVersionsParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -6667,7 +6667,7 @@ type RotateAgentWebhookSecretParams struct {
 
 // ListAnnotationQueuesParams defines parameters for ListAnnotationQueues.
 type ListAnnotationQueuesParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -6715,7 +6715,7 @@ type UpdateAnnotationQueueParams struct {
 
 // ListAnnotationItemsParams defines parameters for ListAnnotationItems.
 type ListAnnotationItemsParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -6766,7 +6766,7 @@ type ClaimNextAnnotationItemParams struct {
 
 // ListAPIKeysParams defines parameters for ListAPIKeys.
 type ListAPIKeysParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -6811,7 +6811,7 @@ type RotateAPIKeyParams struct {
 
 // ListApprovalsParams defines parameters for ListApprovals.
 type ListApprovalsParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -6847,7 +6847,7 @@ type GetApprovalParams struct {
 
 // ListAssetsParams defines parameters for ListAssets.
 type ListAssetsParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -6922,7 +6922,7 @@ type GetAssetContentParams struct {
 
 // ListChatSessionsParams defines parameters for ListChatSessions.
 type ListChatSessionsParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -6974,7 +6974,7 @@ type UpdateChatSessionParams struct {
 
 // ListChatMessagesParams defines parameters for ListChatMessages.
 type ListChatMessagesParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -7013,7 +7013,7 @@ type StreamChatMessageParams struct {
 
 // ListCredentialsParams defines parameters for ListCredentials.
 type ListCredentialsParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -7077,7 +7077,7 @@ type ValidateCredentialParams struct {
 
 // ListDataSourcesParams defines parameters for ListDataSources.
 type ListDataSourcesParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -7138,7 +7138,7 @@ type QueryDataSourceParams struct {
 
 // ListDataSourceVersionsParams defines parameters for ListDataSourceVersions.
 type ListDataSourceVersionsParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -7180,7 +7180,7 @@ type PromoteDataSourceVersionParams struct {
 
 // ListDatasetsParams defines parameters for ListDatasets.
 type ListDatasetsParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -7234,7 +7234,7 @@ type UpdateDatasetParams struct {
 
 // ListDatasetItemsParams defines parameters for ListDatasetItems.
 type ListDatasetItemsParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -7287,7 +7287,7 @@ type UpdateDatasetItemParams struct {
 
 // ListEvaluationRulesParams defines parameters for ListEvaluationRules.
 type ListEvaluationRulesParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -7341,7 +7341,7 @@ type UpdateEvaluationRuleParams struct {
 
 // ListEvaluationJudgmentsParams defines parameters for ListEvaluationJudgments.
 type ListEvaluationJudgmentsParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -7365,7 +7365,7 @@ type ListEvaluationJudgmentsParamsStatus string
 
 // ListEvaluatorsParams defines parameters for ListEvaluators.
 type ListEvaluatorsParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -7431,7 +7431,7 @@ type TestEvaluatorParams struct {
 
 // ListExecutionsParams defines parameters for ListExecutions.
 type ListExecutionsParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -7513,7 +7513,7 @@ type GetExecutionTreeParams struct {
 
 // ListExperimentsParams defines parameters for ListExperiments.
 type ListExperimentsParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -7579,7 +7579,7 @@ type CancelExperimentParams struct {
 
 // ListExperimentResultsParams defines parameters for ListExperimentResults.
 type ListExperimentResultsParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -7606,7 +7606,7 @@ type StreamExperimentParams struct {
 
 // ListGuardrailsParams defines parameters for ListGuardrails.
 type ListGuardrailsParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -7639,7 +7639,7 @@ type CreateGuardrailParams struct {
 
 // ListGuardrailScannersParams defines parameters for ListGuardrailScanners.
 type ListGuardrailScannersParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -7684,7 +7684,7 @@ type TestGuardrailParams struct {
 
 // ListLLMModelsParams defines parameters for ListLLMModels.
 type ListLLMModelsParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -7763,7 +7763,7 @@ type McpServerPostParams struct {
 
 // ListMCPToolsParams defines parameters for ListMCPTools.
 type ListMCPToolsParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -7802,7 +7802,7 @@ type CreateMCPToolParams struct {
 
 // ListMCPToolTemplatesParams defines parameters for ListMCPToolTemplates.
 type ListMCPToolTemplatesParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -7868,7 +7868,7 @@ type McpAgentServerPostParams struct {
 
 // ListMemoriesParams defines parameters for ListMemories.
 type ListMemoriesParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -7961,7 +7961,7 @@ type ExportOTLPTracesParams struct {
 
 // ListPromptsParams defines parameters for ListPrompts.
 type ListPromptsParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -8021,7 +8021,7 @@ type PreviewPromptParams struct {
 
 // ListPromptVersionsParams defines parameters for ListPromptVersions.
 type ListPromptVersionsParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -8063,7 +8063,7 @@ type PromotePromptVersionParams struct {
 
 // ListScoreConfigsParams defines parameters for ListScoreConfigs.
 type ListScoreConfigsParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -8117,7 +8117,7 @@ type UpdateScoreConfigParams struct {
 
 // ListScoresParams defines parameters for ListScores.
 type ListScoresParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -8207,7 +8207,7 @@ type ScoreAgreementParams struct {
 
 // SummarizeScoresParams defines parameters for SummarizeScores.
 type SummarizeScoresParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -8288,7 +8288,7 @@ type UpdateScoreParams struct {
 
 // ListTracesParams defines parameters for ListTraces.
 type ListTracesParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -8398,7 +8398,7 @@ type GetTraceParams struct {
 
 // ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
 type ListWebhookDeliveriesParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).
@@ -8440,7 +8440,7 @@ type RetryWebhookDeliveryParams struct {
 
 // ListWorkspacesParams defines parameters for ListWorkspaces.
 type ListWorkspacesParams struct {
-	// Page 1-based page number (default 1).
+	// Page 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1.
 	Page int `form:"page,omitempty" json:"page,omitempty,omitzero"`
 
 	// Limit Items per page, 1 to 100 (default 20).

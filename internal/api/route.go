@@ -83,7 +83,7 @@ func (rt route) pattern() string { return rt.method + " " + rt.path }
 func (rt route) tagged() bool { return rt.method == http.MethodGet && !rt.raw && !rt.sse }
 
 var pageQuery = []param{
-	{name: "page", typ: "integer", desc: "1-based page number (default 1)."},
+	{name: "page", typ: "integer", desc: "1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1."},
 	{name: "limit", typ: "integer", desc: "Items per page, 1 to 100 (default 20)."},
 	{name: "cursor", typ: "string", desc: "The next_cursor of the previous page, instead of page: walks the whole list, each page as cheap as the first."},
 }

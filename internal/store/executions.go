@@ -186,6 +186,15 @@ func (s *Store) ExecutionList(ctx context.Context, ws string, f domain.Execution
 		where += fmt.Sprintf(" AND created_at < $%d", len(args))
 	}
 	q, qargs := pagedSelect(executionColumns, "executions", where, args, p)
+	if f == (domain.ExecutionFilter{}) && p.After == nil && pageOffset(p) > 0 {
+		// A page past the first of the whole list skips whole hours by their counts (a
+		// filtered list has no counts to skip by, and keeps OFFSET).
+		before, rest, err := s.executionsSkip(ctx, ws, pageOffset(p))
+		if err != nil {
+			return nil, 0, err
+		}
+		q, qargs = offsetSelect(executionColumns, "executions", where+" AND created_at < $2", p.Limit, rest), []any{ws, before}
+	}
 	rows, err := s.r.QueryContext(ctx, q, qargs...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list executions: %w", err)
@@ -196,6 +205,46 @@ func (s *Store) ExecutionList(ctx context.Context, ws string, f domain.Execution
 	}
 	total, err := s.listCount(ctx, p, len(items), "executions"+where+newestFirst, args)
 	return items, total, err
+}
+
+// hourMS is the length of the hours execution_hours counts the runs of (migration 00037).
+const hourMS = 3_600_000
+
+// executionsSkip finds where the whole list of ws, newest first, resumes after its first
+// offset runs, from the counts of runs per hour (execution_hours), newest hour first: the
+// runs created before `before` (Unix ms: the end of the hour holding run offset + 1), of
+// which the first rest are skipped. The page then reads at most that hour's runs besides its
+// own, whatever the offset. Every row counts at least one run (a row falling to 0 is
+// deleted), so offset + 1 rows always reach that hour: the rows read are at most the offset
+// (a page near the top stays as cheap as OFFSET) and at most the workspace's hours (times 8
+// shards on PostgreSQL). Past the last run, the page is empty: before is 0.
+func (s *Store) executionsSkip(ctx context.Context, ws string, offset int) (before int64, rest int, err error) {
+	rows, err := s.r.QueryContext(ctx, fmt.Sprintf("SELECT hour, n FROM execution_hours WHERE workspace_id = $1 ORDER BY hour DESC LIMIT %d", offset+1), ws)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count executions per hour: %w", err)
+	}
+	defer rows.Close()
+	// seen counts the runs of the rows read so far; newer, those of the hours before the
+	// current row's (a PostgreSQL hour has a row per shard).
+	var seen, newer int
+	hour := int64(-1)
+	for rows.Next() {
+		var h int64
+		var n int
+		if err := rows.Scan(&h, &n); err != nil {
+			return 0, 0, fmt.Errorf("count executions per hour: %w", err)
+		}
+		if h != hour {
+			hour, newer = h, seen
+		}
+		if seen += n; seen > offset {
+			return hour + hourMS, offset - newer, nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, 0, fmt.Errorf("count executions per hour: %w", err)
+	}
+	return 0, 0, nil
 }
 
 // ExecutionTree returns an execution with all its descendants nested under it.

@@ -103,16 +103,27 @@ func pageClause(alias string, p domain.Page, args []any) (string, []any) {
 // in the list finds its ids on the index alone, then reads just those rows: skipping 100,000
 // rows costs an index walk, not 100,000 row reads (BenchmarkHistory, page 5,000).
 func pagedSelect(cols, table, where string, args []any, p domain.Page) (string, []any) {
-	page, args := pageClause("", p, args)
-	if p.After != nil || pageOffset(p) == 0 {
+	if p.After != nil {
+		page, args := pageClause("", p, args)
 		return "SELECT " + cols + " FROM " + table + where + page, args
 	}
-	return "SELECT " + cols + " FROM " + table + " WHERE workspace_id = $1 AND id IN (SELECT id FROM " + table + where + page + ")" +
-		" ORDER BY created_at DESC, id DESC", args
+	return offsetSelect(cols, table, where, p.Limit, pageOffset(p)), args
 }
 
-func limitClause(p domain.Page) string {
-	return fmt.Sprintf(" LIMIT %d OFFSET %d", max(p.Limit, 0), max(pageOffset(p), 0))
+// offsetSelect is the query of limit rows of table (newest first) after the first offset
+// rows that where selects; see pagedSelect.
+func offsetSelect(cols, table, where string, limit, offset int) string {
+	page := newestFirst + limitAt(limit, offset)
+	if offset <= 0 {
+		return "SELECT " + cols + " FROM " + table + where + page
+	}
+	return "SELECT " + cols + " FROM " + table + " WHERE workspace_id = $1 AND id IN (SELECT id FROM " + table + where + page + ")" + newestFirst
+}
+
+func limitClause(p domain.Page) string { return limitAt(p.Limit, pageOffset(p)) }
+
+func limitAt(limit, offset int) string {
+	return fmt.Sprintf(" LIMIT %d OFFSET %d", max(limit, 0), max(offset, 0))
 }
 
 // newestFirst is the order of most lists. Given to listCount after a history table's WHERE

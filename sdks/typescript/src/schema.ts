@@ -1363,6 +1363,8 @@ export interface paths {
          * List executions, newest first
          * @description The workspace's executions, newest first. Filter by `agent_id`, `status`, `session_id`, `source`, and a creation window (`created_after`, `created_before`, RFC 3339).
          *
+         *     Without a filter, any `page` costs about what page 1 costs: the runs before it are skipped an hour at a time, by per-hour counts the database keeps exact. With a filter, a deep `page` skips the matching runs before it one by one on the filter's index (OFFSET): walk far with `cursor`, whose every page costs what the first does.
+         *
          *     Requires scope `executions:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
          */
         get: operations["listExecutions"];
@@ -5903,7 +5905,7 @@ export interface operations {
     listAgentTriggers: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -6668,7 +6670,7 @@ export interface operations {
     listAgents: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -7893,7 +7895,7 @@ export interface operations {
     listAgentVersions: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -8557,7 +8559,7 @@ export interface operations {
     listAnnotationQueues: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -9228,7 +9230,7 @@ export interface operations {
     listAnnotationItems: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -9920,7 +9922,7 @@ export interface operations {
     listAPIKeys: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -10518,7 +10520,7 @@ export interface operations {
     listApprovals: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -10766,7 +10768,7 @@ export interface operations {
     listAssets: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -11680,7 +11682,7 @@ export interface operations {
     listChatSessions: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -12354,7 +12356,7 @@ export interface operations {
     listChatMessages: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -12902,7 +12904,7 @@ export interface operations {
     listCredentials: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -13700,7 +13702,7 @@ export interface operations {
     listDataSources: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -14539,7 +14541,7 @@ export interface operations {
     listDataSourceVersions: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -15081,7 +15083,7 @@ export interface operations {
     listDatasets: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -15756,7 +15758,7 @@ export interface operations {
     listDatasetItems: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -16453,7 +16455,7 @@ export interface operations {
     listEvaluationRules: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -17115,7 +17117,7 @@ export interface operations {
     listEvaluationJudgments: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -17251,7 +17253,7 @@ export interface operations {
     listEvaluators: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -18080,7 +18082,7 @@ export interface operations {
     listExecutions: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -19043,7 +19045,7 @@ export interface operations {
     listExperiments: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -19694,7 +19696,7 @@ export interface operations {
     listExperimentResults: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -19954,7 +19956,7 @@ export interface operations {
     listGuardrails: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -20229,7 +20231,7 @@ export interface operations {
     listGuardrailScanners: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -21094,7 +21096,7 @@ export interface operations {
     listLLMModels: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -22029,7 +22031,7 @@ export interface operations {
     listMCPTools: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -22306,7 +22308,7 @@ export interface operations {
     listMCPToolTemplates: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -23253,7 +23255,7 @@ export interface operations {
     listMemories: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -24533,7 +24535,7 @@ export interface operations {
     listPrompts: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -25373,7 +25375,7 @@ export interface operations {
     listPromptVersions: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -25915,7 +25917,7 @@ export interface operations {
     listScoreConfigs: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -26483,7 +26485,7 @@ export interface operations {
     listScores: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -26910,7 +26912,7 @@ export interface operations {
     summarizeScores: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -27439,7 +27441,7 @@ export interface operations {
     listTraces: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -28111,7 +28113,7 @@ export interface operations {
     listWebhookDeliveries: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
@@ -28481,7 +28483,7 @@ export interface operations {
     listWorkspaces: {
         parameters: {
             query?: {
-                /** @description 1-based page number (default 1). */
+                /** @description 1-based page number (default 1). A deep page skips the rows of the pages before it on the list's index (OFFSET), unless the list's description says otherwise; cursor walks far at the cost of page 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
