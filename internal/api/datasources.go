@@ -111,7 +111,7 @@ func (s *Server) listDataSources(w http.ResponseWriter, r *http.Request) error {
 
 // fieldError turns the datasource package's validation errors into a 422 naming the field.
 func fieldError(err error) error {
-	var fe *datasource.FieldError
+	var fe *domain.FieldError
 	if errors.As(err, &fe) {
 		return domain.Invalid(fe.Field, "%s", fe.Message)
 	}
