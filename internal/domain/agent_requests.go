@@ -40,10 +40,8 @@ type AgentUpdateRequest struct {
 // Validate holds the rules of an agent change that need not know the agent: a name that is
 // more than white space and the rules of every completion webhook.
 func (r *AgentUpdateRequest) Validate() error {
-	if r.Name != nil {
-		if err := NotBlank("name", *r.Name); err != nil {
-			return err
-		}
+	if err := NotBlankIfSet("name", r.Name); err != nil {
+		return err
 	}
 	return CompletionWebhook{URL: r.WebhookURL, Secret: r.WebhookSecret}.Validate()
 }
