@@ -23,7 +23,7 @@ func FuzzDecode(f *testing.F) {
 		for _, dst := range []any{
 			&domain.AgentCreateRequest{}, &domain.AgentUpdateRequest{}, &agentVersionCreateRequest{}, &agentPreviewRequest{},
 			&executeRequest{}, &playgroundRequest{}, &domain.ChatMessageRequest{}, &chatSessionCreateRequest{}, &approveRequest{},
-			&credentialCreateRequest{}, &credentialUpdateRequest{},
+			&domain.CredentialCreateRequest{}, &domain.CredentialUpdateRequest{},
 		} {
 			err := decodeBytes(body, dst)
 			if err == nil {

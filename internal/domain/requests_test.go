@@ -1,8 +1,11 @@
 package domain
 
 import (
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // validateCase is a request whose Validate must answer a FieldError naming field with msg in
@@ -209,5 +212,80 @@ func TestEvalRequestsValidate(t *testing.T) {
 		{"a blank dataset name", &DatasetCreateRequest{Name: "\u00a0"}, "name", "must not be empty"},
 		{"an evaluator", &EvaluatorCreateRequest{Name: "exact", Type: "exact_match"}, "", ""},
 		{"a blank evaluator name", &EvaluatorCreateRequest{Name: " \t", Type: "exact_match"}, "name", "must not be empty"},
+	})
+}
+
+func TestCredentialRequestsValidate(t *testing.T) {
+	s := func(v string) *string { return &v }
+	v := func(v string) *SecretValue { return (*SecretValue)(&v) }
+	big := SecretValue(strings.Repeat("é", CredentialValueMaxBytes/2+1)) // within 16,384 characters, over the bytes
+	runValidate(t, []validateCase{
+		{"a credential", &CredentialCreateRequest{Name: "OpenAI", Type: "api_key", Value: "sk-x"}, "", ""},
+		{"a blank name", &CredentialCreateRequest{Name: " ", Type: "api_key", Value: "sk-x"}, "name", "must not be empty"},
+		{"a blank value", &CredentialCreateRequest{Name: "OpenAI", Type: "api_key", Value: " \n"}, "value", "must not be empty"},
+		{"a value over the bytes", &CredentialCreateRequest{Name: "OpenAI", Type: "api_key", Value: big}, "value", "at most 16384 bytes"},
+		{"a change", &CredentialUpdateRequest{Name: s("Renamed"), Value: v("sk-y")}, "", ""},
+		{"a blank new name", &CredentialUpdateRequest{Name: s("\t")}, "name", "must not be empty"},
+		{"a blank new value", &CredentialUpdateRequest{Value: v(" ")}, "value", "must not be empty"},
+		{"a new value over the bytes", &CredentialUpdateRequest{Value: &big}, "value", "at most 16384 bytes"},
+	})
+}
+
+func TestSecretValueUnmarshal(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, want, field string
+	}{
+		{"text", `{"value":"sk-\u00e9"}`, "sk-é", ""},
+		{"a surrogate pair", `{"value":"\ud83d\ude00"}`, "😀", ""},
+		{"a lone low surrogate", `{"value":"a\udc80"}`, "", "value"},
+		{"a high surrogate without its low half", `{"value":"\ud83dx"}`, "", "value"},
+		{"an escaped backslash before u", `{"value":"\\udc80"}`, `\udc80`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r CredentialCreateRequest
+			err := json.Unmarshal([]byte(tc.body), &r)
+			wantField(t, err, tc.field, "")
+			if err == nil && string(r.Value) != tc.want {
+				t.Fatalf("value %q, want %q", r.Value, tc.want)
+			}
+		})
+	}
+	t.Run("a number names the field", func(t *testing.T) {
+		var r CredentialCreateRequest
+		var te *json.UnmarshalTypeError
+		if err := json.Unmarshal([]byte(`{"value":7}`), &r); !errors.As(err, &te) || te.Field != "value" || te.Value != "number" {
+			t.Fatalf("got %v, want a type error on value", err)
+		}
+	})
+}
+
+func TestAPIKeyCreateRequestValidate(t *testing.T) {
+	s := func(v string) *string { return &v }
+	future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	key := func(edit func(*APIKeyCreateRequest)) *APIKeyCreateRequest {
+		r := &APIKeyCreateRequest{Name: "ci", Scopes: []string{"*"}}
+		edit(r)
+		return r
+	}
+	runValidate(t, []validateCase{
+		{"a key", key(func(*APIKeyCreateRequest) {}), "", ""},
+		{"a blank name", key(func(r *APIKeyCreateRequest) { r.Name = " " }), "name", "must not be empty"},
+		{"addresses and ranges", key(func(r *APIKeyCreateRequest) { r.AllowedIPs = []string{" 10.0.0.1 ", "2001:db8::/32"} }), "", ""},
+		{"a bad address", key(func(r *APIKeyCreateRequest) { r.AllowedIPs = []string{"10.0.0.1", "10.0.0.300"} }), "allowed_ips[1]", `"10.0.0.300": not an IP address`},
+		{"a zoned address", key(func(r *APIKeyCreateRequest) { r.AllowedIPs = []string{"fe80::1%eth0"} }), "allowed_ips[0]", "zoned"},
+		{"an origin", key(func(r *APIKeyCreateRequest) { r.AllowedOrigins = []string{"HTTPS://App.Example:443"} }), "", ""},
+		{"an ftp origin", key(func(r *APIKeyCreateRequest) { r.AllowedOrigins = []string{"ftp://x"} }), "allowed_origins[0]", `"ftp://x"`},
+		{"an expiry", key(func(r *APIKeyCreateRequest) { r.ExpiresAt = s(future) }), "", ""},
+		{"an expiry that is not RFC 3339", key(func(r *APIKeyCreateRequest) { r.ExpiresAt = s("tomorrow") }), "expires_at", "RFC 3339"},
+		{"an expiry in the past", key(func(r *APIKeyCreateRequest) { r.ExpiresAt = s("2001-01-01T00:00:00Z") }), "expires_at", "in the future"},
+	})
+	t.Run("the key", func(t *testing.T) {
+		r := &APIKeyCreateRequest{Name: " ci ", Scopes: []string{"agents:read"}, AllowedIPs: []string{" 10.0.0.1"},
+			AllowedOrigins: []string{"HTTPS://App.Example:443", "https://app.example"}, ExpiresAt: s("2030-01-02T15:04:05.123456+01:00")}
+		k := r.APIKey("ws1")
+		if k.WorkspaceID != "ws1" || k.Name != "ci" || k.AllowedIPs[0] != "10.0.0.1" || len(k.AllowedOrigins) != 1 || k.AllowedOrigins[0] != "https://app.example" ||
+			k.ExpiresAt.Format(time.RFC3339Nano) != "2030-01-02T14:04:05.123Z" {
+			t.Fatalf("key %+v, expires %v", k, k.ExpiresAt)
+		}
 	})
 }
