@@ -289,3 +289,15 @@ func TestAPIKeyCreateRequestValidate(t *testing.T) {
 		}
 	})
 }
+
+func TestDataSourceRequestsValidate(t *testing.T) {
+	s := func(v string) *string { return &v }
+	runValidate(t, []validateCase{
+		{"a source", &DataSourceCreateRequest{Name: "shop", Type: "postgres"}, "", ""},
+		{"a blank name", &DataSourceCreateRequest{Name: "\u00a0", Type: "postgres"}, "name", "must not be empty"},
+		{"a change", &DataSourceUpdateRequest{Name: s("shop")}, "", ""},
+		{"a blank new name", &DataSourceUpdateRequest{Name: s(" ")}, "name", "must not be empty"},
+		{"a version", &DataSourceVersionCreateRequest{Config: map[string]any{}}, "", ""},
+		{"a version without its config", &DataSourceVersionCreateRequest{Notes: "n"}, "config", "is required"},
+	})
+}
