@@ -21,7 +21,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, dst := range []any{
-			&domain.AgentCreateRequest{}, &domain.AgentUpdateRequest{}, &agentVersionCreateRequest{}, &agentPreviewRequest{},
+			&domain.AgentCreateRequest{}, &domain.AgentUpdateRequest{}, &agentVersionCreateRequest{}, &domain.AgentPreviewRequest{},
 			&executeRequest{}, &playgroundRequest{}, &domain.ChatMessageRequest{}, &chatSessionCreateRequest{}, &approveRequest{},
 			&domain.CredentialCreateRequest{}, &domain.CredentialUpdateRequest{},
 		} {

@@ -301,3 +301,16 @@ func TestDataSourceRequestsValidate(t *testing.T) {
 		{"a version without its config", &DataSourceVersionCreateRequest{Notes: "n"}, "config", "is required"},
 	})
 }
+
+func TestAgentVersionAndPreviewRequestsValidate(t *testing.T) {
+	runValidate(t, []validateCase{
+		{"a whole config", &AgentVersionCreateRequest{Config: AgentConfig{Model: "gpt-4o"}}, "", ""},
+		{"a patch of the active version", &AgentVersionCreateRequest{Base: "active"}, "", ""},
+		{"a patch of a version", &AgentVersionCreateRequest{BaseVersionID: "v1"}, "", ""},
+		{"both bases", &AgentVersionCreateRequest{BaseVersionID: "v1", Base: "active"}, "base", "not both"},
+		{"an unknown base", &AgentVersionCreateRequest{Base: "latest"}, "base", `must be "active", got "latest"`},
+		{"a preview of a version", &AgentPreviewRequest{VersionID: "v1"}, "", ""},
+		{"a preview of a config", &AgentPreviewRequest{Config: &AgentConfig{Model: "gpt-4o"}}, "", ""},
+		{"a version and a config", &AgentPreviewRequest{VersionID: "v1", Config: &AgentConfig{Model: "gpt-4o"}}, "config", "not both"},
+	})
+}
