@@ -314,3 +314,56 @@ func TestAgentVersionAndPreviewRequestsValidate(t *testing.T) {
 		{"a version and a config", &AgentPreviewRequest{VersionID: "v1", Config: &AgentConfig{Model: "gpt-4o"}}, "config", "not both"},
 	})
 }
+
+func TestOpenAIRequestsValidate(t *testing.T) {
+	msgs := []OpenAIMessage{{Role: "user", Content: json.RawMessage(`"Hi"`)}}
+	chat := func(edit func(*OpenAIChatRequest)) *OpenAIChatRequest {
+		r := &OpenAIChatRequest{Model: "Helper", Messages: msgs}
+		edit(r)
+		return r
+	}
+	resp := func(edit func(*OpenAIResponsesRequest)) *OpenAIResponsesRequest {
+		r := &OpenAIResponsesRequest{Model: "Helper", Input: json.RawMessage(`"Hi"`)}
+		edit(r)
+		return r
+	}
+	no := false
+	runValidate(t, []validateCase{
+		{"a chat", chat(func(*OpenAIChatRequest) {}), "", ""},
+		{"a chat of a version", chat(func(r *OpenAIChatRequest) { r.Model = "Helper@2" }), "", ""},
+		{"a blank model", chat(func(r *OpenAIChatRequest) { r.Model = " " }), "model", "is required"},
+		{"a version that is not a number", chat(func(r *OpenAIChatRequest) { r.Model = "Helper@x" }), "model", "version number"},
+		{"version 0", chat(func(r *OpenAIChatRequest) { r.Model = "Helper@0" }), "model", "version number"},
+		{"no tools", chat(func(r *OpenAIChatRequest) { r.Tools = json.RawMessage(`[]`) }), "", ""},
+		{"client tools", chat(func(r *OpenAIChatRequest) { r.Tools = json.RawMessage(`[{"type":"function"}]`) }), "tools", "not supported"},
+		{"a long user", chat(func(r *OpenAIChatRequest) { r.User = strings.Repeat("u", 201) }), "user", "at most 200"},
+		{"json output", chat(func(r *OpenAIChatRequest) { r.ResponseFormat = &OpenAIResponseFormat{Type: "json_object"} }), "", ""},
+		{"a schema", chat(func(r *OpenAIChatRequest) {
+			r.ResponseFormat = &OpenAIResponseFormat{Type: "json_schema", JSONSchema: &OpenAIJSONSchema{Schema: json.RawMessage(`{"type":"object"}`)}}
+		}), "", ""},
+		{"json_schema without its schema", chat(func(r *OpenAIChatRequest) { r.ResponseFormat = &OpenAIResponseFormat{Type: "json_schema"} }),
+			"response_format.json_schema.schema", "is required"},
+		{"a schema that does not compile", chat(func(r *OpenAIChatRequest) {
+			r.ResponseFormat = &OpenAIResponseFormat{Type: "json_schema", JSONSchema: &OpenAIJSONSchema{Schema: json.RawMessage(`{"type":12}`)}}
+		}), "response_format.json_schema.schema", "not a valid JSON Schema"},
+		{"an unknown format", chat(func(r *OpenAIChatRequest) { r.ResponseFormat = &OpenAIResponseFormat{Type: "xml"} }), "response_format.type", `not "xml"`},
+		{"a response", resp(func(*OpenAIResponsesRequest) {}), "", ""},
+		{"a response continuing one", resp(func(r *OpenAIResponsesRequest) { r.PreviousResponseID = "resp_x" }), "", ""},
+		{"a response with client tools", resp(func(r *OpenAIResponsesRequest) { r.Tools = json.RawMessage(`[{}]`) }), "tools", "not supported"},
+		{"a response with a bad version", resp(func(r *OpenAIResponsesRequest) { r.Model = "Helper@-1" }), "model", "version number"},
+		{"an unstored response", resp(func(r *OpenAIResponsesRequest) { r.Store = &no }), "", ""},
+		{"an unstored response continuing one", resp(func(r *OpenAIResponsesRequest) { r.Store, r.PreviousResponseID = &no, "resp_x" }),
+			"previous_response_id", "store false"},
+	})
+	t.Run("model refs", func(t *testing.T) {
+		for model, want := range map[string]struct {
+			ref     string
+			version int
+		}{"Helper": {"Helper", 0}, "Helper@3": {"Helper", 3}, "a@b@2": {"a@b", 2}, "@1": {"@1", 0}} {
+			ref, v, err := ParseModelRef(model)
+			if err != nil || ref != want.ref || v != want.version {
+				t.Errorf("%q: %q %d %v", model, ref, v, err)
+			}
+		}
+	})
+}
