@@ -147,12 +147,9 @@ type openAIRun struct {
 	earlier  []*domain.ChatMessage // the input's earlier messages, stored in that session first
 }
 
-// conversationOf splits chat messages into the extra system text, the earlier turns and the
-// last user message.
+// conversationOf splits chat messages, whose roles domain.CheckOpenAIMessages has checked,
+// into the extra system text, the earlier turns and the last user message.
 func conversationOf(msgs []domain.OpenAIMessage) (*runtime.Conversation, string, error) {
-	if len(msgs) == 0 {
-		return nil, "", domain.Invalid("messages", "must hold at least one message, the last one the user's")
-	}
 	conv := &runtime.Conversation{}
 	var system []string
 	for i, m := range msgs[:len(msgs)-1] {
@@ -160,20 +157,14 @@ func conversationOf(msgs []domain.OpenAIMessage) (*runtime.Conversation, string,
 		if err != nil {
 			return nil, "", err
 		}
-		switch m.Role {
-		case "system", "developer":
+		if m.Role == "system" || m.Role == "developer" {
 			system = append(system, text)
-		case "user", "assistant":
+		} else {
 			conv.Messages = append(conv.Messages, llm.Message{Role: m.Role, Content: text})
-		default:
-			return nil, "", domain.Invalid("messages["+strconv.Itoa(i)+"].role", "%q is not supported: system, developer, user or assistant (the agent's own tools apply)", m.Role)
 		}
 	}
 	conv.System = strings.Join(system, "\n\n")
 	last := msgs[len(msgs)-1]
-	if last.Role != "user" {
-		return nil, "", domain.Invalid("messages["+strconv.Itoa(len(msgs)-1)+"].role", "the last message must be the user's, not %q", last.Role)
-	}
 	text, err := messageText(len(msgs)-1, last.Content)
 	if err != nil {
 		return nil, "", err

@@ -147,6 +147,9 @@ func (s *Server) openAIResponses(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := domain.CheckOpenAIMessages(msgs); err != nil {
+		return err
+	}
 	conv, text, err := conversationOf(msgs)
 	if err != nil {
 		return err

@@ -77,10 +77,11 @@ type OpenAIChatRequest struct {
 	Tools          json.RawMessage       `json:"tools,omitempty" doc:"Not supported: the agent's own tools apply (a request with tools is a 422)."`
 }
 
-// Validate holds a chat completion's rules: no client-side tools, a model that names an
-// agent (and a version number after @), and a response_format that can be met.
+// Validate holds a chat completion's rules: no client-side tools, the messages' roles, a
+// response_format that can be met and a model that names an agent (and a version number
+// after @).
 func (r *OpenAIChatRequest) Validate() error {
-	if err := FirstErr(noClientTools(r.Tools), MaxLen("user", r.User, 200)); err != nil {
+	if err := FirstErr(noClientTools(r.Tools), MaxLen("user", r.User, 200), CheckOpenAIMessages(r.Messages)); err != nil {
 		return err
 	}
 	if _, err := r.ResponseFormat.OutputSchema(); err != nil {
@@ -118,6 +119,25 @@ func (r *OpenAIResponsesRequest) Validate() error {
 	}
 	if !r.Stored() && r.PreviousResponseID != "" {
 		return Invalid("previous_response_id", "needs a stored conversation: store false keeps none")
+	}
+	return nil
+}
+
+// CheckOpenAIMessages holds the rules of a conversation's roles: at least one message, each
+// but the last a system, developer, user or assistant message, the last the user's.
+func CheckOpenAIMessages(msgs []OpenAIMessage) error {
+	if len(msgs) == 0 {
+		return Invalid("messages", "must hold at least one message, the last one the user's")
+	}
+	for i, m := range msgs[:len(msgs)-1] {
+		switch m.Role {
+		case "system", "developer", "user", "assistant":
+		default:
+			return Invalid("messages["+strconv.Itoa(i)+"].role", "%q is not supported: system, developer, user or assistant (the agent's own tools apply)", m.Role)
+		}
+	}
+	if last := msgs[len(msgs)-1]; last.Role != "user" {
+		return Invalid("messages["+strconv.Itoa(len(msgs)-1)+"].role", "the last message must be the user's, not %q", last.Role)
 	}
 	return nil
 }

@@ -347,6 +347,13 @@ func TestOpenAIRequestsValidate(t *testing.T) {
 			r.ResponseFormat = &OpenAIResponseFormat{Type: "json_schema", JSONSchema: &OpenAIJSONSchema{Schema: json.RawMessage(`{"type":12}`)}}
 		}), "response_format.json_schema.schema", "not a valid JSON Schema"},
 		{"an unknown format", chat(func(r *OpenAIChatRequest) { r.ResponseFormat = &OpenAIResponseFormat{Type: "xml"} }), "response_format.type", `not "xml"`},
+		{"a conversation", chat(func(r *OpenAIChatRequest) {
+			r.Messages = []OpenAIMessage{{Role: "system"}, {Role: "developer"}, {Role: "assistant"}, {Role: "user"}}
+		}), "", ""},
+		{"no messages", chat(func(r *OpenAIChatRequest) { r.Messages = nil }), "messages", "at least one message"},
+		{"a tool message", chat(func(r *OpenAIChatRequest) { r.Messages = []OpenAIMessage{{Role: "tool"}, {Role: "user"}} }), "messages[0].role", `"tool" is not supported`},
+		{"the last not the user's", chat(func(r *OpenAIChatRequest) { r.Messages = []OpenAIMessage{{Role: "user"}, {Role: "assistant"}} }),
+			"messages[1].role", `must be the user's, not "assistant"`},
 		{"a response", resp(func(*OpenAIResponsesRequest) {}), "", ""},
 		{"a response continuing one", resp(func(r *OpenAIResponsesRequest) { r.PreviousResponseID = "resp_x" }), "", ""},
 		{"a response with client tools", resp(func(r *OpenAIResponsesRequest) { r.Tools = json.RawMessage(`[{}]`) }), "tools", "not supported"},
