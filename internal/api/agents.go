@@ -12,7 +12,6 @@ import (
 	"github.com/agentplane/agentplane/internal/agentconfig"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/runtime"
-	"github.com/agentplane/agentplane/internal/schemacheck"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -177,9 +176,7 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var p domain.AgentPatch
-	if p.Name, err = patchName(req.Name); err != nil {
-		return err
-	}
+	p.Name = trimmed(req.Name) // Validate has checked it
 	p.Description = req.Description
 	p.Status = req.Status
 	if req.Tags != nil {
@@ -349,7 +346,7 @@ func (s *Server) previewAgent(w http.ResponseWriter, r *http.Request) error {
 	if req.Input == nil {
 		req.Input = map[string]any{}
 	}
-	if err := validateInput(cfg, req.Input); err != nil {
+	if err := cfg.CheckInput(req.Input); err != nil {
 		return err
 	}
 	rendered, err := runtime.Render(r.Context(), s.store, ws, cfg, req.Input)
@@ -358,20 +355,5 @@ func (s *Server) previewAgent(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeData(w, http.StatusOK, AgentPreview{AgentID: id, VersionID: versionID, Model: cfg.Model, Messages: rendered.Messages,
 		Variables: rendered.Variables, Missing: rendered.Missing, Config: cfg})
-	return nil
-}
-
-// validateInput checks an execution input against the config's input_schema (422 naming the path).
-func validateInput(cfg *domain.AgentConfig, input map[string]any) error {
-	if len(cfg.InputSchema) == 0 {
-		return nil
-	}
-	sch, err := schemacheck.Compile(cfg.InputSchema)
-	if err != nil {
-		return domain.Invalid("config.input_schema", "%s", err.Error())
-	}
-	if err := sch.Validate(input); err != nil {
-		return domain.Invalid("input", "%s", err.Error())
-	}
 	return nil
 }

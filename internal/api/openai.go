@@ -186,7 +186,7 @@ func inputOf(cfg *domain.AgentConfig, text string) (map[string]any, error) {
 		}
 		input = obj
 	}
-	return input, validateInput(cfg, input)
+	return input, cfg.CheckInput(input)
 }
 
 // decodeOpenAIChat reads and validates a chat completion request.

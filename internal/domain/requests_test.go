@@ -374,3 +374,24 @@ func TestOpenAIRequestsValidate(t *testing.T) {
 		}
 	})
 }
+
+func TestAgentConfigCheckInput(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","required":["q"],"properties":{"q":{"type":"string"}}}`)
+	for _, tc := range []struct {
+		name   string
+		schema json.RawMessage
+		input  map[string]any
+		field  string
+	}{
+		{"no schema", nil, map[string]any{"anything": 1}, ""},
+		{"a null schema is none", json.RawMessage(`null`), map[string]any{}, ""},
+		{"an input the schema takes", schema, map[string]any{"q": "tea"}, ""},
+		{"an input it refuses", schema, map[string]any{"q": 1}, "input"},
+		{"a schema that does not compile", json.RawMessage(`{"type":12}`), map[string]any{}, "config.input_schema"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &AgentConfig{Model: "m", InputSchema: tc.schema}
+			wantField(t, c.CheckInput(tc.input), tc.field, "")
+		})
+	}
+}

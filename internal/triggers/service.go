@@ -324,7 +324,7 @@ func (s *Service) checkScheduleInput(ctx context.Context, t *domain.Trigger) err
 	if input == nil {
 		input = map[string]any{}
 	}
-	return ValidateInput(cfg, input)
+	return cfg.CheckInput(input)
 }
 
 // nextTick is a schedule's first tick after now, or nil when it is disabled.
