@@ -12,7 +12,6 @@ import (
 	"github.com/agentplane/agentplane/internal/agentconfig"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/runtime"
-	"github.com/agentplane/agentplane/internal/schemacheck"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -35,13 +34,9 @@ func agentTypeSchemas(reg huma.Registry) {
 	}
 }
 
-type agentVersionCreateRequest struct {
-	Config domain.AgentConfig `json:"config" doc:"The version's whole configuration: a version is a full snapshot. With base_version_id or base, only what changes from that version: a JSON Merge Patch (RFC 7396) applied to its config, where objects merge deeply, arrays and other values replace, and null deletes a field."`
-	Notes  string             `json:"notes,omitempty" maxLength:"2000"`
-	// BaseVersionID and Base make config a patch of an existing version's config.
-	BaseVersionID string `json:"base_version_id,omitempty" doc:"Start from this version's config and apply config as a merge patch."`
-	Base          string `json:"base,omitempty" enum:"active" doc:"\"active\": start from the active version's config and apply config as a merge patch."`
-}
+// agentVersionCreateRequest is domain.AgentVersionCreateRequest with its schema: config as a
+// merge patch when the version starts from a base (TransformSchema).
+type agentVersionCreateRequest domain.AgentVersionCreateRequest
 
 // TransformSchema documents config as a merge patch when the version starts from a base: its
 // model may be left out then (AgentConfigPatch), and only then.
@@ -60,12 +55,6 @@ func (agentVersionCreateRequest) TransformSchema(r huma.Registry, s *huma.Schema
 		{Required: []string{"base"}, Properties: map[string]*huma.Schema{"base": {MinLength: ptr(1)}}},
 	}
 	return s
-}
-
-type agentPreviewRequest struct {
-	Input     map[string]any      `json:"input"`
-	VersionID string              `json:"version_id,omitempty" doc:"Preview this version instead of the active one."`
-	Config    *domain.AgentConfig `json:"config,omitempty" doc:"Preview an unsaved configuration."`
 }
 
 // AgentPreview is what an execution would send to the model, without calling it.
@@ -103,7 +92,7 @@ func (s *Server) agentRoutes() []route {
 			summary: "Make a version the active one", resp: domain.Agent{}, h: promoteVersion(s, s.store.AgentVersionPromote, s.store.AgentGet)},
 		{method: "POST", path: v1 + "/agents/{id}/preview", op: "previewAgent", tag: tag, scope: "agents:read",
 			summary: "Validate input and show the messages an execution would send",
-			body:    agentPreviewRequest{}, resp: AgentPreview{}, h: s.previewAgent},
+			body:    domain.AgentPreviewRequest{}, resp: AgentPreview{}, h: s.previewAgent},
 	}
 }
 
@@ -187,9 +176,7 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var p domain.AgentPatch
-	if p.Name, err = patchName(req.Name); err != nil {
-		return err
-	}
+	p.Name = trimmed(req.Name) // Validate has checked it
 	p.Description = req.Description
 	p.Status = req.Status
 	if req.Tags != nil {
@@ -233,6 +220,9 @@ func (s *Server) createAgentVersion(w http.ResponseWriter, r *http.Request) erro
 	if err := checkConfigKeys(body, "config"); err != nil {
 		return err
 	}
+	if err := (*domain.AgentVersionCreateRequest)(&req).Validate(); err != nil {
+		return err
+	}
 	if req.BaseVersionID != "" || req.Base != "" {
 		if req.Config, err = s.patchedConfig(r, a, req.BaseVersionID, req.Base, bodyField(body, "config")); err != nil {
 			return err
@@ -255,10 +245,6 @@ func (s *Server) patchedConfig(r *http.Request, a *domain.Agent, baseVersionID, 
 	var cfg domain.AgentConfig
 	var from *domain.AgentConfig
 	switch {
-	case baseVersionID != "" && base != "":
-		return cfg, domain.Invalid("base", "give base_version_id or base, not both")
-	case base != "" && base != "active":
-		return cfg, domain.Invalid("base", "must be \"active\", got %q", base)
 	case base == "active":
 		if a.Config == nil {
 			return cfg, conflict("agent %s has no active version to start from", a.ID)
@@ -321,7 +307,7 @@ func mergePatch(target, patch any) any {
 }
 
 func (s *Server) previewAgent(w http.ResponseWriter, r *http.Request) error {
-	var req agentPreviewRequest
+	var req domain.AgentPreviewRequest
 	body, err := decodeKeep(w, r, &req)
 	if err != nil {
 		return err
@@ -334,8 +320,8 @@ func (s *Server) previewAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if req.VersionID != "" && req.Config != nil {
-		return domain.Invalid("config", "give either version_id or config, not both")
+	if err := req.Validate(); err != nil {
+		return err
 	}
 	var cfg *domain.AgentConfig
 	var versionID *string
@@ -360,7 +346,7 @@ func (s *Server) previewAgent(w http.ResponseWriter, r *http.Request) error {
 	if req.Input == nil {
 		req.Input = map[string]any{}
 	}
-	if err := validateInput(cfg, req.Input); err != nil {
+	if err := cfg.CheckInput(req.Input); err != nil {
 		return err
 	}
 	rendered, err := runtime.Render(r.Context(), s.store, ws, cfg, req.Input)
@@ -369,20 +355,5 @@ func (s *Server) previewAgent(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeData(w, http.StatusOK, AgentPreview{AgentID: id, VersionID: versionID, Model: cfg.Model, Messages: rendered.Messages,
 		Variables: rendered.Variables, Missing: rendered.Missing, Config: cfg})
-	return nil
-}
-
-// validateInput checks an execution input against the config's input_schema (422 naming the path).
-func validateInput(cfg *domain.AgentConfig, input map[string]any) error {
-	if len(cfg.InputSchema) == 0 {
-		return nil
-	}
-	sch, err := schemacheck.Compile(cfg.InputSchema)
-	if err != nil {
-		return domain.Invalid("config.input_schema", "%s", err.Error())
-	}
-	if err := sch.Validate(input); err != nil {
-		return domain.Invalid("input", "%s", err.Error())
-	}
 	return nil
 }

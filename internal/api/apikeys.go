@@ -2,8 +2,6 @@ package api
 
 import (
 	"net/http"
-	"strings"
-	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -11,13 +9,9 @@ import (
 	"github.com/agentplane/agentplane/internal/domain"
 )
 
-type apiKeyCreateRequest struct {
-	Name           string   `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
-	Scopes         []string `json:"scopes" required:"true" doc:"Scopes the key grants; \"*\" grants all, including managing keys."`
-	AllowedIPs     []string `json:"allowed_ips,omitempty" doc:"Addresses and CIDR ranges (IPv4 or IPv6) the key may be used from; empty allows any."`
-	AllowedOrigins []string `json:"allowed_origins,omitempty" doc:"Origins (scheme://host[:port]) a browser may use the key from; empty allows any."`
-	ExpiresAt      *string  `json:"expires_at,omitempty" format:"date-time" doc:"When the key stops working (RFC 3339, in the future); omit for never."`
-}
+// apiKeyCreateRequest is domain.APIKeyCreateRequest under the name the document has always
+// published (ApiKeyCreateRequest), with the scopes' schema (TransformSchema).
+type apiKeyCreateRequest domain.APIKeyCreateRequest
 
 // APIKeyWithSecret is a key as created or rotated: the key object and, once, the raw key.
 type APIKeyWithSecret struct {
@@ -89,41 +83,21 @@ func (apiKeyCreateRequest) TransformSchema(_ huma.Registry, s *huma.Schema) *hum
 }
 
 func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
-	var req apiKeyCreateRequest
-	if err := decode(w, r, &req); err != nil {
+	var body apiKeyCreateRequest
+	if err := decode(w, r, &body); err != nil {
 		return err
 	}
-	if err := domain.NotBlank("name", req.Name); err != nil {
+	req := (*domain.APIKeyCreateRequest)(&body)
+	if err := req.Validate(); err != nil {
 		return err
-	}
-	if _, err := auth.ParseIPAllowlist(req.AllowedIPs); err != nil {
-		return errorf(http.StatusUnprocessableEntity, "%s", err.Error())
-	}
-	origins, err := auth.ParseOrigins(req.AllowedOrigins)
-	if err != nil {
-		return errorf(http.StatusUnprocessableEntity, "%s", err.Error())
-	}
-	var expires *domain.Time
-	if req.ExpiresAt != nil {
-		t, err := time.Parse(time.RFC3339, *req.ExpiresAt)
-		if err != nil {
-			return domain.Invalid("expires_at", "must be an RFC 3339 time such as 2030-01-02T15:04:05Z, got %q", *req.ExpiresAt)
-		}
-		if !t.After(time.Now()) {
-			return domain.Invalid("expires_at", "must be in the future, got %s", *req.ExpiresAt)
-		}
-		expires = &domain.Time{Time: t.UTC().Truncate(time.Millisecond)}
-	}
-	ips := make([]string, len(req.AllowedIPs))
-	for i, ip := range req.AllowedIPs {
-		ips[i] = strings.TrimSpace(ip)
 	}
 	raw, err := auth.NewKey()
 	if err != nil {
 		return err
 	}
-	k, err := s.store.APIKeyCreate(r.Context(), &domain.APIKey{WorkspaceID: s.workspace(r), Name: strings.TrimSpace(req.Name),
-		KeyPrefix: auth.KeyPrefix(raw), Scopes: req.Scopes, AllowedIPs: ips, AllowedOrigins: origins, ExpiresAt: expires}, auth.HashKey(raw))
+	k := req.APIKey(s.workspace(r))
+	k.KeyPrefix = auth.KeyPrefix(raw)
+	k, err = s.store.APIKeyCreate(r.Context(), k, auth.HashKey(raw))
 	if err != nil {
 		return err
 	}

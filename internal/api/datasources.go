@@ -9,31 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/danielgtaylor/huma/v2"
-
 	"github.com/agentplane/agentplane/internal/datasource"
 	"github.com/agentplane/agentplane/internal/domain"
 )
-
-type dataSourceCreateRequest struct {
-	Name         string         `json:"name" minLength:"1" pattern:"\\S" maxLength:"200" doc:"Display name."`
-	Type         string         `json:"type" enum:"postgres,mysql,sqlite,http"`
-	Description  string         `json:"description,omitempty" maxLength:"2000"`
-	CredentialID *string        `json:"credential_id,omitempty" doc:"Id of a credential of the workspace used to connect: a database_url credential (postgres:// URL, MySQL DSN or mysql:// URL, SQLite file path) for SQL sources; a bearer_token, oauth2, api_key or basic_auth credential for http sources."`
-	Config       map[string]any `json:"config,omitempty" doc:"Configuration of version 1, which becomes active. SQL sources: host, port, database, ssl_mode (override the credential's URL), schema, path (sqlite), max_rows (default 1000), max_bytes (default 1048576), max_execution_ms (statement timeout, default 10000), timeout_ms, read_only (always true), and tables [{name, columns: [{name, type, nullable}], row_count}] for the emulator's sample tables. http sources: base_url, method (GET or POST), headers, query, timeout_ms (default 10000), max_rows, max_bytes, and sample_fields and sample_rows for the emulator."`
-	Notes        string         `json:"notes,omitempty" maxLength:"2000" doc:"Notes of version 1."`
-}
-
-type dataSourceUpdateRequest struct {
-	Name         *string         `json:"name,omitempty" minLength:"1" pattern:"\\S" maxLength:"200"`
-	Description  *string         `json:"description,omitempty" maxLength:"2000"`
-	CredentialID json.RawMessage `json:"credential_id,omitempty" doc:"A credential id of the workspace, or null (or \"\") to detach the credential."`
-}
-
-type dataSourceVersionCreateRequest struct {
-	Config map[string]any `json:"config" required:"true" doc:"The version's configuration (see createDataSource)."`
-	Notes  string         `json:"notes,omitempty" maxLength:"2000"`
-}
 
 type dataSourceQueryRequest struct {
 	Query  string          `json:"query" doc:"One SQL statement, run read-only; for http sources a path relative to base_url, e.g. /products?category=tea."`
@@ -56,13 +34,6 @@ type DataSourceQueryResult struct {
 	Truncated  bool               `json:"truncated" doc:"True when rows were left out: more matched than the limit (or max_rows) allowed, or the next row would have taken the result past max_bytes."`
 }
 
-// TransformSchema documents credential_id as nullableID reads it: a string, or null.
-func (dataSourceUpdateRequest) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
-	p := s.Properties["credential_id"]
-	p.Type, p.Nullable = huma.TypeString, true
-	return s
-}
-
 func (s *Server) dataSourceRoutes() []route {
 	const tag = "Data sources"
 	return []route{
@@ -71,18 +42,18 @@ func (s *Server) dataSourceRoutes() []route {
 				{name: "q", typ: "string", desc: "Case-insensitive substring of the name or description."}},
 			resp: domain.DataSource{}, h: s.listDataSources},
 		{method: "POST", path: v1 + "/data-sources", op: "createDataSource", tag: tag, scope: "data_sources:write", summary: "Create a data source (and its version 1)",
-			body: dataSourceCreateRequest{}, resp: domain.DataSource{}, status: http.StatusCreated, creates: true, h: s.createDataSource},
+			body: domain.DataSourceCreateRequest{}, resp: domain.DataSource{}, status: http.StatusCreated, creates: true, h: s.createDataSource},
 		{method: "GET", path: v1 + "/data-sources/{id}", op: "getDataSource", tag: tag, scope: "data_sources:read", summary: "Get a data source",
 			resp: domain.DataSource{}, h: byID(s, s.store.DataSourceGet)},
 		{method: "PATCH", path: v1 + "/data-sources/{id}", op: "updateDataSource", tag: tag, scope: "data_sources:write",
 			summary: "Update a data source's name, description or credential",
-			body:    dataSourceUpdateRequest{}, resp: domain.DataSource{}, h: s.updateDataSource},
+			body:    domain.DataSourceUpdateRequest{}, resp: domain.DataSource{}, h: s.updateDataSource},
 		{method: "DELETE", path: v1 + "/data-sources/{id}", op: "deleteDataSource", tag: tag, scope: "data_sources:write", summary: "Delete a data source and its versions",
 			resp: domain.DataSource{}, h: byID(s, s.store.DataSourceDelete)},
 		{method: "GET", path: v1 + "/data-sources/{id}/versions", op: "listDataSourceVersions", tag: tag, scope: "data_sources:read",
 			summary: "List a data source's versions, newest first", list: true, resp: domain.DataSourceVersion{}, h: childList(s, s.store.DataSourceVersionList)},
 		{method: "POST", path: v1 + "/data-sources/{id}/versions", op: "createDataSourceVersion", tag: tag, scope: "data_sources:write", summary: "Create a version",
-			body: dataSourceVersionCreateRequest{}, resp: domain.DataSourceVersion{}, status: http.StatusCreated, creates: true, h: s.createDataSourceVersion},
+			body: domain.DataSourceVersionCreateRequest{}, resp: domain.DataSourceVersion{}, status: http.StatusCreated, creates: true, h: s.createDataSourceVersion},
 		{method: "GET", path: v1 + "/data-sources/{id}/versions/{version_id}", op: "getDataSourceVersion", tag: tag, scope: "data_sources:read",
 			summary: "Get a version", resp: domain.DataSourceVersion{}, h: versionByID(s, s.store.DataSourceVersionGet)},
 		{method: "POST", path: v1 + "/data-sources/{id}/versions/{version_id}/promote", op: "promoteDataSourceVersion", tag: tag, scope: "data_sources:write",
@@ -109,38 +80,23 @@ func (s *Server) listDataSources(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// fieldError turns the datasource package's validation errors into a 422 naming the field.
-func fieldError(err error) error {
-	var fe *datasource.FieldError
-	if errors.As(err, &fe) {
-		return domain.Invalid(fe.Field, "%s", fe.Message)
-	}
-	return err
-}
-
-// checkDataSourceConfig validates a version config for a data source type.
-func checkDataSourceConfig(typ string, cfg map[string]any) error {
-	_, err := datasource.ParseConfig(typ, cfg)
-	return fieldError(err)
-}
-
 // checkCredentialRef checks that a credential id names a credential of the workspace.
 func (s *Server) checkCredentialRef(ctx context.Context, ws, id string) error {
 	return s.store.CheckRefs(ctx, ws, domain.KindCredential, "credential_id", id)
 }
 
 func (s *Server) createDataSource(w http.ResponseWriter, r *http.Request) error {
-	var req dataSourceCreateRequest
+	var req domain.DataSourceCreateRequest
 	if err := decode(w, r, &req); err != nil {
-		return err
-	}
-	if err := domain.NotBlank("name", req.Name); err != nil {
 		return err
 	}
 	if req.Config == nil {
 		req.Config = map[string]any{}
 	}
-	if err := checkDataSourceConfig(req.Type, req.Config); err != nil {
+	if err := req.Validate(); err != nil {
+		return err
+	}
+	if _, err := datasource.ParseConfig(req.Type, req.Config); err != nil {
 		return err
 	}
 	ws := s.workspace(r)
@@ -182,16 +138,14 @@ func nullableID(field string, raw json.RawMessage) (*domain.NullString, error) {
 }
 
 func (s *Server) updateDataSource(w http.ResponseWriter, r *http.Request) error {
-	var req dataSourceUpdateRequest
+	var req domain.DataSourceUpdateRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	var p domain.DataSourcePatch
-	var err error
-	if p.Name, err = patchName(req.Name); err != nil {
+	if err := req.Validate(); err != nil {
 		return err
 	}
-	p.Description = req.Description
+	p := domain.DataSourcePatch{Name: trimmed(req.Name), Description: req.Description}
 	cred, err := nullableID("credential_id", req.CredentialID)
 	if err != nil {
 		return err
@@ -215,7 +169,7 @@ func (s *Server) updateDataSource(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) createDataSourceVersion(w http.ResponseWriter, r *http.Request) error {
-	var req dataSourceVersionCreateRequest
+	var req domain.DataSourceVersionCreateRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
@@ -224,10 +178,10 @@ func (s *Server) createDataSourceVersion(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	if req.Config == nil {
-		return domain.Invalid("config", "is required: give the version's configuration object")
+	if err := req.Validate(); err != nil {
+		return err
 	}
-	if err := checkDataSourceConfig(d.Type, req.Config); err != nil {
+	if _, err := datasource.ParseConfig(d.Type, req.Config); err != nil {
 		return err
 	}
 	v, err := s.store.DataSourceVersionCreate(r.Context(), &domain.DataSourceVersion{
@@ -269,12 +223,9 @@ func (s *Server) queryDataSource(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	limit := 0
+	limit := 0 // the source's max_rows
 	if req.Limit != nil {
-		if *req.Limit < 1 {
-			return domain.Invalid("limit", "must be at least 1")
-		}
-		limit = *req.Limit
+		limit = *req.Limit // at least 1: the document's minimum
 	}
 	start := time.Now()
 	res, err := s.cfg.DataSources.Query(r.Context(), s.workspace(r), pathID(r, "id"), datasource.Request{Query: req.Query, Params: params, Limit: limit})
@@ -304,5 +255,5 @@ func dataSourceError(err error) error {
 	case errors.As(err, &se):
 		return conflict("%s", se.Message)
 	}
-	return fieldError(err)
+	return err
 }

@@ -21,9 +21,9 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, dst := range []any{
-			&domain.AgentCreateRequest{}, &domain.AgentUpdateRequest{}, &agentVersionCreateRequest{}, &agentPreviewRequest{},
+			&domain.AgentCreateRequest{}, &domain.AgentUpdateRequest{}, &agentVersionCreateRequest{}, &domain.AgentPreviewRequest{},
 			&executeRequest{}, &playgroundRequest{}, &domain.ChatMessageRequest{}, &chatSessionCreateRequest{}, &approveRequest{},
-			&credentialCreateRequest{}, &credentialUpdateRequest{},
+			&domain.CredentialCreateRequest{}, &domain.CredentialUpdateRequest{},
 		} {
 			err := decodeBytes(body, dst)
 			if err == nil {

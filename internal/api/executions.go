@@ -91,7 +91,7 @@ func requireInput(cfg *domain.AgentConfig, input map[string]any) (map[string]any
 		}
 		input = map[string]any{}
 	}
-	return input, validateInput(cfg, input)
+	return input, cfg.CheckInput(input)
 }
 
 // hasSchema reports whether a schema field is set (not absent, not null).

@@ -166,7 +166,7 @@ func (s *Server) receiveHook(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	input := triggers.MapInput(mapping, doc)
-	if err := triggers.ValidateInput(config, input); err != nil {
+	if err := config.CheckInput(input); err != nil {
 		return err
 	}
 	req := runtime.SubmitRequest{WorkspaceID: t.WorkspaceID, Agent: a, VersionID: versionID, Config: config, Input: input,

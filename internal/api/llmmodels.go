@@ -106,12 +106,7 @@ func (s *Server) updateLLMModel(w http.ResponseWriter, r *http.Request) error {
 	}
 	p := domain.LLMModelPatch{ContextWindow: req.ContextWindow, MaxOutputTokens: req.MaxOutputTokens,
 		InputPricePerMillion: req.InputPricePerMillion, OutputPricePerMillion: req.OutputPricePerMillion}
-	if req.Provider != nil {
-		p.Provider = ptr(strings.TrimSpace(*req.Provider))
-	}
-	if p.Name, err = patchName(req.Name); err != nil {
-		return err
-	}
+	p.Provider, p.Name = trimmed(req.Provider), trimmed(req.Name) // Validate has checked them
 	p.Description = req.Description
 	if req.Capabilities != nil {
 		p.Capabilities = ptr(domain.Strings(*req.Capabilities))

@@ -12,7 +12,6 @@ import (
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/runtime"
-	"github.com/agentplane/agentplane/internal/schemacheck"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -33,7 +32,7 @@ func (s *Server) openAIRoutes() []route {
 		{method: "GET", path: base + "/models", op: "openaiListModels", tag: openAITag, scope: "agents:execute", summary: "The workspace's agents as OpenAI models",
 			raw: true, openai: true, resp: OpenAIModelList{}, nocache: true, h: s.openAIModels},
 		{method: "POST", path: base + "/chat/completions", op: "openaiChatCompletions", tag: openAITag, scope: "agents:execute", summary: "Run an agent as an OpenAI chat completion",
-			body: openAIChatRequest{}, raw: true, openai: true, streams: true, resp: OpenAIChatCompletion{}, creates: true, plan: true,
+			body: domain.OpenAIChatRequest{}, raw: true, openai: true, streams: true, resp: OpenAIChatCompletion{}, creates: true, plan: true,
 			errs: []int{http.StatusNotFound, http.StatusConflict, http.StatusBadGateway, http.StatusGatewayTimeout}, h: s.openAIChat},
 		s.openAIResponsesRoute(),
 	}
@@ -69,16 +68,9 @@ type openAITarget struct {
 // resolveModel finds the agent a model string names: an agent id, an agent name (unique in
 // the workspace), either followed by @N for version N; else the active version.
 func (s *Server) resolveModel(ctx context.Context, ws, model string) (*openAITarget, error) {
-	if strings.TrimSpace(model) == "" {
-		return nil, domain.Invalid("model", "is required: an agent id, an agent name, or AGENT@N")
-	}
-	ref, version := model, 0
-	if at := strings.LastIndexByte(model, '@'); at > 0 {
-		n, err := strconv.Atoi(model[at+1:])
-		if err != nil || n < 1 {
-			return nil, domain.Invalid("model", "%q: the part after @ must be a version number (1 or more)", model)
-		}
-		ref, version = model[:at], n
+	ref, version, err := domain.ParseModelRef(model)
+	if err != nil {
+		return nil, err
 	}
 	a, err := s.agentByRef(ctx, ws, ref)
 	if err != nil {
@@ -155,12 +147,9 @@ type openAIRun struct {
 	earlier  []*domain.ChatMessage // the input's earlier messages, stored in that session first
 }
 
-// conversationOf splits chat messages into the extra system text, the earlier turns and the
-// last user message.
-func conversationOf(msgs []openAIMessage) (*runtime.Conversation, string, error) {
-	if len(msgs) == 0 {
-		return nil, "", domain.Invalid("messages", "must hold at least one message, the last one the user's")
-	}
+// conversationOf splits chat messages, whose roles domain.CheckOpenAIMessages has checked,
+// into the extra system text, the earlier turns and the last user message.
+func conversationOf(msgs []domain.OpenAIMessage) (*runtime.Conversation, string, error) {
 	conv := &runtime.Conversation{}
 	var system []string
 	for i, m := range msgs[:len(msgs)-1] {
@@ -168,20 +157,14 @@ func conversationOf(msgs []openAIMessage) (*runtime.Conversation, string, error)
 		if err != nil {
 			return nil, "", err
 		}
-		switch m.Role {
-		case "system", "developer":
+		if m.Role == "system" || m.Role == "developer" {
 			system = append(system, text)
-		case "user", "assistant":
+		} else {
 			conv.Messages = append(conv.Messages, llm.Message{Role: m.Role, Content: text})
-		default:
-			return nil, "", domain.Invalid("messages["+strconv.Itoa(i)+"].role", "%q is not supported: system, developer, user or assistant (the agent's own tools apply)", m.Role)
 		}
 	}
 	conv.System = strings.Join(system, "\n\n")
 	last := msgs[len(msgs)-1]
-	if last.Role != "user" {
-		return nil, "", domain.Invalid("messages["+strconv.Itoa(len(msgs)-1)+"].role", "the last message must be the user's, not %q", last.Role)
-	}
 	text, err := messageText(len(msgs)-1, last.Content)
 	if err != nil {
 		return nil, "", err
@@ -203,48 +186,23 @@ func inputOf(cfg *domain.AgentConfig, text string) (map[string]any, error) {
 		}
 		input = obj
 	}
-	return input, validateInput(cfg, input)
-}
-
-// outputSchemaOf reads response_format: a JSON Schema for the output, or nil for text.
-func outputSchemaOf(f *openAIResponseFormat) (json.RawMessage, error) {
-	if f == nil {
-		return nil, nil
-	}
-	switch f.Type {
-	case "", "text":
-		return nil, nil
-	case "json_object":
-		return json.RawMessage(`{"type":"object"}`), nil
-	case "json_schema":
-		if f.JSONSchema == nil || !hasSchema(f.JSONSchema.Schema) {
-			return nil, domain.Invalid("response_format.json_schema.schema", "is required with type json_schema")
-		}
-		if _, err := schemacheck.Compile(f.JSONSchema.Schema); err != nil {
-			return nil, domain.Invalid("response_format.json_schema.schema", "is not a valid JSON Schema: %v", err)
-		}
-		return f.JSONSchema.Schema, nil
-	}
-	return nil, domain.Invalid("response_format.type", "must be text, json_object or json_schema, not %q", f.Type)
+	return input, cfg.CheckInput(input)
 }
 
 // decodeOpenAIChat reads and validates a chat completion request.
-func (s *Server) decodeOpenAIChat(w http.ResponseWriter, r *http.Request) (*openAIChatRequest, *openAIRun, error) {
-	var req openAIChatRequest
+func (s *Server) decodeOpenAIChat(w http.ResponseWriter, r *http.Request) (*domain.OpenAIChatRequest, *openAIRun, error) {
+	var req domain.OpenAIChatRequest
 	if err := decode(w, r, &req); err != nil {
 		return nil, nil, err
 	}
-	if len(req.Tools) > 0 && string(req.Tools) != "null" && string(req.Tools) != "[]" {
-		return nil, nil, domain.Invalid("tools", "client-side tools are not supported: the agent's own tools apply")
-	}
-	if err := domain.MaxLen("user", req.User, 200); err != nil {
+	if err := req.Validate(); err != nil {
 		return nil, nil, err
 	}
 	conv, text, err := conversationOf(req.Messages)
 	if err != nil {
 		return nil, nil, err
 	}
-	if conv.OutputSchema, err = outputSchemaOf(req.ResponseFormat); err != nil {
+	if conv.OutputSchema, err = req.ResponseFormat.OutputSchema(); err != nil {
 		return nil, nil, err
 	}
 	t, err := s.resolveModel(r.Context(), s.workspace(r), req.Model)

@@ -19,18 +19,6 @@ import (
 // responseIDPrefix starts every response id; the rest is the execution's id.
 const responseIDPrefix = "resp_"
 
-type openAIResponsesRequest struct {
-	Model              string          `json:"model" minLength:"1" pattern:"\\S" doc:"The agent: its id, its name, or AGENT@N for its version N."`
-	Input              json.RawMessage `json:"input" doc:"A string (the user's message), or an array of messages {role, content} whose last one is the user's."`
-	Instructions       string          `json:"instructions,omitempty" doc:"Added after the agent's own system prompt."`
-	PreviousResponseID string          `json:"previous_response_id,omitempty" doc:"Continue the conversation of this response: its chat session's history comes first."`
-	Store              *bool           `json:"store,omitempty" doc:"Keep the turn in a chat session (default true); false keeps none, and the response cannot be continued."`
-	Stream             bool            `json:"stream,omitempty" doc:"Answer with the Responses event stream (response.created … response.completed)."`
-	User               string          `json:"user,omitempty" maxLength:"200" doc:"Recorded as the end_user_id of the execution and of a new session."`
-	Metadata           map[string]any  `json:"metadata,omitempty" doc:"Kept as the execution's metadata."`
-	Tools              json.RawMessage `json:"tools,omitempty" doc:"Not supported: the agent's own tools apply (a request with tools is a 422)."`
-}
-
 // OpenAIOutputText is the text part of a response's message.
 type OpenAIOutputText struct {
 	Type        string `json:"type" enum:"output_text"`
@@ -77,16 +65,16 @@ type OpenAIResponse struct {
 
 func (s *Server) openAIResponsesRoute() route {
 	return route{method: "POST", path: v1 + "/openai/responses", op: "openaiResponses", tag: openAITag, scope: "agents:execute", summary: "Run an agent as an OpenAI response",
-		body: openAIResponsesRequest{}, raw: true, openai: true, streams: true, resp: OpenAIResponse{}, creates: true, plan: true,
+		body: domain.OpenAIResponsesRequest{}, raw: true, openai: true, streams: true, resp: OpenAIResponse{}, creates: true, plan: true,
 		errs: []int{http.StatusNotFound, http.StatusConflict, http.StatusBadGateway, http.StatusGatewayTimeout}, h: s.openAIResponses}
 }
 
 // responsesInput reads input: a string, or messages (Responses items of type message, or
 // bare {role, content}) whose last one is the user's.
-func responsesInput(raw json.RawMessage) ([]openAIMessage, error) {
+func responsesInput(raw json.RawMessage) ([]domain.OpenAIMessage, error) {
 	var text string
 	if json.Unmarshal(raw, &text) == nil {
-		return []openAIMessage{{Role: "user", Content: raw}}, nil
+		return []domain.OpenAIMessage{{Role: "user", Content: raw}}, nil
 	}
 	var items []struct {
 		Type    string          `json:"type"`
@@ -96,12 +84,12 @@ func responsesInput(raw json.RawMessage) ([]openAIMessage, error) {
 	if err := json.Unmarshal(raw, &items); err != nil || len(raw) == 0 {
 		return nil, badRequest("input must be a string or an array of messages")
 	}
-	msgs := make([]openAIMessage, len(items))
+	msgs := make([]domain.OpenAIMessage, len(items))
 	for i, it := range items {
 		if it.Type != "" && it.Type != "message" {
 			return nil, domain.Invalid("input["+strconv.Itoa(i)+"].type", "%q is not supported: only messages are (the agent's own tools apply)", it.Type)
 		}
-		msgs[i] = openAIMessage{Role: it.Role, Content: it.Content}
+		msgs[i] = domain.OpenAIMessage{Role: it.Role, Content: it.Content}
 	}
 	return msgs, nil
 }
@@ -116,12 +104,9 @@ type responseTurn struct {
 
 // turnOf finds the session previous_response_id continues (its agent must be the model's),
 // or prepares the one a first stored response creates.
-func (s *Server) turnOf(ctx context.Context, r *http.Request, req *openAIResponsesRequest, agent *domain.Agent, text string) (*responseTurn, error) {
+func (s *Server) turnOf(ctx context.Context, r *http.Request, req *domain.OpenAIResponsesRequest, agent *domain.Agent, text string) (*responseTurn, error) {
 	ws := s.workspace(r)
-	if req.Store != nil && !*req.Store {
-		if req.PreviousResponseID != "" {
-			return nil, domain.Invalid("previous_response_id", "needs a stored conversation: store false keeps none")
-		}
+	if !req.Stored() {
 		return nil, nil
 	}
 	if req.PreviousResponseID == "" {
@@ -151,15 +136,18 @@ func (s *Server) turnOf(ctx context.Context, r *http.Request, req *openAIRespons
 }
 
 func (s *Server) openAIResponses(w http.ResponseWriter, r *http.Request) error {
-	var req openAIResponsesRequest
+	var req domain.OpenAIResponsesRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if len(req.Tools) > 0 && string(req.Tools) != "null" && string(req.Tools) != "[]" {
-		return domain.Invalid("tools", "client-side tools are not supported: the agent's own tools apply")
+	if err := req.Validate(); err != nil {
+		return err
 	}
 	msgs, err := responsesInput(req.Input)
 	if err != nil {
+		return err
+	}
+	if err := domain.CheckOpenAIMessages(msgs); err != nil {
 		return err
 	}
 	conv, text, err := conversationOf(msgs)

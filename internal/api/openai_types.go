@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -26,40 +25,6 @@ type OpenAIModel struct {
 type OpenAIModelList struct {
 	Object string        `json:"object" enum:"list"`
 	Data   []OpenAIModel `json:"data"`
-}
-
-// openAIMessage is one message of a chat completion request. Content is a string or an
-// array of text parts.
-type openAIMessage struct {
-	Role    string          `json:"role" doc:"system, developer, user or assistant."`
-	Content json.RawMessage `json:"content" doc:"A string, or an array of {\"type\": \"text\", \"text\"} parts."`
-	Name    string          `json:"name,omitempty"`
-}
-
-type openAIStreamOptions struct {
-	IncludeUsage bool `json:"include_usage,omitempty" doc:"Send a last chunk with the run's token usage (and choices [])."`
-}
-
-type openAIJSONSchema struct {
-	Name   string          `json:"name,omitempty"`
-	Schema json.RawMessage `json:"schema,omitempty"`
-	Strict *bool           `json:"strict,omitempty"`
-}
-
-type openAIResponseFormat struct {
-	Type       string            `json:"type" doc:"text, json_object or json_schema."`
-	JSONSchema *openAIJSONSchema `json:"json_schema,omitempty"`
-}
-
-type openAIChatRequest struct {
-	Model          string                `json:"model" minLength:"1" pattern:"\\S" doc:"The agent: its id, its name, or AGENT@N for its version N."`
-	Messages       []openAIMessage       `json:"messages" minItems:"1" doc:"The conversation; the last message is the user's. System and developer messages are added after the agent's own system prompt."`
-	Stream         bool                  `json:"stream,omitempty" doc:"Answer with a stream of chat.completion.chunk objects ending in data: [DONE]."`
-	StreamOptions  *openAIStreamOptions  `json:"stream_options,omitempty"`
-	User           string                `json:"user,omitempty" maxLength:"200" doc:"Recorded as the execution's end_user_id."`
-	Metadata       map[string]any        `json:"metadata,omitempty" doc:"Kept as the execution's metadata."`
-	ResponseFormat *openAIResponseFormat `json:"response_format,omitempty" doc:"json_schema (or json_object) gives the run an output schema when the agent has none."`
-	Tools          json.RawMessage       `json:"tools,omitempty" doc:"Not supported: the agent's own tools apply (a request with tools is a 422)."`
 }
 
 // OpenAIUsage is a run's token usage in OpenAI's names.

@@ -302,9 +302,12 @@ func documentRegistered(reg huma.Registry) {
 	triggerTypeSchemas(reg)
 	agentTypeSchemas(reg)
 	documentEnum(reg, "type", eval.Types(), "Evaluator", "EvaluatorCreateRequest", "EvaluatorUpdateRequest")
-	// A trigger's version_id is read raw (absent, null or a string): say so.
-	if sch := reg.Map()["TriggerUpdateRequest"]; sch != nil && sch.Properties["version_id"] != nil {
-		sch.Properties["version_id"].Type, sch.Properties["version_id"].Nullable = huma.TypeString, true
+	// A trigger's version_id and a data source's credential_id are read raw (absent, null or
+	// a string, as nullableID reads them): say so.
+	for name, prop := range map[string]string{"TriggerUpdateRequest": "version_id", "DataSourceUpdateRequest": "credential_id"} {
+		if sch := reg.Map()[name]; sch != nil && sch.Properties[prop] != nil {
+			sch.Properties[prop].Type, sch.Properties[prop].Nullable = huma.TypeString, true
+		}
 	}
 	// A prompt's tags: each as domain's Validate and trimTags take it.
 	for _, name := range []string{"PromptCreateRequest", "PromptUpdateRequest"} {

@@ -122,10 +122,7 @@ func (s *Server) updatePrompt(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var p domain.PromptPatch
-	var err error
-	if p.Name, err = patchName(req.Name); err != nil {
-		return err
-	}
+	p.Name = trimmed(req.Name) // Validate has checked it
 	p.Description = req.Description
 	if req.Tags != nil {
 		p.Tags = ptr(trimTags(*req.Tags))

@@ -473,7 +473,16 @@ func patchName(name *string) (*string, error) {
 	if err := domain.NotBlank("name", *name); err != nil {
 		return nil, err
 	}
-	return ptr(strings.TrimSpace(*name)), nil
+	return trimmed(name), nil
+}
+
+// trimmed is a PATCH's new text without surrounding white space; nil (not being changed)
+// stays nil.
+func trimmed(v *string) *string {
+	if v == nil {
+		return nil
+	}
+	return ptr(strings.TrimSpace(*v))
 }
 
 // namedPatch is a decoded PATCH body of a resource with a name and a description: the raw body

@@ -206,12 +206,7 @@ func (s *Server) updateScoreConfig(w http.ResponseWriter, r *http.Request) error
 			return domain.Invalid("data_type", "cannot be changed (score config %s is %s); create another config", id, cur.DataType)
 		}
 	}
-	name, err := patchName(req.Name)
-	if err != nil {
-		return err
-	}
-	desc := req.Description
-	p := domain.ScoreConfigPatch{Name: name, Description: desc, Archived: req.Archived, Min: req.Min, Max: req.Max, Categories: req.Categories,
+	p := domain.ScoreConfigPatch{Name: trimmed(req.Name), Description: req.Description, Archived: req.Archived, Min: req.Min, Max: req.Max, Categories: req.Categories,
 		ClearMin: isNullField(body, "min"), ClearMax: isNullField(body, "max")}
 	c, err := s.store.ScoreConfigUpdate(r.Context(), ws, id, p)
 	if err != nil {

@@ -143,9 +143,7 @@ func (s *Server) updateTrigger(w http.ResponseWriter, r *http.Request) error {
 	p := triggers.Patch{Enabled: req.Enabled, Config: req.Config, InputMapping: req.InputMapping, Input: req.Input,
 		WebhookURL: req.WebhookURL, WebhookSecret: req.WebhookSecret}
 	var err error
-	if p.Name, err = patchName(req.Name); err != nil {
-		return err
-	}
+	p.Name = trimmed(req.Name) // Validate has checked it
 	if p.VersionID, err = patchVersionID(req.VersionID); err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ type IPAllowlist struct {
 func ParseIPAllowlist(entries []string) (*IPAllowlist, error) {
 	l := &IPAllowlist{prefixes: make([]netip.Prefix, 0, len(entries))}
 	for i, entry := range entries {
-		p, err := parseIPRule(strings.TrimSpace(entry))
+		p, err := ParseIPRule(strings.TrimSpace(entry))
 		if err != nil {
 			return nil, fmt.Errorf("allowed_ips[%d] %q: %w", i, entry, err)
 		}
@@ -33,7 +33,9 @@ func ParseIPAllowlist(entries []string) (*IPAllowlist, error) {
 	return l, nil
 }
 
-func parseIPRule(s string) (netip.Prefix, error) {
+// ParseIPRule parses one allowed_ips entry, without surrounding spaces: an address or a CIDR
+// range (host bits cleared). Its error says what is wrong with the entry, not which it is.
+func ParseIPRule(s string) (netip.Prefix, error) {
 	if s == "" {
 		return netip.Prefix{}, errors.New("empty entry")
 	}

@@ -16,7 +16,7 @@ func ParseOrigins(entries []string) ([]string, error) {
 	out := make([]string, 0, len(entries))
 	seen := make(map[string]bool, len(entries))
 	for i, entry := range entries {
-		o, err := normalizeOrigin(strings.TrimSpace(entry))
+		o, err := NormalizeOrigin(strings.TrimSpace(entry))
 		if err != nil {
 			return nil, fmt.Errorf("allowed_origins[%d] %q: %w", i, entry, err)
 		}
@@ -36,7 +36,7 @@ func OriginAllowed(allowed []string, origin string) bool {
 	if len(allowed) == 0 {
 		return true
 	}
-	o, err := normalizeOrigin(strings.TrimSpace(origin))
+	o, err := NormalizeOrigin(strings.TrimSpace(origin))
 	if err != nil {
 		return false
 	}
@@ -44,15 +44,16 @@ func OriginAllowed(allowed []string, origin string) bool {
 		if a == o {
 			return true
 		}
-		if n, err := normalizeOrigin(a); err == nil && n == o {
+		if n, err := NormalizeOrigin(a); err == nil && n == o {
 			return true
 		}
 	}
 	return false
 }
 
-// normalizeOrigin returns the canonical form of "scheme://host[:port]".
-func normalizeOrigin(s string) (string, error) {
+// NormalizeOrigin returns the canonical form of "scheme://host[:port]" (one allowed_origins
+// entry, without surrounding spaces); its error says what is wrong with the entry.
+func NormalizeOrigin(s string) (string, error) {
 	scheme, hostport, ok := strings.Cut(s, "://")
 	if !ok {
 		return "", errors.New(`must be "scheme://host[:port]"`)

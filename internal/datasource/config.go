@@ -52,16 +52,6 @@ const defaultSampleRows = 25
 // the driver's tls setting.
 var SSLModes = []string{"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}
 
-// FieldError says a well-formed value is not acceptable; Field names it ("query",
-// "config.tables[0].name", …) and Message says what is wrong. It is the one field-error type,
-// domain.FieldError.
-type FieldError = domain.FieldError
-
-// fieldErr is domain.Invalid.
-func fieldErr(field, format string, args ...any) *FieldError {
-	return domain.Invalid(field, format, args...)
-}
-
 // Config is a data source version's config as querying reads it.
 type Config struct {
 	Type string
@@ -124,7 +114,7 @@ var (
 )
 
 // ParseConfig checks a version config for a data source type and returns it. Every problem
-// is a *FieldError naming the key under "config".
+// is a *domain.FieldError naming the key under "config".
 func ParseConfig(typ string, raw map[string]any) (*Config, error) {
 	c := &Config{Type: typ}
 	allowed := SQLConfigKeys
@@ -163,24 +153,24 @@ func ParseConfig(typ string, raw map[string]any) (*Config, error) {
 		}
 	}
 	if strings.ContainsAny(c.Host, "/ \t\r\n@?#") {
-		return nil, fieldErr("config.host", "must be a host name or address, without scheme, path or credentials")
+		return nil, domain.Invalid("config.host", "must be a host name or address, without scheme, path or credentials")
 	}
 	if c.SSLMode, err = stringKey(raw, "ssl_mode", 20); err != nil {
 		return nil, err
 	}
 	if c.SSLMode != "" && !slices.Contains(SSLModes, c.SSLMode) {
-		return nil, fieldErr("config.ssl_mode", "must be one of %s", strings.Join(SSLModes, ", "))
+		return nil, domain.Invalid("config.ssl_mode", "must be one of %s", strings.Join(SSLModes, ", "))
 	}
 	if v, ok := raw["read_only"]; ok && v != nil {
 		if b, isBool := v.(bool); !isBool || !b {
-			return nil, fieldErr("config.read_only", "must be true (or left out): data source queries are always read-only")
+			return nil, domain.Invalid("config.read_only", "must be true (or left out): data source queries are always read-only")
 		}
 	}
 	if v, ok := raw["base_url"]; ok && v != nil {
 		s, isStr := v.(string)
 		u, perr := url.Parse(s)
 		if !isStr || perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-			return nil, fieldErr("config.base_url", "must be an absolute http or https URL without credentials (put secrets in a credential)")
+			return nil, domain.Invalid("config.base_url", "must be an absolute http or https URL without credentials (put secrets in a credential)")
 		}
 		c.BaseURL = s
 	}
@@ -192,7 +182,7 @@ func ParseConfig(typ string, raw map[string]any) (*Config, error) {
 		c.Method = http.MethodGet
 	case http.MethodGet, http.MethodPost:
 	default:
-		return nil, fieldErr("config.method", "must be GET or POST")
+		return nil, domain.Invalid("config.method", "must be GET or POST")
 	}
 	if c.Headers, err = stringMap(raw, "headers", true); err != nil {
 		return nil, err
@@ -221,13 +211,13 @@ func stringKey(raw map[string]any, key string, max int) (string, error) {
 	}
 	s, isStr := v.(string)
 	if !isStr {
-		return "", fieldErr("config."+key, "must be a string")
+		return "", domain.Invalid("config."+key, "must be a string")
 	}
 	if len(s) > max {
-		return "", fieldErr("config."+key, "must be at most %d bytes", max)
+		return "", domain.Invalid("config."+key, "must be at most %d bytes", max)
 	}
 	if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return "", fieldErr("config."+key, "must not contain control characters")
+		return "", domain.Invalid("config."+key, "must not contain control characters")
 	}
 	return strings.TrimSpace(s), nil
 }
@@ -241,13 +231,13 @@ func stringMap(raw map[string]any, key string, header bool) (map[string]string, 
 	}
 	m, isObj := v.(map[string]any)
 	if !isObj {
-		return nil, fieldErr("config."+key, "must be an object of names to values")
+		return nil, domain.Invalid("config."+key, "must be an object of names to values")
 	}
 	out := make(map[string]string, len(m))
 	for k, x := range m {
 		f := "config." + key + "." + k
 		if k == "" || header && !validHeaderName(k) {
-			return nil, fieldErr(f, "is not a valid name")
+			return nil, domain.Invalid(f, "is not a valid name")
 		}
 		var s string
 		switch y := x.(type) {
@@ -256,10 +246,10 @@ func stringMap(raw map[string]any, key string, header bool) (map[string]string, 
 		case float64, bool:
 			s = fmt.Sprint(y)
 		default:
-			return nil, fieldErr(f, "must be a string")
+			return nil, domain.Invalid(f, "must be a string")
 		}
 		if strings.ContainsAny(s, "\r\n\x00") {
-			return nil, fieldErr(f, "must not contain line breaks or NUL")
+			return nil, domain.Invalid(f, "must not contain line breaks or NUL")
 		}
 		out[k] = s
 	}
@@ -278,7 +268,7 @@ func validHeaderName(s string) bool {
 // checkKeys refuses the first key of obj that is not allowed, naming it under prefix.
 func checkKeys(obj map[string]any, allowed []string, prefix string) error {
 	if err := jsonfields.CheckKeys(obj, allowed, prefix); err != nil {
-		return &FieldError{Field: err.Path, Message: err.Message()}
+		return &domain.FieldError{Field: err.Path, Message: err.Message()}
 	}
 	return nil
 }
@@ -291,7 +281,7 @@ func intKey(raw map[string]any, key string, def, lo, hi int) (int, error) {
 	}
 	n, isInt := asInt(v)
 	if !isInt || n < lo || n > hi {
-		return 0, fieldErr("config."+key, "must be an integer from %d to %d", lo, hi)
+		return 0, domain.Invalid("config."+key, "must be an integer from %d to %d", lo, hi)
 	}
 	return n, nil
 }
@@ -314,7 +304,7 @@ func asInt(v any) (int, bool) {
 func parseTables(v any) ([]Table, error) {
 	list, ok := v.([]any)
 	if !ok {
-		return nil, fieldErr("config.tables", "must be an array of {name, columns}")
+		return nil, domain.Invalid("config.tables", "must be an array of {name, columns}")
 	}
 	seen := map[string]bool{}
 	out := make([]Table, 0, len(list))
@@ -322,17 +312,17 @@ func parseTables(v any) ([]Table, error) {
 		f := fmt.Sprintf("config.tables[%d]", i)
 		m, ok := item.(map[string]any)
 		if !ok {
-			return nil, fieldErr(f, "must be an object with name and columns")
+			return nil, domain.Invalid(f, "must be an object with name and columns")
 		}
 		if err := checkKeys(m, tableKeys, f); err != nil {
 			return nil, err
 		}
 		name, _ := m["name"].(string)
 		if strings.TrimSpace(name) == "" {
-			return nil, fieldErr(f+".name", "is required and must be a non-empty string")
+			return nil, domain.Invalid(f+".name", "is required and must be a non-empty string")
 		}
 		if seen[strings.ToLower(name)] {
-			return nil, fieldErr(f+".name", "table %q is listed twice", name)
+			return nil, domain.Invalid(f+".name", "table %q is listed twice", name)
 		}
 		seen[strings.ToLower(name)] = true
 		cols, err := parseFields(f+".columns", m["columns"], false)
@@ -340,11 +330,11 @@ func parseTables(v any) ([]Table, error) {
 			return nil, err
 		}
 		if len(cols) == 0 {
-			return nil, fieldErr(f+".columns", "must list at least one column")
+			return nil, domain.Invalid(f+".columns", "must list at least one column")
 		}
 		rows, err := intKey(m, "row_count", DefaultTableRows, 0, MaxMaxRows)
 		if err != nil {
-			return nil, fieldErr(f+".row_count", "must be an integer from 0 to %d", MaxMaxRows)
+			return nil, domain.Invalid(f+".row_count", "must be an integer from 0 to %d", MaxMaxRows)
 		}
 		out = append(out, Table{Name: name, Columns: cols, RowCount: rows})
 	}
@@ -356,7 +346,7 @@ func parseTables(v any) ([]Table, error) {
 func parseFields(field string, v any, namesOnly bool) ([]Field, error) {
 	list, ok := v.([]any)
 	if !ok {
-		return nil, fieldErr(field, "must be an array of {name, type}")
+		return nil, domain.Invalid(field, "must be an array of {name, type}")
 	}
 	seen := map[string]bool{}
 	out := make([]Field, 0, len(list))
@@ -366,7 +356,7 @@ func parseFields(field string, v any, namesOnly bool) ([]Field, error) {
 		switch x := item.(type) {
 		case string:
 			if !namesOnly {
-				return nil, fieldErr(f, "must be an object with name and type")
+				return nil, domain.Invalid(f, "must be an object with name and type")
 			}
 			col = Field{Name: x, Type: guessType(x)}
 		case map[string]any:
@@ -377,7 +367,7 @@ func parseFields(field string, v any, namesOnly bool) ([]Field, error) {
 			col.Type, _ = x["type"].(string)
 			if t, present := x["type"]; present && t != nil {
 				if _, isStr := t.(string); !isStr {
-					return nil, fieldErr(f+".type", "must be a string")
+					return nil, domain.Invalid(f+".type", "must be a string")
 				}
 			}
 			if col.Type == "" {
@@ -386,18 +376,18 @@ func parseFields(field string, v any, namesOnly bool) ([]Field, error) {
 			if n, present := x["nullable"]; present && n != nil {
 				b, isBool := n.(bool)
 				if !isBool {
-					return nil, fieldErr(f+".nullable", "must be a boolean")
+					return nil, domain.Invalid(f+".nullable", "must be a boolean")
 				}
 				col.Nullable = b
 			}
 		default:
-			return nil, fieldErr(f, "must be an object with name and type")
+			return nil, domain.Invalid(f, "must be an object with name and type")
 		}
 		if strings.TrimSpace(col.Name) == "" {
-			return nil, fieldErr(f+".name", "is required and must be a non-empty string")
+			return nil, domain.Invalid(f+".name", "is required and must be a non-empty string")
 		}
 		if seen[strings.ToLower(col.Name)] {
-			return nil, fieldErr(f+".name", "%q is listed twice", col.Name)
+			return nil, domain.Invalid(f+".name", "%q is listed twice", col.Name)
 		}
 		seen[strings.ToLower(col.Name)] = true
 		out = append(out, col)

@@ -3,6 +3,8 @@ package datasource
 import (
 	"errors"
 	"testing"
+
+	"github.com/agentplane/agentplane/internal/domain"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -82,9 +84,9 @@ func TestParseConfig(t *testing.T) {
 			typ = "http"
 		}
 		_, err := ParseConfig(typ, b.raw)
-		var fe *FieldError
+		var fe *domain.FieldError
 		if !errors.As(err, &fe) || fe.Field != b.field {
-			t.Errorf("%v: got %v, want a FieldError on %s", b.raw, err, b.field)
+			t.Errorf("%v: got %v, want a domain.FieldError on %s", b.raw, err, b.field)
 		}
 	}
 }

@@ -19,7 +19,7 @@ import (
 // databases and HTTP APIs on `serve`; seed.Sample answers the emulator from generated sample tables.
 type Executor interface {
 	// Query runs req against the active version of data source id of workspace ws. A
-	// *FieldError names the request field at fault, a *QueryError carries the database's (or
+	// *domain.FieldError names the request field at fault, a *QueryError carries the database's (or
 	// the HTTP API's) refusal, a *SourceError says the data source cannot be queried as it is
 	// configured, and a *store.NotFoundError that it does not exist.
 	Query(ctx context.Context, ws, id string, req Request) (*Result, error)
@@ -95,7 +95,7 @@ func unreachable(ds *domain.DataSource, err error) *SourceError {
 func RowBound(cfg *Config, limit int) (int, error) {
 	switch {
 	case limit < 0 || limit > cfg.MaxRows:
-		return 0, fieldErr("limit", "must be from 1 to %d (the data source's max_rows)", cfg.MaxRows)
+		return 0, domain.Invalid("limit", "must be from 1 to %d (the data source's max_rows)", cfg.MaxRows)
 	case limit == 0:
 		return cfg.MaxRows, nil
 	}
@@ -123,12 +123,12 @@ func Prepare(cfg *Config, req Request) (int, error) {
 	}
 	if strings.TrimSpace(req.Query) == "" {
 		if cfg.Type == "http" {
-			return 0, fieldErr("query", "is required: give a path such as /items?limit=10")
+			return 0, domain.Invalid("query", "is required: give a path such as /items?limit=10")
 		}
-		return 0, fieldErr("query", "is required: give one SQL statement")
+		return 0, domain.Invalid("query", "is required: give one SQL statement")
 	}
 	if len(req.Query) > maxQueryBytes {
-		return 0, fieldErr("query", "must be at most %d bytes", maxQueryBytes)
+		return 0, domain.Invalid("query", "must be at most %d bytes", maxQueryBytes)
 	}
 	return bound, nil
 }
@@ -148,23 +148,23 @@ func bindArgs(dialect string, params any) ([]any, error) {
 		return nil, nil
 	case []any:
 		if len(p) > maxParams {
-			return nil, fieldErr("params", "must hold at most %d values", maxParams)
+			return nil, domain.Invalid("params", "must hold at most %d values", maxParams)
 		}
 		out := make([]any, len(p))
 		for i, v := range p {
 			a, err := bindValue(dialect, v)
 			if err != nil {
-				return nil, fieldErr(fmt.Sprintf("params[%d]", i), "%s", err.Error())
+				return nil, domain.Invalid(fmt.Sprintf("params[%d]", i), "%s", err.Error())
 			}
 			out[i] = a
 		}
 		return out, nil
 	case map[string]any:
 		if dialect != "sqlite" {
-			return nil, fieldErr("params", "must be an array: %s binds parameters by position (%s)", dialect, placeholders(dialect))
+			return nil, domain.Invalid("params", "must be an array: %s binds parameters by position (%s)", dialect, placeholders(dialect))
 		}
 		if len(p) > maxParams {
-			return nil, fieldErr("params", "must hold at most %d values", maxParams)
+			return nil, domain.Invalid("params", "must hold at most %d values", maxParams)
 		}
 		out := make([]any, 0, len(p))
 		for k, v := range p {
@@ -172,17 +172,17 @@ func bindArgs(dialect string, params any) ([]any, error) {
 			if name == "" || strings.ContainsFunc(name, func(r rune) bool {
 				return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
 			}) {
-				return nil, fieldErr("params."+k, "is not a parameter name (letters, digits and _)")
+				return nil, domain.Invalid("params."+k, "is not a parameter name (letters, digits and _)")
 			}
 			a, err := bindValue(dialect, v)
 			if err != nil {
-				return nil, fieldErr("params."+k, "%s", err.Error())
+				return nil, domain.Invalid("params."+k, "%s", err.Error())
 			}
 			out = append(out, sql.Named(name, a))
 		}
 		return out, nil
 	}
-	return nil, fieldErr("params", "must be an array or an object")
+	return nil, domain.Invalid("params", "must be an array or an object")
 }
 
 func placeholders(dialect string) string {

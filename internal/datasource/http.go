@@ -38,21 +38,21 @@ func CheckPath(query string) (*url.URL, error) {
 	q := strings.TrimSpace(query)
 	switch {
 	case q == "":
-		return nil, fieldErr("query", "is required: give a path such as /items?limit=10")
+		return nil, domain.Invalid("query", "is required: give a path such as /items?limit=10")
 	case len(q) > 2048:
-		return nil, fieldErr("query", "must be at most 2048 characters")
+		return nil, domain.Invalid("query", "must be at most 2048 characters")
 	case !strings.HasPrefix(q, "/") || strings.HasPrefix(q, "//"):
-		return nil, fieldErr("query", "must be a path starting with / relative to the data source's base_url, e.g. /items?limit=10")
+		return nil, domain.Invalid("query", "must be a path starting with / relative to the data source's base_url, e.g. /items?limit=10")
 	case strings.ContainsAny(q, "\\\x00\r\n\t "):
-		return nil, fieldErr("query", "must not contain spaces, backslashes or control characters")
+		return nil, domain.Invalid("query", "must not contain spaces, backslashes or control characters")
 	}
 	u, err := url.Parse(q)
 	if err != nil || u.Scheme != "" || u.Host != "" {
-		return nil, fieldErr("query", "must be a path relative to the data source's base_url")
+		return nil, domain.Invalid("query", "must be a path relative to the data source's base_url")
 	}
 	for _, seg := range strings.Split(u.Path, "/") {
 		if seg == ".." || seg == "." {
-			return nil, fieldErr("query", "must not contain . or .. path segments")
+			return nil, domain.Invalid("query", "must not contain . or .. path segments")
 		}
 	}
 	return u, nil
@@ -94,12 +94,12 @@ func (l *Live) queryHTTP(ctx context.Context, ds *domain.DataSource, cfg *Config
 		body = bytes.NewReader(b)
 	case []any:
 		if cfg.Method == http.MethodGet {
-			return nil, fieldErr("params", "must be an object (query parameters) for a GET http data source")
+			return nil, domain.Invalid("params", "must be an object (query parameters) for a GET http data source")
 		}
 		b, _ := json.Marshal(p)
 		body = bytes.NewReader(b)
 	default:
-		return nil, fieldErr("params", "must be an array or an object")
+		return nil, domain.Invalid("params", "must be an array or an object")
 	}
 	target.RawQuery = q.Encode()
 
@@ -107,7 +107,7 @@ func (l *Live) queryHTTP(ctx context.Context, ds *domain.DataSource, cfg *Config
 	defer cancel()
 	hreq, err := http.NewRequestWithContext(ctx, cfg.Method, target.String(), body)
 	if err != nil {
-		return nil, fieldErr("query", "does not make a valid request: %v", err)
+		return nil, domain.Invalid("query", "does not make a valid request: %v", err)
 	}
 	hreq.Header.Set("Accept", "application/json")
 	hreq.Header.Set("User-Agent", "agentplane-data-source")

@@ -117,11 +117,11 @@ func wantSourceError(t *testing.T, err error, unreachable bool, part string) {
 	}
 }
 
-// wantFieldError fails unless err is a *FieldError on field.
+// wantFieldError fails unless err is a *domain.FieldError on field.
 func wantFieldError(t *testing.T, err error, field string) {
 	t.Helper()
-	var fe *FieldError
+	var fe *domain.FieldError
 	if !errors.As(err, &fe) || fe.Field != field {
-		t.Fatalf("got %v (%T), want a FieldError on %s", err, err, field)
+		t.Fatalf("got %v (%T), want a domain.FieldError on %s", err, err, field)
 	}
 }

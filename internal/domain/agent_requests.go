@@ -40,10 +40,46 @@ type AgentUpdateRequest struct {
 // Validate holds the rules of an agent change that need not know the agent: a name that is
 // more than white space and the rules of every completion webhook.
 func (r *AgentUpdateRequest) Validate() error {
-	if r.Name != nil {
-		if err := NotBlank("name", *r.Name); err != nil {
-			return err
-		}
+	if err := NotBlankIfSet("name", r.Name); err != nil {
+		return err
 	}
 	return CompletionWebhook{URL: r.WebhookURL, Secret: r.WebhookSecret}.Validate()
+}
+
+// AgentVersionCreateRequest is a new version of an agent: a whole config, or a merge patch of
+// the config of the version it starts from (BaseVersionID, or Base "active").
+type AgentVersionCreateRequest struct {
+	Config AgentConfig `json:"config" doc:"The version's whole configuration: a version is a full snapshot. With base_version_id or base, only what changes from that version: a JSON Merge Patch (RFC 7396) applied to its config, where objects merge deeply, arrays and other values replace, and null deletes a field."`
+	Notes  string      `json:"notes,omitempty" maxLength:"2000"`
+	// BaseVersionID and Base make config a patch of an existing version's config.
+	BaseVersionID string `json:"base_version_id,omitempty" doc:"Start from this version's config and apply config as a merge patch."`
+	Base          string `json:"base,omitempty" enum:"active" doc:"\"active\": start from the active version's config and apply config as a merge patch."`
+}
+
+// Validate holds the rule of where a version starts from: one base at most, and "active" the
+// only named one. agentconfig.Validate holds the config's.
+func (r *AgentVersionCreateRequest) Validate() error {
+	switch {
+	case r.BaseVersionID != "" && r.Base != "":
+		return Invalid("base", "give base_version_id or base, not both")
+	case r.Base != "" && r.Base != "active":
+		return Invalid("base", "must be \"active\", got %q", r.Base)
+	}
+	return nil
+}
+
+// AgentPreviewRequest asks what an execution would send to the model: of the active version,
+// of version VersionID, or of an unsaved Config.
+type AgentPreviewRequest struct {
+	Input     map[string]any `json:"input"`
+	VersionID string         `json:"version_id,omitempty" doc:"Preview this version instead of the active one."`
+	Config    *AgentConfig   `json:"config,omitempty" doc:"Preview an unsaved configuration."`
+}
+
+// Validate holds the preview's rule: a version or a config, not both.
+func (r *AgentPreviewRequest) Validate() error {
+	if r.VersionID != "" && r.Config != nil {
+		return Invalid("config", "give either version_id or config, not both")
+	}
+	return nil
 }

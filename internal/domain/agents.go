@@ -3,6 +3,8 @@ package domain
 import (
 	"encoding/json"
 	"path"
+
+	"github.com/agentplane/agentplane/internal/schemacheck"
 )
 
 // AgentStatuses lists an agent's statuses. Its types are declared in internal/agentconfig.
@@ -240,4 +242,21 @@ type AgentPatch struct {
 	Status      *string
 	Tags        *Strings
 	Metadata    *JSONObject
+}
+
+// CheckInput checks a run's input against the config's input_schema (none when absent or
+// null): a schema that does not compile is a FieldError naming config.input_schema, an input
+// it refuses one naming input.
+func (c *AgentConfig) CheckInput(input map[string]any) error {
+	if !schemaSet(c.InputSchema) {
+		return nil
+	}
+	sch, err := schemacheck.Compile(c.InputSchema)
+	if err != nil {
+		return Invalid("config.input_schema", "%s", err.Error())
+	}
+	if err := sch.Validate(input); err != nil {
+		return Invalid("input", "%s", err.Error())
+	}
+	return nil
 }

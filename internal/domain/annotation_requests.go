@@ -27,10 +27,7 @@ type AnnotationQueueUpdateRequest struct {
 
 // Validate holds the rule of a queue change: a new name that is more than white space.
 func (r *AnnotationQueueUpdateRequest) Validate() error {
-	if r.Name != nil {
-		return NotBlank("name", *r.Name)
-	}
-	return nil
+	return NotBlankIfSet("name", r.Name)
 }
 
 // AnnotationItemsAddRequest adds executions to an annotation queue.

@@ -44,15 +44,8 @@ type LlmModelUpdateRequest struct {
 // Validate holds the rules of a model change: a provider and a name that are more than white
 // space, and the capabilities' bounds.
 func (r *LlmModelUpdateRequest) Validate() error {
-	if r.Provider != nil {
-		if err := NotBlank("provider", *r.Provider); err != nil {
-			return err
-		}
-	}
-	if r.Name != nil {
-		if err := NotBlank("name", *r.Name); err != nil {
-			return err
-		}
+	if err := FirstErr(NotBlankIfSet("provider", r.Provider), NotBlankIfSet("name", r.Name)); err != nil {
+		return err
 	}
 	if r.Capabilities != nil {
 		return checkCapabilities(*r.Capabilities)

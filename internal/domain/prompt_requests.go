@@ -30,10 +30,8 @@ type PromptUpdateRequest struct {
 
 // Validate holds the rules of a prompt change: a name and tags that are more than white space.
 func (r *PromptUpdateRequest) Validate() error {
-	if r.Name != nil {
-		if err := NotBlank("name", *r.Name); err != nil {
-			return err
-		}
+	if err := NotBlankIfSet("name", r.Name); err != nil {
+		return err
 	}
 	if r.Tags != nil {
 		return checkTags(*r.Tags)

@@ -1,8 +1,11 @@
 package domain
 
 import (
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // validateCase is a request whose Validate must answer a FieldError naming field with msg in
@@ -210,4 +213,185 @@ func TestEvalRequestsValidate(t *testing.T) {
 		{"an evaluator", &EvaluatorCreateRequest{Name: "exact", Type: "exact_match"}, "", ""},
 		{"a blank evaluator name", &EvaluatorCreateRequest{Name: " \t", Type: "exact_match"}, "name", "must not be empty"},
 	})
+}
+
+func TestCredentialRequestsValidate(t *testing.T) {
+	s := func(v string) *string { return &v }
+	v := func(v string) *SecretValue { return (*SecretValue)(&v) }
+	big := SecretValue(strings.Repeat("é", CredentialValueMaxBytes/2+1)) // within 16,384 characters, over the bytes
+	runValidate(t, []validateCase{
+		{"a credential", &CredentialCreateRequest{Name: "OpenAI", Type: "api_key", Value: "sk-x"}, "", ""},
+		{"a blank name", &CredentialCreateRequest{Name: " ", Type: "api_key", Value: "sk-x"}, "name", "must not be empty"},
+		{"a blank value", &CredentialCreateRequest{Name: "OpenAI", Type: "api_key", Value: " \n"}, "value", "must not be empty"},
+		{"a value over the bytes", &CredentialCreateRequest{Name: "OpenAI", Type: "api_key", Value: big}, "value", "at most 16384 bytes"},
+		{"a change", &CredentialUpdateRequest{Name: s("Renamed"), Value: v("sk-y")}, "", ""},
+		{"a blank new name", &CredentialUpdateRequest{Name: s("\t")}, "name", "must not be empty"},
+		{"a blank new value", &CredentialUpdateRequest{Value: v(" ")}, "value", "must not be empty"},
+		{"a new value over the bytes", &CredentialUpdateRequest{Value: &big}, "value", "at most 16384 bytes"},
+	})
+}
+
+func TestSecretValueUnmarshal(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, want, field string
+	}{
+		{"text", `{"value":"sk-\u00e9"}`, "sk-é", ""},
+		{"a surrogate pair", `{"value":"\ud83d\ude00"}`, "😀", ""},
+		{"a lone low surrogate", `{"value":"a\udc80"}`, "", "value"},
+		{"a high surrogate without its low half", `{"value":"\ud83dx"}`, "", "value"},
+		{"an escaped backslash before u", `{"value":"\\udc80"}`, `\udc80`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r CredentialCreateRequest
+			err := json.Unmarshal([]byte(tc.body), &r)
+			wantField(t, err, tc.field, "")
+			if err == nil && string(r.Value) != tc.want {
+				t.Fatalf("value %q, want %q", r.Value, tc.want)
+			}
+		})
+	}
+	t.Run("a number names the field", func(t *testing.T) {
+		var r CredentialCreateRequest
+		var te *json.UnmarshalTypeError
+		if err := json.Unmarshal([]byte(`{"value":7}`), &r); !errors.As(err, &te) || te.Field != "value" || te.Value != "number" {
+			t.Fatalf("got %v, want a type error on value", err)
+		}
+	})
+}
+
+func TestAPIKeyCreateRequestValidate(t *testing.T) {
+	s := func(v string) *string { return &v }
+	future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	key := func(edit func(*APIKeyCreateRequest)) *APIKeyCreateRequest {
+		r := &APIKeyCreateRequest{Name: "ci", Scopes: []string{"*"}}
+		edit(r)
+		return r
+	}
+	runValidate(t, []validateCase{
+		{"a key", key(func(*APIKeyCreateRequest) {}), "", ""},
+		{"a blank name", key(func(r *APIKeyCreateRequest) { r.Name = " " }), "name", "must not be empty"},
+		{"addresses and ranges", key(func(r *APIKeyCreateRequest) { r.AllowedIPs = []string{" 10.0.0.1 ", "2001:db8::/32"} }), "", ""},
+		{"a bad address", key(func(r *APIKeyCreateRequest) { r.AllowedIPs = []string{"10.0.0.1", "10.0.0.300"} }), "allowed_ips[1]", `"10.0.0.300": not an IP address`},
+		{"a zoned address", key(func(r *APIKeyCreateRequest) { r.AllowedIPs = []string{"fe80::1%eth0"} }), "allowed_ips[0]", "zoned"},
+		{"an origin", key(func(r *APIKeyCreateRequest) { r.AllowedOrigins = []string{"HTTPS://App.Example:443"} }), "", ""},
+		{"an ftp origin", key(func(r *APIKeyCreateRequest) { r.AllowedOrigins = []string{"ftp://x"} }), "allowed_origins[0]", `"ftp://x"`},
+		{"an expiry", key(func(r *APIKeyCreateRequest) { r.ExpiresAt = s(future) }), "", ""},
+		{"an expiry that is not RFC 3339", key(func(r *APIKeyCreateRequest) { r.ExpiresAt = s("tomorrow") }), "expires_at", "RFC 3339"},
+		{"an expiry in the past", key(func(r *APIKeyCreateRequest) { r.ExpiresAt = s("2001-01-01T00:00:00Z") }), "expires_at", "in the future"},
+	})
+	t.Run("the key", func(t *testing.T) {
+		r := &APIKeyCreateRequest{Name: " ci ", Scopes: []string{"agents:read"}, AllowedIPs: []string{" 10.0.0.1"},
+			AllowedOrigins: []string{"HTTPS://App.Example:443", "https://app.example"}, ExpiresAt: s("2030-01-02T15:04:05.123456+01:00")}
+		k := r.APIKey("ws1")
+		if k.WorkspaceID != "ws1" || k.Name != "ci" || k.AllowedIPs[0] != "10.0.0.1" || len(k.AllowedOrigins) != 1 || k.AllowedOrigins[0] != "https://app.example" ||
+			k.ExpiresAt.Format(time.RFC3339Nano) != "2030-01-02T14:04:05.123Z" {
+			t.Fatalf("key %+v, expires %v", k, k.ExpiresAt)
+		}
+	})
+}
+
+func TestDataSourceRequestsValidate(t *testing.T) {
+	s := func(v string) *string { return &v }
+	runValidate(t, []validateCase{
+		{"a source", &DataSourceCreateRequest{Name: "shop", Type: "postgres"}, "", ""},
+		{"a blank name", &DataSourceCreateRequest{Name: "\u00a0", Type: "postgres"}, "name", "must not be empty"},
+		{"a change", &DataSourceUpdateRequest{Name: s("shop")}, "", ""},
+		{"a blank new name", &DataSourceUpdateRequest{Name: s(" ")}, "name", "must not be empty"},
+		{"a version", &DataSourceVersionCreateRequest{Config: map[string]any{}}, "", ""},
+		{"a version without its config", &DataSourceVersionCreateRequest{Notes: "n"}, "config", "is required"},
+	})
+}
+
+func TestAgentVersionAndPreviewRequestsValidate(t *testing.T) {
+	runValidate(t, []validateCase{
+		{"a whole config", &AgentVersionCreateRequest{Config: AgentConfig{Model: "gpt-4o"}}, "", ""},
+		{"a patch of the active version", &AgentVersionCreateRequest{Base: "active"}, "", ""},
+		{"a patch of a version", &AgentVersionCreateRequest{BaseVersionID: "v1"}, "", ""},
+		{"both bases", &AgentVersionCreateRequest{BaseVersionID: "v1", Base: "active"}, "base", "not both"},
+		{"an unknown base", &AgentVersionCreateRequest{Base: "latest"}, "base", `must be "active", got "latest"`},
+		{"a preview of a version", &AgentPreviewRequest{VersionID: "v1"}, "", ""},
+		{"a preview of a config", &AgentPreviewRequest{Config: &AgentConfig{Model: "gpt-4o"}}, "", ""},
+		{"a version and a config", &AgentPreviewRequest{VersionID: "v1", Config: &AgentConfig{Model: "gpt-4o"}}, "config", "not both"},
+	})
+}
+
+func TestOpenAIRequestsValidate(t *testing.T) {
+	msgs := []OpenAIMessage{{Role: "user", Content: json.RawMessage(`"Hi"`)}}
+	chat := func(edit func(*OpenAIChatRequest)) *OpenAIChatRequest {
+		r := &OpenAIChatRequest{Model: "Helper", Messages: msgs}
+		edit(r)
+		return r
+	}
+	resp := func(edit func(*OpenAIResponsesRequest)) *OpenAIResponsesRequest {
+		r := &OpenAIResponsesRequest{Model: "Helper", Input: json.RawMessage(`"Hi"`)}
+		edit(r)
+		return r
+	}
+	no := false
+	runValidate(t, []validateCase{
+		{"a chat", chat(func(*OpenAIChatRequest) {}), "", ""},
+		{"a chat of a version", chat(func(r *OpenAIChatRequest) { r.Model = "Helper@2" }), "", ""},
+		{"a blank model", chat(func(r *OpenAIChatRequest) { r.Model = " " }), "model", "is required"},
+		{"a version that is not a number", chat(func(r *OpenAIChatRequest) { r.Model = "Helper@x" }), "model", "version number"},
+		{"version 0", chat(func(r *OpenAIChatRequest) { r.Model = "Helper@0" }), "model", "version number"},
+		{"no tools", chat(func(r *OpenAIChatRequest) { r.Tools = json.RawMessage(`[]`) }), "", ""},
+		{"client tools", chat(func(r *OpenAIChatRequest) { r.Tools = json.RawMessage(`[{"type":"function"}]`) }), "tools", "not supported"},
+		{"a long user", chat(func(r *OpenAIChatRequest) { r.User = strings.Repeat("u", 201) }), "user", "at most 200"},
+		{"json output", chat(func(r *OpenAIChatRequest) { r.ResponseFormat = &OpenAIResponseFormat{Type: "json_object"} }), "", ""},
+		{"a schema", chat(func(r *OpenAIChatRequest) {
+			r.ResponseFormat = &OpenAIResponseFormat{Type: "json_schema", JSONSchema: &OpenAIJSONSchema{Schema: json.RawMessage(`{"type":"object"}`)}}
+		}), "", ""},
+		{"json_schema without its schema", chat(func(r *OpenAIChatRequest) { r.ResponseFormat = &OpenAIResponseFormat{Type: "json_schema"} }),
+			"response_format.json_schema.schema", "is required"},
+		{"a schema that does not compile", chat(func(r *OpenAIChatRequest) {
+			r.ResponseFormat = &OpenAIResponseFormat{Type: "json_schema", JSONSchema: &OpenAIJSONSchema{Schema: json.RawMessage(`{"type":12}`)}}
+		}), "response_format.json_schema.schema", "not a valid JSON Schema"},
+		{"an unknown format", chat(func(r *OpenAIChatRequest) { r.ResponseFormat = &OpenAIResponseFormat{Type: "xml"} }), "response_format.type", `not "xml"`},
+		{"a conversation", chat(func(r *OpenAIChatRequest) {
+			r.Messages = []OpenAIMessage{{Role: "system"}, {Role: "developer"}, {Role: "assistant"}, {Role: "user"}}
+		}), "", ""},
+		{"no messages", chat(func(r *OpenAIChatRequest) { r.Messages = nil }), "messages", "at least one message"},
+		{"a tool message", chat(func(r *OpenAIChatRequest) { r.Messages = []OpenAIMessage{{Role: "tool"}, {Role: "user"}} }), "messages[0].role", `"tool" is not supported`},
+		{"the last not the user's", chat(func(r *OpenAIChatRequest) { r.Messages = []OpenAIMessage{{Role: "user"}, {Role: "assistant"}} }),
+			"messages[1].role", `must be the user's, not "assistant"`},
+		{"a response", resp(func(*OpenAIResponsesRequest) {}), "", ""},
+		{"a response continuing one", resp(func(r *OpenAIResponsesRequest) { r.PreviousResponseID = "resp_x" }), "", ""},
+		{"a response with client tools", resp(func(r *OpenAIResponsesRequest) { r.Tools = json.RawMessage(`[{}]`) }), "tools", "not supported"},
+		{"a response with a bad version", resp(func(r *OpenAIResponsesRequest) { r.Model = "Helper@-1" }), "model", "version number"},
+		{"an unstored response", resp(func(r *OpenAIResponsesRequest) { r.Store = &no }), "", ""},
+		{"an unstored response continuing one", resp(func(r *OpenAIResponsesRequest) { r.Store, r.PreviousResponseID = &no, "resp_x" }),
+			"previous_response_id", "store false"},
+	})
+	t.Run("model refs", func(t *testing.T) {
+		for model, want := range map[string]struct {
+			ref     string
+			version int
+		}{"Helper": {"Helper", 0}, "Helper@3": {"Helper", 3}, "a@b@2": {"a@b", 2}, "@1": {"@1", 0}} {
+			ref, v, err := ParseModelRef(model)
+			if err != nil || ref != want.ref || v != want.version {
+				t.Errorf("%q: %q %d %v", model, ref, v, err)
+			}
+		}
+	})
+}
+
+func TestAgentConfigCheckInput(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","required":["q"],"properties":{"q":{"type":"string"}}}`)
+	for _, tc := range []struct {
+		name   string
+		schema json.RawMessage
+		input  map[string]any
+		field  string
+	}{
+		{"no schema", nil, map[string]any{"anything": 1}, ""},
+		{"a null schema is none", json.RawMessage(`null`), map[string]any{}, ""},
+		{"an input the schema takes", schema, map[string]any{"q": "tea"}, ""},
+		{"an input it refuses", schema, map[string]any{"q": 1}, "input"},
+		{"a schema that does not compile", json.RawMessage(`{"type":12}`), map[string]any{}, "config.input_schema"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &AgentConfig{Model: "m", InputSchema: tc.schema}
+			wantField(t, c.CheckInput(tc.input), tc.field, "")
+		})
+	}
 }

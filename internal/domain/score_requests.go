@@ -30,10 +30,7 @@ type ScoreConfigUpdateRequest struct {
 // Validate holds the rule of a config change that needs not know the config: a new name that
 // is more than white space. That data_type never changes is checked against the config.
 func (r *ScoreConfigUpdateRequest) Validate() error {
-	if r.Name != nil {
-		return NotBlank("name", *r.Name)
-	}
-	return nil
+	return NotBlankIfSet("name", r.Name)
 }
 
 // ScoreCreateRequest is a new score.

@@ -56,10 +56,8 @@ type TriggerUpdateRequest struct {
 // more than white space, a valid input mapping and the rules of every completion webhook.
 // Those that depend on its type are the trigger service's.
 func (r *TriggerUpdateRequest) Validate() error {
-	if r.Name != nil {
-		if err := NotBlank("name", *r.Name); err != nil {
-			return err
-		}
+	if err := NotBlankIfSet("name", r.Name); err != nil {
+		return err
 	}
 	if r.InputMapping != nil {
 		if err := checkInputMapping(*r.InputMapping); err != nil {

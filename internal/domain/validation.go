@@ -33,6 +33,15 @@ func NotBlank(field, v string) error {
 	return nil
 }
 
+// NotBlankIfSet is NotBlank for a field of a change (PATCH) request: nil, a field left out,
+// passes.
+func NotBlankIfSet(field string, v *string) error {
+	if v == nil {
+		return nil
+	}
+	return NotBlank(field, *v)
+}
+
 // MaxLen checks a string's length in characters (code points, as JSON Schema's maxLength
 // counts), for values that reach a rule without passing the HTTP schema (seed data, fixtures).
 func MaxLen(field, v string, n int) error {

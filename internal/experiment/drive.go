@@ -180,7 +180,7 @@ func (d *drive) dispatchAll(ctx context.Context, log *slog.Logger) {
 func (d *drive) dispatch(ctx context.Context, it *domain.ExperimentItem, log *slog.Logger) (*runtime.Waiter, bool) {
 	st, ws := d.r.cfg.Store, d.x.WorkspaceID
 	input := map[string]any(it.Input)
-	err := triggers.ValidateInput(&d.version.Config, input)
+	err := d.version.Config.CheckInput(input)
 	var w *runtime.Waiter
 	var x *domain.Execution
 	if err == nil {

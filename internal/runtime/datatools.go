@@ -184,7 +184,7 @@ func (t *dataTool) call(ctx context.Context, c llm.ToolCall, sp *domain.Span) (s
 	res, err := t.r.e.sources.Query(ctx, t.r.x.WorkspaceID, t.ds.ID, datasource.Request{Query: args.Query, Params: args.Params})
 	if err != nil {
 		var qe *datasource.QueryError
-		var fe *datasource.FieldError
+		var fe *domain.FieldError
 		var se *datasource.SourceError
 		switch {
 		case ctx.Err() != nil:

@@ -11,9 +11,6 @@ import (
 	"github.com/agentplane/agentplane/internal/vault"
 )
 
-// maxCredentialValue matches the API's bound on a credential value, in bytes.
-const maxCredentialValue = 16 << 10
-
 type credentialEntry struct {
 	ID          string         `json:"id"`
 	Name        string         `json:"name"`
@@ -40,8 +37,8 @@ func (l *loader) credential(ctx context.Context, e json.RawMessage) error {
 		return fmt.Errorf("type %q is not one of %v", c.Type, domain.CredentialTypes)
 	case strings.TrimSpace(c.Value) == "":
 		return fmt.Errorf("value is required")
-	case len(c.Value) > maxCredentialValue:
-		return fmt.Errorf("value must be at most %d bytes", maxCredentialValue)
+	case len(c.Value) > domain.CredentialValueMaxBytes:
+		return fmt.Errorf("value must be at most %d bytes", domain.CredentialValueMaxBytes)
 	case l.box == nil:
 		return fmt.Errorf("no secret box to encrypt the value with")
 	}

@@ -73,10 +73,10 @@ func wantQueryError(t *testing.T, err error, timeout bool, part string) {
 	}
 }
 
-// wantFieldError fails unless err is a *datasource.FieldError on field.
+// wantFieldError fails unless err is a *domain.FieldError on field.
 func wantFieldError(t *testing.T, err error, field string) {
 	t.Helper()
-	var fe *datasource.FieldError
+	var fe *domain.FieldError
 	if !errors.As(err, &fe) || fe.Field != field {
 		t.Fatalf("got %v (%T), want a FieldError on %s", err, err, field)
 	}

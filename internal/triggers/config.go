@@ -21,7 +21,7 @@ const maxConfigValue = 1000
 func (s *Service) buildConfig(ctx context.Context, ws, typ string, in, prevMasked map[string]any, prev domain.TriggerSecrets) (domain.JSONObject, domain.TriggerSecrets, error) {
 	spec, ok := platform.Lookup(typ)
 	if !ok {
-		return nil, nil, invalid("type", "must be one of %s, got %q", strings.Join(platform.Types(), ", "), typ)
+		return nil, nil, domain.Invalid("type", "must be one of %s, got %q", strings.Join(platform.Types(), ", "), typ)
 	}
 	if err := unknownKeys(spec, in); err != nil {
 		return nil, nil, err
@@ -43,11 +43,11 @@ func (s *Service) buildConfig(ctx context.Context, ws, typ string, in, prevMaske
 	// Then the type's rule over the whole config, secrets included.
 	if spec.Validate != nil {
 		if err := spec.Validate(allConfig(config, secrets)); err != nil {
-			var fe *FieldError
+			var fe *domain.FieldError
 			if errors.As(err, &fe) {
-				return nil, nil, invalid("config."+fe.Field, "%s", fe.Message)
+				return nil, nil, domain.Invalid("config."+fe.Field, "%s", fe.Message)
 			}
-			return nil, nil, invalid("config", "%s", err.Error())
+			return nil, nil, domain.Invalid("config", "%s", err.Error())
 		}
 	}
 	return config, secrets, nil
@@ -63,7 +63,7 @@ func unknownKeys(spec platform.Spec, in map[string]any) error {
 	names := spec.FieldNames()
 	for _, k := range keys {
 		if !slices.Contains(names, k) {
-			return invalid("config."+k, "unknown field for a %s trigger; known fields: %s", spec.Type, strings.Join(names, ", "))
+			return domain.Invalid("config."+k, "unknown field for a %s trigger; known fields: %s", spec.Type, strings.Join(names, ", "))
 		}
 	}
 	return nil
@@ -75,14 +75,14 @@ func (s *Service) readField(ctx context.Context, ws, typ string, f platform.Fiel
 	field := "config." + f.Name
 	if v == nil {
 		if f.Required {
-			return invalid(field, "is required for a %s trigger", typ)
+			return domain.Invalid(field, "is required for a %s trigger", typ)
 		}
 		return nil
 	}
 	if f.Kind == platform.KindBool {
 		b, isBool := v.(bool)
 		if !isBool {
-			return invalid(field, "must be true or false")
+			return domain.Invalid(field, "must be true or false")
 		}
 		config[f.Name] = b
 		return nil
@@ -91,16 +91,16 @@ func (s *Service) readField(ctx context.Context, ws, typ string, f platform.Fiel
 	// Every other kind is a non-empty string of bounded length.
 	str, isStr := v.(string)
 	if !isStr {
-		return invalid(field, "must be a string")
+		return domain.Invalid(field, "must be a string")
 	}
 	if strings.TrimSpace(str) == "" {
 		if f.Required {
-			return invalid(field, "is required for a %s trigger and must not be empty", typ)
+			return domain.Invalid(field, "is required for a %s trigger and must not be empty", typ)
 		}
 		return nil
 	}
 	if len(str) > maxConfigValue {
-		return invalid(field, "must be at most %d bytes", maxConfigValue)
+		return domain.Invalid(field, "must be at most %d bytes", maxConfigValue)
 	}
 	if f.Kind == platform.KindSecret {
 		if old, kept := prev[f.Name]; kept && prevMasked[f.Name] == str {
@@ -113,7 +113,7 @@ func (s *Service) readField(ctx context.Context, ws, typ string, f platform.Fiel
 	switch f.Kind {
 	case platform.KindEnum:
 		if !slices.Contains(f.Enum, str) {
-			return invalid(field, "must be one of %s, got %q", strings.Join(f.Enum, ", "), str)
+			return domain.Invalid(field, "must be one of %s, got %q", strings.Join(f.Enum, ", "), str)
 		}
 	case platform.KindCredential:
 		if err := s.Store.CheckRefs(ctx, ws, domain.KindCredential, field, str); err != nil {
@@ -122,7 +122,7 @@ func (s *Service) readField(ctx context.Context, ws, typ string, f platform.Fiel
 	}
 	if f.Check != nil {
 		if err := f.Check(str); err != nil {
-			return invalid(field, "%s", err.Error())
+			return domain.Invalid(field, "%s", err.Error())
 		}
 	}
 	if f.Kind == platform.KindSecret {

@@ -5,7 +5,6 @@
 package triggers
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -31,7 +30,7 @@ func init() {
 	})
 }
 
-// validateSchedule parses the cron expression in its time zone; a *FieldError names the field.
+// validateSchedule parses the cron expression in its time zone; a *domain.FieldError names the field.
 func validateSchedule(cfg platform.Config) error {
 	expr, _ := cfg["cron"].(string)
 	tz, _ := cfg["timezone"].(string)
@@ -57,16 +56,16 @@ func ParseSchedule(expr, timezone string) (*Schedule, error) {
 	if timezone != "" {
 		l, err := time.LoadLocation(timezone)
 		if err != nil || timezone == "Local" {
-			return nil, &FieldError{Field: "timezone", Message: fmt.Sprintf("%q is not an IANA time zone such as Europe/Berlin", timezone)}
+			return nil, domain.Invalid("timezone", "%q is not an IANA time zone such as Europe/Berlin", timezone)
 		}
 		loc = l
 	}
 	if f := strings.Fields(expr); len(f) > 0 && strings.Contains(f[0], "TZ=") {
-		return nil, &FieldError{Field: "cron", Message: "must not name a time zone (TZ=, CRON_TZ=): set timezone instead"}
+		return nil, domain.Invalid("cron", "must not name a time zone (TZ=, CRON_TZ=): set timezone instead")
 	}
 	s, err := cronParser.Parse(expr)
 	if err != nil {
-		return nil, &FieldError{Field: "cron", Message: fmt.Sprintf("must be five fields (minute hour day-of-month month day-of-week), e.g. \"0 9 * * 1-5\": %v", err)}
+		return nil, domain.Invalid("cron", "must be five fields (minute hour day-of-month month day-of-week), e.g. \"0 9 * * 1-5\": %v", err)
 	}
 	return &Schedule{sched: s, loc: loc}, nil
 }
@@ -80,11 +79,3 @@ func (s *Schedule) Next(t time.Time) time.Time {
 	}
 	return n.UTC()
 }
-
-// FieldError says one field of a trigger's config is not acceptable.
-type FieldError struct {
-	Field   string
-	Message string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Message }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/runtime"
-	"github.com/agentplane/agentplane/internal/schemacheck"
 	"github.com/agentplane/agentplane/internal/store"
 )
 
@@ -217,7 +216,7 @@ func (s *Scheduler) start(ctx context.Context, t *domain.Trigger, tick time.Time
 	if input == nil {
 		input = map[string]any{}
 	}
-	if err := ValidateInput(cfg, input); err != nil {
+	if err := cfg.CheckInput(input); err != nil {
 		return err
 	}
 	_, _, err = s.cfg.Engine.Submit(ctx, runtime.SubmitRequest{WorkspaceID: t.WorkspaceID, Agent: a, VersionID: versionID, Config: cfg,
@@ -254,20 +253,4 @@ func Target(ctx context.Context, st Store, t *domain.Trigger) (*domain.Agent, *s
 		return nil, nil, nil, &store.ConflictError{Message: fmt.Sprintf("agent %s has no active version; create and promote one first", a.ID)}
 	}
 	return a, a.ActiveVersionID, a.Config, nil
-}
-
-// ValidateInput checks a run's input against the config's input_schema; a failure is a
-// *store.ValidationError naming input.
-func ValidateInput(cfg *domain.AgentConfig, input map[string]any) error {
-	if len(cfg.InputSchema) == 0 || string(cfg.InputSchema) == "null" {
-		return nil
-	}
-	sch, err := schemacheck.Compile(cfg.InputSchema)
-	if err != nil {
-		return &store.ValidationError{Field: "config.input_schema", Message: err.Error()}
-	}
-	if err := sch.Validate(input); err != nil {
-		return &store.ValidationError{Field: "input", Message: err.Error()}
-	}
-	return nil
 }

@@ -134,7 +134,7 @@ func TestParseSchedule(t *testing.T) {
 		{"TZ=UTC * * * * *", "", "cron"}, {"* * * * *", "Mars/Base", "timezone"}, {"* * * * *", "Local", "timezone"},
 	} {
 		_, err := ParseSchedule(bad.cron, bad.tz)
-		fe, ok := err.(*FieldError)
+		fe, ok := err.(*domain.FieldError)
 		if !ok || fe.Field != bad.field {
 			t.Fatalf("%q %q: %v", bad.cron, bad.tz, err)
 		}

@@ -62,10 +62,6 @@ func (s *Service) now() time.Time {
 	return time.Now()
 }
 
-func invalid(field, format string, args ...any) error {
-	return &store.ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
-}
-
 // Create checks and stores a new trigger of the workspace.
 func (s *Service) Create(ctx context.Context, ws string, in CreateInput) (*Created, error) {
 	if err := in.Validate(); err != nil {
@@ -153,7 +149,7 @@ func (s *Service) Update(ctx context.Context, ws, id string, p Patch) (*domain.T
 		sp.Config, sp.Secrets, next.Config = &config, &secrets, config
 	}
 	if next.WebhookURL == "" && p.WebhookSecret != nil && *p.WebhookSecret != "" {
-		return nil, invalid("webhook_secret", "needs a webhook_url")
+		return nil, domain.Invalid("webhook_secret", "needs a webhook_url")
 	}
 
 	if err := s.patchSchedule(ctx, cur, next, p, &sp); err != nil {
@@ -306,7 +302,7 @@ func (s *Service) Rotate(ctx context.Context, ws, id string) (*Created, error) {
 func (s *Service) checkVersion(ctx context.Context, ws, agentID, versionID string) error {
 	if _, err := s.Store.AgentVersionGet(ctx, ws, agentID, versionID); err != nil {
 		if store.IsNotFound(err) {
-			return invalid("version_id", "agent %s has no version %s", agentID, versionID)
+			return domain.Invalid("version_id", "agent %s has no version %s", agentID, versionID)
 		}
 		return err
 	}
@@ -328,7 +324,7 @@ func (s *Service) checkScheduleInput(ctx context.Context, t *domain.Trigger) err
 	if input == nil {
 		input = map[string]any{}
 	}
-	return ValidateInput(cfg, input)
+	return cfg.CheckInput(input)
 }
 
 // nextTick is a schedule's first tick after now, or nil when it is disabled.

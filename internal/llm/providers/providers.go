@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm"
 	"github.com/agentplane/agentplane/internal/llm/anthropicmsg"
 	"github.com/agentplane/agentplane/internal/llm/gemini"
@@ -79,18 +80,41 @@ func BaseURL(provider string, metadata map[string]any) (string, error) {
 	raw, set := metadata["base_url"]
 	if !set || raw == nil {
 		if info.BaseURL == "" {
-			return "", fmt.Errorf("metadata.base_url: is required for provider %s (e.g. http://localhost:11434/v1 for Ollama, http://host:8000/v1 for vLLM)", provider)
+			return "", domain.Invalid("metadata.base_url", "is required for provider %s (e.g. http://localhost:11434/v1 for Ollama, http://host:8000/v1 for vLLM)", provider)
 		}
 		return info.BaseURL, nil
 	}
 	s, ok := raw.(string)
 	if !ok {
-		return "", fmt.Errorf("metadata.base_url: must be a string")
+		return "", domain.Invalid("metadata.base_url", "must be a string")
 	}
 	if err := CheckURL(s); err != nil {
-		return "", fmt.Errorf("metadata.base_url: %w", err)
+		return "", domain.Invalid("metadata.base_url", "%v", err)
 	}
 	return strings.TrimRight(s, "/"), nil
+}
+
+// CheckCredential holds the rules of a model provider's credential settings: its base URL
+// (required where the provider has no public one), the default flag and the pool weight.
+// Credentials of other services are not checked.
+func CheckCredential(provider string, metadata map[string]any) error {
+	if !Known(provider) {
+		return nil
+	}
+	if _, err := BaseURL(provider, metadata); err != nil {
+		return err
+	}
+	if d, ok := metadata["default"]; ok {
+		if _, isBool := d.(bool); !isBool {
+			return domain.Invalid("metadata.default", "must be true or false")
+		}
+	}
+	if w, ok := metadata["weight"]; ok {
+		if f, isNum := w.(float64); !isNum || f < 0 || f > 1000 {
+			return domain.Invalid("metadata.weight", "must be a number from 0 to 1000 (its share of the provider's calls; 0 keeps it out of the pool)")
+		}
+	}
+	return nil
 }
 
 // CheckURL accepts an absolute http or https URL without credentials or a fragment.
