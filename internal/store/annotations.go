@@ -46,17 +46,7 @@ func scanAnnotationItem(row interface{ Scan(...any) error }) (*domain.Annotation
 // AnnotationQueueList returns one page of a workspace's queues, newest first, and the total.
 func (s *Store) AnnotationQueueList(ctx context.Context, ws string, p domain.Page) ([]*domain.AnnotationQueue, int, error) {
 	where, args := whereClause("", ws, nil)
-	q, qargs := pagedSelect(annotationQueueColumns, "annotation_queues", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list annotation queues: %w", err)
-	}
-	items, err := collect(rows, scanAnnotationQueue)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "annotation_queues"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "annotation_queues", annotationQueueColumns, where, args, "", p, scanAnnotationQueue)
 }
 
 // AnnotationQueueGet returns one queue of the workspace with its item counts.
@@ -215,17 +205,7 @@ func (s *Store) AnnotationItemList(ctx context.Context, ws, queueID, status stri
 		return nil, 0, err
 	}
 	where, args := whereClause("", ws, []cond{{"queue_id = $%d", queueID}, {"status = $%d", status}})
-	q, qargs := pagedSelect(annotationItemColumns, "annotation_items", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list annotation items: %w", err)
-	}
-	items, err := collect(rows, scanAnnotationItem)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "annotation_items"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "annotation_items", annotationItemColumns, where, args, "", p, scanAnnotationItem)
 }
 
 // AnnotationItemGet returns one item of a queue.

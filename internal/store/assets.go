@@ -37,17 +37,7 @@ func (s *Store) AssetList(ctx context.Context, ws string, f domain.AssetFilter, 
 		{"execution_id = $%d", f.ExecutionID},
 		{"type = $%d", f.Type},
 	})
-	q, qargs := pagedSelect(assetColumns, "assets", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list assets: %w", err)
-	}
-	items, err := collect(rows, scanAsset)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "assets"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "assets", assetColumns, where, args, "", p, scanAsset)
 }
 
 // AssetGet returns one asset of the workspace.

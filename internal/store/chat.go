@@ -56,17 +56,7 @@ func (s *Store) ChatSessionGet(ctx context.Context, ws, id string) (*domain.Chat
 // ChatSessionList returns one page of sessions, newest first.
 func (s *Store) ChatSessionList(ctx context.Context, ws string, f domain.ChatSessionFilter, p domain.Page) ([]*domain.ChatSession, int, error) {
 	where, args := whereClause("", ws, []cond{{"agent_id = $%d", f.AgentID}, {"end_user_id = $%d", f.EndUserID}})
-	q, qargs := pagedSelect(chatSessionColumns, "chat_sessions", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list chat sessions: %w", err)
-	}
-	items, err := collect(rows, scanChatSession)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "chat_sessions"+where+newestFirst, args)
-	return items, total, err
+	return listPage(ctx, s, "chat_sessions", chatSessionColumns, where, args, newestFirst, p, scanChatSession)
 }
 
 // ChatSessionUpdate changes a session's title or metadata.

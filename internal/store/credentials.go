@@ -121,17 +121,7 @@ func (s *Store) CredentialList(ctx context.Context, ws string, f domain.Credenti
 		{"provider = $%d", f.Provider},
 		{likeBoth("name", "description"), likePattern(f.Query)},
 	})
-	q, qargs := pagedSelect(credentialColumns, "credentials", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list credentials: %w", err)
-	}
-	items, err := collect(rows, scanCredential)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "credentials"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "credentials", credentialColumns, where, args, "", p, scanCredential)
 }
 
 // CredentialGet returns one credential of the workspace (masked).

@@ -48,17 +48,7 @@ func nullRaw(v json.RawMessage) *string {
 // DatasetList returns one page of a workspace's datasets, newest first, and the total count.
 func (s *Store) DatasetList(ctx context.Context, ws string, f domain.DatasetFilter, p domain.Page) ([]*domain.Dataset, int, error) {
 	where, args := whereClause("", ws, []cond{{"name = $%d", f.Name}, {likeBoth("name", "description"), likePattern(f.Query)}})
-	q, qargs := pagedSelect(datasetColumns, "datasets", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list datasets: %w", err)
-	}
-	items, err := collect(rows, scanDataset)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "datasets"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "datasets", datasetColumns, where, args, "", p, scanDataset)
 }
 
 // DatasetGet returns one dataset of the workspace.
@@ -173,17 +163,7 @@ func (s *Store) DatasetItemList(ctx context.Context, ws, datasetID string, p dom
 		return nil, 0, err
 	}
 	where, args := whereClause("", ws, []cond{{"dataset_id = $%d", datasetID}})
-	q, qargs := pagedSelect(datasetItemColumns, "dataset_items", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list items of dataset %s: %w", datasetID, err)
-	}
-	items, err := collect(rows, scanDatasetItem)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "dataset_items"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "dataset_items", datasetItemColumns, where, args, "", p, scanDatasetItem)
 }
 
 // DatasetItemsAll returns every item of a dataset, oldest first: the order an experiment runs

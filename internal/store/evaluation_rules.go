@@ -44,17 +44,7 @@ func ruleFilterNormal(f domain.RuleFilter) domain.RuleFilter {
 // EvaluationRuleList returns one page of a workspace's rules, newest first, and the total count.
 func (s *Store) EvaluationRuleList(ctx context.Context, ws string, f domain.EvaluationRuleFilter, p domain.Page) ([]*domain.EvaluationRule, int, error) {
 	where, args := whereClause("", ws, []cond{{"evaluator_id = $%d", f.EvaluatorID}, {"agent_id = $%d", f.AgentID}})
-	q, qargs := pagedSelect(evaluationRuleColumns, "evaluation_rules", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list evaluation rules: %w", err)
-	}
-	items, err := collect(rows, scanEvaluationRule)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "evaluation_rules"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "evaluation_rules", evaluationRuleColumns, where, args, "", p, scanEvaluationRule)
 }
 
 // EvaluationRuleGet returns one rule of the workspace.
@@ -166,17 +156,7 @@ func (s *Store) JudgmentRuleList(ctx context.Context, ws, ruleID, status string,
 		return nil, 0, err
 	}
 	where, args := whereClause("", ws, []cond{{"rule_id = $%d", ruleID}, {"status = $%d", status}})
-	q, qargs := pagedSelect(judgmentColumns, "evaluation_judgments", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list judgments: %w", err)
-	}
-	items, err := collect(rows, scanJudgment)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "evaluation_judgments"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "evaluation_judgments", judgmentColumns, where, args, "", p, scanJudgment)
 }
 
 // JudgmentClaim takes up to limit pending judgments due at now for one attempt by node: each

@@ -27,17 +27,7 @@ func scanEvaluator(row interface{ Scan(...any) error }) (*domain.Evaluator, erro
 func (s *Store) EvaluatorList(ctx context.Context, ws string, f domain.EvaluatorFilter, p domain.Page) ([]*domain.Evaluator, int, error) {
 	where, args := whereClause("", ws, []cond{{"type = $%d", f.Type}, {"name = $%d", f.Name},
 		{likeBoth("name", "description"), likePattern(f.Query)}})
-	q, qargs := pagedSelect(evaluatorColumns, "evaluators", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list evaluators: %w", err)
-	}
-	items, err := collect(rows, scanEvaluator)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "evaluators"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "evaluators", evaluatorColumns, where, args, "", p, scanEvaluator)
 }
 
 // EvaluatorGet returns one evaluator of the workspace.

@@ -185,17 +185,7 @@ func (s *Store) ExecutionList(ctx context.Context, ws string, f domain.Execution
 		args = append(args, f.CreatedBefore)
 		where += fmt.Sprintf(" AND created_at < $%d", len(args))
 	}
-	q, qargs := pagedSelect(executionColumns, "executions", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list executions: %w", err)
-	}
-	items, err := collect(rows, scanExecution)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "executions"+where+newestFirst, args)
-	return items, total, err
+	return listPage(ctx, s, "executions", executionColumns, where, args, newestFirst, p, scanExecution)
 }
 
 // ExecutionTree returns an execution with all its descendants nested under it.

@@ -105,17 +105,7 @@ func (s *Store) ExperimentGet(ctx context.Context, ws, id string) (*domain.Exper
 // ExperimentList returns one page of a workspace's experiments, newest first, and the total.
 func (s *Store) ExperimentList(ctx context.Context, ws string, f domain.ExperimentFilter, p domain.Page) ([]*domain.Experiment, int, error) {
 	where, args := whereClause("", ws, []cond{{"dataset_id = $%d", f.DatasetID}, {"agent_id = $%d", f.AgentID}, {"status = $%d", f.Status}})
-	q, qargs := pagedSelect(experimentColumns, "experiments", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list experiments: %w", err)
-	}
-	items, err := collect(rows, scanExperiment)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "experiments"+where+newestFirst, args)
-	return items, total, err
+	return listPage(ctx, s, "experiments", experimentColumns, where, args, newestFirst, p, scanExperiment)
 }
 
 // ExperimentClaim makes up to limit unfinished experiments whose lease is free (new ones) or

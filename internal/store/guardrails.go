@@ -34,17 +34,7 @@ func (s *Store) GuardrailList(ctx context.Context, ws string, f domain.Guardrail
 		enabledCond(f.Enabled),
 		{likeBoth("name", "description"), likePattern(f.Query)},
 	})
-	q, qargs := pagedSelect(guardrailColumns, "guardrails", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list guardrails: %w", err)
-	}
-	items, err := collect(rows, scanGuardrail)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "guardrails"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "guardrails", guardrailColumns, where, args, "", p, scanGuardrail)
 }
 
 // GuardrailGet returns one guardrail of the workspace.

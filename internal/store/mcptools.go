@@ -57,17 +57,7 @@ func (s *Store) MCPToolList(ctx context.Context, ws string, f domain.MCPToolFilt
 		enabledCond(f.Enabled),
 		{likeBoth("name", "description"), likePattern(f.Query)},
 	})
-	q, qargs := pagedSelect(mcpToolColumns, "mcp_tools", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list mcp tools: %w", err)
-	}
-	items, err := collect(rows, scanMCPTool)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "mcp_tools"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "mcp_tools", mcpToolColumns, where, args, "", p, scanMCPTool)
 }
 
 // MCPToolGet returns one MCP server of the workspace.

@@ -33,17 +33,7 @@ func (s *Store) MemoryList(ctx context.Context, ws string, f domain.MemoryFilter
 		{"key = $%d", f.Key},
 		{likeBoth("key", "content"), likePattern(f.Query)},
 	})
-	q, qargs := pagedSelect(memoryColumns, "memories", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list memories: %w", err)
-	}
-	items, err := collect(rows, scanMemory)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "memories"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "memories", memoryColumns, where, args, "", p, scanMemory)
 }
 
 // MemoryGet returns one memory of the workspace.

@@ -111,6 +111,24 @@ func pagedSelect(cols, table, where string, args []any, p domain.Page) (string, 
 		" ORDER BY created_at DESC, id DESC", args
 }
 
+// listPage returns one page of the rows of table that match where (with args), newest
+// first, scanned by scan, and the list's total (see listCount). countOrder follows where in
+// the count: newestFirst on the history tables, else "".
+func listPage[T any](ctx context.Context, s *Store, table, cols, where string, args []any, countOrder string, p domain.Page,
+	scan func(interface{ Scan(...any) error }) (*T, error)) ([]*T, int, error) {
+	q, qargs := pagedSelect(cols, table, where, args, p)
+	rows, err := s.r.QueryContext(ctx, q, qargs...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list %s: %w", table, err)
+	}
+	items, err := collect(rows, scan)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), table+where+countOrder, args)
+	return items, total, err
+}
+
 func limitClause(p domain.Page) string {
 	return fmt.Sprintf(" LIMIT %d OFFSET %d", max(p.Limit, 0), max(pageOffset(p), 0))
 }

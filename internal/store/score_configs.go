@@ -34,17 +34,7 @@ func (s *Store) ScoreConfigList(ctx context.Context, ws string, f domain.ScoreCo
 		archived,
 		{likeBoth("name", "description"), likePattern(f.Query)},
 	})
-	q, qargs := pagedSelect(scoreConfigColumns, "score_configs", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list score configs: %w", err)
-	}
-	items, err := collect(rows, scanScoreConfig)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "score_configs"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "score_configs", scoreConfigColumns, where, args, "", p, scanScoreConfig)
 }
 
 // ScoreConfigGet returns one score config of the workspace.

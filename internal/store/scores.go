@@ -59,17 +59,7 @@ func deref(p *string) string {
 // ScoreList returns one page of a workspace's scores, newest first, and the total count.
 func (s *Store) ScoreList(ctx context.Context, ws string, f domain.ScoreFilter, p domain.Page) ([]*domain.Score, int, error) {
 	where, args := scoreFilterClause(f, ws)
-	q, qargs := pagedSelect(scoreColumns, "scores", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list scores: %w", err)
-	}
-	items, err := collect(rows, scanScore)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "scores"+where+newestFirst, args)
-	return items, total, err
+	return listPage(ctx, s, "scores", scoreColumns, where, args, newestFirst, p, scanScore)
 }
 
 // ScoreGet returns one score of the workspace.

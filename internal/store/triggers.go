@@ -114,17 +114,7 @@ func (s *Store) TriggerGet(ctx context.Context, ws, id string) (*domain.Trigger,
 // TriggerList returns one page of a workspace's triggers, newest first, and the total.
 func (s *Store) TriggerList(ctx context.Context, ws string, f domain.TriggerFilter, p domain.Page) ([]*domain.Trigger, int, error) {
 	where, args := whereClause("", ws, []cond{{"agent_id = $%d", f.AgentID}, {"type = $%d", f.Type}})
-	q, qargs := pagedSelect(triggerColumns, "agent_triggers", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list triggers: %w", err)
-	}
-	items, err := collect(rows, scanTrigger)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "agent_triggers"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "agent_triggers", triggerColumns, where, args, "", p, scanTrigger)
 }
 
 // TriggerSecretsSealed returns the sealed secrets of a trigger ("" when it has none).

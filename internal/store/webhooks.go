@@ -156,17 +156,7 @@ func (s *Store) WebhookDeliveryCreate(ctx context.Context, d *domain.WebhookDeli
 // their payloads).
 func (s *Store) WebhookDeliveryList(ctx context.Context, ws string, f domain.WebhookDeliveryFilter, p domain.Page) ([]*domain.WebhookDelivery, int, error) {
 	where, args := whereClause("", ws, []cond{{"execution_id = $%d", f.ExecutionID}, {"status = $%d", f.Status}})
-	q, qargs := pagedSelect(deliveryColumns, "webhook_deliveries", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list webhook deliveries: %w", err)
-	}
-	items, err := collect(rows, func(row interface{ Scan(...any) error }) (*domain.WebhookDelivery, error) { return scanDelivery(row) })
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "webhook_deliveries"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "webhook_deliveries", deliveryColumns, where, args, "", p, func(row interface{ Scan(...any) error }) (*domain.WebhookDelivery, error) { return scanDelivery(row) })
 }
 
 // WebhookDeliveryGet returns one delivery of the workspace with its payload.
