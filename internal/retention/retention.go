@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/background"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -102,21 +103,15 @@ func (p *Purger) Stop() {
 
 func (p *Purger) loop(ctx context.Context, done chan struct{}) {
 	defer close(done)
-	t := time.NewTicker(p.cfg.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	background.Every(ctx, p.cfg.Interval, func() bool {
 		if p.cfg.Leader != nil && !p.cfg.Leader() {
-			continue
+			return true
 		}
 		if _, err := p.Pass(ctx); err != nil && ctx.Err() == nil {
 			p.cfg.Logger.Error("retention purge", slog.Any("error", err))
 		}
-	}
+		return true
+	})
 }
 
 // Result is what one pass deleted.

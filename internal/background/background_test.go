@@ -1,0 +1,82 @@
+package background
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+func TestEvery(t *testing.T) {
+	t.Parallel()
+
+	t.Run("CallsOncePerInterval", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			var calls atomic.Int32
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				Every(ctx, time.Second, func() bool { calls.Add(1); return true })
+			}()
+			time.Sleep(500 * time.Millisecond)
+			synctest.Wait()
+			if n := calls.Load(); n != 0 {
+				t.Fatalf("%d calls before the first interval", n)
+			}
+			time.Sleep(3 * time.Second)
+			synctest.Wait()
+			if n := calls.Load(); n != 3 {
+				t.Fatalf("%d calls after 3.5 intervals, want 3", n)
+			}
+			cancel()
+			<-done
+		})
+	})
+
+	t.Run("StopsWhenFReturnsFalse", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var calls atomic.Int32
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				Every(t.Context(), time.Second, func() bool { return calls.Add(1) < 2 })
+			}()
+			time.Sleep(10 * time.Second)
+			synctest.Wait()
+			select {
+			case <-done:
+			default:
+				t.Fatal("Every still runs after f returned false")
+			}
+			if n := calls.Load(); n != 2 {
+				t.Fatalf("%d calls, want 2", n)
+			}
+		})
+	})
+
+	t.Run("StopsWhenContextEnds", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			var calls atomic.Int32
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				Every(ctx, time.Second, func() bool { calls.Add(1); return true })
+			}()
+			time.Sleep(1500 * time.Millisecond)
+			cancel()
+			synctest.Wait()
+			select {
+			case <-done:
+			default:
+				t.Fatal("Every still runs after its context ended")
+			}
+			time.Sleep(5 * time.Second)
+			if n := calls.Load(); n != 1 {
+				t.Fatalf("%d calls, want 1", n)
+			}
+		})
+	})
+}
