@@ -13,6 +13,7 @@ import (
 	"github.com/agentplane/agentplane/internal/datasource"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/store/storetest"
 )
 
 // sampleFixture is a store with the test workspace, where data sources are made for Sample.
@@ -23,15 +24,8 @@ type sampleFixture struct {
 
 func newSampleFixture(t testing.TB) *sampleFixture {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, "memory")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if _, err := st.WorkspaceCreate(ctx, &domain.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"}); err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.Memory(t)
+	storetest.Workspace(t, st, &domain.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"})
 	return &sampleFixture{t: t, st: st}
 }
 
