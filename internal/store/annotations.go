@@ -142,15 +142,7 @@ func (s *Store) AnnotationQueueUpdate(ctx context.Context, ws, id string, p doma
 // AnnotationQueueDelete removes a queue with its items and returns it as it was; the scores
 // its reviews wrote stay.
 func (s *Store) AnnotationQueueDelete(ctx context.Context, ws, id string) (*domain.AnnotationQueue, error) {
-	var q *domain.AnnotationQueue
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if q, err = tx.AnnotationQueueGet(ctx, ws, id); err != nil {
-			return err
-		}
-		return tx.deleteRow(ctx, "annotation queue", "annotation_queues", ws, id)
-	})
-	return q, err
+	return deleteAsWas(ctx, s, "annotation queue", "annotation_queues", ws, id, (*Store).AnnotationQueueGet, nil)
 }
 
 // AnnotationItemsAdd adds executions of the workspace to a queue, all or none, and returns

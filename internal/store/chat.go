@@ -70,18 +70,12 @@ func (s *Store) ChatSessionUpdate(ctx context.Context, ws, id string, p domain.C
 // ChatSessionDelete removes a session and its messages. A session with a reply in progress
 // cannot be deleted (409).
 func (s *Store) ChatSessionDelete(ctx context.Context, ws, id string) (*domain.ChatSession, error) {
-	var c *domain.ChatSession
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if c, err = tx.ChatSessionGet(ctx, ws, id); err != nil {
-			return err
-		}
+	return deleteAsWas(ctx, s, "chat session", "chat_sessions", ws, id, (*Store).ChatSessionGet, func(tx *Store, c *domain.ChatSession) error {
 		if c.ActiveExecutionID != nil {
 			return &ConflictError{Message: fmt.Sprintf("chat session %s is generating a reply (execution %s); cancel it or wait before deleting", id, *c.ActiveExecutionID)}
 		}
-		return tx.deleteRow(ctx, "chat session", "chat_sessions", ws, id)
+		return nil
 	})
-	return c, err
 }
 
 // ChatSessionLock marks a session busy with an execution; a session already busy is a 409.

@@ -176,12 +176,7 @@ func (s *Store) CredentialUpdate(ctx context.Context, ws, id string, p domain.Cr
 // CredentialDelete removes a credential and returns it as it was. A credential that a data
 // source or an MCP tool still uses is not deleted: the *ConflictError names the user.
 func (s *Store) CredentialDelete(ctx context.Context, ws, id string) (*domain.Credential, error) {
-	var c *domain.Credential
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if c, err = tx.CredentialGet(ctx, ws, id); err != nil {
-			return err
-		}
+	return deleteAsWas(ctx, s, "credential", "credentials", ws, id, (*Store).CredentialGet, func(tx *Store, _ *domain.Credential) error {
 		for _, user := range []struct{ table, kind string }{{"data_sources", "data source"}, {"mcp_tools", "MCP tool"}} {
 			var userID, name string
 			err := tx.w.QueryRowContext(ctx, "SELECT id, name FROM "+user.table+" WHERE workspace_id = $1 AND credential_id = $2 ORDER BY id LIMIT 1",
@@ -193,12 +188,8 @@ func (s *Store) CredentialDelete(ctx context.Context, ws, id string) (*domain.Cr
 				return fmt.Errorf("check users of credential %s: %w", id, err)
 			}
 		}
-		if err := tx.credentialTriggerUser(ctx, ws, id); err != nil {
-			return err
-		}
-		return tx.deleteRow(ctx, "credential", "credentials", ws, id)
+		return tx.credentialTriggerUser(ctx, ws, id)
 	})
-	return c, err
 }
 
 // credentialTriggerUser returns a *ConflictError naming a trigger whose config sends its

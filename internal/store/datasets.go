@@ -107,18 +107,12 @@ func (s *Store) DatasetUpdate(ctx context.Context, ws, id string, p domain.Datas
 
 // DatasetDelete removes a dataset with its items and returns it as it was.
 func (s *Store) DatasetDelete(ctx context.Context, ws, id string) (*domain.Dataset, error) {
-	var d *domain.Dataset
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if d, err = tx.DatasetGet(ctx, ws, id); err != nil {
-			return err
-		}
+	return deleteAsWas(ctx, s, "dataset", "datasets", ws, id, (*Store).DatasetGet, func(tx *Store, _ *domain.Dataset) error {
 		if _, err := tx.exec(ctx, "DELETE FROM dataset_items WHERE dataset_id = $1", id); err != nil {
 			return fmt.Errorf("delete items of dataset %s: %w", id, err)
 		}
-		return tx.deleteRow(ctx, "dataset", "datasets", ws, id)
+		return nil
 	})
-	return d, err
 }
 
 // DatasetTouch records a change to a dataset's items: its version goes up by one and its item

@@ -93,15 +93,7 @@ func (s *Store) EvaluationRuleReplace(ctx context.Context, r *domain.EvaluationR
 // EvaluationRuleDelete removes a rule with its pending judgments and returns it as it was;
 // the scores it gave stay.
 func (s *Store) EvaluationRuleDelete(ctx context.Context, ws, id string) (*domain.EvaluationRule, error) {
-	var r *domain.EvaluationRule
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if r, err = tx.EvaluationRuleGet(ctx, ws, id); err != nil {
-			return err
-		}
-		return tx.deleteRow(ctx, "evaluation rule", "evaluation_rules", ws, id)
-	})
-	return r, err
+	return deleteAsWas(ctx, s, "evaluation rule", "evaluation_rules", ws, id, (*Store).EvaluationRuleGet, nil)
 }
 
 // EvaluationRulesFor returns the enabled rules that may score a run of agentID: the agent's

@@ -89,16 +89,7 @@ func (s *Store) GuardrailUpdate(ctx context.Context, ws, id string, p domain.Gua
 // GuardrailDelete removes a guardrail and returns it as it was. It refuses with a
 // *ConflictError while any agent version lists the guardrail in its guardrails.
 func (s *Store) GuardrailDelete(ctx context.Context, ws, id string) (*domain.Guardrail, error) {
-	var g *domain.Guardrail
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if g, err = tx.GuardrailGet(ctx, ws, id); err != nil {
-			return err
-		}
-		if err := tx.refuseIfConfigured(ctx, ws, "guardrail", id, func(c *domain.AgentConfig) []string { return c.Guardrails }); err != nil {
-			return err
-		}
-		return tx.deleteRow(ctx, "guardrail", "guardrails", ws, id)
+	return deleteAsWas(ctx, s, "guardrail", "guardrails", ws, id, (*Store).GuardrailGet, func(tx *Store, _ *domain.Guardrail) error {
+		return tx.refuseIfConfigured(ctx, ws, "guardrail", id, func(c *domain.AgentConfig) []string { return c.Guardrails })
 	})
-	return g, err
 }

@@ -148,18 +148,9 @@ func (s *Store) MCPToolRefreshed(ctx context.Context, ws, id string, tools []dom
 // MCPToolDelete removes an MCP server and returns it as it was. It refuses with a
 // *ConflictError while any agent version lists the server in its tools.
 func (s *Store) MCPToolDelete(ctx context.Context, ws, id string) (*domain.MCPTool, error) {
-	var t *domain.MCPTool
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if t, err = tx.MCPToolGet(ctx, ws, id); err != nil {
-			return err
-		}
-		if err := tx.refuseIfConfigured(ctx, ws, "mcp tool", id, (*domain.AgentConfig).ToolIDs); err != nil {
-			return err
-		}
-		return tx.deleteRow(ctx, "mcp tool", "mcp_tools", ws, id)
+	return deleteAsWas(ctx, s, "mcp tool", "mcp_tools", ws, id, (*Store).MCPToolGet, func(tx *Store, _ *domain.MCPTool) error {
+		return tx.refuseIfConfigured(ctx, ws, "mcp tool", id, (*domain.AgentConfig).ToolIDs)
 	})
-	return t, err
 }
 
 // refuseIfConfigured returns a *ConflictError naming the first agent (and version) whose

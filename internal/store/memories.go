@@ -82,15 +82,7 @@ func (s *Store) MemoryUpdate(ctx context.Context, ws, id string, p domain.Memory
 
 // MemoryDelete removes a memory and returns it as it was.
 func (s *Store) MemoryDelete(ctx context.Context, ws, id string) (*domain.Memory, error) {
-	var m *domain.Memory
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if m, err = tx.MemoryGet(ctx, ws, id); err != nil {
-			return err
-		}
-		return tx.deleteRow(ctx, "memory", "memories", ws, id)
-	})
-	return m, err
+	return deleteAsWas(ctx, s, "memory", "memories", ws, id, (*Store).MemoryGet, nil)
 }
 
 // where is the scope's condition, with its argument numbered n.

@@ -246,6 +246,27 @@ func (s *Store) deleteRow(ctx context.Context, resource, table, ws, id string) e
 	return nil
 }
 
+// deleteAsWas deletes the row id of table in one transaction and returns it as get read it
+// first. before, when given, runs between the two: a check that refuses the delete (a
+// *ConflictError naming what still uses the row) or the delete of rows that go with it.
+func deleteAsWas[T any](ctx context.Context, s *Store, resource, table, ws, id string,
+	get func(tx *Store, ctx context.Context, ws, id string) (T, error), before func(tx *Store, v T) error) (T, error) {
+	var v T
+	err := s.InTx(ctx, func(tx *Store) error {
+		var err error
+		if v, err = get(tx, ctx, ws, id); err != nil {
+			return err
+		}
+		if before != nil {
+			if err := before(tx, v); err != nil {
+				return err
+			}
+		}
+		return tx.deleteRow(ctx, resource, table, ws, id)
+	})
+	return v, err
+}
+
 // nextVersion advances the parent's version counter and returns the new number, in one
 // statement so concurrent creators never get the same number. A wanted number (from seed
 // data or fixtures) is used when it is past the counter.

@@ -293,15 +293,7 @@ func (s *Store) ScoreUpdate(ctx context.Context, ws, id string, p domain.ScorePa
 
 // ScoreDelete removes a score and returns it as it was.
 func (s *Store) ScoreDelete(ctx context.Context, ws, id string) (*domain.Score, error) {
-	var sc *domain.Score
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if sc, err = tx.ScoreGet(ctx, ws, id); err != nil {
-			return err
-		}
-		return tx.deleteRow(ctx, "score", "scores", ws, id)
-	})
-	return sc, err
+	return deleteAsWas(ctx, s, "score", "scores", ws, id, (*Store).ScoreGet, nil)
 }
 
 // summaryBuckets is how many buckets a numeric distribution has (and the most distinct

@@ -194,15 +194,7 @@ func (s *Store) TriggerRotate(ctx context.Context, ws, id, tokenHash, prefix str
 // TriggerDelete removes a trigger (its event and conversation records go with it) and
 // returns it as it was.
 func (s *Store) TriggerDelete(ctx context.Context, ws, id string) (*domain.Trigger, error) {
-	var t *domain.Trigger
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if t, err = tx.TriggerGet(ctx, ws, id); err != nil {
-			return err
-		}
-		return tx.deleteRow(ctx, "trigger", "agent_triggers", ws, id)
-	})
-	return t, err
+	return deleteAsWas(ctx, s, "trigger", "agent_triggers", ws, id, (*Store).TriggerGet, nil)
 }
 
 // DuplicateEventError says an inbound event was already handled within TriggerDedupWindow.
