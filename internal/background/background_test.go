@@ -8,18 +8,36 @@ import (
 	"time"
 )
 
+// every runs Every(ctx, time.Second, …) in a goroutine, counting the calls in calls; f
+// answers each call, given its number (from 1). The returned channel closes when Every
+// returns.
+func every(ctx context.Context, calls *atomic.Int32, f func(n int32) bool) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Every(ctx, time.Second, func() bool { return f(calls.Add(1)) })
+	}()
+	return done
+}
+
+func returned(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
+}
+
 func TestEvery(t *testing.T) {
 	t.Parallel()
+	always := func(int32) bool { return true }
 
 	t.Run("CallsOncePerInterval", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			var calls atomic.Int32
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				Every(ctx, time.Second, func() bool { calls.Add(1); return true })
-			}()
+			done := every(ctx, &calls, always)
 			time.Sleep(500 * time.Millisecond)
 			synctest.Wait()
 			if n := calls.Load(); n != 0 {
@@ -38,16 +56,10 @@ func TestEvery(t *testing.T) {
 	t.Run("StopsWhenFReturnsFalse", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			var calls atomic.Int32
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				Every(t.Context(), time.Second, func() bool { return calls.Add(1) < 2 })
-			}()
+			done := every(t.Context(), &calls, func(n int32) bool { return n < 2 })
 			time.Sleep(10 * time.Second)
 			synctest.Wait()
-			select {
-			case <-done:
-			default:
+			if !returned(done) {
 				t.Fatal("Every still runs after f returned false")
 			}
 			if n := calls.Load(); n != 2 {
@@ -60,17 +72,11 @@ func TestEvery(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			var calls atomic.Int32
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				Every(ctx, time.Second, func() bool { calls.Add(1); return true })
-			}()
+			done := every(ctx, &calls, always)
 			time.Sleep(1500 * time.Millisecond)
 			cancel()
 			synctest.Wait()
-			select {
-			case <-done:
-			default:
+			if !returned(done) {
 				t.Fatal("Every still runs after its context ended")
 			}
 			time.Sleep(5 * time.Second)
