@@ -86,3 +86,50 @@ func TestEvery(t *testing.T) {
 		})
 	})
 }
+
+func TestTask(t *testing.T) {
+	t.Parallel()
+
+	t.Run("StopWithoutStart", func(t *testing.T) {
+		var task Task
+		task.Stop()
+		task.Stop()
+	})
+
+	t.Run("OneRunUntilStop", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			type key struct{}
+			parent, cancelParent := context.WithCancel(context.WithValue(t.Context(), key{}, "v"))
+			var runs, ended atomic.Int32
+			run := func(ctx context.Context) {
+				runs.Add(1)
+				if ctx.Value(key{}) != "v" {
+					t.Error("the task's context lost the values of Start's")
+				}
+				<-ctx.Done()
+				time.Sleep(time.Second) // Stop waits for this
+				ended.Add(1)
+			}
+			var task Task
+			task.Start(parent, run)
+			task.Start(parent, run) // runs already: does nothing
+			cancelParent()          // only Stop ends the task
+			synctest.Wait()
+			if runs.Load() != 1 || ended.Load() != 0 {
+				t.Fatalf("runs %d, ended %d; want one run, not ended", runs.Load(), ended.Load())
+			}
+			task.Stop()
+			if ended.Load() != 1 {
+				t.Fatal("Stop returned before the run did")
+			}
+			task.Stop()
+
+			task.Start(parent, run) // a Start after Stop runs it again
+			synctest.Wait()
+			task.Stop()
+			if runs.Load() != 2 || ended.Load() != 2 {
+				t.Fatalf("runs %d, ended %d after a restart; want 2 and 2", runs.Load(), ended.Load())
+			}
+		})
+	})
+}
