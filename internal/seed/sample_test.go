@@ -29,6 +29,13 @@ func newSampleFixture(t testing.TB) *sampleFixture {
 	return &sampleFixture{t: t, st: st}
 }
 
+// sample is a Sample executor over the fixture's store, closed when the test ends.
+func (f *sampleFixture) sample() *Sample {
+	s := NewSample(f.st)
+	f.t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // source stores a data source of typ (no credential: Sample needs none) with cfg as its
 // active version and returns its id.
 func (f *sampleFixture) source(typ, _ string, cfg map[string]any) string {
@@ -111,8 +118,7 @@ func names(cols []datasource.Column) []string {
 // TestSampleSQL: the emulator's result is what the SQL says over the sample tables.
 func TestSampleSQL(t *testing.T) {
 	f := newSampleFixture(t)
-	s := NewSample(f.st)
-	t.Cleanup(func() { s.Close() })
+	s := f.sample()
 	ctx := context.Background()
 	id := f.source("postgres", "", shopConfig(t, nil))
 	q := func(query string, params any, limit int) *datasource.Result {
@@ -244,8 +250,7 @@ func TestSampleSQL(t *testing.T) {
 // oldest versions' databases are closed beyond maxSampleDBs.
 func TestSampleConcurrentAndEviction(t *testing.T) {
 	f := newSampleFixture(t)
-	s := NewSample(f.st)
-	t.Cleanup(func() { s.Close() })
+	s := f.sample()
 	ctx := context.Background()
 	id := f.source("sqlite", "", shopConfig(t, nil))
 	var wg sync.WaitGroup
@@ -279,8 +284,7 @@ func TestSampleConcurrentAndEviction(t *testing.T) {
 
 func TestSampleHTTP(t *testing.T) {
 	f := newSampleFixture(t)
-	s := NewSample(f.st)
-	t.Cleanup(func() { s.Close() })
+	s := f.sample()
 	ctx := context.Background()
 	q := func(id, query string, params any, limit int) *datasource.Result {
 		t.Helper()
@@ -346,8 +350,7 @@ func BenchmarkSample(b *testing.B) {
 	}}
 	b.Run("query", func(b *testing.B) {
 		f := newSampleFixture(b)
-		s := NewSample(f.st)
-		defer s.Close()
+		s := f.sample()
 		id := f.source("postgres", "", tables)
 		benchSampleQuery(b, s, id, "SELECT c.country, count(*) FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY c.country")
 	})
