@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/agentplane/agentplane/internal/domain"
@@ -42,14 +40,7 @@ func (s *Store) AssetList(ctx context.Context, ws string, f domain.AssetFilter, 
 
 // AssetGet returns one asset of the workspace.
 func (s *Store) AssetGet(ctx context.Context, ws, id string) (*domain.Asset, error) {
-	a, err := scanAsset(s.r.QueryRowContext(ctx, "SELECT "+assetColumns+" FROM assets WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("asset", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get asset %s: %w", id, err)
-	}
-	return a, nil
+	return getByID(ctx, s, "asset", "assets", assetColumns, ws, id, scanAsset)
 }
 
 // AssetBlobLock holds, until the caller's transaction ends, a lock on the blob sum of

@@ -43,14 +43,7 @@ func (s *Store) ChatSessionCreate(ctx context.Context, c *domain.ChatSession) (*
 
 // ChatSessionGet returns one session.
 func (s *Store) ChatSessionGet(ctx context.Context, ws, id string) (*domain.ChatSession, error) {
-	c, err := scanChatSession(s.r.QueryRowContext(ctx, "SELECT "+chatSessionColumns+" FROM chat_sessions WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("chat session", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get chat session %s: %w", id, err)
-	}
-	return c, nil
+	return getByID(ctx, s, "chat session", "chat_sessions", chatSessionColumns, ws, id, scanChatSession)
 }
 
 // ChatSessionList returns one page of sessions, newest first.

@@ -126,14 +126,7 @@ func (s *Store) CredentialList(ctx context.Context, ws string, f domain.Credenti
 
 // CredentialGet returns one credential of the workspace (masked).
 func (s *Store) CredentialGet(ctx context.Context, ws, id string) (*domain.Credential, error) {
-	c, err := scanCredential(s.r.QueryRowContext(ctx, "SELECT "+credentialColumns+" FROM credentials WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("credential", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get credential %s: %w", id, err)
-	}
-	return c, nil
+	return getByID(ctx, s, "credential", "credentials", credentialColumns, ws, id, scanCredential)
 }
 
 // CredentialCreate inserts a credential with its value as sealed for its workspace and id (so

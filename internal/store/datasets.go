@@ -53,14 +53,7 @@ func (s *Store) DatasetList(ctx context.Context, ws string, f domain.DatasetFilt
 
 // DatasetGet returns one dataset of the workspace.
 func (s *Store) DatasetGet(ctx context.Context, ws, id string) (*domain.Dataset, error) {
-	d, err := scanDataset(s.r.QueryRowContext(ctx, "SELECT "+datasetColumns+" FROM datasets WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("dataset", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get dataset %s: %w", id, err)
-	}
-	return d, nil
+	return getByID(ctx, s, "dataset", "datasets", datasetColumns, ws, id, scanDataset)
 }
 
 // DatasetCreate inserts an empty dataset; a name already used in the workspace is a

@@ -49,14 +49,7 @@ func (s *Store) EvaluationRuleList(ctx context.Context, ws string, f domain.Eval
 
 // EvaluationRuleGet returns one rule of the workspace.
 func (s *Store) EvaluationRuleGet(ctx context.Context, ws, id string) (*domain.EvaluationRule, error) {
-	r, err := scanEvaluationRule(s.r.QueryRowContext(ctx, "SELECT "+evaluationRuleColumns+" FROM evaluation_rules WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("evaluation rule", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get evaluation rule %s: %w", id, err)
-	}
-	return r, nil
+	return getByID(ctx, s, "evaluation rule", "evaluation_rules", evaluationRuleColumns, ws, id, scanEvaluationRule)
 }
 
 // EvaluationRuleCreate inserts a rule (checked by the caller, package eval).

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/agentplane/agentplane/internal/domain"
@@ -32,14 +31,7 @@ func (s *Store) EvaluatorList(ctx context.Context, ws string, f domain.Evaluator
 
 // EvaluatorGet returns one evaluator of the workspace.
 func (s *Store) EvaluatorGet(ctx context.Context, ws, id string) (*domain.Evaluator, error) {
-	e, err := scanEvaluator(s.r.QueryRowContext(ctx, "SELECT "+evaluatorColumns+" FROM evaluators WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("evaluator", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get evaluator %s: %w", id, err)
-	}
-	return e, nil
+	return getByID(ctx, s, "evaluator", "evaluators", evaluatorColumns, ws, id, scanEvaluator)
 }
 
 // EvaluatorCreate inserts an evaluator (checked by the caller, package eval); a name already

@@ -160,14 +160,7 @@ func optTime(t *domain.Time) any {
 
 // ExecutionGet returns one execution of the workspace.
 func (s *Store) ExecutionGet(ctx context.Context, ws, id string) (*domain.Execution, error) {
-	e, err := scanExecution(s.r.QueryRowContext(ctx, "SELECT "+executionColumns+" FROM executions WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("execution", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get execution %s: %w", id, err)
-	}
-	return e, nil
+	return getByID(ctx, s, "execution", "executions", executionColumns, ws, id, scanExecution)
 }
 
 // ExecutionList returns one page of executions, newest first.

@@ -92,14 +92,7 @@ func (s *Store) experimentItemsInsert(ctx context.Context, experimentID string, 
 
 // ExperimentGet returns one experiment of the workspace.
 func (s *Store) ExperimentGet(ctx context.Context, ws, id string) (*domain.Experiment, error) {
-	x, err := scanExperiment(s.r.QueryRowContext(ctx, "SELECT "+experimentColumns+" FROM experiments WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("experiment", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get experiment %s: %w", id, err)
-	}
-	return x, nil
+	return getByID(ctx, s, "experiment", "experiments", experimentColumns, ws, id, scanExperiment)
 }
 
 // ExperimentList returns one page of a workspace's experiments, newest first, and the total.

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/agentplane/agentplane/internal/domain"
@@ -39,14 +37,7 @@ func (s *Store) GuardrailList(ctx context.Context, ws string, f domain.Guardrail
 
 // GuardrailGet returns one guardrail of the workspace.
 func (s *Store) GuardrailGet(ctx context.Context, ws, id string) (*domain.Guardrail, error) {
-	g, err := scanGuardrail(s.r.QueryRowContext(ctx, "SELECT "+guardrailColumns+" FROM guardrails WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("guardrail", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get guardrail %s: %w", id, err)
-	}
-	return g, nil
+	return getByID(ctx, s, "guardrail", "guardrails", guardrailColumns, ws, id, scanGuardrail)
 }
 
 // GuardrailCreate inserts a guardrail; a preset ID (from seed data or fixtures) is kept.

@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -62,14 +60,7 @@ func (s *Store) MCPToolList(ctx context.Context, ws string, f domain.MCPToolFilt
 
 // MCPToolGet returns one MCP server of the workspace.
 func (s *Store) MCPToolGet(ctx context.Context, ws, id string) (*domain.MCPTool, error) {
-	t, err := scanMCPTool(s.r.QueryRowContext(ctx, "SELECT "+mcpToolColumns+" FROM mcp_tools WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("mcp tool", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get mcp tool %s: %w", id, err)
-	}
-	return t, nil
+	return getByID(ctx, s, "mcp tool", "mcp_tools", mcpToolColumns, ws, id, scanMCPTool)
 }
 
 // MCPToolCreate inserts an MCP server; a preset ID (from seed data or fixtures) is kept.

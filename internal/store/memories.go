@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -38,14 +37,7 @@ func (s *Store) MemoryList(ctx context.Context, ws string, f domain.MemoryFilter
 
 // MemoryGet returns one memory of the workspace.
 func (s *Store) MemoryGet(ctx context.Context, ws, id string) (*domain.Memory, error) {
-	m, err := scanMemory(s.r.QueryRowContext(ctx, "SELECT "+memoryColumns+" FROM memories WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("memory", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get memory %s: %w", id, err)
-	}
-	return m, nil
+	return getByID(ctx, s, "memory", "memories", memoryColumns, ws, id, scanMemory)
 }
 
 // MemoryCreate inserts a memory; a preset ID is kept.

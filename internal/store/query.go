@@ -111,6 +111,20 @@ func pagedSelect(cols, table, where string, args []any, p domain.Page) (string, 
 		" ORDER BY created_at DESC, id DESC", args
 }
 
+// getByID returns the row id of the workspace's table, scanned by scan; none is a
+// *NotFoundError naming resource.
+func getByID[T any](ctx context.Context, s *Store, resource, table, cols, ws, id string,
+	scan func(interface{ Scan(...any) error }) (*T, error)) (*T, error) {
+	v, err := scan(s.r.QueryRowContext(ctx, "SELECT "+cols+" FROM "+table+" WHERE workspace_id = $1 AND id = $2", ws, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound(resource, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get %s %s: %w", resource, id, err)
+	}
+	return v, nil
+}
+
 // listPage returns one page of the rows of table that match where (with args), newest
 // first, scanned by scan, and the list's total (see listCount). countOrder follows where in
 // the count: newestFirst on the history tables, else "".

@@ -64,14 +64,7 @@ func (s *Store) ScoreList(ctx context.Context, ws string, f domain.ScoreFilter, 
 
 // ScoreGet returns one score of the workspace.
 func (s *Store) ScoreGet(ctx context.Context, ws, id string) (*domain.Score, error) {
-	sc, err := scanScore(s.r.QueryRowContext(ctx, "SELECT "+scoreColumns+" FROM scores WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("score", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get score %s: %w", id, err)
-	}
-	return sc, nil
+	return getByID(ctx, s, "score", "scores", scoreColumns, ws, id, scanScore)
 }
 
 // ScoreCreate checks a score and inserts it, in one transaction. Under a config (ConfigID)

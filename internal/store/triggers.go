@@ -101,14 +101,7 @@ func timeOrNil(t *domain.Time) any {
 
 // TriggerGet returns one trigger of the workspace (secrets masked).
 func (s *Store) TriggerGet(ctx context.Context, ws, id string) (*domain.Trigger, error) {
-	t, err := scanTrigger(s.r.QueryRowContext(ctx, "SELECT "+triggerColumns+" FROM agent_triggers WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("trigger", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get trigger %s: %w", id, err)
-	}
-	return t, nil
+	return getByID(ctx, s, "trigger", "agent_triggers", triggerColumns, ws, id, scanTrigger)
 }
 
 // TriggerList returns one page of a workspace's triggers, newest first, and the total.
