@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -149,33 +148,7 @@ func (s *Store) JudgmentRuleList(ctx context.Context, ws, ruleID, status string,
 // which no other node takes it. A node that stops mid-judgment leaves its lease to expire;
 // the row is then due again.
 func (s *Store) JudgmentClaim(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*domain.Judgment, error) {
-	// Most polls find nothing due: a read says so without a write.
-	var one int
-	err := s.r.QueryRowContext(ctx, "SELECT 1 FROM evaluation_judgments WHERE status = 'pending' AND next_attempt_at <= $1 LIMIT 1",
-		now.UnixMilli()).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("look for due judgments: %w", err)
-	}
-	free := "(lease_expires_at IS NULL OR lease_expires_at < " + s.nowMS() + ")"
-	pick := fmt.Sprintf(`SELECT id FROM evaluation_judgments WHERE status = 'pending' AND next_attempt_at <= $1 AND %s
-		ORDER BY next_attempt_at, id LIMIT %d`, free, max(limit, 1))
-	if s.dialect == Postgres {
-		pick += " FOR UPDATE SKIP LOCKED"
-	}
-	// The conditions are checked again on the row itself, so a row another node claimed
-	// between the pick and the update is skipped, not taken twice.
-	ctx = context.WithoutCancel(ctx)
-	rows, err := s.w.QueryContext(ctx, `UPDATE evaluation_judgments SET attempts = attempts + 1, lease_owner = $2,
-		lease_expires_at = `+s.nowMS()+` + $3, updated_at = $4
-		WHERE id IN (`+pick+`) AND status = 'pending' AND next_attempt_at <= $1 AND `+free+`
-		RETURNING `+judgmentColumns, now.UnixMilli(), node, lease.Milliseconds(), domain.Now())
-	if err != nil {
-		return nil, fmt.Errorf("claim judgments: %w", err)
-	}
-	return collect(rows, scanJudgment)
+	return claimDue(ctx, s, "evaluation_judgments", "judgments", judgmentColumns, node, now, lease, limit, scanJudgment)
 }
 
 // JudgmentComplete writes the score of attempt number `attempt` of judgment id by node and

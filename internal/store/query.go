@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/agentplane/agentplane/internal/domain"
 )
@@ -109,6 +110,42 @@ func pagedSelect(cols, table, where string, args []any, p domain.Page) (string, 
 	}
 	return "SELECT " + cols + " FROM " + table + " WHERE workspace_id = $1 AND id IN (SELECT id FROM " + table + where + page + ")" +
 		" ORDER BY created_at DESC, id DESC", args
+}
+
+// claimDue takes up to limit pending rows of table (an outbox: webhook deliveries,
+// judgments) due at now for one attempt by node: each gets its attempt counted and a lease of
+// the given length (on the database's clock), during which no other node takes it. It
+// returns the columns ret of the rows, scanned by scan; what names the rows in errors.
+func claimDue[T any](ctx context.Context, s *Store, table, what, ret string, node string, now time.Time, lease time.Duration, limit int,
+	scan func(interface{ Scan(...any) error }) (*T, error)) ([]*T, error) {
+	// Most polls find nothing due: a read says so without a write (which would also move
+	// the store's Generation, and with it the emulator's read cache, every poll).
+	var one int
+	err := s.r.QueryRowContext(ctx, "SELECT 1 FROM "+table+" WHERE status = 'pending' AND next_attempt_at <= $1 LIMIT 1",
+		now.UnixMilli()).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look for due %s: %w", what, err)
+	}
+	free := "(lease_expires_at IS NULL OR lease_expires_at < " + s.nowMS() + ")"
+	pick := fmt.Sprintf(`SELECT id FROM %s WHERE status = 'pending' AND next_attempt_at <= $1 AND %s
+		ORDER BY next_attempt_at, id LIMIT %d`, table, free, max(limit, 1))
+	if s.dialect == Postgres {
+		pick += " FOR UPDATE SKIP LOCKED"
+	}
+	// The conditions are checked again on the row itself: under READ COMMITTED a row another
+	// node claimed between the pick and the update is skipped, not taken twice.
+	ctx = context.WithoutCancel(ctx) // a claim is never left half done
+	rows, err := s.w.QueryContext(ctx, `UPDATE `+table+` SET attempts = attempts + 1, lease_owner = $2,
+		lease_expires_at = `+s.nowMS()+` + $3, updated_at = $4
+		WHERE id IN (`+pick+`) AND status = 'pending' AND next_attempt_at <= $1 AND `+free+`
+		RETURNING `+ret, now.UnixMilli(), node, lease.Milliseconds(), domain.Now())
+	if err != nil {
+		return nil, fmt.Errorf("claim %s: %w", what, err)
+	}
+	return collect(rows, scan)
 }
 
 // getByID returns the row id of the workspace's table, scanned by scan; none is a
