@@ -50,7 +50,7 @@ func (s *Server) annotationRoutes() []route {
 		{method: "GET", path: q + "/{id}/items", op: "listAnnotationItems", tag: tag, scope: "scores:read", summary: "List a queue's items, newest first",
 			list:   true,
 			params: []param{{name: "status", typ: "string", desc: "Only items in this state.", enum: domain.AnnotationStatuses}},
-			resp:   domain.AnnotationItem{}, h: s.listAnnotationItems},
+			resp:   domain.AnnotationItem{}, h: childListByStatus(s, s.store.AnnotationItemList)},
 		{method: "POST", path: q + "/{id}/items", op: "addAnnotationItems", tag: tag, scope: "scores:write", summary: "Add executions to a queue",
 			body: domain.AnnotationItemsAddRequest{}, resp: AnnotationItemsAdded{}, status: http.StatusCreated, h: s.addAnnotationItems},
 		{method: "GET", path: q + "/{id}/items/{item_id}", op: "getAnnotationItem", tag: tag, scope: "scores:read", summary: "Get a queue item",
@@ -128,21 +128,6 @@ func (s *Server) updateAnnotationQueue(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	writeData(w, http.StatusOK, q)
-	return nil
-}
-
-func (s *Server) listAnnotationItems(w http.ResponseWriter, r *http.Request) error {
-	p, err := pageParams(r)
-	if err != nil {
-		return err
-	}
-	status := r.URL.Query().Get("status")
-	// status is a documented enum: the route table checks it against the documented values.
-	items, total, err := s.store.AnnotationItemList(r.Context(), s.workspace(r), pathID(r, "id"), status, p)
-	if err != nil {
-		return err
-	}
-	writeList(w, items, p, total)
 	return nil
 }
 

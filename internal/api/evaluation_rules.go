@@ -54,7 +54,7 @@ func (s *Server) evaluationRuleRoutes() []route {
 		{method: "GET", path: v1 + "/evaluation-rules/{id}/judgments", op: "listEvaluationJudgments", tag: tag, scope: "scores:read", summary: "List a rule's judgments",
 			list:   true,
 			params: []param{{name: "status", typ: "string", desc: "Only judgments in this state.", enum: domain.JudgmentStatuses}},
-			resp:   domain.Judgment{}, h: s.listJudgments},
+			resp:   domain.Judgment{}, h: childListByStatus(s, s.store.JudgmentRuleList)},
 		{method: "DELETE", path: v1 + "/evaluation-rules/{id}", op: "deleteEvaluationRule", tag: tag, scope: "scores:write", summary: "Delete an evaluation rule",
 			resp: domain.EvaluationRule{}, h: byID(s, s.store.EvaluationRuleDelete)},
 	}
@@ -129,19 +129,5 @@ func (s *Server) updateEvaluationRule(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	writeData(w, http.StatusOK, out)
-	return nil
-}
-
-func (s *Server) listJudgments(w http.ResponseWriter, r *http.Request) error {
-	p, err := pageParams(r)
-	if err != nil {
-		return err
-	}
-	status := r.URL.Query().Get("status") // one of domain.JudgmentStatuses: the route table checks it
-	items, total, err := s.store.JudgmentRuleList(r.Context(), s.workspace(r), pathID(r, "id"), status, p)
-	if err != nil {
-		return err
-	}
-	writeList(w, items, p, total)
 	return nil
 }

@@ -464,6 +464,24 @@ func childList[T any](s *Server, fn func(ctx context.Context, ws, id string, p d
 	}
 }
 
+// childListByStatus answers with one page of the items under {id} that are in the ?status
+// state, or in any when it is empty. The route documents status as an enum, so the route
+// table checks its value.
+func childListByStatus[T any](s *Server, fn func(ctx context.Context, ws, id, status string, p domain.Page) ([]T, int, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		p, err := pageParams(r)
+		if err != nil {
+			return err
+		}
+		items, total, err := fn(r.Context(), s.workspace(r), pathID(r, "id"), r.URL.Query().Get("status"), p)
+		if err != nil {
+			return err
+		}
+		writeList(w, items, p, total)
+		return nil
+	}
+}
+
 // patchName checks a new name of a PATCH (not blank, at most 200 characters) and returns it
 // trimmed; nil (not being changed) stays nil.
 func patchName(name *string) (*string, error) {

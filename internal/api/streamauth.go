@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/background"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -54,19 +55,13 @@ func (s *Server) watchKey(r *http.Request) (context.Context, func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(s.keyRecheck)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+		background.Every(ctx, s.keyRecheck, func() bool {
 			if why := s.keyEnded(ctx, k, hash); why != "" {
 				cancel(&errKeyEnded{why})
-				return
+				return false
 			}
-		}
+			return true
+		})
 	}()
 	return ctx, func() {
 		cancel(nil)

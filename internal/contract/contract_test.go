@@ -21,7 +21,7 @@ import (
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/seed"
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/store/storetest"
 )
 
 // publicURL is the --public-url of the server flavour; the emulator flavour's servers entry
@@ -40,12 +40,7 @@ var flavours = []struct {
 // writes the document GET /openapi.json answers to a temporary file.
 func servedDocument(t *testing.T, emulator bool) string {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, "memory")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storetest.Memory(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	eng := runtime.New(runtime.Config{Store: runtime.SQLStore{Store: st}, Router: runtime.SimulatedRouter{Model: simulated.New()}, Logger: log})
 	box := secretbox.NewRandom()

@@ -20,7 +20,7 @@ import (
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/seed"
-	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/store/storetest"
 )
 
 // servedAgents serves the API (server or emulator flavour) with an agent "Helper" and
@@ -29,15 +29,9 @@ import (
 func servedAgents(t *testing.T, emulator bool) (string, string) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, "memory")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storetest.Memory(t)
 	const ws = "2o0yqLDGdJdFRBTuhdfPNEZdAvX"
-	if _, err := st.WorkspaceCreate(ctx, &domain.Workspace{ID: ws, Name: "Clients", Slug: "clients"}); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Workspace(t, st, &domain.Workspace{ID: ws, Name: "Clients", Slug: "clients"})
 	if err := seed.LoadCatalog(ctx, st); err != nil {
 		t.Fatal(err)
 	}

@@ -68,8 +68,7 @@ type Live struct {
 type pool struct {
 	*SQLDB
 	key      string // hash of version id, credential id and connection string
-	refs     int    // queries using it now
-	retired  bool   // replaced or closed: close it when refs drops to 0
+	users    Users  // the queries using it; replaced or evicted, it closes after the last
 	lastUsed time.Time
 }
 
@@ -195,7 +194,7 @@ func (l *Live) acquire(ctx context.Context, ds *domain.DataSource, cfg *Config) 
 	p := l.pools[slot]
 	if p != nil && p.key != key {
 		delete(l.pools, slot)
-		if p.retired = true; p.refs == 0 {
+		if p.users.Retire() {
 			toClose = append(toClose, p)
 		}
 		p = nil
@@ -206,12 +205,12 @@ func (l *Live) acquire(ctx context.Context, ds *domain.DataSource, cfg *Config) 
 		p.db.SetConnMaxLifetime(poolConnMaxLife)
 		l.pools[slot] = p
 	}
-	p.refs++
+	p.users.Add()
 	p.lastUsed = now
 	for s, q := range l.pools { // pools of data sources nobody queries any more
-		if q.refs == 0 && now.Sub(q.lastUsed) > poolIdle {
+		if q.users.Idle() && now.Sub(q.lastUsed) > poolIdle {
 			delete(l.pools, s)
-			q.retired = true
+			q.users.Retire()
 			toClose = append(toClose, q)
 		}
 	}
@@ -224,11 +223,7 @@ func (l *Live) acquire(ctx context.Context, ds *domain.DataSource, cfg *Config) 
 
 // release ends a query's use of its pool, closing the pool if it was retired meanwhile.
 func (l *Live) release(p *pool) {
-	l.mu.Lock()
-	p.refs--
-	done := p.retired && p.refs == 0
-	l.mu.Unlock()
-	if done {
+	if p.users.Done() {
 		p.db.Close()
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/store/storetest"
 	"github.com/agentplane/agentplane/internal/vault"
 )
 
@@ -32,15 +33,8 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, "memory")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if _, err := st.WorkspaceCreate(ctx, &domain.Workspace{ID: testWS, Name: "Test", Slug: "test"}); err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.Memory(t)
+	storetest.Workspace(t, st, &domain.Workspace{ID: testWS, Name: "Test", Slug: "test"})
 	return &fixture{t: t, st: st, box: secretbox.NewRandom()}
 }
 

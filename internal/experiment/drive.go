@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/background"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/eval"
 	"github.com/agentplane/agentplane/internal/runtime"
@@ -111,25 +112,19 @@ func (d *drive) load(ctx context.Context) string {
 
 // renew keeps the lease until ctx ends; a renewal refused cancels the drive.
 func (d *drive) renew(ctx context.Context, cancel context.CancelFunc, log *slog.Logger) {
-	t := time.NewTicker(d.r.cfg.Lease / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	background.Every(ctx, d.r.cfg.Lease/3, func() bool {
 		ok, err := d.r.cfg.Store.ExperimentRenew(ctx, d.x.ID, d.r.node, d.r.cfg.Lease)
 		if err != nil {
 			log.Warn("renew experiment lease", slog.Any("error", err))
-			continue
+			return true
 		}
 		if !ok {
 			log.Info("experiment no longer held by this node (cancelled, or taken over)")
 			cancel()
-			return
+			return false
 		}
-	}
+		return true
+	})
 }
 
 func (d *drive) acquire(ctx context.Context) bool {

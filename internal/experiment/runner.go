@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/background"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -50,9 +51,8 @@ type Runner struct {
 	cfg  Config
 	node string
 
+	task   background.Task
 	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
 	wake   chan struct{}
 	owned  map[string]bool // experiments driven by this node now
 	drives sync.WaitGroup
@@ -72,30 +72,15 @@ func NewRunner(cfg Config) *Runner {
 	return &Runner{cfg: cfg, node: cfg.Engine.Node(), wake: make(chan struct{}, 1), owned: map[string]bool{}}
 }
 
-// Start runs the runner in the background until Stop. A second Start does nothing.
-func (r *Runner) Start(ctx context.Context) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.cancel != nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	r.cancel, r.done = cancel, make(chan struct{})
-	go r.loop(ctx, r.done)
-}
+// Start runs the runner in the background until Stop. A second Start while it runs does
+// nothing.
+func (r *Runner) Start(ctx context.Context) { r.task.Start(ctx, r.loop) }
 
 // Stop stops driving experiments: nothing more is started, the leases are given up so that
 // another node (or this one, restarted) goes on with them, and runs in progress are left to
 // the engine. Safe to call more than once, and without Start.
 func (r *Runner) Stop() {
-	r.mu.Lock()
-	cancel, done := r.cancel, r.done
-	r.mu.Unlock()
-	if cancel == nil {
-		return
-	}
-	cancel()
-	<-done
+	r.task.Stop()
 	r.drives.Wait()
 }
 
@@ -107,8 +92,7 @@ func (r *Runner) Wake() {
 	}
 }
 
-func (r *Runner) loop(ctx context.Context, done chan struct{}) {
-	defer close(done)
+func (r *Runner) loop(ctx context.Context) {
 	t := time.NewTicker(r.cfg.PollInterval)
 	defer t.Stop()
 	for {

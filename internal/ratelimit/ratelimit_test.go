@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/store/storetest"
 )
 
 func TestMain(m *testing.M) {
@@ -158,12 +159,7 @@ func TestSharedStoreDown(t *testing.T) {
 // PostgreSQL, and Redis when TEST_REDIS_URL is set.
 func TestSharedStores(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) {
-		st, err := store.Open(context.Background(), "memory")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		checkShared(t, NewDatabase(st))
+		checkShared(t, NewDatabase(storetest.Memory(t)))
 	})
 	t.Run("postgres", func(t *testing.T) {
 		st := openTestPostgres(t)

@@ -7,9 +7,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/background"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -49,11 +49,8 @@ type Config struct {
 
 // Purger runs the retention passes.
 type Purger struct {
-	cfg Config
-
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
+	cfg  Config
+	task background.Task
 }
 
 // New returns a Purger; Start runs it.
@@ -75,48 +72,22 @@ func New(cfg Config) *Purger {
 
 // Start runs a pass every Interval while this node leads, in the background until Stop. A
 // second Start while it runs does nothing.
-func (p *Purger) Start(ctx context.Context) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cancel != nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	p.cancel, p.done = cancel, make(chan struct{})
-	go p.loop(ctx, p.done)
-}
+func (p *Purger) Start(ctx context.Context) { p.task.Start(ctx, p.loop) }
 
 // Stop ends the loop and waits for a pass in progress (its current transaction is rolled
 // back). Safe to call more than once, and without Start.
-func (p *Purger) Stop() {
-	p.mu.Lock()
-	cancel, done := p.cancel, p.done
-	p.cancel = nil
-	p.mu.Unlock()
-	if cancel == nil {
-		return
-	}
-	cancel()
-	<-done
-}
+func (p *Purger) Stop() { p.task.Stop() }
 
-func (p *Purger) loop(ctx context.Context, done chan struct{}) {
-	defer close(done)
-	t := time.NewTicker(p.cfg.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+func (p *Purger) loop(ctx context.Context) {
+	background.Every(ctx, p.cfg.Interval, func() bool {
 		if p.cfg.Leader != nil && !p.cfg.Leader() {
-			continue
+			return true
 		}
 		if _, err := p.Pass(ctx); err != nil && ctx.Err() == nil {
 			p.cfg.Logger.Error("retention purge", slog.Any("error", err))
 		}
-	}
+		return true
+	})
 }
 
 // Result is what one pass deleted.

@@ -12,6 +12,7 @@ import (
 	"github.com/agentplane/agentplane/internal/dbtest"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/store/storetest"
 )
 
 func TestMain(m *testing.M) {
@@ -22,12 +23,7 @@ func TestMain(m *testing.M) {
 // forEachStore runs fn on in-memory SQLite and, with TEST_DATABASE_URL, on PostgreSQL.
 func forEachStore(t *testing.T, fn func(t *testing.T, st *store.Store)) {
 	t.Run("sqlite", func(t *testing.T) {
-		st, err := store.Open(context.Background(), "memory")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		fn(t, st)
+		fn(t, storetest.Memory(t))
 	})
 	t.Run("postgres", func(t *testing.T) {
 		u := dbtest.PostgresURL(t)

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/background"
 	"github.com/agentplane/agentplane/internal/pgbus"
 )
 
@@ -64,15 +65,8 @@ func (el *elector) elect(ctx context.Context, lock leaderLock) bool {
 // run holds the lock again every Interval and runs the leader's work while this node leads,
 // until ctx ends.
 func (el *elector) run(ctx context.Context) {
-	t := time.NewTicker(el.cfg.Interval)
-	defer t.Stop()
 	was := false
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	background.Every(ctx, el.cfg.Interval, func() bool {
 		lead, err := el.lock.hold(ctx)
 		if err != nil && ctx.Err() == nil {
 			el.cfg.Logger.Warn("leader election", "error", err)
@@ -85,7 +79,8 @@ func (el *elector) run(ctx context.Context) {
 		if lead {
 			el.cfg.Lead(ctx)
 		}
-	}
+		return true
+	})
 }
 
 // isLeading reports whether this node won its last election.

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentplane/agentplane/internal/background"
 )
 
 // heartbeatConfig is what a heartbeat needs.
@@ -39,16 +41,10 @@ func newHeartbeat(cfg heartbeatConfig) *heartbeat {
 
 // run renews the leases every Interval until ctx ends.
 func (hb *heartbeat) run(ctx context.Context) {
-	t := time.NewTicker(hb.cfg.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			hb.renew(ctx)
-		}
-	}
+	background.Every(ctx, hb.cfg.Interval, func() bool {
+		hb.renew(ctx)
+		return true
+	})
 }
 
 // renew extends the leases of every run of this node in one statement. A run missing from

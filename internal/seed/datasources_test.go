@@ -9,20 +9,15 @@ import (
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/store/storetest"
 	"github.com/agentplane/agentplane/internal/vault"
 )
 
 func TestCredentialAndDataSourceLoaders(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, "memory")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storetest.Memory(t)
 	ws := store.NewID()
-	if _, err := st.WorkspaceCreate(ctx, &domain.Workspace{ID: ws, Name: "Seed", Slug: "seed"}); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Workspace(t, st, &domain.Workspace{ID: ws, Name: "Seed", Slug: "seed"})
 	box := secretbox.NewRandom()
 	l := &loader{st: st, ws: ws, box: box}
 

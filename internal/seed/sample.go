@@ -47,9 +47,8 @@ type Sample struct {
 
 type sampleDB struct {
 	*datasource.SQLDB
-	keep    *sql.DB // the connection that created the in-memory database, which lives as long as it
-	refs    int
-	retired bool
+	keep  *sql.DB // the connection that created the in-memory database, which lives as long as it
+	users datasource.Users
 }
 
 func (d *sampleDB) close() error { return errors.Join(d.SQLDB.Close(), d.keep.Close()) }
@@ -135,21 +134,17 @@ func (s *Sample) acquire(ctx context.Context, version string, cfg *datasource.Co
 			old := s.dbs[s.order[0]]
 			delete(s.dbs, s.order[0])
 			s.order = s.order[1:]
-			if old.retired = true; old.refs == 0 {
+			if old.users.Retire() {
 				old.close()
 			}
 		}
 	}
-	d.refs++
+	d.users.Add()
 	return d, nil
 }
 
 func (s *Sample) release(d *sampleDB) {
-	s.mu.Lock()
-	d.refs--
-	done := d.retired && d.refs == 0
-	s.mu.Unlock()
-	if done {
+	if d.users.Done() {
 		d.close()
 	}
 }

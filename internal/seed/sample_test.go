@@ -13,6 +13,7 @@ import (
 	"github.com/agentplane/agentplane/internal/datasource"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/store/storetest"
 )
 
 // sampleFixture is a store with the test workspace, where data sources are made for Sample.
@@ -23,16 +24,16 @@ type sampleFixture struct {
 
 func newSampleFixture(t testing.TB) *sampleFixture {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, "memory")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if _, err := st.WorkspaceCreate(ctx, &domain.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"}); err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.Memory(t)
+	storetest.Workspace(t, st, &domain.Workspace{ID: testWorkspace, Name: "Test", Slug: "test"})
 	return &sampleFixture{t: t, st: st}
+}
+
+// sample is a Sample executor over the fixture's store, closed when the test ends.
+func (f *sampleFixture) sample() *Sample {
+	s := NewSample(f.st)
+	f.t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // source stores a data source of typ (no credential: Sample needs none) with cfg as its
@@ -117,8 +118,7 @@ func names(cols []datasource.Column) []string {
 // TestSampleSQL: the emulator's result is what the SQL says over the sample tables.
 func TestSampleSQL(t *testing.T) {
 	f := newSampleFixture(t)
-	s := NewSample(f.st)
-	t.Cleanup(func() { s.Close() })
+	s := f.sample()
 	ctx := context.Background()
 	id := f.source("postgres", "", shopConfig(t, nil))
 	q := func(query string, params any, limit int) *datasource.Result {
@@ -250,8 +250,7 @@ func TestSampleSQL(t *testing.T) {
 // oldest versions' databases are closed beyond maxSampleDBs.
 func TestSampleConcurrentAndEviction(t *testing.T) {
 	f := newSampleFixture(t)
-	s := NewSample(f.st)
-	t.Cleanup(func() { s.Close() })
+	s := f.sample()
 	ctx := context.Background()
 	id := f.source("sqlite", "", shopConfig(t, nil))
 	var wg sync.WaitGroup
@@ -285,8 +284,7 @@ func TestSampleConcurrentAndEviction(t *testing.T) {
 
 func TestSampleHTTP(t *testing.T) {
 	f := newSampleFixture(t)
-	s := NewSample(f.st)
-	t.Cleanup(func() { s.Close() })
+	s := f.sample()
 	ctx := context.Background()
 	q := func(id, query string, params any, limit int) *datasource.Result {
 		t.Helper()
@@ -352,8 +350,7 @@ func BenchmarkSample(b *testing.B) {
 	}}
 	b.Run("query", func(b *testing.B) {
 		f := newSampleFixture(b)
-		s := NewSample(f.st)
-		defer s.Close()
+		s := f.sample()
 		id := f.source("postgres", "", tables)
 		benchSampleQuery(b, s, id, "SELECT c.country, count(*) FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY c.country")
 	})

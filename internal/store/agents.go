@@ -113,15 +113,7 @@ func (s *Store) AgentUpdate(ctx context.Context, ws, id string, p domain.AgentPa
 
 // AgentDelete removes an agent with its versions and returns it as it was.
 func (s *Store) AgentDelete(ctx context.Context, ws, id string) (*domain.Agent, error) {
-	var a *domain.Agent
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if a, err = tx.AgentGet(ctx, ws, id); err != nil {
-			return err
-		}
-		return tx.deleteRow(ctx, "agent", "agents", ws, id)
-	})
-	return a, err
+	return deleteAsWas(ctx, s, "agent", "agents", ws, id, (*Store).AgentGet, nil)
 }
 
 const agentVersionColumns = `v.id, v.workspace_id, v.agent_id, v.version, v.config, v.notes, v.created_at,

@@ -46,17 +46,7 @@ func scanAnnotationItem(row interface{ Scan(...any) error }) (*domain.Annotation
 // AnnotationQueueList returns one page of a workspace's queues, newest first, and the total.
 func (s *Store) AnnotationQueueList(ctx context.Context, ws string, p domain.Page) ([]*domain.AnnotationQueue, int, error) {
 	where, args := whereClause("", ws, nil)
-	q, qargs := pagedSelect(annotationQueueColumns, "annotation_queues", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list annotation queues: %w", err)
-	}
-	items, err := collect(rows, scanAnnotationQueue)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "annotation_queues"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "annotation_queues", annotationQueueColumns, where, args, "", p, scanAnnotationQueue)
 }
 
 // AnnotationQueueGet returns one queue of the workspace with its item counts.
@@ -152,15 +142,7 @@ func (s *Store) AnnotationQueueUpdate(ctx context.Context, ws, id string, p doma
 // AnnotationQueueDelete removes a queue with its items and returns it as it was; the scores
 // its reviews wrote stay.
 func (s *Store) AnnotationQueueDelete(ctx context.Context, ws, id string) (*domain.AnnotationQueue, error) {
-	var q *domain.AnnotationQueue
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if q, err = tx.AnnotationQueueGet(ctx, ws, id); err != nil {
-			return err
-		}
-		return tx.deleteRow(ctx, "annotation queue", "annotation_queues", ws, id)
-	})
-	return q, err
+	return deleteAsWas(ctx, s, "annotation queue", "annotation_queues", ws, id, (*Store).AnnotationQueueGet, nil)
 }
 
 // AnnotationItemsAdd adds executions of the workspace to a queue, all or none, and returns
@@ -215,17 +197,7 @@ func (s *Store) AnnotationItemList(ctx context.Context, ws, queueID, status stri
 		return nil, 0, err
 	}
 	where, args := whereClause("", ws, []cond{{"queue_id = $%d", queueID}, {"status = $%d", status}})
-	q, qargs := pagedSelect(annotationItemColumns, "annotation_items", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list annotation items: %w", err)
-	}
-	items, err := collect(rows, scanAnnotationItem)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "annotation_items"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "annotation_items", annotationItemColumns, where, args, "", p, scanAnnotationItem)
 }
 
 // AnnotationItemGet returns one item of a queue.

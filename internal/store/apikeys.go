@@ -45,17 +45,7 @@ func (s *Store) APIKeyCreate(ctx context.Context, k *domain.APIKey, hash string)
 // APIKeyList returns one page of a workspace's keys that are not revoked, newest first.
 func (s *Store) APIKeyList(ctx context.Context, ws string, p domain.Page) ([]*domain.APIKey, int, error) {
 	where := " WHERE workspace_id = $1 AND revoked_at IS NULL"
-	q, qargs := pagedSelect(apiKeyColumns, "api_keys", where, []any{ws}, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list api keys: %w", err)
-	}
-	items, err := collect(rows, scanAPIKey)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "api_keys"+where, []any{ws})
-	return items, total, err
+	return listPage(ctx, s, "api_keys", apiKeyColumns, where, []any{ws}, "", p, scanAPIKey)
 }
 
 // APIKeyGet returns one key of the workspace; a revoked key is not found.

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/agentplane/agentplane/internal/domain"
@@ -37,29 +35,12 @@ func (s *Store) AssetList(ctx context.Context, ws string, f domain.AssetFilter, 
 		{"execution_id = $%d", f.ExecutionID},
 		{"type = $%d", f.Type},
 	})
-	q, qargs := pagedSelect(assetColumns, "assets", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list assets: %w", err)
-	}
-	items, err := collect(rows, scanAsset)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "assets"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "assets", assetColumns, where, args, "", p, scanAsset)
 }
 
 // AssetGet returns one asset of the workspace.
 func (s *Store) AssetGet(ctx context.Context, ws, id string) (*domain.Asset, error) {
-	a, err := scanAsset(s.r.QueryRowContext(ctx, "SELECT "+assetColumns+" FROM assets WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("asset", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get asset %s: %w", id, err)
-	}
-	return a, nil
+	return getByID(ctx, s, "asset", "assets", assetColumns, ws, id, scanAsset)
 }
 
 // AssetBlobLock holds, until the caller's transaction ends, a lock on the blob sum of

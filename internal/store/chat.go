@@ -43,30 +43,13 @@ func (s *Store) ChatSessionCreate(ctx context.Context, c *domain.ChatSession) (*
 
 // ChatSessionGet returns one session.
 func (s *Store) ChatSessionGet(ctx context.Context, ws, id string) (*domain.ChatSession, error) {
-	c, err := scanChatSession(s.r.QueryRowContext(ctx, "SELECT "+chatSessionColumns+" FROM chat_sessions WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("chat session", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get chat session %s: %w", id, err)
-	}
-	return c, nil
+	return getByID(ctx, s, "chat session", "chat_sessions", chatSessionColumns, ws, id, scanChatSession)
 }
 
 // ChatSessionList returns one page of sessions, newest first.
 func (s *Store) ChatSessionList(ctx context.Context, ws string, f domain.ChatSessionFilter, p domain.Page) ([]*domain.ChatSession, int, error) {
 	where, args := whereClause("", ws, []cond{{"agent_id = $%d", f.AgentID}, {"end_user_id = $%d", f.EndUserID}})
-	q, qargs := pagedSelect(chatSessionColumns, "chat_sessions", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list chat sessions: %w", err)
-	}
-	items, err := collect(rows, scanChatSession)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "chat_sessions"+where+newestFirst, args)
-	return items, total, err
+	return listPage(ctx, s, "chat_sessions", chatSessionColumns, where, args, newestFirst, p, scanChatSession)
 }
 
 // ChatSessionUpdate changes a session's title or metadata.
@@ -80,18 +63,12 @@ func (s *Store) ChatSessionUpdate(ctx context.Context, ws, id string, p domain.C
 // ChatSessionDelete removes a session and its messages. A session with a reply in progress
 // cannot be deleted (409).
 func (s *Store) ChatSessionDelete(ctx context.Context, ws, id string) (*domain.ChatSession, error) {
-	var c *domain.ChatSession
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if c, err = tx.ChatSessionGet(ctx, ws, id); err != nil {
-			return err
-		}
+	return deleteAsWas(ctx, s, "chat session", "chat_sessions", ws, id, (*Store).ChatSessionGet, func(tx *Store, c *domain.ChatSession) error {
 		if c.ActiveExecutionID != nil {
 			return &ConflictError{Message: fmt.Sprintf("chat session %s is generating a reply (execution %s); cancel it or wait before deleting", id, *c.ActiveExecutionID)}
 		}
-		return tx.deleteRow(ctx, "chat session", "chat_sessions", ws, id)
+		return nil
 	})
-	return c, err
 }
 
 // ChatSessionLock marks a session busy with an execution; a session already busy is a 409.

@@ -121,29 +121,12 @@ func (s *Store) CredentialList(ctx context.Context, ws string, f domain.Credenti
 		{"provider = $%d", f.Provider},
 		{likeBoth("name", "description"), likePattern(f.Query)},
 	})
-	q, qargs := pagedSelect(credentialColumns, "credentials", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list credentials: %w", err)
-	}
-	items, err := collect(rows, scanCredential)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "credentials"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "credentials", credentialColumns, where, args, "", p, scanCredential)
 }
 
 // CredentialGet returns one credential of the workspace (masked).
 func (s *Store) CredentialGet(ctx context.Context, ws, id string) (*domain.Credential, error) {
-	c, err := scanCredential(s.r.QueryRowContext(ctx, "SELECT "+credentialColumns+" FROM credentials WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("credential", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get credential %s: %w", id, err)
-	}
-	return c, nil
+	return getByID(ctx, s, "credential", "credentials", credentialColumns, ws, id, scanCredential)
 }
 
 // CredentialCreate inserts a credential with its value as sealed for its workspace and id (so
@@ -186,12 +169,7 @@ func (s *Store) CredentialUpdate(ctx context.Context, ws, id string, p domain.Cr
 // CredentialDelete removes a credential and returns it as it was. A credential that a data
 // source or an MCP tool still uses is not deleted: the *ConflictError names the user.
 func (s *Store) CredentialDelete(ctx context.Context, ws, id string) (*domain.Credential, error) {
-	var c *domain.Credential
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if c, err = tx.CredentialGet(ctx, ws, id); err != nil {
-			return err
-		}
+	return deleteAsWas(ctx, s, "credential", "credentials", ws, id, (*Store).CredentialGet, func(tx *Store, _ *domain.Credential) error {
 		for _, user := range []struct{ table, kind string }{{"data_sources", "data source"}, {"mcp_tools", "MCP tool"}} {
 			var userID, name string
 			err := tx.w.QueryRowContext(ctx, "SELECT id, name FROM "+user.table+" WHERE workspace_id = $1 AND credential_id = $2 ORDER BY id LIMIT 1",
@@ -203,12 +181,8 @@ func (s *Store) CredentialDelete(ctx context.Context, ws, id string) (*domain.Cr
 				return fmt.Errorf("check users of credential %s: %w", id, err)
 			}
 		}
-		if err := tx.credentialTriggerUser(ctx, ws, id); err != nil {
-			return err
-		}
-		return tx.deleteRow(ctx, "credential", "credentials", ws, id)
+		return tx.credentialTriggerUser(ctx, ws, id)
 	})
-	return c, err
 }
 
 // credentialTriggerUser returns a *ConflictError naming a trigger whose config sends its

@@ -48,29 +48,12 @@ func nullRaw(v json.RawMessage) *string {
 // DatasetList returns one page of a workspace's datasets, newest first, and the total count.
 func (s *Store) DatasetList(ctx context.Context, ws string, f domain.DatasetFilter, p domain.Page) ([]*domain.Dataset, int, error) {
 	where, args := whereClause("", ws, []cond{{"name = $%d", f.Name}, {likeBoth("name", "description"), likePattern(f.Query)}})
-	q, qargs := pagedSelect(datasetColumns, "datasets", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list datasets: %w", err)
-	}
-	items, err := collect(rows, scanDataset)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "datasets"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "datasets", datasetColumns, where, args, "", p, scanDataset)
 }
 
 // DatasetGet returns one dataset of the workspace.
 func (s *Store) DatasetGet(ctx context.Context, ws, id string) (*domain.Dataset, error) {
-	d, err := scanDataset(s.r.QueryRowContext(ctx, "SELECT "+datasetColumns+" FROM datasets WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("dataset", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get dataset %s: %w", id, err)
-	}
-	return d, nil
+	return getByID(ctx, s, "dataset", "datasets", datasetColumns, ws, id, scanDataset)
 }
 
 // DatasetCreate inserts an empty dataset; a name already used in the workspace is a
@@ -117,18 +100,12 @@ func (s *Store) DatasetUpdate(ctx context.Context, ws, id string, p domain.Datas
 
 // DatasetDelete removes a dataset with its items and returns it as it was.
 func (s *Store) DatasetDelete(ctx context.Context, ws, id string) (*domain.Dataset, error) {
-	var d *domain.Dataset
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if d, err = tx.DatasetGet(ctx, ws, id); err != nil {
-			return err
-		}
+	return deleteAsWas(ctx, s, "dataset", "datasets", ws, id, (*Store).DatasetGet, func(tx *Store, _ *domain.Dataset) error {
 		if _, err := tx.exec(ctx, "DELETE FROM dataset_items WHERE dataset_id = $1", id); err != nil {
 			return fmt.Errorf("delete items of dataset %s: %w", id, err)
 		}
-		return tx.deleteRow(ctx, "dataset", "datasets", ws, id)
+		return nil
 	})
-	return d, err
 }
 
 // DatasetTouch records a change to a dataset's items: its version goes up by one and its item
@@ -173,17 +150,7 @@ func (s *Store) DatasetItemList(ctx context.Context, ws, datasetID string, p dom
 		return nil, 0, err
 	}
 	where, args := whereClause("", ws, []cond{{"dataset_id = $%d", datasetID}})
-	q, qargs := pagedSelect(datasetItemColumns, "dataset_items", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list items of dataset %s: %w", datasetID, err)
-	}
-	items, err := collect(rows, scanDatasetItem)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "dataset_items"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "dataset_items", datasetItemColumns, where, args, "", p, scanDatasetItem)
 }
 
 // DatasetItemsAll returns every item of a dataset, oldest first: the order an experiment runs

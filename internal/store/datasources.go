@@ -105,18 +105,12 @@ func (s *Store) DataSourceUpdate(ctx context.Context, ws, id string, p domain.Da
 
 // DataSourceDelete removes a data source with its versions and returns it as it was.
 func (s *Store) DataSourceDelete(ctx context.Context, ws, id string) (*domain.DataSource, error) {
-	var d *domain.DataSource
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if d, err = tx.DataSourceGet(ctx, ws, id); err != nil {
-			return err
-		}
+	return deleteAsWas(ctx, s, "data source", "data_sources", ws, id, (*Store).DataSourceGet, func(tx *Store, _ *domain.DataSource) error {
 		if _, err := tx.exec(ctx, "DELETE FROM data_source_versions WHERE workspace_id = $1 AND data_source_id = $2", ws, id); err != nil {
 			return fmt.Errorf("delete versions of data source %s: %w", id, err)
 		}
-		return tx.deleteRow(ctx, "data source", "data_sources", ws, id)
+		return nil
 	})
-	return d, err
 }
 
 const dataSourceVersionColumns = `v.id, v.workspace_id, v.data_source_id, v.version, v.config, v.notes, v.created_at,

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -44,29 +43,12 @@ func ruleFilterNormal(f domain.RuleFilter) domain.RuleFilter {
 // EvaluationRuleList returns one page of a workspace's rules, newest first, and the total count.
 func (s *Store) EvaluationRuleList(ctx context.Context, ws string, f domain.EvaluationRuleFilter, p domain.Page) ([]*domain.EvaluationRule, int, error) {
 	where, args := whereClause("", ws, []cond{{"evaluator_id = $%d", f.EvaluatorID}, {"agent_id = $%d", f.AgentID}})
-	q, qargs := pagedSelect(evaluationRuleColumns, "evaluation_rules", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list evaluation rules: %w", err)
-	}
-	items, err := collect(rows, scanEvaluationRule)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "evaluation_rules"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "evaluation_rules", evaluationRuleColumns, where, args, "", p, scanEvaluationRule)
 }
 
 // EvaluationRuleGet returns one rule of the workspace.
 func (s *Store) EvaluationRuleGet(ctx context.Context, ws, id string) (*domain.EvaluationRule, error) {
-	r, err := scanEvaluationRule(s.r.QueryRowContext(ctx, "SELECT "+evaluationRuleColumns+" FROM evaluation_rules WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("evaluation rule", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get evaluation rule %s: %w", id, err)
-	}
-	return r, nil
+	return getByID(ctx, s, "evaluation rule", "evaluation_rules", evaluationRuleColumns, ws, id, scanEvaluationRule)
 }
 
 // EvaluationRuleCreate inserts a rule (checked by the caller, package eval).
@@ -103,15 +85,7 @@ func (s *Store) EvaluationRuleReplace(ctx context.Context, r *domain.EvaluationR
 // EvaluationRuleDelete removes a rule with its pending judgments and returns it as it was;
 // the scores it gave stay.
 func (s *Store) EvaluationRuleDelete(ctx context.Context, ws, id string) (*domain.EvaluationRule, error) {
-	var r *domain.EvaluationRule
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if r, err = tx.EvaluationRuleGet(ctx, ws, id); err != nil {
-			return err
-		}
-		return tx.deleteRow(ctx, "evaluation rule", "evaluation_rules", ws, id)
-	})
-	return r, err
+	return deleteAsWas(ctx, s, "evaluation rule", "evaluation_rules", ws, id, (*Store).EvaluationRuleGet, nil)
 }
 
 // EvaluationRulesFor returns the enabled rules that may score a run of agentID: the agent's
@@ -166,17 +140,7 @@ func (s *Store) JudgmentRuleList(ctx context.Context, ws, ruleID, status string,
 		return nil, 0, err
 	}
 	where, args := whereClause("", ws, []cond{{"rule_id = $%d", ruleID}, {"status = $%d", status}})
-	q, qargs := pagedSelect(judgmentColumns, "evaluation_judgments", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list judgments: %w", err)
-	}
-	items, err := collect(rows, scanJudgment)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "evaluation_judgments"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "evaluation_judgments", judgmentColumns, where, args, "", p, scanJudgment)
 }
 
 // JudgmentClaim takes up to limit pending judgments due at now for one attempt by node: each
@@ -184,33 +148,7 @@ func (s *Store) JudgmentRuleList(ctx context.Context, ws, ruleID, status string,
 // which no other node takes it. A node that stops mid-judgment leaves its lease to expire;
 // the row is then due again.
 func (s *Store) JudgmentClaim(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*domain.Judgment, error) {
-	// Most polls find nothing due: a read says so without a write.
-	var one int
-	err := s.r.QueryRowContext(ctx, "SELECT 1 FROM evaluation_judgments WHERE status = 'pending' AND next_attempt_at <= $1 LIMIT 1",
-		now.UnixMilli()).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("look for due judgments: %w", err)
-	}
-	free := "(lease_expires_at IS NULL OR lease_expires_at < " + s.nowMS() + ")"
-	pick := fmt.Sprintf(`SELECT id FROM evaluation_judgments WHERE status = 'pending' AND next_attempt_at <= $1 AND %s
-		ORDER BY next_attempt_at, id LIMIT %d`, free, max(limit, 1))
-	if s.dialect == Postgres {
-		pick += " FOR UPDATE SKIP LOCKED"
-	}
-	// The conditions are checked again on the row itself, so a row another node claimed
-	// between the pick and the update is skipped, not taken twice.
-	ctx = context.WithoutCancel(ctx)
-	rows, err := s.w.QueryContext(ctx, `UPDATE evaluation_judgments SET attempts = attempts + 1, lease_owner = $2,
-		lease_expires_at = `+s.nowMS()+` + $3, updated_at = $4
-		WHERE id IN (`+pick+`) AND status = 'pending' AND next_attempt_at <= $1 AND `+free+`
-		RETURNING `+judgmentColumns, now.UnixMilli(), node, lease.Milliseconds(), domain.Now())
-	if err != nil {
-		return nil, fmt.Errorf("claim judgments: %w", err)
-	}
-	return collect(rows, scanJudgment)
+	return claimDue(ctx, s, "evaluation_judgments", "judgments", judgmentColumns, node, now, lease, limit, scanJudgment)
 }
 
 // JudgmentComplete writes the score of attempt number `attempt` of judgment id by node and

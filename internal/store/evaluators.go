@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/agentplane/agentplane/internal/domain"
@@ -27,29 +26,12 @@ func scanEvaluator(row interface{ Scan(...any) error }) (*domain.Evaluator, erro
 func (s *Store) EvaluatorList(ctx context.Context, ws string, f domain.EvaluatorFilter, p domain.Page) ([]*domain.Evaluator, int, error) {
 	where, args := whereClause("", ws, []cond{{"type = $%d", f.Type}, {"name = $%d", f.Name},
 		{likeBoth("name", "description"), likePattern(f.Query)}})
-	q, qargs := pagedSelect(evaluatorColumns, "evaluators", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list evaluators: %w", err)
-	}
-	items, err := collect(rows, scanEvaluator)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "evaluators"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "evaluators", evaluatorColumns, where, args, "", p, scanEvaluator)
 }
 
 // EvaluatorGet returns one evaluator of the workspace.
 func (s *Store) EvaluatorGet(ctx context.Context, ws, id string) (*domain.Evaluator, error) {
-	e, err := scanEvaluator(s.r.QueryRowContext(ctx, "SELECT "+evaluatorColumns+" FROM evaluators WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("evaluator", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get evaluator %s: %w", id, err)
-	}
-	return e, nil
+	return getByID(ctx, s, "evaluator", "evaluators", evaluatorColumns, ws, id, scanEvaluator)
 }
 
 // EvaluatorCreate inserts an evaluator (checked by the caller, package eval); a name already

@@ -160,14 +160,7 @@ func optTime(t *domain.Time) any {
 
 // ExecutionGet returns one execution of the workspace.
 func (s *Store) ExecutionGet(ctx context.Context, ws, id string) (*domain.Execution, error) {
-	e, err := scanExecution(s.r.QueryRowContext(ctx, "SELECT "+executionColumns+" FROM executions WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("execution", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get execution %s: %w", id, err)
-	}
-	return e, nil
+	return getByID(ctx, s, "execution", "executions", executionColumns, ws, id, scanExecution)
 }
 
 // ExecutionList returns one page of executions, newest first.
@@ -185,26 +178,17 @@ func (s *Store) ExecutionList(ctx context.Context, ws string, f domain.Execution
 		args = append(args, f.CreatedBefore)
 		where += fmt.Sprintf(" AND created_at < $%d", len(args))
 	}
-	q, qargs := pagedSelect(executionColumns, "executions", where, args, p)
-	if f == (domain.ExecutionFilter{}) && p.After == nil && pageOffset(p) > 0 {
-		// A page past the first of the whole list skips whole hours by their counts (a
-		// filtered list has no counts to skip by, and keeps OFFSET).
-		before, rest, err := s.executionsSkip(ctx, ws, pageOffset(p))
-		if err != nil {
-			return nil, 0, err
-		}
-		q, qargs = offsetSelect(executionColumns, "executions", where+" AND created_at < $2", p.Limit, rest), []any{ws, before}
+	if f != (domain.ExecutionFilter{}) || p.After != nil || pageOffset(p) == 0 {
+		return listPage(ctx, s, "executions", executionColumns, where, args, newestFirst, p, scanExecution)
 	}
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list executions: %w", err)
-	}
-	items, err := collect(rows, scanExecution)
+	// A page past the first of the whole list skips whole hours by their counts (a filtered
+	// list has no counts to skip by, and keeps OFFSET).
+	before, rest, err := s.executionsSkip(ctx, ws, pageOffset(p))
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.listCount(ctx, p, len(items), "executions"+where+newestFirst, args)
-	return items, total, err
+	q := offsetSelect(executionColumns, "executions", where+" AND created_at < $2", p.Limit, rest)
+	return listQuery(ctx, s, "executions", q, []any{ws, before}, "executions"+where+newestFirst, args, p, scanExecution)
 }
 
 // hourMS is the length of the hours execution_hours counts the runs of (migration 00037).

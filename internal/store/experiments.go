@@ -92,30 +92,13 @@ func (s *Store) experimentItemsInsert(ctx context.Context, experimentID string, 
 
 // ExperimentGet returns one experiment of the workspace.
 func (s *Store) ExperimentGet(ctx context.Context, ws, id string) (*domain.Experiment, error) {
-	x, err := scanExperiment(s.r.QueryRowContext(ctx, "SELECT "+experimentColumns+" FROM experiments WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("experiment", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get experiment %s: %w", id, err)
-	}
-	return x, nil
+	return getByID(ctx, s, "experiment", "experiments", experimentColumns, ws, id, scanExperiment)
 }
 
 // ExperimentList returns one page of a workspace's experiments, newest first, and the total.
 func (s *Store) ExperimentList(ctx context.Context, ws string, f domain.ExperimentFilter, p domain.Page) ([]*domain.Experiment, int, error) {
 	where, args := whereClause("", ws, []cond{{"dataset_id = $%d", f.DatasetID}, {"agent_id = $%d", f.AgentID}, {"status = $%d", f.Status}})
-	q, qargs := pagedSelect(experimentColumns, "experiments", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list experiments: %w", err)
-	}
-	items, err := collect(rows, scanExperiment)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "experiments"+where+newestFirst, args)
-	return items, total, err
+	return listPage(ctx, s, "experiments", experimentColumns, where, args, newestFirst, p, scanExperiment)
 }
 
 // ExperimentClaim makes up to limit unfinished experiments whose lease is free (new ones) or

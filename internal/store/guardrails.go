@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/agentplane/agentplane/internal/domain"
@@ -34,29 +32,12 @@ func (s *Store) GuardrailList(ctx context.Context, ws string, f domain.Guardrail
 		enabledCond(f.Enabled),
 		{likeBoth("name", "description"), likePattern(f.Query)},
 	})
-	q, qargs := pagedSelect(guardrailColumns, "guardrails", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list guardrails: %w", err)
-	}
-	items, err := collect(rows, scanGuardrail)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "guardrails"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "guardrails", guardrailColumns, where, args, "", p, scanGuardrail)
 }
 
 // GuardrailGet returns one guardrail of the workspace.
 func (s *Store) GuardrailGet(ctx context.Context, ws, id string) (*domain.Guardrail, error) {
-	g, err := scanGuardrail(s.r.QueryRowContext(ctx, "SELECT "+guardrailColumns+" FROM guardrails WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("guardrail", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get guardrail %s: %w", id, err)
-	}
-	return g, nil
+	return getByID(ctx, s, "guardrail", "guardrails", guardrailColumns, ws, id, scanGuardrail)
 }
 
 // GuardrailCreate inserts a guardrail; a preset ID (from seed data or fixtures) is kept.
@@ -99,16 +80,7 @@ func (s *Store) GuardrailUpdate(ctx context.Context, ws, id string, p domain.Gua
 // GuardrailDelete removes a guardrail and returns it as it was. It refuses with a
 // *ConflictError while any agent version lists the guardrail in its guardrails.
 func (s *Store) GuardrailDelete(ctx context.Context, ws, id string) (*domain.Guardrail, error) {
-	var g *domain.Guardrail
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if g, err = tx.GuardrailGet(ctx, ws, id); err != nil {
-			return err
-		}
-		if err := tx.refuseIfConfigured(ctx, ws, "guardrail", id, func(c *domain.AgentConfig) []string { return c.Guardrails }); err != nil {
-			return err
-		}
-		return tx.deleteRow(ctx, "guardrail", "guardrails", ws, id)
+	return deleteAsWas(ctx, s, "guardrail", "guardrails", ws, id, (*Store).GuardrailGet, func(tx *Store, _ *domain.Guardrail) error {
+		return tx.refuseIfConfigured(ctx, ws, "guardrail", id, func(c *domain.AgentConfig) []string { return c.Guardrails })
 	})
-	return g, err
 }

@@ -138,13 +138,5 @@ func (s *Store) LLMModelUpdate(ctx context.Context, ws, id string, p domain.LLMM
 
 // LLMModelDelete removes a workspace model and returns it as it was.
 func (s *Store) LLMModelDelete(ctx context.Context, ws, id string) (*domain.LLMModel, error) {
-	var m *domain.LLMModel
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if m, err = tx.LLMModelGet(ctx, ws, id); err != nil {
-			return err
-		}
-		return tx.deleteRow(ctx, "llm model", "workspace_llm_models", ws, id)
-	})
-	return m, err
+	return deleteAsWas(ctx, s, "llm model", "workspace_llm_models", ws, id, (*Store).LLMModelGet, nil)
 }

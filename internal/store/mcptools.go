@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -57,29 +55,12 @@ func (s *Store) MCPToolList(ctx context.Context, ws string, f domain.MCPToolFilt
 		enabledCond(f.Enabled),
 		{likeBoth("name", "description"), likePattern(f.Query)},
 	})
-	q, qargs := pagedSelect(mcpToolColumns, "mcp_tools", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list mcp tools: %w", err)
-	}
-	items, err := collect(rows, scanMCPTool)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "mcp_tools"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "mcp_tools", mcpToolColumns, where, args, "", p, scanMCPTool)
 }
 
 // MCPToolGet returns one MCP server of the workspace.
 func (s *Store) MCPToolGet(ctx context.Context, ws, id string) (*domain.MCPTool, error) {
-	t, err := scanMCPTool(s.r.QueryRowContext(ctx, "SELECT "+mcpToolColumns+" FROM mcp_tools WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("mcp tool", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get mcp tool %s: %w", id, err)
-	}
-	return t, nil
+	return getByID(ctx, s, "mcp tool", "mcp_tools", mcpToolColumns, ws, id, scanMCPTool)
 }
 
 // MCPToolCreate inserts an MCP server; a preset ID (from seed data or fixtures) is kept.
@@ -158,18 +139,9 @@ func (s *Store) MCPToolRefreshed(ctx context.Context, ws, id string, tools []dom
 // MCPToolDelete removes an MCP server and returns it as it was. It refuses with a
 // *ConflictError while any agent version lists the server in its tools.
 func (s *Store) MCPToolDelete(ctx context.Context, ws, id string) (*domain.MCPTool, error) {
-	var t *domain.MCPTool
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if t, err = tx.MCPToolGet(ctx, ws, id); err != nil {
-			return err
-		}
-		if err := tx.refuseIfConfigured(ctx, ws, "mcp tool", id, (*domain.AgentConfig).ToolIDs); err != nil {
-			return err
-		}
-		return tx.deleteRow(ctx, "mcp tool", "mcp_tools", ws, id)
+	return deleteAsWas(ctx, s, "mcp tool", "mcp_tools", ws, id, (*Store).MCPToolGet, func(tx *Store, _ *domain.MCPTool) error {
+		return tx.refuseIfConfigured(ctx, ws, "mcp tool", id, (*domain.AgentConfig).ToolIDs)
 	})
-	return t, err
 }
 
 // refuseIfConfigured returns a *ConflictError naming the first agent (and version) whose

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -33,29 +32,12 @@ func (s *Store) MemoryList(ctx context.Context, ws string, f domain.MemoryFilter
 		{"key = $%d", f.Key},
 		{likeBoth("key", "content"), likePattern(f.Query)},
 	})
-	q, qargs := pagedSelect(memoryColumns, "memories", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list memories: %w", err)
-	}
-	items, err := collect(rows, scanMemory)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "memories"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "memories", memoryColumns, where, args, "", p, scanMemory)
 }
 
 // MemoryGet returns one memory of the workspace.
 func (s *Store) MemoryGet(ctx context.Context, ws, id string) (*domain.Memory, error) {
-	m, err := scanMemory(s.r.QueryRowContext(ctx, "SELECT "+memoryColumns+" FROM memories WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("memory", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get memory %s: %w", id, err)
-	}
-	return m, nil
+	return getByID(ctx, s, "memory", "memories", memoryColumns, ws, id, scanMemory)
 }
 
 // MemoryCreate inserts a memory; a preset ID is kept.
@@ -92,15 +74,7 @@ func (s *Store) MemoryUpdate(ctx context.Context, ws, id string, p domain.Memory
 
 // MemoryDelete removes a memory and returns it as it was.
 func (s *Store) MemoryDelete(ctx context.Context, ws, id string) (*domain.Memory, error) {
-	var m *domain.Memory
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if m, err = tx.MemoryGet(ctx, ws, id); err != nil {
-			return err
-		}
-		return tx.deleteRow(ctx, "memory", "memories", ws, id)
-	})
-	return m, err
+	return deleteAsWas(ctx, s, "memory", "memories", ws, id, (*Store).MemoryGet, nil)
 }
 
 // where is the scope's condition, with its argument numbered n.

@@ -120,21 +120,15 @@ func (s *Store) PromptUpdate(ctx context.Context, ws, id string, p domain.Prompt
 // version of an agent refers to (config.prompt_id) is not deleted: that is a *ConflictError
 // naming the agent.
 func (s *Store) PromptDelete(ctx context.Context, ws, id string) (*domain.Prompt, error) {
-	var p *domain.Prompt
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if p, err = tx.PromptGet(ctx, ws, id); err != nil {
-			return err
-		}
+	return deleteAsWas(ctx, s, "prompt", "prompts", ws, id, (*Store).PromptGet, func(tx *Store, _ *domain.Prompt) error {
 		if err := tx.promptUnused(ctx, ws, id); err != nil {
 			return err
 		}
 		if _, err := tx.exec(ctx, "DELETE FROM prompt_versions WHERE workspace_id = $1 AND prompt_id = $2", ws, id); err != nil {
 			return fmt.Errorf("delete versions of prompt %s: %w", id, err)
 		}
-		return tx.deleteRow(ctx, "prompt", "prompts", ws, id)
+		return nil
 	})
-	return p, err
 }
 
 // promptUnused returns a *ConflictError when an agent version's config names the prompt.

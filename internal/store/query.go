@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/agentplane/agentplane/internal/domain"
 )
@@ -126,6 +127,81 @@ func limitAt(limit, offset int) string {
 	return fmt.Sprintf(" LIMIT %d OFFSET %d", max(limit, 0), max(offset, 0))
 }
 
+// claimDue takes up to limit pending rows of table (an outbox: webhook deliveries,
+// judgments) due at now for one attempt by node: each gets its attempt counted and a lease of
+// the given length (on the database's clock), during which no other node takes it. It
+// returns the columns ret of the rows, scanned by scan; what names the rows in errors.
+func claimDue[T any](ctx context.Context, s *Store, table, what, ret string, node string, now time.Time, lease time.Duration, limit int,
+	scan func(interface{ Scan(...any) error }) (*T, error)) ([]*T, error) {
+	// Most polls find nothing due: a read says so without a write (which would also move
+	// the store's Generation, and with it the emulator's read cache, every poll).
+	var one int
+	err := s.r.QueryRowContext(ctx, "SELECT 1 FROM "+table+" WHERE status = 'pending' AND next_attempt_at <= $1 LIMIT 1",
+		now.UnixMilli()).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look for due %s: %w", what, err)
+	}
+	free := "(lease_expires_at IS NULL OR lease_expires_at < " + s.nowMS() + ")"
+	pick := fmt.Sprintf(`SELECT id FROM %s WHERE status = 'pending' AND next_attempt_at <= $1 AND %s
+		ORDER BY next_attempt_at, id LIMIT %d`, table, free, max(limit, 1))
+	if s.dialect == Postgres {
+		pick += " FOR UPDATE SKIP LOCKED"
+	}
+	// The conditions are checked again on the row itself: under READ COMMITTED a row another
+	// node claimed between the pick and the update is skipped, not taken twice.
+	ctx = context.WithoutCancel(ctx) // a claim is never left half done
+	rows, err := s.w.QueryContext(ctx, `UPDATE `+table+` SET attempts = attempts + 1, lease_owner = $2,
+		lease_expires_at = `+s.nowMS()+` + $3, updated_at = $4
+		WHERE id IN (`+pick+`) AND status = 'pending' AND next_attempt_at <= $1 AND `+free+`
+		RETURNING `+ret, now.UnixMilli(), node, lease.Milliseconds(), domain.Now())
+	if err != nil {
+		return nil, fmt.Errorf("claim %s: %w", what, err)
+	}
+	return collect(rows, scan)
+}
+
+// getByID returns the row id of the workspace's table, scanned by scan; none is a
+// *NotFoundError naming resource.
+func getByID[T any](ctx context.Context, s *Store, resource, table, cols, ws, id string,
+	scan func(interface{ Scan(...any) error }) (*T, error)) (*T, error) {
+	v, err := scan(s.r.QueryRowContext(ctx, "SELECT "+cols+" FROM "+table+" WHERE workspace_id = $1 AND id = $2", ws, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound(resource, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get %s %s: %w", resource, id, err)
+	}
+	return v, nil
+}
+
+// listPage returns one page of the rows of table that match where (with args), newest
+// first, scanned by scan, and the list's total (see listCount). countOrder follows where in
+// the count: newestFirst on the history tables, else "".
+func listPage[T any](ctx context.Context, s *Store, table, cols, where string, args []any, countOrder string, p domain.Page,
+	scan func(interface{ Scan(...any) error }) (*T, error)) ([]*T, int, error) {
+	q, qargs := pagedSelect(cols, table, where, args, p)
+	return listQuery(ctx, s, table, q, qargs, table+where+countOrder, args, p, scan)
+}
+
+// listQuery runs q (with qargs), one page of a list of table, and counts the list's rows of
+// from (a table, its WHERE clause and order, with args; see listCount).
+func listQuery[T any](ctx context.Context, s *Store, table, q string, qargs []any, from string, args []any, p domain.Page,
+	scan func(interface{ Scan(...any) error }) (*T, error)) ([]*T, int, error) {
+	rows, err := s.r.QueryContext(ctx, q, qargs...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list %s: %w", table, err)
+	}
+	items, err := collect(rows, scan)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.listCount(ctx, p, len(items), from, args)
+	return items, total, err
+}
+
 // newestFirst is the order of most lists. Given to listCount after a history table's WHERE
 // clause, it makes PostgreSQL count along the index that serves the list (the planner
 // otherwise reads the table from its start until it has seen enough of the workspace's rows,
@@ -237,6 +313,27 @@ func (s *Store) deleteRow(ctx context.Context, resource, table, ws, id string) e
 		return notFound(resource, id)
 	}
 	return nil
+}
+
+// deleteAsWas deletes the row id of table in one transaction and returns it as get read it
+// first. before, when given, runs between the two: a check that refuses the delete (a
+// *ConflictError naming what still uses the row) or the delete of rows that go with it.
+func deleteAsWas[T any](ctx context.Context, s *Store, resource, table, ws, id string,
+	get func(tx *Store, ctx context.Context, ws, id string) (T, error), before func(tx *Store, v T) error) (T, error) {
+	var v T
+	err := s.InTx(ctx, func(tx *Store) error {
+		var err error
+		if v, err = get(tx, ctx, ws, id); err != nil {
+			return err
+		}
+		if before != nil {
+			if err := before(tx, v); err != nil {
+				return err
+			}
+		}
+		return tx.deleteRow(ctx, resource, table, ws, id)
+	})
+	return v, err
 }
 
 // nextVersion advances the parent's version counter and returns the new number, in one

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -34,29 +32,12 @@ func (s *Store) ScoreConfigList(ctx context.Context, ws string, f domain.ScoreCo
 		archived,
 		{likeBoth("name", "description"), likePattern(f.Query)},
 	})
-	q, qargs := pagedSelect(scoreConfigColumns, "score_configs", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list score configs: %w", err)
-	}
-	items, err := collect(rows, scanScoreConfig)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "score_configs"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "score_configs", scoreConfigColumns, where, args, "", p, scanScoreConfig)
 }
 
 // ScoreConfigGet returns one score config of the workspace.
 func (s *Store) ScoreConfigGet(ctx context.Context, ws, id string) (*domain.ScoreConfig, error) {
-	c, err := scanScoreConfig(s.r.QueryRowContext(ctx, "SELECT "+scoreConfigColumns+" FROM score_configs WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("score config", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get score config %s: %w", id, err)
-	}
-	return c, nil
+	return getByID(ctx, s, "score config", "score_configs", scoreConfigColumns, ws, id, scanScoreConfig)
 }
 
 // ScoreConfigCreate checks and inserts a score config; a name the workspace already uses is

@@ -59,29 +59,12 @@ func deref(p *string) string {
 // ScoreList returns one page of a workspace's scores, newest first, and the total count.
 func (s *Store) ScoreList(ctx context.Context, ws string, f domain.ScoreFilter, p domain.Page) ([]*domain.Score, int, error) {
 	where, args := scoreFilterClause(f, ws)
-	q, qargs := pagedSelect(scoreColumns, "scores", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list scores: %w", err)
-	}
-	items, err := collect(rows, scanScore)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "scores"+where+newestFirst, args)
-	return items, total, err
+	return listPage(ctx, s, "scores", scoreColumns, where, args, newestFirst, p, scanScore)
 }
 
 // ScoreGet returns one score of the workspace.
 func (s *Store) ScoreGet(ctx context.Context, ws, id string) (*domain.Score, error) {
-	sc, err := scanScore(s.r.QueryRowContext(ctx, "SELECT "+scoreColumns+" FROM scores WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("score", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get score %s: %w", id, err)
-	}
-	return sc, nil
+	return getByID(ctx, s, "score", "scores", scoreColumns, ws, id, scanScore)
 }
 
 // ScoreCreate checks a score and inserts it, in one transaction. Under a config (ConfigID)
@@ -303,15 +286,7 @@ func (s *Store) ScoreUpdate(ctx context.Context, ws, id string, p domain.ScorePa
 
 // ScoreDelete removes a score and returns it as it was.
 func (s *Store) ScoreDelete(ctx context.Context, ws, id string) (*domain.Score, error) {
-	var sc *domain.Score
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if sc, err = tx.ScoreGet(ctx, ws, id); err != nil {
-			return err
-		}
-		return tx.deleteRow(ctx, "score", "scores", ws, id)
-	})
-	return sc, err
+	return deleteAsWas(ctx, s, "score", "scores", ws, id, (*Store).ScoreGet, nil)
 }
 
 // summaryBuckets is how many buckets a numeric distribution has (and the most distinct

@@ -463,17 +463,7 @@ func (s *Store) TraceList(ctx context.Context, ws string, f domain.TraceFilter, 
 	bounds, bargs := traceFilterBounds(f, len(args))
 	where += bounds
 	args = append(args, bargs...)
-	q, qargs := pagedSelect(traceColumns, "traces", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list traces: %w", err)
-	}
-	items, err := collect(rows, scanTrace)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "traces"+where+newestFirst, args)
-	return items, total, err
+	return listPage(ctx, s, "traces", traceColumns, where, args, newestFirst, p, scanTrace)
 }
 
 // TraceGet returns a trace with its spans in start order.

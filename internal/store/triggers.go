@@ -101,30 +101,13 @@ func timeOrNil(t *domain.Time) any {
 
 // TriggerGet returns one trigger of the workspace (secrets masked).
 func (s *Store) TriggerGet(ctx context.Context, ws, id string) (*domain.Trigger, error) {
-	t, err := scanTrigger(s.r.QueryRowContext(ctx, "SELECT "+triggerColumns+" FROM agent_triggers WHERE workspace_id = $1 AND id = $2", ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("trigger", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get trigger %s: %w", id, err)
-	}
-	return t, nil
+	return getByID(ctx, s, "trigger", "agent_triggers", triggerColumns, ws, id, scanTrigger)
 }
 
 // TriggerList returns one page of a workspace's triggers, newest first, and the total.
 func (s *Store) TriggerList(ctx context.Context, ws string, f domain.TriggerFilter, p domain.Page) ([]*domain.Trigger, int, error) {
 	where, args := whereClause("", ws, []cond{{"agent_id = $%d", f.AgentID}, {"type = $%d", f.Type}})
-	q, qargs := pagedSelect(triggerColumns, "agent_triggers", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list triggers: %w", err)
-	}
-	items, err := collect(rows, scanTrigger)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "agent_triggers"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "agent_triggers", triggerColumns, where, args, "", p, scanTrigger)
 }
 
 // TriggerSecretsSealed returns the sealed secrets of a trigger ("" when it has none).
@@ -204,15 +187,7 @@ func (s *Store) TriggerRotate(ctx context.Context, ws, id, tokenHash, prefix str
 // TriggerDelete removes a trigger (its event and conversation records go with it) and
 // returns it as it was.
 func (s *Store) TriggerDelete(ctx context.Context, ws, id string) (*domain.Trigger, error) {
-	var t *domain.Trigger
-	err := s.InTx(ctx, func(tx *Store) error {
-		var err error
-		if t, err = tx.TriggerGet(ctx, ws, id); err != nil {
-			return err
-		}
-		return tx.deleteRow(ctx, "trigger", "agent_triggers", ws, id)
-	})
-	return t, err
+	return deleteAsWas(ctx, s, "trigger", "agent_triggers", ws, id, (*Store).TriggerGet, nil)
 }
 
 // DuplicateEventError says an inbound event was already handled within TriggerDedupWindow.

@@ -156,17 +156,7 @@ func (s *Store) WebhookDeliveryCreate(ctx context.Context, d *domain.WebhookDeli
 // their payloads).
 func (s *Store) WebhookDeliveryList(ctx context.Context, ws string, f domain.WebhookDeliveryFilter, p domain.Page) ([]*domain.WebhookDelivery, int, error) {
 	where, args := whereClause("", ws, []cond{{"execution_id = $%d", f.ExecutionID}, {"status = $%d", f.Status}})
-	q, qargs := pagedSelect(deliveryColumns, "webhook_deliveries", where, args, p)
-	rows, err := s.r.QueryContext(ctx, q, qargs...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list webhook deliveries: %w", err)
-	}
-	items, err := collect(rows, func(row interface{ Scan(...any) error }) (*domain.WebhookDelivery, error) { return scanDelivery(row) })
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.listCount(ctx, p, len(items), "webhook_deliveries"+where, args)
-	return items, total, err
+	return listPage(ctx, s, "webhook_deliveries", deliveryColumns, where, args, "", p, func(row interface{ Scan(...any) error }) (*domain.WebhookDelivery, error) { return scanDelivery(row) })
 }
 
 // WebhookDeliveryGet returns one delivery of the workspace with its payload.
@@ -189,43 +179,17 @@ func (s *Store) WebhookDeliveryGet(ctx context.Context, ws, id string) (*domain.
 // clock), during which no other node takes it. It returns them with payload and sealed
 // secret. A node that stops mid-attempt leaves its lease to expire; the row is then due again.
 func (s *Store) WebhookDeliveryClaim(ctx context.Context, node string, now time.Time, lease time.Duration, limit int) ([]*domain.WebhookDelivery, error) {
-	// Most polls find nothing due: a read says so without a write (which would also move
-	// the store's Generation, and with it the emulator's read cache, every poll).
-	var one int
-	err := s.r.QueryRowContext(ctx, "SELECT 1 FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $1 LIMIT 1",
-		now.UnixMilli()).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("look for due webhook deliveries: %w", err)
-	}
-	pick := fmt.Sprintf(`SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $1
-		AND (lease_expires_at IS NULL OR lease_expires_at < %s) ORDER BY next_attempt_at, id LIMIT %d`, s.nowMS(), max(limit, 1))
-	if s.dialect == Postgres {
-		pick += " FOR UPDATE SKIP LOCKED"
-	}
-	// The conditions are checked again on the row itself: under READ COMMITTED a row another
-	// node claimed between the pick and the update is skipped, not taken twice.
-	ctx = context.WithoutCancel(ctx) // a claim is never left half done
-	rows, err := s.w.QueryContext(ctx, `UPDATE webhook_deliveries SET attempts = attempts + 1, lease_owner = $2,
-		lease_expires_at = `+s.nowMS()+` + $3, updated_at = $4
-		WHERE id IN (`+pick+`) AND status = 'pending' AND next_attempt_at <= $1
-		AND (lease_expires_at IS NULL OR lease_expires_at < `+s.nowMS()+`)
-		RETURNING `+deliveryColumns+`, payload, secret`, now.UnixMilli(), node, lease.Milliseconds(), domain.Now())
-	if err != nil {
-		return nil, fmt.Errorf("claim webhook deliveries: %w", err)
-	}
-	return collect(rows, func(row interface{ Scan(...any) error }) (*domain.WebhookDelivery, error) {
-		var payload string
-		var secret string
-		d, err := scanDelivery(row, &payload, &secret)
-		if err != nil {
-			return nil, err
-		}
-		d.Payload, d.Secret = json.RawMessage(payload), secret
-		return d, nil
-	})
+	return claimDue(ctx, s, "webhook_deliveries", "webhook deliveries", deliveryColumns+", payload, secret", node, now, lease, limit,
+		func(row interface{ Scan(...any) error }) (*domain.WebhookDelivery, error) {
+			var payload string
+			var secret string
+			d, err := scanDelivery(row, &payload, &secret)
+			if err != nil {
+				return nil, err
+			}
+			d.Payload, d.Secret = json.RawMessage(payload), secret
+			return d, nil
+		})
 }
 
 // WebhookDeliveryRecord writes the outcome of attempt number `attempt` made by node and ends

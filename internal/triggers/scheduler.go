@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/background"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/store"
@@ -48,9 +48,7 @@ type SchedulerConfig struct {
 type Scheduler struct {
 	cfg SchedulerConfig
 
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
+	task background.Task
 }
 
 // NewScheduler returns a scheduler; Start runs it.
@@ -70,34 +68,15 @@ func NewScheduler(cfg SchedulerConfig) *Scheduler {
 	return &Scheduler{cfg: cfg}
 }
 
-// Start runs the scheduler's loop in the background until Stop (or ctx ends). A second
-// Start while it runs does nothing.
-func (s *Scheduler) Start(ctx context.Context) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cancel != nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.cancel, s.done = cancel, make(chan struct{})
-	go s.loop(ctx, s.done)
-}
+// Start runs the scheduler's loop in the background until Stop. A second Start while it runs
+// does nothing.
+func (s *Scheduler) Start(ctx context.Context) { s.task.Start(ctx, s.loop) }
 
 // Stop ends the loop and waits for a tick in progress. Safe to call more than once, and
 // without Start.
-func (s *Scheduler) Stop() {
-	s.mu.Lock()
-	cancel, done := s.cancel, s.done
-	s.mu.Unlock()
-	if cancel == nil {
-		return
-	}
-	cancel()
-	<-done
-}
+func (s *Scheduler) Stop() { s.task.Stop() }
 
-func (s *Scheduler) loop(ctx context.Context, done chan struct{}) {
-	defer close(done)
+func (s *Scheduler) loop(ctx context.Context) {
 	t := time.NewTicker(s.cfg.PollInterval)
 	defer t.Stop()
 	var pruned time.Time

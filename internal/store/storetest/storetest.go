@@ -1,0 +1,30 @@
+// Package storetest gives the tests of other packages a store of their own on in-memory
+// SQLite. (The store's own tests cannot use it: it imports the store.)
+package storetest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentplane/agentplane/internal/domain"
+	"github.com/agentplane/agentplane/internal/store"
+)
+
+// Memory returns a store on a fresh in-memory SQLite database, closed when the test ends.
+func Memory(t testing.TB) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), "memory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// Workspace creates ws in st; the test fails if it cannot.
+func Workspace(t testing.TB, st *store.Store, ws *domain.Workspace) {
+	t.Helper()
+	if _, err := st.WorkspaceCreate(context.Background(), ws); err != nil {
+		t.Fatal(err)
+	}
+}
