@@ -24,10 +24,11 @@ import (
 type Template struct {
 	migrate func(ctx context.Context, url string) error
 
-	mu     sync.Mutex
-	done   bool     // the first attempt was made
-	name   string   // the template database; "" when it could not be made
-	copies []string // the databases copied from it, dropped by Drop
+	mu    sync.Mutex
+	done  bool   // the first attempt was made
+	name  string // the template database; "" when it could not be made
+	drops sync.WaitGroup
+	turns chan struct{} // bounds the drops under way
 
 	sqliteOnce sync.Once
 	sqliteDir  string // holds the migrated SQLite file; removed by Drop
@@ -37,17 +38,18 @@ type Template struct {
 // NewTemplate returns a template whose database migrate fills; migrate must close every
 // connection it opened before it returns (PostgreSQL copies only an idle template).
 func NewTemplate(migrate func(ctx context.Context, url string) error) *Template {
-	return &Template{migrate: migrate}
+	return &Template{migrate: migrate, turns: make(chan struct{}, 8)}
 }
 
-// URL returns the URL of a fresh database copied from the template, dropped by Drop; "" when
-// TEST_DATABASE_URL is unset (the caller skips, saying so). When the server refuses to create
-// databases it falls back to a fresh schema (PostgresURL), which the caller migrates as it
-// always does.
+// URL returns the URL of a fresh database copied from the template, dropped once the test has
+// ended; "" when TEST_DATABASE_URL is unset (the caller skips, saying so). When the server
+// refuses to create databases it falls back to a fresh schema (PostgresURL), which the caller
+// migrates as it always does.
 //
-// The copies are dropped together at the end rather than each when its test ends: PostgreSQL
-// forces a checkpoint on every DROP DATABASE, which costs a second or more while other tests
-// write (2 cores, load 20), and drops asking at the same time share one.
+// The drop runs in the background, while the next tests run (Drop waits for it): PostgreSQL
+// forces a checkpoint on every DROP DATABASE, which takes a second or more while other tests
+// write (2 cores, load 20), and drops asking at the same time share one (8 drops at once took
+// 4.9 s on the loaded machine, 4 one after the other 10.3 s).
 func (tp *Template) URL(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv("TEST_DATABASE_URL")
@@ -65,9 +67,13 @@ func (tp *Template) URL(t testing.TB) string {
 	if err := adminExec(base, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, template)); err != nil {
 		t.Fatalf("copy the template database: %v", err)
 	}
-	tp.mu.Lock()
-	tp.copies = append(tp.copies, name)
-	tp.mu.Unlock()
+	t.Cleanup(func() {
+		tp.drops.Go(func() {
+			tp.turns <- struct{}{}
+			defer func() { <-tp.turns }()
+			_ = adminExec(base, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		})
+	})
 	u, err := withDatabase(base, name)
 	if err != nil {
 		t.Fatal(err)
@@ -138,31 +144,20 @@ func (tp *Template) SQLiteFile(t testing.TB) string {
 // sqliteName is the file name of the template SQLite database and of its copies.
 const sqliteName = "agentplane.db"
 
-// Drop drops the copies and the template database, and removes the template SQLite file;
-// TestMain calls it once the tests are done.
+// Drop waits for the copies to be dropped, drops the template database and removes the
+// template SQLite file; TestMain calls it once the tests are done, before it looks for
+// goroutines left behind (see storetest.Main).
 func (tp *Template) Drop() {
+	tp.drops.Wait()
 	if tp.sqliteDir != "" {
 		_ = os.RemoveAll(tp.sqliteDir)
 	}
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
-	base := os.Getenv("TEST_DATABASE_URL")
-	// Side by side: the checkpoints the drops ask for at the same time are one checkpoint
-	// (8 drops at once took 4.9 s on the loaded machine, 4 one after the other 10.3 s).
-	var wg sync.WaitGroup
-	turns := make(chan struct{}, 16)
-	for _, name := range tp.copies {
-		wg.Go(func() {
-			turns <- struct{}{}
-			defer func() { <-turns }()
-			_ = adminExec(base, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		})
-	}
-	wg.Wait()
 	if tp.name != "" {
-		_ = adminExec(base, "DROP DATABASE IF EXISTS "+tp.name+" WITH (FORCE)")
+		_ = adminExec(os.Getenv("TEST_DATABASE_URL"), "DROP DATABASE IF EXISTS "+tp.name+" WITH (FORCE)")
+		tp.name = ""
 	}
-	tp.copies, tp.name = nil, ""
 }
 
 // adminExec runs one statement on its own connection to the database at base.

@@ -3,6 +3,7 @@ package dbtest
 import (
 	"context"
 	"database/sql"
+	"net/url"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -89,7 +90,8 @@ func TestTemplateSQLiteFile(t *testing.T) {
 }
 
 // TestTemplatePostgres: every test gets a database copied from the one migrated once, apart
-// from the others; Drop drops the copies and the template.
+// from the others; the copies go once their test ends, and Drop waits for them and drops the
+// template.
 func TestTemplatePostgres(t *testing.T) {
 	base := os.Getenv("TEST_DATABASE_URL")
 	if base == "" {
@@ -97,18 +99,28 @@ func TestTemplatePostgres(t *testing.T) {
 	}
 	var runs atomic.Int32
 	tp := countingTemplate("pgx", &runs)
-	a, b := tp.URL(t), tp.URL(t)
-	if a == b || runs.Load() != 1 || !strings.Contains(a, "/agentplane_test_") {
-		t.Fatalf("copies %s and %s after %d migrations", a, b, runs.Load())
-	}
-	write(t, "pgx", a)
-	if got := strings.Join(rows(t, "pgx", a), ","); got != "migrated,written" {
-		t.Fatalf("first copy: %s", got)
-	}
-	if got := strings.Join(rows(t, "pgx", b), ","); got != "migrated" {
-		t.Fatalf("second copy sees the first one's write: %s", got)
-	}
-	names := append([]string{tp.name}, tp.copies...)
+	var names []string
+	t.Run("copies", func(t *testing.T) {
+		a, b := tp.URL(t), tp.URL(t)
+		if a == b || runs.Load() != 1 {
+			t.Fatalf("copies %s and %s after %d migrations", a, b, runs.Load())
+		}
+		write(t, "pgx", a)
+		if got := strings.Join(rows(t, "pgx", a), ","); got != "migrated,written" {
+			t.Fatalf("first copy: %s", got)
+		}
+		if got := strings.Join(rows(t, "pgx", b), ","); got != "migrated" {
+			t.Fatalf("second copy sees the first one's write: %s", got)
+		}
+		for _, u := range []string{a, b} {
+			p, err := url.Parse(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, strings.TrimPrefix(p.Path, "/"))
+		}
+	})
+	names = append(names, tp.name)
 	tp.Drop()
 	admin, err := sql.Open("pgx", base)
 	if err != nil {
