@@ -12,10 +12,14 @@ import (
 	"github.com/agentplane/agentplane/internal/dbtest"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/storetest"
 )
 
+// dbs is the migrated PostgreSQL database the tests copy, with TEST_DATABASE_URL.
+var dbs = storetest.NewTemplate()
+
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"),
+	storetest.Main(m, dbs, goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"),
 		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"))
 }
 
@@ -30,7 +34,7 @@ func forEachStore(t *testing.T, fn func(t *testing.T, st *store.Store)) {
 		fn(t, st)
 	})
 	t.Run("postgres", func(t *testing.T) {
-		u := dbtest.PostgresURL(t)
+		u := dbs.URL(t)
 		if u == "" {
 			t.Skip(dbtest.SkipMessage)
 		}
