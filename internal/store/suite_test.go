@@ -26,11 +26,12 @@ func forEachStore(t *testing.T, fn func(t *testing.T, s *Store)) {
 	})
 }
 
-// openTestPostgres opens the database at TEST_DATABASE_URL in a schema of its own, dropped
-// when the test ends; it skips the test when the variable is unset.
+// openTestPostgres opens a database of its own on the server at TEST_DATABASE_URL, a copy of
+// the package's migrated template, dropped when the test ends; it skips the test when the
+// variable is unset.
 func openTestPostgres(t testing.TB) *Store {
 	t.Helper()
-	u := dbtest.PostgresURL(t)
+	u := dbs.URL(t)
 	if u == "" {
 		t.Skip(dbtest.SkipMessage)
 	}
@@ -259,7 +260,7 @@ func TestAgentReadsSeeEveryWrite(t *testing.T) {
 }
 
 // openBenchStore opens a benchmark's store: a SQLite file at sqlitePath, or a PostgreSQL
-// schema of its own (openTestPostgres) for the "postgres" dialect.
+// database of its own (openTestPostgres) for the "postgres" dialect.
 func openBenchStore(b *testing.B, dialect, sqlitePath string) *Store {
 	b.Helper()
 	if dialect == "postgres" {
