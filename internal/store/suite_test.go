@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentplane/agentplane/internal/dbtest"
 	"github.com/agentplane/agentplane/internal/domain"
+	"github.com/pressly/goose/v3"
 )
 
 // forEachStore runs fn against a fresh in-memory SQLite store and, when TEST_DATABASE_URL is
@@ -23,6 +24,37 @@ func forEachStore(t *testing.T, fn func(t *testing.T, s *Store)) {
 	t.Run("postgres", func(t *testing.T) {
 		s := openTestPostgres(t)
 		fn(t, s)
+	})
+}
+
+// forEachStoreAt runs fn on an in-memory SQLite store and, with TEST_DATABASE_URL, on a
+// PostgreSQL one, both migrated up to version only, as a database made before the later
+// migrations: where a migration test starts, reached without going down from the newest (the
+// down migrations cost seconds on SQLite under -race; TestMigrationRetiresExecutionsWrite
+// goes down the whole way).
+func forEachStoreAt(t *testing.T, version int64, fn func(t *testing.T, s *Store, p *goose.Provider)) {
+	at := func(t *testing.T, url string) {
+		s, err := connect(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		p, err := s.migrations()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.UpTo(context.Background(), version); err != nil {
+			t.Fatal(err)
+		}
+		fn(t, s, p)
+	}
+	t.Run("sqlite", func(t *testing.T) { at(t, "memory") })
+	t.Run("postgres", func(t *testing.T) {
+		u := dbtest.PostgresURL(t)
+		if u == "" {
+			t.Skip(dbtest.SkipMessage)
+		}
+		at(t, u)
 	})
 }
 
