@@ -21,11 +21,21 @@ import (
 
 	"github.com/agentplane/agentplane/client"
 	"github.com/agentplane/agentplane/internal/cli"
+	"github.com/agentplane/agentplane/internal/store/storetest"
 )
 
-// binary is the agentplane binary TestMain builds once, for the tests that drive it in a
-// pseudo-terminal.
-var binary string
+// built is closed once TestMain's build of the agentplane binary has ended, for the tests
+// that drive it in a pseudo-terminal (agentplaneBinary): the build runs while the other
+// tests do.
+var (
+	built       = make(chan struct{})
+	binary      string
+	buildOutput []byte
+	buildErr    error
+)
+
+// dbs is the migrated SQLite file that serveTarget starts from.
+var dbs = storetest.NewTemplate()
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "agentplane-cli-test")
@@ -39,13 +49,14 @@ func TestMain(m *testing.M) {
 		args = append(args, "-race")
 	}
 	args = append(args, "github.com/agentplane/agentplane/cmd/agentplane")
-	if out, err := exec.Command(filepath.Join(goruntime.GOROOT(), "bin", "go"), args...).CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
+	go func() {
+		defer close(built)
+		buildOutput, buildErr = exec.Command(filepath.Join(goruntime.GOROOT(), "bin", "go"), args...).CombinedOutput()
+	}()
 	code := m.Run()
+	<-built
 	os.RemoveAll(dir)
+	dbs.Drop()
 	if code == 0 {
 		if err := goleak.Find(goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"),
 			goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
@@ -56,6 +67,16 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// agentplaneBinary waits for TestMain's build and returns the binary's path.
+func agentplaneBinary(t *testing.T) string {
+	t.Helper()
+	<-built
+	if buildErr != nil {
+		t.Fatalf("go build: %v\n%s", buildErr, buildOutput)
+	}
+	return binary
 }
 
 // target is a server the client commands talk to: its URL and an API key ("" for the emulator).
@@ -84,10 +105,12 @@ func emulatorTarget(t *testing.T) *target {
 var listening = regexp.MustCompile(`listening on (http://\S+)`)
 
 // serveTarget runs `agentplane serve` in-process on SQLite in a temporary directory, with
-// simulated models, and returns it with the bootstrap key it printed.
+// simulated models, and returns it with the bootstrap key it printed. The directory holds a
+// migrated empty database already (dbs.SQLiteFile names its copy agentplane.db, the file serve
+// opens in DATA_DIR): a first start on an empty directory is TestServeSaysWhereToGo's.
 func serveTarget(t *testing.T) *target {
 	t.Helper()
-	env := map[string]string{"HOST": "127.0.0.1", "PORT": "0", "DATA_DIR": t.TempDir(), "LOG_LEVEL": "warn",
+	env := map[string]string{"HOST": "127.0.0.1", "PORT": "0", "DATA_DIR": filepath.Dir(dbs.SQLiteFile(t)), "LOG_LEVEL": "warn",
 		"SHUTDOWN_TIMEOUT": "200ms", "MODELS": "simulated"}
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()

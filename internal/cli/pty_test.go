@@ -28,7 +28,7 @@ type term struct {
 
 func startTerm(t *testing.T, env map[string]string, args ...string) *term {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(agentplaneBinary(t), args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "TERM=xterm-256color"}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)

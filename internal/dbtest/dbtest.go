@@ -79,12 +79,11 @@ func PostgresDatabaseURL(t testing.TB) string {
 		_, _ = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
 		admin.Close()
 	})
-	u, err := url.Parse(base)
+	u, err := withDatabase(base, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.Path = "/" + name
-	return u.String()
+	return u
 }
 
 // SkipMessage is what a test skipped for want of TEST_DATABASE_URL says.

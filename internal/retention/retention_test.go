@@ -15,8 +15,11 @@ import (
 	"github.com/agentplane/agentplane/internal/store/storetest"
 )
 
+// dbs is the migrated PostgreSQL database the tests copy, with TEST_DATABASE_URL.
+var dbs = storetest.NewTemplate()
+
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"),
+	storetest.Main(m, dbs, goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"),
 		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"))
 }
 
@@ -26,7 +29,7 @@ func forEachStore(t *testing.T, fn func(t *testing.T, st *store.Store)) {
 		fn(t, storetest.Memory(t))
 	})
 	t.Run("postgres", func(t *testing.T) {
-		u := dbtest.PostgresURL(t)
+		u := dbs.URL(t)
 		if u == "" {
 			t.Skip(dbtest.SkipMessage)
 		}

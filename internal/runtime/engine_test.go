@@ -14,16 +14,21 @@ import (
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/seed"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/store/storetest"
 )
 
+// dbs are the migrated databases the tests copy: a SQLite file, and a PostgreSQL database
+// with TEST_DATABASE_URL.
+var dbs = storetest.NewTemplate()
+
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"))
+	storetest.Main(m, dbs, goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"))
 }
 
-// fixture opens a store with a workspace, the catalog and one simple agent.
+// fixture opens a store on a SQLite file with a workspace, the catalog and one simple agent.
 func fixture(t *testing.T) (*store.Store, *domain.Agent) {
 	t.Helper()
-	st, err := store.Open(context.Background(), t.TempDir()+"/a.db")
+	st, err := store.Open(context.Background(), dbs.SQLiteFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,11 +20,11 @@ import (
 	"github.com/agentplane/agentplane/internal/store"
 )
 
-// pgTestURL returns the URL of a fresh schema of the database at TEST_DATABASE_URL (dropped
-// when the test ends), or skips the test when the variable is unset.
+// pgTestURL returns the URL of a fresh database on the server at TEST_DATABASE_URL, a copy
+// of the migrated template (dbs), or skips the test when the variable is unset.
 func pgTestURL(t *testing.T) string {
 	t.Helper()
-	u := dbtest.PostgresURL(t)
+	u := dbs.URL(t)
 	if u == "" {
 		t.Skip(dbtest.SkipMessage)
 	}
@@ -146,7 +146,7 @@ func pgURLOf(st *store.Store, u string) string {
 	return ""
 }
 
-// TestCancelClaimRace: 400 runs cancelled while workers claim them. A cancel answers with the
+// TestCancelClaimRace: 200 runs cancelled while workers claim them. A cancel answers with the
 // run recorded cancelled, or with a 409 naming how it ended first; no model call of a
 // cancelled run starts after its cancel answered.
 func TestCancelClaimRace(t *testing.T) {
@@ -154,7 +154,7 @@ func TestCancelClaimRace(t *testing.T) {
 		ctx := context.Background()
 		m := newTestModel(4*time.Millisecond, "a", "b", "c")
 		e := engineOn(t, st, "", m, 8)
-		const n = 400
+		const n = 200
 		var wg sync.WaitGroup
 		var cancelled, ended atomic.Int32
 		sem := make(chan struct{}, 16)
@@ -235,7 +235,7 @@ func awaiting(t *testing.T, e *Engine, a *domain.Agent) *domain.Execution {
 	return x
 }
 
-// TestApproveCancelDenyRace: approve∥cancel and approve∥deny, 100 times each. Approve and deny
+// TestApproveCancelDenyRace: approve∥cancel and approve∥deny, 50 times each. Approve and deny
 // decide on the waiting run and exactly one wins; the other gets a 409. A cancel decided on
 // the waiting run that loses to approve is a 409 too; a cancel that sees the run approved
 // and running stops it (both answered 200, final cancelled). Answers always match the end.
@@ -250,7 +250,7 @@ func TestApproveCancelDenyRace(t *testing.T) {
 			return errors.As(err, &te) || errors.As(err, &ce)
 		}
 		counts := map[string]int{}
-		for i := range 200 {
+		for i := range 100 {
 			x := awaiting(t, e, gate)
 			deny := i%2 == 1
 			var approveErr, otherErr error

@@ -3,10 +3,13 @@ package seed
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/agentplane/agentplane/internal/store/storetest"
 )
+
+// dbs is the migrated SQLite file the tests of the seed tools copy.
+var dbs = storetest.NewTemplate()
 
 // TestMain checks that no test leaves a goroutine behind: every sample database is closed.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	storetest.Main(m, dbs)
 }

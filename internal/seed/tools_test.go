@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -20,7 +19,7 @@ const testWorkspace = "2o0yqLDGdJdFRBTuhdfPNEZdAvX"
 func newFileStore(t *testing.T) (*store.Store, *sql.DB) {
 	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "agentplane.db")
+	path := dbs.SQLiteFile(t)
 	st, err := store.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)

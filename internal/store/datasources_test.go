@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentplane/agentplane/internal/dbtest"
 	"github.com/agentplane/agentplane/internal/domain"
 
 	"github.com/agentplane/agentplane/internal/secretbox"
@@ -21,7 +20,7 @@ func dsTestStores(t *testing.T) map[Dialect]struct {
 	t.Helper()
 	ctx := context.Background()
 	urls := map[Dialect]string{SQLite: "memory"}
-	if u := dbtest.PostgresURL(t); u != "" {
+	if u := dbs.URL(t); u != "" {
 		urls[Postgres] = u
 	}
 	out := map[Dialect]struct {

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentplane/agentplane/internal/dbtest"
 	"github.com/agentplane/agentplane/internal/domain"
 )
 
@@ -247,24 +246,6 @@ func BenchmarkMarkModelCalled(b *testing.B) {
 			}
 		}
 	}
-	b.Run("sqlite", func(b *testing.B) {
-		s, err := Open(ctx, b.TempDir()+"/b.db")
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer s.Close()
-		run(b, s)
-	})
-	b.Run("postgres", func(b *testing.B) {
-		u := dbtest.PostgresURL(b)
-		if u == "" {
-			b.Skip(dbtest.SkipMessage)
-		}
-		s, err := Open(ctx, u)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer s.Close()
-		run(b, s)
-	})
+	b.Run("sqlite", func(b *testing.B) { run(b, openBenchStore(b, "sqlite", dbs.SQLiteFile(b))) })
+	b.Run("postgres", func(b *testing.B) { run(b, openTestPostgres(b)) })
 }

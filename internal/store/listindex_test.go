@@ -17,7 +17,7 @@ import (
 // of the index, whatever the order: only the last group of an index gains there.)
 func TestListIndexesStayDense(t *testing.T) {
 	const runs, maxBytesPerRun = 4_000, 120
-	s, err := Open(context.Background(), "file:"+t.TempDir()+"/dense.db")
+	s, err := Open(context.Background(), "file:"+dbs.SQLiteFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}

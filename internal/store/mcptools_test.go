@@ -7,19 +7,13 @@ import (
 	"testing"
 
 	"github.com/agentplane/agentplane/internal/domain"
+	"github.com/pressly/goose/v3"
 )
 
 // Migration 10 renames the http transport (streamable HTTP) and adds the refresh columns.
 func TestMigrationRenamesHTTPTransport(t *testing.T) {
-	forEachStore(t, func(t *testing.T, s *Store) {
+	forEachStoreAt(t, 8, func(t *testing.T, s *Store, p *goose.Provider) {
 		ctx := context.Background()
-		p, err := s.migrations()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := p.DownTo(ctx, 8); err != nil {
-			t.Fatal(err)
-		}
 		ws := mustWorkspace(t, s, "a")
 		id := NewID()
 		if _, err := s.exec(ctx, `INSERT INTO mcp_tools (id, workspace_id, name, transport, url, created_at, updated_at)

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"testing"
+
+	"github.com/agentplane/agentplane/internal/dbtest"
 )
 
 // BenchmarkOpenMemory is the cost of a fresh "memory" store, which most tests of the module
@@ -30,10 +32,27 @@ func BenchmarkOpenMemory(b *testing.B) {
 	})
 }
 
-// BenchmarkOpenPostgres is the cost of a fresh PostgreSQL store in a schema of its own, as the
-// tests open them.
+// BenchmarkOpenPostgres is the cost of a fresh PostgreSQL store as the tests open them: a
+// database copied from the package's migrated template (openTestPostgres), against applying
+// every migration to a schema of its own (what each test paid before the template).
 func BenchmarkOpenPostgres(b *testing.B) {
-	for b.Loop() {
-		openTestPostgres(b)
-	}
+	ctx := context.Background()
+	b.Run("template", func(b *testing.B) {
+		for b.Loop() {
+			openTestPostgres(b).Close()
+		}
+	})
+	b.Run("schema", func(b *testing.B) {
+		for b.Loop() {
+			u := dbtest.PostgresURL(b)
+			if u == "" {
+				b.Skip(dbtest.SkipMessage)
+			}
+			s, err := Open(ctx, u)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s.Close()
+		}
+	})
 }

@@ -47,12 +47,16 @@ var historyTables = map[string]bool{"executions": true, "execution_events": true
 // asked with EXPLAIN; on SQLite over 4,000 runs (its planner does not weigh table sizes
 // the way PostgreSQL's does, and the race detector slows its code tenfold), asked with
 // EXPLAIN QUERY PLAN.
+//
+// The two fills run side by side: SQLite's keeps this process busy, PostgreSQL's its server.
 func TestHistoryReadsUseIndexes(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
 		s := openTestPostgres(t)
 		checkHistoryPlans(t, s, 120_000, 100_000, pgSeqScans)
 	})
 	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
 		s, err := Open(context.Background(), "memory")
 		if err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentplane/agentplane/internal/dbtest"
 	"github.com/agentplane/agentplane/internal/domain"
+	"github.com/pressly/goose/v3"
 )
 
 // forEachStore runs fn against a fresh in-memory SQLite store and, when TEST_DATABASE_URL is
@@ -26,11 +27,43 @@ func forEachStore(t *testing.T, fn func(t *testing.T, s *Store)) {
 	})
 }
 
-// openTestPostgres opens the database at TEST_DATABASE_URL in a schema of its own, dropped
-// when the test ends; it skips the test when the variable is unset.
+// forEachStoreAt runs fn on an in-memory SQLite store and, with TEST_DATABASE_URL, on a
+// PostgreSQL one, both migrated up to version only, as a database made before the later
+// migrations: where a migration test starts, reached without going down from the newest (the
+// down migrations cost seconds on SQLite under -race; TestMigrationRetiresExecutionsWrite
+// goes down the whole way).
+func forEachStoreAt(t *testing.T, version int64, fn func(t *testing.T, s *Store, p *goose.Provider)) {
+	at := func(t *testing.T, url string) {
+		s, err := connect(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		p, err := s.migrations()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.UpTo(context.Background(), version); err != nil {
+			t.Fatal(err)
+		}
+		fn(t, s, p)
+	}
+	t.Run("sqlite", func(t *testing.T) { at(t, "memory") })
+	t.Run("postgres", func(t *testing.T) {
+		u := dbtest.PostgresURL(t)
+		if u == "" {
+			t.Skip(dbtest.SkipMessage)
+		}
+		at(t, u)
+	})
+}
+
+// openTestPostgres opens a database of its own on the server at TEST_DATABASE_URL, a copy of
+// the package's migrated template, dropped when the test ends; it skips the test when the
+// variable is unset.
 func openTestPostgres(t testing.TB) *Store {
 	t.Helper()
-	u := dbtest.PostgresURL(t)
+	u := dbs.URL(t)
 	if u == "" {
 		t.Skip(dbtest.SkipMessage)
 	}
@@ -259,7 +292,7 @@ func TestAgentReadsSeeEveryWrite(t *testing.T) {
 }
 
 // openBenchStore opens a benchmark's store: a SQLite file at sqlitePath, or a PostgreSQL
-// schema of its own (openTestPostgres) for the "postgres" dialect.
+// database of its own (openTestPostgres) for the "postgres" dialect.
 func openBenchStore(b *testing.B, dialect, sqlitePath string) *Store {
 	b.Helper()
 	if dialect == "postgres" {

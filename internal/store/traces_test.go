@@ -9,27 +9,21 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/domain"
+	"github.com/pressly/goose/v3"
 )
 
-// TestSpansMigration puts a database back to before migration 00012 (with 00013 applied), stores spans the old way
+// TestSpansMigration starts from a database made before migration 00012 (with 00013 applied), stores spans the old way
 // (one JSON array per batch), and checks that migrating again turns them into rows, one each,
 // with the same fields, and that the trace keeps its end user.
 func TestSpansMigration(t *testing.T) {
-	forEachStore(t, func(t *testing.T, s *Store) {
+	forEachStoreAt(t, 11, func(t *testing.T, s *Store, p *goose.Provider) {
 		ctx := context.Background()
-		ws := mustWorkspace(t, s, "a")
-		p, err := s.migrations()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := p.DownTo(ctx, 11); err != nil {
-			t.Fatal(err)
-		}
 		// As a database made before this migration was written: 00013 (scores) applied, 00012
 		// not; Migrate applies 00012 out of order.
 		if _, err := p.ApplyVersion(ctx, 13, true); err != nil {
 			t.Fatal(err)
 		}
+		ws := mustWorkspace(t, s, "a")
 		if _, err := s.exec(ctx, `INSERT INTO executions (id, workspace_id, agent_id, root_id, source, status, trace_id, created_at, updated_at, end_user_id)
 			VALUES ('x1', $1, 'ag1', 'x1', 'api', 'completed', 'tr1', 1, 1, 'user-9')`, ws); err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentplane/agentplane/internal/domain"
+	"github.com/pressly/goose/v3"
 )
 
 // near reports whether a sketch's percentile is within rollupAccuracy of the exact one.
@@ -280,16 +281,9 @@ func TestTraceRollupIngestResent(t *testing.T) {
 
 // TestTraceRollupBackfill: migration 00020 rolls up the traces stored before it.
 func TestTraceRollupBackfill(t *testing.T) {
-	forEachStore(t, func(t *testing.T, s *Store) {
+	forEachStoreAt(t, 19, func(t *testing.T, s *Store, _ *goose.Provider) {
 		ctx := context.Background()
 		ws := mustWorkspace(t, s, "a")
-		p, err := s.migrations()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := p.DownTo(ctx, 19); err != nil {
-			t.Fatal(err)
-		}
 		now := time.Now().UTC()
 		traces := rollupTraces(2000, now.Truncate(time.Hour))
 		insertRollupTraces(t, s, ws, traces)

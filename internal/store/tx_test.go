@@ -97,7 +97,7 @@ func TestTransactionsAreIsolated(t *testing.T) {
 // transaction (one commit for all), a failing one in the middle is rolled back alone, and
 // every caller returns only once its writes are committed.
 func TestSQLiteBatchSharesACommit(t *testing.T) {
-	s, err := Open(context.Background(), t.TempDir()+"/batch.db")
+	s, err := Open(context.Background(), dbs.SQLiteFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,11 +17,16 @@ import (
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/seed"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/store/storetest"
 	"github.com/agentplane/agentplane/internal/vault"
 )
 
+// dbs are the migrated databases the tests copy: a SQLite file, and a PostgreSQL database
+// with TEST_DATABASE_URL.
+var dbs = storetest.NewTemplate()
+
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"))
+	storetest.Main(m, dbs, goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"))
 }
 
 const testWS = "2o0yqLDGdJdFRBTuhdfPNEZdAvX"
@@ -263,13 +267,13 @@ func TestSchedulerInvalidInput(t *testing.T) {
 // and engine), ticking at the same moments, run every tick of every schedule exactly once:
 // on a SQLite file and on PostgreSQL.
 func TestSchedulerNodes(t *testing.T) {
-	dbs := map[string]string{"sqlite": filepath.Join(t.TempDir(), "a.db")}
-	if u := dbtest.PostgresURL(t); u != "" {
-		dbs["postgres"] = u
+	urls := map[string]string{"sqlite": dbs.SQLiteFile(t)}
+	if u := dbs.URL(t); u != "" {
+		urls["postgres"] = u
 	} else {
 		t.Log(dbtest.SkipMessage)
 	}
-	for name, url := range dbs {
+	for name, url := range urls {
 		t.Run(name, func(t *testing.T) {
 			a, b := openNode(t, url), openNode(t, url)
 			agent := setup(t, a.st, "")

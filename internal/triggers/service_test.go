@@ -3,7 +3,6 @@ package triggers
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -31,7 +30,7 @@ type serviceEnv struct {
 func newServiceEnv(t *testing.T) *serviceEnv {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "s.db"))
+	st, err := store.Open(ctx, dbs.SQLiteFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}

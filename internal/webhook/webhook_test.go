@@ -24,18 +24,23 @@ import (
 	"github.com/agentplane/agentplane/internal/egress"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/store/storetest"
 )
 
+// dbs are the migrated databases the tests copy: a SQLite file, and a PostgreSQL database
+// with TEST_DATABASE_URL.
+var dbs = storetest.NewTemplate()
+
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"))
+	storetest.Main(m, dbs, goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"))
 }
 
-// forEachDB runs fn with the URL of a fresh database: a SQLite file, and a PostgreSQL schema
+// forEachDB runs fn with the URL of a fresh database: a SQLite file, and a PostgreSQL database
 // when TEST_DATABASE_URL is set. Both can be closed and opened again (a restart).
 func forEachDB(t *testing.T, fn func(t *testing.T, url string)) {
-	t.Run("sqlite", func(t *testing.T) { fn(t, filepath.Join(t.TempDir(), "agentplane.db")) })
+	t.Run("sqlite", func(t *testing.T) { fn(t, dbs.SQLiteFile(t)) })
 	t.Run("postgres", func(t *testing.T) {
-		u := dbtest.PostgresURL(t)
+		u := dbs.URL(t)
 		if u == "" {
 			t.Skip(dbtest.SkipMessage)
 		}
@@ -245,7 +250,7 @@ func TestSignatureVerifiesWithStandardWebhooksLibrary(t *testing.T) {
 
 // A tampered body or another secret fails the library's check: the signature is real.
 func TestSignatureBindsBodyAndSecret(t *testing.T) {
-	st := open(t, filepath.Join(t.TempDir(), "a.db"))
+	st := open(t, dbs.SQLiteFile(t))
 	box := secretbox.NewRandom()
 	rcv := newReceiver(t, always(200))
 	f := newFixture(t, st, box, rcv.URL)
@@ -367,7 +372,7 @@ func TestRetriesWithBackoffThenGivesUpAfter24h(t *testing.T) {
 // A receiver that recovers gets the message: 500, then a connection that times out is not
 // needed, a 2xx ends it as delivered with the count of attempts.
 func TestRetryThenDelivered(t *testing.T) {
-	st := open(t, filepath.Join(t.TempDir(), "a.db"))
+	st := open(t, dbs.SQLiteFile(t))
 	box := secretbox.NewRandom()
 	rcv := newReceiver(t, func(n int) int {
 		if n < 3 {
@@ -569,7 +574,7 @@ func TestTriggerWebhookSeam(t *testing.T) {
 // On PostgreSQL, two nodes' deliverers on one database never send the same attempt twice:
 // every message is sent once per round, whoever claims it.
 func TestTwoDeliverersNeverSendAnAttemptTwice(t *testing.T) {
-	u := dbtest.PostgresURL(t)
+	u := dbs.URL(t)
 	if u == "" {
 		t.Skip(dbtest.SkipMessage)
 	}

@@ -1,5 +1,6 @@
-// Package storetest gives the tests of other packages a store of their own on in-memory
-// SQLite. (The store's own tests cannot use it: it imports the store.)
+// Package storetest gives the tests of other packages a store of their own: on in-memory
+// SQLite (Memory), or a copy of a database migrated once per test binary (NewTemplate, see
+// dbtest.Template). The store's own tests cannot use it: it imports the store.
 package storetest
 
 import (
