@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -154,6 +155,11 @@ func newBrowser(t *testing.T, base string) *browser {
 	}
 	if _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); err != nil {
 		t.Fatalf("enable the log domain: %v", err)
+	}
+	// Every tab behaves as the focused one, as the only tab of a browser did: the tests run
+	// side by side, each in a window of its own.
+	if _, err := chromedp.Call(ctx, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true}); err != nil {
+		t.Fatalf("emulate focus: %v", err)
 	}
 	return b
 }
@@ -416,6 +422,7 @@ func (b *browser) runInPlayground(input, wantStatus string) {
 }
 
 func TestStudioServe(t *testing.T) {
+	t.Parallel()
 	base, email, password := startServe(t)
 	b := newBrowser(t, base)
 
@@ -615,6 +622,7 @@ func TestStudioServe(t *testing.T) {
 }
 
 func TestStudioSignInErrorsAndKey(t *testing.T) {
+	t.Parallel()
 	base, email, password := startServe(t)
 	b := newBrowser(t, base)
 	b.run(
@@ -702,6 +710,7 @@ func createKeyViaAPI(t *testing.T, base, email, password string) string {
 }
 
 func TestStudioPicksWorkspace(t *testing.T) {
+	t.Parallel()
 	base, st := startServeStore(t)
 	research, err := st.WorkspaceCreate(context.Background(), &domain.Workspace{Name: "Research", Slug: "research"})
 	if err != nil {
@@ -743,6 +752,7 @@ func TestStudioPicksWorkspace(t *testing.T) {
 }
 
 func TestStudioEmulator(t *testing.T) {
+	t.Parallel()
 	base := startEmulator(t)
 	b := newBrowser(t, base)
 	// No sign-in: Studio opens on the agents list.
@@ -817,6 +827,7 @@ func TestStudioEmulator(t *testing.T) {
 // SDK) is registered from the form, its tools are listed at once, and it is removed after a
 // confirming second click; a server that does not answer stays registered with its error.
 func TestStudioRegistersMCPServer(t *testing.T) {
+	t.Parallel()
 	base, st, _, _ := startServeKey(t, cli.ModelsReal)
 	orders := mcptest.New(mcptest.StreamableHTTP)
 	defer orders.Close()
@@ -887,6 +898,7 @@ func lookupList(m map[string]any, path ...string) ([]any, bool) {
 // page of rows in the page, the total from the API) and the next page is fetched on demand.
 // The time to the first rows is logged, not asserted (timings belong in benchmarks).
 func TestStudioManyExecutions(t *testing.T) {
+	t.Parallel()
 	base, st := startServeStore(t)
 	email, password := "ada@example.com", "correct horse battery"
 	addUser(t, st, email, password, cli.DefaultWorkspaceID)
