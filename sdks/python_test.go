@@ -23,15 +23,18 @@ func python(t *testing.T) string {
 	return ""
 }
 
-// TestPythonSDK runs sdks/python/tests with pytest against one emulator, then against serve
-// (SQLite, simulated models).
+// TestPythonSDK runs sdks/python/tests with pytest against one emulator and against serve
+// (SQLite, simulated models), side by side (pytest writes nothing into the tree).
 func TestPythonSDK(t *testing.T) {
+	t.Parallel()
 	py := python(t)
-	emu := startEmulator(t)
-	env := append(emu.env(), "PYTHONPATH=.", "PYTHONDONTWRITEBYTECODE=1")
-	out := run(t, "python", env, py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests")
-	t.Log(out)
+	t.Run("Emulator", func(t *testing.T) {
+		t.Parallel()
+		env := append(startEmulator(t).env(), "PYTHONPATH=.", "PYTHONDONTWRITEBYTECODE=1")
+		t.Log(run(t, "python", env, py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"))
+	})
 	t.Run("Serve", func(t *testing.T) {
+		t.Parallel()
 		env := append(startServe(t).env(), "PYTHONPATH=.", "PYTHONDONTWRITEBYTECODE=1")
 		t.Log(run(t, "python", env, py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"))
 	})

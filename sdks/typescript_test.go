@@ -27,19 +27,25 @@ func buildTypeScript(t *testing.T) string {
 	return node
 }
 
-// TestTypeScriptSDK runs sdks/typescript/test with node's test runner against one emulator,
-// after compiling the SDK; then loads the compiled bundle in headless Chromium, and runs the
-// suite again against serve (SQLite, simulated models).
+// TestTypeScriptSDK compiles the SDK, then runs sdks/typescript/test with node's test runner
+// against one emulator, loads the compiled bundle in headless Chromium, and runs the suite
+// against serve (SQLite, simulated models): the three side by side, as they share nothing
+// but the compiled SDK and mostly wait on node, Chromium and the servers.
 func TestTypeScriptSDK(t *testing.T) {
+	t.Parallel()
 	node := buildTypeScript(t)
 	emu := startEmulator(t)
-	out := run(t, "typescript", emu.env(), node, "--test", "--test-reporter=spec", "test/sdk.test.mjs")
-	t.Log(out)
-
-	t.Run("Browser", func(t *testing.T) { browserCheck(t, emu) })
+	t.Run("Emulator", func(t *testing.T) {
+		t.Parallel()
+		t.Log(run(t, "typescript", emu.env(), node, "--test", "--test-reporter=spec", "test/sdk.test.mjs"))
+	})
+	t.Run("Browser", func(t *testing.T) {
+		t.Parallel()
+		browserCheck(t, emu)
+	})
 	t.Run("Serve", func(t *testing.T) {
-		out := run(t, "typescript", startServe(t).env(), node, "--test", "--test-reporter=spec", "test/sdk.test.mjs")
-		t.Log(out)
+		t.Parallel()
+		t.Log(run(t, "typescript", startServe(t).env(), node, "--test", "--test-reporter=spec", "test/sdk.test.mjs"))
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 // TestAPIKeySDK drives the key routes through the SDK: create shows the raw key once, it
 // works, rotate replaces it, revoke ends it.
 func TestAPIKeySDK(t *testing.T) {
+	t.Parallel()
 	p := start(t, serveEnv(t.TempDir()), "serve")
 	ctx := context.Background()
 	k, err := p.C.APIKeyCreate(ctx, client.APIKeyCreateRequest{Name: "sdk", Scopes: []client.APIKeyCreateRequestScopes{"agents:read"}})

@@ -103,6 +103,7 @@ func wantStatus422(t *testing.T, err error, field string) {
 // the original and edited arguments and who decided. ask_user through the API: its question
 // pauses the run, an approve without answer is a 422, the answer is the tool's result.
 func TestServeToolApprovals(t *testing.T) {
+	t.Parallel()
 	env := serveEnv(t.TempDir())
 	delete(env, "MODELS")
 	p := start(t, env, "serve")
@@ -285,6 +286,7 @@ func askInChat(t *testing.T, c *client.Client, agentID string) {
 // calls once: the run goes on with each rejection as its result, the model is called twice
 // for it, and each call has one tool_end frame.
 func TestServeToolApprovalsCluster(t *testing.T) {
+	t.Parallel()
 	pg := postgresURL(t)
 	if pg == "" {
 		t.Skip("TEST_DATABASE_URL is not set: the cluster needs PostgreSQL")
@@ -365,6 +367,7 @@ func approvalSetupAgent(t *testing.T, c *client.Client, like *client.Agent, ac c
 // thread (with its choices), and the thread's next message answers it: the run completes
 // with the answer and its reply goes to the thread too.
 func TestServeAskUserInSlackThread(t *testing.T) {
+	t.Parallel()
 	env := serveEnv(t.TempDir())
 	delete(env, "MODELS")
 	p := start(t, env, "serve")
@@ -434,6 +437,7 @@ func TestServeAskUserInSlackThread(t *testing.T) {
 // TestEmulatorAskUser: the emulator serves questions too: its simulated model calls ask_user,
 // the run waits with an approval of kind question, and the answer resumes it to completion.
 func TestEmulatorAskUser(t *testing.T) {
+	t.Parallel()
 	p := start(t, emulatorEnv(nil), "emulator")
 	c := p.C
 	ctx := context.Background()

@@ -25,6 +25,7 @@ import (
 // tool's chart does too, and the model reads its asset id; an image past the quota is skipped
 // while the run completes with its text.
 func TestServeStoresAssets(t *testing.T) {
+	t.Parallel()
 	forEachServeDB(t, serveStoresAssets)
 }
 
@@ -176,6 +177,7 @@ func blobRow(t *testing.T, pg, ws, sum string) []byte {
 // deleted through a node is gone on the other. Assets an earlier version kept under <data-dir>/assets are imported into the
 // database at start, and the directory is kept as <data-dir>/assets.imported.
 func TestServeNodesShareAssets(t *testing.T) {
+	t.Parallel()
 	pg := postgresURL(t)
 	if pg == "" {
 		t.Skip("TEST_DATABASE_URL is not set")
@@ -233,6 +235,7 @@ func TestServeNodesShareAssets(t *testing.T) {
 // TestEmulatorAssets: the emulator serves the asset routes over blobs in memory, deduplicated
 // like serve's, and a reset drops them with the rest of its data.
 func TestEmulatorAssets(t *testing.T) {
+	t.Parallel()
 	p := start(t, emulatorEnv(nil), "emulator")
 	c := p.C
 	ctx := context.Background()

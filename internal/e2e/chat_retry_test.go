@@ -15,6 +15,7 @@ import (
 // TestChatRetriesEndToEnd runs the retry behaviour of chat turns on the emulator and on
 // `serve` (SQLite, and PostgreSQL when TEST_DATABASE_URL is set).
 func TestChatRetriesEndToEnd(t *testing.T) {
+	t.Parallel()
 	for name, p := range targets(t) {
 		t.Run(name, func(t *testing.T) { chatRetrySuite(t, p.C) })
 	}

@@ -12,6 +12,7 @@ import (
 // TestChatHistoryTrimmed: history that would overflow the model's context window is trimmed
 // oldest-first, the trimming is recorded on the trace, and nothing is lost from the session.
 func TestChatHistoryTrimmed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFixtures(t, dir, map[string]string{"llm_models.json": `[{"id":"tiny-ctx","provider":"meta","name":"Tiny context","context_window":400,
 		"max_output_tokens":100,"input_price_per_million":1,"output_price_per_million":2,"capabilities":["chat"]}]`})
@@ -52,6 +53,7 @@ func TestChatHistoryTrimmed(t *testing.T) {
 
 // TestStreamDisconnectDoesNotCancel: a client leaving a stream leaves the run going.
 func TestStreamDisconnectDoesNotCancel(t *testing.T) {
+	t.Parallel()
 	p := start(t, emulatorEnv(nil), "emulator")
 	ctx := context.Background()
 	a := mustAgent(t, p.C, "simple", client.AgentConfig{Simulation: client.Simulation{LatencyMs: client.Ptr[int64](5)}})

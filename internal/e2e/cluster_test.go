@@ -20,21 +20,37 @@ import (
 	"github.com/agentplane/agentplane/internal/llm/llmtest"
 )
 
-// buildBinary builds agentplane once per test (with the race detector when the tests have
-// it, so the build reuses their compiled packages) and returns its path.
+// built is the agentplane binary buildBinary made, shared by every test of the package (a
+// race-enabled link costs seconds of CPU; the binary does not change between tests).
+var built struct {
+	once sync.Once
+	dir  string // removed by TestMain
+	bin  string
+	err  error
+	out  []byte
+}
+
+// buildBinary builds agentplane once per package run (with the race detector when the tests
+// have it, so the build reuses their compiled packages) and returns its path.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "agentplane")
-	args := []string{"build", "-o", bin}
-	if raceEnabled {
-		args = append(args, "-race")
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "agentplane-e2e-"); built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "agentplane")
+		args := []string{"build", "-o", built.bin}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		args = append(args, "github.com/agentplane/agentplane/cmd/agentplane")
+		cmd := exec.Command(filepath.Join(goruntime.GOROOT(), "bin", "go"), args...)
+		built.out, built.err = cmd.CombinedOutput()
+	})
+	if built.err != nil {
+		t.Fatalf("go build: %v\n%s", built.err, built.out)
 	}
-	args = append(args, "github.com/agentplane/agentplane/cmd/agentplane")
-	cmd := exec.Command(filepath.Join(goruntime.GOROOT(), "bin", "go"), args...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return built.bin
 }
 
 // osProc is `serve` running as a process of its own, so that it can be killed with SIGKILL.

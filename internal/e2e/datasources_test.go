@@ -21,6 +21,7 @@ const seedOrdersDB = "2rfFqMzi2iDnN9XlC8v1APMzpRt"
 // TestEmulatorSeedDataSources: the emulator answers the seed's data sources with real SQL
 // over their sample tables (schema-qualified names included), and its http source with items.
 func TestEmulatorSeedDataSources(t *testing.T) {
+	t.Parallel()
 	c := start(t, emulatorEnv(nil), "emulator").C
 	ctx := context.Background()
 	res, err := c.DataSourceQuery(ctx, seedOrdersDB, client.DataSourceQueryRequest{Query: `
@@ -58,6 +59,7 @@ func TestEmulatorSeedDataSources(t *testing.T) {
 // SQLite file always, and a PostgreSQL database with a database_url credential when
 // TEST_DATABASE_URL is set.
 func TestServeDataSources(t *testing.T) {
+	t.Parallel()
 	dataDir := t.TempDir()
 	p := start(t, serveEnv(dataDir), "serve")
 	ctx := context.Background()

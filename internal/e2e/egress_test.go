@@ -18,6 +18,7 @@ import (
 // providers, MCP servers and data sources on loopback addresses, when connecting; without it,
 // the same setup works (other tests).
 func TestDenyPrivateEgress(t *testing.T) {
+	t.Parallel()
 	env := serveEnv(t.TempDir())
 	delete(env, "MODELS")
 	env["DENY_PRIVATE_EGRESS"] = "true"

@@ -69,6 +69,7 @@ func checkCounts(t *testing.T, c *client.Client, want map[string]int) {
 }
 
 func TestEmulatorSeed(t *testing.T) {
+	t.Parallel()
 	p := start(t, emulatorEnv(nil), "emulator")
 	checkCounts(t, p.C, seedCounts)
 	h, err := p.C.Health(context.Background())
@@ -93,6 +94,7 @@ func TestEmulatorSeed(t *testing.T) {
 }
 
 func TestEmulatorResetRestoresSeed(t *testing.T) {
+	t.Parallel()
 	p := start(t, emulatorEnv(nil), "emulator")
 	ctx := context.Background()
 	l, _ := p.C.AgentList(ctx, client.ListAgentsParams{})
@@ -127,6 +129,7 @@ func TestEmulatorResetRestoresSeed(t *testing.T) {
 }
 
 func TestEmulatorFixturesWithoutSeed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFixtures(t, dir, validFixtures)
 	p := start(t, emulatorEnv(map[string]string{"SEED": "false", "FIXTURES": dir}), "emulator")
@@ -154,6 +157,7 @@ func TestEmulatorFixturesWithoutSeed(t *testing.T) {
 }
 
 func TestEmulatorFixturesAddToSeed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFixtures(t, dir, map[string]string{"agents.json": `[{"id":"2rfFt6qa0UQfFHDSW7MvKn0cfZY","name":"Extra","type":"simple","config":{"model":"gpt-4o"}}]`})
 	p := start(t, emulatorEnv(map[string]string{"FIXTURES": dir}), "emulator")
@@ -167,6 +171,7 @@ func TestEmulatorFixturesAddToSeed(t *testing.T) {
 }
 
 func TestEmulatorFixtureErrorsStopStartup(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		files map[string]string
 		want  []string
@@ -201,6 +206,7 @@ func TestEmulatorFixtureErrorsStopStartup(t *testing.T) {
 }
 
 func TestEmulatorFlagsAndEnv(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		env  map[string]string
 		args []string
@@ -231,6 +237,7 @@ func TestEmulatorFlagsAndEnv(t *testing.T) {
 }
 
 func TestEmulatorCORS(t *testing.T) {
+	t.Parallel()
 	p := start(t, emulatorEnv(map[string]string{"CORS_ORIGINS": "https://app.example"}), "emulator")
 	ctx := context.Background()
 	pre := http.Header{"Origin": {"https://app.example"}, "Access-Control-Request-Method": {"POST"}, "Access-Control-Request-Headers": {"content-type,x-api-key"}}

@@ -58,6 +58,7 @@ func apiErr(t *testing.T, err error, status int) *client.Error {
 }
 
 func TestExecutionsEndToEnd(t *testing.T) {
+	t.Parallel()
 	for name, p := range targets(t) {
 		t.Run(name, func(t *testing.T) { executionSuite(t, p.C) })
 	}
@@ -391,6 +392,7 @@ func jsonSame(a, b json.RawMessage) bool {
 
 // TestConcurrentExecutionsAndStreams runs 200 async executions and 200 streams at once.
 func TestConcurrentExecutionsAndStreams(t *testing.T) {
+	t.Parallel()
 	p := start(t, emulatorEnv(nil), "emulator")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

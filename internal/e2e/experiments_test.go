@@ -113,6 +113,7 @@ func evalScoresPerExecution(t *testing.T, c *client.Client, experimentID string)
 // judge are answered by a fake OpenAI server: the progress streams, each item's agent and
 // judge are called once, the summary holds both scores' means.
 func TestServeExperiments(t *testing.T) {
+	t.Parallel()
 	forEachServeDB(t, func(t *testing.T, env map[string]string) {
 		ctx := context.Background()
 		fake := experimentFake(0)

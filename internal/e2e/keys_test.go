@@ -78,6 +78,7 @@ func wantStatus(t *testing.T, p *proc, key, method, path string, hdr map[string]
 // TestServeRequiresAPIKey checks the rules of API.md section 2 against `serve` on SQLite
 // (over IPv4 and IPv6) and on PostgreSQL when TEST_DATABASE_URL is set.
 func TestServeRequiresAPIKey(t *testing.T) {
+	t.Parallel()
 	forEachServeDB(t, func(t *testing.T, env map[string]string) { requiresAPIKeySuite(t, env, "127.0.0.0/8") })
 	t.Run("sqlite-ipv6", func(t *testing.T) {
 		env := serveEnv(t.TempDir())
@@ -160,6 +161,7 @@ func requiresAPIKeySuite(t *testing.T, env map[string]string, loopback string) {
 // TestServeKeysCommand: `agentplane admin keys` creates, lists and revokes keys in the configured
 // database; a key it creates works on a running server.
 func TestServeKeysCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := start(t, serveEnv(dir), "serve")
 	keys := func(args ...string) (int, string, string) {
@@ -204,6 +206,7 @@ func TestServeKeysCommand(t *testing.T) {
 // TestServeNeverStoresRawKeys: neither the database files nor the logs (apart from the two
 // bootstrap lines) ever hold a raw key.
 func TestServeNeverStoresRawKeys(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	env := serveEnv(dir)
 	env["LOG_LEVEL"] = "debug"

@@ -11,6 +11,7 @@ import (
 )
 
 func TestServeLimitFlags(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		env  map[string]string
 		args []string
@@ -62,6 +63,7 @@ func TestServeLimits(t *testing.T) {
 // TestServeRedisDown: a --redis-url that does not answer stops start-up with a message
 // naming Redis.
 func TestServeRedisDown(t *testing.T) {
+	t.Parallel()
 	env := serveEnv(t.TempDir())
 	env["REDIS_URL"] = "redis://127.0.0.1:1/0"
 	code, stderr := exit(t, env, "serve")

@@ -18,6 +18,7 @@ import (
 // wants a bearer token. The tools come from a refresh; the output is the tool's result; the
 // frames and the span describe the call; the session is closed at the run's end.
 func TestServeAgentCallsMCPTool(t *testing.T) {
+	t.Parallel()
 	env := serveEnv(t.TempDir())
 	delete(env, "MODELS")
 	p := start(t, env, "serve")
@@ -113,6 +114,7 @@ func TestServeAgentCallsMCPTool(t *testing.T) {
 
 // TestServeAllowsStdioMCP: with ALLOW_STDIO_MCP, serve saves stdio MCP tools.
 func TestServeAllowsStdioMCP(t *testing.T) {
+	t.Parallel()
 	env := serveEnv(t.TempDir())
 	env["ALLOW_STDIO_MCP"] = "true"
 	p := start(t, env, "serve")

@@ -150,6 +150,7 @@ func mustRun(t *testing.T, c *client.Client, agentID, endUser, msg string) *clie
 // go into the prompt and irrelevant ones do not, the model's remember calls store memories a
 // later run retrieves, and sessions, end users and workspaces do not see each other's.
 func TestServeAgentMemories(t *testing.T) {
+	t.Parallel()
 	forEachServeDB(t, memorySuite)
 }
 
@@ -333,6 +334,7 @@ func memorySuite(t *testing.T, env map[string]string) {
 // of a SQLite file and of a PostgreSQL database (TEST_DATABASE_URL), answers from the rows,
 // and gets a refused write back as an error result, without failing the run.
 func TestServeAgentQueriesDataSources(t *testing.T) {
+	t.Parallel()
 	env := serveEnv(t.TempDir())
 	delete(env, "MODELS")
 	p := start(t, env, "serve")
@@ -487,6 +489,7 @@ func TestServeAgentQueriesDataSources(t *testing.T) {
 // sample executor (real SQL over its sample tables): the simulated model's made-up query
 // reaches the sample database, which answers or refuses it; the run completes either way.
 func TestEmulatorAgentQueriesSampleData(t *testing.T) {
+	t.Parallel()
 	c := start(t, emulatorEnv(nil), "emulator").C
 	a := mustAgent(t, c, "agent", client.AgentConfig{SystemPrompt: "Answer from the orders.", DataSources: []string{seedOrdersDB}})
 	x := mustRun(t, c, a.ID, "", "How many orders were placed?")

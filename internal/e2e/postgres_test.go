@@ -20,10 +20,15 @@ func postgresURL(t *testing.T) string {
 }
 
 // forEachServeDB runs suite against `serve` on SQLite and, when TEST_DATABASE_URL is set, on
-// PostgreSQL (a fresh schema), giving it the environment to start serve with.
+// PostgreSQL (a fresh schema), giving it the environment to start serve with; the two run
+// side by side (they share nothing, and mostly wait on their servers).
 func forEachServeDB(t *testing.T, suite func(t *testing.T, env map[string]string)) {
-	t.Run("sqlite", func(t *testing.T) { suite(t, serveEnv(t.TempDir())) })
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		suite(t, serveEnv(t.TempDir()))
+	})
 	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
 		pg := postgresURL(t)
 		if pg == "" {
 			t.Skip("TEST_DATABASE_URL is not set")

@@ -173,6 +173,7 @@ func outputText(x *client.Execution) string {
 // fake servers speaking the OpenAI, Anthropic and Gemini wire formats, and simple, agent,
 // chain and chat runs go through them with their frames, usage and cost.
 func TestServeRunsRealProviders(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	env := serveEnv(dir)
 	delete(env, "MODELS") // the default: real models

@@ -11,6 +11,7 @@ import (
 // on the emulator; without it the server is the address the request reached; a bad value
 // stops start-up with exit 2 naming the flag.
 func TestPublicURL(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		cmd  string
 		env  map[string]string

@@ -16,6 +16,7 @@ import (
 // `serve` with real models (only the addresses and the printed key are filled in), its local
 // model a fake OpenAI-compatible server; any non-2xx answer fails it.
 func TestReadmeServeWalkthrough(t *testing.T) {
+	t.Parallel()
 	block := readmeBlock(t, "## Walk-through (serve)")
 	model := llmtest.NewOpenAI()
 	model.Fallback = func(llmtest.Request) llmtest.Reply {

@@ -12,6 +12,7 @@ import (
 // TestReadmeWalkthrough runs the README's emulator walk-through, as written, against a fresh
 // emulator (only its address is changed) with bash and curl; any non-2xx answer fails it.
 func TestReadmeWalkthrough(t *testing.T) {
+	t.Parallel()
 	block := readmeBlock(t, "## Walk-through (emulator)")
 	p := start(t, emulatorEnv(nil), "emulator")
 	u, err := url.Parse(p.URL)

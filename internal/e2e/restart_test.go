@@ -109,6 +109,7 @@ func TestServeFailsRunsOfAStoppedServer(t *testing.T) {
 // TestMigrateCommand: `agentplane migrate` applies the migrations to the configured database
 // and exits; running it again is a no-op.
 func TestMigrateCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for range 2 {
 		code, out := exit(t, map[string]string{"DATA_DIR": dir}, "migrate")
@@ -124,6 +125,7 @@ func TestMigrateCommand(t *testing.T) {
 
 // TestServeBadTrustedProxies: a malformed --trusted-proxies stops start-up naming the flag.
 func TestServeBadTrustedProxies(t *testing.T) {
+	t.Parallel()
 	env := serveEnv(t.TempDir())
 	env["TRUSTED_PROXIES"] = "10.0.0.0/8, not-an-address"
 	code, out := exit(t, env, "serve")
@@ -135,6 +137,7 @@ func TestServeBadTrustedProxies(t *testing.T) {
 // TestBusyPort: `serve` on a port in use fails before it creates its database or prints a
 // key; the emulator fails before it says it is ready.
 func TestBusyPort(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -159,6 +162,7 @@ func TestBusyPort(t *testing.T) {
 
 // TestServeBadLeases: a lease a heartbeat could not keep stops start-up naming the flag.
 func TestServeBadLeases(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ lease, heartbeat, flag string }{
 		{"50ms", "10ms", "--lease-timeout"},
 		{"3s", "2s", "--heartbeat-interval"},

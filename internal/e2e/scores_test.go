@@ -14,6 +14,7 @@ import (
 // (the author is the key on serve, none in the emulator), summed up, and counted at /metrics
 // (the engine and the API of the binary share their instruments).
 func TestScoresAndMetricsEndToEnd(t *testing.T) {
+	t.Parallel()
 	for name, p := range targets(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()

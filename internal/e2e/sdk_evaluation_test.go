@@ -14,6 +14,7 @@ import (
 // queues (next, complete, score agreement) and the OpenAI-compatible endpoint through the Go
 // SDK against serve (SQLite, simulated models).
 func TestSDKEvaluation(t *testing.T) {
+	t.Parallel()
 	p := start(t, serveEnv(t.TempDir()), "serve")
 	c, ctx := p.C, context.Background()
 	a := mustAgent(t, c, "simple", client.AgentConfig{})

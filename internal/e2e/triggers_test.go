@@ -22,6 +22,7 @@ import (
 // webhook trigger made through the SDK gives a hook URL that runs the agent without an API
 // key, once per webhook-id; the rotated token replaces the old one.
 func TestTriggersEndToEnd(t *testing.T) {
+	t.Parallel()
 	for name, p := range targets(t) {
 		t.Run(name, func(t *testing.T) {
 			defer p.stop(t)

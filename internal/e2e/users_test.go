@@ -17,6 +17,7 @@ import (
 // JWT with X-Workspace-ID on a workspace it belongs to, and is refused elsewhere; on SQLite
 // and, when TEST_DATABASE_URL is set, PostgreSQL.
 func TestServeLoginAndMembership(t *testing.T) {
+	t.Parallel()
 	forEachServeDB(t, loginSuite)
 }
 

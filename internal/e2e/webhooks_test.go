@@ -92,6 +92,7 @@ func waitDelivery(t *testing.T, c *client.Client, execID, status string, within 
 // that the official library verifies it; a 503 is retried (same webhook-id) until a 2xx; the
 // delivery log shows it all; the secret is shown once and never stored in the clear.
 func TestCompletionWebhooks(t *testing.T) {
+	t.Parallel()
 	forEachServeDB(t, func(t *testing.T, env map[string]string) {
 		ctx := context.Background()
 		rcv := newHookReceiver(t, 1)
@@ -162,6 +163,7 @@ func TestCompletionWebhooks(t *testing.T) {
 // TestCompletionWebhookEgressDenied: with --deny-private-egress a webhook on a loopback
 // address is refused when connecting; the delivery fails at once, nothing is sent.
 func TestCompletionWebhookEgressDenied(t *testing.T) {
+	t.Parallel()
 	env := serveEnv(t.TempDir())
 	env["DENY_PRIVATE_EGRESS"] = "true"
 	rcv := newHookReceiver(t, 0)
@@ -193,6 +195,7 @@ func TestCompletionWebhookEgressDenied(t *testing.T) {
 
 // TestEmulatorDeliversWebhooks: the emulator has the same webhooks.
 func TestEmulatorDeliversWebhooks(t *testing.T) {
+	t.Parallel()
 	rcv := newHookReceiver(t, 0)
 	p := start(t, emulatorEnv(nil), "emulator")
 	ctx := context.Background()
@@ -215,6 +218,7 @@ func TestEmulatorDeliversWebhooks(t *testing.T) {
 // outbox; every attempt of every message is sent once (each message fails its first attempt,
 // so both nodes' deliverers meet again at the retries).
 func TestCompletionWebhooksCluster(t *testing.T) {
+	t.Parallel()
 	pg := postgresURL(t)
 	if pg == "" {
 		t.Skip("TEST_DATABASE_URL is not set: the cluster needs PostgreSQL")

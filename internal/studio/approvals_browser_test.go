@@ -20,6 +20,7 @@ import (
 // the reviewer rejects one with a reason and edits the other, and the run completes as
 // decided (the edited call ran on the real MCP server, the rejection reached the model).
 func TestStudioToolApprovals(t *testing.T) {
+	t.Parallel()
 	base, st := startServeModels(t, cli.ModelsReal)
 	email, password := "ada@example.com", "correct horse battery"
 	addUser(t, st, email, password, cli.DefaultWorkspaceID)

@@ -40,6 +40,7 @@ func (b *browser) draft() map[string]any {
 // tools and memory are picked; the raw JSON is one click away both ways; saving makes a
 // version that becomes active only when promoted after its diff with the active one.
 func TestStudioAgentEditor(t *testing.T) {
+	t.Parallel()
 	base, _, key, c := startServeKey(t, cli.ModelsReal)
 	ctx := context.Background()
 	if _, err := c.CredentialCreate(ctx, client.CredentialCreateRequest{Name: "openai-main", Type: "api_key", Provider: "openai", Value: "sk-test-0123456789abcdef"}); err != nil {
@@ -178,6 +179,7 @@ func TestStudioAgentEditor(t *testing.T) {
 // once, each streamed into its own column with its own status, tokens and cost, each run
 // recorded against its version.
 func TestStudioPlaygroundSideBySide(t *testing.T) {
+	t.Parallel()
 	base, email, password := startServe(t)
 	key := createKeyViaAPI(t, base, email, password)
 	c := client.New(base, client.WithAPIKey(key))

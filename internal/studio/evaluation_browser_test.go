@@ -33,6 +33,7 @@ func evaluationFixture(t *testing.T, c *client.Client) (agent *client.Agent, run
 // TestStudioDatasets: a dataset is created from the form, gets an item typed by hand and one
 // made from a past run (its input, and its output as the expected output), and loses one.
 func TestStudioDatasets(t *testing.T) {
+	t.Parallel()
 	base := startEmulator(t)
 	ctx := context.Background()
 	c := client.New(base)
@@ -84,6 +85,7 @@ func TestStudioDatasets(t *testing.T) {
 // TestStudioEvaluators: an evaluator is created from the form, tested on an output (nothing
 // stored), edited, and tested again with the new config.
 func TestStudioEvaluators(t *testing.T) {
+	t.Parallel()
 	base := startEmulator(t)
 	ctx := context.Background()
 	c := client.New(base)
@@ -131,6 +133,7 @@ func TestStudioEvaluators(t *testing.T) {
 // the runs that end after it (the list shows them judged); it is disabled from the list and
 // edited on its page.
 func TestStudioRules(t *testing.T) {
+	t.Parallel()
 	base := startEmulator(t)
 	ctx := context.Background()
 	c := client.New(base)

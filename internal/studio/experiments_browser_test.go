@@ -17,6 +17,7 @@ import (
 // its summary and a results row per item with its scores; the form compares the two side by
 // side, with each score's difference to the baseline.
 func TestStudioExperiments(t *testing.T) {
+	t.Parallel()
 	base := startEmulator(t)
 	ctx := context.Background()
 	c := client.New(base)

@@ -15,6 +15,7 @@ import (
 // scores it under the queue's configs and completes it; the scores land as annotation scores
 // with the values given, and the queue ends empty.
 func TestStudioReview(t *testing.T) {
+	t.Parallel()
 	base := startEmulator(t)
 	ctx := context.Background()
 	c := client.New(base)

@@ -115,6 +115,7 @@ func (f *tracesFixture) total(t *testing.T, q url.Values) int {
 // on a time line, folds the tree, and shows a span's model, tokens, messages, markdown
 // output, attributes and events.
 func TestStudioTraces(t *testing.T) {
+	t.Parallel()
 	f := newTracesFixture(t)
 	b := newBrowser(t, f.base)
 	b.signInKey(f.key)
@@ -230,6 +231,7 @@ func TestStudioTraces(t *testing.T) {
 // user and time to the API's counts, and the usage page sums runs, tokens and cost by model
 // and by end user to what the executions say.
 func TestStudioExecutionsAndUsage(t *testing.T) {
+	t.Parallel()
 	f := newTracesFixture(t)
 	ctx := context.Background()
 	writer, err := f.c.AgentCreate(ctx, client.AgentCreateRequest{Name: "Writer", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o"}})
@@ -321,6 +323,7 @@ func TestStudioExecutionsAndUsage(t *testing.T) {
 // format), a model reply's image is stored as an asset of the run, and the trace view shows
 // it in the model call's panel, fetched with the key.
 func TestStudioTraceImageAsset(t *testing.T) {
+	t.Parallel()
 	base, _, key, c := startServeKey(t, cli.ModelsReal)
 	ctx := context.Background()
 	fake := llmtest.NewGemini()
