@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/background"
 	"github.com/agentplane/agentplane/internal/domain"
 )
 
@@ -169,31 +170,25 @@ func replayType(body string) string {
 // waits for the renewer to end). A renewal that fails is retried at the next tick: the lease
 // still has two thirds to run; one that finds the claim lost stops.
 func (s *Server) holdLease(claim *domain.IdempotencyClaim) (stop func()) {
-	done := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		tick := time.NewTicker(s.lease / 3)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), s.lease/3)
-			ok, err := s.store.IdempotencyRenew(ctx, claim, s.lease)
-			cancel()
+		background.Every(ctx, s.lease/3, func() bool {
+			rctx, rcancel := context.WithTimeout(ctx, s.lease/3)
+			ok, err := s.store.IdempotencyRenew(rctx, claim, s.lease)
+			rcancel()
 			switch {
 			case err != nil:
 				s.log.Warn("renew idempotency key lease", "key", claim.Key, "error", err)
 			case !ok:
 				s.log.Warn("idempotency key lease lost to a retry", "key", claim.Key)
-				return
+				return false
 			}
-		}
+			return true
+		})
 	})
 	return func() {
-		close(done)
+		cancel()
 		wg.Wait()
 	}
 }

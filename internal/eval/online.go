@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/agentplane/agentplane/internal/background"
 	"github.com/agentplane/agentplane/internal/claimloop"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
@@ -180,32 +181,23 @@ func (o *Online) attempt(ctx context.Context, j *domain.Judgment) {
 // function is called; if the lease is lost (the database was out of reach past its end and
 // another node took the judgment), it cancels the attempt: its score would not be written.
 func (o *Online) keepLease(ctx context.Context, cancel context.CancelFunc, j *domain.Judgment) (stop func()) {
-	done := make(chan struct{})
+	ctx, done := context.WithCancel(ctx)
 	exited := make(chan struct{})
 	go func() {
 		defer close(exited)
-		t := time.NewTicker(o.cfg.Heartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+		background.Every(ctx, o.cfg.Heartbeat, func() bool {
 			held, err := o.st.JudgmentRenew(ctx, j.ID, o.cfg.Node, j.Attempts, o.cfg.Lease)
 			if err != nil {
 				o.log.Warn("renew judgment lease", "judgment_id", j.ID, "error", err)
-				continue
+				return true
 			}
 			if !held {
 				cancel()
-				return
 			}
-		}
+			return held
+		})
 	}()
-	return func() { close(done); <-exited }
+	return func() { done(); <-exited }
 }
 
 // permanent reports whether an error says the case cannot be judged at all (no output to
