@@ -5,9 +5,7 @@ package dbtest
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"net/url"
 	"os"
 	"testing"
@@ -30,9 +28,7 @@ func PostgresURL(t testing.TB) string {
 		t.Fatal(err)
 	}
 	defer admin.Close()
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	schema := "t_" + hex.EncodeToString(b[:])
+	schema := "t_" + randomHex()
 	if _, err := admin.ExecContext(context.Background(), "CREATE SCHEMA "+schema); err != nil {
 		t.Fatalf("create schema: %v", err)
 	}
@@ -68,9 +64,7 @@ func PostgresDatabaseURL(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	name := "agentplane_test_" + hex.EncodeToString(b[:])
+	name := "agentplane_test_" + randomHex()
 	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
 		admin.Close()
 		t.Skipf("cannot create a database of its own: %v", err)
@@ -107,9 +101,7 @@ func MySQLURL(t testing.TB) string {
 		t.Fatal(err)
 	}
 	defer admin.Close()
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	name := "t_" + hex.EncodeToString(b[:])
+	name := "t_" + randomHex()
 	if _, err := admin.ExecContext(context.Background(), "CREATE DATABASE "+name); err != nil {
 		t.Fatalf("create database: %v", err)
 	}
