@@ -482,13 +482,10 @@ func childListByStatus[T any](s *Server, fn func(ctx context.Context, ws, id, st
 	}
 }
 
-// patchName checks a new name of a PATCH (not blank, at most 200 characters) and returns it
-// trimmed; nil (not being changed) stays nil.
+// patchName checks a new name of a PATCH (not blank; the document bounds its length) and
+// returns it trimmed; nil (not being changed) stays nil.
 func patchName(name *string) (*string, error) {
-	if name == nil {
-		return nil, nil
-	}
-	if err := domain.NotBlank("name", *name); err != nil {
+	if err := domain.NotBlankIfSet("name", name); err != nil {
 		return nil, err
 	}
 	return trimmed(name), nil
