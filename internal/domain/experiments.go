@@ -82,7 +82,8 @@ type ScoreStat struct {
 type ExperimentItem struct {
 	ItemID         string          `json:"item_id"`
 	Position       int             `json:"position" doc:"The item's place in the dataset (oldest first) when the experiment was created."`
-	ExecutionID    *string         `json:"execution_id"`
+	ExecutionID    *string         `json:"execution_id" doc:"The item's last execution: the one its outcome is of."`
+	Attempts       int             `json:"attempts" doc:"How many executions the item had (0 until it starts): more than one when a server stopped during its run and it ran again (see GET /executions?experiment_id=, which lists them all)."`
 	Status         string          `json:"status" enum:"pending,running,completed,failed,cancelled"`
 	Input          JSONObject      `json:"input"`
 	Output         json.RawMessage `json:"output" doc:"The execution's output; null until it completed."`
@@ -100,6 +101,11 @@ type ExperimentItem struct {
 type ExperimentFilter struct {
 	DatasetID, AgentID, Status string
 }
+
+// ItemMaxAttempts bounds the executions of one experiment item. An item whose execution was
+// interrupted (its server stopped after the run's first model call, so no answer reached the
+// platform) runs again as a new execution, while it has had fewer than this many.
+const ItemMaxAttempts = 3
 
 // ErrItemTaken says an experiment item already has its execution, or its experiment is no
 // longer running: the caller must not run it.

@@ -163,12 +163,17 @@ func (s *Store) ExecutionGet(ctx context.Context, ws, id string) (*domain.Execut
 	return getByID(ctx, s, "execution", "executions", executionColumns, ws, id, scanExecution)
 }
 
+// experimentExecutions is the condition on the executions of an experiment: its items' (the
+// last of each) and those its interrupted items ran before (experiment_item_retries).
+const experimentExecutions = `id IN (SELECT execution_id FROM experiment_items WHERE experiment_id = $%[1]d
+	UNION ALL SELECT execution_id FROM experiment_item_retries WHERE experiment_id = $%[1]d)`
+
 // ExecutionList returns one page of executions, newest first.
 func (s *Store) ExecutionList(ctx context.Context, ws string, f domain.ExecutionFilter, p domain.Page) ([]*domain.Execution, int, error) {
 	where, args := whereClause("", ws, []cond{
 		{"agent_id = $%d", f.AgentID}, partialCond("status", f.Status, domain.StatusCompleted), {"session_id = $%d", f.SessionID},
 		partialCond("source", f.Source, "api"),
-		{"end_user_id = $%d", f.EndUserID}, {"id IN (SELECT execution_id FROM experiment_items WHERE experiment_id = $%d)", f.ExperimentID},
+		{"end_user_id = $%d", f.EndUserID}, {experimentExecutions, f.ExperimentID},
 	})
 	if !f.CreatedAfter.IsZero() {
 		args = append(args, f.CreatedAfter)

@@ -28,13 +28,13 @@ func scanExperiment(row interface{ Scan(...any) error }) (*domain.Experiment, er
 }
 
 const experimentItemColumns = `item_id, position, execution_id, status, input, output, expected_output, error, scores, cost,
-	total_tokens, duration_ms, metadata, done_seq`
+	total_tokens, duration_ms, metadata, done_seq, attempts`
 
 func scanExperimentItem(row interface{ Scan(...any) error }) (*domain.ExperimentItem, error) {
 	var it domain.ExperimentItem
 	var output, expected sql.NullString
 	if err := row.Scan(&it.ItemID, &it.Position, &it.ExecutionID, &it.Status, &it.Input, &output, &expected, &it.Error, &it.Scores,
-		&it.Cost, &it.TotalTokens, &it.DurationMS, &it.Metadata, &it.DoneSeq); err != nil {
+		&it.Cost, &it.TotalTokens, &it.DurationMS, &it.Metadata, &it.DoneSeq, &it.Attempts); err != nil {
 		return nil, err
 	}
 	it.Output, it.ExpectedOutput = rawOrNil(output), rawOrNil(expected)
@@ -254,7 +254,7 @@ func (s *Store) ExperimentItemsDone(ctx context.Context, experimentID string, af
 // the transaction that creates the execution. An item already linked, or whose experiment
 // is no longer running, is ErrItemTaken, which must roll the execution back.
 func (s *Store) ExperimentItemAttach(ctx context.Context, experimentID, itemID, executionID string) error {
-	res, err := s.exec(ctx, `UPDATE experiment_items SET status = 'running', execution_id = $1 WHERE experiment_id = $2 AND item_id = $3
+	res, err := s.exec(ctx, `UPDATE experiment_items SET status = 'running', execution_id = $1, attempts = 1 WHERE experiment_id = $2 AND item_id = $3
 		AND status = 'pending' AND execution_id IS NULL AND EXISTS (SELECT 1 FROM experiments WHERE id = $2 AND status = 'running')`,
 		executionID, experimentID, itemID)
 	if err != nil {
@@ -262,6 +262,29 @@ func (s *Store) ExperimentItemAttach(ctx context.Context, experimentID, itemID, 
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return domain.ErrItemTaken
+	}
+	return nil
+}
+
+// ExperimentItemRetry links a running item whose execution was interrupted to the new
+// execution created to run it again; run it inside the transaction that creates the new
+// execution. The interrupted one is kept among the experiment's executions. Only while the
+// item still points at interrupted, has had fewer than domain.ItemMaxAttempts executions and
+// its experiment runs: else ErrItemTaken (another node ran it again first, or it is done),
+// which must roll the new execution back.
+func (s *Store) ExperimentItemRetry(ctx context.Context, experimentID, itemID, interrupted, executionID string) error {
+	res, err := s.exec(ctx, `UPDATE experiment_items SET execution_id = $1, attempts = attempts + 1 WHERE experiment_id = $2 AND item_id = $3
+		AND status = 'running' AND execution_id = $4 AND attempts < $5 AND EXISTS (SELECT 1 FROM experiments WHERE id = $2 AND status = 'running')`,
+		executionID, experimentID, itemID, interrupted, domain.ItemMaxAttempts)
+	if err != nil {
+		return fmt.Errorf("retry item %s of experiment %s: %w", itemID, experimentID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return domain.ErrItemTaken
+	}
+	if _, err := s.exec(ctx, "INSERT INTO experiment_item_retries (execution_id, experiment_id, item_id) VALUES ($1, $2, $3)",
+		interrupted, experimentID, itemID); err != nil {
+		return fmt.Errorf("keep execution %s of item %s: %w", interrupted, itemID, err)
 	}
 	return nil
 }

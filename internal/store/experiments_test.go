@@ -123,3 +123,150 @@ func TestExperiments(t *testing.T) {
 		})
 	})
 }
+
+// TestExperimentItemRetry covers the re-run of an item whose execution was interrupted: the
+// new execution replaces the interrupted one only while the item still points at it (of
+// racing drivers one wins), up to domain.ItemMaxAttempts executions, and every execution
+// stays listed among the experiment's.
+func TestExperimentItemRetry(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ws := mustWorkspace(t, s, "a")
+		mustModel(t, s)
+		a, err := s.AgentCreate(ctx, &domain.Agent{WorkspaceID: ws, Name: "A", Type: "simple", Status: "active"}, &domain.AgentConfig{Model: "gpt-4o"}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		newExecution := func() string {
+			x := &domain.Execution{ID: NewID(), WorkspaceID: ws, AgentID: a.ID, AgentVersionID: a.ActiveVersionID, Source: "experiment",
+				Status: domain.StatusPending, Input: domain.JSONObject{}, Metadata: domain.JSONObject{}, TimeoutMS: 1000}
+			if err := s.ExecutionCreate(ctx, x, &domain.Trace{WorkspaceID: ws, ExecutionID: &x.ID, AgentID: &a.ID, Name: "A"}); err != nil {
+				t.Fatal(err)
+			}
+			return x.ID
+		}
+		items := []*domain.DatasetItem{{ID: NewID(), Input: domain.JSONObject{}}, {ID: NewID(), Input: domain.JSONObject{}}, {ID: NewID(), Input: domain.JSONObject{}}}
+		x, err := s.ExperimentCreate(ctx, &domain.Experiment{WorkspaceID: ws, DatasetID: "d", AgentID: a.ID, VersionID: "v", Concurrency: 2}, items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ExperimentClaim(ctx, "node", time.Minute, 10); err != nil {
+			t.Fatal(err)
+		}
+		item := func(id string) *domain.ExperimentItem {
+			t.Helper()
+			its, err := s.ExperimentItems(ctx, x.ID, domain.Page{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, it := range its {
+				if it.ItemID == id {
+					return it
+				}
+			}
+			t.Fatalf("item %s not found", id)
+			return nil
+		}
+		listed := func() map[string]bool {
+			t.Helper()
+			l, _, err := s.ExecutionList(ctx, ws, domain.ExecutionFilter{ExperimentID: x.ID}, domain.Page{Page: 1, Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := map[string]bool{}
+			for _, e := range l {
+				ids[e.ID] = true
+			}
+			return ids
+		}
+
+		first := newExecution()
+		if err := s.ExperimentItemAttach(ctx, x.ID, items[0].ID, first); err != nil {
+			t.Fatal(err)
+		}
+		if it := item(items[0].ID); it.Attempts != 1 || item(items[1].ID).Attempts != 0 {
+			t.Fatalf("attempts after the first start: %d, pending item %d", it.Attempts, item(items[1].ID).Attempts)
+		}
+
+		t.Run("a pending item cannot be retried", func(t *testing.T) {
+			if err := s.ExperimentItemRetry(ctx, x.ID, items[1].ID, first, newExecution()); !errors.Is(err, domain.ErrItemTaken) {
+				t.Fatalf("retry of a pending item: %v", err)
+			}
+		})
+		var second string
+		t.Run("of racing drivers one runs it again", func(t *testing.T) {
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			var won []string
+			for range 4 {
+				id := newExecution()
+				wg.Go(func() {
+					err := s.InTx(ctx, func(tx *Store) error { return tx.ExperimentItemRetry(ctx, x.ID, items[0].ID, first, id) })
+					if err == nil {
+						mu.Lock()
+						won = append(won, id)
+						mu.Unlock()
+					} else if !errors.Is(err, domain.ErrItemTaken) {
+						t.Error(err)
+					}
+				})
+			}
+			wg.Wait()
+			if len(won) != 1 {
+				t.Fatalf("item run again %d times", len(won))
+			}
+			second = won[0]
+			it := item(items[0].ID)
+			if it.Attempts != 2 || *it.ExecutionID != second || it.Status != domain.ItemRunning {
+				t.Fatalf("item after the retry: %+v", it)
+			}
+			if ids := listed(); !ids[first] || !ids[second] {
+				t.Fatalf("the experiment's executions %v lack the interrupted %s or its successor %s", ids, first, second)
+			}
+		})
+		t.Run("a rolled back retry leaves the item as it was", func(t *testing.T) {
+			stop := errors.New("the execution could not be created")
+			next := newExecution() // outside the transaction: SQLite has one writer
+			err := s.InTx(ctx, func(tx *Store) error {
+				if err := tx.ExperimentItemRetry(ctx, x.ID, items[0].ID, second, next); err != nil {
+					return err
+				}
+				return stop
+			})
+			if !errors.Is(err, stop) {
+				t.Fatal(err)
+			}
+			if it := item(items[0].ID); it.Attempts != 2 || *it.ExecutionID != second {
+				t.Fatalf("item after a rolled back retry: %+v", it)
+			}
+		})
+		t.Run("the attempts are bounded", func(t *testing.T) {
+			cur := second
+			for it := item(items[0].ID); it.Attempts < domain.ItemMaxAttempts; it = item(items[0].ID) {
+				next := newExecution()
+				if err := s.ExperimentItemRetry(ctx, x.ID, items[0].ID, cur, next); err != nil {
+					t.Fatal(err)
+				}
+				cur = next
+			}
+			if err := s.ExperimentItemRetry(ctx, x.ID, items[0].ID, cur, newExecution()); !errors.Is(err, domain.ErrItemTaken) {
+				t.Fatalf("retry past %d attempts: %v", domain.ItemMaxAttempts, err)
+			}
+			if n := len(listed()); n != domain.ItemMaxAttempts {
+				t.Fatalf("%d executions listed, want %d", n, domain.ItemMaxAttempts)
+			}
+		})
+		t.Run("a finished item is not retried", func(t *testing.T) {
+			id := newExecution()
+			if err := s.ExperimentItemAttach(ctx, x.ID, items[2].ID, id); err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := s.ExperimentItemFinish(ctx, x.ID, items[2].ID, domain.ItemRunning, domain.ItemOutcome{Status: domain.ItemFailed}, nil); !ok || err != nil {
+				t.Fatalf("finish: %v %v", ok, err)
+			}
+			if err := s.ExperimentItemRetry(ctx, x.ID, items[2].ID, id, newExecution()); !errors.Is(err, domain.ErrItemTaken) {
+				t.Fatalf("retry of a finished item: %v", err)
+			}
+		})
+	})
+}

@@ -167,6 +167,7 @@ var workspaceTables = []struct{ table, where string }{
 	{"agent_versions", "agent_id IN (SELECT id FROM agents WHERE workspace_id = $1)"}, {"agents", byWorkspace},
 	{"prompt_versions", "prompt_id IN (SELECT id FROM prompts WHERE workspace_id = $1)"}, {"prompts", byWorkspace},
 	{"data_source_versions", "data_source_id IN (SELECT id FROM data_sources WHERE workspace_id = $1)"}, {"data_sources", byWorkspace},
+	{"experiment_item_retries", "experiment_id IN (SELECT id FROM experiments WHERE workspace_id = $1)"},
 	{"experiment_items", "experiment_id IN (SELECT id FROM experiments WHERE workspace_id = $1)"}, {"experiments", byWorkspace},
 	{"dataset_items", "dataset_id IN (SELECT id FROM datasets WHERE workspace_id = $1)"}, {"datasets", byWorkspace}, {"evaluators", byWorkspace},
 	{"credentials", byWorkspace}, {"mcp_tools", byWorkspace}, {"guardrails", byWorkspace}, {"score_configs", byWorkspace},
