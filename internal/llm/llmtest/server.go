@@ -4,8 +4,11 @@
 package llmtest
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -68,7 +71,16 @@ type Request struct {
 	Header http.Header
 	Body   map[string]any // the decoded JSON body; nil for a GET
 	Raw    []byte
+	// Answered says that the whole reply was written to a client still connected: false
+	// while the reply is being made, and for a reply cut (CutAfter) or whose client left.
+	Answered bool
+
+	ctx context.Context
 }
+
+// Context is the request's context, done when its client leaves (its connection closed) or
+// once the reply was written: a Fallback that holds a request can wait on it.
+func (r Request) Context() context.Context { return r.ctx }
 
 // Server is a fake provider. Push queues replies; when none is queued, Fallback answers
 // (nil Fallback: a 500 saying the script ran out).
@@ -95,19 +107,46 @@ type Server struct {
 func newServer(h func(s *Server, w http.ResponseWriter, r *http.Request, req Request)) *Server {
 	s := &Server{gone: make(chan time.Time, 64), Models: []string{"fake-model"}}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone()}
+		req := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), ctx: r.Context()}
+		// Read the whole body first: from then on the server notices a client that closes its
+		// connection, and cancels the request's context.
 		req.Raw, _ = io.ReadAll(r.Body)
 		if len(req.Raw) > 0 {
 			_ = json.Unmarshal(req.Raw, &req.Body)
 		}
+		i := -1
 		if !s.Discard {
 			s.mu.Lock()
+			i = len(s.requests)
 			s.requests = append(s.requests, req)
 			s.mu.Unlock()
 		}
-		h(s, w, r, req)
+		aw := &answerWriter{ResponseWriter: w}
+		h(s, aw, r, req)
+		if i >= 0 && !aw.cut && r.Context().Err() == nil {
+			s.mu.Lock()
+			s.requests[i].Answered = true
+			s.mu.Unlock()
+		}
 	}))
 	return s
+}
+
+// answerWriter is the ResponseWriter of a reply, which notes a connection cut (CutAfter).
+type answerWriter struct {
+	http.ResponseWriter
+	cut bool
+}
+
+func (a *answerWriter) Flush() {
+	if f, ok := a.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (a *answerWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	a.cut = true
+	return http.NewResponseController(a.ResponseWriter).Hijack()
 }
 
 // Push queues replies, answered in order.
