@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -173,23 +174,14 @@ func (d *drive) dispatchAll(ctx context.Context, log *slog.Logger) {
 // dispatch creates an item's execution, linked to the item in the same transaction, and
 // returns its waiter; false when nothing was started.
 func (d *drive) dispatch(ctx context.Context, it *domain.ExperimentItem, log *slog.Logger) (*runtime.Waiter, bool) {
-	st, ws := d.r.cfg.Store, d.x.WorkspaceID
+	st := d.r.cfg.Store
 	input := map[string]any(it.Input)
 	err := d.version.Config.CheckInput(input)
 	var w *runtime.Waiter
-	var x *domain.Execution
 	if err == nil {
-		x, w, err = d.r.cfg.Engine.Submit(ctx, runtime.SubmitRequest{WorkspaceID: ws, Agent: d.agent, VersionID: &d.version.ID,
-			Config: &d.version.Config, Input: input, Source: Source, TimeoutMS: triggers.DefaultRunTimeout, Requeue: true,
-			Metadata: map[string]any{"experiment_id": d.x.ID, "dataset_id": d.x.DatasetID, "dataset_item_id": it.ItemID},
-			BeforeCreate: runtime.SQLHook(func(ctx context.Context, tx *store.Store, x *domain.Execution) error {
-				if d.r.cfg.BeforeCreate != nil {
-					if err := d.r.cfg.BeforeCreate(ctx, tx, ws); err != nil {
-						return err
-					}
-				}
-				return tx.ExperimentItemAttach(ctx, d.x.ID, it.ItemID, x.ID)
-			})})
+		w, err = d.submit(ctx, it, func(ctx context.Context, tx *store.Store, x *domain.Execution) error {
+			return tx.ExperimentItemAttach(ctx, d.x.ID, it.ItemID, x.ID)
+		})
 	}
 	switch {
 	case errors.Is(err, domain.ErrItemTaken) || ctx.Err() != nil:
@@ -203,13 +195,39 @@ func (d *drive) dispatch(ctx context.Context, it *domain.ExperimentItem, log *sl
 		}
 		return nil, false
 	}
-	it.ExecutionID = &x.ID
+	it.Attempts = 1
 	return w, true
 }
 
-// follow waits for an item's execution, frees its slot, then scores it and records it.
+// submit starts an execution of the item, link (in the transaction that records it, after
+// the server's plan limits) tying it to the item; it.ExecutionID is the new one's on success.
+func (d *drive) submit(ctx context.Context, it *domain.ExperimentItem, link func(context.Context, *store.Store, *domain.Execution) error) (*runtime.Waiter, error) {
+	ws := d.x.WorkspaceID
+	x, w, err := d.r.cfg.Engine.Submit(ctx, runtime.SubmitRequest{WorkspaceID: ws, Agent: d.agent, VersionID: &d.version.ID,
+		Config: &d.version.Config, Input: map[string]any(it.Input), Source: Source, TimeoutMS: triggers.DefaultRunTimeout, Requeue: true,
+		Metadata: map[string]any{"experiment_id": d.x.ID, "dataset_id": d.x.DatasetID, "dataset_item_id": it.ItemID},
+		BeforeCreate: runtime.SQLHook(func(ctx context.Context, tx *store.Store, x *domain.Execution) error {
+			if d.r.cfg.BeforeCreate != nil {
+				if err := d.r.cfg.BeforeCreate(ctx, tx, ws); err != nil {
+					return err
+				}
+			}
+			return link(ctx, tx, x)
+		})})
+	if err != nil {
+		return nil, err
+	}
+	it.ExecutionID = &x.ID
+	return w, nil
+}
+
+// follow waits for an item's execution (running it again while it was interrupted, see
+// rerun), frees its slot, then scores it and records it.
 func (d *drive) follow(ctx context.Context, it *domain.ExperimentItem, w *runtime.Waiter) {
 	x := d.await(ctx, it, w)
+	for x != nil && it.Attempts < domain.ItemMaxAttempts && d.interrupted(ctx, x) {
+		x = d.rerun(ctx, it, x)
+	}
 	d.release()
 	if x == nil {
 		return
@@ -221,6 +239,85 @@ func (d *drive) follow(ctx context.Context, it *domain.ExperimentItem, w *runtim
 	}
 	defer func() { <-d.scoring }()
 	d.score(ctx, it, x)
+}
+
+// rerun runs an item whose execution x was interrupted again, as a new execution: x's server
+// stopped after its first model call, so no answer of the model reached the platform and the
+// item has not run yet. The new execution is linked in the transaction that creates it, only
+// while the item still points at x: of two nodes following the item, one runs it again. It
+// returns the new execution once it ended; nil when ctx ended or another node ran it again
+// first; x, its error saying why, when the item cannot run again (a plan limit, say).
+func (d *drive) rerun(ctx context.Context, it *domain.ExperimentItem, x *domain.Execution) *domain.Execution {
+	w, err := d.submit(ctx, it, func(ctx context.Context, tx *store.Store, nx *domain.Execution) error {
+		return tx.ExperimentItemRetry(ctx, d.x.ID, it.ItemID, x.ID, nx.ID)
+	})
+	switch {
+	case errors.Is(err, domain.ErrItemTaken) || ctx.Err() != nil:
+		return nil
+	case err != nil:
+		failed := *x
+		msg := fmt.Sprintf("%s; it could not run again: %v", deref(x.Error), err)
+		failed.Error = &msg
+		return &failed
+	}
+	it.Attempts++
+	d.r.cfg.Logger.Info("experiment item runs again: its execution was interrupted", slog.String("experiment_id", d.x.ID),
+		slog.String("item_id", it.ItemID), slog.String("interrupted", x.ID), slog.String("execution_id", *it.ExecutionID))
+	return d.await(ctx, it, w)
+}
+
+// interrupted reports whether x failed because its server stopped after its first model call:
+// its terminal error frame has the code runtime.CodeInterrupted (written by the engine's
+// rescuer, or by the run itself on a shutdown). A frame that cannot be read yet is read again
+// until ctx ends.
+func (d *drive) interrupted(ctx context.Context, x *domain.Execution) bool {
+	if x.Status != domain.StatusFailed {
+		return false
+	}
+	for {
+		code, err := endCode(ctx, d.r.cfg.Store, x.ID)
+		if err == nil {
+			return code == runtime.CodeInterrupted
+		}
+		if store.IsNotFound(err) {
+			return false
+		}
+		if ctx.Err() == nil {
+			d.r.cfg.Logger.Warn("read item execution's end", slog.String("execution_id", x.ID), slog.Any("error", err))
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(awaitPoll):
+		}
+	}
+}
+
+// endCode returns the code of an execution's terminal error frame ("" when its last frame is
+// not an error, or has no code).
+func endCode(ctx context.Context, st *store.Store, executionID string) (string, error) {
+	last, err := st.EventLastSeq(ctx, executionID)
+	if err != nil {
+		return "", fmt.Errorf("read last frame of %s: %w", executionID, err)
+	}
+	evs, err := st.EventList(ctx, executionID, last-1)
+	if err != nil || len(evs) == 0 || evs[len(evs)-1].Event != "error" {
+		return "", err
+	}
+	var frame struct {
+		Code string `json:"code"`
+	}
+	if err := json.Unmarshal(evs[len(evs)-1].Data, &frame); err != nil {
+		return "", fmt.Errorf("read terminal frame of %s: %w", executionID, err)
+	}
+	return frame.Code, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // await waits for an item's execution to end (w, when it runs on this node, else by looking

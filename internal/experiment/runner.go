@@ -3,13 +3,16 @@
 //
 // Every node runs a Runner. An experiment is driven by one node at a time, the holder of its
 // lease in the database (renewed while it runs); when that node stops, another takes the
-// experiment over once the lease expires and goes on from where it was. An item runs once:
+// experiment over once the lease expires and goes on from where it was. An item starts once:
 // its execution is created in the transaction that links it to the item, only while the item
 // has none. The run starts on the driving node with runtime.SubmitRequest.Requeue: if that
 // node dies before the run's first model call, the engine queues it again and it runs on
 // another node; if it dies after, the run fails as interrupted (whether its request reached
-// the model cannot be known) and the item with it. Its scores are written once, in the
-// transaction that records its outcome.
+// the model cannot be known, but its answer never reached the platform) and the node driving
+// the experiment runs the item again as a new execution, linked in the transaction that
+// creates it only while the item still points at the interrupted one, up to
+// domain.ItemMaxAttempts executions. Its scores are written once, in the transaction that
+// records its outcome.
 package experiment
 
 import (
