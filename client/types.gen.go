@@ -4362,11 +4362,15 @@ type ExperimentCreateRequest struct {
 
 // ExperimentItem defines model for ExperimentItem.
 type ExperimentItem struct {
+	// Attempts How many executions the item had (0 until it starts): more than one when a server stopped during its run and it ran again (see GET /executions?experiment_id=, which lists them all).
+	Attempts   int64   `json:"attempts"`
 	Cost       float64 `json:"cost"`
 	DurationMs *int64  `json:"duration_ms"`
 
 	// Error Why the execution (or an evaluator) failed.
-	Error          *string                `json:"error"`
+	Error *string `json:"error"`
+
+	// ExecutionID The item's last execution: the one its outcome is of.
 	ExecutionID    *string                `json:"execution_id"`
 	ExpectedOutput json.RawMessage        `json:"expected_output"`
 	Input          map[string]interface{} `json:"input"`

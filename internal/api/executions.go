@@ -59,7 +59,7 @@ func (s *Server) executionRoutes() []route {
 		{method: "GET", path: v1 + "/executions", op: "listExecutions", tag: tag, scope: "executions:read", summary: "List executions, newest first", list: true,
 			params: []param{{name: "agent_id", typ: "string"}, {name: "status", typ: "string", enum: domain.ExecutionStatuses},
 				{name: "session_id", typ: "string"}, {name: "source", typ: "string"}, {name: "end_user_id", typ: "string", desc: "Only the runs of this end user."},
-				{name: "experiment_id", typ: "string", desc: "Only the runs of this experiment's items."},
+				{name: "experiment_id", typ: "string", desc: "Only the runs of this experiment's items (with those interrupted and run again)."},
 				{name: "created_after", typ: "string", desc: "RFC 3339 time."}, {name: "created_before", typ: "string", desc: "RFC 3339 time."}},
 			resp: domain.Execution{}, h: s.listExecutions},
 		{method: "GET", path: id, op: "getExecution", tag: tag, scope: "executions:read", summary: "Get an execution", resp: domain.Execution{}, h: byID(s, s.store.ExecutionGet)},

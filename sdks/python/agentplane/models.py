@@ -1063,11 +1063,14 @@ class ExperimentCreateRequest(_ExperimentCreateRequestRequired, total=False):
 
 
 class ExperimentItem(TypedDict):
+    attempts: int
+    """How many executions the item had (0 until it starts): more than one when a server stopped during its run and it ran again (see GET /executions?experiment_id=, which lists them all)."""
     cost: float
     duration_ms: Optional[int]
     error: Optional[str]
     """Why the execution (or an evaluator) failed."""
     execution_id: Optional[str]
+    """The item's last execution: the one its outcome is of."""
     expected_output: Any
     input: Dict[str, Any]
     item_id: str

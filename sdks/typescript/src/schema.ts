@@ -3967,12 +3967,18 @@ export interface components {
             version_id?: string;
         };
         ExperimentItem: {
+            /**
+             * Format: int64
+             * @description How many executions the item had (0 until it starts): more than one when a server stopped during its run and it ran again (see GET /executions?experiment_id=, which lists them all).
+             */
+            attempts: number;
             /** Format: double */
             cost: number;
             /** Format: int64 */
             duration_ms: number | null;
             /** @description Why the execution (or an evaluator) failed. */
             error: string | null;
+            /** @description The item's last execution: the one its outcome is of. */
             execution_id: string | null;
             expected_output: unknown;
             input: {
