@@ -7451,7 +7451,7 @@ type ListExecutionsParams struct {
 	// EndUserID Only the runs of this end user.
 	EndUserID string `form:"end_user_id,omitempty" json:"end_user_id,omitempty,omitzero"`
 
-	// ExperimentID Only the runs of this experiment's items.
+	// ExperimentID Only the runs of this experiment's items (with those interrupted and run again).
 	ExperimentID string `form:"experiment_id,omitempty" json:"experiment_id,omitempty,omitzero"`
 
 	// CreatedAfter RFC 3339 time.

@@ -1525,7 +1525,7 @@ export interface paths {
         put?: never;
         /**
          * Start an experiment
-         * @description Runs an agent version (`version_id`, else the active one, recorded) on every item of a dataset (copied now: the dataset's `version` is recorded, later edits change nothing), `concurrency` items at a time, each as an execution with `source: experiment` and `metadata.experiment_id`, through the engine like any run: durable, and on a cluster driven by one server at a time (another takes over when it stops; no item runs twice). Each completed run is then scored by every evaluator in `evaluator_ids`; the scores have `source: eval` and `metadata.experiment_id`. Answers 202 with the experiment, `pending`, then `running`, `completed`, `failed` (its agent version or an evaluator was deleted) or `cancelled`. An unknown dataset, agent, version or evaluator is a 422 naming the field; an empty dataset or an agent without an active version a 409.
+         * @description Runs an agent version (`version_id`, else the active one, recorded) on every item of a dataset (copied now: the dataset's `version` is recorded, later edits change nothing), `concurrency` items at a time, each as an execution with `source: experiment` and `metadata.experiment_id`, through the engine like any run: durable, and on a cluster driven by one server at a time (another takes over when it stops). An item whose execution was interrupted (its server stopped or died after the run's first model call: its answer never reached the platform) runs again as a new execution, up to 3 per item; any other failure is the item's outcome. Each completed run is then scored by every evaluator in `evaluator_ids`; the scores have `source: eval` and `metadata.experiment_id`. Answers 202 with the experiment, `pending`, then `running`, `completed`, `failed` (its agent version or an evaluator was deleted) or `cancelled`. An unknown dataset, agent, version or evaluator is a 422 naming the field; an empty dataset or an agent without an active version a 409.
          *
          *     Requires scopes `agents:execute` and `datasets:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
          */
@@ -1611,7 +1611,7 @@ export interface paths {
         };
         /**
          * List an experiment's results
-         * @description One row per item, in the dataset's order: the execution, its status, output and the expected output, the scores (name to value), cost and duration.
+         * @description One row per item, in the dataset's order: the execution, its status, output and the expected output, the scores (name to value), cost and duration. `execution_id` is the item's last execution and `attempts` how many it had: an item whose execution was interrupted (its server stopped or died after the run's first model call, so the answer never reached the platform) runs again as a new execution, up to 3 in all; the interrupted ones stay listed by `GET /executions?experiment_id=`.
          *
          *     Requires scope `datasets:read`. With a bearer token, send the workspace in `X-Workspace-ID`.
          */
@@ -18100,7 +18100,7 @@ export interface operations {
                 source?: string;
                 /** @description Only the runs of this end user. */
                 end_user_id?: string;
-                /** @description Only the runs of this experiment's items. */
+                /** @description Only the runs of this experiment's items (with those interrupted and run again). */
                 experiment_id?: string;
                 /** @description RFC 3339 time. */
                 created_after?: string;
