@@ -121,9 +121,9 @@ func newServer(h func(s *Server, w http.ResponseWriter, r *http.Request, req Req
 			s.requests = append(s.requests, req)
 			s.mu.Unlock()
 		}
-		aw := &answerWriter{ResponseWriter: w}
+		aw := &answerWriter{ResponseWriter: w, ctx: r.Context()}
 		h(s, aw, r, req)
-		if i >= 0 && !aw.cut && r.Context().Err() == nil {
+		if i >= 0 && !aw.cut && !aw.lost {
 			s.mu.Lock()
 			s.requests[i].Answered = true
 			s.mu.Unlock()
@@ -132,15 +132,39 @@ func newServer(h func(s *Server, w http.ResponseWriter, r *http.Request, req Req
 	return s
 }
 
-// answerWriter is the ResponseWriter of a reply, which notes a connection cut (CutAfter).
+// answerWriter is the ResponseWriter of a reply, which notes whether the reply reached its
+// client: lost when a part of it was written after the client left (or its write failed),
+// cut for a connection closed on purpose (CutAfter). A client that leaves once it has read
+// the whole reply (its last chunk) was answered.
 type answerWriter struct {
 	http.ResponseWriter
-	cut bool
+	ctx       context.Context
+	cut, lost bool
+}
+
+func (a *answerWriter) WriteHeader(code int) {
+	a.check(nil)
+	a.ResponseWriter.WriteHeader(code)
+}
+
+func (a *answerWriter) Write(p []byte) (int, error) {
+	a.check(nil)
+	n, err := a.ResponseWriter.Write(p)
+	a.check(err)
+	return n, err
 }
 
 func (a *answerWriter) Flush() {
+	a.check(nil)
 	if f, ok := a.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
+	}
+}
+
+// check notes a reply lost: its client left before this part, or writing it failed.
+func (a *answerWriter) check(err error) {
+	if err != nil || a.ctx.Err() != nil {
+		a.lost = true
 	}
 }
 

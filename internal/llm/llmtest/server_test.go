@@ -1,6 +1,7 @@
 package llmtest
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -53,10 +54,23 @@ func TestAnswered(t *testing.T) {
 	if err := <-left; err == nil || !errors.Is(err, context.Canceled) {
 		t.Fatalf("held request's context: %v", err)
 	}
+	// A client that closes its connection as soon as it read the whole reply was answered.
+	const quick = 20
+	for range quick {
+		s.Push(Reply{Text: []string{"Hi"}})
+		if err := readToDone(s.URL); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s.Close() // waits for the handlers to return
 	rs := s.Requests()
-	if len(rs) != 3 || !rs[0].Answered || rs[1].Answered || rs[2].Answered {
+	if len(rs) != 3+quick || !rs[0].Answered || rs[1].Answered || rs[2].Answered {
 		t.Fatalf("answered: %v", answeredOf(rs))
+	}
+	for _, r := range rs[3:] {
+		if !r.Answered {
+			t.Fatalf("a reply read whole is not answered: %v", answeredOf(rs))
+		}
 	}
 }
 
@@ -66,4 +80,24 @@ func answeredOf(rs []Request) []bool {
 		out[i] = r.Answered
 	}
 	return out
+}
+
+// readToDone posts a streamed chat completion, reads it up to its end marker and closes the
+// connection at once, before the server's handler returns, as a streaming client does.
+func readToDone(url string) error {
+	req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"Hi"}]}`))
+	req.Header.Set("Authorization", "Bearer sk-test")
+	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if sc.Text() == "data: [DONE]" {
+			return nil
+		}
+	}
+	return errors.New("no end marker")
 }
