@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -172,10 +173,11 @@ func TestServeExperiments(t *testing.T) {
 // recorded and the next ones' agent calls are held at the fake model, so that every run the
 // process has is inside its model call (none between recording that it reached its model call
 // and sending the request). A node started after the kill takes the experiment over once its
-// lease expires and completes it. Counted at the fake: every item's agent is called exactly
-// once (the killed node's in-flight items end failed as interrupted, after their one call;
-// the rest run once on the new node), and every completed item is judged once and scored once
-// per evaluator.
+// lease expires and completes it: the killed node's runs end failed as interrupted (their
+// answers never reached the platform) and their items run again as new executions. Counted
+// at the fake: every item's agent call is answered exactly once (the held calls of the killed
+// node were received but never answered: their client was gone), and every item is judged
+// once and scored once per evaluator.
 func TestExperimentSurvivesKill(t *testing.T) {
 	pg := postgresURL(t)
 	if pg == "" {
@@ -186,18 +188,26 @@ func TestExperimentSurvivesKill(t *testing.T) {
 	fake := llmtest.NewOpenAI()
 	defer fake.Close()
 	release := make(chan struct{})
-	var once sync.Once
-	open := func() { once.Do(func() { close(release) }) }
-	defer open() // before fake.Close, which waits for the held requests
 	var mu sync.Mutex
-	answered, held := 0, map[string]int{} // agent calls answered before the hold; held per item
+	released := false
+	open := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !released {
+			released = true
+			close(release)
+		}
+	}
+	defer open()                                     // before fake.Close, which waits for the held requests
+	answered := 0                                    // agent calls answered before the hold
+	held, gone := map[string]int{}, map[string]int{} // per item: agent calls held, and those whose client left while held
 	fake.Fallback = func(req llmtest.Request) llmtest.Reply {
 		tag := itemTag.FindString(string(req.Raw))
 		if strings.Contains(string(req.Raw), judgeMarker) {
 			return llmtest.Reply{Text: []string{`{"reasoning":"It answers ` + tag + `.","score":"pass"}`}, Usage: &llmtest.Usage{Prompt: 20, Completion: 8}}
 		}
 		mu.Lock()
-		hold := answered >= n/4
+		hold := answered >= n/4 && !released
 		if hold {
 			held[tag]++
 		} else {
@@ -205,15 +215,22 @@ func TestExperimentSurvivesKill(t *testing.T) {
 		}
 		mu.Unlock()
 		if hold {
-			<-release
+			select {
+			case <-release:
+			case <-req.Context().Done():
+				mu.Lock()
+				gone[tag]++
+				mu.Unlock()
+			}
 		}
 		return llmtest.Reply{Text: []string{"Answer ", tag}, Usage: &llmtest.Usage{Prompt: 5, Completion: 2}}
 	}
-	heldNow := func() map[string]int {
+	snapshot := func() (heldNow, goneNow map[string]int) {
 		mu.Lock()
 		defer mu.Unlock()
-		return maps.Clone(held)
+		return maps.Clone(held), maps.Clone(gone)
 	}
+	heldNow := func() map[string]int { h, _ := snapshot(); return h }
 
 	const lease = 3 * time.Second
 	env := serveEnv(t.TempDir())
@@ -237,6 +254,7 @@ func TestExperimentSurvivesKill(t *testing.T) {
 	// Kill it once the first quarter is recorded (no judge call in flight) and the agent calls
 	// held at the fake are all of the experiment's running executions, as many as its
 	// concurrency lets run: no run is between its mark and its request, and none starts.
+	var interrupted []string // the killed node's executions
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		cur, err := cv.ExperimentGet(ctx, x.ID)
 		if err != nil {
@@ -248,10 +266,14 @@ func TestExperimentSurvivesKill(t *testing.T) {
 		}
 		h := heldNow()
 		if cur.Progress.Completed == n/4 && cur.Progress.Failed == 0 && len(h) == concurrency && len(running.Data) == len(h) {
+			for _, e := range running.Data {
+				interrupted = append(interrupted, e.ID)
+			}
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not ready to kill after a minute: %+v, %d running, held %v\n%s", cur.Progress, len(running.Data), h, victim.Logs())
+			t.Fatalf("not ready to kill after a minute: %+v, %d running, held %v, %d requests at the fake\n%s", cur.Progress, len(running.Data), h,
+				len(fake.Requests()), victim.Logs())
 		}
 	}
 	if err := victim.cmd.Process.Kill(); err != nil {
@@ -259,8 +281,16 @@ func TestExperimentSurvivesKill(t *testing.T) {
 	}
 	killed := time.Now()
 	<-victim.exited
+	// The held calls see their client leave: they are never answered. Only then are new
+	// calls let through, so that none of the dead node's is answered by mistake.
+	inFlight, left := snapshot()
+	for ; !maps.Equal(inFlight, left); inFlight, left = snapshot() {
+		if time.Since(killed) > 10*time.Second {
+			t.Fatalf("the fake did not see the killed node's calls end: held %v, client gone %v", inFlight, left)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	open()
-	inFlight := heldNow()
 
 	// A new node completes it.
 	survivor := start(t, env, "serve")
@@ -278,13 +308,28 @@ func TestExperimentSurvivesKill(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("experiment %s %s after the kill: %+v", done.Status, time.Since(killed).Round(time.Millisecond), done.Progress)
-	if done.Status != "completed" || done.Progress.Completed != n-concurrency || done.Progress.Failed != concurrency {
-		t.Fatalf("experiment after the kill: %+v (in flight at the kill: %v)", done, inFlight)
+	if done.Status != "completed" || done.Progress.Completed != n || done.Progress.Failed != 0 {
+		t.Fatalf("experiment after the kill: %+v (in flight at the kill: %v)\n%s", done, inFlight, survivor.Logs())
 	}
 
-	// Every item's agent called exactly once. The failed items are those whose calls were
-	// held when the node died; every completed one was judged once.
-	agentCalls, judgeCalls := callsPerItem(fake)
+	// Every item's agent answered exactly once; the calls held at the kill were received
+	// twice (the killed node's, never answered, and the new node's), the others once. Every
+	// item was judged once.
+	received, answeredCalls := map[string]int{}, map[string]int{}
+	judgeCalls := map[string]int{}
+	for _, r := range fake.Requests() {
+		tag := itemTag.FindString(string(r.Raw))
+		switch {
+		case tag == "":
+		case strings.Contains(string(r.Raw), judgeMarker):
+			judgeCalls[tag]++
+		default:
+			received[tag]++
+			if r.Answered {
+				answeredCalls[tag]++
+			}
+		}
+	}
 	rows, err := survivor.C.ExperimentResults(ctx, x.ID, client.ListExperimentResultsParams{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
@@ -292,27 +337,32 @@ func TestExperimentSurvivesKill(t *testing.T) {
 	if len(rows.Data) != n {
 		t.Fatalf("%d result rows, want %d", len(rows.Data), n)
 	}
-	completed := 0
 	for _, r := range rows.Data {
 		tag := itemTag.FindString(fmt.Sprint(r.Input["message"]))
-		if agentCalls[tag] != 1 {
-			t.Errorf("%s (%s): %d agent calls, want 1", tag, r.Status, agentCalls[tag])
+		attempts := 1 + inFlight[tag]
+		if r.Status != "completed" || len(r.Scores) != 2 || judgeCalls[tag] != 1 || answeredCalls[tag] != 1 || received[tag] != attempts ||
+			int(r.Attempts) != attempts || r.ExecutionID == nil || slices.Contains(interrupted, *r.ExecutionID) {
+			t.Errorf("%s: %s with scores %v after %d judge calls, %d agent calls answered of %d received, %d attempts (held at the kill: %d)",
+				tag, r.Status, r.Scores, judgeCalls[tag], answeredCalls[tag], received[tag], r.Attempts, inFlight[tag])
 		}
-		switch r.Status {
-		case "completed":
-			completed++
-			if inFlight[tag] != 0 || len(r.Scores) != 2 || judgeCalls[tag] != 1 {
-				t.Errorf("%s completed with scores %v after %d judge calls (held at the kill: %v)", tag, r.Scores, judgeCalls[tag], inFlight[tag] != 0)
-			}
-		case "failed":
-			if inFlight[tag] != 1 || judgeCalls[tag] != 0 {
-				t.Errorf("%s failed, but its agent call was not held at the kill (%v), or it was judged %d times", tag, inFlight, judgeCalls[tag])
-			}
-			if r.Error == nil || !strings.Contains(*r.Error, victim.Node) {
-				t.Errorf("%s failed, but not as a run of the killed node %s: %v", tag, victim.Node, r.Error)
-			}
-		default:
-			t.Errorf("%s ended %s", tag, r.Status)
+	}
+
+	// The killed node's executions stay in the ledger, failed as interrupted, listed with
+	// the experiment's others.
+	all, err := survivor.C.ExecutionList(ctx, client.ListExecutionsParams{ExperimentID: x.ID, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Data) != n+concurrency {
+		t.Errorf("%d executions listed for the experiment, want %d", len(all.Data), n+concurrency)
+	}
+	for _, id := range interrupted {
+		e, err := survivor.C.ExecutionGet(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Status != "failed" || e.Error == nil || !strings.Contains(*e.Error, victim.Node) {
+			t.Errorf("execution %s of the killed node %s: %s, %v", id, victim.Node, e.Status, e.Error)
 		}
 	}
 	scores := evalScoresPerExecution(t, survivor.C, x.ID)
@@ -321,7 +371,7 @@ func TestExperimentSurvivesKill(t *testing.T) {
 			t.Errorf("%s scored %d times", k, c)
 		}
 	}
-	if len(scores) != 2*completed {
-		t.Errorf("%d (execution, score) pairs for %d completed items", len(scores), completed)
+	if len(scores) != 2*n {
+		t.Errorf("%d (execution, score) pairs for %d items", len(scores), n)
 	}
 }
