@@ -120,4 +120,7 @@ type ItemOutcome struct {
 	Cost        float64
 	TotalTokens int
 	DurationMS  *int64
+	// ExecutionID, when set, is the execution the outcome is of: the item is recorded only
+	// while it still points at it (not after it ran again as another execution).
+	ExecutionID string
 }

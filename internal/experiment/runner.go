@@ -57,11 +57,12 @@ type Runner struct {
 	task   background.Task
 	mu     sync.Mutex
 	wake   chan struct{}
-	owned  map[string]bool // experiments driven by this node now
+	owned  map[string]*drive // experiments driven by this node now (the run-end hook reads them)
 	drives sync.WaitGroup
 }
 
-// NewRunner returns a runner; Start runs it.
+// NewRunner returns a runner and installs its recorder as a terminal hook of the store (see
+// recordAtEnd); Start runs it.
 func NewRunner(cfg Config) *Runner {
 	if cfg.Lease <= 0 {
 		cfg.Lease = DefaultLease
@@ -72,7 +73,9 @@ func NewRunner(cfg Config) *Runner {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{cfg: cfg, node: cfg.Engine.Node(), wake: make(chan struct{}, 1), owned: map[string]bool{}}
+	r := &Runner{cfg: cfg, node: cfg.Engine.Node(), wake: make(chan struct{}, 1), owned: map[string]*drive{}}
+	cfg.Store.SetNamedTerminalHook("experiments", r.recordAtEnd)
+	return r
 }
 
 // Start runs the runner in the background until Stop. A second Start while it runs does
@@ -120,11 +123,12 @@ func (r *Runner) claim(ctx context.Context) {
 	}
 	for _, x := range xs {
 		r.mu.Lock()
-		if r.owned[x.ID] {
+		if r.owned[x.ID] != nil {
 			r.mu.Unlock()
 			continue
 		}
-		r.owned[x.ID] = true
+		d := newDrive(r, x)
+		r.owned[x.ID] = d
 		r.mu.Unlock()
 		r.drives.Go(func() {
 			defer func() {
@@ -132,7 +136,7 @@ func (r *Runner) claim(ctx context.Context) {
 				delete(r.owned, x.ID)
 				r.mu.Unlock()
 			}()
-			newDrive(r, x).run(ctx)
+			d.run(ctx)
 		})
 	}
 }
