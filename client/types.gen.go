@@ -5350,10 +5350,10 @@ type Pagination struct {
 	Page  int64 `json:"page"`
 	Pages int64 `json:"pages"`
 
-	// Total How many items the list holds, counted up to 10,000: past that, total_capped is true and total is a lower bound (counting every row of a long history on every page would make each page cost in proportion to the history).
+	// Total How many items the list holds, counted up to 1,000: past that, total_capped is true and total is a lower bound (1,001, or the items up to the end of this page when more), so a page costs the same however long the history behind it (counting every matching row on every page would make it cost in proportion to the history). The last page (not full) has the exact total.
 	Total int64 `json:"total"`
 
-	// TotalCapped True when the list holds more than 10,000 items: total is then a lower bound, and total_pages counts only the pages of that many. Walk with next_cursor to reach every item.
+	// TotalCapped True when the list holds more than 1,000 items: total is then a lower bound, and total_pages counts only the pages of that many. Walk with next_cursor (given on every full page of such a list) to reach every item.
 	TotalCapped bool  `json:"total_capped"`
 	TotalPages  int64 `json:"total_pages"`
 }

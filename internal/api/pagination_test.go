@@ -2,8 +2,12 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"net/url"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/agentplane/agentplane/internal/domain"
@@ -69,4 +73,57 @@ func TestListCursor(t *testing.T) {
 		{name: "a list without keys walks by page", method: "GET", path: "/api/v1/guardrails/scanners?limit=1&cursor=eyJwIjoyfQ", status: 200,
 			fields: map[string]any{"pagination.page": 2}},
 	})
+}
+
+// TestListTotalCapped: a total above domain.TotalCap is flagged as a lower bound, counts only
+// its pages, and every full page of such a list offers a next_cursor (the total cannot say
+// whether more follow); the published schema states the cap the code applies.
+func TestListTotalCapped(t *testing.T) {
+	type item struct {
+		ID        string      `json:"id"`
+		CreatedAt domain.Time `json:"created_at"`
+	}
+	page := func(n int) []item {
+		items := make([]item, n)
+		for i := range items {
+			items[i] = item{ID: fmt.Sprintf("x%d", i), CreatedAt: domain.Now()}
+		}
+		return items
+	}
+	capN := domain.TotalCap
+	for _, c := range []struct {
+		name         string
+		page, items  int
+		total, pages int
+		capped, next bool
+	}{
+		{"at the cap", 1, 100, capN, capN / 100, false, true},
+		{"the last full page at the cap", capN / 100, 100, capN, capN / 100, false, false},
+		{"counted past the cap", 1, 100, capN + 1, capN/100 + 1, true, true},
+		{"a full page past the count", capN/100 + 2, 100, capN + 200, capN/100 + 2, true, true},
+		{"the last page past the cap", capN/100 + 1, 50, capN + 50, capN/100 + 1, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			writeList(w, page(c.items), domain.Page{Page: c.page, Limit: 100}, c.total)
+			var b struct{ Pagination Pagination }
+			if err := json.Unmarshal(w.Body.Bytes(), &b); err != nil {
+				t.Fatal(err)
+			}
+			p := b.Pagination
+			if p.Total != c.total || p.TotalCapped != c.capped || p.TotalPages != c.pages || (p.NextCursor != nil) != c.next {
+				t.Fatalf("total %d, capped %v, %d pages, next cursor %v; want %d, %v, %d, %v",
+					p.Total, p.TotalCapped, p.TotalPages, p.NextCursor != nil, c.total, c.capped, c.pages, c.next)
+			}
+		})
+	}
+
+	// The published schema states the cap the code applies.
+	want := fmt.Sprintf("%d,%03d", capN/1000, capN%1000)
+	for name, phrase := range map[string]string{"Total": "counted up to " + want + ":", "TotalCapped": "more than " + want + " items"} {
+		f, _ := reflect.TypeFor[Pagination]().FieldByName(name)
+		if doc := f.Tag.Get("doc"); !strings.Contains(doc, phrase) {
+			t.Errorf("the doc of %s does not say %q: %s", name, phrase, doc)
+		}
+	}
 }

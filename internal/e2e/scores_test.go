@@ -58,5 +58,3 @@ func TestScoresAndMetricsEndToEnd(t *testing.T) {
 		})
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -71,7 +71,6 @@ type cluster struct {
 	queue    [][]byte                        // messages to send, in order
 	dirty    map[*topic]struct{}             // topics with frames to send
 	kick     chan struct{}
-	retry    bool // a send failed: try the dirty topics again after a pause
 }
 
 func newCluster(e *Engine, url, channel string) *cluster {

@@ -138,14 +138,6 @@ func blockedEngineOn(t *testing.T, st *store.Store) (*Engine, *testModel) {
 	return engineOn(t, st, "", m, 2), m
 }
 
-// pgURLOf returns the URL st was opened on for PostgreSQL engines, "" for SQLite.
-func pgURLOf(st *store.Store, u string) string {
-	if st.Dialect() == store.Postgres {
-		return u
-	}
-	return ""
-}
-
 // TestCancelClaimRace: 200 runs cancelled while workers claim them. A cancel answers with the
 // run recorded cancelled, or with a 409 naming how it ended first; no model call of a
 // cancelled run starts after its cancel answered.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/agentplane/agentplane/internal/dbtest"
 	"github.com/agentplane/agentplane/internal/domain"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // hour0 is the start of an hour (Unix ms), from which the tests lay out their runs.
@@ -313,4 +315,155 @@ func TestExecutionHoursPlans(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestExecutionHoursConcurrentDeletes (PostgreSQL): a delete of runs locks the count rows of
+// their hours in key order (migration 00039), so deletes over the same hours wait for each
+// other rather than deadlock. Held up on one row, a delete holds every row before it and none
+// after it; and deletes running at once over the same hours, each of its own runs, all
+// succeed and leave the counts exact.
+func TestExecutionHoursConcurrentDeletes(t *testing.T) {
+	s := openTestPostgres(t)
+	ctx := context.Background()
+	b := newHoursBundle(t, s)
+	const hours, perHour = 12, 8
+	for h := range hours {
+		b.insert(b.ws, spread(h, perHour)...)
+	}
+
+	t.Run("lock order", func(t *testing.T) {
+		keys := hourKeys(t, s, b.ws)
+		mid := len(keys) / 2
+		blocker, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer blocker.Rollback()
+		if _, err := blocker.ExecContext(ctx, "SELECT 1 FROM execution_hours WHERE workspace_id = $1 AND hour = $2 AND shard = $3 FOR UPDATE",
+			b.ws, keys[mid].hour, keys[mid].shard); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := s.exec(ctx, "DELETE FROM executions WHERE workspace_id = $1", b.ws)
+			done <- err
+		}()
+		waitForLockWait(t, s, "DELETE FROM executions")
+		for i, k := range keys {
+			if i == mid {
+				continue
+			}
+			if locked, want := hourRowLocked(t, s, b.ws, k), i < mid; locked != want {
+				t.Errorf("count row %d of %d (hour %d, shard %d) locked: %v, want %v (the delete waits on row %d)", i, len(keys), k.hour, k.shard, locked, want, mid)
+			}
+		}
+		if err := blocker.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		checkHourCounts(t, s)
+	})
+
+	t.Run("at once", func(t *testing.T) {
+		const deleters, rounds = 4, 5
+		for range rounds {
+			first := b.n + 1
+			for h := range hours {
+				b.insert(b.ws, spread(h, perHour)...)
+			}
+			// Deleter d deletes every deleters-th run, in one statement over every hour.
+			var wg sync.WaitGroup
+			errs := make(chan error, deleters)
+			for d := range deleters {
+				var ids []string
+				for n := first + d; n <= b.n; n += deleters {
+					ids = append(ids, fmt.Sprintf("x%05d", n))
+				}
+				wg.Go(func() {
+					_, err := s.exec(ctx, "DELETE FROM executions WHERE workspace_id = $1 AND id = ANY($2)", b.ws, ids)
+					errs <- err
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			checkHourCounts(t, s)
+		}
+	})
+}
+
+type hourKey struct {
+	hour  int64
+	shard int
+}
+
+// hourKeys returns the keys of the count rows of ws, in key order.
+func hourKeys(t *testing.T, s *Store, ws string) []hourKey {
+	t.Helper()
+	rows, err := s.db.QueryContext(context.Background(), "SELECT hour, shard FROM execution_hours WHERE workspace_id = $1 ORDER BY hour, shard", ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var keys []hourKey
+	for rows.Next() {
+		var k hourKey
+		if err := rows.Scan(&k.hour, &k.shard); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) < 3 {
+		t.Fatalf("%d count rows; the test needs a few", len(keys))
+	}
+	return keys
+}
+
+// waitForLockWait waits until a statement of the test's database starting with prefix waits
+// for a lock.
+func waitForLockWait(t *testing.T, s *Store, prefix string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var waiting int
+		if err := s.db.QueryRowContext(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND starts_with(query, $1)`, prefix).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q waits for a lock after 30 s", prefix)
+		}
+	}
+}
+
+// hourRowLocked reports whether another transaction holds the count row k of ws.
+func hourRowLocked(t *testing.T, s *Store, ws string, k hourKey) bool {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	_, err = tx.ExecContext(ctx, "SELECT 1 FROM execution_hours WHERE workspace_id = $1 AND hour = $2 AND shard = $3 FOR UPDATE NOWAIT", ws, k.hour, k.shard)
+	var pg *pgconn.PgError
+	switch {
+	case err == nil:
+		return false
+	case errors.As(err, &pg) && pg.Code == "55P03": // lock_not_available
+		return true
+	}
+	t.Fatal(err)
+	return false
 }

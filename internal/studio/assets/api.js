@@ -65,7 +65,7 @@ export async function callAll(path, maxPages = 5) {
   for (let page = 1; page <= maxPages; page++) {
     const res = await call('GET', `${path}${sep}limit=100&page=${page}`, undefined, { full: true });
     out.push(...res.data);
-    if (page >= (res.pagination?.total_pages ?? 1)) break;
+    if (!res.pagination?.next_cursor) break; // total_pages stops short of a capped total's pages
   }
   return out;
 }

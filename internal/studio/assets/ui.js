@@ -79,12 +79,18 @@ export function confirmButton(attrs, label, confirmLabel, fn) {
   return b;
 }
 
+/**
+ * The pager of a list page. Past the API's count cap (total_capped) the total is a lower
+ * bound and total_pages counts only its pages: the pager says "more than", and Next follows
+ * next_cursor's presence (a full page of such a list always has one) rather than total_pages.
+ */
 export function pager(p, go) {
   if (!p || p.total_pages <= 1) return h('p', { class: 'muted' }, `${p?.total ?? 0} in all`);
+  const where = p.total_capped ? `Page ${p.page} (more than ${p.total - 1} in all)` : `Page ${p.page} of ${p.total_pages} (${p.total} in all)`;
   return h('div', { class: 'row', role: 'navigation', 'aria-label': 'Pages' },
     h('button', { type: 'button', disabled: p.page <= 1, onclick: () => go(p.page - 1) }, 'Previous'),
-    h('span', {}, `Page ${p.page} of ${p.total_pages} (${p.total} in all)`),
-    h('button', { type: 'button', disabled: p.page >= p.total_pages, onclick: () => go(p.page + 1) }, 'Next'));
+    h('span', {}, where),
+    h('button', { type: 'button', disabled: !p.next_cursor, onclick: () => go(p.page + 1) }, 'Next'));
 }
 
 export function render(title, ...kids) {

@@ -1795,9 +1795,9 @@ class Pagination(TypedDict):
     """The page's number (from the cursor when one was sent)."""
     pages: int
     total: int
-    """How many items the list holds, counted up to 10,000: past that, total_capped is true and total is a lower bound (counting every row of a long history on every page would make each page cost in proportion to the history)."""
+    """How many items the list holds, counted up to 1,000: past that, total_capped is true and total is a lower bound (1,001, or the items up to the end of this page when more), so a page costs the same however long the history behind it (counting every matching row on every page would make it cost in proportion to the history). The last page (not full) has the exact total."""
     total_capped: bool
-    """True when the list holds more than 10,000 items: total is then a lower bound, and total_pages counts only the pages of that many. Walk with next_cursor to reach every item."""
+    """True when the list holds more than 1,000 items: total is then a lower bound, and total_pages counts only the pages of that many. Walk with next_cursor (given on every full page of such a list) to reach every item."""
     total_pages: int
 
 

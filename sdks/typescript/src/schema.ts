@@ -4830,10 +4830,10 @@ export interface components {
             pages: number;
             /**
              * Format: int64
-             * @description How many items the list holds, counted up to 10,000: past that, total_capped is true and total is a lower bound (counting every row of a long history on every page would make each page cost in proportion to the history).
+             * @description How many items the list holds, counted up to 1,000: past that, total_capped is true and total is a lower bound (1,001, or the items up to the end of this page when more), so a page costs the same however long the history behind it (counting every matching row on every page would make it cost in proportion to the history). The last page (not full) has the exact total.
              */
             total: number;
-            /** @description True when the list holds more than 10,000 items: total is then a lower bound, and total_pages counts only the pages of that many. Walk with next_cursor to reach every item. */
+            /** @description True when the list holds more than 1,000 items: total is then a lower bound, and total_pages counts only the pages of that many. Walk with next_cursor (given on every full page of such a list) to reach every item. */
             total_capped: boolean;
             /** Format: int64 */
             total_pages: number;
