@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"strconv"
 )
@@ -80,7 +78,7 @@ func (s *Store) rollupGroupsWithBins(ctx context.Context, after rollupGroup, lim
 // transaction holds (a run ending now keeps its row and the pass waits for no one: it can
 // take part in no deadlock); a trigger's upsert of a bin row the pass deleted waits for its
 // commit, then inserts a new row, packed by the next pass. Each count is so moved exactly
-// once. Two passes at once (two leaders for a moment) take turns on the packed row.
+// once. Two passes at once take turns on the packed row.
 func (s *Store) rollupGroupPack(ctx context.Context, g rollupGroup) (int, error) {
 	moved := 0
 	err := s.InTx(ctx, func(tx *Store) error {
@@ -108,29 +106,24 @@ func (s *Store) rollupGroupPack(ctx context.Context, g rollupGroup) (int, error)
 		}
 		rows.Close()
 
-		// Add them to the packed row, locked against another pass.
+		// Add them to the packed row (made first if there is none), locked against another
+		// pass: two leaders for a moment, or the leader and a bulk load's pass.
+		if _, err := tx.exec(ctx, `INSERT INTO trace_rollup_sketches (workspace_id, period, period_start, agent_id, model, bins)
+			VALUES ($1, $2, $3, $4, $5, '') ON CONFLICT (workspace_id, period, period_start, agent_id, model) DO NOTHING`, g.args()...); err != nil {
+			return err
+		}
 		sel := "SELECT bins FROM trace_rollup_sketches WHERE " + groupWhere
 		if s.dialect == Postgres {
 			sel += " FOR UPDATE"
 		}
 		var packed []byte
-		err = tx.w.QueryRowContext(ctx, sel, g.args()...).Scan(&packed)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		if err := tx.w.QueryRowContext(ctx, sel, g.args()...).Scan(&packed); err != nil {
 			return err
 		}
-		found := err == nil
 		if err := eachBin(packed, sums.add); err != nil {
 			return err
 		}
-		list := sums.appendList(nil)
-		if found {
-			_, err = tx.exec(ctx, "UPDATE trace_rollup_sketches SET bins = $6 WHERE "+groupWhere, append(g.args(), string(list))...)
-		} else {
-			// Another pass inserting the same row at once makes this one fail (a duplicate key):
-			// it is rolled back, its bin rows with it, for the next pass.
-			_, err = tx.exec(ctx, `INSERT INTO trace_rollup_sketches (workspace_id, period, period_start, agent_id, model, bins)
-				VALUES ($1, $2, $3, $4, $5, $6)`, append(g.args(), string(list))...)
-		}
+		_, err = tx.exec(ctx, "UPDATE trace_rollup_sketches SET bins = $6 WHERE "+groupWhere, append(g.args(), string(sums.appendList(nil)))...)
 		return err
 	})
 	if err != nil {

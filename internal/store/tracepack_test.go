@@ -280,9 +280,10 @@ func TestTraceRollupPack(t *testing.T) {
 	})
 }
 
-// TestTraceRollupPackConcurrent: runs end and traces change bins while passes pack the same
-// groups (the current hour and day), on PostgreSQL many transactions at once: no count is lost
-// or counted twice, before the last pass and after it, and no run's transaction fails.
+// TestTraceRollupPackConcurrent: runs end and traces change bins while two passes at once pack
+// the same groups (the current hour and day), on PostgreSQL many transactions at once: no count
+// is lost or counted twice, before the last pass and after it, and no run's transaction nor
+// pass fails.
 func TestTraceRollupPackConcurrent(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
@@ -290,26 +291,31 @@ func TestTraceRollupPackConcurrent(t *testing.T) {
 		now := time.Now().UTC()
 		const writers, runs = 6, 60
 		var wg sync.WaitGroup
-		errs := make(chan error, writers+1)
+		errs := make(chan error, writers+2)
 		stop := make(chan struct{})
+		var mu sync.Mutex
 		passes, moved := 0, 0
-		wg.Add(1)
-		go func() { // the leader, packing again and again
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
+		for range 2 { // two leaders at once (one lost the lock unnoticed), packing again and again
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					_, n, err := s.TraceRollupPack(ctx, 3)
+					if err != nil {
+						errs <- fmt.Errorf("pass: %w", err)
+						return
+					}
+					mu.Lock()
+					passes, moved = passes+1, moved+n
+					mu.Unlock()
 				}
-				_, n, err := s.TraceRollupPack(ctx, 3)
-				if err != nil {
-					errs <- fmt.Errorf("pass: %w", err)
-					return
-				}
-				passes, moved = passes+1, moved+n
-			}
-		}()
+			}()
+		}
 		var writes sync.WaitGroup
 		for w := range writers {
 			writes.Add(1)
@@ -475,4 +481,46 @@ func TestTraceRollupFillHistory(t *testing.T) {
 			checkRollups(t, s, ws, now)
 		}
 	})
+}
+
+// TestTraceRollupPackTwoPasses: a pass that finds another pass making the same packed row
+// waits for it, then adds to what it wrote (PostgreSQL: two leaders for a moment, or the
+// leader and a bulk load's pass).
+func TestTraceRollupPackTwoPasses(t *testing.T) {
+	s := openTestPostgres(t)
+	ctx := context.Background()
+	ws := mustWorkspace(t, s, "a")
+	hour := time.Now().UTC().Truncate(time.Hour)
+	mkTrace(t, s, ws, "a1", hour, domain.StatusCompleted, 300, 0, 0, 0)
+	bin := rollupMapping.Index(300)
+
+	// The other pass: its packed row of the hour, not committed yet.
+	other, err := s.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Rollback()
+	if _, err := other.ExecContext(ctx, `INSERT INTO trace_rollup_sketches (workspace_id, period, period_start, agent_id, model, bins)
+		VALUES ($1, 3600000, $2, 'a1', '', $3)`, ws, hour.UnixMilli(), fmt.Sprintf("%d:2,%d:1", bin, bin+1)); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	must(t, other.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&pid))
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := s.TraceRollupPack(ctx, 10)
+		done <- err
+	}()
+	for waiting := 0; waiting == 0; time.Sleep(20 * time.Millisecond) {
+		must(t, s.r.QueryRowContext(ctx, "SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))", pid).Scan(&waiting))
+	}
+	must(t, other.Commit())
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var list string
+	must(t, s.r.QueryRowContext(ctx, "SELECT bins FROM trace_rollup_sketches WHERE workspace_id = $1 AND period = 3600000", ws).Scan(&list))
+	if want := fmt.Sprintf("%d:3,%d:1", bin, bin+1); list != want {
+		t.Fatalf("packed %q, want %q", list, want)
+	}
 }
