@@ -22,6 +22,7 @@ import (
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/metrics"
 	"github.com/agentplane/agentplane/internal/retention"
+	"github.com/agentplane/agentplane/internal/rollup"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/seed"
@@ -163,6 +164,7 @@ type Emulator struct {
 	hooks       *webhook.Deliverer
 	judges      *eval.Online
 	purger      *retention.Purger
+	packer      *rollup.Packer
 }
 
 // Close stops the engine (runs still going after a grace period are failed) and releases
@@ -174,6 +176,7 @@ func (e *Emulator) Close() error {
 	e.schedules.Stop()
 	e.experiments.Stop()
 	e.purger.Stop()
+	e.packer.Stop()
 	e.judges.Stop(ctx)
 	e.Engine.Stop(ctx)
 	e.API.WaitReplies(ctx)
@@ -243,5 +246,8 @@ func NewEmulator(ctx context.Context, log *slog.Logger, c EmulatorConfig) (*Emul
 	judges.Start(ctx)
 	purger := c.Retention.purger(st, eng, as, log)
 	purger.Start(ctx)
-	return &Emulator{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, sources: sources, schedules: schedules, hooks: hooks, judges: judges, experiments: runner, purger: purger}, nil
+	packer := rollup.New(rollup.Config{Store: st, Leader: eng.Leading, Logger: log})
+	packer.Start(ctx)
+	return &Emulator{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, sources: sources, schedules: schedules, hooks: hooks, judges: judges,
+		experiments: runner, purger: purger, packer: packer}, nil
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/agentplane/agentplane/internal/modelhealth"
 	"github.com/agentplane/agentplane/internal/ratelimit"
 	"github.com/agentplane/agentplane/internal/retention"
+	"github.com/agentplane/agentplane/internal/rollup"
 	"github.com/agentplane/agentplane/internal/runtime"
 	"github.com/agentplane/agentplane/internal/secretbox"
 	"github.com/agentplane/agentplane/internal/seed"
@@ -499,6 +500,7 @@ type Server struct {
 	webhooks    *webhook.Deliverer // completion webhooks' outbox
 	judges      *eval.Online       // online evaluation: scores finished runs by the evaluation rules
 	purger      *retention.Purger  // the leader's retention job
+	packer      *rollup.Packer     // the leader's packing of the trace rollups' bins
 }
 
 // Close stops the engine (runs still going when ctx ends are failed) and the database.
@@ -507,6 +509,7 @@ func (s *Server) Close(ctx context.Context) error {
 	s.schedules.Stop()
 	s.experiments.Stop()
 	s.purger.Stop()
+	s.packer.Stop()
 	s.judges.Stop(ctx)
 	s.Engine.Stop(ctx)
 	s.API.WaitReplies(ctx)
@@ -647,8 +650,10 @@ func NewServer(ctx context.Context, log *slog.Logger, stderr io.Writer, c Server
 	judges.Start(ctx)
 	purger := c.Retention.purger(st, eng, assetService, log)
 	purger.Start(ctx)
+	packer := rollup.New(rollup.Config{Store: st, Leader: eng.Leading, Logger: log})
+	packer.Start(ctx)
 	return &Server{Handler: srv.Handler(), Store: st, API: srv, Engine: eng, BootstrapKey: bootstrap, redis: rdb, sources: sources, mcp: mcp,
-		schedules: schedules, webhooks: hooks, judges: judges, experiments: runner, purger: purger}, nil
+		schedules: schedules, webhooks: hooks, judges: judges, experiments: runner, purger: purger, packer: packer}, nil
 }
 
 // triggerReplyClient is the client chat platform replies go out with: bounded, and under

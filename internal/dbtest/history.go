@@ -26,6 +26,10 @@ type History struct {
 	// plans of reads over the rows themselves. The runs per hour (execution_hours) are
 	// written all the same: the list of executions reads them to page.
 	SkipTriggers bool
+	// Pack is the elected leader's pass over the trace rollups (store.TraceRollupPack), run
+	// after the rows are loaded: the tables are then as a running server's leader keeps them
+	// (the trace summary reads the packed rows), not as a bulk load leaves them. nil: none.
+	Pack func(ctx context.Context) error
 }
 
 // FillHistory bulk-loads finished runs in the shapes the API writes them, a few statements
@@ -126,30 +130,46 @@ func FillHistory(ctx context.Context, db *sql.DB, dialect string, h History) err
 			SELECT `+ws+`, at / 3600000 * 3600000, hashtext(`+id("E")+`) & 7, count(*) FROM runs GROUP BY 2, 3
 			ON CONFLICT (workspace_id, hour, shard) DO UPDATE SET n = h.n + excluded.n`)
 	}
-	conn, err := db.Conn(ctx)
-	if err != nil {
+	if err := load(ctx, db, stmts, h.SkipTriggers && dialect == "postgres"); err != nil {
 		return fmt.Errorf("fill history: %w", err)
 	}
-	defer conn.Close()
-	if h.SkipTriggers && dialect == "postgres" {
-		if _, err := conn.ExecContext(ctx, "SET session_replication_role = replica"); err != nil {
-			return fmt.Errorf("fill history: %w", err)
-		}
-		defer func() { _, _ = conn.ExecContext(ctx, "SET session_replication_role = DEFAULT") }()
-	}
-	for _, q := range stmts {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("fill history: %w", err)
+	// After the load, on the pool: the pass may need the one connection of an in-memory
+	// SQLite store.
+	if h.Pack != nil {
+		if err := h.Pack(ctx); err != nil {
+			return fmt.Errorf("fill history: pack the trace rollups: %w", err)
 		}
 	}
 	// The planner's statistics and PostgreSQL's visibility map, as autovacuum keeps them on a
 	// long-running server.
 	q := "ANALYZE"
 	if dialect == "postgres" {
-		q = "VACUUM ANALYZE executions, traces, spans, execution_events, chat_sessions, chat_messages, scores, trace_rollups, trace_rollup_bins, score_values, usage_rollups, execution_hours"
+		q = "VACUUM ANALYZE executions, traces, spans, execution_events, chat_sessions, chat_messages, scores, trace_rollups, trace_rollup_bins, trace_rollup_sketches, score_values, usage_rollups, execution_hours"
 	}
-	_, err = conn.ExecContext(ctx, q)
+	_, err := db.ExecContext(ctx, q)
 	return err
+}
+
+// load runs the statements on one connection of db, with PostgreSQL's triggers off when
+// replica is set (session_replication_role, a setting of the connection).
+func load(ctx context.Context, db *sql.DB, stmts []string, replica bool) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if replica {
+		if _, err := conn.ExecContext(ctx, "SET session_replication_role = replica"); err != nil {
+			return err
+		}
+		defer func() { _, _ = conn.ExecContext(ctx, "SET session_replication_role = DEFAULT") }()
+	}
+	for _, q := range stmts {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func boolean(dialect string, v bool) string {

@@ -10,10 +10,10 @@ import (
 
 // notResources are the tables of the schema that are no resource of their own: accounts and
 // bookkeeping (Truncate handles them apart), and rows that belong to a declared resource and
-// go with it (a trace's and a run's rollups, the runs counted per hour, a score's values, a blob's data, a run's pending reply, a
+// go with it (a trace's and a run's rollups and packed latency bins, the runs counted per hour, a score's values, a blob's data, a run's pending reply, a
 // workspace's view of the model catalog).
 var notResources = []string{"memberships", "users", "idempotency_keys", "model_health",
-	"workspace_llm_models", "trigger_replies", "blob_data", "trace_rollups", "trace_rollup_bins", "usage_rollups", "score_values", "execution_hours"}
+	"workspace_llm_models", "trigger_replies", "blob_data", "trace_rollups", "trace_rollup_bins", "trace_rollup_sketches", "usage_rollups", "score_values", "execution_hours"}
 
 func TestResourcesCoverTheSchema(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *Store) {
