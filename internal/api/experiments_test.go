@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -331,84 +329,5 @@ func TestExperimentScopes(t *testing.T) {
 		{name: "create without agents:execute", method: "POST", path: "/api/v1/experiments", body: body, header: map[string]string{"X-API-Key": readOnly}, status: 403, message: "agents:execute"},
 		{name: "list with datasets:read", method: "GET", path: "/api/v1/experiments", header: map[string]string{"X-API-Key": readOnly}, status: 200},
 		{name: "create with both", method: "POST", path: "/api/v1/experiments", body: body, status: 202, fields: map[string]any{"data.status": "pending"}},
-	})
-}
-
-// TestExperimentRecordedAtRunEnd checks that an item whose evaluators need no model is
-// recorded, scores included, in the transaction that ends its run (experiment.Runner's
-// terminal hook), and that an item with a judge is left to be scored after it: a hook named
-// after the runner's reads each item inside that transaction.
-func TestExperimentRecordedAtRunEnd(t *testing.T) {
-	e := newTestEnv(t)
-	withRunner(t, e)
-	ctx := context.Background()
-	b := setupExperiment(t, e, 4)
-
-	var mu sync.Mutex
-	atEnd := map[string]string{} // execution id → its item's status inside the run's end
-	e.store.SetNamedTerminalHook("zz-test", func(ctx context.Context, tx *store.Store, x *domain.Execution) error {
-		if x.Source != experiment.Source {
-			return nil
-		}
-		it, err := tx.ExperimentItemGet(ctx, x.Metadata["experiment_id"].(string), x.Metadata["dataset_item_id"].(string))
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		atEnd[x.ID] = it.Status
-		mu.Unlock()
-		return nil
-	})
-	t.Cleanup(func() { e.store.SetNamedTerminalHook("zz-test", nil) })
-
-	statuses := func(x *client.Experiment) []string {
-		t.Helper()
-		its, err := e.c.ExperimentResults(ctx, x.ID, client.ListExperimentResultsParams{Limit: 100})
-		if err != nil {
-			t.Fatal(err)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		var out []string
-		for _, it := range its.Data {
-			out = append(out, atEnd[*it.ExecutionID])
-		}
-		return out
-	}
-	t.Run("evaluators without a model: recorded with the run's end", func(t *testing.T) {
-		x, err := e.c.ExperimentCreate(ctx, client.ExperimentCreateRequest{DatasetID: b.dataset.ID, AgentID: b.agent.ID, EvaluatorIds: b.evaluators[:1]})
-		if err != nil {
-			t.Fatal(err)
-		}
-		done := waitExperiment(t, e.c, x.ID)
-		if done.Status != "completed" || done.Progress != (client.ExperimentProgress{Total: 4, Completed: 4}) {
-			t.Fatalf("experiment: %+v", done)
-		}
-		if got := statuses(done); len(got) != 4 || slices.ContainsFunc(got, func(s string) bool { return s != domain.ItemCompleted }) {
-			t.Fatalf("items inside their runs' end: %v", got)
-		}
-		if st := done.Summary.Score("close"); st == nil || st.Count != 4 {
-			t.Fatalf("scores: %+v", st)
-		}
-		scores, err := e.c.ScoreList(ctx, client.ListScoresParams{ExperimentID: x.ID, Limit: 100})
-		if err != nil || len(scores.Data) != 4 {
-			t.Fatalf("%d scores of the experiment (%v)", len(scores.Data), err)
-		}
-	})
-	t.Run("a judge: scored after the run's end", func(t *testing.T) {
-		x, err := e.c.ExperimentCreate(ctx, client.ExperimentCreateRequest{DatasetID: b.dataset.ID, AgentID: b.agent.ID, EvaluatorIds: b.evaluators[:2]})
-		if err != nil {
-			t.Fatal(err)
-		}
-		done := waitExperiment(t, e.c, x.ID)
-		if done.Status != "completed" || done.Progress != (client.ExperimentProgress{Total: 4, Completed: 4}) {
-			t.Fatalf("experiment: %+v", done)
-		}
-		if got := statuses(done); len(got) != 4 || slices.ContainsFunc(got, func(s string) bool { return s != domain.ItemRunning }) {
-			t.Fatalf("items inside their runs' end: %v", got)
-		}
-		if st := done.Summary.Score("correct"); st == nil || st.Count != 4 {
-			t.Fatalf("scores: %+v", st)
-		}
 	})
 }

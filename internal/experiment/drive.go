@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/agentplane/agentplane/internal/background"
@@ -39,9 +37,6 @@ type drive struct {
 	// ended, so that a slow judge does not hold a run's slot.
 	slots, scoring chan struct{}
 	inflight       sync.WaitGroup
-	// recordsAtEnd says that the evaluators are loaded and none needs a model: the run's end
-	// records each item (see recordAtEnd).
-	recordsAtEnd atomic.Bool
 }
 
 func newDrive(r *Runner, x *domain.Experiment) *drive {
@@ -113,7 +108,6 @@ func (d *drive) load(ctx context.Context) string {
 		}
 		d.evaluators = append(d.evaluators, ev)
 	}
-	d.recordsAtEnd.Store(!slices.ContainsFunc(d.evaluators, func(ev *domain.Evaluator) bool { return ev.Type == eval.TypeJudge }))
 	return ""
 }
 
@@ -362,23 +356,50 @@ func (d *drive) await(ctx context.Context, it *domain.ExperimentItem, w *runtime
 	return x
 }
 
-// score runs the evaluators on an ended execution and records the item's outcome; its
-// scores are written with it, once. An item the run's end recorded already (recordAtEnd) is
-// done.
+// score runs the evaluators on a completed execution and records the item's outcome; its
+// scores are written with it, once.
 func (d *drive) score(ctx context.Context, it *domain.ExperimentItem, x *domain.Execution) {
-	st := d.r.cfg.Store
-	if d.recordsAtEnd.Load() {
-		if cur, err := st.ExperimentItemGet(ctx, d.x.ID, it.ItemID); err == nil && cur.Status != domain.ItemRunning {
-			return
-		}
+	o := domain.ItemOutcome{Status: domain.ItemFailed, Output: x.Output, Error: x.Error, Scores: domain.JSONObject{}, Cost: x.Cost,
+		TotalTokens: x.TokenUsage.TotalTokens, DurationMS: x.DurationMS, ExecutionID: x.ID}
+	var scores []*domain.Score
+	if x.Status == domain.StatusCompleted {
+		o.Status, o.Error = domain.ItemCompleted, nil
+		scores = d.evaluate(ctx, it, x, &o)
 	}
-	o, scores := d.outcome(ctx, st, it, x)
 	if ctx.Err() != nil {
 		return // stopped mid-way: whoever goes on scores it again
 	}
-	if _, err := st.ExperimentItemFinish(ctx, d.x.ID, it.ItemID, domain.ItemRunning, o, scores); err != nil && ctx.Err() == nil {
+	if _, err := d.r.cfg.Store.ExperimentItemFinish(ctx, d.x.ID, it.ItemID, domain.ItemRunning, o, scores); err != nil && ctx.Err() == nil {
 		d.r.cfg.Logger.Warn("record experiment item", slog.String("experiment_id", d.x.ID), slog.String("item_id", it.ItemID), slog.Any("error", err))
 	}
+}
+
+// evaluate scores an output with every evaluator; an evaluator that cannot judge it leaves
+// its score out and says why in the item's error.
+func (d *drive) evaluate(ctx context.Context, it *domain.ExperimentItem, x *domain.Execution, o *domain.ItemOutcome) []*domain.Score {
+	var scores []*domain.Score
+	var failures []error
+	c := eval.Case{Input: it.Input, Output: x.Output, ExpectedOutput: it.ExpectedOutput, Metadata: it.Metadata}
+	for _, ev := range d.evaluators {
+		res, err := eval.Run(ctx, d.r.cfg.Store, d.r.cfg.Engine.Judge, ev, c)
+		if err != nil {
+			failures = append(failures, fmt.Errorf("evaluator %s: %w", ev.Name, err))
+			continue
+		}
+		scores = append(scores, &domain.Score{WorkspaceID: d.x.WorkspaceID, Name: res.Name, ConfigID: res.ConfigID, DataType: res.DataType,
+			Value: res.Value, StringValue: res.StringValue, ExecutionID: &x.ID, Source: domain.ScoreSourceEval, Comment: res.Comment,
+			Metadata: domain.JSONObject{"experiment_id": d.x.ID, "evaluator_id": ev.ID, "dataset_item_id": it.ItemID}})
+		if res.DataType == domain.ScoreCategorical && res.StringValue != nil {
+			o.Scores[res.Name] = *res.StringValue
+		} else if res.Value != nil {
+			o.Scores[res.Name] = *res.Value
+		}
+	}
+	if len(failures) > 0 {
+		msg := errors.Join(failures...).Error()
+		o.Error = &msg
+	}
+	return scores
 }
 
 // finish ends the experiment (unless it was cancelled meanwhile).

@@ -57,12 +57,11 @@ type Runner struct {
 	task   background.Task
 	mu     sync.Mutex
 	wake   chan struct{}
-	owned  map[string]*drive // experiments driven by this node now (the run-end hook reads them)
+	owned  map[string]bool // experiments driven by this node now
 	drives sync.WaitGroup
 }
 
-// NewRunner returns a runner and installs its recorder as a terminal hook of the store (see
-// recordAtEnd); Start runs it.
+// NewRunner returns a runner; Start runs it.
 func NewRunner(cfg Config) *Runner {
 	if cfg.Lease <= 0 {
 		cfg.Lease = DefaultLease
@@ -73,9 +72,7 @@ func NewRunner(cfg Config) *Runner {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	r := &Runner{cfg: cfg, node: cfg.Engine.Node(), wake: make(chan struct{}, 1), owned: map[string]*drive{}}
-	cfg.Store.SetNamedTerminalHook("experiments", r.recordAtEnd)
-	return r
+	return &Runner{cfg: cfg, node: cfg.Engine.Node(), wake: make(chan struct{}, 1), owned: map[string]bool{}}
 }
 
 // Start runs the runner in the background until Stop. A second Start while it runs does
@@ -123,12 +120,11 @@ func (r *Runner) claim(ctx context.Context) {
 	}
 	for _, x := range xs {
 		r.mu.Lock()
-		if r.owned[x.ID] != nil {
+		if r.owned[x.ID] {
 			r.mu.Unlock()
 			continue
 		}
-		d := newDrive(r, x)
-		r.owned[x.ID] = d
+		r.owned[x.ID] = true
 		r.mu.Unlock()
 		r.drives.Go(func() {
 			defer func() {
@@ -136,7 +132,7 @@ func (r *Runner) claim(ctx context.Context) {
 				delete(r.owned, x.ID)
 				r.mu.Unlock()
 			}()
-			d.run(ctx)
+			newDrive(r, x).run(ctx)
 		})
 	}
 }

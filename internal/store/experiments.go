@@ -289,31 +289,15 @@ func (s *Store) ExperimentItemRetry(ctx context.Context, experimentID, itemID, i
 	return nil
 }
 
-// ExperimentItemGet returns one item of an experiment.
-func (s *Store) ExperimentItemGet(ctx context.Context, experimentID, itemID string) (*domain.ExperimentItem, error) {
-	it, err := scanExperimentItem(s.r.QueryRowContext(ctx, "SELECT "+experimentItemColumns+` FROM experiment_items
-		WHERE experiment_id = $1 AND item_id = $2`, experimentID, itemID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("experiment item", itemID)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read item %s of experiment %s: %w", itemID, experimentID, err)
-	}
-	return it, nil
-}
-
 // ExperimentItemFinish records the outcome of an item that is from (running; pending for one
 // that could not start), counts it in its experiment and stores its scores, in one
-// transaction, once: false (and nothing of the item written) when the item is no longer from
-// (another node, or the run's end, finished it first) or, with o.ExecutionID, no longer points
-// at that execution (it ran again). It writes nothing it must roll back,
-// so it may run inside a caller's transaction (the run's end, see experiment.Runner).
+// transaction, once: false (and nothing written) when the item is no longer from (another
+// node finished it first) or, with o.ExecutionID, no longer points at that execution (it ran
+// again as another).
 func (s *Store) ExperimentItemFinish(ctx context.Context, experimentID, itemID, from string, o domain.ItemOutcome, scores []*domain.Score) (bool, error) {
-	done := false
 	err := s.InTx(ctx, func(tx *Store) error {
 		// Count it first: the experiment's row, locked until commit, numbers the items in the
-		// order they finish (and orders this before the item's row, as a cancel does). An item
-		// that was not from takes the count back.
+		// order they finish. An item that was not from rolls the count back.
 		column := "completed"
 		if o.Status != domain.ItemCompleted {
 			column = "failed"
@@ -330,18 +314,20 @@ func (s *Store) ExperimentItemFinish(ctx context.Context, experimentID, itemID, 
 			return fmt.Errorf("finish item %s of experiment %s: %w", itemID, experimentID, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			if _, err := tx.exec(ctx, "UPDATE experiments SET "+column+" = "+column+" - 1 WHERE id = $1", experimentID); err != nil {
-				return fmt.Errorf("uncount item %s of experiment %s: %w", itemID, experimentID, err)
-			}
-			return nil
+			return errItemNotFrom
 		}
 		for _, sc := range scores {
 			if _, err := tx.ScoreCreate(ctx, sc); err != nil {
 				return fmt.Errorf("store score %s of item %s: %w", sc.Name, itemID, err)
 			}
 		}
-		done = true
 		return nil
 	})
-	return done && err == nil, err
+	if errors.Is(err, errItemNotFrom) {
+		return false, nil
+	}
+	return err == nil, err
 }
+
+// errItemNotFrom rolls back ExperimentItemFinish of an item another node finished first.
+var errItemNotFrom = errors.New("the item is no longer in the status it was finished from")
