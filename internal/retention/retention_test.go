@@ -9,7 +9,6 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/agentplane/agentplane/internal/dbtest"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 	"github.com/agentplane/agentplane/internal/store/storetest"
@@ -25,21 +24,7 @@ func TestMain(m *testing.M) {
 
 // forEachStore runs fn on in-memory SQLite and, with TEST_DATABASE_URL, on PostgreSQL.
 func forEachStore(t *testing.T, fn func(t *testing.T, st *store.Store)) {
-	t.Run("sqlite", func(t *testing.T) {
-		fn(t, storetest.Memory(t))
-	})
-	t.Run("postgres", func(t *testing.T) {
-		u := dbs.URL(t)
-		if u == "" {
-			t.Skip(dbtest.SkipMessage)
-		}
-		st, err := store.Open(context.Background(), u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		fn(t, st)
-	})
+	storetest.ForEach(t, dbs, fn)
 }
 
 // bundle is a store with two workspaces ("keep", retention 0, and "short", retention 1 day)

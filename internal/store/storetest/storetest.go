@@ -7,6 +7,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/agentplane/agentplane/internal/dbtest"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
 )
@@ -28,4 +29,24 @@ func Workspace(t testing.TB, st *store.Store, ws *domain.Workspace) {
 	if _, err := st.WorkspaceCreate(context.Background(), ws); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// ForEach runs fn on a store on in-memory SQLite and, with TEST_DATABASE_URL, on a copy of
+// dbs's migrated PostgreSQL database, each closed when its subtest ends.
+func ForEach(t *testing.T, dbs *dbtest.Template, fn func(t *testing.T, st *store.Store)) {
+	t.Run("sqlite", func(t *testing.T) {
+		fn(t, Memory(t))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		u := dbs.URL(t)
+		if u == "" {
+			t.Skip(dbtest.SkipMessage)
+		}
+		st, err := store.Open(context.Background(), u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		fn(t, st)
+	})
 }
