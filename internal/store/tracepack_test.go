@@ -216,12 +216,7 @@ func TestTraceRollupPack(t *testing.T) {
 				t.Fatal("no negative bin row: the test changes no packed count")
 			}
 			checkRollups(t, s, ws, now)
-			if _, _, err := s.TraceRollupPack(ctx, 100); err != nil {
-				t.Fatal(err)
-			}
-			if left := countRows(t, s, "SELECT count(*) FROM trace_rollup_bins"); left != 0 {
-				t.Fatalf("%d bin rows left", left)
-			}
+			packLeavingNoBins(t, s, 100)
 			checkRollups(t, s, ws, now)
 		})
 
@@ -338,12 +333,7 @@ func TestTraceRollupPackConcurrent(t *testing.T) {
 			t.Fatal("no pass moved a bin row while the runs ended")
 		}
 		checkRollups(t, s, ws, now)
-		if _, _, err := s.TraceRollupPack(ctx, 3); err != nil {
-			t.Fatal(err)
-		}
-		if left := countRows(t, s, "SELECT count(*) FROM trace_rollup_bins"); left != 0 {
-			t.Fatalf("%d bin rows left", left)
-		}
+		packLeavingNoBins(t, s, 3)
 		checkRollups(t, s, ws, now)
 	})
 }
@@ -522,5 +512,16 @@ func TestTraceRollupPackTwoPasses(t *testing.T) {
 	must(t, s.r.QueryRowContext(ctx, "SELECT bins FROM trace_rollup_sketches WHERE workspace_id = $1 AND period = 3600000", ws).Scan(&list))
 	if want := fmt.Sprintf("%d:3,%d:1", bin, bin+1); list != want {
 		t.Fatalf("packed %q, want %q", list, want)
+	}
+}
+
+// packLeavingNoBins runs a pass listing batch groups at a time and fails unless it left no bin row.
+func packLeavingNoBins(t *testing.T, s *Store, batch int) {
+	t.Helper()
+	if _, _, err := s.TraceRollupPack(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	if left := countRows(t, s, "SELECT count(*) FROM trace_rollup_bins"); left != 0 {
+		t.Fatalf("%d bin rows left", left)
 	}
 }
