@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"testing"
 )
@@ -73,4 +74,28 @@ func TestSQLiteStatementReuse(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestSQLiteTempStoreInMemory: the connections of a SQLite file keep temporary storage, the
+// writer's savepoint journal among it, in memory (see openSQLite), and still do after Migrate,
+// which uses files for its own sorts.
+func TestSQLiteTempStoreInMemory(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir()+"/agentplane.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for name, db := range map[string]*sql.DB{"writer": s.wdb, "reader": s.db} {
+		var mode int
+		if err := db.QueryRowContext(ctx, "PRAGMA temp_store").Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		if mode != 2 { // 2 is MEMORY
+			t.Errorf("%s connection: temp_store %d, want 2 (memory)", name, mode)
+		}
+	}
 }
