@@ -171,8 +171,7 @@ func (s *Store) JudgmentComplete(ctx context.Context, id, node string, attempt i
 			return nil
 		}
 		held = true
-		_, err = tx.ScoreCreate(ctx, sc)
-		return err
+		return tx.scoreInsert(ctx, sc)
 	})
 	if err != nil {
 		held = false

@@ -317,7 +317,7 @@ func (s *Store) ExperimentItemFinish(ctx context.Context, experimentID, itemID, 
 			return errItemNotFrom
 		}
 		for _, sc := range scores {
-			if _, err := tx.ScoreCreate(ctx, sc); err != nil {
+			if err := tx.scoreInsert(ctx, sc); err != nil {
 				return fmt.Errorf("store score %s of item %s: %w", sc.Name, itemID, err)
 			}
 		}

@@ -77,6 +77,21 @@ func (s *Store) ScoreGet(ctx context.Context, ws, id string) (*domain.Score, err
 func (s *Store) ScoreCreate(ctx context.Context, sc *domain.Score) (*domain.Score, error) {
 	var out *domain.Score
 	err := s.InTx(ctx, func(tx *Store) error {
+		if err := tx.scoreInsert(ctx, sc); err != nil {
+			return err
+		}
+		var err error
+		out, err = tx.ScoreGet(ctx, sc.WorkspaceID, sc.ID)
+		return err
+	})
+	return out, err
+}
+
+// scoreInsert validates and stores a score as ScoreCreate does, without reading it back: the
+// evaluators' scores (ExperimentItemFinish, JudgmentComplete) are written inside the
+// transaction SQLite's one writer runs, and nothing reads them there.
+func (s *Store) scoreInsert(ctx context.Context, sc *domain.Score) error {
+	return s.InTx(ctx, func(tx *Store) error {
 		if err := tx.ScoreValidate(ctx, sc); err != nil {
 			return err
 		}
@@ -104,10 +119,8 @@ func (s *Store) ScoreCreate(ctx context.Context, sc *domain.Score) (*domain.Scor
 		if err != nil {
 			return fmt.Errorf("insert score: %w", err)
 		}
-		out, err = tx.ScoreGet(ctx, sc.WorkspaceID, sc.ID)
-		return err
+		return nil
 	})
-	return out, err
 }
 
 // ScoreValidate checks a score's name, data type and value as ScoreCreate does (targets
