@@ -320,18 +320,11 @@ func (in *ingestSpan) span(ws string) (*domain.Span, string) {
 			return nil, f.name + " must be at most 200 characters"
 		}
 	}
-	sp.TraceAgentID, sp.TraceSessionID, sp.TraceEndUserID = deref(in.AgentID), deref(in.SessionID), deref(in.EndUserID)
+	sp.TraceAgentID, sp.TraceSessionID, sp.TraceEndUserID = domain.Deref(in.AgentID), domain.Deref(in.SessionID), domain.Deref(in.EndUserID)
 	if sp.Attributes == nil {
 		sp.Attributes = domain.JSONObject{}
 	}
 	return sp, ""
-}
-
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }
 
 // exportOTLP is the OTLP/HTTP traces receiver.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentplane/agentplane/client"
+	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/llm/llmtest"
 	"github.com/agentplane/agentplane/internal/llm/simulated"
 	"github.com/agentplane/agentplane/internal/runtime"
@@ -49,10 +50,10 @@ func TestJudgeSimulated(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !jsonEqual(mustAny(t, r1.Value), mustAny(t, r2.Value)) || deref(r1.StringValue) != deref(r2.StringValue) || r1.Comment != r2.Comment {
+			if !jsonEqual(mustAny(t, r1.Value), mustAny(t, r2.Value)) || domain.Deref(r1.StringValue) != domain.Deref(r2.StringValue) || r1.Comment != r2.Comment {
 				t.Fatalf("%s judge gave the same case two scores: %+v, %+v", dt, r1, r2)
 			}
-			seen[deref(r1.StringValue)+"/"+string(mustJSONBytes(t, r1.Value))] = true
+			seen[domain.Deref(r1.StringValue)+"/"+string(mustJSONBytes(t, r1.Value))] = true
 			switch dt {
 			case "numeric":
 				if *r1.Value < 1 || *r1.Value > 5 || r1.StringValue != nil || r1.ConfigID == nil {

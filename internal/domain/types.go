@@ -155,3 +155,11 @@ type Keyset struct {
 	CreatedAt Time
 	ID        string
 }
+
+// Deref is the string p points to, or "" for nil.
+func Deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}

@@ -256,7 +256,7 @@ func (d *drive) rerun(ctx context.Context, it *domain.ExperimentItem, x *domain.
 		return nil
 	case err != nil:
 		failed := *x
-		msg := fmt.Sprintf("%s; it could not run again: %v", deref(x.Error), err)
+		msg := fmt.Sprintf("%s; it could not run again: %v", domain.Deref(x.Error), err)
 		failed.Error = &msg
 		return &failed
 	}
@@ -311,13 +311,6 @@ func endCode(ctx context.Context, st *store.Store, executionID string) (string, 
 		return "", fmt.Errorf("read terminal frame of %s: %w", executionID, err)
 	}
 	return frame.Code, nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // await waits for an item's execution to end (w, when it runs on this node, else by looking

@@ -272,7 +272,7 @@ func (s *Store) AnnotationComplete(ctx context.Context, ws, queueID, itemID stri
 		}
 		if it.ClaimedBy != nil && *it.ClaimedBy != who.ID {
 			return &ConflictError{Message: fmt.Sprintf("annotation item %s is claimed by %s until %s",
-				itemID, deref(it.ClaimedByName), it.ClaimExpiresAt.Format(time.RFC3339))}
+				itemID, domain.Deref(it.ClaimedByName), it.ClaimExpiresAt.Format(time.RFC3339))}
 		}
 		if len(scores) == 0 {
 			return &ValidationError{Field: "scores", Message: "needs at least one score"}

@@ -80,7 +80,7 @@ func (s *Store) DatasetUpdate(ctx context.Context, ws, id string, p domain.Datas
 	var schema *sql.NullString
 	if p.InputSchema != nil {
 		v := nullRaw(*p.InputSchema)
-		schema = &sql.NullString{String: deref(v), Valid: v != nil}
+		schema = &sql.NullString{String: domain.Deref(v), Valid: v != nil}
 	}
 	var meta *domain.JSONObject
 	if p.Metadata != nil {
@@ -90,7 +90,7 @@ func (s *Store) DatasetUpdate(ctx context.Context, ws, id string, p domain.Datas
 		{"name", p.Name}, {"description", p.Description}, {"metadata", meta}, {"input_schema", schema},
 	})
 	if isUniqueViolation(err) {
-		return nil, &ConflictError{Message: fmt.Sprintf("a dataset named %q already exists in this workspace", deref(p.Name))}
+		return nil, &ConflictError{Message: fmt.Sprintf("a dataset named %q already exists in this workspace", domain.Deref(p.Name))}
 	}
 	if err != nil {
 		return nil, err
@@ -234,7 +234,7 @@ func (s *Store) DatasetItemUpdate(ctx context.Context, ws, datasetID, id string,
 	var expected *sql.NullString
 	if p.ExpectedOutput != nil {
 		v := nullRaw(*p.ExpectedOutput)
-		expected = &sql.NullString{String: deref(v), Valid: v != nil}
+		expected = &sql.NullString{String: domain.Deref(v), Valid: v != nil}
 	}
 	err := s.update(ctx, "dataset item", "dataset_items", ws, id, []set{{"input", p.Input}, {"expected_output", expected}, {"metadata", p.Metadata}})
 	if err != nil {

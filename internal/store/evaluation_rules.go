@@ -71,7 +71,7 @@ func (s *Store) EvaluationRuleCreate(ctx context.Context, r *domain.EvaluationRu
 // EvaluationRuleReplace writes every changeable field of a rule (the caller merged a patch
 // into the stored one and checked the result).
 func (s *Store) EvaluationRuleReplace(ctx context.Context, r *domain.EvaluationRule) (*domain.EvaluationRule, error) {
-	agent := sql.NullString{String: deref(r.AgentID), Valid: r.AgentID != nil}
+	agent := sql.NullString{String: domain.Deref(r.AgentID), Valid: r.AgentID != nil}
 	filter := jsonArg{ruleFilterNormal(r.Filter)}
 	err := s.update(ctx, "evaluation rule", "evaluation_rules", r.WorkspaceID, r.ID, []set{
 		{"evaluator_id", &r.EvaluatorID}, {"agent_id", &agent}, {"sampling", &r.Sampling}, {"filter", &filter}, {"enabled", &r.Enabled},

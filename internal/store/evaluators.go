@@ -56,7 +56,7 @@ func (s *Store) EvaluatorCreate(ctx context.Context, e *domain.Evaluator) (*doma
 // into the stored one and checked the result); a name already used is a *ConflictError.
 func (s *Store) EvaluatorReplace(ctx context.Context, e *domain.Evaluator) (*domain.Evaluator, error) {
 	var cfg = nonNilObject(e.Config)
-	var scoreConfig = sql.NullString{String: deref(e.ScoreConfigID), Valid: e.ScoreConfigID != nil}
+	var scoreConfig = sql.NullString{String: domain.Deref(e.ScoreConfigID), Valid: e.ScoreConfigID != nil}
 	err := s.update(ctx, "evaluator", "evaluators", e.WorkspaceID, e.ID, []set{
 		{"name", &e.Name}, {"description", &e.Description}, {"type", &e.Type}, {"config", &cfg}, {"score_name", &e.ScoreName},
 		{"score_config_id", &scoreConfig}, {"data_type", &e.DataType},

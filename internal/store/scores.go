@@ -41,19 +41,12 @@ func scanScore(row interface{ Scan(...any) error }) (*domain.Score, error) {
 		return nil, err
 	}
 	if aType != nil {
-		sc.Author = &domain.ScoreAuthor{Type: *aType, ID: deref(aID), Name: deref(aName)}
+		sc.Author = &domain.ScoreAuthor{Type: *aType, ID: domain.Deref(aID), Name: domain.Deref(aName)}
 	}
 	if sc.Metadata == nil {
 		sc.Metadata = domain.JSONObject{}
 	}
 	return &sc, nil
-}
-
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }
 
 // ScoreList returns one page of a workspace's scores, newest first, and the total count.
@@ -398,7 +391,7 @@ func (s *Store) ScoreSummary(ctx context.Context, ws string, f domain.ScoreFilte
 				case dataType == domain.ScoreNumeric && v != nil:
 					sm.Buckets = append(sm.Buckets, domain.ScoreBucket{Lower: *v, Upper: *v, Count: n})
 				case dataType != domain.ScoreNumeric:
-					scoreSummaryAddLabel(sm, deref(label), n)
+					scoreSummaryAddLabel(sm, domain.Deref(label), n)
 				}
 				return nil
 			})

@@ -277,7 +277,7 @@ func (s *Store) TraceSummary(ctx context.Context, ws string, from, to domain.Tim
 		if c := a.BucketStart.Compare(b.BucketStart.Time); c != 0 {
 			return c
 		}
-		return strings.Compare(deref(a.AgentID), deref(b.AgentID)) // no agent ('') first
+		return strings.Compare(domain.Deref(a.AgentID), domain.Deref(b.AgentID)) // no agent ('') first
 	})
 	return out, nil
 }

@@ -85,7 +85,7 @@ func exactSummary(traces []rollupTrace, from time.Time, bucket time.Duration) []
 		if c := a.BucketStart.Compare(b.BucketStart.Time); c != 0 {
 			return c
 		}
-		return compareStrings(deref(a.AgentID), deref(b.AgentID))
+		return compareStrings(domain.Deref(a.AgentID), domain.Deref(b.AgentID))
 	})
 	return out
 }
@@ -109,7 +109,7 @@ func checkSummary(t *testing.T, got, want []*domain.TraceBucket) {
 	}
 	for i, g := range got {
 		w := want[i]
-		if deref(g.AgentID) != deref(w.AgentID) || (g.AgentID == nil) != (w.AgentID == nil) || !g.BucketStart.Equal(w.BucketStart.Time) ||
+		if domain.Deref(g.AgentID) != domain.Deref(w.AgentID) || (g.AgentID == nil) != (w.AgentID == nil) || !g.BucketStart.Equal(w.BucketStart.Time) ||
 			g.Runs != w.Runs || g.Errors != w.Errors || g.ErrorRate != w.ErrorRate || g.TokenUsage != w.TokenUsage ||
 			math.Abs(g.Cost-w.Cost) > 1e-9*math.Max(1, w.Cost) {
 			t.Fatalf("bucket %d: got %+v, want %+v", i, g, w)
@@ -119,7 +119,7 @@ func checkSummary(t *testing.T, got, want []*domain.TraceBucket) {
 			t.Fatalf("bucket %d latency: got %+v, want %+v", i, gl, wl)
 		}
 		if wl.P50 != nil && (!near(*gl.P50, *wl.P50) || !near(*gl.P95, *wl.P95) || !near(*gl.P99, *wl.P99)) {
-			t.Fatalf("bucket %d (%s, %d runs) latency: got p50 %v p95 %v p99 %v, want %v %v %v", i, deref(g.AgentID), g.Runs,
+			t.Fatalf("bucket %d (%s, %d runs) latency: got p50 %v p95 %v p99 %v, want %v %v %v", i, domain.Deref(g.AgentID), g.Runs,
 				*gl.P50, *gl.P95, *gl.P99, *wl.P50, *wl.P95, *wl.P99)
 		}
 	}
