@@ -25,6 +25,7 @@ import (
 
 	"github.com/agentplane/agentplane/client"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/store/storetest"
 )
 
 // TestHostileWalk walks every route of the route table with hostile input, on SQLite and (when
@@ -49,8 +50,8 @@ func TestHostileWalk(t *testing.T) {
 	})
 }
 
-// openTestPostgres opens the database at TEST_DATABASE_URL in a schema of its own, dropped
-// when the test ends; it skips the test when the variable is unset.
+// openTestPostgres opens a fresh database on the server at TEST_DATABASE_URL (testPostgresURL),
+// dropped when the test ends; it skips the test when the variable is unset.
 func openTestPostgres(t *testing.T) *store.Store {
 	t.Helper()
 	return openTestStore(t, testPostgresURL(t))
@@ -67,12 +68,17 @@ func openTestStore(t *testing.T, url string) *store.Store {
 	return st
 }
 
-// testPostgresURL returns a URL of the database at TEST_DATABASE_URL in a schema of its own,
-// dropped when the test ends (so several stores, as several nodes, can share it); it skips
-// the test when the variable is unset.
+// dbs is the package's migrated template: a test's PostgreSQL database and SQLite file are
+// copies of it instead of a schema or file migrated again (the store's migrations cost seconds
+// of CPU under -race, about 40 times in this package). TestMain drops it.
+var dbs = storetest.NewTemplate()
+
+// testPostgresURL returns the URL of a fresh database on the server at TEST_DATABASE_URL, a
+// copy of the migrated template dropped when the test ends (so several stores, as several
+// nodes, can share it); it skips the test when the variable is unset.
 func testPostgresURL(t *testing.T) string {
 	t.Helper()
-	u := dbtest.PostgresURL(t)
+	u := dbs.URL(t)
 	if u == "" {
 		t.Skip(dbtest.SkipMessage)
 	}

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -185,7 +184,7 @@ func TestRateLimitsAcrossNodes(t *testing.T) {
 	t.Run("redis", func(t *testing.T) {
 		t.Parallel()
 		r := openTestRedis(t)
-		check(t, filepath.Join(t.TempDir(), "agentplane.db"), func(*store.Store) ratelimit.Shared { return r })
+		check(t, dbs.SQLiteFile(t), func(*store.Store) ratelimit.Shared { return r })
 	})
 }
 
