@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -108,7 +107,7 @@ func TestCredentialRevealAfterRotation(t *testing.T) {
 // every response, in the log, and in the bytes of the database files.
 func TestCredentialSecretNeverLeaks(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "agentplane.db")
+	path := dbs.SQLiteFile(t)
 	st, err := store.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)

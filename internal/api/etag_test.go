@@ -59,7 +59,7 @@ func (e *testEnv) getTagged(path, inm string) (int, string, []byte) {
 func TestETags(t *testing.T) {
 	t.Run("emulator", func(t *testing.T) { etagScenarios(t, newTestEnv(t), nil) })
 	t.Run("serve-sqlite", func(t *testing.T) {
-		path := t.TempDir() + "/agentplane.db"
+		path := dbs.SQLiteFile(t)
 		st, err := store.Open(context.Background(), path)
 		if err != nil {
 			t.Fatal(err)

@@ -259,7 +259,7 @@ func onlineEvaluation(t *testing.T, st *store.Store) {
 }
 
 func TestOnlineEvaluationCrash(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) { onlineCrash(t, openTestStore(t, "file:"+t.TempDir()+"/crash.db")) })
+	t.Run("sqlite", func(t *testing.T) { onlineCrash(t, openTestStore(t, dbs.SQLiteFile(t))) })
 	t.Run("postgres", func(t *testing.T) { onlineCrash(t, openTestPostgres(t)) })
 }
 

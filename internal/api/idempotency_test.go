@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,7 +26,7 @@ import (
 func forEachDatabase(t *testing.T, fn func(t *testing.T, url string)) {
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
-		fn(t, filepath.Join(t.TempDir(), "agentplane.db"))
+		fn(t, dbs.SQLiteFile(t))
 	})
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -171,6 +172,7 @@ func TestOpenAPIServers(t *testing.T) {
 	tlsSrv := httptest.NewTLSServer(emu.srv.Handler())
 	t.Cleanup(tlsSrv.Close)
 	tlsEnv := &testEnv{t: t, ts: tlsSrv}
+	validated := map[string]bool{} // documents without servers, as withoutServers writes them
 	host := func(e *testEnv) string {
 		return strings.TrimPrefix(strings.TrimPrefix(e.ts.URL, "http://"), "https://")
 	}
@@ -193,9 +195,17 @@ func TestOpenAPIServers(t *testing.T) {
 			if got := serverURL(doc); got != tc.want {
 				t.Fatalf("servers url %q, want %q", got, tc.want)
 			}
+			// A document that differs from one validated already only in its servers url
+			// (a string, checked above) is valid as that one was: validating one costs
+			// about 2 s of CPU under -race, and the cases serve two documents seven times.
+			rest := withoutServers(t, doc)
+			if validated[rest] {
+				return
+			}
 			if err := openapicheck.ValidateDocument(raw); err != nil {
 				t.Fatalf("the served document is not valid OpenAPI 3.1: %v", err)
 			}
+			validated[rest] = true
 		})
 	}
 	if got := serverURL(mustDecode(t, public.srv.OpenAPI())); got != "https://api.agentplane.test/base" {
@@ -208,6 +218,19 @@ func TestOpenAPIServers(t *testing.T) {
 			t.Errorf("PublicURL %q: error %v, want one naming the public URL", bad, err)
 		}
 	}
+}
+
+// withoutServers is doc without its servers, as JSON (keys sorted, so equal documents give
+// equal strings).
+func withoutServers(t *testing.T, doc map[string]any) string {
+	t.Helper()
+	rest := maps.Clone(doc)
+	delete(rest, "servers")
+	b, err := json.Marshal(rest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func mustDecode(t *testing.T, raw []byte) map[string]any {

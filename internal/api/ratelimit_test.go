@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,10 +22,7 @@ const slowRate = 0.001
 // as keys, with the same headers and 429.
 func TestRateLimitPerUser(t *testing.T) {
 	e := newServerEnvWith(t, func(c *Config) { c.RateLimit, c.RateBurst = slowRate, 3 })
-	hash, err := auth.HashPassword(context.Background(), "s3cret-pass")
-	if err != nil {
-		t.Fatal(err)
-	}
+	hash := testPasswordHash(t, "s3cret-pass")
 	ada := token(t, newUser(t, e, "ada@example.com", hash, e.ws, domain.RoleMember))
 	bob := token(t, newUser(t, e, "bob@example.com", hash, e.ws, domain.RoleMember))
 	for i, left := range []string{"2", "1", "0"} {
@@ -83,10 +79,7 @@ func TestLoginThrottle(t *testing.T) {
 		c.TrustedProxies = []string{"127.0.0.1", "::1"}
 		c.LoginLimits = LoginLimits{PerEmail: ratelimit.Rule{Rate: slowRate, Burst: 3}, PerAddress: ratelimit.Rule{Rate: slowRate, Burst: 5}}
 	})
-	hash, err := auth.HashPassword(context.Background(), "s3cret-pass")
-	if err != nil {
-		t.Fatal(err)
-	}
+	hash := testPasswordHash(t, "s3cret-pass")
 	newUser(t, e, "ada@example.com", hash, e.ws, domain.RoleMember)
 	newUser(t, e, "bob@example.com", hash, e.ws, domain.RoleMember)
 	from := func(addr string) map[string]string {
@@ -185,7 +178,7 @@ func TestRateLimitsAcrossNodes(t *testing.T) {
 	t.Run("redis", func(t *testing.T) {
 		t.Parallel()
 		r := openTestRedis(t)
-		check(t, filepath.Join(t.TempDir(), "agentplane.db"), func(*store.Store) ratelimit.Shared { return r })
+		check(t, dbs.SQLiteFile(t), func(*store.Store) ratelimit.Shared { return r })
 	})
 }
 

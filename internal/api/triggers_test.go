@@ -247,7 +247,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // TestTriggerRoutes walks the trigger CRUD: validation naming the field, masking, the
 // token shown once, rotation, and another workspace's key getting 404.
 func TestTriggerRoutes(t *testing.T) {
-	e := newTriggerEnv(t, openTestStore(t, filepath.Join(t.TempDir(), "a.db")), false)
+	e := newTriggerEnv(t, openTestStore(t, dbs.SQLiteFile(t)), false)
 	cred := e.credential(t, "http://127.0.0.1:1")
 	var triggerID, token, scheduleID string
 	tokenKeyed := func(t *testing.T, body map[string]any) {
@@ -777,8 +777,9 @@ func TestHookEmulator(t *testing.T) {
 // TestTriggerSecretsStayHidden: the signing secret, the bot token and the hook token are in
 // neither the SQLite file nor the log.
 func TestTriggerSecretsStayHidden(t *testing.T) {
-	dir := t.TempDir()
-	e := newTriggerEnv(t, openTestStore(t, filepath.Join(dir, "agentplane.db")), false)
+	path := dbs.SQLiteFile(t)
+	dir := filepath.Dir(path) // the database's files alone
+	e := newTriggerEnv(t, openTestStore(t, path), false)
 	slack := newFakePlatform(t, `{"ok":true}`)
 	cred := e.credential(t, slack.URL)
 	_, token, hook := e.createTrigger(t, fmt.Sprintf(`{"agent_id":%q,"type":"slack","name":"Slack","config":{"signing_secret":%q,"bot_credential_id":%q},"webhook_url":"https://example.com/x","webhook_secret":"whsec_Y29tcGxldGlvbi1zZWNyZXQtdmFsdWUh"}`,

@@ -47,10 +47,7 @@ func bearer(tok, ws string) map[string]string {
 
 func TestLoginAndBearerAuth(t *testing.T) {
 	e := newServerEnv(t)
-	hash, err := auth.HashPassword(context.Background(), "s3cret-pass")
-	if err != nil {
-		t.Fatal(err)
-	}
+	hash := testPasswordHash(t, "s3cret-pass")
 	member := newUser(t, e, "Member@Example.com", hash, e.ws, domain.RoleMember)
 	admin := newUser(t, e, "admin@example.com", hash, e.ws, domain.RoleAdmin)
 	outsider := newUser(t, e, "outsider@example.com", hash, "", "")

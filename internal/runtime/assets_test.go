@@ -12,6 +12,7 @@ import (
 )
 
 func TestFileName(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"file:///exports/orders.csv":         "orders.csv",
 		"https://x.example/a/b/report.pdf?x": "report.pdf",
@@ -27,6 +28,7 @@ func TestFileName(t *testing.T) {
 }
 
 func TestToolMedia(t *testing.T) {
+	t.Parallel()
 	sp := &domain.Span{Attributes: domain.JSONObject{"mcp_tool_id": "t1", "server": "Reports", "tool": "report"}}
 	got := toolMedia([]mcpclient.Media{
 		{Kind: "image", MimeType: "image/png", Data: []byte("p")},
@@ -44,6 +46,7 @@ func TestToolMedia(t *testing.T) {
 }
 
 func TestSkipReason(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		err  error
 		code string

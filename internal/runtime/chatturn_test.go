@@ -12,6 +12,7 @@ import (
 // TestChatTurnIdempotencyKey: a chat turn's Idempotency-Key is claimed with the turn; a second
 // Submit with the key starts nothing and names the first turn, even while it still runs.
 func TestChatTurnIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, a := fixture(t)
 	e := newEngine(st)

@@ -33,6 +33,7 @@ func twoNodes(t *testing.T, ma, mb *testModel) (st *store.Store, a *domain.Agent
 
 // TestClusterLeader: of two nodes on one database, exactly one leads.
 func TestClusterLeader(t *testing.T) {
+	t.Parallel()
 	_, _, na, nb := twoNodes(t, nil, nil)
 	ctx := context.Background()
 	// Leading (what the leader's other jobs, the retention purge, ask) names one of them.
@@ -55,6 +56,7 @@ func TestClusterLeader(t *testing.T) {
 // TestClusterCancel: a cancel sent to node B of a run on node A stops it there, and B answers
 // only once the run is recorded cancelled.
 func TestClusterCancel(t *testing.T) {
+	t.Parallel()
 	m := newTestModel(0)
 	m.block.Store(true)
 	st, a, na, nb := twoNodes(t, m, nil)
@@ -90,6 +92,7 @@ func TestClusterCancel(t *testing.T) {
 // TestClusterApprove: approve sent to node B resumes a run node A paused; B owns the resumed
 // pass, with frame ids above A's.
 func TestClusterApprove(t *testing.T) {
+	t.Parallel()
 	st, a, na, nb := twoNodes(t, nil, nil)
 	ctx := context.Background()
 	gate := approvalAgent(t, st, a.WorkspaceID)
@@ -114,6 +117,7 @@ func TestClusterApprove(t *testing.T) {
 // reaches B once, in order, those before it joined through the store, the rest in messages
 // (a frame too big for a message through the store too), and the end wakes B.
 func TestClusterFollow(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("x", 7000)
 	deltas := []string{"one ", "two ", "three ", big, "four ", "five ", "six ", "seven ", "eight ", "nine ", "ten"}
 	m := newTestModel(30*time.Millisecond, deltas...)
@@ -205,6 +209,7 @@ func TestClusterFollow(t *testing.T) {
 // TestClusterRescue: the leader fails the run of a node that died after its model call, and a
 // follower on another node is woken by it.
 func TestClusterRescue(t *testing.T) {
+	t.Parallel()
 	st, a, na, nb := twoNodes(t, nil, nil)
 	ctx := context.Background()
 	dead := ownedRun(t, st, a, "dead-node", 200*time.Millisecond, true, "")
@@ -239,6 +244,7 @@ func TestClusterRescue(t *testing.T) {
 // TestClusterLeaderFailover: when the leader stops, the other node takes the lead and rescues
 // the runs of a node that died.
 func TestClusterLeaderFailover(t *testing.T) {
+	t.Parallel()
 	st, a, na, nb := twoNodes(t, nil, nil)
 	ctx := context.Background()
 	leader, other := na, nb

@@ -45,6 +45,7 @@ func submitWith(t *testing.T, e *Engine, a *domain.Agent, cfg *domain.AgentConfi
 // TestTerminalErrorCodes: every way a run ends without output leaves an error frame whose
 // code says which: failed, timeout, cancelled, rejected, interrupted.
 func TestTerminalErrorCodes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, a := fixture(t)
 	e := newEngine(st)
@@ -112,6 +113,7 @@ func TestTerminalErrorCodes(t *testing.T) {
 // dead process left running after its model call started (failed once its lease expired),
 // end with code interrupted.
 func TestInterruptedCodes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, a := fixture(t)
 	e := newEngine(st)
@@ -147,6 +149,7 @@ func TestInterruptedCodes(t *testing.T) {
 // TestSubscriptionEndedBy: a live run whose terminal frame is out reads as ended for a stream
 // resumed at or past it, before the run is gone from the hub.
 func TestSubscriptionEndedBy(t *testing.T) {
+	t.Parallel()
 	h := newHub()
 	tp := h.open("w", "x", 0)
 	tp.publish(domain.Event{Seq: 1, Event: "content", Data: json.RawMessage(`{"content":"a"}`)})

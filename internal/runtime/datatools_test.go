@@ -12,6 +12,7 @@ import (
 )
 
 func TestDataToolName(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"Customer orders DB":      "customer_orders_db",
 		"  Shop -- file! ":        "shop_file",
@@ -31,6 +32,7 @@ func TestDataToolName(t *testing.T) {
 // TestDescribeSource: the description lists tables and columns, bounded in size, and says
 // when the catalog could not be read.
 func TestDescribeSource(t *testing.T) {
+	t.Parallel()
 	ds := &domain.DataSource{Name: "Orders", Type: "postgres", Description: "The orders replica"}
 	tables := []datasource.Table{{Name: "orders", Columns: []datasource.Field{{Name: "id", Type: "integer"}, {Name: "status", Type: "text"}}}}
 	d := describeSource(ds, tables, nil)
@@ -53,6 +55,7 @@ func TestDescribeSource(t *testing.T) {
 }
 
 func TestWithMemories(t *testing.T) {
+	t.Parallel()
 	got := withMemories([]llm.Message{{Role: "system", Content: "Be brief."}}, "Relevant memories:\n- x")
 	if len(got) != 1 || got[0].Content != "Be brief.\n\nRelevant memories:\n- x" {
 		t.Errorf("%+v", got)

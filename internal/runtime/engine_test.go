@@ -110,6 +110,7 @@ func waitStatus(t *testing.T, st *store.Store, ws, id, status string) *domain.Ex
 // chat session released); one that had not is queued again and completed; a run another node
 // still holds a lease on is left alone; a pending one is picked up and completed.
 func TestRecovery(t *testing.T) {
+	t.Parallel()
 	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
 		sess, err := st.ChatSessionCreate(ctx, &domain.ChatSession{WorkspaceID: a.WorkspaceID, AgentID: a.ID, Metadata: domain.JSONObject{}})
@@ -166,6 +167,7 @@ func TestRecovery(t *testing.T) {
 // TestCancelBeforeStart: a cancel that lands between registration and the run's start still
 // ends the run as cancelled.
 func TestCancelQueued(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, a := fixture(t)
 	e := newEngine(st)

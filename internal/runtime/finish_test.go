@@ -14,6 +14,7 @@ import (
 // message, one terminal error frame stored and published, its trace ended and its chat
 // session released, instead of staying running until a restart.
 func TestFinishWriteRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, a := fixture(t)
 	e := newEngine(st)

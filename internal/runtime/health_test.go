@@ -66,6 +66,7 @@ func runOn(t testing.TB, e *Engine, a *domain.Agent, cfg *domain.AgentConfig) *d
 // down for both nodes of a cluster: the call and every later one, on either node, go to
 // the other credential until the wait is over.
 func TestPoolCooldownAcrossNodes(t *testing.T) {
+	t.Parallel()
 	u := pgTestURL(t)
 	st := openPG(t, u)
 	a := fixtureAgent(t, st)
@@ -112,6 +113,7 @@ func TestPoolCooldownAcrossNodes(t *testing.T) {
 // calls skip to the fallback without calling it; once the cool-down is over one probe
 // call goes through, and its success closes the circuit.
 func TestCircuitOpensAndCloses(t *testing.T) {
+	t.Parallel()
 	st, a := fixture(t)
 	box := secretbox.NewRandom()
 	primary, fallback := llmtest.NewOpenAI(), llmtest.NewAnthropic()
@@ -170,6 +172,7 @@ func TestCircuitOpensAndCloses(t *testing.T) {
 // TestCredentialPoolMembers: without credential_id a model's calls go to a pool of its
 // provider's credentials, but for those of weight 0; a default credential is used alone.
 func TestCredentialPoolMembers(t *testing.T) {
+	t.Parallel()
 	st, a := fixture(t)
 	ctx := context.Background()
 	box := secretbox.NewRandom()
@@ -206,6 +209,7 @@ func TestCredentialPoolMembers(t *testing.T) {
 // TestPoolAllCoolingFallsBack: when every credential of a pool answers 429 the call falls
 // back, and while they cool down later calls go to the fallback without reaching them.
 func TestPoolAllCoolingFallsBack(t *testing.T) {
+	t.Parallel()
 	st, a := fixture(t)
 	box := secretbox.NewRandom()
 	busy, other := llmtest.NewOpenAI(), llmtest.NewAnthropic()

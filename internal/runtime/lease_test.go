@@ -142,6 +142,7 @@ func blockedEngineOn(t *testing.T, st *store.Store) (*Engine, *testModel) {
 // run recorded cancelled, or with a 409 naming how it ended first; no model call of a
 // cancelled run starts after its cancel answered.
 func TestCancelClaimRace(t *testing.T) {
+	t.Parallel()
 	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
 		m := newTestModel(4*time.Millisecond, "a", "b", "c")
@@ -232,6 +233,7 @@ func awaiting(t *testing.T, e *Engine, a *domain.Agent) *domain.Execution {
 // the waiting run that loses to approve is a 409 too; a cancel that sees the run approved
 // and running stops it (both answered 200, final cancelled). Answers always match the end.
 func TestApproveCancelDenyRace(t *testing.T) {
+	t.Parallel()
 	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
 		e := engineOn(t, st, "", nil, 4)
@@ -290,6 +292,7 @@ func TestApproveCancelDenyRace(t *testing.T) {
 // still before its model call then goes back to the queue (another node completes it), and
 // one inside its model call fails as interrupted.
 func TestDrainRequeues(t *testing.T) {
+	t.Parallel()
 	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
 		pre := &blockingRouter{entered: make(chan struct{}, 1)}
@@ -349,6 +352,7 @@ func TestDrainRequeues(t *testing.T) {
 // it again (see TestRescuer); its pass records the mark right before that call. Without
 // Requeue the row has the mark from its insert.
 func TestRequeueMarksAtModelCall(t *testing.T) {
+	t.Parallel()
 	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
 		e, m := blockedEngineOn(t, st)
@@ -414,6 +418,7 @@ func (r *blockingRouter) Route(ctx context.Context, _ string, _ *domain.AgentCon
 // rescued while this node's heartbeat could not renew it) is stopped on this node at its next
 // heartbeat, and writes nothing over the rescue's outcome.
 func TestLeaseLostStopsRun(t *testing.T) {
+	t.Parallel()
 	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
 		e, m := blockedEngineOn(t, st)
@@ -451,6 +456,7 @@ func TestLeaseLostStopsRun(t *testing.T) {
 // again, and when it keeps failing the run is recorded failed (terminal frame, session
 // released) as soon as the database takes it.
 func TestFinishRetries(t *testing.T) {
+	t.Parallel()
 	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
 		e := engineOn(t, st, "", nil, 2)
@@ -491,6 +497,7 @@ func TestFinishRetries(t *testing.T) {
 // could expire (another node may take them over then); each ends as interrupted once the
 // database takes the write.
 func TestRenewFailureStopsRuns(t *testing.T) {
+	t.Parallel()
 	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
 		e, m := blockedEngineOn(t, st)

@@ -31,6 +31,7 @@ var pathTo = map[string][]domain.ExecutionMove{
 
 // TestLifecycleTable: the code's table is the spec, move by move and status by status.
 func TestLifecycleTable(t *testing.T) {
+	t.Parallel()
 	for _, from := range domain.ExecutionStatuses {
 		t.Run(from, func(t *testing.T) {
 			for _, m := range domain.ExecutionMoves {
@@ -50,6 +51,7 @@ func TestLifecycleTable(t *testing.T) {
 // the store call the engine makes for it, is done when the table allows it and refused
 // (nothing written) when it does not.
 func TestLifecycleWalk(t *testing.T) {
+	t.Parallel()
 	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		for _, from := range domain.ExecutionStatuses {
 			for _, m := range domain.ExecutionMoves {

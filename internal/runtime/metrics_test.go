@@ -44,6 +44,7 @@ func (r *recorder) took() ([]RunEnd, []ModelCall) {
 // provider (its pass's route, or its model's provider when no pass routed it), and every
 // model call with its tokens, cost and outcome.
 func TestMetricsReported(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, a := fixture(t)
 	rec := &recorder{}

@@ -61,6 +61,7 @@ func (q *testQueue) count() int {
 // poked (not polling: the poll interval is an hour here), retry a failed claim after the
 // poll interval, and stop at the drain.
 func TestProducer(t *testing.T) {
+	t.Parallel()
 	start := func(t *testing.T, q *testQueue, poll time.Duration) *producer {
 		p := newProducer(producerConfig{Workers: 3, Poll: poll, Claim: q.claim, Run: q.run, Logger: quiet()})
 		var wg sync.WaitGroup
@@ -119,6 +120,7 @@ func (l *flipLock) release()                           { l.released.Store(true) 
 // TestElector: the leader's work runs only while this node wins the election, Leading says
 // so, and resigning releases the lock.
 func TestElector(t *testing.T) {
+	t.Parallel()
 	var runs atomic.Int32
 	el := newElector(electorConfig{Interval: 2 * time.Millisecond, Lead: func(context.Context) { runs.Add(1) }, Logger: quiet()})
 	lock := &flipLock{}
@@ -157,6 +159,7 @@ func TestElector(t *testing.T) {
 // call, failed as interrupted otherwise; a run whose lease holds is left alone; each rescue
 // is told once.
 func TestRescuer(t *testing.T) {
+	t.Parallel()
 	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
 		running := func(called bool, lease time.Duration) *domain.Execution {

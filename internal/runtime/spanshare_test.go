@@ -17,6 +17,7 @@ import (
 // output its answer with its tool calls). A run whose system prompt has no variables (and no
 // prompt template) writes no prompt span: its trace is the run and its model call.
 func TestRunSharesIOWithSpans(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, a := fixture(t)
 	e := newEngine(st)

@@ -186,6 +186,7 @@ func refs(recs ...*domain.MCPTool) []domain.ToolRef {
 // has none, gives them to the model, calls them on one session reused across turns, sends
 // the results back, and closes the session at its end; frames and spans describe each call.
 func TestToolLoopOverMCP(t *testing.T) {
+	t.Parallel()
 	for _, transport := range []string{mcptest.StreamableHTTP, mcptest.SSE} {
 		t.Run(transport, func(t *testing.T) {
 			srv := mcptest.New(transport)
@@ -236,6 +237,7 @@ func TestToolLoopOverMCP(t *testing.T) {
 // TestToolFailuresGoBackToTheModel: a tool error, an unknown tool, a timeout and a server
 // that is gone each answer the model with an error result, and the run completes.
 func TestToolFailuresGoBackToTheModel(t *testing.T) {
+	t.Parallel()
 	srv := mcptest.New(mcptest.StreamableHTTP)
 	defer srv.Close()
 	gone := mcptest.New(mcptest.StreamableHTTP)
@@ -279,6 +281,7 @@ func TestToolFailuresGoBackToTheModel(t *testing.T) {
 // TestCancelDuringToolCall: cancelling the execution aborts the call in flight (the server
 // sees it cancelled) and closes the session.
 func TestCancelDuringToolCall(t *testing.T) {
+	t.Parallel()
 	srv := mcptest.New(mcptest.StreamableHTTP)
 	defer srv.Close()
 	te := newToolEnv(t, calls(call("c1", "slow", `{"ms":30000}`)), answer())
@@ -309,6 +312,7 @@ func TestCancelDuringToolCall(t *testing.T) {
 // TestToolNamesAcrossServers: a tool name two servers share is namespaced per server and
 // each call reaches its own server; names selects some tools of a server.
 func TestToolNamesAcrossServers(t *testing.T) {
+	t.Parallel()
 	orders := mcptest.New(mcptest.StreamableHTTP)
 	defer orders.Close()
 	legacy := mcptest.New(mcptest.SSE)
@@ -340,6 +344,7 @@ func TestToolNamesAcrossServers(t *testing.T) {
 }
 
 func TestExposedNames(t *testing.T) {
+	t.Parallel()
 	srv := func(name string) *toolServer { return &toolServer{rec: &domain.MCPTool{Name: name}} }
 	a, b, c := srv("GitHub"), srv("GitHub"), srv("Files (local)")
 	long := strings.Repeat("x", 70)
@@ -357,6 +362,7 @@ func TestExposedNames(t *testing.T) {
 // TestToolSpansAreCut: a span keeps at most 8 KiB of a call's arguments and result; the
 // model gets the whole result.
 func TestToolSpansAreCut(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("é", 10_000) // 20,000 bytes
 	srv := mcptest.New(mcptest.StreamableHTTP, mcptest.Tool{Name: "echo", Description: "Echo.",
 		Handle: func(_ context.Context, args json.RawMessage) (*mcp.CallToolResult, error) {
@@ -382,6 +388,7 @@ func TestToolSpansAreCut(t *testing.T) {
 // TestListFailureFailsTheRun: a server whose record lists no tools and that cannot be asked
 // for them fails the run, saying how to fix it.
 func TestListFailureFailsTheRun(t *testing.T) {
+	t.Parallel()
 	gone := mcptest.New(mcptest.StreamableHTTP)
 	gone.Close()
 	te := newToolEnv(t)
@@ -395,6 +402,7 @@ func TestListFailureFailsTheRun(t *testing.T) {
 // TestSimulatedVersionsDoNotReachServers: a version with config.simulation gets simulated
 // tool calls even on a server that reaches MCP servers.
 func TestSimulatedVersionsDoNotReachServers(t *testing.T) {
+	t.Parallel()
 	srv := mcptest.New(mcptest.StreamableHTTP)
 	defer srv.Close()
 	te := newToolEnv(t)
@@ -412,6 +420,7 @@ func TestSimulatedVersionsDoNotReachServers(t *testing.T) {
 
 // TestServerOf: a record's variables reach its command, in a stable order.
 func TestServerOf(t *testing.T) {
+	t.Parallel()
 	s := serverOf(&domain.MCPTool{Transport: "stdio", Command: "npx", Args: domain.Strings{"-y", "pkg"}, Env: domain.Env{"B": "2", "A": "1"}})
 	if s.Command != "npx" || strings.Join(s.Args, " ") != "-y pkg" || strings.Join(s.Env, ",") != "A=1,B=2" {
 		t.Fatalf("%+v", s)
@@ -419,6 +428,7 @@ func TestServerOf(t *testing.T) {
 }
 
 func TestAuthenticate(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		transport string
 		meta      domain.JSONObject

@@ -12,6 +12,7 @@ import (
 // pass sends no statement for it: a stop of its node fails it where its caller waits instead
 // of queueing it for another node); an async run's is not, until a pass reaches a call.
 func TestSyncRunMarkedAtInsert(t *testing.T) {
+	t.Parallel()
 	forEachEngineStore(t, func(t *testing.T, st *store.Store, a *domain.Agent) {
 		ctx := context.Background()
 		e := engineOn(t, st, "", nil, 2)
