@@ -25,7 +25,7 @@ func postgresURL(t *testing.T) string {
 func forEachServeDB(t *testing.T, suite func(t *testing.T, env map[string]string)) {
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
-		suite(t, serveEnv(t.TempDir()))
+		suite(t, serveEnv(dataDir(t)))
 	})
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
