@@ -8,7 +8,8 @@ import (
 	"github.com/agentplane/agentplane/internal/store/storetest"
 )
 
-// dbs is the SQLite database migrated once for the package, which dataDir copies.
+// dbs is the database migrated once for the package, SQLite (dataDir copies it) and PostgreSQL
+// (postgresURL copies it).
 var dbs = storetest.NewTemplate()
 
 // TestMain removes the binary buildBinary shared between the tests, and the template
