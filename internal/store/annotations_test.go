@@ -11,7 +11,6 @@ import (
 // TestAnnotationQueueStore: claims expire and pass to the next reviewer, an item goes with its
 // execution, and a deleted workspace's purge empties the queues, on both dialects.
 func TestAnnotationQueueStore(t *testing.T) {
-	t.Parallel()
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ws, xs := leaseFixture(t, s, 2)

@@ -91,7 +91,6 @@ func TestAPIKeys(t *testing.T) {
 // Migration 6 retires the executions:write scope: a key that held it holds executions:read,
 // which the spec says allows cancel, approve and deny.
 func TestMigrationRetiresExecutionsWrite(t *testing.T) {
-	t.Parallel()
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		p, err := s.migrations()

@@ -266,7 +266,6 @@ func TestExecutionHoursMigration(t *testing.T) {
 // TestExecutionHoursFillHistory: the bulk load of tests and benchmarks leaves the runs per
 // hour right, with the triggers and (on PostgreSQL) without them.
 func TestExecutionHoursFillHistory(t *testing.T) {
-	t.Parallel()
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		b := newHoursBundle(t, s)
@@ -290,7 +289,6 @@ func TestExecutionHoursFillHistory(t *testing.T) {
 // TestExecutionHoursPlans: a deep page reads the hours of its own workspace on the primary
 // key, never the counts of every workspace (here another one with 100,000 hours).
 func TestExecutionHoursPlans(t *testing.T) {
-	t.Parallel()
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		b := newHoursBundle(t, s)

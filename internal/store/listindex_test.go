@@ -17,7 +17,6 @@ import (
 // twice the cost under -race). (PostgreSQL splits a page in halves unless it is the last
 // of the index, whatever the order: only the last group of an index gains there.)
 func TestListIndexesStayDense(t *testing.T) {
-	t.Parallel()
 	const runs, maxBytesPerRun = 2_000, 120
 	s, err := Open(context.Background(), "file:"+dbs.SQLiteFile(t))
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 
 // Migration 10 renames the http transport (streamable HTTP) and adds the refresh columns.
 func TestMigrationRenamesHTTPTransport(t *testing.T) {
-	t.Parallel()
 	forEachStoreAt(t, 8, func(t *testing.T, s *Store, p *goose.Provider) {
 		ctx := context.Background()
 		ws := mustWorkspace(t, s, "a")

@@ -13,7 +13,6 @@ import (
 // cap); a deep page read off the index holds the same rows as the walk of cursors reaching it;
 // a cursor's page starts right after the row it names, whatever was added since.
 func TestListPages(t *testing.T) {
-	t.Parallel()
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		mustModel(t, s)

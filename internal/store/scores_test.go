@@ -443,7 +443,6 @@ func TestScoreSummary(t *testing.T) {
 // all), after creates, value changes and deletes, for numeric scores of few and of many values,
 // categorical and boolean scores, and another workspace's scores left out.
 func TestScoreSummaryFromCounts(t *testing.T) {
-	t.Parallel()
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		f := newScoreFixture(t, s)

@@ -17,7 +17,6 @@ import (
 // read back exactly as they were; values that only look alike, or are over MaxSpanIO, are stored on the span; and
 // migrating down copies the shared values back into the spans.
 func TestSpansShareExecution(t *testing.T) {
-	t.Parallel()
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ws := mustWorkspace(t, s, "a")

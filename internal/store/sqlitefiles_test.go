@@ -16,7 +16,6 @@ import (
 // files 0600, whatever the umask; an existing database others could read is tightened, and
 // what was tightened is reported.
 func TestSQLiteFilesPrivate(t *testing.T) {
-	t.Parallel()
 	mode := func(t *testing.T, p string) fs.FileMode {
 		t.Helper()
 		fi, err := os.Stat(p)

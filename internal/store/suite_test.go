@@ -215,7 +215,6 @@ func TestMigrateIsIdempotent(t *testing.T) {
 }
 
 func TestFileStoreSurvivesReopen(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
 	path := t.TempDir() + "/sub/dir/agentplane.db"
 	s, err := Open(ctx, path)

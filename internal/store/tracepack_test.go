@@ -153,7 +153,6 @@ func countRows(t *testing.T, s *Store, q string, args ...any) int {
 // after a pass (a run ending, a trace moving bins, periods and agents) add to the packed
 // counts, negative ones included, until the next pass packs them too.
 func TestTraceRollupPack(t *testing.T) {
-	t.Parallel()
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ws, other := mustWorkspace(t, s, "a"), mustWorkspace(t, s, "b")
@@ -373,7 +372,6 @@ func rollupWriter(ctx context.Context, s *Store, ws string, w, runs int, now tim
 // TestTraceRollupPackDown: migration 00038's Down puts the packed counts back into bin rows,
 // added to those written since the last pass; Up again and a pass pack them anew.
 func TestTraceRollupPackDown(t *testing.T) {
-	t.Parallel()
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ws := mustWorkspace(t, s, "a")
@@ -455,7 +453,6 @@ func packAll(s *Store) func(context.Context) error {
 // TestTraceRollupFillHistory: the bulk load of tests and benchmarks leaves the rollups as the
 // leader's pass does (packed, no bin row left), and the summary read from them exact.
 func TestTraceRollupFillHistory(t *testing.T) {
-	t.Parallel()
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ws := mustWorkspace(t, s, "a")

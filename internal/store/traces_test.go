@@ -16,7 +16,6 @@ import (
 // (one JSON array per batch), and checks that migrating again turns them into rows, one each,
 // with the same fields, and that the trace keeps its end user.
 func TestSpansMigration(t *testing.T) {
-	t.Parallel()
 	forEachStoreAt(t, 11, func(t *testing.T, s *Store, p *goose.Provider) {
 		ctx := context.Background()
 		// As a database made before this migration was written: 00013 (scores) applied, 00012

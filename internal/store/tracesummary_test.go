@@ -163,7 +163,6 @@ func insertRollupTraces(t *testing.T, s *Store, ws string, traces []rollupTrace)
 // TestTraceRollupSummary: the summary read from the rollups equals the one computed from the
 // traces themselves, by hour and by day.
 func TestTraceRollupSummary(t *testing.T) {
-	t.Parallel()
 	forEachStore(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		ws, other := mustWorkspace(t, s, "a"), mustWorkspace(t, s, "b")
@@ -282,7 +281,6 @@ func TestTraceRollupIngestResent(t *testing.T) {
 
 // TestTraceRollupBackfill: migration 00020 rolls up the traces stored before it.
 func TestTraceRollupBackfill(t *testing.T) {
-	t.Parallel()
 	forEachStoreAt(t, 19, func(t *testing.T, s *Store, _ *goose.Provider) {
 		ctx := context.Background()
 		ws := mustWorkspace(t, s, "a")
