@@ -38,6 +38,7 @@ func decodeJSON[T any](t *testing.T, s string) T {
 // password; a wrong password, a member's role, several workspaces without --workspace and the
 // emulator are clear errors that write no config file.
 func TestLoginWithEmail(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tg := serveTarget(t)
 	emu := emulatorTarget(t)
@@ -116,6 +117,7 @@ func TestLoginWithEmail(t *testing.T) {
 // TestLoginConfigFile: login checks the server and key, stores them with mode 0600 in a 0700
 // directory, under profiles; the environment overrides the file; logout removes a profile.
 func TestLoginConfigFile(t *testing.T) {
+	t.Parallel()
 	tg := serveTarget(t)
 	emu := emulatorTarget(t)
 	if _, err := tg.C.AgentCreate(context.Background(), client.AgentCreateRequest{Name: "on serve", Type: "simple", Config: client.AgentConfig{Model: "gpt-4o-mini"}}); err != nil {
@@ -237,6 +239,7 @@ func TestLoginConfigFile(t *testing.T) {
 // TestClientCommands drives every client command against the emulator and serve (SQLite),
 // checking what they print and their exit statuses.
 func TestClientCommands(t *testing.T) {
+	t.Parallel()
 	for _, mk := range []func(*testing.T) *target{emulatorTarget, serveTarget} {
 		tg := mk(t)
 		t.Run(tg.name, func(t *testing.T) { clientCommands(t, tg) })

@@ -11,6 +11,7 @@ import (
 )
 
 func TestDatasetsPush(t *testing.T) {
+	t.Parallel()
 	tg := emulatorTarget(t)
 	env := loggedIn(t, tg)
 	ctx := context.Background()

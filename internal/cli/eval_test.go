@@ -14,6 +14,7 @@ import (
 // the agent and the judge): progress lines, the summary table, --min gates (exit 1 when one
 // is not met), and a comparison.
 func TestEvalRun(t *testing.T) {
+	t.Parallel()
 	tg := emulatorTarget(t)
 	env := loggedIn(t, tg)
 	ctx := context.Background()

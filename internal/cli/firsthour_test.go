@@ -21,6 +21,7 @@ var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request
 // localhost URLs of Studio and the docs, and how to make a first run work; GET / goes to
 // Studio, on serve and on the emulator. Its data files are private.
 func TestServeSaysWhereToGo(t *testing.T) {
+	t.Parallel()
 	dataDir := filepath.Join(t.TempDir(), "data")
 	env := map[string]string{"HOST": "0.0.0.0", "PORT": "0", "DATA_DIR": dataDir, "LOG_LEVEL": "warn", "SHUTDOWN_TIMEOUT": "200ms"}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -129,6 +129,7 @@ func slowAgent(t *testing.T, c *client.Client, name string, delay int) *client.A
 // TestChatInTerminal types into `agentplane chat` in a pseudo-terminal: a message, whose reply
 // streams back, /history, up-arrow to send it again, then Ctrl-D.
 func TestChatInTerminal(t *testing.T) {
+	t.Parallel()
 	emu := emulatorTarget(t)
 	a := slowAgent(t, emu.C, "terminal chat", 60)
 	cfg := filepath.Join(t.TempDir(), "config.json")
@@ -183,6 +184,7 @@ func TestChatInTerminal(t *testing.T) {
 // TestRunInTerminal: on a terminal, run shows a spinner and coloured status on stderr while the
 // content streams to stdout; with NO_COLOR there are no colours; and /exit leaves a chat.
 func TestRunInTerminal(t *testing.T) {
+	t.Parallel()
 	emu := emulatorTarget(t)
 	slowAgent(t, emu.C, "terminal run", 20)
 	slowAgent(t, emu.C, "terminal slow", 150)

@@ -47,6 +47,7 @@ func TestRetentionOptionsValidate(t *testing.T) {
 // TestEmulatorPurgesExpiredHistory: the emulator applies --retention-days to its workspace
 // and runs the purge every --retention-interval (on a clock two days ahead).
 func TestEmulatorPurgesExpiredHistory(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	emu, err := NewEmulator(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)), EmulatorConfig{
 		Retention: RetentionOptions{Retention: api.Retention{Days: 1}, Interval: 10 * time.Millisecond,

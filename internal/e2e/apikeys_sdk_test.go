@@ -12,7 +12,7 @@ import (
 // works, rotate replaces it, revoke ends it.
 func TestAPIKeySDK(t *testing.T) {
 	t.Parallel()
-	p := start(t, serveEnv(t.TempDir()), "serve")
+	p := start(t, serveEnv(dataDir(t)), "serve")
 	ctx := context.Background()
 	k, err := p.C.APIKeyCreate(ctx, client.APIKeyCreateRequest{Name: "sdk", Scopes: []client.APIKeyCreateRequestScopes{"agents:read"}})
 	if err != nil || len(k.Key) != 43 || k.KeyPrefix != k.Key[:11] {

@@ -104,7 +104,7 @@ func wantStatus422(t *testing.T, err error, field string) {
 // pauses the run, an approve without answer is a 422, the answer is the tool's result.
 func TestServeToolApprovals(t *testing.T) {
 	t.Parallel()
-	env := serveEnv(t.TempDir())
+	env := serveEnv(dataDir(t))
 	delete(env, "MODELS")
 	p := start(t, env, "serve")
 	c := p.C
@@ -368,7 +368,7 @@ func approvalSetupAgent(t *testing.T, c *client.Client, like *client.Agent, ac c
 // with the answer and its reply goes to the thread too.
 func TestServeAskUserInSlackThread(t *testing.T) {
 	t.Parallel()
-	env := serveEnv(t.TempDir())
+	env := serveEnv(dataDir(t))
 	delete(env, "MODELS")
 	p := start(t, env, "serve")
 	c := p.C

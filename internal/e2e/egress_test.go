@@ -19,7 +19,7 @@ import (
 // the same setup works (other tests).
 func TestDenyPrivateEgress(t *testing.T) {
 	t.Parallel()
-	env := serveEnv(t.TempDir())
+	env := serveEnv(dataDir(t))
 	delete(env, "MODELS")
 	env["DENY_PRIVATE_EGRESS"] = "true"
 	p := start(t, env, "serve")

@@ -19,7 +19,7 @@ import (
 func targets(t *testing.T) map[string]*proc {
 	out := map[string]*proc{
 		"emulator": start(t, emulatorEnv(nil), "emulator"),
-		"serve":    start(t, serveEnv(t.TempDir()), "serve"),
+		"serve":    start(t, serveEnv(dataDir(t)), "serve"),
 	}
 	if pg := postgresURL(t); pg != "" {
 		env := serveEnv(t.TempDir())

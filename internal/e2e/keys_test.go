@@ -81,7 +81,7 @@ func TestServeRequiresAPIKey(t *testing.T) {
 	t.Parallel()
 	forEachServeDB(t, func(t *testing.T, env map[string]string) { requiresAPIKeySuite(t, env, "127.0.0.0/8") })
 	t.Run("sqlite-ipv6", func(t *testing.T) {
-		env := serveEnv(t.TempDir())
+		env := serveEnv(dataDir(t))
 		env["HOST"] = "::1"
 		requiresAPIKeySuite(t, env, "::1/128")
 	})
@@ -162,7 +162,7 @@ func requiresAPIKeySuite(t *testing.T, env map[string]string, loopback string) {
 // database; a key it creates works on a running server.
 func TestServeKeysCommand(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	dir := dataDir(t)
 	p := start(t, serveEnv(dir), "serve")
 	keys := func(args ...string) (int, string, string) {
 		var stdout, stderr strings.Builder
@@ -207,7 +207,7 @@ func TestServeKeysCommand(t *testing.T) {
 // bootstrap lines) ever hold a raw key.
 func TestServeNeverStoresRawKeys(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	dir := dataDir(t)
 	env := serveEnv(dir)
 	env["LOG_LEVEL"] = "debug"
 	p := start(t, env, "serve")

@@ -19,7 +19,7 @@ import (
 // frames and the span describe the call; the session is closed at the run's end.
 func TestServeAgentCallsMCPTool(t *testing.T) {
 	t.Parallel()
-	env := serveEnv(t.TempDir())
+	env := serveEnv(dataDir(t))
 	delete(env, "MODELS")
 	p := start(t, env, "serve")
 	c := p.C
@@ -115,7 +115,7 @@ func TestServeAgentCallsMCPTool(t *testing.T) {
 // TestServeAllowsStdioMCP: with ALLOW_STDIO_MCP, serve saves stdio MCP tools.
 func TestServeAllowsStdioMCP(t *testing.T) {
 	t.Parallel()
-	env := serveEnv(t.TempDir())
+	env := serveEnv(dataDir(t))
 	env["ALLOW_STDIO_MCP"] = "true"
 	p := start(t, env, "serve")
 	if _, err := p.C.MCPToolCreate(context.Background(), client.McpToolCreateRequest{Name: "Time", Transport: "stdio", Command: "uvx", Args: []string{"mcp-server-time"}}); err != nil {

@@ -335,7 +335,7 @@ func memorySuite(t *testing.T, env map[string]string) {
 // and gets a refused write back as an error result, without failing the run.
 func TestServeAgentQueriesDataSources(t *testing.T) {
 	t.Parallel()
-	env := serveEnv(t.TempDir())
+	env := serveEnv(dataDir(t))
 	delete(env, "MODELS")
 	p := start(t, env, "serve")
 	c := p.C

@@ -174,7 +174,7 @@ func outputText(x *client.Execution) string {
 // chain and chat runs go through them with their frames, usage and cost.
 func TestServeRunsRealProviders(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	dir := dataDir(t)
 	env := serveEnv(dir)
 	delete(env, "MODELS") // the default: real models
 	env["LOG_LEVEL"] = "debug"

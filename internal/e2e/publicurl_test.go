@@ -53,7 +53,7 @@ func TestPublicURL(t *testing.T) {
 		return doc.Servers[0].URL
 	}
 	serve := start(t, func() map[string]string {
-		env := serveEnv(t.TempDir())
+		env := serveEnv(dataDir(t))
 		env["PUBLIC_URL"] = "https://agents.example.org/"
 		return env
 	}(), "serve")

@@ -176,7 +176,7 @@ func TestServeBadLeases(t *testing.T) {
 		}
 	}
 	// A lease alone takes a heartbeat of a third of it.
-	env := serveEnv(t.TempDir())
+	env := serveEnv(dataDir(t))
 	env["LEASE_TIMEOUT"] = "3s"
 	start(t, env, "serve")
 }

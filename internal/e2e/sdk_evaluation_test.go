@@ -15,7 +15,7 @@ import (
 // SDK against serve (SQLite, simulated models).
 func TestSDKEvaluation(t *testing.T) {
 	t.Parallel()
-	p := start(t, serveEnv(t.TempDir()), "serve")
+	p := start(t, serveEnv(dataDir(t)), "serve")
 	c, ctx := p.C, context.Background()
 	a := mustAgent(t, c, "simple", client.AgentConfig{})
 

@@ -164,7 +164,7 @@ func TestCompletionWebhooks(t *testing.T) {
 // address is refused when connecting; the delivery fails at once, nothing is sent.
 func TestCompletionWebhookEgressDenied(t *testing.T) {
 	t.Parallel()
-	env := serveEnv(t.TempDir())
+	env := serveEnv(dataDir(t))
 	env["DENY_PRIVATE_EGRESS"] = "true"
 	rcv := newHookReceiver(t, 0)
 	p := start(t, env, "serve")
