@@ -425,7 +425,7 @@ func TestTraceRollupPackDown(t *testing.T) {
 // TestTraceRollupBinList: the packed list's parse refuses what a pass never writes, and its
 // writer leaves out totals of 0.
 func TestTraceRollupBinList(t *testing.T) {
-	for _, bad := range []string{"1", "1:", ":1", "a:1", "1:b", "1:2,x", "-2:1", fmt.Sprintf("%d:1", maxBin+1), "1:2:3"} {
+	for _, bad := range []string{"1", "1:", ":1", "a:1", "1:b", "1:2,x", "-2:1", fmt.Sprintf("%d:1", maxBin+1), "1:2:3", "1:2,", "1:-", "1:1234567890123456789"} {
 		if err := eachBin([]byte(bad), func(int, int64) {}); err == nil {
 			t.Errorf("%q was read", bad)
 		}
