@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,8 +12,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"golang.org/x/crypto/argon2"
 
 	"github.com/agentplane/agentplane/client"
 	"github.com/agentplane/agentplane/internal/api/openapicheck"
@@ -245,21 +241,6 @@ func (e *testEnv) newKey(k *domain.APIKey) string {
 		e.t.Fatal(err)
 	}
 	return raw
-}
-
-// testPasswordHash is an Argon2id encoding of password as auth.HashPassword writes one, at
-// 64 KiB instead of 64 MiB: VerifyPassword takes the cost from the encoding, and each check
-// at the product's cost took a few hundred ms of CPU under -race. auth's tests cover the
-// product's parameters; the unknown-email path still checks against them.
-func testPasswordHash(t testing.TB, password string) string {
-	t.Helper()
-	salt := make([]byte, 16)
-	if _, err := rand.Read(salt); err != nil {
-		t.Fatal(err)
-	}
-	key := argon2.IDKey([]byte(password), salt, 1, 64, 1, 32)
-	enc := base64.RawStdEncoding
-	return fmt.Sprintf("$argon2id$v=%d$m=64,t=1,p=1$%s$%s", argon2.Version, enc.EncodeToString(salt), enc.EncodeToString(key))
 }
 
 type lockedWriter struct {

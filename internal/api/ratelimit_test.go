@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/auth/authtest"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/ratelimit"
 	"github.com/agentplane/agentplane/internal/store"
@@ -22,7 +23,7 @@ const slowRate = 0.001
 // as keys, with the same headers and 429.
 func TestRateLimitPerUser(t *testing.T) {
 	e := newServerEnvWith(t, func(c *Config) { c.RateLimit, c.RateBurst = slowRate, 3 })
-	hash := testPasswordHash(t, "s3cret-pass")
+	hash := authtest.PasswordHash(t, "s3cret-pass")
 	ada := token(t, newUser(t, e, "ada@example.com", hash, e.ws, domain.RoleMember))
 	bob := token(t, newUser(t, e, "bob@example.com", hash, e.ws, domain.RoleMember))
 	for i, left := range []string{"2", "1", "0"} {
@@ -79,7 +80,7 @@ func TestLoginThrottle(t *testing.T) {
 		c.TrustedProxies = []string{"127.0.0.1", "::1"}
 		c.LoginLimits = LoginLimits{PerEmail: ratelimit.Rule{Rate: slowRate, Burst: 3}, PerAddress: ratelimit.Rule{Rate: slowRate, Burst: 5}}
 	})
-	hash := testPasswordHash(t, "s3cret-pass")
+	hash := authtest.PasswordHash(t, "s3cret-pass")
 	newUser(t, e, "ada@example.com", hash, e.ws, domain.RoleMember)
 	newUser(t, e, "bob@example.com", hash, e.ws, domain.RoleMember)
 	from := func(addr string) map[string]string {

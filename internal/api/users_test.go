@@ -8,6 +8,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/agentplane/agentplane/internal/auth"
+	"github.com/agentplane/agentplane/internal/auth/authtest"
 	"github.com/agentplane/agentplane/internal/domain"
 )
 
@@ -47,7 +48,7 @@ func bearer(tok, ws string) map[string]string {
 
 func TestLoginAndBearerAuth(t *testing.T) {
 	e := newServerEnv(t)
-	hash := testPasswordHash(t, "s3cret-pass")
+	hash := authtest.PasswordHash(t, "s3cret-pass")
 	member := newUser(t, e, "Member@Example.com", hash, e.ws, domain.RoleMember)
 	admin := newUser(t, e, "admin@example.com", hash, e.ws, domain.RoleAdmin)
 	outsider := newUser(t, e, "outsider@example.com", hash, "", "")

@@ -2,8 +2,6 @@ package studio_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,9 +21,9 @@ import (
 	cdplog "github.com/chromedp/cdproto/log"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-	"golang.org/x/crypto/argon2"
 
 	"github.com/agentplane/agentplane/client"
+	"github.com/agentplane/agentplane/internal/auth/authtest"
 	"github.com/agentplane/agentplane/internal/cli"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/mcpclient/mcptest"
@@ -372,7 +370,7 @@ const testEmail, testPassword = "ada@example.com", "correct horse battery"
 func addUser(t *testing.T, st *store.Store, email, password string, workspaces ...string) {
 	t.Helper()
 	ctx := context.Background()
-	u, err := st.UserCreate(ctx, &domain.User{Email: email, PasswordHash: testPasswordHash(t, password)})
+	u, err := st.UserCreate(ctx, &domain.User{Email: email, PasswordHash: authtest.PasswordHash(t, password)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,21 +379,6 @@ func addUser(t *testing.T, st *store.Store, email, password string, workspaces .
 			t.Fatal(err)
 		}
 	}
-}
-
-// testPasswordHash is an Argon2id encoding of password as auth.HashPassword writes one, at
-// 64 KiB instead of 64 MiB: VerifyPassword takes the cost from the encoding, and each check
-// at the product's cost took a few hundred ms of CPU under -race. auth's tests cover the
-// product's parameters; the unknown-email path still checks against them.
-func testPasswordHash(t testing.TB, password string) string {
-	t.Helper()
-	salt := make([]byte, 16)
-	if _, err := rand.Read(salt); err != nil {
-		t.Fatal(err)
-	}
-	key := argon2.IDKey([]byte(password), salt, 1, 64, 1, 32)
-	enc := base64.RawStdEncoding
-	return fmt.Sprintf("$argon2id$v=%d$m=64,t=1,p=1$%s$%s", argon2.Version, enc.EncodeToString(salt), enc.EncodeToString(key))
 }
 
 func startEmulator(t *testing.T) string {
