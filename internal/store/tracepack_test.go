@@ -157,7 +157,8 @@ func TestTraceRollupPack(t *testing.T) {
 		ctx := context.Background()
 		ws, other := mustWorkspace(t, s, "a"), mustWorkspace(t, s, "b")
 		now := time.Now().UTC()
-		insertRollupTraces(t, s, ws, rollupTraces(3000, now.Truncate(time.Hour)))
+		// 1,000 runs over 72 hours and 4 agents: a few hundred groups of several bins each.
+		insertRollupTraces(t, s, ws, rollupTraces(1000, now.Truncate(time.Hour)))
 		insertRollupTraces(t, s, other, rollupTraces(200, now.Truncate(time.Hour)))
 		checkRollups(t, s, ws, now)
 		groups := countRows(t, s, "SELECT count(*) FROM (SELECT DISTINCT workspace_id, period, period_start, agent_id, model FROM trace_rollup_bins) g")
