@@ -225,16 +225,7 @@ func checkShared(t *testing.T, s Shared) {
 // skips the test when it is unset.
 func openTestPostgres(t *testing.T) *store.Store {
 	t.Helper()
-	u := dbtest.PostgresURL(t)
-	if u == "" {
-		t.Skip(dbtest.SkipMessage)
-	}
-	st, err := store.Open(context.Background(), u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	return storetest.Open(t, dbtest.PostgresURL(t))
 }
 
 // openTestRedis connects to TEST_REDIS_URL with keys of its own, or skips the test.

@@ -10,6 +10,7 @@ import (
 	"github.com/agentplane/agentplane/internal/dbtest"
 	"github.com/agentplane/agentplane/internal/domain"
 	"github.com/agentplane/agentplane/internal/store"
+	"github.com/agentplane/agentplane/internal/store/storetest"
 )
 
 // historyRelations are the tables expiry empties, each measured with its indexes and TOAST.
@@ -27,14 +28,7 @@ var historyRelations = []string{"executions", "traces", "spans", "execution_even
 func TestSpaceComesBack(t *testing.T) {
 	ctx := context.Background()
 	u := dbtest.PostgresDatabaseURL(t)
-	if u == "" {
-		t.Skip(dbtest.SkipMessage)
-	}
-	st, err := store.Open(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(t, u)
 	db, err := sql.Open("pgx", u)
 	if err != nil {
 		t.Fatal(err)

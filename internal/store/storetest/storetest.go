@@ -15,7 +15,17 @@ import (
 // Memory returns a store on a fresh in-memory SQLite database, closed when the test ends.
 func Memory(t testing.TB) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), "memory")
+	return Open(t, "memory")
+}
+
+// Open returns a store on url, closed when the test ends; it skips the test when url is ""
+// (the PostgreSQL URLs of dbtest are "" without TEST_DATABASE_URL).
+func Open(t testing.TB, url string) *store.Store {
+	t.Helper()
+	if url == "" {
+		t.Skip(dbtest.SkipMessage)
+	}
+	st, err := store.Open(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,15 +48,6 @@ func ForEach(t *testing.T, dbs *dbtest.Template, fn func(t *testing.T, st *store
 		fn(t, Memory(t))
 	})
 	t.Run("postgres", func(t *testing.T) {
-		u := dbs.URL(t)
-		if u == "" {
-			t.Skip(dbtest.SkipMessage)
-		}
-		st, err := store.Open(context.Background(), u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		fn(t, st)
+		fn(t, Open(t, dbs.URL(t)))
 	})
 }
