@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -525,4 +526,71 @@ func packLeavingNoBins(t *testing.T, s *Store, batch int) {
 	if left := countRows(t, s, "SELECT count(*) FROM trace_rollup_bins"); left != 0 {
 		t.Fatalf("%d bin rows left", left)
 	}
+}
+
+// TestTraceRollupPercentiles: a pass writes each packed row's percentiles (migration 00041),
+// fills in those of rows packed before it, and the summary reads them as they are: a bucket
+// of one packed row and no bin row since the pass never parses the row's bins, while a bucket
+// with bin rows written since the pass sums them with its packed bins, and so does every
+// bucket between the first and the last that need it (a poisoned list shows which are read).
+func TestTraceRollupPercentiles(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		ws := mustWorkspace(t, s, "a")
+		now := time.Now().UTC()
+		hour := now.Truncate(time.Hour)
+		insertRollupTraces(t, s, ws, rollupTraces(600, hour))
+		packLeavingNoBins(t, s, 50)
+		if n := countRows(t, s, "SELECT count(*) FROM trace_rollup_sketches WHERE latency_n IS NULL OR (latency_n > 0 AND p50_ms IS NULL)"); n != 0 {
+			t.Fatalf("%d packed rows without percentiles", n)
+		}
+		checkRollups(t, s, ws, now)
+
+		// Rows as migration 00041 leaves them: the next pass fills them in, the same.
+		summary := func() []*domain.TraceBucket {
+			t.Helper()
+			out, err := s.TraceSummary(ctx, ws, domain.Time{Time: hour.Add(-72 * time.Hour)}, domain.Time{Time: hour.Add(time.Hour)}, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+		before := summary()
+		if _, err := s.exec(ctx, "UPDATE trace_rollup_sketches SET latency_n = NULL, p50_ms = NULL, p95_ms = NULL, p99_ms = NULL"); err != nil {
+			t.Fatal(err)
+		}
+		checkRollups(t, s, ws, now) // from the bins
+		groups, bins, err := s.TraceRollupPack(ctx, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rowsN := countRows(t, s, "SELECT count(*) FROM trace_rollup_sketches")
+		if groups != rowsN || bins != 0 {
+			t.Fatalf("the pass wrote %d rows and packed %d bins, want %d and 0", groups, bins, rowsN)
+		}
+		if n := countRows(t, s, "SELECT count(*) FROM trace_rollup_sketches WHERE latency_n IS NULL"); n != 0 {
+			t.Fatalf("%d packed rows left without percentiles", n)
+		}
+		checkSummary(t, summary(), before)
+
+		// Poison the bins of every hour but the last two: the summary never reads them.
+		start := func(i int) int64 { return hour.Add(time.Duration(-i) * time.Hour).UnixMilli() }
+		if _, err := s.exec(ctx, "UPDATE trace_rollup_sketches SET bins = 'poison' WHERE workspace_id = $1 AND period = 3600000 AND period_start < $2", ws, start(1)); err != nil {
+			t.Fatal(err)
+		}
+		checkSummary(t, summary(), before)
+
+		// A run ending in the last hour: its bucket sums its bins, the others keep theirs.
+		mkTrace(t, s, ws, "agent-a", hour.Add(time.Minute), domain.StatusCompleted, 123456, 1, 1, 0)
+		traces := tracesOf(t, s, ws)
+		checkSummary(t, summary(), exactSummary(traces, hour.Add(-72*time.Hour), time.Hour))
+
+		// One 5 hours back too: every bucket from there to the last hour is read, and a
+		// poisoned list among them is an error.
+		mkTrace(t, s, ws, "agent-b", hour.Add(-5*time.Hour+time.Minute), domain.StatusCompleted, 5, 1, 1, 0)
+		if _, err := s.TraceSummary(ctx, ws, domain.Time{Time: hour.Add(-72 * time.Hour)}, domain.Time{Time: hour.Add(time.Hour)}, time.Hour); err == nil ||
+			!strings.Contains(err.Error(), "poison") {
+			t.Fatalf("summary over a poisoned list: %v", err)
+		}
+	})
 }

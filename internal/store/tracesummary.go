@@ -119,12 +119,7 @@ func (s *binSums) each(fn func(bin int, count int64)) {
 // library's from them and asking it for each rank cost 35 % of the summary's CPU
 // (BenchmarkTraceSummary, dense-24h-by-hour). Nil percentiles without a positive bin.
 func (s *binSums) latency() domain.Latency {
-	var n int64
-	for _, c := range s.n {
-		if c > 0 {
-			n += c
-		}
-	}
+	n := s.positive()
 	if n < 1 {
 		return domain.Latency{}
 	}
@@ -150,6 +145,18 @@ func (s *binSums) latency() domain.Latency {
 		return &v
 	}
 	return domain.Latency{P50: pct(0.5), P95: pct(0.95), P99: pct(0.99)}
+}
+
+// positive is the number of durations in the bins whose total is positive: those the
+// percentiles are of.
+func (s *binSums) positive() int64 {
+	var n int64
+	for _, c := range s.n {
+		if c > 0 {
+			n += c
+		}
+	}
+	return n
 }
 
 // binValue is the duration a bin stands for (0 ms for zeroBin).
@@ -210,39 +217,89 @@ func (s *Store) TraceSummary(ctx context.Context, ws string, from, to domain.Tim
 		return nil, fmt.Errorf("trace summary: %w", err)
 	}
 
-	// Their latency: the packed bins of each agent and period (migration 00038) and the bin
-	// rows written since the leader's last pass, which the database packs into one
-	// "bin:count,…" list per agent and period the same way (read in key order, no sort). A
-	// bin's counts are summed here before they go into the sketch: a bin row may subtract from
-	// a packed count (a trace's update moves it to another bin). Reading bin rows alone, the
-	// summary read one row per bin, hundreds in a busy period (BenchmarkHistory,
-	// trace_summary_24h: 8.5 times the 10 K figure at 1 M runs).
-	var (
-		agent sql.RawBytes
-		start int64
-		list  sql.RawBytes
-	)
-	sums := map[key]*binSums{}
-	err = s.rollupRows(ctx, `SELECT agent_id, period_start, bins FROM trace_rollup_sketches
+	// Their latency. A bucket of one packed row (migration 00038) whose percentiles the
+	// leader's pass wrote (migration 00041), and no bin row written since, takes them as they
+	// are: with the default buckets (a period each) and one model per agent, that is every
+	// bucket but those the last 30 s of runs touched. Parsing and summing the packed bins of
+	// every bucket, the summary's cost grew with the runs of a period (BenchmarkHistory,
+	// trace_summary_24h at 1 M runs: 2 to 3.4 times the 10 K figure on SQLite; 30 d on
+	// PostgreSQL 2.76 times). The rows written since the pass are read by the bins' primary
+	// key, one per agent and period start (latency_n -1).
+	lats := map[key]*bucketLatency{}
+	err = s.rollupRows(ctx, `SELECT agent_id, period_start, latency_n, p50_ms, p95_ms, p99_ms FROM trace_rollup_sketches
 		WHERE workspace_id = $1 AND period = $2 AND period_start >= $3 AND period_start < $4
 		UNION ALL
-		SELECT agent_id, period_start, string_agg(bin || ':' || count, ',') FROM trace_rollup_bins
+		SELECT agent_id, period_start, -1, NULL, NULL, NULL FROM trace_rollup_bins
 		WHERE workspace_id = $1 AND period = $2 AND period_start >= $3 AND period_start < $4
 		GROUP BY period_start, agent_id`, args,
 		func(r *sql.Rows) error {
-			if err := r.Scan(&agent, &start, &list); err != nil {
+			var k key
+			var n sql.NullInt64
+			var lat domain.Latency
+			if err := r.Scan(&k.agent, &k.bucket, &n, &lat.P50, &lat.P95, &lat.P99); err != nil {
 				return err
 			}
-			k := key{string(agent), start / bms * bms}
-			bs := sums[k]
-			if bs == nil {
-				bs = &binSums{}
-				sums[k] = bs
+			k.bucket = k.bucket / bms * bms
+			l := lats[k]
+			if l == nil {
+				l = &bucketLatency{}
+				lats[k] = l
 			}
-			return eachBin(list, bs.add)
+			switch {
+			case n.Valid && n.Int64 < 0:
+				l.pending = true
+			default:
+				l.rows++
+				l.lat, l.summed = lat, n.Valid
+			}
+			return nil
 		})
 	if err != nil {
 		return nil, fmt.Errorf("trace summary latency: %w", err)
+	}
+	// The others sum the bins of their packed rows and of the bin rows written since the pass,
+	// which the database packs into one "bin:count,…" list per agent and period the same way
+	// (read in key order, no sort), over the period starts from the first such bucket's to
+	// the last's. A bin's counts are summed before the percentiles are read: a bin row may
+	// subtract from a packed count (a trace's update moves it to another bin).
+	var lo, hi int64 = math.MaxInt64, math.MinInt64
+	for k, l := range lats {
+		if l.read() {
+			continue
+		}
+		lo, hi = min(lo, k.bucket), max(hi, k.bucket+bms)
+	}
+	sums := map[key]*binSums{}
+	if lo < hi {
+		var (
+			agent sql.RawBytes
+			start int64
+			list  sql.RawBytes
+		)
+		err = s.rollupRows(ctx, `SELECT agent_id, period_start, bins FROM trace_rollup_sketches
+			WHERE workspace_id = $1 AND period = $2 AND period_start >= $3 AND period_start < $4
+			UNION ALL
+			SELECT agent_id, period_start, string_agg(bin || ':' || count, ',') FROM trace_rollup_bins
+			WHERE workspace_id = $1 AND period = $2 AND period_start >= $3 AND period_start < $4
+			GROUP BY period_start, agent_id`, []any{ws, period, max(lo, first), min(hi, to.UnixMilli())},
+			func(r *sql.Rows) error {
+				if err := r.Scan(&agent, &start, &list); err != nil {
+					return err
+				}
+				k := key{string(agent), start / bms * bms}
+				if lats[k].read() {
+					return nil // a bucket between two that are summed here: its percentiles were read
+				}
+				bs := sums[k]
+				if bs == nil {
+					bs = &binSums{}
+					sums[k] = bs
+				}
+				return eachBin(list, bs.add)
+			})
+		if err != nil {
+			return nil, fmt.Errorf("trace summary latency: %w", err)
+		}
 	}
 
 	out := make([]*domain.TraceBucket, 0, len(groups))
@@ -255,6 +312,8 @@ func (s *Store) TraceSummary(ctx context.Context, ws string, from, to domain.Tim
 		}
 		if bs := sums[k]; bs != nil {
 			tb.LatencyMS = bs.latency()
+		} else if l := lats[k]; l != nil {
+			tb.LatencyMS = l.lat
 		}
 		out = append(out, traceBucketFinish(tb, k.bucket))
 	}
@@ -266,6 +325,18 @@ func (s *Store) TraceSummary(ctx context.Context, ws string, from, to domain.Tim
 	})
 	return out, nil
 }
+
+// bucketLatency is what the trace summary knows of a bucket's latency before it reads bins.
+type bucketLatency struct {
+	rows    int  // packed rows
+	pending bool // bin rows written since the leader's last pass
+	lat     domain.Latency
+	summed  bool // the one packed row's percentiles were written (latency_n not NULL)
+}
+
+// read: the bucket's percentiles are those its one packed row keeps, read as they are (false
+// for a bucket the first query did not see).
+func (l *bucketLatency) read() bool { return l != nil && l.rows == 1 && !l.pending && l.summed }
 
 // rollupRows runs a query of the rollups and calls fn for each row.
 func (s *Store) rollupRows(ctx context.Context, q string, args []any, fn func(*sql.Rows) error) error {
