@@ -140,7 +140,10 @@ func historyFigures(b *testing.B, dialect string, n int) map[string]float64 {
 	// leader does every 30 s: the summary is timed as a running server answers it.
 	pack := rollup.New(rollup.Config{Store: srv.Store}).Pass
 	for _, h := range []dbtest.History{
-		{Workspace: ws.Data[0].ID, Agents: agents, Runs: n, IDPrefix: "h", Start: now.Add(-30 * 24 * time.Hour), End: now.Add(-time.Minute), Pack: pack},
+		// On PostgreSQL without the row triggers (the derived rows written grouped, as they
+		// would): 5 times faster, what makes 10 M runs a load of minutes.
+		{Workspace: ws.Data[0].ID, Agents: agents, Runs: n, IDPrefix: "h", SkipTriggers: true,
+			Start: now.Add(-30 * 24 * time.Hour), End: now.Add(-time.Minute), Pack: pack},
 		// One session of 10,000 messages.
 		{Workspace: ws.Data[0].ID, Agents: agents[:1], Runs: 5000, IDPrefix: "s", ChatEvery: 1, ScoreEvery: 1000, SessionRuns: 5001,
 			Start: now.Add(-2 * time.Hour), End: now.Add(-time.Hour), Pack: pack},

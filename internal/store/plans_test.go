@@ -38,8 +38,7 @@ func (r *recorder) QueryRowContext(ctx context.Context, q string, args ...any) *
 }
 
 // historyTables are the tables that grow with history: no read may scan one of them whole.
-// The trace rollups grow with its hours and agents (on PostgreSQL the fill skips the triggers
-// that write them: there they stay empty, and unchecked).
+// The trace rollups grow with its hours and agents.
 var historyTables = map[string]bool{"executions": true, "execution_events": true, "traces": true, "spans": true,
 	"chat_messages": true, "scores": true, "chat_sessions": true, "approvals": true,
 	"trace_rollups": true, "trace_rollup_bins": true, "trace_rollup_sketches": true}
