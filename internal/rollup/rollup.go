@@ -76,8 +76,9 @@ func (p *Packer) loop(ctx context.Context) {
 	})
 }
 
-// Pass packs the bin rows of every group that has some, and logs (at debug level) what it
-// packed. An error stops the pass; the next one takes up from there.
+// Pass packs the bin rows of every group that has some (writing the packed row's percentiles),
+// fills in the percentiles of packed rows that have none, and logs (at debug level) how many
+// packed rows it wrote and bin rows it packed. An error stops the pass; the next one takes up from there.
 func (p *Packer) Pass(ctx context.Context) error {
 	started := time.Now()
 	groups, bins, err := p.cfg.Store.TraceRollupPack(ctx, p.cfg.Batch)
