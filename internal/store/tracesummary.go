@@ -189,10 +189,18 @@ func (s *Store) TraceSummary(ctx context.Context, ws string, from, to domain.Tim
 	groups := map[key]*domain.TraceBucket{}
 	args := []any{ws, period, first, to}
 
-	// The rows are read in the order of their primary key and summed here: a GROUP BY would
-	// sort them (SQLite's sorter costs more than the scan).
-	err := s.rollupRows(ctx, `SELECT agent_id, period_start, runs, errors, prompt_tokens, completion_tokens, cost
-		FROM trace_rollups WHERE workspace_id = $1 AND period = $2 AND period_start >= $3 AND period_start < $4`, args,
+	// On SQLite the rows are read in the order of their primary key and summed here: a GROUP
+	// BY would sort them (SQLite's sorter costs more than the scan). PostgreSQL groups them in
+	// the order of the key, unsorted, and sends a row per agent and period, not one per shard
+	// (8 in a busy hour): BenchmarkTraceSummary/postgres, 2 runs each, 30d-by-day 9.9–10.3 →
+	// 6.7–7.6 ms, dense-24h-by-hour 1.3–1.6 → 0.7–0.9 ms.
+	rollups := `SELECT agent_id, period_start, runs, errors, prompt_tokens, completion_tokens, cost
+		FROM trace_rollups WHERE workspace_id = $1 AND period = $2 AND period_start >= $3 AND period_start < $4`
+	if s.dialect == Postgres {
+		rollups = `SELECT agent_id, period_start, sum(runs), sum(errors), sum(prompt_tokens), sum(completion_tokens), sum(cost)
+		FROM trace_rollups WHERE workspace_id = $1 AND period = $2 AND period_start >= $3 AND period_start < $4 GROUP BY period_start, agent_id, model`
+	}
+	err := s.rollupRows(ctx, rollups, args,
 		func(r *sql.Rows) error {
 			var k key
 			var runs, errors, pt, ct int64
