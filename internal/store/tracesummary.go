@@ -253,10 +253,9 @@ func (s *Store) TraceSummary(ctx context.Context, ws string, from, to domain.Tim
 				l = &bucketLatency{}
 				lats[k] = l
 			}
-			switch {
-			case n.Valid && n.Int64 < 0:
+			if n.Valid && n.Int64 < 0 {
 				l.pending = true
-			default:
+			} else {
 				l.rows++
 				l.lat, l.summed = lat, n.Valid
 			}
@@ -320,7 +319,7 @@ func (s *Store) TraceSummary(ctx context.Context, ws string, from, to domain.Tim
 		}
 		if bs := sums[k]; bs != nil {
 			tb.LatencyMS = bs.latency()
-		} else if l := lats[k]; l != nil {
+		} else if l := lats[k]; l.read() {
 			tb.LatencyMS = l.lat
 		}
 		out = append(out, traceBucketFinish(tb, k.bucket))
