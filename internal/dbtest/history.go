@@ -138,24 +138,22 @@ func FillHistory(ctx context.Context, db *sql.DB, dialect string, h History) err
 	if h.SkipTriggers && dialect == "postgres" {
 		replica[1], replica[2] = true, true
 		periods := ", (VALUES (3600000::bigint), (86400000)) p(ms)"
+		// The figures both rollups add up per group, and their upsert onto the row r.
+		sums := "count(*), sum(CASE WHEN failed THEN 1 ELSE 0 END), sum(" + promptTokens + "), sum(" + completionTokens + "), sum(" + cost + "::double precision)"
+		addSums := "runs = r.runs + excluded.runs, errors = r.errors + excluded.errors, prompt_tokens = r.prompt_tokens + excluded.prompt_tokens, " +
+			"completion_tokens = r.completion_tokens + excluded.completion_tokens, cost = r.cost + excluded.cost"
 		stmts = append(stmts,
 			runs+` INSERT INTO execution_hours AS h (workspace_id, hour, shard, n)
 			SELECT `+ws+`, at / 3600000 * 3600000, hashtext(`+id("E")+`) & 7, count(*) FROM runs GROUP BY 2, 3
 			ON CONFLICT (workspace_id, hour, shard) DO UPDATE SET n = h.n + excluded.n`,
-			runs+` INSERT INTO usage_rollups AS u (workspace_id, dimension, period, period_start, agent_id, key, shard, runs, errors,
+			runs+` INSERT INTO usage_rollups AS r (workspace_id, dimension, period, period_start, agent_id, key, shard, runs, errors,
 				prompt_tokens, completion_tokens, cost)
-			SELECT `+ws+`, 'model', p.ms, at / p.ms * p.ms, agent, '', hashtext(`+id("E")+`) & 7, count(*), sum(CASE WHEN failed THEN 1 ELSE 0 END),
-				sum(`+promptTokens+`), sum(`+completionTokens+`), sum(`+cost+`::double precision) FROM runs`+periods+` GROUP BY 3, 4, 5, 7
-			ON CONFLICT (workspace_id, dimension, period, period_start, agent_id, key, shard) DO UPDATE SET runs = u.runs + excluded.runs,
-				errors = u.errors + excluded.errors, prompt_tokens = u.prompt_tokens + excluded.prompt_tokens,
-				completion_tokens = u.completion_tokens + excluded.completion_tokens, cost = u.cost + excluded.cost`,
+			SELECT `+ws+`, 'model', p.ms, at / p.ms * p.ms, agent, '', hashtext(`+id("E")+`) & 7, `+sums+` FROM runs`+periods+` GROUP BY 3, 4, 5, 7
+			ON CONFLICT (workspace_id, dimension, period, period_start, agent_id, key, shard) DO UPDATE SET `+addSums,
 			runs+` INSERT INTO trace_rollups AS r (workspace_id, period, period_start, agent_id, model, shard, runs, errors, prompt_tokens,
 				completion_tokens, cost)
-			SELECT `+ws+`, p.ms, at / p.ms * p.ms, agent, '', hashtext(`+id("T")+`) & 7, count(*), sum(CASE WHEN failed THEN 1 ELSE 0 END),
-				sum(`+promptTokens+`), sum(`+completionTokens+`), sum(`+cost+`::double precision) FROM runs`+periods+` GROUP BY 2, 3, 4, 6
-			ON CONFLICT (workspace_id, period, period_start, agent_id, model, shard) DO UPDATE SET runs = r.runs + excluded.runs,
-				errors = r.errors + excluded.errors, prompt_tokens = r.prompt_tokens + excluded.prompt_tokens,
-				completion_tokens = r.completion_tokens + excluded.completion_tokens, cost = r.cost + excluded.cost`,
+			SELECT `+ws+`, p.ms, at / p.ms * p.ms, agent, '', hashtext(`+id("T")+`) & 7, `+sums+` FROM runs`+periods+` GROUP BY 2, 3, 4, 6
+			ON CONFLICT (workspace_id, period, period_start, agent_id, model, shard) DO UPDATE SET `+addSums,
 			runs+` INSERT INTO trace_rollup_bins AS b (workspace_id, period, period_start, agent_id, model, bin, count)
 			SELECT `+ws+`, p.ms, at / p.ms * p.ms, agent, '', trace_rollup_bin(`+duration+`), count(*) FROM runs`+periods+` GROUP BY 2, 3, 4, 6
 			ON CONFLICT (workspace_id, period, period_start, agent_id, model, bin) DO UPDATE SET count = b.count + excluded.count`)
